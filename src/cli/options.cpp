@@ -1,0 +1,180 @@
+#include "cli/options.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe::cli {
+
+po::variables_map parse_command_line(const std::vector<std::string>& args, const po::options_description& desc,
+                                     const std::string& command) {
+  po::variables_map vm;
+  try {
+    po::positional_options_description none;
+    auto parsed = po::command_line_parser(args).options(desc).positional(none).run();
+    po::store(parsed, vm);
+  } catch (const po::too_many_positional_options_error&) {
+    std::string stray;
+    for (const auto& a : args)
+      if (!a.empty() && a[0] != '-') { stray = a; break; }
+    throw UsageError(fmt::format("ioprobe {}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",
+                                 command, escape_bytes(stray), command));
+  } catch (const po::error& e) {
+    throw UsageError(fmt::format("ioprobe {}: {}; see 'ioprobe {} --help'", command, e.what(), command));
+  }
+  return vm;
+}
+
+void load_ini(const std::string& path, const po::options_description& desc, po::variables_map& vm) {
+  std::ifstream in(path);
+  if (!in)
+    throw UsageError(fmt::format("cannot read workload file '{}': {}", escape_bytes(path), errno_text(errno)));
+  try {
+    po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
+  } catch (const po::error& e) {
+    throw UsageError(fmt::format("workload file '{}': {}; keys are the long option names without '--'",
+                                 escape_bytes(path), e.what()));
+  }
+}
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> workload_search_path() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("IOPROBE_WORKLOADS")) dirs.emplace_back(env);
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    std::string d(exe);
+    d = d.substr(0, d.rfind('/'));
+    dirs.push_back(d + "/../share/ioprobe/workloads");
+    dirs.push_back(d + "/../workloads");
+  }
+  dirs.emplace_back(IOPROBE_SOURCE_WORKLOADS);
+  return dirs;
+}
+
+}  // namespace
+
+std::string workloads_dir() {
+  for (const auto& d : workload_search_path())
+    if (is_dir(d)) return d;
+  throw UsageError("cannot find the workloads/ folder (presets and accelerator catalog); set IOPROBE_WORKLOADS=DIR");
+}
+
+std::vector<std::string> list_presets() {
+  std::vector<std::string> names;
+  std::string dir;
+  try {
+    dir = workloads_dir();
+  } catch (const UsageError&) {
+    return names;
+  }
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 4 && n.substr(n.size() - 4) == ".ini") names.push_back(n.substr(0, n.size() - 4));
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string find_workload_file(const std::string& name) {
+  struct stat st {};
+  bool looks_like_path = name.find('/') != std::string::npos || (name.size() > 4 && name.substr(name.size() - 4) == ".ini");
+  if (looks_like_path) {
+    if (stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return name;
+    throw UsageError(fmt::format("workload file '{}' not found: {}", escape_bytes(name), errno_text(errno ? errno : ENOENT)));
+  }
+  for (const auto& d : workload_search_path()) {
+    std::string p = d + "/" + name + ".ini";
+    if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return p;
+  }
+  std::string known;
+  for (const auto& n : list_presets()) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError(fmt::format("unknown dataset preset '{}'; known presets: {} (or give a path to an .ini file)",
+                               escape_bytes(name), known.empty() ? "(none found)" : known));
+}
+
+bool has(const po::variables_map& vm, const std::string& name) { return vm.count(name) && !vm[name].defaulted(); }
+
+std::string get_string(const po::variables_map& vm, const std::string& name, const std::string& fallback) {
+  if (!vm.count(name)) return fallback;
+  return vm[name].as<std::string>();
+}
+
+uint64_t get_count(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi) {
+  if (!vm.count(name)) return fallback;
+  std::string opt = "--" + name;
+  uint64_t v = parse_count(vm[name].as<std::string>(), opt);
+  if (v < lo || v > hi)
+    throw UsageError(fmt::format("{}: {} is out of range; give a value from {} to {}", opt, v, lo, hi));
+  return v;
+}
+
+uint64_t get_size(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi) {
+  if (!vm.count(name)) return fallback;
+  std::string opt = "--" + name;
+  uint64_t v = parse_size(vm[name].as<std::string>(), opt);
+  if (v < lo || v > hi)
+    throw UsageError(fmt::format("{}: {} is out of range; give a size from {} to {}", opt,
+                                 vm[name].as<std::string>(), format_bytes(lo), format_bytes(hi)));
+  return v;
+}
+
+double get_duration(const po::variables_map& vm, const std::string& name, double fallback) {
+  if (!vm.count(name)) return fallback;
+  return parse_duration(vm[name].as<std::string>(), "--" + name);
+}
+
+double get_double(const po::variables_map& vm, const std::string& name, double fallback, double lo, double hi) {
+  if (!vm.count(name)) return fallback;
+  const std::string& s = vm[name].as<std::string>();
+  std::string opt = "--" + name;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !(v >= lo && v <= hi))
+    throw UsageError(fmt::format("{}: '{}' is not a number from {} to {}", opt, s, lo, hi));
+  return v;
+}
+
+bool get_bool(const po::variables_map& vm, const std::string& name, bool fallback) {
+  if (!vm.count(name)) return fallback;
+  std::string s = vm[name].as<std::string>();
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
+  if (s == "false" || s == "no" || s == "off" || s == "0") return false;
+  throw UsageError(fmt::format("--{}: '{}' is not a boolean; use true or false", name, s));
+}
+
+std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,
+                       const std::vector<std::string>& choices) {
+  std::string v = get_string(vm, name, fallback);
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  throw UsageError(fmt::format("--{}: '{}' is not one of: {}", name, escape_bytes(v), list));
+}
+
+}  // namespace ioprobe::cli

@@ -1,0 +1,61 @@
+// Shared machinery for every subcommand's options: parsing the command line and workload INI
+// files with the same Boost.Program_options descriptions, locating presets, and typed getters
+// that turn a bad value into one clear UsageError line (exit code 2).
+//
+// Numbers, sizes and durations are declared as strings and parsed here, so "-1", "abc" or "4XB"
+// give a message naming the option, the value and the accepted form (Boost would wrap "-1"
+// into a huge unsigned number).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace ioprobe::cli {
+
+namespace po = boost::program_options;
+
+/// Everything a subcommand receives from main().
+struct CommandContext {
+  std::vector<std::string> argv;  // the whole command line as typed, for the result document
+  std::vector<std::string> args;  // the arguments after the subcommand name
+};
+
+/// Parses `args` against `desc` (no positional arguments). Throws UsageError on unknown options,
+/// missing values or stray words, naming them and pointing at --help.
+po::variables_map parse_command_line(const std::vector<std::string>& args, const po::options_description& desc,
+                                     const std::string& command);
+
+/// Adds the settings of INI file `path` to `vm`; values already in `vm` (the command line) win.
+/// Throws UsageError for unreadable files, syntax errors and unknown keys (with file and key).
+void load_ini(const std::string& path, const po::options_description& desc, po::variables_map& vm);
+
+/// Resolves a workload name ("imagenet-like") or a file path to an existing file. Names are
+/// looked up as <dir>/<name>.ini in $IOPROBE_WORKLOADS, <exe>/../share/ioprobe/workloads,
+/// <exe>/../workloads and the source tree's workloads/. Throws UsageError listing the presets.
+std::string find_workload_file(const std::string& name_or_path);
+
+/// The directory holding the presets and the accelerator catalog (first match of the search
+/// path above that exists). Throws UsageError when none is found.
+std::string workloads_dir();
+
+/// Names of the presets available (files *.ini in workloads_dir()), sorted.
+std::vector<std::string> list_presets();
+
+// Typed getters. `name` is the option name without dashes; each throws UsageError naming
+// "--name" and the value when it does not parse or lies outside [lo, hi].
+bool has(const po::variables_map& vm, const std::string& name);
+std::string get_string(const po::variables_map& vm, const std::string& name, const std::string& fallback = "");
+uint64_t get_count(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi);
+uint64_t get_size(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi);
+double get_duration(const po::variables_map& vm, const std::string& name, double fallback);
+double get_double(const po::variables_map& vm, const std::string& name, double fallback, double lo, double hi);
+/// "true/false/yes/no/on/off/1/0" as written in INI files or after --opt=.
+bool get_bool(const po::variables_map& vm, const std::string& name, bool fallback);
+/// Value must be one of `choices`.
+std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,
+                       const std::vector<std::string>& choices);
+
+}  // namespace ioprobe::cli

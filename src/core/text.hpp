@@ -1,0 +1,20 @@
+// Text helpers for user-supplied bytes (paths) that may not be valid UTF-8.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ioprobe {
+
+/// Makes arbitrary bytes safe for JSON and terminals, reversibly: valid UTF-8 passes unchanged,
+/// each invalid byte becomes the four characters "\xHH" (upper-case hex), and a literal
+/// backslash becomes "\\". unescape_bytes() restores the original bytes exactly.
+std::string escape_bytes(std::string_view raw);
+
+/// Inverse of escape_bytes().
+std::string unescape_bytes(std::string_view escaped);
+
+/// Shell-quotes one argument for display ('a b' -> "'a b'"), after escape_bytes().
+std::string shell_quote(std::string_view arg);
+
+}  // namespace ioprobe

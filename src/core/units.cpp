@@ -1,0 +1,146 @@
+#include "core/units.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "1.5GiB" into 1.5 and "gib". Returns false when no number leads.
+bool split_number(std::string_view s, double& value, std::string& suffix) {
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '_')) ++i;
+  std::string digits;
+  for (char c : s.substr(0, i))
+    if (c != '_') digits += c;
+  if (digits.empty()) return false;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) return false;
+  suffix = lower(trim(s.substr(i)));
+  return true;
+}
+
+}  // namespace
+
+uint64_t parse_size(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  double v = 0;
+  std::string suf;
+  if (s.empty() || s.front() == '-' || !split_number(s, v, suf))
+    throw UsageError(fmt::format("{}: '{}' is not a size; use bytes or a unit such as 4KiB, 110KB, 1.5GiB", what, text));
+  double mult = 0;
+  if (suf.empty() || suf == "b") mult = 1;
+  else if (suf == "k" || suf == "kib") mult = 1024.0;
+  else if (suf == "kb") mult = 1e3;
+  else if (suf == "m" || suf == "mib") mult = 1048576.0;
+  else if (suf == "mb") mult = 1e6;
+  else if (suf == "g" || suf == "gib") mult = 1073741824.0;
+  else if (suf == "gb") mult = 1e9;
+  else if (suf == "t" || suf == "tib") mult = 1099511627776.0;
+  else if (suf == "tb") mult = 1e12;
+  else
+    throw UsageError(fmt::format("{}: unknown size unit in '{}'; use B, KB, MB, GB, TB (10^3 steps) or KiB, MiB, GiB, TiB (2^10 steps)",
+                                 what, text));
+  double bytes = v * mult;
+  if (!std::isfinite(bytes) || bytes > 9.0e18)
+    throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+  double rounded = std::round(bytes);
+  if (std::fabs(rounded - bytes) > 1e-6 * std::max(1.0, bytes))
+    throw UsageError(fmt::format("{}: '{}' is not a whole number of bytes", what, text));
+  return static_cast<uint64_t>(rounded);
+}
+
+double parse_duration(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  double v = 0;
+  std::string suf;
+  if (s.empty() || s.front() == '-' || !split_number(s, v, suf))
+    throw UsageError(fmt::format("{}: '{}' is not a duration; use e.g. 30s, 500ms, 10m, 1h", what, text));
+  double mult = 0;
+  if (suf.empty() || suf == "s" || suf == "sec") mult = 1;
+  else if (suf == "ms") mult = 1e-3;
+  else if (suf == "us") mult = 1e-6;
+  else if (suf == "m" || suf == "min") mult = 60;
+  else if (suf == "h") mult = 3600;
+  else
+    throw UsageError(fmt::format("{}: unknown time unit in '{}'; use ms, s, m or h", what, text));
+  double secs = v * mult;
+  if (!std::isfinite(secs) || secs > 365.0 * 86400)
+    throw UsageError(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));
+  return secs;
+}
+
+uint64_t parse_count(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  std::string digits;
+  for (char c : s) {
+    if (c == '_' || c == ',') continue;
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      throw UsageError(fmt::format("{}: '{}' is not a non-negative whole number", what, text));
+    digits += c;
+  }
+  if (digits.empty()) throw UsageError(fmt::format("{}: empty value; give a whole number", what));
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || ptr != digits.data() + digits.size())
+    throw UsageError(fmt::format("{}: '{}' is out of range", what, text));
+  return v;
+}
+
+std::string format_count(uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  int k = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it, ++k) {
+    if (k && k % 3 == 0) out.insert(out.begin(), ',');
+    out.insert(out.begin(), *it);
+  }
+  return out;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) { v /= 1024.0; ++u; }
+  if (u == 0) return fmt::format("{} B", bytes);
+  return fmt::format("{:.2f} {} ({} B)", v, units[u], format_count(bytes));
+}
+
+std::string format_rate(double bps) {
+  return fmt::format("{:.2f} MB/s ({:.2f} MiB/s)", bps / kMB, bps / kMiB);
+}
+
+std::string format_ns(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.1f} µs", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.3f} s", ns / 1e9);
+}
+
+std::string format_seconds(double s) {
+  if (s < 60) return fmt::format("{:.2f} s", s);
+  int m = static_cast<int>(s / 60);
+  return fmt::format("{}m {:04.1f}s", m, s - 60.0 * m);
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,84 @@
+// ioprobe: storage and data-loading throughput tester for deep-learning clusters.
+// Subcommand dispatch; `run` is the default when the first argument is an option or absent.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*fn)(const ioprobe::cli::CommandContext&);
+  const char* summary;
+};
+
+const Subcommand kSubcommands[] = {
+    {"run", ioprobe::cli::cmd_run, "emulate a PyTorch DataLoader over a dataset and report against GPU demand (default)"},
+    {"gen", ioprobe::cli::cmd_gen, "generate a synthetic dataset (or check an existing one) without running"},
+    {"report", ioprobe::cli::cmd_report, "re-render a saved result document (JSON) as text"},
+};
+
+void print_usage() {
+  std::printf("ioprobe %s: can this storage feed these GPUs, and how do I tune the loader?\n\n", IOPROBE_VERSION);
+  std::printf("usage: ioprobe [SUBCOMMAND] [OPTIONS]\n\nsubcommands:\n");
+  for (const auto& s : kSubcommands) std::printf("  %-11s %s\n", s.name, s.summary);
+  std::printf(
+      "\nexamples:\n"
+      "  ioprobe --dataset imagenet-like --workers 32      generate (first time) and read an ImageNet-shaped set\n"
+      "  ioprobe --data /mnt/imagenet/train --gpus 8        your own files, read-only, against 8 H100s\n"
+      "\n'ioprobe SUBCOMMAND --help' lists each subcommand's options.\n"
+      "exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result written)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ioprobe::cli::CommandContext ctx;
+  for (int i = 0; i < argc; ++i) ctx.argv.emplace_back(argv[i]);
+  std::vector<std::string> rest(ctx.argv.begin() + (argc > 0 ? 1 : 0), ctx.argv.end());
+
+  const Subcommand* cmd = &kSubcommands[0];
+  if (!rest.empty()) {
+    const std::string& first = rest.front();
+    if (first == "--version" || first == "-V") {
+      std::printf("ioprobe %s\n", IOPROBE_VERSION);
+      return 0;
+    }
+    if (first == "help" || ((first == "--help" || first == "-h") && rest.size() == 1)) {
+      print_usage();
+      std::printf("\n");
+      rest = {"--help"};
+    } else if (first.empty() || first[0] != '-') {
+      cmd = nullptr;
+      for (const auto& s : kSubcommands)
+        if (first == s.name) cmd = &s;
+      if (!cmd) {
+        std::fprintf(stderr, "ioprobe: unknown subcommand '%s'; see 'ioprobe --help'\n", first.c_str());
+        return ioprobe::kExitUsage;
+      }
+      rest.erase(rest.begin());
+    }
+  }
+  ctx.args = rest;
+  ioprobe::install_interrupt_handlers();
+  try {
+    return cmd->fn(ctx);
+  } catch (const ioprobe::Error& e) {
+    std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ioprobe: out of memory\n");
+    return ioprobe::kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ioprobe: internal error: %s\n", e.what());
+    return ioprobe::kExitFailure;
+  }
+}

@@ -1,0 +1,43 @@
+// The versioned JSON result document: common header and atomic file writing.
+//
+// Every command (run, checkpoint, raw, tune, probe) writes one document whose top level is:
+//   schema            "ioprobe.result/1"
+//   ioprobe_version   e.g. "0.1.0"
+//   kind              "run" | "checkpoint" | "raw" | "tune" | "probe"
+//   command           the argv, each element escaped with escape_bytes()
+//   created_utc       ISO 8601 time of the run's start
+//   host              {hostname, kernel, cpus_online, cpus_allowed, cpu_list, memory_bytes, cgroup_memory_limit_bytes}
+//   target            {path, fs_type, mount_point, mount_source, mount_fstype, mount_options, device, rotational,
+//                      memory_backed, network, free_bytes, free_inodes, ...}
+//   partial           true when the run was interrupted (SIGINT/SIGTERM) or stopped early by errors
+//   warnings          [string]
+// followed by kind-specific sections. Keys are snake_case with the unit in the name.
+// The schema is reports/result.schema.json.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "topology/host.hpp"
+#include "topology/target.hpp"
+
+namespace ioprobe {
+
+constexpr const char* kResultSchema = "ioprobe.result/1";
+
+/// Document header: schema, ioprobe_version, kind, command, created_utc, host.
+nlohmann::json document_header(const std::string& kind, const std::vector<std::string>& argv, const HostInfo& host);
+
+nlohmann::json host_json(const HostInfo& host);
+nlohmann::json target_json(const TargetInfo& target);
+
+/// Writes `doc` (pretty, 2-space indent) to `path` atomically: a temporary file in the same
+/// directory, fsync, rename. A failed write leaves no file under `path`. Throws IoError.
+void write_json_file(const std::string& path, const nlohmann::json& doc);
+
+/// Reads a result document. Throws UsageError when it is not one.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace ioprobe

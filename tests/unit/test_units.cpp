@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+
+using namespace ioprobe;
+
+TEST_CASE("parse_size: decimal and binary units", "[units]") {
+  CHECK(parse_size("4096", "x") == 4096);
+  CHECK(parse_size("4KiB", "x") == 4096);
+  CHECK(parse_size("4k", "x") == 4096);
+  CHECK(parse_size("4KB", "x") == 4000);
+  CHECK(parse_size("110kB", "x") == 110000);
+  CHECK(parse_size("1.5GiB", "x") == 1610612736ULL);
+  CHECK(parse_size("1.5GB", "x") == 1500000000ULL);
+  CHECK(parse_size("1M", "x") == 1048576);
+  CHECK(parse_size("64MiB", "x") == 67108864);
+  CHECK(parse_size(" 2 TiB ", "x") == 2199023255552ULL);
+  CHECK(parse_size("0", "x") == 0);
+}
+
+TEST_CASE("parse_size: bad input names the option and value", "[units]") {
+  CHECK_THROWS_AS(parse_size("-1", "--file-size"), UsageError);
+  CHECK_THROWS_AS(parse_size("4XB", "--file-size"), UsageError);
+  CHECK_THROWS_AS(parse_size("", "--file-size"), UsageError);
+  CHECK_THROWS_AS(parse_size("1.5", "--file-size"), UsageError);
+  CHECK_THROWS_AS(parse_size("99999999999TB", "--file-size"), UsageError);
+  try {
+    parse_size("4XB", "--file-size");
+  } catch (const UsageError& e) {
+    std::string m = e.what();
+    CHECK(m.find("--file-size") != std::string::npos);
+    CHECK(m.find("4XB") != std::string::npos);
+    CHECK(e.exit_code() == 2);
+  }
+}
+
+TEST_CASE("parse_duration and parse_count", "[units]") {
+  CHECK(parse_duration("60", "d") == 60.0);
+  CHECK(parse_duration("60s", "d") == 60.0);
+  CHECK(parse_duration("500ms", "d") == Approx(0.5));
+  CHECK(parse_duration("10m", "d") == 600.0);
+  CHECK(parse_duration("1h", "d") == 3600.0);
+  CHECK_THROWS_AS(parse_duration("-5s", "d"), UsageError);
+  CHECK_THROWS_AS(parse_duration("5 parsecs", "d"), UsageError);
+  CHECK(parse_count("1281167", "n") == 1281167);
+  CHECK(parse_count("1_281_167", "n") == 1281167);
+  CHECK_THROWS_AS(parse_count("-3", "n"), UsageError);
+  CHECK_THROWS_AS(parse_count("3.5", "n"), UsageError);
+  CHECK_THROWS_AS(parse_count("99999999999999999999999", "n"), UsageError);
+}
+
+TEST_CASE("rates print both MB/s and MiB/s (field case C9)", "[units]") {
+  // 1,073,741,824 B in 2.000 s = 536.87 MB/s = 512.00 MiB/s.
+  CHECK(format_rate(1073741824.0 / 2.0) == "536.87 MB/s (512.00 MiB/s)");
+  CHECK(format_count(1281167) == "1,281,167");
+  CHECK(format_bytes(1073741824ULL) == "1.00 GiB (1,073,741,824 B)");
+}
+
+TEST_CASE("escape_bytes is reversible for invalid UTF-8 (field case C7)", "[text]") {
+  std::string latin1 = "V\xED" "ctor.bin";
+  CHECK(escape_bytes(latin1) == "V\\xEDctor.bin");
+  CHECK(unescape_bytes(escape_bytes(latin1)) == latin1);
+  std::string cyr = "Комерція.bin";
+  CHECK(escape_bytes(cyr) == cyr);
+  std::string tricky = "a\\xEDb";  // a literal backslash-x sequence must survive the round trip
+  CHECK(unescape_bytes(escape_bytes(tricky)) == tricky);
+  CHECK(shell_quote("a b") == "'a b'");
+  CHECK(shell_quote("plain") == "plain");
+}
