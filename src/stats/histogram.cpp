@@ -1,0 +1,66 @@
+#include "stats/histogram.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ioprobe {
+
+// Values below kSub are stored exactly (group 0). Above, group g = highest bit - kSubBits + 1
+// and the sub-bucket is the kSubBits bits below the highest bit.
+int LatencyHistogram::bucket_of(uint64_t v) {
+  if (v < static_cast<uint64_t>(kSub)) return static_cast<int>(v);
+  int hb = 63 - __builtin_clzll(v);
+  int group = hb - kSubBits + 1;
+  int sub = static_cast<int>((v >> (hb - kSubBits)) & (kSub - 1));
+  return group * kSub + sub;
+}
+
+uint64_t LatencyHistogram::bucket_lower(int b) {
+  int group = b / kSub, sub = b % kSub;
+  if (group == 0) return static_cast<uint64_t>(sub);
+  int hb = group + kSubBits - 1;
+  return (1ULL << hb) | (static_cast<uint64_t>(sub) << (hb - kSubBits));
+}
+
+uint64_t LatencyHistogram::bucket_upper(int b) {
+  int group = b / kSub;
+  if (group == 0) return bucket_lower(b);
+  int hb = group + kSubBits - 1;
+  return bucket_lower(b) + (1ULL << (hb - kSubBits)) - 1;
+}
+
+void LatencyHistogram::record(uint64_t ns) {
+  ++counts_[static_cast<size_t>(bucket_of(ns))];
+  ++count_;
+  sum_ += ns;
+  min_ = std::min(min_, ns);
+  max_ = std::max(max_, ns);
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& o) {
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += o.counts_[i];
+  count_ += o.count_;
+  sum_ += o.sum_;
+  min_ = std::min(min_, o.min_);
+  max_ = std::max(max_, o.max_);
+}
+
+uint64_t LatencyHistogram::percentile(double p) const {
+  if (count_ == 0) return 0;
+  p = std::clamp(p, 0.0, 100.0);
+  // Rank of the value (1-based, nearest-rank definition).
+  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
+  rank = std::clamp<uint64_t>(rank, 1, count_);
+  uint64_t seen = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    seen += counts_[static_cast<size_t>(b)];
+    if (seen >= rank) {
+      uint64_t lo = bucket_lower(b), hi = bucket_upper(b);
+      uint64_t mid = lo + (hi - lo) / 2;
+      return std::clamp(mid, min_, max_);
+    }
+  }
+  return max_;
+}
+
+}  // namespace ioprobe
