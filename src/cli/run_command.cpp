@@ -205,6 +205,9 @@ int cmd_run(const CommandContext& ctx) {
   if (!build_run_config(ctx, false, c)) return kExitOk;
   HostInfo host = probe_host();
   nlohmann::json doc = document_header("run", ctx.argv, host);
+  // Validate the GPU side before any dataset is generated, so a typo costs nothing.
+  const std::string model = c.spec.model.empty() ? "resnet50" : c.spec.model;
+  Demand demand = resolve_demand(c, model);
 
   PreparedData data = prepare_dataset(c);
   if (data.interrupted) {
@@ -216,8 +219,6 @@ int cmd_run(const CommandContext& ctx) {
   LoaderConfig l = c.loader;
   std::string engine_reason;
   std::string cache_detail = resolve_cache_and_engine(c, data.index, target, l, engine_reason, data.warnings);
-  const std::string model = c.spec.preset == "none" && c.spec.model.empty() ? "resnet50" : c.spec.model;
-  Demand demand = resolve_demand(c, model);
   l.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : l.batch_size / demand.samples_per_s_per_gpu;
   check_open_files_limit(l);
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed) * 4)

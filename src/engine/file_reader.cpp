@@ -200,9 +200,12 @@ class UringReader final : public FileReader {
     }
     const int64_t t_end = now_ns();
     r.bytes = static_cast<int64_t>(off);
-    r.open_ns = (t_open ? t_open : t_end) - t0;
-    r.read_ns = t_read ? t_read - (t_open ? t_open : t0) : 0;
-    r.close_ns = t_close && t_read ? t_close - t_read : 0;
+    // Completions of one linked chain may be reaped in one wake-up, so the split into phases is
+    // approximate; the total is exact. Clamp so a reordering never yields a negative phase.
+    auto nonneg = [](int64_t v) { return v < 0 ? 0 : v; };
+    r.open_ns = nonneg((t_open ? t_open : t_end) - t0);
+    r.read_ns = t_read ? nonneg(t_read - (t_open ? t_open : t0)) : 0;
+    r.close_ns = t_close && t_read ? nonneg(t_close - t_read) : 0;
     r.total_ns = t_end - t0;
     return r;
   }

@@ -34,18 +34,27 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   out.worker_busy_fraction = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
 
   const bool fed = out.accelerator_utilization >= d.au_target;
+  const double per_gpu_need = d.samples_per_s_per_gpu * d.au_target;
   if (!fed || out.worker_busy_fraction >= 0.95) {
     out.capacity_samples_per_s = out.delivered_samples_per_s;
-    out.capacity_basis = "measured (the loader was the limit)";
+    out.capacity_measured = true;
+    out.capacity_basis = "measured: the loader set the pace";
+    out.gpus_fed = per_gpu_need > 0 ? static_cast<uint64_t>(std::floor(out.capacity_samples_per_s / per_gpu_need)) : 0;
+    if (fed) out.gpus_fed = std::max<uint64_t>(out.gpus_fed, d.gpus);
+    out.gpus_fed_estimate = out.gpus_fed;
   } else {
+    // The GPUs set the pace: this run proves that d.gpus are fed; beyond that, estimate from how
+    // much of the time the workers were busy (assumes storage keeps its latency under more load,
+    // so it is an upper estimate).
     out.capacity_samples_per_s = out.delivered_samples_per_s / std::max(0.01, out.worker_busy_fraction);
     out.capacity_basis = fmt::format(
-        "estimated: delivered rate / worker busy fraction ({:.0f}%); the GPUs were the limit, so the loader's "
-        "ceiling was not reached; rerun with more --gpus to measure it",
+        "estimated upper bound: delivered rate / worker busy fraction ({:.0f}%); the GPUs set the pace, so rerun "
+        "with more --gpus to measure",
         out.worker_busy_fraction * 100);
+    out.gpus_fed = d.gpus;
+    out.gpus_fed_estimate =
+        std::max<uint64_t>(d.gpus, per_gpu_need > 0 ? static_cast<uint64_t>(std::floor(out.capacity_samples_per_s / per_gpu_need)) : 0);
   }
-  const double per_gpu_need = d.samples_per_s_per_gpu * d.au_target;
-  out.gpus_fed = per_gpu_need > 0 ? static_cast<uint64_t>(std::floor(out.capacity_samples_per_s / per_gpu_need)) : 0;
 
   // Bottleneck: the first of CPU, metadata, storage that explains the wait.
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
@@ -56,7 +65,7 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   if (r.samples == 0) {
     out.verdict = "failed";
     out.verdict_text = "no sample was read; see the errors above";
-    out.gpus_fed = 0;
+    out.gpus_fed = out.gpus_fed_estimate = 0;
   } else if (fed) {
     out.verdict = "none";
     out.verdict_text = fmt::format("storage keeps up: AU {:.1f}% >= {:.0f}% target for {} x {}", out.accelerator_utilization * 100,

@@ -45,8 +45,11 @@ struct IngestResult {
   double consumer_wait_s = 0;         // summed over ranks
   double worker_busy_fraction = 0;    // mean fraction of wall time workers spent fetching
   double capacity_samples_per_s = 0;  // what the loader could supply (measured or estimated)
-  std::string capacity_basis;         // "measured" or "estimated from worker busy time"
-  uint64_t gpus_fed = 0;              // GPUs of this kind fed at AU >= au_target
+  std::string capacity_basis;         // how capacity_samples_per_s was obtained
+  bool capacity_measured = false;     // true when the loader, not the GPUs, set the pace
+  uint64_t gpus_fed = 0;              // GPUs of this kind fed at AU >= au_target: measured, or (GPU-paced
+                                      // runs) the lower bound proven by this run
+  uint64_t gpus_fed_estimate = 0;     // GPU-paced runs: capacity estimate / per-GPU need (upper estimate)
   std::string verdict;                // "none", "storage", "metadata", "CPU"
   std::string verdict_text;           // one sentence for the report
 };

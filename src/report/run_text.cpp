@@ -91,9 +91,14 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%)", 100 * in.value("accelerator_utilization", 0.0),
                          100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0)));
   line("verdict", in.value("verdict", "") + ": " + in.value("verdict_text", ""));
-  line("GPUs fed", fmt::format("{} x {} at AU >= {:.0f}% (loader capacity {:.0f} samples/s, {})", in.value("gpus_fed", 0ULL),
-                               in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0),
-                               in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
+  if (in.value("capacity_measured", true))
+    line("GPUs fed", fmt::format("{} x {} at AU >= {:.0f}% (loader capacity {:.0f} samples/s, {})", in.value("gpus_fed", 0ULL),
+                                 in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0),
+                                 in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
+  else
+    line("GPUs fed", fmt::format("at least {} x {} (measured); perhaps up to {} (loader capacity {:.0f} samples/s, {})",
+                                 in.value("gpus_fed", 0ULL), in.value("accelerator_name", ""), in.value("gpus_fed_estimate", 0ULL),
+                                 in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
   const auto& warnings = doc.at("warnings");
   if (!warnings.empty()) {
     o += "\nWarnings\n";

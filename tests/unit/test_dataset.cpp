@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "dataset/generator.hpp"
+#include "dataset/manifest.hpp"
+#include "dataset/spec.hpp"
+#include "dataset/walker.hpp"
+
+using namespace ioprobe;
+
+namespace {
+std::string temp_dir() {
+  char tmpl[] = "/tmp/ioprobe-test-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  return tmpl;
+}
+void write_file(const std::string& p, size_t n) {
+  std::ofstream(p, std::ios::binary) << std::string(n, 'x');
+}
+}  // namespace
+
+TEST_CASE("generated size distributions keep the stated mean within 2%", "[dataset]") {
+  for (SizeDist dist : {SizeDist::kLognormal, SizeDist::kNormal}) {
+    DatasetSpec s;
+    s.files = 200000;
+    s.size_mean = 114660;
+    s.size_stdev = 57330;
+    s.size_min = 1024;
+    s.size_max = 2 << 20;
+    s.dist = dist;
+    s.seed = 3;
+    auto sizes = draw_file_sizes(s);
+    double mean = std::accumulate(sizes.begin(), sizes.end(), 0.0) / sizes.size();
+    double var = 0;
+    for (auto v : sizes) var += (v - mean) * (v - mean);
+    double sd = std::sqrt(var / sizes.size());
+    INFO(size_dist_name(dist) << " mean " << mean << " sd " << sd);
+    CHECK(std::fabs(mean - 114660) / 114660 < 0.02);
+    CHECK(std::fabs(sd - 57330) / 57330 < 0.05);  // the spread too, unlike DLIO's ~0.71x
+    CHECK(draw_file_sizes(s) == sizes);            // deterministic
+  }
+}
+
+TEST_CASE("ensure_dataset generates, reuses, and refuses foreign directories", "[dataset]") {
+  std::string root = temp_dir();
+  DatasetSpec s;
+  s.files = 50;
+  s.dirs = 5;
+  s.size_mean = 5000;
+  s.size_max = 100000;
+  s.seed = 9;
+  GenerateOptions g;
+  g.progress = false;
+  auto a = ensure_dataset(root + "/ds", s, g);
+  CHECK(a.action == "generated");
+  REQUIRE(a.index.size() == 50);
+  struct stat st {};
+  REQUIRE(stat((root + "/ds/" + a.index.path(7)).c_str(), &st) == 0);
+  CHECK(st.st_size == a.index.file_size(7));
+  auto b = ensure_dataset(root + "/ds", s, g);
+  CHECK(b.action == "reused");
+
+  // A different spec replaces only our own files; a foreign file stays.
+  write_file(root + "/ds/users-file.txt", 10);
+  s.files = 20;
+  auto c = ensure_dataset(root + "/ds", s, g);
+  CHECK(c.action == "regenerated (spec changed)");
+  CHECK(stat((root + "/ds/users-file.txt").c_str(), &st) == 0);
+
+  // A non-empty directory without our manifest is refused; a file as --dir too.
+  mkdir((root + "/foreign").c_str(), 0755);
+  write_file(root + "/foreign/precious.dat", 100);
+  CHECK_THROWS_AS(ensure_dataset(root + "/foreign", s, g), UsageError);
+  CHECK(stat((root + "/foreign/precious.dat").c_str(), &st) == 0);
+  CHECK_THROWS_AS(ensure_dataset(root + "/foreign/precious.dat", s, g), UsageError);
+  CHECK_THROWS_AS(ensure_dataset(root + "/missing-parent/x", s, g), UsageError);
+  std::system(("rm -rf " + root).c_str());
+}
+
+TEST_CASE("an incomplete generation is detected and redone", "[dataset]") {
+  std::string root = temp_dir();
+  DatasetSpec s;
+  s.files = 10;
+  s.size_mean = 1000;
+  s.size_max = 1000;
+  GenerateOptions g;
+  g.progress = false;
+  ensure_dataset(root + "/ds", s, g);
+  Manifest m = *read_manifest(root + "/ds");
+  m.complete = false;
+  write_manifest(root + "/ds", m);
+  auto again = ensure_dataset(root + "/ds", s, g);
+  CHECK(again.action == "regenerated (previous generation incomplete)");
+  CHECK(read_manifest(root + "/ds")->complete);
+  std::system(("rm -rf " + root).c_str());
+}
+
+TEST_CASE("walk_tree: symlink loops, dangling links, aliases (field case C8)", "[walker]") {
+  std::string ds = temp_dir();
+  for (int i = 0; i < 10; ++i) write_file(ds + "/f" + std::to_string(i), 4096);
+  mkdir((ds + "/sub").c_str(), 0755);
+  REQUIRE(symlink("..", (ds + "/sub/up").c_str()) == 0);
+  REQUIRE(symlink(".", (ds + "/self").c_str()) == 0);
+  REQUIRE(symlink("f0", (ds + "/alias").c_str()) == 0);
+  REQUIRE(symlink("/nonexistent", (ds + "/dangling").c_str()) == 0);
+  for (bool follow : {false, true}) {
+    WalkResult w = walk_tree(ds, follow);
+    INFO("follow " << follow);
+    CHECK(w.index.size() == 11);  // 10 files + alias
+    int loops = 0, dangling = 0;
+    for (const auto& msg : w.warnings) {
+      loops += msg.find("symlink loop") != std::string::npos;
+      dangling += msg.find("dangling") != std::string::npos;
+    }
+    CHECK(dangling == 1);
+    CHECK(loops == (follow ? 2 : 0));
+  }
+  CHECK_THROWS_AS(walk_tree(ds + "/f0", false), UsageError);
+  CHECK_THROWS_AS(walk_tree(ds + "/nope", false), UsageError);
+  std::system(("rm -rf " + ds).c_str());
+}

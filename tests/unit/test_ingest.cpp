@@ -1,0 +1,96 @@
+#include <catch2/catch.hpp>
+
+#include "ingest/analysis.hpp"
+#include "ingest/catalog.hpp"
+
+using namespace ioprobe;
+
+namespace {
+LoaderResult fake_run(double elapsed_s, uint64_t samples, uint64_t bytes, double compute_s, double wait_s, double busy) {
+  LoaderResult r;
+  r.elapsed_ns = static_cast<int64_t>(elapsed_s * 1e9);
+  r.samples = samples;
+  r.bytes = bytes;
+  RankStats rk;
+  rk.compute_ns = static_cast<int64_t>(compute_s * 1e9);
+  rk.wait_ns = static_cast<int64_t>(wait_s * 1e9);
+  r.ranks.push_back(rk);
+  WorkerStats w;
+  w.busy_ns = static_cast<int64_t>(busy * elapsed_s * 1e9);
+  r.workers.push_back(w);
+  for (int i = 0; i < 100; ++i) {
+    r.file_latency.record(1000000);
+    r.open_latency.record(100000);
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("GPU demand in bytes/s compares like with like (field case C9)", "[ingest]") {
+  Demand d;
+  d.samples_per_s_per_gpu = 2000;
+  d.gpus = 1;
+  AnalysisInputs in;
+  in.sample_bytes = 112640;
+  auto r = analyze_ingest(fake_run(2.0, 256, 1073741824ULL, 1.9, 0.1, 0.5), d, in);
+  CHECK(r.required_bytes_per_s == Approx(225.28e6));  // 225.28 MB/s = 214.84 MiB/s
+  CHECK(r.required_bytes_per_s / 1048576.0 == Approx(214.84).epsilon(1e-4));
+  CHECK(r.delivered_bytes_per_s == Approx(536.870912e6));
+  // unet3d emulation: batch 4 every 1.36 s at 146,000,000 B per sample = 429.4 MB/s per accelerator.
+  Demand u;
+  u.samples_per_s_per_gpu = 4 / 1.36;
+  in.sample_bytes = 146000000;
+  auto ur = analyze_ingest(fake_run(10, 40, 40ULL * 146000000, 9, 1, 0.5), u, in);
+  CHECK(ur.required_bytes_per_s / 1e6 == Approx(429.41).epsilon(1e-4));
+}
+
+TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]") {
+  Demand d;
+  d.samples_per_s_per_gpu = 1000;
+  d.gpus = 2;
+  d.au_target = 0.9;
+  AnalysisInputs in;
+  in.cpus_allowed = 4;
+  in.sample_bytes = 100000;
+  auto fed = analyze_ingest(fake_run(10, 20000, 2000000000, 9.5, 0.5, 0.25), d, in);
+  CHECK(fed.verdict == "none");
+  CHECK(fed.gpus_fed == 2);                 // proven by the run
+  CHECK_FALSE(fed.capacity_measured);
+  CHECK(fed.gpus_fed_estimate >= 2);
+
+  auto starved = analyze_ingest(fake_run(10, 9000, 900000000, 5, 5, 1.0), d, in);
+  CHECK(starved.verdict == "storage");
+  CHECK(starved.accelerator_utilization == Approx(0.5));
+  CHECK(starved.capacity_measured);
+  CHECK(starved.gpus_fed == 1);  // 900 samples/s / (1000 x 0.9)
+
+  LoaderResult cpu = fake_run(10, 9000, 900000000, 5, 5, 1.0);
+  cpu.cpu_user_s = 38;  // 3.8 of 4 CPUs busy
+  CHECK(analyze_ingest(cpu, d, in).verdict == "CPU");
+
+  LoaderResult meta = fake_run(10, 9000, 900000000, 5, 5, 1.0);
+  meta.open_latency = LatencyHistogram();
+  for (int i = 0; i < 100; ++i) meta.open_latency.record(700000);
+  CHECK(analyze_ingest(meta, d, in).verdict == "metadata");
+
+  auto none = analyze_ingest(fake_run(10, 0, 0, 0, 10, 1.0), d, in);
+  CHECK(none.verdict == "failed");
+}
+
+TEST_CASE("the shipped catalog has sourced rates for the presets' models", "[ingest]") {
+  auto rows = load_catalog(std::string(IOPROBE_SOURCE_WORKLOADS) + "/accelerators.json");
+  const CatalogRow& h100 = find_row(rows, "h100", "resnet50");
+  REQUIRE(h100.training);
+  REQUIRE(h100.emulation);
+  CHECK(h100.training->samples_per_s == 7007);
+  CHECK(h100.emulation->samples_per_s == Approx(400 / 0.224).epsilon(1e-3));
+  for (const auto& r : rows) {
+    INFO(r.accelerator << " " << r.model);
+    CHECK((r.training || r.emulation));
+    if (r.training) CHECK_FALSE(r.training->source.empty());
+    if (r.emulation) CHECK_FALSE(r.emulation->source.empty());
+  }
+  find_row(rows, "h100", "unet3d");
+  find_row(rows, "h100", "cosmoflow");
+  CHECK_THROWS(find_row(rows, "mi300x", "resnet50"));
+}
