@@ -65,7 +65,7 @@ int cmd_probe(const CommandContext& ctx) {
                   {"cache_budget_bytes", budget}};
   for (const auto& w : target.warnings) doc["warnings"].push_back(escape_bytes(w));
   if (!uring.available) doc["warnings"].push_back(uring.message);
-  if (topo.allowed_cpus.size() < topo.online_cpus.size())
+  if (topo.live() && topo.allowed_cpus.size() < topo.online_cpus.size())
     doc["warnings"].push_back(fmt::format("this process may use {} of {} online CPUs ({}): size num_workers by the "
                                           "allowed CPUs, not os.cpu_count()",
                                           topo.allowed_cpus.size(), topo.online_cpus.size(),

@@ -85,8 +85,17 @@ int file_residency(int fd, Residency& out) {
     out.method = "cachestat";
     return 0;
   }
+  return file_residency_mincore(fd, out);
+}
+
+int file_residency_mincore(int fd, Residency& out) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return -errno;
+  const uint64_t ps = page_size();
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  uint64_t pages = (size + ps - 1) / ps;
   uint64_t resident = 0;
-  int rc = residency_by_mincore(fd, size, resident);
+  int rc = size ? residency_by_mincore(fd, size, resident) : 0;
   if (rc != 0) return rc;
   out.resident_pages += resident;
   out.total_pages += pages;

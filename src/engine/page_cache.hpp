@@ -35,6 +35,9 @@ struct Residency {
 /// its counts), so one Residency can sum many files.
 int file_residency(int fd, Residency& out);
 
+/// The mincore(2) path alone (what file_residency falls back to); exposed for tests.
+int file_residency_mincore(int fd, Residency& out);
+
 /// Opens `path` read-only and calls file_residency(). Returns 0 or -errno (-ENOENT, -EACCES, ...).
 int file_residency(const std::string& path, Residency& out);
 
