@@ -74,7 +74,7 @@ TEST_CASE("page cache: a read file is resident; DONTNEED evicts it (C3)", "[page
 
   Residency warm;
   REQUIRE(file_residency(f, warm) == 0);
-  CHECK(warm.total_pages == (8u << 20) / sysconf(_SC_PAGESIZE));
+  CHECK(warm.total_pages == (8ULL << 20) / static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   CHECK(warm.fraction() > 0.99);
 
   REQUIRE(evict_file(f) == 0);
