@@ -7,8 +7,14 @@
 //   command           the argv, each element escaped with escape_bytes()
 //   created_utc       ISO 8601 time of the run's start
 //   host              {hostname, kernel, cpus_online, cpus_allowed, cpu_list, memory_bytes, cgroup_memory_limit_bytes}
-//   target            {path, fs_type, mount_point, mount_source, mount_fstype, mount_options, device, rotational,
-//                      memory_backed, network, free_bytes, free_inodes, ...}
+//   target            {path, fs_type, fs_magic, mount_point, mount_source, mount_fstype, mount_options, device,
+//                      disk, device_chain [{name, kind, detail}], backing_file,
+//                      raid {kind, level, metadata_level, members, member_count}, rotational (null unknown),
+//                      logical_block_bytes, physical_block_bytes, dio_mem_align_bytes, dio_offset_align_bytes,
+//                      nr_requests, scheduler, device_model, nvme, device_numa_node (-1 none),
+//                      o_direct ("accepted" | "refused" | "not probed"), o_direct_errno ("EINVAL" or ""),
+//                      o_direct_probe_file, memory_backed, network, free_bytes, free_inodes, warnings}
+//                     Unknown numeric facts are null.
 //   partial           true when the run was interrupted (SIGINT/SIGTERM) or stopped early by errors
 //   warnings          [string]
 // followed by kind-specific sections. Keys are snake_case with the unit in the name.

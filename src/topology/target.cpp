@@ -8,20 +8,24 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdlib>
+#include <dirent.h>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
+#include "topology/btrfs_info.hpp"
 
 namespace ioprobe {
 
 std::string fs_type_name(uint64_t magic) {
   switch (magic) {
     case EXT4_SUPER_MAGIC: return "ext4";  // ext2/3/4 share the magic
-    case 0x58465342: return "xfs";
+    case XFS_SUPER_MAGIC: return "xfs";
     case BTRFS_SUPER_MAGIC: return "btrfs";
     case TMPFS_MAGIC: return "tmpfs";
     case RAMFS_MAGIC: return "ramfs";
@@ -35,8 +39,28 @@ std::string fs_type_name(uint64_t magic) {
     case 0x00C36400: return "cephfs";
     case OVERLAYFS_SUPER_MAGIC: return "overlayfs";
     case 0x2FC12FC1: return "zfs";
+    case F2FS_SUPER_MAGIC: return "f2fs";
+    case V9FS_MAGIC: return "9p";
+    case SQUASHFS_MAGIC: return "squashfs";
+    case MSDOS_SUPER_MAGIC: return "vfat";
+    case 0x2011BAB0: return "exfat";
+    case 0xCA451A4E: return "bcachefs";
     default: return fmt::format("unknown(0x{:x})", magic);
   }
+}
+
+bool is_network_fs(const std::string& fs_type, const std::string& mount_fstype) {
+  static const char* kNet[] = {"nfs", "nfs4", "cifs", "smb2", "smb3", "lustre", "beegfs", "gpfs", "cephfs", "ceph", "9p"};
+  for (const char* n : kNet)
+    if (fs_type == n || mount_fstype == n) return true;
+  // FUSE clients of remote stores. Local FUSE filesystems (mergerfs over local disks, ntfs-3g) are
+  // not listed; mergerfs over sshfs shows up as the sshfs mount when probed at the branch.
+  static const char* kNetFuse[] = {"fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone", "fuse.glusterfs",
+                                   "fuse.juicefs", "fuse.ceph-fuse", "fuse.goofys", "fuse.blobfuse",
+                                   "fuse.blobfuse2", "fuse.mountpoint-s3", "fuse.weka"};
+  for (const char* n : kNetFuse)
+    if (mount_fstype == n) return true;
+  return false;
 }
 
 namespace {
@@ -88,20 +112,117 @@ void read_mountinfo(const std::string& path, TargetInfo& t) {
     t.mount_source = unescape_mountinfo(source);
     t.mount_options = opts;
   }
-  // Block device behind st_dev, if any: /sys/dev/block/MAJ:MIN -> .../block/<disk>[/<part>].
-  std::string sys = fmt::format("/sys/dev/block/{}:{}", major(st.st_dev), minor(st.st_dev));
-  char* dev = realpath(sys.c_str(), nullptr);
-  if (dev) {
-    std::string d = dev;
-    free(dev);
-    t.device = d.substr(d.rfind('/') + 1);
-    // rotational lives on the whole disk: the partition's parent directory holds queue/.
-    for (std::string q : {d + "/queue/rotational", d.substr(0, d.rfind('/')) + "/queue/rotational"}) {
-      std::ifstream r(q);
-      int v;
-      if (r >> v) { t.rotational = v; break; }
+}
+
+// Copies the device facts of `d` into `t` (not the chain).
+void take_device_facts(const BlockDeviceInfo& d, TargetInfo& t) {
+  t.device = d.name;
+  t.disk = d.disk;
+  t.backing_file = d.backing_file;
+  t.rotational = d.rotational;
+  t.logical_block_bytes = d.logical_block_bytes;
+  t.physical_block_bytes = d.physical_block_bytes;
+  t.nr_requests = d.nr_requests;
+  t.scheduler = d.scheduler;
+  t.device_model = d.model;
+  t.nvme = d.nvme;
+  t.device_numa_node = d.numa_node;
+  if (!d.raid_level.empty()) {
+    t.raid_kind = "md";
+    t.raid_level = d.raid_level;
+    t.raid_members = d.members;
+  }
+}
+
+void probe_devices(const std::string& path, TargetInfo& t) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return;
+  BlockDeviceInfo d = describe_block_device(major(st.st_dev), minor(st.st_dev));
+  // btrfs (and other multi-device filesystems) report an anonymous st_dev: use the mount source.
+  struct stat src {};
+  if (d.name.empty() && t.mount_source.rfind("/dev/", 0) == 0 && stat(t.mount_source.c_str(), &src) == 0 &&
+      S_ISBLK(src.st_mode))
+    d = describe_block_device(major(src.st_rdev), minor(src.st_rdev));
+
+  if (t.fs_type == "btrfs") {
+    BtrfsInfo b = describe_btrfs(path, t.mount_source);
+    if (!b.fsid.empty() && !b.members.empty()) {
+      t.raid_kind = "btrfs";
+      t.raid_level = b.data_profile;
+      t.raid_metadata_level = b.metadata_profile;
+      t.raid_members = b.members;
+      t.device_chain.push_back({"btrfs " + b.fsid, "btrfs", b.data_profile});
+      int rotational = -1;
+      for (size_t i = 0; i < b.members.size(); ++i) {
+        BlockDeviceInfo m = describe_block_device_named(b.members[i]);
+        if (i == 0) {
+          take_device_facts(m, t);
+          t.raid_kind = "btrfs";  // take_device_facts must not turn this into md
+          t.raid_level = b.data_profile;
+          t.raid_members = b.members;
+        }
+        rotational = std::max(rotational, m.rotational);
+        t.device_chain.insert(t.device_chain.end(), m.chain.begin(), m.chain.end());
+      }
+      t.rotational = rotational;
+      return;
     }
   }
+  if (d.name.empty()) return;
+  take_device_facts(d, t);
+  t.device_chain = d.chain;
+}
+
+// A file to probe O_DIRECT with: `path` itself when a regular file, else the first regular file of
+// at least 4 KiB among the first 4096 entries of the directory.
+std::string existing_probe_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return "";
+  if (S_ISREG(st.st_mode)) return path;
+  if (!S_ISDIR(st.st_mode)) return "";
+  DIR* d = opendir(path.c_str());
+  if (!d) return "";
+  std::string found;
+  int seen = 0;
+  while (dirent* e = readdir(d)) {
+    if (++seen > 4096) break;
+    if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
+    std::string f = path + "/" + e->d_name;
+    struct stat fs {};
+    if (stat(f.c_str(), &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_size >= 4096) {
+      found = f;
+      break;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+void probe_direct_io(const std::string& path, TargetInfo& t) {
+  std::string file = existing_probe_file(path);
+  std::string temp;
+  if (file.empty()) {
+    std::string tmpl = path + "/.ioprobe-odirect-XXXXXX";
+    int fd = mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd < 0) return;  // read-only and empty: o_direct stays -1 (not probed)
+    std::string block(4096, 'x');
+    bool ok = write(fd, block.data(), block.size()) == static_cast<ssize_t>(block.size());
+    close(fd);
+    temp = tmpl;
+    if (!ok) {
+      unlink(temp.c_str());
+      return;
+    }
+    file = temp;
+  }
+  auto [mem, off] = dio_alignment(file);
+  t.dio_mem_align_bytes = mem;
+  t.dio_offset_align_bytes = off;
+  int rc = probe_o_direct(file);
+  t.o_direct = rc == 0 ? 1 : 0;
+  t.o_direct_errno = -rc;
+  t.o_direct_probe_file = temp.empty() ? file : "(temporary file)";
+  if (!temp.empty()) unlink(temp.c_str());
 }
 
 }  // namespace
@@ -117,29 +238,27 @@ TargetInfo probe_target(const std::string& path) {
   t.free_bytes = static_cast<uint64_t>(sf.f_bavail) * sf.f_bsize;
   t.free_inodes = static_cast<uint64_t>(sf.f_ffree);
   read_mountinfo(path, t);
+  // FUSE and NFS: mountinfo names the flavour ("fuse.sshfs", "nfs4") that the magic cannot.
+  if ((t.fs_type == "fuse" && t.mount_fstype.rfind("fuse", 0) == 0) || (t.fs_type == "nfs" && !t.mount_fstype.empty()))
+    t.fs_type = t.mount_fstype;
   t.memory_backed = t.fs_type == "tmpfs" || t.fs_type == "ramfs";
-  static const char* net[] = {"nfs", "cifs", "smb2", "lustre", "beegfs", "gpfs", "cephfs"};
-  for (const char* n : net)
-    if (t.fs_type == n) t.network = true;
-  if (t.mount_fstype.rfind("fuse.sshfs", 0) == 0 || t.mount_fstype == "fuse.s3fs" || t.mount_fstype == "9p" ||
-      t.mount_fstype.rfind("nfs", 0) == 0)
-    t.network = true;
-  return t;
-}
+  t.network = is_network_fs(t.fs_type, t.mount_fstype);
+  probe_devices(path, t);
+  probe_direct_io(path, t);
 
-int probe_o_direct(const std::string& file) {
-  int fd = open(file.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  void* buf = nullptr;
-  if (posix_memalign(&buf, 4096, 4096) != 0) {
-    close(fd);
-    return -ENOMEM;
-  }
-  ssize_t n = pread(fd, buf, 4096, 0);
-  int err = n < 0 ? errno : 0;
-  free(buf);
-  close(fd);
-  return -err;
+  if (t.memory_backed)
+    t.warnings.push_back(fmt::format("{} is {} (RAM): results measure memory copies, not a storage device",
+                                     escape_bytes(path), t.fs_type));
+  if (t.network)
+    t.warnings.push_back(fmt::format(
+        "{} is a network filesystem ({}): the client caches file data in local RAM, so re-reads (later epochs) "
+        "may never reach the server; measure cold (O_DIRECT where accepted, or evict between epochs) and with a "
+        "dataset larger than client RAM",
+        escape_bytes(path), t.fs_type));
+  if (t.o_direct == 0)
+    t.warnings.push_back(fmt::format("O_DIRECT refused on {} ({}): {}; cold runs must evict the page cache instead",
+                                     t.fs_type, escape_bytes(t.o_direct_probe_file), errno_text(t.o_direct_errno)));
+  return t;
 }
 
 }  // namespace ioprobe

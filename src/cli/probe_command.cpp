@@ -1,0 +1,83 @@
+// `ioprobe probe`: what ioprobe knows about a storage target and this host, without running I/O
+// beyond a one-block O_DIRECT probe and a throwaway io_uring ring.
+#include <cstdio>
+#include <iostream>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "engine/engine_choice.hpp"
+#include "report/document.hpp"
+#include "report/probe_document.hpp"
+#include "report/probe_text.hpp"
+#include "topology/host.hpp"
+#include "topology/numa.hpp"
+#include "topology/target.hpp"
+
+namespace ioprobe::cli {
+
+int cmd_probe(const CommandContext& ctx) {
+  po::options_description desc(
+      "ioprobe probe: the storage target (filesystem, mount, device chain, RAID, queue, O_DIRECT), the host's\n"
+      "NUMA layout and allowed CPUs, io_uring availability, and the engine a run would choose.\n\n"
+      "usage: ioprobe probe [--dir PATH] [--json FILE]\n\noptions");
+  desc.add_options()                                                                  //
+      ("help,h", "print this help")                                                   //
+      ("dir", po::value<std::string>(), "directory (or file) to probe (default: the current directory)")  //
+      ("json", po::value<std::string>(), "also write the result document to FILE (JSON, written atomically)")  //
+      ("sysfs-root", po::value<std::string>(),
+       "read NUMA topology from this sysfs tree instead of /sys (recorded fixtures; testing)");
+  po::variables_map vm = parse_command_line(ctx.args, desc, "probe");
+  if (vm.count("help")) {
+    std::cout << desc << "\nexit codes: 0 ok, 2 bad usage or path\n";
+    return kExitOk;
+  }
+  std::string dir = get_string(vm, "dir", ".");
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0)
+    throw UsageError(fmt::format("--dir '{}': {}; give an existing directory on the storage to test",
+                                 escape_bytes(dir), errno_text(errno)));
+  std::string sysfs_root = get_string(vm, "sysfs-root", "/sys");
+  if (sysfs_root != "/sys" && stat((sysfs_root + "/devices").c_str(), &st) != 0)
+    throw UsageError(fmt::format("--sysfs-root '{}' has no devices/ directory; give a sysfs tree",
+                                 escape_bytes(sysfs_root)));
+
+  HostInfo host = probe_host();
+  TargetInfo target = probe_target(dir);
+  Topology topo = discover(sysfs_root);
+  UringAvailability uring = probe_io_uring();
+  bool cold_buffered = target.o_direct != 1;
+  EngineChoice cold = choose_engine("auto", target, cold_buffered, uring);
+  EngineChoice warm = choose_engine("auto", target, true, uring);
+
+  nlohmann::json doc = document_header("probe", ctx.argv, host);
+  doc["target"] = target_json(target);
+  doc["topology"] = topology_json(topo, target.device_numa_node);
+  doc["io_uring"] = io_uring_json(uring);
+  doc["engine"] = {{"cold", engine_choice_json(cold, cold_buffered)}, {"warm", engine_choice_json(warm, true)}};
+  uint64_t budget = host.memory_bytes;
+  if (host.cgroup_memory_limit_bytes && host.cgroup_memory_limit_bytes < budget) budget = host.cgroup_memory_limit_bytes;
+  doc["cache"] = {{"ram_bytes", host.memory_bytes},
+                  {"cgroup_memory_limit_bytes", host.cgroup_memory_limit_bytes},
+                  {"cache_budget_bytes", budget}};
+  for (const auto& w : target.warnings) doc["warnings"].push_back(escape_bytes(w));
+  if (!uring.available) doc["warnings"].push_back(uring.message);
+  if (topo.live() && topo.allowed_cpus.size() < topo.online_cpus.size())
+    doc["warnings"].push_back(fmt::format("this process may use {} of {} online CPUs ({}): size num_workers by the "
+                                          "allowed CPUs, not os.cpu_count()",
+                                          topo.allowed_cpus.size(), topo.online_cpus.size(),
+                                          cpu_list_string(topo.allowed_cpus)));
+
+  std::fputs(render_probe_text(doc).c_str(), stdout);
+  if (vm.count("json")) {
+    std::string out = get_string(vm, "json");
+    write_json_file(out, doc);
+    std::printf("\nJSON written to %s\n", escape_bytes(out).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace ioprobe::cli

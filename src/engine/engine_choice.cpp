@@ -1,0 +1,152 @@
+#include "engine/engine_choice.hpp"
+
+#include <liburing.h>
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+int read_io_uring_disabled() {
+  std::ifstream in("/proc/sys/kernel/io_uring_disabled");
+  int v = -1;
+  if (!(in >> v)) return -1;
+  return v;
+}
+
+// CAP_IPC_LOCK (bit 14) in the effective set, from /proc/self/status.
+bool has_cap_ipc_lock() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("CapEff:", 0) != 0) continue;
+    uint64_t caps = std::stoull(line.substr(7), nullptr, 16);
+    return (caps >> 14) & 1;
+  }
+  return false;
+}
+
+std::string memlock_text(uint64_t v) { return v == UINT64_MAX ? "unlimited" : format_bytes(v); }
+
+}  // namespace
+
+UringAvailability explain_io_uring(int setup_err, int disabled, uint64_t limit, uint64_t needed, bool cap_ipc_lock) {
+  UringAvailability u;
+  u.err = setup_err;
+  u.ring_ok = setup_err == 0;
+  u.io_uring_disabled = disabled;
+  u.memlock_limit_bytes = limit;
+  u.memlock_needed_bytes = needed;
+  u.cap_ipc_lock = cap_ipc_lock;
+  std::string sysctl = disabled < 0 ? "io_uring_disabled absent (kernel < 6.6)"
+                                    : fmt::format("io_uring_disabled={}", disabled);
+  if (setup_err != 0) {
+    if (disabled >= 1 && (setup_err == EPERM || setup_err == EACCES))
+      u.cause = "disabled by sysctl";
+    else if (setup_err == EPERM || setup_err == EACCES)
+      u.cause = "blocked by seccomp/container";
+    else if (setup_err == ENOSYS)
+      u.cause = disabled >= 0 ? "blocked by seccomp/container" : "kernel without io_uring or blocked by seccomp";
+    else if (setup_err == ENOMEM)
+      u.cause = "ring memory refused (ENOMEM: memory cgroup or RLIMIT_MEMLOCK on kernels before 5.12)";
+    else
+      u.cause = "ring setup failed";
+    std::string hint = u.cause == "disabled by sysctl"
+                           ? "as root: sysctl -w kernel.io_uring_disabled=0, or use --engine psync"
+                           : u.cause.rfind("blocked", 0) == 0
+                                 ? "allow io_uring_setup/io_uring_enter/io_uring_register in the container's "
+                                   "seccomp profile, or use --engine psync"
+                                 : "use --engine psync";
+    u.message = fmt::format("io_uring unavailable: {} failed with {}; {}: {}; {}", u.syscall, errno_text(setup_err),
+                            sysctl, u.cause, hint);
+    return u;
+  }
+  if (needed > 0 && !cap_ipc_lock && limit != UINT64_MAX && needed > limit) {
+    u.cause = "RLIMIT_MEMLOCK too low for registered buffers";
+    u.message = fmt::format(
+        "io_uring unavailable: registered buffers need {} of locked memory but RLIMIT_MEMLOCK is {} (no "
+        "CAP_IPC_LOCK); raise it (ulimit -l, or --ulimit memlock=-1 in Docker) or use --engine psync",
+        format_bytes(needed), memlock_text(limit));
+    return u;
+  }
+  u.available = true;
+  u.cause = "ok";
+  u.message = fmt::format("io_uring available ({}; RLIMIT_MEMLOCK {}{})", sysctl, memlock_text(limit),
+                          cap_ipc_lock ? ", CAP_IPC_LOCK" : "");
+  return u;
+}
+
+UringAvailability probe_io_uring(uint64_t registered_bytes) {
+  io_uring ring{};
+  int rc = io_uring_queue_init(8, &ring, 0);
+  if (rc == 0) io_uring_queue_exit(&ring);
+  rlimit rl{};
+  uint64_t limit = 0;
+  if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) limit = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur;
+  return explain_io_uring(rc < 0 ? -rc : 0, read_io_uring_disabled(), limit, registered_bytes, has_cap_ipc_lock());
+}
+
+EngineChoice choose_engine(const std::string& requested, const TargetInfo& t, bool buffered,
+                           const UringAvailability& uring) {
+  EngineChoice c;
+  if (requested == "psync") {
+    c.engine = "psync";
+    c.reason = "requested with --engine psync";
+    return c;
+  }
+  if (requested == "io_uring") {
+    if (!uring.available)
+      throw IoError(uring.err ? uring.err : ENOMEM, uring.syscall, t.path,
+                    uring.message + " (--engine io_uring was requested; --engine auto falls back to psync)");
+    c.engine = "io_uring";
+    c.reason = "requested with --engine io_uring";
+    if (buffered || t.memory_backed)
+      c.warning = "io_uring on buffered or memory-backed reads measures io-wq/copy overhead, not the device";
+    return c;
+  }
+  if (requested != "auto")
+    throw UsageError(fmt::format("--engine '{}' is not one of auto, io_uring, psync", requested));
+
+  c.engine = "psync";
+  if (t.memory_backed) {
+    c.reason = fmt::format("{} is RAM: pread copies directly, a ring adds only submission overhead", t.fs_type);
+  } else if (t.network) {
+    c.reason = fmt::format("network filesystem ({}): io_uring punts these reads to io-wq kernel threads", t.fs_type);
+  } else if (buffered) {
+    c.reason = "buffered (page-cache) reads: io_uring hands them to io-wq kernel worker threads; pread is faster";
+  } else if (t.device.empty()) {
+    c.reason = "no block device under the target";
+  } else if (!uring.available) {
+    c.fallback = true;
+    if (uring.err == 0)
+      c.reason = fmt::format("fallback: io_uring registered buffers need {}, RLIMIT_MEMLOCK is {}",
+                             format_bytes(uring.memlock_needed_bytes), memlock_text(uring.memlock_limit_bytes));
+    else
+      c.reason = fmt::format("fallback: io_uring {}, {}", errno_name(uring.err),
+                             uring.io_uring_disabled < 0
+                                 ? std::string("io_uring_disabled absent")
+                                 : fmt::format("io_uring_disabled={}", uring.io_uring_disabled));
+    c.warning = uring.message + "; running psync instead";
+  } else {
+    c.engine = "io_uring";
+    c.reason = fmt::format("O_DIRECT reads on block device {}: io_uring keeps the queue full from few threads",
+                           t.device);
+  }
+  return c;
+}
+
+EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered) {
+  return choose_engine(requested, target, buffered, probe_io_uring());
+}
+
+}  // namespace ioprobe

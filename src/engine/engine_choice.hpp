@@ -1,0 +1,66 @@
+// Which I/O engine to run against a target, and whether io_uring is usable at all (C2).
+//
+// probe_io_uring() really creates a ring (io_uring_queue_init) and, on refusal, tells the layers
+// apart with /proc/sys/kernel/io_uring_disabled (Linux 6.6+): 1 or 2 means the sysctl refused it;
+// 0 (or no such file) with EPERM/ENOSYS means a seccomp filter (Docker's default profile since
+// 25.0, moby#47532) or a kernel without io_uring. liburing returns -errno and leaves errno alone,
+// so the error is taken from the return value and never printed as "errno 0" (liburing#1384).
+//
+// Wiring: the run preflight calls probe_io_uring(registered_bytes) once, then
+// choose_engine(--engine, target, buffered, availability) and puts EngineChoice in the report
+// header ("engine: psync (fallback: io_uring EPERM, io_uring_disabled=0)").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "topology/target.hpp"
+
+namespace ioprobe {
+
+struct UringAvailability {
+  bool available = false;        // a ring could be created (and registered buffers fit, see below)
+  bool ring_ok = false;          // io_uring_queue_init succeeded
+  int err = 0;                   // positive errno of io_uring_setup, 0 when it succeeded
+  std::string syscall = "io_uring_setup";
+  int io_uring_disabled = -1;    // /proc/sys/kernel/io_uring_disabled, -1 when absent (kernel < 6.6)
+  std::string cause;             // "ok" | "disabled by sysctl" | "blocked by seccomp/container" |
+                                 // "kernel without io_uring" | "RLIMIT_MEMLOCK too low for registered buffers" | other
+  uint64_t memlock_limit_bytes = 0;   // RLIMIT_MEMLOCK soft limit (UINT64_MAX = unlimited)
+  uint64_t memlock_needed_bytes = 0;  // what registered buffers would pin
+  bool cap_ipc_lock = false;          // CAP_IPC_LOCK lifts the limit
+  std::string message;           // one line: "io_uring unavailable: io_uring_setup failed with EPERM
+                                 // (Operation not permitted); io_uring_disabled=0: blocked by seccomp/container; ..."
+};
+
+/// Creates and destroys an 8-entry ring, reads the sysctl and RLIMIT_MEMLOCK. `registered_bytes`:
+/// the bytes of fixed buffers the engine would register (0: none). Never throws.
+UringAvailability probe_io_uring(uint64_t registered_bytes = 0);
+
+/// The pure decision behind probe_io_uring (exposed for tests): explains a setup result `setup_err`
+/// (0 or positive errno) given the sysctl value (-1 absent) and the memlock facts.
+UringAvailability explain_io_uring(int setup_err, int io_uring_disabled, uint64_t memlock_limit_bytes,
+                                   uint64_t memlock_needed_bytes, bool cap_ipc_lock);
+
+/// The engine chosen for a run, and why.
+struct EngineChoice {
+  std::string engine;    // "io_uring" | "psync"
+  std::string reason;    // human sentence for the report header
+  bool fallback = false; // io_uring was wanted (auto on a block device) but refused
+  std::string warning;   // non-empty when the user should hear about it
+};
+
+/// Picks the engine. `requested` is "auto" | "io_uring" | "psync"; `buffered` is true when reads go
+/// through the page cache (no O_DIRECT). auto: io_uring for O_DIRECT reads on a block device;
+/// psync (pread) on tmpfs/ramfs (memory copies gain nothing from a ring), for buffered reads
+/// (io_uring hands page-cache misses to io-wq kernel worker threads), and on network/FUSE
+/// filesystems (io-wq as well); psync with a warning when io_uring is refused. "io_uring" when
+/// refused throws IoError (exit 1) naming the syscall, errno and cause. Throws UsageError for an
+/// unknown `requested`.
+EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered,
+                           const UringAvailability& uring);
+
+/// Same, probing io_uring itself (no registered buffers).
+EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered);
+
+}  // namespace ioprobe

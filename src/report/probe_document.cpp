@@ -1,0 +1,70 @@
+#include "report/probe_document.hpp"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "topology/host.hpp"
+
+namespace ioprobe {
+
+namespace {
+nlohmann::json advice_json(const NumactlAdvice& a, int node) {
+  return {{"binding_needed", a.binding_needed}, {"command", a.command}, {"reason", a.reason}, {"node", node}};
+}
+}  // namespace
+
+nlohmann::json topology_json(const Topology& topo, int target_device_node) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : topo.nodes)
+    nodes.push_back({{"id", n.id},
+                     {"cpus", cpu_list_string(n.cpus)},
+                     {"distances", n.distances},
+                     {"memory_bytes", n.memory_bytes}});
+  nlohmann::json pci = nlohmann::json::array();
+  for (const auto& d : topo.pci)
+    pci.push_back({{"address", d.address},
+                   {"kind", d.kind},
+                   {"class", fmt::format("0x{:06x}", d.class_code)},
+                   {"numa_node", d.numa_node},
+                   {"vendor", d.vendor},
+                   {"device", d.device}});
+  int gpu = topo.common_node("gpu");
+  size_t gpus = 0;
+  for (const auto& d : topo.pci) gpus += d.kind == "gpu";
+  NumactlAdvice gpu_advice = numactl_line(topo, gpu);
+  if (gpus == 0) gpu_advice.reason = "no NUMA binding needed for GPUs: no GPU (PCI class 0x0300/0x0302) found";
+  return {{"sysfs_root", topo.sysfs_root},
+          {"nodes", nodes},
+          {"online_cpus", cpu_list_string(topo.online_cpus)},
+          {"allowed_cpus", cpu_list_string(topo.allowed_cpus)},
+          {"allowed_cpu_count", topo.allowed_cpus.size()},
+          {"pci", pci},
+          {"numactl",
+           {{"gpu", advice_json(gpu_advice, gpu)},
+            {"target_device", advice_json(numactl_line(topo, target_device_node), target_device_node)}}}};
+}
+
+nlohmann::json io_uring_json(const UringAvailability& u) {
+  return {{"available", u.available},
+          {"cause", u.cause},
+          {"errno", u.err ? errno_name(u.err) : ""},
+          {"syscall", u.syscall},
+          {"io_uring_disabled", u.io_uring_disabled},
+          {"memlock_limit_bytes", u.memlock_limit_bytes == UINT64_MAX ? nlohmann::json(nullptr)
+                                                                       : nlohmann::json(u.memlock_limit_bytes)},
+          {"memlock_needed_bytes", u.memlock_needed_bytes},
+          {"cap_ipc_lock", u.cap_ipc_lock},
+          {"message", u.message}};
+}
+
+nlohmann::json engine_choice_json(const EngineChoice& c, bool buffered) {
+  return {{"engine", c.engine},
+          {"reason", c.reason},
+          {"buffered", buffered},
+          {"fallback", c.fallback},
+          {"warning", c.warning}};
+}
+
+}  // namespace ioprobe

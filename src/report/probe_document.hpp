@@ -1,0 +1,24 @@
+// JSON sections of the `ioprobe probe` document (kind "probe"), built from plain values:
+//   target      target_json() (report/document.hpp)
+//   topology    {sysfs_root, nodes [{id, cpus, distances, memory_bytes}], online_cpus, allowed_cpus,
+//                allowed_cpu_count, pci [{address, kind, class, numa_node, vendor, device}],
+//                numactl {gpu: {binding_needed, command, reason, node}, target_device: {...}}}
+//   io_uring    {available, cause, errno, syscall, io_uring_disabled, memlock_limit_bytes (null = unlimited),
+//                memlock_needed_bytes, cap_ipc_lock, message}
+//   engine      {cold: {engine, reason, buffered, fallback, warning}, warm: {...}}
+//   cache       {ram_bytes, cgroup_memory_limit_bytes, cache_budget_bytes}
+// render_probe_text() (report/probe_text.hpp) turns the whole document into text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine_choice.hpp"
+#include "topology/numa.hpp"
+
+namespace ioprobe {
+
+nlohmann::json topology_json(const Topology& topo, int target_device_node);
+nlohmann::json io_uring_json(const UringAvailability& u);
+nlohmann::json engine_choice_json(const EngineChoice& c, bool buffered);
+
+}  // namespace ioprobe

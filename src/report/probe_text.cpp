@@ -1,0 +1,132 @@
+#include "report/probe_text.hpp"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+std::string str(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "unknown";
+  const auto& v = j[key];
+  if (v.is_string()) return v.get<std::string>().empty() ? "-" : v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  return v.dump();
+}
+
+std::string bytes(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return "unknown";
+  return format_bytes(j[key].get<uint64_t>());
+}
+
+void line(std::string& out, const std::string& key, const std::string& value) {
+  out += fmt::format("  {:<22} {}\n", key + ":", value);
+}
+
+void target_text(std::string& out, const nlohmann::json& t) {
+  out += "Target\n";
+  line(out, "path", str(t, "path"));
+  line(out, "filesystem", fmt::format("{} (statfs magic {}; mountinfo type {})", str(t, "fs_type"),
+                                      str(t, "fs_magic"), str(t, "mount_fstype")));
+  line(out, "mount", fmt::format("{} on {} ({})", str(t, "mount_source"), str(t, "mount_point"),
+                                 str(t, "mount_options")));
+  if (t.value("network", false)) line(out, "network filesystem", "yes");
+  if (t.value("memory_backed", false)) line(out, "memory backed", "yes (RAM, not a device)");
+  std::string chain;
+  for (const auto& l : t.value("device_chain", nlohmann::json::array())) {
+    if (!chain.empty()) chain += " -> ";
+    chain += l.value("name", "") + " (" + l.value("kind", "");
+    if (!l.value("detail", "").empty()) chain += ": " + l.value("detail", "");
+    chain += ")";
+  }
+  line(out, "device chain", chain.empty() ? "none (no block device)" : chain);
+  const auto& r = t.value("raid", nlohmann::json::object());
+  if (!r.value("kind", "").empty())
+    line(out, "RAID", fmt::format("{} {} over {} members{}", r.value("kind", ""), r.value("level", ""),
+                                  r.value("member_count", 0),
+                                  r.value("metadata_level", "").empty() ? ""
+                                                                         : " (metadata " + r.value("metadata_level", "") + ")"));
+  if (!t.value("device", "").empty()) {
+    line(out, "rotational", str(t, "rotational"));
+    line(out, "block size", fmt::format("logical {} B, physical {} B", str(t, "logical_block_bytes"),
+                                        str(t, "physical_block_bytes")));
+    line(out, "queue", fmt::format("nr_requests {}, scheduler {}", str(t, "nr_requests"), str(t, "scheduler")));
+    line(out, "model", fmt::format("{}{}", str(t, "device_model"), t.value("nvme", false) ? " (NVMe)" : ""));
+    int node = t.value("device_numa_node", -1);
+    line(out, "device NUMA node", node < 0 ? "none (-1)" : std::to_string(node));
+  }
+  std::string od = str(t, "o_direct");
+  if (od == "refused") od += " (" + str(t, "o_direct_errno") + ")";
+  if (od != "not probed") od += ", probed on " + str(t, "o_direct_probe_file");
+  line(out, "O_DIRECT", od);
+  line(out, "DIO alignment", t["dio_mem_align_bytes"].is_null()
+                                 ? std::string("not reported (statx STATX_DIOALIGN)")
+                                 : fmt::format("memory {} B, offset {} B", str(t, "dio_mem_align_bytes"),
+                                               str(t, "dio_offset_align_bytes")));
+  line(out, "free", fmt::format("{}, {} inodes", bytes(t, "free_bytes"),
+                                t.contains("free_inodes") ? format_count(t["free_inodes"].get<uint64_t>()) : "?"));
+}
+
+void topology_text(std::string& out, const nlohmann::json& topo) {
+  out += fmt::format("\nNUMA (sysfs {})\n", str(topo, "sysfs_root"));
+  for (const auto& n : topo.value("nodes", nlohmann::json::array())) {
+    std::string d;
+    for (const auto& x : n["distances"]) d += (d.empty() ? "" : " ") + x.dump();
+    line(out, fmt::format("node {}", n.value("id", 0)),
+         fmt::format("CPUs {}, distances [{}], memory {}", n.value("cpus", ""), d, bytes(n, "memory_bytes")));
+  }
+  line(out, "online CPUs", str(topo, "online_cpus"));
+  line(out, "allowed CPUs", fmt::format("{} ({} CPUs: sched_getaffinity and cpuset)", str(topo, "allowed_cpus"),
+                                        str(topo, "allowed_cpu_count")));
+  for (const auto& p : topo.value("pci", nlohmann::json::array()))
+    line(out, p.value("kind", "") + " " + p.value("address", ""),
+         fmt::format("class {}, {}:{}, numa_node {}", p.value("class", ""), p.value("vendor", ""),
+                     p.value("device", ""), p.value("numa_node", -1)));
+  const auto& adv = topo.value("numactl", nlohmann::json::object());
+  for (const char* k : {"gpu", "target_device"}) {
+    if (!adv.contains(k)) continue;
+    const auto& a = adv[k];
+    line(out, std::string("launch near ") + (std::string(k) == "gpu" ? "GPUs" : "target"),
+         a.value("binding_needed", false) ? a.value("command", "") + "  (" + a.value("reason", "") + ")"
+                                          : a.value("reason", ""));
+  }
+}
+
+}  // namespace
+
+std::string render_probe_text(const nlohmann::json& doc) {
+  std::string out;
+  if (doc.contains("target")) target_text(out, doc["target"]);
+  if (doc.contains("topology")) topology_text(out, doc["topology"]);
+  if (doc.contains("io_uring")) {
+    out += "\nio_uring\n";
+    line(out, "available", str(doc["io_uring"], "available"));
+    line(out, "detail", str(doc["io_uring"], "message"));
+  }
+  if (doc.contains("engine")) {
+    out += "\nEngine ioprobe would choose (--engine auto)\n";
+    for (const char* k : {"cold", "warm"}) {
+      if (!doc["engine"].contains(k)) continue;
+      const auto& e = doc["engine"][k];
+      line(out, std::string(k) + (e.value("buffered", true) ? " (buffered)" : " (O_DIRECT)"),
+           e.value("engine", "") + ": " + e.value("reason", ""));
+    }
+  }
+  if (doc.contains("cache")) {
+    const auto& c = doc["cache"];
+    out += "\nPage cache\n";
+    line(out, "cache budget", bytes(c, "cache_budget_bytes") + " (smaller of RAM and the cgroup memory limit)");
+  }
+  const auto& w = doc.value("warnings", nlohmann::json::array());
+  if (!w.empty()) {
+    out += "\nWarnings\n";
+    for (const auto& x : w) out += "  - " + x.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+}  // namespace ioprobe

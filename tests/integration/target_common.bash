@@ -1,0 +1,58 @@
+# Shared by tests/integration/target_*.sh (sourced; not a test itself: the glob takes *.sh only).
+# Each test creates its own target, registers cleanup steps with on_exit, and exits 77 to skip.
+set -u
+IOPROBE=${1:?usage: $0 path/to/ioprobe}
+WORK=$(mktemp -d /var/tmp/ioprobe-target.XXXXXX)
+CLEANUP=()
+on_exit() { CLEANUP=("$1" "${CLEANUP[@]}"); }   # run in reverse order of registration
+cleanup() {
+  local step
+  for step in "${CLEANUP[@]}"; do eval "$step" >/dev/null 2>&1 || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root ($*)"; }
+need_cmd() { local c; for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "'$c' not installed"; done; }
+
+# Writes N files of SIZE bytes of random data into DIR.
+make_files() {
+  local dir=$1 n=$2 size=$3 i
+  for ((i = 0; i < n; i++)); do head -c "$size" /dev/urandom >"$dir/f$i.bin" || fail "cannot write $dir/f$i.bin"; done
+}
+
+# Runs `ioprobe probe --dir DIR --json FILE` and prints the text report.
+probe() {
+  "$IOPROBE" probe --dir "$1" --json "$2" || fail "ioprobe probe --dir $1 exited $?"
+}
+
+# check_json FILE PYTHON: runs PYTHON with `t` = the document's target, `d` = the document,
+# and `o_direct_truth(path)` = what the kernel says about O_DIRECT on that file.
+check_json() {
+  python3 - "$1" "$2" <<'PY' || fail "JSON checks failed"
+import json, mmap, os, sys
+d = json.load(open(sys.argv[1]))
+t = d["target"]
+def o_direct_truth(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    except OSError:
+        return "refused"
+    try:
+        buf = mmap.mmap(-1, 4096)  # page-aligned
+        os.preadv(fd, [buf], 0)
+        return "accepted"
+    except OSError:
+        return "refused"
+    finally:
+        os.close(fd)
+def expect(cond, what):
+    if not cond:
+        print("check failed:", what, "\ntarget:", json.dumps(t, indent=1))
+        sys.exit(1)
+    print("ok:", what)
+exec(sys.argv[2])
+PY
+}
