@@ -24,6 +24,8 @@ struct RunConfig {
   LoaderConfig loader;          // engine/direct resolved later, at preflight
   std::string cache = "cold";   // "cold" | "warm"
   std::string engine_request = "auto";
+  std::string numa = "none";    // --numa none|local|interleave|node:N
+  bool drop_caches = false;     // --drop-caches
 
   // GPU side.
   std::string gpu = "h100";

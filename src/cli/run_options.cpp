@@ -49,7 +49,11 @@ po::options_description run_options_description() {
       ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit) [0]")
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
       ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
-      ("engine", str(), "auto | io_uring | psync [auto: psync on tmpfs and warm cache, else io_uring]");
+      ("engine", str(), "auto | io_uring | psync [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
+                        "network filesystems and buffered reads; psync with a warning when io_uring is refused]")
+      ("drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]")
+      ("numa", str(), "none | local (the target device's node) | interleave | node:N: bind workers and their "
+                      "buffers with libnuma [none]");
 
   po::options_description gpu("GPU side (the consumer spends each GPU's step time per batch)");
   gpu.add_options()
@@ -144,6 +148,9 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
                                  l.num_workers, static_cast<uint64_t>(l.ranks) * l.num_workers));
   c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"});
   c.engine_request = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
+  c.drop_caches = get_bool(vm, "drop-caches", false);
+  c.numa = get_string(vm, "numa", "none");
+  parse_placement(c.numa);  // validate now: a typo must not cost a dataset generation
 
   c.gpu = get_string(vm, "gpu", "h100");
   c.rate_family = get_choice(vm, "ingest-rate", "training", {"training", "emulation"});

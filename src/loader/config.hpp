@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "topology/numa.hpp"
+
 namespace ioprobe {
 
 struct LoaderConfig {
@@ -21,6 +23,9 @@ struct LoaderConfig {
   std::string engine = "io_uring"; // "io_uring" | "psync" (resolved, never "auto")
   bool direct = true;              // O_DIRECT
   bool evict_before_epoch = false; // buffered cold runs: posix_fadvise(DONTNEED) every file first
+  bool drop_caches = false;        // also write 3 to /proc/sys/vm/drop_caches before each epoch (root)
+  bool measure_residency = false;  // page-cache residency of (up to 1000 of) the files before each epoch
+  Placement placement;             // --numa, resolved (never Local here)
   double timeline_interval_s = 1.0;
 };
 

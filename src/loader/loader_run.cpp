@@ -19,6 +19,7 @@
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "engine/file_reader.hpp"
+#include "engine/page_cache.hpp"
 #include "loader/prefetch_queue.hpp"
 #include "loader/sampler.hpp"
 #include "topology/host.hpp"
@@ -63,6 +64,12 @@ struct Shared {
   std::vector<std::string> error_samples;
   std::unique_ptr<std::barrier<>> step_barrier;  // DDP: ranks step together
   LoaderProgress* progress = nullptr;
+  const Topology* topo = nullptr;
+  // Cache state before each epoch (rank 0 measures).
+  std::mutex cache_mu;
+  std::vector<double> resident;
+  std::string residency_method;
+  std::vector<std::string> cache_notes;
 };
 
 class RankLoader {
@@ -89,6 +96,7 @@ class RankLoader {
           }
           workers_[w].rank = rank_;
           workers_[w].worker = w;
+          if (sh_.topo) workers_[w].numa = bind_current_thread(cfg.placement, *sh_.topo).description;
           workers_[w].cpu_list = this_thread_cpus();
         },
         [&](int w, const BatchTask& t, const std::atomic<bool>& cancel) { return fetch(w, t, cancel); });
@@ -97,7 +105,7 @@ class RankLoader {
     for (uint32_t epoch = 0; epoch < cfg.epochs && !sh_.stop; ++epoch) {
       std::vector<uint64_t> order = sample_order(sh_.index.size(), cfg.shuffle, cfg.seed, epoch);
       order_ = cfg.ranks > 1 ? shard_for_rank(order, static_cast<uint32_t>(rank_), cfg.ranks) : std::move(order);
-      if (cfg.evict_before_epoch) evict(order_);
+      prepare_cache(epoch);
       std::vector<BatchTask> tasks;
       for (const BatchRange& b : cut_batches(order_.size(), cfg.batch_size, cfg.drop_last))
         tasks.push_back({0, b.begin, b.end});
@@ -157,12 +165,32 @@ class RankLoader {
     return sh_.stop;
   }
 
-  void evict(const std::vector<uint64_t>& order) {
-    for (uint64_t idx : order) {
-      int fd = openat(sh_.dirfd, sh_.index.path(idx), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-      close(fd);
+  // Before an epoch: drop caches (root, --drop-caches), evict this rank's files (cold runs
+  // without O_DIRECT), then measure how much of the data is resident (rank 0, buffered runs).
+  void prepare_cache(uint32_t epoch) {
+    const LoaderConfig& cfg = sh_.cfg;
+    if (cfg.drop_caches && rank_ == 0) {
+      DropCachesResult d = drop_caches();
+      if (!d.dropped && epoch == 0) {
+        std::lock_guard<std::mutex> g(sh_.cache_mu);
+        sh_.cache_notes.push_back(d.reason);
+      }
+    }
+    if (cfg.evict_before_epoch)
+      for (uint64_t idx : order_) {
+        int fd = openat(sh_.dirfd, sh_.index.path(idx), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        evict_fd(fd);
+        close(fd);
+      }
+    if (cfg.measure_residency && rank_ == 0) {
+      std::vector<std::string> paths;
+      const size_t n = order_.size(), step = std::max<size_t>(1, n / 1000);
+      for (size_t k = 0; k < n; k += step) paths.push_back(sh_.index.display_path(order_[k]));
+      DatasetResidency r = measure_residency(paths);
+      std::lock_guard<std::mutex> g(sh_.cache_mu);
+      sh_.resident.push_back(r.residency.fraction());
+      sh_.residency_method = r.residency.method;
     }
   }
 
@@ -226,10 +254,11 @@ double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_
 
 }  // namespace
 
-LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress) {
+LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo) {
   LoaderResult res;
   Shared sh{index, cfg};
   sh.progress = progress;
+  sh.topo = topo;
   if (!index.root().empty()) {
     sh.dirfd = open(index.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (sh.dirfd < 0) throw IoError(errno, "open directory", index.root());
@@ -278,6 +307,9 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
     res.open_latency.merge(w.open_latency);
   }
   res.error_samples = sh.error_samples;
+  res.epoch_resident_fraction = sh.resident;
+  res.residency_method = sh.residency_method;
+  res.cache_notes = sh.cache_notes;
   int kind = sh.stop_kind.load();
   res.partial = kind == 2;
   res.stop_reason = kind == 2 ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")

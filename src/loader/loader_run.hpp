@@ -26,7 +26,8 @@ struct WorkerStats {
   int64_t cpu_work_ns = 0;     // thread CPU time spent in the emulated per-sample work
   LatencyHistogram file_latency;  // open + read + close per file, ns
   LatencyHistogram open_latency;  // open (+ close) part, ns
-  std::string cpu_list;        // CPUs the worker thread was allowed on ("0-1")
+  std::string cpu_list;        // CPUs the worker thread was allowed on ("0-1"), after NUMA binding
+  std::string numa;            // what the binding did ("not bound: ...", "node 1: CPUs 2-3, ...")
 };
 
 /// What one rank's consumer (training loop) saw.
@@ -55,7 +56,9 @@ struct LoaderResult {
   LatencyHistogram file_latency;            // merged over all workers
   LatencyHistogram open_latency;
   double cpu_user_s = 0, cpu_sys_s = 0;     // getrusage(RUSAGE_SELF) during the run, all threads
-  std::vector<double> epoch_resident_fraction;  // page-cache residency before each epoch, -1 unknown
+  std::vector<double> epoch_resident_fraction;  // page-cache residency before each epoch (rank 0's files)
+  std::string residency_method;                 // "cachestat" | "mincore" | "" (not measured)
+  std::vector<std::string> cache_notes;         // drop_caches refusals and the like
 };
 
 /// Live counters a progress display may read while the run goes on.
@@ -67,6 +70,8 @@ struct LoaderProgress {
 /// Runs the loader over `index` (paths relative to index.root()). Never throws for per-file I/O
 /// errors (they are counted); throws Error when a worker's engine cannot be set up.
 /// `progress`, when given, is updated after every delivered batch.
-LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress = nullptr);
+/// `topo` (may be null) is used to bind each worker thread to cfg.placement.
+LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress = nullptr,
+                        const Topology* topo = nullptr);
 
 }  // namespace ioprobe

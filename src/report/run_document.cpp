@@ -24,7 +24,8 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
                        {"errors", w.errors},
                        {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
                        {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
-                       {"cpu_list", w.cpu_list}});
+                       {"cpu_list", w.cpu_list},
+                       {"numa", w.numa}});
   // Timeline: ranks merged interval by interval.
   Timeline merged(r.ranks.empty() ? 1.0 : r.ranks.front().timeline.interval_s());
   LatencyHistogram batch_wait;

@@ -1,5 +1,7 @@
 #include "report/run_text.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -38,7 +40,16 @@ std::string render_run_text(const nlohmann::json& doc) {
                                fmt::format("{}{}", dev, t.value("rotational", -1) == 1 ? " (rotational)" :
                                                         t.value("rotational", -1) == 0 ? " (solid state)" : ""));
   line("cache", fmt::format("{}: {}", t.value("cache", "?"), t.value("cache_detail", "")));
+  if (t.contains("epoch_resident_fraction") && !t["epoch_resident_fraction"].empty()) {
+    std::string res;
+    int e = 1;
+    for (const auto& f : t["epoch_resident_fraction"])
+      res += fmt::format("{}epoch {}: {:.0f}% ({})", res.empty() ? "" : ", ", e++, 100 * f.get<double>(),
+                         f.get<double>() >= 0.9 ? "warm" : f.get<double>() <= 0.1 ? "cold" : "mixed");
+    line("resident before", res + " [" + t.value("residency_method", "") + "]");
+  }
   line("engine", fmt::format("{} ({})", t.value("engine", "?"), t.value("engine_reason", "")));
+  if (t.contains("numa")) line("NUMA", fmt::format("{}{}", t.value("numa", ""), t.value("numa_reason", "").empty() ? "" : " (" + t.value("numa_reason", "") + ")"));
   line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.value("cpus_allowed", 0),
                            host.value("cpu_list", ""), host.value("cpus_online", 0),
                            format_bytes(host.value("memory_bytes", 0ULL)), host.value("kernel", "")));
@@ -72,6 +83,13 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("open+close part", lat_line(r.at("open_close_latency_us")));
   line("first batch", format_seconds(r.value("first_batch_s", 0.0)));
   line("consumer waited", fmt::format("{} for data over all ranks", format_seconds(r.value("consumer_wait_s", 0.0))));
+  if (r.contains("workers") && !r["workers"].empty()) {
+    std::map<std::string, int> sets;
+    for (const auto& w : r["workers"]) ++sets[w.value("cpu_list", "?")];
+    std::string txt;
+    for (const auto& [cpus, n] : sets) txt += fmt::format("{}{} worker(s) on CPUs {}", txt.empty() ? "" : "; ", n, cpus);
+    line("worker CPU sets", txt);
+  }
   const auto& cpu = r.at("cpu");
   line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", cpu.value("user_s", 0.0),
                                     cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));

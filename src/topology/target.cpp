@@ -198,10 +198,11 @@ std::string existing_probe_file(const std::string& path) {
   return found;
 }
 
-void probe_direct_io(const std::string& path, TargetInfo& t) {
+void probe_direct_io(const std::string& path, TargetInfo& t, bool allow_temp_file) {
   std::string file = existing_probe_file(path);
   std::string temp;
   if (file.empty()) {
+    if (!allow_temp_file) return;  // the user's data directory: never write there
     std::string tmpl = path + "/.ioprobe-odirect-XXXXXX";
     int fd = mkostemp(tmpl.data(), O_CLOEXEC);
     if (fd < 0) return;  // read-only and empty: o_direct stays -1 (not probed)
@@ -227,7 +228,7 @@ void probe_direct_io(const std::string& path, TargetInfo& t) {
 
 }  // namespace
 
-TargetInfo probe_target(const std::string& path) {
+TargetInfo probe_target(const std::string& path, bool allow_temp_file) {
   TargetInfo t;
   t.path = path;
   struct statfs sf {};
@@ -244,7 +245,7 @@ TargetInfo probe_target(const std::string& path) {
   t.memory_backed = t.fs_type == "tmpfs" || t.fs_type == "ramfs";
   t.network = is_network_fs(t.fs_type, t.mount_fstype);
   probe_devices(path, t);
-  probe_direct_io(path, t);
+  probe_direct_io(path, t, allow_temp_file);
 
   if (t.memory_backed)
     t.warnings.push_back(fmt::format("{} is {} (RAM): results measure memory copies, not a storage device",

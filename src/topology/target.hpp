@@ -60,8 +60,9 @@ struct TargetInfo {
 /// first regular file of at least 4 KiB found directly in `path` (or `path` itself when it is a
 /// file); when there is none it writes, reads and removes a 4 KiB temporary file
 /// ".ioprobe-odirect-XXXXXX" in `path`; when it cannot do either, o_direct stays -1.
+/// With allow_temp_file = false (a user's read-only dataset) nothing is ever written.
 /// Throws IoError when statfs fails.
-TargetInfo probe_target(const std::string& path);
+TargetInfo probe_target(const std::string& path, bool allow_temp_file = true);
 
 /// Name of a statfs magic number ("ext4" for EXT4_SUPER_MAGIC), "unknown(0x...)" otherwise.
 std::string fs_type_name(uint64_t magic);
