@@ -9,5 +9,6 @@ namespace ioprobe::cli {
 int cmd_run(const CommandContext& ctx);     // default: the DataLoader emulation + ingest report
 int cmd_gen(const CommandContext& ctx);     // generate (or verify) a synthetic dataset only
 int cmd_report(const CommandContext& ctx);  // re-render a saved result document
+int cmd_raw(const CommandContext& ctx);     // fio-like raw file / block device I/O (raw_command.cpp)
 
 }  // namespace ioprobe::cli
