@@ -40,7 +40,11 @@ EngineChoice choose_engine(const RawConfig& cfg, const TargetInfo& target, doubl
     return {"psync", fmt::format("auto: {:.0f} % of the region is in the page cache at queue depth 1; a cached "
                                  "read is one copy, pread has the least overhead", residency * 100)};
   }
-  return {"io_uring", "auto: data not cached, so io_uring keeps --iodepth requests in flight"};
+  if (pattern_is_write(cfg.rw))
+    return {"io_uring", "auto: buffered writes; io_uring keeps --iodepth requests in flight"};
+  return {"io_uring", fmt::format("auto: {} of the region in the page cache, so io_uring keeps --iodepth reads in "
+                                  "flight", residency < 0 ? std::string("unknown share") :
+                                  fmt::format("{:.0f} %", residency * 100))};
 }
 
 namespace {
