@@ -5,36 +5,58 @@
 
 namespace ioprobe {
 
-uint64_t LatencyHistogram::bucket_lower(unsigned index) {
-  unsigned group = index >> kSubBits;
-  uint64_t sub = index & (kSubBuckets - 1);
-  if (group == 0) return sub;
-  return (kSubBuckets + sub) << (group - 1);
+// Values below kSub are stored exactly (group 0). Above, group g = highest bit - kSubBits + 1
+// and the sub-bucket is the kSubBits bits below the highest bit.
+int LatencyHistogram::bucket_of(uint64_t v) {
+  if (v < static_cast<uint64_t>(kSub)) return static_cast<int>(v);
+  int hb = 63 - __builtin_clzll(v);
+  int group = hb - kSubBits + 1;
+  int sub = static_cast<int>((v >> (hb - kSubBits)) & (kSub - 1));
+  return group * kSub + sub;
 }
 
-uint64_t LatencyHistogram::bucket_width(unsigned index) {
-  unsigned group = index >> kSubBits;
-  return group == 0 ? 1 : uint64_t{1} << (group - 1);
+uint64_t LatencyHistogram::bucket_lower(int b) {
+  int group = b / kSub, sub = b % kSub;
+  if (group == 0) return static_cast<uint64_t>(sub);
+  int hb = group + kSubBits - 1;
+  return (1ULL << hb) | (static_cast<uint64_t>(sub) << (hb - kSubBits));
 }
 
-void LatencyHistogram::merge(const LatencyHistogram& other) {
-  for (unsigned i = 0; i < kBuckets; ++i) buckets_[i] += other.buckets_[i];
-  count_ += other.count_;
-  sum_ += other.sum_;
-  min_ = std::min(min_, other.min_);
-  max_ = std::max(max_, other.max_);
+uint64_t LatencyHistogram::bucket_upper(int b) {
+  int group = b / kSub;
+  if (group == 0) return bucket_lower(b);
+  int hb = group + kSubBits - 1;
+  return bucket_lower(b) + (1ULL << (hb - kSubBits)) - 1;
+}
+
+void LatencyHistogram::record(uint64_t ns) {
+  ++counts_[static_cast<size_t>(bucket_of(ns))];
+  ++count_;
+  sum_ += ns;
+  min_ = std::min(min_, ns);
+  max_ = std::max(max_, ns);
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& o) {
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += o.counts_[i];
+  count_ += o.count_;
+  sum_ += o.sum_;
+  min_ = std::min(min_, o.min_);
+  max_ = std::max(max_, o.max_);
 }
 
 uint64_t LatencyHistogram::percentile(double p) const {
   if (count_ == 0) return 0;
   p = std::clamp(p, 0.0, 100.0);
-  auto rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
+  // Rank of the value (1-based, nearest-rank definition).
+  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
   rank = std::clamp<uint64_t>(rank, 1, count_);
   uint64_t seen = 0;
-  for (unsigned i = 0; i < kBuckets; ++i) {
-    seen += buckets_[i];
+  for (int b = 0; b < kBuckets; ++b) {
+    seen += counts_[static_cast<size_t>(b)];
     if (seen >= rank) {
-      uint64_t mid = bucket_lower(i) + (bucket_width(i) - 1) / 2;
+      uint64_t lo = bucket_lower(b), hi = bucket_upper(b);
+      uint64_t mid = lo + (hi - lo) / 2;
       return std::clamp(mid, min_, max_);
     }
   }

@@ -21,18 +21,20 @@ uint64_t reference_percentile(const std::vector<uint64_t>& sorted, double p) {
 TEST_CASE("histogram: buckets tile the value range with relative width <= 1/64", "[histogram]") {
   for (uint64_t v : std::initializer_list<uint64_t>{0ULL, 1ULL, 63ULL, 64ULL, 65ULL, 127ULL, 128ULL, 129ULL, 1000ULL, 123456789ULL,
                      (1ULL << 40) + 12345, UINT64_MAX}) {
-    unsigned i = LatencyHistogram::bucket_index(v);
+    int i = LatencyHistogram::bucket_of(v);
+    REQUIRE(i >= 0);
     REQUIRE(i < LatencyHistogram::kBuckets);
     uint64_t lo = LatencyHistogram::bucket_lower(i);
-    uint64_t w = LatencyHistogram::bucket_width(i);
+    uint64_t w = LatencyHistogram::bucket_upper(i) - lo + 1;
     CHECK(lo <= v);
     CHECK(v - lo < w);
     CHECK(w * 64 <= std::max<uint64_t>(v, 64));
   }
-  // Consecutive buckets are contiguous: each ends where the next starts.
-  for (unsigned i = 0; i + 1 < LatencyHistogram::kBuckets; ++i)
-    REQUIRE(LatencyHistogram::bucket_lower(i) + LatencyHistogram::bucket_width(i) == LatencyHistogram::bucket_lower(i + 1));
-  CHECK(LatencyHistogram::bucket_index(UINT64_MAX) == LatencyHistogram::kBuckets - 1);
+  // Consecutive buckets are contiguous up to the one holding UINT64_MAX: each ends where the next starts.
+  const int last = LatencyHistogram::bucket_of(UINT64_MAX);
+  for (int i = 0; i < last; ++i)
+    REQUIRE(LatencyHistogram::bucket_upper(i) + 1 == LatencyHistogram::bucket_lower(i + 1));
+  CHECK(LatencyHistogram::bucket_upper(last) == UINT64_MAX);
 }
 
 TEST_CASE("histogram: percentiles match a sorted reference to the bucket", "[histogram]") {
@@ -57,7 +59,7 @@ TEST_CASE("histogram: percentiles match a sorted reference to the bucket", "[his
     uint64_t got = h.percentile(p);
     INFO("p" << p << " ref " << ref << " got " << got);
     // Same bucket as the true order statistic, so within the bucket width (<= ref/64).
-    CHECK(LatencyHistogram::bucket_index(got) == LatencyHistogram::bucket_index(ref));
+    CHECK(LatencyHistogram::bucket_of(got) == LatencyHistogram::bucket_of(ref));
     CHECK(static_cast<double>(got > ref ? got - ref : ref - got) <= static_cast<double>(ref) / 64.0 + 1.0);
   }
   CHECK(h.percentile(100.0) == values.back());

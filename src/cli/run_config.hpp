@@ -1,0 +1,48 @@
+// The validated configuration of `ioprobe run` / `ioprobe gen`: built once from the command line
+// and the preset INI, then each part receives only its slice.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "dataset/spec.hpp"
+#include "ingest/analysis.hpp"
+#include "loader/config.hpp"
+
+namespace ioprobe::cli {
+
+struct RunConfig {
+  // Dataset: generated (spec + dir) or the user's own (data_dir / file_list).
+  DatasetSpec spec;
+  std::string dir;              // generated dataset location
+  bool dir_is_default = false;
+  std::string data_dir;         // --data
+  std::string file_list;        // --file-list
+  bool follow_symlinks = false;
+
+  LoaderConfig loader;          // engine/direct resolved later, at preflight
+  std::string cache = "cold";   // "cold" | "warm"
+  std::string engine_request = "auto";
+
+  // GPU side.
+  std::string gpu = "h100";
+  std::string rate_family = "training";  // "training" | "emulation"
+  double user_samples_per_s = 0;         // --gpu-samples-per-s (0: from catalog)
+  double user_step_time_s = -1;          // --step-time (-1: from the rate)
+  double sample_bytes = 0;               // --sample-bytes (0: measured mean)
+  double au_target = 0.9;
+
+  std::string json_path;
+  bool quiet = false;
+};
+
+/// The option table shared by the command line and workload INI files.
+po::options_description run_options_description();
+
+/// Parses args (and the preset named by --dataset) into a RunConfig. `for_gen` relaxes the
+/// options that only a run uses. Throws UsageError with a clear message for any bad value.
+/// Returns false when --help was printed.
+bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& out);
+
+}  // namespace ioprobe::cli

@@ -1,0 +1,166 @@
+#include <unistd.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/run_config.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace ioprobe::cli {
+
+namespace {
+po::typed_value<std::string>* str() { return po::value<std::string>(); }
+po::typed_value<std::string>* flag() { return po::value<std::string>()->implicit_value("true"); }
+}  // namespace
+
+po::options_description run_options_description() {
+  po::options_description dataset("Dataset (a generated preset, or your own files)");
+  dataset.add_options()
+      ("dataset", str(), "preset name (workloads/NAME.ini) or path to an .ini file [imagenet-like]")
+      ("dir", str(), "where the generated dataset lives [./ioprobe-data/PRESET-FILES]; created if missing; "
+                     "ioprobe never writes into a non-empty directory it did not create")
+      ("files", str(), "number of files to generate [preset's; imagenet-like: 50,000 = 5.7 GB, chosen so "
+                       "generate + read take about a minute on a laptop SSD; 1281167 = full ImageNet-1k]")
+      ("dirs", str(), "class folders to spread the files over [preset's]")
+      ("file-size", str(), "mean file size, e.g. 114660, 110KB, 2MiB [preset's]")
+      ("file-size-stdev", str(), "standard deviation of the file size [preset's]")
+      ("file-size-min", str(), "smallest file size drawn [0]")
+      ("file-size-max", str(), "largest file size drawn [16 x mean]")
+      ("file-size-dist", str(), "fixed | normal | lognormal [preset's]")
+      ("seed", str(), "seed of the sizes and of the sampler's permutations [0]")
+      ("data", str(), "read your own files under DIR instead (read-only; tree walked without a stat per file)")
+      ("file-list", str(), "read the files named in FILE instead, one path per line")
+      ("follow-symlinks", flag(), "with --data, descend into symlinked directories (loops are detected) [false]")
+      ("model", str(), "model trained on the dataset, a catalog key: resnet50, unet3d, cosmoflow, bert [preset's]")
+      ("description", str(), "one-line description (preset files)")
+      ("full-files", str(), "file count of the real dataset the preset imitates (preset files)");
+
+  po::options_description loader("DataLoader emulation (PyTorch map-style semantics)");
+  loader.add_options()
+      ("workers", str(), "num_workers: worker threads per GPU rank, each reading one file at a time [8]")
+      ("batch-size", str(), "samples per batch [preset's, else 256]")
+      ("prefetch-factor", str(), "batches outstanding per worker (PyTorch default 2) [2]")
+      ("shuffle", flag(), "fresh seeded permutation each epoch (RandomSampler) [true]")
+      ("no-shuffle", flag(), "read in index order (SequentialSampler)")
+      ("drop-last", flag(), "drop the last incomplete batch [false]")
+      ("epochs", str(), "passes over the dataset [1]")
+      ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit) [0]")
+      ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
+      ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
+      ("engine", str(), "auto | io_uring | psync [auto: psync on tmpfs and warm cache, else io_uring]");
+
+  po::options_description gpu("GPU side (the consumer spends each GPU's step time per batch)");
+  gpu.add_options()
+      ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 l40s rtx4090 [h100]")
+      ("gpus", str(), "GPU ranks on this host, each with its own loader of --workers workers (DDP) [1]")
+      ("ingest-rate", str(), "training: best published training rate (MLPerf Training); emulation: MLPerf Storage "
+                             "(DLIO) rate [training]")
+      ("gpu-samples-per-s", str(), "your own per-GPU rate instead of the catalog's")
+      ("step-time", str(), "GPU compute time per batch instead of the rate, e.g. 0.224s")
+      ("sample-bytes", str(), "bytes per sample for the bytes/s demand [the dataset's measured mean]")
+      ("au-target", str(), "accelerator utilization a GPU counts as fed at, percent (MLPerf Storage: 90) [90]");
+
+  po::options_description output("Output");
+  output.add_options()
+      ("json", str(), "write the result document (JSON) to FILE")
+      ("quiet", flag(), "no progress lines")
+      ("help,h", "this help");
+
+  po::options_description all;
+  all.add(dataset).add(loader).add(gpu).add(output);
+  return all;
+}
+
+bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
+  po::options_description desc = run_options_description();
+  po::variables_map vm = parse_command_line(ctx.args, desc, for_gen ? "gen" : "run");
+  if (vm.count("help")) {
+    std::cout << "usage: ioprobe " << (for_gen ? "gen" : "[run]") << " [OPTIONS]\n\n"
+              << (for_gen ? "Generates the synthetic dataset (or checks an existing one) and exits.\n"
+                          : "Reads a dataset the way PyTorch DataLoader workers do, consumes the batches at the\n"
+                            "chosen GPUs' rate, and reports samples/s, MB/s, latency, AU and the bottleneck.\n")
+              << "Options also work as 'name = value' lines in workload INI files (command line wins).\n"
+              << desc << "\nUnits: sizes take B, KB/MB/GB (10^3) or KiB/MiB/GiB (2^10; 4k = 4KiB as in fio);\n"
+              << "rates print MB/s (10^6 B/s) and MiB/s (2^20 B/s).\n"
+              << "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
+    return false;
+  }
+  const bool own_data = vm.count("data") || vm.count("file-list");
+  if (vm.count("data") && vm.count("file-list"))
+    throw UsageError("--data and --file-list both given; choose one");
+  if (own_data && for_gen) throw UsageError("gen makes a synthetic dataset; --data/--file-list are for 'ioprobe run'");
+
+  std::string preset = get_string(vm, "dataset", "imagenet-like");
+  std::string preset_file = find_workload_file(preset);
+  load_ini(preset_file, desc, vm);
+  po::notify(vm);
+
+  DatasetSpec& s = c.spec;
+  s.preset = own_data ? "none" : preset;
+  if (auto slash = s.preset.rfind('/'); slash != std::string::npos) s.preset = s.preset.substr(slash + 1);
+  if (s.preset.size() > 4 && s.preset.substr(s.preset.size() - 4) == ".ini") s.preset.resize(s.preset.size() - 4);
+  s.description = get_string(vm, "description");
+  s.model = get_string(vm, "model", "resnet50");
+  s.full_files = get_count(vm, "full-files", 0, 0, UINT64_MAX);
+  s.files = get_count(vm, "files", 1000, 1, 100000000);
+  s.dirs = get_count(vm, "dirs", 1, 1, 1000000);
+  s.size_mean = get_size(vm, "file-size", 114660, 0, 64ULL << 30);
+  s.size_stdev = get_size(vm, "file-size-stdev", 0, 0, 64ULL << 30);
+  s.size_min = get_size(vm, "file-size-min", 0, 0, 64ULL << 30);
+  s.size_max = get_size(vm, "file-size-max", std::max<uint64_t>(s.size_mean * 16, 4096), 0, 64ULL << 30);
+  if (s.size_min > s.size_max)
+    throw UsageError(fmt::format("--file-size-min ({}) is larger than --file-size-max ({})", s.size_min, s.size_max));
+  s.dist = parse_size_dist(get_string(vm, "file-size-dist", "fixed"));
+  s.seed = get_count(vm, "seed", 0, 0, UINT64_MAX);
+  if (s.dist == SizeDist::kFixed) s.size_stdev = 0;
+
+  if (vm.count("dir")) {
+    c.dir = get_string(vm, "dir");
+    if (c.dir.empty()) throw UsageError("--dir: empty path; give a directory");
+  } else {
+    c.dir = fmt::format("ioprobe-data/{}-{}", s.preset, s.files);
+    c.dir_is_default = true;
+  }
+  c.data_dir = get_string(vm, "data");
+  c.file_list = get_string(vm, "file-list");
+  if (vm.count("data") && c.data_dir.empty()) throw UsageError("--data: empty path; give a directory");
+  c.follow_symlinks = get_bool(vm, "follow-symlinks", false);
+
+  LoaderConfig& l = c.loader;
+  l.num_workers = static_cast<uint32_t>(get_count(vm, "workers", 8, 1, 4096));
+  l.batch_size = static_cast<uint32_t>(get_count(vm, "batch-size", 256, 1, 1u << 24));
+  l.prefetch_factor = static_cast<uint32_t>(get_count(vm, "prefetch-factor", 2, 1, 1024));
+  l.shuffle = get_bool(vm, "shuffle", true) && !get_bool(vm, "no-shuffle", false);
+  l.drop_last = get_bool(vm, "drop-last", false);
+  l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", 1, 1, 1000000));
+  l.duration_s = get_duration(vm, "duration", 0);
+  l.cpu_per_sample_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
+  l.seed = s.seed;
+  l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));
+  if (static_cast<uint64_t>(l.ranks) * l.num_workers > 16384)
+    throw UsageError(fmt::format("--gpus {} x --workers {} = {} worker threads; keep it at most 16384", l.ranks,
+                                 l.num_workers, static_cast<uint64_t>(l.ranks) * l.num_workers));
+  c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"});
+  c.engine_request = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
+
+  c.gpu = get_string(vm, "gpu", "h100");
+  c.rate_family = get_choice(vm, "ingest-rate", "training", {"training", "emulation"});
+  c.user_samples_per_s = get_double(vm, "gpu-samples-per-s", 0, 1e-6, 1e12);
+  if (vm.count("step-time")) {
+    c.user_step_time_s = get_duration(vm, "step-time", 0);
+    if (c.user_step_time_s <= 0) throw UsageError("--step-time: must be greater than 0");
+  }
+  if (vm.count("gpu-samples-per-s") && vm.count("step-time"))
+    throw UsageError("--gpu-samples-per-s and --step-time both set the GPU's rate; give one");
+  c.sample_bytes = static_cast<double>(get_size(vm, "sample-bytes", 0, 1, 1ULL << 40));
+  c.au_target = get_double(vm, "au-target", 90, 1, 100) / 100.0;
+
+  c.json_path = get_string(vm, "json");
+  if (vm.count("json") && c.json_path.empty()) throw UsageError("--json: empty path; give a file name");
+  c.quiet = get_bool(vm, "quiet", false) || !isatty(STDERR_FILENO);
+  return true;
+}
+
+}  // namespace ioprobe::cli

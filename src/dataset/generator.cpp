@@ -1,0 +1,260 @@
+#include "dataset/generator.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+#include "dataset/manifest.hpp"
+
+namespace ioprobe {
+
+void fill_pseudorandom(char* buf, size_t len, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    x += 0x9E3779B97F4A7C15ULL;  // splitmix64
+    uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    std::memcpy(buf + i, &z, 8);
+  }
+  for (; i < len; ++i) buf[i] = static_cast<char>(x >> (8 * (i % 8)));
+}
+
+namespace {
+
+enum class DirState { kMissing, kEmpty, kOurs, kForeign, kNotADirectory };
+
+DirState inspect_dir(const std::string& dir) {
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT) return DirState::kMissing;
+    throw IoError(errno, "stat", dir, "check the path and its permissions");
+  }
+  if (!S_ISDIR(st.st_mode)) return DirState::kNotADirectory;
+  struct stat mst {};
+  if (stat((dir + "/" + kManifestName).c_str(), &mst) == 0) return DirState::kOurs;
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw IoError(errno, "open directory", dir, "check its permissions");
+  bool empty = true;
+  while (dirent* e = readdir(d))
+    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) {
+      empty = false;
+      break;
+    }
+  closedir(d);
+  return empty ? DirState::kEmpty : DirState::kForeign;
+}
+
+void make_dir(const std::string& dir, bool parents) {
+  if (parents) {
+    for (size_t p = dir.find('/', 1); p != std::string::npos; p = dir.find('/', p + 1)) {
+      std::string part = dir.substr(0, p);
+      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) throw IoError(errno, "mkdir", part);
+    }
+  }
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    int e = errno;
+    if (e == ENOENT)
+      throw UsageError(fmt::format("--dir '{}': the parent directory does not exist; create it first or choose "
+                                   "another --dir", escape_bytes(dir)));
+    if (e == EACCES || e == EROFS || e == EPERM)
+      throw UsageError(fmt::format("--dir '{}': cannot create it: {}; choose a writable --dir", escape_bytes(dir),
+                                   errno_text(e)));
+    throw IoError(e, "mkdir", dir);
+  }
+}
+
+// Removes only the files named in our own file list, then the class folders they emptied.
+void remove_listed_files(const std::string& dir, const FileIndex& old) {
+  std::set<std::string> folders;
+  for (size_t i = 0; i < old.size(); ++i) {
+    std::string p = dir + "/" + old.path(i);
+    if (unlink(p.c_str()) != 0 && errno != ENOENT) throw IoError(errno, "remove", p);
+    std::string rel = old.path(i);
+    if (auto slash = rel.rfind('/'); slash != std::string::npos) folders.insert(dir + "/" + rel.substr(0, slash));
+  }
+  for (auto it = folders.rbegin(); it != folders.rend(); ++it) rmdir(it->c_str());  // fails harmlessly if not empty
+}
+
+void check_space(const std::string& dir, uint64_t need_bytes, uint64_t need_inodes) {
+  struct statvfs sv {};
+  if (statvfs(dir.c_str(), &sv) != 0) return;
+  uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  uint64_t free_inodes = sv.f_favail;
+  if (free_bytes < need_bytes)
+    throw Error(fmt::format("not enough space in '{}' for the dataset: need {}, available {}; use --files N for a "
+                            "smaller set or another --dir",
+                            escape_bytes(dir), format_bytes(need_bytes), format_bytes(free_bytes)),
+                kExitFailure);
+  if (sv.f_files > 0 && free_inodes < need_inodes)
+    throw Error(fmt::format("not enough inodes in '{}' for the dataset: need {}, available {}; use --files N or "
+                            "another --dir",
+                            escape_bytes(dir), format_count(need_inodes), format_count(free_inodes)),
+                kExitFailure);
+}
+
+class Progress {
+ public:
+  Progress(bool enabled, uint64_t total_files) : enabled_(enabled && isatty(STDERR_FILENO)), total_(total_files) {}
+  void update(uint64_t files, uint64_t bytes, int64_t start_ns) {
+    if (!enabled_) return;
+    int64_t now = now_ns();
+    std::lock_guard<std::mutex> g(mu_);
+    if (now - last_ns_ < 250000000 && files != total_) return;
+    last_ns_ = now;
+    double s = static_cast<double>(now - start_ns) / 1e9;
+    fmt::print(stderr, "\rgenerating: {}/{} files, {}, {}   ", format_count(files), format_count(total_),
+               format_bytes(bytes), format_rate(s > 0 ? static_cast<double>(bytes) / s : 0));
+  }
+  void done() {
+    if (enabled_) fmt::print(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+  uint64_t total_;
+  int64_t last_ns_ = 0;
+  std::mutex mu_;
+};
+
+void write_one(const std::string& path, uint64_t size, uint64_t seed, std::vector<char>& buf) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
+  if (buf.size() < size) buf.resize(size);
+  fill_pseudorandom(buf.data(), size, seed);
+  size_t off = 0;
+  while (off < size) {
+    ssize_t n = write(fd, buf.data() + off, size - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      throw IoError(e, "write", path, e == ENOSPC ? "the filesystem is full" : "");
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) throw IoError(errno, "close", path);
+}
+
+}  // namespace
+
+DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
+  DatasetOutcome out;
+  nlohmann::json identity = spec_identity(spec);
+  DirState state = inspect_dir(dir);
+  if (state == DirState::kNotADirectory)
+    throw UsageError(fmt::format("--dir '{}' is a file, not a directory; choose a directory path", escape_bytes(dir)));
+  if (state == DirState::kForeign)
+    throw UsageError(fmt::format("--dir '{}' is not empty and was not created by ioprobe (no {}); ioprobe never "
+                                 "writes into such a directory: choose an empty or new --dir, or use --data '{}' "
+                                 "to read the files there as they are",
+                                 escape_bytes(dir), kManifestName, escape_bytes(dir)));
+  if (state == DirState::kOurs) {
+    Manifest m = *read_manifest(dir);
+    if (m.complete && m.spec == identity) {
+      out.index = read_file_list(dir, m.list_xxh64);
+      out.action = "reused";
+      out.bytes = m.bytes;
+      return out;
+    }
+    FileIndex old = read_file_list(dir, m.list_xxh64);
+    out.action = m.spec == identity ? "regenerated (previous generation incomplete)" : "regenerated (spec changed)";
+    remove_listed_files(dir, old);
+  } else {
+    if (state == DirState::kMissing) make_dir(dir, opts.create_parents);
+    out.action = "generated";
+  }
+
+  std::vector<uint64_t> sizes = draw_file_sizes(spec);
+  FileIndex index(dir);
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < spec.files; ++i) {
+    index.add(generated_file_path(spec, i), static_cast<int64_t>(sizes[i]));
+    total += sizes[i];
+  }
+  // Each file takes at least its size rounded up to 4 KiB; keep 1% and 64 MiB of headroom.
+  uint64_t need = 0;
+  for (uint64_t s : sizes) need += (s + 4095) / 4096 * 4096;
+  check_space(dir, need + need / 100 + (64ULL << 20), spec.files + spec.dirs + 16);
+
+  Manifest m;
+  m.complete = false;
+  m.spec = identity;
+  m.files = spec.files;
+  m.bytes = total;
+  m.list_xxh64 = write_file_list(dir, index);
+  write_manifest(dir, m);  // from here on the directory is marked as ours, incomplete
+
+  for (uint64_t c = 0; c < std::min<uint64_t>(spec.dirs, spec.files); ++c) {
+    std::string sub = dir + "/" + fmt::format("c{:04d}", c);
+    if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) throw IoError(errno, "mkdir", sub);
+  }
+
+  const int64_t start = now_ns();
+  std::atomic<uint64_t> next{0}, done_files{0}, done_bytes{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  Progress progress(opts.progress, spec.files);
+  auto writer = [&] {
+    std::vector<char> buf;
+    try {
+      for (;;) {
+        if (failed.load() || interrupted()) return;
+        uint64_t i = next.fetch_add(1);
+        if (i >= spec.files) return;
+        write_one(dir + "/" + index.path(i), sizes[i], spec.seed ^ (i * 0x100000001B3ULL), buf);
+        done_bytes += sizes[i];
+        progress.update(done_files.fetch_add(1) + 1, done_bytes.load(), start);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> g(error_mu);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, opts.threads); ++t) threads.emplace_back(writer);
+  for (auto& t : threads) t.join();
+  progress.done();
+  if (error) std::rethrow_exception(error);
+  if (interrupted()) {
+    out.interrupted = true;
+    out.index = std::move(index);
+    out.generate_s = static_cast<double>(now_ns() - start) / 1e9;
+    return out;  // manifest stays "complete": false
+  }
+  // Data must be on the device before a cold (O_DIRECT) run measures it.
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    syncfs(dfd);
+    close(dfd);
+  }
+  m.complete = true;
+  write_manifest(dir, m);
+  out.generate_s = static_cast<double>(now_ns() - start) / 1e9;
+  out.index = std::move(index);
+  out.bytes = total;
+  return out;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,40 @@
+// Generates a synthetic dataset on disk, or reuses one whose manifest matches.
+//
+// Safety rules: ioprobe writes only into a directory that is absent, empty, or holds an ioprobe
+// manifest; it refuses any other non-empty directory. It removes only files listed in its own
+// manifest. An interrupted generation leaves "complete": false, and the next run regenerates.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "dataset/file_index.hpp"
+#include "dataset/spec.hpp"
+
+namespace ioprobe {
+
+struct GenerateOptions {
+  int threads = 2;              // writer threads
+  bool progress = true;         // progress line on stderr (only when stderr is a terminal)
+  bool create_parents = false;  // mkdir -p the directory's parents (the default --dir)
+};
+
+/// What ensure_dataset() found or did.
+struct DatasetOutcome {
+  FileIndex index;
+  std::string action;          // "reused", "generated", "regenerated (incomplete)", "regenerated (spec changed)"
+  double generate_s = 0;       // seconds spent writing, 0 when reused
+  uint64_t bytes = 0;          // total bytes of the dataset
+  bool interrupted = false;    // generation stopped by SIGINT/SIGTERM (dataset left incomplete)
+};
+
+/// Makes `dir` hold the dataset `spec` describes. Throws UsageError when `dir` is a file, is a
+/// non-empty directory ioprobe did not create, or its parent is missing; IoError on write
+/// failures; Error (exit 1) when the filesystem lacks the space or inodes (numbers given).
+DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts);
+
+/// Fills `buf` with pseudo-random bytes from `seed` (incompressible, like JPEG data).
+void fill_pseudorandom(char* buf, size_t len, uint64_t seed);
+
+}  // namespace ioprobe

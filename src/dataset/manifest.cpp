@@ -1,0 +1,128 @@
+#include "dataset/manifest.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+void write_atomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".ioprobe-tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(errno, "create", tmp, "check that the dataset directory is writable");
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      throw IoError(e, "write", tmp, e == ENOSPC ? "the filesystem is full" : "");
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0) {
+    int e = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    throw IoError(e, "fsync", tmp);
+  }
+  close(fd);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    throw IoError(e, "rename", tmp);
+  }
+}
+
+std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
+
+}  // namespace
+
+std::optional<Manifest> read_manifest(const std::string& dir) {
+  std::string path = dir + "/" + kManifestName;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    if (j.value("schema", "") != kManifestSchema) throw std::runtime_error("unknown schema");
+    Manifest m;
+    m.complete = j.at("complete").get<bool>();
+    m.spec = j.at("spec");
+    m.files = j.at("files").get<uint64_t>();
+    m.bytes = j.at("bytes").get<uint64_t>();
+    m.list_xxh64 = j.at("list_xxh64").get<std::string>();
+    return m;
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("'{}' is not a valid ioprobe dataset manifest ({}); remove the directory's "
+                                 "manifest or choose another --dir",
+                                 escape_bytes(path), e.what()));
+  }
+}
+
+void write_manifest(const std::string& dir, const Manifest& m) {
+  nlohmann::json j = {{"schema", kManifestSchema}, {"created_by", std::string("ioprobe ") + IOPROBE_VERSION},
+                      {"complete", m.complete},    {"spec", m.spec},
+                      {"files", m.files},          {"bytes", m.bytes},
+                      {"list", kFileListName},     {"list_xxh64", m.list_xxh64}};
+  write_atomically(dir + "/" + kManifestName, j.dump(2) + "\n");
+}
+
+std::string write_file_list(const std::string& dir, const FileIndex& index) {
+  std::string text;
+  text.reserve(index.size() * 28);
+  for (size_t i = 0; i < index.size(); ++i) {
+    text += std::to_string(index.file_size(i));
+    text += '\t';
+    text += index.path(i);
+    text += '\n';
+  }
+  write_atomically(dir + "/" + kFileListName, text);
+  return hex64(XXH64(text.data(), text.size(), 0));
+}
+
+FileIndex read_file_list(const std::string& dir, const std::string& expected) {
+  std::string path = dir + "/" + kFileListName;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("dataset file list '{}' is missing: {}; the dataset will be regenerated "
+                                        "if you remove its manifest", escape_bytes(path), errno_text(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (!expected.empty() && hex64(XXH64(text.data(), text.size(), 0)) != expected)
+    throw UsageError(fmt::format("dataset file list '{}' does not match its manifest (changed after generation); "
+                                 "remove the dataset with its manifest or choose another --dir", escape_bytes(path)));
+  FileIndex index(dir);
+  size_t pos = 0, lineno = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string_view line(text.data() + pos, nl - pos);
+    ++lineno;
+    size_t tab = line.find('\t');
+    int64_t size = 0;
+    auto r = tab == std::string_view::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
+                                           : std::from_chars(line.data(), line.data() + tab, size);
+    std::string_view rel = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
+    if (r.ec != std::errc() || size < 0 || rel.empty() || rel.front() == '/' || rel.find("..") != std::string_view::npos)
+      throw UsageError(fmt::format("dataset file list '{}' line {} is malformed", escape_bytes(path), lineno));
+    index.add(rel, size);
+    pos = nl + 1;
+  }
+  return index;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,50 @@
+// Whole-file reads the way a DataLoader worker does them: open, read the whole file, close,
+// one file at a time (queue depth 1 per worker, see shared/reference/dataloader.md).
+//
+// Two implementations:
+//  - "io_uring": one ring per worker; open, read and close of a file are submitted as one linked
+//    chain (openat into a registered file slot, read through the fixed file, close), so a small
+//    file costs one io_uring_enter. Larger files continue with further reads of `chunk_bytes`.
+//  - "psync": openat(2), pread(2) in a loop, close(2).
+// With `direct`, files are opened O_DIRECT and read into 4 KiB-aligned buffers with lengths
+// rounded up to 4 KiB; the short read at end of file gives the exact size, so any size works,
+// 0-byte files included.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace ioprobe {
+
+/// Outcome of one file read. Times are nanoseconds of wall time.
+struct FileReadResult {
+  int64_t bytes = 0;   // bytes delivered (the file's size when err == 0)
+  int err = 0;         // 0, or a positive errno of the first failing step
+  const char* failed_op = "";  // "open", "read" or "close" when err != 0
+  int64_t open_ns = 0;   // submit to open completion (io_uring: approximate within the linked chain)
+  int64_t read_ns = 0;   // open completion to last read completion
+  int64_t close_ns = 0;  // last read completion to close completion
+  int64_t total_ns = 0;  // the whole open + read + close, exact
+};
+
+struct FileReaderOptions {
+  bool direct = false;                 // O_DIRECT
+  uint64_t chunk_bytes = 8ULL << 20;   // largest single read request, bytes (multiple of 4 KiB)
+};
+
+/// One worker's reader. Not thread-safe: each worker owns one.
+class FileReader {
+ public:
+  virtual ~FileReader() = default;
+  virtual const char* engine_name() const = 0;
+  /// Reads the file `path` relative to directory fd `dirfd` (AT_FDCWD allowed). `size_hint` is
+  /// the expected size in bytes, or -1 when unknown. Never throws.
+  virtual FileReadResult read_file(int dirfd, const char* path, int64_t size_hint) = 0;
+};
+
+/// `engine` is "io_uring" or "psync". Throws Error with the reason (syscall, errno name,
+/// kernel.io_uring_disabled) when an io_uring ring cannot be set up.
+std::unique_ptr<FileReader> make_file_reader(const std::string& engine, const FileReaderOptions& opts);
+
+}  // namespace ioprobe

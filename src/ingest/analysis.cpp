@@ -1,0 +1,87 @@
+#include "ingest/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ioprobe {
+
+IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in) {
+  IngestResult out;
+  out.demand = d;
+  out.required_samples_per_s = d.samples_per_s_per_gpu * d.gpus;
+  out.required_bytes_per_s = out.required_samples_per_s * in.sample_bytes;
+  const double elapsed_s = static_cast<double>(r.elapsed_ns) / 1e9;
+  if (elapsed_s > 0) {
+    out.delivered_samples_per_s = static_cast<double>(r.samples) / elapsed_s;
+    out.delivered_bytes_per_s = static_cast<double>(r.bytes) / elapsed_s;
+  }
+  double au_sum = 0, au_min = 1;
+  for (const auto& rk : r.ranks) {
+    double denom = static_cast<double>(rk.compute_ns + rk.wait_ns);
+    double au = denom > 0 ? static_cast<double>(rk.compute_ns) / denom : 0;
+    au_sum += au;
+    au_min = std::min(au_min, au);
+    out.consumer_wait_s += static_cast<double>(rk.wait_ns) / 1e9;
+  }
+  out.accelerator_utilization = r.ranks.empty() ? 0 : au_sum / static_cast<double>(r.ranks.size());
+  out.accelerator_utilization_min = r.ranks.empty() ? 0 : au_min;
+
+  double busy = 0;
+  for (const auto& w : r.workers) busy += static_cast<double>(w.busy_ns);
+  const double worker_time = static_cast<double>(r.elapsed_ns) * static_cast<double>(std::max<size_t>(1, r.workers.size()));
+  out.worker_busy_fraction = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
+
+  const bool fed = out.accelerator_utilization >= d.au_target;
+  if (!fed || out.worker_busy_fraction >= 0.95) {
+    out.capacity_samples_per_s = out.delivered_samples_per_s;
+    out.capacity_basis = "measured (the loader was the limit)";
+  } else {
+    out.capacity_samples_per_s = out.delivered_samples_per_s / std::max(0.01, out.worker_busy_fraction);
+    out.capacity_basis = fmt::format(
+        "estimated: delivered rate / worker busy fraction ({:.0f}%); the GPUs were the limit, so the loader's "
+        "ceiling was not reached; rerun with more --gpus to measure it",
+        out.worker_busy_fraction * 100);
+  }
+  const double per_gpu_need = d.samples_per_s_per_gpu * d.au_target;
+  out.gpus_fed = per_gpu_need > 0 ? static_cast<uint64_t>(std::floor(out.capacity_samples_per_s / per_gpu_need)) : 0;
+
+  // Bottleneck: the first of CPU, metadata, storage that explains the wait.
+  const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
+  const double cpu_use = elapsed_s > 0 ? cpu_s / elapsed_s : 0;  // CPUs busy on average
+  const double file_ns = r.file_latency.mean() * static_cast<double>(r.file_latency.count());
+  const double open_ns = r.open_latency.mean() * static_cast<double>(r.open_latency.count());
+  const double open_share = file_ns > 0 ? open_ns / file_ns : 0;
+  if (r.samples == 0) {
+    out.verdict = "failed";
+    out.verdict_text = "no sample was read; see the errors above";
+    out.gpus_fed = 0;
+  } else if (fed) {
+    out.verdict = "none";
+    out.verdict_text = fmt::format("storage keeps up: AU {:.1f}% >= {:.0f}% target for {} x {}", out.accelerator_utilization * 100,
+                                   d.au_target * 100, d.gpus, d.accelerator_name);
+  } else if (cpu_use >= 0.85 * in.cpus_allowed) {
+    out.verdict = "CPU";
+    out.verdict_text = fmt::format(
+        "CPU-bound: the process used {:.2f} of {} allowed CPUs{}; more workers will not help, more cores or cheaper "
+        "per-sample work will",
+        cpu_use, in.cpus_allowed,
+        in.cpu_per_sample_us > 0 ? fmt::format(" ({:.0f} µs of decode/transform per sample)", in.cpu_per_sample_us) : "");
+  } else if (open_share >= 0.5) {
+    out.verdict = "metadata";
+    out.verdict_text = fmt::format(
+        "metadata/open-bound: open+close take {:.0f}% of each file's time; {:.0f} files/s; larger files, shards or a "
+        "faster metadata server would help",
+        open_share * 100, out.delivered_samples_per_s);
+  } else {
+    out.verdict = "storage";
+    out.verdict_text = fmt::format("storage-bound: the loader delivered {:.0f} of the {:.0f} samples/s needed ({:.0f}%)",
+                                   out.delivered_samples_per_s, out.required_samples_per_s,
+                                   out.required_samples_per_s > 0 ? 100 * out.delivered_samples_per_s / out.required_samples_per_s : 0);
+  }
+  if (in.buffered_warm) out.verdict_text += " [measured from the page cache, not the device]";
+  return out;
+}
+
+}  // namespace ioprobe

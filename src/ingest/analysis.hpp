@@ -1,0 +1,57 @@
+// The GPU side of a run: what N GPUs demand, the accelerator utilization (AU) the loader gave
+// them, the bottleneck verdict, and how many GPUs this storage can feed.
+//
+// AU = compute time / (compute time + time waiting for data), per rank, as MLPerf Storage
+// defines it; the run's AU is the mean over ranks. MLPerf Storage requires AU >= 90% for
+// unet3d and resnet50 and >= 70% for cosmoflow (shared/reference/gpu-ingest.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loader/loader_run.hpp"
+
+namespace ioprobe {
+
+/// The demand side, resolved from the catalog or from the user's own figures.
+struct Demand {
+  std::string accelerator;     // "h100", or "custom"
+  std::string accelerator_name;
+  std::string model;
+  std::string rate_family;     // "training" | "emulation" | "user"
+  double samples_per_s_per_gpu = 0;
+  std::string source;          // where samples_per_s_per_gpu comes from
+  uint32_t gpus = 1;
+  double au_target = 0.9;      // fraction
+};
+
+/// Inputs beyond the loader result that the verdict needs.
+struct AnalysisInputs {
+  int cpus_allowed = 1;
+  uint32_t num_workers_total = 1;
+  double cpu_per_sample_us = 0;
+  double sample_bytes = 0;     // bytes per sample used for the bytes/s demand (measured mean or --sample-bytes)
+  bool buffered_warm = false;  // the reads were served (partly) from the page cache
+};
+
+struct IngestResult {
+  Demand demand;
+  double required_samples_per_s = 0;  // gpus x per-GPU rate
+  double required_bytes_per_s = 0;    // required_samples_per_s x sample_bytes
+  double delivered_samples_per_s = 0;
+  double delivered_bytes_per_s = 0;
+  double accelerator_utilization = 0; // mean over ranks, fraction 0..1
+  double accelerator_utilization_min = 0;
+  double consumer_wait_s = 0;         // summed over ranks
+  double worker_busy_fraction = 0;    // mean fraction of wall time workers spent fetching
+  double capacity_samples_per_s = 0;  // what the loader could supply (measured or estimated)
+  std::string capacity_basis;         // "measured" or "estimated from worker busy time"
+  uint64_t gpus_fed = 0;              // GPUs of this kind fed at AU >= au_target
+  std::string verdict;                // "none", "storage", "metadata", "CPU"
+  std::string verdict_text;           // one sentence for the report
+};
+
+/// Computes the ingest analysis. Pure function of its inputs.
+IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);
+
+}  // namespace ioprobe

@@ -1,0 +1,59 @@
+#include "ingest/catalog.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace ioprobe {
+
+namespace {
+std::optional<IngestRate> rate_of(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  IngestRate r;
+  r.samples_per_s = j.at("samples_per_s").get<double>();
+  if (j.contains("step_time_s") && j["step_time_s"].is_number()) r.step_time_s = j["step_time_s"].get<double>();
+  if (j.contains("batch_size") && j["batch_size"].is_number()) r.batch_size = j["batch_size"].get<uint32_t>();
+  r.source = j.at("source").get<std::string>();
+  return r;
+}
+}  // namespace
+
+std::vector<CatalogRow> load_catalog(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read the accelerator catalog '{}'", path));
+  std::vector<CatalogRow> rows;
+  try {
+    nlohmann::json doc = nlohmann::json::parse(in);
+    for (const auto& j : doc.at("rows")) {
+      CatalogRow r;
+      r.accelerator = j.at("accelerator").get<std::string>();
+      r.name = j.at("name").get<std::string>();
+      r.model = j.at("model").get<std::string>();
+      r.bytes_per_sample = j.at("bytes_per_sample").get<double>();
+      r.bytes_source = j.at("bytes_source").get<std::string>();
+      r.training = rate_of(j.at("training"));
+      r.emulation = rate_of(j.at("emulation"));
+      rows.push_back(std::move(r));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("accelerator catalog '{}' is malformed: {}", path, e.what()));
+  }
+  return rows;
+}
+
+const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& acc, const std::string& model) {
+  std::string have;
+  for (const auto& r : rows) {
+    if (r.accelerator == acc && r.model == model) return r;
+    if (r.model == model) have += (have.empty() ? "" : ", ") + r.accelerator;
+  }
+  throw UsageError(fmt::format(
+      "--gpu '{}': the catalog has no rate for model '{}'{}; give the rate yourself with --gpu-samples-per-s N "
+      "or --step-time SECONDS",
+      acc, model, have.empty() ? "" : fmt::format(" (it has: {})", have)));
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,27 @@
+// The loader's slice of the run configuration (built and validated by cli/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ioprobe {
+
+struct LoaderConfig {
+  uint32_t num_workers = 8;        // DataLoader num_workers (worker threads per rank)
+  uint32_t batch_size = 256;       // samples per batch
+  uint32_t prefetch_factor = 2;    // batches outstanding per worker
+  bool shuffle = true;             // RandomSampler, fresh permutation per epoch
+  bool drop_last = false;
+  uint32_t epochs = 1;
+  double duration_s = 0;           // stop after this many seconds (0: no time limit)
+  double cpu_per_sample_us = 0;    // real CPU work per sample after its read, microseconds
+  uint64_t seed = 0;               // sampler seed
+  uint32_t ranks = 1;              // GPU ranks on this host, each with its own loader (DDP)
+  double step_time_s = 0;          // GPU compute per batch, seconds (0: no consumer delay)
+  std::string engine = "io_uring"; // "io_uring" | "psync" (resolved, never "auto")
+  bool direct = true;              // O_DIRECT
+  bool evict_before_epoch = false; // buffered cold runs: posix_fadvise(DONTNEED) every file first
+  double timeline_interval_s = 1.0;
+};
+
+}  // namespace ioprobe

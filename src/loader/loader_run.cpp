@@ -1,0 +1,289 @@
+#include "loader/loader_run.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/text.hpp"
+#include "engine/file_reader.hpp"
+#include "loader/prefetch_queue.hpp"
+#include "loader/sampler.hpp"
+#include "topology/host.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+constexpr size_t kMaxErrorSamples = 10;
+
+// Real CPU work standing in for decode and transforms: integer mixing until the calling
+// thread's CPU clock has advanced by `us` microseconds.
+void spend_cpu(double us) {
+  const int64_t until = thread_cpu_ns() + static_cast<int64_t>(us * 1000.0);
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  static std::atomic<uint64_t> sink{0};
+  do {
+    for (int i = 0; i < 256; ++i) x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL + i;
+  } while (thread_cpu_ns() < until);
+  sink.fetch_add(x, std::memory_order_relaxed);
+}
+
+std::string this_thread_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpu_list_string(cpus);
+}
+
+struct Shared {
+  const FileIndex& index;
+  const LoaderConfig& cfg;
+  int dirfd = AT_FDCWD;
+  int64_t start_ns = 0;
+  int64_t deadline_ns = 0;  // 0: none
+  std::atomic<bool> stop{false};
+  std::atomic<int> stop_kind{0};  // 1 duration, 2 signal
+  std::mutex err_mu;
+  std::vector<std::string> error_samples;
+  std::unique_ptr<std::barrier<>> step_barrier;  // DDP: ranks step together
+  LoaderProgress* progress = nullptr;
+};
+
+class RankLoader {
+ public:
+  RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
+      : rank_(rank), sh_(sh), workers_(workers), stats_(stats), readers_(sh.cfg.num_workers) {
+    stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
+  }
+
+  uint32_t run() {
+    const LoaderConfig& cfg = sh_.cfg;
+    FileReaderOptions ropts;
+    ropts.direct = cfg.direct;
+    std::exception_ptr init_error;
+    std::mutex init_mu;
+    PrefetchQueue queue(
+        cfg.num_workers, cfg.prefetch_factor,
+        [&](int w) {
+          try {
+            readers_[static_cast<size_t>(w)] = make_file_reader(cfg.engine, ropts);
+          } catch (...) {
+            std::lock_guard<std::mutex> g(init_mu);
+            if (!init_error) init_error = std::current_exception();
+          }
+          workers_[w].rank = rank_;
+          workers_[w].worker = w;
+          workers_[w].cpu_list = this_thread_cpus();
+        },
+        [&](int w, const BatchTask& t, const std::atomic<bool>& cancel) { return fetch(w, t, cancel); });
+
+    uint32_t epochs_done = 0;
+    for (uint32_t epoch = 0; epoch < cfg.epochs && !sh_.stop; ++epoch) {
+      std::vector<uint64_t> order = sample_order(sh_.index.size(), cfg.shuffle, cfg.seed, epoch);
+      order_ = cfg.ranks > 1 ? shard_for_rank(order, static_cast<uint32_t>(rank_), cfg.ranks) : std::move(order);
+      if (cfg.evict_before_epoch) evict(order_);
+      std::vector<BatchTask> tasks;
+      for (const BatchRange& b : cut_batches(order_.size(), cfg.batch_size, cfg.drop_last))
+        tasks.push_back({0, b.begin, b.end});
+      const int64_t epoch_start = now_ns();
+      queue.start_epoch(std::move(tasks));
+      bool first = true;
+      for (;;) {
+        if (check_stop()) {
+          queue.cancel();
+          break;
+        }
+        const int64_t w0 = now_ns();
+        std::optional<BatchResult> r = queue.next();
+        if (!r) break;
+        if (init_error) std::rethrow_exception(init_error);
+        const int64_t w1 = now_ns();
+        if (first && epoch == 0) stats_.first_batch_ns = w1 - epoch_start;
+        first = false;
+        if (sh_.step_barrier) sh_.step_barrier->arrive_and_wait();  // DDP: all ranks step together
+        const int64_t wait = now_ns() - w0;
+        stats_.wait_ns += wait;
+        stats_.batch_wait.record(static_cast<uint64_t>(wait));
+        ++stats_.batches;
+        stats_.samples += r->samples;
+        stats_.bytes += r->bytes;
+        stats_.timeline.add(w1 - sh_.start_ns, r->samples, r->bytes, wait);
+        if (sh_.progress) {
+          sh_.progress->samples += r->samples;
+          sh_.progress->bytes += r->bytes;
+        }
+        if (cfg.step_time_s > 0) {
+          const int64_t c0 = now_ns();
+          sleep_until_ns(c0 + static_cast<int64_t>(cfg.step_time_s * 1e9));
+          stats_.compute_ns += now_ns() - c0;
+        }
+      }
+      stats_.elapsed_ns += now_ns() - epoch_start;
+      if (!sh_.stop) ++epochs_done;
+    }
+    if (init_error) std::rethrow_exception(init_error);
+    stats_.max_outstanding = queue.max_outstanding();
+    if (sh_.step_barrier) sh_.step_barrier->arrive_and_drop();
+    return epochs_done;
+  }
+
+ private:
+  bool check_stop() {
+    if (!sh_.stop) {
+      if (interrupted()) {
+        sh_.stop_kind = 2;
+        sh_.stop = true;
+      } else if (sh_.deadline_ns && now_ns() >= sh_.deadline_ns) {
+        sh_.stop_kind = 1;
+        sh_.stop = true;
+      }
+    }
+    return sh_.stop;
+  }
+
+  void evict(const std::vector<uint64_t>& order) {
+    for (uint64_t idx : order) {
+      int fd = openat(sh_.dirfd, sh_.index.path(idx), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      close(fd);
+    }
+  }
+
+  BatchResult fetch(int w, const BatchTask& t, const std::atomic<bool>& cancel) {
+    BatchResult r;
+    WorkerStats& ws = workers_[w];
+    FileReader* reader = readers_[static_cast<size_t>(w)].get();
+    const int64_t t0 = now_ns();
+    for (uint64_t pos = t.begin; pos < t.end; ++pos) {
+      if (cancel) {
+        r.cancelled = true;
+        break;
+      }
+      const uint64_t idx = order_[pos];
+      const int64_t hint = sh_.index.file_size(idx);
+      FileReadResult fr;
+      if (!reader) {
+        fr.err = EIO;
+        fr.failed_op = "set up engine for";
+      } else {
+        fr = reader->read_file(sh_.dirfd, sh_.index.path(idx), hint);
+      }
+      if (fr.err == 0 && hint >= 0 && fr.bytes != hint) {
+        fr.err = EIO;
+        fr.failed_op = "read (size changed)";
+      }
+      if (fr.err) {
+        ++ws.errors;
+        ++r.errors;
+        std::lock_guard<std::mutex> g(sh_.err_mu);
+        if (sh_.error_samples.size() < kMaxErrorSamples)
+          sh_.error_samples.push_back(fmt::format("{} {}: {}", fr.failed_op, escape_bytes(sh_.index.display_path(idx)),
+                                                  errno_text(fr.err)));
+      } else {
+        ++ws.files;
+        ws.bytes += static_cast<uint64_t>(fr.bytes);
+        ++r.samples;
+        r.bytes += static_cast<uint64_t>(fr.bytes);
+        ws.file_latency.record(static_cast<uint64_t>(fr.total_ns));
+        ws.open_latency.record(static_cast<uint64_t>(fr.open_ns + fr.close_ns));
+      }
+      if (sh_.cfg.cpu_per_sample_us > 0) {
+        const int64_t c0 = thread_cpu_ns();
+        spend_cpu(sh_.cfg.cpu_per_sample_us);
+        ws.cpu_work_ns += thread_cpu_ns() - c0;
+      }
+    }
+    ws.busy_ns += now_ns() - t0;
+    return r;
+  }
+
+  int rank_;
+  Shared& sh_;
+  WorkerStats* workers_;
+  RankStats& stats_;
+  std::vector<std::unique_ptr<FileReader>> readers_;
+  std::vector<uint64_t> order_;
+};
+
+double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
+
+}  // namespace
+
+LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress) {
+  LoaderResult res;
+  Shared sh{index, cfg};
+  sh.progress = progress;
+  if (!index.root().empty()) {
+    sh.dirfd = open(index.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sh.dirfd < 0) throw IoError(errno, "open directory", index.root());
+  }
+  if (cfg.ranks > 1) sh.step_barrier = std::make_unique<std::barrier<>>(static_cast<std::ptrdiff_t>(cfg.ranks));
+  res.workers.resize(static_cast<size_t>(cfg.ranks) * cfg.num_workers);
+  res.ranks.resize(cfg.ranks);
+
+  rusage ru0{}, ru1{};
+  getrusage(RUSAGE_SELF, &ru0);
+  sh.start_ns = now_ns();
+  if (cfg.duration_s > 0) sh.deadline_ns = sh.start_ns + static_cast<int64_t>(cfg.duration_s * 1e9);
+
+  std::vector<uint32_t> epochs(cfg.ranks, 0);
+  std::vector<std::exception_ptr> errors(cfg.ranks);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < cfg.ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        RankLoader rl(static_cast<int>(r), sh, &res.workers[static_cast<size_t>(r) * cfg.num_workers], res.ranks[r]);
+        epochs[r] = rl.run();
+      } catch (...) {
+        errors[r] = std::current_exception();
+        sh.stop = true;
+        if (sh.step_barrier) sh.step_barrier->arrive_and_drop();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  res.elapsed_ns = now_ns() - sh.start_ns;
+  getrusage(RUSAGE_SELF, &ru1);
+  if (sh.dirfd >= 0) close(sh.dirfd);
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  res.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+  res.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+  res.epochs_completed = *std::min_element(epochs.begin(), epochs.end());
+  for (const auto& r : res.ranks) {
+    res.samples += r.samples;
+    res.bytes += r.bytes;
+  }
+  for (const auto& w : res.workers) {
+    res.errors += w.errors;
+    res.file_latency.merge(w.file_latency);
+    res.open_latency.merge(w.open_latency);
+  }
+  res.error_samples = sh.error_samples;
+  int kind = sh.stop_kind.load();
+  res.partial = kind == 2;
+  res.stop_reason = kind == 2 ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
+                    : kind == 1 ? "duration reached"
+                                : "completed";
+  return res;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,119 @@
+#include "loader/prefetch_queue.hpp"
+
+#include <algorithm>
+
+namespace ioprobe {
+
+PrefetchQueue::PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, InitFn init, FetchFn fetch)
+    : init_(std::move(init)), fetch_(std::move(fetch)), num_workers_(std::max(1u, num_workers)),
+      prefetch_factor_(std::max(1u, prefetch_factor)) {
+  for (uint32_t i = 0; i < num_workers_; ++i) queues_.push_back(std::make_unique<WorkerQueue>());
+  for (uint32_t i = 0; i < num_workers_; ++i) threads_.emplace_back([this, i] { worker_loop(static_cast<int>(i)); });
+}
+
+PrefetchQueue::~PrefetchQueue() {
+  cancel_ = true;
+  shutdown_ = true;
+  for (auto& q : queues_) {
+    std::lock_guard<std::mutex> g(q->mu);
+    q->cv.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+}
+
+void PrefetchQueue::worker_loop(int id) {
+  if (init_) init_(id);
+  WorkerQueue& q = *queues_[static_cast<size_t>(id)];
+  for (;;) {
+    BatchTask task;
+    {
+      std::unique_lock<std::mutex> lk(q.mu);
+      q.cv.wait(lk, [&] { return shutdown_.load() || !q.tasks.empty(); });
+      if (shutdown_ && q.tasks.empty()) return;
+      task = q.tasks.front();
+      q.tasks.pop_front();
+    }
+    BatchResult r;
+    if (cancel_) {
+      r.cancelled = true;
+    } else {
+      r = fetch_(id, task, cancel_);
+    }
+    r.seq = task.seq;
+    r.worker = id;
+    {
+      std::lock_guard<std::mutex> g(result_mu_);
+      results_[task.seq] = r;
+    }
+    result_cv_.notify_all();
+  }
+}
+
+void PrefetchQueue::try_put_task() {
+  if (cancel_ || send_idx_ >= epoch_tasks_.size()) return;
+  if (outstanding_ >= static_cast<uint64_t>(num_workers_) * prefetch_factor_) return;
+  const BatchTask& t = epoch_tasks_[send_idx_++];
+  int w = static_cast<int>(next_worker_);
+  next_worker_ = (next_worker_ + 1) % num_workers_;
+  dispatch_log_.push_back(w);
+  ++outstanding_;
+  max_outstanding_ = std::max(max_outstanding_, outstanding_);
+  WorkerQueue& q = *queues_[static_cast<size_t>(w)];
+  {
+    std::lock_guard<std::mutex> g(q.mu);
+    q.tasks.push_back(t);
+  }
+  q.cv.notify_one();
+}
+
+void PrefetchQueue::start_epoch(std::vector<BatchTask> tasks) {
+  epoch_tasks_ = std::move(tasks);
+  for (uint64_t i = 0; i < epoch_tasks_.size(); ++i) epoch_tasks_[i].seq = i;
+  send_idx_ = rcvd_idx_ = outstanding_ = 0;
+  next_worker_ = 0;
+  {
+    std::lock_guard<std::mutex> g(result_mu_);
+    results_.clear();
+  }
+  for (uint64_t i = 0; i < static_cast<uint64_t>(num_workers_) * prefetch_factor_; ++i) try_put_task();
+}
+
+std::optional<BatchResult> PrefetchQueue::next() {
+  if (cancel_ || rcvd_idx_ >= epoch_tasks_.size()) return std::nullopt;
+  BatchResult r;
+  {
+    std::unique_lock<std::mutex> lk(result_mu_);
+    result_cv_.wait(lk, [&] { return cancel_.load() || results_.count(rcvd_idx_) > 0; });
+    if (cancel_) return std::nullopt;
+    auto it = results_.find(rcvd_idx_);
+    r = it->second;
+    results_.erase(it);
+  }
+  ++rcvd_idx_;
+  --outstanding_;
+  try_put_task();  // one batch out, one task in
+  return r;
+}
+
+void PrefetchQueue::cancel() {
+  cancel_ = true;
+  result_cv_.notify_all();
+  // Drop tasks not yet started, then wait for the batches in flight to come back (they return
+  // early because cancel_ is set), so no I/O is in flight when the caller reports.
+  uint64_t dropped = 0;
+  for (auto& q : queues_) {
+    std::lock_guard<std::mutex> g(q->mu);
+    dropped += q->tasks.size();
+    q->tasks.clear();
+  }
+  uint64_t expect = outstanding_ - dropped;
+  std::unique_lock<std::mutex> lk(result_mu_);
+  result_cv_.wait(lk, [&] {
+    uint64_t back = 0;
+    for (const auto& [seq, r] : results_)
+      if (seq >= rcvd_idx_) ++back;
+    return back >= expect;
+  });
+}
+
+}  // namespace ioprobe

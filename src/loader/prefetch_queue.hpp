@@ -1,0 +1,97 @@
+// The dispatch and in-order delivery of PyTorch's _MultiProcessingDataLoaderIter, with threads
+// for worker processes (shared/reference/dataloader.md):
+//  - each worker has its own task queue; all share one result queue;
+//  - an epoch starts by priming num_workers x prefetch_factor tasks, round-robin over workers
+//    (itertools.cycle, regardless of each worker's backlog, as with in_order=True);
+//  - each batch handed to the consumer triggers exactly one new task;
+//  - batches are handed out in sampler order: a slow worker holds back every batch behind it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace ioprobe {
+
+/// One batch of work: its sequence number within the epoch and its range of sample positions.
+struct BatchTask {
+  uint64_t seq = 0;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+/// What a worker returns for a batch.
+struct BatchResult {
+  uint64_t seq = 0;
+  int worker = -1;
+  uint64_t samples = 0;   // samples read successfully
+  uint64_t bytes = 0;     // bytes read successfully
+  uint64_t errors = 0;    // samples that failed
+  bool cancelled = false; // the batch was abandoned because the run stopped
+};
+
+class PrefetchQueue {
+ public:
+  /// Runs in each worker thread before any task (worker id 0..num_workers-1): set up per-worker
+  /// state there (NUMA binding, the io_uring ring) so it belongs to that thread.
+  using InitFn = std::function<void(int worker)>;
+  /// Fetches one batch in a worker thread. `cancel` turns true when the run stops: return early.
+  using FetchFn = std::function<BatchResult(int worker, const BatchTask& task, const std::atomic<bool>& cancel)>;
+
+  PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, InitFn init, FetchFn fetch);
+  ~PrefetchQueue();
+  PrefetchQueue(const PrefetchQueue&) = delete;
+  PrefetchQueue& operator=(const PrefetchQueue&) = delete;
+
+  /// Starts an epoch: the tasks in sampler order; primes num_workers x prefetch_factor of them.
+  void start_epoch(std::vector<BatchTask> tasks);
+  /// The next batch in order; blocks. nullopt when the epoch is exhausted or after cancel().
+  std::optional<BatchResult> next();
+  /// Stops dispatch, tells workers to abandon their batches, and waits until none is in flight.
+  void cancel();
+  /// The most tasks ever outstanding (dispatched, not yet handed to the consumer).
+  uint64_t max_outstanding() const { return max_outstanding_; }
+  /// Worker index a task went to, in dispatch order (for tests of the round-robin).
+  const std::vector<int>& dispatch_log() const { return dispatch_log_; }
+
+ private:
+  struct WorkerQueue {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<BatchTask> tasks;
+  };
+  void worker_loop(int id);
+  void try_put_task();
+
+  InitFn init_;
+  FetchFn fetch_;
+  uint32_t num_workers_;
+  uint32_t prefetch_factor_;
+  std::vector<std::unique_ptr<WorkerQueue>> queues_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> shutdown_{false};
+  std::atomic<bool> cancel_{false};
+
+  // Results (shared by all workers).
+  std::mutex result_mu_;
+  std::condition_variable result_cv_;
+  std::map<uint64_t, BatchResult> results_;
+
+  // Main-thread state.
+  std::vector<BatchTask> epoch_tasks_;
+  uint64_t send_idx_ = 0;   // next task to dispatch
+  uint64_t rcvd_idx_ = 0;   // next task to hand out
+  uint64_t outstanding_ = 0;
+  uint64_t max_outstanding_ = 0;
+  uint32_t next_worker_ = 0;
+  std::vector<int> dispatch_log_;
+};
+
+}  // namespace ioprobe

@@ -1,0 +1,105 @@
+#include "report/run_text.hpp"
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+std::string lat_line(const nlohmann::json& l) {
+  auto f = [](double us) { return format_ns(us * 1e3); };
+  return fmt::format("p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (mean {})", f(l.at("p50")), f(l.at("p90")),
+                     f(l.at("p99")), f(l.at("p999")), f(l.at("max")), f(l.at("mean")));
+}
+
+}  // namespace
+
+std::string render_run_text(const nlohmann::json& doc) {
+  std::string o;
+  auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<20} {}\n", k, v); };
+  const auto& t = doc.at("target");
+  const auto& ds = doc.at("dataset");
+  const auto& ld = doc.at("loader");
+  const auto& r = doc.at("results");
+  const auto& in = doc.at("ingest");
+  const auto& host = doc.at("host");
+  bool partial = doc.value("partial", false);
+
+  o += fmt::format("ioprobe {} run{}\n", doc.value("ioprobe_version", "?"), partial ? "  [INTERRUPTED: partial result]" : "");
+  o += "\nTarget\n";
+  std::string dev = t.value("device", "");
+  line("path", t.value("path", ""));
+  line("filesystem", fmt::format("{}{}{}", t.value("fs_type", "?"),
+                                 t.value("mount_fstype", "").empty() ? "" : " (" + t.value("mount_fstype", "") + ")",
+                                 t.value("memory_backed", false) ? ": RAM, not a device measurement" : ""));
+  line("device", dev.empty() ? fmt::format("none ({})", t.value("mount_source", "?")) :
+                               fmt::format("{}{}", dev, t.value("rotational", -1) == 1 ? " (rotational)" :
+                                                        t.value("rotational", -1) == 0 ? " (solid state)" : ""));
+  line("cache", fmt::format("{}: {}", t.value("cache", "?"), t.value("cache_detail", "")));
+  line("engine", fmt::format("{} ({})", t.value("engine", "?"), t.value("engine_reason", "")));
+  line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.value("cpus_allowed", 0),
+                           host.value("cpu_list", ""), host.value("cpus_online", 0),
+                           format_bytes(host.value("memory_bytes", 0ULL)), host.value("kernel", "")));
+
+  o += "\nDataset\n";
+  uint64_t files = ds.value("files", 0ULL), full = ds.value("full_files", 0ULL);
+  line("preset", ds.value("preset", "none") + (ds.value("description", "").empty() ? "" : ": " + ds.value("description", "")));
+  line("files", fmt::format("{} files, {}{}", format_count(files), format_bytes(ds.value("bytes", 0ULL)),
+                            full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full, format_count(full)) : ""));
+  line("location", fmt::format("{} ({}{})", ds.value("root", ""), ds.value("action", ""),
+                               ds.value("generate_s", 0.0) > 0 ? fmt::format(" in {}", format_seconds(ds.value("generate_s", 0.0))) : ""));
+  if (ds.value("enumerate_s", 0.0) > 0) line("enumeration", format_seconds(ds.value("enumerate_s", 0.0)));
+
+  o += "\nLoader\n";
+  line("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={} shuffle={} drop_last={} epochs={}",
+                                 ld.value("num_workers", 0), ld.value("batch_size", 0), ld.value("prefetch_factor", 0),
+                                 ld.value("shuffle", false) ? "True" : "False", ld.value("drop_last", false) ? "True" : "False",
+                                 ld.value("epochs", 0)));
+  line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample; step {} per batch",
+                            ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
+                            format_seconds(ld.value("step_time_s", 0.0))));
+
+  o += "\nResults\n";
+  double elapsed = r.value("elapsed_s", 0.0);
+  line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.value("samples", 0ULL)),
+                                format_bytes(r.value("bytes", 0ULL)), format_seconds(elapsed), r.value("stop_reason", ""),
+                                r.value("epochs_completed", 0)));
+  line("throughput", fmt::format("{:.0f} samples/s, {}, {:.0f} files/s", r.value("samples_per_s", 0.0),
+                                 format_rate(r.value("bytes_per_s", 0.0)), r.value("files_per_s", 0.0)));
+  line("file latency", lat_line(r.at("file_latency_us")));
+  line("open+close part", lat_line(r.at("open_close_latency_us")));
+  line("first batch", format_seconds(r.value("first_batch_s", 0.0)));
+  line("consumer waited", fmt::format("{} for data over all ranks", format_seconds(r.value("consumer_wait_s", 0.0))));
+  const auto& cpu = r.at("cpu");
+  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", cpu.value("user_s", 0.0),
+                                    cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
+  if (r.value("errors", 0ULL) > 0) {
+    line("ERRORS", fmt::format("{} files failed; first ones:", r.value("errors", 0ULL)));
+    for (const auto& e : r.at("error_samples")) o += "    " + e.get<std::string>() + "\n";
+  }
+
+  o += "\nGPU ingest\n";
+  line("demand", fmt::format("{} x {} training {}: {:.0f} samples/s per GPU ({} rate: {})", in.value("gpus", 1),
+                             in.value("accelerator_name", ""), in.value("model", ""), in.value("samples_per_s_per_gpu", 0.0),
+                             in.value("rate_family", ""), in.value("source", "")));
+  line("required", fmt::format("{:.0f} samples/s = {} at {:.0f} B/sample", in.value("required_samples_per_s", 0.0),
+                               format_rate(in.value("required_bytes_per_s", 0.0)), in.value("sample_bytes", 0.0)));
+  line("delivered", fmt::format("{:.0f} samples/s = {}", in.value("delivered_samples_per_s", 0.0),
+                                format_rate(in.value("delivered_bytes_per_s", 0.0))));
+  line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%)", 100 * in.value("accelerator_utilization", 0.0),
+                         100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0)));
+  line("verdict", in.value("verdict", "") + ": " + in.value("verdict_text", ""));
+  line("GPUs fed", fmt::format("{} x {} at AU >= {:.0f}% (loader capacity {:.0f} samples/s, {})", in.value("gpus_fed", 0ULL),
+                               in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0),
+                               in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
+  const auto& warnings = doc.at("warnings");
+  if (!warnings.empty()) {
+    o += "\nWarnings\n";
+    for (const auto& w : warnings) o += "  - " + w.get<std::string>() + "\n";
+  }
+  return o;
+}
+
+}  // namespace ioprobe

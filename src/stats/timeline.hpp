@@ -1,0 +1,34 @@
+// Throughput over time in fixed intervals, so warm-up and stalls are visible.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ioprobe {
+
+/// One interval of the run as the consumer (the training loop) saw it.
+struct TimelinePoint {
+  double t_s = 0;              // interval start, seconds since the run started
+  uint64_t samples = 0;        // samples delivered in the interval
+  uint64_t bytes = 0;          // bytes delivered in the interval
+  double wait_s = 0;           // time the consumer waited for data in the interval
+};
+
+/// Accumulates deliveries into intervals of `interval_s` seconds. Not thread-safe: one consumer.
+class Timeline {
+ public:
+  explicit Timeline(double interval_s = 1.0) : interval_ns_(static_cast<int64_t>(interval_s * 1e9)) {}
+  /// `t_ns` is nanoseconds since the run started.
+  void add(int64_t t_ns, uint64_t samples, uint64_t bytes, int64_t wait_ns);
+  /// Adds another timeline's counts interval by interval (same interval length).
+  void merge(const Timeline& other);
+  const std::vector<TimelinePoint>& points() const { return points_; }
+  double interval_s() const { return static_cast<double>(interval_ns_) / 1e9; }
+
+ private:
+  TimelinePoint& at(int64_t t_ns);
+  int64_t interval_ns_;
+  std::vector<TimelinePoint> points_;
+};
+
+}  // namespace ioprobe
