@@ -23,6 +23,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"run", ioprobe::cli::cmd_run, "emulate a PyTorch DataLoader over a dataset and report against GPU demand (default)"},
     {"gen", ioprobe::cli::cmd_gen, "generate a synthetic dataset (or check an existing one) without running"},
+    {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},
     {"report", ioprobe::cli::cmd_report, "re-render a saved result document (JSON) as text"},
     {"probe", ioprobe::cli::cmd_probe, "show the storage target, NUMA layout, io_uring availability and engine choice"},
 };

@@ -10,5 +10,6 @@ int cmd_run(const CommandContext& ctx);     // default: the DataLoader emulation
 int cmd_gen(const CommandContext& ctx);     // generate (or verify) a synthetic dataset only
 int cmd_report(const CommandContext& ctx);  // re-render a saved result document
 int cmd_probe(const CommandContext& ctx);   // target, NUMA, io_uring and engine facts (cli/probe_command.cpp)
+int cmd_raw(const CommandContext& ctx);     // fio-like raw file / block device I/O (raw_command.cpp)
 
 }  // namespace ioprobe::cli

@@ -1,0 +1,279 @@
+#include "raw/raw_run.hpp"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+#include "engine/engine.hpp"
+#include "topology/target.hpp"
+
+namespace ioprobe {
+
+EngineChoice choose_engine(const RawConfig& cfg, const TargetInfo& target, double residency) {
+  if (cfg.engine != "auto") return {cfg.engine, "--engine " + cfg.engine};
+  if (cfg.direct) return {"io_uring", "auto: O_DIRECT, so io_uring keeps --iodepth requests in flight on the device"};
+  if (target.memory_backed)
+    return {"psync", fmt::format("auto: {} is memory-backed; it cannot complete io_uring reads inline, so they "
+                                 "go to io-wq worker threads, while pread is one copy", target.fs_type)};
+  if (residency >= 0.9 && !pattern_is_write(cfg.rw)) {
+    // Measured on kernel 6.x (tools/bench-fio): reads of cached ext4/xfs pages complete inline in
+    // io_uring_enter (no io-wq hand-off), so one call per batch of --iodepth requests beats a
+    // pread per request; at queue depth 1 there is no batch, and pread has less overhead.
+    if (cfg.iodepth > 1)
+      return {"io_uring", fmt::format("auto: {:.0f} % of the region is in the page cache; cached reads complete "
+                                      "inline, and io_uring submits --iodepth {} of them per system call",
+                                      residency * 100, cfg.iodepth)};
+    return {"psync", fmt::format("auto: {:.0f} % of the region is in the page cache at queue depth 1; a cached "
+                                 "read is one copy, pread has the least overhead", residency * 100)};
+  }
+  if (pattern_is_write(cfg.rw))
+    return {"io_uring", "auto: buffered writes; io_uring keeps --iodepth requests in flight"};
+  return {"io_uring", fmt::format("auto: {} of the region in the page cache, so io_uring keeps --iodepth reads in "
+                                  "flight", residency < 0 ? std::string("unknown share") :
+                                  fmt::format("{:.0f} %", residency * 100))};
+}
+
+namespace {
+
+// xorshift64* (Vigna 2016): fast, seeded, good enough for offsets.
+struct OffsetRng {
+  uint64_t s;
+  explicit OffsetRng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ULL) {}
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [0, n) by multiply-shift (Lemire), no division.
+  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+};
+
+struct JobState {
+  RawResults res;
+  int64_t end_ns = 0;
+  std::atomic<bool> finished{false};
+  std::exception_ptr setup_error;
+  std::atomic<uint64_t> progress_ios{0};
+};
+
+struct Shared {
+  const RawConfig* cfg;
+  const RawTarget* target;
+  const EngineChoice* choice;
+  std::atomic<unsigned> ready{0};
+  std::atomic<bool> go{false};
+  std::atomic<bool> abort{false};
+  int64_t start_ns = 0;
+};
+
+void note_error(RawResults& r, const RawConfig& cfg, uint64_t offset, int err) {
+  ++r.errors;
+  if (r.first_error.empty())
+    r.first_error = fmt::format("{} of {} B at offset {}: {}", pattern_is_write(cfg.rw) ? "write" : "read", cfg.bs,
+                                offset, err < 0 ? errno_text(-err) : fmt::format("short transfer of {} B", err));
+}
+
+void run_job(unsigned job, Shared& sh, JobState& st) {
+  const RawConfig& cfg = *sh.cfg;
+  RawResults& r = st.res;
+  std::unique_ptr<Engine> engine;
+  int fd = -1;
+  try {
+    int flags = (pattern_is_write(cfg.rw) ? O_WRONLY : O_RDONLY) | O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
+    fd = open(sh.target->path.c_str(), flags);
+    if (fd < 0)
+      throw IoError(errno, cfg.direct ? "open with O_DIRECT" : "open", escape_bytes(sh.target->path),
+                    errno == EINVAL ? "this filesystem does not support O_DIRECT; use --direct 0" : "");
+    engine = make_engine(sh.choice->name);
+    EngineOptions eo;
+    eo.depth = cfg.iodepth;
+    eo.buffer_bytes = cfg.bs;
+    eo.direct = cfg.direct;
+    eo.sqpoll = cfg.sqpoll;
+    engine->setup(fd, eo);
+    if (job == 0) {
+      r.engine_notes = engine->caps().notes;
+      r.fixed_buffers = engine->caps().fixed_buffers;
+      r.registered_files = engine->caps().registered_files;
+      r.sqpoll = engine->caps().sqpoll;
+    }
+  } catch (...) {
+    st.setup_error = std::current_exception();
+    sh.abort = true;
+  }
+  sh.ready.fetch_add(1);
+  while (!sh.go.load(std::memory_order_acquire)) std::this_thread::yield();
+  if (sh.abort || st.setup_error) {
+    if (fd >= 0) close(fd);
+    st.finished.store(true, std::memory_order_release);
+    return;
+  }
+
+  const IoDir dir = pattern_is_write(cfg.rw) ? IoDir::write : IoDir::read;
+  const bool random = pattern_is_random(cfg.rw);
+  const uint64_t blocks = sh.target->region_bytes / cfg.bs;
+  const uint64_t limit = cfg.runtime_s > 0 ? 0 : blocks;  // one pass when not time based
+  const int64_t deadline = cfg.runtime_s > 0 ? sh.start_ns + static_cast<int64_t>(cfg.runtime_s * 1e9) : 0;
+  OffsetRng rng(cfg.seed + job * 0x9E3779B97F4A7C15ULL);
+  uint64_t seq_block = 0;
+  const unsigned depth = engine->depth();
+  std::vector<unsigned> free_slots;
+  for (unsigned i = depth; i-- > 0;) free_slots.push_back(i);
+  std::vector<IoCompletion> done(depth);
+  uint64_t issued = 0;
+  bool stop = false;
+
+  auto account = [&](unsigned slot, int res, uint64_t lat) {
+    if (res == static_cast<int>(cfg.bs)) {
+      ++r.ios;
+      r.bytes += cfg.bs;
+      r.latency.record(lat);
+    } else {
+      note_error(r, cfg, engine->slot(slot).offset, res);
+      stop = true;
+    }
+  };
+
+  while (true) {
+    if (!stop) {
+      int64_t now = now_ns();
+      if ((deadline && now >= deadline) || interrupted() || (limit && issued >= limit)) stop = true;
+    }
+    while (!stop && !free_slots.empty()) {
+      unsigned s = free_slots.back();
+      uint64_t block;
+      if (random) {
+        block = rng.below(blocks);
+      } else {
+        block = seq_block;
+        if (++seq_block == blocks) seq_block = 0;
+      }
+      engine->prep(s, dir, block * cfg.bs, cfg.bs);  // aligned by construction: cannot fail
+      QueueStatus qs = engine->queue(s);
+      if (qs == QueueStatus::busy) break;
+      ++issued;
+      if (qs == QueueStatus::completed) {
+        IoSlot& sl = engine->slot(s);
+        account(s, sl.res, engine->last_latency_ns());
+        int64_t end = sl.start_ns + static_cast<int64_t>(engine->last_latency_ns());
+        if ((deadline && end >= deadline) || (limit && issued >= limit)) stop = true;
+        if ((issued & 255) == 0) {
+          st.progress_ios.store(r.ios, std::memory_order_relaxed);
+          if (interrupted()) stop = true;
+        }
+        continue;
+      }
+      free_slots.pop_back();
+    }
+    if (engine->in_flight() == 0) {
+      if (stop) break;
+      continue;
+    }
+    int n = engine->commit_and_reap(done.data(), depth, 1);
+    if (n < 0) {
+      if (n == -EINTR || n == -EAGAIN || n == -EBUSY) continue;
+      note_error(r, cfg, 0, n);
+      stop = true;
+      break;  // the ring is unusable; teardown cancels what is in flight
+    }
+    for (int k = 0; k < n; ++k) {
+      account(done[k].slot, done[k].res, done[k].latency_ns);
+      free_slots.push_back(done[k].slot);
+    }
+    st.progress_ios.store(r.ios, std::memory_order_relaxed);
+  }
+  st.end_ns = now_ns();
+  engine->teardown();
+  close(fd);
+  st.finished.store(true, std::memory_order_release);
+}
+
+double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
+
+}  // namespace
+
+RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const EngineChoice& choice) {
+  Shared sh;
+  sh.cfg = &cfg;
+  sh.target = &target;
+  sh.choice = &choice;
+  std::vector<std::unique_ptr<JobState>> jobs;
+  std::vector<std::thread> threads;
+  for (unsigned j = 0; j < cfg.numjobs; ++j) jobs.push_back(std::make_unique<JobState>());
+  for (unsigned j = 0; j < cfg.numjobs; ++j) threads.emplace_back(run_job, j, std::ref(sh), std::ref(*jobs[j]));
+  while (sh.ready.load() < cfg.numjobs) std::this_thread::sleep_for(std::chrono::microseconds(200));
+
+  rusage ru0{}, ru1{};
+  getrusage(RUSAGE_SELF, &ru0);
+  sh.start_ns = now_ns();
+  sh.go.store(true, std::memory_order_release);
+
+  // Progress on a terminal, once a second, from the jobs' relaxed counters.
+  bool tty = isatty(STDERR_FILENO) && !sh.abort;
+  int64_t next_print = sh.start_ns + 1000000000;
+  auto all_done = [&] {
+    for (const auto& j : jobs)
+      if (!j->finished.load(std::memory_order_acquire)) return false;
+    return true;
+  };
+  if (tty) {
+    while (!all_done()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      int64_t now = now_ns();
+      if (now >= next_print) {
+        uint64_t ios = 0;
+        for (const auto& j : jobs) ios += j->progress_ios.load(std::memory_order_relaxed);
+        double t = (now - sh.start_ns) / 1e9;
+        std::fprintf(stderr, "\r  %.0f s%s: %s I/Os, %.0f IOPS   ", t,
+                     cfg.runtime_s > 0 ? fmt::format(" of {:.0f} s", cfg.runtime_s).c_str() : "",
+                     format_count(ios).c_str(), ios / t);
+        next_print += 1000000000;
+      }
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  getrusage(RUSAGE_SELF, &ru1);
+
+  RawResults out;
+  int64_t end = sh.start_ns;
+  for (unsigned j = 0; j < cfg.numjobs; ++j) {
+    JobState& st = *jobs[j];
+    if (st.setup_error) std::rethrow_exception(st.setup_error);
+    RawResults& r = st.res;
+    out.ios += r.ios;
+    out.bytes += r.bytes;
+    out.latency.merge(r.latency);
+    out.errors += r.errors;
+    if (out.first_error.empty()) out.first_error = r.first_error;
+    if (j == 0) {
+      out.engine_notes = r.engine_notes;
+      out.fixed_buffers = r.fixed_buffers;
+      out.registered_files = r.registered_files;
+      out.sqpoll = r.sqpoll;
+    }
+    end = std::max(end, st.end_ns);
+  }
+  out.elapsed_s = (end - sh.start_ns) / 1e9;
+  out.cpu_user_s = seconds(ru1.ru_utime) - seconds(ru0.ru_utime);
+  out.cpu_sys_s = seconds(ru1.ru_stime) - seconds(ru0.ru_stime);
+  out.partial = interrupted() || out.errors > 0;
+  return out;
+}
+
+}  // namespace ioprobe

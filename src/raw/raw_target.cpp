@@ -1,0 +1,221 @@
+#include "raw/raw_target.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+const char* pattern_name(RawPattern p) {
+  switch (p) {
+    case RawPattern::read: return "read";
+    case RawPattern::randread: return "randread";
+    case RawPattern::write: return "write";
+    case RawPattern::randwrite: return "randwrite";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr char kMarkValue[] = "raw-layout";
+
+bool has_mark(const std::string& path) {
+  char buf[64];
+  ssize_t n = getxattr(path.c_str(), kLayoutXattr, buf, sizeof(buf));
+  return n == static_cast<ssize_t>(sizeof(kMarkValue) - 1) && std::memcmp(buf, kMarkValue, n) == 0;
+}
+
+// Appends pseudo-random bytes to `fd` from `from` to `to`. Returns false when interrupted.
+bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<uint64_t> buf(kChunk / sizeof(uint64_t));
+  uint64_t x = 0x2545F4914F6CDD1DULL ^ from;
+  int64_t last_print = now_ns();
+  bool tty = isatty(STDERR_FILENO);
+  for (uint64_t off = from; off < to;) {
+    if (interrupted()) return false;
+    for (auto& w : buf) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      w = x;
+    }
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, to - off));
+    ssize_t w = pwrite(fd, buf.data(), n, static_cast<off_t>(off));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(errno, "write layout to", escape_bytes(path), "check free space (df) and permissions");
+    }
+    off += static_cast<uint64_t>(w);
+    if (tty && now_ns() - last_print > 500000000) {
+      std::fprintf(stderr, "\rioprobe raw: laying out %s: %.0f %%", escape_bytes(path).c_str(),
+                   100.0 * static_cast<double>(off - from) / static_cast<double>(to - from));
+      last_print = now_ns();
+    }
+  }
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (fdatasync(fd) != 0) throw IoError(errno, "fdatasync", escape_bytes(path));
+  return true;
+}
+
+void mark(const std::string& path, RawTarget& t) {
+  if (setxattr(path.c_str(), kLayoutXattr, kMarkValue, sizeof(kMarkValue) - 1, 0) == 0) {
+    t.ioprobe_marked = true;
+  } else {
+    t.note += fmt::format("; could not set xattr {} ({}), so later write runs need --allow-overwrite",
+                          kLayoutXattr, errno_name(errno));
+  }
+}
+
+void create_file(const RawConfig& cfg, RawTarget& t) {
+  const std::string& path = cfg.filename;
+  std::string tmp = path + fmt::format(".ioprobe-layout.{}", getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw IoError(errno, "create", escape_bytes(tmp), "check that the directory exists and is writable");
+  int64_t t0 = now_ns();
+  bool done = false;
+  try {
+    done = fill(fd, tmp, 0, cfg.size);
+  } catch (...) {
+    close(fd);
+    unlink(tmp.c_str());
+    throw;
+  }
+  close(fd);
+  if (!done) {
+    unlink(tmp.c_str());
+    t.note = "interrupted during layout; nothing left behind";
+    return;
+  }
+  if (setxattr(tmp.c_str(), kLayoutXattr, kMarkValue, sizeof(kMarkValue) - 1, 0) == 0) t.ioprobe_marked = true;
+  // RENAME_NOREPLACE: never clobber a file that appeared at `path` meanwhile.
+  if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    throw IoError(e, "rename layout into", escape_bytes(path), "another process created the file meanwhile?");
+  }
+  t.created = true;
+  t.ioprobe_marked = true;  // created by this run either way
+  t.file_bytes = cfg.size;
+  t.note = fmt::format("created {} in {}", format_bytes(cfg.size), format_seconds((now_ns() - t0) / 1e9));
+  if (!has_mark(path))
+    t.note += fmt::format("; the filesystem refused xattr {}, so later write runs need --allow-overwrite", kLayoutXattr);
+}
+
+}  // namespace
+
+RawTarget prepare_raw_target(const RawConfig& cfg) {
+  RawTarget t;
+  t.path = cfg.filename;
+  const std::string shown = escape_bytes(cfg.filename);
+  bool write = pattern_is_write(cfg.rw);
+  struct stat st {};
+  if (stat(cfg.filename.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw IoError(errno, "stat", shown);
+    if (cfg.size == 0)
+      throw UsageError(fmt::format("--filename '{}' does not exist; give --size (e.g. --size 1G) so ioprobe can "
+                                   "create it", shown));
+    create_file(cfg, t);
+    if (t.created) t.region_bytes = cfg.size / cfg.bs * cfg.bs;
+    return t;
+  }
+  if (S_ISBLK(st.st_mode)) {
+    t.block_device = true;
+    int fd = open(cfg.filename.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError(errno, "open", shown, "block devices need read permission (root or the disk group)");
+    uint64_t bytes = 0;
+    int r = ioctl(fd, BLKGETSIZE64, &bytes);
+    int e = errno;
+    close(fd);
+    if (r != 0) throw IoError(e, "ioctl(BLKGETSIZE64) on", shown);
+    t.file_bytes = bytes;
+    if (write && !cfg.allow_overwrite)
+      throw UsageError(fmt::format("--rw {} on block device '{}' destroys the data on it; add --allow-overwrite if "
+                                   "that is what you want", pattern_name(cfg.rw), shown));
+    t.ioprobe_marked = false;
+  } else if (S_ISREG(st.st_mode)) {
+    t.file_bytes = static_cast<uint64_t>(st.st_size);
+    t.ioprobe_marked = has_mark(cfg.filename);
+    if (write && !t.ioprobe_marked && !cfg.allow_overwrite)
+      throw UsageError(fmt::format("--rw {} would overwrite '{}', which ioprobe did not create; give a new path or "
+                                   "add --allow-overwrite", pattern_name(cfg.rw), shown));
+    if (cfg.size > t.file_bytes) {
+      if (!t.ioprobe_marked)
+        throw UsageError(fmt::format("'{}' is {}, smaller than --size {}, and ioprobe did not create it; give "
+                                     "--size {} or less, or a new path", shown, format_bytes(t.file_bytes),
+                                     format_bytes(cfg.size), t.file_bytes));
+      int fd = open(cfg.filename.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) throw IoError(errno, "open for extension", shown);
+      removexattr(cfg.filename.c_str(), kLayoutXattr);  // incomplete until re-marked
+      bool done = false;
+      try {
+        done = fill(fd, cfg.filename, t.file_bytes, cfg.size);
+      } catch (...) {
+        close(fd);
+        throw;
+      }
+      close(fd);
+      if (!done) {
+        t.note = "interrupted while extending the layout";
+        return t;
+      }
+      mark(cfg.filename, t);
+      t.note = fmt::format("extended from {} to {}", format_bytes(t.file_bytes), format_bytes(cfg.size));
+      t.file_bytes = cfg.size;
+    }
+  } else {
+    throw UsageError(fmt::format("--filename '{}' is neither a regular file nor a block device", shown));
+  }
+  uint64_t region = cfg.size ? cfg.size : t.file_bytes;
+  t.region_bytes = region / cfg.bs * cfg.bs;
+  if (t.region_bytes == 0)
+    throw UsageError(fmt::format("'{}' holds {} B, less than one block of --bs {}; give a larger file or --size",
+                                 shown, t.file_bytes, cfg.bs));
+  return t;
+}
+
+double page_cache_residency(const std::string& path, uint64_t bytes) {
+  if (bytes == 0) return -1;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return -1;
+  long page = sysconf(_SC_PAGESIZE);
+  size_t pages = (bytes + page - 1) / page;
+  std::vector<unsigned char> vec(pages);
+  double frac = -1;
+  if (mincore(p, bytes, vec.data()) == 0) {
+    size_t resident = 0;
+    for (unsigned char v : vec) resident += v & 1;
+    frac = static_cast<double>(resident) / static_cast<double>(pages);
+  }
+  munmap(p, bytes);
+  return frac;
+}
+
+}  // namespace ioprobe

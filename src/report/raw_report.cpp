@@ -1,0 +1,101 @@
+#include "report/raw_report.hpp"
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+namespace {
+double us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double per_s(double v, double s) { return s > 0 ? v / s : 0.0; }
+double cpu_per_io_us(const RawResults& r) {
+  return r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0;
+}
+}  // namespace
+
+nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const EngineChoice& engine,
+                        double residency, const RawResults& r) {
+  const auto& h = r.latency;
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto& n : r.engine_notes) notes.push_back(n);
+  return {
+      {"filename", escape_bytes(cfg.filename)},
+      {"rw", pattern_name(cfg.rw)},
+      {"bs", cfg.bs},
+      {"iodepth", cfg.iodepth},
+      {"numjobs", cfg.numjobs},
+      {"size_bytes", cfg.size},
+      {"direct", cfg.direct},
+      {"engine_requested", cfg.engine},
+      {"runtime_s", cfg.runtime_s},
+      {"sqpoll_requested", cfg.sqpoll},
+      {"seed", cfg.seed},
+      {"engine",
+       {{"name", engine.name},
+        {"reason", engine.reason},
+        {"fixed_buffers", r.fixed_buffers},
+        {"registered_files", r.registered_files},
+        {"sqpoll", r.sqpoll},
+        {"notes", notes}}},
+      {"layout",
+       {{"block_device", target.block_device},
+        {"file_bytes", target.file_bytes},
+        {"region_bytes", target.region_bytes},
+        {"created", target.created},
+        {"note", target.note}}},
+      {"page_cache_resident_fraction", residency},
+      {"results",
+       {{"ios", r.ios},
+        {"bytes", r.bytes},
+        {"elapsed_s", r.elapsed_s},
+        {"iops", per_s(static_cast<double>(r.ios), r.elapsed_s)},
+        {"bytes_per_s", per_s(static_cast<double>(r.bytes), r.elapsed_s)},
+        {"latency_us",
+         {{"mean", h.mean() / 1000.0},
+          {"p50", us(h.percentile(50))},
+          {"p90", us(h.percentile(90))},
+          {"p99", us(h.percentile(99))},
+          {"p999", us(h.percentile(99.9))},
+          {"max", us(h.max())}}},
+        {"errors", r.errors},
+        {"first_error", r.first_error},
+        {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};
+}
+
+std::string raw_text(const RawConfig& cfg, const RawTarget& target, const EngineChoice& engine, double residency,
+                     const RawResults& r) {
+  const auto& h = r.latency;
+  std::string out;
+  out += fmt::format("ioprobe raw: {} {} B, iodepth {}, numjobs {}, direct={} on {}\n", pattern_name(cfg.rw), cfg.bs,
+                     cfg.iodepth, cfg.numjobs, cfg.direct ? 1 : 0, escape_bytes(cfg.filename));
+  out += fmt::format("  region      {} per job{}{}\n", format_bytes(target.region_bytes),
+                     target.block_device ? " (block device)" : "",
+                     target.note.empty() ? "" : "; " + target.note);
+  if (residency >= 0)
+    out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
+                       cfg.direct ? " (bypassed: O_DIRECT)" : "");
+  out += fmt::format("  engine      {} ({})\n", engine.name, engine.reason);
+  if (!r.engine_notes.empty()) {
+    std::string n;
+    for (const auto& s : r.engine_notes) n += (n.empty() ? "" : ", ") + s;
+    out += fmt::format("              {}\n", n);
+  }
+  double iops = per_s(static_cast<double>(r.ios), r.elapsed_s);
+  out += fmt::format("  I/Os        {} in {}\n", format_count(r.ios), format_seconds(r.elapsed_s));
+  out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(iops + 0.5)));
+  out += fmt::format("  throughput  {}\n", format_rate(per_s(static_cast<double>(r.bytes), r.elapsed_s)));
+  out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", format_ns(h.mean()),
+                     format_ns(static_cast<double>(h.percentile(50))), format_ns(static_cast<double>(h.percentile(90))),
+                     format_ns(static_cast<double>(h.percentile(99))),
+                     format_ns(static_cast<double>(h.percentile(99.9))), format_ns(static_cast<double>(h.max())));
+  out += fmt::format("  CPU         user {:.2f} s  sys {:.2f} s  = {:.2f} µs per I/O (all threads incl. io_uring "
+                     "workers)\n",
+                     r.cpu_user_s, r.cpu_sys_s, cpu_per_io_us(r));
+  if (r.errors)
+    out += fmt::format("  errors      {} (first: {}); the run stopped early\n", format_count(r.errors), r.first_error);
+  return out;
+}
+
+}  // namespace ioprobe
