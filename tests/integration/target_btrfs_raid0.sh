@@ -30,4 +30,5 @@ expect(r["member_count"] == 2 and sorted(r["members"]) == members, "2 members: "
 expect([l["name"] for l in t["device_chain"] if l["kind"] == "loop"] == members, "chain lists both loop devices")
 expect(t["o_direct"] == o_direct_truth(t["o_direct_probe_file"]), "O_DIRECT " + t["o_direct"] + " as the kernel says")
 '
+loader_run "$MNT"
 echo PASS

@@ -56,3 +56,22 @@ def expect(cond, what):
 exec(sys.argv[2])
 PY
 }
+
+# loader_run DIR: a short `ioprobe run --data DIR` must read every byte of every file once, and
+# name the same filesystem as the probe. Cold (the default) on each target, as the kernel allows.
+loader_run() {
+  local dir=$1 out="$WORK/run.json"
+  "$IOPROBE" --quiet --data "$dir" --workers 2 --batch-size 4 --json "$out" >"$WORK/run.txt" 2>&1 \
+    || fail "ioprobe run --data $dir exited $?: $(cat "$WORK/run.txt")"
+  python3 - "$out" "$dir" <<'PY' || fail "loader run checks failed"
+import json, os, sys
+d = json.load(open(sys.argv[1])); root = sys.argv[2]
+files = [os.path.join(p, f) for p, _, fs in os.walk(root) for f in fs if not f.startswith(".ioprobe-")]
+want_bytes = sum(os.path.getsize(f) for f in files)
+r = d["results"]
+assert r["samples"] == len(files), f"samples {r['samples']} != {len(files)} files"
+assert r["bytes"] == want_bytes, f"bytes {r['bytes']} != {want_bytes}"
+assert r["errors"] == 0, "read errors"
+print(f"ok: loader read {r['samples']} files, {r['bytes']} B, cache={d['target']['cache_detail']}, engine={d['target']['engine']}")
+PY
+}

@@ -24,4 +24,5 @@ expect(t["device_numa_node"] == -1, "a loop device has no NUMA node")
 expect(t["memory_backed"] is False and t["network"] is False, "local disk filesystem")
 expect(t["o_direct"] == o_direct_truth(t["o_direct_probe_file"]), "O_DIRECT " + t["o_direct"] + " as the kernel says")
 '
+loader_run "$MNT"
 echo PASS

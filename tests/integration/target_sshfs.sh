@@ -48,4 +48,5 @@ expect(t["device"] == "", "no local block device")
 expect(t["o_direct"] == o_direct_truth(t["o_direct_probe_file"]), "O_DIRECT " + t["o_direct"] + " as the kernel says")
 expect(d["engine"]["cold"]["engine"] == "psync", "auto engine on a network filesystem is psync")
 '
+loader_run "$MNT"
 echo PASS

@@ -17,4 +17,5 @@ expect(t["o_direct"] == o_direct_truth(t["o_direct_probe_file"]), "O_DIRECT " + 
 expect(d["engine"]["cold"]["engine"] == "psync", "auto engine on tmpfs is psync")
 expect(any("RAM" in w for w in d["warnings"]), "warns that tmpfs is RAM")
 '
+loader_run "$MNT"
 echo PASS
