@@ -11,42 +11,13 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 
 namespace ioprobe {
 
 namespace {
-
-void write_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".ioprobe-tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(errno, "create", tmp, "check that the dataset directory is writable");
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      throw IoError(e, "write", tmp, e == ENOSPC ? "the filesystem is full" : "");
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0) {
-    int e = errno;
-    close(fd);
-    unlink(tmp.c_str());
-    throw IoError(e, "fsync", tmp);
-  }
-  close(fd);
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    unlink(tmp.c_str());
-    throw IoError(e, "rename", tmp);
-  }
-}
 
 std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
 
@@ -78,7 +49,7 @@ void write_manifest(const std::string& dir, const Manifest& m) {
                       {"complete", m.complete},    {"spec", m.spec},
                       {"files", m.files},          {"bytes", m.bytes},
                       {"list", kFileListName},     {"list_xxh64", m.list_xxh64}};
-  write_atomically(dir + "/" + kManifestName, j.dump(2) + "\n");
+  write_file_atomically(dir + "/" + kManifestName, j.dump(2) + "\n", "check that the dataset directory is writable");
 }
 
 std::string write_file_list(const std::string& dir, const FileIndex& index) {
@@ -90,7 +61,7 @@ std::string write_file_list(const std::string& dir, const FileIndex& index) {
     text += index.path(i);
     text += '\n';
   }
-  write_atomically(dir + "/" + kFileListName, text);
+  write_file_atomically(dir + "/" + kFileListName, text, "check that the dataset directory is writable");
   return hex64(XXH64(text.data(), text.size(), 0));
 }
 

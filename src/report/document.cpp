@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -86,32 +87,10 @@ nlohmann::json document_header(const std::string& kind, const std::vector<std::s
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& doc) {
-  std::string text = doc.dump(2) + "\n";
-  std::string tmp = path + ".ioprobe-tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(errno, "create", tmp, "check that the directory exists and is writable");
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = write(fd, text.data() + off, text.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      throw IoError(e, "write", tmp);
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    int e = errno;
-    unlink(tmp.c_str());
-    throw IoError(e, "fsync", tmp);
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    unlink(tmp.c_str());
-    throw IoError(e, "rename", tmp + " -> " + path);
-  }
+  // Paths are escaped reversibly with escape_bytes() before they enter the document; `replace`
+  // only guards against a stray invalid byte elsewhere (it must never abort a finished run).
+  write_file_atomically(path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                        "check that the directory exists and is writable");
 }
 
 nlohmann::json read_json_file(const std::string& path) {

@@ -1,4 +1,5 @@
 #include "topology/block_device.hpp"
+#include "topology/sysfs_dir.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -52,18 +53,6 @@ std::string resolve(const std::string& path) {
 std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 std::string dir_name(const std::string& p) { return p.substr(0, p.rfind('/')); }
 
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // The device's directory under /sys/devices (resolved), found via class/block (which also lists
 // partitions) or block/.

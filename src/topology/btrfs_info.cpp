@@ -1,4 +1,5 @@
 #include "topology/btrfs_info.hpp"
+#include "topology/sysfs_dir.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,18 +18,6 @@ namespace ioprobe {
 
 namespace {
 
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 bool is_profile(const std::string& n) {
   static const char* kProfiles[] = {"single", "dup",   "raid0",   "raid1",  "raid10",

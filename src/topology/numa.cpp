@@ -1,4 +1,5 @@
 #include "topology/numa.hpp"
+#include "topology/sysfs_dir.hpp"
 
 #include <dirent.h>
 #include <numa.h>
@@ -27,18 +28,6 @@ std::string read_text(const std::string& path) {
   return s;
 }
 
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 std::vector<int> cpus_or_empty(const std::string& text) {
   try {

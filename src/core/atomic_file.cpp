@@ -1,0 +1,42 @@
+#include "core/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "core/error.hpp"
+
+namespace ioprobe {
+
+void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint) {
+  std::string tmp = path + ".ioprobe-tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(errno, "create", tmp, hint);
+  auto fail = [&](const char* op) {
+    int e = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    throw IoError(e, op, tmp, e == ENOSPC ? "the filesystem is full" : "");
+  };
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("write");
+    off += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0) fail("fsync");
+  if (close(fd) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    throw IoError(e, "close", tmp);
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    throw IoError(e, "rename", tmp + " -> " + path);
+  }
+}
+
+}  // namespace ioprobe
