@@ -86,7 +86,10 @@ nlohmann::json document_header(const std::string& kind, const std::vector<std::s
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& doc) {
-  std::string text = doc.dump(2) + "\n";
+  write_text_file_atomic(path, doc.dump(2) + "\n");
+}
+
+void write_text_file_atomic(const std::string& path, const std::string& text) {
   std::string tmp = path + ".ioprobe-tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(errno, "create", tmp, "check that the directory exists and is writable");

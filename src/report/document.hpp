@@ -43,6 +43,9 @@ nlohmann::json target_json(const TargetInfo& target);
 /// directory, fsync, rename. A failed write leaves no file under `path`. Throws IoError.
 void write_json_file(const std::string& path, const nlohmann::json& doc);
 
+/// Writes `text` to `path` the same atomic way (HTML, CSV renderings). Throws IoError.
+void write_text_file_atomic(const std::string& path, const std::string& text);
+
 /// Reads a result document. Throws UsageError when it is not one.
 nlohmann::json read_json_file(const std::string& path);
 
