@@ -120,12 +120,21 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
   const uint64_t threads = static_cast<uint64_t>(p.num_workers) * in.gpus;
   if (threads > static_cast<uint64_t>(std::max(1, in.cpus_allowed))) {
     r.oversubscribed = true;
+    // Did settings past the CPU count measurably beat the best one within it?
+    double within = 0;
+    for (size_t i : idx)
+      if (static_cast<uint64_t>(table[i].num_workers) * in.gpus <= static_cast<uint64_t>(std::max(1, in.cpus_allowed)))
+        within = std::max(within, table[i].samples_per_s);
+    const bool helped = within > 0 && p.samples_per_s > (1 + r.tolerance) * within;
     r.notes.push_back(fmt::format(
-        "oversubscribed: {} worker(s) x {} rank(s) = {} worker processes on {} allowed CPU(s). The sweep measured that "
-        "more workers than CPUs help here because they mostly wait on I/O (CPU use {:.2f} of {}). Each PyTorch worker "
-        "is a process with its own memory; if your transforms cost CPU (decode, augmentation), the best count is lower: "
+        "oversubscribed: {} worker(s) x {} rank(s) = {} worker processes on {} allowed CPU(s){}. Each PyTorch worker is "
+        "a process with its own memory; if your transforms cost CPU (decode, augmentation), fewer workers will do: "
         "re-run tune with --cpu-per-sample",
-        p.num_workers, in.gpus, threads, in.cpus_allowed, p.cpu_used, in.cpus_allowed));
+        p.num_workers, in.gpus, threads, in.cpus_allowed,
+        helped ? fmt::format("; the sweep measured that more workers than CPUs help ({:.0f} vs {:.0f} samples/s at "
+                             "most one worker per CPU) because they mostly wait on I/O (CPU use {:.2f} of {})",
+                             p.samples_per_s, within, p.cpu_used, in.cpus_allowed)
+                : within > 0 ? "" : "; every setting swept puts more workers than CPUs with this many ranks"));
   }
   uint32_t max_w = 0;
   for (size_t i : idx) max_w = std::max(max_w, table[i].num_workers);
