@@ -80,8 +80,8 @@ std::string render_line_chart(const LineChart& c) {
                    (kT + kH - kB) / 2, (kT + kH - kB) / 2, html_escape(c.y_label));
   if (c.hline > 0)
     o += fmt::format("<line class=\"demand\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/>"
-                     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#d62728\" text-anchor=\"end\">{}</text>\n",
-                     kL, py(c.hline), kW - kR, py(c.hline), kW - kR, py(c.hline) - 4, html_escape(c.hline_label));
+                     "<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#d62728\">{}</text>\n",
+                     kL, py(c.hline), kW - kR, py(c.hline), kL + 6, py(c.hline) - 4, html_escape(c.hline_label));
   for (size_t i = 0; i < c.series.size(); ++i) {
     const auto& s = c.series[i];
     const char* col = kColors[i % 8];

@@ -22,6 +22,18 @@ grep -q "no NUMA binding needed" "$W/tune.txt" || fail "single-node machine: exp
 "$IOPROBE" report "$W/run.json" "$W/tune.json" --html "$W/cmp.html" > "$W/cmp.txt" || fail "report A B failed"
 grep -q "B/A" "$W/cmp.txt" || fail "comparison has no B/A column"
 
+if python3 -c "import jsonschema" 2>/dev/null; then
+  for f in run.json tune.json; do
+    python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))" \
+      "$IOPROBE_SOURCE_DIR/reports/result.schema.json" "$W/$f" || fail "$f does not match reports/result.schema.json"
+  done
+  python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))" \
+    "$IOPROBE_SOURCE_DIR/reports/result.schema.json" "$IOPROBE_SOURCE_DIR/tests/fixtures/reports/checkpoint.json" \
+    || fail "checkpoint fixture does not match the schema"
+else
+  echo "note: python3-jsonschema absent; schema validation not run"
+fi
+
 check() {  # page, then the data-chart names that must be in its DOM
   local page=$1; shift
   chrome --dump-dom "file://$W/$page" > "$W/$page.dom" || fail "chromium could not load $page"
