@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_config.hpp"
+#include "cli/run_prepare.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -33,131 +34,6 @@
 namespace ioprobe::cli {
 
 namespace {
-
-struct PreparedData {
-  FileIndex index;
-  nlohmann::json dataset;
-  std::vector<std::string> warnings;
-  std::string target_path;
-  bool interrupted = false;
-};
-
-PreparedData prepare_dataset(const RunConfig& c) {
-  PreparedData p;
-  const DatasetSpec& s = c.spec;
-  if (!c.data_dir.empty() || !c.file_list.empty()) {
-    WalkResult w = c.data_dir.empty() ? read_path_list(c.file_list) : walk_tree(c.data_dir, c.follow_symlinks);
-    if (w.index.empty())
-      throw UsageError(fmt::format("--data '{}' holds no regular files to read", escape_bytes(c.data_dir)));
-    for (const auto& msg : w.warnings) p.warnings.push_back(msg);
-    p.target_path = c.data_dir.empty() ? "." : c.data_dir;
-    p.dataset = {{"preset", "none"},
-                 {"root", escape_bytes(c.data_dir.empty() ? c.file_list : c.data_dir)},
-                 {"files", w.index.size()},
-                 {"action", c.data_dir.empty() ? "file list" : "walked"},
-                 {"enumerate_s", w.enumerate_s},
-                 {"skipped", w.skipped}};
-    p.index = std::move(w.index);
-    return p;
-  }
-  GenerateOptions g;
-  g.threads = 2;
-  g.progress = !c.quiet;
-  g.create_parents = c.dir_is_default;
-  DatasetOutcome d = ensure_dataset(c.dir, s, g);
-  p.interrupted = d.interrupted;
-  p.target_path = c.dir;
-  p.dataset = {{"preset", s.preset},
-               {"description", s.description},
-               {"model", s.model},
-               {"root", escape_bytes(c.dir)},
-               {"files", s.files},
-               {"dirs", s.dirs},
-               {"full_files", s.full_files},
-               {"size_dist", size_dist_name(s.dist)},
-               {"size_mean_bytes", s.size_mean},
-               {"size_stdev_bytes", s.size_stdev},
-               {"seed", s.seed},
-               {"action", d.action},
-               {"generate_s", d.generate_s},
-               {"enumerate_s", 0.0}};
-  p.index = std::move(d.index);
-  return p;
-}
-
-Demand resolve_demand(const RunConfig& c, const std::string& model) {
-  Demand d;
-  d.gpus = c.loader.ranks;
-  d.au_target = c.au_target;
-  d.model = model;
-  if (c.user_samples_per_s > 0 || c.user_step_time_s > 0) {
-    d.accelerator = "custom";
-    d.accelerator_name = c.gpu == "h100" ? "custom GPU" : c.gpu;
-    d.rate_family = "user";
-    d.samples_per_s_per_gpu = c.user_samples_per_s > 0 ? c.user_samples_per_s : c.loader.batch_size / c.user_step_time_s;
-    d.source = c.user_samples_per_s > 0 ? "--gpu-samples-per-s" : fmt::format("--step-time {} s per batch of {}", c.user_step_time_s, c.loader.batch_size);
-    return d;
-  }
-  std::vector<CatalogRow> rows = load_catalog(workloads_dir() + "/accelerators.json");
-  const CatalogRow& row = find_row(rows, c.gpu, model);
-  d.accelerator = row.accelerator;
-  d.accelerator_name = row.name;
-  const std::optional<IngestRate>* rate = c.rate_family == "training" ? &row.training : &row.emulation;
-  d.rate_family = c.rate_family;
-  if (!*rate) {
-    rate = c.rate_family == "training" ? &row.emulation : &row.training;
-    d.rate_family = c.rate_family == "training" ? "emulation" : "training";
-  }
-  d.samples_per_s_per_gpu = (*rate)->samples_per_s;
-  d.source = (*rate)->source;
-  return d;
-}
-
-// Decides O_DIRECT vs buffered (probed on the dataset's first file) and the engine; returns the
-// cache detail text.
-std::string resolve_cache_and_engine(const RunConfig& c, const FileIndex& index, const TargetInfo& target,
-                                     LoaderConfig& l, std::string& engine_reason, std::vector<std::string>& warnings) {
-  std::string detail;
-  if (c.cache == "warm") {
-    l.direct = false;
-    l.measure_residency = true;
-    detail = "buffered reads through the page cache (warm)";
-  } else {
-    std::string probe_path = index.root().empty() ? index.path(0) : index.root() + "/" + index.path(0);
-    int r = probe_o_direct(probe_path);
-    if (r == 0) {
-      l.direct = true;
-      detail = target.memory_backed ? "O_DIRECT accepted, but tmpfs keeps the data in RAM: not a device measurement"
-                                    : "O_DIRECT: reads bypass the page cache";
-    } else {
-      l.direct = false;
-      l.evict_before_epoch = true;
-      l.drop_caches = c.drop_caches;
-      l.measure_residency = true;
-      detail = fmt::format("buffered (O_DIRECT refused on {}: {}); pages evicted with posix_fadvise(DONTNEED){} before "
-                           "each epoch",
-                           target.fs_type, errno_name(-r), c.drop_caches ? " and drop_caches" : "");
-      warnings.push_back(fmt::format("O_DIRECT refused on '{}' ({}, {}); cold reads use page eviction instead",
-                                     escape_bytes(probe_path), target.fs_type, errno_text(-r)));
-    }
-  }
-  EngineChoice ec = choose_engine(c.engine_request, target, !l.direct);
-  l.engine = ec.engine;
-  engine_reason = ec.reason;
-  if (!ec.warning.empty()) warnings.push_back(ec.warning);
-  return detail;
-}
-
-void check_open_files_limit(const LoaderConfig& l) {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-  uint64_t need = static_cast<uint64_t>(l.ranks) * l.num_workers * 2 + 32;  // a file + a ring per worker
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
-    throw Error(fmt::format("too many workers for the open-files limit: need about {} descriptors, RLIMIT_NOFILE is "
-                            "{}; raise it (ulimit -n {}) or use fewer --workers/--gpus",
-                            need, rl.rlim_cur, need),
-                kExitFailure);
-}
 
 // Prints "reading: N samples, X MB/s" once a second on stderr while the run goes on.
 class ProgressLine {
@@ -304,30 +180,6 @@ int cmd_gen(const CommandContext& ctx) {
   fmt::print("{}: {} {} files, {} in '{}'{}\n", c.spec.preset, data.dataset.value("action", ""), format_count(data.index.size()),
              format_bytes(bytes), escape_bytes(c.dir),
              s > 0 ? fmt::format(" in {} ({})", format_seconds(s), format_rate(bytes / s)) : "");
-  return kExitOk;
-}
-
-int cmd_report(const CommandContext& ctx) {
-  po::options_description desc("ioprobe report FILE.json: re-render a saved result document");
-  desc.add_options()("help,h", "this help");
-  std::vector<std::string> files, rest;
-  for (const auto& a : ctx.args) (a.empty() || a[0] != '-' ? files : rest).push_back(a);
-  po::variables_map vm = parse_command_line(rest, desc, "report");
-  if (vm.count("help") || files.empty()) {
-    std::cout << "usage: ioprobe report FILE.json\n" << desc;
-    if (files.empty() && !vm.count("help")) throw UsageError("report: give a result document (FILE.json)");
-    return kExitOk;
-  }
-  for (const auto& f : files) {
-    nlohmann::json doc = read_json_file(f);
-    std::string kind = doc.value("kind", "");
-    try {
-      if (kind == "run") std::cout << render_run_text(doc);
-      else throw UsageError(fmt::format("'{}': rendering kind '{}' is not supported by this version", escape_bytes(f), kind));
-    } catch (const nlohmann::json::exception& e) {
-      throw UsageError(fmt::format("'{}' is missing fields of a '{}' document: {}", escape_bytes(f), kind, e.what()));
-    }
-  }
   return kExitOk;
 }
 

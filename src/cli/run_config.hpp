@@ -39,8 +39,19 @@ struct RunConfig {
   bool quiet = false;
 };
 
-/// The option table shared by the command line and workload INI files.
+/// The option table shared by the command line and workload INI files: the dataset, loader and
+/// GPU groups below plus Output (--json, --quiet, --help).
 po::options_description run_options_description();
+
+/// Option groups, reused by `ioprobe tune`. `for_tune` leaves out --workers, --prefetch-factor,
+/// --numa, --epochs and --duration, which tune sweeps or sets itself.
+po::options_description dataset_options_description();
+po::options_description loader_options_description(bool for_tune);
+po::options_description gpu_options_description();
+
+/// Fills `out` from parsed options `vm` (after loading the preset INI named by --dataset into vm,
+/// checked against `desc`). Options absent from `desc` take their defaults. Throws UsageError.
+void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, bool for_gen, RunConfig& out);
 
 /// Parses args (and the preset named by --dataset) into a RunConfig. `for_gen` relaxes the
 /// options that only a run uses. Throws UsageError with a clear message for any bad value.

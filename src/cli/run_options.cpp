@@ -15,7 +15,7 @@ po::typed_value<std::string>* str() { return po::value<std::string>(); }
 po::typed_value<std::string>* flag() { return po::value<std::string>()->implicit_value("true"); }
 }  // namespace
 
-po::options_description run_options_description() {
+po::options_description dataset_options_description() {
   po::options_description dataset("Dataset (a generated preset, or your own files)");
   dataset.add_options()
       ("dataset", str(), "preset name (workloads/NAME.ini) or path to an .ini file [imagenet-like]")
@@ -36,25 +36,41 @@ po::options_description run_options_description() {
       ("model", str(), "model trained on the dataset, a catalog key: resnet50, unet3d, cosmoflow, bert [preset's]")
       ("description", str(), "one-line description (preset files)")
       ("full-files", str(), "file count of the real dataset the preset imitates (preset files)");
+  return dataset;
+}
 
+po::options_description loader_options_description(bool for_tune) {
   po::options_description loader("DataLoader emulation (PyTorch map-style semantics)");
+  if (!for_tune)
+    loader.add_options()
+        ("workers", str(), "num_workers: worker threads per GPU rank, each reading one file at a time [8]");
   loader.add_options()
-      ("workers", str(), "num_workers: worker threads per GPU rank, each reading one file at a time [8]")
-      ("batch-size", str(), "samples per batch [preset's, else 256]")
-      ("prefetch-factor", str(), "batches outstanding per worker (PyTorch default 2) [2]")
+      ("batch-size", str(), "samples per batch [preset's, else 256]");
+  if (!for_tune)
+    loader.add_options()
+        ("prefetch-factor", str(), "batches outstanding per worker (PyTorch default 2) [2]");
+  loader.add_options()
       ("shuffle", flag(), "fresh seeded permutation each epoch (RandomSampler) [true]")
       ("no-shuffle", flag(), "read in index order (SequentialSampler)")
-      ("drop-last", flag(), "drop the last incomplete batch [false]")
-      ("epochs", str(), "passes over the dataset [1]")
-      ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit) [0]")
+      ("drop-last", flag(), "drop the last incomplete batch [false]");
+  if (!for_tune)
+    loader.add_options()
+        ("epochs", str(), "passes over the dataset [1]")
+        ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit) [0]");
+  loader.add_options()
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
       ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
       ("engine", str(), "auto | io_uring | psync [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
                         "network filesystems and buffered reads; psync with a warning when io_uring is refused]")
-      ("drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]")
-      ("numa", str(), "none | local (the target device's node) | interleave | node:N: bind workers and their "
-                      "buffers with libnuma [none]");
+      ("drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]");
+  if (!for_tune)
+    loader.add_options()
+        ("numa", str(), "none | local (the target device's node) | interleave | node:N: bind workers and their "
+                        "buffers with libnuma [none]");
+  return loader;
+}
 
+po::options_description gpu_options_description() {
   po::options_description gpu("GPU side (the consumer spends each GPU's step time per batch)");
   gpu.add_options()
       ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 l40s rtx4090 [h100]")
@@ -65,7 +81,10 @@ po::options_description run_options_description() {
       ("step-time", str(), "GPU compute time per batch instead of the rate, e.g. 0.224s")
       ("sample-bytes", str(), "bytes per sample for the bytes/s demand [the dataset's measured mean]")
       ("au-target", str(), "accelerator utilization a GPU counts as fed at, percent (MLPerf Storage: 90) [90]");
+  return gpu;
+}
 
+po::options_description run_options_description() {
   po::options_description output("Output");
   output.add_options()
       ("json", str(), "write the result document (JSON) to FILE")
@@ -73,7 +92,7 @@ po::options_description run_options_description() {
       ("help,h", "this help");
 
   po::options_description all;
-  all.add(dataset).add(loader).add(gpu).add(output);
+  all.add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description()).add(output);
   return all;
 }
 
@@ -91,6 +110,11 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
               << "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return false;
   }
+  run_config_from_vm(vm, desc, for_gen, c);
+  return true;
+}
+
+void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, bool for_gen, RunConfig& c) {
   const bool own_data = vm.count("data") || vm.count("file-list");
   if (vm.count("data") && vm.count("file-list"))
     throw UsageError("--data and --file-list both given; choose one");
@@ -167,7 +191,6 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
   c.json_path = get_string(vm, "json");
   if (vm.count("json") && c.json_path.empty()) throw UsageError("--json: empty path; give a file name");
   c.quiet = get_bool(vm, "quiet", false) || !isatty(STDERR_FILENO);
-  return true;
 }
 
 }  // namespace ioprobe::cli

@@ -1,0 +1,80 @@
+// `ioprobe report FILE.json [FILE2.json ...]`: re-renders saved result documents as text, HTML
+// (--html) or CSV (--csv, tune points), and compares two or more side by side.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "report/compare_text.hpp"
+#include "report/document.hpp"
+#include "report/html_report.hpp"
+#include "report/run_text.hpp"
+#include "report/tune_document.hpp"
+
+namespace ioprobe::cli {
+
+int cmd_report(const CommandContext& ctx) {
+  po::options_description desc("ioprobe report FILE.json [B.json ...]: re-render saved result documents");
+  desc.add_options()
+      ("html", po::value<std::string>(), "write one self-contained HTML page (inline SVG charts) to FILE")
+      ("csv", po::value<std::string>(), "write the points of a tune document as CSV to FILE")
+      ("help,h", "this help");
+  std::vector<std::string> files, rest;
+  // Words are files, except the value after --html/--csv.
+  for (size_t i = 0; i < ctx.args.size(); ++i) {
+    const std::string& a = ctx.args[i];
+    if ((a == "--html" || a == "--csv") && i + 1 < ctx.args.size()) {
+      rest.push_back(a);
+      rest.push_back(ctx.args[++i]);
+    } else {
+      (a.empty() || a[0] != '-' ? files : rest).push_back(a);
+    }
+  }
+  po::variables_map vm = parse_command_line(rest, desc, "report");
+  if (vm.count("help") || files.empty()) {
+    std::cout << "usage: ioprobe report FILE.json [B.json ...] [--html OUT.html] [--csv OUT.csv]\n"
+                 "One file: its text report. Two or more: a side-by-side comparison, then each report.\n"
+              << desc;
+    if (files.empty() && !vm.count("help")) throw UsageError("report: give a result document (FILE.json)");
+    return kExitOk;
+  }
+  std::vector<nlohmann::json> docs;
+  for (const auto& f : files) docs.push_back(read_json_file(f));
+  const std::string html = vm.count("html") ? vm["html"].as<std::string>() : "";
+  const std::string csv = vm.count("csv") ? vm["csv"].as<std::string>() : "";
+  if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
+  if (!csv.empty() && (docs.size() != 1 || docs[0].value("kind", "") != "tune"))
+    throw UsageError("--csv writes the points of one tune document; give exactly one FILE.json of kind 'tune'");
+
+  if (docs.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& f : files) names.push_back(escape_bytes(f));
+    std::cout << render_comparison_text(docs, names) << "\n";
+  }
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const std::string kind = docs[i].value("kind", "");
+    try {
+      if (kind == "run") std::cout << render_run_text(docs[i]);
+      else if (kind == "tune") std::cout << render_tune_text(docs[i]);
+      else if (html.empty())
+        throw UsageError(fmt::format("'{}': text rendering of kind '{}' is not supported by this version; try --html",
+                                     escape_bytes(files[i]), kind));
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError(fmt::format("'{}' is missing fields of a '{}' document: {}", escape_bytes(files[i]), kind, e.what()));
+    }
+  }
+  if (!html.empty()) {
+    write_file_atomically(html, render_html_report(docs), "check that the directory exists and is writable");
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+  }
+  if (!csv.empty()) {
+    write_file_atomically(csv, render_tune_csv(docs[0]), "check that the directory exists and is writable");
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(csv));
+  }
+  return kExitOk;
+}
+
+}  // namespace ioprobe::cli

@@ -1,0 +1,210 @@
+// `ioprobe tune`: sweeps num_workers x prefetch_factor x NUMA placement with the DataLoader
+// emulation against the chosen GPUs' demand, and recommends the setting to type.
+#include <unistd.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/run_config.hpp"
+#include "cli/run_prepare.hpp"
+#include "core/atomic_file.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+#include "report/document.hpp"
+#include "report/html_report.hpp"
+#include "report/run_document.hpp"
+#include "report/tune_document.hpp"
+#include "topology/host.hpp"
+#include "topology/numa.hpp"
+#include "topology/target.hpp"
+#include "tune/recommend.hpp"
+#include "tune/tune_run.hpp"
+
+namespace ioprobe::cli {
+
+namespace {
+
+po::options_description tune_options() {
+  po::options_description sweep("Sweep");
+  sweep.add_options()
+      ("workers", po::value<std::string>(), "num_workers values to try, e.g. 4,8,16,32 [1,2,4,... up to 8 x allowed CPUs, at most 64]")
+      ("prefetch-factors", po::value<std::string>(), "prefetch_factor values to try [1,2,4]")
+      ("numa", po::value<std::string>(), "placements: auto (none, the device's node, each node; only none on one node) | none [auto]")
+      ("repeats", po::value<std::string>(), "runs per setting, for the spread [3]")
+      ("budget", po::value<std::string>(), "time for the whole sweep, dataset check included, e.g. 10m [10m]")
+      ("point-time", po::value<std::string>(), "seconds per run instead of the budget's share, e.g. 5s");
+  po::options_description output("Output");
+  output.add_options()
+      ("json", po::value<std::string>(), "write the result document (JSON) to FILE")
+      ("html", po::value<std::string>(), "write a self-contained HTML report to FILE")
+      ("csv", po::value<std::string>(), "write the table of points (CSV) to FILE")
+      ("quiet", po::value<std::string>()->implicit_value("true"), "no progress lines")
+      ("help,h", "this help");
+  po::options_description all;
+  all.add(sweep).add(dataset_options_description()).add(loader_options_description(true)).add(gpu_options_description()).add(output);
+  return all;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  // Same atomic temp+rename guarantee as the JSON writer: no half-written file under `path`.
+  write_file_atomically(path, text, "check that the directory exists and is writable");
+  fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(path));
+}
+
+}  // namespace
+
+int cmd_tune(const CommandContext& ctx) {
+  po::options_description desc = tune_options();
+  po::variables_map vm = parse_command_line(ctx.args, desc, "tune");
+  if (vm.count("help")) {
+    std::cout << "usage: ioprobe tune [OPTIONS]\n\n"
+                 "Runs the DataLoader emulation for each num_workers x prefetch_factor x NUMA placement, each run\n"
+                 "repeated, against the GPUs' demand; prints the table, the knee and the DataLoader(...) setting\n"
+                 "(and numactl line where binding helped) to use.\n"
+              << desc << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
+    return kExitOk;
+  }
+  HostInfo host = probe_host();
+  std::vector<uint32_t> workers = vm.count("workers") ? parse_uint_list(get_string(vm, "workers"), "--workers", 1, 4096)
+                                                      : default_worker_list(host.cpus_allowed);
+  std::vector<uint32_t> prefetch = vm.count("prefetch-factors")
+                                       ? parse_uint_list(get_string(vm, "prefetch-factors"), "--prefetch-factors", 1, 1024)
+                                       : std::vector<uint32_t>{1, 2, 4};
+  std::string numa_mode = get_choice(vm, "numa", "auto", {"auto", "none"});
+  uint32_t repeats = static_cast<uint32_t>(get_count(vm, "repeats", 3, 1, 100));
+  double budget_s = get_duration(vm, "budget", 600);
+  if (budget_s <= 0) throw UsageError("--budget: must be greater than 0, e.g. 10m");
+  double point_s = vm.count("point-time") ? get_duration(vm, "point-time", 0) : 0;
+  std::string html = get_string(vm, "html"), csv = get_string(vm, "csv");
+  for (const char* k : {"workers", "numa"}) vm.erase(k);  // tune's lists, not run's single values
+
+  RunConfig c;
+  run_config_from_vm(vm, desc, false, c);
+  const int64_t t0 = now_ns();
+  const int64_t deadline = t0 + static_cast<int64_t>(budget_s * 1e9);
+  nlohmann::json doc = document_header("tune", ctx.argv, host);
+  const std::string model = c.spec.model.empty() ? "resnet50" : c.spec.model;
+  Demand demand = resolve_demand(c, model);
+
+  PreparedData data = prepare_dataset(c);
+  if (data.interrupted) {
+    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n", escape_bytes(c.dir));
+    return interrupt_exit_code();
+  }
+  TargetInfo target = probe_target(data.target_path, false);
+  for (const auto& w : target.warnings) data.warnings.push_back(w);
+  Topology topo = discover();
+  LoaderConfig base = c.loader;
+  std::string engine_reason;
+  std::string cache_detail = resolve_cache_and_engine(c, data.index, target, base, engine_reason, data.warnings);
+  base.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : base.batch_size / demand.samples_per_s_per_gpu;
+  LoaderConfig biggest = base;
+  biggest.num_workers = workers.back();
+  check_open_files_limit(biggest);
+
+  std::string placements_why;
+  int device_node = target.device_numa_node;
+  std::vector<std::string> placements =
+      numa_mode == "none" ? std::vector<std::string>{"none"} : placements_to_sweep(topo, device_node, &placements_why);
+  if (numa_mode == "none") placements_why = "--numa none: only unbound runs";
+  const double setup_s = static_cast<double>(now_ns() - t0) / 1e9;
+  SweepPlan plan = point_s > 0 ? make_plan(workers, prefetch, placements, repeats, 1e12, 0, point_s, point_s)
+                               : make_plan(workers, prefetch, placements, repeats, budget_s, setup_s);
+  if (point_s > 0 && setup_s + plan.estimated_s > budget_s)
+    throw UsageError(fmt::format("--point-time {} s: {} runs need about {}, more than --budget {}; raise --budget or "
+                                 "shorten --point-time",
+                                 point_s, plan.points.size() * plan.repeats, format_seconds(plan.estimated_s),
+                                 format_seconds(budget_s)));
+
+  if (!c.quiet)
+    fmt::print(stderr, "ioprobe tune: {} settings x {} repeats, {} s each (about {}); {} files on {} ({})\n",
+               plan.points.size(), plan.repeats, plan.run_s, format_seconds(plan.estimated_s), format_count(data.index.size()),
+               escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered");
+  const bool tty = !c.quiet;
+  TuneProgressFn progress = [&](size_t run, size_t runs, const TunePoint& p, uint32_t rep, const TuneSample* done) {
+    if (!tty) return;
+    double el = static_cast<double>(now_ns() - t0) / 1e9;
+    double left = static_cast<double>(runs - run) * (plan.run_s + kRunOverheadS);
+    if (!done)
+      fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={} repeat {}/{} ... {} elapsed, ~{} left   ",
+                 run + 1, runs, p.num_workers, p.prefetch_factor, p.numa, rep + 1, plan.repeats, format_seconds(el),
+                 format_seconds(left));
+    else
+      fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%{:30}\n", run, runs,
+                 p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au, "");
+  };
+  TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress);
+
+  RecommendInputs ri;
+  ri.required_samples_per_s = demand.samples_per_s_per_gpu * demand.gpus;
+  ri.au_target = demand.au_target;
+  ri.gpus = base.ranks;
+  ri.cpus_allowed = host.cpus_allowed;
+  Recommendation rec = recommend(plan.points, ri, topo);
+
+  double sample_bytes = c.sample_bytes;
+  if (sample_bytes <= 0 && data.index.total_known_bytes())
+    sample_bytes = static_cast<double>(data.index.total_known_bytes()) / static_cast<double>(data.index.size());
+  nlohmann::json tj = target_json(target);
+  tj["cache"] = c.cache;
+  tj["direct"] = base.direct;
+  tj["cache_detail"] = cache_detail;
+  tj["engine"] = base.engine;
+  tj["engine_reason"] = engine_reason;
+  doc["target"] = tj;
+  nlohmann::json ds = data.dataset;
+  ds["bytes"] = data.index.total_known_bytes();
+  doc["dataset"] = ds;
+  doc["loader"] = {{"batch_size", base.batch_size}, {"gpus", base.ranks},       {"engine", base.engine},
+                   {"direct", base.direct},         {"shuffle", base.shuffle},  {"cpu_per_sample_us", base.cpu_per_sample_us},
+                   {"step_time_s", base.step_time_s}};
+  doc["demand"] = {{"accelerator", demand.accelerator},
+                   {"accelerator_name", demand.accelerator_name},
+                   {"model", demand.model},
+                   {"gpus", demand.gpus},
+                   {"rate_family", demand.rate_family},
+                   {"samples_per_s_per_gpu", demand.samples_per_s_per_gpu},
+                   {"source", demand.source},
+                   {"required_samples_per_s", ri.required_samples_per_s},
+                   {"required_bytes_per_s", ri.required_samples_per_s * sample_bytes},
+                   {"sample_bytes", sample_bytes},
+                   {"au_target", demand.au_target}};
+  doc["tune"] = {{"workers", workers},
+                 {"prefetch_factors", prefetch},
+                 {"placements", placements},
+                 {"placements_reason", placements_why},
+                 {"repeats", plan.repeats},
+                 {"run_s", plan.run_s},
+                 {"budget_s", budget_s},
+                 {"elapsed_s", static_cast<double>(now_ns() - t0) / 1e9},
+                 {"runs_done", out.runs_done},
+                 {"runs_planned", plan.points.size() * plan.repeats},
+                 {"stop_reason", out.stop_reason}};
+  doc["points"] = tune_points_json(plan.points);
+  doc["recommendation"] = recommendation_json(rec);
+  if (out.runs_done) doc["best_run"] = loader_results_json(out.best_run);
+  doc["partial"] = out.partial;
+  for (const auto& w : data.warnings) doc["warnings"].push_back(w);
+  if (out.stop_reason == "budget")
+    doc["warnings"].push_back(fmt::format("the --budget of {} ran out after {} of {} runs; settings with fewer repeats "
+                                          "are less certain",
+                                          format_seconds(budget_s), out.runs_done, plan.points.size() * plan.repeats));
+
+  std::cout << render_tune_text(doc) << std::flush;
+  if (!c.json_path.empty()) {
+    write_json_file(c.json_path, doc);
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(c.json_path));
+  }
+  if (!html.empty()) write_text_file(html, render_html_report({doc}));
+  if (!csv.empty()) write_text_file(csv, render_tune_csv(doc));
+  if (out.partial && out.stop_reason != "budget") return interrupt_exit_code();
+  if (!rec.valid) return kExitFailure;
+  return kExitOk;
+}
+
+}  // namespace ioprobe::cli

@@ -1,0 +1,17 @@
+// Side-by-side text comparison of result documents (`ioprobe report A.json B.json`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ioprobe {
+
+/// One row per figure (samples/s, MB/s, AU, latency p50/p99, num_workers, elapsed), one column per
+/// document, and a B/A ratio column when there are exactly two. `names` label the columns.
+/// Figures a document lacks print as "-". Tune documents contribute their fastest run's figures
+/// and their recommendation.
+std::string render_comparison_text(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
+
+}  // namespace ioprobe

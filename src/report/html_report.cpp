@@ -1,0 +1,257 @@
+#include "report/html_report.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "report/svg_chart.hpp"
+
+namespace ioprobe {
+
+std::string html_escape(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  return o;
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+double num_at(const json& d, const std::string& ptr, double fallback = 0) {
+  json::json_pointer p(ptr);
+  return d.contains(p) && d.at(p).is_number() ? d.at(p).get<double>() : fallback;
+}
+std::string str_at(const json& d, const std::string& ptr) {
+  json::json_pointer p(ptr);
+  return d.contains(p) && d.at(p).is_string() ? d.at(p).get<std::string>() : "";
+}
+bool has(const json& d, const std::string& ptr) { return d.contains(json::json_pointer(ptr)); }
+
+std::string row(const std::string& k, const std::string& v) {
+  return "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>\n";
+}
+
+// The scalar figures of one section as a table.
+std::string scalars_table(const std::string& title, const json& sec) {
+  if (!sec.is_object()) return "";
+  std::string o = "<h3>" + html_escape(title) + "</h3><table class=\"kv\">\n";
+  for (const auto& [k, v] : sec.items())
+    if (v.is_primitive()) o += row(k, v.is_string() ? v.get<std::string>() : v.dump());
+  return o + "</table>\n";
+}
+
+std::string timeline_chart(const json& results, double gpus, const std::string& title) {
+  if (!results.contains("timeline") || results["timeline"].empty()) return "<p>No timeline recorded.</p>\n";
+  double iv = results.value("timeline_interval_s", 1.0);
+  LineChart c;
+  c.id = "timeline";
+  c.title = title;
+  c.x_label = "time since start (s)";
+  c.y_label = "samples/s";
+  SvgSeries s{"delivered samples/s", {}, false};
+  bool first = true;
+  for (const auto& p : results["timeline"]) {
+    double t = p.value("t_s", 0.0);
+    double rate = p.value("samples", 0.0) / iv;
+    s.points.push_back({t, rate});
+    s.points.push_back({t + iv, rate});
+    if (first) c.shades.push_back({t, t + iv, "warm-up (first interval)", "#999"});
+    else if (p.value("wait_s", 0.0) > 0.5 * iv * std::max(1.0, gpus)) c.shades.push_back({t, t + iv, "stall: GPUs waited > half the interval", "#d62728"});
+    first = false;
+  }
+  c.series.push_back(s);
+  return render_line_chart(c) + "<p class=\"note\">Grey: warm-up interval. Red: stalls, intervals where the GPUs waited for "
+                                "data more than half the time.</p>\n";
+}
+
+std::string latency_chart(const json& lat, const std::string& title) {
+  if (!lat.is_object()) return "";
+  BarChart b;
+  b.id = "latency";
+  b.title = title;
+  b.y_label = "latency (µs, log scale)";
+  b.log_y = true;
+  b.value_unit = " µs";
+  for (const char* k : {"p50", "p90", "p99", "p999", "max"})
+    if (lat.contains(k)) b.bars.push_back({std::string(k) == "p999" ? "p99.9" : k, lat.value(k, 0.0)});
+  return render_bar_chart(b) + fmt::format("<p class=\"note\">Per-file open+read+close latency over {} files; mean {:.1f} µs.</p>\n",
+                                           lat.value("count", 0ULL), lat.value("mean", 0.0));
+}
+
+std::string run_section(const json& d) {
+  std::string o;
+  const json& r = d.value("results", json::object());
+  o += "<table class=\"kv\">\n";
+  o += row("target", fmt::format("{} ({}), {}", str_at(d, "/target/path"), str_at(d, "/target/fs_type"), str_at(d, "/target/cache_detail")));
+  o += row("dataset", fmt::format("{}: {} files, {}", str_at(d, "/dataset/preset"), num_at(d, "/dataset/files"),
+                                  format_bytes(static_cast<uint64_t>(num_at(d, "/dataset/bytes")))));
+  o += row("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)", num_at(d, "/loader/num_workers"),
+                                     num_at(d, "/loader/batch_size"), num_at(d, "/loader/prefetch_factor"), num_at(d, "/loader/gpus", 1)));
+  o += row("throughput", fmt::format("{:.0f} samples/s, {}", num_at(d, "/results/samples_per_s"), format_rate(num_at(d, "/results/bytes_per_s"))));
+  if (has(d, "/ingest")) {
+    o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", num_at(d, "/ingest/required_samples_per_s"), num_at(d, "/ingest/gpus", 1),
+                                   str_at(d, "/ingest/accelerator_name")));
+    o += row("AU", fmt::format("{:.1f}% (target {:.0f}%)", 100 * num_at(d, "/ingest/accelerator_utilization"), 100 * num_at(d, "/ingest/au_target")));
+    o += row("verdict", str_at(d, "/ingest/verdict") + ": " + str_at(d, "/ingest/verdict_text"));
+  }
+  o += "</table>\n";
+  o += timeline_chart(r, num_at(d, "/loader/gpus", 1), "Throughput over time");
+  o += latency_chart(r.value("file_latency_us", json()), "Per-file latency distribution");
+  return o;
+}
+
+std::string tune_section(const json& d) {
+  std::string o;
+  const json& pts = d.at("points");
+  const json& rec = d.value("recommendation", json::object());
+  const double demand = num_at(d, "/demand/required_samples_per_s");
+  o += "<div class=\"rec\"><h3>Recommendation (per GPU rank)</h3>\n";
+  if (rec.value("valid", false)) {
+    o += "<pre>" + html_escape(rec.value("dataloader", "")) + (rec.value("numactl", "").empty() ? "" : "\n" + html_escape(rec.value("numactl", ""))) + "</pre>\n";
+    o += "<p>" + html_escape(rec.value("meets_demand", false) ? "Meets the GPUs' demand: the smallest such setting."
+                                                              : fmt::format("Demand not met: short by {:.0f} samples/s of {:.0f}.",
+                                                                            rec.value("shortfall_samples_per_s", 0.0), demand)) + "</p>\n";
+    o += "<p>NUMA: " + html_escape(rec.value("numa_reason", "")) + "</p>\n";
+    for (const auto& n : rec.value("notes", json::array())) o += "<p class=\"warn\">" + html_escape(n.get<std::string>()) + "</p>\n";
+  } else {
+    o += "<p>No setting was measured.</p>\n";
+  }
+  o += "</div>\n";
+  // Samples/s against num_workers, one line per (prefetch_factor, numa).
+  LineChart c;
+  c.id = "workers";
+  c.title = "samples/s against num_workers";
+  c.x_label = "num_workers per rank (log2)";
+  c.y_label = "samples/s (median of repeats)";
+  c.log2_x = true;
+  c.hline = demand;
+  c.hline_label = fmt::format("GPU demand {:.0f} samples/s", demand);
+  std::map<std::string, size_t> idx;
+  for (const auto& p : pts) {
+    if (p.value("repeats", 0) == 0) continue;
+    std::string key = fmt::format("prefetch_factor={} numa={}", p.value("prefetch_factor", 0), p.value("numa", ""));
+    if (!idx.count(key)) idx[key] = c.series.size(), c.series.push_back({key, {}, true});
+    c.series[idx[key]].points.push_back({p.value("num_workers", 0.0), p.value("samples_per_s", 0.0)});
+  }
+  if (rec.value("valid", false)) {
+    size_t k = rec.value("knee", size_t{0}), r = rec.value("point", size_t{0});
+    if (k < pts.size()) c.marks.push_back({pts[k].value("num_workers", 0.0), pts[k].value("samples_per_s", 0.0), "knee"});
+    if (r < pts.size() && r != k) c.marks.push_back({pts[r].value("num_workers", 0.0), pts[r].value("samples_per_s", 0.0), "recommended"});
+  }
+  o += render_line_chart(c);
+  o += "<table class=\"grid\"><tr><th>num_workers</th><th>prefetch_factor</th><th>numa</th><th>samples/s</th><th>spread</th>"
+       "<th>MB/s</th><th>AU</th><th>CPU used</th><th>repeats</th></tr>\n";
+  for (const auto& p : pts)
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</td><td>{:.2f}</td><td>{}</td></tr>\n",
+                     p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")), p.value("samples_per_s", 0.0),
+                     100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0), p.value("cpu_used", 0.0),
+                     p.value("repeats", 0));
+  o += "</table><p class=\"note\">MB/s = 10^6 B/s. Spread = (max - min) / median of the repeats.</p>\n";
+  if (d.contains("best_run")) {
+    o += timeline_chart(d["best_run"], num_at(d, "/loader/gpus", 1), "Throughput over time (fastest run)");
+    o += latency_chart(d["best_run"].value("file_latency_us", json()), "Per-file latency distribution (fastest run)");
+  }
+  return o;
+}
+
+std::string checkpoint_section(const json& d) {
+  std::string o;
+  if (has(d, "/checkpoint/phases") && d["checkpoint"]["phases"].is_object()) {
+    std::vector<std::pair<std::string, double>> parts;
+    const json& ph = d["checkpoint"]["phases"];
+    for (const char* k : {"stage_s", "compress_s", "write_s", "fsync_s"})
+      if (ph.contains(k) && ph[k].is_number()) parts.push_back({k, ph[k].get<double>()});
+    for (const auto& [k, v] : ph.items())
+      if (v.is_number() && k != "stage_s" && k != "compress_s" && k != "write_s" && k != "fsync_s") parts.push_back({k, v.get<double>()});
+    o += render_stacked_bar("checkpoint", "Checkpoint phases", parts, "s");
+  } else {
+    o += "<p class=\"warn\">This checkpoint document has no checkpoint.phases section to chart.</p>\n";
+  }
+  if (d.contains("checkpoint")) o += scalars_table("checkpoint", d["checkpoint"]);
+  if (d.contains("results")) o += scalars_table("results", d["results"]);
+  return o;
+}
+
+// Figures compared across documents: label, JSON pointer per kind.
+std::string comparison(const std::vector<json>& docs) {
+  struct Fig { const char* label; const char* run; const char* tune; };
+  const Fig figs[] = {{"samples/s", "/results/samples_per_s", "/best_run/samples_per_s"},
+                      {"MB/s (10^6 B/s)", "/results/bytes_per_s", "/best_run/bytes_per_s"},
+                      {"AU %", "/ingest/accelerator_utilization", ""},
+                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50"},
+                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99"},
+                      {"num_workers", "/loader/num_workers", ""},
+                      {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s"}};
+  std::string o = "<h2>Comparison</h2><table class=\"grid\"><tr><th>figure</th>";
+  for (size_t i = 0; i < docs.size(); ++i) o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(docs[i].value("kind", "")));
+  if (docs.size() == 2) o += "<th>B / A</th>";
+  o += "</tr>\n";
+  for (const auto& f : figs) {
+    std::vector<double> v;
+    std::string cells;
+    for (const auto& d : docs) {
+      std::string p = d.value("kind", "") == "tune" ? f.tune : f.run;
+      bool ok = !p.empty() && has(d, p) && d.at(json::json_pointer(p)).is_number();
+      double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %" ? 100 : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6 : 1) : -1;
+      v.push_back(x);
+      cells += ok ? fmt::format("<td>{:.1f}</td>", x) : "<td>-</td>";
+    }
+    o += "<tr><th>" + html_escape(f.label) + "</th>" + cells;
+    if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format("<td>{:.2f}x</td>", v[1] / v[0]) : "<td>-</td>";
+    o += "</tr>\n";
+  }
+  return o + "</table>\n";
+}
+
+}  // namespace
+
+std::string render_html_report(const std::vector<json>& docs) {
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ioprobe report</title>\n<style>\n"
+      "body{font-family:sans-serif;margin:2em;max-width:1000px;color:#222}table{border-collapse:collapse;margin:.5em 0}"
+      "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;font-size:13px}table.grid td{text-align:right}"
+      ".note{color:#555;font-size:12px}.warn{color:#a40000}.rec pre{background:#f4f4f4;padding:8px;font-size:14px}"
+      "svg.chart{display:block;margin:1em 0;border:1px solid #eee}section{border-top:2px solid #444;margin-top:2em}\n"
+      "</style></head><body>\n<h1>ioprobe report</h1>\n";
+  if (docs.size() > 1) o += comparison(docs);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const json& d = docs[i];
+    std::string kind = d.value("kind", "");
+    o += fmt::format("<section class=\"doc\" data-kind=\"{}\"><h2>{}{}{}</h2>\n", html_escape(kind),
+                     docs.size() > 1 ? fmt::format("{}: ", static_cast<char>('A' + i % 26)) : "", html_escape(kind),
+                     d.value("partial", false) ? " [PARTIAL]" : "");
+    std::string cmd;
+    for (const auto& a : d.value("command", json::array())) cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
+    o += "<p class=\"note\">" + html_escape(cmd) + "<br>ioprobe " + html_escape(d.value("ioprobe_version", "?")) + ", " +
+         html_escape(d.value("created_utc", "")) + ", host " + html_escape(str_at(d, "/host/hostname")) + "</p>\n";
+    try {
+      if (kind == "run") o += run_section(d);
+      else if (kind == "tune") o += tune_section(d);
+      else if (kind == "checkpoint") o += checkpoint_section(d);
+      else
+        for (const auto& [k, v] : d.items())
+          if (v.is_object() && k != "host") o += scalars_table(k, v);
+    } catch (const json::exception& e) {
+      o += "<p class=\"warn\">This document lacks fields the " + html_escape(kind) + " section needs: " + html_escape(e.what()) + "</p>\n";
+    }
+    if (d.contains("warnings") && !d["warnings"].empty()) {
+      o += "<h3>Warnings</h3><ul>\n";
+      for (const auto& w : d["warnings"]) o += "<li>" + html_escape(w.is_string() ? w.get<std::string>() : w.dump()) + "</li>\n";
+      o += "</ul>\n";
+    }
+    o += "</section>\n";
+  }
+  return o + "</body></html>\n";
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,33 @@
+// A self-contained HTML page (inline CSS and SVG, no scripts, no external resources) rendered from
+// one or more result documents. Dispatches on doc["kind"]:
+//   run         key figures; throughput over time (samples/s per timeline interval, the warm-up
+//               interval and stalls, where the consumer waited > half the interval, shaded);
+//               per-file latency percentiles (log scale)
+//   tune        the points table; samples/s against num_workers per (prefetch_factor, numa) with the
+//               GPUs' demand line, knee and recommendation marked; the recommendation; the best run's
+//               throughput and latency charts
+//   checkpoint  phases as one stacked bar, from checkpoint.phases {stage_s, compress_s, write_s, fsync_s}
+//               (any subset; other numeric keys of "phases" are drawn too), and the scalar figures of
+//               "checkpoint" and "results" (e.g. time_to_staged_s, time_to_durable_s, bytes_per_s)
+//   other kinds the scalar figures of each section
+// Two or more documents get a side-by-side comparison table first (B/A ratios with two).
+// Every string from a document goes through html_escape(). Each chart is an <svg class="chart"
+// data-chart="timeline|latency|workers|checkpoint"> so tests can find it in the DOM.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ioprobe {
+
+/// Escapes & < > " ' for HTML text and attribute values.
+std::string html_escape(std::string_view s);
+
+/// The page for `docs` (at least one). Never throws for missing optional keys; a section whose
+/// required keys are absent is left out with a note.
+std::string render_html_report(const std::vector<nlohmann::json>& docs);
+
+}  // namespace ioprobe

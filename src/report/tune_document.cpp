@@ -1,0 +1,71 @@
+#include "report/tune_document.hpp"
+
+#include <fmt/format.h>
+
+namespace ioprobe {
+
+nlohmann::json tune_points_json(const std::vector<TunePoint>& points) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& p : points) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& r : p.runs)
+      runs.push_back({{"samples_per_s", r.samples_per_s},
+                      {"bytes_per_s", r.bytes_per_s},
+                      {"au", r.au},
+                      {"cpu_used", r.cpu_used},
+                      {"elapsed_s", r.elapsed_s}});
+    a.push_back({{"num_workers", p.num_workers},
+                 {"prefetch_factor", p.prefetch_factor},
+                 {"numa", p.numa},
+                 {"repeats", p.runs.size()},
+                 {"samples_per_s", p.samples_per_s},
+                 {"samples_per_s_min", p.samples_per_s_min},
+                 {"samples_per_s_max", p.samples_per_s_max},
+                 {"spread", p.spread},
+                 {"bytes_per_s", p.bytes_per_s},
+                 {"au", p.au},
+                 {"cpu_used", p.cpu_used},
+                 {"worker_busy", p.worker_busy},
+                 {"runs", runs}});
+  }
+  return a;
+}
+
+nlohmann::json recommendation_json(const Recommendation& r) {
+  return {{"valid", r.valid},
+          {"meets_demand", r.meets_demand},
+          {"point", r.point},
+          {"best", r.best},
+          {"knee", r.knee},
+          {"tolerance", r.tolerance},
+          {"shortfall_samples_per_s", r.shortfall_samples_per_s},
+          {"numa", r.numa},
+          {"binding_helped", r.binding_helped},
+          {"numa_reason", r.numa_reason},
+          {"numactl", r.numactl},
+          {"dataloader", r.dataloader},
+          {"oversubscribed", r.oversubscribed},
+          {"notes", r.notes}};
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::string render_tune_csv(const nlohmann::json& doc) {
+  std::string o =
+      "num_workers,prefetch_factor,numa,repeats,samples_per_s,samples_per_s_min,samples_per_s_max,spread_pct,"
+      "MB_per_s,au_pct,cpu_used_cpus,worker_busy_pct\n";
+  for (const auto& p : doc.at("points"))
+    o += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.2f},{:.1f},{:.2f},{:.1f}\n", p.value("num_workers", 0),
+                     p.value("prefetch_factor", 0), csv_field(p.value("numa", "")), p.value("repeats", 0),
+                     p.value("samples_per_s", 0.0), p.value("samples_per_s_min", 0.0), p.value("samples_per_s_max", 0.0),
+                     100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
+                     p.value("cpu_used", 0.0), 100 * p.value("worker_busy", 0.0));
+  return o;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,39 @@
+// The "tune" sections of the result document, its text rendering and the CSV of its points.
+//
+// Sections added to document_header("tune", ...), besides target, dataset and warnings as in "run":
+//   loader          {batch_size, gpus, engine, direct, shuffle, cpu_per_sample_us, step_time_s}
+//   demand          {accelerator, accelerator_name, model, gpus, rate_family, samples_per_s_per_gpu, source,
+//                    required_samples_per_s, required_bytes_per_s, sample_bytes, au_target}
+//   tune            {workers[], prefetch_factors[], placements[], placements_reason, repeats, run_s, budget_s,
+//                    elapsed_s, runs_done, runs_planned, stop_reason}
+//   points          [{num_workers, prefetch_factor, numa, repeats, samples_per_s (median), samples_per_s_min,
+//                     samples_per_s_max, spread (fraction), bytes_per_s, au (fraction), cpu_used (CPUs),
+//                     worker_busy (fraction), runs[{samples_per_s, bytes_per_s, au, cpu_used, elapsed_s}]}]
+//   recommendation  {valid, meets_demand, point, best, knee (indexes into points), tolerance, shortfall_samples_per_s,
+//                    numa, binding_helped, numa_reason, numactl, dataloader, oversubscribed, notes[]}
+//   best_run        the fastest single run's "results" section (as in a "run" document: timeline, latency)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tune/recommend.hpp"
+#include "tune/sweep.hpp"
+
+namespace ioprobe {
+
+nlohmann::json tune_points_json(const std::vector<TunePoint>& points);
+nlohmann::json recommendation_json(const Recommendation& r);
+
+/// The text report of a "tune" document: the table, the knee and the recommendation.
+std::string render_tune_text(const nlohmann::json& doc);
+
+/// The points of a "tune" document as CSV (RFC 4180, header row, units in the column names).
+std::string render_tune_csv(const nlohmann::json& doc);
+
+/// A CSV field: quoted when it holds a comma, quote, CR or LF; quotes doubled (RFC 4180).
+std::string csv_field(const std::string& s);
+
+}  // namespace ioprobe

@@ -1,0 +1,80 @@
+// Text rendering of a "tune" result document (declared in report/tune_document.hpp).
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "report/tune_document.hpp"
+
+namespace ioprobe {
+
+std::string render_tune_text(const nlohmann::json& doc) {
+  std::string o;
+  const auto& t = doc.at("tune");
+  const auto& d = doc.at("demand");
+  const auto& pts = doc.at("points");
+  const auto& r = doc.at("recommendation");
+  const auto& host = doc.at("host");
+  const auto& tg = doc.at("target");
+  const bool partial = doc.value("partial", false);
+  o += fmt::format("ioprobe {} tune{}\n\n", doc.value("ioprobe_version", "?"),
+                   partial ? fmt::format("  [PARTIAL: {}]", t.value("stop_reason", "")) : "");
+  o += fmt::format("  target     {} ({}, {}), {} files, {}\n", tg.value("path", ""), tg.value("fs_type", "?"),
+                   tg.value("direct", false) ? "O_DIRECT" : "buffered", format_count(doc.at("dataset").value("files", 0ULL)),
+                   format_bytes(doc.at("dataset").value("bytes", 0ULL)));
+  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0), host.value("cpu_list", ""),
+                   host.value("cpus_online", 0));
+  o += fmt::format("  demand     {} x {} ({}): {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.value("gpus", 1),
+                   d.value("accelerator_name", ""), d.value("model", ""), d.value("required_samples_per_s", 0.0),
+                   format_rate(d.value("required_bytes_per_s", 0.0)), 100 * d.value("au_target", 0.0));
+  o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n\n", t.value("runs_done", 0),
+                   t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
+                   t.value("placements_reason", ""));
+
+  o += fmt::format("  {:>7} {:>8} {:<7} {:>10} {:>8} {:>10} {:>6} {:>9} {:>5}\n", "workers", "prefetch", "numa",
+                   "samples/s", "spread", "MB/s", "AU", "CPU used", "runs");
+  const size_t knee = r.value("knee", size_t{0}), rec = r.value("point", size_t{0});
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const auto& p = pts[i];
+    if (p.value("repeats", 0) == 0) continue;
+    std::string mark = r.value("valid", false) ? (i == rec ? "  <- recommended" : i == knee ? "  <- knee" : "") : "";
+    if (r.value("valid", false) && i == rec && i == knee) mark = "  <- recommended (knee)";
+    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>7.1f}% {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n", p.value("num_workers", 0),
+                     p.value("prefetch_factor", 0), p.value("numa", ""), p.value("samples_per_s", 0.0),
+                     100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
+                     p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
+  }
+  o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state; spread = (max - min) / median;\n"
+       "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
+
+  if (!r.value("valid", false)) {
+    o += "Recommendation: none (no setting was measured)\n";
+  } else {
+    const auto& kp = pts[knee];
+    const auto& bp = pts[r.value("best", size_t{0})];
+    o += fmt::format("Knee: num_workers={} prefetch_factor={} ({:.0f} samples/s, within {:.0f}% of the best {:.0f})\n",
+                     kp.value("num_workers", 0), kp.value("prefetch_factor", 0), kp.value("samples_per_s", 0.0),
+                     100 * r.value("tolerance", 0.0), bp.value("samples_per_s", 0.0));
+    if (r.value("meets_demand", false))
+      o += fmt::format("Demand met: the smallest setting that feeds the GPUs (AU >= {:.0f}%) is below.\n",
+                       100 * d.value("au_target", 0.0));
+    else
+      o += fmt::format("Demand NOT met: best {:.0f} samples/s ({}) vs {:.0f} needed: short by {:.0f} samples/s ({:.0f}%).\n",
+                       bp.value("samples_per_s", 0.0), format_rate(bp.value("bytes_per_s", 0.0)),
+                       d.value("required_samples_per_s", 0.0), r.value("shortfall_samples_per_s", 0.0),
+                       d.value("required_samples_per_s", 0.0) > 0
+                           ? 100 * r.value("shortfall_samples_per_s", 0.0) / d.value("required_samples_per_s", 1.0)
+                           : 0.0);
+    o += "\nRecommendation (per GPU rank):\n";
+    o += "  " + r.value("dataloader", "") + "\n";
+    if (!r.value("numactl", "").empty()) o += "  " + r.value("numactl", "") + "\n";
+    o += "  NUMA: " + r.value("numa_reason", "") + "\n";
+    for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
+  }
+  const auto& warnings = doc.at("warnings");
+  if (!warnings.empty()) {
+    o += "\nWarnings\n";
+    for (const auto& w : warnings) o += "  - " + w.get<std::string>() + "\n";
+  }
+  return o;
+}
+
+}  // namespace ioprobe

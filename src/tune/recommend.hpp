@@ -1,0 +1,58 @@
+// The knee of the num_workers curve and the DataLoader recommendation, as pure functions of a
+// measured sweep table (tune/sweep.hpp), so recorded tables can be unit-tested.
+//
+// Definitions (all on the medians of each point's repetitions):
+//   curve(w)    best samples/s over prefetch_factor at num_workers = w, for one NUMA placement.
+//   tolerance   max(5%, the best point's spread), at most 25%: differences smaller than this are noise.
+//   knee        the smallest w with curve(w) >= (1 - tolerance) x max curve: more workers past it
+//               buy less than the noise.
+//   meets       a point feeds the GPUs when its accelerator utilization (AU) >= the AU target
+//               (MLPerf Storage's criterion; the tune runs the GPU consumer, so AU is measured).
+//   recommended the smallest (num_workers, prefetch_factor) that meets demand; when none does, the
+//               knee (smallest setting within the tolerance of the best) and the shortfall.
+//   binding     a bound placement "helped" when its best beats the unbound best by more than the
+//               tolerance; only then, on a machine with more than one node, is numactl advised.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "topology/numa.hpp"
+#include "tune/sweep.hpp"
+
+namespace ioprobe {
+
+/// What the recommendation needs besides the table.
+struct RecommendInputs {
+  double required_samples_per_s = 0;  // all GPUs together
+  double au_target = 0.9;             // fraction
+  uint32_t gpus = 1;                  // ranks, each with its own DataLoader
+  int cpus_allowed = 1;               // sched_getaffinity / cpuset
+};
+
+struct Recommendation {
+  bool valid = false;                 // false when the table has no measured point
+  bool meets_demand = false;
+  size_t point = 0;                   // index into the table of the recommended setting
+  size_t best = 0;                    // index of the fastest point (chosen placement)
+  size_t knee = 0;                    // index of the knee point (chosen placement)
+  double tolerance = 0.05;            // fraction
+  double shortfall_samples_per_s = 0; // required - best, when demand is not met
+  std::string numa = "none";          // chosen placement
+  bool binding_helped = false;
+  std::string numa_reason;            // why (not) bind, one sentence
+  std::string numactl;                // "numactl --cpunodebind=N --membind=N python train.py" or ""
+  std::string dataloader;             // "DataLoader(num_workers=8, prefetch_factor=2, pin_memory=True)"
+  bool oversubscribed = false;        // recommended workers x gpus > cpus_allowed
+  std::vector<std::string> notes;     // oversubscription, noise, sweep edge
+};
+
+/// Index of the knee among `idx` (points of one placement): see the header comment.
+/// `tolerance` receives the tolerance used. Requires a non-empty `idx`.
+size_t find_knee(const std::vector<TunePoint>& table, const std::vector<size_t>& idx, double* tolerance = nullptr);
+
+/// The recommendation for `table` (summarized points). `topo` decides whether numactl can apply.
+Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInputs& in, const Topology& topo);
+
+}  // namespace ioprobe

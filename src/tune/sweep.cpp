@@ -1,0 +1,119 @@
+#include "tune/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+}  // namespace
+
+void summarize_point(TunePoint& p) {
+  std::vector<double> sps, bps, au, cpu, busy;
+  for (const auto& r : p.runs) {
+    sps.push_back(r.samples_per_s);
+    bps.push_back(r.bytes_per_s);
+    au.push_back(r.au);
+    cpu.push_back(r.cpu_used);
+    busy.push_back(r.worker_busy);
+  }
+  p.samples_per_s = median(sps);
+  p.bytes_per_s = median(bps);
+  p.au = median(au);
+  p.cpu_used = median(cpu);
+  p.worker_busy = median(busy);
+  p.samples_per_s_min = sps.empty() ? 0 : *std::min_element(sps.begin(), sps.end());
+  p.samples_per_s_max = sps.empty() ? 0 : *std::max_element(sps.begin(), sps.end());
+  p.spread = p.samples_per_s > 0 ? (p.samples_per_s_max - p.samples_per_s_min) / p.samples_per_s : 0;
+}
+
+std::vector<uint32_t> default_worker_list(int cpus_allowed) {
+  uint32_t bound = std::min<uint32_t>(64, std::max<uint32_t>(4, 8u * static_cast<uint32_t>(std::max(1, cpus_allowed))));
+  std::vector<uint32_t> out;
+  for (uint32_t w = 1; w <= bound; w *= 2) out.push_back(w);
+  return out;
+}
+
+std::vector<uint32_t> parse_uint_list(const std::string& text, const std::string& option, uint32_t lo, uint32_t hi) {
+  std::vector<uint32_t> out;
+  size_t pos = 0;
+  if (text.empty()) throw UsageError(fmt::format("{}: empty list; give values like 4,8,16", option));
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    uint64_t v = 0;
+    try {
+      v = parse_count(item, option);
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("{} '{}': '{}' is not a whole number; give a list like 4,8,16", option, text, item));
+    }
+    if (v < lo || v > hi)
+      throw UsageError(fmt::format("{} '{}': {} is outside {}..{}", option, text, v, lo, hi));
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      throw UsageError(fmt::format("{} '{}': {} appears twice", option, text, v));
+    out.push_back(static_cast<uint32_t>(v));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> placements_to_sweep(const Topology& topo, int device_node, std::string* why) {
+  std::vector<std::string> out{"none"};
+  if (topo.nodes.size() <= 1) {
+    if (why) *why = topo.nodes.empty() ? "no NUMA nodes visible: only unbound runs" : "single NUMA node: binding cannot change placement, only unbound runs";
+    return out;
+  }
+  if (device_node >= 0 && topo.has_node(device_node)) out.push_back(fmt::format("node:{}", device_node));
+  for (const auto& n : topo.nodes) {
+    std::string s = fmt::format("node:{}", n.id);
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  if (why)
+    *why = device_node >= 0 ? fmt::format("{} nodes; the device is on node {}", topo.nodes.size(), device_node)
+                            : fmt::format("{} nodes; the device reports no node (-1)", topo.nodes.size());
+  return out;
+}
+
+SweepPlan make_plan(const std::vector<uint32_t>& workers, const std::vector<uint32_t>& prefetch,
+                    const std::vector<std::string>& placements, uint32_t repeats, double budget_s, double setup_s,
+                    double min_run_s, double max_run_s) {
+  SweepPlan plan;
+  plan.repeats = std::max<uint32_t>(1, repeats);
+  for (const auto& numa : placements)
+    for (uint32_t pf : prefetch)
+      for (uint32_t w : workers) {
+        TunePoint p;
+        p.num_workers = w;
+        p.prefetch_factor = pf;
+        p.numa = numa;
+        plan.points.push_back(p);
+      }
+  const double runs = static_cast<double>(plan.points.size() * plan.repeats);
+  const double share = (budget_s - setup_s) / runs - kRunOverheadS;
+  if (share < min_run_s) {
+    double need = setup_s + runs * (min_run_s + kRunOverheadS);
+    throw UsageError(fmt::format("--budget {}: {} settings x {} repeats need at least {} ({} s per run); raise --budget, "
+                                 "or narrow the sweep with --workers, --prefetch-factors, --numa or --repeats",
+                                 format_seconds(budget_s), plan.points.size(), plan.repeats, format_seconds(std::ceil(need)),
+                                 min_run_s));
+  }
+  plan.run_s = std::min(max_run_s, share);
+  plan.run_s = std::floor(plan.run_s * 10) / 10;
+  plan.estimated_s = setup_s + runs * (plan.run_s + kRunOverheadS);
+  return plan;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,71 @@
+// The tune sweep: which DataLoader settings to try (num_workers x prefetch_factor x NUMA
+// placement), how long each run lasts within the time budget, and the measured table of points.
+// Pure values; the runner (tune/tune_run.hpp) fills the measurements, tune/recommend.hpp reads them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "topology/numa.hpp"
+
+namespace ioprobe {
+
+/// One measured repetition of one setting.
+struct TuneSample {
+  double samples_per_s = 0;     // steady state (first timeline interval dropped), samples/s
+  double bytes_per_s = 0;       // steady state, B/s
+  double au = 0;                // accelerator utilization of the run, fraction 0..1
+  double cpu_used = 0;          // CPUs busy on average: (user + sys CPU s) / wall s
+  double worker_busy = 0;       // mean fraction of wall time workers spent fetching
+  double elapsed_s = 0;
+};
+
+/// One setting of the sweep and what its repetitions measured.
+struct TunePoint {
+  uint32_t num_workers = 1;     // per GPU rank
+  uint32_t prefetch_factor = 2;
+  std::string numa = "none";    // Placement::text(): "none" | "node:N"
+  std::vector<TuneSample> runs;
+  // Summary over runs (summarize_point()): medians, and the spread of samples/s.
+  double samples_per_s = 0, bytes_per_s = 0, au = 0, cpu_used = 0, worker_busy = 0;
+  double samples_per_s_min = 0, samples_per_s_max = 0;
+  double spread = 0;            // (max - min) / median of samples/s, fraction; 0 with one run
+};
+
+/// Fills the summary fields of `p` from p.runs (medians; spread as above). No runs: zeros.
+void summarize_point(TunePoint& p);
+
+/// The default num_workers list: 1, 2, 4, ... up to max(4, 8 x cpus_allowed), capped at 64.
+/// The bound goes past the CPU count on purpose: workers that wait on I/O (cold storage) keep
+/// helping beyond it, and the sweep is there to measure where they stop.
+std::vector<uint32_t> default_worker_list(int cpus_allowed);
+
+/// Parses "4,8,16,32" (each 1..4096, no duplicates) into a sorted list. Throws UsageError
+/// naming `option` and the value.
+std::vector<uint32_t> parse_uint_list(const std::string& text, const std::string& option, uint32_t lo, uint32_t hi);
+
+/// The placements worth sweeping: "none", the device's node and each node, de-duplicated.
+/// With one node (or none) only "none": binding cannot change anything; `why` says so.
+std::vector<std::string> placements_to_sweep(const Topology& topo, int device_node, std::string* why);
+
+/// The sweep's settings in run order, and the time each run gets.
+struct SweepPlan {
+  std::vector<TunePoint> points;  // measurements empty
+  uint32_t repeats = 3;
+  double run_s = 0;               // wall time of each run (--duration of the loader), seconds
+  double estimated_s = 0;         // runs x (run_s + per-run overhead)
+};
+
+/// Plans the cross product of `workers` x `prefetch` x `placements` with `repeats` runs each,
+/// giving each run the share of `budget_s` left after `setup_s`, clamped to [min_run_s, max_run_s].
+/// Throws UsageError when even min_run_s per run does not fit the budget, naming the budget
+/// needed and how to narrow the sweep.
+SweepPlan make_plan(const std::vector<uint32_t>& workers, const std::vector<uint32_t>& prefetch,
+                    const std::vector<std::string>& placements, uint32_t repeats, double budget_s, double setup_s,
+                    double min_run_s = 2.0, double max_run_s = 20.0);
+
+/// Seconds of overhead per run assumed by make_plan (worker start/stop, engine setup).
+constexpr double kRunOverheadS = 0.3;
+
+}  // namespace ioprobe

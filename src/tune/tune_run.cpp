@@ -1,0 +1,101 @@
+#include "tune/tune_run.hpp"
+
+#include <algorithm>
+
+#include "core/clock.hpp"
+#include "core/interrupt.hpp"
+#include "stats/timeline.hpp"
+
+namespace ioprobe {
+
+TuneSample steady_sample(const LoaderResult& r, uint32_t ranks) {
+  TuneSample s;
+  s.elapsed_s = static_cast<double>(r.elapsed_ns) / 1e9;
+  s.cpu_used = s.elapsed_s > 0 ? (r.cpu_user_s + r.cpu_sys_s) / s.elapsed_s : 0;
+  double busy = 0;
+  for (const auto& w : r.workers) busy += static_cast<double>(w.busy_ns);
+  double wt = static_cast<double>(r.elapsed_ns) * static_cast<double>(std::max<size_t>(1, r.workers.size()));
+  s.worker_busy = wt > 0 ? std::min(1.0, busy / wt) : 0;
+
+  Timeline merged(r.ranks.empty() ? 1.0 : r.ranks.front().timeline.interval_s());
+  for (const auto& rk : r.ranks) merged.merge(rk.timeline);
+  const auto& pts = merged.points();
+  if (pts.size() >= 3) {
+    uint64_t samples = 0, bytes = 0;
+    double wait = 0;
+    for (size_t i = 1; i + 1 < pts.size(); ++i) {
+      samples += pts[i].samples;
+      bytes += pts[i].bytes;
+      wait += pts[i].wait_s;
+    }
+    const double span = merged.interval_s() * static_cast<double>(pts.size() - 2);
+    s.samples_per_s = static_cast<double>(samples) / span;
+    s.bytes_per_s = static_cast<double>(bytes) / span;
+    s.au = std::clamp(1.0 - wait / (span * std::max<uint32_t>(1, ranks)), 0.0, 1.0);
+    return s;
+  }
+  if (s.elapsed_s > 0) {
+    s.samples_per_s = static_cast<double>(r.samples) / s.elapsed_s;
+    s.bytes_per_s = static_cast<double>(r.bytes) / s.elapsed_s;
+  }
+  double au = 0;
+  for (const auto& rk : r.ranks) {
+    double d = static_cast<double>(rk.compute_ns + rk.wait_ns);
+    au += d > 0 ? static_cast<double>(rk.compute_ns) / d : 0;
+  }
+  s.au = r.ranks.empty() ? 0 : au / static_cast<double>(r.ranks.size());
+  return s;
+}
+
+TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPlan& plan, const Topology& topo,
+                      int64_t deadline_ns, const TuneProgressFn& progress) {
+  TuneOutcome out;
+  const int64_t start = now_ns();
+  const size_t runs = plan.points.size() * plan.repeats;
+  double best_rate = -1;
+  out.stop_reason = "completed";
+  for (uint32_t rep = 0; rep < plan.repeats && !out.partial; ++rep) {
+    for (size_t i = 0; i < plan.points.size(); ++i) {
+      if (interrupted()) {
+        out.partial = true;
+        out.stop_reason = "interrupted";
+        break;
+      }
+      if (deadline_ns && now_ns() + static_cast<int64_t>(plan.run_s * 1e9) > deadline_ns) {
+        out.partial = true;
+        out.stop_reason = "budget";
+        break;
+      }
+      TunePoint& p = plan.points[i];
+      LoaderConfig c = base;
+      c.num_workers = p.num_workers;
+      c.prefetch_factor = p.prefetch_factor;
+      c.placement = parse_placement(p.numa);
+      c.duration_s = plan.run_s;
+      c.epochs = 1000000;  // the duration ends each run
+      c.seed = base.seed + rep;
+      c.timeline_interval_s = 0.5;
+      if (progress) progress(out.runs_done, runs, p, rep, nullptr);
+      LoaderResult r = run_loader(index, c, nullptr, &topo);
+      if (interrupted() || r.partial) {
+        out.partial = true;
+        out.stop_reason = r.stop_reason;
+        break;  // a run cut short by a signal is not a measurement of its setting
+      }
+      TuneSample s = steady_sample(r, c.ranks);
+      p.runs.push_back(s);
+      summarize_point(p);
+      ++out.runs_done;
+      if (progress) progress(out.runs_done, runs, p, rep, &s);
+      if (s.samples_per_s > best_rate) {
+        best_rate = s.samples_per_s;
+        out.best_run = std::move(r);
+        out.best_point = i;
+      }
+    }
+  }
+  out.elapsed_s = static_cast<double>(now_ns() - start) / 1e9;
+  return out;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,204 @@
+// Tune: sweep planning, the knee and the recommendation on recorded sweep tables (C10), the
+// numactl line on fixture topologies, CSV and HTML escaping.
+#include <catch2/catch.hpp>
+
+#include "core/error.hpp"
+#include "report/html_report.hpp"
+#include "report/tune_document.hpp"
+#include "topology/numa.hpp"
+#include "tune/recommend.hpp"
+#include "tune/sweep.hpp"
+
+using namespace ioprobe;
+
+namespace {
+
+// A point with repeats `rates` (samples/s) and AU `au` for each run.
+TunePoint pt(uint32_t w, uint32_t pf, std::vector<double> rates, double au = 0.5, std::string numa = "none",
+             double cpu = 1.0) {
+  TunePoint p;
+  p.num_workers = w;
+  p.prefetch_factor = pf;
+  p.numa = numa;
+  for (double r : rates) {
+    TuneSample s;
+    s.samples_per_s = r;
+    s.bytes_per_s = r * 1e5;
+    s.au = au;
+    s.cpu_used = cpu;
+    p.runs.push_back(s);
+  }
+  summarize_point(p);
+  return p;
+}
+
+Topology one_node() {
+  Topology t;
+  t.nodes.resize(1);
+  t.nodes[0].id = 0;
+  t.nodes[0].cpus = {0, 1};
+  return t;
+}
+
+RecommendInputs demand(double sps, uint32_t gpus = 1, int cpus = 2) {
+  RecommendInputs in;
+  in.required_samples_per_s = sps;
+  in.au_target = 0.9;
+  in.gpus = gpus;
+  in.cpus_allowed = cpus;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("summarize_point: median and spread of repeats", "[tune]") {
+  TunePoint p = pt(4, 2, {900, 1000, 1200});
+  CHECK(p.samples_per_s == Approx(1000));
+  CHECK(p.spread == Approx(0.3));
+  CHECK(p.samples_per_s_min == Approx(900));
+  CHECK(p.samples_per_s_max == Approx(1200));
+  TunePoint q = pt(4, 2, {800, 1000});
+  CHECK(q.samples_per_s == Approx(900));
+}
+
+TEST_CASE("default worker list follows the allowed CPUs, not the online count", "[tune]") {
+  CHECK(default_worker_list(1) == std::vector<uint32_t>{1, 2, 4, 8});
+  CHECK(default_worker_list(2) == std::vector<uint32_t>{1, 2, 4, 8, 16});
+  CHECK(default_worker_list(64).back() == 64);
+}
+
+TEST_CASE("parse_uint_list: sorted, bad values named", "[tune]") {
+  CHECK(parse_uint_list("16,4,8", "--workers", 1, 4096) == std::vector<uint32_t>{4, 8, 16});
+  CHECK_THROWS_AS(parse_uint_list("4,x", "--workers", 1, 4096), UsageError);
+  CHECK_THROWS_AS(parse_uint_list("0", "--workers", 1, 4096), UsageError);
+  CHECK_THROWS_AS(parse_uint_list("4,4", "--workers", 1, 4096), UsageError);
+  CHECK_THROWS_WITH(parse_uint_list("4,,8", "--workers", 1, 4096), Catch::Contains("--workers"));
+}
+
+TEST_CASE("make_plan shares the budget and refuses one too small", "[tune]") {
+  SweepPlan p = make_plan({1, 2, 4, 8}, {1, 2, 4}, {"none"}, 3, 600, 30);
+  CHECK(p.points.size() == 12);
+  CHECK(p.run_s <= (600.0 - 30) / 36);
+  CHECK(p.run_s >= 2.0);
+  CHECK(p.estimated_s <= 600);
+  CHECK_THROWS_WITH(make_plan({1, 2, 4, 8}, {1, 2, 4}, {"none"}, 3, 30, 5), Catch::Contains("--budget"));
+}
+
+TEST_CASE("placements: one node sweeps only unbound; two nodes sweep device node and each node", "[tune][numa]") {
+  std::string why;
+  CHECK(placements_to_sweep(one_node(), -1, &why) == std::vector<std::string>{"none"});
+  CHECK_THAT(why, Catch::Contains("single NUMA node"));
+  Topology two = discover(std::string(IOPROBE_FIXTURES) + "/sysfs/two-socket-nvme-gpu-node1");
+  REQUIRE(two.nodes.size() == 2);
+  CHECK(placements_to_sweep(two, 1, &why) == std::vector<std::string>{"none", "node:1", "node:0"});
+}
+
+TEST_CASE("knee on a clean saturating curve", "[tune]") {
+  std::vector<TunePoint> t = {pt(1, 2, {1000, 1000}), pt(2, 2, {1900, 1900}), pt(4, 2, {3500, 3500}),
+                              pt(8, 2, {3900, 3900}), pt(16, 2, {4000, 4000})};
+  double tol = 0;
+  size_t k = find_knee(t, {0, 1, 2, 3, 4}, &tol);
+  CHECK(tol == Approx(0.05));
+  CHECK(t[k].num_workers == 8);  // 3900 >= 0.95 x 4000; 3500 is not
+}
+
+TEST_CASE("knee on a noisy table: noise past the knee does not move it", "[tune]") {
+  // 16 and 32 workers are within the spread of 8; 32's lucky repeat must not win.
+  std::vector<TunePoint> t = {pt(2, 2, {1500, 1700, 1600}), pt(4, 2, {2600, 2900, 2750}), pt(8, 2, {3300, 3700, 3500}),
+                              pt(16, 2, {3100, 3900, 3550}), pt(32, 2, {3400, 4100, 3650})};
+  Recommendation r = recommend(t, demand(100000), one_node());
+  REQUIRE(r.valid);
+  CHECK(r.tolerance > 0.15);  // the best point's spread (~19%)
+  CHECK(t[r.knee].num_workers == 8);
+  CHECK_FALSE(r.meets_demand);
+  CHECK(t[r.point].num_workers == 8);
+  CHECK(r.shortfall_samples_per_s == Approx(100000 - 3650));
+  bool noisy = false;
+  for (const auto& n : r.notes) noisy |= n.find("noisy") != std::string::npos;
+  CHECK(noisy);
+}
+
+TEST_CASE("recommend: the smallest setting that meets demand (AU >= target)", "[tune]") {
+  std::vector<TunePoint> t = {pt(1, 1, {800}, 0.40), pt(1, 2, {850}, 0.42), pt(2, 1, {1700}, 0.85),
+                              pt(2, 2, {1800}, 0.91), pt(4, 1, {1900}, 0.95), pt(4, 2, {1900}, 0.95)};
+  Recommendation r = recommend(t, demand(1950), one_node());
+  REQUIRE(r.meets_demand);
+  CHECK(t[r.point].num_workers == 2);
+  CHECK(t[r.point].prefetch_factor == 2);
+  CHECK(r.dataloader == "DataLoader(num_workers=2, prefetch_factor=2, pin_memory=True)");
+  CHECK(r.shortfall_samples_per_s == 0);
+  CHECK(r.numactl.empty());
+  CHECK_THAT(r.numa_reason, Catch::Contains("no NUMA binding needed"));
+  CHECK_FALSE(r.oversubscribed);
+}
+
+TEST_CASE("recommend: nothing meets demand -> knee and shortfall; past the CPUs -> oversubscription warning", "[tune]") {
+  // Cold storage: workers wait on I/O, so 16 workers on 2 CPUs still help (CPU use stays low).
+  std::vector<TunePoint> t = {pt(1, 2, {300}, 0.05, "none", 0.1), pt(2, 2, {590}, 0.1, "none", 0.15),
+                              pt(4, 2, {1150}, 0.2, "none", 0.3), pt(8, 2, {2100}, 0.35, "none", 0.5),
+                              pt(16, 2, {2600}, 0.45, "none", 0.6), pt(32, 2, {2650}, 0.45, "none", 0.6)};
+  Recommendation r = recommend(t, demand(24000, 1, 2), one_node());
+  CHECK_FALSE(r.meets_demand);
+  CHECK(t[r.point].num_workers == 16);
+  CHECK(r.shortfall_samples_per_s == Approx(24000 - 2650));
+  CHECK(r.oversubscribed);
+  REQUIRE_FALSE(r.notes.empty());
+  CHECK_THAT(r.notes[0], Catch::Contains("oversubscribed") && Catch::Contains("wait on I/O"));
+}
+
+TEST_CASE("recommend: rising at the edge of the sweep says so", "[tune]") {
+  std::vector<TunePoint> t = {pt(1, 2, {100}), pt(2, 2, {200}), pt(4, 2, {400})};
+  Recommendation r = recommend(t, demand(1e6, 1, 8), one_node());
+  CHECK(t[r.point].num_workers == 4);
+  bool edge = false;
+  for (const auto& n : r.notes) edge |= n.find("still rising") != std::string::npos;
+  CHECK(edge);
+}
+
+TEST_CASE("recommend: empty table is not valid", "[tune]") {
+  std::vector<TunePoint> t = {pt(1, 2, {})};
+  CHECK_FALSE(recommend(t, demand(100), one_node()).valid);
+}
+
+TEST_CASE("numactl on the two-socket fixture: only when binding helped, never node -1", "[tune][numa]") {
+  Topology two = discover(std::string(IOPROBE_FIXTURES) + "/sysfs/two-socket-nvme-gpu-node1");
+  REQUIRE(two.nodes.size() == 2);
+  NumactlAdvice a = numactl_line(two, two.common_node("gpu"));
+  CHECK(a.binding_needed);
+  CHECK(a.command == "numactl --cpunodebind=1 --membind=1");
+  CHECK_FALSE(numactl_line(two, -1).binding_needed);
+  CHECK(numactl_line(two, -1).command.find("-1") == std::string::npos);
+
+  // Binding to node 1 measurably helps: advised at launch.
+  std::vector<TunePoint> helped = {pt(4, 2, {3000, 3050}, 0.5, "none"), pt(8, 2, {3100, 3150}, 0.5, "none"),
+                                   pt(4, 2, {3900, 3950}, 0.5, "node:1"), pt(8, 2, {4000, 4050}, 0.5, "node:1"),
+                                   pt(4, 2, {2500, 2550}, 0.5, "node:0"), pt(8, 2, {2600, 2650}, 0.5, "node:0")};
+  Recommendation r = recommend(helped, demand(1e6, 1, 4), two);
+  CHECK(r.numa == "node:1");
+  CHECK(r.binding_helped);
+  CHECK(r.numactl == "numactl --cpunodebind=1 --membind=1 python train.py");
+
+  // Within the noise: no binding.
+  std::vector<TunePoint> same = {pt(8, 2, {3000, 3300}, 0.5, "none"), pt(8, 2, {3100, 3350}, 0.5, "node:1")};
+  Recommendation s = recommend(same, demand(1e6, 1, 4), two);
+  CHECK(s.numa == "none");
+  CHECK(s.numactl.empty());
+  CHECK_THAT(s.numa_reason, Catch::Contains("no NUMA binding needed"));
+
+  Topology minus = discover(std::string(IOPROBE_FIXTURES) + "/sysfs/numa-minus-one");
+  Recommendation m = recommend({pt(8, 2, {3000})}, demand(1e6), minus);
+  CHECK(m.numactl.empty());
+  CHECK_THAT(m.numa_reason, Catch::Contains("no NUMA binding"));
+}
+
+TEST_CASE("CSV fields and HTML escaping", "[tune][report]") {
+  CHECK(csv_field("node:1") == "node:1");
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"x\"") == "\"say \"\"x\"\"\"");
+  CHECK(html_escape("<script>alert('x')</script> & \"") == "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;");
+  nlohmann::json doc = {{"kind", "checkpoint"}, {"schema", "ioprobe.result/1"}, {"command", {"ioprobe", "<b>"}},
+                        {"checkpoint", {{"phases", {{"stage_s", 1.0}, {"write_s", 3.0}, {"fsync_s", 0.5}}}}}};
+  std::string html = render_html_report({doc});
+  CHECK(html.find("<b>") == std::string::npos);
+  CHECK(html.find("data-chart=\"checkpoint\"") != std::string::npos);
+}
