@@ -45,8 +45,9 @@ po::options_description run_options_description() {
       ("shuffle", flag(), "fresh seeded permutation each epoch (RandomSampler) [true]")
       ("no-shuffle", flag(), "read in index order (SequentialSampler)")
       ("drop-last", flag(), "drop the last incomplete batch [false]")
-      ("epochs", str(), "passes over the dataset [1]")
-      ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit) [0]")
+      ("epochs", str(), "passes over the dataset [1; with --duration: as many as fit]")
+      ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit); without --epochs the run repeats "
+                          "epochs until then (time-based, like fio's time_based) [0]")
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
       ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
       ("engine", str(), "auto | io_uring | psync [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
@@ -138,8 +139,8 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
   l.prefetch_factor = static_cast<uint32_t>(get_count(vm, "prefetch-factor", 2, 1, 1024));
   l.shuffle = get_bool(vm, "shuffle", true) && !get_bool(vm, "no-shuffle", false);
   l.drop_last = get_bool(vm, "drop-last", false);
-  l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", 1, 1, 1000000));
   l.duration_s = get_duration(vm, "duration", 0);
+  l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? 1000000 : 1, 1, 1000000));
   l.cpu_per_sample_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
   l.seed = s.seed;
   l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));
