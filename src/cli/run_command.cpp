@@ -124,8 +124,19 @@ std::string resolve_cache_and_engine(const RunConfig& c, const FileIndex& index,
     detail = "buffered reads through the page cache (warm)";
   } else {
     std::string probe_path = index.root().empty() ? index.path(0) : index.root() + "/" + index.path(0);
-    int r = probe_o_direct(probe_path);
-    if (r == 0) {
+    int r = c.direct == "off" ? -EPERM : probe_o_direct(probe_path);
+    if (r != 0 && c.direct == "on")
+      throw UsageError(fmt::format("--direct on: O_DIRECT not supported on '{}' ({}: {}); rerun with --direct auto or "
+                                   "--direct off for buffered reads with page eviction",
+                                   escape_bytes(probe_path), target.fs_type, errno_text(-r)));
+    if (c.direct == "off") {
+      l.direct = false;
+      l.evict_before_epoch = true;
+      l.drop_caches = c.drop_caches;
+      l.measure_residency = true;
+      detail = fmt::format("buffered (--direct off); pages evicted with posix_fadvise(DONTNEED){} before each epoch",
+                           c.drop_caches ? " and drop_caches" : "");
+    } else if (r == 0) {
       l.direct = true;
       detail = target.memory_backed ? "O_DIRECT accepted, but tmpfs keeps the data in RAM: not a device measurement"
                                     : "O_DIRECT: reads bypass the page cache";
@@ -207,6 +218,7 @@ int cmd_run(const CommandContext& ctx) {
   const std::string model = c.spec.model.empty() ? "resnet50" : c.spec.model;
   Demand demand = resolve_demand(c, model);
 
+  check_open_files_limit(c.loader);  // preflight: before any dataset is generated
   PreparedData data = prepare_dataset(c);
   if (data.interrupted) {
     fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete and will be "
@@ -222,8 +234,7 @@ int cmd_run(const CommandContext& ctx) {
   std::string engine_reason;
   std::string cache_detail = resolve_cache_and_engine(c, data.index, target, l, engine_reason, data.warnings);
   l.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : l.batch_size / demand.samples_per_s_per_gpu;
-  check_open_files_limit(l);
-  if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed) * 4)
+  if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed))
     data.warnings.push_back(fmt::format("{} worker threads share {} allowed CPUs: fine while workers wait on I/O, "
                                         "oversubscribed if they decode", l.ranks * l.num_workers, host.cpus_allowed));
   if (c.cache == "warm" || !l.direct) {

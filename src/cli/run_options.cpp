@@ -50,6 +50,9 @@ po::options_description run_options_description() {
                           "epochs until then (time-based, like fio's time_based) [0]")
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
       ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
+      ("direct", str(), "cold runs: auto (O_DIRECT where the filesystem accepts it, else buffered with pages "
+                        "evicted before each epoch) | on (O_DIRECT or stop with the reason) | off (always buffered "
+                        "+ eviction) [auto]")
       ("engine", str(), "auto | io_uring | psync [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
                         "network filesystems and buffered reads; psync with a warning when io_uring is refused]")
       ("drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]")
@@ -148,6 +151,9 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
     throw UsageError(fmt::format("--gpus {} x --workers {} = {} worker threads; keep it at most 16384", l.ranks,
                                  l.num_workers, static_cast<uint64_t>(l.ranks) * l.num_workers));
   c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"});
+  c.direct = get_choice(vm, "direct", "auto", {"auto", "on", "off"});
+  if (c.cache == "warm" && c.direct == "on")
+    throw UsageError("--cache warm reads through the page cache; --direct on contradicts it (use --cache cold)");
   c.engine_request = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
   c.drop_caches = get_bool(vm, "drop-caches", false);
   c.numa = get_string(vm, "numa", "none");
