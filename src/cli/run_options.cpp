@@ -122,7 +122,15 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
     throw UsageError(fmt::format("--file-size-min ({}) is larger than --file-size-max ({})", s.size_min, s.size_max));
   s.dist = parse_size_dist(get_string(vm, "file-size-dist", "fixed"));
   s.seed = get_count(vm, "seed", 0, 0, UINT64_MAX);
-  if (s.dist == SizeDist::kFixed) s.size_stdev = 0;
+  if (s.dist == SizeDist::kFixed) {
+    // Every file is exactly the mean: a preset's truncation bounds must not clamp it silently.
+    s.size_stdev = 0;
+    s.size_min = s.size_max = s.size_mean;
+  } else if (s.size_mean < s.size_min || s.size_mean > s.size_max) {
+    throw UsageError(fmt::format("--file-size {} lies outside --file-size-min {} .. --file-size-max {} (the preset's "
+                                 "bounds unless given); give those too, or --file-size-dist fixed",
+                                 s.size_mean, s.size_min, s.size_max));
+  }
 
   if (vm.count("dir")) {
     c.dir = get_string(vm, "dir");
