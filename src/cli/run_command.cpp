@@ -83,6 +83,7 @@ int cmd_run(const CommandContext& ctx) {
   const std::string model = c.spec.model.empty() ? "resnet50" : c.spec.model;
   Demand demand = resolve_demand(c, model);
 
+  check_open_files_limit(c.loader);  // preflight: before any dataset is generated
   PreparedData data = prepare_dataset(c);
   if (data.interrupted) {
     fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete and will be "
@@ -98,8 +99,7 @@ int cmd_run(const CommandContext& ctx) {
   std::string engine_reason;
   std::string cache_detail = resolve_cache_and_engine(c, data.index, target, l, engine_reason, data.warnings);
   l.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : l.batch_size / demand.samples_per_s_per_gpu;
-  check_open_files_limit(l);
-  if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed) * 4)
+  if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed))
     data.warnings.push_back(fmt::format("{} worker threads share {} allowed CPUs: fine while workers wait on I/O, "
                                         "oversubscribed if they decode", l.ranks * l.num_workers, host.cpus_allowed));
   if (c.cache == "warm" || !l.direct) {

@@ -23,6 +23,7 @@ struct RunConfig {
 
   LoaderConfig loader;          // engine/direct resolved later, at preflight
   std::string cache = "cold";   // "cold" | "warm"
+  std::string direct = "auto";  // --direct auto|on|off (cold runs: O_DIRECT or evict + buffered)
   std::string engine_request = "auto";
   std::string numa = "none";    // --numa none|local|interleave|node:N
   bool drop_caches = false;     // --drop-caches

@@ -55,11 +55,15 @@ po::options_description loader_options_description(bool for_tune) {
       ("drop-last", flag(), "drop the last incomplete batch [false]");
   if (!for_tune)
     loader.add_options()
-        ("epochs", str(), "passes over the dataset [1]")
-        ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit) [0]");
+        ("epochs", str(), "passes over the dataset [1; with --duration: as many as fit]")
+        ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit); without --epochs the run repeats "
+                            "epochs until then (time-based, like fio's time_based) [0]");
   loader.add_options()
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
       ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
+      ("direct", str(), "cold runs: auto (O_DIRECT where the filesystem accepts it, else buffered with pages "
+                        "evicted before each epoch) | on (O_DIRECT or stop with the reason) | off (always buffered "
+                        "+ eviction) [auto]")
       ("engine", str(), "auto | io_uring | psync [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
                         "network filesystems and buffered reads; psync with a warning when io_uring is refused]")
       ("drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]");
@@ -142,7 +146,15 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
     throw UsageError(fmt::format("--file-size-min ({}) is larger than --file-size-max ({})", s.size_min, s.size_max));
   s.dist = parse_size_dist(get_string(vm, "file-size-dist", "fixed"));
   s.seed = get_count(vm, "seed", 0, 0, UINT64_MAX);
-  if (s.dist == SizeDist::kFixed) s.size_stdev = 0;
+  if (s.dist == SizeDist::kFixed) {
+    // Every file is exactly the mean: a preset's truncation bounds must not clamp it silently.
+    s.size_stdev = 0;
+    s.size_min = s.size_max = s.size_mean;
+  } else if (s.size_mean < s.size_min || s.size_mean > s.size_max) {
+    throw UsageError(fmt::format("--file-size {} lies outside --file-size-min {} .. --file-size-max {} (the preset's "
+                                 "bounds unless given); give those too, or --file-size-dist fixed",
+                                 s.size_mean, s.size_min, s.size_max));
+  }
 
   if (vm.count("dir")) {
     c.dir = get_string(vm, "dir");
@@ -162,8 +174,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   l.prefetch_factor = static_cast<uint32_t>(get_count(vm, "prefetch-factor", 2, 1, 1024));
   l.shuffle = get_bool(vm, "shuffle", true) && !get_bool(vm, "no-shuffle", false);
   l.drop_last = get_bool(vm, "drop-last", false);
-  l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", 1, 1, 1000000));
   l.duration_s = get_duration(vm, "duration", 0);
+  l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? 1000000 : 1, 1, 1000000));
   l.cpu_per_sample_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
   l.seed = s.seed;
   l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));
@@ -171,6 +183,9 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
     throw UsageError(fmt::format("--gpus {} x --workers {} = {} worker threads; keep it at most 16384", l.ranks,
                                  l.num_workers, static_cast<uint64_t>(l.ranks) * l.num_workers));
   c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"});
+  c.direct = get_choice(vm, "direct", "auto", {"auto", "on", "off"});
+  if (c.cache == "warm" && c.direct == "on")
+    throw UsageError("--cache warm reads through the page cache; --direct on contradicts it (use --cache cold)");
   c.engine_request = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
   c.drop_caches = get_bool(vm, "drop-caches", false);
   c.numa = get_string(vm, "numa", "none");

@@ -1,5 +1,7 @@
 #include "cli/run_prepare.hpp"
 
+#include <cerrno>
+
 #include <sys/resource.h>
 
 #include <fmt/format.h>
@@ -95,8 +97,19 @@ std::string resolve_cache_and_engine(const RunConfig& c, const FileIndex& index,
     detail = "buffered reads through the page cache (warm)";
   } else {
     std::string probe_path = index.root().empty() ? index.path(0) : index.root() + "/" + index.path(0);
-    int r = probe_o_direct(probe_path);
-    if (r == 0) {
+    int r = c.direct == "off" ? -EPERM : probe_o_direct(probe_path);
+    if (r != 0 && c.direct == "on")
+      throw UsageError(fmt::format("--direct on: O_DIRECT not supported on '{}' ({}: {}); rerun with --direct auto or "
+                                   "--direct off for buffered reads with page eviction",
+                                   escape_bytes(probe_path), target.fs_type, errno_text(-r)));
+    if (c.direct == "off") {
+      l.direct = false;
+      l.evict_before_epoch = true;
+      l.drop_caches = c.drop_caches;
+      l.measure_residency = true;
+      detail = fmt::format("buffered (--direct off); pages evicted with posix_fadvise(DONTNEED){} before each epoch",
+                           c.drop_caches ? " and drop_caches" : "");
+    } else if (r == 0) {
       l.direct = true;
       detail = target.memory_backed ? "O_DIRECT accepted, but tmpfs keeps the data in RAM: not a device measurement"
                                     : "O_DIRECT: reads bypass the page cache";

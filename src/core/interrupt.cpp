@@ -2,22 +2,39 @@
 
 #include <atomic>
 #include <csignal>
+#include <ctime>
 #include <unistd.h>
 
 namespace ioprobe {
 
 namespace {
 std::atomic<int> g_signal{0};
+std::atomic<pid_t> g_first_sender{-1};
+std::atomic<int64_t> g_first_ns{0};
 
-void on_signal(int sig) {
+int64_t mono_ns() {  // clock_gettime is async-signal-safe
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+void on_signal(int sig, siginfo_t* info, void*) {
   int expected = 0;
+  const pid_t sender = info ? info->si_pid : 0;
   if (!g_signal.compare_exchange_strong(expected, sig)) {
+    // timeout(1) and some supervisors send the same signal twice at once (to the child, then to
+    // its process group): a duplicate from the same sender within 100 ms is one request, not a
+    // second Ctrl-C (a person cannot press twice that fast).
+    if (expected == sig && sender != 0 && sender == g_first_sender.load() && mono_ns() - g_first_ns.load() < 100000000)
+      return;
     // Second signal: quit now, without cleanup, as users expect from a second Ctrl-C.
     static const char msg[] = "\nioprobe: second signal, exiting now\n";
     ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
     (void)r;
     _exit(128 + sig);
   }
+  g_first_sender = sender;
+  g_first_ns = mono_ns();
   static const char msg[] = "\nioprobe: interrupted; finishing in-flight I/O and writing a partial result "
                             "(press Ctrl-C again to quit at once)\n";
   ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
@@ -27,9 +44,9 @@ void on_signal(int sig) {
 
 void install_interrupt_handlers() {
   struct sigaction sa {};
-  sa.sa_handler = on_signal;
+  sa.sa_sigaction = on_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: blocking waits return EINTR and re-check the flag
+  sa.sa_flags = SA_SIGINFO;  // no SA_RESTART: blocking waits return EINTR and re-check the flag
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 }

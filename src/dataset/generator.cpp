@@ -194,7 +194,12 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   // Each file takes at least its size rounded up to 4 KiB; keep 1% and 64 MiB of headroom.
   uint64_t need = 0;
   for (uint64_t s : sizes) need += (s + 4095) / 4096 * 4096;
-  check_space(dir, need + need / 100 + (64ULL << 20), spec.files + spec.dirs + 16);
+  try {
+    check_space(dir, need + need / 100 + (64ULL << 20), spec.files + spec.dirs + 16);
+  } catch (...) {
+    if (state == DirState::kMissing) rmdir(dir.c_str());  // leave nothing behind that we made
+    throw;
+  }
 
   Manifest m;
   m.complete = false;

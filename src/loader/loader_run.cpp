@@ -60,6 +60,7 @@ struct Shared {
   int64_t deadline_ns = 0;  // 0: none
   std::atomic<bool> stop{false};
   std::atomic<int> stop_kind{0};  // 1 duration, 2 signal
+  std::atomic<int64_t> stop_ns{0};  // when the stop was seen (elapsed ends there)
   std::mutex err_mu;
   std::vector<std::string> error_samples;
   std::unique_ptr<std::barrier<>> step_barrier;  // DDP: ranks step together
@@ -118,8 +119,11 @@ class RankLoader {
           break;
         }
         const int64_t w0 = now_ns();
-        std::optional<BatchResult> r = queue.next();
-        if (!r) break;
+        std::optional<BatchResult> r = queue.next([this] { return check_stop(); });
+        if (!r) {
+          if (check_stop()) queue.cancel();  // drain: no read in flight when the result is reported
+          break;
+        }
         if (init_error) std::rethrow_exception(init_error);
         const int64_t w1 = now_ns();
         if (first && epoch == 0) stats_.first_batch_ns = w1 - epoch_start;
@@ -137,12 +141,14 @@ class RankLoader {
           sh_.progress->bytes += r->bytes;
         }
         if (cfg.step_time_s > 0) {
-          const int64_t c0 = now_ns();
-          sleep_until_ns(c0 + static_cast<int64_t>(cfg.step_time_s * 1e9));
+          // The GPU step, in slices of at most 50 ms so a signal or the deadline ends it promptly.
+          const int64_t c0 = now_ns(), until = c0 + static_cast<int64_t>(cfg.step_time_s * 1e9);
+          for (int64_t t = c0; t < until && !check_stop(); t = now_ns()) sleep_until_ns(std::min(until, t + 50000000));
           stats_.compute_ns += now_ns() - c0;
         }
       }
-      stats_.elapsed_ns += now_ns() - epoch_start;
+      const int64_t stop_at = sh_.stop_ns.load();
+      stats_.elapsed_ns += (stop_at ? std::max(epoch_start, stop_at) : now_ns()) - epoch_start;
       if (!sh_.stop) ++epochs_done;
     }
     if (init_error) std::rethrow_exception(init_error);
@@ -154,11 +160,11 @@ class RankLoader {
  private:
   bool check_stop() {
     if (!sh_.stop) {
-      if (interrupted()) {
-        sh_.stop_kind = 2;
-        sh_.stop = true;
-      } else if (sh_.deadline_ns && now_ns() >= sh_.deadline_ns) {
-        sh_.stop_kind = 1;
+      const int64_t t = now_ns();
+      int kind = interrupted() ? 2 : (sh_.deadline_ns && t >= sh_.deadline_ns) ? 1 : 0;
+      if (kind) {
+        int expected = 0;
+        if (sh_.stop_kind.compare_exchange_strong(expected, kind)) sh_.stop_ns = kind == 1 ? sh_.deadline_ns : t;
         sh_.stop = true;
       }
     }
@@ -288,7 +294,10 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
     });
   }
   for (auto& t : threads) t.join();
-  res.elapsed_ns = now_ns() - sh.start_ns;
+  // Elapsed ends where the stop (signal or --duration) was seen: the drain after it delivers
+  // nothing, so bytes and time cover the same span.
+  const int64_t stop_at = sh.stop_ns.load();
+  res.elapsed_ns = (stop_at ? std::min(stop_at, now_ns()) : now_ns()) - sh.start_ns;
   getrusage(RUSAGE_SELF, &ru1);
   if (sh.dirfd >= 0) close(sh.dirfd);
   for (auto& e : errors)

@@ -1,6 +1,7 @@
 #include "loader/prefetch_queue.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace ioprobe {
 
@@ -78,12 +79,19 @@ void PrefetchQueue::start_epoch(std::vector<BatchTask> tasks) {
   for (uint64_t i = 0; i < static_cast<uint64_t>(num_workers_) * prefetch_factor_; ++i) try_put_task();
 }
 
-std::optional<BatchResult> PrefetchQueue::next() {
+std::optional<BatchResult> PrefetchQueue::next(const std::function<bool()>& should_stop) {
   if (cancel_ || rcvd_idx_ >= epoch_tasks_.size()) return std::nullopt;
   BatchResult r;
   {
     std::unique_lock<std::mutex> lk(result_mu_);
-    result_cv_.wait(lk, [&] { return cancel_.load() || results_.count(rcvd_idx_) > 0; });
+    auto ready = [&] { return cancel_.load() || results_.count(rcvd_idx_) > 0; };
+    if (should_stop) {
+      // Poll: a signal handler cannot notify a condition variable.
+      while (!result_cv_.wait_for(lk, std::chrono::milliseconds(50), ready))
+        if (should_stop()) return std::nullopt;
+    } else {
+      result_cv_.wait(lk, ready);
+    }
     if (cancel_) return std::nullopt;
     auto it = results_.find(rcvd_idx_);
     r = it->second;

@@ -52,8 +52,9 @@ class PrefetchQueue {
 
   /// Starts an epoch: the tasks in sampler order; primes num_workers x prefetch_factor of them.
   void start_epoch(std::vector<BatchTask> tasks);
-  /// The next batch in order; blocks. nullopt when the epoch is exhausted or after cancel().
-  std::optional<BatchResult> next();
+  /// The next batch in order; blocks. nullopt when the epoch is exhausted, after cancel(), or
+  /// when `should_stop` (polled every 50 ms while waiting, may be empty) returns true.
+  std::optional<BatchResult> next(const std::function<bool()>& should_stop = {});
   /// Stops dispatch, tells workers to abandon their batches, and waits until none is in flight.
   void cancel();
   /// The most tasks ever outstanding (dispatched, not yet handed to the consumer).
