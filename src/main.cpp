@@ -23,6 +23,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"run", ioprobe::cli::cmd_run, "emulate a PyTorch DataLoader over a dataset and report against GPU demand (default)"},
     {"gen", ioprobe::cli::cmd_gen, "generate a synthetic dataset (or check an existing one) without running"},
+    {"checkpoint", ioprobe::cli::cmd_checkpoint, "save and restore emulated training state; compare with raw write bandwidth"},
     {"report", ioprobe::cli::cmd_report, "re-render a saved result document (JSON) as text"},
 };
 

@@ -9,5 +9,6 @@ namespace ioprobe::cli {
 int cmd_run(const CommandContext& ctx);     // default: the DataLoader emulation + ingest report
 int cmd_gen(const CommandContext& ctx);     // generate (or verify) a synthetic dataset only
 int cmd_report(const CommandContext& ctx);  // re-render a saved result document
+int cmd_checkpoint(const CommandContext& ctx);  // save (and restore) emulated training state, vs raw write
 
 }  // namespace ioprobe::cli
