@@ -24,7 +24,8 @@ struct CheckpointRunData {
   bool state_cyclic = false;      // resident windows reused (state larger than the memory budget)
   uint64_t resident_bytes = 0;
   int cpus_allowed = 1;
-  std::optional<RawWriteResult> raw;     // absent with --raw-baseline off
+  std::optional<RawWriteResult> raw;     // absent with --raw-baseline off; the better of the runs
+  std::vector<double> raw_runs_bytes_per_s;  // before and after the save
   std::optional<ZstdProbe> zstd_probe;   // single-thread speed on this state, measured in this run
   SaveResult save;
   std::vector<uint64_t> file_bytes;      // stat of the published files (bytes on disk), per rank

@@ -104,7 +104,8 @@ json checkpoint_json(const CheckpointRunData& d) {
   if (d.raw) {
     double raw = d.raw->bytes_per_s();
     json rj = {{"bytes", d.raw->bytes}, {"duration_max_s", sec(d.raw->max_ns)}, {"write_bytes_per_s", raw},
-               {"direct", d.raw->direct}, {"fsync", true}};
+               {"direct", d.raw->direct}, {"fsync", true},
+               {"runs_bytes_per_s", d.raw_runs_bytes_per_s}, {"settle", "sync + max(1 s, raw duration) idle before and after the save"}};
     out["raw_write"] = rj;
     json cmp = {{"checkpoint_over_raw", raw > 0 ? agg / raw : 0}};
     // Goals of the issue: uncompressed >= 90% of raw; compressed >= 90% of
