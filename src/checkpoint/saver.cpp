@@ -114,7 +114,8 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
   if (interrupted()) all_ok = false;
   res.interrupted = !all_ok && res.failed_rank < 0;
   if (!all_ok) {
-    for (const auto& t : tmp) ::unlink(t.c_str());
+    for (size_t i = 0; i < n; ++i)  // only files this save created (a failed O_EXCL create made none)
+      if (res.ranks[i].err_op != "create") ::unlink(tmp[i].c_str());
     if (res.failed_rank >= 0) {
       for (const auto& r : res.ranks)
         if (r.rank == res.failed_rank) res.failure = describe_failure(r, dir);
