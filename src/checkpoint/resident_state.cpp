@@ -1,6 +1,8 @@
 #include "checkpoint/resident_state.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,8 +18,24 @@ ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_
     void* p = nullptr;
     if (posix_memalign(&p, 4096, std::max<uint64_t>(b.size, 1)) != 0) throw std::bad_alloc();
     b.mem = {static_cast<uint8_t*>(p), free};
-    if (fill) generate_tensor_bytes(r.kind, seed * 16 + static_cast<uint64_t>(r.kind), b.mem.get(), b.size);
-    else std::memset(p, 0, b.size);  // fault the pages in before any timing
+    if (fill) {
+      // Blocks of 16 MiB, each seeded by its index, generated on all allowed CPUs.
+      constexpr uint64_t kBlock = 16u << 20;
+      const uint64_t blocks = (b.size + kBlock - 1) / kBlock;
+      std::atomic<uint64_t> next{0};
+      auto work = [&] {
+        for (uint64_t i; (i = next.fetch_add(1)) < blocks;)
+          generate_tensor_bytes(r.kind, (seed * 16 + static_cast<uint64_t>(r.kind)) * 1000003 + i, b.mem.get() + i * kBlock,
+                                std::min(kBlock, b.size - i * kBlock));
+      };
+      unsigned n = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(blocks)));
+      std::vector<std::thread> th;
+      for (unsigned t = 1; t < n; ++t) th.emplace_back(work);
+      work();
+      for (auto& t : th) t.join();
+    } else {
+      std::memset(p, 0, b.size);  // fault the pages in before any timing
+    }
     bufs_.push_back(std::move(b));
   }
 }

@@ -40,8 +40,9 @@ std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
   }
   std::string what;
   if (r.err == ENOSPC) {
-    what = have && free_inodes == 0 ? "the filesystem ran out of inodes"
-                                    : "the filesystem ran out of space (bytes)";
+    // ENOSPC on create while bytes remain means no inode could be allocated.
+    bool inodes = have && (free_inodes == 0 || (r.err_op == "create" && free_bytes > 0));
+    what = inodes ? "the filesystem ran out of inodes" : "the filesystem ran out of space (bytes)";
   } else if (r.err == EDQUOT) {
     what = "a disk quota was exceeded";
   } else if (r.err == EACCES || r.err == EPERM) {
@@ -114,13 +115,13 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
   if (interrupted()) all_ok = false;
   res.interrupted = !all_ok && res.failed_rank < 0;
   if (!all_ok) {
-    for (size_t i = 0; i < n; ++i)  // only files this save created (a failed O_EXCL create made none)
-      if (res.ranks[i].err_op != "create") ::unlink(tmp[i].c_str());
-    if (res.failed_rank >= 0) {
+    if (res.failed_rank >= 0) {  // free space is read before our temporary files are removed
       for (const auto& r : res.ranks)
         if (r.rank == res.failed_rank) res.failure = describe_failure(r, dir);
       res.interrupted = false;
     }
+    for (size_t i = 0; i < n; ++i)  // only files this save created (a failed O_EXCL create made none)
+      if (res.ranks[i].err_op != "create") ::unlink(tmp[i].c_str());
   } else {
     int64_t p0 = now_ns();
     for (size_t i = 0; i < n && res.failure.empty(); ++i) {

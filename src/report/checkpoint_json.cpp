@@ -51,7 +51,7 @@ json checkpoint_json(const CheckpointRunData& d) {
 
   // Per-rank save figures. Duration of a rank: open .. fsync returned.
   json ranks = json::array();
-  uint64_t logical = 0, stored = 0, on_disk = 0;
+  uint64_t logical = 0, stored = 0, on_disk = 0, written = 0;
   int64_t max_ns = 0;
   double min_rate = 0;
   bool direct = !s.ranks.empty();
@@ -64,9 +64,10 @@ json checkpoint_json(const CheckpointRunData& d) {
                      {"bytes_on_disk", disk}, {"duration_s", sec(r.total_ns)}, {"write_bytes_per_s", rr},
                      {"stage_s", sec(r.stage_ns)}, {"compress_s", sec(r.compress_ns)},
                      {"write_wait_s", sec(r.write_wait_ns)}, {"fsync_s", sec(r.fsync_ns)},
-                     {"chunks_done", r.chunks_done}, {"chunks_total", r.chunks_total}, {"direct", r.direct}});
+                     {"written_bytes", r.written_bytes}, {"chunks_done", r.chunks_done}, {"chunks_total", r.chunks_total}, {"direct", r.direct}});
     logical += r.logical_bytes;
     stored += r.stored_bytes;
+    written += r.written_bytes;
     on_disk += disk;
     max_ns = std::max(max_ns, r.total_ns);
     min_rate = i == 0 ? rr : std::min(min_rate, rr);
@@ -80,7 +81,9 @@ json checkpoint_json(const CheckpointRunData& d) {
   const int64_t durable = s.ok ? s.durable_ns : 0;
   const double agg = rate(logical, s.ok ? durable : s.ranks_done_ns);
   json save = {{"ok", s.ok}, {"durable", s.ok && d.opts.fsync}, {"interrupted", s.interrupted},
-               {"durability", !d.opts.fsync ? "not durable (page cache)" : s.ok ? "durable (fsync + rename + directory fsync)" : "not published"},
+               {"durability", s.interrupted ? "interrupted: not published" : !s.ok ? "failed: not published"
+                             : !d.opts.fsync ? "not durable (page cache)" : "durable (fsync + rename + directory fsync)"},
+               {"written_bytes", written},
                {"direct", direct}, {"logical_bytes", logical}, {"stored_bytes", stored}, {"bytes_on_disk", on_disk},
                {"ratio", ratio}, {"duration_max_s", sec(max_ns)}, {"throughput_min_rank_bytes_per_s", min_rate},
                {"time_to_staged_s", sec(s.staged_ns)}, {"ranks_done_s", sec(s.ranks_done_ns)},

@@ -30,10 +30,10 @@ std::string render_checkpoint_text(const json& doc) {
   o += fmt::format("  target      {} ({}{}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),
                    tg.value("device", "").empty() ? "" : ", " + tg.value("device", ""),
                    tg.value("memory_backed", false) ? ", RAM: not a device measurement" : "");
-  o += fmt::format("  write path  chunks {}, compress {}{}, {} MiB x {} io_uring buffers, {}, {}\n",
+  o += fmt::format("  write path  chunks {}, compress {}{}, {} KiB x {} io_uring buffers, {}, {}\n",
                    bytes(cfg.at("chunk_bytes")), cfg.at("compress").get<std::string>(),
                    cfg.at("byte_group").get<bool>() ? " + byte grouping" : "",
-                   cfg.at("io_bytes").get<uint64_t>() >> 20, cfg.at("io_depth").get<int>(),
+                   cfg.at("io_bytes").get<uint64_t>() >> 10, cfg.at("io_depth").get<int>(),
                    sv.at("direct").get<bool>() ? "O_DIRECT" : "buffered (O_DIRECT refused or off)",
                    sv.at("durability").get<std::string>());
   if (cfg.at("compress").get<std::string>() != "none")
@@ -57,8 +57,12 @@ std::string render_checkpoint_text(const json& doc) {
                      secs(r.at("duration_s")), rate(r.at("write_bytes_per_s")));
   o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {}\n", secs(sv.at("duration_max_s")),
                    rate(sv.at("throughput_min_rank_bytes_per_s")));
-  o += fmt::format("  aggregate write {} of logical state{}\n", rate(sv.at("write_bytes_per_s")),
-                   sv.at("durable").get<bool>() ? " (to durable)" : " -- NOT DURABLE (page cache), do not size storage on it");
+  if (!sv.at("ok").get<bool>())
+    o += fmt::format("  {}: {} reached the kernel before the save stopped; no rate is claimed\n",
+                     sv.at("durability").get<std::string>(), bytes(sv.at("written_bytes")));
+  else
+    o += fmt::format("  aggregate write {} of logical state{}\n", rate(sv.at("write_bytes_per_s")),
+                     sv.at("durable").get<bool>() ? " (to durable)" : " -- NOT DURABLE (page cache), do not size storage on it");
   o += fmt::format("  CPU user {:.2f} s + sys {:.2f} s over {:.2f} s wall = {:.2f} cores busy\n", sv.at("user_cpu_s").get<double>(),
                    sv.at("sys_cpu_s").get<double>(), sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());
   if (sv.contains("async")) {
