@@ -39,27 +39,30 @@ CompressionSpec parse_compression(const std::string& text) {
                                ZSTD_minCLevel(), ZSTD_maxCLevel()));
 }
 
-uint64_t zstd_job_bytes(int level, uint64_t chunk_bytes) {
+uint64_t zstd_job_bytes(int level, uint64_t chunk_bytes, uint64_t job_bytes) {
+  if (job_bytes) return job_bytes;
   ZSTD_compressionParameters cp = ZSTD_getCParams(level, chunk_bytes, 0);
   unsigned job_log = std::max(20u, cp.windowLog + 2);
   return uint64_t{1} << std::min(job_log, 30u);
 }
 
-int zstd_busy_workers(int level, uint64_t chunk_bytes, int workers) {
-  uint64_t job = zstd_job_bytes(level, chunk_bytes);
+int zstd_busy_workers(int level, uint64_t chunk_bytes, int workers, uint64_t job_bytes) {
+  uint64_t job = zstd_job_bytes(level, chunk_bytes, job_bytes);
   uint64_t jobs = (chunk_bytes + job - 1) / job;
   return static_cast<int>(std::min<uint64_t>(std::max<uint64_t>(jobs, 1), static_cast<uint64_t>(std::max(workers, 1))));
 }
 
-ZstdProbe measure_zstd(const uint8_t* data, size_t len, int level) {
+ZstdProbe measure_zstd(const uint8_t* data, size_t len, int level, int workers, uint64_t job_bytes) {
   ZstdProbe p;
   std::vector<uint8_t> out(ZSTD_compressBound(len));
   ZSTD_CCtx* c = ZSTD_createCCtx();
   if (!c) return p;
   ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
-  int64_t t0 = thread_cpu_ns();
+  if (workers > 0) ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers);
+  if (workers > 0 && job_bytes) ZSTD_CCtx_setParameter(c, ZSTD_c_jobSize, static_cast<int>(job_bytes));
+  int64_t t0 = now_ns();
   size_t n = ZSTD_compress2(c, out.data(), out.size(), data, len);
-  int64_t t = thread_cpu_ns() - t0;
+  int64_t t = now_ns() - t0;
   ZSTD_freeCCtx(c);
   if (ZSTD_isError(n) || t <= 0 || n == 0) return p;
   p.bytes_per_s = static_cast<double>(len) * 1e9 / static_cast<double>(t);
@@ -67,12 +70,13 @@ ZstdProbe measure_zstd(const uint8_t* data, size_t len, int level) {
   return p;
 }
 
-ChunkCompressor::ChunkCompressor(int level, int workers) {
+ChunkCompressor::ChunkCompressor(int level, int workers, uint64_t job_bytes) {
   ZSTD_CCtx* c = ZSTD_createCCtx();
   if (!c) throw std::runtime_error("ZSTD_createCCtx failed");
   cctx_ = c;
   size_t r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
   if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers);
+  if (!ZSTD_isError(r) && job_bytes) r = ZSTD_CCtx_setParameter(c, ZSTD_c_jobSize, static_cast<int>(job_bytes));
   if (ZSTD_isError(r))
     throw std::runtime_error(fmt::format("zstd refused level {} with {} workers: {}", level, workers, ZSTD_getErrorName(r)));
 }

@@ -27,25 +27,28 @@ struct CompressionSpec {
 /// Throws UsageError naming --compress.
 CompressionSpec parse_compression(const std::string& text);
 
-/// zstd's multithreading job size for `level` on inputs of `chunk_bytes` (bytes).
-uint64_t zstd_job_bytes(int level, uint64_t chunk_bytes);
+/// zstd's multithreading job size for `level` on inputs of `chunk_bytes` (bytes); `job_bytes`
+/// when that is set (ZSTD_c_jobSize), else zstd's default.
+uint64_t zstd_job_bytes(int level, uint64_t chunk_bytes, uint64_t job_bytes = 0);
 
 /// Workers that can be busy on one chunk: min(workers, ceil(chunk / job size)).
-int zstd_busy_workers(int level, uint64_t chunk_bytes, int workers);
+int zstd_busy_workers(int level, uint64_t chunk_bytes, int workers, uint64_t job_bytes = 0);
 
-/// Single-thread zstd compression speed (logical bytes/s) and ratio of `len` bytes at `level`,
-/// measured now (used for the "cores x zstd speed" goal). Never throws.
+/// zstd compression speed (logical bytes per wall second) and ratio of `len` bytes in memory at
+/// `level` with `workers` threads of zstd's pool (0 = in the calling thread), measured now: the
+/// "cores x zstd speed" goal uses workers = 0, and workers = cores shows what zstd's own
+/// multithreading reaches on this machine. Never throws.
 struct ZstdProbe {
   double bytes_per_s = 0;
   double ratio = 0;
 };
-ZstdProbe measure_zstd(const uint8_t* data, size_t len, int level);
+ZstdProbe measure_zstd(const uint8_t* data, size_t len, int level, int workers = 0, uint64_t job_bytes = 0);
 
 /// A streaming compressor writing each frame straight into a UringFileWriter's buffers.
 class ChunkCompressor {
  public:
   /// `workers` >= 1 threads of zstd's own pool. Throws std::runtime_error when zstd refuses.
-  ChunkCompressor(int level, int workers);
+  ChunkCompressor(int level, int workers, uint64_t job_bytes = 0);
   ~ChunkCompressor();
   ChunkCompressor(const ChunkCompressor&) = delete;
   ChunkCompressor& operator=(const ChunkCompressor&) = delete;

@@ -27,6 +27,7 @@ struct CheckpointRunData {
   std::optional<RawWriteResult> raw;     // absent with --raw-baseline off; the better of the runs
   std::vector<double> raw_runs_bytes_per_s;  // before and after the save
   std::optional<ZstdProbe> zstd_probe;   // single-thread speed on this state, measured in this run
+  std::optional<ZstdProbe> zstd_mt_probe;  // zstd's own multithreading with `cores` workers, in memory
   SaveResult save;
   std::vector<uint64_t> file_bytes;      // stat of the published files (bytes on disk), per rank
   std::optional<RestoreResult> restore;

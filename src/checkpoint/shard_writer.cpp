@@ -51,7 +51,7 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
   }
   res.direct = w->direct();
   std::unique_ptr<ChunkCompressor> zc;
-  if (opts.compress.enabled) zc = std::make_unique<ChunkCompressor>(opts.compress.level, opts.compress_threads);
+  if (opts.compress.enabled) zc = std::make_unique<ChunkCompressor>(opts.compress.level, opts.compress_threads, opts.zstd_job_bytes);
 
   const std::vector<Chunk> chunks = make_chunks(state.bytes(), opts.chunk_bytes);
   res.chunks_total = chunks.size();

@@ -18,6 +18,7 @@ struct SaveOptions {
   uint64_t chunk_bytes = 1ull << 30;  // logical bytes per chunk (= per zstd frame, per checksum)
   CompressionSpec compress;
   int compress_threads = 1;  // zstd workers per rank
+  uint64_t zstd_job_bytes = 0;  // ZSTD_c_jobSize; 0 = zstd's default (2 MiB at level 1)
   bool byte_group = false;
   bool fsync = true;
   UringWriterOptions io;

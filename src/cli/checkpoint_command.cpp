@@ -52,6 +52,7 @@ po::options_description checkpoint_options() {
     ("chunk-size", s(), "logical bytes per chunk = zstd frame = checksum unit, any size (default 1GiB)")
     ("compress", s(), "none | zstd:LEVEL (default none)")
     ("compress-threads", s(), "zstd workers per rank (default: allowed CPUs / ranks, at least 1)")
+    ("zstd-job-size", s(), "zstd multithreading job size (default 0 = zstd's own: 2MiB at level 1, 8MiB at 3)")
     ("byte-group", po::value<std::string>()->implicit_value("true"), "group float bytes by significance before compressing")
     ("io-size", s(), "bytes per write request (default 16MiB, multiple of 4KiB)")
     ("io-depth", s(), "write buffers in flight per rank (default 2 = double buffering)")
@@ -139,6 +140,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   o.compress = parse_compression(get_string(vm, "compress", "none"));
   o.compress_threads = static_cast<int>(get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 1, 256));
   o.byte_group = get_bool(vm, "byte-group", false);
+  o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
   o.fsync = get_bool(vm, "fsync", true);
   o.io.io_size = get_size(vm, "io-size", 16u << 20, 4096, 1u << 30);
   if (o.io.io_size % 4096) throw UsageError(fmt::format("--io-size: {} B is not a multiple of 4096", o.io.io_size));
@@ -180,12 +182,12 @@ int cmd_checkpoint(const CommandContext& ctx) {
   if (d.state.host_bytes > target.free_bytes)
     warn(fmt::format("the state ({}) is larger than the free space ({}); the save will fail unless compression saves enough",
                      format_bytes(d.state.host_bytes), format_bytes(target.free_bytes)));
-  if (o.compress.enabled && o.compress_threads > 1 && o.chunk_bytes < zstd_job_bytes(o.compress.level, o.chunk_bytes))
+  if (o.compress.enabled && o.compress_threads > 1 && o.chunk_bytes < zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes))
     warn(fmt::format("--chunk-size {} is below zstd's job size {} at level {}: zstd multithreading stays off "
                      "(1 of {} workers busy per chunk); use chunks of at least {} x {}",
-                     format_bytes(o.chunk_bytes), format_bytes(zstd_job_bytes(o.compress.level, o.chunk_bytes)),
+                     format_bytes(o.chunk_bytes), format_bytes(zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes)),
                      o.compress.level, o.compress_threads, o.compress_threads,
-                     format_bytes(zstd_job_bytes(o.compress.level, o.chunk_bytes))));
+                     format_bytes(zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes))));
 
   // State in memory (untimed), within half of RAM (twice that for --async staging).
   const uint64_t budget = memory_budget(host) / (d.async ? 2 : 1);
@@ -217,14 +219,19 @@ int cmd_checkpoint(const CommandContext& ctx) {
     settle(*d.raw);
   }
   if (o.compress.enabled && !states.empty()) {
-    std::vector<uint8_t> sample(std::min<uint64_t>(32u << 20, states[0].bytes()));
-    states[0].copy_out(0, sample.size(), sample.data());  // a mixed sample is better: take it across regions
-    if (states[0].rank().regions.size() > 1) {
-      size_t half = sample.size() / 2;
-      const Region& last = states[0].rank().regions.back();
-      states[0].copy_out(last.offset, std::min<uint64_t>(half, last.bytes), sample.data() + half);
+    // A 64 MiB sample mixing the rank's regions in their proportions (bf16 first, then fp32).
+    std::vector<uint8_t> sample(std::min<uint64_t>(64u << 20, states[0].bytes()));
+    size_t filled = 0;
+    for (const Region& g : states[0].rank().regions) {
+      size_t k = static_cast<size_t>(static_cast<double>(g.bytes) / states[0].bytes() * sample.size());
+      k = std::min(k, sample.size() - filled);
+      states[0].copy_out(g.offset, k, sample.data() + filled);
+      filled += k;
     }
+    sample.resize(filled);
     d.zstd_probe = measure_zstd(sample.data(), sample.size(), o.compress.level);
+    int cores = std::min(d.cpus_allowed, o.compress_threads * static_cast<int>(d.state.ranks.size()));
+    d.zstd_mt_probe = measure_zstd(sample.data(), sample.size(), o.compress.level, cores, o.zstd_job_bytes);
   }
   std::unique_ptr<TrainingEmulator> emu;
   if (d.async) {

@@ -32,12 +32,12 @@ json state_json(const CheckpointRunData& d) {
 
 json config_json(const CheckpointRunData& d) {
   const SaveOptions& o = d.opts;
-  int busy = o.compress.enabled ? zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads) : 0;
+  int busy = o.compress.enabled ? zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads, o.zstd_job_bytes) : 0;
   return {{"dir", escape_bytes(d.dir)}, {"chunk_bytes", o.chunk_bytes}, {"compress", o.compress.text()},
           {"compress_threads_per_rank", o.compress_threads}, {"byte_group", o.byte_group}, {"fsync", o.fsync},
           {"io_bytes", o.io.io_size}, {"io_depth", o.io.depth}, {"direct_requested", o.io.direct},
           {"async", d.async}, {"step_time_s", d.step_time_s},
-          {"zstd_job_bytes", o.compress.enabled ? zstd_job_bytes(o.compress.level, o.chunk_bytes) : 0},
+          {"zstd_job_bytes", o.compress.enabled ? zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes) : 0},
           {"zstd_workers_busy_per_chunk", busy}};
 }
 
@@ -129,6 +129,12 @@ json checkpoint_json(const CheckpointRunData& d) {
       cmp["limit_bytes_per_s"] = limit;
       cmp["goal_bytes_per_s"] = 0.9 * limit;
       cmp["bound"] = cpu_limit < io_limit ? "compression" : "write";
+      if (d.zstd_mt_probe) {
+        // What zstd's own multithreading reaches in memory on this machine (no I/O at all):
+        // below cores x single-thread when the CPUs are shared (SMT siblings, a busy host).
+        cmp["zstd_multithread_in_memory_bytes_per_s"] = d.zstd_mt_probe->bytes_per_s;
+        cmp["checkpoint_over_zstd_multithread"] = d.zstd_mt_probe->bytes_per_s > 0 ? agg / d.zstd_mt_probe->bytes_per_s : 0;
+      }
     }
     if (cmp.contains("limit_bytes_per_s") && cmp["limit_bytes_per_s"].get<double>() > 0)
       cmp["checkpoint_over_limit"] = agg / cmp["limit_bytes_per_s"].get<double>();
