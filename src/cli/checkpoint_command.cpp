@@ -64,7 +64,8 @@ po::options_description checkpoint_options() {
     ("raw-baseline", s(), "on|off: measure raw sequential write of the same target in this run (default on)")
     ("keep", po::value<std::string>()->implicit_value("true"), "keep the published shard files (default: remove them)")
     ("seed", s(), "data generator seed (default 1)")
-    ("json", s(), "also write the result document (JSON) to FILE");
+    ("json", s(), "also write the result document (JSON) to FILE")
+    ("plan", po::value<std::string>()->implicit_value("true"), "print the per-rank state sizes and exit without writing");
   return d;
 }
 
@@ -134,6 +135,17 @@ int cmd_checkpoint(const CommandContext& ctx) {
     if (has(vm, "model")) d.state.source = get_string(vm, "model");
   } else {
     d.state = state_from_size(get_size(vm, "size", 1ull << 30, 1, 1ull << 50), ranks);
+  }
+  if (get_bool(vm, "plan", false)) {
+    std::printf("state: %s; world %d (tp %d x pp %d x dp %d, ZeRO-%d) = %s in all; this host: %zu rank(s), %s\n",
+                d.state.source.c_str(), d.state.world, d.state.tp, d.state.pp, d.state.dp, d.state.zero_stage,
+                format_bytes(d.state.world_bytes).c_str(), d.state.ranks.size(), format_bytes(d.state.host_bytes).c_str());
+    for (const auto& r : d.state.ranks) {
+      std::printf("  rank %d: %s =", r.rank, format_bytes(r.bytes).c_str());
+      for (const auto& g : r.regions) std::printf(" %s %s;", tensor_kind_name(g.kind), format_bytes(g.bytes).c_str());
+      std::printf("\n");
+    }
+    return kExitOk;
   }
   SaveOptions& o = d.opts;
   o.chunk_bytes = get_size(vm, "chunk-size", 1ull << 30, 1, 1ull << 40);
