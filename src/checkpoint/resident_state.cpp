@@ -8,6 +8,7 @@
 #include <new>
 
 #include "checkpoint/tensor_data.hpp"
+#include "core/interrupt.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -24,7 +25,7 @@ ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_
       const uint64_t blocks = (b.size + kBlock - 1) / kBlock;
       std::atomic<uint64_t> next{0};
       auto work = [&] {
-        for (uint64_t i; (i = next.fetch_add(1)) < blocks;)
+        for (uint64_t i; !interrupted() && (i = next.fetch_add(1)) < blocks;)  // Ctrl-C: stop generating
           generate_tensor_bytes(r.kind, (seed * 16 + static_cast<uint64_t>(r.kind)) * 1000003 + i, b.mem.get() + i * kBlock,
                                 std::min(kBlock, b.size - i * kBlock));
       };

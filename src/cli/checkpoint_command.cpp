@@ -251,9 +251,12 @@ int cmd_checkpoint(const CommandContext& ctx) {
     d.baseline_step_s = emu->baseline_step_s();
   }
 
-  std::fprintf(stderr, "ioprobe: saving checkpoint...\n");
-  if (!interrupted()) d.save = save_checkpoint(states, d.dir, o, d.async, emu.get());
-  else d.save.interrupted = true;
+  if (!interrupted()) {
+    std::fprintf(stderr, "ioprobe: saving checkpoint...\n");
+    d.save = save_checkpoint(states, d.dir, o, d.async, emu.get());
+  } else {
+    d.save.interrupted = true;
+  }
   if (d.save.ok)
     for (const auto& p : d.save.final_paths) {
       struct stat st {};

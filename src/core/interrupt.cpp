@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
+#include <ctime>
 #include <unistd.h>
 
 namespace ioprobe {
@@ -9,9 +11,23 @@ namespace ioprobe {
 namespace {
 std::atomic<int> g_signal{0};
 
+std::atomic<int64_t> g_first_ns{0};
+
+int64_t monotonic_ns() {  // clock_gettime is async-signal-safe
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
 void on_signal(int sig) {
+  const int64_t now = monotonic_ns();
+  int64_t unset = 0;
+  g_first_ns.compare_exchange_strong(unset, now);  // before g_signal, so a duplicate always sees it
   int expected = 0;
   if (!g_signal.compare_exchange_strong(expected, sig)) {
+    // timeout(1) sends its signal to the child and again to its process group: the same signal
+    // within 200 ms is that one event delivered twice, not the user's second Ctrl-C.
+    if (expected == sig && now - g_first_ns.load() < 200000000LL) return;
     // Second signal: quit now, without cleanup, as users expect from a second Ctrl-C.
     static const char msg[] = "\nioprobe: second signal, exiting now\n";
     ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
@@ -40,6 +56,9 @@ int interrupt_exit_code() {
   int s = interrupt_signal();
   return s ? 128 + s : 0;
 }
-void set_interrupted_for_test(int sig) { g_signal.store(sig); }
+void set_interrupted_for_test(int sig) {
+  g_first_ns.store(0);
+  g_signal.store(sig);
+}
 
 }  // namespace ioprobe
