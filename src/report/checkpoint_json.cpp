@@ -79,7 +79,7 @@ json checkpoint_json(const CheckpointRunData& d) {
   }
   const double ratio = on_disk ? static_cast<double>(logical) / on_disk : 0;
   const int64_t durable = s.ok ? s.durable_ns : 0;
-  const double agg = rate(logical, s.ok ? durable : s.ranks_done_ns);
+  const double agg = s.ok ? rate(logical, durable) : 0.0;  // no rate is claimed for a save that did not complete
   json save = {{"ok", s.ok}, {"durable", s.ok && d.opts.fsync}, {"interrupted", s.interrupted},
                {"durability", s.interrupted ? "interrupted: not published" : !s.ok ? "failed: not published"
                              : !d.opts.fsync ? "not durable (page cache)" : "durable (fsync + rename + directory fsync)"},
@@ -88,7 +88,7 @@ json checkpoint_json(const CheckpointRunData& d) {
                {"ratio", ratio}, {"duration_max_s", sec(max_ns)}, {"throughput_min_rank_bytes_per_s", min_rate},
                {"time_to_staged_s", sec(s.staged_ns)}, {"ranks_done_s", sec(s.ranks_done_ns)},
                {"publish_s", sec(s.publish_ns)}, {"time_to_durable_s", sec(durable)},
-               {"write_bytes_per_s", agg}, {"stored_write_bytes_per_s", rate(stored, s.ok ? durable : s.ranks_done_ns)},
+               {"write_bytes_per_s", agg}, {"stored_write_bytes_per_s", s.ok ? rate(stored, durable) : 0.0},
                {"phases_max_over_ranks_s", {{"stage", sec(stage)}, {"compress", sec(comp)}, {"write_wait", sec(wait)}, {"fsync", sec(fsync)}}},
                {"user_cpu_s", s.user_cpu_s}, {"sys_cpu_s", s.sys_cpu_s},
                {"cpu_per_wall", s.ranks_done_ns > 0 ? (s.user_cpu_s + s.sys_cpu_s) / sec(s.ranks_done_ns) : 0},

@@ -76,9 +76,13 @@ std::string render_checkpoint_text(const json& doc) {
   if (c.contains("raw_write")) {
     const json& rw = c.at("raw_write");
     const json& cmp = c.at("comparison");
-    o += fmt::format("\nraw sequential write, same target, same run: {} in {} = {} ({}, fsync)\n", bytes(rw.at("bytes")),
+    std::string runs;
+    for (const auto& v : rw.value("runs_bytes_per_s", json::array()))
+      runs += fmt::format("{}{:.1f}", runs.empty() ? "" : ", ", v.get<double>() / 1e6);
+    o += fmt::format("\nraw sequential write, same target, same run: {} in {} = {} ({}, fsync{})\n", bytes(rw.at("bytes")),
                      secs(rw.at("duration_max_s")), rate(rw.at("write_bytes_per_s")),
-                     rw.at("direct").get<bool>() ? "O_DIRECT" : "buffered");
+                     rw.at("direct").get<bool>() ? "O_DIRECT" : "buffered",
+                     runs.empty() ? "" : "; best of runs before/after the save: " + runs + " MB/s");
     o += fmt::format("  checkpoint / raw = {:.3f}\n", cmp.at("checkpoint_over_raw").get<double>());
     if (cmp.contains("cpu_limit_bytes_per_s"))
       o += fmt::format("  limits: write x ratio {}; {} core(s) x zstd {} = {}  -> {}-bound\n",
