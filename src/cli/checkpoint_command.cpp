@@ -104,6 +104,7 @@ void settle(const RawWriteResult& raw) {
 }  // namespace
 
 int cmd_checkpoint(const CommandContext& ctx) {
+  const int64_t t_start = now_ns();
   auto desc = checkpoint_options();
   po::variables_map vm = parse_command_line(ctx.args, desc, "checkpoint");
   if (vm.count("help")) {
@@ -281,6 +282,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   nlohmann::json doc = document_header("checkpoint", ctx.argv, host);
   doc["target"] = target_json(target);
   doc["checkpoint"] = checkpoint_json(d);
+  doc["checkpoint"]["elapsed_s"] = (now_ns() - t_start) / 1e9;  // the whole command, setup included
   const bool partial = interrupted() || d.save.interrupted || (d.restore && d.restore->interrupted);
   doc["partial"] = partial;
   for (const auto& w : d.warnings) doc["warnings"].push_back(w);

@@ -22,7 +22,8 @@ std::string render_checkpoint_text(const json& doc) {
   const json& sv = c.at("save");
   const json& tg = doc.value("target", json::object());
   std::string o;
-  if (doc.value("partial", false)) o += "*** INTERRUPTED: partial result ***\n";
+  if (doc.value("partial", false))
+    o += fmt::format("*** INTERRUPTED after {:.1f} s: partial result ***\n", c.value("elapsed_s", 0.0));
   o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) on this host of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
                    bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(),
                    st.at("world_size").get<int>(), st.at("tp").get<int>(), st.at("pp").get<int>(),
@@ -49,7 +50,8 @@ std::string render_checkpoint_text(const json& doc) {
   const json& ph = sv.at("phases_max_over_ranks_s");
   o += fmt::format("  phases (max over ranks, overlapping): stage {}  compress {}  write wait {}  fsync {}\n",
                    secs(ph.at("stage")), secs(ph.at("compress")), secs(ph.at("write_wait")), secs(ph.at("fsync")));
-  o += fmt::format("  time to staged {}  ranks done {}  publish {}  time to durable {}\n", secs(sv.at("time_to_staged_s")),
+  o += fmt::format("  time to staged {}  ranks done {}  publish {}  time to durable {}\n",
+                   sv.contains("async") ? secs(sv.at("time_to_staged_s")) : std::string("- (sync: training blocked until durable)"),
                    secs(sv.at("ranks_done_s")), secs(sv.at("publish_s")),
                    sv.at("ok").get<bool>() ? secs(sv.at("time_to_durable_s")) : std::string("-"));
   for (const auto& r : sv.at("ranks"))

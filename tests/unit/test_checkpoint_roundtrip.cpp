@@ -128,3 +128,21 @@ TEST_CASE("a failed save publishes nothing and removes its temporary files", "[c
   CHECK_FALSE(std::filesystem::exists(shard_path(d.path, 0) + ".ioprobe-tmp." + std::to_string(getpid())));
   CHECK(std::filesystem::exists(blocker));  // not ours: never deleted
 }
+
+TEST_CASE("async save: staged before durable, training steps run during persistence", "[checkpoint][io]") {
+  TempDir d;
+  auto states = make_states(8u << 20, 2);
+  SaveOptions o;
+  o.io.io_size = 256 * 1024;
+  o.io.depth = 1;  // slow enough that at least one step overlaps the persistence
+  TrainingEmulator emu(0.005);
+  CHECK(emu.baseline_step_s() > 0);
+  SaveResult r = save_checkpoint(states, d.path, o, true, &emu);
+  REQUIRE(r.ok);
+  CHECK(r.async);
+  CHECK(r.staged_ns > 0);
+  CHECK(r.durable_ns > r.staged_ns);
+  CHECK_FALSE(r.step_s.empty());
+  RestoreResult rs = restore_checkpoint(r.final_paths, 1 << 20);
+  CHECK(rs.ok);
+}
