@@ -5,6 +5,7 @@
 namespace ioprobe::checkpoint {
 
 void group_bytes(const uint8_t* src, size_t len, uint32_t width, uint8_t* dst) {
+  if (len == 0) return;
   if (width <= 1) {
     std::memcpy(dst, src, len);
     return;
@@ -19,6 +20,7 @@ void group_bytes(const uint8_t* src, size_t len, uint32_t width, uint8_t* dst) {
 }
 
 void ungroup_bytes(const uint8_t* src, size_t len, uint32_t width, uint8_t* dst) {
+  if (len == 0) return;
   if (width <= 1) {
     std::memcpy(dst, src, len);
     return;
