@@ -51,7 +51,7 @@ po::options_description checkpoint_options() {
     ("zero-stage", s(), "ZeRO stage 0-3 (default 3): 3 shards weights over DP, 1-2 write them on DP rank 0 only")
     ("chunk-size", s(), "logical bytes per chunk = zstd frame = checksum unit, any size (default 1GiB)")
     ("compress", s(), "none | zstd:LEVEL (default none)")
-    ("compress-threads", s(), "zstd workers per rank (default: allowed CPUs / ranks, at least 1)")
+    ("compress-threads", s(), "zstd workers per rank (default: allowed CPUs / ranks, at least 1); 0 = compress in the rank's own thread")
     ("zstd-job-size", s(), "zstd multithreading job size (default 0 = zstd's own: 2MiB at level 1, 8MiB at 3)")
     ("byte-group", po::value<std::string>()->implicit_value("true"), "group float bytes by significance before compressing")
     ("io-size", s(), "bytes per write request (default 16MiB, multiple of 4KiB)")
@@ -151,7 +151,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   SaveOptions& o = d.opts;
   o.chunk_bytes = get_size(vm, "chunk-size", 1ull << 30, 1, 1ull << 40);
   o.compress = parse_compression(get_string(vm, "compress", "none"));
-  o.compress_threads = static_cast<int>(get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 1, 256));
+  o.compress_threads = static_cast<int>(get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
   o.byte_group = get_bool(vm, "byte-group", false);
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
   o.fsync = get_bool(vm, "fsync", true);
