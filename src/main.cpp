@@ -23,10 +23,11 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"run", ioprobe::cli::cmd_run, "emulate a PyTorch DataLoader over a dataset and report against GPU demand (default)"},
     {"gen", ioprobe::cli::cmd_gen, "generate a synthetic dataset (or check an existing one) without running"},
-    {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},
     {"tune", ioprobe::cli::cmd_tune, "sweep num_workers x prefetch_factor x NUMA placement and recommend a DataLoader setting"},
-    {"report", ioprobe::cli::cmd_report, "re-render saved result documents as text, HTML (--html) or CSV; compare two"},
+    {"checkpoint", ioprobe::cli::cmd_checkpoint, "save and restore emulated training state; compare with raw write bandwidth"},
+    {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},
     {"probe", ioprobe::cli::cmd_probe, "show the storage target, NUMA layout, io_uring availability and engine choice"},
+    {"report", ioprobe::cli::cmd_report, "re-render saved result documents as text, HTML (--html) or CSV; compare two"},
 };
 
 void print_usage() {

@@ -1,0 +1,29 @@
+// The raw sequential write bandwidth of the checkpoint's target, measured in the same run with
+// the same writer (io_uring, O_DIRECT where accepted, same I/O size and depth, one file per
+// rank written in parallel, fsync), from pre-filled buffers: no staging, no compression. The
+// checkpoint's bandwidth is reported as a ratio of this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/uring_writer.hpp"
+
+namespace ioprobe::checkpoint {
+
+struct RawWriteResult {
+  uint64_t bytes = 0;               // all ranks
+  std::vector<int64_t> rank_ns;     // open .. fsync done, per rank
+  int64_t max_ns = 0;
+  bool direct = false;
+  bool interrupted = false;
+  double bytes_per_s() const { return max_ns > 0 ? bytes * 1e9 / static_cast<double>(max_ns) : 0; }
+};
+
+/// Writes `bytes_per_rank[r]` bytes to a temporary file per rank in `dir` (removed afterwards).
+/// Throws IoError naming the file on failure (ENOSPC included); the files are removed first.
+RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint64_t>& bytes_per_rank,
+                                 const UringWriterOptions& io);
+
+}  // namespace ioprobe::checkpoint

@@ -1,0 +1,57 @@
+// The training state held in memory before a save, as a framework holds it: one buffer per
+// region of a rank's shard, filled once (untimed) by the tensor generator.
+//
+// When the state is larger than the memory budget, each region keeps a resident window of
+// `region_cap` bytes that is read cyclically (the logical bytes still differ chunk by chunk only
+// within a window; every chunk is a separate zstd frame, and windows are >= 64 MiB, above
+// zstd's default match window, so compression sees no repetition). cyclic() says so and the
+// report states it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "checkpoint/state_spec.hpp"
+
+namespace ioprobe::checkpoint {
+
+/// A contiguous run of resident bytes: pointer, length, and element size of its tensor kind.
+struct Span {
+  const uint8_t* data;
+  size_t len;
+  uint32_t elem_bytes;
+};
+
+class ResidentState {
+ public:
+  /// Allocates (and, when `fill`, generates) each region of `rank`, at most `region_cap` bytes
+  /// per region. Throws std::bad_alloc when memory is short.
+  ResidentState(const RankState& rank, uint64_t region_cap, uint64_t seed, bool fill = true);
+
+  /// The longest contiguous run starting at logical `offset` (< bytes()), at most `max_len`,
+  /// never crossing a region boundary.
+  Span span(uint64_t offset, size_t max_len) const;
+  /// Copies logical bytes [offset, offset+len) into dst.
+  void copy_out(uint64_t offset, size_t len, uint8_t* dst) const;
+  /// Copies all resident buffers from `other` (same shape): the staging copy of async saves.
+  void copy_from(const ResidentState& other);
+
+  uint64_t bytes() const { return rank_.bytes; }
+  uint64_t region_cap() const { return cap_; }
+  uint64_t resident_bytes() const;
+  bool cyclic() const;
+  const RankState& rank() const { return rank_; }
+
+ private:
+  struct Buf {
+    std::unique_ptr<uint8_t[], void (*)(void*)> mem{nullptr, nullptr};
+    uint64_t size = 0;
+  };
+  RankState rank_;
+  uint64_t cap_;
+  std::vector<Buf> bufs_;  // one per region
+};
+
+}  // namespace ioprobe::checkpoint

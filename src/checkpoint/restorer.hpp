@@ -1,0 +1,38 @@
+// Restoring shards: cold page cache (each file is fdatasync'ed, then its cached pages dropped
+// with posix_fadvise(DONTNEED), before the clock starts), sequential reads with kernel
+// readahead, zstd decompression, byte ungrouping, and verification of every chunk's XXH3-64
+// checksums (stored bytes and logical bytes) against the shard's index.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ioprobe::checkpoint {
+
+/// One rank's restore.
+struct RankRestoreResult {
+  std::string path;
+  uint64_t logical_bytes = 0;  // verified logical bytes
+  uint64_t stored_bytes = 0;   // bytes read from the file (chunk data)
+  uint64_t chunks_verified = 0, chunks_total = 0;
+  int64_t total_ns = 0;        // open .. last chunk verified
+  int64_t read_ns = 0;         // inside pread
+  int64_t decompress_ns = 0;   // inside zstd (and ungrouping)
+  bool interrupted = false;
+  bool corrupt = false;        // a checksum mismatch or an undecodable chunk
+  std::string error;           // one line, naming the file, the chunk and its byte range; empty when fine
+};
+
+struct RestoreResult {
+  std::vector<RankRestoreResult> ranks;  // in the order of `paths`
+  int64_t wall_ns = 0;                   // all ranks (run in parallel, one thread each)
+  bool ok = false;
+  bool interrupted = false;
+};
+
+/// Restores and verifies the shard files `paths` in parallel. Never throws for I/O or data
+/// errors (see RankRestoreResult::error).
+RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes);
+
+}  // namespace ioprobe::checkpoint

@@ -1,0 +1,37 @@
+// Everything one `ioprobe checkpoint` run measured, as plain values for report/ to format.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/compressor.hpp"
+#include "checkpoint/raw_baseline.hpp"
+#include "checkpoint/restorer.hpp"
+#include "checkpoint/saver.hpp"
+#include "checkpoint/state_spec.hpp"
+
+namespace ioprobe::checkpoint {
+
+struct CheckpointRunData {
+  StateSpec state;
+  SaveOptions opts;
+  std::string dir;
+  bool async = false;
+  double step_time_s = 0;         // --step-time (async)
+  double baseline_step_s = 0;     // measured idle step time (async)
+  bool state_cyclic = false;      // resident windows reused (state larger than the memory budget)
+  uint64_t resident_bytes = 0;
+  int cpus_allowed = 1;
+  std::optional<RawWriteResult> raw;     // absent with --raw-baseline off; the better of the runs
+  std::vector<double> raw_runs_bytes_per_s;  // before and after the save
+  std::optional<ZstdProbe> zstd_probe;   // single-thread speed on this state, measured in this run
+  std::optional<ZstdProbe> zstd_mt_probe;  // zstd's own multithreading with `cores` workers, in memory
+  SaveResult save;
+  std::vector<uint64_t> file_bytes;      // stat of the published files (bytes on disk), per rank
+  std::optional<RestoreResult> restore;
+  std::vector<std::string> warnings;
+};
+
+}  // namespace ioprobe::checkpoint

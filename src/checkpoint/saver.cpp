@@ -1,0 +1,155 @@
+#include "checkpoint/saver.hpp"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "checkpoint/shard_format.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe::checkpoint {
+
+namespace {
+
+double cpu_seconds(bool user) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const timeval& tv = user ? ru.ru_utime : ru.ru_stime;
+  return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
+  struct statvfs sv {};
+  uint64_t free_bytes = 0, free_inodes = 0;
+  bool have = statvfs(dir.c_str(), &sv) == 0;
+  if (have) {
+    free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+    free_inodes = sv.f_favail;
+  }
+  std::string what;
+  if (r.err == ENOSPC) {
+    // ENOSPC on create while bytes remain means no inode could be allocated.
+    bool inodes = have && (free_inodes == 0 || (r.err_op == "create" && free_bytes > 0));
+    what = inodes ? "the filesystem ran out of inodes" : "the filesystem ran out of space (bytes)";
+  } else if (r.err == EDQUOT) {
+    what = "a disk quota was exceeded";
+  } else if (r.err == EACCES || r.err == EPERM) {
+    what = "permission denied: choose a writable --dir";
+  } else if (r.err == EIO) {
+    what = "the device reported an I/O error: check dmesg and the device's health";
+  } else {
+    what = "the save failed";
+  }
+  std::string detail = r.err_detail.empty() ? errno_text(r.err) : r.err_detail;
+  if (r.err_op == "create" && !r.err_detail.empty()) detail = errno_text(r.err);
+  return fmt::format("checkpoint save failed: {} {}: {}; {} written of this shard; {} free, {} free inodes; {}; "
+                     "no file was published and temporary files were removed",
+                     r.err_op, escape_bytes(r.path), detail, format_bytes(r.written_bytes),
+                     have ? format_bytes(free_bytes) : "unknown", have ? format_count(free_inodes) : "unknown", what);
+}
+
+}  // namespace
+
+std::string shard_path(const std::string& dir, int rank) { return dir + "/" + shard_file_name(rank); }
+
+SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string& dir, const SaveOptions& opts,
+                           bool async, TrainingEmulator* emulator) {
+  SaveResult res;
+  res.async = async;
+  const size_t n = states.size();
+  res.ranks.resize(n);
+  std::vector<std::string> tmp(n), final(n);
+  for (size_t i = 0; i < n; ++i) {
+    final[i] = shard_path(dir, states[i].rank().rank);
+    tmp[i] = fmt::format("{}.ioprobe-tmp.{}", final[i], getpid());
+  }
+  // Async staging buffers are allocated (and faulted in) before the clock starts, as frameworks
+  // keep pinned staging buffers across checkpoints.
+  std::vector<ResidentState> staging;
+  if (async) {
+    staging.reserve(n);
+    for (auto& s : states) staging.emplace_back(s.rank(), s.region_cap(), 0, false);
+  }
+  std::atomic<bool> abort{false};
+  const double u0 = cpu_seconds(true), s0 = cpu_seconds(false);
+  const int64_t t0 = now_ns();
+
+  if (async) {
+    std::vector<std::thread> copiers;
+    for (size_t i = 0; i < n; ++i) copiers.emplace_back([&, i] { staging[i].copy_from(states[i]); });
+    for (auto& t : copiers) t.join();
+    res.staged_ns = now_ns() - t0;
+  }
+  std::atomic<size_t> running{n};
+  std::vector<std::thread> writers;
+  for (size_t i = 0; i < n; ++i) {
+    writers.emplace_back([&, i] {
+      res.ranks[i] = save_shard(async ? staging[i] : states[i], tmp[i], opts, &abort);
+      if (res.ranks[i].err) abort.store(true);
+      running.fetch_sub(1);
+    });
+  }
+  if (async && emulator) {
+    while (running.load() > 0 && !interrupted()) res.step_s.push_back(emulator->step());
+  }
+  for (auto& t : writers) t.join();
+  res.ranks_done_ns = now_ns() - t0;
+
+  bool all_ok = true;
+  for (const auto& r : res.ranks) {
+    if (r.err && res.failed_rank < 0) res.failed_rank = r.rank;
+    if (r.err || r.interrupted) all_ok = false;
+  }
+  if (interrupted()) all_ok = false;
+  res.interrupted = !all_ok && res.failed_rank < 0;
+  if (!all_ok) {
+    if (res.failed_rank >= 0) {  // free space is read before our temporary files are removed
+      for (const auto& r : res.ranks)
+        if (r.rank == res.failed_rank) res.failure = describe_failure(r, dir);
+      res.interrupted = false;
+    }
+    for (size_t i = 0; i < n; ++i)  // only files this save created (a failed O_EXCL create made none)
+      if (res.ranks[i].err_op != "create") ::unlink(tmp[i].c_str());
+  } else {
+    int64_t p0 = now_ns();
+    for (size_t i = 0; i < n && res.failure.empty(); ++i) {
+      if (::rename(tmp[i].c_str(), final[i].c_str()) != 0) {
+        int e = errno;
+        res.failure = IoError(e, "rename", tmp[i] + " -> " + final[i]).what();
+        for (size_t j = 0; j < i; ++j) ::unlink(final[j].c_str());  // ours, published a moment ago
+        for (size_t j = i; j < n; ++j) ::unlink(tmp[j].c_str());
+      }
+    }
+    if (res.failure.empty()) {
+      int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0 || (opts.fsync && ::fsync(dfd) != 0)) {
+        int e = errno;
+        res.failure = IoError(e, dfd < 0 ? "open" : "fsync", dir, "the directory entry may not be durable").what();
+      }
+      if (dfd >= 0) ::close(dfd);
+    }
+    res.publish_ns = now_ns() - p0;
+    if (res.failure.empty()) {
+      res.ok = true;
+      res.final_paths = final;
+      res.durable_ns = now_ns() - t0;
+    }
+  }
+  res.user_cpu_s = cpu_seconds(true) - u0;
+  res.sys_cpu_s = cpu_seconds(false) - s0;
+  return res;
+}
+
+}  // namespace ioprobe::checkpoint

@@ -1,0 +1,99 @@
+#include "checkpoint/shard_format.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+namespace ioprobe::checkpoint {
+
+namespace {
+void put32(std::vector<uint8_t>& v, uint32_t x) {
+  for (int i = 0; i < 4; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
+}
+void put64(std::vector<uint8_t>& v, uint64_t x) {
+  for (int i = 0; i < 8; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
+}
+uint32_t get32(const uint8_t* p) {
+  uint32_t x = 0;
+  for (int i = 3; i >= 0; --i) x = x << 8 | p[i];
+  return x;
+}
+uint64_t get64(const uint8_t* p) {
+  uint64_t x = 0;
+  for (int i = 7; i >= 0; --i) x = x << 8 | p[i];
+  return x;
+}
+constexpr size_t kRegionBytes = 24, kEntryBytes = 48;
+}  // namespace
+
+std::vector<uint8_t> encode_metadata(const std::vector<Region>& regions, const std::vector<IndexEntry>& index,
+                                     Trailer t) {
+  std::vector<uint8_t> v;
+  for (const auto& r : regions) {
+    put32(v, static_cast<uint32_t>(r.kind));
+    put32(v, element_bytes(r.kind));
+    put64(v, r.offset);
+    put64(v, r.bytes);
+  }
+  for (const auto& e : index) {
+    for (uint64_t x : {e.logical_offset, e.logical_len, e.stored_offset, e.stored_len, e.xxh3_logical, e.xxh3_stored})
+      put64(v, x);
+  }
+  t.region_count = regions.size();
+  t.chunk_count = index.size();
+  t.meta_xxh3 = XXH3_64bits(v.data(), v.size());
+  v.insert(v.end(), kShardMagic, kShardMagic + 8);
+  put32(v, t.version);
+  put32(v, t.codec);
+  put32(v, t.flags);
+  put32(v, t.piece_bytes);
+  for (uint64_t x : {t.logical_bytes, t.chunk_count, t.region_count, t.meta_offset, t.meta_xxh3}) put64(v, x);
+  return v;
+}
+
+bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
+  if (std::memcmp(p, kShardMagic, 8) != 0) {
+    why = "no ioprobe checkpoint trailer (magic IOPCKPT1) at the end of the file";
+    return false;
+  }
+  t.version = get32(p + 8);
+  t.codec = get32(p + 12);
+  t.flags = get32(p + 16);
+  t.piece_bytes = get32(p + 20);
+  t.logical_bytes = get64(p + 24);
+  t.chunk_count = get64(p + 32);
+  t.region_count = get64(p + 40);
+  t.meta_offset = get64(p + 48);
+  t.meta_xxh3 = get64(p + 56);
+  if (t.version != kShardVersion) {
+    why = fmt::format("shard format version {} (this ioprobe reads {})", t.version, kShardVersion);
+    return false;
+  }
+  return true;
+}
+
+bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::vector<Region>& regions,
+                     std::vector<IndexEntry>& index, std::string& why) {
+  size_t need = t.region_count * kRegionBytes + t.chunk_count * kEntryBytes;
+  if (meta.size() != need) {
+    why = fmt::format("index is {} B, the trailer says {} B", meta.size(), need);
+    return false;
+  }
+  if (XXH3_64bits(meta.data(), meta.size()) != t.meta_xxh3) {
+    why = "index checksum (xxh3) mismatch";
+    return false;
+  }
+  const uint8_t* p = meta.data();
+  regions.clear();
+  index.clear();
+  for (uint64_t i = 0; i < t.region_count; ++i, p += kRegionBytes)
+    regions.push_back(Region{static_cast<TensorKind>(get32(p)), get64(p + 8), get64(p + 16)});
+  for (uint64_t i = 0; i < t.chunk_count; ++i, p += kEntryBytes)
+    index.push_back(IndexEntry{get64(p), get64(p + 8), get64(p + 16), get64(p + 24), get64(p + 32), get64(p + 40)});
+  return true;
+}
+
+std::string shard_file_name(int rank) { return fmt::format("__{}_0.distcp", rank); }
+
+}  // namespace ioprobe::checkpoint

@@ -1,0 +1,59 @@
+// On-disk layout of one rank's shard file (ioprobe's own, DCP-like: one file per rank):
+//
+//   [chunk 0 stored bytes][chunk 1]...[chunk n-1]   zstd frames, or raw bytes when uncompressed
+//   [region table: count x 24 B]                    kind u32, elem u32, offset u64, bytes u64
+//   [chunk index: count x 48 B]                     logical off/len, stored off/len, xxh3 logical, xxh3 stored
+//   [trailer: 64 B]                                 see Trailer
+//
+// All integers little-endian. Checksums are XXH3-64 (Debian libxxhash 0.8.1) of the logical
+// (uncompressed, ungrouped) bytes and of the stored bytes of each chunk.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checkpoint/state_spec.hpp"
+
+namespace ioprobe::checkpoint {
+
+constexpr char kShardMagic[8] = {'I', 'O', 'P', 'C', 'K', 'P', 'T', '1'};
+constexpr uint32_t kShardVersion = 1;
+constexpr uint32_t kFlagByteGrouped = 1;
+
+struct IndexEntry {
+  uint64_t logical_offset = 0, logical_len = 0;
+  uint64_t stored_offset = 0, stored_len = 0;
+  uint64_t xxh3_logical = 0, xxh3_stored = 0;
+};
+
+struct Trailer {
+  uint32_t version = kShardVersion;
+  uint32_t codec = 0;        // 0 none, 1 zstd
+  uint32_t flags = 0;        // kFlagByteGrouped
+  uint32_t piece_bytes = 0;  // byte-grouping piece size (chunker.hpp)
+  uint64_t logical_bytes = 0;
+  uint64_t chunk_count = 0;
+  uint64_t region_count = 0;
+  uint64_t meta_offset = 0;  // where the region table starts
+  uint64_t meta_xxh3 = 0;    // XXH3-64 of region table + index
+};
+
+constexpr uint64_t kTrailerBytes = 64;
+
+/// Serialises regions + index + trailer (trailer.meta_xxh3 is computed here).
+std::vector<uint8_t> encode_metadata(const std::vector<Region>& regions, const std::vector<IndexEntry>& index,
+                                     Trailer trailer);
+
+/// Parses the 64-byte trailer. Returns false (with `why`) when magic or version differ.
+bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why);
+
+/// Parses region table + index (`meta` = bytes from meta_offset to the trailer) and checks
+/// meta_xxh3. Returns false with `why` on a mismatch.
+bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::vector<Region>& regions,
+                     std::vector<IndexEntry>& index, std::string& why);
+
+/// Shard file name of a global rank, as PyTorch DCP names them: "__<rank>_0.distcp".
+std::string shard_file_name(int rank);
+
+}  // namespace ioprobe::checkpoint

@@ -1,0 +1,286 @@
+#include "engine/uring_writer.hpp"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace ioprobe {
+
+namespace {
+constexpr size_t kAlign = 4096;
+
+int retry_wait_cqe(io_uring* ring, io_uring_cqe** cqe) {
+  for (;;) {
+    int r = io_uring_wait_cqe(ring, cqe);
+    if (r != -EINTR) return r;
+  }
+}
+}  // namespace
+
+UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptions& opts) : path_(path), opts_(opts) {
+  if (opts_.io_size == 0 || opts_.io_size % kAlign) opts_.io_size = (opts_.io_size / kAlign + 1) * kAlign;
+  if (opts_.depth == 0) opts_.depth = 1;
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+  if (opts_.direct) {
+    fd_ = ::open(path.c_str(), flags | O_DIRECT, 0644);
+    if (fd_ >= 0) direct_ = true;
+    else if (errno == EINVAL) fd_ = ::open(path.c_str(), flags, 0644);  // fs refuses O_DIRECT
+  } else {
+    fd_ = ::open(path.c_str(), flags, 0644);
+  }
+  if (fd_ < 0) throw IoError(errno, "create", path, "check that the directory is writable and has free inodes");
+  fd_tail_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd_tail_ < 0) {
+    int e = errno;
+    ::close(fd_);
+    ::unlink(path.c_str());
+    throw IoError(e, "open", path);
+  }
+  ring_ = new io_uring;
+  int r = io_uring_queue_init(opts_.depth * 2, ring_, 0);
+  if (r < 0) {
+    delete ring_;
+    ring_ = nullptr;
+    ::close(fd_);
+    ::close(fd_tail_);
+    ::unlink(path.c_str());
+    throw IoError(-r, "io_uring_queue_init", path,
+                  "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
+  }
+  for (unsigned i = 0; i < opts_.depth; ++i) {
+    void* p = nullptr;
+    if (posix_memalign(&p, kAlign, opts_.io_size) != 0) throw std::bad_alloc();
+    std::memset(p, 0, opts_.io_size);  // fault the pages in now, not during the measurement
+    bufs_.push_back(static_cast<uint8_t*>(p));
+  }
+  buf_off_.assign(opts_.depth, 0);
+  buf_len_.assign(opts_.depth, 0);
+  busy_.assign(opts_.depth, false);
+}
+
+UringFileWriter::~UringFileWriter() {
+  drain();
+  if (ring_) {
+    io_uring_queue_exit(ring_);
+    delete ring_;
+  }
+  for (auto* b : bufs_) free(b);
+  if (fd_ >= 0) ::close(fd_);
+  if (fd_tail_ >= 0) ::close(fd_tail_);
+}
+
+int UringFileWriter::complete_short(size_t i, uint64_t off, size_t done, size_t len) {
+  while (done < len) {
+    ssize_t n = ::pwrite(fd_tail_, bufs_[i] + done, len - done, static_cast<off_t>(off + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) return -ENOSPC;
+    done += static_cast<size_t>(n);
+    stats_.bytes_written += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
+
+int UringFileWriter::wait_one() {
+  io_uring_cqe* cqe = nullptr;
+  int r = retry_wait_cqe(ring_, &cqe);
+  if (r < 0) {
+    if (!first_err_) { first_err_ = r; err_op_ = "io_uring_wait_cqe"; }
+    return r;
+  }
+  size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
+  int res = cqe->res;
+  io_uring_cqe_seen(ring_, cqe);
+  --inflight_;
+  busy_[i] = false;
+  if (res < 0) {
+    if (!first_err_) { first_err_ = res; err_op_ = "write"; }
+    return res;
+  }
+  stats_.bytes_written += static_cast<uint64_t>(res);
+  if (static_cast<size_t>(res) < buf_len_[i]) {
+    int e = complete_short(i, buf_off_[i], static_cast<size_t>(res), buf_len_[i]);
+    if (e < 0) {
+      if (!first_err_) { first_err_ = e; err_op_ = "write"; }
+      return e;
+    }
+  }
+  return 0;
+}
+
+int UringFileWriter::submit_current() {
+  size_t len = fill_;
+  if (len == 0) return 0;
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+  while (!sqe) {
+    int r = wait_one();
+    if (r < 0) return r;
+    sqe = io_uring_get_sqe(ring_);
+  }
+  io_uring_prep_write(sqe, fd_, bufs_[cur_], static_cast<unsigned>(len), file_off_);
+  io_uring_sqe_set_data64(sqe, cur_);
+  buf_off_[cur_] = file_off_;
+  buf_len_[cur_] = len;
+  busy_[cur_] = true;
+  int r = io_uring_submit(ring_);
+  if (r < 0) {
+    busy_[cur_] = false;
+    if (!first_err_) { first_err_ = r; err_op_ = "io_uring_submit"; }
+    return r;
+  }
+  ++inflight_;
+  ++stats_.write_requests;
+  file_off_ += len;
+  fill_ = 0;
+  cur_ = (cur_ + 1) % bufs_.size();
+  if (busy_[cur_]) {
+    int64_t t0 = now_ns();
+    while (busy_[cur_]) {
+      int e = wait_one();
+      if (e < 0) break;
+    }
+    stats_.write_wait_ns += now_ns() - t0;
+  }
+  return first_err_;
+}
+
+uint8_t* UringFileWriter::reserve(size_t& avail, int& err) {
+  err = first_err_;
+  if (err) return nullptr;
+  if (fill_ == opts_.io_size) {
+    err = submit_current();
+    if (err) return nullptr;
+  }
+  avail = opts_.io_size - fill_;
+  return bufs_[cur_] + fill_;
+}
+
+int UringFileWriter::commit(size_t n) {
+  fill_ += n;
+  if (fill_ == opts_.io_size) return submit_current();
+  return first_err_;
+}
+
+int UringFileWriter::append(const void* data, size_t n) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    size_t avail = 0;
+    int err = 0;
+    uint8_t* dst = reserve(avail, err);
+    if (!dst) return err;
+    size_t k = n < avail ? n : avail;
+    std::memcpy(dst, p, k);
+    p += k;
+    n -= k;
+    int r = commit(k);
+    if (r) return r;
+  }
+  return 0;
+}
+
+int UringFileWriter::finish() {
+  if (first_err_) return first_err_;
+  size_t tail = 0;
+  if (direct_) {
+    tail = fill_ % kAlign;
+    fill_ -= tail;
+  }
+  size_t tail_buf = cur_;
+  uint64_t tail_off = file_off_ + fill_;
+  size_t tail_start = fill_;
+  if (fill_) {
+    // Submit the aligned part; the buffer stays untouched until its completion is reaped below.
+    size_t len = fill_;
+    io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+    while (!sqe) {
+      if (wait_one() < 0) return first_err_;
+      sqe = io_uring_get_sqe(ring_);
+    }
+    io_uring_prep_write(sqe, fd_, bufs_[cur_], static_cast<unsigned>(len), file_off_);
+    io_uring_sqe_set_data64(sqe, cur_);
+    buf_off_[cur_] = file_off_;
+    buf_len_[cur_] = len;
+    busy_[cur_] = true;
+    int r = io_uring_submit(ring_);
+    if (r < 0) {
+      busy_[cur_] = false;
+      first_err_ = r;
+      err_op_ = "io_uring_submit";
+      return r;
+    }
+    ++inflight_;
+    ++stats_.write_requests;
+  }
+  int64_t t0 = now_ns();
+  while (inflight_ > 0)
+    if (wait_one() < 0 && inflight_ == 0) break;
+  stats_.write_wait_ns += now_ns() - t0;
+  if (first_err_) return first_err_;
+  if (tail) {
+    size_t done = 0;
+    while (done < tail) {
+      ssize_t n = ::pwrite(fd_tail_, bufs_[tail_buf] + tail_start + done, tail - done,
+                           static_cast<off_t>(tail_off + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        first_err_ = -errno;
+        err_op_ = "write";
+        return first_err_;
+      }
+      if (n == 0) {
+        first_err_ = -ENOSPC;
+        err_op_ = "write";
+        return first_err_;
+      }
+      done += static_cast<size_t>(n);
+      stats_.bytes_written += static_cast<uint64_t>(n);
+    }
+  }
+  file_off_ = tail_off + tail;
+  fill_ = 0;
+  return 0;
+}
+
+int UringFileWriter::fsync() {
+  int64_t t0 = now_ns();
+  int r = ::fsync(fd_);
+  stats_.fsync_ns += now_ns() - t0;
+  if (r != 0) {
+    int e = errno;
+    if (!first_err_) { first_err_ = -e; err_op_ = "fsync"; }
+    return -e;
+  }
+  return 0;
+}
+
+void UringFileWriter::drain() {
+  while (ring_ && inflight_ > 0) {
+    io_uring_cqe* cqe = nullptr;
+    if (retry_wait_cqe(ring_, &cqe) < 0) break;
+    size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
+    if (cqe->res > 0) stats_.bytes_written += static_cast<uint64_t>(cqe->res);
+    io_uring_cqe_seen(ring_, cqe);
+    busy_[i] = false;
+    --inflight_;
+  }
+}
+
+bool dir_accepts_o_direct(const std::string& dir) {
+  std::string p = dir + "/.ioprobe-odirect-probe." + std::to_string(getpid());
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(p.c_str());
+  return true;
+}
+
+}  // namespace ioprobe

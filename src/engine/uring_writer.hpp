@@ -1,0 +1,95 @@
+// Sequential file writer for checkpoints: io_uring writes from page-aligned buffers, O_DIRECT
+// where the filesystem accepts it, `depth` buffers in flight (2 = double buffering, the
+// FastPersist design: one buffer is filled while the other is written).
+//
+// The caller fills the current buffer through reserve()/commit() (zero-copy: a compressor can
+// write its output straight into it) or append() (copy). Full buffers are submitted at once;
+// the file's unaligned tail is written by finish() through a second, buffered descriptor, so
+// any byte count works with O_DIRECT.
+//
+// Errors: the constructor throws IoError (open, ring setup); every other call returns 0 or a
+// negative errno like liburing, and last_error_op() names the failed operation. A short write
+// (the usual first sign of ENOSPC) is completed with pwrite so the real errno surfaces.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct io_uring;
+
+namespace ioprobe {
+
+/// Settings of UringFileWriter.
+struct UringWriterOptions {
+  size_t io_size = 16u << 20;  // bytes per write request, a multiple of 4096
+  unsigned depth = 2;          // buffers (and write requests) in flight; 2 = double buffering
+  bool direct = true;          // try O_DIRECT; falls back to buffered when the fs refuses (EINVAL)
+};
+
+/// Time and byte counters of one writer (nanoseconds, bytes).
+struct UringWriterStats {
+  uint64_t bytes_written = 0;    // bytes completed by the kernel (aligned writes + tail)
+  uint64_t write_requests = 0;
+  int64_t write_wait_ns = 0;     // time the caller was blocked waiting for a free buffer or completions
+  int64_t fsync_ns = 0;
+};
+
+/// One file written sequentially from offset 0. Not thread-safe; one writer per thread.
+class UringFileWriter {
+ public:
+  /// Creates `path` (O_CREAT|O_EXCL: never overwrites an existing file). Throws IoError.
+  UringFileWriter(const std::string& path, const UringWriterOptions& opts);
+  ~UringFileWriter();
+  UringFileWriter(const UringFileWriter&) = delete;
+  UringFileWriter& operator=(const UringFileWriter&) = delete;
+
+  /// Free space in the current buffer; waits for a buffer when none is free. Returns a pointer
+  /// and sets `avail` (> 0), or nullptr with `err` = -errno after a failed write.
+  uint8_t* reserve(size_t& avail, int& err);
+  /// Marks `n` bytes of the last reserve() as filled; submits the buffer when full. 0 or -errno.
+  int commit(size_t n);
+  /// Copies `n` bytes in (reserve + memcpy + commit). 0 or -errno.
+  int append(const void* data, size_t n);
+  /// Writes what remains (aligned part by io_uring, tail by pwrite) and waits for all. 0 or -errno.
+  int finish();
+  /// fdatasync-free full fsync(2) of the file. 0 or -errno.
+  int fsync();
+  /// Stops submitting and waits for writes in flight (used on interrupt or error).
+  void drain();
+
+  bool direct() const { return direct_; }
+  /// "write", "fsync", "open"...: the operation behind the last error.
+  const std::string& last_error_op() const { return err_op_; }
+  const UringWriterStats& stats() const { return stats_; }
+  uint64_t bytes_queued() const { return file_off_ + fill_; }
+
+ private:
+  int submit_current();
+  int wait_one();
+  int complete_short(size_t buf_index, uint64_t off, size_t done, size_t len);
+
+  std::string path_;
+  UringWriterOptions opts_;
+  int fd_ = -1;        // O_DIRECT when direct_
+  int fd_tail_ = -1;   // buffered descriptor for the unaligned tail and short-write completion
+  bool direct_ = false;
+  io_uring* ring_ = nullptr;
+  std::vector<uint8_t*> bufs_;
+  std::vector<uint64_t> buf_off_;   // file offset of the write in flight per buffer
+  std::vector<size_t> buf_len_;
+  std::vector<bool> busy_;
+  size_t cur_ = 0;       // buffer being filled
+  size_t fill_ = 0;      // bytes in the current buffer
+  uint64_t file_off_ = 0;  // file offset where the current buffer starts
+  unsigned inflight_ = 0;
+  int first_err_ = 0;
+  std::string err_op_;
+  UringWriterStats stats_;
+};
+
+/// True when `path`'s filesystem accepted O_DIRECT on a freshly created probe file in `dir`.
+bool dir_accepts_o_direct(const std::string& dir);
+
+}  // namespace ioprobe

@@ -1,0 +1,170 @@
+#include <algorithm>
+#include <cmath>
+
+#include "report/checkpoint_report.hpp"
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace ioprobe {
+
+using nlohmann::json;
+using namespace checkpoint;
+
+namespace {
+
+double sec(int64_t ns) { return ns / 1e9; }
+double rate(uint64_t bytes, int64_t ns) { return ns > 0 ? bytes * 1e9 / static_cast<double>(ns) : 0.0; }
+
+json state_json(const CheckpointRunData& d) {
+  const StateSpec& s = d.state;
+  json ranks = json::array();
+  for (const auto& r : s.ranks) {
+    json regs = json::array();
+    for (const auto& g : r.regions) regs.push_back({{"kind", tensor_kind_name(g.kind)}, {"bytes", g.bytes}});
+    ranks.push_back({{"rank", r.rank}, {"bytes", r.bytes}, {"regions", regs}});
+  }
+  return {{"source", s.source}, {"params", s.params}, {"bytes_per_param", kBytesPerParam},
+          {"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"zero_stage", s.zero_stage}, {"world_size", s.world},
+          {"world_bytes", s.world_bytes}, {"host_bytes", s.host_bytes}, {"ranks_on_host", s.ranks.size()},
+          {"resident_bytes", d.resident_bytes}, {"resident_cyclic", d.state_cyclic}, {"ranks", ranks}};
+}
+
+json config_json(const CheckpointRunData& d) {
+  const SaveOptions& o = d.opts;
+  int busy = o.compress.enabled ? zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads, o.zstd_job_bytes) : 0;
+  return {{"dir", escape_bytes(d.dir)}, {"chunk_bytes", o.chunk_bytes}, {"compress", o.compress.text()},
+          {"compress_threads_per_rank", o.compress_threads}, {"byte_group", o.byte_group}, {"fsync", o.fsync},
+          {"io_bytes", o.io.io_size}, {"io_depth", o.io.depth}, {"direct_requested", o.io.direct},
+          {"async", d.async}, {"step_time_s", d.step_time_s},
+          {"zstd_job_bytes", o.compress.enabled ? zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes) : 0},
+          {"zstd_workers_busy_per_chunk", busy}};
+}
+
+}  // namespace
+
+json checkpoint_json(const CheckpointRunData& d) {
+  const SaveResult& s = d.save;
+  json out;
+  out["state"] = state_json(d);
+  out["config"] = config_json(d);
+
+  // Per-rank save figures. Duration of a rank: open .. fsync returned.
+  json ranks = json::array();
+  uint64_t logical = 0, stored = 0, on_disk = 0, written = 0;
+  int64_t max_ns = 0;
+  double min_rate = 0;
+  bool direct = !s.ranks.empty();
+  int64_t stage = 0, comp = 0, wait = 0, fsync = 0;
+  for (size_t i = 0; i < s.ranks.size(); ++i) {
+    const auto& r = s.ranks[i];
+    uint64_t disk = i < d.file_bytes.size() ? d.file_bytes[i] : r.stored_bytes;
+    double rr = rate(r.logical_bytes, r.total_ns);
+    ranks.push_back({{"rank", r.rank}, {"logical_bytes", r.logical_bytes}, {"stored_bytes", r.stored_bytes},
+                     {"bytes_on_disk", disk}, {"duration_s", sec(r.total_ns)}, {"write_bytes_per_s", rr},
+                     {"stage_s", sec(r.stage_ns)}, {"compress_s", sec(r.compress_ns)},
+                     {"write_wait_s", sec(r.write_wait_ns)}, {"fsync_s", sec(r.fsync_ns)},
+                     {"written_bytes", r.written_bytes}, {"chunks_done", r.chunks_done}, {"chunks_total", r.chunks_total}, {"direct", r.direct}});
+    logical += r.logical_bytes;
+    stored += r.stored_bytes;
+    written += r.written_bytes;
+    on_disk += disk;
+    max_ns = std::max(max_ns, r.total_ns);
+    min_rate = i == 0 ? rr : std::min(min_rate, rr);
+    direct = direct && r.direct;
+    stage = std::max(stage, r.stage_ns);
+    comp = std::max(comp, r.compress_ns);
+    wait = std::max(wait, r.write_wait_ns);
+    fsync = std::max(fsync, r.fsync_ns);
+  }
+  const double ratio = on_disk ? static_cast<double>(logical) / on_disk : 0;
+  const int64_t durable = s.ok ? s.durable_ns : 0;
+  const double agg = s.ok ? rate(logical, durable) : 0.0;  // no rate is claimed for a save that did not complete
+  json save = {{"ok", s.ok}, {"durable", s.ok && d.opts.fsync}, {"interrupted", s.interrupted},
+               {"durability", s.interrupted ? "interrupted: not published" : !s.ok ? "failed: not published"
+                             : !d.opts.fsync ? "not durable (page cache)" : "durable (fsync + rename + directory fsync)"},
+               {"written_bytes", written},
+               {"direct", direct}, {"logical_bytes", logical}, {"stored_bytes", stored}, {"bytes_on_disk", on_disk},
+               {"ratio", ratio}, {"duration_max_s", sec(max_ns)}, {"throughput_min_rank_bytes_per_s", min_rate},
+               {"time_to_staged_s", sec(s.staged_ns)}, {"ranks_done_s", sec(s.ranks_done_ns)},
+               {"publish_s", sec(s.publish_ns)}, {"time_to_durable_s", sec(durable)},
+               {"write_bytes_per_s", agg}, {"stored_write_bytes_per_s", s.ok ? rate(stored, durable) : 0.0},
+               {"phases_max_over_ranks_s", {{"stage", sec(stage)}, {"compress", sec(comp)}, {"write_wait", sec(wait)}, {"fsync", sec(fsync)}}},
+               {"user_cpu_s", s.user_cpu_s}, {"sys_cpu_s", s.sys_cpu_s},
+               {"cpu_per_wall", s.ranks_done_ns > 0 ? (s.user_cpu_s + s.sys_cpu_s) / sec(s.ranks_done_ns) : 0},
+               {"ranks", ranks}};
+  if (!s.failure.empty()) save["failure"] = escape_bytes(s.failure);
+  if (d.async) {
+    double sum = 0;
+    for (double x : s.step_s) sum += x;
+    double mean = s.step_s.empty() ? 0 : sum / s.step_s.size();
+    save["async"] = {{"training_blocked_s", sec(s.staged_ns)}, {"steps_during_persistence", s.step_s.size()},
+                     {"step_baseline_s", d.baseline_step_s}, {"step_mean_during_persistence_s", mean},
+                     {"step_slowdown", d.baseline_step_s > 0 && mean > 0 ? mean / d.baseline_step_s - 1 : 0}};
+  }
+  out["save"] = save;
+
+  if (d.raw) {
+    double raw = d.raw->bytes_per_s();
+    json rj = {{"bytes", d.raw->bytes}, {"duration_max_s", sec(d.raw->max_ns)}, {"write_bytes_per_s", raw},
+               {"direct", d.raw->direct}, {"fsync", true},
+               {"runs_bytes_per_s", d.raw_runs_bytes_per_s}, {"settle", "sync + max(1 s, raw duration) idle before and after the save"}};
+    out["raw_write"] = rj;
+    json cmp = {{"checkpoint_over_raw", raw > 0 ? agg / raw : 0}};
+    // Goals of the issue: uncompressed >= 90% of raw; compressed >= 90% of
+    // min(raw x ratio, cores x single-thread zstd speed), all measured in this run.
+    if (!d.opts.compress.enabled) {
+      cmp["goal_bytes_per_s"] = 0.9 * raw;
+      cmp["limit_bytes_per_s"] = raw;
+      cmp["bound"] = "write";
+    } else if (d.zstd_probe && d.zstd_probe->bytes_per_s > 0) {
+      int cores = std::min(d.cpus_allowed, d.opts.compress_threads * static_cast<int>(d.state.ranks.size()));
+      double cpu_limit = cores * d.zstd_probe->bytes_per_s;
+      double io_limit = raw * ratio;
+      double limit = std::min(cpu_limit, io_limit);
+      cmp["cores"] = cores;
+      cmp["zstd_single_thread_bytes_per_s"] = d.zstd_probe->bytes_per_s;
+      cmp["cpu_limit_bytes_per_s"] = cpu_limit;
+      cmp["write_limit_bytes_per_s"] = io_limit;
+      cmp["limit_bytes_per_s"] = limit;
+      cmp["goal_bytes_per_s"] = 0.9 * limit;
+      cmp["bound"] = cpu_limit < io_limit ? "compression" : "write";
+      if (d.zstd_mt_probe) {
+        // What zstd's own multithreading reaches in memory on this machine (no I/O at all):
+        // below cores x single-thread when the CPUs are shared (SMT siblings, a busy host).
+        cmp["zstd_multithread_in_memory_bytes_per_s"] = d.zstd_mt_probe->bytes_per_s;
+        cmp["checkpoint_over_zstd_multithread"] = d.zstd_mt_probe->bytes_per_s > 0 ? agg / d.zstd_mt_probe->bytes_per_s : 0;
+      }
+    }
+    if (cmp.contains("limit_bytes_per_s") && cmp["limit_bytes_per_s"].get<double>() > 0)
+      cmp["checkpoint_over_limit"] = agg / cmp["limit_bytes_per_s"].get<double>();
+    out["comparison"] = cmp;
+  }
+  if (d.restore) {
+    const RestoreResult& r = *d.restore;
+    json rr = json::array();
+    uint64_t rl = 0;
+    int64_t rmax = 0;
+    double rmin = 0;
+    std::string err;
+    for (size_t i = 0; i < r.ranks.size(); ++i) {
+      const auto& x = r.ranks[i];
+      double v = rate(x.logical_bytes, x.total_ns);
+      rr.push_back({{"path", escape_bytes(x.path)}, {"logical_bytes", x.logical_bytes}, {"stored_bytes", x.stored_bytes},
+                    {"duration_s", sec(x.total_ns)}, {"read_s", sec(x.read_ns)}, {"decompress_s", sec(x.decompress_ns)},
+                    {"restore_bytes_per_s", v}, {"chunks_verified", x.chunks_verified}, {"chunks_total", x.chunks_total}});
+      if (!x.error.empty() && err.empty()) err = x.error;
+      rl += x.logical_bytes;
+      rmax = std::max(rmax, x.total_ns);
+      rmin = i == 0 ? v : std::min(rmin, v);
+    }
+    json rj = {{"ok", r.ok}, {"interrupted", r.interrupted}, {"cache", "cold (fdatasync + posix_fadvise DONTNEED before reading)"},
+               {"logical_bytes", rl}, {"duration_max_s", sec(rmax)}, {"restore_bytes_per_s", rate(rl, r.wall_ns)},
+               {"throughput_min_rank_bytes_per_s", rmin}, {"ranks", rr}};
+    if (!err.empty()) rj["error"] = escape_bytes(err);
+    out["restore"] = rj;
+  }
+  return out;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,113 @@
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "report/checkpoint_report.hpp"
+
+namespace ioprobe {
+
+using nlohmann::json;
+
+namespace {
+
+std::string rate(const json& v) { return format_rate(v.get<double>()); }
+std::string bytes(const json& v) { return format_bytes(v.get<uint64_t>()); }
+std::string secs(const json& v) { return fmt::format("{:.3f} s", v.get<double>()); }
+
+}  // namespace
+
+std::string render_checkpoint_text(const json& doc) {
+  const json& c = doc.at("checkpoint");
+  const json& st = c.at("state");
+  const json& cfg = c.at("config");
+  const json& sv = c.at("save");
+  const json& tg = doc.value("target", json::object());
+  std::string o;
+  if (doc.value("partial", false))
+    o += fmt::format("*** INTERRUPTED after {:.1f} s: partial result ***\n", c.value("elapsed_s", 0.0));
+  o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) on this host of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
+                   bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(),
+                   st.at("world_size").get<int>(), st.at("tp").get<int>(), st.at("pp").get<int>(),
+                   st.at("dp").get<int>(), st.at("zero_stage").get<int>());
+  o += fmt::format("  target      {} ({}{}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),
+                   tg.value("device", "").empty() ? "" : ", " + tg.value("device", ""),
+                   tg.value("memory_backed", false) ? ", RAM: not a device measurement" : "");
+  o += fmt::format("  write path  chunks {}, compress {}{}, {} KiB x {} io_uring buffers, {}, {}\n",
+                   bytes(cfg.at("chunk_bytes")), cfg.at("compress").get<std::string>(),
+                   cfg.at("byte_group").get<bool>() ? " + byte grouping" : "",
+                   cfg.at("io_bytes").get<uint64_t>() >> 10, cfg.at("io_depth").get<int>(),
+                   sv.at("direct").get<bool>() ? "O_DIRECT" : "buffered (O_DIRECT refused or off)",
+                   sv.at("durability").get<std::string>());
+  if (cfg.at("compress").get<std::string>() != "none")
+    o += fmt::format("  zstd        {} worker(s) per rank; job size {}: {} worker(s) can be busy per chunk\n",
+                     cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.at("zstd_job_bytes")),
+                     cfg.at("zstd_workers_busy_per_chunk").get<int>());
+  if (st.at("resident_cyclic").get<bool>())
+    o += fmt::format("  state       larger than the memory budget: {} resident, read cyclically\n",
+                     bytes(st.at("resident_bytes")));
+  o += "\nsave\n";
+  o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x\n", bytes(sv.at("logical_bytes")),
+                   bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>());
+  const json& ph = sv.at("phases_max_over_ranks_s");
+  o += fmt::format("  phases (max over ranks, overlapping): stage {}  compress {}  write wait {}  fsync {}\n",
+                   secs(ph.at("stage")), secs(ph.at("compress")), secs(ph.at("write_wait")), secs(ph.at("fsync")));
+  o += fmt::format("  time to staged {}  ranks done {}  publish {}  time to durable {}\n",
+                   sv.contains("async") ? secs(sv.at("time_to_staged_s")) : std::string("- (sync: training blocked until durable)"),
+                   secs(sv.at("ranks_done_s")), secs(sv.at("publish_s")),
+                   sv.at("ok").get<bool>() ? secs(sv.at("time_to_durable_s")) : std::string("-"));
+  for (const auto& r : sv.at("ranks"))
+    o += fmt::format("  rank {:>4}  {}  {}  {}\n", r.at("rank").get<int>(), bytes(r.at("logical_bytes")),
+                     secs(r.at("duration_s")), rate(r.at("write_bytes_per_s")));
+  o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {}\n", secs(sv.at("duration_max_s")),
+                   rate(sv.at("throughput_min_rank_bytes_per_s")));
+  if (!sv.at("ok").get<bool>())
+    o += fmt::format("  {}: {} reached the kernel before the save stopped; no rate is claimed\n",
+                     sv.at("durability").get<std::string>(), bytes(sv.at("written_bytes")));
+  else
+    o += fmt::format("  aggregate write {} of logical state{}\n", rate(sv.at("write_bytes_per_s")),
+                     sv.at("durable").get<bool>() ? " (to durable)" : " -- NOT DURABLE (page cache), do not size storage on it");
+  o += fmt::format("  CPU user {:.2f} s + sys {:.2f} s over {:.2f} s wall = {:.2f} cores busy\n", sv.at("user_cpu_s").get<double>(),
+                   sv.at("sys_cpu_s").get<double>(), sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());
+  if (sv.contains("async")) {
+    const json& a = sv.at("async");
+    o += fmt::format("  async: training blocked {}; {} steps ran during persistence, mean {:.1f} ms vs {:.1f} ms idle ({:+.1f}%)\n",
+                     secs(a.at("training_blocked_s")), a.at("steps_during_persistence").get<int>(),
+                     a.at("step_mean_during_persistence_s").get<double>() * 1e3, a.at("step_baseline_s").get<double>() * 1e3,
+                     a.at("step_slowdown").get<double>() * 100);
+  }
+  if (sv.contains("failure")) o += "  FAILED: " + sv.at("failure").get<std::string>() + "\n";
+  if (c.contains("raw_write")) {
+    const json& rw = c.at("raw_write");
+    const json& cmp = c.at("comparison");
+    std::string runs;
+    for (const auto& v : rw.value("runs_bytes_per_s", json::array()))
+      runs += fmt::format("{}{:.1f}", runs.empty() ? "" : ", ", v.get<double>() / 1e6);
+    o += fmt::format("\nraw sequential write, same target, same run: {} in {} = {} ({}, fsync{})\n", bytes(rw.at("bytes")),
+                     secs(rw.at("duration_max_s")), rate(rw.at("write_bytes_per_s")),
+                     rw.at("direct").get<bool>() ? "O_DIRECT" : "buffered",
+                     runs.empty() ? "" : "; best of runs before/after the save: " + runs + " MB/s");
+    o += fmt::format("  checkpoint / raw = {:.3f}\n", cmp.at("checkpoint_over_raw").get<double>());
+    if (cmp.contains("cpu_limit_bytes_per_s"))
+      o += fmt::format("  limits: write x ratio {}; {} core(s) x zstd {} = {}  -> {}-bound\n",
+                       rate(cmp.at("write_limit_bytes_per_s")), cmp.at("cores").get<int>(),
+                       rate(cmp.at("zstd_single_thread_bytes_per_s")), rate(cmp.at("cpu_limit_bytes_per_s")),
+                       cmp.at("bound").get<std::string>());
+    if (cmp.contains("zstd_multithread_in_memory_bytes_per_s"))
+      o += fmt::format("  zstd with {} worker(s), in memory, no I/O: {}; checkpoint / that = {:.3f}\n", cmp.at("cores").get<int>(),
+                       rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
+                       cmp.at("checkpoint_over_zstd_multithread").get<double>());
+    if (cmp.contains("checkpoint_over_limit"))
+      o += fmt::format("  checkpoint / limit = {:.3f} (goal >= 0.90: {})\n", cmp.at("checkpoint_over_limit").get<double>(),
+                       cmp.at("checkpoint_over_limit").get<double>() >= 0.9 ? "met" : "NOT met");
+  }
+  if (c.contains("restore")) {
+    const json& r = c.at("restore");
+    o += fmt::format("\nrestore ({}): {} verified in {} = {}; min over ranks {}\n", r.at("cache").get<std::string>(),
+                     bytes(r.at("logical_bytes")), secs(r.at("duration_max_s")), rate(r.at("restore_bytes_per_s")),
+                     rate(r.at("throughput_min_rank_bytes_per_s")));
+    if (r.contains("error")) o += "  RESTORE FAILED: " + r.at("error").get<std::string>() + "\n";
+  }
+  for (const auto& w : doc.value("warnings", json::array())) o += "warning: " + w.get<std::string>() + "\n";
+  return o;
+}
+
+}  // namespace ioprobe

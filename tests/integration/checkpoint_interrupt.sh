@@ -1,0 +1,24 @@
+#!/bin/bash
+# Ctrl-C during a save (field case C11): exit 130, a partial labelled result (JSON partial=true),
+# no file under a final name, no temporary file. SIGTERM: 143.
+set -u
+IOPROBE=$1
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-ckpt-int.XXXXXX")
+trap 'rm -rf "$DIR"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+for sig in INT TERM; do
+  want=130; [ $sig = TERM ] && want=143
+  # 512 MiB in 64 KiB writes at depth 1 with fsync is far slower than the 3 s budget (whatever phase the signal hits, the rules hold).
+  timeout --preserve-status -s $sig 3 "$IOPROBE" checkpoint --dir "$DIR/ck" --size 512MiB --io-size 64KiB --io-depth 1 \
+    --raw-baseline off --json "$DIR/r.json" >"$DIR/out" 2>"$DIR/err"
+  rc=$?
+  cat "$DIR/out"
+  [ $rc = $want ] || { cat "$DIR/err"; fail "SIG$sig: exit $rc, expected $want"; }
+  grep -q INTERRUPTED "$DIR/out" || fail "SIG$sig: report not labelled INTERRUPTED"
+  python3 -c "import json,sys; d=json.load(open('$DIR/r.json')); assert d['partial'] is True" || fail "JSON partial"
+  if [ -d "$DIR/ck" ]; then
+    [ -z "$(ls -A "$DIR/ck")" ] || fail "SIG$sig: files left: $(ls -A "$DIR/ck")"
+  fi
+  rm -f "$DIR/r.json"
+done
+echo ok
