@@ -166,19 +166,20 @@ std::string tune_section(const json& d) {
 
 std::string checkpoint_section(const json& d) {
   std::string o;
-  if (has(d, "/checkpoint/phases") && d["checkpoint"]["phases"].is_object()) {
+  // The checkpoint document (report/checkpoint_json.cpp) keeps the per-phase seconds, max over
+  // ranks, in checkpoint.save.phases_max_over_ranks_s {stage, compress, write_wait, fsync}.
+  const char* ptr = "/checkpoint/save/phases_max_over_ranks_s";
+  if (has(d, ptr) && d.at(json::json_pointer(ptr)).is_object()) {
     std::vector<std::pair<std::string, double>> parts;
-    const json& ph = d["checkpoint"]["phases"];
-    for (const char* k : {"stage_s", "compress_s", "write_s", "fsync_s"})
-      if (ph.contains(k) && ph[k].is_number()) parts.push_back({k, ph[k].get<double>()});
-    for (const auto& [k, v] : ph.items())
-      if (v.is_number() && k != "stage_s" && k != "compress_s" && k != "write_s" && k != "fsync_s") parts.push_back({k, v.get<double>()});
-    o += render_stacked_bar("checkpoint", "Checkpoint phases", parts, "s");
+    for (const auto& [k, v] : d.at(json::json_pointer(ptr)).items())
+      if (v.is_number()) parts.push_back({k + "_s", v.get<double>()});
+    o += render_stacked_bar("checkpoint", "Checkpoint phases (max over ranks; phases overlap when double-buffered)", parts, "s");
   } else {
-    o += "<p class=\"warn\">This checkpoint document has no checkpoint.phases section to chart.</p>\n";
+    o += "<p class=\"warn\">This checkpoint document has no checkpoint.save.phases_max_over_ranks_s section to chart.</p>\n";
   }
-  if (d.contains("checkpoint")) o += scalars_table("checkpoint", d["checkpoint"]);
-  if (d.contains("results")) o += scalars_table("results", d["results"]);
+  if (has(d, "/checkpoint/save")) o += scalars_table("checkpoint save", d["checkpoint"]["save"]);
+  if (has(d, "/checkpoint/raw_write")) o += scalars_table("raw sequential write (same run)", d["checkpoint"]["raw_write"]);
+  if (has(d, "/checkpoint/comparison")) o += scalars_table("comparison", d["checkpoint"]["comparison"]);
   return o;
 }
 
