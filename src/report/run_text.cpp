@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "report/text_common.hpp"
+
 #include "core/units.hpp"
 
 namespace ioprobe {
@@ -117,11 +119,7 @@ std::string render_run_text(const nlohmann::json& doc) {
     line("GPUs fed", fmt::format("at least {} x {} (measured); perhaps up to {} (loader capacity {:.0f} samples/s, {})",
                                  in.value("gpus_fed", 0ULL), in.value("accelerator_name", ""), in.value("gpus_fed_estimate", 0ULL),
                                  in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
-  const auto& warnings = doc.at("warnings");
-  if (!warnings.empty()) {
-    o += "\nWarnings\n";
-    for (const auto& w : warnings) o += "  - " + w.get<std::string>() + "\n";
-  }
+  o += render_warnings(doc);
   return o;
 }
 

@@ -1,6 +1,8 @@
 // Text rendering of a "tune" result document (declared in report/tune_document.hpp).
 #include <fmt/format.h>
 
+#include "report/text_common.hpp"
+
 #include "core/units.hpp"
 #include "report/tune_document.hpp"
 
@@ -69,11 +71,7 @@ std::string render_tune_text(const nlohmann::json& doc) {
     o += "  NUMA: " + r.value("numa_reason", "") + "\n";
     for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
   }
-  const auto& warnings = doc.at("warnings");
-  if (!warnings.empty()) {
-    o += "\nWarnings\n";
-    for (const auto& w : warnings) o += "  - " + w.get<std::string>() + "\n";
-  }
+  o += render_warnings(doc);
   return o;
 }
 
