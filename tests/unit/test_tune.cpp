@@ -197,7 +197,7 @@ TEST_CASE("CSV fields and HTML escaping", "[tune][report]") {
   CHECK(csv_field("say \"x\"") == "\"say \"\"x\"\"\"");
   CHECK(html_escape("<script>alert('x')</script> & \"") == "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;");
   nlohmann::json doc = {{"kind", "checkpoint"}, {"schema", "ioprobe.result/1"}, {"command", {"ioprobe", "<b>"}},
-                        {"checkpoint", {{"phases", {{"stage_s", 1.0}, {"write_s", 3.0}, {"fsync_s", 0.5}}}}}};
+                        {"checkpoint", {{"save", {{"phases_max_over_ranks_s", {{"stage", 1.0}, {"write_wait", 3.0}, {"fsync", 0.5}}}}}}}};
   std::string html = render_html_report({doc});
   CHECK(html.find("<b>") == std::string::npos);
   CHECK(html.find("data-chart=\"checkpoint\"") != std::string::npos);
