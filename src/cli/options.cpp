@@ -29,10 +29,10 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
     std::string stray;
     for (const auto& a : args)
       if (!a.empty() && a[0] != '-') { stray = a; break; }
-    throw UsageError(fmt::format("ioprobe {}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",
+    throw UsageError(fmt::format("{}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",
                                  command, escape_bytes(stray), command));
   } catch (const po::error& e) {
-    throw UsageError(fmt::format("ioprobe {}: {}; see 'ioprobe {} --help'", command, e.what(), command));
+    throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));
   }
   return vm;
 }
@@ -72,6 +72,16 @@ std::vector<std::string> workload_search_path() {
   return dirs;
 }
 
+// Dataset presets set "files"; checkpoint presets (llama3-*.ini) set "params" and belong to
+// `ioprobe checkpoint --model`.
+bool is_dataset_preset(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("files", 0) == 0 && line.find('=') != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string workloads_dir() {
@@ -91,7 +101,8 @@ std::vector<std::string> list_presets() {
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string n = e->d_name;
-      if (n.size() > 4 && n.substr(n.size() - 4) == ".ini") names.push_back(n.substr(0, n.size() - 4));
+      if (n.size() > 4 && n.substr(n.size() - 4) == ".ini" && is_dataset_preset(dir + "/" + n))
+        names.push_back(n.substr(0, n.size() - 4));
     }
     closedir(d);
   }
@@ -103,12 +114,19 @@ std::string find_workload_file(const std::string& name) {
   struct stat st {};
   bool looks_like_path = name.find('/') != std::string::npos || (name.size() > 4 && name.substr(name.size() - 4) == ".ini");
   if (looks_like_path) {
-    if (stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return name;
-    throw UsageError(fmt::format("workload file '{}' not found: {}", escape_bytes(name), errno_text(errno ? errno : ENOENT)));
+    int r = stat(name.c_str(), &st);
+    if (r == 0 && S_ISREG(st.st_mode)) return name;
+    if (r == 0) throw UsageError(fmt::format("workload file '{}' is not a regular file; give an .ini file", escape_bytes(name)));
+    throw UsageError(fmt::format("workload file '{}' not found: {}", escape_bytes(name), errno_text(errno)));
   }
   for (const auto& d : workload_search_path()) {
     std::string p = d + "/" + name + ".ini";
-    if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return p;
+    if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (!is_dataset_preset(p))
+        throw UsageError(fmt::format("'{}' is a checkpoint preset, not a dataset: use 'ioprobe checkpoint --model {}'",
+                                     escape_bytes(name), escape_bytes(name)));
+      return p;
+    }
   }
   std::string known;
   for (const auto& n : list_presets()) known += (known.empty() ? "" : ", ") + n;

@@ -1,13 +1,32 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace ioprobe {
+
+void check_output_path(const std::string& path, const std::string& option) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("{} '{}' is a directory; give a file name", option, escape_bytes(path)));
+  std::string probe = path + ".ioprobe-tmp";
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return;  // a stale temporary of ours: the final write replaces it
+    throw UsageError(fmt::format("{} '{}': cannot create a file there: {}; choose a writable location", option,
+                                 escape_bytes(path), errno_text(errno)));
+  }
+  close(fd);
+  unlink(probe.c_str());
+}
 
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint) {
   std::string tmp = path + ".ioprobe-tmp";

@@ -10,4 +10,9 @@ namespace ioprobe {
 /// on the create step) naming the failing operation and path.
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint = "");
 
+/// Preflight for an output file named by option `option` (e.g. "--json"): `path` must not be a
+/// directory and its directory must accept a new file (a probe file is created and removed).
+/// Throws UsageError (exit 2) naming the option, the path and the reason, before any work is done.
+void check_output_path(const std::string& path, const std::string& option);
+
 }  // namespace ioprobe

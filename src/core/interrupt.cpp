@@ -35,7 +35,7 @@ void on_signal(int sig, siginfo_t* info, void*) {
   }
   g_first_sender = sender;
   g_first_ns = mono_ns();
-  static const char msg[] = "\nioprobe: interrupted; finishing in-flight I/O and writing a partial result "
+  static const char msg[] = "\nioprobe: interrupted; stopping after in-flight I/O (a run prints and writes its partial result) "
                             "(press Ctrl-C again to quit at once)\n";
   ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
   (void)r;

@@ -47,7 +47,9 @@ DirState inspect_dir(const std::string& dir) {
   struct stat st {};
   if (stat(dir.c_str(), &st) != 0) {
     if (errno == ENOENT) return DirState::kMissing;
-    throw IoError(errno, "stat", dir, "check the path and its permissions");
+    throw UsageError(fmt::format("--dir '{}': {}; {}", escape_bytes(dir), errno_text(errno),
+                                 errno == ENOTDIR ? "a parent of it is a file, not a directory"
+                                                  : "choose a --dir you can read and write"));
   }
   if (!S_ISDIR(st.st_mode)) return DirState::kNotADirectory;
   struct stat mst {};
@@ -68,7 +70,9 @@ void make_dir(const std::string& dir, bool parents) {
   if (parents) {
     for (size_t p = dir.find('/', 1); p != std::string::npos; p = dir.find('/', p + 1)) {
       std::string part = dir.substr(0, p);
-      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) throw IoError(errno, "mkdir", part);
+      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
+        throw UsageError(fmt::format("cannot create '{}' for the dataset: {}; run from a writable directory or give "
+                                     "--dir PATH", escape_bytes(part), errno_text(errno)));
     }
   }
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -191,11 +195,12 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     index.add(generated_file_path(spec, i), static_cast<int64_t>(sizes[i]));
     total += sizes[i];
   }
-  // Each file takes at least its size rounded up to 4 KiB; keep 1% and 64 MiB of headroom.
+  // Each file takes at least its size rounded up to 4 KiB; keep 1% + 1 MiB of headroom for the
+  // class folders and the manifest.
   uint64_t need = 0;
   for (uint64_t s : sizes) need += (s + 4095) / 4096 * 4096;
   try {
-    check_space(dir, need + need / 100 + (64ULL << 20), spec.files + spec.dirs + 16);
+    check_space(dir, need + need / 100 + (1ULL << 20), spec.files + spec.dirs + 16);
   } catch (...) {
     if (state == DirState::kMissing) rmdir(dir.c_str());  // leave nothing behind that we made
     throw;

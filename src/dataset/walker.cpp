@@ -35,7 +35,8 @@ WalkResult walk_tree(const std::string& root, bool follow) {
   const int64_t start = now_ns();
   struct stat rst {};
   if (stat(root.c_str(), &rst) != 0)
-    throw UsageError(fmt::format("--data '{}': {}; give an existing directory", escape_bytes(root), errno_text(errno)));
+    throw UsageError(fmt::format("--data '{}': {}; {}", escape_bytes(root), errno_text(errno),
+                                 errno == ENOENT ? "give an existing directory" : "check the path's permissions"));
   if (!S_ISDIR(rst.st_mode))
     throw UsageError(fmt::format("--data '{}' is not a directory; use --file-list for a list of files", escape_bytes(root)));
   int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -7,6 +7,11 @@
 
 namespace ioprobe {
 
+double rank_accelerator_utilization(const RankStats& rk) {
+  if (rk.elapsed_ns <= 0) return 0;
+  return std::min(1.0, static_cast<double>(rk.nominal_compute_ns) / static_cast<double>(rk.elapsed_ns));
+}
+
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in) {
   IngestResult out;
   out.demand = d;
@@ -19,11 +24,12 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   }
   double au_sum = 0, au_min = 1;
   for (const auto& rk : r.ranks) {
-    double denom = static_cast<double>(rk.compute_ns + rk.wait_ns);
-    double au = denom > 0 ? static_cast<double>(rk.compute_ns) / denom : 0;
+    double au = rank_accelerator_utilization(rk);
     au_sum += au;
     au_min = std::min(au_min, au);
     out.consumer_wait_s += static_cast<double>(rk.wait_ns) / 1e9;
+    out.consumer_lag_s +=
+        std::max<double>(0, static_cast<double>(rk.elapsed_ns - rk.wait_ns - rk.nominal_compute_ns) / 1e9);
   }
   out.accelerator_utilization = r.ranks.empty() ? 0 : au_sum / static_cast<double>(r.ranks.size());
   out.accelerator_utilization_min = r.ranks.empty() ? 0 : au_min;

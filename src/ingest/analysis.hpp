@@ -43,6 +43,7 @@ struct IngestResult {
   double accelerator_utilization = 0; // mean over ranks, fraction 0..1
   double accelerator_utilization_min = 0;
   double consumer_wait_s = 0;         // summed over ranks
+  double consumer_lag_s = 0;          // summed over ranks: elapsed - wait - nominal compute (host delays)
   double worker_busy_fraction = 0;    // mean fraction of wall time workers spent fetching
   double capacity_samples_per_s = 0;  // what the loader could supply (measured or estimated)
   std::string capacity_basis;         // how capacity_samples_per_s was obtained
@@ -53,6 +54,12 @@ struct IngestResult {
   std::string verdict;                // "none", "storage", "metadata", "CPU"
   std::string verdict_text;           // one sentence for the report
 };
+
+/// AU of one rank, as MLPerf Storage defines it: compute time / total time, where compute time
+/// is the nominal step time of the batches delivered (what the GPUs' rate asks for) and total
+/// time the rank's elapsed time. A consumer that fell behind its nominal step (a busy host
+/// oversleeping) therefore lowers AU rather than hiding in it. Fraction 0..1.
+double rank_accelerator_utilization(const RankStats& rk);
 
 /// Computes the ingest analysis. Pure function of its inputs.
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);

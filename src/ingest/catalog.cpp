@@ -45,11 +45,17 @@ std::vector<CatalogRow> load_catalog(const std::string& path) {
 }
 
 const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& acc, const std::string& model) {
-  std::string have;
+  std::string have, kinds;
+  bool known_acc = false;
   for (const auto& r : rows) {
     if (r.accelerator == acc && r.model == model) return r;
     if (r.model == model) have += (have.empty() ? "" : ", ") + r.accelerator;
+    known_acc |= r.accelerator == acc;
+    if (kinds.find(r.accelerator) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + r.accelerator;
   }
+  if (!known_acc)
+    throw UsageError(fmt::format("--gpu '{}' is not in the accelerator catalog (it has: {}); give the rate yourself "
+                                 "with --gpu-samples-per-s N or --step-time SECONDS", acc, kinds));
   throw UsageError(fmt::format(
       "--gpu '{}': the catalog has no rate for model '{}'{}; give the rate yourself with --gpu-samples-per-s N "
       "or --step-time SECONDS",

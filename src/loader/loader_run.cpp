@@ -144,7 +144,10 @@ class RankLoader {
           // The GPU step, in slices of at most 50 ms so a signal or the deadline ends it promptly.
           const int64_t c0 = now_ns(), until = c0 + static_cast<int64_t>(cfg.step_time_s * 1e9);
           for (int64_t t = c0; t < until && !check_stop(); t = now_ns()) sleep_until_ns(std::min(until, t + 50000000));
-          stats_.compute_ns += now_ns() - c0;
+          const int64_t spent = now_ns() - c0;
+          stats_.compute_ns += spent;
+          // An interrupted step counts only what ran; an overslept one only the nominal time.
+          stats_.nominal_compute_ns += std::min<int64_t>(spent, until - c0);
         }
       }
       const int64_t stop_at = sh_.stop_ns.load();

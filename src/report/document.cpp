@@ -1,6 +1,7 @@
 #include "report/document.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -94,6 +95,9 @@ void write_json_file(const std::string& path, const nlohmann::json& doc) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("'{}' is not a regular file; give a result document (FILE.json)", escape_bytes(path)));
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("cannot read '{}': {}", escape_bytes(path), errno_text(errno)));
   try {

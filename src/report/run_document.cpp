@@ -82,6 +82,7 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"accelerator_utilization_min", in.accelerator_utilization_min},
           {"au_target", d.au_target},
           {"consumer_wait_s", in.consumer_wait_s},
+          {"consumer_lag_s", in.consumer_lag_s},
           {"worker_busy_fraction", in.worker_busy_fraction},
           {"capacity_samples_per_s", in.capacity_samples_per_s},
           {"capacity_basis", in.capacity_basis},

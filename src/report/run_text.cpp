@@ -72,7 +72,7 @@ std::string render_run_text(const nlohmann::json& doc) {
                                  ld.value("epochs", 0)));
   line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample; step {} per batch",
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
-                            format_seconds(ld.value("step_time_s", 0.0))));
+                            format_ns(ld.value("step_time_s", 0.0) * 1e9)));
 
   o += "\nResults\n";
   double elapsed = r.value("elapsed_s", 0.0);
@@ -96,7 +96,7 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", cpu.value("user_s", 0.0),
                                     cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
   if (r.value("errors", 0ULL) > 0) {
-    line("ERRORS", fmt::format("{} files failed; first ones:", r.value("errors", 0ULL)));
+    line("ERRORS", fmt::format("{} file{} failed; first ones:", r.value("errors", 0ULL), r.value("errors", 0ULL) == 1 ? "" : "s"));
     for (const auto& e : r.at("error_samples")) o += "    " + e.get<std::string>() + "\n";
   }
 

@@ -1,5 +1,7 @@
 #include "tune/tune_run.hpp"
 
+#include "ingest/analysis.hpp"
+
 #include <algorithm>
 
 #include "core/clock.hpp"
@@ -39,10 +41,7 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks) {
     s.bytes_per_s = static_cast<double>(r.bytes) / s.elapsed_s;
   }
   double au = 0;
-  for (const auto& rk : r.ranks) {
-    double d = static_cast<double>(rk.compute_ns + rk.wait_ns);
-    au += d > 0 ? static_cast<double>(rk.compute_ns) / d : 0;
-  }
+  for (const auto& rk : r.ranks) au += rank_accelerator_utilization(rk);
   s.au = r.ranks.empty() ? 0 : au / static_cast<double>(r.ranks.size());
   return s;
 }

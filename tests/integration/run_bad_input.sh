@@ -45,5 +45,21 @@ if [ "$(id -u)" != 0 ]; then
 fi
 "$IOPROBE" --help | grep -q -- "--prefetch-factor" || fail "--help lacks --prefetch-factor"
 "$IOPROBE" --version | grep -q "ioprobe" || fail "--version"
+expect2 "checkpoint preset" --dataset llama3-8b
+expect2 "--gpu 'tpu9' is not in the accelerator catalog" --gpu tpu9
+mkdir outdir
+expect2 "--json 'outdir' is a directory" --json outdir --files 10
+expect2 "a parent of it is a file" --dir afile/sub --files 10
+out=$("$IOPROBE" report outdir 2>&1); [ $? = 2 ] && echo "$out" | grep -q "not a regular file" || fail "report on a directory: $out"
 [ ! -e ioprobe-data ] || fail "a failed run generated a dataset"
+
+# A file that cannot be read is counted and named, the run goes on, and the exit code says so (1).
+mkdir -p own && head -c 5000 /dev/zero > own/a.bin && head -c 7000 /dev/zero > own/b.bin
+printf '%s\n' "$PWD/own/a.bin" "$PWD/own/missing.bin" "$PWD/own/b.bin" > list.txt
+out=$("$IOPROBE" --quiet --file-list list.txt --workers 1 --batch-size 2 --json fl.json 2>&1); rc=$?
+[ $rc = 1 ] || fail "file list with a missing file exited $rc, expected 1: $out"
+echo "$out" | grep -q "missing.bin" || fail "the missing file is not named: $out"
+[ "$(json fl.json "d['results']['samples']")" = 2 ] && [ "$(json fl.json "d['results']['bytes']")" = 12000 ] \
+  || fail "the readable files were not all read"
+echo "ok: missing file named, 2 samples read, exit 1"
 echo "all bad-input checks passed"

@@ -13,6 +13,8 @@ LoaderResult fake_run(double elapsed_s, uint64_t samples, uint64_t bytes, double
   r.bytes = bytes;
   RankStats rk;
   rk.compute_ns = static_cast<int64_t>(compute_s * 1e9);
+  rk.nominal_compute_ns = rk.compute_ns;
+  rk.elapsed_ns = r.elapsed_ns;
   rk.wait_ns = static_cast<int64_t>(wait_s * 1e9);
   r.ranks.push_back(rk);
   WorkerStats w;
@@ -75,6 +77,24 @@ TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]")
 
   auto none = analyze_ingest(fake_run(10, 0, 0, 0, 10, 1.0), d, in);
   CHECK(none.verdict == "failed");
+}
+
+TEST_CASE("AU counts the nominal step time: a consumer that overslept lowers AU", "[ingest]") {
+  RankStats rk;
+  rk.elapsed_ns = 10'000'000'000;
+  rk.wait_ns = 500'000'000;
+  rk.compute_ns = 9'500'000'000;          // what the sleeps took
+  rk.nominal_compute_ns = 8'000'000'000;  // what the GPUs' rate asked for
+  CHECK(rank_accelerator_utilization(rk) == Approx(0.8));
+  LoaderResult r;
+  r.elapsed_ns = rk.elapsed_ns;
+  r.samples = 1000;
+  r.ranks.push_back(rk);
+  Demand d;
+  d.samples_per_s_per_gpu = 100;
+  auto out = analyze_ingest(r, d, AnalysisInputs{});
+  CHECK(out.consumer_lag_s == Approx(1.5));
+  CHECK(out.accelerator_utilization == Approx(0.8));
 }
 
 TEST_CASE("the shipped catalog has sourced rates for the presets' models", "[ingest]") {
