@@ -47,6 +47,8 @@ int cmd_report(const CommandContext& ctx) {
   const std::string html = vm.count("html") ? vm["html"].as<std::string>() : "";
   const std::string csv = vm.count("csv") ? vm["csv"].as<std::string>() : "";
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
+  if (!html.empty()) check_output_path(html, "--html");
+  if (!csv.empty()) check_output_path(csv, "--csv");
   if (!csv.empty() && (docs.size() != 1 || docs[0].value("kind", "") != "tune"))
     throw UsageError("--csv writes the points of one tune document; give exactly one FILE.json of kind 'tune'");
 

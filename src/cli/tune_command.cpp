@@ -85,6 +85,10 @@ int cmd_tune(const CommandContext& ctx) {
 
   RunConfig c;
   run_config_from_vm(vm, desc, false, c);
+  // Output paths are checked before the sweep, not after minutes of measuring.
+  if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
+  if (!html.empty()) check_output_path(html, "--html");
+  if (!csv.empty()) check_output_path(csv, "--csv");
   const int64_t t0 = now_ns();
   const int64_t deadline = t0 + static_cast<int64_t>(budget_s * 1e9);
   nlohmann::json doc = document_header("tune", ctx.argv, host);
