@@ -174,7 +174,8 @@ void probe_devices(const std::string& path, TargetInfo& t) {
 }
 
 // A file to probe O_DIRECT with: `path` itself when a regular file, else the first regular file of
-// at least 4 KiB among the first 4096 entries of the directory.
+// at least 4 KiB among the first 64 entries of the directory (a bounded look: on a network
+// filesystem each stat is a round trip, and a run probes O_DIRECT on its own first file anyway).
 std::string existing_probe_file(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return "";
@@ -185,7 +186,7 @@ std::string existing_probe_file(const std::string& path) {
   std::string found;
   int seen = 0;
   while (dirent* e = readdir(d)) {
-    if (++seen > 4096) break;
+    if (++seen > 64) break;
     if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
     std::string f = path + "/" + e->d_name;
     struct stat fs {};
