@@ -96,4 +96,10 @@ bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::ve
 
 std::string shard_file_name(int rank) { return fmt::format("__{}_0.distcp", rank); }
 
+uint64_t uncompressed_shard_bytes(uint64_t logical_bytes, uint64_t region_count, uint64_t chunk_bytes) {
+  const uint64_t chunks = chunk_bytes ? (logical_bytes + chunk_bytes - 1) / chunk_bytes : 1;
+  const uint64_t total = logical_bytes + region_count * kRegionBytes + chunks * kEntryBytes + kTrailerBytes;
+  return (total + 4095) / 4096 * 4096;
+}
+
 }  // namespace ioprobe::checkpoint

@@ -53,6 +53,13 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why);
 bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::vector<Region>& regions,
                      std::vector<IndexEntry>& index, std::string& why);
 
+/// Bytes an uncompressed shard of `logical_bytes` (in `region_count` regions, cut into chunks of
+/// `chunk_bytes`) occupies: the data + region table (24 B each) + index (48 B per chunk) + 64 B
+/// trailer, rounded up to 4 KiB (O_DIRECT writes and filesystem allocation are whole 4 KiB
+/// blocks). Used to check free space before a save; a compressed shard has no such bound in
+/// advance (its ratio is only known once written).
+uint64_t uncompressed_shard_bytes(uint64_t logical_bytes, uint64_t region_count, uint64_t chunk_bytes);
+
 /// Shard file name of a global rank, as PyTorch DCP names them: "__<rank>_0.distcp".
 std::string shard_file_name(int rank);
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/run_data.hpp"
 #include "checkpoint/saver.hpp"
+#include "checkpoint/shard_format.hpp"
 #include "checkpoint/tensor_data.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
@@ -101,6 +103,32 @@ void settle(const RawWriteResult& raw) {
   sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
 }
 
+// --json PATH is checked before any work (UsageError, exit 2): PATH is not a directory and its
+// directory exists and is writable, so a finished measurement is never lost to a bad path.
+void check_json_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty()) throw UsageError("--json: empty path; give a file name");
+  if (fs::is_directory(path, ec))
+    throw UsageError(fmt::format("--json '{}' is a directory; give a file name, e.g. {}/result.json", escape_bytes(path),
+                                 escape_bytes(path)));
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(fmt::format("--json '{}': directory '{}' does not exist; create it or choose another path",
+                                 escape_bytes(path), escape_bytes(dir)));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("--json '{}': directory '{}' is not writable: {}; choose another path", escape_bytes(path),
+                                 escape_bytes(dir), errno_text(errno)));
+}
+
+// Free bytes for an unprivileged writer in `dir` now (statvfs f_bavail x f_bsize, as probe_target).
+uint64_t free_bytes_now(const std::string& dir) {
+  struct statvfs sf {};
+  if (::statvfs(dir.c_str(), &sf) != 0) return 0;
+  return static_cast<uint64_t>(sf.f_bavail) * sf.f_bsize;
+}
+
 }  // namespace
 
 int cmd_checkpoint(const CommandContext& ctx) {
@@ -118,7 +146,9 @@ int cmd_checkpoint(const CommandContext& ctx) {
                  "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 1GiB --compress zstd:1 --restore\n"
                  "  ioprobe checkpoint --dir /mnt/nvme/ckpt --model llama3-8b --ranks 2   (2 of 8 ranks: 26 GB)\n"
                  "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 4GiB --async --step-time 200ms\n"
-                 "exit codes: 0 ok, 1 save/restore failed (ENOSPC, EIO, checksum), 2 bad usage, 130/143 interrupted\n";
+                 "exit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
+                 "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
+                 "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
     return kExitOk;
   }
   if (has(vm, "model")) load_ini(find_workload_file(get_string(vm, "model")), desc, vm);
@@ -166,6 +196,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const bool keep = get_bool(vm, "keep", false);
   const uint64_t seed = get_count(vm, "seed", 1, 0, UINT64_MAX);
   const std::string json_path = get_string(vm, "json");
+  if (vm.count("json")) check_json_path(json_path);
   d.dir = get_string(vm, "dir", "./ioprobe-ckpt");
   d.cpus_allowed = std::max(1, host.cpus_allowed);
 
@@ -192,9 +223,30 @@ int cmd_checkpoint(const CommandContext& ctx) {
   };
   if (target.memory_backed) warn(fmt::format("{} is {} (RAM): this measures memory, not a storage device", d.dir, target.fs_type));
   if (!o.fsync) warn("--fsync false: the save is not durable (page cache); the figures are not storage bandwidth");
-  if (d.state.host_bytes > target.free_bytes)
+  // Space preflight. The run writes, one after the other: the raw comparison file (as many bytes
+  // as the state), the checkpoint, and the raw file again, after the checkpoint was removed
+  // (unless --keep). The peak is the larger of the two, or both with --keep.
+  uint64_t ckpt_need = 0, raw_need = 0;
+  for (const auto& r : d.state.ranks) {
+    ckpt_need += uncompressed_shard_bytes(r.bytes, r.regions.size(), o.chunk_bytes);
+    raw_need += (r.bytes + 4095) / 4096 * 4096;
+  }
+  if (!o.compress.enabled && ckpt_need > target.free_bytes) {
+    if (created_dir) ::rmdir(d.dir.c_str());
+    std::fprintf(stderr,
+                 "ioprobe: not enough space in %s: the checkpoint needs %s (%zu shard(s), uncompressed), %s are free; "
+                 "free space, choose a smaller --size or another --dir\n",
+                 escape_bytes(d.dir).c_str(), format_bytes(ckpt_need).c_str(), d.state.ranks.size(),
+                 format_bytes(target.free_bytes).c_str());
+    return kExitFailure;
+  }
+  if (o.compress.enabled && ckpt_need > target.free_bytes)
     warn(fmt::format("the state ({}) is larger than the free space ({}); the save will fail unless compression saves enough",
                      format_bytes(d.state.host_bytes), format_bytes(target.free_bytes)));
+  if (raw_on && keep && ckpt_need + raw_need > target.free_bytes)
+    warn(fmt::format("with --keep the checkpoint (up to {}) and the raw write after the save ({}) must fit together "
+                     "and {} are free: that raw run will likely be skipped (the baseline is then the run before the save)",
+                     format_bytes(ckpt_need), format_bytes(raw_need), format_bytes(target.free_bytes)));
   if (o.compress.enabled && o.compress_threads > 1 && o.chunk_bytes < zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes))
     warn(fmt::format("--chunk-size {} is below zstd's job size {} at level {}: zstd multithreading stays off "
                      "(1 of {} workers busy per chunk); use chunks of at least {} x {}",
@@ -226,10 +278,29 @@ int cmd_checkpoint(const CommandContext& ctx) {
 
   std::vector<uint64_t> rank_bytes;
   for (const auto& r : d.state.ranks) rank_bytes.push_back(r.bytes);
+  // One raw write run; on lack of space (checked first) or an I/O error it returns nothing and says why.
+  auto try_raw = [&](const std::string& when, std::string& why) -> std::optional<RawWriteResult> {
+    const uint64_t free_now = free_bytes_now(d.dir);
+    if (raw_need > free_now) {
+      why = fmt::format("not enough space {}: it needs {}, {} are free in {}", when, format_bytes(raw_need),
+                        format_bytes(free_now), d.dir);
+      return std::nullopt;
+    }
+    try {
+      return measure_raw_write(d.dir, rank_bytes, o.io);
+    } catch (const IoError& e) {
+      why = e.what();
+      return std::nullopt;
+    }
+  };
+  if (!raw_on) d.raw_unavailable = "--raw-baseline off";
   if (raw_on && !interrupted()) {
     std::fprintf(stderr, "ioprobe: measuring raw sequential write of %s...\n", format_bytes(d.state.host_bytes).c_str());
-    d.raw = measure_raw_write(d.dir, rank_bytes, o.io);
-    settle(*d.raw);
+    d.raw = try_raw("before the save", d.raw_unavailable);
+    if (d.raw)
+      settle(*d.raw);
+    else
+      warn("raw write baseline not measured (" + d.raw_unavailable + "); the save is reported without the comparison");
   }
   if (o.compress.enabled && !states.empty()) {
     // A 64 MiB sample mixing the rank's regions in their proportions (bf16 first, then fp32).
@@ -263,20 +334,38 @@ int cmd_checkpoint(const CommandContext& ctx) {
       struct stat st {};
       d.file_bytes.push_back(::stat(p.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
     }
-  if (raw_on && d.save.ok && !interrupted()) {
-    // Second raw run after the save: the better of the two is the baseline (strict comparison).
-    settle(*d.raw);
-    std::fprintf(stderr, "ioprobe: measuring raw sequential write again...\n");
-    RawWriteResult again = measure_raw_write(d.dir, rank_bytes, o.io);
-    d.raw_runs_bytes_per_s = {d.raw->bytes_per_s(), again.bytes_per_s()};
-    if (again.bytes_per_s() > d.raw->bytes_per_s()) d.raw = again;
+  // The published shards are removed (unless --keep) before the second raw run, which needs
+  // their space, and on any exception below.
+  auto remove_shards = [&] {
+    if (!keep)
+      for (const auto& p : d.save.final_paths) ::unlink(p.c_str());
+  };
+  try {
+    if (restore && d.save.ok && !interrupted()) {
+      std::fprintf(stderr, "ioprobe: restoring (cold cache) and verifying...\n");
+      d.restore = restore_checkpoint(d.save.final_paths, o.io.io_size);
+    }
+    remove_shards();
+    if (d.raw && d.save.ok && !interrupted()) {
+      // Second raw run after the save: the better of the two is the baseline (strict comparison).
+      settle(*d.raw);
+      std::fprintf(stderr, "ioprobe: measuring raw sequential write again...\n");
+      std::optional<RawWriteResult> again =
+          try_raw(keep ? "after the save, beside the kept checkpoint" : "after the save", d.raw_after_save_skipped);
+      if (again) {
+        d.raw_runs_bytes_per_s = {d.raw->bytes_per_s(), again->bytes_per_s()};
+        if (again->bytes_per_s() > d.raw->bytes_per_s()) d.raw = again;
+      } else {
+        d.raw_runs_bytes_per_s = {d.raw->bytes_per_s()};
+        warn("the raw write after the save did not run (" + d.raw_after_save_skipped +
+             "); the baseline is the run before the save only");
+      }
+    }
+  } catch (...) {
+    remove_shards();
+    if (created_dir && !keep) ::rmdir(d.dir.c_str());
+    throw;
   }
-  if (restore && d.save.ok && !interrupted()) {
-    std::fprintf(stderr, "ioprobe: restoring (cold cache) and verifying...\n");
-    d.restore = restore_checkpoint(d.save.final_paths, o.io.io_size);
-  }
-  if (!keep)
-    for (const auto& p : d.save.final_paths) ::unlink(p.c_str());
   if (created_dir && !keep) ::rmdir(d.dir.c_str());  // only succeeds when empty
 
   nlohmann::json doc = document_header("checkpoint", ctx.argv, host);

@@ -60,8 +60,10 @@ json checkpoint_json(const CheckpointRunData& d) {
     const auto& r = s.ranks[i];
     uint64_t disk = i < d.file_bytes.size() ? d.file_bytes[i] : r.stored_bytes;
     double rr = rate(r.logical_bytes, r.total_ns);
+    // A failed or interrupted save claims no rate and no size on disk (its files were removed).
     ranks.push_back({{"rank", r.rank}, {"logical_bytes", r.logical_bytes}, {"stored_bytes", r.stored_bytes},
-                     {"bytes_on_disk", disk}, {"duration_s", sec(r.total_ns)}, {"write_bytes_per_s", rr},
+                     {"bytes_on_disk", s.ok ? json(disk) : json(nullptr)}, {"duration_s", sec(r.total_ns)},
+                     {"write_bytes_per_s", s.ok ? json(rr) : json(nullptr)},
                      {"stage_s", sec(r.stage_ns)}, {"compress_s", sec(r.compress_ns)},
                      {"write_wait_s", sec(r.write_wait_ns)}, {"fsync_s", sec(r.fsync_ns)},
                      {"written_bytes", r.written_bytes}, {"chunks_done", r.chunks_done}, {"chunks_total", r.chunks_total}, {"direct", r.direct}});
@@ -77,18 +79,22 @@ json checkpoint_json(const CheckpointRunData& d) {
     wait = std::max(wait, r.write_wait_ns);
     fsync = std::max(fsync, r.fsync_ns);
   }
+  // A save that did not complete (failed or interrupted) claims no rate, ratio or size on disk:
+  // those fields are null; what it did (bytes the kernel completed, elapsed times) stays.
   const double ratio = on_disk ? static_cast<double>(logical) / on_disk : 0;
   const int64_t durable = s.ok ? s.durable_ns : 0;
-  const double agg = s.ok ? rate(logical, durable) : 0.0;  // no rate is claimed for a save that did not complete
+  const double agg = s.ok ? rate(logical, durable) : 0.0;
+  auto valid = [&](double v) { return s.ok ? json(v) : json(nullptr); };
   json save = {{"ok", s.ok}, {"durable", s.ok && d.opts.fsync}, {"interrupted", s.interrupted},
                {"durability", s.interrupted ? "interrupted: not published" : !s.ok ? "failed: not published"
                              : !d.opts.fsync ? "not durable (page cache)" : "durable (fsync + rename + directory fsync)"},
-               {"written_bytes", written},
-               {"direct", direct}, {"logical_bytes", logical}, {"stored_bytes", stored}, {"bytes_on_disk", on_disk},
-               {"ratio", ratio}, {"duration_max_s", sec(max_ns)}, {"throughput_min_rank_bytes_per_s", min_rate},
+               {"written_bytes", written}, {"durable_bytes", s.ok && d.opts.fsync ? on_disk : 0},
+               {"direct", direct}, {"logical_bytes", logical}, {"stored_bytes", stored},
+               {"bytes_on_disk", s.ok ? json(on_disk) : json(nullptr)},
+               {"ratio", valid(ratio)}, {"duration_max_s", sec(max_ns)}, {"throughput_min_rank_bytes_per_s", valid(min_rate)},
                {"time_to_staged_s", sec(s.staged_ns)}, {"ranks_done_s", sec(s.ranks_done_ns)},
-               {"publish_s", sec(s.publish_ns)}, {"time_to_durable_s", sec(durable)},
-               {"write_bytes_per_s", agg}, {"stored_write_bytes_per_s", s.ok ? rate(stored, durable) : 0.0},
+               {"publish_s", sec(s.publish_ns)}, {"time_to_durable_s", valid(sec(durable))},
+               {"write_bytes_per_s", valid(agg)}, {"stored_write_bytes_per_s", valid(rate(stored, durable))},
                {"phases_max_over_ranks_s", {{"stage", sec(stage)}, {"compress", sec(comp)}, {"write_wait", sec(wait)}, {"fsync", sec(fsync)}}},
                {"user_cpu_s", s.user_cpu_s}, {"sys_cpu_s", s.sys_cpu_s},
                {"cpu_per_wall", s.ranks_done_ns > 0 ? (s.user_cpu_s + s.sys_cpu_s) / sec(s.ranks_done_ns) : 0},
@@ -108,9 +114,22 @@ json checkpoint_json(const CheckpointRunData& d) {
     double raw = d.raw->bytes_per_s();
     json rj = {{"bytes", d.raw->bytes}, {"duration_max_s", sec(d.raw->max_ns)}, {"write_bytes_per_s", raw},
                {"direct", d.raw->direct}, {"fsync", true},
-               {"runs_bytes_per_s", d.raw_runs_bytes_per_s}, {"settle", "sync + max(1 s, raw duration) idle before and after the save"}};
+               {"runs_bytes_per_s", d.raw_runs_bytes_per_s}, {"settle", "sync + max(1 s, raw duration) idle before and after the save"},
+               {"available", true}};
+    if (!d.raw_after_save_skipped.empty()) rj["after_save_skipped"] = escape_bytes(d.raw_after_save_skipped);
     out["raw_write"] = rj;
-    json cmp = {{"checkpoint_over_raw", raw > 0 ? agg / raw : 0}};
+  } else {
+    const std::string why = d.raw_unavailable.empty() ? "not measured" : d.raw_unavailable;
+    out["raw_write"] = {{"available", false}, {"reason", escape_bytes(why)}};
+    out["comparison"] = {{"available", false}, {"reason", escape_bytes("no raw write measured: " + why)},
+                         {"checkpoint_over_raw", nullptr}};
+  }
+  if (d.raw && !s.ok) {
+    out["comparison"] = {{"available", false}, {"reason", "the save did not complete: no checkpoint rate to compare"},
+                         {"checkpoint_over_raw", nullptr}};
+  } else if (d.raw) {
+    const double raw = d.raw->bytes_per_s();
+    json cmp = {{"available", true}, {"checkpoint_over_raw", raw > 0 ? agg / raw : 0}};
     // Goals of the issue: uncompressed >= 90% of raw; compressed >= 90% of
     // min(raw x ratio, cores x single-thread zstd speed), all measured in this run.
     if (!d.opts.compress.enabled) {

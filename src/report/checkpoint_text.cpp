@@ -44,27 +44,44 @@ std::string render_checkpoint_text(const json& doc) {
   if (st.at("resident_cyclic").get<bool>())
     o += fmt::format("  state       larger than the memory budget: {} resident, read cyclically\n",
                      bytes(st.at("resident_bytes")));
-  o += "\nsave\n";
-  o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x\n", bytes(sv.at("logical_bytes")),
-                   bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>());
+  // A save that did not complete claims no rate, ratio or size on disk (report/checkpoint_json.cpp
+  // writes those as null); only the work it did is shown.
+  const bool ok = sv.at("ok").get<bool>();
   const json& ph = sv.at("phases_max_over_ranks_s");
+  if (ok) {
+    o += "\nsave\n";
+    o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x\n", bytes(sv.at("logical_bytes")),
+                     bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>());
+  } else {
+    o += fmt::format("\nsave {} -- no throughput, ratio or size on disk is claimed\n",
+                     sv.value("interrupted", false) ? "INTERRUPTED" : "FAILED");
+    o += fmt::format("  completed work: {} of logical state handed to the writer; {} reached the kernel; "
+                     "0 B durable ({}, temporary files removed)\n",
+                     bytes(sv.at("logical_bytes")), bytes(sv.at("written_bytes")), sv.at("durability").get<std::string>());
+  }
   o += fmt::format("  phases (max over ranks, overlapping): stage {}  compress {}  write wait {}  fsync {}\n",
                    secs(ph.at("stage")), secs(ph.at("compress")), secs(ph.at("write_wait")), secs(ph.at("fsync")));
   o += fmt::format("  time to staged {}  ranks done {}  publish {}  time to durable {}\n",
                    sv.contains("async") ? secs(sv.at("time_to_staged_s")) : std::string("- (sync: training blocked until durable)"),
                    secs(sv.at("ranks_done_s")), secs(sv.at("publish_s")),
-                   sv.at("ok").get<bool>() ? secs(sv.at("time_to_durable_s")) : std::string("-"));
-  for (const auto& r : sv.at("ranks"))
-    o += fmt::format("  rank {:>4}  {}  {}  {}\n", r.at("rank").get<int>(), bytes(r.at("logical_bytes")),
-                     secs(r.at("duration_s")), rate(r.at("write_bytes_per_s")));
-  o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {}\n", secs(sv.at("duration_max_s")),
-                   rate(sv.at("throughput_min_rank_bytes_per_s")));
-  if (!sv.at("ok").get<bool>())
-    o += fmt::format("  {}: {} reached the kernel before the save stopped; no rate is claimed\n",
-                     sv.at("durability").get<std::string>(), bytes(sv.at("written_bytes")));
-  else
+                   ok ? secs(sv.at("time_to_durable_s")) : std::string("-"));
+  for (const auto& r : sv.at("ranks")) {
+    if (ok)
+      o += fmt::format("  rank {:>4}  {}  {}  {}\n", r.at("rank").get<int>(), bytes(r.at("logical_bytes")),
+                       secs(r.at("duration_s")), rate(r.at("write_bytes_per_s")));
+    else
+      o += fmt::format("  rank {:>4}  {} chunk(s) of {} done  {} reached the kernel  elapsed {}\n", r.at("rank").get<int>(),
+                       r.value("chunks_done", 0), r.value("chunks_total", 0), bytes(r.value("written_bytes", json(0))),
+                       secs(r.at("duration_s")));
+  }
+  if (ok) {
+    o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {}\n", secs(sv.at("duration_max_s")),
+                     rate(sv.at("throughput_min_rank_bytes_per_s")));
     o += fmt::format("  aggregate write {} of logical state{}\n", rate(sv.at("write_bytes_per_s")),
                      sv.at("durable").get<bool>() ? " (to durable)" : " -- NOT DURABLE (page cache), do not size storage on it");
+  } else {
+    o += fmt::format("  elapsed (max over ranks) {}\n", secs(sv.at("duration_max_s")));
+  }
   o += fmt::format("  CPU user {:.2f} s + sys {:.2f} s over {:.2f} s wall = {:.2f} cores busy\n", sv.at("user_cpu_s").get<double>(),
                    sv.at("sys_cpu_s").get<double>(), sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());
   if (sv.contains("async")) {
@@ -75,9 +92,11 @@ std::string render_checkpoint_text(const json& doc) {
                      a.at("step_slowdown").get<double>() * 100);
   }
   if (sv.contains("failure")) o += "  FAILED: " + sv.at("failure").get<std::string>() + "\n";
-  if (c.contains("raw_write")) {
-    const json& rw = c.at("raw_write");
-    const json& cmp = c.at("comparison");
+  const json& rw = c.value("raw_write", json::object());
+  const json& cmp = c.value("comparison", json::object());
+  if (!rw.value("available", rw.contains("write_bytes_per_s")))
+    o += "\nraw sequential write: not measured: " + rw.value("reason", std::string("--raw-baseline off")) + "\n";
+  if (rw.value("available", rw.contains("write_bytes_per_s"))) {
     std::string runs;
     for (const auto& v : rw.value("runs_bytes_per_s", json::array()))
       runs += fmt::format("{}{:.1f}", runs.empty() ? "" : ", ", v.get<double>() / 1e6);
@@ -85,6 +104,12 @@ std::string render_checkpoint_text(const json& doc) {
                      secs(rw.at("duration_max_s")), rate(rw.at("write_bytes_per_s")),
                      rw.at("direct").get<bool>() ? "O_DIRECT" : "buffered",
                      runs.empty() ? "" : "; best of runs before/after the save: " + runs + " MB/s");
+    if (rw.contains("after_save_skipped"))
+      o += "  the run after the save did not run: " + rw.at("after_save_skipped").get<std::string>() + "\n";
+  }
+  if (!cmp.value("available", cmp.contains("checkpoint_over_raw") && cmp["checkpoint_over_raw"].is_number()))
+    o += "  checkpoint / raw: not available: " + cmp.value("reason", std::string("no raw write measured")) + "\n";
+  else {
     o += fmt::format("  checkpoint / raw = {:.3f}\n", cmp.at("checkpoint_over_raw").get<double>());
     if (cmp.contains("cpu_limit_bytes_per_s"))
       o += fmt::format("  limits: write x ratio {}; {} core(s) x zstd {} = {}  -> {}-bound\n",

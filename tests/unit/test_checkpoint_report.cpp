@@ -1,0 +1,115 @@
+// The checkpoint document of a save that did not complete claims no rate, ratio or size on disk;
+// the space preflight's bound on an uncompressed shard holds for a real save.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "checkpoint/run_data.hpp"
+#include "checkpoint/saver.hpp"
+#include "checkpoint/shard_format.hpp"
+#include "report/checkpoint_report.hpp"
+
+using namespace ioprobe::checkpoint;
+using nlohmann::json;
+
+namespace {
+
+CheckpointRunData failed_run(bool with_raw) {
+  CheckpointRunData d;
+  d.state = state_from_size(64ull << 20, 2);
+  d.dir = "/x";
+  d.save.ok = false;
+  d.save.failed_rank = 1;
+  d.save.failure = "checkpoint save failed: write /x/__1_0.distcp.ioprobe-tmp.1: No space left on device (ENOSPC)";
+  d.save.ranks_done_ns = 500'000'000;
+  for (int r = 0; r < 2; ++r) {
+    RankSaveResult x;
+    x.rank = r;
+    x.logical_bytes = 4u << 20;
+    x.stored_bytes = 30u << 20;  // queued, mostly never written: must not appear as "on disk"
+    x.written_bytes = 4u << 20;
+    x.chunks_done = 4;
+    x.chunks_total = 32;
+    x.total_ns = 500'000'000;
+    d.save.ranks.push_back(x);
+  }
+  if (with_raw) {
+    RawWriteResult raw;
+    raw.bytes = 64ull << 20;
+    raw.max_ns = 100'000'000;
+    raw.rank_ns = {raw.max_ns, raw.max_ns};
+    d.raw = raw;
+  } else {
+    d.raw_unavailable = "not enough space before the save: it needs 64.00 MiB, 8.00 MiB are free in /x";
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a failed save's document has null rates, ratio and size on disk, and the text shows none", "[checkpoint]") {
+  for (bool with_raw : {true, false}) {
+    json doc = {{"checkpoint", ioprobe::checkpoint_json(failed_run(with_raw))}};
+    doc["checkpoint"]["elapsed_s"] = 1.0;
+    const json& s = doc["checkpoint"]["save"];
+    for (const char* k : {"ratio", "bytes_on_disk", "throughput_min_rank_bytes_per_s", "write_bytes_per_s",
+                          "stored_write_bytes_per_s", "time_to_durable_s"})
+      CHECK(s.at(k).is_null());
+    for (const auto& r : s.at("ranks")) {
+      CHECK(r.at("write_bytes_per_s").is_null());
+      CHECK(r.at("bytes_on_disk").is_null());
+    }
+    CHECK(s.at("written_bytes").get<uint64_t>() == (8u << 20));
+    CHECK(s.at("durable_bytes").get<uint64_t>() == 0);
+    CHECK(s.at("duration_max_s").get<double>() == Approx(0.5));
+    // The schema requires raw_write and comparison; the comparison is marked unavailable.
+    CHECK(doc["checkpoint"]["raw_write"].at("available").get<bool>() == with_raw);
+    CHECK_FALSE(doc["checkpoint"]["comparison"].at("available").get<bool>());
+    CHECK(doc["checkpoint"]["comparison"].at("checkpoint_over_raw").is_null());
+
+    const std::string text = ioprobe::render_checkpoint_text(doc);
+    INFO(text);
+    CHECK(text.find("save FAILED") != std::string::npos);
+    CHECK(text.find("8.00 MiB (8,388,608 B) reached the kernel") != std::string::npos);
+    CHECK(text.find("throughput (min") == std::string::npos);
+    CHECK(text.find("ratio 1") == std::string::npos);
+    CHECK(text.find("30.00 MiB") == std::string::npos);
+    CHECK(text.find("checkpoint / raw: not available") != std::string::npos);
+    // The raw write itself was measured and may be shown; the save has no MB/s of its own.
+    const std::string save_part = text.substr(0, text.find("raw sequential write"));
+    CHECK(save_part.find("MB/s") == std::string::npos);
+  }
+}
+
+TEST_CASE("the preflight's uncompressed shard size bounds a real shard within 4 KiB", "[checkpoint][io]") {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base ? base : "/tmp") + "/ioprobe-ckpt-size.XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back(0);
+  REQUIRE(mkdtemp(buf.data()) != nullptr);
+  const std::string dir = buf.data();
+  for (uint64_t chunk : {uint64_t(1) << 20, uint64_t(3000001), uint64_t(65537)}) {
+    StateSpec spec = state_from_size(5'000'003, 1);
+    std::vector<ResidentState> states;
+    states.emplace_back(spec.ranks[0], UINT64_MAX, 3);
+    SaveOptions o;
+    o.chunk_bytes = chunk;
+    o.io.io_size = 64 * 1024;
+    SaveResult r = save_checkpoint(states, dir, o, false, nullptr);
+    REQUIRE(r.ok);
+    struct stat st {};
+    REQUIRE(::stat(shard_path(dir, 0).c_str(), &st) == 0);
+    const uint64_t bound = uncompressed_shard_bytes(spec.ranks[0].bytes, spec.ranks[0].regions.size(), chunk);
+    INFO("chunk " << chunk << ": file " << st.st_size << " B, bound " << bound << " B");
+    CHECK(static_cast<uint64_t>(st.st_size) <= bound);
+    CHECK(bound - static_cast<uint64_t>(st.st_size) < 4096);
+    ::unlink(shard_path(dir, 0).c_str());
+  }
+  std::filesystem::remove_all(dir);
+}
