@@ -22,6 +22,7 @@
 #include "checkpoint/tensor_data.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -103,25 +104,6 @@ void settle(const RawWriteResult& raw) {
   sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
 }
 
-// --json PATH is checked before any work (UsageError, exit 2): PATH is not a directory and its
-// directory exists and is writable, so a finished measurement is never lost to a bad path.
-void check_json_path(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (path.empty()) throw UsageError("--json: empty path; give a file name");
-  if (fs::is_directory(path, ec))
-    throw UsageError(fmt::format("--json '{}' is a directory; give a file name, e.g. {}/result.json", escape_bytes(path),
-                                 escape_bytes(path)));
-  const fs::path parent = fs::path(path).parent_path();
-  const std::string dir = parent.empty() ? std::string(".") : parent.string();
-  if (!fs::is_directory(dir, ec))
-    throw UsageError(fmt::format("--json '{}': directory '{}' does not exist; create it or choose another path",
-                                 escape_bytes(path), escape_bytes(dir)));
-  if (access(dir.c_str(), W_OK) != 0)
-    throw UsageError(fmt::format("--json '{}': directory '{}' is not writable: {}; choose another path", escape_bytes(path),
-                                 escape_bytes(dir), errno_text(errno)));
-}
-
 // Free bytes for an unprivileged writer in `dir` now (statvfs f_bavail x f_bsize, as probe_target).
 uint64_t free_bytes_now(const std::string& dir) {
   struct statvfs sf {};
@@ -151,7 +133,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
                  "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
     return kExitOk;
   }
-  if (has(vm, "model")) load_ini(find_workload_file(get_string(vm, "model")), desc, vm);
+  if (has(vm, "model")) load_ini(find_workload_file(get_string(vm, "model"), "checkpoint"), desc, vm);
   if (vm.count("size") && vm.count("params"))
     throw UsageError("--size and --params (or --model) both given; choose one way to size the state");
 
@@ -196,7 +178,11 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const bool keep = get_bool(vm, "keep", false);
   const uint64_t seed = get_count(vm, "seed", 1, 0, UINT64_MAX);
   const std::string json_path = get_string(vm, "json");
-  if (vm.count("json")) check_json_path(json_path);
+  if (vm.count("json")) {
+    // Checked before any work (exit 2), so a finished measurement is never lost to a bad path.
+    if (json_path.empty()) throw UsageError("--json: empty path; give a file name");
+    check_output_path(json_path, "--json");
+  }
   d.dir = get_string(vm, "dir", "./ioprobe-ckpt");
   d.cpus_allowed = std::max(1, host.cpus_allowed);
 

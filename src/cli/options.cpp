@@ -90,7 +90,7 @@ std::string workloads_dir() {
   throw UsageError("cannot find the workloads/ folder (presets and accelerator catalog); set IOPROBE_WORKLOADS=DIR");
 }
 
-std::vector<std::string> list_presets() {
+std::vector<std::string> list_presets(const std::string& kind) {
   std::vector<std::string> names;
   std::string dir;
   try {
@@ -101,7 +101,7 @@ std::vector<std::string> list_presets() {
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string n = e->d_name;
-      if (n.size() > 4 && n.substr(n.size() - 4) == ".ini" && is_dataset_preset(dir + "/" + n))
+      if (n.size() > 4 && n.substr(n.size() - 4) == ".ini" && is_dataset_preset(dir + "/" + n) == (kind == "dataset"))
         names.push_back(n.substr(0, n.size() - 4));
     }
     closedir(d);
@@ -110,7 +110,7 @@ std::vector<std::string> list_presets() {
   return names;
 }
 
-std::string find_workload_file(const std::string& name) {
+std::string find_workload_file(const std::string& name, const std::string& kind) {
   struct stat st {};
   bool looks_like_path = name.find('/') != std::string::npos || (name.size() > 4 && name.substr(name.size() - 4) == ".ini");
   if (looks_like_path) {
@@ -122,15 +122,18 @@ std::string find_workload_file(const std::string& name) {
   for (const auto& d : workload_search_path()) {
     std::string p = d + "/" + name + ".ini";
     if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (!is_dataset_preset(p))
+      if (kind == "dataset" && !is_dataset_preset(p))
         throw UsageError(fmt::format("'{}' is a checkpoint preset, not a dataset: use 'ioprobe checkpoint --model {}'",
+                                     escape_bytes(name), escape_bytes(name)));
+      if (kind == "checkpoint" && is_dataset_preset(p))
+        throw UsageError(fmt::format("'{}' is a dataset preset, not a model: use 'ioprobe --dataset {}'",
                                      escape_bytes(name), escape_bytes(name)));
       return p;
     }
   }
   std::string known;
-  for (const auto& n : list_presets()) known += (known.empty() ? "" : ", ") + n;
-  throw UsageError(fmt::format("unknown dataset preset '{}'; known presets: {} (or give a path to an .ini file)",
+  for (const auto& n : list_presets(kind)) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError(fmt::format("unknown {} preset '{}'; known presets: {} (or give a path to an .ini file)", kind,
                                escape_bytes(name), known.empty() ? "(none found)" : known));
 }
 

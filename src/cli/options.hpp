@@ -35,14 +35,17 @@ void load_ini(const std::string& path, const po::options_description& desc, po::
 /// Resolves a workload name ("imagenet-like") or a file path to an existing file. Names are
 /// looked up as <dir>/<name>.ini in $IOPROBE_WORKLOADS, <exe>/../share/ioprobe/workloads,
 /// <exe>/../workloads and the source tree's workloads/. Throws UsageError listing the presets.
-std::string find_workload_file(const std::string& name_or_path);
+/// `kind` is "dataset" (presets that set files, for run/gen/tune) or "checkpoint" (presets that
+/// set params, for `ioprobe checkpoint --model`); a preset of the other kind is refused with a
+/// pointer to the right command.
+std::string find_workload_file(const std::string& name_or_path, const std::string& kind = "dataset");
 
 /// The directory holding the presets and the accelerator catalog (first match of the search
 /// path above that exists). Throws UsageError when none is found.
 std::string workloads_dir();
 
 /// Names of the presets available (files *.ini in workloads_dir()), sorted.
-std::vector<std::string> list_presets();
+std::vector<std::string> list_presets(const std::string& kind = "dataset");
 
 // Typed getters. `name` is the option name without dashes; each throws UsageError naming
 // "--name" and the value when it does not parse or lies outside [lo, hi].
