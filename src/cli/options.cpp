@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -18,8 +19,23 @@
 
 namespace ioprobe::cli {
 
+namespace {
+
+// Boost.Program_options (1.74) formats its error messages by replacing placeholders such as
+// "%canonical_option%" with the user's text, repeatedly: text that itself contains a placeholder
+// makes that loop forever (found by tests/fuzz). Such text is refused before Boost sees it.
+void refuse_boost_placeholders(const std::string& text, const std::string& where) {
+  for (const char* p : {"%canonical_option%", "%option%", "%value%", "%prefix_option%", "%original_token%"})
+    if (text.find(p) != std::string::npos)
+      throw UsageError(fmt::format("{}: '{}' contains '{}', which ioprobe cannot take in an option; rename or quote "
+                                   "differently", where, escape_bytes(text.substr(0, 200)), p));
+}
+
+}  // namespace
+
 po::variables_map parse_command_line(const std::vector<std::string>& args, const po::options_description& desc,
                                      const std::string& command) {
+  for (const auto& a : args) refuse_boost_placeholders(a, command);
   po::variables_map vm;
   try {
     po::positional_options_description none;
@@ -38,9 +54,13 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
 }
 
 void load_ini(const std::string& path, const po::options_description& desc, po::variables_map& vm) {
-  std::ifstream in(path);
-  if (!in)
+  std::ifstream file(path);
+  if (!file)
     throw UsageError(fmt::format("cannot read workload file '{}': {}", escape_bytes(path), errno_text(errno)));
+  std::stringstream text;
+  text << file.rdbuf();
+  refuse_boost_placeholders(text.str(), "workload file '" + escape_bytes(path) + "'");
+  std::istringstream in(text.str());
   try {
     po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
   } catch (const po::error& e) {

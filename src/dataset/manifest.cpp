@@ -88,7 +88,9 @@ FileIndex read_file_list(const std::string& dir, const std::string& expected) {
     auto r = tab == std::string_view::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
                                            : std::from_chars(line.data(), line.data() + tab, size);
     std::string_view rel = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
-    if (r.ec != std::errc() || size < 0 || rel.empty() || rel.front() == '/' || rel.find("..") != std::string_view::npos)
+    // The size is the whole field; the path is relative, has no NUL and does not climb out.
+    if (r.ec != std::errc() || r.ptr != line.data() + tab || size < 0 || rel.empty() || rel.front() == '/' ||
+        rel.find("..") != std::string_view::npos || rel.find('\0') != std::string_view::npos)
       throw UsageError(fmt::format("dataset file list '{}' line {} is malformed", escape_bytes(path), lineno));
     index.add(rel, size);
     pos = nl + 1;

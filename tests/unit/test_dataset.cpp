@@ -103,6 +103,22 @@ TEST_CASE("an incomplete generation is detected and redone", "[dataset]") {
   std::system(("rm -rf " + root).c_str());
 }
 
+TEST_CASE("read_file_list refuses malformed lines (found by tests/fuzz)", "[dataset]") {
+  std::string dir = temp_dir();
+  for (std::string bad : {std::string("0`\t\0{\n", 7), std::string("12\t../up\n"), std::string("12\t/abs\n"),
+                          std::string("x\tname\n"), std::string("-4\tname\n"), std::string("12\t\n")}) {
+    INFO(bad);
+    std::ofstream(dir + "/" + kFileListName, std::ios::binary) << bad;
+    CHECK_THROWS_AS(read_file_list(dir, ""), UsageError);
+  }
+  std::ofstream(dir + "/" + kFileListName, std::ios::binary) << "12\tc0000/a b:c.bin\n0\tempty.bin\n";
+  FileIndex ok = read_file_list(dir, "");
+  REQUIRE(ok.size() == 2);
+  CHECK(std::string(ok.path(0)) == "c0000/a b:c.bin");
+  CHECK(ok.file_size(1) == 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST_CASE("walk_tree: symlink loops, dangling links, aliases (field case C8)", "[walker]") {
   std::string ds = temp_dir();
   for (int i = 0; i < 10; ++i) write_file(ds + "/f" + std::to_string(i), 4096);
