@@ -117,9 +117,9 @@ int UringFileWriter::wait_one() {
   return 0;
 }
 
-int UringFileWriter::submit_current() {
-  size_t len = fill_;
-  if (len == 0) return 0;
+// Queues a write of `len` bytes of the current buffer at file_off_ (waiting for a free SQE) and
+// submits it. Returns 0 or the negative errno; the first error is kept in first_err_.
+int UringFileWriter::submit_write(size_t len) {
   io_uring_sqe* sqe = io_uring_get_sqe(ring_);
   while (!sqe) {
     int r = wait_one();
@@ -134,11 +134,22 @@ int UringFileWriter::submit_current() {
   int r = io_uring_submit(ring_);
   if (r < 0) {
     busy_[cur_] = false;
-    if (!first_err_) { first_err_ = r; err_op_ = "io_uring_submit"; }
+    if (!first_err_) {
+      first_err_ = r;
+      err_op_ = "io_uring_submit";
+    }
     return r;
   }
   ++inflight_;
   ++stats_.write_requests;
+  return 0;
+}
+
+int UringFileWriter::submit_current() {
+  size_t len = fill_;
+  if (len == 0) return 0;
+  int r = submit_write(len);
+  if (r < 0) return r;
   file_off_ += len;
   fill_ = 0;
   cur_ = (cur_ + 1) % bufs_.size();
@@ -199,26 +210,8 @@ int UringFileWriter::finish() {
   size_t tail_start = fill_;
   if (fill_) {
     // Submit the aligned part; the buffer stays untouched until its completion is reaped below.
-    size_t len = fill_;
-    io_uring_sqe* sqe = io_uring_get_sqe(ring_);
-    while (!sqe) {
-      if (wait_one() < 0) return first_err_;
-      sqe = io_uring_get_sqe(ring_);
-    }
-    io_uring_prep_write(sqe, fd_, bufs_[cur_], static_cast<unsigned>(len), file_off_);
-    io_uring_sqe_set_data64(sqe, cur_);
-    buf_off_[cur_] = file_off_;
-    buf_len_[cur_] = len;
-    busy_[cur_] = true;
-    int r = io_uring_submit(ring_);
-    if (r < 0) {
-      busy_[cur_] = false;
-      first_err_ = r;
-      err_op_ = "io_uring_submit";
-      return r;
-    }
-    ++inflight_;
-    ++stats_.write_requests;
+    int r = submit_write(fill_);
+    if (r < 0) return first_err_ ? first_err_ : r;
   }
   int64_t t0 = now_ns();
   while (inflight_ > 0)

@@ -66,6 +66,7 @@ class UringFileWriter {
   uint64_t bytes_queued() const { return file_off_ + fill_; }
 
  private:
+  int submit_write(size_t len);
   int submit_current();
   int wait_one();
   int complete_short(size_t buf_index, uint64_t off, size_t done, size_t len);
