@@ -20,6 +20,7 @@ struct RunConfig {
   std::string data_dir;         // --data
   std::string file_list;        // --file-list
   bool follow_symlinks = false;
+  bool regenerate = false;        // --regenerate: replace a dataset of another shape in --dir
 
   LoaderConfig loader;          // engine/direct resolved later, at preflight
   std::string cache = "cold";   // "cold" | "warm"

@@ -20,7 +20,10 @@ po::options_description dataset_options_description() {
   dataset.add_options()
       ("dataset", str(), "preset name (workloads/NAME.ini) or path to an .ini file [imagenet-like]")
       ("dir", str(), "where the generated dataset lives [./ioprobe-data/PRESET-FILES]; created if missing; "
-                     "ioprobe never writes into a non-empty directory it did not create")
+                     "ioprobe never writes into a non-empty directory it did not create; a dataset there with "
+                     "more files of the same shape is reused, one of another shape is refused")
+      ("regenerate", flag(), "replace the ioprobe dataset in --dir when its shape differs from the options "
+                             "(removes only the files its manifest lists) [false]")
       ("files", str(), "number of files to generate [preset's; imagenet-like: 50,000 = 5.7 GB, chosen so "
                        "generate + read take about a minute on a laptop SSD; 1281167 = full ImageNet-1k]")
       ("dirs", str(), "class folders to spread the files over [preset's]")
@@ -167,6 +170,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   c.file_list = get_string(vm, "file-list");
   if (vm.count("data") && c.data_dir.empty()) throw UsageError("--data: empty path; give a directory");
   c.follow_symlinks = get_bool(vm, "follow-symlinks", false);
+  c.regenerate = get_bool(vm, "regenerate", false);
 
   LoaderConfig& l = c.loader;
   l.num_workers = static_cast<uint32_t>(get_count(vm, "workers", 8, 1, 4096));

@@ -37,6 +37,7 @@ PreparedData prepare_dataset(const RunConfig& c) {
   g.threads = 2;
   g.progress = !c.quiet;
   g.create_parents = c.dir_is_default;
+  g.regenerate = c.regenerate;
   DatasetOutcome d = ensure_dataset(c.dir, s, g);
   p.interrupted = d.interrupted;
   p.target_path = c.dir;

@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -159,6 +160,27 @@ void write_one(const std::string& path, uint64_t size, uint64_t seed, std::vecto
   if (close(fd) != 0) throw IoError(errno, "close", path);
 }
 
+// True when `want` equals `have` in everything but the file count, and asks for no more files
+// than `have` holds.
+bool is_prefix_of(const nlohmann::json& want, const nlohmann::json& have) {
+  if (!have.contains("files") || !want.contains("files")) return false;
+  nlohmann::json a = want, b = have;
+  a.erase("files");
+  b.erase("files");
+  return a == b && want["files"].get<uint64_t>() <= have["files"].get<uint64_t>();
+}
+
+// "files 200000 on disk vs 50000 asked, dirs 1 vs 1000": the identity fields that differ.
+std::string spec_difference(const nlohmann::json& want, const nlohmann::json& have) {
+  std::string out;
+  for (const auto& [key, value] : have.items()) {
+    if (want.contains(key) && want[key] == value) continue;
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {} on disk vs {} asked", key, value.dump(), want.contains(key) ? want[key].dump() : "none");
+  }
+  return out.empty() ? "generator version" : out;
+}
+
 }  // namespace
 
 DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
@@ -180,8 +202,28 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
       out.bytes = m.bytes;
       return out;
     }
+    if (m.complete && is_prefix_of(identity, m.spec)) {
+      // File i's size, path and bytes depend only on i and the seed: the first spec.files files
+      // of the larger dataset are exactly the dataset asked for.
+      FileIndex all = read_file_list(dir, m.list_xxh64);
+      out.index = FileIndex(all.root());
+      for (uint64_t i = 0; i < spec.files; ++i) {
+        out.index.add(all.path(i), all.file_size(i));
+        out.bytes += static_cast<uint64_t>(std::max<int64_t>(0, all.file_size(i)));
+      }
+      out.action = fmt::format("reused: the first {} of its {} files", spec.files, all.size());
+      return out;
+    }
+    if (m.complete && !opts.regenerate)
+      throw UsageError(fmt::format(
+          "--dir '{}' holds a complete ioprobe dataset of another shape ({}); nothing was changed. Give the "
+          "options it was generated with, choose another --dir, read it as it is with --data '{}', or add "
+          "--regenerate to replace it (removes only the {} files ioprobe wrote there)",
+          escape_bytes(dir), spec_difference(identity, m.spec), escape_bytes(dir), m.files));
     FileIndex old = read_file_list(dir, m.list_xxh64);
-    out.action = m.spec == identity ? "regenerated (previous generation incomplete)" : "regenerated (spec changed)";
+    out.action = m.spec == identity ? "regenerated (previous generation incomplete)"
+                 : m.complete       ? "regenerated (spec changed, --regenerate)"
+                                    : "regenerated (previous generation incomplete, spec changed)";
     remove_listed_files(dir, old);
   } else {
     if (state == DirState::kMissing) make_dir(dir, opts.create_parents);

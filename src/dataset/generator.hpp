@@ -18,19 +18,24 @@ struct GenerateOptions {
   int threads = 2;              // writer threads
   bool progress = true;         // progress line on stderr (only when stderr is a terminal)
   bool create_parents = false;  // mkdir -p the directory's parents (the default --dir)
+  bool regenerate = false;      // replace a complete ioprobe dataset of another shape (else refuse)
 };
 
 /// What ensure_dataset() found or did.
 struct DatasetOutcome {
   FileIndex index;
-  std::string action;          // "reused", "generated", "regenerated (incomplete)", "regenerated (spec changed)"
+  std::string action;          // "reused", "reused: the first N of its M files", "generated", "regenerated (...)"
   double generate_s = 0;       // seconds spent writing, 0 when reused
   uint64_t bytes = 0;          // total bytes of the dataset
   bool interrupted = false;    // generation stopped by SIGINT/SIGTERM (dataset left incomplete)
 };
 
-/// Makes `dir` hold the dataset `spec` describes. Throws UsageError when `dir` is a file, is a
-/// non-empty directory ioprobe did not create, or its parent is missing; IoError on write
+/// Makes `dir` hold the dataset `spec` describes. A complete dataset of the same shape is reused,
+/// and so is one that differs only by holding more files (its first spec.files files are exactly
+/// the dataset asked for). An incomplete one is regenerated. Throws UsageError when `dir` is a
+/// file, is a non-empty directory ioprobe did not create, holds a complete ioprobe dataset of
+/// another shape and opts.regenerate is false (naming the fields that differ), or its parent is
+/// missing; IoError on write
 /// failures; Error (exit 1) when the filesystem lacks the space or inodes (numbers given).
 DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts);
 

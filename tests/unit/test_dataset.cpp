@@ -68,12 +68,39 @@ TEST_CASE("ensure_dataset generates, reuses, and refuses foreign directories", "
   auto b = ensure_dataset(root + "/ds", s, g);
   CHECK(b.action == "reused");
 
-  // A different spec replaces only our own files; a foreign file stays.
-  write_file(root + "/ds/users-file.txt", 10);
+  // Fewer files of the same shape: the first ones are exactly that dataset, reused as they are.
   s.files = 20;
+  auto sub = ensure_dataset(root + "/ds", s, g);
+  CHECK(sub.action == "reused: the first 20 of its 50 files");
+  REQUIRE(sub.index.size() == 20);
+  CHECK(std::string(sub.index.path(7)) == a.index.path(7));
+  CHECK(sub.index.file_size(19) == a.index.file_size(19));
+  uint64_t first20 = 0;
+  for (size_t i = 0; i < 20; ++i) first20 += static_cast<uint64_t>(a.index.file_size(i));
+  CHECK(sub.bytes == first20);
+
+  // Another shape (or more files) is refused without --regenerate, and nothing is touched.
+  write_file(root + "/ds/users-file.txt", 10);
+  s.dirs = 4;
+  try {
+    ensure_dataset(root + "/ds", s, g);
+    FAIL("a dataset of another shape was replaced without --regenerate");
+  } catch (const UsageError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("dirs 5 on disk vs 4 asked") && Catch::Contains("--regenerate"));
+  }
+  REQUIRE(stat((root + "/ds/" + a.index.path(7)).c_str(), &st) == 0);
+  s.dirs = 5;
+  s.files = 60;
+  CHECK_THROWS_AS(ensure_dataset(root + "/ds", s, g), UsageError);
+
+  // With --regenerate only our own files are replaced; a foreign file stays.
+  g.regenerate = true;
+  s.files = 20;
+  s.dirs = 4;
   auto c = ensure_dataset(root + "/ds", s, g);
-  CHECK(c.action == "regenerated (spec changed)");
+  CHECK(c.action == "regenerated (spec changed, --regenerate)");
   CHECK(stat((root + "/ds/users-file.txt").c_str(), &st) == 0);
+  g.regenerate = false;
 
   // A non-empty directory without our manifest is refused; a file as --dir too.
   mkdir((root + "/foreign").c_str(), 0755);
