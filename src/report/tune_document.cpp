@@ -13,11 +13,14 @@ nlohmann::json tune_points_json(const std::vector<TunePoint>& points) {
                       {"bytes_per_s", r.bytes_per_s},
                       {"au", r.au},
                       {"cpu_used", r.cpu_used},
-                      {"elapsed_s", r.elapsed_s}});
+                      {"elapsed_s", r.elapsed_s},
+                      {"steady_samples", r.steady_samples},
+                      {"steady", r.steady}});
     a.push_back({{"num_workers", p.num_workers},
                  {"prefetch_factor", p.prefetch_factor},
                  {"numa", p.numa},
                  {"repeats", p.runs.size()},
+                 {"steady_runs", p.steady_runs},
                  {"samples_per_s", p.samples_per_s},
                  {"samples_per_s_min", p.samples_per_s_min},
                  {"samples_per_s_max", p.samples_per_s_max},

@@ -39,6 +39,7 @@ std::string render_tune_text(const nlohmann::json& doc) {
     if (p.value("repeats", 0) == 0) continue;
     std::string mark = r.value("valid", false) ? (i == rec ? "  <- recommended" : i == knee ? "  <- knee" : "") : "";
     if (r.value("valid", false) && i == rec && i == knee) mark = "  <- recommended (knee)";
+    if (p.value("steady_runs", 1) == 0) mark = "  (no steady state: not used)";
     o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>7.1f}% {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n", p.value("num_workers", 0),
                      p.value("prefetch_factor", 0), p.value("numa", ""), p.value("samples_per_s", 0.0),
                      100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
@@ -48,7 +49,8 @@ std::string render_tune_text(const nlohmann::json& doc) {
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 
   if (!r.value("valid", false)) {
-    o += "Recommendation: none (no setting was measured)\n";
+    o += "Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n";
+    for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
   } else {
     const auto& kp = pts[knee];
     const auto& bp = pts[r.value("best", size_t{0})];

@@ -53,7 +53,13 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
   Recommendation r;
   std::map<std::string, std::vector<size_t>> by_numa;
   for (size_t i = 0; i < table.size(); ++i)
-    if (!table[i].runs.empty()) by_numa[table[i].numa].push_back(i);
+    if (table[i].steady_runs > 0) by_numa[table[i].numa].push_back(i);
+  for (const auto& p : table)
+    if (!p.runs.empty() && p.steady_runs == 0)
+      r.notes.push_back(fmt::format(
+          "num_workers={} prefetch_factor={} numa={}: no steady state in any of its {} runs (fewer than {} batches "
+          "per worker after the warm-up interval); left out of the recommendation: raise --point-time or --budget",
+          p.num_workers, p.prefetch_factor, p.numa, p.runs.size(), kSteadyBatchesPerWorker));
   if (by_numa.empty()) return r;
   r.valid = true;
 

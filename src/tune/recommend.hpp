@@ -10,6 +10,8 @@
 //               (MLPerf Storage's criterion; the tune runs the GPU consumer, so AU is measured).
 //   recommended the smallest (num_workers, prefetch_factor) that meets demand; when none does, the
 //               knee (smallest setting within the tolerance of the best) and the shortfall.
+//   steady      only points with at least one steady run (sweep.hpp, kSteadyBatchesPerWorker) take
+//               part; the others are named in the notes.
 //   binding     a bound placement "helped" when its best beats the unbound best by more than the
 //               tolerance; only then, on a machine with more than one node, is numactl advised.
 #pragma once
@@ -32,7 +34,7 @@ struct RecommendInputs {
 };
 
 struct Recommendation {
-  bool valid = false;                 // false when the table has no measured point
+  bool valid = false;                 // false when no point reached a steady state (TunePoint::steady_runs)
   bool meets_demand = false;
   size_t point = 0;                   // index into the table of the recommended setting
   size_t best = 0;                    // index of the fastest point (chosen placement)

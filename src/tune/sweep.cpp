@@ -21,7 +21,9 @@ double median(std::vector<double> v) {
 
 void summarize_point(TunePoint& p) {
   std::vector<double> sps, bps, au, cpu, busy;
+  p.steady_runs = static_cast<size_t>(std::count_if(p.runs.begin(), p.runs.end(), [](const TuneSample& r) { return r.steady; }));
   for (const auto& r : p.runs) {
+    if (p.steady_runs > 0 && !r.steady) continue;
     sps.push_back(r.samples_per_s);
     bps.push_back(r.bytes_per_s);
     au.push_back(r.au);

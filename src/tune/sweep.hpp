@@ -19,7 +19,15 @@ struct TuneSample {
   double cpu_used = 0;          // CPUs busy on average: (user + sys CPU s) / wall s
   double worker_busy = 0;       // mean fraction of wall time workers spent fetching
   double elapsed_s = 0;
+  uint64_t steady_samples = 0;  // samples delivered inside the steady window
+  bool steady = false;          // the window held >= kSteadyBatchesPerWorker batches per worker
 };
+
+/// A run counts as a measurement of its setting only when, after the warm-up interval, every
+/// worker delivered this many batches on average: fewer means the window saw less than the
+/// round-robin cycle repeated (start-up, or a host too loaded for the point time), and its rate
+/// is not the setting's. Chosen by us (not a published figure): two cycles.
+constexpr uint32_t kSteadyBatchesPerWorker = 2;
 
 /// One setting of the sweep and what its repetitions measured.
 struct TunePoint {
@@ -31,9 +39,12 @@ struct TunePoint {
   double samples_per_s = 0, bytes_per_s = 0, au = 0, cpu_used = 0, worker_busy = 0;
   double samples_per_s_min = 0, samples_per_s_max = 0;
   double spread = 0;            // (max - min) / median of samples/s, fraction; 0 with one run
+  size_t steady_runs = 0;       // runs that reached a steady state (TuneSample::steady)
 };
 
-/// Fills the summary fields of `p` from p.runs (medians; spread as above). No runs: zeros.
+/// Fills the summary fields of `p` from p.runs: medians and spread over the steady runs, or over
+/// all runs when none was steady (then steady_runs = 0 and the point is not used for the
+/// recommendation). No runs: zeros.
 void summarize_point(TunePoint& p);
 
 /// The default num_workers list: 1, 2, 4, ... up to max(4, 8 x cpus_allowed), capped at 64.

@@ -10,7 +10,7 @@
 
 namespace ioprobe {
 
-TuneSample steady_sample(const LoaderResult& r, uint32_t ranks) {
+TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples) {
   TuneSample s;
   s.elapsed_s = static_cast<double>(r.elapsed_ns) / 1e9;
   s.cpu_used = s.elapsed_s > 0 ? (r.cpu_user_s + r.cpu_sys_s) / s.elapsed_s : 0;
@@ -34,6 +34,8 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks) {
     s.samples_per_s = static_cast<double>(samples) / span;
     s.bytes_per_s = static_cast<double>(bytes) / span;
     s.au = std::clamp(1.0 - wait / (span * std::max<uint32_t>(1, ranks)), 0.0, 1.0);
+    s.steady_samples = samples;
+    s.steady = samples > 0 && samples >= min_steady_samples;
     return s;
   }
   if (s.elapsed_s > 0) {
@@ -81,7 +83,8 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
         out.stop_reason = r.stop_reason;
         break;  // a run cut short by a signal is not a measurement of its setting
       }
-      TuneSample s = steady_sample(r, c.ranks);
+      const uint64_t min_steady = uint64_t{kSteadyBatchesPerWorker} * c.num_workers * c.ranks * c.batch_size;
+      TuneSample s = steady_sample(r, c.ranks, min_steady);
       p.runs.push_back(s);
       summarize_point(p);
       ++out.runs_done;

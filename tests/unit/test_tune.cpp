@@ -8,6 +8,7 @@
 #include "topology/numa.hpp"
 #include "tune/recommend.hpp"
 #include "tune/sweep.hpp"
+#include "tune/tune_run.hpp"
 
 using namespace ioprobe;
 
@@ -15,7 +16,7 @@ namespace {
 
 // A point with repeats `rates` (samples/s) and AU `au` for each run.
 TunePoint pt(uint32_t w, uint32_t pf, std::vector<double> rates, double au = 0.5, std::string numa = "none",
-             double cpu = 1.0) {
+             double cpu = 1.0, bool steady = true) {
   TunePoint p;
   p.num_workers = w;
   p.prefetch_factor = pf;
@@ -26,6 +27,7 @@ TunePoint pt(uint32_t w, uint32_t pf, std::vector<double> rates, double au = 0.5
     s.bytes_per_s = r * 1e5;
     s.au = au;
     s.cpu_used = cpu;
+    s.steady = steady;
     p.runs.push_back(s);
   }
   summarize_point(p);
@@ -153,6 +155,44 @@ TEST_CASE("recommend: rising at the edge of the sweep says so", "[tune]") {
   bool edge = false;
   for (const auto& n : r.notes) edge |= n.find("still rising") != std::string::npos;
   CHECK(edge);
+}
+
+TEST_CASE("a run without a steady state is no measurement of its setting", "[tune]") {
+  // A loaded host, 16 workers, 5 s per run: the first batches arrive in the last interval.
+  LoaderResult r;
+  r.elapsed_ns = 5'000'000'000;
+  r.ranks.resize(1);
+  r.ranks[0].timeline = Timeline(0.5);
+  for (int i = 0; i < 10; ++i) r.ranks[0].timeline.add(int64_t{i} * 500'000'000 + 1, i == 9 ? 640 : 0, 0, 0);
+  TuneSample late = steady_sample(r, 1, 2 * 16 * 64);
+  CHECK_FALSE(late.steady);
+  CHECK(late.samples_per_s == Approx(0));
+  // The same run with batches throughout: 2 cycles of 16 workers x 64 samples fit in the window.
+  LoaderResult ok = r;
+  ok.ranks[0].timeline = Timeline(0.5);
+  for (int i = 0; i < 10; ++i) ok.ranks[0].timeline.add(int64_t{i} * 500'000'000 + 1, 640, 0, 0);
+  TuneSample s = steady_sample(ok, 1, 2 * 16 * 64);
+  CHECK(s.steady);
+  CHECK(s.steady_samples == 8 * 640);
+  CHECK(s.samples_per_s == Approx(1280));
+
+  // Medians use the steady runs only; a point with none is left out of the recommendation and named.
+  TunePoint mixed = pt(8, 2, {1000, 1100});
+  TuneSample bad;
+  bad.samples_per_s = 10;
+  mixed.runs.push_back(bad);
+  summarize_point(mixed);
+  CHECK(mixed.steady_runs == 2);
+  CHECK(mixed.samples_per_s == Approx(1050));
+  std::vector<TunePoint> t = {pt(1, 2, {630, 632}), pt(2, 2, {650, 640}), pt(16, 2, {0, 0, 5}, 0.5, "none", 1.0, false)};
+  Recommendation rec = recommend(t, demand(1e6), one_node());
+  REQUIRE(rec.valid);
+  CHECK(t[rec.point].num_workers == 1);  // 631 is within 5% of 645
+  bool named = false;
+  for (const auto& n : rec.notes) named = named || (n.find("num_workers=16") != std::string::npos && n.find("steady") != std::string::npos);
+  CHECK(named);
+  std::vector<TunePoint> none = {pt(16, 2, {0, 3}, 0.5, "none", 1.0, false)};
+  CHECK_FALSE(recommend(none, demand(100), one_node()).valid);
 }
 
 TEST_CASE("recommend: empty table is not valid", "[tune]") {
