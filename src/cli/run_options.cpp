@@ -163,7 +163,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
       for (const char* suffix : {"", "-stdev", "-min", "-max", "-dist"}) {
         const std::string k = std::string(fam) + suffix;
         if (vm.count(k) && (s.kind == DatasetKind::kToken || k.rfind(sz, 0) != 0))
-          throw UsageError(fmt::format("--{} does not apply to a {} dataset; {}", k, dataset_kind_name(s.kind),
+          throw UsageError(fmt::format("--{} (given on the command line or by preset '{}') does not apply to a {} "
+                                       "dataset; {}", k, s.preset, dataset_kind_name(s.kind),
                                        s.kind == DatasetKind::kToken ? "its samples are --seq-len x --token-bytes"
                                        : s.kind == DatasetKind::kSharded ? "size its records with --record-size*"
                                                                          : "size its files with --file-size*"));
