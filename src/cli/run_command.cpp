@@ -98,6 +98,40 @@ std::vector<std::string> measurement_warnings(const LoaderResult& lr, const Inge
   return w;
 }
 
+// How the loader reads the dataset, for the report.
+std::string read_pattern(const RecordLayout& layout, const LoaderConfig& l) {
+  switch (layout.kind()) {
+    case DatasetKind::kSharded:
+      return fmt::format("IterableDataset: shards dealt rank-major then worker (webdataset split_by_node, "
+                         "split_by_worker), {}; each worker reads its shards sequentially in {} reads and builds whole "
+                         "batches; batches taken round-robin over workers, in order",
+                         l.shuffle ? "shard order shuffled per epoch" : "shard order fixed", format_bytes(l.read_size));
+    case DatasetKind::kToken:
+      return fmt::format("map-style: {} sampler over sequence indices, one {} read per sample at its offset in the "
+                         "token file{}", l.shuffle ? "shuffled" : "sequential", l.engine,
+                         l.direct && layout.fixed_size() % 4096 ? " (O_DIRECT: unaligned samples read as their "
+                                                                  "4 KiB-aligned span into a bounce buffer)"
+                                                                : "");
+    case DatasetKind::kFiles: break;
+  }
+  return "map-style: one sample per file, open + whole-file read + close";
+}
+
+// Warnings particular to records datasets.
+std::vector<std::string> records_warnings(const RecordLayout& layout, const LoaderConfig& l) {
+  std::vector<std::string> w;
+  const uint64_t readers = static_cast<uint64_t>(l.ranks) * l.num_workers;
+  if (layout.kind() == DatasetKind::kSharded && layout.files() < readers)
+    w.push_back(fmt::format("{} shards for {} rank(s) x {} workers: {} worker(s) get no shard and read nothing each "
+                            "epoch (IterableDataset sharding is per shard); use more --files or fewer --workers",
+                            layout.files(), l.ranks, l.num_workers, readers - layout.files()));
+  else if (layout.kind() == DatasetKind::kSharded && layout.files() % readers)
+    w.push_back(fmt::format("{} shards do not divide evenly over {} rank(s) x {} workers: some workers read one shard "
+                            "more per epoch (in DDP, ranks with fewer batches finish early)", layout.files(), l.ranks,
+                            l.num_workers));
+  return w;
+}
+
 }  // namespace
 
 int cmd_run(const CommandContext& ctx) {
@@ -138,14 +172,27 @@ int cmd_run(const CommandContext& ctx) {
                                           "later epochs measure memory, not storage", format_bytes(known), format_bytes(budget)));
   }
 
+  if (c.spec.kind == DatasetKind::kToken && demand.rate_family != "user" && model == "llama3.1-8b" &&
+      c.spec.seq_len != 2048)
+    data.warnings.push_back(fmt::format("the catalog's {} rate is tokens/s converted at 2,048 tokens per sample; with "
+                                        "--seq-len {} give --gpu-samples-per-s (tokens/s / {})", model, c.spec.seq_len,
+                                        c.spec.seq_len));
+  const bool records = data.layout.records_in_files();
+  const uint64_t samples_per_epoch = records ? data.layout.total_records() : data.index.size();
+  if (records)
+    for (auto& w : records_warnings(data.layout, l)) data.warnings.push_back(std::move(w));
   if (!c.quiet)
-    fmt::print(stderr, "ioprobe: reading {} files from {} ({} {}), {} rank(s) x {} workers\n", format_count(data.index.size()),
+    fmt::print(stderr, "ioprobe: reading {} {}from {} ({} {}), {} rank(s) x {} workers\n",
+               format_count(samples_per_epoch),
+               records ? fmt::format("records in {} {} files ", format_count(data.index.size()),
+                                     dataset_kind_name(data.layout.kind()))
+                       : "files ",
                escape_bytes(data.target_path), target.fs_type, l.direct ? "O_DIRECT" : "buffered", l.ranks, l.num_workers);
   LoaderProgress progress;
   LoaderResult lr;
   {
-    ProgressLine line(!c.quiet, data.index.size() * l.epochs, progress);
-    lr = run_loader(data.index, l, &progress, &topo);
+    ProgressLine line(!c.quiet, samples_per_epoch * l.epochs, progress);
+    lr = run_loader(data.index, l, &progress, &topo, &data.layout);
   }
 
   AnalysisInputs ai;
@@ -175,7 +222,9 @@ int cmd_run(const CommandContext& ctx) {
                    {"duration_s", l.duration_s},   {"cpu_per_sample_us", l.cpu_per_sample_us},
                    {"gpus", l.ranks},              {"engine", l.engine},           {"direct", l.direct},
                    {"step_time_s", l.step_time_s}, {"seed", l.seed},
-                   {"max_outstanding_batches", lr.ranks.empty() ? 0 : lr.ranks.front().max_outstanding}};
+                   {"max_outstanding_batches", lr.ranks.empty() ? 0 : lr.ranks.front().max_outstanding},
+                   {"pattern", read_pattern(data.layout, l)}};
+  if (data.layout.kind() == DatasetKind::kSharded) doc["loader"]["read_size_bytes"] = l.read_size;
   doc["results"] = loader_results_json(lr);
   doc["ingest"] = ingest_json(ing, ai.sample_bytes);
   doc["partial"] = lr.partial;

@@ -24,8 +24,20 @@ po::options_description dataset_options_description() {
                      "more files of the same shape is reused, one of another shape is refused")
       ("regenerate", flag(), "replace the ioprobe dataset in --dir when its shape differs from the options "
                              "(removes only the files its manifest lists) [false]")
-      ("files", str(), "number of files to generate [preset's; imagenet-like: 50,000 = 5.7 GB, chosen so "
-                       "generate + read take about a minute on a laptop SSD; 1281167 = full ImageNet-1k]")
+      ("dataset-kind", str(), "files (one sample per file) | sharded (records inside shard files, read as an "
+                              "IterableDataset) | token (Megatron-style token files, one read per sample) [preset's, "
+                              "else files]")
+      ("files", str(), "number of files to generate (sharded: shards; token: token files) [preset's; imagenet-like: "
+                       "50,000 = 5.7 GB, chosen so generate + read take about a minute on a laptop SSD; 1281167 = full "
+                       "ImageNet-1k]")
+      ("records-per-file", str(), "sharded: records per shard; token: sequences of --seq-len tokens per file [preset's]")
+      ("record-size", str(), "sharded: mean record size, e.g. 114660 [preset's]")
+      ("record-size-stdev", str(), "sharded: standard deviation of the record size [preset's]")
+      ("record-size-min", str(), "sharded: smallest record size drawn [0]")
+      ("record-size-max", str(), "sharded: largest record size drawn [16 x mean]")
+      ("record-size-dist", str(), "sharded: fixed | normal | lognormal [preset's]")
+      ("seq-len", str(), "token: tokens per sample [preset's, else 2048]")
+      ("token-bytes", str(), "token: bytes per token, 2 (vocabulary < 65,500) or 4 (e.g. Llama-3) [preset's, else 4]")
       ("dirs", str(), "class folders to spread the files over [preset's]")
       ("file-size", str(), "mean file size, e.g. 114660, 110KB, 2MiB [preset's]")
       ("file-size-stdev", str(), "standard deviation of the file size [preset's]")
@@ -63,6 +75,8 @@ po::options_description loader_options_description(bool for_tune) {
                             "epochs until then (time-based, like fio's time_based) [0]");
   loader.add_options()
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
+      ("read-size", str(), "sharded: bytes per sequential shard read, a multiple of 4KiB [1MiB, an assumption: no "
+                           "sourced default of the readers was found]")
       ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
       ("direct", str(), "cold runs: auto (O_DIRECT where the filesystem accepts it, else buffered with pages "
                         "evicted before each epoch) | on (O_DIRECT or stop with the reason) | off (always buffered "
@@ -141,22 +155,60 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   s.full_files = get_count(vm, "full-files", 0, 0, UINT64_MAX);
   s.files = get_count(vm, "files", 1000, 1, 100000000);
   s.dirs = get_count(vm, "dirs", 1, 1, 1000000);
-  s.size_mean = get_size(vm, "file-size", 114660, 0, 64ULL << 30);
-  s.size_stdev = get_size(vm, "file-size-stdev", 0, 0, 64ULL << 30);
-  s.size_min = get_size(vm, "file-size-min", 0, 0, 64ULL << 30);
-  s.size_max = get_size(vm, "file-size-max", std::max<uint64_t>(s.size_mean * 16, 4096), 0, 64ULL << 30);
+  // Your own files (--data, --file-list) are read one sample per file, whatever the preset says.
+  s.kind = own_data ? DatasetKind::kFiles : parse_dataset_kind(get_string(vm, "dataset-kind", "files"));
+  // Sizes: files for file-per-sample datasets, records for sharded ones; token samples are
+  // seq_len x token_bytes. The other family's options are refused, not silently ignored.
+  const std::string sz = s.kind == DatasetKind::kSharded ? "record-size" : "file-size";
+  const uint64_t max_size = s.kind == DatasetKind::kSharded ? (4ULL << 30) - 1 : 64ULL << 30;
+  if (!own_data)
+    for (const char* fam : {"file-size", "record-size"})
+      for (const char* suffix : {"", "-stdev", "-min", "-max", "-dist"}) {
+        const std::string k = std::string(fam) + suffix;
+        if (vm.count(k) && (s.kind == DatasetKind::kToken || k.rfind(sz, 0) != 0))
+          throw UsageError(fmt::format("--{} (given on the command line or by preset '{}') does not apply to a {} "
+                                       "dataset; {}", k, s.preset, dataset_kind_name(s.kind),
+                                       s.kind == DatasetKind::kToken ? "its samples are --seq-len x --token-bytes"
+                                       : s.kind == DatasetKind::kSharded ? "size its records with --record-size*"
+                                                                         : "size its files with --file-size*"));
+      }
+  s.size_mean = get_size(vm, sz, 114660, 0, max_size);
+  s.size_stdev = get_size(vm, sz + "-stdev", 0, 0, 64ULL << 30);
+  s.size_min = get_size(vm, sz + "-min", 0, 0, max_size);
+  s.size_max = get_size(vm, sz + "-max", std::min(max_size, std::max<uint64_t>(s.size_mean * 16, 4096)), 0, max_size);
   if (s.size_min > s.size_max)
-    throw UsageError(fmt::format("--file-size-min ({}) is larger than --file-size-max ({})", s.size_min, s.size_max));
-  s.dist = parse_size_dist(get_string(vm, "file-size-dist", "fixed"));
+    throw UsageError(fmt::format("--{}-min ({}) is larger than --{}-max ({})", sz, s.size_min, sz, s.size_max));
+  s.dist = parse_size_dist(get_string(vm, sz + "-dist", "fixed"));
+  if (s.kind != DatasetKind::kFiles) {
+    s.dirs = 1;
+    if (!vm.count("records-per-file"))
+      throw UsageError(fmt::format("--records-per-file: a {} dataset needs it ({}); e.g. --records-per-file 1251",
+                                   dataset_kind_name(s.kind),
+                                   s.kind == DatasetKind::kSharded ? "records per shard" : "sequences per token file"));
+    s.records_per_file = get_count(vm, "records-per-file", 1, 1, 1ULL << 32);
+    if (s.files * s.records_per_file > 1000000000ULL)
+      throw UsageError(fmt::format("--files {} x --records-per-file {} = {} samples; keep it at most 1,000,000,000 (the "
+                                   "sampler keeps 8 B per sample)", s.files, s.records_per_file,
+                                   s.files * s.records_per_file));
+  }
+  if (s.kind == DatasetKind::kToken) {
+    s.seq_len = get_count(vm, "seq-len", 2048, 1, 1ULL << 28);
+    s.token_bytes = get_count(vm, "token-bytes", 4, 2, 4);
+    if (s.token_bytes == 3) throw UsageError("--token-bytes: 3 is not 2 or 4 (Megatron stores uint16 or int32 tokens)");
+    if (s.seq_len * s.token_bytes > (1ULL << 31) - 4096)
+      throw UsageError(fmt::format("--seq-len {} x --token-bytes {} is over 2 GiB per sample", s.seq_len, s.token_bytes));
+    s.dist = SizeDist::kFixed;
+    s.size_mean = s.seq_len * s.token_bytes;
+  }
   s.seed = get_count(vm, "seed", 0, 0, UINT64_MAX);
   if (s.dist == SizeDist::kFixed) {
     // Every file is exactly the mean: a preset's truncation bounds must not clamp it silently.
     s.size_stdev = 0;
     s.size_min = s.size_max = s.size_mean;
   } else if (s.size_mean < s.size_min || s.size_mean > s.size_max) {
-    throw UsageError(fmt::format("--file-size {} lies outside --file-size-min {} .. --file-size-max {} (the preset's "
-                                 "bounds unless given); give those too, or --file-size-dist fixed",
-                                 s.size_mean, s.size_min, s.size_max));
+    throw UsageError(fmt::format("--{0} {1} lies outside --{0}-min {2} .. --{0}-max {3} (the preset's "
+                                 "bounds unless given); give those too, or --{0}-dist fixed",
+                                 sz, s.size_mean, s.size_min, s.size_max));
   }
 
   if (vm.count("dir")) {
@@ -181,6 +233,10 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   l.duration_s = get_duration(vm, "duration", 0);
   l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? 1000000 : 1, 1, 1000000));
   l.cpu_per_sample_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
+  l.read_size = get_size(vm, "read-size", 1ULL << 20, 4096, 256ULL << 20);
+  if (l.read_size % 4096)
+    throw UsageError(fmt::format("--read-size {}: must be a multiple of 4KiB (O_DIRECT reads are 4 KiB-aligned)",
+                                 l.read_size));
   l.seed = s.seed;
   l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > 16384)

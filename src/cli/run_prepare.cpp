@@ -27,6 +27,8 @@ PreparedData prepare_dataset(const RunConfig& c) {
     p.dataset = {{"preset", "none"},
                  {"root", escape_bytes(c.data_dir.empty() ? c.file_list : c.data_dir)},
                  {"files", w.index.size()},
+                 {"kind", "files"},
+                 {"records_per_file", 1},
                  {"action", c.data_dir.empty() ? "file list" : "walked"},
                  {"enumerate_s", w.enumerate_s},
                  {"skipped", w.skipped}};
@@ -54,8 +56,20 @@ PreparedData prepare_dataset(const RunConfig& c) {
                {"seed", s.seed},
                {"action", d.action},
                {"generate_s", d.generate_s},
-               {"enumerate_s", 0.0}};
+               {"enumerate_s", 0.0},
+               {"kind", dataset_kind_name(s.kind)},
+               {"records_per_file", s.records_per_file}};
+  if (s.kind != DatasetKind::kFiles) {
+    // size_* describe one record; the files' sizes follow from the records.
+    p.dataset["records"] = s.files * s.records_per_file;
+    p.dataset["dirs"] = 1;
+  }
+  if (s.kind == DatasetKind::kToken) {
+    p.dataset["seq_len"] = s.seq_len;
+    p.dataset["token_bytes"] = s.token_bytes;
+  }
   p.index = std::move(d.index);
+  p.layout = std::move(d.layout);
   return p;
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/run_config.hpp"
 #include "dataset/file_index.hpp"
+#include "dataset/record_layout.hpp"
 #include "ingest/analysis.hpp"
 #include "loader/config.hpp"
 #include "topology/target.hpp"
@@ -18,6 +19,7 @@ namespace ioprobe::cli {
 /// The dataset to read and its "dataset" section of the result document.
 struct PreparedData {
   FileIndex index;
+  RecordLayout layout;  // sharded and token datasets; kind files otherwise
   nlohmann::json dataset;
   std::vector<std::string> warnings;
   std::string target_path;

@@ -142,7 +142,7 @@ int cmd_tune(const CommandContext& ctx) {
       fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%{:30}\n", run, runs,
                  p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au, "");
   };
-  TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress);
+  TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress, &data.layout);
 
   RecommendInputs ri;
   ri.required_samples_per_s = demand.samples_per_s_per_gpu * demand.gpus;

@@ -181,6 +181,43 @@ std::string spec_difference(const nlohmann::json& want, const nlohmann::json& ha
   return out.empty() ? "generator version" : out;
 }
 
+// Writes a shard or token file: records [first, first + count) back to back, each filled from
+// its own seed, in writes of up to 4 MiB so that files of any size need bounded memory.
+void write_records(const std::string& path, const std::vector<uint64_t>& sizes, uint64_t first, uint64_t count,
+                   uint64_t seed, std::vector<char>& buf) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
+  constexpr size_t kChunk = 4u << 20;
+  if (buf.size() < kChunk) buf.resize(kChunk);
+  size_t used = 0;
+  auto flush = [&] {
+    size_t off = 0;
+    while (off < used) {
+      ssize_t n = write(fd, buf.data() + off, used - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        int e = errno;
+        close(fd);
+        throw IoError(e, "write", path, e == ENOSPC ? "the filesystem is full" : "");
+      }
+      off += static_cast<size_t>(n);
+    }
+    used = 0;
+  };
+  for (uint64_t r = first; r < first + count; ++r) {
+    uint64_t left = sizes[r], piece = 0;
+    while (left > 0) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, kChunk - used));
+      fill_pseudorandom(buf.data() + used, n, seed ^ (r * 0x100000001B3ULL) ^ (piece++ << 48));
+      used += n;
+      left -= n;
+      if (used == kChunk) flush();
+    }
+  }
+  flush();
+  if (close(fd) != 0) throw IoError(errno, "close", path);
+}
+
 }  // namespace
 
 DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
@@ -198,11 +235,16 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     Manifest m = *read_manifest(dir);
     if (m.complete && m.spec == identity) {
       out.index = read_file_list(dir, m.list_xxh64);
+      if (spec.kind != DatasetKind::kFiles) {
+        std::vector<int64_t> file_sizes(out.index.size());
+        for (size_t i = 0; i < out.index.size(); ++i) file_sizes[i] = out.index.file_size(i);
+        out.layout = RecordLayout::read(dir, m.records, file_sizes);
+      }
       out.action = "reused";
       out.bytes = m.bytes;
       return out;
     }
-    if (m.complete && is_prefix_of(identity, m.spec)) {
+    if (m.complete && spec.kind == DatasetKind::kFiles && is_prefix_of(identity, m.spec)) {
       // File i's size, path and bytes depend only on i and the seed: the first spec.files files
       // of the larger dataset are exactly the dataset asked for.
       FileIndex all = read_file_list(dir, m.list_xxh64);
@@ -225,12 +267,19 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
                  : m.complete       ? "regenerated (spec changed, --regenerate)"
                                     : "regenerated (previous generation incomplete, spec changed)";
     remove_listed_files(dir, old);
+    if (!m.records.is_null()) unlink((dir + "/" + kRecordListName).c_str());  // our own record index
   } else {
     if (state == DirState::kMissing) make_dir(dir, opts.create_parents);
     out.action = "generated";
   }
 
-  std::vector<uint64_t> sizes = draw_file_sizes(spec);
+  const bool records = spec.kind != DatasetKind::kFiles;
+  std::vector<uint64_t> record_sizes = records ? draw_record_sizes(spec) : std::vector<uint64_t>();
+  std::vector<uint64_t> sizes = records ? std::vector<uint64_t>(spec.files) : draw_file_sizes(spec);
+  if (records) {
+    out.layout = RecordLayout(spec.kind, spec.files, spec.records_per_file, record_sizes);
+    for (uint64_t f = 0; f < spec.files; ++f) sizes[f] = out.layout.file_bytes(f);
+  }
   FileIndex index(dir);
   uint64_t total = 0;
   for (uint64_t i = 0; i < spec.files; ++i) {
@@ -254,9 +303,10 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   m.files = spec.files;
   m.bytes = total;
   m.list_xxh64 = write_file_list(dir, index);
+  if (records) m.records = out.layout.write(dir);
   write_manifest(dir, m);  // from here on the directory is marked as ours, incomplete
 
-  for (uint64_t c = 0; c < std::min<uint64_t>(spec.dirs, spec.files); ++c) {
+  for (uint64_t c = 0; c < (records ? 0 : std::min<uint64_t>(spec.dirs, spec.files)); ++c) {
     std::string sub = dir + "/" + fmt::format("c{:04d}", c);
     if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) throw IoError(errno, "mkdir", sub);
   }
@@ -274,7 +324,11 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
         if (failed.load() || interrupted()) return;
         uint64_t i = next.fetch_add(1);
         if (i >= spec.files) return;
-        write_one(dir + "/" + index.path(i), sizes[i], spec.seed ^ (i * 0x100000001B3ULL), buf);
+        if (records)
+          write_records(dir + "/" + index.path(i), record_sizes, i * spec.records_per_file, spec.records_per_file,
+                        spec.seed, buf);
+        else
+          write_one(dir + "/" + index.path(i), sizes[i], spec.seed ^ (i * 0x100000001B3ULL), buf);
         done_bytes += sizes[i];
         progress.update(done_files.fetch_add(1) + 1, done_bytes.load(), start);
       }

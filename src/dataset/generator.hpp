@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dataset/file_index.hpp"
+#include "dataset/record_layout.hpp"
 #include "dataset/spec.hpp"
 
 namespace ioprobe {
@@ -24,6 +25,7 @@ struct GenerateOptions {
 /// What ensure_dataset() found or did.
 struct DatasetOutcome {
   FileIndex index;
+  RecordLayout layout;         // sharded and token datasets: where each record sits
   std::string action;          // "reused", "reused: the first N of its M files", "generated", "regenerated (...)"
   double generate_s = 0;       // seconds spent writing, 0 when reused
   uint64_t bytes = 0;          // total bytes of the dataset

@@ -36,6 +36,7 @@ std::optional<Manifest> read_manifest(const std::string& dir) {
     m.files = j.at("files").get<uint64_t>();
     m.bytes = j.at("bytes").get<uint64_t>();
     m.list_xxh64 = j.at("list_xxh64").get<std::string>();
+    if (j.contains("records")) m.records = j.at("records");
     return m;
   } catch (const std::exception& e) {
     throw UsageError(fmt::format("'{}' is not a valid ioprobe dataset manifest ({}); remove the directory's "
@@ -49,6 +50,7 @@ void write_manifest(const std::string& dir, const Manifest& m) {
                       {"complete", m.complete},    {"spec", m.spec},
                       {"files", m.files},          {"bytes", m.bytes},
                       {"list", kFileListName},     {"list_xxh64", m.list_xxh64}};
+  if (!m.records.is_null()) j["records"] = m.records;
   write_file_atomically(dir + "/" + kManifestName, j.dump(2) + "\n", "check that the dataset directory is writable");
 }
 

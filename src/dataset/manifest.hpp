@@ -3,7 +3,8 @@
 //
 // Layout inside the dataset directory:
 //   .ioprobe-dataset.json   {"schema": "ioprobe.dataset/1", "complete": bool, "spec": {...},
-//                            "files": N, "bytes": B, "list": ".ioprobe-files.tsv", "list_xxh64": "hex"}
+//                            "files": N, "bytes": B, "list": ".ioprobe-files.tsv", "list_xxh64": "hex",
+//                            "records": {...}}  (sharded and token datasets only: record_layout.hpp)
 //   .ioprobe-files.tsv      one line per file: "<size in bytes>\t<relative path>"
 // The list is written before any data file, and the manifest says "complete": false until the
 // last file is written and synced, so an interrupted generation is detected and redone, and
@@ -30,6 +31,7 @@ struct Manifest {
   uint64_t files = 0;
   uint64_t bytes = 0;
   std::string list_xxh64;
+  nlohmann::json records;  // RecordLayout::write()'s object; null for file-per-sample datasets
 };
 
 /// Reads DIR/.ioprobe-dataset.json. nullopt when absent. Throws UsageError when present but

@@ -26,15 +26,46 @@ SizeDist parse_size_dist(const std::string& s) {
   throw UsageError(fmt::format("--file-size-dist: '{}' is not one of: fixed, normal, lognormal", s));
 }
 
+const char* dataset_kind_name(DatasetKind k) {
+  switch (k) {
+    case DatasetKind::kFiles: return "files";
+    case DatasetKind::kSharded: return "sharded";
+    case DatasetKind::kToken: return "token";
+  }
+  return "?";
+}
+
+DatasetKind parse_dataset_kind(const std::string& s) {
+  if (s == "files") return DatasetKind::kFiles;
+  if (s == "sharded") return DatasetKind::kSharded;
+  if (s == "token") return DatasetKind::kToken;
+  throw UsageError(fmt::format("--dataset-kind: '{}' is not one of: files, sharded, token", s));
+}
+
 nlohmann::json spec_identity(const DatasetSpec& s) {
+  // File-per-sample identities stay as they were, so existing datasets are reused as before.
+  if (s.kind != DatasetKind::kFiles) {
+    nlohmann::json j = spec_identity(DatasetSpec{.files = s.files, .dirs = 1, .dist = s.dist, .size_mean = s.size_mean,
+                                                 .size_stdev = s.size_stdev, .size_min = s.size_min,
+                                                 .size_max = s.size_max, .seed = s.seed});
+    j["kind"] = dataset_kind_name(s.kind);
+    j["records_per_file"] = s.records_per_file;
+    if (s.kind == DatasetKind::kToken) {
+      j["seq_len"] = s.seq_len;
+      j["token_bytes"] = s.token_bytes;
+    }
+    return j;
+  }
   return {{"generator", 1},          {"files", s.files},         {"dirs", s.dirs},
           {"size_dist", size_dist_name(s.dist)}, {"size_mean_bytes", s.size_mean},
           {"size_stdev_bytes", s.size_stdev},    {"size_min_bytes", s.size_min},
           {"size_max_bytes", s.size_max},        {"seed", s.seed}};
 }
 
-std::vector<uint64_t> draw_file_sizes(const DatasetSpec& s) {
-  std::vector<uint64_t> sizes(s.files);
+namespace {
+
+std::vector<uint64_t> draw_sizes(const DatasetSpec& s, uint64_t n) {
+  std::vector<uint64_t> sizes(n);
   std::mt19937_64 rng(s.seed);
   // Box-Muller on our own uniform draws: std::normal_distribution's output differs between
   // standard libraries, and the sizes must not change with the toolchain.
@@ -53,7 +84,19 @@ std::vector<uint64_t> draw_file_sizes(const DatasetSpec& s) {
   return sizes;
 }
 
+}  // namespace
+
+std::vector<uint64_t> draw_file_sizes(const DatasetSpec& s) { return draw_sizes(s, s.files); }
+
+std::vector<uint64_t> draw_record_sizes(const DatasetSpec& s) {
+  const uint64_t n = s.files * s.records_per_file;
+  if (s.kind == DatasetKind::kToken) return std::vector<uint64_t>(n, s.seq_len * s.token_bytes);
+  return draw_sizes(s, n);
+}
+
 std::string generated_file_path(const DatasetSpec& s, uint64_t i) {
+  if (s.kind == DatasetKind::kSharded) return fmt::format("shard-{:06d}.rec", i);
+  if (s.kind == DatasetKind::kToken) return fmt::format("tokens-{:03d}.bin", i);
   return fmt::format("c{:04d}/{:08d}.bin", i % std::max<uint64_t>(1, s.dirs), i);
 }
 

@@ -11,6 +11,16 @@ namespace ioprobe {
 
 enum class SizeDist { kFixed, kNormal, kLognormal };
 
+/// How samples sit on disk.
+///  - kFiles:   one sample per file (ImageNet JPEGs, UNet3D npz): read whole, map-style loader.
+///  - kSharded: `records_per_file` records back to back in each shard file (TFRecord / webdataset
+///              shape without their per-record headers); record boundaries come from the record
+///              index the generator writes (dataset/record_layout.hpp), not from parsing.
+///              Read by an IterableDataset loader (loader/shard_plan.hpp).
+///  - kToken:   Megatron-style token files: `records_per_file` sequences of `seq_len` tokens of
+///              `token_bytes` bytes each; a sample is one sequence read at its offset (map-style).
+enum class DatasetKind { kFiles, kSharded, kToken };
+
 /// A dataset to generate: `files` files spread over `dirs` class folders, sizes drawn from
 /// `dist` with mean `size_mean` and standard deviation `size_stdev` (bytes), truncated to
 /// [size_min, size_max], from a generator seeded with `seed`.
@@ -27,7 +37,17 @@ struct DatasetSpec {
   uint64_t size_min = 0;     // bytes
   uint64_t size_max = 0;     // bytes
   uint64_t seed = 0;
+  // Records inside larger files (kind != kFiles). The size fields above then describe one
+  // record (sharded) and `files` counts shard or token files.
+  DatasetKind kind = DatasetKind::kFiles;
+  uint64_t records_per_file = 1;  // records (sharded) or sequences (token) per file
+  uint64_t seq_len = 0;           // token: tokens per sample
+  uint64_t token_bytes = 0;       // token: bytes per token (2 or 4)
 };
+
+const char* dataset_kind_name(DatasetKind k);
+/// "files" | "sharded" | "token"; throws UsageError otherwise.
+DatasetKind parse_dataset_kind(const std::string& s);
 
 const char* size_dist_name(SizeDist d);
 /// "fixed" | "normal" | "lognormal"; throws UsageError otherwise.
@@ -38,9 +58,16 @@ nlohmann::json spec_identity(const DatasetSpec& spec);
 
 /// File sizes in bytes for file indices 0..files-1, deterministic for a spec (mt19937_64 seeded
 /// with `seed`; lognormal: sigma^2 = ln(1 + stdev^2/mean^2), mu = ln(mean) - sigma^2/2).
+/// For kind kFiles only (the sizes of records inside files: draw_record_sizes).
 std::vector<uint64_t> draw_file_sizes(const DatasetSpec& spec);
 
-/// Relative path of file i: "c0042/000123.bin" (class folder = i mod dirs).
+/// Record sizes in bytes, files x records_per_file of them in file order (record r of file f
+/// at f * records_per_file + r), drawn as draw_file_sizes() draws file sizes; token datasets:
+/// every record is seq_len x token_bytes.
+std::vector<uint64_t> draw_record_sizes(const DatasetSpec& spec);
+
+/// Relative path of file i: "c0042/000123.bin" (class folder = i mod dirs); sharded
+/// "shard-000123.rec"; token "tokens-000.bin".
 std::string generated_file_path(const DatasetSpec& spec, uint64_t i);
 
 }  // namespace ioprobe

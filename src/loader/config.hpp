@@ -27,6 +27,7 @@ struct LoaderConfig {
   bool measure_residency = false;  // page-cache residency of (up to 1000 of) the files before each epoch
   Placement placement;             // --numa, resolved (never Local here)
   double timeline_interval_s = 1.0;
+  uint64_t read_size = 1ULL << 20; // sharded datasets: bytes per sequential shard read (multiple of 4 KiB)
 };
 
 }  // namespace ioprobe

@@ -21,7 +21,9 @@
 #include "engine/file_reader.hpp"
 #include "engine/page_cache.hpp"
 #include "loader/prefetch_queue.hpp"
+#include "loader/record_fetch.hpp"
 #include "loader/sampler.hpp"
+#include "loader/shard_plan.hpp"
 #include "topology/host.hpp"
 
 namespace ioprobe {
@@ -55,6 +57,7 @@ std::string this_thread_cpus() {
 struct Shared {
   const FileIndex& index;
   const LoaderConfig& cfg;
+  const RecordLayout* layout = nullptr;  // null or kind files: one sample per file
   int dirfd = AT_FDCWD;
   int64_t start_ns = 0;
   int64_t deadline_ns = 0;  // 0: none
@@ -76,8 +79,15 @@ struct Shared {
 class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
-      : rank_(rank), sh_(sh), workers_(workers), stats_(stats), readers_(sh.cfg.num_workers) {
+      : rank_(rank), sh_(sh), workers_(workers), stats_(stats), readers_(sh.cfg.num_workers),
+        range_readers_(sh.cfg.num_workers), streams_(sh.cfg.num_workers), tokens_(sh.cfg.num_workers) {
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
+    kind_ = sh.layout ? sh.layout->kind() : DatasetKind::kFiles;
+    env_.dirfd = sh.dirfd;
+    env_.index = &sh.index;
+    env_.layout = sh.layout;
+    env_.read_size = sh.cfg.read_size;
+    env_.on_error = [this](const std::string& what) { note_error(what); };
   }
 
   uint32_t run() {
@@ -90,7 +100,10 @@ class RankLoader {
         cfg.num_workers, cfg.prefetch_factor,
         [&](int w) {
           try {
-            readers_[static_cast<size_t>(w)] = make_file_reader(cfg.engine, ropts);
+            if (kind_ == DatasetKind::kFiles)
+              readers_[static_cast<size_t>(w)] = make_file_reader(cfg.engine, ropts);
+            else
+              range_readers_[static_cast<size_t>(w)] = make_range_reader(cfg.engine, cfg.direct);
           } catch (...) {
             std::lock_guard<std::mutex> g(init_mu);
             if (!init_error) init_error = std::current_exception();
@@ -104,12 +117,8 @@ class RankLoader {
 
     uint32_t epochs_done = 0;
     for (uint32_t epoch = 0; epoch < cfg.epochs && !sh_.stop; ++epoch) {
-      std::vector<uint64_t> order = sample_order(sh_.index.size(), cfg.shuffle, cfg.seed, epoch);
-      order_ = cfg.ranks > 1 ? shard_for_rank(order, static_cast<uint32_t>(rank_), cfg.ranks) : std::move(order);
+      std::vector<BatchTask> tasks = plan_epoch(epoch);
       prepare_cache(epoch);
-      std::vector<BatchTask> tasks;
-      for (const BatchRange& b : cut_batches(order_.size(), cfg.batch_size, cfg.drop_last))
-        tasks.push_back({0, b.begin, b.end});
       const int64_t epoch_start = now_ns();
       queue.start_epoch(std::move(tasks));
       bool first = true;
@@ -186,7 +195,7 @@ class RankLoader {
       }
     }
     if (cfg.evict_before_epoch)
-      for (uint64_t idx : order_) {
+      for (uint64_t idx : epoch_files_) {
         int fd = openat(sh_.dirfd, sh_.index.path(idx), O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
         evict_fd(fd);
@@ -194,8 +203,8 @@ class RankLoader {
       }
     if (cfg.measure_residency && rank_ == 0) {
       std::vector<std::string> paths;
-      const size_t n = order_.size(), step = std::max<size_t>(1, n / 1000);
-      for (size_t k = 0; k < n; k += step) paths.push_back(sh_.index.display_path(order_[k]));
+      const size_t n = epoch_files_.size(), step = std::max<size_t>(1, n / 1000);
+      for (size_t k = 0; k < n; k += step) paths.push_back(sh_.index.display_path(epoch_files_[k]));
       DatasetResidency r = measure_residency(paths);
       std::lock_guard<std::mutex> g(sh_.cache_mu);
       sh_.resident.push_back(r.residency.fraction());
@@ -203,7 +212,54 @@ class RankLoader {
     }
   }
 
+  // The epoch's batches in delivery order, and the files this rank reads in it (epoch_files_).
+  //  files:   DistributedSampler share of a permutation of the files, cut by BatchSampler;
+  //  token:   the same over sample indices (files x sequences per file);
+  //  sharded: each worker's shards (shard_plan.hpp), its own batches, round-robin over workers.
+  std::vector<BatchTask> plan_epoch(uint32_t epoch) {
+    const LoaderConfig& cfg = sh_.cfg;
+    std::vector<BatchTask> tasks;
+    if (kind_ == DatasetKind::kSharded) {
+      std::vector<uint64_t> records(cfg.num_workers);
+      epoch_files_.clear();
+      for (uint32_t w = 0; w < cfg.num_workers; ++w) {
+        std::vector<uint64_t> mine = shards_for_worker(sh_.layout->files(), cfg.shuffle, cfg.seed, epoch,
+                                                       static_cast<uint32_t>(rank_), cfg.ranks, w, cfg.num_workers);
+        records[w] = mine.size() * sh_.layout->records_per_file();
+        epoch_files_.insert(epoch_files_.end(), mine.begin(), mine.end());
+        streams_[w].reset(std::move(mine));  // no batch of this rank is in flight between epochs
+      }
+      for (const WorkerBatch& b : iterable_batch_order(records, cfg.batch_size, cfg.drop_last))
+        tasks.push_back({0, b.begin, b.end, static_cast<int>(b.worker)});
+      return tasks;
+    }
+    const uint64_t n = kind_ == DatasetKind::kToken ? sh_.layout->total_records() : sh_.index.size();
+    std::vector<uint64_t> order = sample_order(n, cfg.shuffle, cfg.seed, epoch);
+    order_ = cfg.ranks > 1 ? shard_for_rank(order, static_cast<uint32_t>(rank_), cfg.ranks) : std::move(order);
+    if (kind_ == DatasetKind::kToken) {
+      epoch_files_.resize(sh_.layout->files());
+      for (uint64_t f = 0; f < epoch_files_.size(); ++f) epoch_files_[f] = f;
+    } else {
+      epoch_files_ = order_;
+    }
+    for (const BatchRange& b : cut_batches(order_.size(), cfg.batch_size, cfg.drop_last)) tasks.push_back({0, b.begin, b.end});
+    return tasks;
+  }
+
+  void note_error(const std::string& what) {
+    std::lock_guard<std::mutex> g(sh_.err_mu);
+    if (sh_.error_samples.size() < kMaxErrorSamples) sh_.error_samples.push_back(what);
+  }
+
+  void per_sample_cpu(WorkerStats& ws) {
+    if (sh_.cfg.cpu_per_sample_us <= 0) return;
+    const int64_t c0 = thread_cpu_ns();
+    spend_cpu(sh_.cfg.cpu_per_sample_us);
+    ws.cpu_work_ns += thread_cpu_ns() - c0;
+  }
+
   BatchResult fetch(int w, const BatchTask& t, const std::atomic<bool>& cancel) {
+    if (kind_ != DatasetKind::kFiles) return fetch_records(w, t, cancel);
     BatchResult r;
     WorkerStats& ws = workers_[w];
     FileReader* reader = readers_[static_cast<size_t>(w)].get();
@@ -236,6 +292,7 @@ class RankLoader {
       } else {
         ++ws.files;
         ws.bytes += static_cast<uint64_t>(fr.bytes);
+        ws.io_bytes += static_cast<uint64_t>(fr.bytes);
         ++r.samples;
         r.bytes += static_cast<uint64_t>(fr.bytes);
         ws.file_latency.record(static_cast<uint64_t>(fr.total_ns));
@@ -251,21 +308,47 @@ class RankLoader {
     return r;
   }
 
+  BatchResult fetch_records(int w, const BatchTask& t, const std::atomic<bool>& cancel) {
+    WorkerStats& ws = workers_[w];
+    RangeReader* reader = range_readers_[static_cast<size_t>(w)].get();
+    if (!reader) {  // the engine could not be set up; run() rethrows the reason
+      BatchResult r;
+      r.errors = t.end - t.begin;
+      return r;
+    }
+    RecordFetchEnv env = env_;
+    env.per_sample = [this, &ws] { per_sample_cpu(ws); };
+    const int64_t t0 = now_ns();
+    BatchResult r = kind_ == DatasetKind::kSharded
+                        ? streams_[static_cast<size_t>(w)].fetch(*reader, env, ws, t.begin, t.end, cancel)
+                        : tokens_[static_cast<size_t>(w)].fetch(*reader, env, ws, order_, t.begin, t.end, cancel);
+    ws.busy_ns += now_ns() - t0;
+    return r;
+  }
+
   int rank_;
   Shared& sh_;
   WorkerStats* workers_;
   RankStats& stats_;
   std::vector<std::unique_ptr<FileReader>> readers_;
+  std::vector<std::unique_ptr<RangeReader>> range_readers_;  // records datasets
+  std::vector<ShardStream> streams_;                         // sharded: one per worker
+  std::vector<TokenFetcher> tokens_;                         // token: one per worker
+  DatasetKind kind_ = DatasetKind::kFiles;
+  RecordFetchEnv env_;
   std::vector<uint64_t> order_;
+  std::vector<uint64_t> epoch_files_;  // files this rank reads in the epoch (cache preparation)
 };
 
 double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
 
 }  // namespace
 
-LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo) {
+LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo,
+                        const RecordLayout* layout) {
   LoaderResult res;
   Shared sh{index, cfg};
+  if (layout && layout->records_in_files()) sh.layout = layout;
   sh.progress = progress;
   sh.topo = topo;
   if (!index.root().empty()) {
@@ -315,6 +398,7 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
   }
   for (const auto& w : res.workers) {
     res.errors += w.errors;
+    res.io_bytes += w.io_bytes;
     res.file_latency.merge(w.file_latency);
     res.open_latency.merge(w.open_latency);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dataset/file_index.hpp"
+#include "dataset/record_layout.hpp"
 #include "loader/config.hpp"
 #include "stats/histogram.hpp"
 #include "stats/timeline.hpp"
@@ -19,12 +20,13 @@ namespace ioprobe {
 struct WorkerStats {
   int rank = 0;
   int worker = 0;
-  uint64_t files = 0;          // files read successfully
+  uint64_t files = 0;          // files read successfully (records datasets: samples delivered)
   uint64_t bytes = 0;
+  uint64_t io_bytes = 0;       // bytes transferred, O_DIRECT alignment padding and dropped reads included
   uint64_t errors = 0;
   int64_t busy_ns = 0;         // wall time spent fetching batches (I/O + CPU work)
   int64_t cpu_work_ns = 0;     // thread CPU time spent in the emulated per-sample work
-  LatencyHistogram file_latency;  // open + read + close per file, ns
+  LatencyHistogram file_latency;  // open + read + close per file, ns (records datasets: per read)
   LatencyHistogram open_latency;  // open (+ close) part, ns
   std::string cpu_list;        // CPUs the worker thread was allowed on ("0-1"), after NUMA binding
   std::string numa;            // what the binding did ("not bound: ...", "node 1: CPUs 2-3, ...")
@@ -53,6 +55,7 @@ struct LoaderResult {
   bool partial = false;         // stopped by a signal or --duration before the epochs ended
   std::string stop_reason;      // "completed", "duration", "interrupted (SIGINT)", ...
   uint64_t samples = 0, bytes = 0, errors = 0;
+  uint64_t io_bytes = 0;                    // sum of WorkerStats::io_bytes
   std::vector<std::string> error_samples;  // the first few failures, "open PATH: ENOENT ..."
   LatencyHistogram file_latency;            // merged over all workers
   LatencyHistogram open_latency;
@@ -72,7 +75,10 @@ struct LoaderProgress {
 /// errors (they are counted); throws Error when a worker's engine cannot be set up.
 /// `progress`, when given, is updated after every delivered batch.
 /// `topo` (may be null) is used to bind each worker thread to cfg.placement.
+/// `layout` (may be null: one sample per file) says where records sit when samples are records
+/// inside the files: sharded datasets are read as an IterableDataset (loader/shard_plan.hpp),
+/// token datasets map-style with one read per sample (loader/record_fetch.hpp).
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress = nullptr,
-                        const Topology* topo = nullptr);
+                        const Topology* topo = nullptr, const RecordLayout* layout = nullptr);
 
 }  // namespace ioprobe

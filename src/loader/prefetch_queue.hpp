@@ -25,6 +25,7 @@ struct BatchTask {
   uint64_t seq = 0;
   uint64_t begin = 0;
   uint64_t end = 0;
+  int worker = -1;  // >= 0: this worker builds the batch (IterableDataset); -1: next in the round-robin
 };
 
 /// What a worker returns for a batch.

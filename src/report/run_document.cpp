@@ -21,6 +21,7 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
                        {"worker", w.worker},
                        {"files", w.files},
                        {"bytes", w.bytes},
+                       {"io_bytes", w.io_bytes},
                        {"errors", w.errors},
                        {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
                        {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
@@ -42,6 +43,7 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
   return {{"samples", r.samples},
           {"bytes", r.bytes},
+          {"io_bytes", r.io_bytes},
           {"errors", r.errors},
           {"elapsed_s", elapsed},
           {"samples_per_s", elapsed > 0 ? static_cast<double>(r.samples) / elapsed : 0.0},

@@ -61,6 +61,17 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("preset", ds.value("preset", "none") + (ds.value("description", "").empty() ? "" : ": " + ds.value("description", "")));
   line("files", fmt::format("{} files, {}{}", format_count(files), format_bytes(ds.value("bytes", 0ULL)),
                             full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full, format_count(full)) : ""));
+  const std::string kind = ds.value("kind", "files");
+  if (kind == "sharded")
+    line("records", fmt::format("{} records in {} shards of {} records ({} mean record, {})",
+                                format_count(ds.value("records", 0ULL)), format_count(files),
+                                format_count(ds.value("records_per_file", 0ULL)),
+                                format_bytes(ds.value("size_mean_bytes", 0ULL)), ds.value("size_dist", "")));
+  if (kind == "token")
+    line("records", fmt::format("{} samples of {} tokens x {} B in {} token file(s), {} samples each",
+                                format_count(ds.value("records", 0ULL)), ds.value("seq_len", 0ULL),
+                                ds.value("token_bytes", 0ULL), format_count(files),
+                                format_count(ds.value("records_per_file", 0ULL))));
   line("location", fmt::format("{} ({}{})", ds.value("root", ""), ds.value("action", ""),
                                ds.value("generate_s", 0.0) > 0 ? fmt::format(" in {}", format_seconds(ds.value("generate_s", 0.0))) : ""));
   if (ds.value("enumerate_s", 0.0) > 0) line("enumeration", format_seconds(ds.value("enumerate_s", 0.0)));
@@ -70,6 +81,7 @@ std::string render_run_text(const nlohmann::json& doc) {
                                  ld.value("num_workers", 0), ld.value("batch_size", 0), ld.value("prefetch_factor", 0),
                                  ld.value("shuffle", false) ? "True" : "False", ld.value("drop_last", false) ? "True" : "False",
                                  ld.value("epochs", 0)));
+  if (ld.contains("pattern") && kind != "files") line("pattern", ld.value("pattern", ""));
   line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample; step {} per batch",
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
@@ -81,8 +93,16 @@ std::string render_run_text(const nlohmann::json& doc) {
                                 r.value("epochs_completed", 0)));
   line("throughput", fmt::format("{:.0f} samples/s, {}, {:.0f} files/s", r.value("samples_per_s", 0.0),
                                  format_rate(r.value("bytes_per_s", 0.0)), r.value("files_per_s", 0.0)));
-  line("file latency", lat_line(r.at("file_latency_us")));
-  line("open+close part", lat_line(r.at("open_close_latency_us")));
+  if (kind == "files") {
+    line("file latency", lat_line(r.at("file_latency_us")));
+    line("open+close part", lat_line(r.at("open_close_latency_us")));
+  } else {
+    line("read latency", lat_line(r.at("file_latency_us")));
+    line("open+close", lat_line(r.at("open_close_latency_us")) + " per file");
+    if (r.value("io_bytes", 0ULL) != r.value("bytes", 0ULL))
+      line("transferred", fmt::format("{} (O_DIRECT alignment and reads of dropped batches included)",
+                                      format_bytes(r.value("io_bytes", 0ULL))));
+  }
   line("first batch", format_seconds(r.value("first_batch_s", 0.0)));
   line("consumer waited", fmt::format("{} for data over all ranks", format_seconds(r.value("consumer_wait_s", 0.0))));
   if (r.contains("workers") && !r["workers"].empty()) {

@@ -49,7 +49,7 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_ste
 }
 
 TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPlan& plan, const Topology& topo,
-                      int64_t deadline_ns, const TuneProgressFn& progress) {
+                      int64_t deadline_ns, const TuneProgressFn& progress, const RecordLayout* layout) {
   TuneOutcome out;
   const int64_t start = now_ns();
   const size_t runs = plan.points.size() * plan.repeats;
@@ -77,7 +77,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       c.seed = base.seed + rep;
       c.timeline_interval_s = 0.5;
       if (progress) progress(out.runs_done, runs, p, rep, nullptr);
-      LoaderResult r = run_loader(index, c, nullptr, &topo);
+      LoaderResult r = run_loader(index, c, nullptr, &topo, layout);
       if (interrupted() || r.partial) {
         out.partial = true;
         out.stop_reason = r.stop_reason;

@@ -35,8 +35,9 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_ste
 
 /// Runs `plan` over `index`, filling plan.points[*].runs and their summaries. Stops when
 /// `deadline_ns` (core/clock now_ns() scale; 0 = none) is passed or on SIGINT/SIGTERM, keeping
-/// what was measured. Throws Error when a worker's engine cannot be set up.
+/// what was measured. Throws Error when a worker's engine cannot be set up. `layout`: as for
+/// run_loader() (null: one sample per file).
 TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPlan& plan, const Topology& topo,
-                      int64_t deadline_ns, const TuneProgressFn& progress);
+                      int64_t deadline_ns, const TuneProgressFn& progress, const RecordLayout* layout = nullptr);
 
 }  // namespace ioprobe

@@ -1,0 +1,199 @@
+#include "engine/range_reader.hpp"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "engine/engine.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+// A growable kDirectAlign-aligned buffer.
+class Bounce {
+ public:
+  ~Bounce() { std::free(ptr_); }
+  char* get(uint64_t len) {
+    if (len > cap_) {
+      std::free(ptr_);
+      cap_ = (std::max<uint64_t>(len, 1 << 20) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+      ptr_ = nullptr;
+      if (posix_memalign(reinterpret_cast<void**>(&ptr_), kDirectAlign, cap_) != 0) cap_ = 0;
+    }
+    return ptr_;
+  }
+
+ private:
+  char* ptr_ = nullptr;
+  uint64_t cap_ = 0;
+};
+
+// What one read request must transfer: the request itself, or its aligned span under O_DIRECT.
+struct Span {
+  uint64_t offset, length, skip;  // skip: bytes before the requested offset
+};
+
+Span span_for(bool direct, uint64_t offset, uint64_t length) {
+  if (!direct) return {offset, length, 0};
+  const uint64_t a = kDirectAlign;
+  const uint64_t start = offset / a * a, end = (offset + length + a - 1) / a * a;
+  return {start, end - start, offset - start};
+}
+
+// Bytes of the request delivered when the span transfer returned `got` bytes.
+int64_t delivered(const Span& s, uint64_t length, int64_t got) {
+  if (got <= static_cast<int64_t>(s.skip)) return 0;
+  return std::min<int64_t>(got - static_cast<int64_t>(s.skip), static_cast<int64_t>(length));
+}
+
+class PsyncRangeReader final : public RangeReader {
+ public:
+  explicit PsyncRangeReader(bool direct) : direct_(direct) {}
+  const char* engine_name() const override { return "psync"; }
+
+  int open(int dirfd, const char* path, int64_t* ns) override {
+    const int64_t t0 = now_ns();
+    int fd = ::openat(dirfd, path, O_RDONLY | O_CLOEXEC | (direct_ ? O_DIRECT : 0));
+    int res = fd < 0 ? -errno : fd;
+    *ns = now_ns() - t0;
+    return res;
+  }
+
+  RangeReadResult read(int fd, uint64_t offset, uint64_t length) override {
+    RangeReadResult r;
+    const Span s = span_for(direct_, offset, length);
+    char* buf = buf_.get(s.length);
+    const int64_t t0 = now_ns();
+    if (!buf) {
+      r.err = ENOMEM;
+      return r;
+    }
+    uint64_t got = 0;
+    while (got < s.length) {  // a regular file returns short only at end of file, or on a signal
+      ssize_t n = ::pread(fd, buf + got, s.length - got, static_cast<off_t>(s.offset + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        r.err = errno;
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<uint64_t>(n);
+      if (direct_ && got % kDirectAlign) break;  // an unaligned count under O_DIRECT is end of file
+    }
+    r.ns = now_ns() - t0;
+    r.io_bytes = static_cast<int64_t>(got);
+    r.bytes = delivered(s, length, r.io_bytes);
+    return r;
+  }
+
+  int close(int fd, int64_t* ns) override {
+    const int64_t t0 = now_ns();
+    int res = ::close(fd) == 0 ? 0 : -errno;
+    *ns = now_ns() - t0;
+    return res;
+  }
+
+ private:
+  bool direct_;
+  Bounce buf_;
+};
+
+class UringRangeReader final : public RangeReader {
+ public:
+  explicit UringRangeReader(bool direct) : direct_(direct) {
+    int ret = io_uring_queue_init(4, &ring_, 0);
+    if (ret < 0) {
+      int disabled = -1;
+      std::ifstream("/proc/sys/kernel/io_uring_disabled") >> disabled;
+      throw Error(fmt::format("io_uring_queue_init failed: {}{}; rerun with --engine psync", errno_text(-ret),
+                              disabled >= 1 ? fmt::format(" (kernel.io_uring_disabled={})", disabled) : ""),
+                  kExitFailure);
+    }
+  }
+  ~UringRangeReader() override { io_uring_queue_exit(&ring_); }
+  const char* engine_name() const override { return "io_uring"; }
+
+  int open(int dirfd, const char* path, int64_t* ns) override {
+    const int64_t t0 = now_ns();
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_prep_openat(sqe, dirfd, path, O_RDONLY | O_CLOEXEC | (direct_ ? O_DIRECT : 0), 0);
+    int res = submit_and_wait();
+    *ns = now_ns() - t0;
+    return res;
+  }
+
+  RangeReadResult read(int fd, uint64_t offset, uint64_t length) override {
+    RangeReadResult r;
+    const Span s = span_for(direct_, offset, length);
+    char* buf = buf_.get(s.length);
+    const int64_t t0 = now_ns();
+    if (!buf) {
+      r.err = ENOMEM;
+      return r;
+    }
+    uint64_t got = 0;
+    while (got < s.length) {
+      io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+      io_uring_prep_read(sqe, fd, buf + got, static_cast<unsigned>(s.length - got), s.offset + got);
+      int res = submit_and_wait();
+      if (res < 0) {
+        r.err = -res;
+        break;
+      }
+      if (res == 0) break;
+      got += static_cast<uint64_t>(res);
+      if (direct_ && got % kDirectAlign) break;
+    }
+    r.ns = now_ns() - t0;
+    r.io_bytes = static_cast<int64_t>(got);
+    r.bytes = delivered(s, length, r.io_bytes);
+    return r;
+  }
+
+  int close(int fd, int64_t* ns) override {
+    const int64_t t0 = now_ns();
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_prep_close(sqe, fd);
+    int res = submit_and_wait();
+    *ns = now_ns() - t0;
+    return res < 0 ? res : 0;
+  }
+
+ private:
+  // One request in flight: submit it and wait for its completion; returns cqe->res.
+  int submit_and_wait() {
+    io_uring_cqe* cqe = nullptr;
+    int ret = io_uring_submit(&ring_);
+    if (ret < 0) return ret;
+    while ((ret = io_uring_wait_cqe(&ring_, &cqe)) == -EINTR) {
+    }
+    if (ret < 0) return ret;
+    int res = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    return res;
+  }
+
+  bool direct_;
+  io_uring ring_{};
+  Bounce buf_;
+};
+
+}  // namespace
+
+std::unique_ptr<RangeReader> make_range_reader(const std::string& engine, bool direct) {
+  if (engine == "psync") return std::make_unique<PsyncRangeReader>(direct);
+  if (engine == "io_uring") return std::make_unique<UringRangeReader>(direct);
+  throw UsageError(fmt::format("--engine: '{}' is not one of: auto, io_uring, psync", engine));
+}
+
+}  // namespace ioprobe
