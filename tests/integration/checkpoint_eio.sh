@@ -13,19 +13,30 @@
 need_root "losetup and mount"
 need_cmd losetup mkfs.ext2 truncate
 IMG=$WORK/ext2.img && MNT=$WORK/mnt && mkdir -p "$MNT"
-truncate -s 64M "$IMG"
-LOOP=$(losetup -f --show "$IMG" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
-on_exit "losetup -d '$LOOP'"
-mkfs.ext2 -q -F -b 4096 "$LOOP" || fail "mkfs.ext2 $LOOP"
-mount -o errors=continue "$LOOP" "$MNT" || skip "cannot mount ext2 from $LOOP"
-on_exit "umount -l '$MNT'"
-mkdir "$MNT/ck"
-truncate -s 8M "$IMG"
-losetup -c "$LOOP" || skip "losetup --set-capacity failed: cannot shrink $LOOP to inject EIO"
-[ "$(cat "/sys/block/$(basename "$LOOP")/size")" = 16384 ] || skip "$LOOP did not shrink to 8 MiB"
+LOOP=
+teardown() {
+  umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+  [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+  LOOP=
+  rm -f "$IMG"
+}
+on_exit teardown
+# A fresh filesystem for every case: a failed save leaves ext2's allocator in a state (blocks
+# past the end, bitmaps it could not write) that changes the next case's errno.
+setup_fs() {
+  truncate -s 64M "$IMG"
+  LOOP=$(losetup -f --show "$IMG" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
+  mkfs.ext2 -q -F -b 4096 "$LOOP" || fail "mkfs.ext2 $LOOP"
+  mount -o errors=continue "$LOOP" "$MNT" || skip "cannot mount ext2 from $LOOP"
+  mkdir "$MNT/ck"
+  truncate -s 8M "$IMG"
+  losetup -c "$LOOP" || skip "losetup --set-capacity failed: cannot shrink $LOOP to inject EIO"
+  [ "$(cat "/sys/block/$(basename "$LOOP")/size")" = 16384 ] || skip "$LOOP did not shrink to 8 MiB"
+}
 
 check_case() {  # $1 label, $2 errno name expected (or "any"), rest: ioprobe options
   local label=$1 errname=$2; shift 2
+  setup_fs
   "$IOPROBE" checkpoint --dir "$MNT/ck" --raw-baseline off --size 32MiB --chunk-size 4MiB --io-size 1MiB "$@" \
     >"$WORK/out" 2>"$WORK/err"
   local rc=$?
@@ -41,6 +52,7 @@ check_case() {  # $1 label, $2 errno name expected (or "any"), rest: ioprobe opt
     grep -q "I/O error: check dmesg" "$WORK/err" || fail "[$label] message lacks the hint"
   fi
   [ -z "$(ls -A "$MNT/ck")" ] || fail "[$label] files left behind: $(ls -A "$MNT/ck")"
+  teardown
 }
 
 grep -qw ext2 /proc/filesystems || grep -qw ext4 /proc/filesystems || skip "no ext2 driver"
