@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -146,6 +148,46 @@ int PiecePool::workers_used() const {
   int n = 0;
   for (const auto& w : workers_) n += w->pieces > 0 ? 1 : 0;
   return n;
+}
+
+ZstdProbe measure_piece_pool(const uint8_t* data, size_t len, int level, int threads, size_t piece) {
+  ZstdProbe p;
+  if (len == 0 || piece == 0) return p;
+  const size_t n = std::max(1, threads);
+  std::vector<ZSTD_CCtx*> ctx(n, nullptr);
+  std::vector<std::vector<uint8_t>> out(n);
+  bool ok = true;
+  for (size_t i = 0; i < n; ++i) {
+    ctx[i] = ZSTD_createCCtx();
+    ok = ok && ctx[i] && !ZSTD_isError(ZSTD_CCtx_setParameter(ctx[i], ZSTD_c_compressionLevel, level));
+    out[i].resize(ZSTD_compressBound(std::min(piece, len)));
+    std::fill(out[i].begin(), out[i].end(), 0);  // fault the pages in before the clock starts
+  }
+  const size_t pieces = (len + piece - 1) / piece;
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> stored{0};
+  std::atomic<bool> failed{!ok};
+  auto work = [&](size_t t) {
+    uint64_t mine = 0;
+    for (size_t i; !failed.load() && (i = next.fetch_add(1)) < pieces;) {
+      size_t k = std::min(piece, len - i * piece);
+      size_t r = ZSTD_compress2(ctx[t], out[t].data(), out[t].size(), data + i * piece, k);
+      if (ZSTD_isError(r)) failed.store(true);
+      else mine += r;
+    }
+    stored.fetch_add(mine);
+  };
+  const int64_t t0 = now_ns();
+  std::vector<std::thread> th;
+  for (size_t t = 1; t < n && ok; ++t) th.emplace_back(work, t);
+  if (ok) work(0);
+  for (auto& t : th) t.join();
+  const int64_t t = now_ns() - t0;
+  for (auto* c : ctx) ZSTD_freeCCtx(c);
+  if (failed.load() || t <= 0 || stored.load() == 0) return p;
+  p.bytes_per_s = static_cast<double>(len) * 1e9 / static_cast<double>(t);
+  p.ratio = static_cast<double>(len) / static_cast<double>(stored.load());
+  return p;
 }
 
 }  // namespace ioprobe::checkpoint

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "checkpoint/compressor.hpp"
 #include "checkpoint/resident_state.hpp"
 
 namespace ioprobe::checkpoint {
@@ -92,5 +93,11 @@ class PiecePool {
   uint64_t submitted_ = 0, next_work_ = 0, head_ = 0;
   bool stop_ = false;
 };
+
+/// What this pool's scheme reaches in memory, no I/O: `len` bytes cut into pieces of `piece`
+/// bytes, each compressed as its own frame at `level` by `threads` threads (one ZSTD_CCtx each),
+/// logical bytes per wall second and the ratio. Measured now, next to measure_zstd's figures
+/// for zstd's own pool, so that every run shows which pool is faster on this host. Never throws.
+ZstdProbe measure_piece_pool(const uint8_t* data, size_t len, int level, int threads, size_t piece);
 
 }  // namespace ioprobe::checkpoint

@@ -15,6 +15,7 @@
 
 #include "checkpoint/chunker.hpp"
 #include "checkpoint/compressor.hpp"
+#include "checkpoint/piece_pool.hpp"
 #include "checkpoint/raw_baseline.hpp"
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/run_data.hpp"
@@ -313,6 +314,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     d.zstd_probe = measure_zstd(sample.data(), sample.size(), o.compress.level);
     int cores = std::min(d.cpus_allowed, o.compress_threads * static_cast<int>(d.state.ranks.size()));
     d.zstd_mt_probe = measure_zstd(sample.data(), sample.size(), o.compress.level, cores, o.zstd_job_bytes);
+    d.pool_probe = measure_piece_pool(sample.data(), sample.size(), o.compress.level, cores, kPieceBytes);
   }
   std::unique_ptr<TrainingEmulator> emu;
   if (d.async) {

@@ -179,6 +179,12 @@ json checkpoint_json(const CheckpointRunData& d) {
         cmp["zstd_multithread_in_memory_bytes_per_s"] = d.zstd_mt_probe->bytes_per_s;
         cmp["checkpoint_over_zstd_multithread"] = d.zstd_mt_probe->bytes_per_s > 0 ? agg / d.zstd_mt_probe->bytes_per_s : 0;
       }
+      if (d.pool_probe) {
+        // The same sample and cores with ioprobe's own threads (a zstd frame per 4 MiB piece):
+        // the figure that decides which pool is the default (README "Benchmarks").
+        cmp["ioprobe_pool_in_memory_bytes_per_s"] = d.pool_probe->bytes_per_s;
+        cmp["compress_pool"] = d.opts.compress_pool == CompressPool::kZstd ? "zstd" : "ioprobe";
+      }
     }
     if (cmp.contains("limit_bytes_per_s") && cmp["limit_bytes_per_s"].get<double>() > 0)
       cmp["checkpoint_over_limit"] = agg / cmp["limit_bytes_per_s"].get<double>();

@@ -129,8 +129,12 @@ std::string render_checkpoint_text(const json& doc) {
                        rate(cmp.at("zstd_single_thread_bytes_per_s")), rate(cmp.at("cpu_limit_bytes_per_s")),
                        cmp.at("bound").get<std::string>());
     if (cmp.contains("zstd_multithread_in_memory_bytes_per_s"))
-      o += fmt::format("  zstd with {} worker(s), in memory, no I/O: {}; checkpoint / that = {:.3f}\n", cmp.at("cores").get<int>(),
-                       rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
+      o += fmt::format("  in memory, no I/O, {} core(s): zstd's own pool {}{}; checkpoint / zstd's pool = {:.3f}\n",
+                       cmp.at("cores").get<int>(), rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
+                       cmp.contains("ioprobe_pool_in_memory_bytes_per_s")
+                           ? ", ioprobe's threads " + rate(cmp.at("ioprobe_pool_in_memory_bytes_per_s")) + " (this save used " +
+                                 cmp.value("compress_pool", std::string("ioprobe")) + "'s)"
+                           : std::string(),
                        cmp.at("checkpoint_over_zstd_multithread").get<double>());
     if (cmp.contains("checkpoint_over_limit"))
       o += fmt::format("  checkpoint / limit = {:.3f} (goal >= 0.90: {})\n", cmp.at("checkpoint_over_limit").get<double>(),
