@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
 #include <memory>
@@ -91,7 +92,27 @@ int write_streamed(ShardJob& j) {
     e.stored_offset = w.bytes_queued();
     XXH3_64bits_reset(h.logical);
     XXH3_64bits_reset(h.stored);
-    const std::vector<Piece> pieces = pieces_of(j.state, c);
+    if (passthrough) {
+      // Uncompressed, ungrouped: the chunk's bytes as they lie, in spans as long as memory allows
+      // (up to a region end or a cyclic window's wrap), so that the writer can send io_size
+      // requests straight from the state (zero-copy, O_DIRECT) -- pieces play no part here.
+      // The state stays unchanged until the save returns, as append_stable requires.
+      for (uint64_t o = c.offset; o < c.offset + c.len && rc == 0 && !res.interrupted;) {
+        if (j.stop()) {
+          res.interrupted = true;
+          break;
+        }
+        // One write request's worth at a time, hashed while that request and the one before
+        // are in flight.
+        Span s = j.state.span(o, static_cast<size_t>(std::min<uint64_t>(c.offset + c.len - o, opts.io.io_size)));
+        o += s.len;
+        int64_t w0 = w.stats().write_wait_ns, t1 = now_ns();
+        rc = w.append_stable(s.data, s.len);
+        XXH3_64bits_update(h.logical, s.data, s.len);
+        res.stage_ns += (now_ns() - t1) - (w.stats().write_wait_ns - w0);
+      }
+    }
+    const std::vector<Piece> pieces = passthrough ? std::vector<Piece>{} : pieces_of(j.state, c);
     auto on_stored = [&](const uint8_t* d, size_t n) { XXH3_64bits_update(h.stored, d, n); };
     for (size_t pi = 0; pi < pieces.size() && rc == 0; ++pi) {
       const Piece& p = pieces[pi];
@@ -120,19 +141,10 @@ int write_streamed(ShardJob& j) {
         Span s = j.state.span(o, static_cast<size_t>(p.off + p.len - o));
         o += s.len;
         const bool end = last && o == p.off + p.len;
-        if (passthrough) {
-          // The state stays unchanged until the save returns: the writer may send it straight
-          // to the device (O_DIRECT, aligned) instead of copying it into its buffers.
-          int64_t w0 = w.stats().write_wait_ns, t1 = now_ns();
-          rc = w.append_stable(s.data, s.len);
-          XXH3_64bits_update(h.logical, s.data, s.len);
-          res.stage_ns += (now_ns() - t1) - (w.stats().write_wait_ns - w0);
-        } else {
-          int64_t t1 = now_ns();
-          XXH3_64bits_update(h.logical, s.data, s.len);
-          res.stage_ns += now_ns() - t1;
-          rc = zc->feed(s.data, s.len, end, w, on_stored);
-        }
+        int64_t t1 = now_ns();
+        XXH3_64bits_update(h.logical, s.data, s.len);
+        res.stage_ns += now_ns() - t1;
+        rc = zc->feed(s.data, s.len, end, w, on_stored);
       }
     }
     if (rc != 0 || res.interrupted) break;
