@@ -290,6 +290,7 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
   }
   res.stored_bytes = w->bytes_queued();
   res.written_bytes = w->stats().bytes_written;
+  res.zero_copy_bytes = w->stats().zero_copy_bytes;
   res.write_wait_ns = w->stats().write_wait_ns;
   res.fsync_ns = w->stats().fsync_ns;
   if (rc != 0) {

@@ -37,6 +37,7 @@ struct RankSaveResult {
   uint64_t logical_bytes = 0;   // logical bytes of the chunks completed
   uint64_t stored_bytes = 0;    // bytes queued to the file (chunks + index + trailer)
   uint64_t written_bytes = 0;   // bytes the kernel completed
+  uint64_t zero_copy_bytes = 0; // of those, written straight from the state's memory (no staging copy)
   uint64_t chunks_done = 0, chunks_total = 0;
   int64_t stage_ns = 0;         // copying state into I/O or grouping buffers
   int64_t compress_ns = 0;      // kZstd: inside ZSTD_compressStream2 (includes waiting for zstd's workers);

@@ -54,7 +54,7 @@ po::options_description checkpoint_options() {
     ("pp", s(), "pipeline parallel size (default 1)")
     ("dp", s(), "data parallel size (default: --ranks / (tp x pp))")
     ("zero-stage", s(), "ZeRO stage 0-3 (default 3): 3 shards weights over DP, 1-2 write them on DP rank 0 only")
-    ("chunk-size", s(), "logical bytes per chunk = zstd frame = checksum unit, any size (default 1GiB)")
+    ("chunk-size", s(), "logical bytes per chunk = checksum unit (and zstd frame with --compress-pool zstd), any size (default 1GiB)")
     ("compress", s(), "none | zstd:LEVEL (default none)")
     ("compress-threads", s(), "compression workers per rank (default: allowed CPUs / ranks, at least 1); 0 = compress in the rank's own thread")
     ("compress-pool", s(), "ioprobe | zstd: ioprobe's own threads, one zstd context each, one frame per 4MiB piece "

@@ -77,7 +77,7 @@ json checkpoint_json(const CheckpointRunData& d) {
                      {"stage_s", sec(r.stage_ns)}, {"compress_s", sec(r.compress_ns)},
                      {"write_wait_s", sec(r.write_wait_ns)}, {"fsync_s", sec(r.fsync_ns)},
                      {"written_bytes", r.written_bytes}, {"chunks_done", r.chunks_done}, {"chunks_total", r.chunks_total}, {"direct", r.direct},
-                     {"zstd_frames", r.frames}});
+                     {"zstd_frames", r.frames}, {"zero_copy_bytes", r.zero_copy_bytes}});
     if (r.compress_active_ns > 0) {
       // Measured: time inside zstd summed over this rank's workers / the pool's wall time.
       double b = static_cast<double>(r.compress_busy_ns) / static_cast<double>(r.compress_active_ns);
