@@ -16,9 +16,16 @@ ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_
   for (const auto& r : rank_.regions) {
     Buf b;
     b.size = std::min<uint64_t>(r.bytes, std::max<uint64_t>(region_cap & ~uint64_t{4095}, 4096));
-    void* p = nullptr;
-    if (posix_memalign(&p, 4096, std::max<uint64_t>(b.size, 1)) != 0) throw std::bad_alloc();
-    b.mem = {static_cast<uint8_t*>(p), free};
+    // The buffer starts at the region's offset modulo 4 KiB, so that memory and file offsets of
+    // an uncompressed shard are congruent and O_DIRECT can write straight from the state
+    // (UringFileWriter::append_stable); cyclic windows are whole 4 KiB multiples, so the wrap
+    // keeps it.
+    const size_t skew = static_cast<size_t>(r.offset % 4096);
+    void* base = nullptr;
+    if (posix_memalign(&base, 4096, std::max<uint64_t>(b.size + skew, 1)) != 0) throw std::bad_alloc();
+    b.mem = {static_cast<uint8_t*>(base), free};
+    b.skew = skew;
+    uint8_t* p = b.mem.get() + skew;
     if (fill) {
       // Blocks of 16 MiB, each seeded by its index, generated on all allowed CPUs.
       constexpr uint64_t kBlock = 16u << 20;
@@ -26,7 +33,7 @@ ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_
       std::atomic<uint64_t> next{0};
       auto work = [&] {
         for (uint64_t i; !interrupted() && (i = next.fetch_add(1)) < blocks;)  // Ctrl-C: stop generating
-          generate_tensor_bytes(r.kind, (seed * 16 + static_cast<uint64_t>(r.kind)) * 1000003 + i, b.mem.get() + i * kBlock,
+          generate_tensor_bytes(r.kind, (seed * 16 + static_cast<uint64_t>(r.kind)) * 1000003 + i, p + i * kBlock,
                                 std::min(kBlock, b.size - i * kBlock));
       };
       unsigned n = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(blocks)));
@@ -49,7 +56,7 @@ Span ResidentState::span(uint64_t offset, size_t max_len) const {
     uint64_t in_region = offset - r.offset;
     uint64_t pos = in_region % bufs_[i].size;
     uint64_t n = std::min<uint64_t>({max_len, bufs_[i].size - pos, r.bytes - in_region});
-    return Span{bufs_[i].mem.get() + pos, static_cast<size_t>(n), element_bytes(r.kind)};
+    return Span{bufs_[i].data() + pos, static_cast<size_t>(n), element_bytes(r.kind)};
   }
   return Span{nullptr, 0, 1};
 }
@@ -67,7 +74,7 @@ void ResidentState::copy_out(uint64_t offset, size_t len, uint8_t* dst) const {
 
 void ResidentState::copy_from(const ResidentState& other) {
   for (size_t i = 0; i < bufs_.size() && i < other.bufs_.size(); ++i)
-    std::memcpy(bufs_[i].mem.get(), other.bufs_[i].mem.get(), std::min(bufs_[i].size, other.bufs_[i].size));
+    std::memcpy(bufs_[i].data(), other.bufs_[i].data(), std::min(bufs_[i].size, other.bufs_[i].size));
 }
 
 uint64_t ResidentState::resident_bytes() const {

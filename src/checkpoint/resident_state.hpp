@@ -46,8 +46,10 @@ class ResidentState {
 
  private:
   struct Buf {
-    std::unique_ptr<uint8_t[], void (*)(void*)> mem{nullptr, nullptr};
+    std::unique_ptr<uint8_t[], void (*)(void*)> mem{nullptr, nullptr};  // 4 KiB-aligned allocation
     uint64_t size = 0;
+    size_t skew = 0;  // the region's first byte is at mem + skew (region offset mod 4 KiB)
+    uint8_t* data() const { return mem.get() + skew; }
   };
   RankState rank_;
   uint64_t cap_;

@@ -1,7 +1,9 @@
 // Restoring shards: cold page cache (each file is fdatasync'ed, then its cached pages dropped
-// with posix_fadvise(DONTNEED), before the clock starts), sequential reads with kernel
-// readahead, zstd decompression, byte ungrouping, and verification of every chunk's XXH3-64
-// checksums (stored bytes and logical bytes) against the shard's index.
+// with posix_fadvise(DONTNEED), before the clock starts), sequential io_uring reads with
+// O_DIRECT (4 reads of `read_block_bytes` in flight ahead of decompression: engine/uring_reader;
+// buffered where the filesystem refuses O_DIRECT), zstd decompression (one frame per chunk or per
+// piece, shard_format.hpp), byte ungrouping, and verification of every chunk's XXH3-64 checksums
+// (stored bytes and logical bytes) against the shard's index.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +19,8 @@ struct RankRestoreResult {
   uint64_t stored_bytes = 0;   // bytes read from the file (chunk data)
   uint64_t chunks_verified = 0, chunks_total = 0;
   int64_t total_ns = 0;        // open .. last chunk verified
-  int64_t read_ns = 0;         // inside pread
+  int64_t read_ns = 0;         // waiting for reads (io_uring completions)
+  bool direct = false;         // read with O_DIRECT
   int64_t decompress_ns = 0;   // inside zstd (and ungrouping)
   bool interrupted = false;
   bool corrupt = false;        // a checksum mismatch or an undecodable chunk

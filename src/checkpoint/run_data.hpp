@@ -30,6 +30,7 @@ struct CheckpointRunData {
   std::string raw_after_save_skipped;    // why the run after the save did not run (then `raw` is the run before)
   std::optional<ZstdProbe> zstd_probe;   // single-thread speed on this state, measured in this run
   std::optional<ZstdProbe> zstd_mt_probe;  // zstd's own multithreading with `cores` workers, in memory
+  std::optional<ZstdProbe> pool_probe;     // ioprobe's own threads (`cores` of them, a frame per piece), in memory
   SaveResult save;
   std::vector<uint64_t> file_bytes;      // stat of the published files (bytes on disk), per rank
   std::optional<RestoreResult> restore;

@@ -66,8 +66,14 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
   t.region_count = get64(p + 40);
   t.meta_offset = get64(p + 48);
   t.meta_xxh3 = get64(p + 56);
-  if (t.version != kShardVersion) {
-    why = fmt::format("shard format version {} (this ioprobe reads {})", t.version, kShardVersion);
+  if (t.version < kShardOldestVersion || t.version > kShardVersion) {
+    why = fmt::format("shard format version {} is unknown (this ioprobe reads versions {} to {}): "
+                      "restore it with the ioprobe that wrote it",
+                      t.version, kShardOldestVersion, kShardVersion);
+    return false;
+  }
+  if (t.version < 2 && (t.flags & kFlagFramePerPiece)) {
+    why = fmt::format("shard format version {} with flags {:#x}: one zstd frame per piece needs version 2", t.version, t.flags);
     return false;
   }
   return true;

@@ -1,12 +1,19 @@
 // On-disk layout of one rank's shard file (ioprobe's own, DCP-like: one file per rank):
 //
-//   [chunk 0 stored bytes][chunk 1]...[chunk n-1]   zstd frames, or raw bytes when uncompressed
+//   [chunk 0 stored bytes][chunk 1]...[chunk n-1]   zstd frame(s), or raw bytes when uncompressed
 //   [region table: count x 24 B]                    kind u32, elem u32, offset u64, bytes u64
 //   [chunk index: count x 48 B]                     logical off/len, stored off/len, xxh3 logical, xxh3 stored
 //   [trailer: 64 B]                                 see Trailer
 //
 // All integers little-endian. Checksums are XXH3-64 (Debian libxxhash 0.8.1) of the logical
 // (uncompressed, ungrouped) bytes and of the stored bytes of each chunk.
+//
+// Version 2 (ioprobe's own compression threads) adds kFlagFramePerPiece: a compressed chunk is
+// then one zstd frame per piece (chunker.hpp's for_each_piece with trailer.piece_bytes), frames
+// back to back; without the flag it is one frame per chunk (zstd's own pool; all of version 1).
+// A reader decodes both the same way (concatenated frames are one zstd stream); the flag records
+// the layout so that frames can be found and decoded independently. Versions 1 and 2 are read;
+// any other version is refused with its number.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +25,10 @@
 namespace ioprobe::checkpoint {
 
 constexpr char kShardMagic[8] = {'I', 'O', 'P', 'C', 'K', 'P', 'T', '1'};
-constexpr uint32_t kShardVersion = 1;
+constexpr uint32_t kShardVersion = 2;        // written
+constexpr uint32_t kShardOldestVersion = 1;  // oldest read
 constexpr uint32_t kFlagByteGrouped = 1;
+constexpr uint32_t kFlagFramePerPiece = 2;  // version >= 2: one zstd frame per piece, not per chunk
 
 struct IndexEntry {
   uint64_t logical_offset = 0, logical_len = 0;

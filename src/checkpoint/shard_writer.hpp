@@ -13,12 +13,17 @@
 
 namespace ioprobe::checkpoint {
 
+/// Who compresses: ioprobe's own threads, one zstd frame per piece (piece_pool.hpp; the default),
+/// or zstd's own pool (ZSTD_c_nbWorkers) on one frame per chunk (compressor.hpp).
+enum class CompressPool { kIoprobe, kZstd };
+
 /// How to write a shard (already validated by the CLI).
 struct SaveOptions {
-  uint64_t chunk_bytes = 1ull << 30;  // logical bytes per chunk (= per zstd frame, per checksum)
+  uint64_t chunk_bytes = 1ull << 30;  // logical bytes per chunk (= checksum unit; = zstd frame with kZstd)
   CompressionSpec compress;
-  int compress_threads = 1;  // zstd workers per rank
-  uint64_t zstd_job_bytes = 0;  // ZSTD_c_jobSize; 0 = zstd's default (2 MiB at level 1)
+  CompressPool compress_pool = CompressPool::kIoprobe;
+  int compress_threads = 1;  // compression workers per rank (0 = in the rank's own thread)
+  uint64_t zstd_job_bytes = 0;  // ZSTD_c_jobSize (kZstd only); 0 = zstd's default (2 MiB at level 1)
   bool byte_group = false;
   bool fsync = true;
   UringWriterOptions io;
@@ -32,9 +37,15 @@ struct RankSaveResult {
   uint64_t logical_bytes = 0;   // logical bytes of the chunks completed
   uint64_t stored_bytes = 0;    // bytes queued to the file (chunks + index + trailer)
   uint64_t written_bytes = 0;   // bytes the kernel completed
+  uint64_t zero_copy_bytes = 0; // of those, written straight from the state's memory (no staging copy)
   uint64_t chunks_done = 0, chunks_total = 0;
   int64_t stage_ns = 0;         // copying state into I/O or grouping buffers
-  int64_t compress_ns = 0;      // inside ZSTD_compressStream2 (includes waiting for zstd's workers)
+  int64_t compress_ns = 0;      // kZstd: inside ZSTD_compressStream2 (includes waiting for zstd's workers);
+                                // kIoprobe: blocked waiting for the next compressed piece (+ inline compression)
+  int64_t compress_busy_ns = 0;   // kIoprobe: time the workers spent compressing, summed over workers
+  int64_t compress_active_ns = 0; // kIoprobe: first piece submitted .. last piece taken (wall)
+  int compress_workers_used = 0;  // kIoprobe: workers that compressed at least one piece
+  uint64_t frames = 0;            // zstd frames written
   int64_t write_wait_ns = 0;    // blocked waiting for the device (no free buffer, final flush)
   int64_t fsync_ns = 0;
   int64_t total_ns = 0;         // open .. fsync done

@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "checkpoint/chunker.hpp"
 #include "checkpoint/compressor.hpp"
+#include "checkpoint/piece_pool.hpp"
 #include "checkpoint/raw_baseline.hpp"
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/run_data.hpp"
@@ -52,10 +54,13 @@ po::options_description checkpoint_options() {
     ("pp", s(), "pipeline parallel size (default 1)")
     ("dp", s(), "data parallel size (default: --ranks / (tp x pp))")
     ("zero-stage", s(), "ZeRO stage 0-3 (default 3): 3 shards weights over DP, 1-2 write them on DP rank 0 only")
-    ("chunk-size", s(), "logical bytes per chunk = zstd frame = checksum unit, any size (default 1GiB)")
+    ("chunk-size", s(), "logical bytes per chunk = checksum unit (and zstd frame with --compress-pool zstd), any size (default 1GiB)")
     ("compress", s(), "none | zstd:LEVEL (default none)")
-    ("compress-threads", s(), "zstd workers per rank (default: allowed CPUs / ranks, at least 1); 0 = compress in the rank's own thread")
-    ("zstd-job-size", s(), "zstd multithreading job size (default 0 = zstd's own: 2MiB at level 1, 8MiB at 3)")
+    ("compress-threads", s(), "compression workers per rank (default: allowed CPUs / ranks, at least 1); 0 = compress in the rank's own thread")
+    ("compress-pool", s(), "ioprobe | zstd: ioprobe's own threads, one zstd context each, one frame per 4MiB piece "
+                           "(default; keeps workers busy on any chunk size), or zstd's own multithreading "
+                           "(ZSTD_c_nbWorkers) on one frame per chunk")
+    ("zstd-job-size", s(), "--compress-pool zstd: zstd's job size (default 0 = zstd's own: 2MiB at level 1, 8MiB at 3)")
     ("byte-group", po::value<std::string>()->implicit_value("true"), "group float bytes by significance before compressing")
     ("io-size", s(), "bytes per write request (default 16MiB, multiple of 4KiB)")
     ("io-depth", s(), "write buffers in flight per rank (default 2 = double buffering)")
@@ -164,6 +169,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
   o.chunk_bytes = get_size(vm, "chunk-size", 1ull << 30, 1, 1ull << 40);
   o.compress = parse_compression(get_string(vm, "compress", "none"));
   o.compress_threads = static_cast<int>(get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
+  o.compress_pool = get_choice(vm, "compress-pool", "ioprobe", {"ioprobe", "zstd"}) == "zstd" ? CompressPool::kZstd
+                                                                                               : CompressPool::kIoprobe;
   o.byte_group = get_bool(vm, "byte-group", false);
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
   o.fsync = get_bool(vm, "fsync", true);
@@ -233,7 +240,12 @@ int cmd_checkpoint(const CommandContext& ctx) {
     warn(fmt::format("with --keep the checkpoint (up to {}) and the raw write after the save ({}) must fit together "
                      "and {} are free: that raw run will likely be skipped (the baseline is then the run before the save)",
                      format_bytes(ckpt_need), format_bytes(raw_need), format_bytes(target.free_bytes)));
-  if (o.compress.enabled && o.compress_threads > 1 && o.chunk_bytes < zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes))
+  if (o.compress.enabled && o.compress_pool == CompressPool::kIoprobe && o.compress_threads > 1 &&
+      d.state.ranks.front().bytes < static_cast<uint64_t>(o.compress_threads) * kPieceBytes)
+    warn(fmt::format("a rank's state ({}) is less than {} compression workers x {} pieces: at most {} worker(s) "
+                     "can be busy", format_bytes(d.state.ranks.front().bytes), o.compress_threads, format_bytes(kPieceBytes),
+                     (d.state.ranks.front().bytes + kPieceBytes - 1) / kPieceBytes));
+  if (o.compress.enabled && o.compress_pool == CompressPool::kZstd && o.compress_threads > 1 && o.chunk_bytes < zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes))
     warn(fmt::format("--chunk-size {} is below zstd's job size {} at level {}: zstd multithreading stays off "
                      "(1 of {} workers busy per chunk); use chunks of at least {} x {}",
                      format_bytes(o.chunk_bytes), format_bytes(zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes)),
@@ -302,6 +314,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     d.zstd_probe = measure_zstd(sample.data(), sample.size(), o.compress.level);
     int cores = std::min(d.cpus_allowed, o.compress_threads * static_cast<int>(d.state.ranks.size()));
     d.zstd_mt_probe = measure_zstd(sample.data(), sample.size(), o.compress.level, cores, o.zstd_job_bytes);
+    d.pool_probe = measure_piece_pool(sample.data(), sample.size(), o.compress.level, cores, kPieceBytes);
   }
   std::unique_ptr<TrainingEmulator> emu;
   if (d.async) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "core/clock.hpp"
@@ -61,6 +62,7 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
     bufs_.push_back(static_cast<uint8_t*>(p));
   }
   buf_off_.assign(opts_.depth, 0);
+  buf_src_.assign(opts_.depth, nullptr);
   buf_len_.assign(opts_.depth, 0);
   busy_.assign(opts_.depth, false);
 }
@@ -78,7 +80,7 @@ UringFileWriter::~UringFileWriter() {
 
 int UringFileWriter::complete_short(size_t i, uint64_t off, size_t done, size_t len) {
   while (done < len) {
-    ssize_t n = ::pwrite(fd_tail_, bufs_[i] + done, len - done, static_cast<off_t>(off + done));
+    ssize_t n = ::pwrite(fd_tail_, buf_src_[i] + done, len - done, static_cast<off_t>(off + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;
@@ -117,17 +119,19 @@ int UringFileWriter::wait_one() {
   return 0;
 }
 
-// Queues a write of `len` bytes of the current buffer at file_off_ (waiting for a free SQE) and
-// submits it. Returns 0 or the negative errno; the first error is kept in first_err_.
-int UringFileWriter::submit_write(size_t len) {
+// Queues a write of `len` bytes from `src` (the current buffer or the caller's memory) at
+// file_off_ in slot cur_ (waiting for a free SQE) and submits it.
+// Returns 0 or the negative errno; the first error is kept in first_err_.
+int UringFileWriter::submit_write(const uint8_t* src, size_t len) {
   io_uring_sqe* sqe = io_uring_get_sqe(ring_);
   while (!sqe) {
     int r = wait_one();
     if (r < 0) return r;
     sqe = io_uring_get_sqe(ring_);
   }
-  io_uring_prep_write(sqe, fd_, bufs_[cur_], static_cast<unsigned>(len), file_off_);
+  io_uring_prep_write(sqe, fd_, src, static_cast<unsigned>(len), file_off_);
   io_uring_sqe_set_data64(sqe, cur_);
+  buf_src_[cur_] = src;
   buf_off_[cur_] = file_off_;
   buf_len_[cur_] = len;
   busy_[cur_] = true;
@@ -148,10 +152,15 @@ int UringFileWriter::submit_write(size_t len) {
 int UringFileWriter::submit_current() {
   size_t len = fill_;
   if (len == 0) return 0;
-  int r = submit_write(len);
+  int r = submit_write(bufs_[cur_], len);
   if (r < 0) return r;
   file_off_ += len;
   fill_ = 0;
+  return advance_slot();
+}
+
+// Moves to the next slot and waits until its write (if any) completed.
+int UringFileWriter::advance_slot() {
   cur_ = (cur_ + 1) % bufs_.size();
   if (busy_[cur_]) {
     int64_t t0 = now_ns();
@@ -198,6 +207,47 @@ int UringFileWriter::append(const void* data, size_t n) {
   return 0;
 }
 
+int UringFileWriter::append_stable(const void* data, size_t n) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    if (first_err_) return first_err_;
+    const bool aligned = reinterpret_cast<uintptr_t>(p) % kAlign == 0;
+    if (direct_ && aligned && n >= kAlign && fill_ % kAlign == 0) {
+      if (fill_ > 0) {  // bytes copied before (an unaligned region end): send them first
+        int r = submit_current();
+        if (r) return r;
+      }
+      size_t len = std::min(opts_.io_size, n - n % kAlign);
+      int r = submit_write(p, len);
+      if (r < 0) return first_err_ ? first_err_ : r;
+      stats_.zero_copy_bytes += len;
+      file_off_ += len;
+      p += len;
+      n -= len;
+      r = advance_slot();
+      if (r) return r;
+      continue;
+    }
+    // Copy up to the next 4 KiB boundary of the file (then the rest may be zero-copy again) or,
+    // when the memory is not congruent with the file offset, as much as the buffer takes.
+    size_t avail = 0;
+    int err = 0;
+    uint8_t* dst = reserve(avail, err);
+    if (!dst) return err;
+    size_t k = std::min(n, avail);
+    if (direct_) {
+      size_t to_boundary = kAlign - fill_ % kAlign;
+      if (reinterpret_cast<uintptr_t>(p + to_boundary) % kAlign == 0) k = std::min(k, to_boundary);
+    }
+    std::memcpy(dst, p, k);
+    p += k;
+    n -= k;
+    int r = commit(k);
+    if (r) return r;
+  }
+  return 0;
+}
+
 int UringFileWriter::finish() {
   if (first_err_) return first_err_;
   size_t tail = 0;
@@ -210,7 +260,7 @@ int UringFileWriter::finish() {
   size_t tail_start = fill_;
   if (fill_) {
     // Submit the aligned part; the buffer stays untouched until its completion is reaped below.
-    int r = submit_write(fill_);
+    int r = submit_write(bufs_[cur_], fill_);
     if (r < 0) return first_err_ ? first_err_ : r;
   }
   int64_t t0 = now_ns();

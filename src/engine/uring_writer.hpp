@@ -5,7 +5,9 @@
 // The caller fills the current buffer through reserve()/commit() (zero-copy: a compressor can
 // write its output straight into it) or append() (copy). Full buffers are submitted at once;
 // the file's unaligned tail is written by finish() through a second, buffered descriptor, so
-// any byte count works with O_DIRECT.
+// any byte count works with O_DIRECT. append_stable() is zero-copy where it can: bytes that
+// will not change until finish()/drain() and are 4 KiB-aligned in memory where the file offset
+// is are written from where they lie (the FastPersist path for aligned tensors), the rest copied.
 //
 // Errors: the constructor throws IoError (open, ring setup); every other call returns 0 or a
 // negative errno like liburing, and last_error_op() names the failed operation. A short write
@@ -32,6 +34,7 @@ struct UringWriterOptions {
 struct UringWriterStats {
   uint64_t bytes_written = 0;    // bytes completed by the kernel (aligned writes + tail)
   uint64_t write_requests = 0;
+  uint64_t zero_copy_bytes = 0;  // bytes written from the caller's memory (append_stable)
   int64_t write_wait_ns = 0;     // time the caller was blocked waiting for a free buffer or completions
   int64_t fsync_ns = 0;
 };
@@ -52,6 +55,11 @@ class UringFileWriter {
   int commit(size_t n);
   /// Copies `n` bytes in (reserve + memcpy + commit). 0 or -errno.
   int append(const void* data, size_t n);
+  /// Appends `n` bytes that stay valid and unchanged until finish() or drain() returns: with
+  /// O_DIRECT, whole 4 KiB blocks whose address is 4 KiB-aligned at a 4 KiB-aligned file
+  /// offset are written from `data` itself (up to io_size per request, the same `depth` in
+  /// flight); anything else is copied as append() does. 0 or -errno.
+  int append_stable(const void* data, size_t n);
   /// Writes what remains (aligned part by io_uring, tail by pwrite) and waits for all. 0 or -errno.
   int finish();
   /// fdatasync-free full fsync(2) of the file. 0 or -errno.
@@ -66,8 +74,9 @@ class UringFileWriter {
   uint64_t bytes_queued() const { return file_off_ + fill_; }
 
  private:
-  int submit_write(size_t len);
+  int submit_write(const uint8_t* src, size_t len);
   int submit_current();
+  int advance_slot();
   int wait_one();
   int complete_short(size_t buf_index, uint64_t off, size_t done, size_t len);
 
@@ -78,6 +87,7 @@ class UringFileWriter {
   bool direct_ = false;
   io_uring* ring_ = nullptr;
   std::vector<uint8_t*> bufs_;
+  std::vector<const uint8_t*> buf_src_;  // memory of the write in flight per slot (own buffer or caller's)
   std::vector<uint64_t> buf_off_;   // file offset of the write in flight per buffer
   std::vector<size_t> buf_len_;
   std::vector<bool> busy_;

@@ -3,6 +3,8 @@
 
 #include "report/checkpoint_report.hpp"
 
+#include "checkpoint/chunker.hpp"
+
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -32,13 +34,19 @@ json state_json(const CheckpointRunData& d) {
 
 json config_json(const CheckpointRunData& d) {
   const SaveOptions& o = d.opts;
-  int busy = o.compress.enabled ? zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads, o.zstd_job_bytes) : 0;
-  return {{"dir", escape_bytes(d.dir)}, {"chunk_bytes", o.chunk_bytes}, {"compress", o.compress.text()},
-          {"compress_threads_per_rank", o.compress_threads}, {"byte_group", o.byte_group}, {"fsync", o.fsync},
-          {"io_bytes", o.io.io_size}, {"io_depth", o.io.depth}, {"direct_requested", o.io.direct},
-          {"async", d.async}, {"step_time_s", d.step_time_s},
-          {"zstd_job_bytes", o.compress.enabled ? zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes) : 0},
-          {"zstd_workers_busy_per_chunk", busy}};
+  const bool zpool = o.compress.enabled && o.compress_pool == CompressPool::kZstd;
+  int busy = zpool ? zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads, o.zstd_job_bytes) : 0;
+  json cfg = {{"dir", escape_bytes(d.dir)}, {"chunk_bytes", o.chunk_bytes}, {"compress", o.compress.text()},
+              {"compress_pool", !o.compress.enabled ? "none" : zpool ? "zstd" : "ioprobe"},
+              {"compress_threads_per_rank", o.compress_threads}, {"byte_group", o.byte_group}, {"fsync", o.fsync},
+              {"io_bytes", o.io.io_size}, {"io_depth", o.io.depth}, {"direct_requested", o.io.direct},
+              {"async", d.async}, {"step_time_s", d.step_time_s},
+              // zstd's own pool only (0 otherwise): its job size and the workers it can keep busy per chunk
+              {"zstd_job_bytes", zpool ? zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes) : 0},
+              {"zstd_workers_busy_per_chunk", busy}};
+  // ioprobe's own pool: one zstd frame per piece, pieces of consecutive chunks in flight together
+  if (o.compress.enabled && !zpool) cfg["frame_bytes"] = kPieceBytes;
+  return cfg;
 }
 
 }  // namespace
@@ -56,6 +64,8 @@ json checkpoint_json(const CheckpointRunData& d) {
   double min_rate = 0;
   bool direct = !s.ranks.empty();
   int64_t stage = 0, comp = 0, wait = 0, fsync = 0;
+  double busy_sum = 0;  // ioprobe pool: mean busy workers, summed over ranks
+  int used_min = -1;
   for (size_t i = 0; i < s.ranks.size(); ++i) {
     const auto& r = s.ranks[i];
     uint64_t disk = i < d.file_bytes.size() ? d.file_bytes[i] : r.stored_bytes;
@@ -66,7 +76,17 @@ json checkpoint_json(const CheckpointRunData& d) {
                      {"write_bytes_per_s", s.ok ? json(rr) : json(nullptr)},
                      {"stage_s", sec(r.stage_ns)}, {"compress_s", sec(r.compress_ns)},
                      {"write_wait_s", sec(r.write_wait_ns)}, {"fsync_s", sec(r.fsync_ns)},
-                     {"written_bytes", r.written_bytes}, {"chunks_done", r.chunks_done}, {"chunks_total", r.chunks_total}, {"direct", r.direct}});
+                     {"written_bytes", r.written_bytes}, {"chunks_done", r.chunks_done}, {"chunks_total", r.chunks_total}, {"direct", r.direct},
+                     {"zstd_frames", r.frames}, {"zero_copy_bytes", r.zero_copy_bytes}});
+    if (r.compress_active_ns > 0) {
+      // Measured: time inside zstd summed over this rank's workers / the pool's wall time.
+      double b = static_cast<double>(r.compress_busy_ns) / static_cast<double>(r.compress_active_ns);
+      ranks.back()["compress_busy_s"] = sec(r.compress_busy_ns);
+      ranks.back()["compress_workers_busy_mean"] = b;
+      ranks.back()["compress_workers_used"] = r.compress_workers_used;
+      busy_sum += b;
+      used_min = used_min < 0 ? r.compress_workers_used : std::min(used_min, r.compress_workers_used);
+    }
     logical += r.logical_bytes;
     stored += r.stored_bytes;
     written += r.written_bytes;
@@ -99,6 +119,11 @@ json checkpoint_json(const CheckpointRunData& d) {
                {"user_cpu_s", s.user_cpu_s}, {"sys_cpu_s", s.sys_cpu_s},
                {"cpu_per_wall", s.ranks_done_ns > 0 ? (s.user_cpu_s + s.sys_cpu_s) / sec(s.ranks_done_ns) : 0},
                {"ranks", ranks}};
+  if (used_min >= 0 && !s.ranks.empty()) {
+    save["compression"] = {{"pool", "ioprobe"}, {"workers_per_rank", d.opts.compress_threads},
+                           {"workers_busy_mean_per_rank", busy_sum / static_cast<double>(s.ranks.size())},
+                           {"workers_used_min_over_ranks", used_min}};
+  }
   if (!s.failure.empty()) save["failure"] = escape_bytes(s.failure);
   if (d.async) {
     double sum = 0;
@@ -154,6 +179,12 @@ json checkpoint_json(const CheckpointRunData& d) {
         cmp["zstd_multithread_in_memory_bytes_per_s"] = d.zstd_mt_probe->bytes_per_s;
         cmp["checkpoint_over_zstd_multithread"] = d.zstd_mt_probe->bytes_per_s > 0 ? agg / d.zstd_mt_probe->bytes_per_s : 0;
       }
+      if (d.pool_probe) {
+        // The same sample and cores with ioprobe's own threads (a zstd frame per 4 MiB piece):
+        // the figure that decides which pool is the default (README "Benchmarks").
+        cmp["ioprobe_pool_in_memory_bytes_per_s"] = d.pool_probe->bytes_per_s;
+        cmp["compress_pool"] = d.opts.compress_pool == CompressPool::kZstd ? "zstd" : "ioprobe";
+      }
     }
     if (cmp.contains("limit_bytes_per_s") && cmp["limit_bytes_per_s"].get<double>() > 0)
       cmp["checkpoint_over_limit"] = agg / cmp["limit_bytes_per_s"].get<double>();
@@ -171,13 +202,19 @@ json checkpoint_json(const CheckpointRunData& d) {
       double v = rate(x.logical_bytes, x.total_ns);
       rr.push_back({{"path", escape_bytes(x.path)}, {"logical_bytes", x.logical_bytes}, {"stored_bytes", x.stored_bytes},
                     {"duration_s", sec(x.total_ns)}, {"read_s", sec(x.read_ns)}, {"decompress_s", sec(x.decompress_ns)},
-                    {"restore_bytes_per_s", v}, {"chunks_verified", x.chunks_verified}, {"chunks_total", x.chunks_total}});
+                    {"restore_bytes_per_s", v}, {"chunks_verified", x.chunks_verified}, {"chunks_total", x.chunks_total},
+                    {"direct", x.direct}});
       if (!x.error.empty() && err.empty()) err = x.error;
       rl += x.logical_bytes;
       rmax = std::max(rmax, x.total_ns);
       rmin = i == 0 ? v : std::min(rmin, v);
     }
-    json rj = {{"ok", r.ok}, {"interrupted", r.interrupted}, {"cache", "cold (fdatasync + posix_fadvise DONTNEED before reading)"},
+    bool rdirect = !r.ranks.empty();
+    for (const auto& x : r.ranks) rdirect = rdirect && x.direct;
+    json rj = {{"ok", r.ok}, {"interrupted", r.interrupted},
+               {"cache", rdirect ? "cold (O_DIRECT io_uring reads; fdatasync + posix_fadvise DONTNEED before reading)"
+                                 : "cold (fdatasync + posix_fadvise DONTNEED before reading; buffered reads)"},
+               {"direct", rdirect},
                {"logical_bytes", rl}, {"duration_max_s", sec(rmax)}, {"restore_bytes_per_s", rate(rl, r.wall_ns)},
                {"throughput_min_rank_bytes_per_s", rmin}, {"ranks", rr}};
     if (!err.empty()) rj["error"] = escape_bytes(err);

@@ -37,10 +37,14 @@ std::string render_checkpoint_text(const json& doc) {
                    cfg.at("io_bytes").get<uint64_t>() >> 10, cfg.at("io_depth").get<int>(),
                    sv.at("direct").get<bool>() ? "O_DIRECT" : "buffered (O_DIRECT refused or off)",
                    sv.at("durability").get<std::string>());
-  if (cfg.at("compress").get<std::string>() != "none")
-    o += fmt::format("  zstd        {} worker(s) per rank; job size {}: {} worker(s) can be busy per chunk\n",
+  if (cfg.at("compress").get<std::string>() != "none" && cfg.value("compress_pool", "zstd") == "zstd")
+    o += fmt::format("  zstd        zstd's own pool: {} worker(s) per rank; job size {}: {} worker(s) can be busy per chunk\n",
                      cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.at("zstd_job_bytes")),
                      cfg.at("zstd_workers_busy_per_chunk").get<int>());
+  else if (cfg.at("compress").get<std::string>() != "none")
+    o += fmt::format("  zstd        ioprobe's own threads (not zstd's pool): {} per rank, one zstd context each, one frame "
+                     "per {} piece\n",
+                     cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.value("frame_bytes", json(0))));
   if (st.at("resident_cyclic").get<bool>())
     o += fmt::format("  state       larger than the memory budget: {} resident, read cyclically\n",
                      bytes(st.at("resident_bytes")));
@@ -82,6 +86,14 @@ std::string render_checkpoint_text(const json& doc) {
   } else {
     o += fmt::format("  elapsed (max over ranks) {}\n", secs(sv.at("duration_max_s")));
   }
+  if (sv.contains("compression")) {
+    const json& z = sv.at("compression");
+    o += fmt::format("  compression workers busy (measured: time in zstd / wall): {:.2f} of {} per rank on average; "
+                     "{} used{}\n",
+                     z.at("workers_busy_mean_per_rank").get<double>(), z.at("workers_per_rank").get<int>(),
+                     z.at("workers_used_min_over_ranks").get<int>(),
+                     z.at("workers_per_rank").get<int>() == 0 ? " (compressing in the rank's own thread)" : "");
+  }
   o += fmt::format("  CPU user {:.2f} s + sys {:.2f} s over {:.2f} s wall = {:.2f} cores busy\n", sv.at("user_cpu_s").get<double>(),
                    sv.at("sys_cpu_s").get<double>(), sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());
   if (sv.contains("async")) {
@@ -117,8 +129,12 @@ std::string render_checkpoint_text(const json& doc) {
                        rate(cmp.at("zstd_single_thread_bytes_per_s")), rate(cmp.at("cpu_limit_bytes_per_s")),
                        cmp.at("bound").get<std::string>());
     if (cmp.contains("zstd_multithread_in_memory_bytes_per_s"))
-      o += fmt::format("  zstd with {} worker(s), in memory, no I/O: {}; checkpoint / that = {:.3f}\n", cmp.at("cores").get<int>(),
-                       rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
+      o += fmt::format("  in memory, no I/O, {} core(s): zstd's own pool {}{}; checkpoint / zstd's pool = {:.3f}\n",
+                       cmp.at("cores").get<int>(), rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
+                       cmp.contains("ioprobe_pool_in_memory_bytes_per_s")
+                           ? ", ioprobe's threads " + rate(cmp.at("ioprobe_pool_in_memory_bytes_per_s")) + " (this save used " +
+                                 cmp.value("compress_pool", std::string("ioprobe")) + "'s)"
+                           : std::string(),
                        cmp.at("checkpoint_over_zstd_multithread").get<double>());
     if (cmp.contains("checkpoint_over_limit"))
       o += fmt::format("  checkpoint / limit = {:.3f} (goal >= 0.90: {})\n", cmp.at("checkpoint_over_limit").get<double>(),

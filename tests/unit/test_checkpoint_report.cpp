@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/chunker.hpp"
 #include "checkpoint/run_data.hpp"
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
@@ -112,4 +113,58 @@ TEST_CASE("the preflight's uncompressed shard size bounds a real shard within 4 
     ::unlink(shard_path(dir, 0).c_str());
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the report says which pool compressed and how many workers were busy, measured", "[checkpoint]") {
+  CheckpointRunData d;
+  d.state = state_from_size(64ull << 20, 2);
+  d.dir = "/x";
+  d.cpus_allowed = 2;
+  d.opts.compress = parse_compression("zstd:1");
+  d.opts.compress_threads = 2;
+  d.save.ok = true;
+  d.save.durable_ns = d.save.ranks_done_ns = 1'000'000'000;
+  d.file_bytes = {30u << 20, 30u << 20};
+  for (int r = 0; r < 2; ++r) {
+    RankSaveResult x;
+    x.rank = r;
+    x.logical_bytes = x.written_bytes = 32u << 20;
+    x.stored_bytes = 30u << 20;
+    x.total_ns = 1'000'000'000;
+    x.frames = 8;
+    x.compress_active_ns = 1'000'000'000;
+    x.compress_busy_ns = r == 0 ? 1'500'000'000 : 1'000'000'000;  // 1.5 and 1.0 workers busy
+    x.compress_workers_used = 2;
+    d.save.ranks.push_back(x);
+  }
+  RawWriteResult raw;
+  raw.bytes = 64ull << 20;
+  raw.max_ns = 100'000'000;
+  raw.rank_ns = {raw.max_ns, raw.max_ns};
+  d.raw = raw;
+  d.zstd_probe = ZstdProbe{600e6, 1.1};
+  d.zstd_mt_probe = ZstdProbe{300e6, 1.1};
+  d.pool_probe = ZstdProbe{1100e6, 1.1};
+  json doc = {{"checkpoint", ioprobe::checkpoint_json(d)}};
+  const json& c = doc["checkpoint"];
+  CHECK(c["config"]["compress_pool"] == "ioprobe");
+  CHECK(c["config"]["frame_bytes"].get<uint64_t>() == kPieceBytes);
+  CHECK(c["config"]["zstd_workers_busy_per_chunk"].get<int>() == 0);  // zstd's pool did not run
+  CHECK(c["save"]["compression"]["workers_busy_mean_per_rank"].get<double>() == Approx(1.25));
+  CHECK(c["save"]["ranks"][0]["compress_workers_busy_mean"].get<double>() == Approx(1.5));
+  CHECK(c["comparison"]["ioprobe_pool_in_memory_bytes_per_s"].get<double>() == Approx(1100e6));
+  const std::string text = ioprobe::render_checkpoint_text(doc);
+  INFO(text);
+  CHECK(text.find("ioprobe's own threads (not zstd's pool): 2 per rank") != std::string::npos);
+  CHECK(text.find("workers busy (measured: time in zstd / wall): 1.25 of 2") != std::string::npos);
+  CHECK(text.find("zstd's own pool 300.00 MB/s") != std::string::npos);
+  CHECK(text.find("ioprobe's threads 1100.00 MB/s") != std::string::npos);
+
+  d.opts.compress_pool = CompressPool::kZstd;
+  for (auto& x : d.save.ranks) x.compress_active_ns = x.compress_busy_ns = 0;
+  json zdoc = {{"checkpoint", ioprobe::checkpoint_json(d)}};
+  CHECK(zdoc["checkpoint"]["config"]["compress_pool"] == "zstd");
+  CHECK(zdoc["checkpoint"]["config"]["zstd_workers_busy_per_chunk"].get<int>() >= 1);
+  CHECK_FALSE(zdoc["checkpoint"]["save"].contains("compression"));
+  CHECK(ioprobe::render_checkpoint_text(zdoc).find("zstd's own pool: 2 worker(s) per rank") != std::string::npos);
 }

@@ -1,0 +1,193 @@
+#include "checkpoint/piece_pool.hpp"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "checkpoint/byte_group.hpp"
+#include "core/clock.hpp"
+
+namespace ioprobe::checkpoint {
+
+PiecePool::PiecePool(const ResidentState& state, int level, int threads, bool byte_group, size_t max_piece)
+    : state_(state), byte_group_(byte_group), threads_(threads < 0 ? 0 : threads) {
+  const size_t nworkers = threads_ > 0 ? static_cast<size_t>(threads_) : 1;
+  slots_.resize(threads_ > 0 ? 2 * nworkers : 1);
+  for (auto& s : slots_) s.out.resize(ZSTD_compressBound(max_piece));
+  for (size_t i = 0; i < nworkers; ++i) {
+    auto w = std::make_unique<Worker>();
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    if (!c) throw std::runtime_error("ZSTD_createCCtx failed");
+    w->cctx = c;
+    size_t r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+    if (ZSTD_isError(r)) {
+      ZSTD_freeCCtx(c);
+      w->cctx = nullptr;
+      throw std::runtime_error(fmt::format("zstd refused level {}: {}", level, ZSTD_getErrorName(r)));
+    }
+    w->scratch.resize(max_piece);
+    if (byte_group_) w->grouped.resize(max_piece);
+    workers_.push_back(std::move(w));
+  }
+  for (int i = 0; i < threads_; ++i) threads_v_.emplace_back([this, i] { run(*workers_[i]); });
+}
+
+PiecePool::~PiecePool() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_v_) t.join();
+  for (auto& w : workers_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(w->cctx));
+}
+
+void PiecePool::compress(Slot& s, Worker& w) {
+  const int64_t t0 = now_ns();
+  const PieceJob& j = s.job;
+  const uint8_t* src = nullptr;
+  Span sp = state_.span(j.offset, j.len);
+  if (!byte_group_ && sp.len == j.len) {
+    src = sp.data;  // contiguous in memory: compressed in place
+  } else {
+    state_.copy_out(j.offset, j.len, w.scratch.data());  // crosses a cyclic window's wrap, or grouped
+    src = w.scratch.data();
+    if (byte_group_) {
+      group_bytes(w.scratch.data(), j.len, j.elem, w.grouped.data());
+      src = w.grouped.data();
+    }
+  }
+  size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx*>(w.cctx), s.out.data(), s.out.size(), src, j.len);
+  if (ZSTD_isError(r)) {
+    s.error = ZSTD_getErrorName(r);
+    s.out_len = 0;
+  } else {
+    s.error.clear();
+    s.out_len = r;
+  }
+  w.busy_ns += now_ns() - t0;
+  ++w.pieces;
+}
+
+void PiecePool::run(Worker& w) {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    work_cv_.wait(lk, [&] { return stop_ || next_work_ < submitted_; });
+    if (stop_) return;
+    Slot& s = slots_[next_work_ % slots_.size()];
+    ++next_work_;
+    lk.unlock();
+    compress(s, w);
+    lk.lock();
+    s.done = true;
+    done_cv_.notify_all();
+  }
+}
+
+void PiecePool::submit(const PieceJob& job) {
+  Slot& s = slots_[submitted_ % slots_.size()];
+  s.job = job;
+  s.done = false;
+  s.queued = true;
+  if (threads_ == 0) {  // inline: compress now, on the caller's thread
+    compress(s, *workers_[0]);
+    s.done = true;
+    ++submitted_;
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++submitted_;
+  }
+  work_cv_.notify_one();
+}
+
+PiecePool::Frame PiecePool::take(int64_t& waited_ns) {
+  Slot& s = slots_[head_ % slots_.size()];
+  Frame f;
+  if (threads_ > 0) {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (!s.done) {
+      const int64_t t0 = now_ns();
+      done_cv_.wait(lk, [&] { return s.done; });
+      waited_ns += now_ns() - t0;
+    }
+  }
+  f.error = s.error;
+  if (f.error.empty()) {
+    f.data = s.out.data();
+    f.len = s.out_len;
+  }
+  return f;
+}
+
+void PiecePool::release() {
+  Slot& s = slots_[head_ % slots_.size()];
+  if (threads_ > 0) {
+    std::lock_guard<std::mutex> lk(mu_);
+    s.queued = s.done = false;
+  } else {
+    s.queued = s.done = false;
+  }
+  ++head_;
+}
+
+int64_t PiecePool::busy_ns() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  int64_t t = 0;
+  for (const auto& w : workers_) t += w->busy_ns;
+  return t;
+}
+
+int PiecePool::workers_used() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  int n = 0;
+  for (const auto& w : workers_) n += w->pieces > 0 ? 1 : 0;
+  return n;
+}
+
+ZstdProbe measure_piece_pool(const uint8_t* data, size_t len, int level, int threads, size_t piece) {
+  ZstdProbe p;
+  if (len == 0 || piece == 0) return p;
+  const size_t n = std::max(1, threads);
+  std::vector<ZSTD_CCtx*> ctx(n, nullptr);
+  std::vector<std::vector<uint8_t>> out(n);
+  bool ok = true;
+  for (size_t i = 0; i < n; ++i) {
+    ctx[i] = ZSTD_createCCtx();
+    ok = ok && ctx[i] && !ZSTD_isError(ZSTD_CCtx_setParameter(ctx[i], ZSTD_c_compressionLevel, level));
+    out[i].resize(ZSTD_compressBound(std::min(piece, len)));
+    std::fill(out[i].begin(), out[i].end(), 0);  // fault the pages in before the clock starts
+  }
+  const size_t pieces = (len + piece - 1) / piece;
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> stored{0};
+  std::atomic<bool> failed{!ok};
+  auto work = [&](size_t t) {
+    uint64_t mine = 0;
+    for (size_t i; !failed.load() && (i = next.fetch_add(1)) < pieces;) {
+      size_t k = std::min(piece, len - i * piece);
+      size_t r = ZSTD_compress2(ctx[t], out[t].data(), out[t].size(), data + i * piece, k);
+      if (ZSTD_isError(r)) failed.store(true);
+      else mine += r;
+    }
+    stored.fetch_add(mine);
+  };
+  const int64_t t0 = now_ns();
+  std::vector<std::thread> th;
+  for (size_t t = 1; t < n && ok; ++t) th.emplace_back(work, t);
+  if (ok) work(0);
+  for (auto& t : th) t.join();
+  const int64_t t = now_ns() - t0;
+  for (auto* c : ctx) ZSTD_freeCCtx(c);
+  if (failed.load() || t <= 0 || stored.load() == 0) return p;
+  p.bytes_per_s = static_cast<double>(len) * 1e9 / static_cast<double>(t);
+  p.ratio = static_cast<double>(len) / static_cast<double>(stored.load());
+  return p;
+}
+
+}  // namespace ioprobe::checkpoint

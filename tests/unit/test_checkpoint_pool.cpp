@@ -1,0 +1,220 @@
+// Compression in ioprobe's own threads (one zstd frame per piece), the shard format versions,
+// zero-copy O_DIRECT writes from the caller's memory and the io_uring restore reader.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "checkpoint/chunker.hpp"
+#include "checkpoint/restorer.hpp"
+#include "checkpoint/saver.hpp"
+#include "checkpoint/shard_format.hpp"
+#include "core/error.hpp"
+#include "engine/uring_reader.hpp"
+#include "engine/uring_writer.hpp"
+
+using namespace ioprobe;
+using namespace ioprobe::checkpoint;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base ? base : "/tmp") + "/ioprobe-pool-test.XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back(0);
+    REQUIRE(mkdtemp(buf.data()) != nullptr);
+    path = buf.data();
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+std::vector<uint8_t> read_all(const std::string& path) {
+  std::vector<uint8_t> v(std::filesystem::file_size(path));
+  int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  size_t got = 0;
+  while (got < v.size()) {
+    ssize_t n = ::pread(fd, v.data() + got, v.size() - got, static_cast<off_t>(got));
+    REQUIRE(n > 0);
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return v;
+}
+
+// Number of complete zstd frames in [p, p + n); -1 when the bytes are not whole frames.
+int count_frames(const uint8_t* p, size_t n) {
+  int frames = 0;
+  while (n > 0) {
+    size_t f = ZSTD_findFrameCompressedSize(p, n);
+    if (ZSTD_isError(f) || f > n) return -1;
+    p += f;
+    n -= f;
+    ++frames;
+  }
+  return frames;
+}
+
+}  // namespace
+
+TEST_CASE("ioprobe's compression pool: one zstd frame per piece, restored and verified", "[checkpoint][io]") {
+  struct Case { CompressPool pool; int threads; bool group; uint64_t chunk; uint64_t bytes; };
+  const Case cases[] = {{CompressPool::kIoprobe, 2, false, 9000001, 20000003},
+                        {CompressPool::kIoprobe, 0, false, 5000011, 9000007},
+                        {CompressPool::kIoprobe, 3, true, 1000003, 13000019},
+                        {CompressPool::kIoprobe, 2, false, 4097, 300001},
+                        {CompressPool::kZstd, 2, false, 9000001, 20000003}};
+  for (const Case& c : cases) {
+    INFO("pool " << (c.pool == CompressPool::kZstd ? "zstd" : "ioprobe") << " threads " << c.threads << " group "
+                 << c.group << " chunk " << c.chunk);
+    TempDir d;
+    StateSpec s = state_from_size(c.bytes, 1);
+    std::vector<ResidentState> states;
+    states.emplace_back(s.ranks[0], UINT64_MAX, 5);
+    SaveOptions o;
+    o.chunk_bytes = c.chunk;
+    o.compress = parse_compression("zstd:1");
+    o.compress_pool = c.pool;
+    o.compress_threads = c.threads;
+    o.byte_group = c.group;
+    o.io.io_size = 256 * 1024;
+    SaveResult r = save_checkpoint(states, d.path, o, false, nullptr);
+    REQUIRE(r.ok);
+    const RankSaveResult& rr = r.ranks[0];
+    CHECK(rr.logical_bytes == c.bytes);
+    // The frame count the writer reports is what the file holds, chunk by chunk.
+    uint64_t pieces = 0;
+    for (const Chunk& ch : make_chunks(c.bytes, c.chunk))
+      for_each_piece(s.ranks[0], ch.offset, ch.len, kPieceBytes, [&](uint64_t, size_t, uint32_t) { ++pieces; });
+    const uint64_t chunks = make_chunks(c.bytes, c.chunk).size();
+    CHECK(rr.frames == (c.pool == CompressPool::kIoprobe ? pieces : chunks));
+    std::vector<uint8_t> file = read_all(r.final_paths[0]);
+    Trailer t;
+    std::string why;
+    REQUIRE(decode_trailer(file.data() + file.size() - kTrailerBytes, t, why));
+    CHECK(t.version == kShardVersion);
+    CHECK(((t.flags & kFlagFramePerPiece) != 0) == (c.pool == CompressPool::kIoprobe));
+    CHECK(count_frames(file.data(), t.meta_offset) == static_cast<int>(rr.frames));
+    if (c.pool == CompressPool::kIoprobe) {
+      CHECK(rr.compress_workers_used >= 1);
+      CHECK(rr.compress_workers_used <= std::max(1, c.threads));
+      CHECK(rr.compress_busy_ns > 0);
+      CHECK(rr.compress_active_ns > 0);
+    }
+    RestoreResult rs = restore_checkpoint(r.final_paths, 1 << 20);
+    INFO(rs.ranks[0].error);
+    CHECK(rs.ok);
+    CHECK(rs.ranks[0].logical_bytes == c.bytes);
+  }
+}
+
+TEST_CASE("shard versions: 1 and 2 are read, others refused naming the version", "[checkpoint]") {
+  std::vector<Region> regions;
+  std::vector<IndexEntry> index;
+  auto trailer_of = [&](uint32_t version, uint32_t flags) {
+    Trailer t;
+    t.version = version;
+    t.flags = flags;
+    std::vector<uint8_t> v = encode_metadata(regions, index, t);
+    return std::vector<uint8_t>(v.end() - kTrailerBytes, v.end());
+  };
+  Trailer t;
+  std::string why;
+  CHECK(decode_trailer(trailer_of(1, 0).data(), t, why));
+  CHECK(decode_trailer(trailer_of(2, kFlagFramePerPiece).data(), t, why));
+  CHECK_FALSE(decode_trailer(trailer_of(3, 0).data(), t, why));
+  CHECK(why.find("version 3 is unknown") != std::string::npos);
+  CHECK(why.find("versions 1 to 2") != std::string::npos);
+  CHECK_FALSE(decode_trailer(trailer_of(0, 0).data(), t, why));
+  CHECK_FALSE(decode_trailer(trailer_of(1, kFlagFramePerPiece).data(), t, why));
+  CHECK(why.find("needs version 2") != std::string::npos);
+}
+
+TEST_CASE("append_stable writes aligned memory without copying and any other bytes correctly", "[io]") {
+  TempDir d;
+  // Memory congruent with the file offsets (skew 0) and not (skew 100): the file is right in both.
+  for (size_t skew : {size_t{0}, size_t{100}}) {
+    INFO("skew " << skew);
+    const size_t n = (3u << 20) + 12345;
+    void* raw = nullptr;
+    REQUIRE(posix_memalign(&raw, 4096, n + 8192) == 0);
+    uint8_t* mem = static_cast<uint8_t*>(raw) + skew;
+    std::mt19937_64 g(7);
+    for (size_t i = 0; i < n; ++i) mem[i] = static_cast<uint8_t>(g());
+    const std::string path = d.path + "/f" + std::to_string(skew);
+    UringWriterOptions wo;
+    wo.io_size = 256 * 1024;
+    uint64_t zero_copy = 0;
+    bool direct = false;
+    {
+      UringFileWriter w(path, wo);
+      direct = w.direct();
+      // Uneven pieces, the first ending off a 4 KiB boundary, as region ends do.
+      const size_t cuts[] = {5000, 1u << 20, (1u << 20) + 777, (2u << 20) + 4096, n};
+      size_t at = 0;
+      for (size_t c : cuts) {
+        INFO("append_stable at " << at << " len " << c - at);
+        REQUIRE(w.append_stable(mem + at, c - at) == 0);
+        at = c;
+      }
+      REQUIRE(w.finish() == 0);
+      REQUIRE(w.fsync() == 0);
+      zero_copy = w.stats().zero_copy_bytes;
+    }
+    std::vector<uint8_t> file = read_all(path);
+    REQUIRE(file.size() == n);
+    CHECK(std::memcmp(file.data(), mem, n) == 0);
+    if (!direct) WARN("O_DIRECT refused in " << d.path << ": zero-copy not exercised");
+    if (direct && skew == 0) CHECK(zero_copy > n / 2);
+    if (skew != 0) CHECK(zero_copy == 0);
+    free(raw);
+  }
+}
+
+TEST_CASE("UringFileReader streams any byte range of a file in order", "[io]") {
+  TempDir d;
+  const size_t n = (2u << 20) + 999;
+  std::vector<uint8_t> data(n);
+  std::mt19937_64 g(3);
+  for (auto& b : data) b = static_cast<uint8_t>(g());
+  const std::string path = d.path + "/r";
+  {
+    int fd = ::open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, data.data(), n) == static_cast<ssize_t>(n));
+    ::close(fd);
+  }
+  UringFileReader rd(path, UringReaderOptions{64 * 1024, 3, true});
+  const std::pair<uint64_t, uint64_t> ranges[] = {{0, n}, {1, n - 1}, {4095, 4097}, {70000, 70000}, {123457, 1500001}};
+  for (auto [lo, hi] : ranges) {
+    INFO(lo << ".." << hi);
+    REQUIRE(rd.start(lo, hi) == 0);
+    std::vector<uint8_t> got;
+    const uint8_t* p = nullptr;
+    size_t len = 0;
+    int r;
+    while ((r = rd.next(p, len)) == 0) got.insert(got.end(), p, p + len);
+    CHECK(r == 1);
+    REQUIRE(got.size() == hi - lo);
+    CHECK(std::equal(got.begin(), got.end(), data.begin() + static_cast<long>(lo)));
+  }
+  // A range past the end of the file: the reader says where the file ended.
+  REQUIRE(rd.start(n - 10, n + 5000) == 0);
+  const uint8_t* p = nullptr;
+  size_t len = 0;
+  int r = 0;
+  while ((r = rd.next(p, len)) == 0) {}
+  CHECK(r == -EIO);
+  CHECK(rd.last_error().find("ends at offset") != std::string::npos);
+}
