@@ -152,7 +152,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
   if (vm.count("params")) {
     int tp = static_cast<int>(get_count(vm, "tp", 1, 1, 65536)), pp = static_cast<int>(get_count(vm, "pp", 1, 1, 65536));
     int dp = static_cast<int>(get_count(vm, "dp", std::max(1, ranks / (tp * pp)), 1, 1 << 20));
-    d.state = state_from_params(parse_params(get_string(vm, "params")), tp, pp, dp,
+    const double params = checked_value(vm, "params", [&] { return parse_params(get_string(vm, "params")); });
+    d.state = state_from_params(params, tp, pp, dp,
                                 static_cast<int>(get_count(vm, "zero-stage", 3, 0, 3)), ranks);
     if (has(vm, "model")) d.state.source = get_string(vm, "model");
   } else {
@@ -171,7 +172,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   }
   SaveOptions& o = d.opts;
   o.chunk_bytes = get_size(vm, "chunk-size", 1ull << 30, 1, 1ull << 40);
-  o.compress = parse_compression(get_string(vm, "compress", "none"));
+  o.compress = checked_value(vm, "compress", [&] { return parse_compression(get_string(vm, "compress", "none")); });
   o.compress_threads = static_cast<int>(get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
   o.byte_group = get_bool(vm, "byte-group", false);
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);

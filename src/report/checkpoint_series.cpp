@@ -51,7 +51,7 @@ std::string series_save_line(const SeriesSave& s, uint64_t repeat, bool durable)
   std::string o = fmt::format("save {}{}: {:.2f} MB in {:.3f} s = {:.1f} MB/s ({})", s.index,
                               repeat ? fmt::format("/{}", repeat) : std::string(), s.logical_bytes / kMB,
                               s.time_to_durable_s, s.write_bytes_per_s / kMB,
-                              durable ? "to durable" : "NOT durable: page cache");
+                              durable ? "to durable" : "to published, NOT durable: page cache");
   if (s.restore_bytes_per_s) o += fmt::format("; restore {:.1f} MB/s", *s.restore_bytes_per_s / kMB);
   return o;
 }
@@ -71,9 +71,10 @@ std::string render_series_text(const json& doc) {
   if (w.is_null()) {
     o += "  no save completed: no rate is claimed\n";
   } else {
-    o += fmt::format("  save MB/s (10^6 B/s, logical bytes / time to durable): min {}  median {}  max {}{}\n", mbs(w.at("min")),
-                     mbs(w.at("median")), mbs(w.at("max")),
-                     s.value("durable", true) ? "" : "  -- NOT DURABLE (page cache)");
+    const bool durable = s.value("durable", true);
+    o += fmt::format("  save MB/s (10^6 B/s, logical bytes / time to {}): min {}  median {}  max {}{}\n",
+                     durable ? "durable" : "published", mbs(w.at("min")), mbs(w.at("median")), mbs(w.at("max")),
+                     durable ? "" : "  -- NOT DURABLE (page cache)");
   }
   const json& r = s.at("restore_bytes_per_s");
   if (!r.is_null())
