@@ -21,6 +21,7 @@
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/tensor_data.hpp"
+#include "cli/checkpoint_content.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "core/atomic_file.hpp"
@@ -72,6 +73,8 @@ po::options_description checkpoint_options() {
     ("quiet", po::value<std::string>()->implicit_value("true"), "no progress lines on stderr (warnings stay)")
     ("raw-baseline", s(), "on|off: measure raw sequential write of the same target in this run (default on)")
     ("keep", po::value<std::string>()->implicit_value("true"), "keep the published shard files (default: remove them)")
+    ("data", s(), "what the state holds: tensors (bf16/fp32 training state, default) | text (text-like, "
+                  "compressible) | random (incompressible); text and random are for compression tests")
     ("seed", s(), "data generator seed (default 1)")
     ("json", s(), "also write the result document (JSON) to FILE")
     ("plan", po::value<std::string>()->implicit_value("true"), "print the per-rank state sizes and exit without writing");
@@ -197,6 +200,9 @@ int cmd_checkpoint(const CommandContext& ctx) {
     if (!quiet) std::fprintf(stderr, "ioprobe: %s\n", line.c_str());
   };
   const uint64_t seed = get_count(vm, "seed", 1, 0, UINT64_MAX);
+  const std::string content_name = get_choice(vm, "data", "tensors", {"tensors", "text", "random"});
+  const StateContent content = content_name == "text" ? StateContent::text
+                               : content_name == "random" ? StateContent::random : StateContent::tensors;
   const std::string json_path = get_string(vm, "json");
   if (vm.count("json")) {
     // Checked before any work (exit 2), so a finished measurement is never lost to a bad path.
@@ -272,7 +278,13 @@ int cmd_checkpoint(const CommandContext& ctx) {
     std::vector<std::unique_ptr<ResidentState>> tmp(d.state.ranks.size());
     std::vector<std::thread> th;
     for (size_t i = 0; i < tmp.size(); ++i)
-      th.emplace_back([&, i] { tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i); });
+      th.emplace_back([&, i] {
+        tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i, content == StateContent::tensors);
+        if (content != StateContent::tensors)
+          tmp[i]->overwrite([&](uint8_t* dst, size_t len, size_t region) {
+            fill_state_content(content, (seed * 1000003 + i) * 16 + region, dst, len);
+          });
+      });
     for (auto& t : th) t.join();
     for (auto& p : tmp) states.push_back(std::move(*p));
   }
@@ -383,6 +395,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   doc["target"] = target_json(target);
   doc["checkpoint"] = checkpoint_json(d);
   doc["checkpoint"]["elapsed_s"] = (now_ns() - t_start) / 1e9;  // the whole command, setup included
+  doc["checkpoint"]["state"]["content"] = state_content_name(content);
   if (series_mode) doc["checkpoint"]["series"] = checkpoint_series_json(series, repeat, duration_s, o.fsync);
   const bool partial = interrupted() || d.save.interrupted || (d.restore && d.restore->interrupted);
   doc["partial"] = partial;
