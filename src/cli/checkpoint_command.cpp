@@ -270,7 +270,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const uint64_t budget = memory_budget(host) / (d.async ? 2 : 1);
   uint64_t cap = UINT64_MAX;
   if (d.state.host_bytes > budget) cap = std::max<uint64_t>(64ull << 20, budget / (d.state.ranks.size() * 4));
-  progress(fmt::format("generating {} of training state in memory ({} rank(s))...", format_bytes(d.state.host_bytes),
+  progress(fmt::format("generating {} of {} in memory ({} rank(s))...", format_bytes(d.state.host_bytes),
+                       content == StateContent::tensors ? "training state"
+                       : content == StateContent::text  ? "text-like state (--data text)"
+                                                        : "random state (--data random)",
                        d.state.ranks.size()));
   std::vector<ResidentState> states;
   states.reserve(d.state.ranks.size());

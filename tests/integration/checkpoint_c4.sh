@@ -16,6 +16,12 @@ base=${IOPROBE_DISK_TMPDIR:-/var/tmp}
 work=$(mktemp -d "$base/ioprobe-c4.XXXXXX") || skip "cannot create a directory in $base"
 trap 'rm -rf "$work"' EXIT
 size=$((32 << 20))
+# The documents match reports/result.schema.json (where python3-jsonschema is installed).
+schema_ok() {
+  [ -n "${IOPROBE_SOURCE_DIR:-}" ] && python3 -c "import jsonschema" 2>/dev/null || { echo "note: schema check not run"; return 0; }
+  python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))" \
+    "$IOPROBE_SOURCE_DIR/reports/result.schema.json" "$1" || fail "$1 does not match reports/result.schema.json"
+}
 
 for fsync in true false; do
   for mode in sync async; do
@@ -70,6 +76,7 @@ else:
     expect("checkpoint / raw =" not in text and "-bound" not in text and "goal" not in text,
            "the text draws no ratio, goal or bound from it")
 PY
+    schema_ok "$work/$name.json"
     [ -z "$(ls -A "$work/$name" 2>/dev/null)" ] || fail "$name: files left in the target: $(ls -A "$work/$name")"
   done
 done

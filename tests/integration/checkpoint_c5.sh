@@ -15,6 +15,12 @@ IOPROBE=$1
 work=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-c5.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# The documents match reports/result.schema.json (where python3-jsonschema is installed).
+schema_ok() {
+  [ -n "${IOPROBE_SOURCE_DIR:-}" ] && python3 -c "import jsonschema" 2>/dev/null || { echo "note: schema check not run"; return 0; }
+  python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))" \
+    "$IOPROBE_SOURCE_DIR/reports/result.schema.json" "$1" || fail "$1 does not match reports/result.schema.json"
+}
 run() {  # NAME DATA CHUNK
   local name=$1
   "$IOPROBE" checkpoint --quiet --dir "$work/$name" --size 64MiB --data "$2" --chunk-size "$3" --compress zstd:3 \
@@ -72,5 +78,6 @@ else:
 expect(s["user_cpu_s"] > 0 and s["ranks_done_s"] > 0, "user CPU and wall time measured")
 expect("CPU user" in text and "wall" in text, "user CPU and wall time printed")
 PY
+  schema_ok "$work/$name.json"
 done
 echo PASS

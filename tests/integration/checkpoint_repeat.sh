@@ -9,6 +9,12 @@ IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-ckrep.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# The documents match reports/result.schema.json (where python3-jsonschema is installed).
+schema_ok() {
+  [ -n "${IOPROBE_SOURCE_DIR:-}" ] && python3 -c "import jsonschema" 2>/dev/null || { echo "note: schema check not run"; return 0; }
+  python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))" \
+    "$IOPROBE_SOURCE_DIR/reports/result.schema.json" "$1" || fail "$1 does not match reports/result.schema.json"
+}
 mkdir "$work/ck" && echo "the user's own file" > "$work/ck/notes.txt"
 
 # 1. --repeat 3 --restore into a directory that holds a file of the user's.
@@ -68,4 +74,5 @@ assert s["write_bytes_per_s"]["min"] > 0, s
 print(f"ok: interrupted after {s['saves_completed']} saves; partial summary written")
 PY
 [ "$(ls -A "$work/ck")" = notes.txt ] || fail "after SIGINT the directory holds $(ls -A "$work/ck")"
+for f in r d i; do schema_ok "$work/$f.json"; done
 echo PASS

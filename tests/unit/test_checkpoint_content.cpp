@@ -17,7 +17,7 @@ double zstd3_ratio(const std::vector<uint8_t>& v) {
 }
 }  // namespace
 
-TEST_CASE("--data text is text-like and compressible, --data random is not, both deterministic", "[checkpoint]") {
+TEST_CASE("checkpoint --data text is text-like and compressible, --data random is not, both deterministic", "[checkpoint]") {
   const size_t len = 4 << 20;
   std::vector<uint8_t> text(len), text2(len), rnd(len);
   cli::fill_state_content(cli::StateContent::text, 7, text.data(), len);
