@@ -85,10 +85,7 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     bool any = false;
     for (double x : v) any |= x >= 0;
     if (!any) continue;
-    // "µs" is one column wide but two bytes: pad by hand so the columns line up.
-    const std::string unit = r.unit;
-    const size_t width = unit == "µs" ? 11 : 10;
-    o += fmt::format("  {:<18} {:<{}}", r.label, unit, width);
+    o += fmt::format("  {:<18} {:<10}", r.label, r.unit);  // fmt pads by display width ("µs" is 2 columns)
     for (double x : v) o += fmt::format(" {:>14}", x >= 0 ? value_text(x * r.scale, r.f) : "-");
     if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format(" {:>7.2f}x", v[1] / v[0]) : fmt::format(" {:>8}", "-");
     o += "\n";
