@@ -77,6 +77,10 @@ void ResidentState::copy_from(const ResidentState& other) {
     std::memcpy(bufs_[i].data(), other.bufs_[i].data(), std::min(bufs_[i].size, other.bufs_[i].size));
 }
 
+void ResidentState::overwrite(const std::function<void(uint8_t*, size_t, size_t)>& fill) {
+  for (size_t i = 0; i < bufs_.size(); ++i) fill(bufs_[i].mem.get(), bufs_[i].size, i);
+}
+
 uint64_t ResidentState::resident_bytes() const {
   uint64_t s = 0;
   for (const auto& b : bufs_) s += b.size;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,9 @@ class ResidentState {
   void copy_out(uint64_t offset, size_t len, uint8_t* dst) const;
   /// Copies all resident buffers from `other` (same shape): the staging copy of async saves.
   void copy_from(const ResidentState& other);
+  /// Overwrites the resident bytes: `fill(dst, len, region_index)` once per region. For content
+  /// other than tensor data (construct with fill = false first).
+  void overwrite(const std::function<void(uint8_t* dst, size_t len, size_t region)>& fill);
 
   uint64_t bytes() const { return rank_.bytes; }
   uint64_t region_cap() const { return cap_; }

@@ -19,9 +19,11 @@
 #include "checkpoint/raw_baseline.hpp"
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/run_data.hpp"
+#include "checkpoint/save_series.hpp"
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/tensor_data.hpp"
+#include "cli/checkpoint_content.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "core/atomic_file.hpp"
@@ -30,6 +32,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/checkpoint_report.hpp"
+#include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
@@ -69,8 +72,14 @@ po::options_description checkpoint_options() {
     ("async", po::value<std::string>()->implicit_value("true"), "stage into host buffers, then persist while training steps run")
     ("step-time", s(), "emulated training step for --async (default 100ms)")
     ("restore", po::value<std::string>()->implicit_value("true"), "read back cold, decompress, verify every chunk")
+    ("repeat", s(), "save N times into --dir, each save published, then removed before the next (default 1)")
+    ("duration", s(), "keep saving until this long has passed, e.g. 10m (a save in progress finishes; with "
+                      "--repeat: whichever ends first)")
+    ("quiet", po::value<std::string>()->implicit_value("true"), "no progress lines on stderr (warnings stay)")
     ("raw-baseline", s(), "on|off: measure raw sequential write of the same target in this run (default on)")
     ("keep", po::value<std::string>()->implicit_value("true"), "keep the published shard files (default: remove them)")
+    ("data", s(), "what the state holds: tensors (bf16/fp32 training state, default) | text (text-like, "
+                  "compressible) | random (incompressible); text and random are for compression tests")
     ("seed", s(), "data generator seed (default 1)")
     ("json", s(), "also write the result document (JSON) to FILE")
     ("plan", po::value<std::string>()->implicit_value("true"), "print the per-rank state sizes and exit without writing");
@@ -133,6 +142,9 @@ int cmd_checkpoint(const CommandContext& ctx) {
                  "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 1GiB --compress zstd:1 --restore\n"
                  "  ioprobe checkpoint --dir /mnt/nvme/ckpt --model llama3-8b --ranks 2   (2 of 8 ranks: 26 GB)\n"
                  "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 4GiB --async --step-time 200ms\n"
+                 "  ioprobe checkpoint --dir /dev/shm/ck --size 256MiB --duration 10m --restore --quiet   (soak)\n"
+                 "repeated saves (--repeat, --duration) print one line per save on stderr and a summary:\n"
+                 "  count and min / median / max MB/s; Ctrl-C ends the series with the saves completed so far.\n"
                  "exit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
                  "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
                  "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
@@ -148,7 +160,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
   if (vm.count("params")) {
     int tp = static_cast<int>(get_count(vm, "tp", 1, 1, 65536)), pp = static_cast<int>(get_count(vm, "pp", 1, 1, 65536));
     int dp = static_cast<int>(get_count(vm, "dp", std::max(1, ranks / (tp * pp)), 1, 1 << 20));
-    d.state = state_from_params(parse_params(get_string(vm, "params")), tp, pp, dp,
+    const double params = checked_value(vm, "params", [&] { return parse_params(get_string(vm, "params")); });
+    d.state = state_from_params(params, tp, pp, dp,
                                 static_cast<int>(get_count(vm, "zero-stage", 3, 0, 3)), ranks);
     if (has(vm, "model")) d.state.source = get_string(vm, "model");
   } else {
@@ -167,7 +180,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   }
   SaveOptions& o = d.opts;
   o.chunk_bytes = get_size(vm, "chunk-size", 1ull << 30, 1, 1ull << 40);
-  o.compress = parse_compression(get_string(vm, "compress", "none"));
+  o.compress = checked_value(vm, "compress", [&] { return parse_compression(get_string(vm, "compress", "none")); });
   o.compress_threads = static_cast<int>(get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
   o.compress_pool = get_choice(vm, "compress-pool", "ioprobe", {"ioprobe", "zstd"}) == "zstd" ? CompressPool::kZstd
                                                                                                : CompressPool::kIoprobe;
@@ -183,7 +196,20 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const bool restore = get_bool(vm, "restore", false);
   const bool raw_on = get_choice(vm, "raw-baseline", "on", {"on", "off"}) == "on";
   const bool keep = get_bool(vm, "keep", false);
+  const bool quiet = get_bool(vm, "quiet", false);
+  const uint64_t repeat_opt = get_count(vm, "repeat", 1, 1, 1000000000);
+  const double duration_s = get_duration(vm, "duration", 0);
+  if (vm.count("duration") && duration_s <= 0) throw UsageError("--duration: must be greater than 0, e.g. 10m");
+  const bool series_mode = vm.count("repeat") || vm.count("duration");
+  // --duration alone: no count limit; --repeat alone: no time limit; both: the first reached.
+  const uint64_t repeat = vm.count("repeat") ? repeat_opt : vm.count("duration") ? 0 : 1;
+  auto progress = [&](const std::string& line) {
+    if (!quiet) std::fprintf(stderr, "ioprobe: %s\n", line.c_str());
+  };
   const uint64_t seed = get_count(vm, "seed", 1, 0, UINT64_MAX);
+  const std::string content_name = get_choice(vm, "data", "tensors", {"tensors", "text", "random"});
+  const StateContent content = content_name == "text" ? StateContent::text
+                               : content_name == "random" ? StateContent::random : StateContent::tensors;
   const std::string json_path = get_string(vm, "json");
   if (vm.count("json")) {
     // Checked before any work (exit 2), so a finished measurement is never lost to a bad path.
@@ -256,15 +282,24 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const uint64_t budget = memory_budget(host) / (d.async ? 2 : 1);
   uint64_t cap = UINT64_MAX;
   if (d.state.host_bytes > budget) cap = std::max<uint64_t>(64ull << 20, budget / (d.state.ranks.size() * 4));
-  std::fprintf(stderr, "ioprobe: generating %s of training state in memory (%zu rank(s))...\n",
-               format_bytes(d.state.host_bytes).c_str(), d.state.ranks.size());
+  progress(fmt::format("generating {} of {} in memory ({} rank(s))...", format_bytes(d.state.host_bytes),
+                       content == StateContent::tensors ? "training state"
+                       : content == StateContent::text  ? "text-like state (--data text)"
+                                                        : "random state (--data random)",
+                       d.state.ranks.size()));
   std::vector<ResidentState> states;
   states.reserve(d.state.ranks.size());
   {
     std::vector<std::unique_ptr<ResidentState>> tmp(d.state.ranks.size());
     std::vector<std::thread> th;
     for (size_t i = 0; i < tmp.size(); ++i)
-      th.emplace_back([&, i] { tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i); });
+      th.emplace_back([&, i] {
+        tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i, content == StateContent::tensors);
+        if (content != StateContent::tensors)
+          tmp[i]->overwrite([&](uint8_t* dst, size_t len, size_t region) {
+            fill_state_content(content, (seed * 1000003 + i) * 16 + region, dst, len);
+          });
+      });
     for (auto& t : th) t.join();
     for (auto& p : tmp) states.push_back(std::move(*p));
   }
@@ -293,7 +328,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   };
   if (!raw_on) d.raw_unavailable = "--raw-baseline off";
   if (raw_on && !interrupted()) {
-    std::fprintf(stderr, "ioprobe: measuring raw sequential write of %s...\n", format_bytes(d.state.host_bytes).c_str());
+    progress(fmt::format("measuring raw sequential write of {}...", format_bytes(d.state.host_bytes)));
     d.raw = try_raw("before the save", d.raw_unavailable);
     if (d.raw)
       settle(*d.raw);
@@ -322,17 +357,26 @@ int cmd_checkpoint(const CommandContext& ctx) {
     d.baseline_step_s = emu->baseline_step_s();
   }
 
+  // One save, or a series (--repeat/--duration): each save is published, restored when asked,
+  // and removed before the next; the files of the last completed save stay published here.
+  SeriesResult series;
   if (!interrupted()) {
-    std::fprintf(stderr, "ioprobe: saving checkpoint...\n");
-    d.save = save_checkpoint(states, d.dir, o, d.async, emu.get());
+    progress(series_mode ? "saving checkpoints repeatedly..."
+                         : restore ? "saving checkpoint, then restoring (cold cache) and verifying..." : "saving checkpoint...");
+    SeriesLimits lim;
+    lim.repeat = repeat;
+    lim.duration_s = duration_s;
+    lim.restore = restore;
+    lim.read_block_bytes = o.io.io_size;
+    series = run_save_series(states, d.dir, o, d.async, emu.get(), lim, [&](const SeriesSave& s) {
+      if (series_mode) progress(series_save_line(s, repeat, o.fsync));
+    });
+    d.save = series.last;
+    d.file_bytes = series.last_file_bytes;
+    d.restore = series.last_restore;
   } else {
     d.save.interrupted = true;
   }
-  if (d.save.ok)
-    for (const auto& p : d.save.final_paths) {
-      struct stat st {};
-      d.file_bytes.push_back(::stat(p.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
-    }
   // The published shards are removed (unless --keep) before the second raw run, which needs
   // their space, and on any exception below.
   auto remove_shards = [&] {
@@ -340,15 +384,11 @@ int cmd_checkpoint(const CommandContext& ctx) {
       for (const auto& p : d.save.final_paths) ::unlink(p.c_str());
   };
   try {
-    if (restore && d.save.ok && !interrupted()) {
-      std::fprintf(stderr, "ioprobe: restoring (cold cache) and verifying...\n");
-      d.restore = restore_checkpoint(d.save.final_paths, o.io.io_size);
-    }
     remove_shards();
     if (d.raw && d.save.ok && !interrupted()) {
       // Second raw run after the save: the better of the two is the baseline (strict comparison).
       settle(*d.raw);
-      std::fprintf(stderr, "ioprobe: measuring raw sequential write again...\n");
+      progress("measuring raw sequential write again...");
       std::optional<RawWriteResult> again =
           try_raw(keep ? "after the save, beside the kept checkpoint" : "after the save", d.raw_after_save_skipped);
       if (again) {
@@ -371,10 +411,13 @@ int cmd_checkpoint(const CommandContext& ctx) {
   doc["target"] = target_json(target);
   doc["checkpoint"] = checkpoint_json(d);
   doc["checkpoint"]["elapsed_s"] = (now_ns() - t_start) / 1e9;  // the whole command, setup included
+  doc["checkpoint"]["state"]["content"] = state_content_name(content);
+  if (series_mode) doc["checkpoint"]["series"] = checkpoint_series_json(series, repeat, duration_s, o.fsync);
   const bool partial = interrupted() || d.save.interrupted || (d.restore && d.restore->interrupted);
   doc["partial"] = partial;
   for (const auto& w : d.warnings) doc["warnings"].push_back(w);
   std::fputs(render_checkpoint_text(doc).c_str(), stdout);
+  std::fputs(render_series_text(doc).c_str(), stdout);
   if (keep && d.save.ok) std::printf("kept: %s/__*_0.distcp\n", d.dir.c_str());
   std::fflush(stdout);
   if (!json_path.empty()) write_json_file(json_path, doc);

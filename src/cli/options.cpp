@@ -21,6 +21,9 @@ namespace ioprobe::cli {
 
 namespace {
 
+// Prefix of the variables_map entries recording which INI file set an option (see load_ini).
+const std::string kIniSourcePrefix = " ini-source ";
+
 // Boost.Program_options (1.74) formats its error messages by replacing placeholders such as
 // "%canonical_option%" with the user's text, repeatedly: text that itself contains a placeholder
 // makes that loop forever (found by tests/fuzz). Such text is refused before Boost sees it.
@@ -62,11 +65,29 @@ void load_ini(const std::string& path, const po::options_description& desc, po::
   refuse_boost_placeholders(text.str(), "workload file '" + escape_bytes(path) + "'");
   std::istringstream in(text.str());
   try {
-    po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
+    po::parsed_options parsed = po::parse_config_file(in, desc, /*allow_unregistered=*/false);
+    std::vector<std::string> from_file;  // keys this file sets that the command line did not
+    for (const auto& o : parsed.options)
+      if (!vm.count(o.string_key)) from_file.push_back(o.string_key);
+    po::store(parsed, vm);
+    // Remember where each value came from, inside the map itself (an entry without value
+    // semantics, which po::notify skips), so the typed getters can name the file and the key.
+    for (const auto& k : from_file) vm.insert({kIniSourcePrefix + k, po::variable_value(boost::any(path), false)});
   } catch (const po::error& e) {
     throw UsageError(fmt::format("workload file '{}': {}; keys are the long option names without '--'",
                                  escape_bytes(path), e.what()));
   }
+}
+
+std::string ini_source(const po::variables_map& vm, const std::string& name) {
+  auto it = vm.find(kIniSourcePrefix + name);
+  return it == vm.end() ? std::string() : boost::any_cast<std::string>(it->second.value());
+}
+
+std::string option_label(const po::variables_map& vm, const std::string& name) {
+  const std::string file = ini_source(vm, name);
+  if (file.empty()) return "--" + name;
+  return fmt::format("workload file '{}', key '{}'", escape_bytes(file), name);
 }
 
 namespace {
@@ -166,7 +187,7 @@ std::string get_string(const po::variables_map& vm, const std::string& name, con
 
 uint64_t get_count(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi) {
   if (!vm.count(name)) return fallback;
-  std::string opt = "--" + name;
+  std::string opt = option_label(vm, name);
   uint64_t v = parse_count(vm[name].as<std::string>(), opt);
   if (v < lo || v > hi)
     throw UsageError(fmt::format("{}: {} is out of range; give a value from {} to {}", opt, v, lo, hi));
@@ -175,7 +196,7 @@ uint64_t get_count(const po::variables_map& vm, const std::string& name, uint64_
 
 uint64_t get_size(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi) {
   if (!vm.count(name)) return fallback;
-  std::string opt = "--" + name;
+  std::string opt = option_label(vm, name);
   uint64_t v = parse_size(vm[name].as<std::string>(), opt);
   if (v < lo || v > hi)
     throw UsageError(fmt::format("{}: {} is out of range; give a size from {} to {}", opt,
@@ -185,13 +206,13 @@ uint64_t get_size(const po::variables_map& vm, const std::string& name, uint64_t
 
 double get_duration(const po::variables_map& vm, const std::string& name, double fallback) {
   if (!vm.count(name)) return fallback;
-  return parse_duration(vm[name].as<std::string>(), "--" + name);
+  return parse_duration(vm[name].as<std::string>(), option_label(vm, name));
 }
 
 double get_double(const po::variables_map& vm, const std::string& name, double fallback, double lo, double hi) {
   if (!vm.count(name)) return fallback;
   const std::string& s = vm[name].as<std::string>();
-  std::string opt = "--" + name;
+  std::string opt = option_label(vm, name);
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(s.c_str(), &end);
@@ -206,7 +227,7 @@ bool get_bool(const po::variables_map& vm, const std::string& name, bool fallbac
   std::transform(s.begin(), s.end(), s.begin(), ::tolower);
   if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
   if (s == "false" || s == "no" || s == "off" || s == "0") return false;
-  throw UsageError(fmt::format("--{}: '{}' is not a boolean; use true or false", name, s));
+  throw UsageError(fmt::format("{}: '{}' is not a boolean; use true or false", option_label(vm, name), escape_bytes(s)));
 }
 
 std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,
@@ -215,7 +236,7 @@ std::string get_choice(const po::variables_map& vm, const std::string& name, con
   if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-  throw UsageError(fmt::format("--{}: '{}' is not one of: {}", name, escape_bytes(v), list));
+  throw UsageError(fmt::format("{}: '{}' is not one of: {}", option_label(vm, name), escape_bytes(v), list));
 }
 
 }  // namespace ioprobe::cli

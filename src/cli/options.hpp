@@ -13,6 +13,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/error.hpp"
+#include "core/text.hpp"
+
 namespace ioprobe::cli {
 
 namespace po = boost::program_options;
@@ -30,7 +33,21 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
 
 /// Adds the settings of INI file `path` to `vm`; values already in `vm` (the command line) win.
 /// Throws UsageError for unreadable files, syntax errors and unknown keys (with file and key).
+/// Records in `vm` which file set each value, so that the getters below name the file and the
+/// key (not "--key") when such a value is bad.
 void load_ini(const std::string& path, const po::options_description& desc, po::variables_map& vm);
+
+/// The INI file that set option `name` in `vm` ("" when it came from the command line or is absent).
+std::string ini_source(const po::variables_map& vm, const std::string& name);
+
+/// How to name option `name` in an error: "--name", or "workload file 'F.ini', key 'name'" when
+/// an INI file set it.
+std::string option_label(const po::variables_map& vm, const std::string& name);
+
+/// Runs `check` (which validates the value of option `name` and throws UsageError naming
+/// "--name"); when an INI file set that value, the error is rethrown prefixed with the file.
+template <class F>
+auto checked_value(const po::variables_map& vm, const std::string& name, F&& check) -> decltype(check());
 
 /// Resolves a workload name ("imagenet-like") or a file path to an existing file. Names are
 /// looked up as <dir>/<name>.ini in $IOPROBE_WORKLOADS, <exe>/../share/ioprobe/workloads,
@@ -60,5 +77,16 @@ bool get_bool(const po::variables_map& vm, const std::string& name, bool fallbac
 /// Value must be one of `choices`.
 std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,
                        const std::vector<std::string>& choices);
+
+template <class F>
+auto checked_value(const po::variables_map& vm, const std::string& name, F&& check) -> decltype(check()) {
+  try {
+    return check();
+  } catch (const UsageError& e) {
+    const std::string file = ini_source(vm, name);
+    if (file.empty()) throw;
+    throw UsageError("workload file '" + escape_bytes(file) + "', key '" + name + "': " + e.what());
+  }
+}
 
 }  // namespace ioprobe::cli

@@ -10,6 +10,7 @@
 #include "core/text.hpp"
 #include "report/compare_text.hpp"
 #include "report/checkpoint_report.hpp"
+#include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
 #include "report/run_text.hpp"
@@ -62,7 +63,7 @@ int cmd_report(const CommandContext& ctx) {
     try {
       if (kind == "run") std::cout << render_run_text(docs[i]);
       else if (kind == "tune") std::cout << render_tune_text(docs[i]);
-      else if (kind == "checkpoint") std::cout << render_checkpoint_text(docs[i]);
+      else if (kind == "checkpoint") std::cout << render_checkpoint_text(docs[i]) << render_series_text(docs[i]);
       else if (html.empty())
         throw UsageError(fmt::format("'{}': text rendering of kind '{}' is not supported by this version; try --html",
                                      escape_bytes(files[i]), kind));

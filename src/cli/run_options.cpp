@@ -117,9 +117,37 @@ po::options_description run_options_description() {
   return all;
 }
 
+namespace {
+
+// What `ioprobe gen --help` lists: only the options gen acts on (it parses the run's whole table,
+// so that one command line and the presets serve both commands).
+po::options_description gen_help_description() {
+  po::options_description gen("ioprobe gen options");
+  po::options_description all = run_options_description();
+  for (const char* name : {"dataset", "dir", "regenerate", "dataset-kind", "files", "dirs", "file-size", "file-size-stdev",
+                           "file-size-min", "file-size-max", "file-size-dist", "records-per-file", "record-size",
+                           "record-size-stdev", "record-size-min", "record-size-max", "record-size-dist", "seq-len",
+                           "token-bytes", "seed", "quiet", "help"})
+    gen.add(boost::shared_ptr<po::option_description>(new po::option_description(all.find(name, false))));
+  return gen;
+}
+
+}  // namespace
+
 bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
   po::options_description desc = run_options_description();
   po::variables_map vm = parse_command_line(ctx.args, desc, for_gen ? "gen" : "run");
+  if (vm.count("help") && for_gen) {
+    std::cout << "usage: ioprobe gen [OPTIONS]\n\n"
+              << "Generates the synthetic dataset (or checks an existing one) and exits; 'ioprobe run' with the\n"
+              << "same options then reads it. Options also work as 'name = value' lines in workload INI files\n"
+              << "(command line wins). Options of 'ioprobe run' are accepted too, so one command line serves\n"
+              << "both, and gen ignores them.\n\n"
+              << gen_help_description() << "\nUnits: sizes take B, KB/MB/GB (10^3) or KiB/MiB/GiB (2^10; 4k = 4KiB).\n"
+              << "Exit codes: 0 ok, 1 generation failed, 2 bad usage or input, 130/143 interrupted (the dataset\n"
+              << "is marked incomplete and the next gen or run regenerates it).\n";
+    return false;
+  }
   if (vm.count("help")) {
     std::cout << "usage: ioprobe " << (for_gen ? "gen" : "[run]") << " [OPTIONS]\n\n"
               << (for_gen ? "Generates the synthetic dataset (or checks an existing one) and exits.\n"
@@ -156,7 +184,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   s.files = get_count(vm, "files", 1000, 1, 100000000);
   s.dirs = get_count(vm, "dirs", 1, 1, 1000000);
   // Your own files (--data, --file-list) are read one sample per file, whatever the preset says.
-  s.kind = own_data ? DatasetKind::kFiles : parse_dataset_kind(get_string(vm, "dataset-kind", "files"));
+  s.kind = own_data ? DatasetKind::kFiles
+                     : checked_value(vm, "dataset-kind", [&] { return parse_dataset_kind(get_string(vm, "dataset-kind", "files")); });
   // Sizes: files for file-per-sample datasets, records for sharded ones; token samples are
   // seq_len x token_bytes. The other family's options are refused, not silently ignored.
   const std::string sz = s.kind == DatasetKind::kSharded ? "record-size" : "file-size";
@@ -178,7 +207,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   s.size_max = get_size(vm, sz + "-max", std::min(max_size, std::max<uint64_t>(s.size_mean * 16, 4096)), 0, max_size);
   if (s.size_min > s.size_max)
     throw UsageError(fmt::format("--{}-min ({}) is larger than --{}-max ({})", sz, s.size_min, sz, s.size_max));
-  s.dist = parse_size_dist(get_string(vm, sz + "-dist", "fixed"));
+  s.dist = checked_value(vm, sz + "-dist", [&] { return parse_size_dist(get_string(vm, sz + "-dist", "fixed")); });
   if (s.kind != DatasetKind::kFiles) {
     s.dirs = 1;
     if (!vm.count("records-per-file"))
@@ -249,7 +278,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   c.engine_request = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
   c.drop_caches = get_bool(vm, "drop-caches", false);
   c.numa = get_string(vm, "numa", "none");
-  parse_placement(c.numa);  // validate now: a typo must not cost a dataset generation
+  checked_value(vm, "numa", [&] { parse_placement(c.numa); });  // now: a typo must not cost a dataset generation
 
   c.gpu = get_string(vm, "gpu", "h100");
   c.rate_family = get_choice(vm, "ingest-rate", "training", {"training", "emulation"});

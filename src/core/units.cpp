@@ -25,18 +25,29 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Splits "1.5GiB" into 1.5 and "gib". Returns false when no number leads.
-bool split_number(std::string_view s, double& value, std::string& suffix) {
+// Splits "1.5GiB" into 1.5 and "gib"; an exponent ("1e3", "2.5E-2") is part of the number.
+enum class Number { ok, none, out_of_range };
+Number split_number(std::string_view s, double& value, std::string& suffix) {
   size_t i = 0;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '_')) ++i;
+  auto digit_at = [&](size_t k) { return k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])); };
+  if (i > 0 && i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t k = i + 1;
+    if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+    if (digit_at(k)) {
+      while (digit_at(k)) ++k;
+      i = k;
+    }
+  }
   std::string digits;
   for (char c : s.substr(0, i))
     if (c != '_') digits += c;
-  if (digits.empty()) return false;
+  if (digits.empty() || !(std::isdigit(static_cast<unsigned char>(digits[0])) || digits[0] == '.')) return Number::none;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || ptr != digits.data() + digits.size()) return false;
+  if (ec == std::errc::result_out_of_range && ptr == digits.data() + digits.size()) return Number::out_of_range;
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) return Number::none;
   suffix = lower(trim(s.substr(i)));
-  return true;
+  return Number::ok;
 }
 
 }  // namespace
@@ -45,7 +56,9 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
   double v = 0;
   std::string suf;
-  if (s.empty() || s.front() == '-' || !split_number(s, v, suf))
+  Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
+  if (n == Number::out_of_range) throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+  if (n != Number::ok)
     throw UsageError(fmt::format("{}: '{}' is not a size; use bytes or a unit such as 4KiB, 110KB, 1.5GiB", what, text));
   double mult = 0;
   if (suf.empty() || suf == "b") mult = 1;
@@ -73,7 +86,10 @@ double parse_duration(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
   double v = 0;
   std::string suf;
-  if (s.empty() || s.front() == '-' || !split_number(s, v, suf))
+  Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
+  if (n == Number::out_of_range)
+    throw UsageError(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));
+  if (n != Number::ok)
     throw UsageError(fmt::format("{}: '{}' is not a duration; use e.g. 30s, 500ms, 10m, 1h", what, text));
   double mult = 0;
   if (suf.empty() || suf == "s" || suf == "sec") mult = 1;

@@ -144,7 +144,9 @@ class RankLoader {
         ++stats_.batches;
         stats_.samples += r->samples;
         stats_.bytes += r->bytes;
-        stats_.timeline.add(w1 - sh_.start_ns, r->samples, r->bytes, wait);
+        // The wait spans [w0, w0 + wait] (the DDP barrier included); the timeline splits it over
+        // the intervals it covers, and the batch counts where the wait ended (handed to the step).
+        stats_.timeline.add(w0 + wait - sh_.start_ns, r->samples, r->bytes, wait);
         if (sh_.progress) {
           sh_.progress->samples += r->samples;
           sh_.progress->bytes += r->bytes;

@@ -140,17 +140,34 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
   }
   if (S_ISBLK(st.st_mode)) {
     t.block_device = true;
-    int fd = open(cfg.filename.c_str(), O_RDONLY | O_CLOEXEC);
+    // Refusals come first, before the device is opened at all (and long before it is opened for
+    // writing in raw_run): a write test needs --allow-overwrite, and never runs on a device in use.
+    if (write && !cfg.allow_overwrite)
+      throw UsageError(fmt::format("--rw {} on block device '{}' destroys the data on it; add --allow-overwrite if "
+                                   "that is what you want", pattern_name(cfg.rw), shown));
+    // For a write test the device is opened read-only with O_EXCL: the kernel refuses that (EBUSY)
+    // while the device or one of its partitions is mounted or held (LVM, md RAID, swap, another
+    // exclusive opener), and while this descriptor stays open nobody can mount or claim it; it is
+    // kept until the run ends (RawTarget::exclusive_claim).
+    int fd = open(cfg.filename.c_str(), O_RDONLY | O_CLOEXEC | (write ? O_EXCL : 0));
+    if (fd < 0 && write && errno == EBUSY)
+      throw UsageError(fmt::format("--rw {} refused: block device '{}' is in use (mounted, or one of its partitions "
+                                   "is, or held by LVM, md RAID, swap or another program); ioprobe never writes to "
+                                   "a device in use: unmount or release it first (see lsblk)",
+                                   pattern_name(cfg.rw), shown));
     if (fd < 0) throw IoError(errno, "open", shown, "block devices need read permission (root or the disk group)");
     uint64_t bytes = 0;
     int r = ioctl(fd, BLKGETSIZE64, &bytes);
     int e = errno;
-    close(fd);
-    if (r != 0) throw IoError(e, "ioctl(BLKGETSIZE64) on", shown);
+    if (r != 0) {
+      close(fd);
+      throw IoError(e, "ioctl(BLKGETSIZE64) on", shown);
+    }
+    if (write)
+      t.exclusive_claim = std::shared_ptr<void>(nullptr, [fd](void*) { close(fd); });
+    else
+      close(fd);
     t.file_bytes = bytes;
-    if (write && !cfg.allow_overwrite)
-      throw UsageError(fmt::format("--rw {} on block device '{}' destroys the data on it; add --allow-overwrite if "
-                                   "that is what you want", pattern_name(cfg.rw), shown));
     t.ioprobe_marked = false;
   } else if (S_ISREG(st.st_mode)) {
     t.file_bytes = static_cast<uint64_t>(st.st_size);

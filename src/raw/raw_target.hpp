@@ -4,10 +4,12 @@
 // fsync'd, marked with the xattr user.ioprobe, then renamed into place, so an interrupted layout
 // never leaves a file that looks complete). An existing file is never rewritten, extended or
 // written to unless it carries ioprobe's mark or --allow-overwrite was given; block devices are
-// never written without --allow-overwrite.
+// never written without --allow-overwrite, nor while in use (mounted, or held by LVM/md/swap):
+// both refusals come before the device is opened for writing.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "raw/raw_config.hpp"
@@ -25,10 +27,13 @@ struct RawTarget {
   bool created = false;         // laid out by this run
   bool ioprobe_marked = false;  // carries the user.ioprobe xattr (or was created now)
   std::string note;             // one line for the report, e.g. "laid out 1.00 GiB in 2.1 s"
+  /// Write tests on a block device: a read-only O_EXCL descriptor of it, held while any copy of
+  /// this RawTarget lives, so the device cannot be mounted or claimed during the run.
+  std::shared_ptr<void> exclusive_claim;
 };
 
 /// Checks `cfg.filename` and creates or extends it when allowed (see above).
-/// Throws UsageError for a refused path or size (with what to do), IoError for failed system
+/// Throws UsageError for a refused path, size or busy device (with what to do), IoError for failed system
 /// calls, and returns with target.note saying "interrupted" when SIGINT stopped the layout.
 RawTarget prepare_raw_target(const RawConfig& cfg);
 

@@ -152,6 +152,13 @@ json checkpoint_json(const CheckpointRunData& d) {
   if (d.raw && !s.ok) {
     out["comparison"] = {{"available", false}, {"reason", "the save did not complete: no checkpoint rate to compare"},
                          {"checkpoint_over_raw", nullptr}};
+  } else if (d.raw && !d.opts.fsync) {
+    // A save into the page cache is not comparable with a durable raw write, and must not drive
+    // a goal or a bound (field case C4).
+    out["comparison"] = {{"available", false},
+                         {"reason", "the save was not durable (--fsync false, page cache): not compared with the "
+                                    "durable raw write"},
+                         {"checkpoint_over_raw", nullptr}};
   } else if (d.raw) {
     const double raw = d.raw->bytes_per_s();
     json cmp = {{"available", true}, {"checkpoint_over_raw", raw > 0 ? agg / raw : 0}};

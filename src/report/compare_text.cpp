@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
+
 namespace ioprobe {
 
 namespace {
@@ -14,26 +16,67 @@ double fig(const json& d, const std::string& run_ptr, const std::string& tune_pt
   json::json_pointer jp(p);
   return d.contains(jp) && d.at(jp).is_number() ? d.at(jp).get<double>() : -1;
 }
+
+// How a row's values print: every row of one kind prints the same way, with its unit in its own column.
+enum class Fmt { count, rate, percent, micros, seconds };
+
+std::string value_text(double v, Fmt f) {
+  switch (f) {
+    case Fmt::count: return format_count(static_cast<uint64_t>(v + 0.5));
+    case Fmt::rate: return fmt::format("{:.1f}", v);
+    case Fmt::percent: return fmt::format("{:.1f}", v);
+    case Fmt::micros: return fmt::format("{:.1f}", v);
+    case Fmt::seconds: return fmt::format("{:.3f}", v);
+  }
+  return "?";
+}
+
+// The dataset a document read, in one line, and the fields that identify it.
+struct DatasetId {
+  bool known = false;
+  std::string root, preset;
+  uint64_t files = 0, bytes = 0;
+  std::string text() const {
+    return fmt::format("{} files, {} in '{}' ({})", format_count(files), format_bytes(bytes), root,
+                       preset.empty() ? "?" : preset);
+  }
+};
+
+DatasetId dataset_of(const json& d) {
+  DatasetId id;
+  if (!d.contains("dataset") || !d["dataset"].is_object()) return id;
+  const json& ds = d["dataset"];
+  id.known = true;
+  id.root = ds.value("root", "");
+  id.preset = ds.value("preset", "");
+  if (ds.contains("files") && ds["files"].is_number()) id.files = ds["files"].get<uint64_t>();
+  if (ds.contains("bytes") && ds["bytes"].is_number()) id.bytes = ds["bytes"].get<uint64_t>();
+  return id;
+}
+
 }  // namespace
 
 std::string render_comparison_text(const std::vector<json>& docs, const std::vector<std::string>& names) {
-  struct Row { const char* label; const char* run; const char* tune; double scale; };
-  const Row rows[] = {{"samples/s", "/results/samples_per_s", "/best_run/samples_per_s", 1},
-                      {"MB/s (10^6 B/s)", "/results/bytes_per_s", "/best_run/bytes_per_s", 1e-6},
-                      {"AU %", "/ingest/accelerator_utilization", "", 100},
-                      {"demand samples/s", "/ingest/required_samples_per_s", "/demand/required_samples_per_s", 1},
-                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1},
-                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1},
-                      {"num_workers", "/loader/num_workers", "", 1},
-                      {"prefetch_factor", "/loader/prefetch_factor", "", 1},
-                      {"GPU ranks", "/loader/gpus", "/loader/gpus", 1},
-                      {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s", 1}};
+  struct Row { const char* label; const char* unit; const char* run; const char* tune; double scale; Fmt f; };
+  const Row rows[] = {
+      {"throughput", "samples/s", "/results/samples_per_s", "/best_run/samples_per_s", 1, Fmt::rate},
+      {"throughput", "MB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMB, Fmt::rate},
+      {"throughput", "MiB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMiB, Fmt::rate},
+      {"accelerator util.", "%", "/ingest/accelerator_utilization", "", 100, Fmt::percent},
+      {"GPU demand", "samples/s", "/ingest/required_samples_per_s", "/demand/required_samples_per_s", 1, Fmt::rate},
+      {"file latency p50", "µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1, Fmt::micros},
+      {"file latency p99", "µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1, Fmt::micros},
+      {"num_workers", "count", "/loader/num_workers", "", 1, Fmt::count},
+      {"prefetch_factor", "count", "/loader/prefetch_factor", "", 1, Fmt::count},
+      {"GPU ranks", "count", "/loader/gpus", "/loader/gpus", 1, Fmt::count},
+      {"samples read", "count", "/results/samples", "/best_run/samples", 1, Fmt::count},
+      {"elapsed", "s", "/results/elapsed_s", "/tune/elapsed_s", 1, Fmt::seconds}};
   std::string o = "Comparison\n";
   for (size_t i = 0; i < docs.size(); ++i)
     o += fmt::format("  {}: {} ({}, {}){}\n", static_cast<char>('A' + i % 26), names[i], docs[i].value("kind", "?"),
                      docs[i].value("created_utc", ""), docs[i].value("partial", false) ? " [PARTIAL]" : "");
-  o += fmt::format("\n  {:<22}", "figure");
-  for (size_t i = 0; i < docs.size(); ++i) o += fmt::format(" {:>12}", static_cast<char>('A' + i % 26));
+  o += fmt::format("\n  {:<18} {:<10}", "figure", "unit");
+  for (size_t i = 0; i < docs.size(); ++i) o += fmt::format(" {:>14}", static_cast<char>('A' + i % 26));
   if (docs.size() == 2) o += fmt::format(" {:>8}", "B/A");
   o += "\n";
   for (const auto& r : rows) {
@@ -42,10 +85,21 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     bool any = false;
     for (double x : v) any |= x >= 0;
     if (!any) continue;
-    o += fmt::format("  {:<22}", r.label);
-    for (double x : v) o += x >= 0 ? fmt::format(" {:>12.1f}", x * r.scale) : fmt::format(" {:>12}", "-");
+    o += fmt::format("  {:<18} {:<10}", r.label, r.unit);  // fmt pads by display width ("µs" is 2 columns)
+    for (double x : v) o += fmt::format(" {:>14}", x >= 0 ? value_text(x * r.scale, r.f) : "-");
     if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format(" {:>7.2f}x", v[1] / v[0]) : fmt::format(" {:>8}", "-");
     o += "\n";
+  }
+  o += "  (MB/s = 10^6 B/s, MiB/s = 2^20 B/s; B/A = column B / column A)\n";
+  // Ratios of runs over different data compare different work: say so.
+  const DatasetId first = dataset_of(docs[0]);
+  for (size_t i = 1; i < docs.size(); ++i) {
+    const DatasetId other = dataset_of(docs[i]);
+    if (!first.known || !other.known) continue;
+    if (first.root != other.root || first.files != other.files || first.bytes != other.bytes)
+      o += fmt::format("  warning: {} and {} read different datasets ({}: {}; {}: {}); their ratios compare different work\n",
+                       'A', static_cast<char>('A' + i % 26), 'A', first.text(), static_cast<char>('A' + i % 26),
+                       other.text());
   }
   for (size_t i = 0; i < docs.size(); ++i)
     if (docs[i].value("kind", "") == "tune" && docs[i].contains("recommendation"))

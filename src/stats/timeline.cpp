@@ -1,5 +1,6 @@
 #include "stats/timeline.hpp"
 
+#include <algorithm>
 #include <cstddef>
 using std::size_t;
 
@@ -19,7 +20,20 @@ void Timeline::add(int64_t t_ns, uint64_t samples, uint64_t bytes, int64_t wait_
   TimelinePoint& p = at(t_ns);
   p.samples += samples;
   p.bytes += bytes;
-  p.wait_s += static_cast<double>(wait_ns) / 1e9;
+  // The wait ran from t_ns - wait_ns to t_ns: each interval it overlaps gets its own share, so a
+  // stall of several seconds shows in every interval it covered (not only in the one it ended in).
+  // Time before the run's start (negative) counts in the first interval.
+  int64_t end = t_ns, begin = t_ns - std::max<int64_t>(wait_ns, 0);
+  if (begin < 0) {
+    at(0).wait_s += static_cast<double>(std::min<int64_t>(-begin, end - begin)) / 1e9;
+    begin = 0;
+  }
+  while (begin < end) {
+    int64_t interval_end = (begin / interval_ns_ + 1) * interval_ns_;
+    int64_t piece_end = std::min(end, interval_end);
+    at(begin).wait_s += static_cast<double>(piece_end - begin) / 1e9;
+    begin = piece_end;
+  }
 }
 
 void Timeline::merge(const Timeline& o) {

@@ -11,14 +11,16 @@ struct TimelinePoint {
   double t_s = 0;              // interval start, seconds since the run started
   uint64_t samples = 0;        // samples delivered in the interval
   uint64_t bytes = 0;          // bytes delivered in the interval
-  double wait_s = 0;           // time the consumer waited for data in the interval
+  double wait_s = 0;           // seconds the consumer waited for data within the interval (<= its length)
 };
 
 /// Accumulates deliveries into intervals of `interval_s` seconds. Not thread-safe: one consumer.
 class Timeline {
  public:
   explicit Timeline(double interval_s = 1.0) : interval_ns_(static_cast<int64_t>(interval_s * 1e9)) {}
-  /// `t_ns` is nanoseconds since the run started.
+  /// A delivery at `t_ns` (nanoseconds since the run started) of `samples` and `bytes`, after the
+  /// consumer waited `wait_ns` for it. Samples and bytes count in the interval holding `t_ns`; the
+  /// wait, which spans [t_ns - wait_ns, t_ns], is split over the intervals it overlaps.
   void add(int64_t t_ns, uint64_t samples, uint64_t bytes, int64_t wait_ns);
   /// Adds another timeline's counts interval by interval (same interval length).
   void merge(const Timeline& other);

@@ -1,3 +1,11 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include <catch2/catch.hpp>
 
 #include "cli/run_config.hpp"
@@ -31,4 +39,76 @@ TEST_CASE("bad values name the option", "[cli]") {
       CHECK_THAT(std::string(e.what()), Catch::Contains(args[0]));
     }
   }
+}
+
+TEST_CASE("bad values inside a workload INI file name the file, the key and the value", "[cli]") {
+  char tmpl[] = "/tmp/ioprobe-ini-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  struct Case { std::string line, key, value; };
+  for (const Case& k : {Case{"files = abc", "files", "abc"}, Case{"file-size = 4XB", "file-size", "4XB"},
+                        Case{"workers = -1", "workers", "-1"}, Case{"duration = 1e400s", "duration", "1e400s"},
+                        Case{"shuffle = maybe", "shuffle", "maybe"}, Case{"cache = hot", "cache", "hot"},
+                        Case{"file-size-dist = zipf", "file-size-dist", "zipf"}, Case{"numa = node:x", "numa", "node:x"},
+                        Case{"au-target = 400", "au-target", "400"}}) {
+    const std::string path = dir + "/bad set.ini";
+    {
+      std::ofstream f(path);
+      if (k.key != "files") f << "files = 10\n";
+      if (k.key != "file-size") f << "file-size = 4KiB\n";
+      f << k.line << "\n";
+    }
+    cli::CommandContext ctx;
+    ctx.argv = {"ioprobe"};
+    ctx.args = {"--dataset", path};
+    cli::RunConfig c;
+    try {
+      cli::build_run_config(ctx, false, c);
+      FAIL("accepted " << k.line);
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      INFO(m);
+      CHECK_THAT(m, Catch::Contains(path));
+      CHECK_THAT(m, Catch::Contains("'" + k.key + "'"));
+      CHECK_THAT(m, Catch::Contains(k.value));
+      CHECK(e.exit_code() == 2);
+    }
+    // The same value on the command line is named as the option, and the command line wins over the file.
+    ctx.args = {"--dataset", path, "--" + k.key, k.value};
+    try {
+      cli::build_run_config(ctx, false, c);
+      FAIL("accepted --" << k.key << " " << k.value);
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("--" + k.key));
+      CHECK_THAT(std::string(e.what()), !Catch::Contains("bad set.ini"));
+    }
+    std::remove(path.c_str());
+  }
+  rmdir(dir.c_str());
+}
+
+TEST_CASE("gen --help lists only what gen uses, run --help keeps the run options", "[cli]") {
+  auto help_of = [](bool for_gen) {
+    cli::CommandContext ctx;
+    ctx.argv = {"ioprobe"};
+    ctx.args = {"--help"};
+    cli::RunConfig c;
+    std::ostringstream out;
+    std::streambuf* old = std::cout.rdbuf(out.rdbuf());
+    bool ran = cli::build_run_config(ctx, for_gen, c);
+    std::cout.rdbuf(old);
+    CHECK_FALSE(ran);
+    return out.str();
+  };
+  const std::string gen = help_of(true), run = help_of(false);
+  for (const char* o : {"--dataset", "--dir", "--files", "--dirs", "--file-size ", "--file-size-dist", "--seed", "--quiet"}) {
+    CHECK_THAT(gen, Catch::Contains(o));
+    CHECK_THAT(run, Catch::Contains(o));
+  }
+  for (const char* o : {"--workers", "--batch-size", "--epochs", "--duration", "--gpu ", "--gpus", "--cache", "--engine",
+                        "--json", "--data ", "--file-list", "--step-time", "--numa"}) {
+    CHECK_THAT(gen, !Catch::Contains(o));
+    CHECK_THAT(run, Catch::Contains(o));
+  }
+  CHECK_THAT(gen, Catch::Contains("usage: ioprobe gen"));
 }

@@ -69,3 +69,27 @@ TEST_CASE("escape_bytes is reversible for invalid UTF-8 (field case C7)", "[text
   CHECK(shell_quote("a b") == "'a b'");
   CHECK(shell_quote("plain") == "plain");
 }
+
+TEST_CASE("absurd exponents give the out-of-range message, not 'unknown unit'", "[units]") {
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  std::string m = message([] { parse_duration("1e400s", "--duration"); });
+  CHECK(m == "--duration: '1e400s' is out of range (at most 365 days)");
+  m = message([] { parse_duration("1e400", "--duration"); });
+  CHECK(m.find("out of range") != std::string::npos);
+  m = message([] { parse_duration("1e9h", "--duration"); });
+  CHECK(m == "--duration: '1e9h' is out of range (at most 365 days)");
+  m = message([] { parse_size("1e400GiB", "--size"); });
+  CHECK(m == "--size: '1e400GiB' is too large");
+  // Exponents within range are numbers like any other; a lone 'e' is still refused.
+  CHECK(parse_duration("1.5e2s", "d") == Approx(150.0));
+  CHECK(parse_size("1e3KB", "x") == 1000000);
+  CHECK(message([] { parse_duration("1es", "d"); }).find("unknown time unit") != std::string::npos);
+  CHECK(message([] { parse_duration("e5s", "d"); }).find("is not a duration") != std::string::npos);
+}

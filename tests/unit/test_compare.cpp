@@ -1,0 +1,53 @@
+#include <catch2/catch.hpp>
+
+#include "report/compare_text.hpp"
+
+using namespace ioprobe;
+using nlohmann::json;
+
+namespace {
+// The line starting with `label`, with runs of spaces squeezed to one.
+std::string line_of(const std::string& text, const std::string& label) {
+  size_t p = text.find("  " + label);
+  if (p == std::string::npos) return "";
+  std::string line = text.substr(p + 2, text.find('\n', p) - p - 2), out;
+  for (char c : line)
+    if (c != ' ' || (!out.empty() && out.back() != ' ')) out += c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+json run_doc(uint64_t files, uint64_t bytes, double seconds) {
+  return {{"kind", "run"},
+          {"created_utc", "2026-11-29T00:00:00Z"},
+          {"dataset", {{"root", "/data/ds"}, {"preset", "imagenet-like"}, {"files", files}, {"bytes", bytes}}},
+          {"loader", {{"num_workers", 8}, {"prefetch_factor", 2}, {"gpus", 1}}},
+          {"results",
+           {{"samples", files}, {"samples_per_s", files / seconds}, {"bytes_per_s", bytes / seconds}, {"elapsed_s", seconds},
+            {"file_latency_us", {{"p50", 120.25}, {"p99", 900.0}}}}},
+          {"ingest", {{"accelerator_utilization", 0.5}, {"required_samples_per_s", 2000.0}}}};
+}
+}  // namespace
+
+TEST_CASE("report compare: one format per kind of figure, units in their own column", "[report]") {
+  const std::string t = render_comparison_text({run_doc(1000, 1'048'576'000, 2.0), run_doc(1000, 1'048'576'000, 4.0)},
+                                               {"a.json", "b.json"});
+  INFO(t);
+  // 1,048,576,000 B in 2 s = 524.288 MB/s = 500.0 MiB/s; counts print as whole numbers.
+  CHECK_THAT(t, Catch::Contains("MB/s") && Catch::Contains("524.3") && Catch::Contains("MiB/s") && Catch::Contains("500.0"));
+  CHECK(line_of(t, "num_workers") == "num_workers count 8 8 1.00x");
+  CHECK_THAT(t, !Catch::Contains("8.0 "));
+  CHECK_THAT(t, Catch::Contains("samples/s") && Catch::Contains("500.0") && Catch::Contains("250.0") &&
+                    Catch::Contains("0.50x"));
+  CHECK_THAT(t, Catch::Contains("elapsed") && Catch::Contains("2.000") && Catch::Contains("4.000"));
+  CHECK_THAT(t, Catch::Contains("10^6 B/s") && Catch::Contains("2^20 B/s"));
+  CHECK_THAT(t, !Catch::Contains("different datasets"));
+}
+
+TEST_CASE("report compare: a warning when the two runs read different datasets", "[report]") {
+  const std::string t =
+      render_comparison_text({run_doc(1000, 1'048'576'000, 2.0), run_doc(2000, 2'097'152'000, 2.0)}, {"a.json", "b.json"});
+  INFO(t);
+  CHECK_THAT(t, Catch::Contains("warning: A and B read different datasets"));
+  CHECK_THAT(t, Catch::Contains("1,000 files") && Catch::Contains("2,000 files"));
+}
