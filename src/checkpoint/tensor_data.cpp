@@ -1,5 +1,7 @@
 #include "checkpoint/tensor_data.hpp"
 
+#include "core/rng.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -32,30 +34,6 @@ double normal_quantile(double p) {
 }
 
 namespace {
-
-struct Xoshiro256 {
-  uint64_t s[4];
-  explicit Xoshiro256(uint64_t seed) {
-    for (auto& x : s) {  // splitmix64 seeding
-      seed += 0x9e3779b97f4a7c15ULL;
-      uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      x = z ^ (z >> 31);
-    }
-  }
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t next() {
-    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-  }
-};
 
 struct Tables {
   std::array<uint16_t, 65536> bf16_w;   // N(0, 0.02) as bf16

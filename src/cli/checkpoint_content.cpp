@@ -5,34 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.hpp"
+
 namespace ioprobe::cli {
 
 namespace {
 
-// xoshiro256** (Blackman & Vigna), seeded with splitmix64.
-struct Rng {
-  uint64_t s[4];
-  explicit Rng(uint64_t seed) {
-    for (auto& x : s) {
-      seed += 0x9E3779B97F4A7C15ULL;
-      uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-      x = z ^ (z >> 31);
-    }
-  }
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t next() {
-    const uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-  }
-};
+using Rng = Xoshiro256;
 
 // 4,096 pseudo-words of 1-10 lowercase letters, letters drawn with English-like frequencies.
 std::vector<std::string> vocabulary(uint64_t seed) {

@@ -141,14 +141,12 @@ class Progress {
   std::mutex mu_;
 };
 
-void write_one(const std::string& path, uint64_t size, uint64_t seed, std::vector<char>& buf) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
-  if (buf.size() < size) buf.resize(size);
-  fill_pseudorandom(buf.data(), size, seed);
+// Writes all `len` bytes to `fd` (retrying short writes and EINTR); on failure closes `fd` and
+// throws IoError naming `path`.
+void write_all(int fd, const char* data, size_t len, const std::string& path) {
   size_t off = 0;
-  while (off < size) {
-    ssize_t n = write(fd, buf.data() + off, size - off);
+  while (off < len) {
+    ssize_t n = write(fd, data + off, len - off);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int e = errno;
@@ -157,6 +155,14 @@ void write_one(const std::string& path, uint64_t size, uint64_t seed, std::vecto
     }
     off += static_cast<size_t>(n);
   }
+}
+
+void write_one(const std::string& path, uint64_t size, uint64_t seed, std::vector<char>& buf) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
+  if (buf.size() < size) buf.resize(size);
+  fill_pseudorandom(buf.data(), size, seed);
+  write_all(fd, buf.data(), size, path);
   if (close(fd) != 0) throw IoError(errno, "close", path);
 }
 
@@ -191,17 +197,7 @@ void write_records(const std::string& path, const std::vector<uint64_t>& sizes, 
   if (buf.size() < kChunk) buf.resize(kChunk);
   size_t used = 0;
   auto flush = [&] {
-    size_t off = 0;
-    while (off < used) {
-      ssize_t n = write(fd, buf.data() + off, used - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        int e = errno;
-        close(fd);
-        throw IoError(e, "write", path, e == ENOSPC ? "the filesystem is full" : "");
-      }
-      off += static_cast<size_t>(n);
-    }
+    write_all(fd, buf.data(), used, path);
     used = 0;
   };
   for (uint64_t r = first; r < first + count; ++r) {
