@@ -59,9 +59,13 @@ std::string render_run_text(const nlohmann::json& doc) {
   o += "\nDataset\n";
   uint64_t files = ds.value("files", 0ULL), full = ds.value("full_files", 0ULL);
   line("preset", ds.value("preset", "none") + (ds.value("description", "").empty() ? "" : ": " + ds.value("description", "")));
-  line("files", fmt::format("{} files, {}{}", format_count(files), format_bytes(ds.value("bytes", 0ULL)),
-                            full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full, format_count(full)) : ""));
   const std::string kind = ds.value("kind", "files");
+  line("files", fmt::format("{} {}, {}{}", format_count(files),
+                            kind == "sharded" ? (files == 1 ? "shard" : "shards")
+                            : kind == "token" ? (files == 1 ? "token file" : "token files")
+                                              : (files == 1 ? "file" : "files"),
+                            format_bytes(ds.value("bytes", 0ULL)),
+                            full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full, format_count(full)) : ""));
   if (kind == "sharded")
     line("records", fmt::format("{} records in {} shards of {} records ({} mean record, {})",
                                 format_count(ds.value("records", 0ULL)), format_count(files),
@@ -91,8 +95,10 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.value("samples", 0ULL)),
                                 format_bytes(r.value("bytes", 0ULL)), format_seconds(elapsed), r.value("stop_reason", ""),
                                 r.value("epochs_completed", 0)));
-  line("throughput", fmt::format("{:.0f} samples/s, {}, {:.0f} files/s", r.value("samples_per_s", 0.0),
-                                 format_rate(r.value("bytes_per_s", 0.0)), r.value("files_per_s", 0.0)));
+  // Files per second only where a sample is a file; records and token windows are reads.
+  line("throughput", fmt::format("{:.0f} samples/s, {}{}", r.value("samples_per_s", 0.0),
+                                 format_rate(r.value("bytes_per_s", 0.0)),
+                                 kind == "files" ? fmt::format(", {:.0f} files/s", r.value("files_per_s", 0.0)) : ""));
   if (kind == "files") {
     line("file latency", lat_line(r.at("file_latency_us")));
     line("open+close part", lat_line(r.at("open_close_latency_us")));
