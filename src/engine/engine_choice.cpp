@@ -149,4 +149,14 @@ EngineChoice choose_engine(const std::string& requested, const TargetInfo& targe
   return choose_engine(requested, target, buffered, probe_io_uring());
 }
 
+std::string io_uring_setup_failure_text(int err) {
+  const int disabled = read_io_uring_disabled();
+  std::string why;
+  if (disabled >= 1) why = fmt::format("disabled by sysctl kernel.io_uring_disabled={}", disabled);
+  else if (err == EPERM || err == ENOSYS) why = "blocked by seccomp/container policy (kernel.io_uring_disabled=0)";
+  else if (err == ENOMEM) why = "RLIMIT_MEMLOCK too low for the ring (see ulimit -l)";
+  else why = "kernel refused the ring";
+  return fmt::format("io_uring_queue_init failed: {}: {}; rerun with --engine psync", errno_text(err), why);
+}
+
 }  // namespace ioprobe

@@ -63,4 +63,9 @@ EngineChoice choose_engine(const std::string& requested, const TargetInfo& targe
 /// Same, probing io_uring itself (no registered buffers).
 EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered);
 
+/// The message for a worker whose io_uring_queue_init failed with `err` (positive errno): the
+/// errno name and which layer refused (sysctl io_uring_disabled, seccomp/container, memlock),
+/// ending with "rerun with --engine psync". For Error(..., kExitFailure).
+std::string io_uring_setup_failure_text(int err);
+
 }  // namespace ioprobe

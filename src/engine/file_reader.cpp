@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "engine/engine_choice.hpp"
 
 namespace ioprobe {
 
@@ -106,7 +106,7 @@ class UringReader final : public FileReader {
  public:
   explicit UringReader(const FileReaderOptions& o) : opts_(o) {
     int ret = io_uring_queue_init(8, &ring_, 0);
-    if (ret < 0) throw Error(describe_setup_failure(-ret), kExitFailure);
+    if (ret < 0) throw Error(io_uring_setup_failure_text(-ret), kExitFailure);
     ret = io_uring_register_files_sparse(&ring_, 1);
     if (ret < 0) {
       io_uring_queue_exit(&ring_);
@@ -221,17 +221,6 @@ class UringReader final : public FileReader {
     } while (ret == -EINTR);
     if (ret < 0) std::abort();  // only on ring corruption; nothing sensible to return
     return cqe;
-  }
-
-  static std::string describe_setup_failure(int err) {
-    int disabled = -1;
-    std::ifstream("/proc/sys/kernel/io_uring_disabled") >> disabled;
-    std::string why;
-    if (disabled >= 1) why = fmt::format("disabled by sysctl kernel.io_uring_disabled={}", disabled);
-    else if (err == EPERM || err == ENOSYS) why = "blocked by seccomp/container policy (kernel.io_uring_disabled=0)";
-    else if (err == ENOMEM) why = "RLIMIT_MEMLOCK too low for the ring (see ulimit -l)";
-    else why = "kernel refused the ring";
-    return fmt::format("io_uring_queue_init failed: {}: {}; rerun with --engine psync", errno_text(err), why);
   }
 
   FileReaderOptions opts_;

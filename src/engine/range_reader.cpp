@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "engine/engine.hpp"
+#include "engine/engine_choice.hpp"
 
 namespace ioprobe {
 
@@ -56,6 +56,35 @@ int64_t delivered(const Span& s, uint64_t length, int64_t got) {
   return std::min<int64_t>(got - static_cast<int64_t>(s.skip), static_cast<int64_t>(length));
 }
 
+// Reads the span of (offset, length) into `bounce` with `read_at(buf, len, off)` (bytes read, or
+// -errno), continuing after short reads; times the transfer. Shared by both engines.
+template <class ReadAt>
+RangeReadResult read_span(bool direct, uint64_t offset, uint64_t length, Bounce& bounce, ReadAt&& read_at) {
+  RangeReadResult r;
+  const Span s = span_for(direct, offset, length);
+  char* buf = bounce.get(s.length);
+  const int64_t t0 = now_ns();
+  if (!buf) {
+    r.err = ENOMEM;
+    return r;
+  }
+  uint64_t got = 0;
+  while (got < s.length) {  // a regular file returns short only at end of file, or on a signal
+    const int64_t n = read_at(buf + got, s.length - got, s.offset + got);
+    if (n < 0) {
+      r.err = static_cast<int>(-n);
+      break;
+    }
+    if (n == 0) break;
+    got += static_cast<uint64_t>(n);
+    if (direct && got % kDirectAlign) break;  // an unaligned count under O_DIRECT is end of file
+  }
+  r.ns = now_ns() - t0;
+  r.io_bytes = static_cast<int64_t>(got);
+  r.bytes = delivered(s, length, r.io_bytes);
+  return r;
+}
+
 class PsyncRangeReader final : public RangeReader {
  public:
   explicit PsyncRangeReader(bool direct) : direct_(direct) {}
@@ -70,30 +99,13 @@ class PsyncRangeReader final : public RangeReader {
   }
 
   RangeReadResult read(int fd, uint64_t offset, uint64_t length) override {
-    RangeReadResult r;
-    const Span s = span_for(direct_, offset, length);
-    char* buf = buf_.get(s.length);
-    const int64_t t0 = now_ns();
-    if (!buf) {
-      r.err = ENOMEM;
-      return r;
-    }
-    uint64_t got = 0;
-    while (got < s.length) {  // a regular file returns short only at end of file, or on a signal
-      ssize_t n = ::pread(fd, buf + got, s.length - got, static_cast<off_t>(s.offset + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        r.err = errno;
-        break;
+    return read_span(direct_, offset, length, buf_, [fd](char* p, uint64_t len, uint64_t off) -> int64_t {
+      for (;;) {
+        ssize_t n = ::pread(fd, p, len, static_cast<off_t>(off));
+        if (n >= 0) return n;
+        if (errno != EINTR) return -errno;
       }
-      if (n == 0) break;
-      got += static_cast<uint64_t>(n);
-      if (direct_ && got % kDirectAlign) break;  // an unaligned count under O_DIRECT is end of file
-    }
-    r.ns = now_ns() - t0;
-    r.io_bytes = static_cast<int64_t>(got);
-    r.bytes = delivered(s, length, r.io_bytes);
-    return r;
+    });
   }
 
   int close(int fd, int64_t* ns) override {
@@ -112,13 +124,7 @@ class UringRangeReader final : public RangeReader {
  public:
   explicit UringRangeReader(bool direct) : direct_(direct) {
     int ret = io_uring_queue_init(4, &ring_, 0);
-    if (ret < 0) {
-      int disabled = -1;
-      std::ifstream("/proc/sys/kernel/io_uring_disabled") >> disabled;
-      throw Error(fmt::format("io_uring_queue_init failed: {}{}; rerun with --engine psync", errno_text(-ret),
-                              disabled >= 1 ? fmt::format(" (kernel.io_uring_disabled={})", disabled) : ""),
-                  kExitFailure);
-    }
+    if (ret < 0) throw Error(io_uring_setup_failure_text(-ret), kExitFailure);
   }
   ~UringRangeReader() override { io_uring_queue_exit(&ring_); }
   const char* engine_name() const override { return "io_uring"; }
@@ -133,31 +139,11 @@ class UringRangeReader final : public RangeReader {
   }
 
   RangeReadResult read(int fd, uint64_t offset, uint64_t length) override {
-    RangeReadResult r;
-    const Span s = span_for(direct_, offset, length);
-    char* buf = buf_.get(s.length);
-    const int64_t t0 = now_ns();
-    if (!buf) {
-      r.err = ENOMEM;
-      return r;
-    }
-    uint64_t got = 0;
-    while (got < s.length) {
+    return read_span(direct_, offset, length, buf_, [this, fd](char* p, uint64_t len, uint64_t off) -> int64_t {
       io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-      io_uring_prep_read(sqe, fd, buf + got, static_cast<unsigned>(s.length - got), s.offset + got);
-      int res = submit_and_wait();
-      if (res < 0) {
-        r.err = -res;
-        break;
-      }
-      if (res == 0) break;
-      got += static_cast<uint64_t>(res);
-      if (direct_ && got % kDirectAlign) break;
-    }
-    r.ns = now_ns() - t0;
-    r.io_bytes = static_cast<int64_t>(got);
-    r.bytes = delivered(s, length, r.io_bytes);
-    return r;
+      io_uring_prep_read(sqe, fd, p, static_cast<unsigned>(len), off);
+      return submit_and_wait();
+    });
   }
 
   int close(int fd, int64_t* ns) override {
