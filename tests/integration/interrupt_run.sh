@@ -42,21 +42,23 @@ PY
 check_partial INT 130
 check_partial TERM 143
 
-# Interrupted generation: the manifest stays incomplete and the next run regenerates.
+# Interrupted generation: the manifest stays incomplete and the next run regenerates. Many small
+# files (about 5 s of work here, one open+close each) so that the signal lands mid-generation even
+# on a fast, idle machine (64 KiB files on tmpfs finished in 0.44 s before it arrived).
 ds2="$work/ds2"
-"$IOPROBE" gen --dir "$ds2" --files 20000 --file-size 64KiB --file-size-dist fixed > "$work/gen.txt" 2>&1 &
+"$IOPROBE" gen --dir "$ds2" --files 200000 --file-size 4KiB --file-size-dist fixed > "$work/gen.txt" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -n "$(ls "$ds2" 2>/dev/null | grep -v '^\.' | head -1)" ] && break; sleep 0.05; done
-sleep 0.3
+sleep 0.1
 kill -INT $pid; wait $pid; rc=$?
 [ "$rc" = 130 ] || fail "interrupted gen exited $rc, expected 130: $(cat "$work/gen.txt")"
 grep -q "incomplete" "$work/gen.txt" || fail "interrupted gen did not say incomplete: $(cat "$work/gen.txt")"
 [ "$(json "$ds2/.ioprobe-dataset.json" "d['complete']")" = False ] || fail "manifest says complete after interrupt"
-"$IOPROBE" gen --quiet --dir "$ds2" --files 20000 --file-size 64KiB --file-size-dist fixed > "$work/gen2.txt" 2>&1 || fail "regen failed"
+"$IOPROBE" gen --quiet --dir "$ds2" --files 200000 --file-size 4KiB --file-size-dist fixed > "$work/gen2.txt" 2>&1 || fail "regen failed"
 grep -q "regenerated (previous generation incomplete)" "$work/gen2.txt" || fail "next gen did not regenerate: $(cat "$work/gen2.txt")"
 n=$(find "$ds2" -type f ! -name '.ioprobe-*' | wc -l)
-[ "$n" = 20000 ] && [ "$(sum_sizes "$ds2")" = $((20000 * 65536)) ] || fail "regenerated set has $n files"
-echo "ok: interrupted gen exit 130, manifest incomplete, next gen regenerated 20,000 files"
+[ "$n" = 200000 ] && [ "$(sum_sizes "$ds2")" = $((200000 * 4096)) ] || fail "regenerated set has $n files"
+echo "ok: interrupted gen exit 130, manifest incomplete, next gen regenerated 200,000 files"
 
 # A second SIGINT quits at once (no drain, no report).
 timeout --preserve-status -s INT 8 "$IOPROBE" run --quiet --dir "$ds" --files "$files" --file-size 1MiB --file-size-dist fixed --workers 4 --duration 60s \
