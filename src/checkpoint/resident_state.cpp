@@ -12,7 +12,8 @@
 
 namespace ioprobe::checkpoint {
 
-ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_t seed, bool fill) : rank_(rank), cap_(region_cap) {
+ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_t seed, bool fill, bool huge_pages)
+    : rank_(rank), cap_(region_cap) {
   for (const auto& r : rank_.regions) {
     Buf b;
     b.size = std::min<uint64_t>(r.bytes, std::max<uint64_t>(region_cap & ~uint64_t{4095}, 4096));
@@ -21,9 +22,7 @@ ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_
     // (UringFileWriter::append_stable); cyclic windows are whole 4 KiB multiples, so the wrap
     // keeps it.
     const size_t skew = static_cast<size_t>(r.offset % 4096);
-    void* base = nullptr;
-    if (posix_memalign(&base, 4096, std::max<uint64_t>(b.size + skew, 1)) != 0) throw std::bad_alloc();
-    b.mem = {static_cast<uint8_t*>(base), free};
+    b.mem = alloc_io_memory(b.size + skew, huge_pages);
     b.skew = skew;
     uint8_t* p = b.mem.get() + skew;
     if (fill) {
@@ -84,6 +83,12 @@ void ResidentState::overwrite(const std::function<void(uint8_t*, size_t, size_t)
 uint64_t ResidentState::resident_bytes() const {
   uint64_t s = 0;
   for (const auto& b : bufs_) s += b.size;
+  return s;
+}
+
+uint64_t ResidentState::huge_page_bytes() const {
+  uint64_t s = 0;
+  for (const auto& b : bufs_) s += ioprobe::huge_page_bytes(b.mem.get(), b.size + b.skew);
   return s;
 }
 

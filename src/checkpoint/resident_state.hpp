@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "checkpoint/state_spec.hpp"
+#include "core/io_memory.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -28,8 +29,9 @@ struct Span {
 class ResidentState {
  public:
   /// Allocates (and, when `fill`, generates) each region of `rank`, at most `region_cap` bytes
-  /// per region. Throws std::bad_alloc when memory is short.
-  ResidentState(const RankState& rank, uint64_t region_cap, uint64_t seed, bool fill = true);
+  /// per region, on transparent huge pages when `huge_pages` (core/io_memory.hpp says why).
+  /// Throws std::bad_alloc when memory is short.
+  ResidentState(const RankState& rank, uint64_t region_cap, uint64_t seed, bool fill = true, bool huge_pages = true);
 
   /// The longest contiguous run starting at logical `offset` (< bytes()), at most `max_len`,
   /// never crossing a region boundary.
@@ -45,12 +47,14 @@ class ResidentState {
   uint64_t bytes() const { return rank_.bytes; }
   uint64_t region_cap() const { return cap_; }
   uint64_t resident_bytes() const;
+  /// Resident bytes the kernel backs with transparent huge pages now (measured, /proc/self/smaps).
+  uint64_t huge_page_bytes() const;
   bool cyclic() const;
   const RankState& rank() const { return rank_; }
 
  private:
   struct Buf {
-    std::unique_ptr<uint8_t[], void (*)(void*)> mem{nullptr, nullptr};  // 4 KiB-aligned allocation
+    IoMemory mem;  // 4 KiB-aligned (2 MiB on huge pages)
     uint64_t size = 0;
     size_t skew = 0;  // the region's first byte is at mem + skew (region offset mod 4 KiB)
     uint8_t* data() const { return mem.get() + skew; }

@@ -23,6 +23,7 @@ struct CheckpointRunData {
   double baseline_step_s = 0;     // measured idle step time (async)
   bool state_cyclic = false;      // resident windows reused (state larger than the memory budget)
   uint64_t resident_bytes = 0;
+  uint64_t resident_huge_page_bytes = 0;  // of those, on transparent huge pages after generation (measured)
   int cpus_allowed = 1;
   std::optional<RawWriteResult> raw;     // absent with --raw-baseline off; the better of the runs
   std::vector<double> raw_runs_bytes_per_s;  // before and after the save

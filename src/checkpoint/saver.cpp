@@ -80,7 +80,7 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
   std::vector<ResidentState> staging;
   if (async) {
     staging.reserve(n);
-    for (auto& s : states) staging.emplace_back(s.rank(), s.region_cap(), 0, false);
+    for (auto& s : states) staging.emplace_back(s.rank(), s.region_cap(), 0, false, opts.io.huge_pages);
   }
   std::atomic<bool> abort{false};
   const double u0 = cpu_seconds(true), s0 = cpu_seconds(false);

@@ -68,6 +68,8 @@ po::options_description checkpoint_options() {
     ("io-size", s(), "bytes per write request (default 16MiB, multiple of 4KiB)")
     ("io-depth", s(), "write buffers in flight per rank (default 2 = double buffering)")
     ("direct", s(), "true|false: O_DIRECT (default true; falls back to buffered, labelled, where refused)")
+    ("huge-pages", s(), "true|false: state, staging and I/O buffers on transparent huge pages, so O_DIRECT requests "
+                        "are not split at the device's segment limit (default true; false = scattered 4 KiB pages)")
     ("fsync", s(), "true|false (default true); without it the result is labelled not durable")
     ("async", po::value<std::string>()->implicit_value("true"), "stage into host buffers, then persist while training steps run")
     ("step-time", s(), "emulated training step for --async (default 100ms)")
@@ -191,6 +193,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   if (o.io.io_size % 4096) throw UsageError(fmt::format("--io-size: {} B is not a multiple of 4096", o.io.io_size));
   o.io.depth = static_cast<unsigned>(get_count(vm, "io-depth", 2, 1, 64));
   o.io.direct = get_bool(vm, "direct", true);
+  o.io.huge_pages = get_bool(vm, "huge-pages", true);
   d.async = get_bool(vm, "async", false);
   d.step_time_s = get_duration(vm, "step-time", 0.1);
   const bool restore = get_bool(vm, "restore", false);
@@ -294,7 +297,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
     std::vector<std::thread> th;
     for (size_t i = 0; i < tmp.size(); ++i)
       th.emplace_back([&, i] {
-        tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i, content == StateContent::tensors);
+        tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i,
+                                                 content == StateContent::tensors, o.io.huge_pages);
         if (content != StateContent::tensors)
           tmp[i]->overwrite([&](uint8_t* dst, size_t len, size_t region) {
             fill_state_content(content, (seed * 1000003 + i) * 16 + region, dst, len);
@@ -305,6 +309,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   }
   for (const auto& s : states) {
     d.resident_bytes += s.resident_bytes();
+    d.resident_huge_page_bytes += s.huge_page_bytes();
     d.state_cyclic = d.state_cyclic || s.cyclic();
   }
   if (d.state_cyclic) warn(fmt::format("state larger than the memory budget: {} resident, read cyclically", format_bytes(d.resident_bytes)));

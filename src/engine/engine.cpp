@@ -1,7 +1,5 @@
 #include "engine/engine.hpp"
 
-#include <sys/mman.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -9,12 +7,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/io_memory.hpp"
 
 namespace ioprobe {
-
-namespace {
-constexpr size_t kHugePage = size_t{2} << 20;  // x86-64 / arm64 (4K pages) transparent huge page size
-}
 
 Engine::~Engine() { free_slots(); }
 
@@ -23,15 +18,15 @@ void Engine::allocate_slots(unsigned depth, uint32_t buffer_bytes, const char* p
   if (depth == 0) depth = 1;
   stride_ = (static_cast<size_t>(buffer_bytes) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
   size_t total = stride_ * depth;
-  // One region for all slots, 2 MiB aligned and advised as a huge page: fewer TLB misses in the
-  // kernel's copy, and io_uring pins (registers) it as a few large pages.
-  mapped_bytes_ = (total + kHugePage - 1) / kHugePage * kHugePage;
-  if (posix_memalign(&buffers_, kHugePage, mapped_bytes_) != 0) {
-    buffers_ = nullptr;
+  // One region for all slots on transparent huge pages: fewer TLB misses in the kernel's copy,
+  // io_uring pins (registers) it as a few large pages, and O_DIRECT requests stay whole.
+  mapped_bytes_ = (total + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  try {
+    buffers_ = alloc_io_memory(mapped_bytes_).release();
+  } catch (const std::bad_alloc&) {
     throw IoError(ENOMEM, "allocate I/O buffers for", path_for_errors,
                   fmt::format("{} slots of {} B; lower --iodepth or --bs", depth, buffer_bytes));
   }
-  madvise(buffers_, mapped_bytes_, MADV_HUGEPAGE);  // advice only; failure is harmless
   // Fill with a non-repeating pattern so writes are not trivially compressible or all zeros.
   uint64_t x = 0x9E3779B97F4A7C15ULL;
   auto* words = static_cast<uint64_t*>(buffers_);

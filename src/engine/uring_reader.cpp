@@ -13,6 +13,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/io_memory.hpp"
 
 namespace ioprobe {
 
@@ -47,9 +48,7 @@ UringFileReader::UringFileReader(const std::string& path, const UringReaderOptio
                   "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
   }
   for (unsigned i = 0; i < opts_.depth; ++i) {
-    void* p = nullptr;
-    if (posix_memalign(&p, kAlign, opts_.io_size) != 0) throw std::bad_alloc();
-    bufs_.push_back(static_cast<uint8_t*>(p));
+    bufs_.push_back(alloc_io_memory(opts_.io_size).release());  // freed in the destructor
   }
   off_.assign(opts_.depth, 0);
   want_.assign(opts_.depth, 0);

@@ -11,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/io_memory.hpp"
 
 namespace ioprobe {
 
@@ -56,10 +57,9 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
                   "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
   }
   for (unsigned i = 0; i < opts_.depth; ++i) {
-    void* p = nullptr;
-    if (posix_memalign(&p, kAlign, opts_.io_size) != 0) throw std::bad_alloc();
+    uint8_t* p = alloc_io_memory(opts_.io_size, opts_.huge_pages).release();  // freed in the destructor
     std::memset(p, 0, opts_.io_size);  // fault the pages in now, not during the measurement
-    bufs_.push_back(static_cast<uint8_t*>(p));
+    bufs_.push_back(p);
   }
   buf_off_.assign(opts_.depth, 0);
   buf_src_.assign(opts_.depth, nullptr);
@@ -120,9 +120,10 @@ int UringFileWriter::wait_one() {
 }
 
 // Queues a write of `len` bytes from `src` (the current buffer or the caller's memory) at
-// file_off_ in slot cur_ (waiting for a free SQE) and submits it.
+// file_off_ in slot cur_ (waiting for the slot's previous write and for a free SQE) and submits it.
 // Returns 0 or the negative errno; the first error is kept in first_err_.
 int UringFileWriter::submit_write(const uint8_t* src, size_t len) {
+  if (int r = wait_slot()) return r;
   io_uring_sqe* sqe = io_uring_get_sqe(ring_);
   while (!sqe) {
     int r = wait_one();
@@ -159,9 +160,16 @@ int UringFileWriter::submit_current() {
   return advance_slot();
 }
 
-// Moves to the next slot and waits until its write (if any) completed.
+// Moves to the next slot. Its previous write is waited for only when the slot is used again
+// (wait_slot, from reserve or submit_write), so that the caller's work between two requests
+// (hashing a zero-copy span, compressing the next piece) overlaps `depth` writes, not depth - 1.
 int UringFileWriter::advance_slot() {
   cur_ = (cur_ + 1) % bufs_.size();
+  return first_err_;
+}
+
+// Waits until slot cur_ has no write in flight. 0 or the first error.
+int UringFileWriter::wait_slot() {
   if (busy_[cur_]) {
     int64_t t0 = now_ns();
     while (busy_[cur_]) {
@@ -180,6 +188,8 @@ uint8_t* UringFileWriter::reserve(size_t& avail, int& err) {
     err = submit_current();
     if (err) return nullptr;
   }
+  err = wait_slot();
+  if (err) return nullptr;
   avail = opts_.io_size - fill_;
   return bufs_[cur_] + fill_;
 }

@@ -28,6 +28,7 @@ struct UringWriterOptions {
   size_t io_size = 16u << 20;  // bytes per write request, a multiple of 4096
   unsigned depth = 2;          // buffers (and write requests) in flight; 2 = double buffering
   bool direct = true;          // try O_DIRECT; falls back to buffered when the fs refuses (EINVAL)
+  bool huge_pages = true;      // buffers on transparent huge pages: whole O_DIRECT requests (core/io_memory.hpp)
 };
 
 /// Time and byte counters of one writer (nanoseconds, bytes).
@@ -77,6 +78,7 @@ class UringFileWriter {
   int submit_write(const uint8_t* src, size_t len);
   int submit_current();
   int advance_slot();
+  int wait_slot();
   int wait_one();
   int complete_short(size_t buf_index, uint64_t off, size_t done, size_t len);
 

@@ -29,7 +29,8 @@ json state_json(const CheckpointRunData& d) {
   return {{"source", s.source}, {"params", s.params}, {"bytes_per_param", kBytesPerParam},
           {"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"zero_stage", s.zero_stage}, {"world_size", s.world},
           {"world_bytes", s.world_bytes}, {"host_bytes", s.host_bytes}, {"ranks_on_host", s.ranks.size()},
-          {"resident_bytes", d.resident_bytes}, {"resident_cyclic", d.state_cyclic}, {"ranks", ranks}};
+          {"resident_bytes", d.resident_bytes},
+          {"resident_huge_page_bytes", d.resident_huge_page_bytes}, {"resident_cyclic", d.state_cyclic}, {"ranks", ranks}};
 }
 
 json config_json(const CheckpointRunData& d) {
@@ -40,6 +41,7 @@ json config_json(const CheckpointRunData& d) {
               {"compress_pool", !o.compress.enabled ? "none" : zpool ? "zstd" : "ioprobe"},
               {"compress_threads_per_rank", o.compress_threads}, {"byte_group", o.byte_group}, {"fsync", o.fsync},
               {"io_bytes", o.io.io_size}, {"io_depth", o.io.depth}, {"direct_requested", o.io.direct},
+              {"huge_pages", o.io.huge_pages},
               {"async", d.async}, {"step_time_s", d.step_time_s},
               // zstd's own pool only (0 otherwise): its job size and the workers it can keep busy per chunk
               {"zstd_job_bytes", zpool ? zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes) : 0},

@@ -49,6 +49,15 @@ std::string render_checkpoint_text(const json& doc) {
     o += fmt::format("  data        {} (--data {}): not training state; for compression tests\n",
                      st.at("content").get<std::string>() == "text" ? "text-like bytes" : "random bytes (incompressible)",
                      st.at("content").get<std::string>());
+  // Older documents (before --huge-pages) carry neither key: nothing is said then.
+  if (cfg.contains("huge_pages")) {
+    if (cfg.at("huge_pages").get<bool>())
+      o += fmt::format("  memory      transparent huge pages advised for state and I/O buffers; state on huge pages: {} of {} "
+                       "(measured)\n",
+                       bytes(st.value("resident_huge_page_bytes", json(0))), bytes(st.at("resident_bytes")));
+    else
+      o += "  memory      4 KiB pages (--huge-pages false): O_DIRECT requests may be split at the device's segment limit\n";
+  }
   if (st.at("resident_cyclic").get<bool>())
     o += fmt::format("  state       larger than the memory budget: {} resident, read cyclically\n",
                      bytes(st.at("resident_bytes")));
