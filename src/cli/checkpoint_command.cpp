@@ -67,6 +67,8 @@ po::options_description checkpoint_options() {
     ("byte-group", po::value<std::string>()->implicit_value("true"), "group float bytes by significance before compressing")
     ("io-size", s(), "bytes per write request (default 16MiB, multiple of 4KiB)")
     ("io-depth", s(), "write buffers in flight per rank (default 2 = double buffering)")
+    ("flush-every", s(), "queue a background fdatasync after every SIZE written, while writing goes on, e.g. 256MiB "
+                         "(default 0 = only the final fsync; the raw baseline uses the same)")
     ("direct", s(), "true|false: O_DIRECT (default true; falls back to buffered, labelled, where refused)")
     ("huge-pages", s(), "true|false: state, staging and I/O buffers on transparent huge pages, so O_DIRECT requests "
                         "are not split at the device's segment limit (default true; false = scattered 4 KiB pages)")
@@ -193,6 +195,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   if (o.io.io_size % 4096) throw UsageError(fmt::format("--io-size: {} B is not a multiple of 4096", o.io.io_size));
   o.io.depth = static_cast<unsigned>(get_count(vm, "io-depth", 2, 1, 64));
   o.io.direct = get_bool(vm, "direct", true);
+  o.io.flush_bytes = get_size(vm, "flush-every", 0, 0, 1ull << 50);
   o.io.huge_pages = get_bool(vm, "huge-pages", true);
   d.async = get_bool(vm, "async", false);
   d.step_time_s = get_duration(vm, "step-time", 0.1);
@@ -314,6 +317,32 @@ int cmd_checkpoint(const CommandContext& ctx) {
   }
   if (d.state_cyclic) warn(fmt::format("state larger than the memory budget: {} resident, read cyclically", format_bytes(d.resident_bytes)));
 
+  if (o.compress.enabled && !states.empty()) {
+    // A 64 MiB sample mixing the rank's regions in their proportions (bf16 first, then fp32).
+    std::vector<uint8_t> sample(std::min<uint64_t>(64u << 20, states[0].bytes()));
+    size_t filled = 0;
+    for (const Region& g : states[0].rank().regions) {
+      size_t k = static_cast<size_t>(static_cast<double>(g.bytes) / states[0].bytes() * sample.size());
+      k = std::min(k, sample.size() - filled);
+      states[0].copy_out(g.offset, k, sample.data() + filled);
+      filled += k;
+    }
+    sample.resize(filled);
+    // Speeds are limits: the best of 3 runs each, measured before any write of this run (on a
+    // virtual disk the host's flush after a large write slows the guest's CPUs for seconds).
+    auto best_of_3 = [](auto&& measure) {
+      ZstdProbe best;
+      for (int i = 0; i < 3; ++i) {
+        ZstdProbe p = measure();
+        if (p.bytes_per_s > best.bytes_per_s) best = p;
+      }
+      return best;
+    };
+    const int cores = std::min(d.cpus_allowed, o.compress_threads * static_cast<int>(d.state.ranks.size()));
+    d.zstd_probe = best_of_3([&] { return measure_zstd(sample.data(), sample.size(), o.compress.level); });
+    d.zstd_mt_probe = best_of_3([&] { return measure_zstd(sample.data(), sample.size(), o.compress.level, cores, o.zstd_job_bytes); });
+    d.pool_probe = best_of_3([&] { return measure_piece_pool(sample.data(), sample.size(), o.compress.level, cores, kPieceBytes); });
+  }
   std::vector<uint64_t> rank_bytes;
   for (const auto& r : d.state.ranks) rank_bytes.push_back(r.bytes);
   // One raw write run; on lack of space (checked first) or an I/O error it returns nothing and says why.
@@ -339,22 +368,6 @@ int cmd_checkpoint(const CommandContext& ctx) {
       settle(*d.raw);
     else
       warn("raw write baseline not measured (" + d.raw_unavailable + "); the save is reported without the comparison");
-  }
-  if (o.compress.enabled && !states.empty()) {
-    // A 64 MiB sample mixing the rank's regions in their proportions (bf16 first, then fp32).
-    std::vector<uint8_t> sample(std::min<uint64_t>(64u << 20, states[0].bytes()));
-    size_t filled = 0;
-    for (const Region& g : states[0].rank().regions) {
-      size_t k = static_cast<size_t>(static_cast<double>(g.bytes) / states[0].bytes() * sample.size());
-      k = std::min(k, sample.size() - filled);
-      states[0].copy_out(g.offset, k, sample.data() + filled);
-      filled += k;
-    }
-    sample.resize(filled);
-    d.zstd_probe = measure_zstd(sample.data(), sample.size(), o.compress.level);
-    int cores = std::min(d.cpus_allowed, o.compress_threads * static_cast<int>(d.state.ranks.size()));
-    d.zstd_mt_probe = measure_zstd(sample.data(), sample.size(), o.compress.level, cores, o.zstd_job_bytes);
-    d.pool_probe = measure_piece_pool(sample.data(), sample.size(), o.compress.level, cores, kPieceBytes);
   }
   std::unique_ptr<TrainingEmulator> emu;
   if (d.async) {

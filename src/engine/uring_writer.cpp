@@ -17,6 +17,7 @@ namespace ioprobe {
 
 namespace {
 constexpr size_t kAlign = 4096;
+constexpr uint64_t kFlushTag = ~uint64_t{0};  // user_data of the background fdatasync
 
 int retry_wait_cqe(io_uring* ring, io_uring_cqe** cqe) {
   for (;;) {
@@ -46,7 +47,7 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
     throw IoError(e, "open", path);
   }
   ring_ = new io_uring;
-  int r = io_uring_queue_init(opts_.depth * 2, ring_, 0);
+  int r = io_uring_queue_init(opts_.depth * 2 + 1, ring_, 0);  // depth writes + a background flush
   if (r < 0) {
     delete ring_;
     ring_ = nullptr;
@@ -99,10 +100,20 @@ int UringFileWriter::wait_one() {
     if (!first_err_) { first_err_ = r; err_op_ = "io_uring_wait_cqe"; }
     return r;
   }
-  size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
+  const uint64_t tag = io_uring_cqe_get_data64(cqe);
   int res = cqe->res;
   io_uring_cqe_seen(ring_, cqe);
   --inflight_;
+  if (tag == kFlushTag) {
+    flush_inflight_ = false;
+    if (res < 0) {
+      if (!first_err_) { first_err_ = res; err_op_ = "fsync"; }
+      return res;
+    }
+    ++stats_.background_flushes;
+    return 0;
+  }
+  size_t i = static_cast<size_t>(tag);
   busy_[i] = false;
   if (res < 0) {
     if (!first_err_) { first_err_ = res; err_op_ = "write"; }
@@ -116,7 +127,23 @@ int UringFileWriter::wait_one() {
       return e;
     }
   }
+  since_flush_ += buf_len_[i];
+  maybe_flush();
   return 0;
+}
+
+// Queues a background fdatasync once flush_bytes more bytes completed and none is in flight.
+// It covers the writes completed before it runs; the caller's fsync() still makes all durable.
+void UringFileWriter::maybe_flush() {
+  if (opts_.flush_bytes == 0 || flush_inflight_ || since_flush_ < opts_.flush_bytes || first_err_) return;
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+  if (!sqe) return;  // the ring is full of writes: try again at the next completion
+  io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
+  io_uring_sqe_set_data64(sqe, kFlushTag);
+  if (io_uring_submit(ring_) < 0) return;  // advice only; the final fsync reports errors
+  flush_inflight_ = true;
+  ++inflight_;
+  since_flush_ = 0;
 }
 
 // Queues a write of `len` bytes from `src` (the current buffer or the caller's memory) at
@@ -319,10 +346,14 @@ void UringFileWriter::drain() {
   while (ring_ && inflight_ > 0) {
     io_uring_cqe* cqe = nullptr;
     if (retry_wait_cqe(ring_, &cqe) < 0) break;
-    size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
-    if (cqe->res > 0) stats_.bytes_written += static_cast<uint64_t>(cqe->res);
+    const uint64_t tag = io_uring_cqe_get_data64(cqe);
+    if (tag == kFlushTag) {
+      flush_inflight_ = false;
+    } else {
+      if (cqe->res > 0) stats_.bytes_written += static_cast<uint64_t>(cqe->res);
+      busy_[static_cast<size_t>(tag)] = false;
+    }
     io_uring_cqe_seen(ring_, cqe);
-    busy_[i] = false;
     --inflight_;
   }
 }

@@ -41,7 +41,7 @@ json config_json(const CheckpointRunData& d) {
               {"compress_pool", !o.compress.enabled ? "none" : zpool ? "zstd" : "ioprobe"},
               {"compress_threads_per_rank", o.compress_threads}, {"byte_group", o.byte_group}, {"fsync", o.fsync},
               {"io_bytes", o.io.io_size}, {"io_depth", o.io.depth}, {"direct_requested", o.io.direct},
-              {"huge_pages", o.io.huge_pages},
+              {"huge_pages", o.io.huge_pages}, {"flush_every_bytes", o.io.flush_bytes},
               {"async", d.async}, {"step_time_s", d.step_time_s},
               // zstd's own pool only (0 otherwise): its job size and the workers it can keep busy per chunk
               {"zstd_job_bytes", zpool ? zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes) : 0},

@@ -37,6 +37,9 @@ std::string render_checkpoint_text(const json& doc) {
                    cfg.at("io_bytes").get<uint64_t>() >> 10, cfg.at("io_depth").get<int>(),
                    sv.at("direct").get<bool>() ? "O_DIRECT" : "buffered (O_DIRECT refused or off)",
                    sv.at("durability").get<std::string>());
+  if (cfg.value("flush_every_bytes", uint64_t{0}) > 0)
+    o += fmt::format("  flush       background fdatasync every {} written (--flush-every), raw baseline alike\n",
+                     bytes(cfg.at("flush_every_bytes")));
   if (cfg.at("compress").get<std::string>() != "none" && cfg.value("compress_pool", "zstd") == "zstd")
     o += fmt::format("  zstd        zstd's own pool: {} worker(s) per rank; job size {}: {} worker(s) can be busy per chunk\n",
                      cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.at("zstd_job_bytes")),

@@ -182,6 +182,35 @@ TEST_CASE("append_stable writes aligned memory without copying and any other byt
   }
 }
 
+TEST_CASE("UringFileWriter's background flush runs every flush_bytes while writing, and the file is right", "[io]") {
+  TempDir d;
+  const size_t n = 8u << 20;
+  std::vector<uint8_t> data(n);
+  std::mt19937_64 g(11);
+  for (auto& b : data) b = static_cast<uint8_t>(g());
+  for (uint64_t flush : {uint64_t{0}, uint64_t{1} << 20}) {
+    INFO("flush_bytes " << flush);
+    const std::string path = d.path + "/flush" + std::to_string(flush);
+    UringWriterOptions wo;
+    wo.io_size = 256 * 1024;
+    wo.flush_bytes = flush;
+    uint64_t flushes = 0;
+    {
+      UringFileWriter w(path, wo);
+      // The first 1 MiB completed queues a flush (none is in flight then), and finish() waits
+      // for it: at least one has run by the end; at most one per 1 MiB.
+      for (size_t at = 0; at < n; at += wo.io_size) REQUIRE(w.append(data.data() + at, wo.io_size) == 0);
+      REQUIRE(w.finish() == 0);
+      REQUIRE(w.fsync() == 0);
+      flushes = w.stats().background_flushes;
+    }
+    CHECK(read_all(path) == data);
+    if (flush == 0) CHECK(flushes == 0);
+    else CHECK(flushes >= 1);
+    CHECK(flushes <= n / std::max<uint64_t>(flush, 1));
+  }
+}
+
 TEST_CASE("UringFileReader streams any byte range of a file in order", "[io]") {
   TempDir d;
   const size_t n = (2u << 20) + 999;
