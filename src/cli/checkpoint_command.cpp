@@ -67,8 +67,9 @@ po::options_description checkpoint_options() {
     ("byte-group", po::value<std::string>()->implicit_value("true"), "group float bytes by significance before compressing")
     ("io-size", s(), "bytes per write request (default 16MiB, multiple of 4KiB)")
     ("io-depth", s(), "write buffers in flight per rank (default 2 = double buffering)")
-    ("flush-every", s(), "queue a background fdatasync after every SIZE written, while writing goes on, e.g. 256MiB "
-                         "(default 0 = only the final fsync; the raw baseline uses the same)")
+    ("flush-every", s(), "queue a background fdatasync after every SIZE written while writing goes on, so a device's "
+                         "write cache drains during the save (default 64MiB; 0 = only the final fsync; the raw "
+                         "baseline uses the same)")
     ("direct", s(), "true|false: O_DIRECT (default true; falls back to buffered, labelled, where refused)")
     ("huge-pages", s(), "true|false: state, staging and I/O buffers on transparent huge pages, so O_DIRECT requests "
                         "are not split at the device's segment limit (default true; false = scattered 4 KiB pages)")
@@ -195,7 +196,12 @@ int cmd_checkpoint(const CommandContext& ctx) {
   if (o.io.io_size % 4096) throw UsageError(fmt::format("--io-size: {} B is not a multiple of 4096", o.io.io_size));
   o.io.depth = static_cast<unsigned>(get_count(vm, "io-depth", 2, 1, 64));
   o.io.direct = get_bool(vm, "direct", true);
-  o.io.flush_bytes = get_size(vm, "flush-every", 0, 0, 1ull << 50);
+  o.io.flush_bytes = get_size(vm, "flush-every", 64ull << 20, 0, 1ull << 50);
+  if (!o.fsync) {
+    if (vm.count("flush-every") && o.io.flush_bytes > 0)
+      throw UsageError("--flush-every flushes toward durability, which --fsync false turns off; drop one of them");
+    o.io.flush_bytes = 0;
+  }
   o.io.huge_pages = get_bool(vm, "huge-pages", true);
   d.async = get_bool(vm, "async", false);
   d.step_time_s = get_duration(vm, "step-time", 0.1);

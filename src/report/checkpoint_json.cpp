@@ -194,6 +194,17 @@ json checkpoint_json(const CheckpointRunData& d) {
         cmp["ioprobe_pool_in_memory_bytes_per_s"] = d.pool_probe->bytes_per_s;
         cmp["compress_pool"] = d.opts.compress_pool == CompressPool::kZstd ? "zstd" : "ioprobe";
       }
+      // The limit assumes `cores` compress `cores` times as fast as one. Where they do
+      // not (shared vCPUs, SMT siblings), the pool this save used, measured on all its cores in
+      // memory, is the CPU limit the machine really has; reported beside the issue's, never instead.
+      const std::optional<ZstdProbe>& used = d.opts.compress_pool == CompressPool::kZstd ? d.zstd_mt_probe : d.pool_probe;
+      if (used && used->bytes_per_s > 0) {
+        const double measured = std::min(used->bytes_per_s, io_limit);
+        cmp["measured_cpu_limit_bytes_per_s"] = used->bytes_per_s;
+        cmp["cores_speedup_measured"] = used->bytes_per_s / d.zstd_probe->bytes_per_s;
+        cmp["measured_limit_bytes_per_s"] = measured;
+        cmp["checkpoint_over_measured_limit"] = agg / measured;
+      }
     }
     if (cmp.contains("limit_bytes_per_s") && cmp["limit_bytes_per_s"].get<double>() > 0)
       cmp["checkpoint_over_limit"] = agg / cmp["limit_bytes_per_s"].get<double>();

@@ -165,6 +165,11 @@ std::string render_checkpoint_text(const json& doc) {
     if (cmp.contains("checkpoint_over_limit"))
       o += fmt::format("  checkpoint / limit = {:.3f} (goal >= 0.90: {})\n", cmp.at("checkpoint_over_limit").get<double>(),
                        cmp.at("checkpoint_over_limit").get<double>() >= 0.9 ? "met" : "NOT met");
+    if (cmp.contains("checkpoint_over_measured_limit"))
+      o += fmt::format("  checkpoint / measured limit = {:.3f} (min(write x ratio, the pool's measured {} core(s) {} = {:.2f}x "
+                       "one core's speed))\n",
+                       cmp.at("checkpoint_over_measured_limit").get<double>(), cmp.at("cores").get<int>(),
+                       rate(cmp.at("measured_cpu_limit_bytes_per_s")), cmp.at("cores_speedup_measured").get<double>());
   }
   if (c.contains("restore")) {
     const json& r = c.at("restore");
