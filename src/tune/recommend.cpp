@@ -92,8 +92,16 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
       break;
     }
   if (!r.meets_demand) {
-    r.point = r.knee;
+    // The GPUs are starved at every setting: every sample/s counts, so the best setting (highest
+    // median) is recommended, as the issue asks; the knee is named beside it when it differs.
+    r.point = r.best;
     r.shortfall_samples_per_s = std::max(0.0, in.required_samples_per_s - table[r.best].samples_per_s);
+    if (r.knee != r.best)
+      r.notes.push_back(fmt::format(
+          "num_workers={} prefetch_factor={} (the knee) reaches {:.0f} samples/s, {:.0f}% of the best, with fewer "
+          "workers: within the noise ({:.0f}%), so choose it where CPU or memory are short",
+          table[r.knee].num_workers, table[r.knee].prefetch_factor, table[r.knee].samples_per_s,
+          100 * table[r.knee].samples_per_s / table[r.best].samples_per_s, 100 * r.tolerance));
   }
   const TunePoint& p = table[r.point];
   r.dataloader = fmt::format("DataLoader(num_workers={}, prefetch_factor={}, pin_memory=True)", p.num_workers, p.prefetch_factor);

@@ -9,7 +9,8 @@
 //   meets       a point feeds the GPUs when its accelerator utilization (AU) >= the AU target
 //               (MLPerf Storage's criterion; the tune runs the GPU consumer, so AU is measured).
 //   recommended the smallest (num_workers, prefetch_factor) that meets demand; when none does, the
-//               knee (smallest setting within the tolerance of the best) and the shortfall.
+//               best setting (highest median: the GPUs are starved, every sample/s counts) and the
+//               shortfall, with the knee named in a note when it differs.
 //   steady      only points with at least one steady run (sweep.hpp, kSteadyBatchesPerWorker) take
 //               part; the others are named in the notes.
 //   binding     a bound placement "helped" when its best beats the unbound best by more than the
