@@ -122,11 +122,13 @@ def run_epoch(root, paths, workers, batch_size, seed, prefetch_factor=2):
     t0 = time.perf_counter()
     samples = nbytes = batches = 0
     steady = {}
+    arrivals = []  # (perf_counter, samples so far) after each batch
     it = iter(loader)
     for flat, lengths in it:
         samples += lengths.numel()
         nbytes += flat.numel()
         batches += 1
+        arrivals.append((time.perf_counter(), samples))
         if batches == 1 or batches == nb:
             # Snapshot after the first and the last batch (before the iterator shuts the workers down).
             steady["t1" if batches > 1 else "t0"] = (time.perf_counter(), samples, cpu(resource.RUSAGE_SELF),
@@ -162,7 +164,31 @@ def run_epoch(root, paths, workers, batch_size, seed, prefetch_factor=2):
         res["steady_samples_per_s"] = res["samples_per_s"]
         res["steady_main_cpu_per_sample_us"] = res["steady_worker_cpu_per_sample_us"] = float("nan")
         res["steady_cpu_per_sample_us"] = res["cpu_per_sample_us"]
+    res.update(interior_rate(arrivals, workers * prefetch_factor if workers > 0 else 1))
     return res
+
+
+def interior_rate(arrivals, outstanding):
+    """Samples/s between the batch after the first `outstanding` (workers x prefetch_factor) and
+    the batch `outstanding` before the last: the loader's steady state with the same work in
+    flight at both ends of the window.
+
+    First-batch-to-last over-counts with many workers: the workers start together, so when the
+    first batch arrives up to workers x prefetch_factor batches are already done or under way, yet
+    only the first is left out of the window (measured here: 16 workers on tmpfs, first to last
+    2,777 samples/s against 2,167 in the interior, the same epoch). At the epoch's end the
+    workers run out of work one by one, which under-counts. Leaving `outstanding` batches out at
+    both ends removes both. Falls back to first to last (interior_batches 0) when the epoch is too
+    short to leave at least `outstanding` batches inside."""
+    k0, k1 = outstanding, len(arrivals) - 1 - outstanding
+    if k1 - k0 < max(outstanding, 2):
+        if len(arrivals) >= 2 and arrivals[-1][0] > arrivals[0][0]:
+            rate = (arrivals[-1][1] - arrivals[0][1]) / (arrivals[-1][0] - arrivals[0][0])
+        else:
+            rate = 0.0
+        return {"interior_samples_per_s": rate, "interior_batches": 0}
+    (ta, na), (tb, nb) = arrivals[k0], arrivals[k1]
+    return {"interior_samples_per_s": (nb - na) / (tb - ta) if tb > ta else 0.0, "interior_batches": k1 - k0}
 
 
 def main():
