@@ -140,7 +140,9 @@ void UringFileWriter::maybe_flush() {
   if (!sqe) return;  // the ring is full of writes: try again at the next completion
   io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
   io_uring_sqe_set_data64(sqe, kFlushTag);
-  if (io_uring_submit(ring_) < 0) return;  // advice only; the final fsync reports errors
+  // Counted as in flight even if this submit fails: the queued entry then goes with the next
+  // submit, and its completion is reaped like any other (errors surface at the final fsync).
+  (void)io_uring_submit(ring_);
   flush_inflight_ = true;
   ++inflight_;
   since_flush_ = 0;
