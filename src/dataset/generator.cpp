@@ -254,9 +254,10 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     }
     if (m.complete && !opts.regenerate)
       throw UsageError(fmt::format(
-          "--dir '{}' holds a complete ioprobe dataset of another shape ({}); nothing was changed. Give the "
-          "options it was generated with, choose another --dir, read it as it is with --data '{}', or add "
-          "--regenerate to replace it (removes only the {} files ioprobe wrote there)",
+          "--dir '{}' holds a complete ioprobe dataset of another shape ({}); nothing was changed.\n"
+          "  to use it: give the options it was generated with, or read it as it is with --data '{}'\n"
+          "  otherwise: choose another --dir, or add --regenerate to replace it (removes only the {} files "
+          "ioprobe wrote there)",
           escape_bytes(dir), spec_difference(identity, m.spec), escape_bytes(dir), m.files));
     FileIndex old = read_file_list(dir, m.list_xxh64);
     out.action = m.spec == identity ? "regenerated (previous generation incomplete)"
