@@ -10,15 +10,30 @@
 
 namespace ioprobe {
 
-void IoMemoryFree::operator()(void* p) const { std::free(p); }
+void IoMemoryFree::operator()(void* p) const {
+  if (mapped) ::munmap(p, mapped);
+  else std::free(p);
+}
 
 IoMemory alloc_io_memory(size_t bytes, bool huge) {
   bytes = std::max<size_t>(bytes, 1);
-  const bool advise = huge && bytes >= kHugePageBytes;
-  void* p = nullptr;
-  if (posix_memalign(&p, advise ? kHugePageBytes : 4096, bytes) != 0) throw std::bad_alloc();
-  if (advise) madvise(p, bytes, MADV_HUGEPAGE);  // advice only; failure (e.g. THP "never") is harmless
-  return IoMemory(static_cast<uint8_t*>(p));
+  if (!huge || bytes < kHugePageBytes) {
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, bytes) != 0) throw std::bad_alloc();
+    return IoMemory(static_cast<uint8_t*>(p));
+  }
+  // Map one huge page more than needed, then unmap the unaligned head and the rest of the tail.
+  const size_t len = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* m = ::mmap(nullptr, len + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t base = reinterpret_cast<uintptr_t>(m);
+  const uintptr_t aligned = (base + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  if (aligned > base) ::munmap(m, aligned - base);
+  const size_t tail = base + len + kHugePageBytes - (aligned + len);
+  if (tail) ::munmap(reinterpret_cast<void*>(aligned + len), tail);
+  void* p = reinterpret_cast<void*>(aligned);
+  ::madvise(p, len, MADV_HUGEPAGE);  // advice only; failure (e.g. THP "never") is harmless
+  return IoMemory(static_cast<uint8_t*>(p), IoMemoryFree{len});
 }
 
 uint64_t huge_page_bytes(const void* p, size_t len) {

@@ -18,16 +18,18 @@ namespace ioprobe {
 /// Size of a transparent huge page on x86-64 and arm64 with 4 KiB base pages (bytes).
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-/// Frees memory from alloc_io_memory.
+/// Frees memory from alloc_io_memory: munmap of its own mapping (`mapped` bytes) or free().
 struct IoMemoryFree {
+  size_t mapped = 0;
   void operator()(void* p) const;
 };
 using IoMemory = std::unique_ptr<uint8_t[], IoMemoryFree>;
 
-/// Allocates `bytes` (at least 1) aligned to 4 KiB, and, when `huge` and `bytes` >= 2 MiB,
-/// aligned to 2 MiB and advised as transparent huge pages (madvise MADV_HUGEPAGE; advice only:
-/// the kernel may still use 4 KiB pages, see huge_page_bytes). The memory is not touched.
-/// Throws std::bad_alloc when memory is short.
+/// Allocates `bytes` (at least 1) aligned to 4 KiB, and, when `huge` and `bytes` >= 2 MiB, as a
+/// mapping of its own aligned to 2 MiB and advised as transparent huge pages (madvise
+/// MADV_HUGEPAGE; advice only: the kernel may still use 4 KiB pages, see huge_page_bytes). A
+/// mapping of its own keeps the advice off memory malloc hands out later. The memory is not
+/// touched (huge mappings read as zeros). Throws std::bad_alloc when memory is short.
 IoMemory alloc_io_memory(size_t bytes, bool huge = true);
 
 /// Bytes of [p, p + len) that the kernel backs with transparent huge pages now, read from

@@ -22,7 +22,8 @@ void Engine::allocate_slots(unsigned depth, uint32_t buffer_bytes, const char* p
   // io_uring pins (registers) it as a few large pages, and O_DIRECT requests stay whole.
   mapped_bytes_ = (total + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   try {
-    buffers_ = alloc_io_memory(mapped_bytes_).release();
+    mem_ = alloc_io_memory(mapped_bytes_);
+    buffers_ = mem_.get();
   } catch (const std::bad_alloc&) {
     throw IoError(ENOMEM, "allocate I/O buffers for", path_for_errors,
                   fmt::format("{} slots of {} B; lower --iodepth or --bs", depth, buffer_bytes));
@@ -43,7 +44,7 @@ void Engine::allocate_slots(unsigned depth, uint32_t buffer_bytes, const char* p
 
 void Engine::free_slots() {
   slots_.clear();
-  free(buffers_);
+  mem_.reset();
   buffers_ = nullptr;
   mapped_bytes_ = 0;
   in_flight_ = 0;

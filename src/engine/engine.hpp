@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "core/io_memory.hpp"
+
 namespace ioprobe {
 
 /// Buffer, offset and length alignment used for O_DIRECT (bytes). 4096 covers 512-byte and
@@ -133,6 +135,7 @@ class Engine {
   uint64_t last_latency_ns_ = 0;
 
  private:
+  IoMemory mem_;             // owns buffers_
   void* buffers_ = nullptr;
   size_t stride_ = 0;
   size_t mapped_bytes_ = 0;

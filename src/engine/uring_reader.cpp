@@ -48,7 +48,8 @@ UringFileReader::UringFileReader(const std::string& path, const UringReaderOptio
                   "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
   }
   for (unsigned i = 0; i < opts_.depth; ++i) {
-    bufs_.push_back(alloc_io_memory(opts_.io_size).release());  // freed in the destructor
+    mem_.push_back(alloc_io_memory(opts_.io_size));
+    bufs_.push_back(mem_.back().get());
   }
   off_.assign(opts_.depth, 0);
   want_.assign(opts_.depth, 0);
@@ -63,7 +64,6 @@ UringFileReader::~UringFileReader() {
     io_uring_queue_exit(ring_);
     delete ring_;
   }
-  for (auto* b : bufs_) free(b);
   if (fd_ >= 0) ::close(fd_);
   if (fd_plain_ >= 0) ::close(fd_plain_);
 }

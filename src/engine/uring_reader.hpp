@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/io_memory.hpp"
+
 struct io_uring;
 
 namespace ioprobe {
@@ -58,7 +60,8 @@ class UringFileReader {
   int fd_ = -1, fd_plain_ = -1;
   bool direct_ = false;
   io_uring* ring_ = nullptr;
-  std::vector<uint8_t*> bufs_;
+  std::vector<IoMemory> mem_;    // owns the buffers
+  std::vector<uint8_t*> bufs_;  // mem_[i].get()
   std::vector<uint64_t> off_;    // file offset of each slot's read
   std::vector<size_t> want_;     // bytes requested
   std::vector<int> res_;         // completion result

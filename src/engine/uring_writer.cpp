@@ -58,9 +58,9 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
                   "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
   }
   for (unsigned i = 0; i < opts_.depth; ++i) {
-    uint8_t* p = alloc_io_memory(opts_.io_size, opts_.huge_pages).release();  // freed in the destructor
-    std::memset(p, 0, opts_.io_size);  // fault the pages in now, not during the measurement
-    bufs_.push_back(p);
+    mem_.push_back(alloc_io_memory(opts_.io_size, opts_.huge_pages));
+    std::memset(mem_.back().get(), 0, opts_.io_size);  // fault the pages in now, not during the measurement
+    bufs_.push_back(mem_.back().get());
   }
   buf_off_.assign(opts_.depth, 0);
   buf_src_.assign(opts_.depth, nullptr);
@@ -74,7 +74,6 @@ UringFileWriter::~UringFileWriter() {
     io_uring_queue_exit(ring_);
     delete ring_;
   }
-  for (auto* b : bufs_) free(b);
   if (fd_ >= 0) ::close(fd_);
   if (fd_tail_ >= 0) ::close(fd_tail_);
 }

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "core/io_memory.hpp"
+
 struct io_uring;
 
 namespace ioprobe {
@@ -95,7 +97,8 @@ class UringFileWriter {
   int fd_tail_ = -1;   // buffered descriptor for the unaligned tail and short-write completion
   bool direct_ = false;
   io_uring* ring_ = nullptr;
-  std::vector<uint8_t*> bufs_;
+  std::vector<IoMemory> mem_;    // owns the buffers
+  std::vector<uint8_t*> bufs_;  // mem_[i].get()
   std::vector<const uint8_t*> buf_src_;  // memory of the write in flight per slot (own buffer or caller's)
   std::vector<uint64_t> buf_off_;   // file offset of the write in flight per buffer
   std::vector<size_t> buf_len_;
