@@ -197,6 +197,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
   o.io.depth = static_cast<unsigned>(get_count(vm, "io-depth", 2, 1, 64));
   o.io.direct = get_bool(vm, "direct", true);
   o.io.flush_bytes = get_size(vm, "flush-every", 64ull << 20, 0, 1ull << 50);
+  if (o.io.flush_bytes > 0 && o.io.flush_bytes < o.io.io_size)
+    throw UsageError(fmt::format("--flush-every {}: below --io-size {}; a flush is queued after whole write requests "
+                                 "complete, so give 0 (only the final fsync) or at least {}",
+                                 format_bytes(o.io.flush_bytes), format_bytes(o.io.io_size), format_bytes(o.io.io_size)));
   if (!o.fsync) {
     if (vm.count("flush-every") && o.io.flush_bytes > 0)
       throw UsageError("--flush-every flushes toward durability, which --fsync false turns off; drop one of them");
@@ -234,15 +238,31 @@ int cmd_checkpoint(const CommandContext& ctx) {
   // Target directory: created if missing (and removed again if we created it and leave it empty).
   std::error_code ec;
   bool created_dir = false;
+  // The directories this run creates, deepest first: removed again (when empty) at the end.
+  std::vector<std::string> made_dirs;
+  auto remove_made_dirs = [&] {
+    for (const auto& m : made_dirs)
+      if (::rmdir(m.c_str()) != 0) break;  // only empty ones go; a parent of a kept one stays
+  };
   if (!std::filesystem::exists(d.dir, ec)) {
+    for (std::filesystem::path p = std::filesystem::absolute(d.dir, ec); !p.empty() && p != p.parent_path() &&
+                                                                       !std::filesystem::exists(p, ec);
+         p = p.parent_path())
+      made_dirs.push_back(p.string());
     if (!std::filesystem::create_directories(d.dir, ec))
-      throw IoError(ec.value(), "mkdir", d.dir, "give --dir a writable directory");
+      throw UsageError(fmt::format("--dir '{}' cannot be created: {}; give --dir a writable directory",
+                                   escape_bytes(d.dir), ec.message()));
     created_dir = true;
   } else if (!std::filesystem::is_directory(d.dir, ec)) {
-    throw UsageError(fmt::format("--dir '{}' exists and is not a directory", escape_bytes(d.dir)));
+    throw UsageError(fmt::format("--dir '{}' exists and is not a directory; give a directory (created if missing)",
+                                 escape_bytes(d.dir)));
   }
-  if (access(d.dir.c_str(), W_OK) != 0)
-    throw IoError(errno, "access(W_OK)", d.dir, "choose a --dir you may write to");
+  if (access(d.dir.c_str(), W_OK) != 0) {
+    const int e = errno;
+    remove_made_dirs();
+    throw UsageError(fmt::format("--dir '{}' is not writable: {}; choose a --dir you may write to", escape_bytes(d.dir),
+                                 errno_text(e)));
+  }
   for (const auto& r : d.state.ranks)
     if (std::filesystem::exists(shard_path(d.dir, r.rank), ec))
       throw UsageError(fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
@@ -263,7 +283,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     raw_need += (r.bytes + 4095) / 4096 * 4096;
   }
   if (!o.compress.enabled && ckpt_need > target.free_bytes) {
-    if (created_dir) ::rmdir(d.dir.c_str());
+    if (created_dir) remove_made_dirs();
     std::fprintf(stderr,
                  "ioprobe: not enough space in %s: the checkpoint needs %s (%zu shard(s), uncompressed), %s are free; "
                  "free space, choose a smaller --size or another --dir\n",
@@ -360,7 +380,12 @@ int cmd_checkpoint(const CommandContext& ctx) {
       return std::nullopt;
     }
     try {
-      return measure_raw_write(d.dir, rank_bytes, o.io);
+      RawWriteResult r = measure_raw_write(d.dir, rank_bytes, o.io);
+      if (r.interrupted) {  // cut short by Ctrl-C: its bytes and time describe nothing
+        why = fmt::format("interrupted {}: a cut-short run is not counted", when);
+        return std::nullopt;
+      }
+      return r;
     } catch (const IoError& e) {
       why = e.what();
       return std::nullopt;
@@ -420,16 +445,16 @@ int cmd_checkpoint(const CommandContext& ctx) {
         if (again->bytes_per_s() > d.raw->bytes_per_s()) d.raw = again;
       } else {
         d.raw_runs_bytes_per_s = {d.raw->bytes_per_s()};
-        warn("the raw write after the save did not run (" + d.raw_after_save_skipped +
+        warn("the raw write after the save gave no figure (" + d.raw_after_save_skipped +
              "); the baseline is the run before the save only");
       }
     }
   } catch (...) {
     remove_shards();
-    if (created_dir && !keep) ::rmdir(d.dir.c_str());
+    if (created_dir && !keep) remove_made_dirs();
     throw;
   }
-  if (created_dir && !keep) ::rmdir(d.dir.c_str());  // only succeeds when empty
+  if (created_dir && !keep) remove_made_dirs();  // only empty ones go
 
   nlohmann::json doc = document_header("checkpoint", ctx.argv, host);
   doc["target"] = target_json(target);

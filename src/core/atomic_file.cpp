@@ -13,10 +13,38 @@
 
 namespace ioprobe {
 
+bool written_by_ioprobe(const std::string& path) {
+  constexpr off_t kMaxOwnOutput = off_t{256} << 20;  // result documents and pages are far smaller
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (st.st_size == 0) return true;  // nothing to lose
+  if (st.st_size > kMaxOwnOutput) return false;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  text.resize(got);
+  // The marks of ioprobe's outputs: a result document's schema, the HTML page's title, the
+  // tune CSV's header (report/document.hpp, report/html_report.cpp, report/tune_document.cpp).
+  return text.find("\"schema\": \"ioprobe.result/") != std::string::npos ||
+         text.find("<title>ioprobe report</title>") != std::string::npos ||
+         text.rfind("num_workers,prefetch_factor,numa,", 0) == 0;
+}
+
 void check_output_path(const std::string& path, const std::string& option) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw UsageError(fmt::format("{} '{}' is a directory; give a file name", option, escape_bytes(path)));
+  if (stat(path.c_str(), &st) == 0 && !written_by_ioprobe(path))
+    throw UsageError(fmt::format("{} '{}' exists and is not an ioprobe output; ioprobe never overwrites other files: "
+                                 "remove it or choose another name", option, escape_bytes(path)));
   std::string probe = path + ".ioprobe-tmp";
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {

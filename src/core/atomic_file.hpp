@@ -10,8 +10,13 @@ namespace ioprobe {
 /// on the create step) naming the failing operation and path.
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint = "");
 
+/// Whether the file at `path` is one ioprobe wrote (a result document, an HTML report or a tune
+/// CSV, told by their marks) or empty: the only existing files an output may replace.
+bool written_by_ioprobe(const std::string& path);
+
 /// Preflight for an output file named by option `option` (e.g. "--json"): `path` must not be a
-/// directory and its directory must accept a new file (a probe file is created and removed).
+/// directory, must not be an existing file ioprobe did not write (written_by_ioprobe), and its
+/// directory must accept a new file (a probe file is created and removed).
 /// Throws UsageError (exit 2) naming the option, the path and the reason, before any work is done.
 void check_output_path(const std::string& path, const std::string& option);
 

@@ -35,7 +35,9 @@ std::string render_checkpoint_text(const json& doc) {
                    bytes(cfg.at("chunk_bytes")), cfg.at("compress").get<std::string>(),
                    cfg.at("byte_group").get<bool>() ? " + byte grouping" : "",
                    cfg.at("io_bytes").get<uint64_t>() >> 10, cfg.at("io_depth").get<int>(),
-                   sv.at("direct").get<bool>() ? "O_DIRECT" : "buffered (O_DIRECT refused or off)",
+                   sv.at("direct").get<bool>()                                           ? "O_DIRECT"
+                   : !sv.value("ok", false) && cfg.value("direct_requested", false) ? "O_DIRECT requested (no save completed)"
+                                                                                    : "buffered (O_DIRECT refused or off)",
                    sv.at("durability").get<std::string>());
   if (cfg.value("flush_every_bytes", uint64_t{0}) > 0)
     o += fmt::format("  flush       background fdatasync every {} written (--flush-every), raw baseline alike\n",

@@ -1,0 +1,52 @@
+// Output files (--json, --html, --csv): ioprobe replaces only its own outputs (or empty files).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+using namespace ioprobe;
+
+namespace {
+std::string make_dir() {
+  char tmpl[] = "/tmp/ioprobe-outpath-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  return tmpl;
+}
+void put(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+std::string get(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+}  // namespace
+
+TEST_CASE("an output path that holds someone else's file is refused and the file kept", "[output]") {
+  const std::string d = make_dir();
+  put(d + "/user.json", "precious\n");
+  CHECK_THROWS_WITH(check_output_path(d + "/user.json", "--json"),
+                    Catch::Contains("--json") && Catch::Contains("user.json") && Catch::Contains("not an ioprobe output"));
+  CHECK(get(d + "/user.json") == "precious\n");
+  put(d + "/page.html", "<html><title>my notes</title></html>");
+  CHECK_THROWS_AS(check_output_path(d + "/page.html", "--html"), UsageError);
+
+  // ioprobe's own outputs and empty files may be replaced; a new name is fine.
+  put(d + "/r.json", "{\n  \"command\": \"x\",\n  \"schema\": \"ioprobe.result/1\"\n}\n");
+  CHECK_NOTHROW(check_output_path(d + "/r.json", "--json"));
+  put(d + "/r.html", "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ioprobe report</title>");
+  CHECK_NOTHROW(check_output_path(d + "/r.html", "--html"));
+  put(d + "/t.csv", "num_workers,prefetch_factor,numa,repeats\n1,2,none,3\n");
+  CHECK_NOTHROW(check_output_path(d + "/t.csv", "--csv"));
+  put(d + "/empty.json", "");
+  CHECK_NOTHROW(check_output_path(d + "/empty.json", "--json"));
+  CHECK_NOTHROW(check_output_path(d + "/new.json", "--json"));
+  // A CSV that merely mentions the header later is not ours.
+  put(d + "/other.csv", "a,b\nnum_workers,prefetch_factor,numa,\n");
+  CHECK_THROWS_AS(check_output_path(d + "/other.csv", "--csv"), UsageError);
+  std::filesystem::remove_all(d);
+}
