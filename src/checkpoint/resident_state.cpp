@@ -88,7 +88,7 @@ uint64_t ResidentState::resident_bytes() const {
 
 uint64_t ResidentState::huge_page_bytes() const {
   uint64_t s = 0;
-  for (const auto& b : bufs_) s += ioprobe::huge_page_bytes(b.mem.get(), b.size + b.skew);
+  for (const auto& b : bufs_) s += std::min(ioprobe::huge_page_bytes(b.data(), b.size), b.size);
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "report/checkpoint_report.hpp"
 #include "report/svg_chart.hpp"
 
 namespace ioprobe {
@@ -177,9 +178,9 @@ std::string checkpoint_section(const json& d) {
   } else {
     o += "<p class=\"warn\">This checkpoint document has no checkpoint.save.phases_max_over_ranks_s section to chart.</p>\n";
   }
-  if (has(d, "/checkpoint/save")) o += scalars_table("checkpoint save", d["checkpoint"]["save"]);
-  if (has(d, "/checkpoint/raw_write")) o += scalars_table("raw sequential write (same run)", d["checkpoint"]["raw_write"]);
-  if (has(d, "/checkpoint/comparison")) o += scalars_table("comparison", d["checkpoint"]["comparison"]);
+  // The figures with their units, as `ioprobe report FILE` prints them (save, raw write,
+  // comparison, restore); the JSON keeps every raw value.
+  o += "<pre class=\"text\">" + html_escape(render_checkpoint_text(d)) + "</pre>\n";
   return o;
 }
 
