@@ -358,7 +358,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     // virtual disk the host's flush after a large write slows the guest's CPUs for seconds).
     auto best_of_3 = [](auto&& measure) {
       ZstdProbe best;
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 3 && !interrupted(); ++i) {  // Ctrl-C: stop probing, keep what was measured
         ZstdProbe p = measure();
         if (p.bytes_per_s > best.bytes_per_s) best = p;
       }

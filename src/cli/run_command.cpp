@@ -39,7 +39,9 @@ namespace {
 // Prints "reading: N samples, X MB/s" once a second on stderr while the run goes on.
 class ProgressLine {
  public:
-  ProgressLine(bool enabled, uint64_t total, LoaderProgress& p) : enabled_(enabled), total_(total), p_(p) {
+  // `duration_s` > 0: a run bounded by time (--duration) shows its seconds, not a sample total.
+  ProgressLine(bool enabled, uint64_t total, double duration_s, LoaderProgress& p)
+      : enabled_(enabled), total_(total), duration_s_(duration_s), p_(p) {
     if (enabled_) thread_ = std::thread([this] { loop(); });
   }
   ~ProgressLine() {
@@ -60,12 +62,15 @@ class ProgressLine {
     while (!cv_.wait_for(lk, std::chrono::seconds(1), [this] { return done_; })) {
       double s = static_cast<double>(now_ns() - start) / 1e9;
       uint64_t n = p_.samples.load();
-      fmt::print(stderr, "\rreading: {}/{} samples, {:.0f} samples/s, {}   ", format_count(n), format_count(total_), n / s,
+      const std::string done = duration_s_ > 0 ? fmt::format("{} samples, {:.0f}/{:.0f} s", format_count(n), s, duration_s_)
+                                               : fmt::format("{}/{} samples", format_count(n), format_count(total_));
+      fmt::print(stderr, "\rreading: {}, {:.0f} samples/s, {}   ", done, n / s,
                  format_rate(static_cast<double>(p_.bytes.load()) / s));
     }
   }
   bool enabled_;
   uint64_t total_;
+  double duration_s_;
   LoaderProgress& p_;
   std::thread thread_;
   std::mutex mu_;
@@ -191,7 +196,7 @@ int cmd_run(const CommandContext& ctx) {
   LoaderProgress progress;
   LoaderResult lr;
   {
-    ProgressLine line(!c.quiet, samples_per_epoch * l.epochs, progress);
+    ProgressLine line(!c.quiet, samples_per_epoch * l.epochs, l.duration_s, progress);
     lr = run_loader(data.index, l, &progress, &topo, &data.layout);
   }
 
