@@ -5,7 +5,9 @@ Runs one epoch of a stock map-style torch.utils.data.DataLoader over the files o
 prints one JSON line with what it measured:
 
   {"samples", "bytes", "batches", "elapsed_s", "samples_per_s",
-   "main_user_s", "main_sys_s", "workers_user_s", "workers_sys_s", "cpu_per_sample_us", ...}
+   "main_user_s", "main_sys_s", "workers_user_s", "workers_sys_s", "cpu_per_sample_us",
+   "steady_samples_per_s" (first batch to last), "interior_samples_per_s", "interior_batches",
+   "interior_cpu_idle_frac" (see interior_rate), ...}
 
 The Dataset is the simplest real one: __getitem__ opens the file, reads all of it into a new
 uint8 tensor and closes it (one file per sample, as shared/reference/dataloader.md describes).
@@ -128,7 +130,7 @@ def run_epoch(root, paths, workers, batch_size, seed, prefetch_factor=2):
         samples += lengths.numel()
         nbytes += flat.numel()
         batches += 1
-        arrivals.append((time.perf_counter(), samples))
+        arrivals.append((time.perf_counter(), samples, cpu_idle_total()))
         if batches == 1 or batches == nb:
             # Snapshot after the first and the last batch (before the iterator shuts the workers down).
             steady["t1" if batches > 1 else "t0"] = (time.perf_counter(), samples, cpu(resource.RUSAGE_SELF),
@@ -168,6 +170,16 @@ def run_epoch(root, paths, workers, batch_size, seed, prefetch_factor=2):
     return res
 
 
+def cpu_idle_total():
+    """(idle + iowait, all) jiffies of the whole host from /proc/stat, or None where unreadable."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return v[3] + v[4], sum(v)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def interior_rate(arrivals, outstanding):
     """Samples/s between the batch after the first `outstanding` (workers x prefetch_factor) and
     the batch `outstanding` before the last: the loader's steady state with the same work in
@@ -179,16 +191,20 @@ def interior_rate(arrivals, outstanding):
     2,777 samples/s against 2,167 in the interior, the same epoch). At the epoch's end the
     workers run out of work one by one, which under-counts. Leaving `outstanding` batches out at
     both ends removes both. Falls back to first to last (interior_batches 0) when the epoch is too
-    short to leave at least `outstanding` batches inside."""
+    short to leave at least `outstanding` batches inside. Also the host's idle CPU share over the
+    window (/proc/stat: idle + iowait over all), which tells a loader short of work from one short
+    of CPU."""
     k0, k1 = outstanding, len(arrivals) - 1 - outstanding
     if k1 - k0 < max(outstanding, 2):
         if len(arrivals) >= 2 and arrivals[-1][0] > arrivals[0][0]:
             rate = (arrivals[-1][1] - arrivals[0][1]) / (arrivals[-1][0] - arrivals[0][0])
         else:
             rate = 0.0
-        return {"interior_samples_per_s": rate, "interior_batches": 0}
-    (ta, na), (tb, nb) = arrivals[k0], arrivals[k1]
-    return {"interior_samples_per_s": (nb - na) / (tb - ta) if tb > ta else 0.0, "interior_batches": k1 - k0}
+        return {"interior_samples_per_s": rate, "interior_batches": 0, "interior_cpu_idle_frac": None}
+    (ta, na, ca), (tb, nb, cb) = arrivals[k0], arrivals[k1]
+    idle = (cb[0] - ca[0]) / (cb[1] - ca[1]) if ca and cb and cb[1] > ca[1] else None
+    return {"interior_samples_per_s": (nb - na) / (tb - ta) if tb > ta else 0.0, "interior_batches": k1 - k0,
+            "interior_cpu_idle_frac": idle}
 
 
 def main():
