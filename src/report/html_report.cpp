@@ -180,7 +180,12 @@ std::string checkpoint_section(const json& d) {
   }
   // The figures with their units, as `ioprobe report FILE` prints them (save, raw write,
   // comparison, restore); the JSON keeps every raw value.
-  o += "<pre class=\"text\">" + html_escape(render_checkpoint_text(d)) + "</pre>\n";
+  // A document without those sections (older or partial) keeps its chart and says what is missing.
+  try {
+    o += "<pre class=\"text\">" + html_escape(render_checkpoint_text(d)) + "</pre>\n";
+  } catch (const json::exception& e) {
+    o += "<p class=\"warn\">The checkpoint figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
+  }
   return o;
 }
 
