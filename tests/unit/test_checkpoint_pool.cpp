@@ -20,24 +20,12 @@
 #include "core/error.hpp"
 #include "engine/uring_reader.hpp"
 #include "engine/uring_writer.hpp"
+#include "temp_dir.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::checkpoint;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base ? base : "/tmp") + "/ioprobe-pool-test.XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back(0);
-    REQUIRE(mkdtemp(buf.data()) != nullptr);
-    path = buf.data();
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 std::vector<uint8_t> read_all(const std::string& path) {
   std::vector<uint8_t> v(std::filesystem::file_size(path));

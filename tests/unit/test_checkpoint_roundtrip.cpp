@@ -14,28 +14,11 @@
 
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/saver.hpp"
+#include "temp_dir.hpp"
 
 using namespace ioprobe::checkpoint;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base ? base : "/tmp") + "/ioprobe-ckpt-test.XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back(0);
-    REQUIRE(mkdtemp(buf.data()) != nullptr);
-    path = buf.data();
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  size_t count_files() const {
-    size_t n = 0;
-    for (auto& e : std::filesystem::directory_iterator(path)) n += e.is_regular_file();
-    return n;
-  }
-};
 
 SaveResult save(TempDir& d, std::vector<ResidentState>& states, const SaveOptions& o) {
   return save_checkpoint(states, d.path, o, false, nullptr);

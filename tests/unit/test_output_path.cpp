@@ -10,15 +10,11 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "temp_dir.hpp"
 
 using namespace ioprobe;
 
 namespace {
-std::string make_dir() {
-  char tmpl[] = "/tmp/ioprobe-outpath-XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  return tmpl;
-}
 void put(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 std::string get(const std::string& path) {
   std::ifstream f(path);
@@ -27,7 +23,8 @@ std::string get(const std::string& path) {
 }  // namespace
 
 TEST_CASE("an output path that holds someone else's file is refused and the file kept", "[output]") {
-  const std::string d = make_dir();
+  TempDir tmp("outpath");
+  const std::string& d = tmp.path;
   put(d + "/user.json", "precious\n");
   CHECK_THROWS_WITH(check_output_path(d + "/user.json", "--json"),
                     Catch::Contains("--json") && Catch::Contains("user.json") && Catch::Contains("not an ioprobe output"));
@@ -48,5 +45,4 @@ TEST_CASE("an output path that holds someone else's file is refused and the file
   // A CSV that merely mentions the header later is not ours.
   put(d + "/other.csv", "a,b\nnum_workers,prefetch_factor,numa,\n");
   CHECK_THROWS_AS(check_output_path(d + "/other.csv", "--csv"), UsageError);
-  std::filesystem::remove_all(d);
 }
