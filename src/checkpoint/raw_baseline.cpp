@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/rng.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 
@@ -23,6 +25,17 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
   std::vector<int> errs(n, 0);
   std::vector<std::string> ops(n), details(n);
   std::vector<char> direct(n, 0);
+  // The bytes written: random (incompressible, not zeros), like fio's default buffers, so that a
+  // target that compresses, deduplicates or skips zero blocks (ZFS with compression, a VM disk
+  // with detect-zeroes, a deduplicating array) writes every byte. Generated before the clock,
+  // `depth` requests' worth, written from where they lie (zero-copy, as the save's tensors).
+  const size_t src_bytes = io.io_size * std::max(1u, io.depth);
+  IoMemory src = alloc_io_memory(src_bytes, io.huge_pages);
+  Xoshiro256 rng(0x7261772d77726974ULL);
+  for (size_t i = 0; i + 8 <= src_bytes; i += 8) {
+    uint64_t v = rng.next();
+    std::memcpy(src.get() + i, &v, 8);
+  }
   std::vector<std::thread> threads;
   for (size_t r = 0; r < n; ++r) {
     paths[r] = fmt::format("{}/.ioprobe-raw.{}.{}", dir, r, getpid());
@@ -33,12 +46,9 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
         direct[r] = w.direct();
         uint64_t left = bytes_per_rank[r];
         int rc = 0;
-        while (left > 0 && rc == 0 && !interrupted()) {
-          size_t avail = 0;
-          uint8_t* p = w.reserve(avail, rc);
-          if (!p) break;
-          size_t k = static_cast<size_t>(std::min<uint64_t>(avail, left));
-          rc = w.commit(k);  // buffer contents were set once by the writer; the disk does not care
+        for (size_t i = 0; left > 0 && rc == 0 && !interrupted(); ++i) {
+          size_t k = static_cast<size_t>(std::min<uint64_t>(io.io_size, left));
+          rc = w.append_stable(src.get() + (i % std::max(1u, io.depth)) * io.io_size, k);
           left -= k;
         }
         if (rc == 0) rc = w.finish();

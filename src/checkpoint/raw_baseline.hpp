@@ -1,7 +1,8 @@
 // The raw sequential write bandwidth of the checkpoint's target, measured in the same run with
 // the same writer (io_uring, O_DIRECT where accepted, same I/O size and depth, one file per
-// rank written in parallel, fsync), from pre-filled buffers: no staging, no compression. The
-// checkpoint's bandwidth is reported as a ratio of this.
+// rank written in parallel, fsync), from buffers of random bytes filled before the clock starts
+// (not zeros: a compressing or zero-skipping target would flatter the baseline): no staging, no
+// compression. The checkpoint's bandwidth is reported as a ratio of this.
 #pragma once
 
 #include <cstdint>

@@ -16,12 +16,16 @@ ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_
     : rank_(rank), cap_(region_cap) {
   for (const auto& r : rank_.regions) {
     Buf b;
-    b.size = std::min<uint64_t>(r.bytes, std::max<uint64_t>(region_cap & ~uint64_t{4095}, 4096));
-    // The buffer starts at the region's offset modulo 4 KiB, so that memory and file offsets of
-    // an uncompressed shard are congruent and O_DIRECT can write straight from the state
-    // (UringFileWriter::append_stable); cyclic windows are whole 4 KiB multiples, so the wrap
-    // keeps it.
-    const size_t skew = static_cast<size_t>(r.offset % 4096);
+    // The buffer starts at the region's offset modulo the page size (2 MiB on huge pages, else
+    // 4 KiB), so that memory and file offsets of an uncompressed shard are congruent: O_DIRECT
+    // can write straight from the state (UringFileWriter::append_stable), and each io_size
+    // request at an io_size-aligned file offset starts on a huge page, as the raw baseline's
+    // buffers do. Cyclic windows are whole pages, so the wrap keeps it. Measured on this
+    // project's virtio VM (same request sizes in /proc/diskstats): a 4-region 1 GiB state
+    // congruent only modulo 4 KiB saved at ~0.87 of a 1-region state, modulo 2 MiB at ~0.98.
+    const uint64_t page = huge_pages ? kHugePageBytes : 4096;
+    b.size = std::min<uint64_t>(r.bytes, std::max<uint64_t>(region_cap & ~(page - 1), page));
+    const size_t skew = static_cast<size_t>(r.offset % page);
     b.mem = alloc_io_memory(b.size + skew, huge_pages);
     b.skew = skew;
     uint8_t* p = b.mem.get() + skew;

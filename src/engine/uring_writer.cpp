@@ -18,6 +18,9 @@ namespace ioprobe {
 namespace {
 constexpr size_t kAlign = 4096;
 constexpr uint64_t kFlushTag = ~uint64_t{0};  // user_data of the background fdatasync
+// Segments per request at most (a zero-copy segment may bring one copied segment after it);
+// far below the kernel's UIO_MAXIOV (1024). Region and chunk ends give a handful per request.
+constexpr size_t kMaxSegments = 64;
 
 int retry_wait_cqe(io_uring* ring, io_uring_cqe** cqe) {
   for (;;) {
@@ -63,7 +66,7 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
     bufs_.push_back(mem_.back().get());
   }
   buf_off_.assign(opts_.depth, 0);
-  buf_src_.assign(opts_.depth, nullptr);
+  seg_.assign(opts_.depth, {});
   buf_len_.assign(opts_.depth, 0);
   busy_.assign(opts_.depth, false);
 }
@@ -78,16 +81,23 @@ UringFileWriter::~UringFileWriter() {
   if (fd_tail_ >= 0) ::close(fd_tail_);
 }
 
+// Writes bytes [done, len) of slot i's request with pwrite, segment by segment.
 int UringFileWriter::complete_short(size_t i, uint64_t off, size_t done, size_t len) {
-  while (done < len) {
-    ssize_t n = ::pwrite(fd_tail_, buf_src_[i] + done, len - done, static_cast<off_t>(off + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
+  size_t seg_start = 0;
+  for (const iovec& v : seg_[i]) {
+    const size_t seg_end = seg_start + v.iov_len;
+    while (done < len && done < seg_end) {
+      const uint8_t* src = static_cast<const uint8_t*>(v.iov_base) + (done - seg_start);
+      ssize_t n = ::pwrite(fd_tail_, src, seg_end - done, static_cast<off_t>(off + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return -errno;
+      }
+      if (n == 0) return -ENOSPC;
+      done += static_cast<size_t>(n);
+      stats_.bytes_written += static_cast<uint64_t>(n);
     }
-    if (n == 0) return -ENOSPC;
-    done += static_cast<size_t>(n);
-    stats_.bytes_written += static_cast<uint64_t>(n);
+    seg_start = seg_end;
   }
   return 0;
 }
@@ -147,22 +157,25 @@ void UringFileWriter::maybe_flush() {
   since_flush_ = 0;
 }
 
-// Queues a write of `len` bytes from `src` (the current buffer or the caller's memory) at
-// file_off_ in slot cur_ (waiting for the slot's previous write and for a free SQE) and submits it.
-// Returns 0 or the negative errno; the first error is kept in first_err_.
-int UringFileWriter::submit_write(const uint8_t* src, size_t len) {
-  if (int r = wait_slot()) return r;
+// Submits the current request (slot cur_, fill_ bytes at file_off_): one write from a single
+// segment, a writev from several. Waits for a free SQE. 0 or the negative errno; the first
+// error is kept in first_err_.
+int UringFileWriter::submit_current() {
+  if (fill_ == 0) return first_err_;
   io_uring_sqe* sqe = io_uring_get_sqe(ring_);
   while (!sqe) {
     int r = wait_one();
     if (r < 0) return r;
     sqe = io_uring_get_sqe(ring_);
   }
-  io_uring_prep_write(sqe, fd_, src, static_cast<unsigned>(len), file_off_);
+  const std::vector<iovec>& v = seg_[cur_];
+  if (v.size() == 1)
+    io_uring_prep_write(sqe, fd_, v[0].iov_base, static_cast<unsigned>(v[0].iov_len), file_off_);
+  else
+    io_uring_prep_writev(sqe, fd_, v.data(), static_cast<unsigned>(v.size()), file_off_);
   io_uring_sqe_set_data64(sqe, cur_);
-  buf_src_[cur_] = src;
   buf_off_[cur_] = file_off_;
-  buf_len_[cur_] = len;
+  buf_len_[cur_] = fill_;
   busy_[cur_] = true;
   int r = io_uring_submit(ring_);
   if (r < 0) {
@@ -175,21 +188,34 @@ int UringFileWriter::submit_write(const uint8_t* src, size_t len) {
   }
   ++inflight_;
   ++stats_.write_requests;
-  return 0;
-}
-
-int UringFileWriter::submit_current() {
-  size_t len = fill_;
-  if (len == 0) return 0;
-  int r = submit_write(bufs_[cur_], len);
-  if (r < 0) return r;
-  file_off_ += len;
+  file_off_ += fill_;
   fill_ = 0;
+  copied_ = 0;
   return advance_slot();
 }
 
+// Before the first byte of a request goes into slot cur_: waits for the slot's previous write
+// and forgets its segments. 0 or the first error.
+int UringFileWriter::begin_request() {
+  if (fill_ > 0) return first_err_;
+  int r = wait_slot();
+  if (r) return r;
+  seg_[cur_].clear();
+  return 0;
+}
+
+// Adds n bytes at p to the current request, merged with the last segment when contiguous.
+void UringFileWriter::add_segment(const uint8_t* p, size_t n) {
+  std::vector<iovec>& v = seg_[cur_];
+  if (!v.empty() && static_cast<const uint8_t*>(v.back().iov_base) + v.back().iov_len == p)
+    v.back().iov_len += n;
+  else
+    v.push_back(iovec{const_cast<uint8_t*>(p), n});
+  fill_ += n;
+}
+
 // Moves to the next slot. Its previous write is waited for only when the slot is used again
-// (wait_slot, from reserve or submit_write), so that the caller's work between two requests
+// (wait_slot, from begin_request), so that the caller's work between two requests
 // (hashing a zero-copy span, compressing the next piece) overlaps `depth` writes, not depth - 1.
 int UringFileWriter::advance_slot() {
   cur_ = (cur_ + 1) % bufs_.size();
@@ -216,14 +242,16 @@ uint8_t* UringFileWriter::reserve(size_t& avail, int& err) {
     err = submit_current();
     if (err) return nullptr;
   }
-  err = wait_slot();
+  err = begin_request();
   if (err) return nullptr;
-  avail = opts_.io_size - fill_;
-  return bufs_[cur_] + fill_;
+  avail = opts_.io_size - fill_;  // the buffer holds copied_ <= fill_ bytes: at least avail are free
+  return bufs_[cur_] + copied_;
 }
 
 int UringFileWriter::commit(size_t n) {
-  fill_ += n;
+  if (n == 0) return first_err_;
+  add_segment(bufs_[cur_] + copied_, n);
+  copied_ += n;
   if (fill_ == opts_.io_size) return submit_current();
   return first_err_;
 }
@@ -251,19 +279,20 @@ int UringFileWriter::append_stable(const void* data, size_t n) {
     if (first_err_) return first_err_;
     const bool aligned = reinterpret_cast<uintptr_t>(p) % kAlign == 0;
     if (direct_ && aligned && n >= kAlign && fill_ % kAlign == 0) {
-      if (fill_ > 0) {  // bytes copied before (an unaligned region end): send them first
-        int r = submit_current();
-        if (r) return r;
+      // Whole blocks from the caller's memory join the current request (after any bytes copied
+      // before it, e.g. the block that joins two regions); the request goes when it is full.
+      if (seg_[cur_].size() + 2 > kMaxSegments && fill_ > 0) {
+        if (int r = submit_current()) return r;
       }
-      size_t len = std::min(opts_.io_size, n - n % kAlign);
-      int r = submit_write(p, len);
-      if (r < 0) return first_err_ ? first_err_ : r;
+      if (int r = begin_request()) return r;
+      size_t len = std::min(opts_.io_size - fill_, n - n % kAlign);
+      add_segment(p, len);
       stats_.zero_copy_bytes += len;
-      file_off_ += len;
       p += len;
       n -= len;
-      r = advance_slot();
-      if (r) return r;
+      if (fill_ == opts_.io_size) {
+        if (int r = submit_current()) return r;
+      }
       continue;
     }
     // Copy up to the next 4 KiB boundary of the file (then the rest may be zero-copy again) or,
@@ -289,16 +318,25 @@ int UringFileWriter::append_stable(const void* data, size_t n) {
 int UringFileWriter::finish() {
   if (first_err_) return first_err_;
   size_t tail = 0;
+  const uint8_t* tail_src = nullptr;
   if (direct_) {
+    // An unaligned end is always copied bytes (zero-copy segments are whole blocks that start
+    // on a block boundary), so the tail is the end of the last segment, in this slot's buffer.
     tail = fill_ % kAlign;
-    fill_ -= tail;
+    if (tail) {
+      tail_src = bufs_[cur_] + copied_ - tail;
+      iovec& last = seg_[cur_].back();
+      last.iov_len -= tail;
+      if (last.iov_len == 0) seg_[cur_].pop_back();
+      fill_ -= tail;
+      copied_ -= tail;
+    }
   }
-  size_t tail_buf = cur_;
-  uint64_t tail_off = file_off_ + fill_;
-  size_t tail_start = fill_;
+  const uint64_t tail_off = file_off_ + fill_;
   if (fill_) {
-    // Submit the aligned part; the buffer stays untouched until its completion is reaped below.
-    int r = submit_write(bufs_[cur_], fill_);
+    // Submit the aligned part; the buffer (and the tail in it) stays untouched until its
+    // completion is reaped below.
+    int r = submit_current();
     if (r < 0) return first_err_ ? first_err_ : r;
   }
   int64_t t0 = now_ns();
@@ -309,7 +347,7 @@ int UringFileWriter::finish() {
   if (tail) {
     size_t done = 0;
     while (done < tail) {
-      ssize_t n = ::pwrite(fd_tail_, bufs_[tail_buf] + tail_start + done, tail - done,
+      ssize_t n = ::pwrite(fd_tail_, tail_src + done, tail - done,
                            static_cast<off_t>(tail_off + done));
       if (n < 0) {
         if (errno == EINTR) continue;
@@ -328,6 +366,7 @@ int UringFileWriter::finish() {
   }
   file_off_ = tail_off + tail;
   fill_ = 0;
+  copied_ = 0;
   return 0;
 }
 

@@ -2,17 +2,23 @@
 // where the filesystem accepts it, `depth` buffers in flight (2 = double buffering, the
 // FastPersist design: one buffer is filled while the other is written).
 //
-// The caller fills the current buffer through reserve()/commit() (zero-copy: a compressor can
-// write its output straight into it) or append() (copy). Full buffers are submitted at once;
-// the file's unaligned tail is written by finish() through a second, buffered descriptor, so
-// any byte count works with O_DIRECT. append_stable() is zero-copy where it can: bytes that
-// will not change until finish()/drain() and are 4 KiB-aligned in memory where the file offset
-// is are written from where they lie (the FastPersist path for aligned tensors), the rest copied.
+// The caller fills the current request through reserve()/commit() (zero-copy: a compressor can
+// write its output straight into the slot's buffer) or append() (copy). append_stable() is
+// zero-copy where it can: bytes that will not change until finish()/drain() and are 4 KiB-aligned
+// in memory where the file offset is are written from where they lie (the FastPersist path for
+// aligned tensors), the rest copied into the slot's buffer. A request gathers both kinds as
+// segments (one write, or a writev when there are several) and is submitted when it holds
+// io_size bytes: every request but the last is io_size long at an io_size-aligned file offset,
+// whatever the caller's pieces (region ends, chunk ends) -- short requests in between would
+// leave the device less than `depth` x io_size in flight. The file's unaligned tail is written by
+// finish() through a second, buffered descriptor, so any byte count works with O_DIRECT.
 //
 // Errors: the constructor throws IoError (open, ring setup); every other call returns 0 or a
 // negative errno like liburing, and last_error_op() names the failed operation. A short write
 // (the usual first sign of ENOSPC) is completed with pwrite so the real errno surfaces.
 #pragma once
+
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -66,8 +72,8 @@ class UringFileWriter {
   int append(const void* data, size_t n);
   /// Appends `n` bytes that stay valid and unchanged until finish() or drain() returns: with
   /// O_DIRECT, whole 4 KiB blocks whose address is 4 KiB-aligned at a 4 KiB-aligned file
-  /// offset are written from `data` itself (up to io_size per request, the same `depth` in
-  /// flight); anything else is copied as append() does. 0 or -errno.
+  /// offset are written from `data` itself (gathered into the current io_size request, the same
+  /// `depth` in flight); anything else is copied as append() does. 0 or -errno.
   int append_stable(const void* data, size_t n);
   /// Writes what remains (aligned part by io_uring, tail by pwrite) and waits for all. 0 or -errno.
   int finish();
@@ -83,7 +89,8 @@ class UringFileWriter {
   uint64_t bytes_queued() const { return file_off_ + fill_; }
 
  private:
-  int submit_write(const uint8_t* src, size_t len);
+  int begin_request();
+  void add_segment(const uint8_t* p, size_t n);
   int submit_current();
   int advance_slot();
   int wait_slot();
@@ -99,13 +106,16 @@ class UringFileWriter {
   io_uring* ring_ = nullptr;
   std::vector<IoMemory> mem_;    // owns the buffers
   std::vector<uint8_t*> bufs_;  // mem_[i].get()
-  std::vector<const uint8_t*> buf_src_;  // memory of the write in flight per slot (own buffer or caller's)
-  std::vector<uint64_t> buf_off_;   // file offset of the write in flight per buffer
+  // Per slot: the segments of its request (the slot's own buffer and/or the caller's memory for
+  // append_stable), kept until the write completes; its file offset and length.
+  std::vector<std::vector<iovec>> seg_;
+  std::vector<uint64_t> buf_off_;
   std::vector<size_t> buf_len_;
   std::vector<bool> busy_;
-  size_t cur_ = 0;       // buffer being filled
-  size_t fill_ = 0;      // bytes in the current buffer
-  uint64_t file_off_ = 0;  // file offset where the current buffer starts
+  size_t cur_ = 0;       // slot whose request is being built
+  size_t fill_ = 0;      // bytes in the current request (copied + zero-copy)
+  size_t copied_ = 0;    // of those, bytes copied into bufs_[cur_] (always its first copied_ bytes)
+  uint64_t file_off_ = 0;  // file offset where the current request starts
   unsigned inflight_ = 0;  // writes and the background flush in flight
   bool flush_inflight_ = false;
   uint64_t since_flush_ = 0;  // bytes completed since the last background flush was queued

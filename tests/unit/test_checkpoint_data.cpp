@@ -3,10 +3,12 @@
 
 #include <zstd.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "checkpoint/byte_group.hpp"
 #include "checkpoint/compressor.hpp"
+#include "checkpoint/resident_state.hpp"
 #include "checkpoint/state_spec.hpp"
 #include "checkpoint/tensor_data.hpp"
 
@@ -107,4 +109,24 @@ TEST_CASE("zstd multithreading job size: small chunks keep one worker busy", "[c
   CHECK(parse_compression("zstd:1").level == 1);
   CHECK_FALSE(parse_compression("none").enabled);
   CHECK_THROWS(parse_compression("lz4"));
+}
+
+TEST_CASE("resident state: each region's memory is congruent with its file offset modulo the page size", "[checkpoint]") {
+  // Regions of --size start at offsets that are not 4 KiB multiples (2:12 split of 14 B/param).
+  StateSpec s = state_from_size((64ull << 20) + 12345, 1);
+  REQUIRE(s.ranks[0].regions.size() == 4);
+  for (bool huge : {true, false}) {
+    INFO("huge pages " << huge);
+    const uint64_t page = huge ? ioprobe::kHugePageBytes : 4096;
+    ResidentState st(s.ranks[0], UINT64_MAX, 1, false, huge);
+    for (const Region& r : s.ranks[0].regions) {
+      INFO("region at " << r.offset);
+      if (r.offset > 0) CHECK(r.offset % 4096 != 0);
+      for (uint64_t at : {r.offset, r.offset + r.bytes / 2}) {
+        Span sp = st.span(at, 1);
+        REQUIRE(sp.len == 1);
+        CHECK(reinterpret_cast<uintptr_t>(sp.data) % page == at % page);
+      }
+    }
+  }
 }
