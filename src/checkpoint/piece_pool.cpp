@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,7 +18,11 @@ PiecePool::PiecePool(const ResidentState& state, int level, int threads, bool by
     : state_(state), byte_group_(byte_group), threads_(threads < 0 ? 0 : threads) {
   const size_t nworkers = threads_ > 0 ? static_cast<size_t>(threads_) : 1;
   slots_.resize(threads_ > 0 ? 2 * nworkers : 1);
-  for (auto& s : slots_) s.out.resize(ZSTD_compressBound(max_piece));
+  for (auto& s : slots_) {
+    s.out_cap = ZSTD_compressBound(max_piece);
+    s.out = alloc_io_memory(s.out_cap, true);
+    std::memset(s.out.get(), 0, s.out_cap);
+  }
   for (size_t i = 0; i < nworkers; ++i) {
     auto w = std::make_unique<Worker>();
     ZSTD_CCtx* c = ZSTD_createCCtx();
@@ -61,7 +66,7 @@ void PiecePool::compress(Slot& s, Worker& w) {
       src = w.grouped.data();
     }
   }
-  size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx*>(w.cctx), s.out.data(), s.out.size(), src, j.len);
+  size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx*>(w.cctx), s.out.get(), s.out_cap, src, j.len);
   if (ZSTD_isError(r)) {
     s.error = ZSTD_getErrorName(r);
     s.out_len = 0;
@@ -119,7 +124,7 @@ PiecePool::Frame PiecePool::take(int64_t& waited_ns) {
   }
   f.error = s.error;
   if (f.error.empty()) {
-    f.data = s.out.data();
+    f.data = s.out.get();
     f.len = s.out_len;
   }
   return f;

@@ -29,7 +29,7 @@ struct CheckpointRunData {
   std::vector<double> raw_runs_bytes_per_s;  // before and after the save
   std::string raw_unavailable;           // why `raw` is absent ("--raw-baseline off", not enough space, the error)
   std::string raw_after_save_skipped;    // why the run after the save did not run (then `raw` is the run before)
-  std::optional<ZstdProbe> zstd_probe;   // single-thread speed on this state, measured in this run (best of 3, before any write)
+  std::optional<ZstdProbe> zstd_probe;   // one core's speed on this state, measured in this run (best of 3 of two methods, before any write)
   std::optional<ZstdProbe> zstd_mt_probe;  // zstd's own multithreading with `cores` workers, in memory
   std::optional<ZstdProbe> pool_probe;     // ioprobe's own threads (`cores` of them, a frame per piece), in memory
   SaveResult save;
