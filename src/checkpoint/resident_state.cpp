@@ -81,7 +81,7 @@ void ResidentState::copy_from(const ResidentState& other) {
 }
 
 void ResidentState::overwrite(const std::function<void(uint8_t*, size_t, size_t)>& fill) {
-  for (size_t i = 0; i < bufs_.size(); ++i) fill(bufs_[i].mem.get(), bufs_[i].size, i);
+  for (size_t i = 0; i < bufs_.size(); ++i) fill(bufs_[i].data(), bufs_[i].size, i);
 }
 
 uint64_t ResidentState::resident_bytes() const {

@@ -3,7 +3,9 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "checkpoint/byte_group.hpp"
@@ -119,6 +121,11 @@ TEST_CASE("resident state: each region's memory is congruent with its file offse
     INFO("huge pages " << huge);
     const uint64_t page = huge ? ioprobe::kHugePageBytes : 4096;
     ResidentState st(s.ranks[0], UINT64_MAX, 1, false, huge);
+    // overwrite() fills every logical byte of each region, not the buffer's first bytes.
+    st.overwrite([](uint8_t* dst, size_t len, size_t) { std::memset(dst, 0xAB, len); });
+    std::vector<uint8_t> all(s.ranks[0].bytes);
+    st.copy_out(0, all.size(), all.data());
+    CHECK(std::count(all.begin(), all.end(), uint8_t{0xAB}) == static_cast<long>(all.size()));
     for (const Region& r : s.ranks[0].regions) {
       INFO("region at " << r.offset);
       if (r.offset > 0) CHECK(r.offset % 4096 != 0);
