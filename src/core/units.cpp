@@ -108,12 +108,29 @@ double parse_duration(std::string_view text, std::string_view what) {
 uint64_t parse_count(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
   std::string digits;
+  // '_' or ',' may group thousands ("1,281,167", "1_281_167"): one kind per number, a first group
+  // of 1-3 digits and then groups of exactly 3. Anything else ("1,2") is refused, not read as 12.
+  char sep = 0;
+  size_t group = 0, groups = 0;
+  bool bad_group = false;
   for (char c : s) {
-    if (c == '_' || c == ',') continue;
+    if (c == '_' || c == ',') {
+      if ((sep && c != sep) || group == 0 || (groups > 0 && group != 3) || group > 3) bad_group = true;
+      sep = c;
+      ++groups;
+      group = 0;
+      continue;
+    }
     if (!std::isdigit(static_cast<unsigned char>(c)))
       throw UsageError(fmt::format("{}: '{}' is not a non-negative whole number", what, text));
     digits += c;
+    ++group;
   }
+  if (sep && group != 3) bad_group = true;
+  if (bad_group)
+    throw UsageError(fmt::format("{}: '{}' is not one whole number ('{}' may only group thousands, as in 1{}000); "
+                                 "give one value",
+                                 what, text, sep, sep));
   if (digits.empty()) throw UsageError(fmt::format("{}: empty value; give a whole number", what));
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);

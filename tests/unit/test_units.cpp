@@ -46,6 +46,13 @@ TEST_CASE("parse_duration and parse_count", "[units]") {
   CHECK_THROWS_AS(parse_duration("5 parsecs", "d"), UsageError);
   CHECK(parse_count("1281167", "n") == 1281167);
   CHECK(parse_count("1_281_167", "n") == 1281167);
+  CHECK(parse_count("1,281,167", "n") == 1281167);
+  CHECK(parse_count("12,000", "n") == 12000);
+  // A separator that does not group thousands is a list or a typo, not one number.
+  for (const char* bad : {"1,2", "1,2,4", "1,00", "1,0000", ",100", "100,", "1_000,000", "1234,567"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_count(bad, "n"), UsageError);
+  }
   CHECK_THROWS_AS(parse_count("-3", "n"), UsageError);
   CHECK_THROWS_AS(parse_count("3.5", "n"), UsageError);
   CHECK_THROWS_AS(parse_count("99999999999999999999999", "n"), UsageError);
