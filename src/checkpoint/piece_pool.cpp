@@ -52,7 +52,7 @@ PiecePool::~PiecePool() {
 }
 
 void PiecePool::compress(Slot& s, Worker& w) {
-  const int64_t t0 = now_ns();
+  const int64_t t0 = thread_cpu_ns();
   const PieceJob& j = s.job;
   const uint8_t* src = nullptr;
   Span sp = state_.span(j.offset, j.len);
@@ -74,7 +74,7 @@ void PiecePool::compress(Slot& s, Worker& w) {
     s.error.clear();
     s.out_len = r;
   }
-  w.busy_ns += now_ns() - t0;
+  w.busy_ns += thread_cpu_ns() - t0;
   ++w.pieces;
 }
 

@@ -65,7 +65,8 @@ class PiecePool {
   void release();
 
   int threads() const { return threads_; }
-  /// Nanoseconds the workers spent compressing (and grouping), summed over workers.
+  /// CPU nanoseconds the workers spent compressing (and grouping), summed over workers
+  /// (CLOCK_THREAD_CPUTIME_ID: time a worker waited for a CPU does not count as busy).
   int64_t busy_ns() const;
   /// Workers that compressed at least one piece.
   int workers_used() const;

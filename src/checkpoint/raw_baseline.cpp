@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <thread>
 
@@ -37,12 +39,26 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
     std::memcpy(src.get() + i, &v, 8);
   }
   std::vector<std::thread> threads;
+  std::vector<char> created(n, 0);
+  std::vector<std::exception_ptr> failed(n);
   for (size_t r = 0; r < n; ++r) {
-    paths[r] = fmt::format("{}/.ioprobe-raw.{}.{}", dir, r, getpid());
     threads.emplace_back([&, r] {
       int64_t t0 = now_ns();
       try {
-        UringFileWriter w(paths[r], io);
+        // A name of our own: the writer creates with O_EXCL, so a file already there (not ours)
+        // is never opened, written or removed; the next name is tried instead.
+        std::unique_ptr<UringFileWriter> wp;
+        for (int attempt = 0; !wp; ++attempt) {
+          paths[r] = attempt == 0 ? fmt::format("{}/.ioprobe-raw.{}.{}", dir, r, getpid())
+                                  : fmt::format("{}/.ioprobe-raw.{}.{}.{}", dir, r, getpid(), attempt);
+          try {
+            wp = std::make_unique<UringFileWriter>(paths[r], io);
+          } catch (const IoError& e) {
+            if (e.err() != EEXIST || attempt >= 99) throw;
+          }
+        }
+        created[r] = 1;
+        UringFileWriter& w = *wp;
         direct[r] = w.direct();
         uint64_t left = bytes_per_rank[r];
         int rc = 0;
@@ -60,12 +76,17 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
       } catch (const IoError& e) {
         errs[r] = e.err();
         ops[r] = "create";
+      } catch (...) {  // std::bad_alloc: rethrown on the caller's thread once the files are removed
+        failed[r] = std::current_exception();
       }
       res.rank_ns[r] = now_ns() - t0;
     });
   }
   for (auto& t : threads) t.join();
-  for (size_t r = 0; r < n; ++r) ::unlink(paths[r].c_str());
+  for (size_t r = 0; r < n; ++r)
+    if (created[r]) ::unlink(paths[r].c_str());  // only files this run created
+  for (auto& e : failed)
+    if (e) std::rethrow_exception(e);
   for (size_t r = 0; r < n; ++r)
     if (errs[r])
       throw IoError(errs[r], ops[r] + " (raw write baseline)", paths[r],

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <exception>
 #include <thread>
 
 #include <fmt/format.h>
@@ -232,9 +233,18 @@ RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t
   res.ranks.resize(paths.size());
   int64_t t0 = now_ns();
   std::vector<std::thread> th;
+  std::vector<std::exception_ptr> failed(paths.size());  // std::bad_alloc: rethrown here, after the join
   for (size_t i = 0; i < paths.size(); ++i)
-    th.emplace_back([&, i] { restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), res.ranks[i]); });
+    th.emplace_back([&, i] {
+      try {
+        restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), res.ranks[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    });
   for (auto& t : th) t.join();
+  for (auto& e : failed)
+    if (e) std::rethrow_exception(e);
   res.wall_ns = now_ns() - t0;
   res.ok = true;
   for (const auto& r : res.ranks) {

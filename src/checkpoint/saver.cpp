@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <new>
 #include <thread>
 
 #include <fmt/format.h>
@@ -47,6 +48,8 @@ std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
     what = "a disk quota was exceeded";
   } else if (r.err == EACCES || r.err == EPERM) {
     what = "permission denied: choose a writable --dir";
+  } else if (r.err == ENOMEM) {
+    what = "the host ran out of memory";
   } else if (r.err == EIO) {
     what = "the device reported an I/O error: check dmesg and the device's health";
   } else {
@@ -96,7 +99,16 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
   std::vector<std::thread> writers;
   for (size_t i = 0; i < n; ++i) {
     writers.emplace_back([&, i] {
-      res.ranks[i] = save_shard(async ? staging[i] : states[i], tmp[i], opts, &abort);
+      try {
+        res.ranks[i] = save_shard(async ? staging[i] : states[i], tmp[i], opts, &abort);
+      } catch (const std::exception& e) {  // save_shard reports its own failures; this is a last resort
+        RankSaveResult& r = res.ranks[i];
+        r.rank = states[i].rank().rank;
+        r.path = tmp[i];
+        r.err = dynamic_cast<const std::bad_alloc*>(&e) ? ENOMEM : EINVAL;
+        r.err_op = "create";  // not known to be ours: never removed
+        r.err_detail = e.what();
+      }
       if (res.ranks[i].err) abort.store(true);
       running.fetch_sub(1);
     });

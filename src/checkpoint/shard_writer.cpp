@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <deque>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "checkpoint/byte_group.hpp"
@@ -265,6 +266,11 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     res.err_op = "create";
     res.err_detail = e.what();
     return res;
+  } catch (const std::bad_alloc&) {  // the writer's buffers; they are allocated before the file is created
+    res.err = ENOMEM;
+    res.err_op = "create";
+    res.err_detail = "out of memory for the I/O buffers; lower --io-size or --io-depth, or free memory";
+    return res;
   }
   res.direct = w->direct();
   const std::vector<Chunk> chunks = make_chunks(state.bytes(), opts.chunk_bytes);
@@ -272,7 +278,15 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
   std::vector<IndexEntry> index;
   ShardJob job{state, opts, *w, chunks, index, res, abort, {}};
   const bool pooled = opts.compress.enabled && opts.compress_pool == CompressPool::kIoprobe;
-  int rc = pooled ? write_pooled(job) : write_streamed(job);
+  int rc = 0;
+  try {
+    rc = pooled ? write_pooled(job) : write_streamed(job);
+  } catch (const std::bad_alloc&) {  // compression contexts and buffers
+    rc = -ENOMEM;
+    job.zstd_error.clear();
+    w->drain();
+    res.err_detail = "out of memory for the compression buffers; lower --compress-threads or free memory";
+  }
 
   if (rc == 0 && !res.interrupted) {
     Trailer t;
@@ -297,6 +311,7 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     res.err = -rc;
     res.err_op = rc == -EPROTO && !job.zstd_error.empty() ? "zstd" : w->last_error_op();
     if (res.err_op == "zstd") res.err_detail = job.zstd_error;
+    if (rc == -ENOMEM && !res.err_detail.empty()) res.err_op = "allocate";
     if (res.err_op.empty()) res.err_op = "write";
   }
   res.total_ns = now_ns() - t_start;

@@ -42,7 +42,7 @@ struct RankSaveResult {
   int64_t stage_ns = 0;         // copying state into I/O or grouping buffers
   int64_t compress_ns = 0;      // kZstd: inside ZSTD_compressStream2 (includes waiting for zstd's workers);
                                 // kIoprobe: blocked waiting for the next compressed piece (+ inline compression)
-  int64_t compress_busy_ns = 0;   // kIoprobe: time the workers spent compressing, summed over workers
+  int64_t compress_busy_ns = 0;   // kIoprobe: CPU time the workers spent compressing, summed over workers
   int64_t compress_active_ns = 0; // kIoprobe: first piece submitted .. last piece taken (wall)
   int compress_workers_used = 0;  // kIoprobe: workers that compressed at least one piece
   uint64_t frames = 0;            // zstd frames written

@@ -33,6 +33,12 @@ int retry_wait_cqe(io_uring* ring, io_uring_cqe** cqe) {
 UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptions& opts) : path_(path), opts_(opts) {
   if (opts_.io_size == 0 || opts_.io_size % kAlign) opts_.io_size = (opts_.io_size / kAlign + 1) * kAlign;
   if (opts_.depth == 0) opts_.depth = 1;
+  // Buffers first: when memory is short (std::bad_alloc) no file has been created yet.
+  for (unsigned i = 0; i < opts_.depth; ++i) {
+    mem_.push_back(alloc_io_memory(opts_.io_size, opts_.huge_pages));
+    std::memset(mem_.back().get(), 0, opts_.io_size);  // fault the pages in now, not during the measurement
+    bufs_.push_back(mem_.back().get());
+  }
   int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
   if (opts_.direct) {
     fd_ = ::open(path.c_str(), flags | O_DIRECT, 0644);
@@ -59,11 +65,6 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
     ::unlink(path.c_str());
     throw IoError(-r, "io_uring_queue_init", path,
                   "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
-  }
-  for (unsigned i = 0; i < opts_.depth; ++i) {
-    mem_.push_back(alloc_io_memory(opts_.io_size, opts_.huge_pages));
-    std::memset(mem_.back().get(), 0, opts_.io_size);  // fault the pages in now, not during the measurement
-    bufs_.push_back(mem_.back().get());
   }
   buf_off_.assign(opts_.depth, 0);
   seg_.assign(opts_.depth, {});

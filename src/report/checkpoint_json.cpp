@@ -235,7 +235,7 @@ json checkpoint_json(const CheckpointRunData& d) {
                {"cache", rdirect ? "cold (O_DIRECT io_uring reads; fdatasync + posix_fadvise DONTNEED before reading)"
                                  : "cold (fdatasync + posix_fadvise DONTNEED before reading; buffered reads)"},
                {"direct", rdirect},
-               {"logical_bytes", rl}, {"duration_max_s", sec(rmax)}, {"restore_bytes_per_s", rate(rl, r.wall_ns)},
+               {"logical_bytes", rl}, {"duration_max_s", sec(rmax)}, {"restore_bytes_per_s", rate(rl, rmax)},
                {"throughput_min_rank_bytes_per_s", rmin}, {"ranks", rr}};
     if (!err.empty()) rj["error"] = escape_bytes(err);
     out["restore"] = rj;

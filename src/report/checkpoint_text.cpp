@@ -61,7 +61,8 @@ std::string render_checkpoint_text(const json& doc) {
                        "(measured)\n",
                        bytes(st.value("resident_huge_page_bytes", json(0))), bytes(st.at("resident_bytes")));
     else
-      o += "  memory      4 KiB pages (--huge-pages false): O_DIRECT requests may be split at the device's segment limit\n";
+      o += "  memory      4 KiB pages for the save (--huge-pages false): O_DIRECT requests may be split at the device's "
+           "segment limit; the raw baseline keeps huge pages\n";
   }
   if (st.at("resident_cyclic").get<bool>())
     o += fmt::format("  state       larger than the memory budget: {} resident, read cyclically\n",
@@ -116,7 +117,7 @@ std::string render_checkpoint_text(const json& doc) {
   }
   if (sv.contains("compression")) {
     const json& z = sv.at("compression");
-    o += fmt::format("  compression workers busy (measured: time in zstd / wall): {:.2f} of {} per rank on average; "
+    o += fmt::format("  compression workers busy (measured: their CPU time in zstd / wall): {:.2f} of {} per rank on average; "
                      "{} used{}\n",
                      z.at("workers_busy_mean_per_rank").get<double>(), z.at("workers_per_rank").get<int>(),
                      z.at("workers_used_min_over_ranks").get<int>(),
@@ -178,6 +179,14 @@ std::string render_checkpoint_text(const json& doc) {
     o += fmt::format("\nrestore ({}): {} verified in {} = {}; min over ranks {}\n", r.at("cache").get<std::string>(),
                      bytes(r.at("logical_bytes")), secs(r.at("duration_max_s")), rate(r.at("restore_bytes_per_s")),
                      rate(r.at("throughput_min_rank_bytes_per_s")));
+    uint64_t verified = 0, total = 0;
+    for (const auto& x : r.value("ranks", json::array())) {
+      verified += x.value("chunks_verified", uint64_t{0});
+      total += x.value("chunks_total", uint64_t{0});
+    }
+    if (r.value("interrupted", false))
+      o += fmt::format("  INTERRUPTED: {} of {} chunks verified; the figures cover those chunks only\n",
+                       format_count(verified), format_count(total));
     if (r.contains("error")) o += "  RESTORE FAILED: " + r.at("error").get<std::string>() + "\n";
   }
   for (const auto& w : doc.value("warnings", json::array())) o += "warning: " + w.get<std::string>() + "\n";

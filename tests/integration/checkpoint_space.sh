@@ -107,4 +107,12 @@ bad_json "in a missing directory" "$W/missing/r.json"
 mount -t tmpfs -o ro,size=1m ioprobe-test "$MNT" || { echo "skip: cannot mount tmpfs"; exit 77; }
 bad_json "on a read-only mount" "$MNT/r.json"
 umount "$MNT"
+
+# 6. Model-shape options with --size are refused (exit 2) before any work, not ignored.
+"$IOPROBE" checkpoint --dir "$W/never" --size 1MiB --tp 3 >"$W/out" 2>"$W/err"
+rc=$?
+cat "$W/err"
+[ $rc = 2 ] || fail "--tp with --size: exit $rc, expected 2"
+grep -qF -- "--tp" "$W/err" || fail "--tp with --size: message does not name the option"
+[ -e "$W/never" ] && fail "--tp with --size: work started (--dir created)"
 echo ok

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "checkpoint/chunker.hpp"
+#include "checkpoint/raw_baseline.hpp"
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
@@ -238,4 +239,27 @@ TEST_CASE("UringFileReader streams any byte range of a file in order", "[io]") {
   while ((r = rd.next(p, len)) == 0) {}
   CHECK(r == -EIO);
   CHECK(rd.last_error().find("ends at offset") != std::string::npos);
+}
+
+TEST_CASE("the raw write baseline never opens or removes a file it did not create", "[io]") {
+  TempDir d;
+  // A file of someone else's under the name the baseline tries first (rank 0, this process).
+  const std::string theirs = d.path + "/.ioprobe-raw.0." + std::to_string(getpid());
+  {
+    int fd = ::open(theirs.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, "keep me", 7) == 7);
+    ::close(fd);
+  }
+  UringWriterOptions io;
+  io.io_size = 256 * 1024;
+  RawWriteResult r = measure_raw_write(d.path, {1u << 20}, io);
+  CHECK(r.bytes == (1u << 20));
+  CHECK(r.max_ns > 0);
+  std::vector<uint8_t> kept = read_all(theirs);
+  CHECK(std::string(kept.begin(), kept.end()) == "keep me");
+  // Its own file is gone: only the foreign one is left.
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(d.path)) files += e.is_regular_file() ? 1 : 0;
+  CHECK(files == 1);
 }
