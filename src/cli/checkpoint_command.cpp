@@ -199,6 +199,9 @@ int cmd_checkpoint(const CommandContext& ctx) {
   o.compress_pool = get_choice(vm, "compress-pool", "ioprobe", {"ioprobe", "zstd"}) == "zstd" ? CompressPool::kZstd
                                                                                                : CompressPool::kIoprobe;
   o.byte_group = get_bool(vm, "byte-group", false);
+  if (!o.compress.enabled && vm.count("compress-pool"))
+    throw UsageError("--compress-pool chooses who compresses; with --compress none nothing is: drop it or give --compress zstd:1");
+
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
   o.fsync = get_bool(vm, "fsync", true);
   o.io.io_size = get_size(vm, "io-size", 16u << 20, 4096, 1u << 30);
@@ -290,6 +293,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
   };
   if (target.memory_backed) warn(fmt::format("{} is {} (RAM): this measures memory, not a storage device", d.dir, target.fs_type));
   if (!o.fsync) warn("--fsync false: the save is not durable (page cache); the figures are not storage bandwidth");
+  if (!o.compress.enabled && o.byte_group)
+    warn("--byte-group without compression only reorders bytes (a copy per chunk, no saving); it helps with --compress zstd:N");
   // Space preflight. The run writes, one after the other: the raw comparison file (as many bytes
   // as the state), the checkpoint, and the raw file again, after the checkpoint was removed
   // (unless --keep). The peak is the larger of the two, or both with --keep.

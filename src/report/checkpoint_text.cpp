@@ -40,8 +40,9 @@ std::string render_checkpoint_text(const json& doc) {
                                                                                     : "buffered (O_DIRECT refused or off)",
                    sv.at("durability").get<std::string>());
   if (cfg.value("flush_every_bytes", uint64_t{0}) > 0)
-    o += fmt::format("  flush       background fdatasync every {} written (--flush-every), raw baseline alike\n",
-                     bytes(cfg.at("flush_every_bytes")));
+    o += fmt::format("  flush       background fdatasync every {} written (--flush-every){}\n",
+                     bytes(cfg.at("flush_every_bytes")),
+                     c.contains("raw_write") && c.at("raw_write").value("available", false) ? ", raw baseline alike" : "");
   if (cfg.at("compress").get<std::string>() != "none" && cfg.value("compress_pool", "zstd") == "zstd")
     o += fmt::format("  zstd        zstd's own pool: {} worker(s) per rank; job size {}: {} worker(s) can be busy per chunk\n",
                      cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.at("zstd_job_bytes")),
@@ -173,6 +174,11 @@ std::string render_checkpoint_text(const json& doc) {
                        "one core's speed))\n",
                        cmp.at("checkpoint_over_measured_limit").get<double>(), cmp.at("cores").get<int>(),
                        rate(cmp.at("measured_cpu_limit_bytes_per_s")), cmp.at("cores_speedup_measured").get<double>());
+    if (cmp.contains("cores_speedup_measured") &&
+        cmp.at("cores_speedup_measured").get<double>() > 1.05 * cmp.at("cores").get<int>())
+      o += fmt::format("  note: a speedup above {} core(s) means the one-core probe ran slower than the cores did together: "
+                       "this host's CPU speed varies between probes (each best of 3), so take both limits as approximate\n",
+                       cmp.at("cores").get<int>());
   }
   if (c.contains("restore")) {
     const json& r = c.at("restore");
