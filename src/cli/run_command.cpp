@@ -40,8 +40,10 @@ namespace {
 class ProgressLine {
  public:
   // `duration_s` > 0: a run bounded by time (--duration) shows its seconds, not a sample total.
+  // On a terminal one line is redrawn every second; elsewhere (a log file, a pipe, CI) a full
+  // line is printed every 10 s, so that long runs still show they are alive.
   ProgressLine(bool enabled, uint64_t total, double duration_s, LoaderProgress& p)
-      : enabled_(enabled), total_(total), duration_s_(duration_s), p_(p) {
+      : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0), total_(total), duration_s_(duration_s), p_(p) {
     if (enabled_) thread_ = std::thread([this] { loop(); });
   }
   ~ProgressLine() {
@@ -52,23 +54,27 @@ class ProgressLine {
     }
     cv_.notify_all();
     thread_.join();
-    fmt::print(stderr, "\r{:80}\r", "");
+    if (tty_) fmt::print(stderr, "\r{:80}\r", "");
   }
 
  private:
   void loop() {
     const int64_t start = now_ns();
     std::unique_lock<std::mutex> lk(mu_);
-    while (!cv_.wait_for(lk, std::chrono::seconds(1), [this] { return done_; })) {
+    while (!cv_.wait_for(lk, std::chrono::seconds(tty_ ? 1 : 10), [this] { return done_; })) {
       double s = static_cast<double>(now_ns() - start) / 1e9;
       uint64_t n = p_.samples.load();
       const std::string done = duration_s_ > 0 ? fmt::format("{} samples, {:.0f}/{:.0f} s", format_count(n), s, duration_s_)
                                                : fmt::format("{}/{} samples", format_count(n), format_count(total_));
-      fmt::print(stderr, "\rreading: {}, {:.0f} samples/s, {}   ", done, n / s,
-                 format_rate(static_cast<double>(p_.bytes.load()) / s));
+      const std::string rate = format_rate(static_cast<double>(p_.bytes.load()) / s);
+      if (tty_)
+        fmt::print(stderr, "\rreading: {}, {:.0f} samples/s, {}   ", done, n / s, rate);
+      else
+        fmt::print(stderr, "ioprobe: reading: {}, {:.0f} samples/s, {}\n", done, n / s, rate);
     }
   }
   bool enabled_;
+  bool tty_;
   uint64_t total_;
   double duration_s_;
   LoaderProgress& p_;

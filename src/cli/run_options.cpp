@@ -294,7 +294,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
 
   c.json_path = get_string(vm, "json");
   if (vm.count("json") && c.json_path.empty()) throw UsageError("--json: empty path; give a file name");
-  c.quiet = get_bool(vm, "quiet", false) || !isatty(STDERR_FILENO);
+  c.quiet = get_bool(vm, "quiet", false);
 }
 
 }  // namespace ioprobe::cli

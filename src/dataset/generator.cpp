@@ -117,25 +117,36 @@ void check_space(const std::string& dir, uint64_t need_bytes, uint64_t need_inod
                 kExitFailure);
 }
 
+// On a terminal one line redrawn every 250 ms; elsewhere (a log, a pipe) a full line every 10 s.
 class Progress {
  public:
-  Progress(bool enabled, uint64_t total_files) : enabled_(enabled && isatty(STDERR_FILENO)), total_(total_files) {}
+  Progress(bool enabled, uint64_t total_files)
+      : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0), total_(total_files) {
+    if (enabled_ && !tty_) fmt::print(stderr, "ioprobe: generating {} files...\n", format_count(total_));
+  }
   void update(uint64_t files, uint64_t bytes, int64_t start_ns) {
     if (!enabled_) return;
     int64_t now = now_ns();
     std::lock_guard<std::mutex> g(mu_);
-    if (now - last_ns_ < 250000000 && files != total_) return;
+    if (last_ns_ == 0) last_ns_ = start_ns;
+    if (now - last_ns_ < (tty_ ? 250000000 : 10000000000LL) && (files != total_ || !tty_)) return;
     last_ns_ = now;
     double s = static_cast<double>(now - start_ns) / 1e9;
-    fmt::print(stderr, "\rgenerating: {}/{} files, {}, {}   ", format_count(files), format_count(total_),
-               format_bytes(bytes), format_rate(s > 0 ? static_cast<double>(bytes) / s : 0));
+    const std::string rate = format_rate(s > 0 ? static_cast<double>(bytes) / s : 0);
+    if (tty_)
+      fmt::print(stderr, "\rgenerating: {}/{} files, {}, {}   ", format_count(files), format_count(total_),
+                 format_bytes(bytes), rate);
+    else
+      fmt::print(stderr, "ioprobe: generating: {}/{} files, {}, {}\n", format_count(files), format_count(total_),
+                 format_bytes(bytes), rate);
   }
   void done() {
-    if (enabled_) fmt::print(stderr, "\n");
+    if (enabled_ && tty_) fmt::print(stderr, "\n");
   }
 
  private:
   bool enabled_;
+  bool tty_;
   uint64_t total_;
   int64_t last_ns_ = 0;
   std::mutex mu_;
