@@ -83,9 +83,15 @@ std::string render_checkpoint_text(const json& doc) {
   } else {
     o += fmt::format("\nsave {} -- no throughput, ratio or size on disk is claimed\n",
                      sv.value("interrupted", false) ? "INTERRUPTED" : "FAILED");
-    o += fmt::format("  completed work: {} of logical state handed to the writer; {} reached the kernel; "
+    uint64_t chunks_done = 0, chunks_total = 0;
+    for (const auto& r : sv.value("ranks", json::array())) {
+      chunks_done += r.value("chunks_done", uint64_t{0});
+      chunks_total += r.value("chunks_total", uint64_t{0});
+    }
+    o += fmt::format("  completed work: {} of {} chunks ({} of logical state); {} written to the files before the stop, "
                      "0 B durable ({}, temporary files removed)\n",
-                     bytes(sv.at("logical_bytes")), bytes(sv.at("written_bytes")), sv.at("durability").get<std::string>());
+                     format_count(chunks_done), format_count(chunks_total), bytes(sv.at("logical_bytes")),
+                     bytes(sv.at("written_bytes")), sv.at("durability").get<std::string>());
   }
   o += fmt::format("  phases (max over ranks, overlapping): stage {}  compress {}  write wait {}  fsync {}\n",
                    secs(ph.at("stage")), secs(ph.at("compress")), secs(ph.at("write_wait")), secs(ph.at("fsync")));

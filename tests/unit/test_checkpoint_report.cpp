@@ -77,7 +77,8 @@ TEST_CASE("a failed save's document has null rates, ratio and size on disk, and 
     const std::string text = ioprobe::render_checkpoint_text(doc);
     INFO(text);
     CHECK(text.find("save FAILED") != std::string::npos);
-    CHECK(text.find("8.00 MiB (8,388,608 B) reached the kernel") != std::string::npos);
+    CHECK(text.find("completed work: 8 of 64 chunks") != std::string::npos);
+    CHECK(text.find("8.00 MiB (8,388,608 B) written to the files before the stop") != std::string::npos);
     CHECK(text.find("throughput (min") == std::string::npos);
     CHECK(text.find("ratio 1") == std::string::npos);
     CHECK(text.find("30.00 MiB") == std::string::npos);
