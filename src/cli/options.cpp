@@ -197,7 +197,15 @@ uint64_t get_count(const po::variables_map& vm, const std::string& name, uint64_
 uint64_t get_size(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi) {
   if (!vm.count(name)) return fallback;
   std::string opt = option_label(vm, name);
-  uint64_t v = parse_size(vm[name].as<std::string>(), opt);
+  uint64_t v = 0;
+  try {
+    v = parse_size(vm[name].as<std::string>(), opt);
+  } catch (const UsageError& e) {
+    // "too large" for uint64 (e.g. 1e99): say what the option takes.
+    if (std::string(e.what()).find("too large") == std::string::npos) throw;
+    throw UsageError(fmt::format("{}: {} is out of range; give a size from {} to {}", opt, vm[name].as<std::string>(),
+                                 format_bytes(lo), format_bytes(hi)));
+  }
   if (v < lo || v > hi)
     throw UsageError(fmt::format("{}: {} is out of range; give a size from {} to {}", opt,
                                  vm[name].as<std::string>(), format_bytes(lo), format_bytes(hi)));
