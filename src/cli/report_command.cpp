@@ -63,8 +63,6 @@ int cmd_report(const CommandContext& ctx) {
   for (const auto& f : files) names.push_back(escape_bytes(f));
   if (docs.size() > 1) {
     if (std::string why = comparison_refusal(docs, names); !why.empty()) throw UsageError(why);
-  }
-  if (docs.size() > 1) {
     std::cout << render_comparison_text(docs, names) << "\n";
   }
   for (size_t i = 0; i < docs.size(); ++i) {
