@@ -50,12 +50,19 @@ int cmd_report(const CommandContext& ctx) {
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
   if (!html.empty()) check_output_path(html, "--html");
   if (!csv.empty()) check_output_path(csv, "--csv");
+  // An output must never replace an input (`report ck.json --html ck.json`), nor the other output.
+  if (!html.empty()) check_output_not_input(html, "--html", files);
+  if (!csv.empty()) check_output_not_input(csv, "--csv", files);
+  if (!html.empty() && !csv.empty()) check_output_not_input(csv, "--csv", {html});
+  if (!html.empty() && html == csv)
+    throw UsageError(fmt::format("--html and --csv both name '{}'; give two file names", escape_bytes(html)));
   if (!csv.empty() && (docs.size() != 1 || docs[0].value("kind", "") != "tune"))
     throw UsageError("--csv writes the points of one tune document; give exactly one FILE.json of kind 'tune'");
 
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(escape_bytes(f));
   if (docs.size() > 1) {
-    std::vector<std::string> names;
-    for (const auto& f : files) names.push_back(escape_bytes(f));
+    if (std::string why = comparison_refusal(docs, names); !why.empty()) throw UsageError(why);
     std::cout << render_comparison_text(docs, names) << "\n";
   }
   for (size_t i = 0; i < docs.size(); ++i) {

@@ -30,6 +30,10 @@ namespace ioprobe::cli {
 namespace {
 
 po::options_description tune_options() {
+  static const std::string point_time_help = fmt::format(
+      "seconds per run instead of the budget's share, at least {} s (the steady-state rule's {} intervals of {} s, "
+      "plus one), e.g. 5s",
+      kMinRunS, kSteadyMinIntervals, kTuneIntervalS);
   po::options_description sweep("Sweep");
   sweep.add_options()
       ("workers", po::value<std::string>(), "num_workers values to try, e.g. 4,8,16,32 [1,2,4,... up to 8 x allowed CPUs, at most 64]")
@@ -37,7 +41,7 @@ po::options_description tune_options() {
       ("numa", po::value<std::string>(), "placements: auto (none, the device's node, each node; only none on one node) | none [auto]")
       ("repeats", po::value<std::string>(), "runs per setting, for the spread [3]")
       ("budget", po::value<std::string>(), "time for the whole sweep, dataset check included, e.g. 10m [10m]")
-      ("point-time", po::value<std::string>(), "seconds per run instead of the budget's share, e.g. 5s");
+      ("point-time", po::value<std::string>(), point_time_help.c_str());
   po::options_description output("Output");
   output.add_options()
       ("json", po::value<std::string>(), "write the result document (JSON) to FILE")
@@ -80,6 +84,15 @@ int cmd_tune(const CommandContext& ctx) {
   double budget_s = get_duration(vm, "budget", 600);
   if (budget_s <= 0) throw UsageError("--budget: must be greater than 0, e.g. 10m");
   double point_s = vm.count("point-time") ? get_duration(vm, "point-time", 0) : 0;
+  // 0 is no "use the budget's share" (that is leaving the option out), and a run shorter than the
+  // steady-state rule needs would only measure "no steady state".
+  if (vm.count("point-time") && point_s < kMinRunS)
+    throw UsageError(fmt::format(
+        "--point-time '{}': must be at least {} s: each run's rate is taken over its {} s timeline intervals after "
+        "the first (warm-up) and before the last (cut short), so a run needs {} intervals ({} s) and tune adds one "
+        "more of margin; e.g. --point-time 5s, or leave it out to share --budget",
+        get_string(vm, "point-time"), kMinRunS, kTuneIntervalS, kSteadyMinIntervals,
+        kSteadyMinIntervals * kTuneIntervalS));
   std::string html = get_string(vm, "html"), csv = get_string(vm, "csv");
   for (const char* k : {"workers", "numa"}) vm.erase(k);  // tune's lists, not run's single values
 

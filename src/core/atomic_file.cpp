@@ -56,6 +56,17 @@ void check_output_path(const std::string& path, const std::string& option) {
   unlink(probe.c_str());
 }
 
+void check_output_not_input(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (stat(path.c_str(), &out) != 0) return;  // not there yet: it cannot be one of the inputs
+  for (const auto& in : inputs) {
+    struct stat st {};
+    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      throw UsageError(fmt::format("{} '{}' is the input '{}'; writing it would replace the input: choose another "
+                                   "output name", option, escape_bytes(path), escape_bytes(in)));
+  }
+}
+
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint) {
   std::string tmp = path + ".ioprobe-tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

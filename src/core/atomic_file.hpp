@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ioprobe {
 
@@ -19,5 +20,11 @@ bool written_by_ioprobe(const std::string& path);
 /// directory must accept a new file (a probe file is created and removed).
 /// Throws UsageError (exit 2) naming the option, the path and the reason, before any work is done.
 void check_output_path(const std::string& path, const std::string& option);
+
+/// Refuses an output that would replace one of the command's `inputs`: `path` names the same file
+/// as an input (same st_dev and st_ino, so hard links and symlinks count). An output that does not
+/// exist yet cannot be an input. Throws UsageError (exit 2) naming the option, the path and the
+/// input, before anything is written.
+void check_output_not_input(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
 
 }  // namespace ioprobe

@@ -56,6 +56,25 @@ DatasetId dataset_of(const json& d) {
 
 }  // namespace
 
+std::string comparison_refusal(const std::vector<json>& docs, const std::vector<std::string>& names) {
+  auto comparable = [](const json& d) {
+    const std::string k = d.value("kind", "");
+    return k == "run" || k == "tune";
+  };
+  bool ok = true;
+  for (const auto& d : docs) ok = ok && comparable(d);
+  if (ok) return "";
+  std::string got;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const std::string k = docs[i].value("kind", "");
+    got += fmt::format("{}'{}' is {}", i == 0 ? "" : i + 1 == docs.size() ? " and " : ", ", names[i],
+                       k.empty() ? "a document without a kind" : fmt::format("a {} result", k));
+  }
+  return fmt::format("report: comparison works on run results (ioprobe run) and tune results (ioprobe tune); {}. "
+                     "Give run or tune documents, or report one file at a time",
+                     got);
+}
+
 std::string render_comparison_text(const std::vector<json>& docs, const std::vector<std::string>& names) {
   struct Row { const char* label; const char* unit; const char* run; const char* tune; double scale; Fmt f; };
   const Row rows[] = {

@@ -14,4 +14,10 @@ namespace ioprobe {
 /// and their recommendation.
 std::string render_comparison_text(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
 
+/// Whether `docs` can be compared: the comparison's rows are the figures of run documents
+/// (ioprobe run) and of tune documents (ioprobe tune, by their fastest run); other kinds
+/// (checkpoint, raw, probe) have none of them. Returns "" when every document is a run or a tune,
+/// else one line naming each file (`names`) with its kind and what is supported.
+std::string comparison_refusal(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
+
 }  // namespace ioprobe

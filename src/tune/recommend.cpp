@@ -55,11 +55,24 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
   for (size_t i = 0; i < table.size(); ++i)
     if (table[i].steady_runs > 0) by_numa[table[i].numa].push_back(i);
   for (const auto& p : table)
-    if (!p.runs.empty() && p.steady_runs == 0)
+    if (!p.runs.empty() && p.steady_runs == 0) {
+      // Name the condition that failed: too short a run for a steady window, or too few batches in it.
+      size_t short_runs = 0;
+      for (const auto& s : p.runs) short_runs += s.intervals < kSteadyMinIntervals;
+      const std::string too_short = fmt::format(
+          "fewer than {} timeline intervals of {} s, so none between the warm-up interval and the cut-short last one",
+          kSteadyMinIntervals, kTuneIntervalS);
+      const std::string too_few = fmt::format("fewer than {} batches per worker between the warm-up interval and the "
+                                              "last one", kSteadyBatchesPerWorker);
+      const std::string why = short_runs == p.runs.size() ? too_short
+                              : short_runs == 0           ? too_few
+                                                          : fmt::format("{} run(s) with {}; {} with {}", short_runs, too_short,
+                                                                        p.runs.size() - short_runs, too_few);
       r.notes.push_back(fmt::format(
-          "num_workers={} prefetch_factor={} numa={}: no steady state in any of its {} runs (fewer than {} batches "
-          "per worker after the warm-up interval); left out of the recommendation: raise --point-time or --budget",
-          p.num_workers, p.prefetch_factor, p.numa, p.runs.size(), kSteadyBatchesPerWorker));
+          "num_workers={} prefetch_factor={} numa={}: no steady state in any of its {} runs ({}); left out of the "
+          "recommendation: raise --point-time or --budget",
+          p.num_workers, p.prefetch_factor, p.numa, p.runs.size(), why));
+    }
   if (by_numa.empty()) return r;
   r.valid = true;
 
@@ -150,9 +163,13 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
                              p.samples_per_s, within, p.cpu_used, in.cpus_allowed)
                 : within > 0 ? "" : "; every setting swept puts more workers than CPUs with this many ranks"));
   }
-  uint32_t max_w = 0;
-  for (size_t i : idx) max_w = std::max(max_w, table[i].num_workers);
-  if (!r.meets_demand && table[r.knee].num_workers == max_w)
+  uint32_t max_w = 0, min_w = UINT32_MAX;
+  for (size_t i : idx) {
+    max_w = std::max(max_w, table[i].num_workers);
+    min_w = std::min(min_w, table[i].num_workers);
+  }
+  // A rate can only be "still rising" over two or more num_workers values: one value has no trend.
+  if (!r.meets_demand && min_w < max_w && table[r.knee].num_workers == max_w)
     r.notes.push_back(fmt::format("the rate was still rising at the largest num_workers swept ({}); sweep further with "
                                   "--workers",
                                   max_w));

@@ -20,8 +20,22 @@ struct TuneSample {
   double worker_busy = 0;       // mean fraction of wall time workers spent fetching
   double elapsed_s = 0;
   uint64_t steady_samples = 0;  // samples delivered inside the steady window
-  bool steady = false;          // the window held >= kSteadyBatchesPerWorker batches per worker
+  size_t intervals = 0;         // timeline intervals the run recorded (kSteadyMinIntervals needed)
+  bool steady = false;          // >= kSteadyMinIntervals intervals and the window held
+                                // >= kSteadyBatchesPerWorker batches per worker
 };
+
+/// Each tune run records its timeline in intervals of this many seconds. Chosen by us.
+constexpr double kTuneIntervalS = 0.5;
+
+/// The steady window of a run is its timeline intervals after the first (warm-up) and before the
+/// last (cut short by the run's end), so a run needs at least this many intervals to have one.
+constexpr size_t kSteadyMinIntervals = 3;
+
+/// The shortest run (--point-time) tune accepts, seconds: kSteadyMinIntervals intervals of
+/// kTuneIntervalS (1.5 s) plus one more interval, so that the window keeps at least one whole
+/// interval when start-up delays the first delivery. The budget planner's minimum share as well.
+constexpr double kMinRunS = (kSteadyMinIntervals + 1) * kTuneIntervalS;
 
 /// A run counts as a measurement of its setting only when, after the warm-up interval, every
 /// worker delivered this many batches on average: fewer means the window saw less than the
@@ -74,7 +88,7 @@ struct SweepPlan {
 /// needed and how to narrow the sweep.
 SweepPlan make_plan(const std::vector<uint32_t>& workers, const std::vector<uint32_t>& prefetch,
                     const std::vector<std::string>& placements, uint32_t repeats, double budget_s, double setup_s,
-                    double min_run_s = 2.0, double max_run_s = 20.0);
+                    double min_run_s = kMinRunS, double max_run_s = 20.0);
 
 /// Seconds of overhead per run assumed by make_plan (worker start/stop, engine setup).
 constexpr double kRunOverheadS = 0.3;

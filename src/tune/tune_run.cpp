@@ -22,7 +22,8 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_ste
   Timeline merged(r.ranks.empty() ? 1.0 : r.ranks.front().timeline.interval_s());
   for (const auto& rk : r.ranks) merged.merge(rk.timeline);
   const auto& pts = merged.points();
-  if (pts.size() >= 3) {
+  s.intervals = pts.size();
+  if (pts.size() >= kSteadyMinIntervals) {
     uint64_t samples = 0, bytes = 0;
     double wait = 0;
     for (size_t i = 1; i + 1 < pts.size(); ++i) {
@@ -75,7 +76,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       c.duration_s = plan.run_s;
       c.epochs = 1000000;  // the duration ends each run
       c.seed = base.seed + rep;
-      c.timeline_interval_s = 0.5;
+      c.timeline_interval_s = kTuneIntervalS;
       if (progress) progress(out.runs_done, runs, p, rep, nullptr);
       LoaderResult r = run_loader(index, c, nullptr, &topo, layout);
       if (interrupted() || r.partial) {

@@ -30,7 +30,8 @@ struct TuneOutcome {
 /// Steady-state figures of one loader run: the first timeline interval (warm-up) and the last
 /// (cut short) are dropped when at least 3 intervals exist, else the whole run is used.
 /// AU in steady state = 1 - waited / (ranks x interval time). `steady` is set when the window
-/// held at least `min_steady_samples` samples (with fewer than 3 intervals: never). Pure.
+/// held at least `min_steady_samples` samples (with fewer than kSteadyMinIntervals intervals:
+/// never; TuneSample::intervals tells which condition failed). Pure.
 TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples = 0);
 
 /// Runs `plan` over `index`, filling plan.points[*].runs and their summaries. Stops when

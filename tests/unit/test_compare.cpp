@@ -51,3 +51,21 @@ TEST_CASE("report compare: a warning when the two runs read different datasets",
   CHECK_THAT(t, Catch::Contains("warning: A and B read different datasets"));
   CHECK_THAT(t, Catch::Contains("1,000 files") && Catch::Contains("2,000 files"));
 }
+
+TEST_CASE("report compare: kinds without the compared figures are refused, naming files and kinds", "[report]") {
+  // Two checkpoint results printed an empty table; a tune and a checkpoint printed "-" in every B cell.
+  const json ck = {{"kind", "checkpoint"}, {"created_utc", "2026-11-29T00:00:00Z"}};
+  json tune = {{"kind", "tune"}, {"best_run", {{"samples_per_s", 100.0}}}};
+  const std::string two_ck = comparison_refusal({ck, ck}, {"A.json", "B.json"});
+  CHECK_THAT(two_ck, Catch::Contains("'A.json' is a checkpoint result") && Catch::Contains("'B.json' is a checkpoint result") &&
+                         Catch::Contains("run results") && Catch::Contains("tune results"));
+  CHECK(two_ck.find('\n') == std::string::npos);
+  CHECK_THAT(comparison_refusal({tune, ck}, {"t.json", "c.json"}),
+             Catch::Contains("'t.json' is a tune result") && Catch::Contains("'c.json' is a checkpoint result"));
+  CHECK_THAT(comparison_refusal({run_doc(1, 1, 1), json{{"x", 1}}}, {"a.json", "b.json"}),
+             Catch::Contains("'b.json' is a document without a kind"));
+  // Runs, tunes and a run beside a tune's fastest run still compare.
+  CHECK(comparison_refusal({run_doc(1, 1, 1), run_doc(2, 2, 1)}, {"a", "b"}).empty());
+  CHECK(comparison_refusal({tune, tune}, {"a", "b"}).empty());
+  CHECK(comparison_refusal({run_doc(1, 1, 1), tune}, {"a", "b"}).empty());
+}

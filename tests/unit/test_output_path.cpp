@@ -46,3 +46,26 @@ TEST_CASE("an output path that holds someone else's file is refused and the file
   put(d + "/other.csv", "a,b\nnum_workers,prefetch_factor,numa,\n");
   CHECK_THROWS_AS(check_output_path(d + "/other.csv", "--csv"), UsageError);
 }
+
+TEST_CASE("an output that is one of the inputs is refused, by file identity", "[output]") {
+  // `ioprobe report ck.json --html ck.json` replaced its own input (an ioprobe output, so
+  // check_output_path let it through).
+  TempDir tmp("outin");
+  const std::string& d = tmp.path;
+  const std::string doc = "{\n  \"kind\": \"checkpoint\",\n  \"schema\": \"ioprobe.result/1\"\n}\n";
+  put(d + "/ck.json", doc);
+  CHECK_NOTHROW(check_output_path(d + "/ck.json", "--html"));  // ours, so replaceable as such...
+  CHECK_THROWS_WITH(check_output_not_input(d + "/ck.json", "--html", {d + "/other.json", d + "/ck.json"}),
+                    Catch::Contains("--html") && Catch::Contains("ck.json") && Catch::Contains("input"));
+  // The same file under another name: a symlink, a hard link, a path with "./" in it.
+  REQUIRE(symlink((d + "/ck.json").c_str(), (d + "/sym.json").c_str()) == 0);
+  REQUIRE(link((d + "/ck.json").c_str(), (d + "/hard.json").c_str()) == 0);
+  CHECK_THROWS_AS(check_output_not_input(d + "/sym.json", "--html", {d + "/ck.json"}), UsageError);
+  CHECK_THROWS_AS(check_output_not_input(d + "/hard.json", "--csv", {d + "/ck.json"}), UsageError);
+  CHECK_THROWS_AS(check_output_not_input(d + "/./ck.json", "--json", {d + "/ck.json"}), UsageError);
+  CHECK(get(d + "/ck.json") == doc);
+  // Another existing output, or one not written yet, is fine.
+  put(d + "/old.html", "<title>ioprobe report</title>");
+  CHECK_NOTHROW(check_output_not_input(d + "/old.html", "--html", {d + "/ck.json"}));
+  CHECK_NOTHROW(check_output_not_input(d + "/new.html", "--html", {d + "/ck.json"}));
+}

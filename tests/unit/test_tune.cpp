@@ -251,3 +251,45 @@ TEST_CASE("CSV fields and HTML escaping", "[tune][report]") {
   CHECK(html.find("<b>") == std::string::npos);
   CHECK(html.find("data-chart=\"checkpoint\"") != std::string::npos);
 }
+
+TEST_CASE("no steady state: the note names the condition that failed, intervals or batches", "[tune]") {
+  // --point-time 1s: two 0.5 s intervals, ~23 batches from the one worker; the note blamed batches.
+  LoaderResult r;
+  r.elapsed_ns = 1'000'000'000;
+  r.ranks.resize(1);
+  r.ranks[0].timeline = Timeline(kTuneIntervalS);
+  for (int i = 0; i < 2; ++i) r.ranks[0].timeline.add(int64_t{i} * 500'000'000 + 1, 12 * 64, 0, 0);
+  TuneSample s = steady_sample(r, 1, 2 * 1 * 64);
+  CHECK(s.intervals == 2);
+  CHECK_FALSE(s.steady);
+  TunePoint p;
+  p.num_workers = 1;
+  p.runs = {s};
+  summarize_point(p);
+  auto note_of = [](const std::vector<TunePoint>& t) {
+    std::string all;
+    for (const auto& n : recommend(t, demand(1e6), one_node()).notes) all += n + "\n";
+    return all;
+  };
+  std::string n = note_of({p});
+  INFO(n);
+  CHECK_THAT(n, Catch::Contains("no steady state") && Catch::Contains("fewer than 3 timeline intervals of 0.5 s"));
+  CHECK_THAT(n, !Catch::Contains("batches"));
+  // Enough intervals but too few batches in the window: the batch rule is named.
+  TuneSample few;
+  few.intervals = 10;
+  p.runs = {few};
+  summarize_point(p);
+  n = note_of({p});
+  CHECK_THAT(n, Catch::Contains("fewer than 2 batches per worker") && !Catch::Contains("intervals of"));
+  // The shortest --point-time accepted leaves the rule its 3 intervals and one of margin.
+  CHECK(kMinRunS >= kSteadyMinIntervals * kTuneIntervalS + kTuneIntervalS);
+}
+
+TEST_CASE("recommend: one num_workers value swept shows no trend, so no 'still rising' warning", "[tune]") {
+  std::vector<TunePoint> t = {pt(1, 1, {100}), pt(1, 2, {150}), pt(1, 4, {160})};
+  Recommendation r = recommend(t, demand(1e6, 1, 8), one_node());
+  REQUIRE(r.valid);
+  CHECK_FALSE(r.meets_demand);
+  for (const auto& n : r.notes) CHECK_THAT(n, !Catch::Contains("still rising"));
+}
