@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -80,6 +81,10 @@ int main(int argc, char** argv) {
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ioprobe: out of memory\n");
+    return ioprobe::kExitFailure;
+  } catch (const std::system_error& e) {  // e.g. std::thread: EAGAIN at a thread or memory limit
+    std::fprintf(stderr, "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks/--workers "
+                 "or raise the limit (ulimit -u, -v)\n", e.what());
     return ioprobe::kExitFailure;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ioprobe: internal error: %s\n", e.what());

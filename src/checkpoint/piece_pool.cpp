@@ -38,7 +38,18 @@ PiecePool::PiecePool(const ResidentState& state, int level, int threads, bool by
     if (byte_group_) w->grouped.resize(max_piece);
     workers_.push_back(std::move(w));
   }
-  for (int i = 0; i < threads_; ++i) threads_v_.emplace_back([this, i] { run(*workers_[i]); });
+  try {
+    for (int i = 0; i < threads_; ++i) threads_v_.emplace_back([this, i] { run(*workers_[i]); });
+  } catch (...) {  // no thread (a limit reached): stop and join the started workers, free the contexts
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& t : threads_v_) t.join();
+    for (auto& w : workers_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(w->cctx));
+    throw;
+  }
 }
 
 PiecePool::~PiecePool() {
@@ -183,7 +194,7 @@ ZstdProbe measure_piece_pool(const uint8_t* data, size_t len, int level, int thr
     stored.fetch_add(mine);
   };
   const int64_t t0 = now_ns();
-  std::vector<std::thread> th;
+  std::vector<std::jthread> th;
   for (size_t t = 1; t < n && ok; ++t) th.emplace_back(work, t);
   if (ok) work(0);
   for (auto& t : th) t.join();

@@ -40,7 +40,7 @@ ResidentState::ResidentState(const RankState& rank, uint64_t region_cap, uint64_
                                 std::min(kBlock, b.size - i * kBlock));
       };
       unsigned n = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(blocks)));
-      std::vector<std::thread> th;
+      std::vector<std::jthread> th;
       for (unsigned t = 1; t < n; ++t) th.emplace_back(work);
       work();
       for (auto& t : th) t.join();

@@ -232,7 +232,7 @@ RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t
   RestoreResult res;
   res.ranks.resize(paths.size());
   int64_t t0 = now_ns();
-  std::vector<std::thread> th;
+  std::vector<std::jthread> th;
   std::vector<std::exception_ptr> failed(paths.size());  // std::bad_alloc: rethrown here, after the join
   for (size_t i = 0; i < paths.size(); ++i)
     th.emplace_back([&, i] {

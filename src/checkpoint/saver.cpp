@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <new>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -90,28 +91,45 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
   const int64_t t0 = now_ns();
 
   if (async) {
-    std::vector<std::thread> copiers;
+    std::vector<std::jthread> copiers;
     for (size_t i = 0; i < n; ++i) copiers.emplace_back([&, i] { staging[i].copy_from(states[i]); });
     for (auto& t : copiers) t.join();
     res.staged_ns = now_ns() - t0;
   }
   std::atomic<size_t> running{n};
-  std::vector<std::thread> writers;
+  std::vector<std::jthread> writers;  // joined on every exit
   for (size_t i = 0; i < n; ++i) {
-    writers.emplace_back([&, i] {
-      try {
-        res.ranks[i] = save_shard(async ? staging[i] : states[i], tmp[i], opts, &abort);
-      } catch (const std::exception& e) {  // save_shard reports its own failures; this is a last resort
-        RankSaveResult& r = res.ranks[i];
-        r.rank = states[i].rank().rank;
-        r.path = tmp[i];
-        r.err = dynamic_cast<const std::bad_alloc*>(&e) ? ENOMEM : EINVAL;
-        r.err_op = "create";  // not known to be ours: never removed
-        r.err_detail = e.what();
+    try {
+      writers.emplace_back([&, i] {
+        try {
+          res.ranks[i] = save_shard(async ? staging[i] : states[i], tmp[i], opts, &abort);
+        } catch (const std::exception& e) {  // save_shard reports its own failures; this is a last resort
+          RankSaveResult& r = res.ranks[i];
+          r.rank = states[i].rank().rank;
+          r.path = tmp[i];
+          r.err = dynamic_cast<const std::bad_alloc*>(&e) ? ENOMEM : EINVAL;
+          r.err_op = "create";  // not known to be ours: never removed
+          r.err_detail = e.what();
+        }
+        if (res.ranks[i].err) abort.store(true);
+        running.fetch_sub(1);
+      });
+    } catch (const std::system_error& e) {
+      // No thread for rank i (EAGAIN: a thread or memory limit): it fails, the ranks started
+      // stop (abort), and the ones after it never start. None of them created a file.
+      abort.store(true);
+      for (size_t j = i; j < n; ++j) {
+        RankSaveResult& r = res.ranks[j];
+        r.rank = states[j].rank().rank;
+        r.path = tmp[j];
+        r.err_op = "create";
+        r.interrupted = j > i;
       }
-      if (res.ranks[i].err) abort.store(true);
-      running.fetch_sub(1);
-    });
+      res.ranks[i].err = e.code().value() ? e.code().value() : EAGAIN;
+      res.ranks[i].err_detail = fmt::format("cannot start the rank's writer thread ({}); lower --ranks", e.what());
+      running.fetch_sub(n - i);
+      break;
+    }
   }
   if (async && emulator) {
     while (running.load() > 0 && !interrupted()) res.step_s.push_back(emulator->step());

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <new>
+#include <system_error>
 #include <vector>
 
 #include "checkpoint/byte_group.hpp"
@@ -286,6 +287,11 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     job.zstd_error.clear();
     w->drain();
     res.err_detail = "out of memory for the compression buffers; lower --compress-threads or free memory";
+  } catch (const std::system_error& e) {  // no compression thread (EAGAIN at a thread or memory limit)
+    rc = -(e.code().value() ? e.code().value() : EAGAIN);
+    job.zstd_error.clear();
+    w->drain();
+    res.err_detail = std::string("cannot start the compression threads (") + e.what() + "); lower --compress-threads";
   }
 
   if (rc == 0 && !res.interrupted) {
@@ -311,7 +317,7 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     res.err = -rc;
     res.err_op = rc == -EPROTO && !job.zstd_error.empty() ? "zstd" : w->last_error_op();
     if (res.err_op == "zstd") res.err_detail = job.zstd_error;
-    if (rc == -ENOMEM && !res.err_detail.empty()) res.err_op = "allocate";
+    if (!res.err_detail.empty() && res.err_op != "zstd") res.err_op = "allocate";
     if (res.err_op.empty()) res.err_op = "write";
   }
   res.total_ns = now_ns() - t_start;

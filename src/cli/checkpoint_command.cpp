@@ -293,6 +293,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
   };
   if (target.memory_backed) warn(fmt::format("{} is {} (RAM): this measures memory, not a storage device", d.dir, target.fs_type));
   if (!o.fsync) warn("--fsync false: the save is not durable (page cache); the figures are not storage bandwidth");
+  if (static_cast<int>(d.state.ranks.size()) > d.cpus_allowed)
+    warn(fmt::format("{} ranks on {} allowed CPUs: the ranks' threads share CPUs, so the figures include that contention "
+                     "(a training job runs one rank per accelerator, typically 8 per host)",
+                     d.state.ranks.size(), d.cpus_allowed));
   if (!o.compress.enabled && o.byte_group)
     warn("--byte-group without compression only reorders bytes (a copy per chunk, no saving); it helps with --compress zstd:N");
   // Space preflight. The run writes, one after the other: the raw comparison file (as many bytes
@@ -345,7 +349,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   {
     std::vector<std::unique_ptr<ResidentState>> tmp(d.state.ranks.size());
     std::vector<std::exception_ptr> failed(tmp.size());  // e.g. std::bad_alloc: rethrown here, after the join
-    std::vector<std::thread> th;
+    std::vector<std::jthread> th;
     for (size_t i = 0; i < tmp.size(); ++i)
       th.emplace_back([&, i] {
         try {

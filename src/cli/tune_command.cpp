@@ -139,21 +139,26 @@ int cmd_tune(const CommandContext& ctx) {
                                  format_seconds(budget_s)));
 
   if (!c.quiet)
-    fmt::print(stderr, "ioprobe tune: {} settings x {} repeats, {} s each (about {}); {} files on {} ({})\n",
+    fmt::print(stderr, "ioprobe tune: {} setting(s) x {} repeat(s), {} s each (about {}); {} files on {} ({})\n",
                plan.points.size(), plan.repeats, plan.run_s, format_seconds(plan.estimated_s), format_count(data.index.size()),
                escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered");
-  const bool tty = !c.quiet;
+  // On a terminal the running setting is redrawn in place; elsewhere (a log, a pipe) only each
+  // finished setting is printed, one plain line.
+  const bool tty = isatty(STDERR_FILENO) != 0;
   TuneProgressFn progress = [&](size_t run, size_t runs, const TunePoint& p, uint32_t rep, const TuneSample* done) {
-    if (!tty) return;
+    if (c.quiet) return;
     double el = static_cast<double>(now_ns() - t0) / 1e9;
     double left = static_cast<double>(runs - run) * (plan.run_s + kRunOverheadS);
-    if (!done)
+    if (!done && tty)
       fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={} repeat {}/{} ... {} elapsed, ~{} left   ",
                  run + 1, runs, p.num_workers, p.prefetch_factor, p.numa, rep + 1, plan.repeats, format_seconds(el),
                  format_seconds(left));
-    else
+    else if (done && tty)
       fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%{:30}\n", run, runs,
                  p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au, "");
+    else if (done)
+      fmt::print(stderr, "ioprobe tune: [{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%\n",
+                 run, runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au);
   };
   TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress, &data.layout);
 

@@ -346,7 +346,7 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
       failed = true;
     }
   };
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int t = 0; t < std::max(1, opts.threads); ++t) threads.emplace_back(writer);
   for (auto& t : threads) t.join();
   progress.done();
