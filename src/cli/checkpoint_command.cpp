@@ -435,6 +435,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     }
   };
   if (!raw_on) d.raw_unavailable = "--raw-baseline off";
+  if (raw_on && interrupted()) d.raw_unavailable = "interrupted before it started";
   if (raw_on && !interrupted()) {
     progress(fmt::format("measuring raw sequential write of {}...", format_bytes(d.state.host_bytes)));
     d.raw = try_raw("before the save", d.raw_unavailable);

@@ -146,7 +146,7 @@ json checkpoint_json(const CheckpointRunData& d) {
     if (!d.raw_after_save_skipped.empty()) rj["after_save_skipped"] = escape_bytes(d.raw_after_save_skipped);
     out["raw_write"] = rj;
   } else {
-    const std::string why = d.raw_unavailable.empty() ? "not measured" : d.raw_unavailable;
+    const std::string why = d.raw_unavailable.empty() ? "no reason recorded" : d.raw_unavailable;
     out["raw_write"] = {{"available", false}, {"reason", escape_bytes(why)}};
     out["comparison"] = {{"available", false}, {"reason", escape_bytes("no raw write measured: " + why)},
                          {"checkpoint_over_raw", nullptr}};

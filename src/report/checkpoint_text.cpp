@@ -31,10 +31,10 @@ std::string render_checkpoint_text(const json& doc) {
   o += fmt::format("  target      {} ({}{}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),
                    tg.value("device", "").empty() ? "" : ", " + tg.value("device", ""),
                    tg.value("memory_backed", false) ? ", RAM: not a device measurement" : "");
-  o += fmt::format("  write path  chunks {}, compress {}{}, {} KiB x {} io_uring buffers, {}, {}\n",
+  o += fmt::format("  write path  chunks {}, compress {}{}, {} x {} io_uring buffers, {}, {}\n",
                    bytes(cfg.at("chunk_bytes")), cfg.at("compress").get<std::string>(),
                    cfg.at("byte_group").get<bool>() ? " + byte grouping" : "",
-                   cfg.at("io_bytes").get<uint64_t>() >> 10, cfg.at("io_depth").get<int>(),
+                   format_bytes(cfg.at("io_bytes").get<uint64_t>()), cfg.at("io_depth").get<int>(),
                    sv.at("direct").get<bool>()                                           ? "O_DIRECT"
                    : !sv.value("ok", false) && cfg.value("direct_requested", false) ? "O_DIRECT requested (no save completed)"
                                                                                     : "buffered (O_DIRECT refused or off)",
@@ -88,10 +88,13 @@ std::string render_checkpoint_text(const json& doc) {
       chunks_done += r.value("chunks_done", uint64_t{0});
       chunks_total += r.value("chunks_total", uint64_t{0});
     }
-    o += fmt::format("  completed work: {} of {} chunks ({} of logical state); {} written to the files before the stop, "
-                     "0 B durable ({}, temporary files removed)\n",
-                     format_count(chunks_done), format_count(chunks_total), bytes(sv.at("logical_bytes")),
-                     bytes(sv.at("written_bytes")), sv.at("durability").get<std::string>());
+    if (chunks_total == 0)  // no rank started writing (stopped while the state was generated or probed)
+      o += "  completed work: none: the save had not started\n";
+    else
+      o += fmt::format("  completed work: {} of {} chunks ({} of logical state); {} written to the files before the "
+                       "stop, 0 B durable ({}, temporary files removed)\n",
+                       format_count(chunks_done), format_count(chunks_total), bytes(sv.at("logical_bytes")),
+                       bytes(sv.at("written_bytes")), sv.at("durability").get<std::string>());
   }
   o += fmt::format("  phases (max over ranks, overlapping): stage {}  compress {}  write wait {}  fsync {}\n",
                    secs(ph.at("stage")), secs(ph.at("compress")), secs(ph.at("write_wait")), secs(ph.at("fsync")));
