@@ -5,15 +5,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <exception>
 #include <memory>
-#include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
 #include "core/rng.hpp"
+#include "core/threads.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 
@@ -39,61 +37,56 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
     uint64_t v = rng.next();
     std::memcpy(src.get() + i, &v, 8);
   }
-  std::vector<std::jthread> threads;
   std::vector<char> created(n, 0);
-  std::vector<std::exception_ptr> failed(n);
-  std::exception_ptr spawn_failed;  // no thread for a rank: the started ones finish, then it is rethrown
-  for (size_t r = 0; r < n && !spawn_failed; ++r) {
-    try {
-      threads.emplace_back([&, r] {
-        int64_t t0 = now_ns();
-        try {
-          // A name of our own: the writer creates with O_EXCL, so a file already there (not ours)
-          // is never opened, written or removed; the next name is tried instead.
-          std::unique_ptr<UringFileWriter> wp;
-          for (int attempt = 0; !wp; ++attempt) {
-            paths[r] = attempt == 0 ? fmt::format("{}/.ioprobe-raw.{}.{}", dir, r, getpid())
-                                    : fmt::format("{}/.ioprobe-raw.{}.{}.{}", dir, r, getpid(), attempt);
-            try {
-              wp = std::make_unique<UringFileWriter>(paths[r], io);
-            } catch (const IoError& e) {
-              if (e.err() != EEXIST || attempt >= 99) throw;
-            }
+  // One thread per rank; an exception (std::bad_alloc, a thread that cannot start) reaches the
+  // caller once every rank ended and the files this run created are removed.
+  auto remove_created = [&] {
+    for (size_t r = 0; r < n; ++r)
+      if (created[r]) ::unlink(paths[r].c_str());  // only files this run created
+  };
+  try {
+    run_threads(n, [&](size_t r) {
+      int64_t t0 = now_ns();
+      try {
+        // A name of our own: the writer creates with O_EXCL, so a file already there (not ours)
+        // is never opened, written or removed; the next name is tried instead.
+        std::unique_ptr<UringFileWriter> wp;
+        for (int attempt = 0; !wp; ++attempt) {
+          paths[r] = attempt == 0 ? fmt::format("{}/.ioprobe-raw.{}.{}", dir, r, getpid())
+                                  : fmt::format("{}/.ioprobe-raw.{}.{}.{}", dir, r, getpid(), attempt);
+          try {
+            wp = std::make_unique<UringFileWriter>(paths[r], io);
+          } catch (const IoError& e) {
+            if (e.err() != EEXIST || attempt >= 99) throw;
           }
-          created[r] = 1;
-          UringFileWriter& w = *wp;
-          direct[r] = w.direct();
-          uint64_t left = bytes_per_rank[r];
-          int rc = 0;
-          for (size_t i = 0; left > 0 && rc == 0 && !interrupted(); ++i) {
-            size_t k = static_cast<size_t>(std::min<uint64_t>(io.io_size, left));
-            rc = w.append_stable(src.get() + (i % std::max(1u, io.depth)) * io.io_size, k);
-            left -= k;
-          }
-          if (rc == 0) rc = w.finish();
-          if (rc == 0) rc = w.fsync();
-          if (rc != 0) {
-            errs[r] = -rc;
-            ops[r] = w.last_error_op();
-          }
-        } catch (const IoError& e) {
-          errs[r] = e.err();
-          ops[r] = "create";
-        } catch (...) {  // std::bad_alloc: rethrown on the caller's thread once the files are removed
-          failed[r] = std::current_exception();
         }
-        res.rank_ns[r] = now_ns() - t0;
-      });
-    } catch (const std::system_error&) {
-      spawn_failed = std::current_exception();
-    }
+        created[r] = 1;
+        UringFileWriter& w = *wp;
+        direct[r] = w.direct();
+        uint64_t left = bytes_per_rank[r];
+        int rc = 0;
+        for (size_t i = 0; left > 0 && rc == 0 && !interrupted(); ++i) {
+          size_t k = static_cast<size_t>(std::min<uint64_t>(io.io_size, left));
+          rc = w.append_stable(src.get() + (i % std::max(1u, io.depth)) * io.io_size, k);
+          left -= k;
+        }
+        if (rc == 0) rc = w.finish();
+        if (rc == 0) rc = w.fsync();
+        if (rc != 0) {
+          errs[r] = -rc;
+          ops[r] = w.last_error_op();
+        }
+      } catch (const IoError& e) {
+        errs[r] = e.err();
+        ops[r] = "create";
+      }
+      res.rank_ns[r] = now_ns() - t0;
+    });
+  } catch (...) {
+    remove_created();
+    throw;
   }
-  for (auto& t : threads) t.join();
-  for (size_t r = 0; r < n; ++r)
-    if (created[r]) ::unlink(paths[r].c_str());  // only files this run created
-  if (spawn_failed) std::rethrow_exception(spawn_failed);
-  for (auto& e : failed)
-    if (e) std::rethrow_exception(e);
+  remove_created();
   for (size_t r = 0; r < n; ++r)
     if (errs[r])
       throw IoError(errs[r], ops[r] + " (raw write baseline)", paths[r],

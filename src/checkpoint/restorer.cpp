@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <exception>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -18,6 +16,7 @@
 #include "checkpoint/chunker.hpp"
 #include "checkpoint/shard_format.hpp"
 #include "core/clock.hpp"
+#include "core/threads.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -232,19 +231,9 @@ RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t
   RestoreResult res;
   res.ranks.resize(paths.size());
   int64_t t0 = now_ns();
-  std::vector<std::jthread> th;
-  std::vector<std::exception_ptr> failed(paths.size());  // std::bad_alloc: rethrown here, after the join
-  for (size_t i = 0; i < paths.size(); ++i)
-    th.emplace_back([&, i] {
-      try {
-        restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), res.ranks[i]);
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
-    });
-  for (auto& t : th) t.join();
-  for (auto& e : failed)
-    if (e) std::rethrow_exception(e);
+  run_threads(paths.size(), [&](size_t i) {  // std::bad_alloc and the like are rethrown here
+    restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), res.ranks[i]);
+  });
   res.wall_ns = now_ns() - t0;
   res.ok = true;
   for (const auto& r : res.ranks) {

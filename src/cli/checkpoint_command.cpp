@@ -6,11 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include <boost/scope_exit.hpp>
 
@@ -33,6 +31,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
+#include "core/threads.hpp"
 #include "core/units.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
@@ -348,24 +347,14 @@ int cmd_checkpoint(const CommandContext& ctx) {
   states.reserve(d.state.ranks.size());
   {
     std::vector<std::unique_ptr<ResidentState>> tmp(d.state.ranks.size());
-    std::vector<std::exception_ptr> failed(tmp.size());  // e.g. std::bad_alloc: rethrown here, after the join
-    std::vector<std::jthread> th;
-    for (size_t i = 0; i < tmp.size(); ++i)
-      th.emplace_back([&, i] {
-        try {
-          tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i,
-                                                   content == StateContent::tensors, o.io.huge_pages);
-          if (content != StateContent::tensors)
-            tmp[i]->overwrite([&](uint8_t* dst, size_t len, size_t region) {
-              fill_state_content(content, (seed * 1000003 + i) * 16 + region, dst, len);
-            });
-        } catch (...) {
-          failed[i] = std::current_exception();
-        }
-      });
-    for (auto& t : th) t.join();
-    for (auto& e : failed)
-      if (e) std::rethrow_exception(e);
+    run_threads(tmp.size(), [&](size_t i) {  // std::bad_alloc and the like reach main (exit 1)
+      tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i,
+                                               content == StateContent::tensors, o.io.huge_pages);
+      if (content != StateContent::tensors)
+        tmp[i]->overwrite([&](uint8_t* dst, size_t len, size_t region) {
+          fill_state_content(content, (seed * 1000003 + i) * 16 + region, dst, len);
+        });
+    });
     for (auto& p : tmp) states.push_back(std::move(*p));
   }
   for (const auto& s : states) {
