@@ -11,6 +11,7 @@
 
 #include "checkpoint/byte_group.hpp"
 #include "core/clock.hpp"
+#include "core/xxh3.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -67,15 +68,21 @@ void PiecePool::compress(Slot& s, Worker& w) {
   const PieceJob& j = s.job;
   const uint8_t* src = nullptr;
   Span sp = state_.span(j.offset, j.len);
+  // The checksums are taken after compressing, while the piece and its frame are still in this
+  // core's cache: 0.056 s of CPU per GiB against 0.071 s when the piece was hashed first (the
+  // hash then pays for reading it from memory; 1 GiB state, zstd:1, 2 workers, 3 runs each, ad
+  // hoc program calling save_shard on this project's 2-vCPU VM).
   if (!byte_group_ && sp.len == j.len) {
     src = sp.data;  // contiguous in memory: compressed in place
   } else {
     state_.copy_out(j.offset, j.len, w.scratch.data());  // crosses a cyclic window's wrap, or grouped
     src = w.scratch.data();
-    if (byte_group_) {
-      group_bytes(w.scratch.data(), j.len, j.elem, w.grouped.data());
-      src = w.grouped.data();
-    }
+  }
+  const uint8_t* logical = src;  // before byte grouping
+  int64_t hashed = 0;
+  if (byte_group_) {
+    group_bytes(w.scratch.data(), j.len, j.elem, w.grouped.data());
+    src = w.grouped.data();
   }
   size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx*>(w.cctx), s.out.get(), s.out_cap, src, j.len);
   if (ZSTD_isError(r)) {
@@ -84,8 +91,13 @@ void PiecePool::compress(Slot& s, Worker& w) {
   } else {
     s.error.clear();
     s.out_len = r;
+    const int64_t h1 = thread_cpu_ns();
+    s.xxh3_logical = XXH3_64bits(logical, j.len);
+    s.xxh3_stored = XXH3_64bits(s.out.get(), r);
+    hashed += thread_cpu_ns() - h1;
   }
-  w.busy_ns += thread_cpu_ns() - t0;
+  w.hash_ns += hashed;
+  w.busy_ns += thread_cpu_ns() - t0 - hashed;
   ++w.pieces;
 }
 
@@ -137,6 +149,8 @@ PiecePool::Frame PiecePool::take(int64_t& waited_ns) {
   if (f.error.empty()) {
     f.data = s.out.get();
     f.len = s.out_len;
+    f.xxh3_logical = s.xxh3_logical;
+    f.xxh3_stored = s.xxh3_stored;
   }
   return f;
 }
@@ -156,6 +170,13 @@ int64_t PiecePool::busy_ns() const {
   std::lock_guard<std::mutex> lk(mu_);
   int64_t t = 0;
   for (const auto& w : workers_) t += w->busy_ns;
+  return t;
+}
+
+int64_t PiecePool::hash_ns() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  int64_t t = 0;
+  for (const auto& w : workers_) t += w->hash_ns;
   return t;
 }
 

@@ -52,11 +52,14 @@ class PiecePool {
   /// Queues the next piece. The caller keeps submitted - released <= window().
   void submit(const PieceJob& job);
 
-  /// The oldest submitted, unreleased piece's zstd frame, once compressed. `error` is zstd's
-  /// error name when it failed (data/len then empty). `data` stays valid until release().
+  /// The oldest submitted, unreleased piece's zstd frame, once compressed, with the XXH3-64 of
+  /// the piece's logical bytes (before byte grouping) and of the frame, computed by the worker
+  /// that compressed it (shard_format.hpp, kFlagPieceHashes). `error` is zstd's error name when
+  /// it failed (data/len then empty). `data` stays valid until release().
   struct Frame {
     const uint8_t* data = nullptr;
     size_t len = 0;
+    uint64_t xxh3_logical = 0, xxh3_stored = 0;
     std::string error;
   };
   /// Waits for it; adds the time blocked to `waited_ns`.
@@ -68,6 +71,8 @@ class PiecePool {
   /// CPU nanoseconds the workers spent compressing (and grouping), summed over workers
   /// (CLOCK_THREAD_CPUTIME_ID: time a worker waited for a CPU does not count as busy).
   int64_t busy_ns() const;
+  /// CPU nanoseconds the workers spent computing the pieces' checksums, summed over workers.
+  int64_t hash_ns() const;
   /// Workers that compressed at least one piece.
   int workers_used() const;
 
@@ -80,12 +85,13 @@ class PiecePool {
     // (ad hoc program driving PiecePool, 3 runs each, this project's 2-vCPU VM).
     IoMemory out;
     size_t out_cap = 0, out_len = 0;
+    uint64_t xxh3_logical = 0, xxh3_stored = 0;
     std::string error;
   };
   struct Worker {
     void* cctx = nullptr;
     std::vector<uint8_t> scratch, grouped;
-    int64_t busy_ns = 0;
+    int64_t busy_ns = 0, hash_ns = 0;
     uint64_t pieces = 0;
   };
   void compress(Slot& s, Worker& w);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 #include <cstring>
 #include <zstd.h>
 
@@ -20,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
+#include "core/xxh3.hpp"
 #include "engine/uring_reader.hpp"
 
 namespace ioprobe::checkpoint {
@@ -101,11 +101,16 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
   shape.bytes = t.logical_bytes;
   res.chunks_total = index.size();
   const bool zstd = t.codec == 1, grouped = t.flags & kFlagByteGrouped;
+  // Version 3: a chunk's checksums are of its pieces' checksums, each piece one frame
+  // (shard_format.hpp); the stored bytes are hashed frame by frame as zstd consumes them.
+  const bool piece_hashes = zstd && (t.flags & kFlagPieceHashes);
+  std::vector<uint64_t> pieces_logical, pieces_stored;
   const size_t piece_max = t.piece_bytes ? t.piece_bytes : kPieceBytes;
   std::vector<uint8_t> out(piece_max), ug(grouped ? piece_max : 0);
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   XXH3_state_t* hs = XXH3_createState();
   XXH3_state_t* hl = XXH3_createState();
+  XXH3_state_t* hf = XXH3_createState();  // the current frame's stored bytes (piece_hashes)
   // The chunks' stored bytes lie back to back from offset 0 to the metadata: one stream, read
   // ahead by the reader; a chunk the index places elsewhere is corrupt.
   const uint64_t data_end = index.empty() ? 0 : index.back().stored_offset + index.back().stored_len;
@@ -133,6 +138,9 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
     }
     XXH3_64bits_reset(hs);
     XXH3_64bits_reset(hl);
+    XXH3_64bits_reset(hf);
+    pieces_logical.clear();
+    pieces_stored.clear();
     ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
     uint64_t left = e.stored_len;
     ZSTD_inBuffer in{nullptr, 0, 0};
@@ -150,7 +158,7 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
         blk_pos = 0;
       }
       size_t k = static_cast<size_t>(std::min<uint64_t>(blk_len - blk_pos, left));
-      XXH3_64bits_update(hs, blk + blk_pos, k);
+      if (!piece_hashes) XXH3_64bits_update(hs, blk + blk_pos, k);
       in = ZSTD_inBuffer{blk + blk_pos, k, 0};
       blk_pos += k;
       res.stored_bytes += k;
@@ -162,6 +170,18 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
       if (!res.error.empty()) return;
       size_t got = 0;
       int64_t d0 = now_ns();
+      size_t zr = 1;  // ZSTD_decompressStream's last return; 0 = its frame is complete
+      // One decompression step into `ob`; the input it consumed joins the frame's checksum.
+      auto step = [&](ZSTD_outBuffer& ob) {
+        const size_t before = in.pos;
+        zr = ZSTD_decompressStream(dctx, &ob, &in);
+        if (ZSTD_isError(zr)) {
+          chunk_err(fmt::format("zstd cannot decode it ({}): the data is corrupt", ZSTD_getErrorName(zr)));
+          return false;
+        }
+        if (piece_hashes) XXH3_64bits_update(hf, static_cast<const uint8_t*>(in.src) + before, in.pos - before);
+        return true;
+      };
       while (got < len) {
         if (!refill()) {
           if (res.error.empty()) chunk_err("stored data ends early");
@@ -169,11 +189,7 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
         }
         if (zstd) {
           ZSTD_outBuffer ob{out.data(), len, got};
-          size_t r = ZSTD_decompressStream(dctx, &ob, &in);
-          if (ZSTD_isError(r)) {
-            chunk_err(fmt::format("zstd cannot decode it ({}): the data is corrupt", ZSTD_getErrorName(r)));
-            return;
-          }
+          if (!step(ob)) return;
           got = ob.pos;
         } else {
           size_t k = std::min(len - got, in.size - in.pos);
@@ -187,11 +203,31 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
         ungroup_bytes(out.data(), len, elem, ug.data());
         logical = ug.data();
       }
-      XXH3_64bits_update(hl, logical, len);
+      if (piece_hashes) {
+        while (zr != 0) {  // the frame's end after its last output byte (last block, epilogue)
+          if (!refill()) {
+            if (res.error.empty()) chunk_err("stored data ends early");
+            return;
+          }
+          uint8_t dummy[64];
+          ZSTD_outBuffer ob{dummy, sizeof(dummy), 0};
+          if (!step(ob)) return;
+          if (ob.pos) {
+            chunk_err("a zstd frame holds more than its piece");
+            return;
+          }
+        }
+        pieces_logical.push_back(XXH3_64bits(logical, len));
+        pieces_stored.push_back(XXH3_64bits_digest(hf));
+        XXH3_64bits_reset(hf);
+      } else {
+        XXH3_64bits_update(hl, logical, len);
+      }
       res.decompress_ns += now_ns() - d0;
     });
     if (!res.error.empty()) break;
-    while (left > 0 || in.pos < in.size) {  // rest of the frame (epilogue) or stray bytes
+    if (piece_hashes && (left > 0 || in.pos < in.size)) chunk_err("stray bytes after the chunk's last zstd frame");
+    while (res.error.empty() && (left > 0 || in.pos < in.size)) {  // rest of the frame (epilogue) or stray bytes
       if (!refill()) break;
       if (!zstd) {
         chunk_err("more stored bytes than logical bytes");
@@ -210,7 +246,8 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
       }
     }
     if (!res.error.empty()) break;
-    uint64_t gs = XXH3_64bits_digest(hs), gl = XXH3_64bits_digest(hl);
+    const uint64_t gs = piece_hashes ? combine_piece_hashes(pieces_stored) : XXH3_64bits_digest(hs);
+    const uint64_t gl = piece_hashes ? combine_piece_hashes(pieces_logical) : XXH3_64bits_digest(hl);
     if (gs != e.xxh3_stored) chunk_err(fmt::format("stored-bytes checksum mismatch (xxh3 {:016x}, index says {:016x})", gs, e.xxh3_stored));
     else if (gl != e.xxh3_logical) chunk_err(fmt::format("logical checksum mismatch (xxh3 {:016x}, index says {:016x})", gl, e.xxh3_logical));
     else {
@@ -221,6 +258,7 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
   ZSTD_freeDCtx(dctx);
   XXH3_freeState(hs);
   XXH3_freeState(hl);
+  XXH3_freeState(hf);
   res.total_ns = now_ns() - t0;
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }

@@ -3,7 +3,8 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <xxhash.h>
+
+#include "core/xxh3.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -52,6 +53,13 @@ std::vector<uint8_t> encode_metadata(const std::vector<Region>& regions, const s
   return v;
 }
 
+uint64_t combine_piece_hashes(const std::vector<uint64_t>& piece_hashes) {
+  std::vector<uint8_t> v;
+  v.reserve(piece_hashes.size() * 8);
+  for (uint64_t h : piece_hashes) put64(v, h);
+  return XXH3_64bits(v.data(), v.size());
+}
+
 bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
   if (std::memcmp(p, kShardMagic, 8) != 0) {
     why = "no ioprobe checkpoint trailer (magic IOPCKPT1) at the end of the file";
@@ -74,6 +82,11 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
   }
   if (t.version < 2 && (t.flags & kFlagFramePerPiece)) {
     why = fmt::format("shard format version {} with flags {:#x}: one zstd frame per piece needs version 2", t.version, t.flags);
+    return false;
+  }
+  if ((t.flags & kFlagPieceHashes) && (t.version < 3 || !(t.flags & kFlagFramePerPiece) || t.codec != 1)) {
+    why = fmt::format("shard format version {}, codec {}, flags {:#x}: piece checksums need version 3 and one zstd "
+                      "frame per piece", t.version, t.codec, t.flags);
     return false;
   }
   return true;

@@ -12,8 +12,14 @@
 // then one zstd frame per piece (chunker.hpp's for_each_piece with trailer.piece_bytes), frames
 // back to back; without the flag it is one frame per chunk (zstd's own pool; all of version 1).
 // A reader decodes both the same way (concatenated frames are one zstd stream); the flag records
-// the layout so that frames can be found and decoded independently. Versions 1 and 2 are read;
-// any other version is refused with its number.
+// the layout so that frames can be found and decoded independently.
+//
+// Version 3 adds kFlagPieceHashes (with kFlagFramePerPiece): a chunk's two checksums are then
+// XXH3-64 of its pieces' XXH3-64 values (8 bytes each, little-endian, in piece order) -- of each
+// piece's logical bytes, and of each piece's stored frame -- so the compression workers hash the
+// piece they just compressed while it is still in their cache, in parallel, instead of one thread
+// hashing the whole chunk from memory afterwards (combine_piece_hashes). Without the flag a
+// chunk's checksums cover its bytes directly. Versions 1 to 3 are read; any other is refused.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +31,11 @@
 namespace ioprobe::checkpoint {
 
 constexpr char kShardMagic[8] = {'I', 'O', 'P', 'C', 'K', 'P', 'T', '1'};
-constexpr uint32_t kShardVersion = 2;        // written
+constexpr uint32_t kShardVersion = 3;        // written
 constexpr uint32_t kShardOldestVersion = 1;  // oldest read
 constexpr uint32_t kFlagByteGrouped = 1;
 constexpr uint32_t kFlagFramePerPiece = 2;  // version >= 2: one zstd frame per piece, not per chunk
+constexpr uint32_t kFlagPieceHashes = 4;    // version >= 3, with kFlagFramePerPiece: checksums of piece checksums
 
 struct IndexEntry {
   uint64_t logical_offset = 0, logical_len = 0;
@@ -49,6 +56,10 @@ struct Trailer {
 };
 
 constexpr uint64_t kTrailerBytes = 64;
+
+/// A chunk's checksum under kFlagPieceHashes: XXH3-64 of `piece_hashes` (each XXH3-64 of one
+/// piece's logical bytes or of its stored frame) as 8-byte little-endian values in piece order.
+uint64_t combine_piece_hashes(const std::vector<uint64_t>& piece_hashes);
 
 /// Serialises regions + index + trailer (trailer.meta_xxh3 is computed here).
 std::vector<uint8_t> encode_metadata(const std::vector<Region>& regions, const std::vector<IndexEntry>& index,

@@ -1,6 +1,5 @@
 #include "checkpoint/shard_writer.hpp"
 
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +16,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/xxh3.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -55,16 +55,6 @@ std::vector<Piece> pieces_of(const ResidentState& state, const Chunk& c) {
   for_each_piece(state.rank(), c.offset, c.len, kPieceBytes,
                  [&](uint64_t o, size_t n, uint32_t el) { pieces.push_back({o, n, el}); });
   return pieces;
-}
-
-// Logical bytes [off, off + len) into the hash, span by span (no copy).
-void hash_logical(const ResidentState& state, XXH3_state_t* h, uint64_t off, size_t len) {
-  for (uint64_t o = off; o < off + len;) {
-    Span s = state.span(o, static_cast<size_t>(off + len - o));
-    if (s.len == 0) break;
-    XXH3_64bits_update(h, s.data, s.len);
-    o += s.len;
-  }
 }
 
 // Uncompressed (zero-copy where the writer can), byte-grouped and/or zstd's own pool with one
@@ -166,7 +156,8 @@ int write_streamed(ShardJob& j) {
 }
 
 // Compressed with ioprobe's own threads (piece_pool.hpp): pieces of all chunks go through the
-// pool's window in order; this thread hashes, appends the frames and closes chunk index entries.
+// pool's window in order; the workers take each piece's checksums, this thread appends the frames
+// and closes chunk index entries.
 int write_pooled(ShardJob& j) {
   const SaveOptions& opts = j.opts;
   RankSaveResult& res = j.res;
@@ -194,7 +185,8 @@ int write_pooled(ShardJob& j) {
     }
     return false;
   };
-  Hashers h;
+  // Checksums of the chunk's pieces, taken by the workers (shard_format.hpp, kFlagPieceHashes).
+  std::vector<uint64_t> piece_logical, piece_stored;
   IndexEntry e;
   int rc = 0;
   const int64_t t0 = now_ns();
@@ -225,21 +217,19 @@ int write_pooled(ShardJob& j) {
       e.logical_offset = c.offset;
       e.logical_len = c.len;
       e.stored_offset = w.bytes_queued();
-      XXH3_64bits_reset(h.logical);
-      XXH3_64bits_reset(h.stored);
+      piece_logical.clear();
+      piece_stored.clear();
     }
-    int64_t s0 = now_ns();
-    hash_logical(j.state, h.logical, r.p.off, r.p.len);
-    XXH3_64bits_update(h.stored, f.data, f.len);
-    res.stage_ns += now_ns() - s0;
+    piece_logical.push_back(f.xxh3_logical);
+    piece_stored.push_back(f.xxh3_stored);
     rc = w.append(f.data, f.len);
     pool.release();
     ++res.frames;
     if (rc != 0) break;
     if (r.last) {
       e.stored_len = w.bytes_queued() - e.stored_offset;
-      e.xxh3_logical = XXH3_64bits_digest(h.logical);
-      e.xxh3_stored = XXH3_64bits_digest(h.stored);
+      e.xxh3_logical = combine_piece_hashes(piece_logical);
+      e.xxh3_stored = combine_piece_hashes(piece_stored);
       j.index.push_back(e);
       res.logical_bytes += c.len;
       ++res.chunks_done;
@@ -247,6 +237,7 @@ int write_pooled(ShardJob& j) {
   }
   res.compress_active_ns = now_ns() - t0;
   res.compress_busy_ns = pool.busy_ns();
+  res.checksum_cpu_ns = pool.hash_ns();
   res.compress_workers_used = pool.workers_used();
   return rc;
 }
@@ -297,7 +288,7 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
   if (rc == 0 && !res.interrupted) {
     Trailer t;
     t.codec = opts.compress.enabled ? 1 : 0;
-    t.flags = (opts.byte_group ? kFlagByteGrouped : 0) | (pooled ? kFlagFramePerPiece : 0);
+    t.flags = (opts.byte_group ? kFlagByteGrouped : 0) | (pooled ? kFlagFramePerPiece | kFlagPieceHashes : 0);
     t.piece_bytes = static_cast<uint32_t>(kPieceBytes);
     t.logical_bytes = state.bytes();
     t.meta_offset = w->bytes_queued();

@@ -39,12 +39,14 @@ struct RankSaveResult {
   uint64_t written_bytes = 0;   // bytes the kernel completed
   uint64_t zero_copy_bytes = 0; // of those, written straight from the state's memory (no staging copy)
   uint64_t chunks_done = 0, chunks_total = 0;
-  int64_t stage_ns = 0;         // copying state into I/O or grouping buffers
+  int64_t stage_ns = 0;         // copying state into I/O or grouping buffers, and checksums taken on the
+                                // rank's thread (kIoprobe: none; the workers take them, checksum_cpu_ns)
   int64_t compress_ns = 0;      // kZstd: inside ZSTD_compressStream2 (includes waiting for zstd's workers);
                                 // kIoprobe: blocked waiting for the next compressed piece (+ inline compression)
   int64_t compress_busy_ns = 0;   // kIoprobe: CPU time the workers spent compressing, summed over workers
   int64_t compress_active_ns = 0; // kIoprobe: first piece submitted .. last piece taken (wall)
   int compress_workers_used = 0;  // kIoprobe: workers that compressed at least one piece
+  int64_t checksum_cpu_ns = 0;    // kIoprobe: CPU time the workers spent on the pieces' XXH3 checksums, summed
   uint64_t frames = 0;            // zstd frames written
   int64_t write_wait_ns = 0;    // blocked waiting for the device (no free buffer, final flush)
   int64_t fsync_ns = 0;

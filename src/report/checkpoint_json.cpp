@@ -68,6 +68,7 @@ json checkpoint_json(const CheckpointRunData& d) {
   int64_t stage = 0, comp = 0, wait = 0, fsync = 0;
   double busy_sum = 0;  // ioprobe pool: mean busy workers, summed over ranks
   int used_min = -1;
+  int64_t checksum_max = 0;  // ioprobe pool: the workers' checksum CPU time, max over ranks
   for (size_t i = 0; i < s.ranks.size(); ++i) {
     const auto& r = s.ranks[i];
     uint64_t disk = i < d.file_bytes.size() ? d.file_bytes[i] : r.stored_bytes;
@@ -86,6 +87,8 @@ json checkpoint_json(const CheckpointRunData& d) {
       ranks.back()["compress_busy_s"] = sec(r.compress_busy_ns);
       ranks.back()["compress_workers_busy_mean"] = b;
       ranks.back()["compress_workers_used"] = r.compress_workers_used;
+      ranks.back()["checksum_cpu_s"] = sec(r.checksum_cpu_ns);  // the workers' XXH3 of pieces and frames
+      checksum_max = std::max(checksum_max, r.checksum_cpu_ns);
       busy_sum += b;
       used_min = used_min < 0 ? r.compress_workers_used : std::min(used_min, r.compress_workers_used);
     }
@@ -124,7 +127,8 @@ json checkpoint_json(const CheckpointRunData& d) {
   if (used_min >= 0 && !s.ranks.empty()) {
     save["compression"] = {{"pool", "ioprobe"}, {"workers_per_rank", d.opts.compress_threads},
                            {"workers_busy_mean_per_rank", busy_sum / static_cast<double>(s.ranks.size())},
-                           {"workers_used_min_over_ranks", used_min}};
+                           {"workers_used_min_over_ranks", used_min},
+                           {"checksum_cpu_s_max_over_ranks", sec(checksum_max)}};
   }
   if (!s.failure.empty()) save["failure"] = escape_bytes(s.failure);
   if (d.async) {

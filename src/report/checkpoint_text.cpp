@@ -128,10 +128,11 @@ std::string render_checkpoint_text(const json& doc) {
   if (sv.contains("compression")) {
     const json& z = sv.at("compression");
     o += fmt::format("  compression workers busy (measured: their CPU time in zstd / wall): {:.2f} of {} per rank on average; "
-                     "{} used{}\n",
+                     "{} used{}; checksums (xxh3 of each piece and frame) {:.3f} s of their CPU (max over ranks)\n",
                      z.at("workers_busy_mean_per_rank").get<double>(), z.at("workers_per_rank").get<int>(),
                      z.at("workers_used_min_over_ranks").get<int>(),
-                     z.at("workers_per_rank").get<int>() == 0 ? " (compressing in the rank's own thread)" : "");
+                     z.at("workers_per_rank").get<int>() == 0 ? " (compressing in the rank's own thread)" : "",
+                     z.value("checksum_cpu_s_max_over_ranks", 0.0));
   }
   o += fmt::format("  CPU user {:.2f} s + sys {:.2f} s over {:.2f} s wall = {:.2f} cores busy\n", sv.at("user_cpu_s").get<double>(),
                    sv.at("sys_cpu_s").get<double>(), sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "checkpoint/chunker.hpp"
@@ -18,7 +19,9 @@
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
+#include "checkpoint/state_spec.hpp"
 #include "core/error.hpp"
+#include "core/xxh3.hpp"
 #include "engine/uring_reader.hpp"
 #include "engine/uring_writer.hpp"
 #include "temp_dir.hpp"
@@ -108,13 +111,14 @@ TEST_CASE("ioprobe's compression pool: one zstd frame per piece, restored and ve
   }
 }
 
-TEST_CASE("shard versions: 1 and 2 are read, others refused naming the version", "[checkpoint]") {
+TEST_CASE("shard versions: 1 to 3 are read, others refused naming the version", "[checkpoint]") {
   std::vector<Region> regions;
   std::vector<IndexEntry> index;
-  auto trailer_of = [&](uint32_t version, uint32_t flags) {
+  auto trailer_of = [&](uint32_t version, uint32_t flags, uint32_t codec = 1) {
     Trailer t;
     t.version = version;
     t.flags = flags;
+    t.codec = codec;
     std::vector<uint8_t> v = encode_metadata(regions, index, t);
     return std::vector<uint8_t>(v.end() - kTrailerBytes, v.end());
   };
@@ -122,12 +126,117 @@ TEST_CASE("shard versions: 1 and 2 are read, others refused naming the version",
   std::string why;
   CHECK(decode_trailer(trailer_of(1, 0).data(), t, why));
   CHECK(decode_trailer(trailer_of(2, kFlagFramePerPiece).data(), t, why));
-  CHECK_FALSE(decode_trailer(trailer_of(3, 0).data(), t, why));
-  CHECK(why.find("version 3 is unknown") != std::string::npos);
-  CHECK(why.find("versions 1 to 2") != std::string::npos);
+  CHECK(decode_trailer(trailer_of(3, kFlagFramePerPiece | kFlagPieceHashes).data(), t, why));
+  CHECK(decode_trailer(trailer_of(3, 0, 0).data(), t, why));
+  CHECK_FALSE(decode_trailer(trailer_of(4, 0).data(), t, why));
+  CHECK(why.find("version 4 is unknown") != std::string::npos);
+  CHECK(why.find("versions 1 to 3") != std::string::npos);
   CHECK_FALSE(decode_trailer(trailer_of(0, 0).data(), t, why));
   CHECK_FALSE(decode_trailer(trailer_of(1, kFlagFramePerPiece).data(), t, why));
   CHECK(why.find("needs version 2") != std::string::npos);
+  // Piece checksums: only in version 3, only with one zstd frame per piece.
+  for (auto [version, flags, codec] : {std::tuple{2u, kFlagFramePerPiece | kFlagPieceHashes, 1u},
+                                       std::tuple{3u, kFlagPieceHashes, 1u},
+                                       std::tuple{3u, kFlagFramePerPiece | kFlagPieceHashes, 0u}}) {
+    INFO("version " << version << " flags " << flags << " codec " << codec);
+    why.clear();
+    CHECK_FALSE(decode_trailer(trailer_of(version, flags, codec).data(), t, why));
+    CHECK(why.find("piece checksums need version 3") != std::string::npos);
+  }
+}
+
+TEST_CASE("version 3: a chunk's checksums are XXH3 of its pieces' and frames' XXH3, as documented", "[checkpoint][io]") {
+  // Recomputed here from the file and the state alone, without the writer's or restorer's code:
+  // each frame found with ZSTD_findFrameCompressedSize, each piece cut by for_each_piece.
+  TempDir d;
+  const uint64_t bytes = 21000017;  // several regions, pieces, chunks, a short last piece
+  StateSpec s = state_from_size(bytes, 1);
+  std::vector<ResidentState> states;
+  states.emplace_back(s.ranks[0], UINT64_MAX, 9);
+  SaveOptions o;
+  o.chunk_bytes = 9000001;
+  o.compress = parse_compression("zstd:1");
+  o.compress_threads = 2;
+  o.io.io_size = 256 * 1024;
+  SaveResult r = save_checkpoint(states, d.path, o, false, nullptr);
+  REQUIRE(r.ok);
+  CHECK(r.ranks[0].checksum_cpu_ns > 0);
+  std::vector<uint8_t> file = read_all(r.final_paths[0]);
+  Trailer t;
+  std::string why;
+  REQUIRE(decode_trailer(file.data() + file.size() - kTrailerBytes, t, why));
+  CHECK(t.version == 3);
+  CHECK((t.flags & kFlagPieceHashes) != 0);
+  std::vector<uint8_t> meta(file.begin() + static_cast<std::ptrdiff_t>(t.meta_offset), file.end() - kTrailerBytes);
+  std::vector<Region> regions;
+  std::vector<IndexEntry> index;
+  REQUIRE(decode_metadata(meta, t, regions, index, why));
+  REQUIRE(index.size() == make_chunks(bytes, o.chunk_bytes).size());
+  std::vector<uint8_t> logical(kPieceBytes);
+  for (const IndexEntry& e : index) {
+    std::vector<uint64_t> lh, sh;
+    for_each_piece(s.ranks[0], e.logical_offset, e.logical_len, kPieceBytes, [&](uint64_t off, size_t len, uint32_t) {
+      states[0].copy_out(off, len, logical.data());
+      lh.push_back(XXH3_64bits(logical.data(), len));
+    });
+    for (uint64_t at = e.stored_offset; at < e.stored_offset + e.stored_len;) {
+      size_t f = ZSTD_findFrameCompressedSize(file.data() + at, e.stored_offset + e.stored_len - at);
+      REQUIRE_FALSE(ZSTD_isError(f));
+      sh.push_back(XXH3_64bits(file.data() + at, f));
+      at += f;
+    }
+    CHECK(sh.size() == lh.size());  // one frame per piece
+    std::vector<uint8_t> le;
+    for (uint64_t h : lh)
+      for (int b = 0; b < 8; ++b) le.push_back(static_cast<uint8_t>(h >> (8 * b)));
+    CHECK(e.xxh3_logical == XXH3_64bits(le.data(), le.size()));
+    CHECK(e.xxh3_logical == combine_piece_hashes(lh));
+    CHECK(e.xxh3_stored == combine_piece_hashes(sh));
+  }
+}
+
+TEST_CASE("version 3: a byte flipped anywhere in the stored frames is caught at restore", "[checkpoint][io]") {
+  TempDir d;
+  StateSpec s = state_from_size(9000007, 1);
+  std::vector<ResidentState> states;
+  states.emplace_back(s.ranks[0], UINT64_MAX, 4);
+  SaveOptions o;
+  o.compress = parse_compression("zstd:1");
+  o.compress_threads = 2;
+  o.io.io_size = 256 * 1024;
+  SaveResult r = save_checkpoint(states, d.path, o, false, nullptr);
+  REQUIRE(r.ok);
+  const std::string path = r.final_paths[0];
+  std::vector<uint8_t> good = read_all(path);
+  Trailer t;
+  std::string why;
+  REQUIRE(decode_trailer(good.data() + good.size() - kTrailerBytes, t, why));
+  // Frame headers, block headers, the middle, each frame's last bytes, the very last stored byte.
+  std::vector<uint64_t> at = {0, 1, 4, 5, 6, 9, 100, t.meta_offset / 2, t.meta_offset - 1};
+  for (uint64_t p = 0; p < t.meta_offset;) {
+    size_t f = ZSTD_findFrameCompressedSize(good.data() + p, t.meta_offset - p);
+    REQUIRE_FALSE(ZSTD_isError(f));
+    p += f;
+    at.push_back(p - 1);
+    at.push_back(p - 3);
+    if (p < t.meta_offset) at.push_back(p);
+  }
+  for (uint64_t off : at) {
+    INFO("byte " << off << " flipped");
+    std::vector<uint8_t> bad = good;
+    bad[off] ^= 0x40;
+    {
+      std::filesystem::remove(path);
+      int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
+      REQUIRE(fd >= 0);
+      REQUIRE(::write(fd, bad.data(), bad.size()) == static_cast<ssize_t>(bad.size()));
+      ::close(fd);
+    }
+    RestoreResult rs = restore_checkpoint({path}, 1 << 20);
+    CHECK_FALSE(rs.ok);
+    CHECK(rs.ranks[0].corrupt);
+    CHECK(rs.ranks[0].error.find("chunk") != std::string::npos);
+  }
 }
 
 TEST_CASE("append_stable writes aligned memory without copying and any other bytes correctly", "[io]") {
