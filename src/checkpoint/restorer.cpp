@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <cstring>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <memory>
@@ -13,6 +14,8 @@
 
 #include "checkpoint/byte_group.hpp"
 #include "checkpoint/chunker.hpp"
+#include "checkpoint/decode_pool.hpp"
+#include "checkpoint/piece_pool.hpp"
 #include "checkpoint/shard_format.hpp"
 #include "core/clock.hpp"
 #include "core/threads.hpp"
@@ -52,7 +55,7 @@ struct Fd {
   }
 };
 
-void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res) {
+void restore_one(const std::string& path, uint64_t block, int decode_threads, RankRestoreResult& res) {
   res.path = path;
   {
     // Cold cache: make pages clean, then drop them (untimed). O_DIRECT reads bypass the cache
@@ -101,16 +104,22 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
   shape.bytes = t.logical_bytes;
   res.chunks_total = index.size();
   const bool zstd = t.codec == 1, grouped = t.flags & kFlagByteGrouped;
-  // Version 3: a chunk's checksums are of its pieces' checksums, each piece one frame
-  // (shard_format.hpp); the stored bytes are hashed frame by frame as zstd consumes them.
+  // Version 3: one frame per piece and a chunk's checksums of its pieces' checksums
+  // (shard_format.hpp): the frames are decoded and checksummed in parallel (decode_pool.hpp).
   const bool piece_hashes = zstd && (t.flags & kFlagPieceHashes);
-  std::vector<uint64_t> pieces_logical, pieces_stored;
   const size_t piece_max = t.piece_bytes ? t.piece_bytes : kPieceBytes;
-  std::vector<uint8_t> out(piece_max), ug(grouped ? piece_max : 0);
+  std::vector<uint8_t> out(piece_hashes ? 0 : piece_max), ug(grouped && !piece_hashes ? piece_max : 0);
+  std::unique_ptr<DecodePool> pool;
+  const size_t frame_max = ZSTD_compressBound(piece_max);
+  if (piece_hashes) {
+    pool = std::make_unique<DecodePool>(decode_threads, frame_max, piece_max, grouped);
+    res.decode_threads = decode_threads;
+  }
+  std::vector<uint8_t> carry(piece_hashes ? frame_max : 0);  // bytes read past a frame: the next frame's start
+  size_t carry_len = 0;
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   XXH3_state_t* hs = XXH3_createState();
   XXH3_state_t* hl = XXH3_createState();
-  XXH3_state_t* hf = XXH3_createState();  // the current frame's stored bytes (piece_hashes)
   // The chunks' stored bytes lie back to back from offset 0 to the metadata: one stream, read
   // ahead by the reader; a chunk the index places elsewhere is corrupt.
   const uint64_t data_end = index.empty() ? 0 : index.back().stored_offset + index.back().stored_len;
@@ -132,20 +141,14 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
                               ci, index.size(), e.stored_offset, e.stored_offset + e.stored_len, e.logical_offset,
                               e.logical_offset + e.logical_len, w);
     };
-    if (e.stored_offset != pos) {
+    if (e.stored_offset != pos) {  // (no bytes are carried over a chunk's end: see below)
       chunk_err(fmt::format("the index places it at offset {}, the previous chunk ended at {}", e.stored_offset, pos));
       break;
     }
-    XXH3_64bits_reset(hs);
-    XXH3_64bits_reset(hl);
-    XXH3_64bits_reset(hf);
-    pieces_logical.clear();
-    pieces_stored.clear();
-    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-    uint64_t left = e.stored_len;
-    ZSTD_inBuffer in{nullptr, 0, 0};
-    auto refill = [&]() -> bool {
-      if (in.pos < in.size) return true;
+    uint64_t left = e.stored_len;  // this chunk's stored bytes not yet taken from the reader
+    // The next stored bytes of this chunk from the reader: a pointer into its current block and
+    // up to `max` bytes; false at the chunk's end or on a read error (then res.error is set).
+    auto next_bytes = [&](const uint8_t*& p, size_t& k, size_t max) -> bool {
       if (left == 0) return false;
       if (blk_pos == blk_len) {
         int64_t r0 = now_ns();
@@ -157,31 +160,105 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
         }
         blk_pos = 0;
       }
-      size_t k = static_cast<size_t>(std::min<uint64_t>(blk_len - blk_pos, left));
-      if (!piece_hashes) XXH3_64bits_update(hs, blk + blk_pos, k);
-      in = ZSTD_inBuffer{blk + blk_pos, k, 0};
+      k = static_cast<size_t>(std::min<uint64_t>({blk_len - blk_pos, left, max}));
+      p = blk + blk_pos;
       blk_pos += k;
       res.stored_bytes += k;
       pos += k;
       left -= k;
       return true;
     };
+
+    if (piece_hashes) {
+      // Cut the stream into frames (ZSTD_findFrameCompressedSize on what was read so far), hand
+      // each to a decoder, and combine the pieces' checksums in order as results come back.
+      std::vector<PieceJob> pieces;
+      for_each_piece(shape, e.logical_offset, e.logical_len, piece_max,
+                     [&](uint64_t off, size_t len, uint32_t elem) { pieces.push_back({off, len, elem}); });
+      std::vector<uint64_t> pl, ps;
+      size_t submitted = 0;
+      while (pl.size() < pieces.size() && res.error.empty()) {
+        while (submitted < pieces.size() && pool->in_flight() < pool->window() && !interrupted()) {
+          uint8_t* buf = pool->input();
+          size_t have = carry_len, frame = 0;
+          std::memcpy(buf, carry.data(), carry_len);
+          carry_len = 0;
+          for (;;) {
+            if (have > 0) {
+              frame = ZSTD_findFrameCompressedSize(buf, have);
+              if (!ZSTD_isError(frame)) break;
+              if (ZSTD_getErrorCode(frame) != ZSTD_error_srcSize_wrong) {
+                chunk_err(fmt::format("piece {} of the chunk: not a zstd frame ({}): the data is corrupt", submitted,
+                                      ZSTD_getErrorName(frame)));
+                break;
+              }
+              if (have == frame_max) {
+                chunk_err(fmt::format("piece {} of the chunk: no complete zstd frame within {} B, the most a piece's "
+                                      "frame takes: the data is corrupt", submitted, frame_max));
+                break;
+              }
+            }
+            const uint8_t* p = nullptr;
+            size_t k = 0;
+            if (!next_bytes(p, k, frame_max - have)) {
+              if (res.error.empty()) chunk_err(fmt::format("stored data ends inside piece {}'s zstd frame", submitted));
+              break;
+            }
+            std::memcpy(buf + have, p, k);
+            have += k;
+          }
+          if (!res.error.empty()) break;
+          carry_len = have - frame;  // read past the frame: the next frame's first bytes
+          std::memcpy(carry.data(), buf + frame, carry_len);
+          pool->submit(frame, pieces[submitted].len, pieces[submitted].elem);
+          ++submitted;
+        }
+        if (!res.error.empty()) break;
+        if (interrupted()) {
+          res.interrupted = true;
+          break;
+        }
+        DecodePool::Result r = pool->take(res.decode_wait_ns);
+        if (!r.error.empty()) {
+          chunk_err(fmt::format("piece {} of the chunk: {}", pl.size(), r.error));
+          break;
+        }
+        pl.push_back(r.xxh3_logical);
+        ps.push_back(r.xxh3_stored);
+      }
+      if (!res.error.empty() || res.interrupted) break;
+      if (carry_len > 0 || left > 0) {
+        chunk_err("stray bytes after the chunk's last zstd frame");
+        break;
+      }
+      const uint64_t gs = combine_piece_hashes(ps), gl = combine_piece_hashes(pl);
+      if (gs != e.xxh3_stored) chunk_err(fmt::format("stored-bytes checksum mismatch (xxh3 {:016x}, index says {:016x})", gs, e.xxh3_stored));
+      else if (gl != e.xxh3_logical) chunk_err(fmt::format("logical checksum mismatch (xxh3 {:016x}, index says {:016x})", gl, e.xxh3_logical));
+      else {
+        ++res.chunks_verified;
+        res.logical_bytes += e.logical_len;
+      }
+      continue;
+    }
+
+    // Versions 1-2 and uncompressed shards: one stream through this thread, hashed as read.
+    XXH3_64bits_reset(hs);
+    XXH3_64bits_reset(hl);
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+    ZSTD_inBuffer in{nullptr, 0, 0};
+    auto refill = [&]() -> bool {
+      if (in.pos < in.size) return true;
+      const uint8_t* p = nullptr;
+      size_t k = 0;
+      if (!next_bytes(p, k, SIZE_MAX)) return false;
+      XXH3_64bits_update(hs, p, k);
+      in = ZSTD_inBuffer{p, k, 0};
+      return true;
+    };
     for_each_piece(shape, e.logical_offset, e.logical_len, piece_max, [&](uint64_t, size_t len, uint32_t elem) {
       if (!res.error.empty()) return;
       size_t got = 0;
       int64_t d0 = now_ns();
-      size_t zr = 1;  // ZSTD_decompressStream's last return; 0 = its frame is complete
-      // One decompression step into `ob`; the input it consumed joins the frame's checksum.
-      auto step = [&](ZSTD_outBuffer& ob) {
-        const size_t before = in.pos;
-        zr = ZSTD_decompressStream(dctx, &ob, &in);
-        if (ZSTD_isError(zr)) {
-          chunk_err(fmt::format("zstd cannot decode it ({}): the data is corrupt", ZSTD_getErrorName(zr)));
-          return false;
-        }
-        if (piece_hashes) XXH3_64bits_update(hf, static_cast<const uint8_t*>(in.src) + before, in.pos - before);
-        return true;
-      };
       while (got < len) {
         if (!refill()) {
           if (res.error.empty()) chunk_err("stored data ends early");
@@ -189,7 +266,11 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
         }
         if (zstd) {
           ZSTD_outBuffer ob{out.data(), len, got};
-          if (!step(ob)) return;
+          size_t r = ZSTD_decompressStream(dctx, &ob, &in);
+          if (ZSTD_isError(r)) {
+            chunk_err(fmt::format("zstd cannot decode it ({}): the data is corrupt", ZSTD_getErrorName(r)));
+            return;
+          }
           got = ob.pos;
         } else {
           size_t k = std::min(len - got, in.size - in.pos);
@@ -203,31 +284,11 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
         ungroup_bytes(out.data(), len, elem, ug.data());
         logical = ug.data();
       }
-      if (piece_hashes) {
-        while (zr != 0) {  // the frame's end after its last output byte (last block, epilogue)
-          if (!refill()) {
-            if (res.error.empty()) chunk_err("stored data ends early");
-            return;
-          }
-          uint8_t dummy[64];
-          ZSTD_outBuffer ob{dummy, sizeof(dummy), 0};
-          if (!step(ob)) return;
-          if (ob.pos) {
-            chunk_err("a zstd frame holds more than its piece");
-            return;
-          }
-        }
-        pieces_logical.push_back(XXH3_64bits(logical, len));
-        pieces_stored.push_back(XXH3_64bits_digest(hf));
-        XXH3_64bits_reset(hf);
-      } else {
-        XXH3_64bits_update(hl, logical, len);
-      }
+      XXH3_64bits_update(hl, logical, len);
       res.decompress_ns += now_ns() - d0;
     });
     if (!res.error.empty()) break;
-    if (piece_hashes && (left > 0 || in.pos < in.size)) chunk_err("stray bytes after the chunk's last zstd frame");
-    while (res.error.empty() && (left > 0 || in.pos < in.size)) {  // rest of the frame (epilogue) or stray bytes
+    while (left > 0 || in.pos < in.size) {  // rest of the frame (epilogue) or stray bytes
       if (!refill()) break;
       if (!zstd) {
         chunk_err("more stored bytes than logical bytes");
@@ -246,8 +307,7 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
       }
     }
     if (!res.error.empty()) break;
-    const uint64_t gs = piece_hashes ? combine_piece_hashes(pieces_stored) : XXH3_64bits_digest(hs);
-    const uint64_t gl = piece_hashes ? combine_piece_hashes(pieces_logical) : XXH3_64bits_digest(hl);
+    uint64_t gs = XXH3_64bits_digest(hs), gl = XXH3_64bits_digest(hl);
     if (gs != e.xxh3_stored) chunk_err(fmt::format("stored-bytes checksum mismatch (xxh3 {:016x}, index says {:016x})", gs, e.xxh3_stored));
     else if (gl != e.xxh3_logical) chunk_err(fmt::format("logical checksum mismatch (xxh3 {:016x}, index says {:016x})", gl, e.xxh3_logical));
     else {
@@ -255,22 +315,22 @@ void restore_one(const std::string& path, uint64_t block, RankRestoreResult& res
       res.logical_bytes += e.logical_len;
     }
   }
+  if (pool) res.decompress_ns = pool->busy_ns();
   ZSTD_freeDCtx(dctx);
   XXH3_freeState(hs);
   XXH3_freeState(hl);
-  XXH3_freeState(hf);
   res.total_ns = now_ns() - t0;
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 }  // namespace
 
-RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes) {
+RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads) {
   RestoreResult res;
   res.ranks.resize(paths.size());
   int64_t t0 = now_ns();
   run_threads(paths.size(), [&](size_t i) {  // std::bad_alloc and the like are rethrown here
-    restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), res.ranks[i]);
+    restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), decode_threads, res.ranks[i]);
   });
   res.wall_ns = now_ns() - t0;
   res.ok = true;

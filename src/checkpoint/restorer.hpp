@@ -3,7 +3,9 @@
 // O_DIRECT (4 reads of `read_block_bytes` in flight ahead of decompression: engine/uring_reader;
 // buffered where the filesystem refuses O_DIRECT), zstd decompression (one frame per chunk or per
 // piece, shard_format.hpp), byte ungrouping, and verification of every chunk's XXH3-64 checksums
-// (stored bytes and logical bytes) against the shard's index.
+// (stored bytes and logical bytes) against the shard's index. Shards of format version 3 (one
+// frame per piece, piece checksums) are decoded by `decode_threads` workers per rank
+// (decode_pool.hpp) while the rank's thread reads; older ones by the rank's thread alone.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,9 @@ struct RankRestoreResult {
   int64_t total_ns = 0;        // open .. last chunk verified
   int64_t read_ns = 0;         // waiting for reads (io_uring completions)
   bool direct = false;         // read with O_DIRECT
-  int64_t decompress_ns = 0;   // inside zstd (and ungrouping)
+  int64_t decompress_ns = 0;   // inside zstd (and ungrouping; version 3: and checksums, summed over decoders)
+  int decode_threads = 0;      // decoders used (version 3 shards), 0 = the rank's thread alone
+  int64_t decode_wait_ns = 0;  // version 3: the rank's thread waiting for decoders
   bool interrupted = false;
   bool corrupt = false;        // a checksum mismatch or an undecodable chunk
   std::string error;           // one line, naming the file, the chunk and its byte range; empty when fine
@@ -34,8 +38,10 @@ struct RestoreResult {
   bool interrupted = false;
 };
 
-/// Restores and verifies the shard files `paths` in parallel. Never throws for I/O or data
-/// errors (see RankRestoreResult::error).
-RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes);
+/// Restores and verifies the shard files `paths` in parallel, one thread per file, each with
+/// `decode_threads` decoders for version 3 shards (0 = decode on the file's thread). Never
+/// throws for I/O or data errors (see RankRestoreResult::error); std::bad_alloc and
+/// std::system_error (a thread that cannot start) reach the caller.
+RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads = 1);
 
 }  // namespace ioprobe::checkpoint

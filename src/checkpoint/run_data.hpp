@@ -35,6 +35,7 @@ struct CheckpointRunData {
   SaveResult save;
   std::vector<uint64_t> file_bytes;      // stat of the published files (bytes on disk), per rank
   std::optional<RestoreResult> restore;
+  int restore_threads = 1;               // --restore-threads: decoders per rank (version 3 shards)
   std::vector<std::string> warnings;
 };
 

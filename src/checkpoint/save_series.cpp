@@ -65,7 +65,7 @@ SeriesResult run_save_series(std::vector<ResidentState>& states, const std::stri
       s.user_cpu_s = out.last.user_cpu_s;
       s.sys_cpu_s = out.last.sys_cpu_s;
       if (limits.restore && !interrupted()) {
-        out.last_restore = restore_checkpoint(out.last.final_paths, limits.read_block_bytes);
+        out.last_restore = restore_checkpoint(out.last.final_paths, limits.read_block_bytes, limits.restore_threads);
         const RestoreResult& r = *out.last_restore;
         if (!r.ok) {
           out.stopped_by = r.interrupted || interrupted() ? "interrupted" : "restore failed";

@@ -24,6 +24,7 @@ struct SeriesLimits {
   double duration_s = 0;       // no save starts after this many seconds from the first; 0 = no time limit
   bool restore = false;        // restore and verify each save before removing it
   uint64_t read_block_bytes = 16u << 20;  // restore read size (bytes)
+  int restore_threads = 1;                // decoders per rank (restorer.hpp)
 };
 
 /// Figures of one completed save (and its restore). Rates are bytes per second (B/s).

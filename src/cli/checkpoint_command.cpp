@@ -80,6 +80,9 @@ po::options_description checkpoint_options() {
     ("async", po::value<std::string>()->implicit_value("true"), "stage into host buffers, then persist while training steps run")
     ("step-time", s(), "emulated training step for --async (default 100ms)")
     ("restore", po::value<std::string>()->implicit_value("true"), "read back cold, decompress, verify every chunk")
+    ("restore-threads", s(), "with --restore: decompression workers per rank (default: allowed CPUs / ranks, at least "
+                             "1; 0 = the rank's own thread); shards written before ioprobe's format version 3 "
+                             "decode on the rank's thread")
     ("repeat", s(), "save N times into --dir, each save published, then removed before the next (default 1)")
     ("duration", s(), "keep saving until this long has passed, e.g. 10m (a save in progress finishes; with "
                       "--repeat: whichever ends first)")
@@ -222,6 +225,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
   d.async = get_bool(vm, "async", false);
   d.step_time_s = get_duration(vm, "step-time", 0.1);
   const bool restore = get_bool(vm, "restore", false);
+  if (vm.count("restore-threads") && !restore) throw UsageError("--restore-threads: only with --restore (it sets the restore's decompression workers)");
+  d.restore_threads = static_cast<int>(get_count(vm, "restore-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
   const bool raw_on = get_choice(vm, "raw-baseline", "on", {"on", "off"}) == "on";
   const bool keep = get_bool(vm, "keep", false);
   const bool quiet = get_bool(vm, "quiet", false);
@@ -450,6 +455,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     lim.duration_s = duration_s;
     lim.restore = restore;
     lim.read_block_bytes = o.io.io_size;
+    lim.restore_threads = d.restore_threads;
     series = run_save_series(states, d.dir, o, d.async, emu.get(), lim, [&](const SeriesSave& s) {
       if (series_mode) progress(series_save_line(s, repeat, o.fsync));
     });

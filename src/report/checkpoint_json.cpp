@@ -220,6 +220,7 @@ json checkpoint_json(const CheckpointRunData& d) {
     uint64_t rl = 0;
     int64_t rmax = 0;
     double rmin = 0;
+    int decoders = 0;  // the most decoders a rank used (0: every shard decoded on its rank's thread)
     std::string err;
     for (size_t i = 0; i < r.ranks.size(); ++i) {
       const auto& x = r.ranks[i];
@@ -227,7 +228,8 @@ json checkpoint_json(const CheckpointRunData& d) {
       rr.push_back({{"path", escape_bytes(x.path)}, {"logical_bytes", x.logical_bytes}, {"stored_bytes", x.stored_bytes},
                     {"duration_s", sec(x.total_ns)}, {"read_s", sec(x.read_ns)}, {"decompress_s", sec(x.decompress_ns)},
                     {"restore_bytes_per_s", v}, {"chunks_verified", x.chunks_verified}, {"chunks_total", x.chunks_total},
-                    {"direct", x.direct}});
+                    {"direct", x.direct}, {"decode_threads", x.decode_threads}, {"decode_wait_s", sec(x.decode_wait_ns)}});
+      decoders = std::max(decoders, x.decode_threads);
       if (!x.error.empty() && err.empty()) err = x.error;
       rl += x.logical_bytes;
       rmax = std::max(rmax, x.total_ns);
@@ -240,7 +242,7 @@ json checkpoint_json(const CheckpointRunData& d) {
                                  : "cold (fdatasync + posix_fadvise DONTNEED before reading; buffered reads)"},
                {"direct", rdirect},
                {"logical_bytes", rl}, {"duration_max_s", sec(rmax)}, {"restore_bytes_per_s", rate(rl, rmax)},
-               {"throughput_min_rank_bytes_per_s", rmin}, {"ranks", rr}};
+               {"throughput_min_rank_bytes_per_s", rmin}, {"decode_threads_per_rank", decoders}, {"ranks", rr}};
     if (!err.empty()) rj["error"] = escape_bytes(err);
     out["restore"] = rj;
   }

@@ -195,6 +195,9 @@ std::string render_checkpoint_text(const json& doc) {
     o += fmt::format("\nrestore ({}): {} verified in {} = {}; min over ranks {}\n", r.at("cache").get<std::string>(),
                      bytes(r.at("logical_bytes")), secs(r.at("duration_max_s")), rate(r.at("restore_bytes_per_s")),
                      rate(r.at("throughput_min_rank_bytes_per_s")));
+    const int decoders = r.value("decode_threads_per_rank", 0);
+    o += decoders > 0 ? fmt::format("  {} decompression worker(s) per rank (--restore-threads), reading on the rank's thread\n", decoders)
+                      : "  decompressed on each rank's thread (shard format before version 3, uncompressed, or --restore-threads 0)\n";
     uint64_t verified = 0, total = 0;
     for (const auto& x : r.value("ranks", json::array())) {
       verified += x.value("chunks_verified", uint64_t{0});

@@ -222,7 +222,8 @@ TEST_CASE("version 3: a byte flipped anywhere in the stored frames is caught at 
     if (p < t.meta_offset) at.push_back(p);
   }
   for (uint64_t off : at) {
-    INFO("byte " << off << " flipped");
+    const int decoders = static_cast<int>(off % 3);  // 0 (the rank's thread), 1 or 2 decoders
+    INFO("byte " << off << " flipped, " << decoders << " decoders");
     std::vector<uint8_t> bad = good;
     bad[off] ^= 0x40;
     {
@@ -232,10 +233,49 @@ TEST_CASE("version 3: a byte flipped anywhere in the stored frames is caught at 
       REQUIRE(::write(fd, bad.data(), bad.size()) == static_cast<ssize_t>(bad.size()));
       ::close(fd);
     }
-    RestoreResult rs = restore_checkpoint({path}, 1 << 20);
+    RestoreResult rs = restore_checkpoint({path}, 1 << 20, decoders);
     CHECK_FALSE(rs.ok);
     CHECK(rs.ranks[0].corrupt);
     CHECK(rs.ranks[0].error.find("chunk") != std::string::npos);
+  }
+}
+
+TEST_CASE("version 3 restores decode frames in parallel, whatever the read size, with the same verdict", "[checkpoint][io]") {
+  TempDir d;
+  struct Case { bool group; uint64_t chunk; };
+  for (const Case c : {Case{false, 9000001}, Case{true, 3000017}, Case{false, 4096}}) {
+    StateSpec s = state_from_size(17000023, 1);
+    std::vector<ResidentState> states;
+    states.emplace_back(s.ranks[0], UINT64_MAX, 12);
+    SaveOptions o;
+    o.chunk_bytes = c.chunk;
+    o.compress = parse_compression("zstd:1");
+    o.compress_threads = 2;
+    o.byte_group = c.group;
+    o.io.io_size = 256 * 1024;
+    const std::string dir = d.path + "/c" + std::to_string(c.chunk);
+    std::filesystem::create_directory(dir);
+    SaveResult r = save_checkpoint(states, dir, o, false, nullptr);
+    REQUIRE(r.ok);
+    std::vector<uint8_t> file = read_all(r.final_paths[0]);
+    Trailer t;
+    std::string why;
+    REQUIRE(decode_trailer(file.data() + file.size() - kTrailerBytes, t, why));
+    const uint64_t meta_offset = t.meta_offset;
+    // Reads of one block (frames span many reads: bytes carried from one frame to the next) and
+    // of 16 MiB (many frames per read); no decoders, one, several.
+    for (uint64_t block : {uint64_t{4096}, uint64_t{16} << 20}) {
+      for (int decoders : {0, 1, 3}) {
+        INFO("group " << c.group << " chunk " << c.chunk << " read block " << block << " decoders " << decoders);
+        RestoreResult rs = restore_checkpoint(r.final_paths, block, decoders);
+        INFO(rs.ranks[0].error);
+        CHECK(rs.ok);
+        CHECK(rs.ranks[0].logical_bytes == s.ranks[0].bytes);
+        CHECK(rs.ranks[0].chunks_verified == make_chunks(s.ranks[0].bytes, c.chunk).size());
+        CHECK(rs.ranks[0].decode_threads == decoders);
+        CHECK(rs.ranks[0].stored_bytes == meta_offset);  // every chunk byte read, none twice
+      }
+    }
   }
 }
 

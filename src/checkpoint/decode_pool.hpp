@@ -1,0 +1,81 @@
+// Parallel decoding for restores of shards with one zstd frame per piece and piece checksums
+// (shard_format.hpp, version 3): each frame is decoded, byte-ungrouped and checksummed by one
+// of `threads` workers (one ZSTD_DCtx each), while the rank's thread reads the file and cuts the
+// stream into frames. Results come back in submission order, so the rank's thread combines the
+// pieces' checksums into each chunk's as the writer did.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/io_memory.hpp"
+
+namespace ioprobe::checkpoint {
+
+class DecodePool {
+ public:
+  /// `threads` workers (0 = decode inside submit(), on the caller's thread), frames of at most
+  /// `max_frame` bytes decoding to pieces of at most `max_piece` bytes. Throws std::bad_alloc
+  /// when memory is short and std::system_error when a thread cannot start.
+  DecodePool(int threads, size_t max_frame, size_t max_piece, bool grouped);
+  ~DecodePool();  // frames being decoded finish; the workers are joined
+  DecodePool(const DecodePool&) = delete;
+  DecodePool& operator=(const DecodePool&) = delete;
+
+  /// Frames that may be submitted and not yet taken at once (2 per worker, 1 inline).
+  size_t window() const { return slots_.size(); }
+  size_t in_flight() const { return static_cast<size_t>(submitted_ - taken_); }
+  /// The input buffer of the next frame to submit (capacity max_frame bytes); the caller fills
+  /// it, then calls submit(). Valid while in_flight() < window().
+  uint8_t* input();
+  /// Queues the frame in input(): `frame_len` bytes that must decode to exactly `piece_len`
+  /// bytes, grouped by `elem`-byte elements when the pool was made with `grouped`.
+  void submit(size_t frame_len, size_t piece_len, uint32_t elem);
+
+  /// The oldest untaken frame's outcome: XXH3-64 of the piece's logical (ungrouped) bytes and
+  /// of the frame's stored bytes, or `error` (one line) when it could not be decoded.
+  struct Result {
+    uint64_t xxh3_logical = 0, xxh3_stored = 0;
+    std::string error;
+  };
+  /// Waits for it (adding the time blocked to `waited_ns`) and frees its slot.
+  Result take(int64_t& waited_ns);
+
+  int threads() const { return threads_; }
+  /// Wall nanoseconds the workers spent decoding, ungrouping and hashing, summed over workers.
+  int64_t busy_ns() const;
+
+ private:
+  struct Slot {
+    IoMemory in;
+    size_t in_len = 0, piece_len = 0;
+    uint32_t elem = 1;
+    bool done = false;
+    Result result;
+  };
+  struct Worker {
+    void* dctx = nullptr;
+    std::vector<uint8_t> out, ungrouped;
+    int64_t busy_ns = 0;
+  };
+  void decode(Slot& s, Worker& w);
+  void run(Worker& w);
+
+  const int threads_;
+  const bool grouped_;
+  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // threads_ of them, or 1 for inline mode
+  std::vector<std::thread> threads_v_;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  uint64_t submitted_ = 0, next_work_ = 0, taken_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace ioprobe::checkpoint
