@@ -80,6 +80,11 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
                       t.version, kShardOldestVersion, kShardVersion);
     return false;
   }
+  // ioprobe writes 4 MiB pieces (chunker.hpp); the restorer allocates buffers of this size.
+  if (t.piece_bytes > (64u << 20)) {
+    why = fmt::format("piece size {} B in the trailer is above 64 MiB: the file is corrupt or not from ioprobe", t.piece_bytes);
+    return false;
+  }
   if (t.version < 2 && (t.flags & kFlagFramePerPiece)) {
     why = fmt::format("shard format version {} with flags {:#x}: one zstd frame per piece needs version 2", t.version, t.flags);
     return false;
@@ -94,9 +99,9 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
 
 bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::vector<Region>& regions,
                      std::vector<IndexEntry>& index, std::string& why) {
-  size_t need = t.region_count * kRegionBytes + t.chunk_count * kEntryBytes;
-  if (meta.size() != need) {
-    why = fmt::format("index is {} B, the trailer says {} B", meta.size(), need);
+  if (t.region_count > meta.size() / kRegionBytes || t.chunk_count > meta.size() / kEntryBytes ||
+      t.region_count * kRegionBytes + t.chunk_count * kEntryBytes != meta.size()) {
+    why = fmt::format("index is {} B, the trailer says {} regions and {} chunks", meta.size(), t.region_count, t.chunk_count);
     return false;
   }
   if (XXH3_64bits(meta.data(), meta.size()) != t.meta_xxh3) {
@@ -110,6 +115,40 @@ bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::ve
     regions.push_back(Region{static_cast<TensorKind>(get32(p)), get64(p + 8), get64(p + 16)});
   for (uint64_t i = 0; i < t.chunk_count; ++i, p += kEntryBytes)
     index.push_back(IndexEntry{get64(p), get64(p + 8), get64(p + 16), get64(p + 24), get64(p + 32), get64(p + 40)});
+  // The shapes the writer produces, checked so that a corrupt (or forged) table can neither send
+  // the restorer past the file nor make it decode more than zstd can pack into the stored bytes.
+  uint64_t at = 0;
+  for (const Region& r : regions) {
+    if (r.offset != at || r.bytes == 0 || r.bytes > t.logical_bytes - at || static_cast<uint32_t>(r.kind) > 3) {
+      why = fmt::format("region table: a region at {} of {} B (kind {}) where the previous one ended at {} of {} B",
+                        r.offset, r.bytes, static_cast<uint32_t>(r.kind), at, t.logical_bytes);
+      return false;
+    }
+    at += r.bytes;
+  }
+  if (at != t.logical_bytes) {
+    why = fmt::format("region table covers {} B of {} B", at, t.logical_bytes);
+    return false;
+  }
+  uint64_t logical = 0, stored = 0;
+  for (const IndexEntry& e : index) {
+    // zstd packs at most 128 KiB into a 4-byte RLE block (RFC 8878 §3.1.1.2): a bound on any chunk.
+    const bool fits = e.logical_offset == logical && e.logical_len > 0 && e.logical_len <= t.logical_bytes - logical &&
+                      e.stored_offset == stored && e.stored_len > 0 && e.stored_len <= t.meta_offset - stored &&
+                      e.logical_len / 32768 <= e.stored_len + 4;
+    if (!fits) {
+      why = fmt::format("chunk index: a chunk of {} B at {} stored in {} B at {}, where the previous chunk ended at "
+                        "{} (logical) and {} (stored) and the data at {}", e.logical_len, e.logical_offset,
+                        e.stored_len, e.stored_offset, logical, stored, t.meta_offset);
+      return false;
+    }
+    logical += e.logical_len;
+    stored += e.stored_len;
+  }
+  if (logical != t.logical_bytes) {
+    why = fmt::format("chunk index covers {} B of {} B", logical, t.logical_bytes);
+    return false;
+  }
   return true;
 }
 

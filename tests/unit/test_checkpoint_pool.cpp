@@ -145,6 +145,67 @@ TEST_CASE("shard versions: 1 to 3 are read, others refused naming the version", 
   }
 }
 
+TEST_CASE("shard metadata: tables that do not describe a shard ioprobe writes are refused", "[checkpoint]") {
+  // A valid shape: 2 regions (1000 + 3000 B), 2 chunks stored in 900 + 2500 B, data up to 3400.
+  const std::vector<Region> regions = {{TensorKind::kWeightsBf16, 0, 1000}, {TensorKind::kMasterFp32, 1000, 3000}};
+  const std::vector<IndexEntry> index = {{0, 2000, 0, 900, 1, 2}, {2000, 2000, 900, 2500, 3, 4}};
+  Trailer base;
+  base.codec = 1;
+  base.logical_bytes = 4000;
+  base.meta_offset = 3400;
+  auto decode = [&](std::vector<Region> rg, std::vector<IndexEntry> ix, Trailer t, std::string& why) {
+    std::vector<uint8_t> v = encode_metadata(rg, ix, t);
+    Trailer back;
+    REQUIRE(decode_trailer(v.data() + v.size() - kTrailerBytes, back, why));
+    std::vector<uint8_t> meta(v.begin(), v.end() - kTrailerBytes);
+    std::vector<Region> r2;
+    std::vector<IndexEntry> i2;
+    return decode_metadata(meta, back, r2, i2, why);
+  };
+  std::string why;
+  REQUIRE(decode(regions, index, base, why));
+  struct Bad { const char* what; std::vector<Region> rg; std::vector<IndexEntry> ix; uint64_t logical; const char* says; };
+  const std::vector<Bad> bad = {
+      {"a gap between regions", {{TensorKind::kWeightsBf16, 0, 1000}, {TensorKind::kMasterFp32, 1001, 2999}}, index, 4000, "region table"},
+      {"an empty region", {{TensorKind::kWeightsBf16, 0, 0}, {TensorKind::kMasterFp32, 0, 4000}}, index, 4000, "region table"},
+      {"an unknown tensor kind", {{TensorKind::kWeightsBf16, 0, 1000}, {static_cast<TensorKind>(9), 1000, 3000}}, index, 4000, "kind 9"},
+      {"regions beyond the logical bytes", {{TensorKind::kWeightsBf16, 0, 1000}, {TensorKind::kMasterFp32, 1000, ~uint64_t{0} - 500}}, index, 4000, "region table"},
+      {"chunks overlapping", regions, {{0, 2000, 0, 900, 1, 2}, {1999, 2001, 900, 2500, 3, 4}}, 4000, "chunk index"},
+      {"stored bytes past the data", regions, {{0, 2000, 0, 900, 1, 2}, {2000, 2000, 900, 2501, 3, 4}}, 4000, "chunk index"},
+      {"a chunk zstd could not have packed", regions, {{0, 2000, 0, 900, 1, 2}, {2000, 2000, 900, 0, 3, 4}}, 4000, "chunk index"},
+      {"chunks short of the state", regions, {{0, 2000, 0, 900, 1, 2}}, 4000, "covers 2000 B of 4000 B"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.what);
+    Trailer t = base;
+    t.logical_bytes = b.logical;
+    why.clear();
+    CHECK_FALSE(decode(b.rg, b.ix, t, why));
+    CHECK(why.find(b.says) != std::string::npos);
+  }
+  // More logical bytes than zstd can pack into the stored bytes (at most 128 KiB per 4-byte block).
+  {
+    Trailer big = base;
+    big.logical_bytes = 10000000;
+    big.meta_offset = 400;
+    why.clear();
+    CHECK_FALSE(decode({{TensorKind::kAdamM, 0, 10000000}}, {{0, 10000000, 0, 100, 1, 2}}, big, why));
+    CHECK(why.find("chunk index") != std::string::npos);
+    CHECK(decode({{TensorKind::kAdamM, 0, 10000000}}, {{0, 10000000, 0, 400, 1, 2}}, Trailer{big}, why) ==
+          (10000000 / 32768 <= 400 + 4));
+  }
+  // Counts whose byte size wraps around 64 bits to the real table's size.
+  std::vector<uint8_t> v = encode_metadata(regions, index, base);
+  Trailer t;
+  REQUIRE(decode_trailer(v.data() + v.size() - kTrailerBytes, t, why));
+  std::vector<uint8_t> meta(v.begin(), v.end() - kTrailerBytes);
+  t.region_count += (uint64_t{1} << 61);  // x 24 B = 3 x 2^64: wraps to the same byte count
+  std::vector<Region> r2;
+  std::vector<IndexEntry> i2;
+  CHECK_FALSE(decode_metadata(meta, t, r2, i2, why));
+  CHECK(why.find("regions") != std::string::npos);
+}
+
 TEST_CASE("version 3: a chunk's checksums are XXH3 of its pieces' and frames' XXH3, as documented", "[checkpoint][io]") {
   // Recomputed here from the file and the state alone, without the writer's or restorer's code:
   // each frame found with ZSTD_findFrameCompressedSize, each piece cut by for_each_piece.
