@@ -50,7 +50,7 @@ DecodePool::~DecodePool() {
   for (auto& w : workers_) ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(w->dctx));
 }
 
-void DecodePool::decode(Slot& s, Worker& w) {
+int64_t DecodePool::decode(Slot& s, Worker& w) {
   const int64_t t0 = now_ns();
   Result& r = s.result;
   r = Result{};
@@ -68,7 +68,7 @@ void DecodePool::decode(Slot& s, Worker& w) {
     r.xxh3_logical = XXH3_64bits(logical, s.piece_len);
     r.xxh3_stored = XXH3_64bits(s.in.get(), s.in_len);
   }
-  w.busy_ns += now_ns() - t0;
+  return now_ns() - t0;  // counted by the caller: under the lock with worker threads (busy_ns())
 }
 
 void DecodePool::run(Worker& w) {
@@ -79,8 +79,9 @@ void DecodePool::run(Worker& w) {
     Slot& s = slots_[next_work_ % slots_.size()];
     ++next_work_;
     lk.unlock();
-    decode(s, w);
+    const int64_t used = decode(s, w);
     lk.lock();
+    w.busy_ns += used;
     s.done = true;
     done_cv_.notify_all();
   }
@@ -95,7 +96,7 @@ void DecodePool::submit(size_t frame_len, size_t piece_len, uint32_t elem) {
   s.elem = elem;
   s.done = false;
   if (threads_ == 0) {  // inline: decode now, on the caller's thread
-    decode(s, *workers_[0]);
+    workers_[0]->busy_ns += decode(s, *workers_[0]);
     s.done = true;
     ++submitted_;
     return;

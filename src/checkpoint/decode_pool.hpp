@@ -64,7 +64,7 @@ class DecodePool {
     std::vector<uint8_t> out, ungrouped;
     int64_t busy_ns = 0;
   };
-  void decode(Slot& s, Worker& w);
+  int64_t decode(Slot& s, Worker& w);  // wall nanoseconds it took
   void run(Worker& w);
 
   const int threads_;

@@ -63,7 +63,7 @@ PiecePool::~PiecePool() {
   for (auto& w : workers_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(w->cctx));
 }
 
-void PiecePool::compress(Slot& s, Worker& w) {
+std::pair<int64_t, int64_t> PiecePool::compress(Slot& s, Worker& w) {
   const int64_t t0 = thread_cpu_ns();
   const PieceJob& j = s.job;
   const uint8_t* src = nullptr;
@@ -96,8 +96,14 @@ void PiecePool::compress(Slot& s, Worker& w) {
     s.xxh3_stored = XXH3_64bits(s.out.get(), r);
     hashed += thread_cpu_ns() - h1;
   }
-  w.hash_ns += hashed;
-  w.busy_ns += thread_cpu_ns() - t0 - hashed;
+  // Counted by the caller (under the lock, with worker threads): busy_ns() may be read while
+  // pieces are still being compressed (an interrupted save).
+  return {thread_cpu_ns() - t0 - hashed, hashed};
+}
+
+void PiecePool::count(Worker& w, const std::pair<int64_t, int64_t>& used) {
+  w.busy_ns += used.first;
+  w.hash_ns += used.second;
   ++w.pieces;
 }
 
@@ -109,8 +115,9 @@ void PiecePool::run(Worker& w) {
     Slot& s = slots_[next_work_ % slots_.size()];
     ++next_work_;
     lk.unlock();
-    compress(s, w);
+    const auto used = compress(s, w);
     lk.lock();
+    count(w, used);
     s.done = true;
     done_cv_.notify_all();
   }
@@ -122,7 +129,7 @@ void PiecePool::submit(const PieceJob& job) {
   s.done = false;
   s.queued = true;
   if (threads_ == 0) {  // inline: compress now, on the caller's thread
-    compress(s, *workers_[0]);
+    count(*workers_[0], compress(s, *workers_[0]));
     s.done = true;
     ++submitted_;
     return;

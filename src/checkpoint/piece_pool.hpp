@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/compressor.hpp"
@@ -94,7 +95,9 @@ class PiecePool {
     int64_t busy_ns = 0, hash_ns = 0;
     uint64_t pieces = 0;
   };
-  void compress(Slot& s, Worker& w);
+  // Compresses and checksums the slot's piece; returns the CPU nanoseconds {compressing, hashing}.
+  std::pair<int64_t, int64_t> compress(Slot& s, Worker& w);
+  void count(Worker& w, const std::pair<int64_t, int64_t>& used);
   void run(Worker& w);
 
   const ResidentState& state_;
