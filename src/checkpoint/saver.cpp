@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <new>
 #include <system_error>
 #include <thread>
@@ -66,6 +68,24 @@ std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// rename(2) that never replaces: a file that appeared under the final name since the run checked
+// (a second writer in the same directory) is kept and the call fails with EEXIST. Filesystems
+// without RENAME_NOREPLACE (EINVAL) get a check just before a plain rename.
+int publish(const std::string& tmp, const std::string& final) {
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  struct stat st {};
+  if (::lstat(final.c_str(), &st) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return ::rename(tmp.c_str(), final.c_str());
+}
+
+}  // namespace
+
 std::string shard_path(const std::string& dir, int rank) { return dir + "/" + shard_file_name(rank); }
 
 SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string& dir, const SaveOptions& opts,
@@ -97,6 +117,9 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
     res.staged_ns = now_ns() - t0;
   }
   std::atomic<size_t> running{n};
+  // When each rank's save returned: with --async, training steps go on until the step in flight
+  // ends, but the storage's figures end with the last rank.
+  std::vector<int64_t> rank_end(n, 0);
   std::vector<std::jthread> writers;  // joined on every exit
   for (size_t i = 0; i < n; ++i) {
     try {
@@ -112,6 +135,7 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
           r.err_detail = e.what();
         }
         if (res.ranks[i].err) abort.store(true);
+        rank_end[i] = now_ns();
         running.fetch_sub(1);
       });
     } catch (const std::system_error& e) {
@@ -135,7 +159,10 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
     while (running.load() > 0 && !interrupted()) res.step_s.push_back(emulator->step());
   }
   for (auto& t : writers) t.join();
-  res.ranks_done_ns = now_ns() - t0;
+  const int64_t joined = now_ns();
+  int64_t last_rank = t0;
+  for (int64_t e : rank_end) last_rank = std::max(last_rank, e ? e : joined);  // 0: the rank's thread never started
+  res.ranks_done_ns = last_rank - t0;
 
   bool all_ok = true;
   for (const auto& r : res.ranks) {
@@ -155,9 +182,13 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
   } else {
     int64_t p0 = now_ns();
     for (size_t i = 0; i < n && res.failure.empty(); ++i) {
-      if (::rename(tmp[i].c_str(), final[i].c_str()) != 0) {
+      if (publish(tmp[i], final[i]) != 0) {
         int e = errno;
-        res.failure = IoError(e, "rename", tmp[i] + " -> " + final[i]).what();
+        res.failure = e == EEXIST ? fmt::format("rename {} -> {}: {} appeared while this save ran (another ioprobe, or "
+                                                "another job, writing to the same --dir?); it was left as it is and "
+                                                "this save was not published", escape_bytes(tmp[i]), escape_bytes(final[i]),
+                                                escape_bytes(final[i]))
+                                  : IoError(e, "rename", tmp[i] + " -> " + final[i]).what();
         for (size_t j = 0; j < i; ++j) ::unlink(final[j].c_str());  // ours, published a moment ago
         for (size_t j = i; j < n; ++j) ::unlink(tmp[j].c_str());
       }
@@ -174,7 +205,7 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
     if (res.failure.empty()) {
       res.ok = true;
       res.final_paths = final;
-      res.durable_ns = now_ns() - t0;
+      res.durable_ns = res.ranks_done_ns + res.publish_ns;
     }
   }
   res.user_cpu_s = cpu_seconds(true) - u0;

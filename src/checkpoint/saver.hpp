@@ -3,7 +3,9 @@
 // Every rank writes "<final>.ioprobe-tmp.<pid>" in parallel (one thread each, as DCP ranks do),
 // then fsyncs it. Only when all ranks succeeded are the files renamed to their final names and
 // the directory fsynced (two-phase: a failed or interrupted save leaves no file under a final
-// name, and its temporary files are removed).
+// name, and its temporary files are removed). A rename never replaces a file (renameat2
+// RENAME_NOREPLACE): one that appeared under a final name during the save (another writer in the
+// same directory) is kept, and the save fails naming it.
 //
 // Async (--async): a blocking staging copy of the whole state into preallocated host buffers,
 // then persistence in the background while emulated training steps run on this thread.
@@ -26,7 +28,7 @@ struct SaveResult {
   bool ok = false;           // every rank wrote (and fsynced, when enabled) and the files were published
   bool interrupted = false;
   int64_t staged_ns = 0;     // time to staged: training blocked (async) or 0 (sync, training blocked throughout)
-  int64_t ranks_done_ns = 0; // the slowest rank's fsync returned
+  int64_t ranks_done_ns = 0; // the slowest rank's fsync returned (async: not the end of the step then running)
   int64_t publish_ns = 0;    // renames + directory fsync
   int64_t durable_ns = 0;    // time to durable (published); 0 when not ok
   double user_cpu_s = 0, sys_cpu_s = 0;  // process CPU during the save

@@ -94,6 +94,41 @@ TEST_CASE("a flipped byte is caught at restore, naming the chunk", "[checkpoint]
   }
 }
 
+TEST_CASE("async save: time to durable ends with the last rank, not with the training step in flight", "[checkpoint][io]") {
+  TempDir d;
+  auto states = make_states(2u << 20, 1);
+  SaveOptions o;
+  o.io.io_size = 256 * 1024;
+  TrainingEmulator emu(0.5);  // a 2 MiB save takes milliseconds; the step in flight half a second
+  SaveResult r = save_checkpoint(states, d.path, o, true, &emu);
+  REQUIRE(r.ok);
+  REQUIRE_FALSE(r.step_s.empty());  // the step that ran during persistence ended after the save
+  CHECK(r.durable_ns == r.ranks_done_ns + r.publish_ns);
+  CHECK(r.ranks_done_ns >= r.ranks[0].total_ns);
+  CHECK(r.durable_ns < 300000000);  // was about 0.5 s: the step's end
+}
+
+TEST_CASE("publishing never replaces a file that appeared under the final name during the save", "[checkpoint][io]") {
+  TempDir d;
+  auto states = make_states(1u << 20, 1);
+  SaveOptions o;
+  o.io.io_size = 256 * 1024;
+  // Another writer's shard under the final name (save_checkpoint itself does not look before it
+  // starts; the CLI refuses such a --dir up front, so here it stands for one that appears later).
+  const std::string final0 = shard_path(d.path, 0);
+  {
+    int fd = ::open(final0.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);  // "the other run's" shard
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, "other", 5) == 5);
+    ::close(fd);
+  }
+  SaveResult r = save(d, states, o);
+  CHECK_FALSE(r.ok);
+  CHECK(r.failure.find("appeared while this save ran") != std::string::npos);
+  CHECK(std::filesystem::file_size(final0) == 5);  // kept as it was
+  CHECK(d.count_files() == 1);                      // and this save's temporary file removed
+}
+
 TEST_CASE("a failed save publishes nothing and removes its temporary files", "[checkpoint][io]") {
   TempDir d;
   auto states = make_states(1000000, 2);
