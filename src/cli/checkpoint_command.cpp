@@ -129,10 +129,12 @@ void settle(const RawWriteResult& raw) {
   sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
 }
 
-// Free bytes for an unprivileged writer in `dir` now (statvfs f_bavail x f_bsize, as probe_target).
+// Free bytes for an unprivileged writer in `dir` now (statvfs f_bavail x f_bsize, as probe_target);
+// UINT64_MAX where the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
 uint64_t free_bytes_now(const std::string& dir) {
   struct statvfs sf {};
   if (::statvfs(dir.c_str(), &sf) != 0) return 0;
+  if (sf.f_blocks == 0) return UINT64_MAX;
   return static_cast<uint64_t>(sf.f_bavail) * sf.f_bsize;
 }
 
@@ -311,7 +313,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     ckpt_need += uncompressed_shard_bytes(r.bytes, r.regions.size(), o.chunk_bytes);
     raw_need += (r.bytes + 4095) / 4096 * 4096;
   }
-  if (!o.compress.enabled && ckpt_need > target.free_bytes) {
+  if (!o.compress.enabled && target.free_known && ckpt_need > target.free_bytes) {
     if (created_dir) remove_made_dirs();
     std::fprintf(stderr,
                  "ioprobe: not enough space in %s: the checkpoint needs %s (%zu shard(s), uncompressed), %s are free; "
@@ -320,10 +322,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
                  format_bytes(target.free_bytes).c_str());
     return kExitFailure;
   }
-  if (o.compress.enabled && ckpt_need > target.free_bytes)
+  if (o.compress.enabled && target.free_known && ckpt_need > target.free_bytes)
     warn(fmt::format("the state ({}) is larger than the free space ({}); the save will fail unless compression saves enough",
                      format_bytes(d.state.host_bytes), format_bytes(target.free_bytes)));
-  if (raw_on && keep && ckpt_need + raw_need > target.free_bytes)
+  if (raw_on && keep && target.free_known && ckpt_need + raw_need > target.free_bytes)
     warn(fmt::format("with --keep the checkpoint (up to {}) and the raw write after the save ({}) must fit together "
                      "and {} are free: that raw run will likely be skipped (the baseline is then the run before the save)",
                      format_bytes(ckpt_need), format_bytes(raw_need), format_bytes(target.free_bytes)));

@@ -105,7 +105,7 @@ void check_space(const std::string& dir, uint64_t need_bytes, uint64_t need_inod
   if (statvfs(dir.c_str(), &sv) != 0) return;
   uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
   uint64_t free_inodes = sv.f_favail;
-  if (free_bytes < need_bytes)
+  if (sv.f_blocks > 0 && free_bytes < need_bytes)  // f_blocks 0: no size reported (ramfs)
     throw Error(fmt::format("not enough space in '{}' for the dataset: need {}, available {}; use --files N for a "
                             "smaller set or another --dir",
                             escape_bytes(dir), format_bytes(need_bytes), format_bytes(free_bytes)),

@@ -39,15 +39,15 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
     std::memset(mem_.back().get(), 0, opts_.io_size);  // fault the pages in now, not during the measurement
     bufs_.push_back(mem_.back().get());
   }
-  int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-  if (opts_.direct) {
-    fd_ = ::open(path.c_str(), flags | O_DIRECT, 0644);
-    if (fd_ >= 0) direct_ = true;
-    else if (errno == EINVAL) fd_ = ::open(path.c_str(), flags, 0644);  // fs refuses O_DIRECT
-  } else {
-    fd_ = ::open(path.c_str(), flags, 0644);
-  }
+  // Created without O_DIRECT, which is then turned on with fcntl: a filesystem that refuses
+  // O_DIRECT (ramfs) may create the file before open() fails with EINVAL, and a second O_EXCL
+  // create would then fail with EEXIST on a file of our own.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) throw IoError(errno, "create", path, "check that the directory is writable and has free inodes");
+  if (opts_.direct) {
+    const int fl = ::fcntl(fd_, F_GETFL);
+    direct_ = fl >= 0 && ::fcntl(fd_, F_SETFL, fl | O_DIRECT) == 0;  // else buffered (EINVAL: refused)
+  }
   fd_tail_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd_tail_ < 0) {
     int e = errno;

@@ -69,7 +69,7 @@ nlohmann::json target_json(const TargetInfo& t) {
           {"o_direct_probe_file", escape_bytes(t.o_direct_probe_file)},
           {"memory_backed", t.memory_backed},
           {"network", t.network},
-          {"free_bytes", t.free_bytes},
+          {"free_bytes", t.free_bytes}, {"free_bytes_known", t.free_known},
           {"free_inodes", t.free_inodes},
           {"warnings", warnings}};
 }

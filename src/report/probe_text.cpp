@@ -67,8 +67,11 @@ void target_text(std::string& out, const nlohmann::json& t) {
                                  ? std::string("not reported (statx STATX_DIOALIGN)")
                                  : fmt::format("memory {} B, offset {} B", str(t, "dio_mem_align_bytes"),
                                                str(t, "dio_offset_align_bytes")));
-  line(out, "free", fmt::format("{}, {} inodes", bytes(t, "free_bytes"),
-                                t.contains("free_inodes") ? format_count(t["free_inodes"].get<uint64_t>()) : "?"));
+  if (!t.value("free_bytes_known", true))
+    line(out, "free", "not reported (the filesystem has no size limit, e.g. ramfs)");
+  else
+    line(out, "free", fmt::format("{}, {} inodes", bytes(t, "free_bytes"),
+                                  t.contains("free_inodes") ? format_count(t["free_inodes"].get<uint64_t>()) : "?"));
 }
 
 void topology_text(std::string& out, const nlohmann::json& topo) {

@@ -238,6 +238,7 @@ TargetInfo probe_target(const std::string& path, bool allow_temp_file) {
   t.fs_magic = static_cast<uint64_t>(sf.f_type);
   t.fs_type = fs_type_name(t.fs_magic);
   t.free_bytes = static_cast<uint64_t>(sf.f_bavail) * sf.f_bsize;
+  t.free_known = sf.f_blocks > 0;
   t.free_inodes = static_cast<uint64_t>(sf.f_ffree);
   read_mountinfo(path, t);
   // FUSE and NFS: mountinfo names the flavour ("fuse.sshfs", "nfs4") that the magic cannot.

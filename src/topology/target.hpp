@@ -25,6 +25,7 @@ struct TargetInfo {
   bool memory_backed = false;  // tmpfs / ramfs: a RAM measurement, not a device one
   bool network = false;        // nfs, cifs, fuse.sshfs, lustre, ...
   uint64_t free_bytes = 0;
+  bool free_known = true;    // false when the filesystem reports no size at all (statfs f_blocks 0: ramfs, sysfs)
   uint64_t free_inodes = 0;
 
   // Device chain and queue facts (topology/block_device.hpp). For btrfs, the facts are those of
