@@ -1,6 +1,7 @@
 // Everything one `ioprobe checkpoint` run measured, as plain values for report/ to format.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,5 +39,14 @@ struct CheckpointRunData {
   int restore_threads = 1;               // --restore-threads: decoders per rank (version 3 shards)
   std::vector<std::string> warnings;
 };
+
+/// Cores that compress at once in `d`'s save: the workers of each rank that has state to write
+/// (the rank's own thread with --compress-threads 0), at most the allowed CPUs; at least 1.
+inline int compression_cores(const CheckpointRunData& d) {
+  int ranks_with_state = 0;
+  for (const auto& r : d.state.ranks) ranks_with_state += r.bytes > 0 ? 1 : 0;
+  const int per_rank = d.opts.compress_threads > 0 ? d.opts.compress_threads : 1;
+  return std::max(1, std::min(d.cpus_allowed, per_rank * std::max(1, ranks_with_state)));
+}
 
 }  // namespace ioprobe::checkpoint

@@ -32,7 +32,13 @@ void add_region(RankState& r, TensorKind k, uint64_t bytes) {
 
 StateSpec state_from_params(double params, int tp, int pp, int dp, int zero_stage, int ranks_on_host) {
   if (!(params >= 1)) throw UsageError(fmt::format("--params: {} is not a parameter count >= 1", params));
+  // 1e15 parameters are 14 PB of state, some 700 times the largest preset (llama3-1t).
+  if (params > 1e15) throw UsageError(fmt::format("--params: {:g} is above 1e15 (14 PB of state); give a real model's count, e.g. 405B", params));
   if (tp < 1 || pp < 1 || dp < 1) throw UsageError("--tp, --pp and --dp must be >= 1");
+  const int64_t world = int64_t{tp} * pp * dp;
+  if (world > (int64_t{1} << 24))
+    throw UsageError(fmt::format("tp {} x pp {} x dp {} = {} ranks in the job: at most 16,777,216; lower --tp, --pp or --dp",
+                                 tp, pp, dp, world));
   if (zero_stage < 0 || zero_stage > 3) throw UsageError(fmt::format("--zero-stage: {} is not 0..3", zero_stage));
   StateSpec s;
   s.source = "--params";

@@ -172,7 +172,11 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const int ranks = static_cast<int>(get_count(vm, "ranks", 1, 1, 4096));
   if (vm.count("params")) {
     int tp = static_cast<int>(get_count(vm, "tp", 1, 1, 65536)), pp = static_cast<int>(get_count(vm, "pp", 1, 1, 65536));
-    int dp = static_cast<int>(get_count(vm, "dp", std::max(1, ranks / (tp * pp)), 1, 1 << 20));
+    const int64_t tp_pp = int64_t{tp} * pp;
+    if (!vm.count("dp") && tp_pp <= ranks && ranks % tp_pp != 0)
+      throw UsageError(fmt::format("--ranks {} is not a multiple of tp {} x pp {} = {}, so the data parallel size is not "
+                                   "whole; give --dp, or --ranks a multiple of {}", ranks, tp, pp, tp_pp, tp_pp));
+    int dp = static_cast<int>(get_count(vm, "dp", std::max<int64_t>(1, ranks / tp_pp), 1, 1 << 20));
     const double params = checked_value(vm, "params", [&] { return parse_params(get_string(vm, "params")); });
     d.state = state_from_params(params, tp, pp, dp,
                                 static_cast<int>(get_count(vm, "zero-stage", 3, 0, 3)), ranks);
@@ -392,7 +396,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
       }
       return best;
     };
-    const int cores = std::min(d.cpus_allowed, o.compress_threads * static_cast<int>(d.state.ranks.size()));
+    const int cores = compression_cores(d);
     // One core's speed: the better of one frame over the sample (zstd's usual benchmark) and the
     // save's own scheme on one thread (4 MiB frames, one reused output buffer). On this project's
     // VM the first ran 0.7x the second (its 64 MiB output on cold 4 KiB pages), which made

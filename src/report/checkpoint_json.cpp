@@ -64,6 +64,8 @@ json checkpoint_json(const CheckpointRunData& d) {
   uint64_t logical = 0, stored = 0, on_disk = 0, written = 0;
   int64_t max_ns = 0;
   double min_rate = 0;
+  bool have_min = false;
+  auto empty_rank = [&](size_t i) { return i < d.state.ranks.size() && d.state.ranks[i].bytes == 0; };
   bool direct = !s.ranks.empty();
   int64_t stage = 0, comp = 0, wait = 0, fsync = 0;
   double busy_sum = 0;  // ioprobe pool: mean busy workers, summed over ranks
@@ -97,7 +99,11 @@ json checkpoint_json(const CheckpointRunData& d) {
     written += r.written_bytes;
     on_disk += disk;
     max_ns = std::max(max_ns, r.total_ns);
-    min_rate = i == 0 ? rr : std::min(min_rate, rr);
+    // Ranks with no state to write (ZeRO-0 beyond DP rank 0, more ranks than state) bound nothing.
+    if (!empty_rank(i)) {
+      min_rate = have_min ? std::min(min_rate, rr) : rr;
+      have_min = true;
+    }
     direct = direct && r.direct;
     stage = std::max(stage, r.stage_ns);
     comp = std::max(comp, r.compress_ns);
@@ -175,7 +181,7 @@ json checkpoint_json(const CheckpointRunData& d) {
       cmp["limit_bytes_per_s"] = raw;
       cmp["bound"] = "write";
     } else if (d.zstd_probe && d.zstd_probe->bytes_per_s > 0) {
-      int cores = std::min(d.cpus_allowed, d.opts.compress_threads * static_cast<int>(d.state.ranks.size()));
+      const int cores = compression_cores(d);
       double cpu_limit = cores * d.zstd_probe->bytes_per_s;
       double io_limit = raw * ratio;
       double limit = std::min(cpu_limit, io_limit);
@@ -220,6 +226,7 @@ json checkpoint_json(const CheckpointRunData& d) {
     uint64_t rl = 0;
     int64_t rmax = 0;
     double rmin = 0;
+    bool have_rmin = false;
     int decoders = 0;  // the most decoders a rank used (0: every shard decoded on its rank's thread)
     std::string err;
     for (size_t i = 0; i < r.ranks.size(); ++i) {
@@ -233,7 +240,10 @@ json checkpoint_json(const CheckpointRunData& d) {
       if (!x.error.empty() && err.empty()) err = x.error;
       rl += x.logical_bytes;
       rmax = std::max(rmax, x.total_ns);
-      rmin = i == 0 ? v : std::min(rmin, v);
+      if (!empty_rank(i)) {
+        rmin = have_rmin ? std::min(rmin, v) : v;
+        have_rmin = true;
+      }
     }
     bool rdirect = !r.ranks.empty();
     for (const auto& x : r.ranks) rdirect = rdirect && x.direct;

@@ -101,6 +101,10 @@ TEST_CASE("state sizes: 14 B/param and MLPerf Storage's per-rank split", "[check
   for (auto& r : b.ranks) sum += r.bytes;
   CHECK(sum == 1000003);
   CHECK_THROWS(state_from_params(1e9, 1, 1, 2, 3, 4));
+  // Counts whose bytes or ranks would wrap around 64 or 32 bits are refused, not wrapped.
+  CHECK_THROWS_WITH(state_from_params(1e20, 1, 1, 1, 3, 1), Catch::Contains("above 1e15"));
+  CHECK_THROWS_WITH(state_from_params(8e9, 4096, 4096, 4096, 3, 1), Catch::Contains("68719476736 ranks"));
+  CHECK(state_from_params(1e15, 1, 1, 1, 3, 1).world_bytes == static_cast<uint64_t>(14e15));
 }
 
 TEST_CASE("zstd multithreading job size: small chunks keep one worker busy", "[checkpoint]") {
