@@ -296,6 +296,24 @@ int cmd_checkpoint(const CommandContext& ctx) {
     if (std::filesystem::exists(shard_path(d.dir, r.rank), ec))
       throw UsageError(fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
                                    escape_bytes(shard_path(d.dir, r.rank))));
+  if (!json_path.empty()) {
+    const auto json_abs = std::filesystem::weakly_canonical(json_path, ec);
+    for (const auto& r : d.state.ranks)
+      if (json_abs == std::filesystem::weakly_canonical(shard_path(d.dir, r.rank), ec))
+        throw UsageError(fmt::format("--json '{}' is where rank {}'s shard goes; give the result document another name",
+                                     escape_bytes(json_path), r.rank));
+  }
+  // I/O buffers: each rank's writer (and raw baseline) holds --io-depth of --io-size, a restore
+  // reads ahead 4 of them; all within half of memory, as the state is.
+  {
+    const uint64_t per_rank = o.io.io_size * std::max<uint64_t>(o.io.depth, restore ? 4 : 0);
+    const uint64_t need = per_rank * d.state.ranks.size();
+    if (need > memory_budget(host))
+      throw UsageError(fmt::format("--io-size {} x --io-depth {}{} x {} rank(s) = {} of I/O buffers, above half of this "
+                                   "host's memory ({}); lower --io-size or --io-depth",
+                                   format_bytes(o.io.io_size), o.io.depth, restore && o.io.depth < 4 ? " (4 for the restore's reads)" : "",
+                                   d.state.ranks.size(), format_bytes(need), format_bytes(memory_budget(host))));
+  }
   TargetInfo target = probe_target(d.dir);
   auto warn = [&](const std::string& w) {
     d.warnings.push_back(w);
@@ -307,6 +325,20 @@ int cmd_checkpoint(const CommandContext& ctx) {
     warn(fmt::format("{} ranks on {} allowed CPUs: the ranks' threads share CPUs, so the figures include that contention "
                      "(a training job runs one rank per accelerator, typically 8 per host)",
                      d.state.ranks.size(), d.cpus_allowed));
+  const int64_t ranks_n = static_cast<int64_t>(d.state.ranks.size());
+  if (o.compress.enabled && ranks_n <= d.cpus_allowed && o.compress_threads * ranks_n > d.cpus_allowed)
+    warn(fmt::format("{} compression workers ({} per rank) on {} allowed CPUs: they take turns on the CPUs, so the save "
+                     "measures the scheduler more than the storage; --compress-threads {} fits", o.compress_threads * ranks_n,
+                     o.compress_threads, d.cpus_allowed, std::max<int64_t>(1, d.cpus_allowed / ranks_n)));
+  if (restore && o.compress.enabled && ranks_n <= d.cpus_allowed && d.restore_threads * ranks_n > d.cpus_allowed)
+    warn(fmt::format("{} restore decompression workers ({} per rank) on {} allowed CPUs: they take turns on the CPUs; "
+                     "--restore-threads {} fits", d.restore_threads * ranks_n, d.restore_threads, d.cpus_allowed,
+                     std::max<int64_t>(1, d.cpus_allowed / ranks_n)));
+  if (o.chunk_bytes < (64u << 10))
+    warn(fmt::format("--chunk-size {}: every chunk adds a 48 B index entry{} ({:.1f}% more bytes for the index alone) "
+                     "and a checksum to verify; training frameworks write chunks of MiB to GiB",
+                     format_bytes(o.chunk_bytes), o.compress.enabled ? " and zstd frame(s) of its own" : "",
+                     48.0 * 100.0 / static_cast<double>(o.chunk_bytes)));
   if (!o.compress.enabled && o.byte_group)
     warn("--byte-group without compression only reorders bytes (a copy per chunk, no saving); it helps with --compress zstd:N");
   // Space preflight. The run writes, one after the other: the raw comparison file (as many bytes

@@ -1,0 +1,38 @@
+#!/bin/bash
+# ioprobe checkpoint: option combinations that are refused before any work (exit 2, the values
+# named, nothing written) and ones that run with a warning.
+set -u
+IOPROBE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-ckpt-refusals.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+refused() {  # expected message fragment, then the options
+  local want=$1; shift
+  "$IOPROBE" checkpoint --dir "$W/ck" --raw-baseline off "$@" >"$W/out" 2>&1
+  local rc=$?
+  echo "--- $* -> exit $rc"; cat "$W/out"
+  [ $rc = 2 ] || fail "$*: exit $rc, expected 2"
+  grep -qF -- "$want" "$W/out" || fail "$*: no '$want' in the message"
+  [ ! -e "$W/ck" ] || [ -z "$(ls -A "$W/ck")" ] || fail "$*: files written: $(ls -A "$W/ck")"
+}
+warned() {  # expected warning fragment, then the options
+  local want=$1; shift
+  "$IOPROBE" checkpoint --dir "$W/ck" --raw-baseline off --quiet "$@" >"$W/out" 2>&1
+  local rc=$?
+  echo "--- $* -> exit $rc"; grep warning "$W/out"
+  [ $rc = 0 ] || fail "$*: exit $rc"
+  grep -qF -- "$want" "$W/out" || fail "$*: no warning '$want'"
+}
+refused "of I/O buffers, above half of this host's memory" --size 8MiB --io-size 1GiB --io-depth 64
+mkdir "$W/ck"
+refused "is where rank 0's shard goes" --size 8MiB --json "$W/ck/__0_0.distcp"
+rmdir "$W/ck"
+refused "is above 1e15" --params 1e20
+refused "ranks in the job: at most" --params 8B --tp 4096 --pp 4096 --dp 4096
+refused "is not a multiple of tp 3 x pp 1" --params 8B --tp 3 --ranks 8
+refused "only with --restore" --size 8MiB --restore-threads 2
+warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB
+cpus=$(nproc)
+warned "compression workers ($((cpus * 2)) per rank) on $cpus allowed CPUs" --size 8MiB --compress zstd:1 --compress-threads $((cpus * 2))
+warned "restore decompression workers ($((cpus + 1)) per rank)" --size 8MiB --compress zstd:1 --restore --restore-threads $((cpus + 1))
+echo "ok: refusals and warnings"
