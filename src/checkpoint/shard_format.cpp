@@ -80,9 +80,11 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
                       t.version, kShardOldestVersion, kShardVersion);
     return false;
   }
-  // ioprobe writes 4 MiB pieces (chunker.hpp); the restorer allocates buffers of this size.
-  if (t.piece_bytes > (64u << 20)) {
-    why = fmt::format("piece size {} B in the trailer is above 64 MiB: the file is corrupt or not from ioprobe", t.piece_bytes);
+  // ioprobe writes 4 MiB pieces (chunker.hpp); the restorer allocates buffers of this size and
+  // walks a chunk piece by piece.
+  if (t.piece_bytes != 0 && (t.piece_bytes < 4096 || t.piece_bytes > (64u << 20))) {
+    why = fmt::format("piece size {} B in the trailer is not 4 KiB to 64 MiB: the file is corrupt or not from ioprobe",
+                      t.piece_bytes);
     return false;
   }
   if (t.version < 2 && (t.flags & kFlagFramePerPiece)) {

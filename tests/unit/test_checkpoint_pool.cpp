@@ -128,6 +128,14 @@ TEST_CASE("shard versions: 1 to 3 are read, others refused naming the version", 
   CHECK(decode_trailer(trailer_of(2, kFlagFramePerPiece).data(), t, why));
   CHECK(decode_trailer(trailer_of(3, kFlagFramePerPiece | kFlagPieceHashes).data(), t, why));
   CHECK(decode_trailer(trailer_of(3, 0, 0).data(), t, why));
+  // Piece sizes the restorer would allocate or walk: 4 KiB to 64 MiB (ioprobe writes 4 MiB).
+  for (uint32_t piece : {1u, 4095u, (64u << 20) + 1, 0xffffffffu}) {
+    std::vector<uint8_t> v = trailer_of(3, kFlagFramePerPiece | kFlagPieceHashes);
+    for (int b = 0; b < 4; ++b) v[20 + b] = static_cast<uint8_t>(piece >> (8 * b));  // trailer.piece_bytes
+    why.clear();
+    CHECK_FALSE(decode_trailer(v.data(), t, why));
+    CHECK(why.find("piece size") != std::string::npos);
+  }
   CHECK_FALSE(decode_trailer(trailer_of(4, 0).data(), t, why));
   CHECK(why.find("version 4 is unknown") != std::string::npos);
   CHECK(why.find("versions 1 to 3") != std::string::npos);
