@@ -87,7 +87,7 @@ po::options_description checkpoint_options() {
     ("duration", s(), "keep saving until this long has passed, e.g. 10m (a save in progress finishes; with "
                       "--repeat: whichever ends first)")
     ("quiet", po::value<std::string>()->implicit_value("true"), "no progress lines on stderr (warnings stay)")
-    ("raw-baseline", s(), "on|off: measure raw sequential write of the same target in this run (default on)")
+    ("raw-baseline", s(), "on|off (or true|false): measure raw sequential write of the same target in this run (default on)")
     ("keep", po::value<std::string>()->implicit_value("true"), "keep the published shard files (default: remove them)")
     ("data", s(), "what the state holds: tensors (bf16/fp32 training state, default) | text (text-like, "
                   "compressible) | random (incompressible); text and random are for compression tests")
@@ -210,6 +210,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
   if (!o.compress.enabled && vm.count("compress-pool"))
     throw UsageError("--compress-pool chooses who compresses; with --compress none nothing is: drop it or give --compress zstd:1");
 
+  if (!o.compress.enabled && vm.count("compress-threads"))
+    throw UsageError("--compress-threads sets compression workers; with --compress none there are none: drop it or give --compress zstd:1");
+  if (o.compress_pool != CompressPool::kZstd && vm.count("zstd-job-size"))
+    throw UsageError("--zstd-job-size sets the job size of zstd's own pool: only with --compress-pool zstd");
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
   o.fsync = get_bool(vm, "fsync", true);
   o.io.io_size = get_size(vm, "io-size", 16u << 20, 4096, 1u << 30);
@@ -230,10 +234,13 @@ int cmd_checkpoint(const CommandContext& ctx) {
   o.io.huge_pages = get_bool(vm, "huge-pages", true);
   d.async = get_bool(vm, "async", false);
   d.step_time_s = get_duration(vm, "step-time", 0.1);
+  if (vm.count("step-time") && !d.async) throw UsageError("--step-time: only with --async (the training steps run while the save persists)");
+  if (d.async && !(d.step_time_s >= 1e-3))
+    throw UsageError(fmt::format("--step-time: {} s is below 1 ms; give a training step such as 100ms", d.step_time_s));
   const bool restore = get_bool(vm, "restore", false);
   if (vm.count("restore-threads") && !restore) throw UsageError("--restore-threads: only with --restore (it sets the restore's decompression workers)");
   d.restore_threads = static_cast<int>(get_count(vm, "restore-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
-  const bool raw_on = get_choice(vm, "raw-baseline", "on", {"on", "off"}) == "on";
+  const bool raw_on = get_bool(vm, "raw-baseline", true);  // on|off, or true|false as the other switches
   const bool keep = get_bool(vm, "keep", false);
   const bool quiet = get_bool(vm, "quiet", false);
   const uint64_t repeat_opt = get_count(vm, "repeat", 1, 1, 1000000000);

@@ -70,8 +70,10 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   else if (suf == "gb") mult = 1e9;
   else if (suf == "t" || suf == "tib") mult = 1099511627776.0;
   else if (suf == "tb") mult = 1e12;
+  else if (suf == "p" || suf == "pib") mult = 1125899906842624.0;
+  else if (suf == "pb") mult = 1e15;
   else
-    throw UsageError(fmt::format("{}: unknown size unit in '{}'; use B, KB, MB, GB, TB (10^3 steps) or KiB, MiB, GiB, TiB (2^10 steps)",
+    throw UsageError(fmt::format("{}: unknown size unit in '{}'; use B, KB, MB, GB, TB, PB (10^3 steps) or KiB, MiB, GiB, TiB, PiB (2^10 steps)",
                                  what, text));
   double bytes = v * mult;
   if (!std::isfinite(bytes) || bytes > 9.0e18)

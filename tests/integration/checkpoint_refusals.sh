@@ -31,6 +31,10 @@ refused "is above 1e15" --params 1e20
 refused "ranks in the job: at most" --params 8B --tp 4096 --pp 4096 --dp 4096
 refused "is not a multiple of tp 3 x pp 1" --params 8B --tp 3 --ranks 8
 refused "only with --restore" --size 8MiB --restore-threads 2
+refused "only with --async" --size 8MiB --step-time 1s
+refused "below 1 ms" --size 8MiB --async --step-time 0
+refused "only with --compress-pool zstd" --size 8MiB --compress zstd:1 --zstd-job-size 1MiB
+refused "with --compress none there are none" --size 8MiB --compress-threads 4
 warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB
 cpus=$(nproc)
 warned "compression workers ($((cpus * 2)) per rank) on $cpus allowed CPUs" --size 8MiB --compress zstd:1 --compress-threads $((cpus * 2))

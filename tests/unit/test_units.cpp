@@ -11,6 +11,8 @@ TEST_CASE("parse_size: decimal and binary units", "[units]") {
   CHECK(parse_size("4KiB", "x") == 4096);
   CHECK(parse_size("4k", "x") == 4096);
   CHECK(parse_size("4KB", "x") == 4000);
+  CHECK(parse_size("1PiB", "x") == (uint64_t{1} << 50));
+  CHECK(parse_size("2PB", "x") == 2000000000000000ull);
   CHECK(parse_size("110kB", "x") == 110000);
   CHECK(parse_size("1.5GiB", "x") == 1610612736ULL);
   CHECK(parse_size("1.5GB", "x") == 1500000000ULL);
