@@ -1,11 +1,14 @@
 // `ioprobe checkpoint`: how fast model state is saved to a target and restored from it.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -327,6 +330,18 @@ int cmd_checkpoint(const CommandContext& ctx) {
     std::fprintf(stderr, "ioprobe: warning: %s\n", w.c_str());
   };
   if (target.memory_backed) warn(fmt::format("{} is {} (RAM): this measures memory, not a storage device", d.dir, target.fs_type));
+  // Temporary files of an ioprobe that was killed (SIGKILL, a crash, a power cut): named, never
+  // removed here (another host may share this directory and the pid be one of its processes).
+  for (const auto& de : std::filesystem::directory_iterator(d.dir, ec)) {
+    const std::string name = de.path().filename().string();
+    size_t at = name.find(".ioprobe-tmp.");
+    size_t pid_at = at != std::string::npos ? at + 13 : name.rfind(".ioprobe-raw.", 0) == 0 ? name.find('.', 13) + 1 : 0;
+    if (pid_at == 0 || pid_at >= name.size()) continue;
+    const long pid = std::strtol(name.c_str() + pid_at, nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      warn(fmt::format("{} was left by ioprobe process {}, which is no longer running on this host (killed?); remove it "
+                       "once no other run uses this directory", escape_bytes(de.path().string()), pid));
+  }
   if (!o.fsync) warn("--fsync false: the save is not durable (page cache); the figures are not storage bandwidth");
   if (static_cast<int>(d.state.ranks.size()) > d.cpus_allowed)
     warn(fmt::format("{} ranks on {} allowed CPUs: the ranks' threads share CPUs, so the figures include that contention "

@@ -39,4 +39,9 @@ warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB
 cpus=$(nproc)
 warned "compression workers ($((cpus * 2)) per rank) on $cpus allowed CPUs" --size 8MiB --compress zstd:1 --compress-threads $((cpus * 2))
 warned "restore decompression workers ($((cpus + 1)) per rank)" --size 8MiB --compress zstd:1 --restore --restore-threads $((cpus + 1))
+# A temporary file of an ioprobe that was killed: named in a warning, never removed.
+sleep 100 & dead=$!; kill $dead; wait $dead 2>/dev/null
+mkdir -p "$W/ck"; touch "$W/ck/__0_0.distcp.ioprobe-tmp.$dead"
+warned "__0_0.distcp.ioprobe-tmp.$dead was left by ioprobe process $dead" --size 1MiB
+[ -e "$W/ck/__0_0.distcp.ioprobe-tmp.$dead" ] || fail "the killed run's temporary file was removed"
 echo "ok: refusals and warnings"
