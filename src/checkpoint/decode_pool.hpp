@@ -5,16 +5,14 @@
 // pieces' checksums into each chunk's as the writer did.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/io_memory.hpp"
+#include "core/ordered_pool.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -24,16 +22,15 @@ class DecodePool {
   /// `max_frame` bytes decoding to pieces of at most `max_piece` bytes. Throws std::bad_alloc
   /// when memory is short and std::system_error when a thread cannot start.
   DecodePool(int threads, size_t max_frame, size_t max_piece, bool grouped);
-  ~DecodePool();  // frames being decoded finish; the workers are joined
   DecodePool(const DecodePool&) = delete;
   DecodePool& operator=(const DecodePool&) = delete;
 
   /// Frames that may be submitted and not yet taken at once (2 per worker, 1 inline).
-  size_t window() const { return slots_.size(); }
-  size_t in_flight() const { return static_cast<size_t>(submitted_ - taken_); }
+  size_t window() const { return pool_->window(); }
+  size_t in_flight() const { return pool_->in_flight(); }
   /// The input buffer of the next frame to submit (capacity max_frame bytes); the caller fills
   /// it, then calls submit(). Valid while in_flight() < window().
-  uint8_t* input();
+  uint8_t* input() { return pool_->next().in.get(); }
   /// Queues the frame in input(): `frame_len` bytes that must decode to exactly `piece_len`
   /// bytes, grouped by `elem`-byte elements when the pool was made with `grouped`.
   void submit(size_t frame_len, size_t piece_len, uint32_t elem);
@@ -47,7 +44,7 @@ class DecodePool {
   /// Waits for it (adding the time blocked to `waited_ns`) and frees its slot.
   Result take(int64_t& waited_ns);
 
-  int threads() const { return threads_; }
+  int threads() const { return pool_->threads(); }
   /// Wall nanoseconds the workers spent decoding, ungrouping and hashing, summed over workers.
   int64_t busy_ns() const;
 
@@ -56,26 +53,23 @@ class DecodePool {
     IoMemory in;
     size_t in_len = 0, piece_len = 0;
     uint32_t elem = 1;
-    bool done = false;
     Result result;
+    int64_t busy_ns = 0;  // wall time this frame took
   };
   struct Worker {
+    Worker() = default;
+    ~Worker();  // frees the context
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
     void* dctx = nullptr;
     std::vector<uint8_t> out, ungrouped;
-    int64_t busy_ns = 0;
+    int64_t busy_ns = 0;  // under the pool's lock
   };
-  int64_t decode(Slot& s, Worker& w);  // wall nanoseconds it took
-  void run(Worker& w);
+  void decode(Slot& s, Worker& w);
 
-  const int threads_;
   const bool grouped_;
-  std::vector<Slot> slots_;
-  std::vector<std::unique_ptr<Worker>> workers_;  // threads_ of them, or 1 for inline mode
-  std::vector<std::thread> threads_v_;
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  uint64_t submitted_ = 0, next_work_ = 0, taken_ = 0;
-  bool stop_ = false;
+  std::vector<std::unique_ptr<Worker>> workers_;  // one per thread, or 1 for inline mode
+  std::unique_ptr<OrderedPool<Slot>> pool_;       // last: its threads stop before the workers go
 };
 
 }  // namespace ioprobe::checkpoint

@@ -15,55 +15,39 @@
 
 namespace ioprobe::checkpoint {
 
+PiecePool::Worker::~Worker() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx)); }
+
 PiecePool::PiecePool(const ResidentState& state, int level, int threads, bool byte_group, size_t max_piece)
-    : state_(state), byte_group_(byte_group), threads_(threads < 0 ? 0 : threads) {
-  const size_t nworkers = threads_ > 0 ? static_cast<size_t>(threads_) : 1;
-  slots_.resize(threads_ > 0 ? 2 * nworkers : 1);
-  for (auto& s : slots_) {
-    s.out_cap = ZSTD_compressBound(max_piece);
-    s.out = alloc_io_memory(s.out_cap, true);
-    std::memset(s.out.get(), 0, s.out_cap);
-  }
+    : state_(state), byte_group_(byte_group) {
+  threads = threads < 0 ? 0 : threads;
+  const size_t nworkers = threads > 0 ? static_cast<size_t>(threads) : 1;
   for (size_t i = 0; i < nworkers; ++i) {
     auto w = std::make_unique<Worker>();
-    ZSTD_CCtx* c = ZSTD_createCCtx();
-    if (!c) throw std::runtime_error("ZSTD_createCCtx failed");
-    w->cctx = c;
-    size_t r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
-    if (ZSTD_isError(r)) {
-      ZSTD_freeCCtx(c);
-      w->cctx = nullptr;
-      throw std::runtime_error(fmt::format("zstd refused level {}: {}", level, ZSTD_getErrorName(r)));
-    }
+    w->cctx = ZSTD_createCCtx();
+    if (!w->cctx) throw std::runtime_error("ZSTD_createCCtx failed");
+    size_t r = ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(w->cctx), ZSTD_c_compressionLevel, level);
+    if (ZSTD_isError(r)) throw std::runtime_error(fmt::format("zstd refused level {}: {}", level, ZSTD_getErrorName(r)));
     w->scratch.resize(max_piece);
     if (byte_group_) w->grouped.resize(max_piece);
     workers_.push_back(std::move(w));
   }
-  try {
-    for (int i = 0; i < threads_; ++i) threads_v_.emplace_back([this, i] { run(*workers_[i]); });
-  } catch (...) {  // no thread (a limit reached): stop and join the started workers, free the contexts
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    work_cv_.notify_all();
-    for (auto& t : threads_v_) t.join();
-    for (auto& w : workers_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(w->cctx));
-    throw;
+  pool_ = std::make_unique<OrderedPool<Slot>>(
+      threads, threads > 0 ? 2 * nworkers : 1, [this](Slot& s, size_t w) { compress(s, *workers_[w]); },
+      [this](Slot& s, size_t wi) {
+        Worker& w = *workers_[wi];
+        w.busy_ns += s.busy_ns;
+        w.hash_ns += s.hash_ns;
+        ++w.pieces;
+      });
+  for (size_t i = 0; i < pool_->window(); ++i) {
+    Slot& s = pool_->slot(i);
+    s.out_cap = ZSTD_compressBound(max_piece);
+    s.out = alloc_io_memory(s.out_cap, true);
+    std::memset(s.out.get(), 0, s.out_cap);  // fault the pages in before any clock starts
   }
 }
 
-PiecePool::~PiecePool() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
-  }
-  work_cv_.notify_all();
-  for (auto& t : threads_v_) t.join();
-  for (auto& w : workers_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(w->cctx));
-}
-
-std::pair<int64_t, int64_t> PiecePool::compress(Slot& s, Worker& w) {
+void PiecePool::compress(Slot& s, Worker& w) {
   const int64_t t0 = thread_cpu_ns();
   const PieceJob& j = s.job;
   const uint8_t* src = nullptr;
@@ -96,62 +80,20 @@ std::pair<int64_t, int64_t> PiecePool::compress(Slot& s, Worker& w) {
     s.xxh3_stored = XXH3_64bits(s.out.get(), r);
     hashed += thread_cpu_ns() - h1;
   }
-  // Counted by the caller (under the lock, with worker threads): busy_ns() may be read while
-  // pieces are still being compressed (an interrupted save).
-  return {thread_cpu_ns() - t0 - hashed, hashed};
-}
-
-void PiecePool::count(Worker& w, const std::pair<int64_t, int64_t>& used) {
-  w.busy_ns += used.first;
-  w.hash_ns += used.second;
-  ++w.pieces;
-}
-
-void PiecePool::run(Worker& w) {
-  std::unique_lock<std::mutex> lk(mu_);
-  for (;;) {
-    work_cv_.wait(lk, [&] { return stop_ || next_work_ < submitted_; });
-    if (stop_) return;
-    Slot& s = slots_[next_work_ % slots_.size()];
-    ++next_work_;
-    lk.unlock();
-    const auto used = compress(s, w);
-    lk.lock();
-    count(w, used);
-    s.done = true;
-    done_cv_.notify_all();
-  }
+  // Counted into the worker under the pool's lock (OrderedPool's done): busy_ns() may be read
+  // while pieces are still being compressed (an interrupted save).
+  s.hash_ns = hashed;
+  s.busy_ns = thread_cpu_ns() - t0 - hashed;
 }
 
 void PiecePool::submit(const PieceJob& job) {
-  Slot& s = slots_[submitted_ % slots_.size()];
-  s.job = job;
-  s.done = false;
-  s.queued = true;
-  if (threads_ == 0) {  // inline: compress now, on the caller's thread
-    count(*workers_[0], compress(s, *workers_[0]));
-    s.done = true;
-    ++submitted_;
-    return;
-  }
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    ++submitted_;
-  }
-  work_cv_.notify_one();
+  pool_->next().job = job;
+  pool_->submit();
 }
 
 PiecePool::Frame PiecePool::take(int64_t& waited_ns) {
-  Slot& s = slots_[head_ % slots_.size()];
+  const Slot& s = pool_->take(waited_ns);
   Frame f;
-  if (threads_ > 0) {
-    std::unique_lock<std::mutex> lk(mu_);
-    if (!s.done) {
-      const int64_t t0 = now_ns();
-      done_cv_.wait(lk, [&] { return s.done; });
-      waited_ns += now_ns() - t0;
-    }
-  }
   f.error = s.error;
   if (f.error.empty()) {
     f.data = s.out.get();
@@ -162,36 +104,30 @@ PiecePool::Frame PiecePool::take(int64_t& waited_ns) {
   return f;
 }
 
-void PiecePool::release() {
-  Slot& s = slots_[head_ % slots_.size()];
-  if (threads_ > 0) {
-    std::lock_guard<std::mutex> lk(mu_);
-    s.queued = s.done = false;
-  } else {
-    s.queued = s.done = false;
-  }
-  ++head_;
-}
+void PiecePool::release() { pool_->release(); }
 
 int64_t PiecePool::busy_ns() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  int64_t t = 0;
-  for (const auto& w : workers_) t += w->busy_ns;
-  return t;
+  return pool_->with_lock([&] {
+    int64_t t = 0;
+    for (const auto& w : workers_) t += w->busy_ns;
+    return t;
+  });
 }
 
 int64_t PiecePool::hash_ns() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  int64_t t = 0;
-  for (const auto& w : workers_) t += w->hash_ns;
-  return t;
+  return pool_->with_lock([&] {
+    int64_t t = 0;
+    for (const auto& w : workers_) t += w->hash_ns;
+    return t;
+  });
 }
 
 int PiecePool::workers_used() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  int n = 0;
-  for (const auto& w : workers_) n += w->pieces > 0 ? 1 : 0;
-  return n;
+  return pool_->with_lock([&] {
+    int n = 0;
+    for (const auto& w : workers_) n += w->pieces > 0 ? 1 : 0;
+    return n;
+  });
 }
 
 ZstdProbe measure_piece_pool(const uint8_t* data, size_t len, int level, int threads, size_t piece) {

@@ -14,19 +14,16 @@
 // zstd's own pool stays selectable (--compress-pool zstd, compressor.hpp).
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "checkpoint/compressor.hpp"
 #include "checkpoint/resident_state.hpp"
 #include "core/io_memory.hpp"
+#include "core/ordered_pool.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -44,12 +41,11 @@ class PiecePool {
   /// `threads` workers (0 = compress inside submit(), on the caller's thread). Throws
   /// std::runtime_error when zstd refuses the level. `state` must outlive the pool.
   PiecePool(const ResidentState& state, int level, int threads, bool byte_group, size_t max_piece);
-  ~PiecePool();  // pieces being compressed finish; the workers are joined
   PiecePool(const PiecePool&) = delete;
   PiecePool& operator=(const PiecePool&) = delete;
 
   /// Pieces that may be submitted and not yet released at once (2 per worker, 1 inline).
-  size_t window() const { return slots_.size(); }
+  size_t window() const { return pool_->window(); }
   /// Queues the next piece. The caller keeps submitted - released <= window().
   void submit(const PieceJob& job);
 
@@ -68,7 +64,7 @@ class PiecePool {
   /// Frees the slot of the piece last returned by take().
   void release();
 
-  int threads() const { return threads_; }
+  int threads() const { return pool_->threads(); }
   /// CPU nanoseconds the workers spent compressing (and grouping), summed over workers
   /// (CLOCK_THREAD_CPUTIME_ID: time a worker waited for a CPU does not count as busy).
   int64_t busy_ns() const;
@@ -80,7 +76,6 @@ class PiecePool {
  private:
   struct Slot {
     PieceJob job;
-    bool queued = false, done = false;
     // The frame. On huge pages: with 4 KiB-page vectors a 2-worker pool over a 1 GiB state ran
     // 1,400-1,455 MB/s (hashing and copying the frames as the save does), on huge pages 1,561-1,568
     // (ad hoc program driving PiecePool, 3 runs each, this project's 2-vCPU VM).
@@ -88,28 +83,24 @@ class PiecePool {
     size_t out_cap = 0, out_len = 0;
     uint64_t xxh3_logical = 0, xxh3_stored = 0;
     std::string error;
+    int64_t busy_ns = 0, hash_ns = 0;  // CPU time this piece took: compressing, checksums
   };
   struct Worker {
+    Worker() = default;
+    ~Worker();  // frees the context
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
     void* cctx = nullptr;
     std::vector<uint8_t> scratch, grouped;
-    int64_t busy_ns = 0, hash_ns = 0;
+    int64_t busy_ns = 0, hash_ns = 0;  // under the pool's lock
     uint64_t pieces = 0;
   };
-  // Compresses and checksums the slot's piece; returns the CPU nanoseconds {compressing, hashing}.
-  std::pair<int64_t, int64_t> compress(Slot& s, Worker& w);
-  void count(Worker& w, const std::pair<int64_t, int64_t>& used);
-  void run(Worker& w);
+  void compress(Slot& s, Worker& w);  // compresses and checksums the slot's piece
 
   const ResidentState& state_;
   const bool byte_group_;
-  const int threads_;
-  std::vector<Slot> slots_;
-  std::vector<std::unique_ptr<Worker>> workers_;  // threads_ of them, or 1 for inline mode
-  std::vector<std::thread> threads_v_;
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  uint64_t submitted_ = 0, next_work_ = 0, head_ = 0;
-  bool stop_ = false;
+  std::vector<std::unique_ptr<Worker>> workers_;  // one per thread, or 1 for inline mode
+  std::unique_ptr<OrderedPool<Slot>> pool_;       // last: its threads stop before the workers go
 };
 
 /// What this pool's scheme reaches in memory, no I/O: `len` bytes cut into pieces of `piece`
