@@ -138,8 +138,9 @@ std::string render_checkpoint_text(const json& doc) {
                    sv.at("sys_cpu_s").get<double>(), sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());
   if (sv.contains("async")) {
     const json& a = sv.at("async");
-    o += fmt::format("  async: training blocked {}; {} steps ran during persistence, mean {:.1f} ms vs {:.1f} ms idle ({:+.1f}%)\n",
-                     secs(a.at("training_blocked_s")), a.at("steps_during_persistence").get<int>(),
+    const int steps = a.at("steps_during_persistence").get<int>();
+    o += fmt::format("  async: training blocked {}; {} step{} ran during persistence, mean {:.3f} ms vs {:.3f} ms idle ({:+.1f}%)\n",
+                     secs(a.at("training_blocked_s")), steps, steps == 1 ? "" : "s",
                      a.at("step_mean_during_persistence_s").get<double>() * 1e3, a.at("step_baseline_s").get<double>() * 1e3,
                      a.at("step_slowdown").get<double>() * 100);
   }
