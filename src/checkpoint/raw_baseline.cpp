@@ -78,7 +78,7 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
         }
       } catch (const IoError& e) {
         errs[r] = e.err();
-        ops[r] = "create";
+        ops[r] = e.op();  // "create", or "io_uring_queue_init" (the file was removed again)
       }
       res.rank_ns[r] = now_ns() - t0;
     });
@@ -90,7 +90,11 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
   for (size_t r = 0; r < n; ++r)
     if (errs[r])
       throw IoError(errs[r], ops[r] + " (raw write baseline)", paths[r],
-                    "the baseline writes as many bytes as the checkpoint; free space or use --raw-baseline off");
+                    ops[r] == "io_uring_queue_init"
+                        ? "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by seccomp: see ioprobe probe"
+                        : errs[r] == ENOSPC || errs[r] == EDQUOT
+                            ? "the baseline writes as many bytes as the checkpoint; free space or use --raw-baseline off"
+                            : "or use --raw-baseline off");
   res.interrupted = interrupted();
   for (size_t r = 0; r < n; ++r) {
     res.bytes += bytes_per_rank[r];

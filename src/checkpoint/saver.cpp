@@ -49,6 +49,9 @@ std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
     what = inodes ? "the filesystem ran out of inodes" : "the filesystem ran out of space (bytes)";
   } else if (r.err == EDQUOT) {
     what = "a disk quota was exceeded";
+  } else if (r.err_op == "io_uring_queue_init") {
+    what = "io_uring could not be set up: it may be disabled (sysctl kernel.io_uring_disabled) or blocked by a "
+           "container's seccomp policy; ioprobe probe shows which";
   } else if (r.err == EACCES || r.err == EPERM) {
     what = "permission denied: choose a writable --dir";
   } else if (r.err == ENOMEM) {
@@ -59,7 +62,8 @@ std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
     what = "the save failed";
   }
   std::string detail = r.err_detail.empty() ? errno_text(r.err) : r.err_detail;
-  if (r.err_op == "create" && !r.err_detail.empty()) detail = errno_text(r.err);
+  if ((r.err_op == "create" || r.err_op == "open" || r.err_op == "io_uring_queue_init") && !r.err_detail.empty())
+    detail = errno_text(r.err);  // err_detail is the whole IoError message, op and path included
   return fmt::format("checkpoint save failed: {} {}: {}; {} written of this shard; {} free, {} free inodes; {}; "
                      "no file was published and temporary files were removed",
                      r.err_op, escape_bytes(r.path), detail, format_bytes(r.written_bytes),

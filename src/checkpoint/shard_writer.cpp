@@ -255,7 +255,9 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     w = std::make_unique<UringFileWriter>(tmp_path, opts.io);
   } catch (const IoError& e) {
     res.err = e.err();
-    res.err_op = "create";
+    // "create" marks a file that may not be ours (never removed); after a later step fails
+    // ("io_uring_queue_init", "open") the writer has removed the file it created.
+    res.err_op = e.op() == "create" ? "create" : e.op();
     res.err_detail = e.what();
     return res;
   } catch (const std::bad_alloc&) {  // the writer's buffers; they are allocated before the file is created

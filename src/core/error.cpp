@@ -15,7 +15,7 @@ std::string build_message(int err, const std::string& op, const std::string& pat
 }  // namespace
 
 IoError::IoError(int err, std::string op, std::string path, std::string hint)
-    : Error(build_message(err, op, path, hint), kExitFailure), err_(err), path_(std::move(path)) {}
+    : Error(build_message(err, op, path, hint), kExitFailure), err_(err), op_(std::move(op)), path_(std::move(path)) {}
 
 std::string errno_name(int err) {
   // strerrorname_np is glibc >= 2.32 (Debian 12 has 2.36).

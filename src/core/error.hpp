@@ -42,10 +42,13 @@ class IoError : public Error {
  public:
   IoError(int err, std::string op, std::string path, std::string hint = {});
   int err() const { return err_; }
+  /// The operation that failed: "create", "open", "io_uring_queue_init"...
+  const std::string& op() const { return op_; }
   const std::string& path() const { return path_; }
 
  private:
   int err_;
+  std::string op_;
   std::string path_;
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ioprobe_test (C2 c): with kernel.io_uring_disabled=2, `--engine io_uring` exits non-zero
 # blaming the sysctl (never "errno 0"/"Success"), and `--engine auto` falls back to psync with
-# the reason in the header. The sysctl is restored by a trap. Root only.
+# the reason in the header; `checkpoint` fails blaming io_uring. The sysctl is restored by a trap.
+# Root only.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
@@ -27,3 +28,11 @@ assert t['engine'] == 'psync', t['engine']
 assert 'io_uring_disabled=2' in t['engine_reason'] or 'sysctl' in t['engine_reason'], t['engine_reason']
 print(f"ok: --engine auto: {t['engine']} ({t['engine_reason']})")
 PY
+# ioprobe checkpoint: the save's failure and the raw baseline's note blame io_uring, not
+# permissions or free space; nothing is left in --dir.
+out=$("$IOPROBE" checkpoint --dir "$work/ck" --size 4MiB 2>&1); rc=$?
+[ $rc = 1 ] || fail "checkpoint with io_uring_disabled=2: exit $rc, expected 1: $out"
+echo "$out" | grep "FAILED:" | grep -q "io_uring could not be set up" || fail "the save's failure does not blame io_uring: $out"
+echo "$out" | grep -qi "permission denied\|free space" && fail "the message blames permissions or space: $out"
+[ ! -e "$work/ck" ] || [ -z "$(ls -A "$work/ck")" ] || fail "files left: $(ls -A "$work/ck")"
+echo "ok: checkpoint: exit 1 blaming io_uring"
