@@ -250,6 +250,9 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
   res.rank = state.rank().rank;
   res.path = tmp_path;
   const int64_t t_start = now_ns();
+  // Before the file exists: std::bad_alloc here (a huge chunk count) leaves nothing behind.
+  const std::vector<Chunk> chunks = make_chunks(state.bytes(), opts.chunk_bytes);
+  res.chunks_total = chunks.size();
   std::unique_ptr<UringFileWriter> w;
   try {
     w = std::make_unique<UringFileWriter>(tmp_path, opts.io);
@@ -267,8 +270,6 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     return res;
   }
   res.direct = w->direct();
-  const std::vector<Chunk> chunks = make_chunks(state.bytes(), opts.chunk_bytes);
-  res.chunks_total = chunks.size();
   std::vector<IndexEntry> index;
   ShardJob job{state, opts, *w, chunks, index, res, abort, {}};
   const bool pooled = opts.compress.enabled && opts.compress_pool == CompressPool::kIoprobe;

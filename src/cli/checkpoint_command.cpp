@@ -242,6 +242,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
     throw UsageError(fmt::format("--step-time: {} s is below 1 ms; give a training step such as 100ms", d.step_time_s));
   const bool restore = get_bool(vm, "restore", false);
   if (vm.count("restore-threads") && !restore) throw UsageError("--restore-threads: only with --restore (it sets the restore's decompression workers)");
+  if (vm.count("restore-threads") && !o.compress.enabled)
+    throw UsageError("--restore-threads sets decompression workers; with --compress none there is nothing to decompress: drop it");
   d.restore_threads = static_cast<int>(get_count(vm, "restore-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
   const bool raw_on = get_bool(vm, "raw-baseline", true);  // on|off, or true|false as the other switches
   const bool keep = get_bool(vm, "keep", false);
@@ -288,10 +290,13 @@ int cmd_checkpoint(const CommandContext& ctx) {
                                                                        !std::filesystem::exists(p, ec);
          p = p.parent_path())
       made_dirs.push_back(p.string());
-    if (!std::filesystem::create_directories(d.dir, ec))
-      throw UsageError(fmt::format("--dir '{}' cannot be created: {}; give --dir a writable directory",
-                                   escape_bytes(d.dir), ec.message()));
-    created_dir = true;
+    if (!std::filesystem::create_directories(d.dir, ec)) {
+      if (ec || !std::filesystem::is_directory(d.dir, ec))
+        throw UsageError(fmt::format("--dir '{}' cannot be created: {}; give --dir a writable directory",
+                                     escape_bytes(d.dir), ec ? ec.message() : "it exists and is not a directory"));
+      made_dirs.clear();  // another process made it at the same moment: not ours to remove
+    }
+    created_dir = !made_dirs.empty();
   } else if (!std::filesystem::is_directory(d.dir, ec)) {
     throw UsageError(fmt::format("--dir '{}' exists and is not a directory; give a directory (created if missing)",
                                  escape_bytes(d.dir)));
@@ -313,16 +318,30 @@ int cmd_checkpoint(const CommandContext& ctx) {
         throw UsageError(fmt::format("--json '{}' is where rank {}'s shard goes; give the result document another name",
                                      escape_bytes(json_path), r.rank));
   }
-  // I/O buffers: each rank's writer (and raw baseline) holds --io-depth of --io-size, a restore
-  // reads ahead 4 of them; all within half of memory, as the state is.
+  // Buffers besides the state, all within half of memory as the state is: each rank's writer
+  // (and raw baseline) holds --io-depth of --io-size, a restore reads ahead 4 of them; each
+  // compression or decompression worker holds 2 frames (compressBound(4 MiB), on 2 MiB huge
+  // pages: 6 MiB each) and 1-2 pieces of 4 MiB, about 20 MiB.
   {
-    const uint64_t per_rank = o.io.io_size * std::max<uint64_t>(o.io.depth, restore ? 4 : 0);
-    const uint64_t need = per_rank * d.state.ranks.size();
-    if (need > memory_budget(host))
-      throw UsageError(fmt::format("--io-size {} x --io-depth {}{} x {} rank(s) = {} of I/O buffers, above half of this "
-                                   "host's memory ({}); lower --io-size or --io-depth",
+    const uint64_t ranks_n = d.state.ranks.size();
+    const uint64_t io = o.io.io_size * std::max<uint64_t>(o.io.depth, restore ? 4 : 0) * ranks_n;
+    const uint64_t kWorker = 20ull << 20;
+    const uint64_t workers = o.compress.enabled
+        ? (static_cast<uint64_t>(std::max(1, o.compress_threads)) + (restore ? std::max(1, d.restore_threads) : 0)) * ranks_n
+        : 0;
+    if (io + workers * kWorker > memory_budget(host))
+      throw UsageError(fmt::format("--io-size {} x --io-depth {}{} x {} rank(s) = {} of I/O buffers{}: above half of this "
+                                   "host's memory ({}); lower --io-size, --io-depth{}",
                                    format_bytes(o.io.io_size), o.io.depth, restore && o.io.depth < 4 ? " (4 for the restore's reads)" : "",
-                                   d.state.ranks.size(), format_bytes(need), format_bytes(memory_budget(host))));
+                                   ranks_n, format_bytes(io),
+                                   workers ? fmt::format(", and {} (de)compression workers x ~20 MiB", workers) : std::string(),
+                                   format_bytes(memory_budget(host)), workers ? ", --compress-threads or --restore-threads" : ""));
+    // The chunk index is held in memory while a shard is written (48 B per chunk).
+    const uint64_t chunks = (d.state.ranks.front().bytes + o.chunk_bytes - 1) / o.chunk_bytes;
+    if (chunks > (16u << 20))
+      throw UsageError(fmt::format("--chunk-size {}: {} chunks per rank (an index of {} in memory, and as many checksums); "
+                                   "give at least {}", format_bytes(o.chunk_bytes), format_count(chunks),
+                                   format_bytes(chunks * 48), format_bytes((d.state.ranks.front().bytes + (16u << 20) - 1) / (16u << 20))));
   }
   TargetInfo target = probe_target(d.dir);
   auto warn = [&](const std::string& w) {
@@ -352,7 +371,9 @@ int cmd_checkpoint(const CommandContext& ctx) {
     warn(fmt::format("{} compression workers ({} per rank) on {} allowed CPUs: they take turns on the CPUs, so the save "
                      "measures the scheduler more than the storage; --compress-threads {} fits", o.compress_threads * ranks_n,
                      o.compress_threads, d.cpus_allowed, std::max<int64_t>(1, d.cpus_allowed / ranks_n)));
-  if (restore && o.compress.enabled && ranks_n <= d.cpus_allowed && d.restore_threads * ranks_n > d.cpus_allowed)
+  if (restore && vm.count("restore-threads") && o.compress_pool == CompressPool::kZstd)
+    warn("--restore-threads has no effect with --compress-pool zstd: its one frame per chunk is decoded on the rank's thread");
+  else if (restore && o.compress.enabled && ranks_n <= d.cpus_allowed && d.restore_threads * ranks_n > d.cpus_allowed)
     warn(fmt::format("{} restore decompression workers ({} per rank) on {} allowed CPUs: they take turns on the CPUs; "
                      "--restore-threads {} fits", d.restore_threads * ranks_n, d.restore_threads, d.cpus_allowed,
                      std::max<int64_t>(1, d.cpus_allowed / ranks_n)));

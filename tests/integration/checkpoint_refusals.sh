@@ -35,6 +35,9 @@ refused "only with --async" --size 8MiB --step-time 1s
 refused "below 1 ms" --size 8MiB --async --step-time 0
 refused "only with --compress-pool zstd" --size 8MiB --compress zstd:1 --zstd-job-size 1MiB
 refused "with --compress none there are none" --size 8MiB --compress-threads 4
+refused "chunks per rank (an index of" --size 2GiB --chunk-size 16
+refused "nothing to decompress" --size 8MiB --restore --restore-threads 2
+warned "has no effect with --compress-pool zstd" --size 8MiB --compress zstd:1 --compress-pool zstd --restore --restore-threads 1
 warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB
 cpus=$(nproc)
 warned "compression workers ($((cpus * 2)) per rank) on $cpus allowed CPUs" --size 8MiB --compress zstd:1 --compress-threads $((cpus * 2))
