@@ -23,7 +23,7 @@ warned() {  # expected warning fragment, then the options
   [ $rc = 0 ] || fail "$*: exit $rc"
   grep -qF -- "$want" "$W/out" || fail "$*: no warning '$want'"
 }
-refused "of I/O buffers, above half of this host's memory" --size 8MiB --io-size 1GiB --io-depth 64
+refused "above half of this host's memory" --size 8MiB --io-size 1GiB --io-depth 64
 mkdir "$W/ck"
 refused "is where rank 0's shard goes" --size 8MiB --json "$W/ck/__0_0.distcp"
 rmdir "$W/ck"
