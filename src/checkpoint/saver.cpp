@@ -159,8 +159,12 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
       break;
     }
   }
+  // The emulated training steps run on this thread: their CPU is training's, not the save's.
+  int64_t training_cpu_ns = 0;
   if (async && emulator) {
+    const int64_t c0 = thread_cpu_ns();
     while (running.load() > 0 && !interrupted()) res.step_s.push_back(emulator->step());
+    training_cpu_ns = thread_cpu_ns() - c0;
   }
   for (auto& t : writers) t.join();
   const int64_t joined = now_ns();
@@ -212,7 +216,7 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
       res.durable_ns = res.ranks_done_ns + res.publish_ns;
     }
   }
-  res.user_cpu_s = cpu_seconds(true) - u0;
+  res.user_cpu_s = std::max(0.0, cpu_seconds(true) - u0 - static_cast<double>(training_cpu_ns) / 1e9);
   res.sys_cpu_s = cpu_seconds(false) - s0;
   return res;
 }

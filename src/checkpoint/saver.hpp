@@ -31,7 +31,7 @@ struct SaveResult {
   int64_t ranks_done_ns = 0; // the slowest rank's fsync returned (async: not the end of the step then running)
   int64_t publish_ns = 0;    // renames + directory fsync
   int64_t durable_ns = 0;    // time to durable (published); 0 when not ok
-  double user_cpu_s = 0, sys_cpu_s = 0;  // process CPU during the save
+  double user_cpu_s = 0, sys_cpu_s = 0;  // process CPU during the save (async: less the emulated training steps' CPU)
   std::vector<double> step_s;            // async: durations of the steps run during persistence
   std::vector<std::string> final_paths;  // published files (ok only)
   // Failure details (not ok and not interrupted).
