@@ -26,6 +26,25 @@ uint64_t get64(const uint8_t* p) {
   return x;
 }
 constexpr size_t kRegionBytes = 24, kEntryBytes = 48;
+
+// The trailer's first 56 bytes: everything but meta_xxh3.
+void put_trailer_head(std::vector<uint8_t>& v, const Trailer& t) {
+  v.insert(v.end(), kShardMagic, kShardMagic + 8);
+  put32(v, t.version);
+  put32(v, t.codec);
+  put32(v, t.flags);
+  put32(v, t.piece_bytes);
+  for (uint64_t x : {t.logical_bytes, t.chunk_count, t.region_count, t.meta_offset}) put64(v, x);
+}
+
+// meta_xxh3: of the region table and index; from version 3 of the trailer's head too, so that
+// a damaged codec, flag or size in the trailer is caught as well.
+uint64_t meta_checksum(const uint8_t* meta, size_t len, const Trailer& t) {
+  if (t.version < 3) return XXH3_64bits(meta, len);
+  std::vector<uint8_t> v(meta, meta + len);
+  put_trailer_head(v, t);
+  return XXH3_64bits(v.data(), v.size());
+}
 }  // namespace
 
 std::vector<uint8_t> encode_metadata(const std::vector<Region>& regions, const std::vector<IndexEntry>& index,
@@ -43,13 +62,9 @@ std::vector<uint8_t> encode_metadata(const std::vector<Region>& regions, const s
   }
   t.region_count = regions.size();
   t.chunk_count = index.size();
-  t.meta_xxh3 = XXH3_64bits(v.data(), v.size());
-  v.insert(v.end(), kShardMagic, kShardMagic + 8);
-  put32(v, t.version);
-  put32(v, t.codec);
-  put32(v, t.flags);
-  put32(v, t.piece_bytes);
-  for (uint64_t x : {t.logical_bytes, t.chunk_count, t.region_count, t.meta_offset, t.meta_xxh3}) put64(v, x);
+  t.meta_xxh3 = meta_checksum(v.data(), v.size(), t);
+  put_trailer_head(v, t);
+  put64(v, t.meta_xxh3);
   return v;
 }
 
@@ -80,6 +95,11 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
                       t.version, kShardOldestVersion, kShardVersion);
     return false;
   }
+  if (t.codec > 1 || (t.flags & ~(kFlagByteGrouped | kFlagFramePerPiece | kFlagPieceHashes)) != 0) {
+    why = fmt::format("codec {} or flags {:#x} in the trailer are unknown: the file is corrupt or from a newer ioprobe",
+                      t.codec, t.flags);
+    return false;
+  }
   // ioprobe writes 4 MiB pieces (chunker.hpp); the restorer allocates buffers of this size and
   // walks a chunk piece by piece.
   if (t.piece_bytes != 0 && (t.piece_bytes < 4096 || t.piece_bytes > (64u << 20))) {
@@ -106,8 +126,8 @@ bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::ve
     why = fmt::format("index is {} B, the trailer says {} regions and {} chunks", meta.size(), t.region_count, t.chunk_count);
     return false;
   }
-  if (XXH3_64bits(meta.data(), meta.size()) != t.meta_xxh3) {
-    why = "index checksum (xxh3) mismatch";
+  if (meta_checksum(meta.data(), meta.size(), t) != t.meta_xxh3) {
+    why = t.version >= 3 ? "index and trailer checksum (xxh3) mismatch" : "index checksum (xxh3) mismatch";
     return false;
   }
   const uint8_t* p = meta.data();

@@ -19,7 +19,9 @@
 // piece's logical bytes, and of each piece's stored frame -- so the compression workers hash the
 // piece they just compressed while it is still in their cache, in parallel, instead of one thread
 // hashing the whole chunk from memory afterwards (combine_piece_hashes). Without the flag a
-// chunk's checksums cover its bytes directly. Versions 1 to 3 are read; any other is refused.
+// chunk's checksums cover its bytes directly. From version 3 the trailer's meta_xxh3 also covers
+// the trailer's other fields (codec, flags, sizes), so damage there is caught before the data is
+// read. Versions 1 to 3 are read; any other is refused.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +54,7 @@ struct Trailer {
   uint64_t chunk_count = 0;
   uint64_t region_count = 0;
   uint64_t meta_offset = 0;  // where the region table starts
-  uint64_t meta_xxh3 = 0;    // XXH3-64 of region table + index
+  uint64_t meta_xxh3 = 0;    // XXH3-64 of region table + index (version 3: + the trailer's other 56 bytes)
 };
 
 constexpr uint64_t kTrailerBytes = 64;

@@ -309,6 +309,38 @@ TEST_CASE("version 3: a byte flipped anywhere in the stored frames is caught at 
   }
 }
 
+TEST_CASE("version 3: a byte flipped anywhere in the trailer is caught at restore", "[checkpoint][io]") {
+  TempDir d;
+  for (const char* comp : {"none", "zstd:1"}) {
+    StateSpec s = state_from_size(300007, 1);
+    std::vector<ResidentState> states;
+    states.emplace_back(s.ranks[0], UINT64_MAX, 3);
+    SaveOptions o;
+    o.chunk_bytes = 100003;
+    o.compress = parse_compression(comp);
+    o.io.io_size = 64 * 1024;
+    const std::string dir = d.path + "/" + (o.compress.enabled ? "z" : "n");
+    std::filesystem::create_directory(dir);
+    SaveResult r = save_checkpoint(states, dir, o, false, nullptr);
+    REQUIRE(r.ok);
+    const std::string path = r.final_paths[0];
+    const std::vector<uint8_t> good = read_all(path);
+    for (size_t i = good.size() - kTrailerBytes; i < good.size(); ++i) {
+      INFO(comp << ": trailer byte " << i - (good.size() - kTrailerBytes) << " flipped");
+      std::vector<uint8_t> bad = good;
+      bad[i] ^= 0x01;
+      std::filesystem::remove(path);
+      int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
+      REQUIRE(fd >= 0);
+      REQUIRE(::write(fd, bad.data(), bad.size()) == static_cast<ssize_t>(bad.size()));
+      ::close(fd);
+      RestoreResult rs = restore_checkpoint({path}, 1 << 20, 1);
+      CHECK_FALSE(rs.ok);
+      CHECK(rs.ranks[0].corrupt);
+    }
+  }
+}
+
 TEST_CASE("version 3 restores decode frames in parallel, whatever the read size, with the same verdict", "[checkpoint][io]") {
   TempDir d;
   struct Case { bool group; uint64_t chunk; };
