@@ -35,7 +35,7 @@ struct SeriesSave {
   double time_to_durable_s = 0;  // the save's start .. published (and fsynced when enabled)
   double write_bytes_per_s = 0;  // logical_bytes / time_to_durable_s
   double user_cpu_s = 0, sys_cpu_s = 0;
-  std::optional<double> restore_bytes_per_s;  // logical bytes / restore wall time, with --restore
+  std::optional<double> restore_bytes_per_s;  // logical bytes / the slowest rank's restore time, with --restore
 };
 
 /// The whole series. `last` is the last save attempted (complete, failed or interrupted); the

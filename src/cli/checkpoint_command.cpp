@@ -1,14 +1,11 @@
 // `ioprobe checkpoint`: how fast model state is saved to a target and restored from it.
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -28,6 +25,7 @@
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/tensor_data.hpp"
 #include "cli/checkpoint_content.hpp"
+#include "cli/checkpoint_preflight.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "core/atomic_file.hpp"
@@ -70,7 +68,7 @@ po::options_description checkpoint_options() {
                            "(ZSTD_c_nbWorkers) on one frame per chunk")
     ("zstd-job-size", s(), "--compress-pool zstd: zstd's job size (default 0 = zstd's own: 2MiB at level 1, 8MiB at 3)")
     ("byte-group", po::value<std::string>()->implicit_value("true"), "group float bytes by significance before compressing")
-    ("io-size", s(), "bytes per write request (default 16MiB, multiple of 4KiB)")
+    ("io-size", s(), "bytes per write request, and per read of --restore (default 16MiB, multiple of 4KiB)")
     ("io-depth", s(), "write buffers in flight per rank (default 2 = double buffering)")
     ("flush-every", s(), "queue a background fdatasync after every SIZE written while writing goes on, so a device's "
                          "write cache drains during the save (default 64MiB, or --io-size when larger; 0 = only the final fsync; the raw "
@@ -318,49 +316,14 @@ int cmd_checkpoint(const CommandContext& ctx) {
         throw UsageError(fmt::format("--json '{}' is where rank {}'s shard goes; give the result document another name",
                                      escape_bytes(json_path), r.rank));
   }
-  // Buffers besides the state, all within half of memory as the state is: each rank's writer
-  // (and raw baseline) holds --io-depth of --io-size, a restore reads ahead 4 of them; each
-  // compression or decompression worker holds 2 frames (compressBound(4 MiB), on 2 MiB huge
-  // pages: 6 MiB each) and 1-2 pieces of 4 MiB, about 20 MiB.
-  {
-    const uint64_t ranks_n = d.state.ranks.size();
-    const uint64_t io = o.io.io_size * std::max<uint64_t>(o.io.depth, restore ? 4 : 0) * ranks_n;
-    const uint64_t kWorker = 20ull << 20;
-    const uint64_t workers = o.compress.enabled
-        ? (static_cast<uint64_t>(std::max(1, o.compress_threads)) + (restore ? std::max(1, d.restore_threads) : 0)) * ranks_n
-        : 0;
-    if (io + workers * kWorker > memory_budget(host))
-      throw UsageError(fmt::format("--io-size {} x --io-depth {}{} x {} rank(s) = {} of I/O buffers{}: above half of this "
-                                   "host's memory ({}); lower --io-size, --io-depth{}",
-                                   format_bytes(o.io.io_size), o.io.depth, restore && o.io.depth < 4 ? " (4 for the restore's reads)" : "",
-                                   ranks_n, format_bytes(io),
-                                   workers ? fmt::format(", and {} (de)compression workers x ~20 MiB", workers) : std::string(),
-                                   format_bytes(memory_budget(host)), workers ? ", --compress-threads or --restore-threads" : ""));
-    // The chunk index is held in memory while a shard is written (48 B per chunk).
-    const uint64_t chunks = (d.state.ranks.front().bytes + o.chunk_bytes - 1) / o.chunk_bytes;
-    if (chunks > (16u << 20))
-      throw UsageError(fmt::format("--chunk-size {}: {} chunks per rank (an index of {} in memory, and as many checksums); "
-                                   "give at least {}", format_bytes(o.chunk_bytes), format_count(chunks),
-                                   format_bytes(chunks * 48), format_bytes((d.state.ranks.front().bytes + (16u << 20) - 1) / (16u << 20))));
-  }
+  check_buffers(d, restore, memory_budget(host));
   TargetInfo target = probe_target(d.dir);
   auto warn = [&](const std::string& w) {
     d.warnings.push_back(w);
     std::fprintf(stderr, "ioprobe: warning: %s\n", w.c_str());
   };
   if (target.memory_backed) warn(fmt::format("{} is {} (RAM): this measures memory, not a storage device", d.dir, target.fs_type));
-  // Temporary files of an ioprobe that was killed (SIGKILL, a crash, a power cut): named, never
-  // removed here (another host may share this directory and the pid be one of its processes).
-  for (const auto& de : std::filesystem::directory_iterator(d.dir, ec)) {
-    const std::string name = de.path().filename().string();
-    size_t at = name.find(".ioprobe-tmp.");
-    size_t pid_at = at != std::string::npos ? at + 13 : name.rfind(".ioprobe-raw.", 0) == 0 ? name.find('.', 13) + 1 : 0;
-    if (pid_at == 0 || pid_at >= name.size()) continue;
-    const long pid = std::strtol(name.c_str() + pid_at, nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-      warn(fmt::format("{} was left by ioprobe process {}, which is no longer running on this host (killed?); remove it "
-                       "once no other run uses this directory", escape_bytes(de.path().string()), pid));
-  }
+  for (const auto& w : leftover_warnings(d.dir)) warn(w);
   if (!o.fsync) warn("--fsync false: the save is not durable (page cache); the figures are not storage bandwidth");
   if (static_cast<int>(d.state.ranks.size()) > d.cpus_allowed)
     warn(fmt::format("{} ranks on {} allowed CPUs: the ranks' threads share CPUs, so the figures include that contention "

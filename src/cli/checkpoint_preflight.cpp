@@ -1,0 +1,62 @@
+#include "cli/checkpoint_preflight.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe::cli {
+
+void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_t budget) {
+  const auto& o = d.opts;
+  const uint64_t ranks_n = d.state.ranks.size();
+  const uint64_t io = o.io.io_size * std::max<uint64_t>(o.io.depth, restore ? 4 : 0) * ranks_n;
+  const uint64_t kWorker = 20ull << 20;
+  const uint64_t workers =
+      o.compress.enabled
+          ? (static_cast<uint64_t>(std::max(1, o.compress_threads)) + (restore ? std::max(1, d.restore_threads) : 0)) * ranks_n
+          : 0;
+  if (io + workers * kWorker > budget)
+    throw UsageError(fmt::format("--io-size {} x --io-depth {}{} x {} rank(s) = {} of I/O buffers{}: above half of this "
+                                 "host's memory ({}); lower --io-size, --io-depth{}",
+                                 format_bytes(o.io.io_size), o.io.depth, restore && o.io.depth < 4 ? " (4 for the restore's reads)" : "",
+                                 ranks_n, format_bytes(io),
+                                 workers ? fmt::format(", and {} (de)compression workers x ~20 MiB", workers) : std::string(),
+                                 format_bytes(budget), workers ? ", --compress-threads or --restore-threads" : ""));
+  if (d.state.ranks.empty()) return;
+  const uint64_t per_rank = d.state.ranks.front().bytes;
+  const uint64_t chunks = (per_rank + o.chunk_bytes - 1) / o.chunk_bytes;
+  if (chunks > (16u << 20))
+    throw UsageError(fmt::format("--chunk-size {}: {} chunks per rank (an index of {} in memory, and as many checksums); "
+                                 "give at least {}", format_bytes(o.chunk_bytes), format_count(chunks),
+                                 format_bytes(chunks * 48), format_bytes((per_rank + (16u << 20) - 1) / (16u << 20))));
+}
+
+std::vector<std::string> leftover_warnings(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& de : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = de.path().filename().string();
+    const size_t tmp = name.find(".ioprobe-tmp.");
+    size_t pid_at = 0;
+    if (tmp != std::string::npos) pid_at = tmp + 13;
+    else if (name.rfind(".ioprobe-raw.", 0) == 0) pid_at = name.find('.', 13) + 1;  // after ".ioprobe-raw.RANK."
+    if (pid_at == 0 || pid_at >= name.size()) continue;
+    const long pid = std::strtol(name.c_str() + pid_at, nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      out.push_back(fmt::format("{} was left by ioprobe process {}, which is no longer running on this host (killed?); "
+                                "remove it once no other run uses this directory", escape_bytes(de.path().string()), pid));
+  }
+  return out;
+}
+
+}  // namespace ioprobe::cli

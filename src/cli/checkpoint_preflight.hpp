@@ -1,0 +1,24 @@
+// Checks `ioprobe checkpoint` makes before any work: memory for the buffers besides the state,
+// the chunk index's size, and temporary files a killed ioprobe left in --dir.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checkpoint/run_data.hpp"
+
+namespace ioprobe::cli {
+
+/// Throws UsageError naming the options when the I/O buffers (--io-size x --io-depth per rank,
+/// 4 read-ahead blocks with --restore), the (de)compression workers' buffers (about 20 MiB each:
+/// 2 frames of compressBound(4 MiB) on huge pages and 1-2 pieces of 4 MiB) and the chunk index
+/// (48 B per chunk; at most 16,777,216 chunks per rank) do not fit in `budget` bytes.
+void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_t budget);
+
+/// One warning per temporary file in `dir` ("*.ioprobe-tmp.PID", ".ioprobe-raw.RANK.PID...")
+/// whose ioprobe process no longer runs on this host (kill(PID, 0) gives ESRCH). The files are
+/// never removed: another host may share the directory.
+std::vector<std::string> leftover_warnings(const std::string& dir);
+
+}  // namespace ioprobe::cli
