@@ -28,7 +28,10 @@ const std::string kIniSourcePrefix = " ini-source ";
 // "%canonical_option%" with the user's text, repeatedly: text that itself contains a placeholder
 // makes that loop forever (found by tests/fuzz). Such text is refused before Boost sees it.
 void refuse_boost_placeholders(const std::string& text, const std::string& where) {
-  for (const char* p : {"%canonical_option%", "%option%", "%value%", "%prefix_option%", "%original_token%"})
+  // Every placeholder name libboost_program_options 1.74 substitutes in its messages (from the
+  // library's strings and errors.hpp): a value holding one makes that substitution loop forever.
+  for (const char* p : {"%canonical_option%", "%option%", "%value%", "%prefix_option%", "%original_token%",
+                        "%invalid_line%", "%prefix%", "%valual_option%", "%example%"})
     if (text.find(p) != std::string::npos)
       throw UsageError(fmt::format("{}: '{}' contains '{}', which ioprobe cannot take in an option; rename or quote "
                                    "differently", where, escape_bytes(text.substr(0, 200)), p));

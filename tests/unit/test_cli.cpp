@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -23,6 +24,18 @@ TEST_CASE("an argument holding a Boost.Program_options placeholder is refused, n
   CHECK_THROWS_AS(cli::build_run_config(ctx, false, c), UsageError);
   ctx.args = {"--dir", "/data/%value%/x"};
   CHECK_THROWS_AS(cli::build_run_config(ctx, false, c), UsageError);
+  // Found by tests/fuzz (fuzz_run_options): a workload file line Boost cannot parse is quoted
+  // in its message through "%invalid_line%", so a line holding that token never returned.
+  char tmpl[] = "/tmp/ioprobe-ini-ph-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string ini = std::string(tmpl) + "/w.ini";
+  {
+    std::ofstream f(ini);
+    f << "\\  %invalid_line%\n";
+  }
+  ctx.args = {"--dataset", ini};
+  CHECK_THROWS_AS(cli::build_run_config(ctx, false, c), UsageError);
+  std::filesystem::remove_all(tmpl);
 }
 
 TEST_CASE("bad values name the option", "[cli]") {
