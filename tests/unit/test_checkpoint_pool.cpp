@@ -45,6 +45,15 @@ std::vector<uint8_t> read_all(const std::string& path) {
   return v;
 }
 
+// Replaces the test's own file at `path` with `bytes`.
+void rewrite_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::filesystem::remove(path);
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+}
+
 // Number of complete zstd frames in [p, p + n); -1 when the bytes are not whole frames.
 int count_frames(const uint8_t* p, size_t n) {
   int frames = 0;
@@ -295,13 +304,7 @@ TEST_CASE("version 3: a byte flipped anywhere in the stored frames is caught at 
     INFO("byte " << off << " flipped, " << decoders << " decoders");
     std::vector<uint8_t> bad = good;
     bad[off] ^= 0x40;
-    {
-      std::filesystem::remove(path);
-      int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
-      REQUIRE(fd >= 0);
-      REQUIRE(::write(fd, bad.data(), bad.size()) == static_cast<ssize_t>(bad.size()));
-      ::close(fd);
-    }
+    rewrite_file(path, bad);
     RestoreResult rs = restore_checkpoint({path}, 1 << 20, decoders);
     CHECK_FALSE(rs.ok);
     CHECK(rs.ranks[0].corrupt);
@@ -329,11 +332,7 @@ TEST_CASE("version 3: a byte flipped anywhere in the trailer is caught at restor
       INFO(comp << ": trailer byte " << i - (good.size() - kTrailerBytes) << " flipped");
       std::vector<uint8_t> bad = good;
       bad[i] ^= 0x01;
-      std::filesystem::remove(path);
-      int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
-      REQUIRE(fd >= 0);
-      REQUIRE(::write(fd, bad.data(), bad.size()) == static_cast<ssize_t>(bad.size()));
-      ::close(fd);
+      rewrite_file(path, bad);
       RestoreResult rs = restore_checkpoint({path}, 1 << 20, 1);
       CHECK_FALSE(rs.ok);
       CHECK(rs.ranks[0].corrupt);
