@@ -15,18 +15,28 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "checkpoint/restorer.hpp"
 
 namespace {
 
+// The directory's name outlives the std::string below, which is destroyed before the exit
+// handler runs.
+char dir_name[64];
+
 const std::string& fuzz_dir() {
   static std::string dir = [] {
-    char tmpl[] = "/dev/shm/ioprobe-fuzz-shard-XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    if (!d) std::abort();
-    return std::string(d);
+    std::strcpy(dir_name, "/dev/shm/ioprobe-fuzz-shard-XXXXXX");
+    if (!mkdtemp(dir_name)) std::abort();
+    std::atexit([] {  // libFuzzer ends with exit() after -max_total_time: the directory goes
+      std::error_code ec;
+      std::filesystem::remove_all(dir_name, ec);
+    });
+    return std::string(dir_name);
   }();
   return dir;
 }
