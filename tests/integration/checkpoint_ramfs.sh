@@ -5,14 +5,14 @@
 # publishes, restores and leaves nothing behind but its shard (with --keep).
 set -u
 IOPROBE=$1
-if [ "$(id -u)" != 0 ]; then echo "skip: needs root to mount ramfs"; exit 77; fi
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || skip "needs root to mount ramfs"
 W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-ckpt-ramfs.XXXXXX")
 MNT=$W/mnt
 mkdir "$MNT"
 cleanup() { umount "$MNT" 2>/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-mount -t ramfs ioprobe-test "$MNT" || { echo "skip: cannot mount ramfs"; exit 77; }
+mount -t ramfs ioprobe-test "$MNT" || skip "cannot mount ramfs"
 
 for comp in none zstd:1; do
   "$IOPROBE" checkpoint --dir "$MNT/ck-${comp%%:*}" --size 16MiB --chunk-size 4MiB --io-size 1MiB --compress "$comp" \

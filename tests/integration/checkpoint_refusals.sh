@@ -3,9 +3,9 @@
 # named, nothing written) and ones that run with a warning.
 set -u
 IOPROBE=$1
+. "$(dirname "$0")/lib.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-ckpt-refusals.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 refused() {  # expected message fragment, then the options
   local want=$1; shift
   "$IOPROBE" checkpoint --dir "$W/ck" --raw-baseline off "$@" >"$W/out" 2>&1
