@@ -7,13 +7,36 @@
 #include <system_error>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/units.hpp"
 
 namespace {
+
+// What the host had when an allocation was refused: MemAvailable from /proc/meminfo and the
+// address-space limit (ulimit -v). The failed request itself has been released by then.
+std::string memory_now() {
+  unsigned long long avail_kib = 0, total_kib = 0;
+  if (FILE* f = std::fopen("/proc/meminfo", "re")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      std::sscanf(line, "MemTotal: %llu kB", &total_kib);
+      std::sscanf(line, "MemAvailable: %llu kB", &avail_kib);
+    }
+    std::fclose(f);
+  }
+  struct rlimit as {};
+  const bool limited = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+  return fmt::format("memory available now {} of {}; address-space limit (ulimit -v) {}",
+                     total_kib ? ioprobe::format_bytes(avail_kib * 1024) : "unknown",
+                     total_kib ? ioprobe::format_bytes(total_kib * 1024) : "unknown",
+                     limited ? ioprobe::format_bytes(as.rlim_cur) : "unlimited");
+}
 
 struct Subcommand {
   const char* name;
@@ -80,7 +103,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ioprobe: %s\n", e.what());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "ioprobe: out of memory\n");
+    std::fprintf(stderr, "ioprobe: out of memory: an allocation was refused (%s); lower the sizes that hold memory "
+                 "(--size, --ranks, --io-size x --io-depth, --workers x --prefetch-factor) or raise the limit\n",
+                 memory_now().c_str());
     return ioprobe::kExitFailure;
   } catch (const std::system_error& e) {  // e.g. std::thread: EAGAIN at a thread or memory limit
     std::fprintf(stderr, "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks/--workers "

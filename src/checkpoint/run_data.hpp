@@ -19,6 +19,7 @@ struct CheckpointRunData {
   StateSpec state;
   SaveOptions opts;
   std::string dir;
+  std::string target_memory_fs;   // "tmpfs" or "ramfs" when --dir is memory-backed (a restore there cannot read cold), else ""
   bool async = false;
   double step_time_s = 0;         // --step-time (async)
   double baseline_step_s = 0;     // measured idle step time (async)

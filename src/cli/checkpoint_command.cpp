@@ -164,7 +164,14 @@ int cmd_checkpoint(const CommandContext& ctx) {
                  "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
     return kExitOk;
   }
-  if (has(vm, "model")) load_ini(find_workload_file(get_string(vm, "model"), "checkpoint"), desc, vm);
+  if (has(vm, "model")) {
+    // A preset's parameter count is what names it: --params would keep the name and change the model.
+    if (vm.count("params"))
+      throw UsageError(fmt::format("--params {} and --model {} both give the parameter count; drop --params to use the "
+                                   "preset, or --model to size the state by --params",
+                                   get_string(vm, "params"), get_string(vm, "model")));
+    load_ini(find_workload_file(get_string(vm, "model"), "checkpoint"), desc, vm);
+  }
   if (vm.count("size") && vm.count("params"))
     throw UsageError("--size and --params (or --model) both given; choose one way to size the state");
 
@@ -261,9 +268,9 @@ int cmd_checkpoint(const CommandContext& ctx) {
                                : content_name == "random" ? StateContent::random : StateContent::tensors;
   const std::string json_path = get_string(vm, "json");
   if (vm.count("json")) {
-    // Checked before any work (exit 2), so a finished measurement is never lost to a bad path.
+    // Checked before any measurement (exit 2; the path below, once --dir exists), so a finished measurement
+    // is never lost to a bad path.
     if (json_path.empty()) throw UsageError("--json: empty path; give a file name");
-    check_output_path(json_path, "--json");
   }
   d.dir = get_string(vm, "dir", "./ioprobe-ckpt");
   d.cpus_allowed = std::max(1, host.cpus_allowed);
@@ -310,6 +317,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
       throw UsageError(fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
                                    escape_bytes(shard_path(d.dir, r.rank))));
   if (!json_path.empty()) {
+    // After --dir exists, so that the document may go inside a --dir this run creates.
+    check_output_path(json_path, "--json");
     const auto json_abs = std::filesystem::weakly_canonical(json_path, ec);
     for (const auto& r : d.state.ranks)
       if (json_abs == std::filesystem::weakly_canonical(shard_path(d.dir, r.rank), ec))
@@ -322,6 +331,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     d.warnings.push_back(w);
     std::fprintf(stderr, "ioprobe: warning: %s\n", w.c_str());
   };
+  if (target.memory_backed) d.target_memory_fs = target.fs_type;
   if (target.memory_backed) warn(fmt::format("{} is {} (RAM): this measures memory, not a storage device", d.dir, target.fs_type));
   for (const auto& w : leftover_warnings(d.dir)) warn(w);
   if (!o.fsync) warn("--fsync false: the save is not durable (page cache); the figures are not storage bandwidth");
@@ -484,6 +494,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
   }
   std::unique_ptr<TrainingEmulator> emu;
   if (d.async) {
+    progress(fmt::format("calibrating the emulated training step ({} s, then 3 idle steps: about {:.1f} s)...",
+                         d.step_time_s, 0.3 + 3 * d.step_time_s));
     emu = std::make_unique<TrainingEmulator>(d.step_time_s);
     d.baseline_step_s = emu->baseline_step_s();
   }
@@ -537,7 +549,15 @@ int cmd_checkpoint(const CommandContext& ctx) {
     if (created_dir && !keep) remove_made_dirs();
     throw;
   }
-  if (created_dir && !keep) remove_made_dirs();  // only empty ones go
+  // Only empty ones go, and not the one the result document is about to be written into, nor
+  // those above it (made_dirs runs deepest first).
+  if (created_dir && !keep) {
+    const std::string json_dir =
+        json_path.empty() ? std::string()
+                          : std::filesystem::absolute(json_path, ec).parent_path().lexically_normal().string();
+    for (const auto& m : made_dirs)
+      if (std::filesystem::path(m).lexically_normal().string() == json_dir || ::rmdir(m.c_str()) != 0) break;
+  }
 
   nlohmann::json doc = document_header("checkpoint", ctx.argv, host);
   doc["target"] = target_json(target);

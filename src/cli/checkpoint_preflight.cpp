@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -43,6 +44,8 @@ void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_
 
 std::vector<std::string> leftover_warnings(const std::string& dir) {
   std::vector<std::string> out;
+  std::vector<std::string> paths;  // sorted for a stable message
+  std::vector<long> pids;
   std::error_code ec;
   for (const auto& de : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = de.path().filename().string();
@@ -52,10 +55,23 @@ std::vector<std::string> leftover_warnings(const std::string& dir) {
     else if (name.rfind(".ioprobe-raw.", 0) == 0) pid_at = name.find('.', 13) + 1;  // after ".ioprobe-raw.RANK."
     if (pid_at == 0 || pid_at >= name.size()) continue;
     const long pid = std::strtol(name.c_str() + pid_at, nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-      out.push_back(fmt::format("{} was left by ioprobe process {}, which is no longer running on this host (killed?); "
-                                "remove it once no other run uses this directory", escape_bytes(de.path().string()), pid));
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      paths.push_back(escape_bytes(de.path().string()));
+      if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
+    }
   }
+  if (paths.empty()) return out;
+  std::sort(paths.begin(), paths.end());
+  std::sort(pids.begin(), pids.end());
+  // One warning for all of them: a killed multi-rank run leaves a file per rank.
+  constexpr size_t kNamed = 3;
+  std::string names = paths[0];
+  for (size_t i = 1; i < std::min(paths.size(), kNamed); ++i) names += ", " + paths[i];
+  if (paths.size() > kNamed) names += fmt::format(" and {} more", paths.size() - kNamed);
+  out.push_back(fmt::format("{} {} left by ioprobe process{} {}, no longer running on this host (killed?); remove {} "
+                            "once no other run uses this directory",
+                            names, paths.size() == 1 ? "was" : "were", pids.size() == 1 ? "" : "es",
+                            fmt::join(pids, ", "), paths.size() == 1 ? "it" : "them"));
   return out;
 }
 

@@ -16,8 +16,9 @@ namespace ioprobe::cli {
 /// (48 B per chunk; at most 16,777,216 chunks per rank) do not fit in `budget` bytes.
 void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_t budget);
 
-/// One warning per temporary file in `dir` ("*.ioprobe-tmp.PID", ".ioprobe-raw.RANK.PID...")
-/// whose ioprobe process no longer runs on this host (kill(PID, 0) gives ESRCH). The files are
+/// The temporary files in `dir` ("*.ioprobe-tmp.PID", ".ioprobe-raw.RANK.PID...") whose ioprobe
+/// process no longer runs on this host (kill(PID, 0) gives ESRCH), as one warning (empty when
+/// there are none) naming the first 3 paths, how many more, and the processes. The files are
 /// never removed: another host may share the directory.
 std::vector<std::string> leftover_warnings(const std::string& dir);
 

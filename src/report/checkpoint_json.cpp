@@ -26,7 +26,8 @@ json state_json(const CheckpointRunData& d) {
     for (const auto& g : r.regions) regs.push_back({{"kind", tensor_kind_name(g.kind)}, {"bytes", g.bytes}});
     ranks.push_back({{"rank", r.rank}, {"bytes", r.bytes}, {"regions", regs}});
   }
-  return {{"source", s.source}, {"params", s.params}, {"bytes_per_param", kBytesPerParam},
+  // params: null for --size runs (a size in bytes, no model behind it)
+  return {{"source", s.source}, {"params", s.params > 0 ? json(s.params) : json(nullptr)}, {"bytes_per_param", kBytesPerParam},
           {"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"zero_stage", s.zero_stage}, {"world_size", s.world},
           {"world_bytes", s.world_bytes}, {"host_bytes", s.host_bytes}, {"ranks_on_host", s.ranks.size()},
           {"resident_bytes", d.resident_bytes},
@@ -247,9 +248,13 @@ json checkpoint_json(const CheckpointRunData& d) {
     }
     bool rdirect = !r.ranks.empty();
     for (const auto& x : r.ranks) rdirect = rdirect && x.direct;
-    json rj = {{"ok", r.ok}, {"interrupted", r.interrupted},
-               {"cache", rdirect ? "cold (O_DIRECT io_uring reads; fdatasync + posix_fadvise DONTNEED before reading)"
-                                 : "cold (fdatasync + posix_fadvise DONTNEED before reading; buffered reads)"},
+    // On tmpfs or ramfs the files are the page cache: DONTNEED cannot evict them, every read is from RAM.
+    const std::string cache =
+        !d.target_memory_fs.empty()
+            ? "in memory (" + d.target_memory_fs + ": the files live in RAM, no cold read is possible)"
+        : rdirect ? "cold (O_DIRECT io_uring reads; fdatasync + posix_fadvise DONTNEED before reading)"
+                  : "cold (fdatasync + posix_fadvise DONTNEED before reading; buffered reads)";
+    json rj = {{"ok", r.ok}, {"interrupted", r.interrupted}, {"cache", cache},
                {"direct", rdirect},
                {"logical_bytes", rl}, {"duration_max_s", sec(rmax)}, {"restore_bytes_per_s", rate(rl, rmax)},
                {"throughput_min_rank_bytes_per_s", rmin}, {"decode_threads_per_rank", decoders}, {"ranks", rr}};

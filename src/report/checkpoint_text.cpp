@@ -74,12 +74,20 @@ std::string render_checkpoint_text(const json& doc) {
   const json& ph = sv.at("phases_max_over_ranks_s");
   if (ok) {
     o += "\nsave\n";
+    // Under 0.5% is no saving to claim: chance matches in incompressible data, or chunks so small
+    // that their index entries (48 B each, shard_format.hpp) and zstd frame headers cancel it.
+    uint64_t chunks = 0;
+    for (const auto& r : sv.value("ranks", json::array())) chunks += r.value("chunks_total", uint64_t{0});
+    const double logical = sv.at("logical_bytes").get<double>();
+    std::string why;
+    if (cfg.at("compress").get<std::string>() != "none" && sv.at("ratio").get<double>() < 1.005)
+      why = logical > 0 && 48.0 * static_cast<double>(chunks) > 0.005 * logical
+                ? fmt::format(" -- no saving (under 0.5%): {} chunks of {} each add a 48 B index entry and a zstd frame "
+                              "header; use a larger --chunk-size",
+                              chunks, bytes(cfg.at("chunk_bytes")))
+                : " -- no saving (under 0.5%): the data is incompressible";
     o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x{}\n", bytes(sv.at("logical_bytes")),
-                     bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>(),
-                     // Under 0.5% is chance matches in incompressible data, not a saving to claim.
-                     cfg.at("compress").get<std::string>() != "none" && sv.at("ratio").get<double>() < 1.005
-                         ? " -- no saving (under 0.5%): the data is incompressible"
-                         : "");
+                     bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>(), why);
   } else {
     o += fmt::format("\nsave {} -- no throughput, ratio or size on disk is claimed\n",
                      sv.value("interrupted", false) ? "INTERRUPTED" : "FAILED");
@@ -170,13 +178,18 @@ std::string render_checkpoint_text(const json& doc) {
                        rate(cmp.at("zstd_single_thread_bytes_per_s")), rate(cmp.at("cpu_limit_bytes_per_s")),
                        cmp.at("bound").get<std::string>());
     if (cmp.contains("zstd_multithread_in_memory_bytes_per_s"))
-      o += fmt::format("  in memory, no I/O, {} core(s): zstd's own pool {}{}; checkpoint / zstd's pool = {:.3f}\n",
+      // The ratio to zstd's pool only where the save used zstd's pool: with ioprobe's threads the
+      // measured-limit line below compares with the pool the save used.
+      o += fmt::format("  in memory, no I/O, {} core(s): zstd's own pool {}{}{}\n",
                        cmp.at("cores").get<int>(), rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
                        cmp.contains("ioprobe_pool_in_memory_bytes_per_s")
                            ? ", ioprobe's threads " + rate(cmp.at("ioprobe_pool_in_memory_bytes_per_s")) + " (this save used " +
                                  cmp.value("compress_pool", std::string("ioprobe")) + "'s)"
                            : std::string(),
-                       cmp.at("checkpoint_over_zstd_multithread").get<double>());
+                       cmp.value("compress_pool", std::string("ioprobe")) == "zstd"
+                           ? fmt::format("; checkpoint / zstd's pool = {:.3f}",
+                                         cmp.at("checkpoint_over_zstd_multithread").get<double>())
+                           : std::string());
     if (cmp.contains("checkpoint_over_limit"))
       o += fmt::format("  checkpoint / limit = {:.3f} ({} ioprobe's design target of 0.90: what a FastPersist-style writer "
                        "should reach here)\n", cmp.at("checkpoint_over_limit").get<double>(),

@@ -36,6 +36,7 @@ refused "below 1 ms" --size 8MiB --async --step-time 0
 refused "only with --compress-pool zstd" --size 8MiB --compress zstd:1 --zstd-job-size 1MiB
 refused "with --compress none there are none" --size 8MiB --compress-threads 4
 refused "chunks per rank (an index of" --size 2GiB --chunk-size 16
+refused "both give the parameter count" --model llama3-8b --params 70B
 refused "nothing to decompress" --size 8MiB --restore --restore-threads 2
 warned "has no effect with --compress-pool zstd" --size 8MiB --compress zstd:1 --compress-pool zstd --restore --restore-threads 1
 warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB
@@ -47,4 +48,19 @@ sleep 100 & dead=$!; kill $dead; wait $dead 2>/dev/null
 mkdir -p "$W/ck"; touch "$W/ck/__0_0.distcp.ioprobe-tmp.$dead"
 warned "__0_0.distcp.ioprobe-tmp.$dead was left by ioprobe process $dead" --size 1MiB
 [ -e "$W/ck/__0_0.distcp.ioprobe-tmp.$dead" ] || fail "the killed run's temporary file was removed"
+# A killed 4-rank run leaves a file per rank: one warning names the first 3 and counts the rest.
+for r in 1 2 3; do touch "$W/ck/__${r}_0.distcp.ioprobe-tmp.$dead"; done
+warned "__2_0.distcp.ioprobe-tmp.$dead and 1 more were left by ioprobe process $dead" --size 1MiB
+n=$(grep -c '^ioprobe: warning: .*left by ioprobe' "$W/out")
+[ "$n" = 1 ] || fail "leftover files: $n warnings on stderr, expected 1"
+rm -rf "$W/ck"
+# --json inside a --dir this run creates; params is null for a state sized by --size.
+"$IOPROBE" checkpoint --dir "$W/new/ck" --size 1MiB --raw-baseline off --quiet --json "$W/new/ck/result.json" >"$W/out" 2>&1 \
+  || { rc=$?; cat "$W/out"; fail "--json inside a new --dir: exit $rc"; }
+[ "$(ls -A "$W/new/ck")" = result.json ] || fail "--json inside a new --dir: files there: $(ls -A "$W/new/ck")"
+"$IOPROBE" checkpoint --dir "$W/new2/ck" --size 1MiB --raw-baseline off --quiet --json "$W/new2/result.json" >"$W/out" 2>&1 \
+  || { rc=$?; cat "$W/out"; fail "--json in a new --dir's new parent: exit $rc"; }
+[ "$(ls -A "$W/new2")" = result.json ] || fail "--json in a new --dir's new parent: files there: $(ls -A "$W/new2")"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["checkpoint"]["state"]["params"]; sys.exit(p is not None)' \
+  "$W/new/ck/result.json" || fail "state.params is not null for a --size run"
 echo "ok: refusals and warnings"
