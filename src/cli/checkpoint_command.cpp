@@ -386,12 +386,20 @@ int cmd_checkpoint(const CommandContext& ctx) {
     warn(fmt::format("a rank's state ({}) is less than {} compression workers x {} pieces: at most {} worker(s) "
                      "can be busy", format_bytes(d.state.ranks.front().bytes), o.compress_threads, format_bytes(kPieceBytes),
                      (d.state.ranks.front().bytes + kPieceBytes - 1) / kPieceBytes));
-  if (o.compress.enabled && o.compress_pool == CompressPool::kZstd && o.compress_threads > 1 && o.chunk_bytes < zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes))
-    warn(fmt::format("--chunk-size {} is below zstd's job size {} at level {}: zstd multithreading stays off "
-                     "(1 of {} workers busy per chunk); use chunks of at least {} x {}",
-                     format_bytes(o.chunk_bytes), format_bytes(zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes)),
-                     o.compress.level, o.compress_threads, o.compress_threads,
-                     format_bytes(zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes))));
+  if (o.compress.enabled && o.compress_pool == CompressPool::kZstd && o.compress_threads > 1) {
+    // zstd's pool gives a chunk (one frame) one job per job size: fewer jobs than workers leave
+    // workers idle, a chunk of exactly one job included.
+    const uint64_t job = zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes);
+    const int busy = zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads, o.zstd_job_bytes);
+    if (busy < o.compress_threads)
+      warn(fmt::format("--chunk-size {} {} zstd's job size {} at level {}: {} of {} workers busy per chunk{}; use "
+                       "chunks of at least {} x {}",
+                       format_bytes(o.chunk_bytes),
+                       o.chunk_bytes < job ? std::string("is below")
+                                           : fmt::format("holds {} job(s) of", (o.chunk_bytes + job - 1) / job),
+                       format_bytes(job), o.compress.level, busy, o.compress_threads,
+                       busy == 1 ? " (zstd multithreading stays off)" : "", o.compress_threads, format_bytes(job)));
+  }
 
   // State in memory (untimed), within half of RAM (twice that for --async staging).
   const uint64_t budget = memory_budget(host) / (d.async ? 2 : 1);

@@ -39,6 +39,8 @@ refused "chunks per rank (an index of" --size 2GiB --chunk-size 16
 refused "both give the parameter count" --model llama3-8b --params 70B
 refused "nothing to decompress" --size 8MiB --restore --restore-threads 2
 warned "has no effect with --compress-pool zstd" --size 8MiB --compress zstd:1 --compress-pool zstd --restore --restore-threads 1
+warned "holds 1 job(s) of zstd's job size 2.00 MiB (2,097,152 B) at level 1: 1 of 2 workers busy per chunk" \
+  --size 8MiB --compress zstd:1 --compress-pool zstd --compress-threads 2 --chunk-size 2MiB
 warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB
 cpus=$(nproc)
 warned "compression workers ($((cpus * 2)) per rank) on $cpus allowed CPUs" --size 8MiB --compress zstd:1 --compress-threads $((cpus * 2))
