@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
                  memory_now().c_str());
     return ioprobe::kExitFailure;
   } catch (const std::system_error& e) {  // e.g. std::thread: EAGAIN at a thread or memory limit
-    std::fprintf(stderr, "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks/--workers "
-                 "or raise the limit (ulimit -u, -v)\n", e.what());
+    std::fprintf(stderr, "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks, --workers, --numjobs or --compress-threads "
+                 "or raise the limit (ulimit -u, -v; a cgroup's pids.max)\n", e.what());
     return ioprobe::kExitFailure;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ioprobe: internal error: %s\n", e.what());

@@ -369,7 +369,9 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
   std::vector<uint32_t> epochs(cfg.ranks, 0);
   std::vector<std::exception_ptr> errors(cfg.ranks);
   std::vector<std::thread> threads;
-  for (uint32_t r = 0; r < cfg.ranks; ++r) {
+  std::exception_ptr spawn_error;
+  for (uint32_t r = 0; r < cfg.ranks && !spawn_error; ++r) {
+    try {
     threads.emplace_back([&, r] {
       try {
         RankLoader rl(static_cast<int>(r), sh, &res.workers[static_cast<size_t>(r) * cfg.num_workers], res.ranks[r]);
@@ -380,8 +382,18 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
         if (sh.step_barrier) sh.step_barrier->arrive_and_drop();
       }
     });
+    } catch (...) {
+      // This rank's thread could not start (EAGAIN at a thread or pids limit): the started ranks
+      // stop, the missing ones leave the step barrier so that none waits for them, and the error
+      // goes to the caller (exit 1) once they are joined.
+      spawn_error = std::current_exception();
+      sh.stop = true;
+      if (sh.step_barrier)
+        for (uint32_t m = r; m < cfg.ranks; ++m) sh.step_barrier->arrive_and_drop();
+    }
   }
   for (auto& t : threads) t.join();
+  if (spawn_error) std::rethrow_exception(spawn_error);
   // Elapsed ends where the stop (signal or --duration) was seen: the drain after it delivers
   // nothing, so bytes and time cover the same span.
   const int64_t stop_at = sh.stop_ns.load();

@@ -9,10 +9,19 @@ PrefetchQueue::PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, Ini
     : init_(std::move(init)), fetch_(std::move(fetch)), num_workers_(std::max(1u, num_workers)),
       prefetch_factor_(std::max(1u, prefetch_factor)) {
   for (uint32_t i = 0; i < num_workers_; ++i) queues_.push_back(std::make_unique<WorkerQueue>());
-  for (uint32_t i = 0; i < num_workers_; ++i) threads_.emplace_back([this, i] { worker_loop(static_cast<int>(i)); });
+  try {
+    for (uint32_t i = 0; i < num_workers_; ++i) threads_.emplace_back([this, i] { worker_loop(static_cast<int>(i)); });
+  } catch (...) {
+    // A worker's thread could not start (EAGAIN at a thread or pids limit): the destructor does
+    // not run for a constructor that throws, so the started workers are stopped and joined here.
+    stop_workers();
+    throw;
+  }
 }
 
-PrefetchQueue::~PrefetchQueue() {
+PrefetchQueue::~PrefetchQueue() { stop_workers(); }
+
+void PrefetchQueue::stop_workers() {
   cancel_ = true;
   shutdown_ = true;
   for (auto& q : queues_) {

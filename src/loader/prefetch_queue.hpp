@@ -71,6 +71,7 @@ class PrefetchQueue {
   };
   void worker_loop(int id);
   void try_put_task();
+  void stop_workers();  // cancels the queued tasks and joins every started worker
 
   InitFn init_;
   FetchFn fetch_;

@@ -215,7 +215,16 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const EngineCh
   std::vector<std::unique_ptr<JobState>> jobs;
   std::vector<std::thread> threads;
   for (unsigned j = 0; j < cfg.numjobs; ++j) jobs.push_back(std::make_unique<JobState>());
-  for (unsigned j = 0; j < cfg.numjobs; ++j) threads.emplace_back(run_job, j, std::ref(sh), std::ref(*jobs[j]));
+  try {
+    for (unsigned j = 0; j < cfg.numjobs; ++j) threads.emplace_back(run_job, j, std::ref(sh), std::ref(*jobs[j]));
+  } catch (...) {
+    // A job's thread could not start (EAGAIN at a thread or pids limit): the started ones are
+    // released without doing I/O and joined, and the error goes to the caller (exit 1).
+    sh.abort = true;
+    sh.go.store(true, std::memory_order_release);
+    for (auto& t : threads) t.join();
+    throw;
+  }
   while (sh.ready.load() < cfg.numjobs) std::this_thread::sleep_for(std::chrono::microseconds(200));
 
   rusage ru0{}, ru1{};
