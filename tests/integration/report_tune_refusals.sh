@@ -43,5 +43,7 @@ for v in 0 0s 1s 1.9s; do
   echo "$out" | grep -q "at least 2 s" || fail "tune --point-time $v: the message does not state the minimum: $out"
   [ -e "$W/ds" ] && fail "tune --point-time $v: the dataset was generated before the refusal"
 done
-"$IOPROBE" tune --help | grep -q "at least 2 s" || fail "tune --help does not state the --point-time minimum"
+# Into a file first: with pipefail, grep -q leaving early would fail the pipeline (SIGPIPE).
+"$IOPROBE" tune --help >"$W/tune-help" 2>&1 || fail "tune --help: exit $?"
+grep -q "at least 2 s" "$W/tune-help" || fail "tune --help does not state the --point-time minimum"
 echo "ok"
