@@ -5,12 +5,14 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,6 +78,20 @@ bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
   return true;
 }
 
+// Refuses (exit 1, before any byte is written) a layout of `need` more bytes on the filesystem
+// holding `where` when fewer are free to an unprivileged writer (statvfs f_bavail x f_frsize).
+// Filesystems that report no size (f_blocks 0: ramfs) are not refused.
+void check_space(const std::string& where, const std::string& shown, uint64_t need, const char* what) {
+  struct statvfs sv {};
+  if (statvfs(where.c_str(), &sv) != 0 || sv.f_blocks == 0) return;
+  const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  if (need > free_bytes)
+    throw Error(fmt::format("not enough space to {} '{}': it needs {}{}, {} are free there; give a smaller "
+                            "--size or another --filename", what, shown, format_bytes(need),
+                            std::strcmp(what, "extend") == 0 ? " more" : "", format_bytes(free_bytes)),
+                kExitFailure);
+}
+
 void mark(const std::string& path, RawTarget& t) {
   if (setxattr(path.c_str(), kLayoutXattr, kMarkValue, sizeof(kMarkValue) - 1, 0) == 0) {
     t.ioprobe_marked = true;
@@ -87,6 +103,8 @@ void mark(const std::string& path, RawTarget& t) {
 
 void create_file(const RawConfig& cfg, RawTarget& t) {
   const std::string& path = cfg.filename;
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  check_space(parent.empty() ? "." : parent, escape_bytes(path), cfg.size, "create");
   std::string tmp = path + fmt::format(".ioprobe-layout.{}", getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -180,21 +198,32 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
         throw UsageError(fmt::format("'{}' is {}, smaller than --size {}, and ioprobe did not create it; give "
                                      "--size {} or less, or a new path", shown, format_bytes(t.file_bytes),
                                      format_bytes(cfg.size), t.file_bytes));
+      check_space(cfg.filename, shown, cfg.size - t.file_bytes, "extend");
       int fd = open(cfg.filename.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0) throw IoError(errno, "open for extension", shown);
       removexattr(cfg.filename.c_str(), kLayoutXattr);  // incomplete until re-marked
+      // A failed or interrupted extension gives the space back: the file returns to its old,
+      // complete size and mark.
+      auto undo = [&] {
+        const bool back = ftruncate(fd, static_cast<off_t>(t.file_bytes)) == 0;
+        close(fd);
+        if (back) setxattr(cfg.filename.c_str(), kLayoutXattr, kMarkValue, sizeof(kMarkValue) - 1, 0);
+        return back;
+      };
       bool done = false;
       try {
         done = fill(fd, cfg.filename, t.file_bytes, cfg.size);
       } catch (...) {
-        close(fd);
+        undo();
         throw;
       }
-      close(fd);
       if (!done) {
-        t.note = "interrupted while extending the layout";
+        t.note = undo() ? fmt::format("interrupted while extending the layout; truncated back to {}",
+                                      format_bytes(t.file_bytes))
+                        : "interrupted while extending the layout";
         return t;
       }
+      close(fd);
       mark(cfg.filename, t);
       t.note = fmt::format("extended from {} to {}", format_bytes(t.file_bytes), format_bytes(cfg.size));
       t.file_bytes = cfg.size;
