@@ -54,7 +54,7 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
     // so it is an upper estimate).
     out.capacity_samples_per_s = out.delivered_samples_per_s / std::max(0.01, out.worker_busy_fraction);
     out.capacity_basis = fmt::format(
-        "estimated upper bound: delivered rate / worker busy fraction ({:.0f}%); the GPUs set the pace, so rerun "
+        "estimated upper bound: delivered rate / worker busy fraction ({:.1f}%); the GPUs set the pace, so rerun "
         "with more --gpus to measure",
         out.worker_busy_fraction * 100);
     out.gpus_fed = d.gpus;

@@ -153,7 +153,12 @@ class RankLoader {
         }
         if (cfg.step_time_s > 0) {
           // The GPU step, in slices of at most 50 ms so a signal or the deadline ends it promptly.
-          const int64_t c0 = now_ns(), until = c0 + static_cast<int64_t>(cfg.step_time_s * 1e9);
+          // A partial batch (the last of an epoch, or a dataset smaller than one batch) takes its
+          // share of a full batch's step: the demand is samples/s, so 10 samples of a 256-sample
+          // batch do not keep the GPU busy for the whole step.
+          const double share =
+              cfg.batch_size > 0 ? std::min(1.0, static_cast<double>(r->samples) / static_cast<double>(cfg.batch_size)) : 1.0;
+          const int64_t c0 = now_ns(), until = c0 + static_cast<int64_t>(cfg.step_time_s * share * 1e9);
           for (int64_t t = c0; t < until && !check_stop(); t = now_ns()) sleep_until_ns(std::min(until, t + 50000000));
           const int64_t spent = now_ns() - c0;
           stats_.compute_ns += spent;

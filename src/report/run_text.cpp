@@ -84,9 +84,13 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={} shuffle={} drop_last={} epochs={}",
                                  ld.value("num_workers", 0), ld.value("batch_size", 0), ld.value("prefetch_factor", 0),
                                  ld.value("shuffle", false) ? "True" : "False", ld.value("drop_last", false) ? "True" : "False",
-                                 ld.value("epochs", 0)));
+                                 // With --duration and no --epochs the epoch count is only a cap.
+                                 ld.value("duration_s", 0.0) > 0 && ld.value("epochs", 0) >= 1000000
+                                     ? fmt::format("until --duration {}", format_seconds(ld.value("duration_s", 0.0)))
+                                     : std::to_string(ld.value("epochs", 0))));
   if (ld.contains("pattern") && kind != "files") line("pattern", ld.value("pattern", ""));
-  line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample; step {} per batch",
+  line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample; step {} per full batch "
+                            "(a partial batch its share)",
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
 
