@@ -44,15 +44,18 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
   for (const auto& a : args) refuse_boost_placeholders(a, command);
   po::variables_map vm;
   try {
-    po::positional_options_description none;
-    auto parsed = po::command_line_parser(args).options(desc).positional(none).run();
+    // Positional words are collected (Boost tells them from option values) only to be refused by
+    // name: ioprobe takes none.
+    constexpr const char* kStray = "ioprobe-positional-words";
+    po::options_description all;
+    all.add(desc).add_options()(kStray, po::value<std::vector<std::string>>());
+    po::positional_options_description pos;
+    pos.add(kStray, -1);
+    auto parsed = po::command_line_parser(args).options(all).positional(pos).run();
     po::store(parsed, vm);
-  } catch (const po::too_many_positional_options_error&) {
-    std::string stray;
-    for (const auto& a : args)
-      if (!a.empty() && a[0] != '-') { stray = a; break; }
-    throw UsageError(fmt::format("{}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",
-                                 command, escape_bytes(stray), command));
+    if (vm.count(kStray))
+      throw UsageError(fmt::format("{}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",
+                                   command, escape_bytes(vm[kStray].as<std::vector<std::string>>().front()), command));
   } catch (const po::error& e) {
     throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));
   }

@@ -25,6 +25,11 @@ expect2 "--batch-size" --batch-size 1.5
 expect2 "--cache" --cache lukewarm
 expect2 "--gpu 'tpu9'" --gpu tpu9
 expect2 "unrecognised option" --frobnicate
+# A stray word is named, not the value of the option before it.
+expect2 "unexpected argument 'junk'" --workers 8 junk
+expect2 "unexpected argument 'parsecs'" --duration 5 parsecs
+out=$("$IOPROBE" checkpoint --size 1GiB junk 2>&1); [ $? = 2 ] && echo "$out" | grep -q "unexpected argument 'junk'" \
+  || fail "checkpoint --size 1GiB junk: $out"
 out=$("$IOPROBE" frob 2>&1); [ $? = 2 ] && echo "$out" | grep -q "unknown subcommand" || fail "frob: $out"
 expect2 "--duration" --duration 5parsecs
 
