@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ioprobe: out of memory: an allocation was refused (%s); lower the sizes that hold memory "
-                 "(--size, --ranks, --io-size x --io-depth, --workers x --prefetch-factor) or raise the limit\n",
+                 "(checkpoint: --size, --ranks, --io-size x --io-depth; run: --workers x --prefetch-factor x --batch-size) "
+                 "or raise the limit\n",
                  memory_now().c_str());
     return ioprobe::kExitFailure;
   } catch (const std::system_error& e) {  // e.g. std::thread: EAGAIN at a thread or memory limit

@@ -40,7 +40,8 @@ CompressionSpec parse_compression(const std::string& text) {
 }
 
 uint64_t zstd_job_bytes(int level, uint64_t chunk_bytes, uint64_t job_bytes) {
-  if (job_bytes) return job_bytes;
+  constexpr uint64_t kJobMin = 512u << 10;  // ZSTDMT_JOBSIZE_MIN (zstd.h, ZSTD_c_jobSize)
+  if (job_bytes) return std::max(job_bytes, kJobMin);
   ZSTD_compressionParameters cp = ZSTD_getCParams(level, chunk_bytes, 0);
   unsigned job_log = std::max(20u, cp.windowLog + 2);
   return uint64_t{1} << std::min(job_log, 30u);

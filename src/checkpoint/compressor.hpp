@@ -29,10 +29,13 @@ struct CompressionSpec {
 CompressionSpec parse_compression(const std::string& text);
 
 /// zstd's multithreading job size for `level` on inputs of `chunk_bytes` (bytes); `job_bytes`
-/// when that is set (ZSTD_c_jobSize), else zstd's default.
+/// when that is set (ZSTD_c_jobSize), raised to zstd's minimum of 512 KiB as zstd does (zstd.h,
+/// ZSTD_c_jobSize: "a minimum of overlap size, or ZSTDMT_JOBSIZE_MIN (= 512 KB)"), else zstd's
+/// default.
 uint64_t zstd_job_bytes(int level, uint64_t chunk_bytes, uint64_t job_bytes = 0);
 
-/// Workers that can be busy on one chunk: min(workers, ceil(chunk / job size)).
+/// Workers that can be busy on one chunk: min(workers, ceil(chunk / job size)), so 1 for a chunk
+/// of 512 KiB or less.
 int zstd_busy_workers(int level, uint64_t chunk_bytes, int workers, uint64_t job_bytes = 0);
 
 /// zstd compression speed (logical bytes per wall second) and ratio of `len` bytes in memory at

@@ -74,18 +74,24 @@ std::string render_checkpoint_text(const json& doc) {
   const json& ph = sv.at("phases_max_over_ranks_s");
   if (ok) {
     o += "\nsave\n";
-    // Under 0.5% is no saving to claim: chance matches in incompressible data, or chunks so small
-    // that their index entries (48 B each, shard_format.hpp) and zstd frame headers cancel it.
+    // Within 0.5% is no saving to claim, and more than 0.5% over is a growth: chance matches in
+    // incompressible data, or chunks so small that their index entries (48 B each,
+    // shard_format.hpp) and zstd frame headers cancel the saving.
     uint64_t chunks = 0;
     for (const auto& r : sv.value("ranks", json::array())) chunks += r.value("chunks_total", uint64_t{0});
     const double logical = sv.at("logical_bytes").get<double>();
     std::string why;
-    if (cfg.at("compress").get<std::string>() != "none" && sv.at("ratio").get<double>() < 1.005)
+    const double ratio = sv.at("ratio").get<double>();
+    if (cfg.at("compress").get<std::string>() != "none" && ratio < 1.005) {
+      const std::string what = ratio < 0.995
+                                   ? fmt::format(" -- larger than the state ({:.1f}% more)", (1 / ratio - 1) * 100)
+                                   : std::string(" -- no saving (within 0.5%)");
       why = logical > 0 && 48.0 * static_cast<double>(chunks) > 0.005 * logical
-                ? fmt::format(" -- no saving (under 0.5%): {} chunks of {} each add a 48 B index entry and a zstd frame "
-                              "header; use a larger --chunk-size",
-                              chunks, bytes(cfg.at("chunk_bytes")))
-                : " -- no saving (under 0.5%): the data is incompressible";
+                ? fmt::format("{}: {} chunks of {} each add a 48 B index entry and a zstd frame header; use a larger "
+                              "--chunk-size",
+                              what, chunks, bytes(cfg.at("chunk_bytes")))
+                : what + ": the data is incompressible";
+    }
     o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x{}\n", bytes(sv.at("logical_bytes")),
                      bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>(), why);
   } else {

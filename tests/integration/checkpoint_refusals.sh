@@ -41,7 +41,9 @@ refused "nothing to decompress" --size 8MiB --restore --restore-threads 2
 warned "has no effect with --compress-pool zstd" --size 8MiB --compress zstd:1 --compress-pool zstd --restore --restore-threads 1
 warned "holds 1 job(s) of zstd's job size 2.00 MiB (2,097,152 B) at level 1: 1 of 2 workers busy per chunk" \
   --size 8MiB --compress zstd:1 --compress-pool zstd --compress-threads 2 --chunk-size 2MiB
-warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB
+warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB --compress zstd:1
+grep -q "ratio 0\.[0-9]*x -- larger than the state (.*% more): 1024 chunks of" "$W/out" \
+  || fail "1 KiB zstd chunks: the ratio line does not say the shard grew and why"
 cpus=$(nproc)
 warned "compression workers ($((cpus * 2)) per rank) on $cpus allowed CPUs" --size 8MiB --compress zstd:1 --compress-threads $((cpus * 2))
 warned "restore decompression workers ($((cpus + 1)) per rank)" --size 8MiB --compress zstd:1 --restore --restore-threads $((cpus + 1))

@@ -112,6 +112,11 @@ TEST_CASE("zstd multithreading job size: small chunks keep one worker busy", "[c
   CHECK(zstd_job_bytes(3, 64u << 20) == (8u << 20));
   CHECK(zstd_busy_workers(3, 4u << 20, 2) == 1);
   CHECK(zstd_busy_workers(3, 32u << 20, 2) == 2);
+  // --zstd-job-size below ZSTDMT_JOBSIZE_MIN (512 KiB) is raised to it, as zstd does.
+  CHECK(zstd_job_bytes(1, 64u << 20, 100u << 10) == (512u << 10));
+  CHECK(zstd_job_bytes(1, 64u << 20, 1u << 20) == (1u << 20));
+  CHECK(zstd_busy_workers(1, 512u << 10, 2, 100u << 10) == 1);
+  CHECK(zstd_busy_workers(1, 1u << 20, 2, 100u << 10) == 2);
   CHECK(parse_compression("zstd:1").level == 1);
   CHECK_FALSE(parse_compression("none").enabled);
   CHECK_THROWS(parse_compression("lz4"));
