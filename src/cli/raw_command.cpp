@@ -107,7 +107,7 @@ int cmd_raw(const CommandContext& ctx) {
   }
   TargetInfo tinfo = probe_target(target.block_device ? target.path : dir_of(target.path));
   double residency = target.block_device ? -1.0 : page_cache_residency(target.path, target.region_bytes);
-  EngineChoice choice = choose_engine(cfg, tinfo, residency);
+  RawEngineChoice choice = choose_raw_engine(cfg, tinfo, residency);
 
   nlohmann::json doc = document_header("raw", ctx.argv, host);
   doc["target"] = target_json(tinfo);

@@ -23,7 +23,7 @@
 
 namespace ioprobe {
 
-EngineChoice choose_engine(const RawConfig& cfg, const TargetInfo& target, double residency) {
+RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency) {
   if (cfg.engine != "auto") return {cfg.engine, "--engine " + cfg.engine};
   if (cfg.direct) return {"io_uring", "auto: O_DIRECT, so io_uring keeps --iodepth requests in flight on the device"};
   if (target.memory_backed)
@@ -74,7 +74,7 @@ struct JobState {
 struct Shared {
   const RawConfig* cfg;
   const RawTarget* target;
-  const EngineChoice* choice;
+  const RawEngineChoice* choice;
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
   std::atomic<bool> abort{false};
@@ -207,7 +207,7 @@ double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + stat
 
 }  // namespace
 
-RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const EngineChoice& choice) {
+RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& choice) {
   Shared sh;
   sh.cfg = &cfg;
   sh.target = &target;

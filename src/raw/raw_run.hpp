@@ -14,8 +14,10 @@ namespace ioprobe {
 
 struct TargetInfo;
 
-/// The engine that will run and why (one line for the report).
-struct EngineChoice {
+/// The engine that will run and why (one line for the report). Not engine/engine_choice.hpp's
+/// EngineChoice (the loader's, with fallback and warning fields): a second struct of that name in
+/// the same namespace would break the one-definition rule once both are linked into ioprobe.
+struct RawEngineChoice {
   std::string name;    // "io_uring" | "psync"
   std::string reason;  // e.g. "auto: tmpfs target, reads are memory copies ..."
 };
@@ -25,7 +27,7 @@ struct EngineChoice {
 /// for data already in the page cache io_uring when --iodepth > 1 (cached reads complete inline,
 /// a batch per system call) and psync at depth 1. Measured on kernel 6.x by tools/bench-fio.
 /// `residency` is page_cache_residency() of the region (-1 unknown).
-EngineChoice choose_engine(const RawConfig& cfg, const TargetInfo& target, double residency);
+RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency);
 
 /// Everything measured by one raw run.
 struct RawResults {
@@ -44,6 +46,6 @@ struct RawResults {
 
 /// Runs cfg.numjobs jobs on `target` with `engine`. Throws IoError when a job cannot open the
 /// file or set up its engine; I/O errors end the run early and are reported in the results.
-RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const EngineChoice& engine);
+RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine);
 
 }  // namespace ioprobe

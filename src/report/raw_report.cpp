@@ -15,7 +15,7 @@ double cpu_per_io_us(const RawResults& r) {
 }
 }  // namespace
 
-nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const EngineChoice& engine,
+nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine,
                         double residency, const RawResults& r) {
   const auto& h = r.latency;
   nlohmann::json notes = nlohmann::json::array();
@@ -64,7 +64,7 @@ nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const Eng
         {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};
 }
 
-std::string raw_text(const RawConfig& cfg, const RawTarget& target, const EngineChoice& engine, double residency,
+std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
                      const RawResults& r) {
   const auto& h = r.latency;
   std::string out;

@@ -21,11 +21,11 @@
 
 namespace ioprobe {
 
-nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const EngineChoice& engine,
+nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine,
                         double residency, const RawResults& res);
 
 /// Multi-line human report (IOPS, MB/s and MiB/s, latency percentiles, CPU, engine and why).
-std::string raw_text(const RawConfig& cfg, const RawTarget& target, const EngineChoice& engine, double residency,
+std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
                      const RawResults& res);
 
 }  // namespace ioprobe
