@@ -211,6 +211,13 @@ int cmd_run(const CommandContext& ctx) {
   ai.num_workers_total = l.ranks * l.num_workers;
   ai.cpu_per_sample_us = l.cpu_per_sample_us;
   ai.sample_bytes = c.sample_bytes > 0 ? c.sample_bytes : (lr.samples ? static_cast<double>(lr.bytes) / lr.samples : 0);
+  if (ai.sample_bytes == 0 && samples_per_epoch > 0) {
+    // Nothing was read (every file failed): the demand in bytes/s still uses the dataset's mean
+    // sample size, from the sizes it holds, rather than 0 B/sample.
+    size_t known = 0;
+    const uint64_t total = data.index.total_known_bytes(&known);
+    if (known == data.index.size() && total > 0) ai.sample_bytes = static_cast<double>(total) / static_cast<double>(samples_per_epoch);
+  }
   ai.buffered_warm = !l.direct && !l.evict_before_epoch;
   IngestResult ing = analyze_ingest(lr, demand, ai);
 

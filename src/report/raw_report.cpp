@@ -4,6 +4,7 @@
 
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "engine/engine_choice.hpp"
 
 namespace ioprobe {
 
@@ -93,8 +94,11 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
   out += fmt::format("  CPU         user {:.2f} s  sys {:.2f} s  = {:.2f} µs per I/O (all threads incl. io_uring "
                      "workers)\n",
                      r.cpu_user_s, r.cpu_sys_s, cpu_per_io_us(r));
-  if (r.errors)
+  if (r.errors) {
     out += fmt::format("  errors      {} (first: {}); the run stopped early\n", format_count(r.errors), r.first_error);
+    const std::string hint = io_uring_canceled_hint(r.first_error);
+    if (!hint.empty()) out += "              " + hint + "\n";
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "report/text_common.hpp"
 
 #include "core/units.hpp"
+#include "engine/engine_choice.hpp"
 
 namespace ioprobe {
 
@@ -127,7 +128,12 @@ std::string render_run_text(const nlohmann::json& doc) {
                                     cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
   if (r.value("errors", 0ULL) > 0) {
     line("ERRORS", fmt::format("{} file{} failed; first ones:", r.value("errors", 0ULL), r.value("errors", 0ULL) == 1 ? "" : "s"));
-    for (const auto& e : r.at("error_samples")) o += "    " + e.get<std::string>() + "\n";
+    std::string hint;
+    for (const auto& e : r.at("error_samples")) {
+      o += "    " + e.get<std::string>() + "\n";
+      if (hint.empty()) hint = io_uring_canceled_hint(e.get<std::string>());
+    }
+    if (!hint.empty()) o += "    " + hint + "\n";
   }
 
   o += "\nGPU ingest\n";

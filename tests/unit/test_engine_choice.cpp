@@ -133,3 +133,10 @@ TEST_CASE("probe_io_uring under a seccomp filter that refuses io_uring_setup say
   REQUIRE(n > 0);
   CHECK(std::string(buf) == std::to_string(EPERM) + "|blocked by seccomp/container");
 }
+
+TEST_CASE("io_uring ECANCELED errors get the io-wq thread-limit hint, other errors none", "[engine]") {
+  const std::string canceled = "read /data/x.jpg: " + errno_text(ECANCELED);
+  REQUIRE(canceled.find("(ECANCELED)") != std::string::npos);  // errno_text's form, which the hint looks for
+  CHECK_THAT(io_uring_canceled_hint(canceled), Catch::Contains("pids.max") && Catch::Contains("--engine psync"));
+  CHECK(io_uring_canceled_hint("read /data/x.jpg: " + errno_text(EIO)).empty());
+}
