@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -42,6 +43,20 @@ void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_
                                  format_bytes(chunks * 48), format_bytes((per_rank + (16u << 20) - 1) / (16u << 20))));
 }
 
+namespace {
+
+// Whether process `pid` runs here and is an ioprobe (/proc/PID/comm): after a kill the PID may
+// have been given to another program, and its file is a leftover all the same.
+bool ioprobe_running(long pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+  std::string name;
+  if (!std::getline(comm, name)) return true;  // cannot tell (another PID namespace): assume it is
+  return name == "ioprobe";
+}
+
+}  // namespace
+
 std::vector<std::string> leftover_warnings(const std::string& dir) {
   std::vector<std::string> out;
   std::vector<std::string> paths;  // sorted for a stable message
@@ -55,7 +70,7 @@ std::vector<std::string> leftover_warnings(const std::string& dir) {
     else if (name.rfind(".ioprobe-raw.", 0) == 0) pid_at = name.find('.', 13) + 1;  // after ".ioprobe-raw.RANK."
     if (pid_at == 0 || pid_at >= name.size()) continue;
     const long pid = std::strtol(name.c_str() + pid_at, nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+    if (pid > 0 && !ioprobe_running(pid)) {
       paths.push_back(escape_bytes(de.path().string()));
       if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
     }

@@ -217,9 +217,14 @@ std::string render_checkpoint_text(const json& doc) {
                      bytes(r.at("logical_bytes")), secs(r.at("duration_max_s")), rate(r.at("restore_bytes_per_s")),
                      rate(r.at("throughput_min_rank_bytes_per_s")));
     const int decoders = r.value("decode_threads_per_rank", 0);
+    // Why no decoders ran: the one reason that applied to this run's shards.
+    const std::string pool = cfg.value("compress_pool", std::string("none"));
+    const std::string why = cfg.at("compress").get<std::string>() == "none" ? "uncompressed: nothing to decode"
+                            : pool == "zstd" ? "one zstd frame per chunk (--compress-pool zstd)"
+                                             : "--restore-threads 0";
     o += decoders > 0 ? fmt::format("  {} decompression worker(s) per rank (--restore-threads), reading on the rank's thread\n", decoders)
-                      : "  read and decoded on each rank's thread (uncompressed, one zstd frame per chunk from --compress-pool zstd "
-                        "or an ioprobe before shard format 3, or --restore-threads 0)\n";
+                      : fmt::format("  read{} on each rank's thread ({})\n",
+                                    cfg.at("compress").get<std::string>() == "none" ? "" : " and decoded", why);
     uint64_t verified = 0, total = 0;
     for (const auto& x : r.value("ranks", json::array())) {
       verified += x.value("chunks_verified", uint64_t{0});

@@ -259,8 +259,10 @@ TargetInfo probe_target(const std::string& path, bool allow_temp_file) {
         "dataset larger than client RAM",
         escape_bytes(path), t.fs_type));
   if (t.o_direct == 0)
-    t.warnings.push_back(fmt::format("O_DIRECT refused on {} ({}): {}; cold runs must evict the page cache instead",
-                                     t.fs_type, escape_bytes(t.o_direct_probe_file), errno_text(t.o_direct_errno)));
+    t.warnings.push_back(fmt::format("O_DIRECT refused on {} (probed on {}): {}; cold runs must evict the page cache instead",
+                                     t.fs_type, t.o_direct_probe_file == "(temporary file)" ? "a temporary file"
+                                                                                          : escape_bytes(t.o_direct_probe_file),
+                                     errno_text(t.o_direct_errno)));
   return t;
 }
 

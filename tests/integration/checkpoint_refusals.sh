@@ -58,6 +58,12 @@ warned "__2_0.distcp.ioprobe-tmp.$dead and 1 more were left by ioprobe process $
 n=$(grep -c '^ioprobe: warning: .*left by ioprobe' "$W/out")
 [ "$n" = 1 ] || fail "leftover files: $n warnings on stderr, expected 1"
 rm -rf "$W/ck"
+# A leftover whose PID now belongs to another program (PID reuse after a kill) is named as well.
+sleep 100 & alive=$!
+mkdir -p "$W/ck"; touch "$W/ck/__0_0.distcp.ioprobe-tmp.$alive"
+warned "__0_0.distcp.ioprobe-tmp.$alive was left by ioprobe process $alive" --size 1MiB
+kill $alive; wait $alive 2>/dev/null
+rm -rf "$W/ck"
 # --json inside a --dir this run creates; params is null for a state sized by --size.
 "$IOPROBE" checkpoint --dir "$W/new/ck" --size 1MiB --raw-baseline off --quiet --json "$W/new/ck/result.json" >"$W/out" 2>&1 \
   || { rc=$?; cat "$W/out"; fail "--json inside a new --dir: exit $rc"; }
