@@ -104,13 +104,13 @@ int main(int argc, char** argv) {
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ioprobe: out of memory: an allocation was refused (%s); lower the sizes that hold memory "
-                 "(checkpoint: --size, --ranks, --io-size x --io-depth; run: --workers x --prefetch-factor x --batch-size) "
-                 "or raise the limit\n",
+                 "(checkpoint: --size, --ranks, --io-size x --io-depth; run: --workers x --prefetch-factor x "
+                 "--batch-size) or raise the limit\n",
                  memory_now().c_str());
     return ioprobe::kExitFailure;
   } catch (const std::system_error& e) {  // e.g. std::thread: EAGAIN at a thread or memory limit
-    std::fprintf(stderr, "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks, --workers, --numjobs or --compress-threads "
-                 "or raise the limit (ulimit -u, -v; a cgroup's pids.max)\n", e.what());
+    std::fprintf(stderr, "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks, --workers, "
+                 "--numjobs or --compress-threads or raise the limit (ulimit -u, -v; a cgroup's pids.max)\n", e.what());
     return ioprobe::kExitFailure;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ioprobe: internal error: %s\n", e.what());

@@ -268,8 +268,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
                                : content_name == "random" ? StateContent::random : StateContent::tensors;
   const std::string json_path = get_string(vm, "json");
   if (vm.count("json")) {
-    // Checked before any measurement (exit 2; the path below, once --dir exists), so a finished measurement
-    // is never lost to a bad path.
+    // Checked before any measurement (exit 2; the path itself below, once --dir exists), so a
+    // finished measurement is never lost to a bad path.
     if (json_path.empty()) throw UsageError("--json: empty path; give a file name");
   }
   d.dir = get_string(vm, "dir", "./ioprobe-ckpt");

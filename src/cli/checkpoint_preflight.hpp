@@ -18,9 +18,9 @@ void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_
 
 /// The temporary files in `dir` ("*.ioprobe-tmp.PID", ".ioprobe-raw.RANK.PID...") whose ioprobe
 /// process no longer runs on this host (kill(PID, 0) gives ESRCH, or /proc/PID/comm is not
-/// "ioprobe": the PID was reused), as one warning (empty when
-/// there are none) naming the first 3 paths, how many more, and the processes. The files are
-/// never removed: another host may share the directory.
+/// "ioprobe": the PID was reused), as one warning naming the first 3 paths, how many more, and
+/// the processes; empty when there are none. The files are never removed: another host may share
+/// the directory.
 std::vector<std::string> leftover_warnings(const std::string& dir);
 
 }  // namespace ioprobe::cli

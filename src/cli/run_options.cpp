@@ -260,7 +260,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   l.shuffle = get_bool(vm, "shuffle", true) && !get_bool(vm, "no-shuffle", false);
   l.drop_last = get_bool(vm, "drop-last", false);
   l.duration_s = get_duration(vm, "duration", 0);
-  l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? 1000000 : 1, 1, 1000000));
+  l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? kMaxEpochs : 1, 1, kMaxEpochs));
   l.cpu_per_sample_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
   l.read_size = get_size(vm, "read-size", 1ULL << 20, 4096, 256ULL << 20);
   if (l.read_size % 4096)

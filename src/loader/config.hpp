@@ -8,6 +8,10 @@
 
 namespace ioprobe {
 
+/// The most epochs a run takes (--epochs' upper bound), and the count a --duration run without
+/// --epochs uses: reports show it as "until --duration", not as a count.
+constexpr uint32_t kMaxEpochs = 1000000;
+
 struct LoaderConfig {
   uint32_t num_workers = 8;        // DataLoader num_workers (worker threads per rank)
   uint32_t batch_size = 256;       // samples per batch

@@ -377,16 +377,17 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
   std::exception_ptr spawn_error;
   for (uint32_t r = 0; r < cfg.ranks && !spawn_error; ++r) {
     try {
-    threads.emplace_back([&, r] {
-      try {
-        RankLoader rl(static_cast<int>(r), sh, &res.workers[static_cast<size_t>(r) * cfg.num_workers], res.ranks[r]);
-        epochs[r] = rl.run();
-      } catch (...) {
-        errors[r] = std::current_exception();
-        sh.stop = true;
-        if (sh.step_barrier) sh.step_barrier->arrive_and_drop();
-      }
-    });
+      threads.emplace_back([&, r] {
+        try {
+          RankLoader rl(static_cast<int>(r), sh, &res.workers[static_cast<size_t>(r) * cfg.num_workers],
+                        res.ranks[r]);
+          epochs[r] = rl.run();
+        } catch (...) {
+          errors[r] = std::current_exception();
+          sh.stop = true;
+          if (sh.step_barrier) sh.step_barrier->arrive_and_drop();
+        }
+      });
     } catch (...) {
       // This rank's thread could not start (EAGAIN at a thread or pids limit): the started ranks
       // stop, the missing ones leave the step barrier so that none waits for them, and the error

@@ -8,6 +8,7 @@
 
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "loader/config.hpp"
 
 namespace ioprobe {
 
@@ -86,7 +87,7 @@ std::string render_run_text(const nlohmann::json& doc) {
                                  ld.value("num_workers", 0), ld.value("batch_size", 0), ld.value("prefetch_factor", 0),
                                  ld.value("shuffle", false) ? "True" : "False", ld.value("drop_last", false) ? "True" : "False",
                                  // With --duration and no --epochs the epoch count is only a cap.
-                                 ld.value("duration_s", 0.0) > 0 && ld.value("epochs", 0) >= 1000000
+                                 ld.value("duration_s", 0.0) > 0 && ld.value("epochs", 0u) >= kMaxEpochs
                                      ? fmt::format("until --duration {}", format_seconds(ld.value("duration_s", 0.0)))
                                      : std::to_string(ld.value("epochs", 0))));
   if (ld.contains("pattern") && kind != "files") line("pattern", ld.value("pattern", ""));
