@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -45,14 +44,21 @@ void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_
 
 namespace {
 
-// Whether process `pid` runs here and is an ioprobe (/proc/PID/comm): after a kill the PID may
-// have been given to another program, and its file is a leftover all the same.
-bool ioprobe_running(long pid) {
+// Whether process `pid` runs here and holds `file` open (its /proc/PID/fd links): a save or raw
+// baseline in progress keeps its temporary file open, while after a kill the PID may have been
+// given to another program, and the file is a leftover all the same. A process whose descriptors
+// cannot be read (another user, another PID namespace) counts as holding it.
+bool held_open(long pid, const std::filesystem::path& file) {
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
-  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
-  std::string name;
-  if (!std::getline(comm, name)) return true;  // cannot tell (another PID namespace): assume it is
-  return name == "ioprobe";
+  std::error_code ec;
+  const auto want = std::filesystem::weakly_canonical(file, ec);
+  std::filesystem::directory_iterator fds(fmt::format("/proc/{}/fd", pid), ec);
+  if (ec) return true;
+  for (const auto& fd : fds) {
+    std::error_code lec;
+    if (std::filesystem::read_symlink(fd.path(), lec) == want) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -70,7 +76,7 @@ std::vector<std::string> leftover_warnings(const std::string& dir) {
     else if (name.rfind(".ioprobe-raw.", 0) == 0) pid_at = name.find('.', 13) + 1;  // after ".ioprobe-raw.RANK."
     if (pid_at == 0 || pid_at >= name.size()) continue;
     const long pid = std::strtol(name.c_str() + pid_at, nullptr, 10);
-    if (pid > 0 && !ioprobe_running(pid)) {
+    if (pid > 0 && !held_open(pid, de.path())) {
       paths.push_back(escape_bytes(de.path().string()));
       if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
     }
@@ -83,10 +89,11 @@ std::vector<std::string> leftover_warnings(const std::string& dir) {
   std::string names = paths[0];
   for (size_t i = 1; i < std::min(paths.size(), kNamed); ++i) names += ", " + paths[i];
   if (paths.size() > kNamed) names += fmt::format(" and {} more", paths.size() - kNamed);
-  out.push_back(fmt::format("{} {} left by ioprobe process{} {}, no longer running on this host (killed?); remove {} "
-                            "once no other run uses this directory",
+  out.push_back(fmt::format("{} {} left by ioprobe process{} {}, which no longer {} {} on this host (killed?); "
+                            "remove {} once no other run uses this directory",
                             names, paths.size() == 1 ? "was" : "were", pids.size() == 1 ? "" : "es",
-                            fmt::join(pids, ", "), paths.size() == 1 ? "it" : "them"));
+                            fmt::join(pids, ", "), pids.size() == 1 ? "holds" : "hold",
+                            paths.size() == 1 ? "it" : "them", paths.size() == 1 ? "it" : "them"));
   return out;
 }
 

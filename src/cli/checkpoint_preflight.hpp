@@ -17,10 +17,10 @@ namespace ioprobe::cli {
 void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_t budget);
 
 /// The temporary files in `dir` ("*.ioprobe-tmp.PID", ".ioprobe-raw.RANK.PID...") whose ioprobe
-/// process no longer runs on this host (kill(PID, 0) gives ESRCH, or /proc/PID/comm is not
-/// "ioprobe": the PID was reused), as one warning naming the first 3 paths, how many more, and
-/// the processes; empty when there are none. The files are never removed: another host may share
-/// the directory.
+/// process no longer holds them open on this host (kill(PID, 0) gives ESRCH, or /proc/PID/fd has
+/// no link to the file: the PID was reused), as one warning naming the first 3 paths, how many
+/// more, and the processes; empty when there are none. The files are never removed: another host
+/// may share the directory.
 std::vector<std::string> leftover_warnings(const std::string& dir);
 
 }  // namespace ioprobe::cli

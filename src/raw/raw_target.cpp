@@ -201,13 +201,12 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
       check_space(cfg.filename, shown, cfg.size - t.file_bytes, "extend");
       int fd = open(cfg.filename.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0) throw IoError(errno, "open for extension", shown);
-      removexattr(cfg.filename.c_str(), kLayoutXattr);  // incomplete until re-marked
-      // A failed or interrupted extension gives the space back: the file returns to its old,
-      // complete size and mark.
+      // The file keeps its mark throughout: it stays ioprobe's file whatever happens (a second
+      // Ctrl-C quits at once, and a file stripped of its mark would then be refused as not ours).
+      // A failed or interrupted extension gives the space back: the file returns to its old size.
       auto undo = [&] {
         const bool back = ftruncate(fd, static_cast<off_t>(t.file_bytes)) == 0;
         close(fd);
-        if (back) setxattr(cfg.filename.c_str(), kLayoutXattr, kMarkValue, sizeof(kMarkValue) - 1, 0);
         return back;
       };
       bool done = false;

@@ -5,7 +5,9 @@
 // never leaves a file that looks complete). An existing file is never rewritten, extended or
 // written to unless it carries ioprobe's mark or --allow-overwrite was given; block devices are
 // never written without --allow-overwrite, nor while in use (mounted, or held by LVM/md/swap):
-// both refusals come before the device is opened for writing.
+// both refusals come before the device is opened for writing. Creating or extending a file is
+// refused (exit 1) when the filesystem has fewer free bytes than it needs; an extension that fails
+// or is interrupted truncates the file back to its old size, and the file keeps its mark.
 #pragma once
 
 #include <cstdint>

@@ -41,6 +41,11 @@ refused "nothing to decompress" --size 8MiB --restore --restore-threads 2
 warned "has no effect with --compress-pool zstd" --size 8MiB --compress zstd:1 --compress-pool zstd --restore --restore-threads 1
 warned "holds 1 job(s) of zstd's job size 2.00 MiB (2,097,152 B) at level 1: 1 of 2 workers busy per chunk" \
   --size 8MiB --compress zstd:1 --compress-pool zstd --compress-threads 2 --chunk-size 2MiB
+# zstd sizes its jobs from the chunk: the advice is a chunk size at which both workers get a job.
+warned "use chunks of at least 4.00 MiB (4,194,304 B) (at that size zstd's jobs are 2.00 MiB" \
+  --size 8MiB --compress zstd:1 --compress-pool zstd --compress-threads 2 --chunk-size 256KiB
+warned "--zstd-job-size 100.00 KiB (102,400 B) is below zstd's minimum job size: zstd uses 512.00 KiB" \
+  --size 8MiB --compress zstd:1 --compress-pool zstd --compress-threads 2 --chunk-size 1MiB --zstd-job-size 100KiB
 warned "every chunk adds a 48 B index entry" --size 1MiB --chunk-size 1KiB --compress zstd:1
 grep -q "ratio 0\.[0-9]*x -- larger than the state (.*% more): 1024 chunks of" "$W/out" \
   || fail "1 KiB zstd chunks: the ratio line does not say the shard grew and why"
@@ -63,6 +68,14 @@ sleep 100 & alive=$!
 mkdir -p "$W/ck"; touch "$W/ck/__0_0.distcp.ioprobe-tmp.$alive"
 warned "__0_0.distcp.ioprobe-tmp.$alive was left by ioprobe process $alive" --size 1MiB
 kill $alive; wait $alive 2>/dev/null
+rm -rf "$W/ck"
+# A temporary file its process still holds open (a save in progress) is not a leftover.
+mkdir -p "$W/ck"
+bash -c 'exec 7<>"$0.$$"; sleep 100' "$W/ck/__0_0.distcp.ioprobe-tmp" & holder=$!
+for _ in $(seq 50); do [ -e "$W/ck/__0_0.distcp.ioprobe-tmp.$holder" ] && break; sleep 0.1; done
+"$IOPROBE" checkpoint --dir "$W/ck" --raw-baseline off --quiet --size 1MiB >"$W/out" 2>&1 || { cat "$W/out"; fail "run beside a held temporary file failed"; }
+grep -q "left by ioprobe" "$W/out" && { kill $holder; fail "a temporary file held open by process $holder was called a leftover"; }
+kill $holder; wait $holder 2>/dev/null
 rm -rf "$W/ck"
 # --json inside a --dir this run creates; params is null for a state sized by --size.
 "$IOPROBE" checkpoint --dir "$W/new/ck" --size 1MiB --raw-baseline off --quiet --json "$W/new/ck/result.json" >"$W/out" 2>&1 \

@@ -25,6 +25,7 @@ expect2 "--batch-size" --batch-size 1.5
 expect2 "--cache" --cache lukewarm
 expect2 "--gpu 'tpu9'" --gpu tpu9
 expect2 "unrecognised option" --frobnicate
+expect2 "--drop-last true with 10 samples per rank and --batch-size 256 gives no batch at all" --files 10 --drop-last true
 # A stray word is named, not the value of the option before it.
 expect2 "unexpected argument 'junk'" --workers 8 junk
 expect2 "unexpected argument 'parsecs'" --duration 5 parsecs
