@@ -7,13 +7,7 @@
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || skip "needs root to mount ramfs"
-W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-ckpt-ramfs.XXXXXX")
-MNT=$W/mnt
-mkdir "$MNT"
-cleanup() { umount "$MNT" 2>/dev/null; rm -rf "$W"; }
-trap cleanup EXIT
-mount -t ramfs ioprobe-test "$MNT" || skip "cannot mount ramfs"
+scratch_mount ckpt-ramfs ramfs
 
 for comp in none zstd:1; do
   "$IOPROBE" checkpoint --dir "$MNT/ck-${comp%%:*}" --size 16MiB --chunk-size 4MiB --io-size 1MiB --compress "$comp" \

@@ -6,13 +6,7 @@
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
-W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-raw-space.XXXXXX")
-MNT=$W/mnt
-mkdir "$MNT"
-cleanup() { umount "$MNT" 2>/dev/null; rm -rf "$W"; }
-trap cleanup EXIT
-mount -t tmpfs -o size=32m ioprobe-raw-space "$MNT" || skip "cannot mount tmpfs"
+scratch_mount raw-space tmpfs size=32m
 
 "$IOPROBE" raw --filename "$MNT/new.bin" --size 1GiB --rw write >"$W/out" 2>&1; rc=$?
 cat "$W/out"
