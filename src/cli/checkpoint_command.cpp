@@ -386,33 +386,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     warn(fmt::format("a rank's state ({}) is less than {} compression workers x {} pieces: at most {} worker(s) "
                      "can be busy", format_bytes(d.state.ranks.front().bytes), o.compress_threads, format_bytes(kPieceBytes),
                      (d.state.ranks.front().bytes + kPieceBytes - 1) / kPieceBytes));
-  if (o.compress.enabled && o.compress_pool == CompressPool::kZstd && o.compress_threads > 1) {
-    // zstd's pool gives a chunk (one frame) one job per job size: fewer jobs than workers leave
-    // workers idle, a chunk of exactly one job included.
-    const uint64_t job = zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes);
-    const int busy = zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads, o.zstd_job_bytes);
-    if (o.zstd_job_bytes > 0 && o.zstd_job_bytes < job)
-      warn(fmt::format("--zstd-job-size {} is below zstd's minimum job size: zstd uses {}", format_bytes(o.zstd_job_bytes),
-                       format_bytes(job)));
-    if (busy < o.compress_threads) {
-      // zstd sizes its jobs from the chunk, so the advice is a chunk size that keeps every worker
-      // busy at the job size zstd picks for that chunk (a fixed point, reached in a few steps).
-      uint64_t advice = static_cast<uint64_t>(o.compress_threads) * job;
-      for (int i = 0; i < 8; ++i) {
-        const uint64_t j = zstd_job_bytes(o.compress.level, advice, o.zstd_job_bytes);
-        if (static_cast<uint64_t>(o.compress_threads) * j <= advice) break;
-        advice = static_cast<uint64_t>(o.compress_threads) * j;
-      }
-      warn(fmt::format("--chunk-size {} {} zstd's job size {} at level {}: {} of {} workers busy per chunk{}; use "
-                       "chunks of at least {} (at that size zstd's jobs are {})",
-                       format_bytes(o.chunk_bytes),
-                       o.chunk_bytes < job ? std::string("is below")
-                                           : fmt::format("holds {} job(s) of", (o.chunk_bytes + job - 1) / job),
-                       format_bytes(job), o.compress.level, busy, o.compress_threads,
-                       busy == 1 ? " (zstd multithreading stays off)" : "", format_bytes(advice),
-                       format_bytes(zstd_job_bytes(o.compress.level, advice, o.zstd_job_bytes))));
-    }
-  }
+  for (const auto& w : zstd_pool_warnings(o)) warn(w);
 
   // State in memory (untimed), within half of RAM (twice that for --async staging).
   const uint64_t budget = memory_budget(host) / (d.async ? 2 : 1);

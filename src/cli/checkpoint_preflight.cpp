@@ -42,6 +42,39 @@ void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_
                                  format_bytes(chunks * 48), format_bytes((per_rank + (16u << 20) - 1) / (16u << 20))));
 }
 
+std::vector<std::string> zstd_pool_warnings(const checkpoint::SaveOptions& o) {
+  using checkpoint::zstd_busy_workers;
+  using checkpoint::zstd_job_bytes;
+  std::vector<std::string> out;
+  if (!o.compress.enabled || o.compress_pool != checkpoint::CompressPool::kZstd || o.compress_threads <= 1)
+    return out;
+  // zstd's pool gives a chunk (one frame) one job per job size: fewer jobs than workers leave
+  // workers idle, a chunk of exactly one job included.
+  const uint64_t job = zstd_job_bytes(o.compress.level, o.chunk_bytes, o.zstd_job_bytes);
+  const int busy = zstd_busy_workers(o.compress.level, o.chunk_bytes, o.compress_threads, o.zstd_job_bytes);
+  if (o.zstd_job_bytes > 0 && o.zstd_job_bytes < job)
+    out.push_back(fmt::format("--zstd-job-size {} is below zstd's minimum job size: zstd uses {}",
+                              format_bytes(o.zstd_job_bytes), format_bytes(job)));
+  if (busy < o.compress_threads) {
+    // zstd sizes its jobs from the chunk, so the advice is a chunk size that keeps every worker
+    // busy at the job size zstd picks for that chunk (a fixed point, reached in a few steps).
+    uint64_t advice = static_cast<uint64_t>(o.compress_threads) * job;
+    for (int i = 0; i < 8; ++i) {
+      const uint64_t j = zstd_job_bytes(o.compress.level, advice, o.zstd_job_bytes);
+      if (static_cast<uint64_t>(o.compress_threads) * j <= advice) break;
+      advice = static_cast<uint64_t>(o.compress_threads) * j;
+    }
+    out.push_back(fmt::format(
+        "--chunk-size {} {} zstd's job size {} at level {}: {} of {} workers busy per chunk{}; use chunks of at least {} "
+        "(at that size zstd's jobs are {})",
+        format_bytes(o.chunk_bytes),
+        o.chunk_bytes < job ? std::string("is below") : fmt::format("holds {} job(s) of", (o.chunk_bytes + job - 1) / job),
+        format_bytes(job), o.compress.level, busy, o.compress_threads, busy == 1 ? " (zstd multithreading stays off)" : "",
+        format_bytes(advice), format_bytes(zstd_job_bytes(o.compress.level, advice, o.zstd_job_bytes))));
+  }
+  return out;
+}
+
 namespace {
 
 // Whether process `pid` runs here and holds `file` open (its /proc/PID/fd links): a save or raw

@@ -1,5 +1,6 @@
 // Checks `ioprobe checkpoint` makes before any work: memory for the buffers besides the state,
-// the chunk index's size, and temporary files a killed ioprobe left in --dir.
+// the chunk index's size, zstd's pool against the chunk size, and temporary files a killed
+// ioprobe left in --dir.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,11 @@ namespace ioprobe::cli {
 /// 2 frames of compressBound(4 MiB) on huge pages and 1-2 pieces of 4 MiB) and the chunk index
 /// (48 B per chunk; at most 16,777,216 chunks per rank) do not fit in `budget` bytes.
 void check_buffers(const checkpoint::CheckpointRunData& d, bool restore, uint64_t budget);
+
+/// Warnings for zstd's own pool (--compress-pool zstd, more than 1 thread): a --zstd-job-size
+/// below zstd's 512 KiB minimum, and chunks that hold fewer of zstd's jobs than there are workers
+/// (naming the busy workers and a chunk size, at zstd's job size for it, that keeps all busy).
+std::vector<std::string> zstd_pool_warnings(const checkpoint::SaveOptions& o);
 
 /// The temporary files in `dir` ("*.ioprobe-tmp.PID", ".ioprobe-raw.RANK.PID...") whose ioprobe
 /// process no longer holds them open on this host (kill(PID, 0) gives ESRCH, or /proc/PID/fd has
