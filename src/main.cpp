@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace {
@@ -77,6 +78,10 @@ int main(int argc, char** argv) {
   if (!rest.empty()) {
     const std::string& first = rest.front();
     if (first == "--version" || first == "-V") {
+      if (rest.size() > 1) {
+        std::fprintf(stderr, "ioprobe: --version takes no argument (got '%s')\n", ioprobe::escape_bytes(rest[1]).c_str());
+        return ioprobe::kExitUsage;
+      }
       std::printf("ioprobe %s\n", IOPROBE_VERSION);
       return 0;
     }

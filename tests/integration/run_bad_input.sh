@@ -51,6 +51,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 "$IOPROBE" --help | grep -q -- "--prefetch-factor" || fail "--help lacks --prefetch-factor"
 "$IOPROBE" --version | grep -q "ioprobe" || fail "--version"
+out=$("$IOPROBE" --version junk 2>&1); [ $? = 2 ] && echo "$out" | grep -q "takes no argument (got 'junk')" \
+  || fail "--version junk: $out"
 expect2 "checkpoint preset" --dataset llama3-8b
 expect2 "--gpu 'tpu9' is not in the accelerator catalog" --gpu tpu9
 mkdir outdir
