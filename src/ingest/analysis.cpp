@@ -72,6 +72,10 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
     out.verdict = "failed";
     out.verdict_text = "no sample was read; see the errors above";
     out.gpus_fed = out.gpus_fed_estimate = 0;
+  } else if (r.stopped_on_errors) {
+    out.verdict = "failed";
+    out.verdict_text = r.stop_reason + ": the rates measure the failure, not the storage";
+    out.gpus_fed = out.gpus_fed_estimate = 0;
   } else if (fed) {
     out.verdict = "none";
     out.verdict_text = fmt::format("storage keeps up: AU {:.1f}% >= {:.0f}% target for {} x {}", out.accelerator_utilization * 100,

@@ -54,6 +54,9 @@ std::string this_thread_cpus() {
   return cpu_list_string(cpus);
 }
 
+// Reads completed with ECANCELED after which a run stops (Shared::canceled).
+constexpr uint32_t kCanceledReadsToStop = 8;
+
 struct Shared {
   const FileIndex& index;
   const LoaderConfig& cfg;
@@ -62,8 +65,9 @@ struct Shared {
   int64_t start_ns = 0;
   int64_t deadline_ns = 0;  // 0: none
   std::atomic<bool> stop{false};
-  std::atomic<int> stop_kind{0};  // 1 duration, 2 signal
+  std::atomic<int> stop_kind{0};  // 1 duration, 2 signal, 3 io_uring canceling reads
   std::atomic<int64_t> stop_ns{0};  // when the stop was seen (elapsed ends there)
+  std::atomic<uint32_t> canceled{0};  // reads io_uring completed with ECANCELED
   std::mutex err_mu;
   std::vector<std::string> error_samples;
   std::unique_ptr<std::barrier<>> step_barrier;  // DDP: ranks step together
@@ -292,6 +296,14 @@ class RankLoader {
       if (fr.err) {
         ++ws.errors;
         ++r.errors;
+        // io_uring cancels reads it cannot hand to an io-wq worker thread (none can be created
+        // under a pids or thread limit): every later read would fail the same way, each after a
+        // wait, so the run stops after a few instead of failing file by file through the epoch.
+        if (fr.err == ECANCELED && !sh_.stop && sh_.canceled.fetch_add(1) + 1 >= kCanceledReadsToStop) {
+          int expected = 0;
+          if (sh_.stop_kind.compare_exchange_strong(expected, 3)) sh_.stop_ns = now_ns();
+          sh_.stop = true;
+        }
         std::lock_guard<std::mutex> g(sh_.err_mu);
         if (sh_.error_samples.size() < kMaxErrorSamples)
           sh_.error_samples.push_back(fmt::format("{} {}: {}", fr.failed_op, escape_bytes(sh_.index.display_path(idx)),
@@ -427,8 +439,11 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
   res.residency_method = sh.residency_method;
   res.cache_notes = sh.cache_notes;
   int kind = sh.stop_kind.load();
-  res.partial = kind == 2;
-  res.stop_reason = kind == 2 ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
+  res.partial = kind == 2;  // interrupted; a stop on canceled reads is a failure (errors: exit 1)
+  res.stopped_on_errors = kind == 3;
+  res.stop_reason = kind == 2   ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
+                    : kind == 3 ? fmt::format("stopped early: io_uring canceled {} reads (ECANCELED, see ERRORS)",
+                                              sh.canceled.load())
                     : kind == 1 ? "duration reached"
                                 : "completed";
   return res;

@@ -54,6 +54,7 @@ struct LoaderResult {
   uint32_t epochs_completed = 0;
   bool partial = false;         // stopped by a signal or --duration before the epochs ended
   std::string stop_reason;      // "completed", "duration", "interrupted (SIGINT)", ...
+  bool stopped_on_errors = false;  // stopped early because io_uring canceled reads (no verdict on storage)
   uint64_t samples = 0, bytes = 0, errors = 0;
   uint64_t io_bytes = 0;                    // sum of WorkerStats::io_bytes
   std::vector<std::string> error_samples;  // the first few failures, "open PATH: ENOENT ..."

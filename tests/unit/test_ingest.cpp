@@ -77,6 +77,16 @@ TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]")
 
   auto none = analyze_ingest(fake_run(10, 0, 0, 0, 10, 1.0), d, in);
   CHECK(none.verdict == "failed");
+
+  // Stopped early on io_uring's canceled reads: the rates measured the failure, so no storage
+  // verdict, even with samples delivered before the stop.
+  LoaderResult canceled = fake_run(10, 9000, 900000000, 5, 5, 1.0);
+  canceled.stopped_on_errors = true;
+  canceled.stop_reason = "stopped early: io_uring canceled 8 reads (ECANCELED, see ERRORS)";
+  auto cr = analyze_ingest(canceled, d, in);
+  CHECK(cr.verdict == "failed");
+  CHECK_THAT(cr.verdict_text, Catch::StartsWith("stopped early"));
+  CHECK(cr.gpus_fed == 0);
 }
 
 TEST_CASE("AU counts the nominal step time: a consumer that overslept lowers AU", "[ingest]") {
