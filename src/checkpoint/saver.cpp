@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "checkpoint/shard_format.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -35,13 +35,9 @@ double cpu_seconds(bool user) {
 }
 
 std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
-  struct statvfs sv {};
-  uint64_t free_bytes = 0, free_inodes = 0;
-  bool have = statvfs(dir.c_str(), &sv) == 0;
-  if (have) {
-    free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
-    free_inodes = sv.f_favail;
-  }
+  const std::optional<FreeSpace> fs = free_space(dir);
+  const bool have = fs.has_value();
+  const uint64_t free_bytes = have ? fs->bytes : 0, free_inodes = have ? fs->inodes : 0;
   std::string what;
   if (r.err == ENOSPC) {
     // ENOSPC on create while bytes remain means no inode could be allocated.

@@ -1,6 +1,5 @@
 // `ioprobe checkpoint`: how fast model state is saved to a target and restored from it.
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +29,7 @@
 #include "core/clock.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/threads.hpp"
@@ -130,13 +130,12 @@ void settle(const RawWriteResult& raw) {
   sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
 }
 
-// Free bytes for an unprivileged writer in `dir` now (statvfs f_bavail x f_bsize, as probe_target);
+// Free bytes for an unprivileged writer in `dir` now (core/free_space.hpp);
 // UINT64_MAX where the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
 uint64_t free_bytes_now(const std::string& dir) {
-  struct statvfs sf {};
-  if (::statvfs(dir.c_str(), &sf) != 0) return 0;
-  if (sf.f_blocks == 0) return UINT64_MAX;
-  return static_cast<uint64_t>(sf.f_bavail) * sf.f_bsize;
+  const std::optional<FreeSpace> fs = free_space(dir);
+  if (!fs) return 0;
+  return fs->reported ? fs->bytes : UINT64_MAX;
 }
 
 }  // namespace

@@ -193,11 +193,7 @@ int cmd_run(const CommandContext& ctx) {
   if (records)
     for (auto& w : records_warnings(data.layout, l)) data.warnings.push_back(std::move(w));
   // drop_last with fewer samples per rank than one batch delivers nothing, epoch after epoch.
-  const uint64_t per_rank = (samples_per_epoch + l.ranks - 1) / std::max<uint64_t>(1, l.ranks);
-  if (l.drop_last && per_rank < l.batch_size)
-    throw UsageError(fmt::format("--drop-last true with {} {} per rank and --batch-size {} gives no batch at all; "
-                                 "lower --batch-size, use more files, or --drop-last false",
-                                 format_count(per_rank), records ? "records" : "samples", l.batch_size));
+  check_drop_last_batches(l, samples_per_epoch, records ? "records" : "samples");
   if (!c.quiet)
     fmt::print(stderr, "ioprobe: reading {} {}from {} ({} {}), {} rank(s) x {} workers\n",
                format_count(samples_per_epoch),

@@ -55,6 +55,11 @@ po::options_description gpu_options_description();
 /// checked against `desc`). Options absent from `desc` take their defaults. Throws UsageError.
 void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, bool for_gen, RunConfig& out);
 
+/// Throws UsageError when `l.drop_last` leaves no batch at all: fewer than `l.batch_size` of
+/// `samples` per rank (DistributedSampler's share, rounded up); `unit` names them ("samples",
+/// "records"). Called before a synthetic dataset is generated, and once --data is enumerated.
+void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit);
+
 /// Parses args (and the preset named by --dataset) into a RunConfig. `for_gen` relaxes the
 /// options that only a run uses. Throws UsageError with a clear message for any bad value.
 /// Returns false when --help was printed.

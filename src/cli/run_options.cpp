@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "cli/run_config.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 
 namespace ioprobe::cli {
 
@@ -271,16 +273,11 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > 16384)
     throw UsageError(fmt::format("--gpus {} x --workers {} = {} worker threads; keep it at most 16384", l.ranks,
                                  l.num_workers, static_cast<uint64_t>(l.ranks) * l.num_workers));
-  if (!own_data && l.drop_last) {
-    // The synthetic dataset's size is known now: refused before it is generated (--data and
-    // --file-list are checked once enumerated, in cmd_run).
-    const uint64_t samples = s.kind == DatasetKind::kFiles ? s.files : s.files * s.records_per_file;
-    const uint64_t per_rank = (samples + l.ranks - 1) / l.ranks;
-    if (per_rank < l.batch_size)
-      throw UsageError(fmt::format("--drop-last true with {} {} per rank and --batch-size {} gives no batch at all; "
-                                   "lower --batch-size, use more files, or --drop-last false",
-                                   per_rank, s.kind == DatasetKind::kFiles ? "samples" : "records", l.batch_size));
-  }
+  // The synthetic dataset's size is known now: refused before it is generated (--data and
+  // --file-list are checked once enumerated, in cmd_run).
+  if (!own_data)
+    check_drop_last_batches(l, s.kind == DatasetKind::kFiles ? s.files : s.files * s.records_per_file,
+                            s.kind == DatasetKind::kFiles ? "samples" : "records");
   c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"});
   c.direct = get_choice(vm, "direct", "auto", {"auto", "on", "off"});
   if (c.cache == "warm" && c.direct == "on")
@@ -305,6 +302,14 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   c.json_path = get_string(vm, "json");
   if (vm.count("json") && c.json_path.empty()) throw UsageError("--json: empty path; give a file name");
   c.quiet = get_bool(vm, "quiet", false);
+}
+
+void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit) {
+  const uint64_t per_rank = (samples + l.ranks - 1) / std::max<uint32_t>(1, l.ranks);
+  if (l.drop_last && per_rank < l.batch_size)
+    throw UsageError(fmt::format("--drop-last true with {} {} per rank and --batch-size {} gives no batch at all; "
+                                 "lower --batch-size, use more files, or --drop-last false",
+                                 format_count(per_rank), unit, l.batch_size));
 }
 
 }  // namespace ioprobe::cli

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -101,16 +101,15 @@ void remove_listed_files(const std::string& dir, const FileIndex& old) {
 }
 
 void check_space(const std::string& dir, uint64_t need_bytes, uint64_t need_inodes) {
-  struct statvfs sv {};
-  if (statvfs(dir.c_str(), &sv) != 0) return;
-  uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
-  uint64_t free_inodes = sv.f_favail;
-  if (sv.f_blocks > 0 && free_bytes < need_bytes)  // f_blocks 0: no size reported (ramfs)
+  const std::optional<FreeSpace> fs = free_space(dir);
+  if (!fs) return;
+  const uint64_t free_bytes = fs->bytes, free_inodes = fs->inodes;
+  if (fs->reported && free_bytes < need_bytes)  // no size reported: ramfs
     throw Error(fmt::format("not enough space in '{}' for the dataset: need {}, available {}; use --files N for a "
                             "smaller set or another --dir",
                             escape_bytes(dir), format_bytes(need_bytes), format_bytes(free_bytes)),
                 kExitFailure);
-  if (sv.f_files > 0 && free_inodes < need_inodes)
+  if (fs->inodes_reported && free_inodes < need_inodes)
     throw Error(fmt::format("not enough inodes in '{}' for the dataset: need {}, available {}; use --files N or "
                             "another --dir",
                             escape_bytes(dir), format_count(need_inodes), format_count(free_inodes)),

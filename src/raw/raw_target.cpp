@@ -5,7 +5,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -82,9 +82,9 @@ bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
 // holding `where` when fewer are free to an unprivileged writer (statvfs f_bavail x f_frsize).
 // Filesystems that report no size (f_blocks 0: ramfs) are not refused.
 void check_space(const std::string& where, const std::string& shown, uint64_t need, const char* what) {
-  struct statvfs sv {};
-  if (statvfs(where.c_str(), &sv) != 0 || sv.f_blocks == 0) return;
-  const uint64_t free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  const std::optional<FreeSpace> fs = free_space(where);
+  if (!fs || !fs->reported) return;
+  const uint64_t free_bytes = fs->bytes;
   if (need > free_bytes)
     throw Error(fmt::format("not enough space to {} '{}': it needs {}{}, {} are free there; give a smaller "
                             "--size or another --filename", what, shown, format_bytes(need),
