@@ -1,5 +1,5 @@
 #!/bin/bash
-# EIO mid-save (issue #4, item 6): the device fails writes and the save must exit 1 with a
+# EIO mid-save: the device fails writes and the save must exit 1 with a
 # message naming the path and the errno (EIO), publish nothing and leave no temporary file.
 #
 # How EIO is injected without device-mapper (this kernel has no dm; `dmsetup targets` fails):

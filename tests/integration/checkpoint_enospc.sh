@@ -29,7 +29,7 @@ check_case() {  # $1 mount options, $2 expected phrase, rest: ioprobe options
 }
 
 # 6 MiB of space, 16 MiB of state over 2 ranks, uncompressed: refused before the save by the
-# space preflight (checkpoint_space.sh). With compression (only ~1.1x) the size is not known in
+# space preflight (checkpoint_free_space.sh). With compression (only ~1.1x) the size is not known in
 # advance, so the save starts and runs out of bytes mid-save.
 check_case size=6m "ran out of space (bytes)" --size 16MiB --ranks 2 --chunk-size 1000000 --compress zstd:1 --io-size 1MiB
 # 3 inodes: the root and the ck directory take two, rank 0's file the last; rank 1 cannot create.

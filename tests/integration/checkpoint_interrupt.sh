@@ -1,5 +1,5 @@
 #!/bin/bash
-# Ctrl-C during a save (field case C11): exit 130, a partial labelled result (JSON partial=true),
+# Ctrl-C during a save: exit 130, a partial labelled result (JSON partial=true),
 # no file under a final name, no temporary file. SIGTERM: 143.
 set -u
 IOPROBE=$1

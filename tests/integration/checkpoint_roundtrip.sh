@@ -37,7 +37,7 @@ grep -q "never overwrites" "$DIR/err" || fail "overwrite message"
 # Without fsync the result is labelled not durable.
 "$IOPROBE" checkpoint --dir "$DIR/nf" --size 4MiB --fsync false --raw-baseline off >"$DIR/out2" 2>&1 || fail "no-fsync run"
 grep -q "NOT DURABLE" "$DIR/out2" || fail "no-fsync run not labelled"
-# Presets: MLPerf Storage v2.0 sizes at 14 B/param (reference B1): 8B = 112,419,999,888 B in all.
+# Presets: MLPerf Storage v2.0 checkpoint sizes at 14 B/param: 8B = 112,419,999,888 B in all.
 "$IOPROBE" checkpoint --model llama3-8b --plan | grep -q "112,419,999,888 B) in all" || fail "llama3-8b preset size"
 "$IOPROBE" checkpoint --model llama3-70b --ranks 2 --plan | grep -q "this host: 2 rank" || fail "--ranks must override the preset"
 echo ok

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test: bad input gets one clear line naming the value, and exit code 2; nothing is
+# Bad input gets one clear line naming the value, and exit code 2; nothing is
 # written into directories ioprobe did not create.
 set -u
 IOPROBE=$1

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# ioprobe_test (C3, C1): page-cache labels and tmpfs labelling.
-#  C3: right after `gen`, `--cache warm --epochs 3` finds epoch 1 ~100% resident ("warm"); a cold
+# Page-cache labels and tmpfs labelling.
+#  Page cache: right after `gen`, `--cache warm --epochs 3` finds epoch 1 ~100% resident ("warm"); a cold
 #      buffered run (`--direct off`) evicts before each epoch: ~0% resident ("cold").
-#  C1: `--cache cold` on /dev/shm (tmpfs; accepts O_DIRECT since 6.6) is labelled RAM, not a
+#  tmpfs: `--cache cold` on /dev/shm (tmpfs; accepts O_DIRECT since 6.6) is labelled RAM, not a
 #      device measurement; `--direct on` where O_DIRECT is refused stops with a clear message.
 set -u
 IOPROBE=$1
@@ -41,8 +41,8 @@ grep -q "epoch 1: 0% (cold)" "$work/cold.txt" || fail "text lacks 'epoch 1: 0% (
 out=$("$IOPROBE" run "${common[@]}" --dir "$work/ds" --cache warm --direct on 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "contradicts" || fail "--cache warm --direct on: exit $rc: $out"
 
-# C1: tmpfs.
-[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not tmpfs (C3 part passed)"
+# tmpfs: labelled RAM.
+[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not tmpfs (page-cache part passed)"
 shm=$(mktemp -d /dev/shm/ioprobe-c1-XXXXXX)
 "$IOPROBE" run --quiet --dir "$shm/ds" --files 100 --file-size 1MiB --file-size-dist fixed --workers 2 \
    --cache cold --json "$shm/c1.json" > "$shm/c1.txt" 2> "$shm/c1.err"; rc=$?
@@ -53,7 +53,7 @@ d = json.load(open(sys.argv[1])); t = d['target']
 assert t['fs_type'] == 'tmpfs' and t['memory_backed'] is True, t
 assert 'not a device measurement' in t['cache_detail'], t['cache_detail']
 assert d['results']['samples'] == 100 and d['results']['bytes'] == 100 * 1048576
-print(f"ok: C1 tmpfs cold: direct={t['direct']}; {t['cache_detail']}")
+print(f"ok: tmpfs cold: direct={t['direct']}; {t['cache_detail']}")
 PY
   grep -q "tmpfs.*RAM, not a device measurement" "$shm/c1.txt" || fail "text lacks the tmpfs RAM label"
 else

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test (C6): small files in one huge directory.
+# Small files in one huge directory.
 #  - 200,000 files of 512 B (102,400,000 B) in one directory, read by walking (--data) and with
 #    --file-list: both count exactly 200,000 samples and 102,400,000 B; enumeration is reported
 #    apart (dataset.enumerate_s) and is ~0 with --file-list; the verdict and per-file
@@ -24,7 +24,7 @@ common=(--quiet --workers 2 --batch-size 64 --shuffle --gpu-samples-per-s 100000
   || fail "walk run failed: $(cat "$work/walk.txt")"
 "$IOPROBE" run "${common[@]}" --file-list "$work/list.txt" --json "$work/list.json" > "$work/listrun.txt" 2>&1 \
   || fail "file-list run failed: $(cat "$work/listrun.txt")"
-python3 - "$work/walk.json" "$work/list.json" <<'PY' || fail "C6 figures wrong"
+python3 - "$work/walk.json" "$work/list.json" <<'PY' || fail "small-file counts or bytes wrong"
 import json, sys
 for path, how in ((sys.argv[1], 'walk'), (sys.argv[2], 'file list')):
     d = json.load(open(path)); r = d['results']; ds = d['dataset']; i = d['ingest']

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# ioprobe_test: field case C7: a root with a space and a colon, files named with spaces, colons,
-# a leading dash, invalid UTF-8, Cyrillic and a newline are all read (6 samples, 6,000 B), and
-# the JSON is valid with the invalid byte escaped reversibly.
+# A root with a space and a colon, files named with spaces, colons, a leading dash, invalid UTF-8,
+# Cyrillic and a newline are all read (6 samples, 6,000 B), and the JSON is valid with the invalid
+# byte escaped reversibly.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test: a sharded (TFRecord-like) dataset read as an IterableDataset delivers every record
+# A sharded (TFRecord-like) dataset read as an IterableDataset delivers every record
 # once per epoch and reads every shard byte once per epoch: results.samples = shards x records x
 # epochs and results.bytes = sum of shard sizes on disk x epochs, on ext4 (O_DIRECT, io_uring and
 # psync, 1 and 2 ranks) and tmpfs (warm); --duration stops on time; SIGINT gives a partial result.

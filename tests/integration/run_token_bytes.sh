@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test: a token dataset (Megatron-style) is read map-style, one read per sample:
+# A token dataset (Megatron-style) is read map-style, one read per sample:
 # results.samples = files x sequences x epochs and results.bytes = samples x seq_len x token_bytes
 # = the token files' sizes x epochs, with io_uring and psync, O_DIRECT (aligned 8 KiB samples, and
 # unaligned 2,000 B samples through the bounce read) and warm, 1 and 2 ranks.

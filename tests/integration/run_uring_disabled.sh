@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test (C2 c): with kernel.io_uring_disabled=2, `--engine io_uring` exits non-zero
+# With kernel.io_uring_disabled=2, `--engine io_uring` exits non-zero
 # blaming the sysctl (never "errno 0"/"Success"), and `--engine auto` falls back to psync with
 # the reason in the header; `checkpoint` fails blaming io_uring. The sysctl is restored by a trap.
 # Root only.

@@ -1,18 +1,19 @@
 #!/bin/bash
-# Field case C4: "checkpoint far slower than the disk; staged vs durable". On a disk-backed
-# filesystem (not tmpfs), uncompressed saves with and without fsync, sync and --async, each with
-# the raw sequential write of the same directory measured in the same run:
+# A checkpoint is compared with the disk's own write speed, and "staged" is told apart from
+# "durable" (users have seen saves several times slower than dd to the same volume, with the log
+# blurring the two). On a disk-backed filesystem (not tmpfs), uncompressed saves with and without
+# fsync, sync and --async, each with the raw sequential write of the same directory measured in the same run:
 #  - raw write bandwidth (with fsync) next to the checkpoint's, with the ratio checkpoint / raw;
 #  - time split into phases (stage, compress, write wait, fsync); time to staged and time to
 #    durable separate (async: staged before durable; sync: training blocked until durable);
 #  - effective bandwidth = logical bytes / time to durable, from the JSON;
 #  - without fsync: labelled "not durable (page cache)" and no comparison or bound drawn from it.
-# 32 MiB of state in 8 MiB chunks (the case's 1 GiB / 64 MiB, scaled down to run in seconds).
+# 32 MiB of state in 8 MiB chunks (1 GiB / 64 MiB scaled down to run in seconds).
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
 base=${IOPROBE_DISK_TMPDIR:-/var/tmp}
-[ "$(stat -f -c %T "$base" 2>/dev/null)" = tmpfs ] && skip "$base is tmpfs; C4 needs a disk (set IOPROBE_DISK_TMPDIR)"
+[ "$(stat -f -c %T "$base" 2>/dev/null)" = tmpfs ] && skip "$base is tmpfs; staged vs durable needs a disk (set IOPROBE_DISK_TMPDIR)"
 work=$(mktemp -d "$base/ioprobe-c4.XXXXXX") || skip "cannot create a directory in $base"
 trap 'rm -rf "$work"' EXIT
 size=$((32 << 20))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test: every run's JSON has results.cpu{user_s, sys_s, per_sample_us} and they count all
+# Every run's JSON has results.cpu{user_s, sys_s, per_sample_us} and they count all
 # threads of the process: with --cpu-per-sample the worker threads burn a known amount of CPU
 # (measured by their own thread CPU clocks), which user_s + sys_s must include; per_sample_us is
 # (user_s + sys_s) x 1e6 / samples; and the loader's figure cannot exceed what the kernel charged

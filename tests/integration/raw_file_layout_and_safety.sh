@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# ioprobe raw on a small file in a temp dir: layout, JSON keys, iops > 0, write-safety refusals,
-# and a path with ':' and a space used verbatim (field case C7).
+# ioprobe raw on a small file in a temp dir: layout, JSON keys, iops > 0, exactly size/bs I/Os per
+# pass with either engine, write-safety refusals (a file ioprobe did not create is never written or
+# extended), and a path with ':' and a space used verbatim, never parsed.
 set -u
-IOPROBE=${1:?usage: raw_smoke.sh path/to/ioprobe}
+IOPROBE=${1:?usage: raw_file_layout_and_safety.sh path/to/ioprobe}
 command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe raw:smoke.XXXXXX") || { echo "skip: cannot make a temp dir"; exit 77; }
 trap 'rm -rf "$dir"' EXIT

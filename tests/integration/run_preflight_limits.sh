@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test (issue 7.3): resource limits are found in the preflight and named with numbers.
+# Resource limits are found in the preflight and named with numbers.
 #  - RLIMIT_NOFILE 20 with --workers 64: stops before generating anything, needed vs limit.
 #  - a 16 MiB tmpfs and a ~100 MiB dataset: stops with needed vs available space, and leaves
 #    nothing that looks like a complete dataset (root only, for the mount).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test (C10): under `taskset -c 0`, --workers 4 reports 1 allowed CPU (sched_getaffinity,
+# Under `taskset -c 0`, --workers 4 reports 1 allowed CPU (sched_getaffinity,
 # not the online count), warns that 4 workers share 1 CPU, and shows each worker's actual mask.
 set -u
 IOPROBE=$1

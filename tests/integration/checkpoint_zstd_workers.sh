@@ -1,7 +1,8 @@
 #!/bin/bash
-# Field case C5: "zstd multithreading never starts on small chunks; compression-bound vs
-# write-bound". 64 MiB of text-like state (--data text) at zstd level 3 with 2 zstd workers, in
-# 4 MiB and in 32 MiB chunks, then 64 MiB of random bytes (--data random):
+# zstd's multithreading never starts on chunks below its job size (~8 MiB at levels 3-4), and a
+# save is either compression-bound or write-bound. 64 MiB of text-like state (--data text) at
+# zstd level 3 with 2 zstd workers, in 4 MiB and in 32 MiB chunks, then 64 MiB of random bytes
+# (--data random):
 #  - the workers that can be busy per chunk and the job size are reported; 4 MiB chunks (below
 #    zstd's job size) get the warning that multithreading stays off, 32 MiB chunks do not;
 #  - the size on disk equals stat of the written files (kept with --keep), and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test (C11): SIGINT/SIGTERM mid-run give a partial result: exit 130/143, valid JSON
+# SIGINT/SIGTERM mid-run give a partial result: exit 130/143, valid JSON
 # with partial=true, elapsed near the signal time and bytes from delivered batches only, text
 # report marked INTERRUPTED; an interrupted generation is detected and regenerated next run.
 # Dataset: IOPROBE_INT_FILES files of 1 MiB on tmpfs (default 4,096 = 4 GiB).
