@@ -187,8 +187,8 @@ def interior_rate(arrivals, outstanding):
 
     First-batch-to-last over-counts with many workers: the workers start together, so when the
     first batch arrives up to workers x prefetch_factor batches are already done or under way, yet
-    only the first is left out of the window (measured here: 16 workers on tmpfs, first to last
-    2,777 samples/s against 2,167 in the interior, the same epoch). At the epoch's end the
+    only the first is left out of the window (BENCHMARKS.md, "Tune against the real loader", has a
+    measured example). At the epoch's end the
     workers run out of work one by one, which under-counts. Leaving `outstanding` batches out at
     both ends removes both. Falls back to first to last (interior_batches 0) when the epoch is too
     short to leave at least `outstanding` batches inside. Also the host's idle CPU share over the
