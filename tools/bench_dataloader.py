@@ -10,7 +10,7 @@ prints one JSON line with what it measured:
    "interior_cpu_idle_frac" (see interior_rate), ...}
 
 The Dataset is the simplest real one: __getitem__ opens the file, reads all of it into a new
-uint8 tensor and closes it (one file per sample, as shared/reference/dataloader.md describes).
+uint8 tensor and closes it (one file per sample, as a map-style Dataset of image files does).
 Files differ in size, so the collate function concatenates the batch into one flat tensor plus a
 tensor of lengths; like default_collate (torch 1.13 _utils/collate.py) it allocates the output in
 shared memory when it runs in a worker, so a batch crosses to the main process as one
