@@ -14,6 +14,7 @@
 #include "core/threads.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "engine/engine_choice.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -91,7 +92,7 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
     if (errs[r])
       throw IoError(errs[r], ops[r] + " (raw write baseline)", paths[r],
                     ops[r] == "io_uring_queue_init"
-                        ? "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by seccomp: see ioprobe probe"
+                        ? "io_uring could not be set up: " + io_uring_setup_hint(errs[r]) + "; see ioprobe probe"
                         : errs[r] == ENOSPC || errs[r] == EDQUOT
                             ? "the baseline writes as many bytes as the checkpoint; free space or use --raw-baseline off"
                             : "or use --raw-baseline off");

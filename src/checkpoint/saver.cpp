@@ -22,6 +22,7 @@
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "engine/engine_choice.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -46,8 +47,7 @@ std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
   } else if (r.err == EDQUOT) {
     what = "a disk quota was exceeded";
   } else if (r.err_op == "io_uring_queue_init") {
-    what = "io_uring could not be set up: it may be disabled (sysctl kernel.io_uring_disabled) or blocked by a "
-           "container's seccomp policy; ioprobe probe shows which";
+    what = "io_uring could not be set up: " + io_uring_setup_hint(r.err) + "; ioprobe probe shows the details";
   } else if (r.err == EACCES || r.err == EPERM) {
     what = "permission denied: choose a writable --dir";
   } else if (r.err == ENOMEM) {

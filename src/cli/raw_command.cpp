@@ -13,6 +13,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine.hpp"
+#include "engine/uring_memlock.hpp"
 #include "raw/raw_config.hpp"
 #include "raw/raw_run.hpp"
 #include "raw/raw_target.hpp"
@@ -108,8 +109,24 @@ int cmd_raw(const CommandContext& ctx) {
   TargetInfo tinfo = probe_target(target.block_device ? target.path : dir_of(target.path));
   double residency = target.block_device ? -1.0 : page_cache_residency(target.path, target.region_bytes);
   RawEngineChoice choice = choose_raw_engine(cfg, tinfo, residency);
+  // Locked memory: each job's ring (--iodepth entries) and registered buffers count against
+  // RLIMIT_MEMLOCK (engine/uring_memlock.hpp); decide before any job starts.
+  std::vector<std::string> memlock_warnings;
+  if (choice.name == "io_uring") {
+    MemlockNeed need;
+    need.rings = cfg.numjobs;
+    need.ring_bytes = ring_locked_bytes(cfg.iodepth, 2 * cfg.iodepth);
+    need.rings_charged = kernel_charges_rings(host.kernel);
+    const uint64_t stride = (static_cast<uint64_t>(cfg.bs) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+    // The engine maps its buffers in 2 MiB huge pages (engine.cpp allocate_slots), charged whole.
+    need.registered_bytes = cfg.numjobs * registered_locked_bytes(std::max<uint64_t>(kHugePageBytes, stride * cfg.iodepth));
+    MemlockPlan plan = apply_memlock_plan(cfg.engine, need, read_memlock_limit(), choice.name, choice.reason,
+                                          memlock_warnings);
+    if (plan.step == MemlockStep::no_fixed_buffers) cfg.fixed_buffers = false;
+  }
 
   nlohmann::json doc = document_header("raw", ctx.argv, host);
+  for (const auto& w : memlock_warnings) doc["warnings"].push_back(w);
   doc["target"] = target_json(tinfo);
   if (choice.name == "psync" && cfg.iodepth > 1)
     doc["warnings"].push_back(fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job",

@@ -30,6 +30,7 @@
 #include "topology/host.hpp"
 #include "topology/target.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/uring_memlock.hpp"
 #include "topology/numa.hpp"
 
 namespace ioprobe::cli {
@@ -170,6 +171,9 @@ int cmd_run(const CommandContext& ctx) {
   l.placement = resolve_local(parse_placement(c.numa), target.device_numa_node, topo, &numa_why);
   std::string engine_reason;
   std::string cache_detail = resolve_cache_and_engine(c, data.index, target, l, engine_reason, data.warnings);
+  // io_uring rings are charged to RLIMIT_MEMLOCK on most kernels: decide before any worker starts.
+  apply_memlock_plan(c.engine_request, loader_memlock_need(static_cast<uint64_t>(l.ranks) * l.num_workers, host.kernel),
+                     read_memlock_limit(), l.engine, engine_reason, data.warnings);
   l.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : l.batch_size / demand.samples_per_s_per_gpu;
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed))
     data.warnings.push_back(fmt::format("{} worker threads share {} allowed CPUs: fine while workers wait on I/O, "

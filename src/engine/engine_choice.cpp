@@ -2,6 +2,7 @@
 
 #include <liburing.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "engine/uring_memlock.hpp"
 
 namespace ioprobe {
 
@@ -24,21 +26,25 @@ int read_io_uring_disabled() {
   return v;
 }
 
-// CAP_IPC_LOCK (bit 14) in the effective set, from /proc/self/status.
-bool has_cap_ipc_lock() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("CapEff:", 0) != 0) continue;
-    uint64_t caps = std::stoull(line.substr(7), nullptr, 16);
-    return (caps >> 14) & 1;
-  }
-  return false;
-}
-
-std::string memlock_text(uint64_t v) { return v == UINT64_MAX ? "unlimited" : format_bytes(v); }
-
 }  // namespace
+
+std::string memlock_allows_text(const MemlockLimit& l, bool rings_charged, uint64_t ring_bytes) {
+  if (l.cap_ipc_lock) return "CAP_IPC_LOCK: io_uring's locked memory is not limited";
+  if (l.soft == UINT64_MAX) return "unlimited: io_uring's locked memory is not limited";
+  const std::string lim = l.hard == l.soft ? memlock_text(l.soft)
+                                           : fmt::format("{} (hard {})", memlock_text(l.soft), memlock_text(l.hard));
+  if (!rings_charged)
+    return fmt::format("RLIMIT_MEMLOCK {}: this kernel charges only registered buffers to it (rings go to the memory "
+                       "cgroup)", lim);
+  const uint64_t best = std::max(l.soft, l.hard == UINT64_MAX ? l.soft : l.hard);
+  if (best == UINT64_MAX)
+    return fmt::format("RLIMIT_MEMLOCK {}: rings cost {} each; the hard limit is unlimited, so ioprobe raises the soft "
+                       "limit as a run needs", lim, memlock_text(ring_bytes));
+  const uint64_t rings = best / ring_bytes;
+  return fmt::format("RLIMIT_MEMLOCK {}: this kernel charges io_uring rings to it ({} per 8-entry ring): io_uring "
+                     "for at most {} loader workers in all (one ring each, plus the probe's)", lim,
+                     format_bytes(ring_bytes), rings > 0 ? rings - 1 : 0);
+}
 
 UringAvailability explain_io_uring(int setup_err, int disabled, uint64_t limit, uint64_t needed, bool cap_ipc_lock) {
   UringAvailability u;
@@ -57,8 +63,11 @@ UringAvailability explain_io_uring(int setup_err, int disabled, uint64_t limit, 
       u.cause = "blocked by seccomp/container";
     else if (setup_err == ENOSYS)
       u.cause = disabled >= 0 ? "blocked by seccomp/container" : "kernel without io_uring or blocked by seccomp";
+    else if (setup_err == ENOMEM && !cap_ipc_lock && limit != UINT64_MAX)
+      u.cause = fmt::format("RLIMIT_MEMLOCK ({}) too low for the ring: io_uring charges ring memory to locked memory "
+                            "(kernels before 5.12 and from 6.14)", memlock_text(limit));
     else if (setup_err == ENOMEM)
-      u.cause = "ring memory refused (ENOMEM: memory cgroup or RLIMIT_MEMLOCK on kernels before 5.12)";
+      u.cause = "ring memory refused (ENOMEM: memory cgroup or host memory)";
     else
       u.cause = "ring setup failed";
     std::string hint = u.cause == "disabled by sysctl"
@@ -66,7 +75,8 @@ UringAvailability explain_io_uring(int setup_err, int disabled, uint64_t limit, 
                            : u.cause.rfind("blocked", 0) == 0
                                  ? "allow io_uring_setup/io_uring_enter/io_uring_register in the container's "
                                    "seccomp profile, or use --engine psync"
-                                 : "use --engine psync";
+                                 : u.cause.rfind("RLIMIT_MEMLOCK", 0) == 0 ? memlock_fix_text(2 * ring_locked_bytes(8)) + ", or use --engine psync"
+                                                                          : "use --engine psync";
     u.message = fmt::format("io_uring unavailable: {} failed with {}; {}: {}; {}", u.syscall, errno_text(setup_err),
                             sysctl, u.cause, hint);
     return u;
@@ -90,10 +100,14 @@ UringAvailability probe_io_uring(uint64_t registered_bytes) {
   io_uring ring{};
   int rc = io_uring_queue_init(8, &ring, 0);
   if (rc == 0) io_uring_queue_exit(&ring);
-  rlimit rl{};
-  uint64_t limit = 0;
-  if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) limit = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur;
-  return explain_io_uring(rc < 0 ? -rc : 0, read_io_uring_disabled(), limit, registered_bytes, has_cap_ipc_lock());
+  const MemlockLimit ml = read_memlock_limit();
+  UringAvailability u = explain_io_uring(rc < 0 ? -rc : 0, read_io_uring_disabled(), ml.soft, registered_bytes, ml.cap_ipc_lock);
+  u.memlock_hard_bytes = ml.hard;
+  utsname un{};
+  u.rings_charged = uname(&un) == 0 ? kernel_charges_rings(un.release) : true;
+  u.ring_bytes = ring_locked_bytes(8);
+  u.memlock_allows = memlock_allows_text(ml, u.rings_charged, u.ring_bytes);
+  return u;
 }
 
 EngineChoice choose_engine(const std::string& requested, const TargetInfo& t, bool buffered,
@@ -149,14 +163,21 @@ EngineChoice choose_engine(const std::string& requested, const TargetInfo& targe
   return choose_engine(requested, target, buffered, probe_io_uring());
 }
 
-std::string io_uring_setup_failure_text(int err) {
+std::string io_uring_setup_hint(int err) {
   const int disabled = read_io_uring_disabled();
-  std::string why;
-  if (disabled >= 1) why = fmt::format("disabled by sysctl kernel.io_uring_disabled={}", disabled);
-  else if (err == EPERM || err == ENOSYS) why = "blocked by seccomp/container policy (kernel.io_uring_disabled=0)";
-  else if (err == ENOMEM) why = "RLIMIT_MEMLOCK too low for the ring (see ulimit -l)";
-  else why = "kernel refused the ring";
-  return fmt::format("io_uring_queue_init failed: {}: {}; rerun with --engine psync", errno_text(err), why);
+  if (err == ENOMEM) return memlock_enomem_text();
+  if (disabled >= 1 && (err == EPERM || err == EACCES))
+    return fmt::format("disabled by sysctl kernel.io_uring_disabled={}; as root: sysctl -w kernel.io_uring_disabled=0",
+                       disabled);
+  if (err == EPERM || err == EACCES || err == ENOSYS)
+    return fmt::format("blocked by seccomp/container policy (kernel.io_uring_disabled={}); allow io_uring_setup in "
+                       "the seccomp profile", disabled < 0 ? std::string("absent") : std::to_string(disabled));
+  return "the kernel refused the ring";
+}
+
+std::string io_uring_setup_failure_text(int err) {
+  return fmt::format("io_uring_queue_init failed: {}: {}; rerun with --engine psync", errno_text(err),
+                     io_uring_setup_hint(err));
 }
 
 std::string io_uring_canceled_hint(const std::string& error_text) {

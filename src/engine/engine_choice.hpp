@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/uring_memlock.hpp"
 #include "topology/target.hpp"
 
 namespace ioprobe {
@@ -29,6 +30,10 @@ struct UringAvailability {
   uint64_t memlock_limit_bytes = 0;   // RLIMIT_MEMLOCK soft limit (UINT64_MAX = unlimited)
   uint64_t memlock_needed_bytes = 0;  // what registered buffers would pin
   bool cap_ipc_lock = false;          // CAP_IPC_LOCK lifts the limit
+  uint64_t memlock_hard_bytes = UINT64_MAX;  // RLIMIT_MEMLOCK hard limit (UINT64_MAX = unlimited)
+  bool rings_charged = true;          // this kernel charges ring memory to RLIMIT_MEMLOCK (uring_memlock.hpp)
+  uint64_t ring_bytes = 0;            // locked bytes of one 8-entry ring (a loader worker's)
+  std::string memlock_allows;         // what the limit allows, for `probe` (memlock_allows_text)
   std::string message;           // one line: "io_uring unavailable: io_uring_setup failed with EPERM
                                  // (Operation not permitted); io_uring_disabled=0: blocked by seccomp/container; ..."
 };
@@ -36,6 +41,10 @@ struct UringAvailability {
 /// Creates and destroys an 8-entry ring, reads the sysctl and RLIMIT_MEMLOCK. `registered_bytes`:
 /// the bytes of fixed buffers the engine would register (0: none). Never throws.
 UringAvailability probe_io_uring(uint64_t registered_bytes = 0);
+
+/// One line for `probe`: the locked-memory limit and how many loader workers' rings it allows
+/// (`ring_bytes` each, one more ring for the probe's), or why no limit applies.
+std::string memlock_allows_text(const MemlockLimit& limit, bool rings_charged, uint64_t ring_bytes);
 
 /// The pure decision behind probe_io_uring (exposed for tests): explains a setup result `setup_err`
 /// (0 or positive errno) given the sysctl value (-1 absent) and the memlock facts.
@@ -67,6 +76,12 @@ EngineChoice choose_engine(const std::string& requested, const TargetInfo& targe
 /// errno name and which layer refused (sysctl io_uring_disabled, seccomp/container, memlock),
 /// ending with "rerun with --engine psync". For Error(..., kExitFailure).
 std::string io_uring_setup_failure_text(int err);
+
+/// The hint for an IoError from io_uring_queue_init / io_uring_setup failing with `err` (positive
+/// errno): ENOMEM names the locked-memory limit (memlock_enomem_text), EPERM/EACCES/ENOSYS the
+/// sysctl or seccomp, by what /proc/sys/kernel/io_uring_disabled says. Every io_uring user
+/// (run, raw, checkpoint) words the failure with it.
+std::string io_uring_setup_hint(int err);
 
 /// The likely cause of io_uring reads failing with ECANCELED, for reports that show such an
 /// error: the kernel cancels a request it hands to io-wq when no io-wq worker thread can be

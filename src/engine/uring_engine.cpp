@@ -16,6 +16,8 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "engine/engine.hpp"
+#include "engine/engine_choice.hpp"
+#include "engine/uring_memlock.hpp"
 
 namespace ioprobe {
 
@@ -76,7 +78,7 @@ class UringEngine final : public Engine {
     }
     if (r < 0)
       throw IoError(-r, "io_uring_setup for", "io_uring engine",
-                    "check /proc/sys/kernel/io_uring_disabled and seccomp, or use --engine psync");
+                    io_uring_setup_hint(-r) + "; or use --engine psync");
     ring_ok_ = true;
     sq_size_ = sq;
     io_uring_register_ring_fd(&ring_);  // saves an fd lookup per io_uring_enter; optional

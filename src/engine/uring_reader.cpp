@@ -13,6 +13,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "engine/engine_choice.hpp"
 #include "core/io_memory.hpp"
 
 namespace ioprobe {
@@ -45,7 +46,7 @@ UringFileReader::UringFileReader(const std::string& path, const UringReaderOptio
     ::close(fd_);
     ::close(fd_plain_);
     throw IoError(-r, "io_uring_queue_init", path,
-                  "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
+                  io_uring_setup_hint(-r));
   }
   for (unsigned i = 0; i < opts_.depth; ++i) {
     mem_.push_back(alloc_io_memory(opts_.io_size));

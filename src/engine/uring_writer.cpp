@@ -11,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "engine/engine_choice.hpp"
 #include "core/io_memory.hpp"
 
 namespace ioprobe {
@@ -64,7 +65,7 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
     ::close(fd_tail_);
     ::unlink(path.c_str());
     throw IoError(-r, "io_uring_queue_init", path,
-                  "io_uring may be disabled (sysctl kernel.io_uring_disabled) or blocked by a container's seccomp policy");
+                  io_uring_setup_hint(-r));
   }
   buf_off_.assign(opts_.depth, 0);
   seg_.assign(opts_.depth, {});

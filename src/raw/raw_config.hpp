@@ -24,6 +24,7 @@ struct RawConfig {
   bool direct = false;        // O_DIRECT (bypass the page cache)
   std::string engine = "auto";  // "io_uring", "psync" or "auto" (chosen per target)
   double runtime_s = 0;       // > 0: run this long, wrapping over the region (fio time_based); 0: one pass
+  bool fixed_buffers = true;  // register the buffers with io_uring (off when RLIMIT_MEMLOCK is too low)
   bool sqpoll = false;        // ask io_uring for a submission-queue polling thread
   bool allow_overwrite = false;  // permit writes to a file or device ioprobe did not create
   uint64_t seed = 0x10b50be;  // random-offset generator seed (job j uses seed + j)

@@ -105,6 +105,7 @@ void run_job(unsigned job, Shared& sh, JobState& st) {
     eo.buffer_bytes = cfg.bs;
     eo.direct = cfg.direct;
     eo.sqpoll = cfg.sqpoll;
+    eo.fixed_buffers = cfg.fixed_buffers;
     engine->setup(fd, eo);
     if (job == 0) {
       r.engine_notes = engine->caps().notes;

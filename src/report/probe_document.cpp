@@ -55,7 +55,12 @@ nlohmann::json io_uring_json(const UringAvailability& u) {
           {"memlock_limit_bytes", u.memlock_limit_bytes == UINT64_MAX ? nlohmann::json(nullptr)
                                                                        : nlohmann::json(u.memlock_limit_bytes)},
           {"memlock_needed_bytes", u.memlock_needed_bytes},
+          {"memlock_hard_limit_bytes", u.memlock_hard_bytes == UINT64_MAX ? nlohmann::json(nullptr)
+                                                                          : nlohmann::json(u.memlock_hard_bytes)},
           {"cap_ipc_lock", u.cap_ipc_lock},
+          {"rings_charged_to_memlock", u.rings_charged},
+          {"ring_locked_bytes", u.ring_bytes},
+          {"memlock_allows", u.memlock_allows},
           {"message", u.message}};
 }
 

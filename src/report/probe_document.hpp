@@ -4,9 +4,11 @@
 //                allowed_cpu_count, pci [{address, kind, class, numa_node, vendor, device}],
 //                numactl {gpu: {binding_needed, command, reason, node}, target_device: {...}}}
 //   io_uring    {available, cause, errno, syscall, io_uring_disabled, memlock_limit_bytes (null = unlimited),
-//                memlock_needed_bytes, cap_ipc_lock, message}
+//                memlock_needed_bytes, memlock_hard_limit_bytes (null = unlimited), cap_ipc_lock,
+//                rings_charged_to_memlock, ring_locked_bytes (one 8-entry ring), memlock_allows, message}
 //   engine      {cold: {engine, reason, buffered, fallback, warning}, warm: {...}}
-//   cache       {ram_bytes, cgroup_memory_limit_bytes, cache_budget_bytes}
+//   cache       {ram_bytes, cgroup_memory_limit_bytes, cgroup_memory_limit_source, cache_budget_bytes,
+//                cache_budget_source ("RAM" or the cgroup v1/v2 file that set it)}
 // render_probe_text() (report/probe_text.hpp) turns the whole document into text.
 #pragma once
 

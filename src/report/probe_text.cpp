@@ -109,6 +109,8 @@ std::string render_probe_text(const nlohmann::json& doc) {
     out += "\nio_uring\n";
     line(out, "available", str(doc["io_uring"], "available"));
     line(out, "detail", str(doc["io_uring"], "message"));
+    if (!doc["io_uring"].value("memlock_allows", "").empty())
+      line(out, "locked memory", doc["io_uring"].value("memlock_allows", ""));
   }
   if (doc.contains("engine")) {
     out += "\nEngine ioprobe would choose (--engine auto)\n";
@@ -122,7 +124,9 @@ std::string render_probe_text(const nlohmann::json& doc) {
   if (doc.contains("cache")) {
     const auto& c = doc["cache"];
     out += "\nPage cache\n";
-    line(out, "cache budget", bytes(c, "cache_budget_bytes") + " (smaller of RAM and the cgroup memory limit)");
+    const std::string src = c.value("cache_budget_source", "");
+    line(out, "cache budget", bytes(c, "cache_budget_bytes") + " (smaller of RAM and the cgroup memory limit" +
+                                  (src.empty() ? std::string(")") : "; set by " + src + ")"));
   }
   const auto& w = doc.value("warnings", nlohmann::json::array());
   if (!w.empty()) {
