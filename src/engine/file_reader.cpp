@@ -44,6 +44,10 @@ class AlignedBuffer {
   uint64_t cap_ = 0;
 };
 
+bool stop_requested(const ReadControl& ctl) {
+  return ctl.stop && ctl.stop->load(std::memory_order_relaxed);
+}
+
 // First read's length: when the size is known and fits in a chunk, one byte more than the file
 // (rounded up to 4 KiB), so that a single read returns short and proves end of file.
 uint64_t first_read_len(int64_t hint, uint64_t chunk) {
@@ -56,7 +60,7 @@ class PsyncReader final : public FileReader {
   explicit PsyncReader(const FileReaderOptions& o) : opts_(o) {}
   const char* engine_name() const override { return "psync"; }
 
-  FileReadResult read_file(int dirfd, const char* path, int64_t hint) override {
+  FileReadResult read_file(int dirfd, const char* path, int64_t hint, const ReadControl& ctl) override {
     FileReadResult r;
     const int64_t t0 = now_ns();
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | (opts_.direct ? O_DIRECT : 0));
@@ -80,7 +84,12 @@ class PsyncReader final : public FileReader {
         break;
       }
       off += static_cast<uint64_t>(n);
+      if (ctl.bytes_read) ctl.bytes_read->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       if (static_cast<uint64_t>(n) < len || n == 0) break;
+      if (stop_requested(ctl)) {
+        r.stopped = true;
+        break;
+      }
       len = opts_.chunk_bytes;
       buf = buf_.get(len);
     }
@@ -116,7 +125,7 @@ class UringReader final : public FileReader {
   ~UringReader() override { io_uring_queue_exit(&ring_); }
   const char* engine_name() const override { return "io_uring"; }
 
-  FileReadResult read_file(int dirfd, const char* path, int64_t hint) override {
+  FileReadResult read_file(int dirfd, const char* path, int64_t hint, const ReadControl& ctl) override {
     FileReadResult r;
     const int64_t t0 = now_ns();
     uint64_t len = first_read_len(hint, opts_.chunk_bytes);
@@ -161,9 +170,14 @@ class UringReader final : public FileReader {
       r.failed_op = "read";
     } else {
       off = static_cast<uint64_t>(read_res);
+      if (ctl.bytes_read) ctl.bytes_read->fetch_add(off, std::memory_order_relaxed);
       // Not at end of file yet: continue with chunk-sized reads until a short read.
       uint64_t last = static_cast<uint64_t>(read_res);
       while (!single && last == len) {
+        if (stop_requested(ctl)) {
+          r.stopped = true;
+          break;
+        }
         len = opts_.chunk_bytes;
         buf = buf_.get(len);
         sqe = io_uring_get_sqe(&ring_);
@@ -181,6 +195,7 @@ class UringReader final : public FileReader {
         }
         last = static_cast<uint64_t>(res);
         off += last;
+        if (ctl.bytes_read) ctl.bytes_read->fetch_add(last, std::memory_order_relaxed);
       }
       t_read = now_ns();
     }

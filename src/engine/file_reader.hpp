@@ -11,6 +11,7 @@
 // 0-byte files included.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +27,15 @@ struct FileReadResult {
   int64_t read_ns = 0;   // open completion to last read completion
   int64_t close_ns = 0;  // last read completion to close completion
   int64_t total_ns = 0;  // the whole open + read + close, exact
+  bool stopped = false;  // ReadControl::stop turned true between two requests: `bytes` is partial, err is 0
+};
+
+/// What a caller may do while one file is being read. A file may be far larger than a request
+/// (a 1 TB sample is 131,072 reads of 8 MiB), so the stop flag is checked between requests and
+/// the bytes are counted as each request completes, not once at the end of the file.
+struct ReadControl {
+  const std::atomic<bool>* stop = nullptr;        // checked before each request after the first
+  std::atomic<uint64_t>* bytes_read = nullptr;    // incremented by each completed request's bytes
 };
 
 struct FileReaderOptions {
@@ -39,8 +49,9 @@ class FileReader {
   virtual ~FileReader() = default;
   virtual const char* engine_name() const = 0;
   /// Reads the file `path` relative to directory fd `dirfd` (AT_FDCWD allowed). `size_hint` is
-  /// the expected size in bytes, or -1 when unknown. Never throws.
-  virtual FileReadResult read_file(int dirfd, const char* path, int64_t size_hint) = 0;
+  /// the expected size in bytes, or -1 when unknown. `ctl` (optional) stops the read between
+  /// requests (the file is closed, `stopped` set) and counts bytes as they arrive. Never throws.
+  virtual FileReadResult read_file(int dirfd, const char* path, int64_t size_hint, const ReadControl& ctl = {}) = 0;
 };
 
 /// `engine` is "io_uring" or "psync". Throws Error with the reason (syscall, errno name,

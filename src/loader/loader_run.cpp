@@ -153,7 +153,7 @@ class RankLoader {
         stats_.timeline.add(w0 + wait - sh_.start_ns, r->samples, r->bytes, wait);
         if (sh_.progress) {
           sh_.progress->samples += r->samples;
-          sh_.progress->bytes += r->bytes;
+          if (kind_ != DatasetKind::kFiles) sh_.progress->bytes += r->bytes;  // files: counted as read
         }
         if (cfg.step_time_s > 0) {
           // The GPU step, in slices of at most 50 ms so a signal or the deadline ends it promptly.
@@ -287,7 +287,14 @@ class RankLoader {
         fr.err = EIO;
         fr.failed_op = "set up engine for";
       } else {
-        fr = reader->read_file(sh_.dirfd, sh_.index.path(idx), hint);
+        ReadControl ctl;
+        ctl.stop = &cancel;  // the queue cancels on --duration, a signal or an error stop
+        ctl.bytes_read = sh_.progress ? &sh_.progress->bytes : nullptr;
+        fr = reader->read_file(sh_.dirfd, sh_.index.path(idx), hint, ctl);
+        if (fr.stopped) {  // stopped inside the file: no sample, no error
+          r.cancelled = true;
+          break;
+        }
       }
       if (fr.err == 0 && hint >= 0 && fr.bytes != hint) {
         fr.err = EIO;

@@ -68,13 +68,15 @@ struct LoaderResult {
 
 /// Live counters a progress display may read while the run goes on.
 struct LoaderProgress {
-  std::atomic<uint64_t> samples{0};
-  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> samples{0};  // samples delivered to the training loop
+  std::atomic<uint64_t> bytes{0};    // bytes read so far, counted as each read request completes
 };
 
 /// Runs the loader over `index` (paths relative to index.root()). Never throws for per-file I/O
 /// errors (they are counted); throws Error when a worker's engine cannot be set up.
-/// `progress`, when given, is updated after every delivered batch.
+/// `progress`, when given: samples after every delivered batch, bytes as each read completes (a
+/// sample may be one huge file). The stop (--duration, a signal) takes effect between read
+/// requests, inside a file's read.
 /// `topo` (may be null) is used to bind each worker thread to cfg.placement.
 /// `layout` (may be null: one sample per file) says where records sit when samples are records
 /// inside the files: sharded datasets are read as an IterableDataset (loader/shard_plan.hpp),
