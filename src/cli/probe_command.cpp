@@ -58,11 +58,13 @@ int cmd_probe(const CommandContext& ctx) {
   doc["topology"] = topology_json(topo, target.device_numa_node);
   doc["io_uring"] = io_uring_json(uring);
   doc["engine"] = {{"cold", engine_choice_json(cold, cold_buffered)}, {"warm", engine_choice_json(warm, true)}};
-  uint64_t budget = host.memory_bytes;
-  if (host.cgroup_memory_limit_bytes && host.cgroup_memory_limit_bytes < budget) budget = host.cgroup_memory_limit_bytes;
+  std::string budget_source;
+  const uint64_t budget = cache_budget_bytes(host, &budget_source);
   doc["cache"] = {{"ram_bytes", host.memory_bytes},
                   {"cgroup_memory_limit_bytes", host.cgroup_memory_limit_bytes},
-                  {"cache_budget_bytes", budget}};
+                  {"cgroup_memory_limit_source", host.cgroup_memory_limit_source},
+                  {"cache_budget_bytes", budget},
+                  {"cache_budget_source", budget_source}};
   for (const auto& w : target.warnings) doc["warnings"].push_back(escape_bytes(w));
   if (!uring.available) doc["warnings"].push_back(uring.message);
   if (topo.live() && topo.allowed_cpus.size() < topo.online_cpus.size())

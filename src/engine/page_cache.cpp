@@ -161,4 +161,10 @@ DropCachesResult drop_caches(const std::string& proc_file) {
   return r;
 }
 
+const char* residency_source(double fraction) {
+  if (fraction >= kPageCacheResidency) return "page cache";
+  if (fraction <= kDeviceResidency) return "device";
+  return "mixed";
+}
+
 }  // namespace ioprobe

@@ -50,6 +50,16 @@ struct DatasetResidency {
 };
 DatasetResidency measure_residency(const std::vector<std::string>& paths, size_t max_files = 0);
 
+/// Where an epoch's reads came from, judged by the share of the data resident in the page cache
+/// just before it: at or above kPageCacheResidency "page cache", at or below kDeviceResidency
+/// "device", between them "mixed" (neither a memory nor a device figure). The one place these
+/// thresholds are named.
+inline constexpr double kPageCacheResidency = 0.95;
+inline constexpr double kDeviceResidency = 0.05;
+
+/// "page cache", "device" or "mixed" for a resident fraction 0..1.
+const char* residency_source(double fraction);
+
 /// Outcome of drop_caches().
 struct DropCachesResult {
   bool dropped = false;

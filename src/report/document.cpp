@@ -23,7 +23,8 @@ nlohmann::json host_json(const HostInfo& h) {
           {"cpus_allowed", h.cpus_allowed},
           {"cpu_list", cpu_list_string(h.allowed_cpu_list)},
           {"memory_bytes", h.memory_bytes},
-          {"cgroup_memory_limit_bytes", h.cgroup_memory_limit_bytes}};
+          {"cgroup_memory_limit_bytes", h.cgroup_memory_limit_bytes},
+          {"cgroup_memory_limit_source", h.cgroup_memory_limit_source}};
 }
 
 nlohmann::json target_json(const TargetInfo& t) {

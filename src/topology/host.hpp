@@ -15,8 +15,27 @@ struct HostInfo {
   int cpus_allowed = 0;            // CPUs in sched_getaffinity(0): what this process may run on
   std::vector<int> allowed_cpu_list;
   uint64_t memory_bytes = 0;       // MemTotal from sysinfo(2), bytes
-  uint64_t cgroup_memory_limit_bytes = 0;  // memory.max of this cgroup (v2), 0 when unlimited/unknown
+  uint64_t cgroup_memory_limit_bytes = 0;  // this cgroup's memory limit (v1 or v2), 0 when unlimited/unknown
+  std::string cgroup_memory_limit_source;  // "cgroup v2 memory.max of /a/b", "cgroup v1 ...", "" when none
 };
+
+/// The memory limit of this process's cgroup: the smallest limit on the path from its cgroup up
+/// to the root (a parent's limit bounds its children), cgroup v2 (memory.max; "max" = none) and
+/// cgroup v1 (memory.limit_in_bytes of the memory controller; values >= 2^62 mean none).
+struct CgroupMemoryLimit {
+  uint64_t bytes = 0;   // 0 when no limit applies or nothing could be read
+  std::string source;   // which file set it, e.g. "cgroup v1 memory.limit_in_bytes of /docker/abc"
+};
+
+/// Reads /proc/self/cgroup and the limit files under /sys/fs/cgroup, both below `root` ("" = the
+/// real tree; a fixture tree in tests). When the cgroup's own directory is absent (a container's
+/// cgroup namespace shows "/" or a path the mount does not have), the mount's top directory is
+/// read. Never throws.
+CgroupMemoryLimit read_cgroup_memory_limit(const std::string& root = "");
+
+/// Bytes the page cache can hold for this process: RAM, or the cgroup limit when smaller (page
+/// cache pages are charged to the cgroup). `source` says which ("RAM", or the cgroup source).
+uint64_t cache_budget_bytes(const HostInfo& host, std::string* source = nullptr);
 
 /// Reads the host facts. Never throws; unknown fields stay empty/0.
 HostInfo probe_host();
