@@ -22,6 +22,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "dataset/generator.hpp"
+#include "dataset/size_sample.hpp"
 #include "dataset/walker.hpp"
 #include "ingest/catalog.hpp"
 #include "report/document.hpp"
@@ -30,6 +31,7 @@
 #include "topology/host.hpp"
 #include "topology/target.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/page_cache.hpp"
 #include "engine/uring_memlock.hpp"
 #include "topology/numa.hpp"
 
@@ -103,7 +105,7 @@ std::vector<std::string> measurement_warnings(const LoaderResult& lr, const Inge
     w.push_back(fmt::format("the first batch took {:.2f} s of the {:.2f} s run (pipeline warm-up); AU includes it, as "
                             "MLPerf Storage's does", first, elapsed));
   const double lag_share = elapsed > 0 ? ing.consumer_lag_s / (elapsed * std::max<size_t>(1, lr.ranks.size())) : 0;
-  if (l.step_time_s > 0 && lag_share > 0.05)
+  if (l.step_time_s > 0 && lag_share > 0.05 && lr.samples > 0)  // no batch: no step ran late
     w.push_back(fmt::format("the emulated GPU step ran late for {:.0f}% of the run (the host's CPUs were busy, e.g. {} "
                             "worker threads); AU counts only the nominal step time, so this lowers it",
                             100 * lag_share, l.ranks * l.num_workers));
@@ -144,6 +146,23 @@ std::vector<std::string> records_warnings(const RecordLayout& layout, const Load
   return w;
 }
 
+// Samples above this size are unlike any training sample (images, audio clips and records are
+// kB to MB; shards are read in records, not whole): one file of this size is read whole by one
+// worker, and no sample is delivered until it ends.
+constexpr uint64_t kLargeSampleBytes = uint64_t{1} << 30;  // 1 GiB
+
+// A warning before the run when a one-sample-per-file dataset holds a file above
+// kLargeSampleBytes (among the files whose size is known or was sampled).
+std::string large_sample_warning(const FileIndex& index, const SizeSample& sizes, const LoaderConfig& l) {
+  if (sizes.largest <= kLargeSampleBytes) return {};
+  return fmt::format("'{}' is {}, larger than {}: each file is one sample, read whole by one worker, so no sample is "
+                     "delivered until such a file ends{}; split it or use a sharded dataset",
+                     escape_bytes(index.display_path(sizes.largest_index)), format_bytes(sizes.largest),
+                     format_bytes(kLargeSampleBytes),
+                     l.duration_s > 0 ? fmt::format(" (--duration {} s stops the run inside the read)", l.duration_s)
+                                      : "");
+}
+
 }  // namespace
 
 int cmd_run(const CommandContext& ctx) {
@@ -178,14 +197,27 @@ int cmd_run(const CommandContext& ctx) {
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed))
     data.warnings.push_back(fmt::format("{} worker threads share {} allowed CPUs: fine while workers wait on I/O, "
                                         "oversubscribed if they decode", l.ranks * l.num_workers, host.cpus_allowed));
-  if (c.cache == "warm" || !l.direct) {
-    uint64_t budget = host.memory_bytes;
-    if (host.cgroup_memory_limit_bytes && host.cgroup_memory_limit_bytes < budget) budget = host.cgroup_memory_limit_bytes;
-    uint64_t known = data.index.total_known_bytes();
-    if (known && known < budget)
-      data.warnings.push_back(fmt::format("buffered run and the dataset ({}) fits in the page cache budget ({}): "
-                                          "later epochs measure memory, not storage", format_bytes(known), format_bytes(budget)));
+  std::string budget_source;
+  const uint64_t budget = cache_budget_bytes(host, &budget_source);
+  // --data walks names only: stat a sample for the dataset's size and its largest sample.
+  const SizeSample sizes = sample_sizes(data.index);
+  const uint64_t known_bytes = sizes.total_bytes();
+  std::string cache_fit;
+  if (c.cache == "warm" && known_bytes && budget) {
+    // Warm runs: say before the run whether the data can stay cached.
+    const bool fits = known_bytes <= budget;
+    cache_fit = fmt::format("the dataset ({}) {} the page-cache budget ({}, {})", format_bytes(known_bytes),
+                            fits ? "fits in" : "does not fit in", format_bytes(budget), budget_source);
+    if (!fits)
+      data.warnings.push_back(cache_fit + ": later epochs will be read partly from the device; each epoch is labelled "
+                                          "by its measured residency");
+  } else if (!l.direct && known_bytes && known_bytes < budget) {
+    data.warnings.push_back(fmt::format("buffered run and the dataset ({}) fits in the page cache budget ({}, {}): "
+                                        "later epochs measure memory, not storage",
+                                        format_bytes(known_bytes), format_bytes(budget), budget_source));
   }
+  if (data.layout.kind() == DatasetKind::kFiles)
+    if (std::string w = large_sample_warning(data.index, sizes, l); !w.empty()) data.warnings.push_back(w);
 
   if (c.spec.kind == DatasetKind::kToken && demand.rate_family != "user" && model == "llama3.1-8b" &&
       c.spec.seq_len != 2048)
@@ -198,6 +230,7 @@ int cmd_run(const CommandContext& ctx) {
     for (auto& w : records_warnings(data.layout, l)) data.warnings.push_back(std::move(w));
   // drop_last with fewer samples per rank than one batch delivers nothing, epoch after epoch.
   check_drop_last_batches(l, samples_per_epoch, records ? "records" : "samples");
+  if (!c.quiet && !cache_fit.empty()) fmt::print(stderr, "ioprobe: cache: {}\n", cache_fit);
   if (!c.quiet)
     fmt::print(stderr, "ioprobe: reading {} {}from {} ({} {}), {} rank(s) x {} workers\n",
                format_count(samples_per_epoch),
@@ -237,9 +270,17 @@ int cmd_run(const CommandContext& ctx) {
   tj["numa_reason"] = numa_why;
   tj["epoch_resident_fraction"] = lr.epoch_resident_fraction;
   tj["residency_method"] = lr.residency_method;
+  nlohmann::json sources = nlohmann::json::array();
+  for (double f : lr.epoch_resident_fraction) sources.push_back(residency_source(f));
+  tj["epoch_source"] = sources;
+  if (!cache_fit.empty())
+    tj["cache_budget"] = {{"bytes", budget}, {"source", budget_source}, {"dataset_bytes", known_bytes},
+                          {"fits", known_bytes <= budget}};
   doc["target"] = tj;
   nlohmann::json ds = data.dataset;
-  ds["bytes"] = data.index.total_known_bytes() ? data.index.total_known_bytes() : (lr.epochs_completed ? lr.bytes / lr.epochs_completed : lr.bytes);
+  ds["bytes"] = known_bytes ? known_bytes : (lr.epochs_completed ? lr.bytes / lr.epochs_completed : lr.bytes);
+  if (known_bytes && !sizes.exact)
+    ds["bytes_basis"] = fmt::format("estimated from the sizes of {} of the {} files", sizes.sampled, sizes.files);
   doc["dataset"] = ds;
   doc["loader"] = {{"num_workers", l.num_workers}, {"batch_size", l.batch_size},   {"prefetch_factor", l.prefetch_factor},
                    {"shuffle", l.shuffle},         {"drop_last", l.drop_last},     {"epochs", l.epochs},
@@ -265,6 +306,10 @@ int cmd_run(const CommandContext& ctx) {
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(c.json_path));
   }
   if (lr.partial) return interrupt_exit_code();
+  if (lr.samples == 0) {  // nothing measured: never a success, errors or not
+    fmt::print(stderr, "ioprobe: no sample was read ({}); exit 1\n", lr.stop_reason);
+    return kExitFailure;
+  }
   return lr.errors > 0 ? kExitFailure : kExitOk;  // the report names the files that failed
 }
 

@@ -5,11 +5,30 @@
 
 #include <fmt/format.h>
 
+#include "engine/page_cache.hpp"
+
 namespace ioprobe {
 
 double rank_accelerator_utilization(const RankStats& rk) {
   if (rk.elapsed_ns <= 0) return 0;
   return std::min(1.0, static_cast<double>(rk.nominal_compute_ns) / static_cast<double>(rk.elapsed_ns));
+}
+
+std::string cache_source_note(const std::vector<double>& resident) {
+  if (resident.empty()) return " [buffered reads; page-cache residency was not measured]";
+  double lo = 1, hi = 0;
+  for (double f : resident) {
+    lo = std::min(lo, f);
+    hi = std::max(hi, f);
+  }
+  if (std::string(residency_source(lo)) == "page cache")
+    return " [measured from the page cache, not the device]";
+  if (std::string(residency_source(hi)) == "device")
+    return fmt::format(" [read from the device: at most {:.0f}% of the data was in the page cache before an epoch]",
+                       hi * 100);
+  return fmt::format(" [mixed: {:.0f}-{:.0f}% of the data was in the page cache before each epoch, so the figure is "
+                     "partly memory, partly device]",
+                     lo * 100, hi * 100);
 }
 
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in) {
@@ -70,7 +89,13 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   const double open_share = file_ns > 0 ? open_ns / file_ns : 0;
   if (r.samples == 0) {
     out.verdict = "failed";
-    out.verdict_text = "no sample was read; see the errors above";
+    out.verdict_text =
+        r.errors > 0
+            ? fmt::format("no sample was read: {} read{} failed (see ERRORS)", r.errors, r.errors == 1 ? "" : "s")
+            : fmt::format("no sample was read: the run ended ({}) after {:.1f} s before any sample was complete; a "
+                          "sample may be too large to read in the time given (see the dataset's sizes and the "
+                          "warnings), or the storage stalled",
+                          r.stop_reason, elapsed_s);
     out.gpus_fed = out.gpus_fed_estimate = 0;
   } else if (r.stopped_on_errors) {
     out.verdict = "failed";
@@ -99,7 +124,7 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
                                    out.delivered_samples_per_s, out.required_samples_per_s,
                                    out.required_samples_per_s > 0 ? 100 * out.delivered_samples_per_s / out.required_samples_per_s : 0);
   }
-  if (in.buffered_warm) out.verdict_text += " [measured from the page cache, not the device]";
+  if (in.buffered_warm) out.verdict_text += cache_source_note(r.epoch_resident_fraction);
   return out;
 }
 

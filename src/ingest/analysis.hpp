@@ -31,7 +31,8 @@ struct AnalysisInputs {
   uint32_t num_workers_total = 1;
   double cpu_per_sample_us = 0;
   double sample_bytes = 0;     // bytes per sample used for the bytes/s demand (measured mean or --sample-bytes)
-  bool buffered_warm = false;  // the reads were served (partly) from the page cache
+  bool buffered_warm = false;  // buffered reads without eviction: the page cache may serve them; the verdict
+                               // then says where they came from (cache_source_note)
 };
 
 struct IngestResult {
@@ -60,6 +61,12 @@ struct IngestResult {
 /// time the rank's elapsed time. A consumer that fell behind its nominal step (a busy host
 /// oversleeping) therefore lowers AU rather than hiding in it. Fraction 0..1.
 double rank_accelerator_utilization(const RankStats& rk);
+
+/// The verdict's note on where buffered reads came from, from the resident fraction measured
+/// before each epoch (engine/page_cache.hpp residency_source): every epoch "page cache" ->
+/// "[measured from the page cache, not the device]"; every epoch "device" -> read from the
+/// device; otherwise "mixed" with the range. Empty `resident`: not measured.
+std::string cache_source_note(const std::vector<double>& resident);
 
 /// Computes the ingest analysis. Pure function of its inputs.
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);

@@ -8,6 +8,7 @@
 
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/page_cache.hpp"
 #include "loader/config.hpp"
 
 namespace ioprobe {
@@ -44,12 +45,20 @@ std::string render_run_text(const nlohmann::json& doc) {
                                fmt::format("{}{}", dev, t.value("rotational", -1) == 1 ? " (rotational)" :
                                                         t.value("rotational", -1) == 0 ? " (solid state)" : ""));
   line("cache", fmt::format("{}: {}", t.value("cache", "?"), t.value("cache_detail", "")));
+  if (t.contains("cache_budget")) {
+    const auto& b = t["cache_budget"];
+    line("cache budget", fmt::format("{} ({}); the dataset ({}) {}", format_bytes(b.value("bytes", 0ULL)),
+                                     b.value("source", ""), format_bytes(b.value("dataset_bytes", 0ULL)),
+                                     b.value("fits", false) ? "fits" : "does not fit: later epochs partly from the device"));
+  }
   if (t.contains("epoch_resident_fraction") && !t["epoch_resident_fraction"].empty()) {
     std::string res;
     int e = 1;
-    for (const auto& f : t["epoch_resident_fraction"])
+    for (const auto& f : t["epoch_resident_fraction"]) {
+      const std::string src = residency_source(f.get<double>());
       res += fmt::format("{}epoch {}: {:.0f}% ({})", res.empty() ? "" : ", ", e++, 100 * f.get<double>(),
-                         f.get<double>() >= 0.9 ? "warm" : f.get<double>() <= 0.1 ? "cold" : "mixed");
+                         src == "mixed" ? "mixed: partly page cache, partly device" : "from the " + src);
+    }
     line("resident before", res + " [" + t.value("residency_method", "") + "]");
   }
   line("engine", fmt::format("{} ({})", t.value("engine", "?"), t.value("engine_reason", "")));
@@ -66,7 +75,8 @@ std::string render_run_text(const nlohmann::json& doc) {
                             kind == "sharded" ? (files == 1 ? "shard" : "shards")
                             : kind == "token" ? (files == 1 ? "token file" : "token files")
                                               : (files == 1 ? "file" : "files"),
-                            format_bytes(ds.value("bytes", 0ULL)),
+                            format_bytes(ds.value("bytes", 0ULL)) +
+                                (ds.contains("bytes_basis") ? " (" + ds.value("bytes_basis", "") + ")" : ""),
                             full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full, format_count(full)) : ""));
   if (kind == "sharded")
     line("records", fmt::format("{} records in {} shards of {} records ({} mean record, {})",

@@ -21,11 +21,14 @@ import json, sys
 d = json.load(open(sys.argv[1])); f = d['target']['epoch_resident_fraction']
 assert len(f) == 3, f
 assert all(x >= 0.95 for x in f), f"epochs should be ~100% resident right after gen: {f}"
+assert d['target']['epoch_source'] == ['page cache'] * 3, d['target']['epoch_source']
+assert d['target']['cache_budget']['fits'] is True, d['target']['cache_budget']
+assert 'measured from the page cache' in d['ingest']['verdict_text'], d['ingest']['verdict_text']
 assert d['results']['bytes'] == 3 * 1024 * 262144, d['results']['bytes']
 assert d['target']['residency_method'] in ('cachestat', 'mincore'), d['target']['residency_method']
 print(f"ok: warm after gen: resident before epochs {[round(x*100) for x in f]}% [{d['target']['residency_method']}]")
 PY
-grep -q "epoch 1: 100% (warm)" "$work/warm.txt" || fail "text lacks 'epoch 1: 100% (warm)': $(grep resident "$work/warm.txt")"
+grep -q "epoch 1: 100% (from the page cache)" "$work/warm.txt" || fail "text lacks 'epoch 1: 100% (from the page cache)': $(grep resident "$work/warm.txt")"
 
 "$IOPROBE" run "${common[@]}" --dir "$work/ds" --cache cold --direct off --epochs 3 --json "$work/cold.json" \
   > "$work/cold.txt" || fail "cold buffered run failed: $(cat "$work/cold.txt")"
@@ -34,10 +37,11 @@ import json, sys
 d = json.load(open(sys.argv[1])); t = d['target']; f = t['epoch_resident_fraction']
 assert t['direct'] is False and 'evicted' in t['cache_detail'], t['cache_detail']
 assert len(f) == 3 and all(x <= 0.05 for x in f), f"evicted epochs should be ~0% resident: {f}"
+assert t['epoch_source'] == ['device'] * 3, t['epoch_source']
 assert d['results']['bytes'] == 3 * 1024 * 262144
 print(f"ok: cold buffered (--direct off): resident before epochs {[round(x*100) for x in f]}%; {t['cache_detail']}")
 PY
-grep -q "epoch 1: 0% (cold)" "$work/cold.txt" || fail "text lacks 'epoch 1: 0% (cold)'"
+grep -q "epoch 1: 0% (from the device)" "$work/cold.txt" || fail "text lacks 'epoch 1: 0% (from the device)'"
 out=$("$IOPROBE" run "${common[@]}" --dir "$work/ds" --cache warm --direct on 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "contradicts" || fail "--cache warm --direct on: exit $rc: $out"
 
