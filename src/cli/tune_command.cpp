@@ -15,6 +15,7 @@
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "engine/uring_memlock.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
 #include "report/run_document.hpp"
@@ -123,6 +124,10 @@ int cmd_tune(const CommandContext& ctx) {
   LoaderConfig biggest = base;
   biggest.num_workers = workers.back();
   check_open_files_limit(biggest);
+  // io_uring rings count against RLIMIT_MEMLOCK on most kernels: sized for the sweep's largest point.
+  apply_memlock_plan(c.engine_request, loader_memlock_need(static_cast<uint64_t>(biggest.ranks) * biggest.num_workers,
+                                                           host.kernel),
+                     read_memlock_limit(), base.engine, engine_reason, data.warnings);
 
   std::string placements_why;
   int device_node = target.device_numa_node;

@@ -43,7 +43,7 @@ std::string memlock_allows_text(const MemlockLimit& l, bool rings_charged, uint6
   const uint64_t rings = best / ring_bytes;
   return fmt::format("RLIMIT_MEMLOCK {}: this kernel charges io_uring rings to it ({} per 8-entry ring): io_uring "
                      "for at most {} loader workers in all (one ring each, plus the probe's)", lim,
-                     format_bytes(ring_bytes), rings > 0 ? rings - 1 : 0);
+                     memlock_text(ring_bytes), rings > 0 ? rings - 1 : 0);
 }
 
 UringAvailability explain_io_uring(int setup_err, int disabled, uint64_t limit, uint64_t needed, bool cap_ipc_lock) {
@@ -176,8 +176,9 @@ std::string io_uring_setup_hint(int err) {
 }
 
 std::string io_uring_setup_failure_text(int err) {
-  return fmt::format("io_uring_queue_init failed: {}: {}; rerun with --engine psync", errno_text(err),
-                     io_uring_setup_hint(err));
+  const std::string hint = io_uring_setup_hint(err);
+  return fmt::format("io_uring_queue_init failed: {}: {}{}", errno_text(err), hint,
+                     hint.find("--engine psync") == std::string::npos ? "; rerun with --engine psync" : "");
 }
 
 std::string io_uring_canceled_hint(const std::string& error_text) {

@@ -142,7 +142,7 @@ MemlockPlan apply_memlock_plan(const std::string& requested, const MemlockNeed& 
   MemlockPlan p = plan_memlock(need, limit);
   if (p.raise_to && !raise_memlock_soft(p.raise_to)) p.step = MemlockStep::psync;  // cannot happen below the hard limit
   if (p.step != MemlockStep::psync) {
-    reason += "; " + p.text;
+    if (!limit.cap_ipc_lock && limit.soft != UINT64_MAX) reason += "; " + p.text;  // only where a limit applies
     return p;
   }
   if (requested == "io_uring")

@@ -89,7 +89,8 @@ MemlockNeed loader_memlock_need(uint64_t workers_total, const std::string& kerne
 /// left alone and the plan is `fits`). raise_soft: raises the soft limit. no_fixed_buffers: the
 /// caller runs without registered buffers. psync: with `requested` == "io_uring" throws Error
 /// (exit 1) naming needed vs limit and the fix; with "auto" sets `engine` to "psync", `reason` to
-/// the fallback and appends a warning. The plan's text is appended to `reason` otherwise.
+/// the fallback and appends a warning. Otherwise the plan's text is appended to `reason` where a
+/// limit applies (not with CAP_IPC_LOCK or an unlimited soft limit).
 MemlockPlan apply_memlock_plan(const std::string& requested, const MemlockNeed& need, const MemlockLimit& limit,
                                std::string& engine, std::string& reason, std::vector<std::string>& warnings);
 

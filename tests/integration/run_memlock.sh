@@ -6,6 +6,7 @@
 #  - run, --engine io_uring: exit 1 naming needed vs limit and the fix;
 #  - run, 4 workers: fits (5 rings of 8 KiB), io_uring is used (the model does not over-refuse);
 #  - soft 64 KiB under a 1 MiB hard limit: the soft limit is raised and io_uring runs;
+#  - tune: sized for the sweep's largest point (refused like run);
 #  - probe: reports the limit and what it allows;
 #  - raw --engine io_uring and checkpoint, ulimit -l 4: the message names RLIMIT_MEMLOCK, not
 #    the sysctl or seccomp.
@@ -57,6 +58,11 @@ done
 echo "$out" | grep -qi "seccomp\|io_uring_disabled" && fail "--engine io_uring message blames seccomp/sysctl: $out"
 echo "ok: --engine io_uring, ulimit -l 64: exit 1: $(echo "$out" | tail -1 | cut -c1-160)..."
 
+out=$(as_nobody 64 64 "$IOPROBE" tune --quiet --dir "$work/ds" --files 256 --file-size 64KiB --file-size-dist fixed \
+      --cache cold --workers 2,8 --engine io_uring 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -qF "needs 72 KiB" || fail "tune --workers 2,8 --engine io_uring: exit $rc: $out"
+echo "ok: tune --workers 2,8 --engine io_uring, ulimit -l 64: exit 1 naming needed vs limit"
+
 as_nobody 64 64 "$IOPROBE" "${common[@]}" --workers 4 --engine io_uring --json "$work/out/w4.json" > "$work/w4.txt" 2>&1 \
   || fail "4 workers with ulimit -l 64 failed: $(cat "$work/w4.txt")"
 [ "$(json "$work/out/w4.json" "d['target']['engine']")" = io_uring ] || fail "4 workers did not run io_uring"
@@ -73,7 +79,7 @@ print(f"ok: soft 64 KiB, hard 1 MiB: io_uring ({t['engine_reason']})")
 PY
 
 out=$(as_nobody 64 64 "$IOPROBE" probe --dir "$work/ds" 2>&1) || fail "probe failed: $out"
-echo "$out" | grep "locked memory" | grep -q "64 KiB.*at most 7 loader workers" \
+echo "$out" | grep "locked memory" | grep -q "64 KiB.*(8 KiB per 8-entry ring).*at most 7 loader workers" \
   || fail "probe does not say what the limit allows: $(echo "$out" | grep -A3 '^io_uring')"
 echo "ok: probe: $(echo "$out" | grep 'locked memory' | sed 's/  */ /g')"
 

@@ -107,6 +107,15 @@ TEST_CASE("apply_memlock_plan: auto falls back to psync, --engine io_uring stops
     CHECK(m.find("CAP_IPC_LOCK") != std::string::npos);
     CHECK(m.find("limits.conf") != std::string::npos);
   }
+  // Root (CAP_IPC_LOCK): io_uring stays, and the header is not cluttered with a limit that does not apply.
+  engine = "io_uring";
+  reason = "O_DIRECT reads";
+  CHECK(apply_memlock_plan("auto", need, limit(0, 0, true), engine, reason, warnings).step == MemlockStep::fits);
+  CHECK(engine == "io_uring");
+  CHECK(reason == "O_DIRECT reads");
+  // A limit that applies and fits is stated.
+  apply_memlock_plan("auto", need, limit(128 * KiB, 128 * KiB), engine, reason, warnings);
+  CHECK(reason.find("needs 72 KiB; RLIMIT_MEMLOCK 128 KiB") != std::string::npos);
   // psync chosen already: nothing to decide.
   engine = "psync";
   CHECK(apply_memlock_plan("auto", need, limit(0, 0), engine, reason, warnings).step == MemlockStep::fits);
@@ -114,8 +123,10 @@ TEST_CASE("apply_memlock_plan: auto falls back to psync, --engine io_uring stops
 }
 
 TEST_CASE("probe says what the memlock limit allows", "[memlock]") {
-  CHECK(memlock_allows_text(limit(64 * KiB, 64 * KiB), true, 8 * KiB).find("at most 7 loader workers") !=
-        std::string::npos);
+  const std::string allows = memlock_allows_text(limit(64 * KiB, 64 * KiB), true, 8 * KiB);
+  CHECK(allows.find("RLIMIT_MEMLOCK 64 KiB") != std::string::npos);
+  CHECK(allows.find("(8 KiB per 8-entry ring)") != std::string::npos);
+  CHECK(allows.find("at most 7 loader workers") != std::string::npos);
   CHECK(memlock_allows_text(limit(64 * KiB, 64 * KiB), false, 8 * KiB).find("only registered buffers") !=
         std::string::npos);
   CHECK(memlock_allows_text(limit(64 * KiB, 64 * KiB, true), true, 8 * KiB).find("CAP_IPC_LOCK") != std::string::npos);
