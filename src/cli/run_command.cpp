@@ -3,12 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -20,6 +15,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/document.hpp"
@@ -32,54 +28,6 @@
 namespace ioprobe::cli {
 
 namespace {
-
-// Prints "reading: N samples, X MB/s" once a second on stderr while the run goes on.
-class ProgressLine {
- public:
-  // `duration_s` > 0: a run bounded by time (--duration) shows its seconds, not a sample total.
-  // On a terminal one line is redrawn every second; elsewhere (a log file, a pipe, CI) a full
-  // line is printed every 10 s, so that long runs still show they are alive.
-  ProgressLine(bool enabled, uint64_t total, double duration_s, LoaderProgress& p)
-      : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0), total_(total), duration_s_(duration_s), p_(p) {
-    if (enabled_) thread_ = std::thread([this] { loop(); });
-  }
-  ~ProgressLine() {
-    if (!enabled_) return;
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-    if (tty_) fmt::print(stderr, "\r{:80}\r", "");
-  }
-
- private:
-  void loop() {
-    const int64_t start = now_ns();
-    std::unique_lock<std::mutex> lk(mu_);
-    while (!cv_.wait_for(lk, std::chrono::seconds(tty_ ? 1 : 10), [this] { return done_; })) {
-      double s = static_cast<double>(now_ns() - start) / 1e9;
-      uint64_t n = p_.samples.load();
-      const std::string done = duration_s_ > 0 ? fmt::format("{} samples, {:.0f}/{:.0f} s", format_count(n), s, duration_s_)
-                                               : fmt::format("{}/{} samples", format_count(n), format_count(total_));
-      const std::string rate = format_rate(static_cast<double>(p_.bytes.load()) / s);
-      if (tty_)
-        fmt::print(stderr, "\rreading: {}, {:.0f} samples/s, {}   ", done, n / s, rate);
-      else
-        fmt::print(stderr, "ioprobe: reading: {}, {:.0f} samples/s, {}\n", done, n / s, rate);
-    }
-  }
-  bool enabled_;
-  bool tty_;
-  uint64_t total_;
-  double duration_s_;
-  LoaderProgress& p_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-};
 
 // Says when a figure should not be trusted as it stands: a run too short, a warm-up that
 // dominates, or an emulated GPU that fell behind its step time because the host was busy.
@@ -184,7 +132,18 @@ int cmd_run(const CommandContext& ctx) {
   LoaderProgress progress;
   LoaderResult lr;
   {
-    ProgressLine line(!c.quiet, samples_per_epoch * l.epochs, l.duration_s, progress);
+    // "reading: N samples, X samples/s, Y MB/s" once a second on a terminal, every 10 s in a log;
+    // a run bounded by time (--duration) shows its seconds, not a sample total.
+    const int64_t start = now_ns();
+    const uint64_t total = samples_per_epoch * l.epochs;
+    PeriodicProgress line(!c.quiet, 1, 10, [&] {
+      const double s = static_cast<double>(now_ns() - start) / 1e9;
+      const uint64_t n = progress.samples.load();
+      const std::string done = l.duration_s > 0 ? fmt::format("{} samples, {:.0f}/{:.0f} s", format_count(n), s, l.duration_s)
+                                                : fmt::format("{}/{} samples", format_count(n), format_count(total));
+      return fmt::format("reading: {}, {:.0f} samples/s, {}", done, n / s,
+                         format_rate(static_cast<double>(progress.bytes.load()) / s));
+    });
     lr = run_loader(data.index, l, &progress, &plan.topo, &data.layout);
   }
 

@@ -14,6 +14,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/document.hpp"
@@ -138,23 +139,20 @@ int cmd_tune(const CommandContext& ctx) {
                escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered");
   // On a terminal the running setting is redrawn in place; elsewhere (a log, a pipe) only each
   // finished setting is printed, one plain line.
-  const bool tty = isatty(STDERR_FILENO) != 0;
+  ProgressLine line(!c.quiet, 0, 1e9);
   TuneProgressFn progress = [&](size_t run, size_t runs, const TunePoint& p, uint32_t rep, const TuneSample* done) {
-    if (c.quiet) return;
     double el = static_cast<double>(now_ns() - t0) / 1e9;
     double left = static_cast<double>(runs - run) * (plan.run_s + kRunOverheadS);
-    if (!done && tty)
-      fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={} repeat {}/{} ... {} elapsed, ~{} left   ",
-                 run + 1, runs, p.num_workers, p.prefetch_factor, p.numa, rep + 1, plan.repeats, format_seconds(el),
-                 format_seconds(left));
-    else if (done && tty)
-      fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%{:30}\n", run, runs,
-                 p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au, "");
+    if (!done && line.tty())
+      line.print(fmt::format("[{}/{}] num_workers={} prefetch_factor={} numa={} repeat {}/{} ... {} elapsed, ~{} left",
+                             run + 1, runs, p.num_workers, p.prefetch_factor, p.numa, rep + 1, plan.repeats,
+                             format_seconds(el), format_seconds(left)));
     else if (done)
-      fmt::print(stderr, "ioprobe tune: [{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%\n",
-                 run, runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au);
+      line.print_line(fmt::format("[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%", run,
+                                  runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au));
   };
   TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress, &data.layout);
+  line.finish();
 
   RecommendInputs ri;
   ri.required_samples_per_s = demand.samples_per_s_per_gpu * demand.gpus;
