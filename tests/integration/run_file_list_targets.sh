@@ -9,6 +9,7 @@
 #  4. --data DIR on tmpfs from an ext4 working directory is labelled tmpfs (RAM).
 #  5. (root) a list mixing ext4 and ramfs, which refuses O_DIRECT: the run is buffered and says
 #     which filesystem refused; --direct on stops (exit 2) naming it.
+#  6. a list of which no path exists is refused before any read (exit 2), naming the first path.
 set -u
 IOPROBE=$(realpath "$1")
 . "$(dirname "$0")/lib.sh"
@@ -85,6 +86,13 @@ assert t['fs_type'] == 'tmpfs' and t['memory_backed'], (t['fs_type'], t['memory_
 assert len(d['targets']) == 1 and d['targets'][0]['files'] == 2, d['targets']
 print(f"ok: --data on tmpfs from an ext4 cwd: {t['fs_type']}, {t['cache_detail']}")
 PY
+
+# 6. Nothing listed exists.
+printf '%s\n' "$W/disk/none1" "$W/disk/none2" > "$W/none.txt"
+out=$(cd "$W/cwd" && "$IOPROBE" run "${common[@]}" --file-list "$W/none.txt" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "none of its 2 paths is a regular file (first: '$W/disk/none1'" \
+  || fail "list of missing paths: exit $rc: $out"
+echo "ok: a list of missing paths: $out"
 
 # 5. ext4 + ramfs (no O_DIRECT at all).
 if [ "$(id -u)" = 0 ] && mkdir "$W/ramfs" && mount -t ramfs ioprobe-ramfs "$W/ramfs" 2>/dev/null; then
