@@ -9,8 +9,29 @@
 #include "dataset/spec.hpp"
 #include "ingest/analysis.hpp"
 #include "loader/config.hpp"
+#include "topology/numa.hpp"
 
 namespace ioprobe::cli {
+
+/// --cache: cold (O_DIRECT, or buffered with eviction) or warm (buffered through the page cache).
+enum class CacheMode { kCold, kWarm };
+/// --direct, for cold runs: auto (O_DIRECT where accepted), on (O_DIRECT or stop), off (buffered + eviction).
+enum class DirectMode { kAuto, kOn, kOff };
+/// --engine as asked; the plan resolves it to io_uring or psync.
+enum class EngineRequest { kAuto, kIoUring, kPsync };
+/// --ingest-rate: which of the catalog's published rates sets the demand.
+enum class RateFamily { kTraining, kEmulation };
+
+/// The option value each enum came from ("cold", "auto", "io_uring", "training", ...), as the
+/// reports print it.
+const char* name(CacheMode m);
+const char* name(DirectMode m);
+const char* name(EngineRequest m);
+const char* name(RateFamily m);
+
+/// Which command's options are read: gen relaxes the run-only ones; tune sweeps --workers and
+/// --numa itself (its own lists), so those are left at their defaults here.
+enum class RunCommandKind { kRun, kGen, kTune };
 
 struct RunConfig {
   // Dataset: generated (spec + dir) or the user's own (data_dir / file_list).
@@ -22,16 +43,16 @@ struct RunConfig {
   bool follow_symlinks = false;
   bool regenerate = false;        // --regenerate: replace a dataset of another shape in --dir
 
-  LoaderConfig loader;          // engine/direct resolved later, at preflight
-  std::string cache = "cold";   // "cold" | "warm"
-  std::string direct = "auto";  // --direct auto|on|off (cold runs: O_DIRECT or evict + buffered)
-  std::string engine_request = "auto";
-  std::string numa = "none";    // --numa none|local|interleave|node:N
+  LoaderConfig loader;          // options only: engine, direct and placement are decided by prepare_run
+  CacheMode cache = CacheMode::kCold;
+  DirectMode direct = DirectMode::kAuto;  // cold runs: O_DIRECT or evict + buffered
+  EngineRequest engine_request = EngineRequest::kAuto;
+  Placement numa;               // --numa none|local|interleave|node:N, parsed (Local resolved by prepare_run)
   bool drop_caches = false;     // --drop-caches
 
   // GPU side.
   std::string gpu = "h100";
-  std::string rate_family = "training";  // "training" | "emulation"
+  RateFamily rate_family = RateFamily::kTraining;
   double user_samples_per_s = 0;         // --gpu-samples-per-s (0: from catalog)
   double user_step_time_s = -1;          // --step-time (-1: from the rate)
   double sample_bytes = 0;               // --sample-bytes (0: measured mean)
@@ -52,8 +73,9 @@ po::options_description loader_options_description(bool for_tune);
 po::options_description gpu_options_description();
 
 /// Fills `out` from parsed options `vm` (after loading the preset INI named by --dataset into vm,
-/// checked against `desc`). Options absent from `desc` take their defaults. Throws UsageError.
-void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, bool for_gen, RunConfig& out);
+/// checked against `desc`). Options absent from `desc` take their defaults; for kTune, --workers
+/// and --numa (tune's own lists) are not read. Throws UsageError.
+void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& out);
 
 /// Throws UsageError when `l.drop_last` leaves no batch at all: fewer than `l.batch_size` of
 /// `samples` per rank (DistributedSampler's share, rounded up); `unit` names them ("samples",

@@ -161,11 +161,19 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
               << "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return false;
   }
-  run_config_from_vm(vm, desc, for_gen, c);
+  run_config_from_vm(vm, desc, for_gen ? RunCommandKind::kGen : RunCommandKind::kRun, c);
   return true;
 }
 
-void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, bool for_gen, RunConfig& c) {
+const char* name(CacheMode m) { return m == CacheMode::kWarm ? "warm" : "cold"; }
+const char* name(DirectMode m) { return m == DirectMode::kOn ? "on" : m == DirectMode::kOff ? "off" : "auto"; }
+const char* name(EngineRequest m) {
+  return m == EngineRequest::kIoUring ? "io_uring" : m == EngineRequest::kPsync ? "psync" : "auto";
+}
+const char* name(RateFamily m) { return m == RateFamily::kEmulation ? "emulation" : "training"; }
+
+void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& c) {
+  const bool for_gen = kind == RunCommandKind::kGen, for_tune = kind == RunCommandKind::kTune;
   const bool own_data = vm.count("data") || vm.count("file-list");
   if (vm.count("data") && vm.count("file-list"))
     throw UsageError("--data and --file-list both given; choose one");
@@ -256,7 +264,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   c.regenerate = get_bool(vm, "regenerate", false);
 
   LoaderConfig& l = c.loader;
-  l.num_workers = static_cast<uint32_t>(get_count(vm, "workers", 8, 1, 4096));
+  if (!for_tune) l.num_workers = static_cast<uint32_t>(get_count(vm, "workers", 8, 1, 4096));
   l.batch_size = static_cast<uint32_t>(get_count(vm, "batch-size", 256, 1, 1u << 24));
   l.prefetch_factor = static_cast<uint32_t>(get_count(vm, "prefetch-factor", 2, 1, 1024));
   l.shuffle = get_bool(vm, "shuffle", true) && !get_bool(vm, "no-shuffle", false);
@@ -278,17 +286,23 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (!own_data)
     check_drop_last_batches(l, s.kind == DatasetKind::kFiles ? s.files : s.files * s.records_per_file,
                             s.kind == DatasetKind::kFiles ? "samples" : "records");
-  c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"});
-  c.direct = get_choice(vm, "direct", "auto", {"auto", "on", "off"});
-  if (c.cache == "warm" && c.direct == "on")
+  c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"}) == "warm" ? CacheMode::kWarm : CacheMode::kCold;
+  const std::string direct = get_choice(vm, "direct", "auto", {"auto", "on", "off"});
+  c.direct = direct == "on" ? DirectMode::kOn : direct == "off" ? DirectMode::kOff : DirectMode::kAuto;
+  if (c.cache == CacheMode::kWarm && c.direct == DirectMode::kOn)
     throw UsageError("--cache warm reads through the page cache; --direct on contradicts it (use --cache cold)");
-  c.engine_request = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
+  const std::string engine = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
+  c.engine_request = engine == "io_uring" ? EngineRequest::kIoUring
+                     : engine == "psync"  ? EngineRequest::kPsync
+                                          : EngineRequest::kAuto;
   c.drop_caches = get_bool(vm, "drop-caches", false);
-  c.numa = get_string(vm, "numa", "none");
-  checked_value(vm, "numa", [&] { parse_placement(c.numa); });  // now: a typo must not cost a dataset generation
+  // Parsed now: a typo must not cost a dataset generation.
+  if (!for_tune) c.numa = checked_value(vm, "numa", [&] { return parse_placement(get_string(vm, "numa", "none")); });
 
   c.gpu = get_string(vm, "gpu", "h100");
-  c.rate_family = get_choice(vm, "ingest-rate", "training", {"training", "emulation"});
+  c.rate_family = get_choice(vm, "ingest-rate", "training", {"training", "emulation"}) == "emulation"
+                      ? RateFamily::kEmulation
+                      : RateFamily::kTraining;
   c.user_samples_per_s = get_double(vm, "gpu-samples-per-s", 0, 1e-6, 1e12);
   if (vm.count("step-time")) {
     c.user_step_time_s = get_duration(vm, "step-time", 0);

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "dataset/generator.hpp"
 #include "dataset/walker.hpp"
 #include "engine/engine_choice.hpp"
@@ -23,7 +24,8 @@ PreparedData prepare_dataset(const RunConfig& c) {
     if (w.index.empty())
       throw UsageError(fmt::format("--data '{}' holds no regular files to read", escape_bytes(c.data_dir)));
     for (const auto& msg : w.warnings) p.warnings.push_back(msg);
-    p.target_path = c.data_dir.empty() ? "." : c.data_dir;
+    p.target_path = c.data_dir;  // a file list's filesystems are those of its files (probe_data_targets)
+    p.from_list = c.data_dir.empty();
     p.dataset = {{"preset", "none"},
                  {"root", escape_bytes(c.data_dir.empty() ? c.file_list : c.data_dir)},
                  {"files", w.index.size()},
@@ -90,60 +92,142 @@ Demand resolve_demand(const RunConfig& c, const std::string& model) {
   const CatalogRow& row = find_row(rows, c.gpu, model);
   d.accelerator = row.accelerator;
   d.accelerator_name = row.name;
-  const std::optional<IngestRate>* rate = c.rate_family == "training" ? &row.training : &row.emulation;
-  d.rate_family = c.rate_family;
+  const bool training = c.rate_family == RateFamily::kTraining;
+  const std::optional<IngestRate>* rate = training ? &row.training : &row.emulation;
+  d.rate_family = name(c.rate_family);
   if (!*rate) {
-    rate = c.rate_family == "training" ? &row.emulation : &row.training;
-    d.rate_family = c.rate_family == "training" ? "emulation" : "training";
+    rate = training ? &row.emulation : &row.training;
+    d.rate_family = training ? "emulation" : "training";
   }
   d.samples_per_s_per_gpu = (*rate)->samples_per_s;
   d.source = (*rate)->source;
   return d;
 }
 
-// Decides O_DIRECT vs buffered (probed on the dataset's first file) and the engine; returns the
-// cache detail text.
-std::string resolve_cache_and_engine(const RunConfig& c, const FileIndex& index, const TargetInfo& target,
-                                     LoaderConfig& l, std::string& engine_reason, std::vector<std::string>& warnings) {
+std::vector<TargetShare> probe_data_targets(PreparedData& data) {
+  if (!data.from_list) {
+    TargetShare one;
+    one.info = probe_target(data.target_path, /*allow_temp_file=*/false);
+    one.files = data.index.size();
+    one.bytes = data.index.total_known_bytes();
+    return {std::move(one)};
+  }
+  const FileIndex& index = data.index;
+  FileTargets ft = probe_file_targets(index.size(), [&](size_t i) { return std::string(index.path(i)); });
+  if (ft.groups.empty())
+    throw UsageError(fmt::format("--file-list: none of its {} paths is a regular file (first: '{}': {}); relative "
+                                 "paths are relative to the working directory",
+                                 format_count(index.size()), escape_bytes(ft.first_missing),
+                                 ft.first_missing_errno ? errno_text(ft.first_missing_errno) : "not a regular file"));
+  if (ft.missing)
+    data.warnings.push_back(fmt::format("{} of the {} listed paths {} not a regular file (first: '{}': {}); each counts "
+                                        "as a read error",
+                                        format_count(ft.missing), format_count(index.size()),
+                                        ft.missing == 1 ? "is" : "are", escape_bytes(ft.first_missing),
+                                        ft.first_missing_errno ? errno_text(ft.first_missing_errno)
+                                                               : "not a regular file"));
+  data.target_path = ft.groups.front().info.path;
+  return std::move(ft.groups);
+}
+
+namespace {
+
+// One filesystem's O_DIRECT answer: 0 accepted, a negative errno refused; `known` false when it
+// could not be probed (no readable file on it).
+struct DirectAnswer {
+  const TargetShare* group;
+  std::string file;
+  int r = 0;
+  bool known = true;
+};
+
+std::string group_label(const TargetShare& g) {
+  return fmt::format("{} at {} ({} file{})", g.info.fs_type, escape_bytes(g.info.path), format_count(g.files),
+                     g.files == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string resolve_cache_and_engine(const RunConfig& c, const PreparedData& data,
+                                     const std::vector<TargetShare>& targets, LoaderConfig& l,
+                                     std::string& engine_reason, std::vector<std::string>& warnings) {
+  const TargetInfo& target = targets.front().info;  // the most bytes
+  const bool several = targets.size() > 1;
   std::string detail;
-  if (c.cache == "warm") {
+  if (c.cache == CacheMode::kWarm) {
     l.direct = false;
     l.measure_residency = true;
     detail = "buffered reads through the page cache (warm)";
   } else {
-    std::string probe_path = index.root().empty() ? index.path(0) : index.root() + "/" + index.path(0);
-    int r = c.direct == "off" ? -EPERM : probe_o_direct(probe_path);
-    if (r != 0 && c.direct == "on")
+    std::vector<DirectAnswer> answers;
+    if (c.direct != DirectMode::kOff) {
+      if (!data.from_list) {
+        const FileIndex& index = data.index;
+        std::string f = index.root().empty() ? index.path(0) : index.root() + "/" + index.path(0);
+        answers.push_back({&targets.front(), f, probe_o_direct(f), true});
+      } else {
+        for (const TargetShare& g : targets)
+          answers.push_back({&g, g.info.o_direct_probe_file, g.info.o_direct == 1 ? 0 : -g.info.o_direct_errno,
+                             g.info.o_direct >= 0});
+      }
+    }
+    const DirectAnswer* refused = nullptr;
+    for (const DirectAnswer& a : answers)
+      if (a.known && a.r != 0 && !refused) refused = &a;
+    if (refused && c.direct == DirectMode::kOn)
       throw UsageError(fmt::format("--direct on: O_DIRECT not supported on '{}' ({}: {}); rerun with --direct auto or "
                                    "--direct off for buffered reads with page eviction",
-                                   escape_bytes(probe_path), target.fs_type, errno_text(-r)));
-    if (c.direct == "off") {
+                                   escape_bytes(refused->file), refused->group->info.fs_type, errno_text(-refused->r)));
+    const char* drop = c.drop_caches ? " and drop_caches" : "";
+    if (c.direct == DirectMode::kOff) {
       l.direct = false;
       l.evict_before_epoch = true;
       l.drop_caches = c.drop_caches;
       l.measure_residency = true;
-      detail = fmt::format("buffered (--direct off); pages evicted with posix_fadvise(DONTNEED){} before each epoch",
-                           c.drop_caches ? " and drop_caches" : "");
-    } else if (r == 0) {
+      detail = fmt::format("buffered (--direct off); pages evicted with posix_fadvise(DONTNEED){} before each epoch", drop);
+    } else if (!refused) {
       l.direct = true;
-      detail = target.memory_backed ? "O_DIRECT accepted, but tmpfs keeps the data in RAM: not a device measurement"
-                                    : "O_DIRECT: reads bypass the page cache";
+      std::string ram;
+      for (const TargetShare& g : targets)
+        if (g.info.memory_backed) ram += (ram.empty() ? "" : ", ") + group_label(g);
+      if (!several)
+        detail = target.memory_backed ? "O_DIRECT accepted, but tmpfs keeps the data in RAM: not a device measurement"
+                                      : "O_DIRECT: reads bypass the page cache";
+      else
+        detail = ram.empty() ? fmt::format("O_DIRECT: reads bypass the page cache (accepted on all {} filesystems)",
+                                           targets.size())
+                             : fmt::format("O_DIRECT accepted on all {} filesystems, but {} keeps its data in RAM: not "
+                                           "a device measurement", targets.size(), ram);
     } else {
       l.direct = false;
       l.evict_before_epoch = true;
       l.drop_caches = c.drop_caches;
       l.measure_residency = true;
-      detail = fmt::format("buffered (O_DIRECT refused on {}: {}); pages evicted with posix_fadvise(DONTNEED){} before "
-                           "each epoch",
-                           target.fs_type, errno_name(-r), c.drop_caches ? " and drop_caches" : "");
+      const TargetInfo& rt = refused->group->info;
+      detail = several ? fmt::format("buffered: {} refuses O_DIRECT ({}) and the loader takes one setting for the "
+                                     "whole run; pages evicted with posix_fadvise(DONTNEED){} before each epoch",
+                                     group_label(*refused->group), errno_name(-refused->r), drop)
+                       : fmt::format("buffered (O_DIRECT refused on {}: {}); pages evicted with "
+                                     "posix_fadvise(DONTNEED){} before each epoch",
+                                     rt.fs_type, errno_name(-refused->r), drop);
       warnings.push_back(fmt::format("O_DIRECT refused on '{}' ({}, {}); cold reads use page eviction instead",
-                                     escape_bytes(probe_path), target.fs_type, errno_text(-r)));
+                                     escape_bytes(refused->file), rt.fs_type, errno_text(-refused->r)));
     }
   }
-  EngineChoice ec = choose_engine(c.engine_request, target, !l.direct);
+  const UringAvailability uring = probe_io_uring();
+  EngineChoice ec = choose_engine(name(c.engine_request), target, !l.direct, uring);
   l.engine = ec.engine;
   engine_reason = ec.reason;
   if (!ec.warning.empty()) warnings.push_back(ec.warning);
+  // The loader reads every file with one engine: say so where another filesystem would get another.
+  for (size_t i = 1; i < targets.size(); ++i) {
+    EngineChoice other = choose_engine(name(c.engine_request), targets[i].info, !l.direct, uring);
+    if (other.engine != ec.engine)
+      engine_reason += fmt::format("; chosen for {}, the most bytes: the loader takes one engine per run, so {} is "
+                                   "read with it too ({} would pick {} there)",
+                                   group_label(targets.front()), group_label(targets[i]), name(c.engine_request),
+                                   other.engine);
+  }
   return detail;
 }
 

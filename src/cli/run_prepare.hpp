@@ -22,7 +22,8 @@ struct PreparedData {
   RecordLayout layout;  // sharded and token datasets; kind files otherwise
   nlohmann::json dataset;
   std::vector<std::string> warnings;
-  std::string target_path;
+  std::string target_path;   // the directory probed (generated dataset, --data); empty for --file-list
+  bool from_list = false;    // --file-list: paths as listed, possibly on several filesystems
   bool interrupted = false;  // generation stopped by a signal
 };
 
@@ -34,10 +35,22 @@ PreparedData prepare_dataset(const RunConfig& c);
 /// Throws UsageError for an unknown accelerator or model.
 Demand resolve_demand(const RunConfig& c, const std::string& model);
 
-/// Decides O_DIRECT vs buffered (probed on the dataset's first file) and the engine, filling
-/// l.direct/engine/eviction; returns the cache detail text for the report.
-std::string resolve_cache_and_engine(const RunConfig& c, const FileIndex& index, const TargetInfo& target,
-                                     LoaderConfig& l, std::string& engine_reason, std::vector<std::string>& warnings);
+/// The filesystems `data` lives on: for --file-list each filesystem its files are on (stat per
+/// file, probed on one of its own files, most bytes first; a warning for listed paths that do not
+/// exist); otherwise the one directory, probed without writing (its share: all files, the known bytes).
+/// Throws UsageError when no listed file exists, IoError when statfs fails.
+std::vector<TargetShare> probe_data_targets(PreparedData& data);
+
+/// Decides O_DIRECT vs buffered and the engine for the whole run, filling
+/// l.direct/engine/evict_before_epoch/drop_caches/measure_residency; returns the cache detail text
+/// for the report. O_DIRECT: a directory is probed on the dataset's first file; a file list on
+/// each filesystem's own probe (probe_data_targets), and O_DIRECT is used only when every
+/// filesystem accepts it (the loader takes one setting per run). The engine is chosen for the
+/// filesystem holding the most bytes, the reason naming the others when they would differ.
+/// Throws UsageError for --direct on where a filesystem refuses O_DIRECT.
+std::string resolve_cache_and_engine(const RunConfig& c, const PreparedData& data,
+                                     const std::vector<TargetShare>& targets, LoaderConfig& l,
+                                     std::string& engine_reason, std::vector<std::string>& warnings);
 
 /// Throws Error (exit 1) when ranks x workers would exceed RLIMIT_NOFILE.
 void check_open_files_limit(const LoaderConfig& l);

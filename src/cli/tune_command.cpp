@@ -2,20 +2,21 @@
 // emulation against the chosen GPUs' demand, and recommends the setting to type.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/run_config.hpp"
-#include "cli/run_prepare.hpp"
+#include "cli/run_plan.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
-#include "engine/uring_memlock.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
 #include "report/run_document.hpp"
@@ -95,10 +96,9 @@ int cmd_tune(const CommandContext& ctx) {
         get_string(vm, "point-time"), kMinRunS, kTuneIntervalS, kSteadyMinIntervals,
         kSteadyMinIntervals * kTuneIntervalS));
   std::string html = get_string(vm, "html"), csv = get_string(vm, "csv");
-  for (const char* k : {"workers", "numa"}) vm.erase(k);  // tune's lists, not run's single values
 
   RunConfig c;
-  run_config_from_vm(vm, desc, false, c);
+  run_config_from_vm(vm, desc, RunCommandKind::kTune, c);
   // Output paths are checked before the sweep, not after minutes of measuring.
   if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
   if (!html.empty()) check_output_path(html, "--html");
@@ -106,28 +106,18 @@ int cmd_tune(const CommandContext& ctx) {
   const int64_t t0 = now_ns();
   const int64_t deadline = t0 + static_cast<int64_t>(budget_s * 1e9);
   nlohmann::json doc = document_header("tune", ctx.argv, host);
-  const std::string model = c.spec.model.empty() ? "resnet50" : c.spec.model;
-  Demand demand = resolve_demand(c, model);
-
-  PreparedData data = prepare_dataset(c);
-  if (data.interrupted) {
+  PrepareOptions prep;
+  prep.max_workers = *std::max_element(workers.begin(), workers.end());
+  const RunPlan run_plan = prepare_run(c, prep);
+  if (run_plan.interrupted) {
     fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n", escape_bytes(c.dir));
     return interrupt_exit_code();
   }
-  TargetInfo target = probe_target(data.target_path, false);
-  for (const auto& w : target.warnings) data.warnings.push_back(w);
-  Topology topo = discover();
-  LoaderConfig base = c.loader;
-  std::string engine_reason;
-  std::string cache_detail = resolve_cache_and_engine(c, data.index, target, base, engine_reason, data.warnings);
-  base.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : base.batch_size / demand.samples_per_s_per_gpu;
-  LoaderConfig biggest = base;
-  biggest.num_workers = workers.back();
-  check_open_files_limit(biggest);
-  // io_uring rings count against RLIMIT_MEMLOCK on most kernels: sized for the sweep's largest point.
-  apply_memlock_plan(c.engine_request, loader_memlock_need(static_cast<uint64_t>(biggest.ranks) * biggest.num_workers,
-                                                           host.kernel),
-                     read_memlock_limit(), base.engine, engine_reason, data.warnings);
+  const PreparedData& data = run_plan.data;
+  const TargetInfo& target = run_plan.target();
+  const Demand& demand = run_plan.demand;
+  const Topology& topo = run_plan.topo;
+  const LoaderConfig& base = run_plan.loader;  // each setting varies workers, prefetch and placement on a copy
 
   std::string placements_why;
   int device_node = target.device_numa_node;
@@ -149,23 +139,20 @@ int cmd_tune(const CommandContext& ctx) {
                escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered");
   // On a terminal the running setting is redrawn in place; elsewhere (a log, a pipe) only each
   // finished setting is printed, one plain line.
-  const bool tty = isatty(STDERR_FILENO) != 0;
+  ProgressLine line(!c.quiet, 0, 1e9);
   TuneProgressFn progress = [&](size_t run, size_t runs, const TunePoint& p, uint32_t rep, const TuneSample* done) {
-    if (c.quiet) return;
     double el = static_cast<double>(now_ns() - t0) / 1e9;
     double left = static_cast<double>(runs - run) * (plan.run_s + kRunOverheadS);
-    if (!done && tty)
-      fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={} repeat {}/{} ... {} elapsed, ~{} left   ",
-                 run + 1, runs, p.num_workers, p.prefetch_factor, p.numa, rep + 1, plan.repeats, format_seconds(el),
-                 format_seconds(left));
-    else if (done && tty)
-      fmt::print(stderr, "\r[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%{:30}\n", run, runs,
-                 p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au, "");
+    if (!done && line.tty())
+      line.print(fmt::format("[{}/{}] num_workers={} prefetch_factor={} numa={} repeat {}/{} ... {} elapsed, ~{} left",
+                             run + 1, runs, p.num_workers, p.prefetch_factor, p.numa, rep + 1, plan.repeats,
+                             format_seconds(el), format_seconds(left)));
     else if (done)
-      fmt::print(stderr, "ioprobe tune: [{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%\n",
-                 run, runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au);
+      line.print_line(fmt::format("[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%", run,
+                                  runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au));
   };
   TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress, &data.layout);
+  line.finish();
 
   RecommendInputs ri;
   ri.required_samples_per_s = demand.samples_per_s_per_gpu * demand.gpus;
@@ -174,16 +161,15 @@ int cmd_tune(const CommandContext& ctx) {
   ri.cpus_allowed = host.cpus_allowed;
   Recommendation rec = recommend(plan.points, ri, topo);
 
-  double sample_bytes = c.sample_bytes;
-  if (sample_bytes <= 0 && data.index.total_known_bytes())
-    sample_bytes = static_cast<double>(data.index.total_known_bytes()) / static_cast<double>(data.index.size());
+  const double sample_bytes = run_plan.dataset_sample_bytes;
   nlohmann::json tj = target_json(target);
-  tj["cache"] = c.cache;
+  tj["cache"] = name(c.cache);
   tj["direct"] = base.direct;
-  tj["cache_detail"] = cache_detail;
+  tj["cache_detail"] = run_plan.cache_detail;
   tj["engine"] = base.engine;
-  tj["engine_reason"] = engine_reason;
+  tj["engine_reason"] = run_plan.engine_reason;
   doc["target"] = tj;
+  doc["targets"] = targets_json(run_plan.targets);
   nlohmann::json ds = data.dataset;
   ds["bytes"] = data.index.total_known_bytes();
   doc["dataset"] = ds;

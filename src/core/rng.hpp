@@ -1,6 +1,11 @@
 // xoshiro256** (Blackman & Vigna, https://prng.di.unimi.it/xoshiro256starstar.c), seeded with
 // splitmix64: the one fast, deterministic generator for synthetic data (checkpoint tensors,
-// text-like and random state). Output is the same on every platform and standard library.
+// text-like and random state, the sampler's permutations, raw's layout bytes). Output is the same on
+// every platform and standard library. Two older generators stay on purpose because their output
+// is on users' disks: a synthetic dataset's file sizes (dataset/spec.cpp, mt19937_64 + Box-Muller)
+// and file bytes (dataset/generator.cpp, splitmix64) are a function of the options and --seed, and
+// ensure_dataset reuses a dataset on disk by those alone: a new generator would make a reused
+// dataset differ from a fresh one of the same options.
 #pragma once
 
 #include <cstdint>

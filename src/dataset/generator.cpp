@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/progress.hpp"
 #include "core/error.hpp"
 #include "core/free_space.hpp"
 #include "core/interrupt.hpp"
@@ -115,41 +116,6 @@ void check_space(const std::string& dir, uint64_t need_bytes, uint64_t need_inod
                             escape_bytes(dir), format_count(need_inodes), format_count(free_inodes)),
                 kExitFailure);
 }
-
-// On a terminal one line redrawn every 250 ms; elsewhere (a log, a pipe) a full line every 10 s.
-class Progress {
- public:
-  Progress(bool enabled, uint64_t total_files)
-      : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0), total_(total_files) {
-    if (enabled_ && !tty_) fmt::print(stderr, "ioprobe: generating {} files...\n", format_count(total_));
-  }
-  void update(uint64_t files, uint64_t bytes, int64_t start_ns) {
-    if (!enabled_) return;
-    int64_t now = now_ns();
-    std::lock_guard<std::mutex> g(mu_);
-    if (last_ns_ == 0) last_ns_ = start_ns;
-    if (now - last_ns_ < (tty_ ? 250000000 : 10000000000LL) && (files != total_ || !tty_)) return;
-    last_ns_ = now;
-    double s = static_cast<double>(now - start_ns) / 1e9;
-    const std::string rate = format_rate(s > 0 ? static_cast<double>(bytes) / s : 0);
-    if (tty_)
-      fmt::print(stderr, "\rgenerating: {}/{} files, {}, {}   ", format_count(files), format_count(total_),
-                 format_bytes(bytes), rate);
-    else
-      fmt::print(stderr, "ioprobe: generating: {}/{} files, {}, {}\n", format_count(files), format_count(total_),
-                 format_bytes(bytes), rate);
-  }
-  void done() {
-    if (enabled_ && tty_) fmt::print(stderr, "\n");
-  }
-
- private:
-  bool enabled_;
-  bool tty_;
-  uint64_t total_;
-  int64_t last_ns_ = 0;
-  std::mutex mu_;
-};
 
 // Writes all `len` bytes to `fd` (retrying short writes and EINTR); on failure closes `fd` and
 // throws IoError naming `path`.
@@ -323,7 +289,9 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mu;
-  Progress progress(opts.progress, spec.files);
+  // On a terminal one line redrawn every 250 ms (and at the last file); in a log a line every 10 s.
+  ProgressLine progress(opts.progress, 0.25, 10);
+  if (!progress.tty()) progress.print(fmt::format("generating {} files...", format_count(spec.files)));
   auto writer = [&] {
     std::vector<char> buf;
     try {
@@ -337,7 +305,14 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
         else
           write_one(dir + "/" + index.path(i), sizes[i], spec.seed ^ (i * 0x100000001B3ULL), buf);
         done_bytes += sizes[i];
-        progress.update(done_files.fetch_add(1) + 1, done_bytes.load(), start);
+        const uint64_t files = done_files.fetch_add(1) + 1, bytes = done_bytes.load();
+        progress.update(
+            [&] {
+              const double s = static_cast<double>(now_ns() - start) / 1e9;
+              return fmt::format("generating: {}/{} files, {}, {}", format_count(files), format_count(spec.files),
+                                 format_bytes(bytes), format_rate(s > 0 ? static_cast<double>(bytes) / s : 0));
+            },
+            progress.tty() && files == spec.files);
       }
     } catch (...) {
       std::lock_guard<std::mutex> g(error_mu);
@@ -348,7 +323,7 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   std::vector<std::jthread> threads;
   for (int t = 0; t < std::max(1, opts.threads); ++t) threads.emplace_back(writer);
   for (auto& t : threads) t.join();
-  progress.done();
+  progress.finish(/*keep=*/true);
   if (error) std::rethrow_exception(error);
   if (interrupted()) {
     out.interrupted = true;

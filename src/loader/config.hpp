@@ -1,4 +1,5 @@
-// The loader's slice of the run configuration (built and validated by cli/).
+// The loader's slice of the run plan: the options parsed and validated by cli/ (run_config_from_vm),
+// then finished once by cli/ prepare_run (engine, O_DIRECT, eviction, placement, step time).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
 #include "loader/sampler.hpp"
 
 #include <numeric>
-#include <random>
 #include <utility>
+
+#include "core/rng.hpp"
 
 namespace ioprobe {
 
@@ -10,11 +11,11 @@ std::vector<uint64_t> sample_order(uint64_t n, bool shuffle, uint64_t seed, uint
   std::vector<uint64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   if (!shuffle || n < 2) return order;
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + epoch + 1);
+  Xoshiro256 rng(seed * 0x9E3779B97F4A7C15ULL + epoch + 1);  // core/rng.hpp: the project's one generator
   // Fisher-Yates with our own bounded draw: std::uniform_int_distribution differs between
   // standard libraries, and the order must be reproducible from (seed, epoch).
   for (uint64_t i = n - 1; i > 0; --i) {
-    unsigned __int128 m = static_cast<unsigned __int128>(rng()) * (i + 1);
+    unsigned __int128 m = static_cast<unsigned __int128>(rng.next()) * (i + 1);
     uint64_t j = static_cast<uint64_t>(m >> 64);
     std::swap(order[i], order[j]);
   }

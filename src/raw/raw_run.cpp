@@ -16,6 +16,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine.hpp"
@@ -234,30 +235,27 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
   sh.go.store(true, std::memory_order_release);
 
   // Progress on a terminal, once a second, from the jobs' relaxed counters.
-  bool tty = isatty(STDERR_FILENO) && !sh.abort;
-  int64_t next_print = sh.start_ns + 1000000000;
+  ProgressLine line(!sh.abort, 1, 0);
   auto all_done = [&] {
     for (const auto& j : jobs)
       if (!j->finished.load(std::memory_order_acquire)) return false;
     return true;
   };
-  if (tty) {
+  if (line.enabled()) {
     while (!all_done()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      int64_t now = now_ns();
-      if (now >= next_print) {
+      line.update([&] {
         uint64_t ios = 0;
         for (const auto& j : jobs) ios += j->progress_ios.load(std::memory_order_relaxed);
-        double t = (now - sh.start_ns) / 1e9;
-        std::fprintf(stderr, "\r  %.0f s%s: %s I/Os, %.0f IOPS   ", t,
-                     cfg.runtime_s > 0 ? fmt::format(" of {:.0f} s", cfg.runtime_s).c_str() : "",
-                     format_count(ios).c_str(), ios / t);
-        next_print += 1000000000;
-      }
+        const double t = static_cast<double>(now_ns() - sh.start_ns) / 1e9;
+        return fmt::format("  {:.0f} s{}: {} I/Os, {:.0f} IOPS", t,
+                           cfg.runtime_s > 0 ? fmt::format(" of {:.0f} s", cfg.runtime_s) : "", format_count(ios),
+                           ios / t);
+      });
     }
   }
   for (auto& t : threads) t.join();
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  line.finish();
   getrusage(RUSAGE_SELF, &ru1);
 
   RawResults out;

@@ -20,6 +20,8 @@
 #include "core/error.hpp"
 #include "core/free_space.hpp"
 #include "core/interrupt.hpp"
+#include "core/progress.hpp"
+#include "core/rng.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -49,17 +51,11 @@ bool has_mark(const std::string& path) {
 bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
   constexpr size_t kChunk = size_t{1} << 20;
   std::vector<uint64_t> buf(kChunk / sizeof(uint64_t));
-  uint64_t x = 0x2545F4914F6CDD1DULL ^ from;
-  int64_t last_print = now_ns();
-  bool tty = isatty(STDERR_FILENO);
+  Xoshiro256 rng(0x2545F4914F6CDD1DULL ^ from);  // core/rng.hpp: the project's one generator
+  ProgressLine line(true, 0.5, 0);  // on a terminal only
   for (uint64_t off = from; off < to;) {
     if (interrupted()) return false;
-    for (auto& w : buf) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      w = x;
-    }
+    for (auto& w : buf) w = rng.next();
     size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, to - off));
     ssize_t w = pwrite(fd, buf.data(), n, static_cast<off_t>(off));
     if (w < 0) {
@@ -67,13 +63,12 @@ bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
       throw IoError(errno, "write layout to", escape_bytes(path), "check free space (df) and permissions");
     }
     off += static_cast<uint64_t>(w);
-    if (tty && now_ns() - last_print > 500000000) {
-      std::fprintf(stderr, "\rioprobe raw: laying out %s: %.0f %%", escape_bytes(path).c_str(),
-                   100.0 * static_cast<double>(off - from) / static_cast<double>(to - from));
-      last_print = now_ns();
-    }
+    line.update([&] {
+      return fmt::format("ioprobe raw: laying out {}: {:.0f} %", escape_bytes(path),
+                         100.0 * static_cast<double>(off - from) / static_cast<double>(to - from));
+    });
   }
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  line.finish();
   if (fdatasync(fd) != 0) throw IoError(errno, "fdatasync", escape_bytes(path));
   return true;
 }

@@ -75,6 +75,25 @@ nlohmann::json target_json(const TargetInfo& t) {
           {"warnings", warnings}};
 }
 
+nlohmann::json targets_json(const std::vector<TargetShare>& targets) {
+  uint64_t files = 0, bytes = 0;
+  for (const auto& g : targets) {
+    files += g.files;
+    bytes += g.bytes;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : targets) {
+    nlohmann::json j = target_json(g.info);
+    j["files"] = g.files;
+    j["bytes"] = g.bytes;
+    j["files_fraction"] = files ? static_cast<double>(g.files) / static_cast<double>(files) : 0.0;
+    // null when no size is known (a --data walk does not stat its files)
+    j["bytes_fraction"] = bytes ? nlohmann::json(static_cast<double>(g.bytes) / static_cast<double>(bytes)) : nlohmann::json();
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 nlohmann::json document_header(const std::string& kind, const std::vector<std::string>& argv, const HostInfo& host) {
   nlohmann::json cmd = nlohmann::json::array();
   for (const auto& a : argv) cmd.push_back(escape_bytes(a));

@@ -38,6 +38,10 @@ nlohmann::json document_header(const std::string& kind, const std::vector<std::s
 
 nlohmann::json host_json(const HostInfo& host);
 nlohmann::json target_json(const TargetInfo& target);
+/// The "targets" array of run and tune: each filesystem the dataset lives on (target_json) with
+/// its share: files, bytes, files_fraction, bytes_fraction (0..1 of all files/bytes read; bytes_fraction
+/// null when no size is known, as after a --data walk).
+nlohmann::json targets_json(const std::vector<TargetShare>& targets);
 
 /// Writes `doc` (pretty, 2-space indent) to `path` atomically: a temporary file in the same
 /// directory, fsync, rename. A failed write leaves no file under `path`. Throws IoError.

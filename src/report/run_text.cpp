@@ -44,6 +44,7 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("device", dev.empty() ? fmt::format("none ({})", t.value("mount_source", "?")) :
                                fmt::format("{}{}", dev, t.value("rotational", -1) == 1 ? " (rotational)" :
                                                         t.value("rotational", -1) == 0 ? " (solid state)" : ""));
+  o += render_targets(doc, "filesystems", 20);
   line("cache", fmt::format("{}: {}", t.value("cache", "?"), t.value("cache_detail", "")));
   if (t.contains("cache_budget")) {
     const auto& b = t["cache_budget"];

@@ -227,9 +227,8 @@ void probe_direct_io(const std::string& path, TargetInfo& t, bool allow_temp_fil
   if (!temp.empty()) unlink(temp.c_str());
 }
 
-}  // namespace
-
-TargetInfo probe_target(const std::string& path, bool allow_temp_file) {
+// statfs, mountinfo and the device chain of `path` (no O_DIRECT probe, no warnings).
+TargetInfo probe_facts(const std::string& path) {
   TargetInfo t;
   t.path = path;
   struct statfs sf {};
@@ -247,8 +246,12 @@ TargetInfo probe_target(const std::string& path, bool allow_temp_file) {
   t.memory_backed = t.fs_type == "tmpfs" || t.fs_type == "ramfs";
   t.network = is_network_fs(t.fs_type, t.mount_fstype);
   probe_devices(path, t);
-  probe_direct_io(path, t, allow_temp_file);
+  return t;
+}
 
+// The report's warnings about `t`, naming it by t.path.
+void add_warnings(TargetInfo& t) {
+  const std::string& path = t.path;
   if (t.memory_backed)
     t.warnings.push_back(fmt::format("{} is {} (RAM): results measure memory copies, not a storage device",
                                      escape_bytes(path), t.fs_type));
@@ -263,7 +266,74 @@ TargetInfo probe_target(const std::string& path, bool allow_temp_file) {
                                      t.fs_type, t.o_direct_probe_file == "(temporary file)" ? "a temporary file"
                                                                                           : escape_bytes(t.o_direct_probe_file),
                                      errno_text(t.o_direct_errno)));
+}
+
+// An O_DIRECT failure that says something about the filesystem, not about the file itself.
+bool is_direct_refusal(int err) { return err == EINVAL || err == EOPNOTSUPP || err == ENOTSUP; }
+
+}  // namespace
+
+TargetInfo probe_target(const std::string& path, bool allow_temp_file) {
+  TargetInfo t = probe_facts(path);
+  probe_direct_io(path, t, allow_temp_file);
+  add_warnings(t);
   return t;
+}
+
+FileTargets probe_file_targets(size_t count, const std::function<std::string(size_t)>& path_of) {
+  constexpr size_t kMaxCandidates = 8;
+  struct Group {
+    TargetShare share;
+    std::vector<std::string> large, small;  // probe candidates: >= 4 KiB first, then smaller ones
+  };
+  FileTargets out;
+  std::vector<Group> groups;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string p = path_of(i);
+    struct stat st {};
+    const int rc = stat(p.c_str(), &st);
+    if (rc != 0 || !S_ISREG(st.st_mode)) {
+      if (out.missing++ == 0) {
+        out.first_missing = p;
+        out.first_missing_errno = rc != 0 ? errno : 0;
+      }
+      continue;
+    }
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.share.device == st.st_dev; });
+    if (g == groups.end()) {
+      groups.emplace_back();
+      g = groups.end() - 1;
+      g->share.device = st.st_dev;
+    }
+    ++g->share.files;
+    g->share.bytes += static_cast<uint64_t>(st.st_size);
+    auto& cand = st.st_size >= 4096 ? g->large : g->small;
+    if (cand.size() < kMaxCandidates) cand.push_back(p);
+  }
+  for (Group& g : groups) {
+    std::vector<std::string> cand = g.large;
+    cand.insert(cand.end(), g.small.begin(), g.small.end());
+    TargetInfo t = probe_facts(cand.front());
+    for (const std::string& f : cand) {
+      auto [mem, off] = dio_alignment(f);
+      const int rc = probe_o_direct(f);
+      if (rc != 0 && !is_direct_refusal(-rc)) continue;  // the file, not the filesystem: try the next one
+      t.dio_mem_align_bytes = mem;
+      t.dio_offset_align_bytes = off;
+      t.o_direct = rc == 0 ? 1 : 0;
+      t.o_direct_errno = -rc;
+      t.o_direct_probe_file = f;
+      break;
+    }
+    if (!t.mount_point.empty()) t.path = t.mount_point;
+    add_warnings(t);
+    g.share.info = std::move(t);
+    out.groups.push_back(std::move(g.share));
+  }
+  std::stable_sort(out.groups.begin(), out.groups.end(), [](const TargetShare& a, const TargetShare& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.files > b.files;
+  });
+  return out;
 }
 
 }  // namespace ioprobe

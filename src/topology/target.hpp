@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,30 @@ struct TargetInfo {
 /// With allow_temp_file = false (a user's read-only dataset) nothing is ever written.
 /// Throws IoError when statfs fails.
 TargetInfo probe_target(const std::string& path, bool allow_temp_file = true);
+
+/// One filesystem among those a list of files spans, with its share of the list.
+struct TargetShare {
+  TargetInfo info;      // probed on a listed file of this filesystem; info.path is its mount point
+  uint64_t device = 0;  // st_dev shared by the files
+  uint64_t files = 0;   // listed files on this filesystem
+  uint64_t bytes = 0;   // their sizes (stat st_size), bytes
+};
+
+/// The filesystems a list of files lives on.
+struct FileTargets {
+  std::vector<TargetShare> groups;  // most bytes first (then most files); empty when no file exists
+  uint64_t missing = 0;             // listed paths stat() failed on (or not regular files)
+  std::string first_missing;        // the first of them, as listed
+  int first_missing_errno = 0;      // its errno (0: exists but not a regular file)
+};
+
+/// Stats each of the `count` paths given by `path_of(i)` (one stat per file), groups them by
+/// filesystem (st_dev) and probes each group like probe_target, on one of its own files: the
+/// first regular file of at least 4 KiB (else the first regular file); when that file cannot be
+/// opened for a reason other than O_DIRECT (gone, permission), the next one is tried, at most 8.
+/// A missing or unreadable file therefore never decides a group's O_DIRECT. Nothing is written.
+/// Throws IoError when statfs fails on an existing file.
+FileTargets probe_file_targets(size_t count, const std::function<std::string(size_t)>& path_of);
 
 /// Name of a statfs magic number ("ext4" for EXT4_SUPER_MAGIC), "unknown(0x...)" otherwise.
 std::string fs_type_name(uint64_t magic);

@@ -4,7 +4,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
+#include <fstream>
 
 #include "topology/block_device.hpp"
 #include "topology/btrfs_info.hpp"
@@ -116,4 +118,43 @@ TEST_CASE("probe_target on the build directory: fs type, O_DIRECT probed, no fil
   }
   for (const auto& e : std::filesystem::directory_iterator(cwd))
     CHECK(e.path().filename().string().rfind(".ioprobe-odirect-", 0) != 0);
+}
+
+TEST_CASE("probe_file_targets groups files by filesystem and never probes O_DIRECT on a missing file", "[target]") {
+  char tmpl[] = "/tmp/ioprobe-ft-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  for (int i = 0; i < 3; ++i) std::ofstream(dir + "/f" + std::to_string(i)) << std::string(8192, 'x');
+  std::vector<std::string> paths = {dir + "/gone", dir + "/f0", dir + "/f1", dir + "/f2"};
+  std::string shm;
+  struct statfs sf {};
+  if (statfs("/dev/shm", &sf) == 0 && fs_type_name(static_cast<uint64_t>(sf.f_type)) == "tmpfs" &&
+      statfs(tmpl, &sf) == 0 && fs_type_name(static_cast<uint64_t>(sf.f_type)) != "tmpfs") {
+    char stmpl[] = "/dev/shm/ioprobe-ft-XXXXXX";
+    REQUIRE(mkdtemp(stmpl) != nullptr);
+    shm = stmpl;
+    std::ofstream(shm + "/r0") << std::string(4096, 'y');
+    paths.push_back(shm + "/r0");
+  }
+  FileTargets ft = probe_file_targets(paths.size(), [&](size_t i) { return paths[i]; });
+  CHECK(ft.missing == 1);
+  CHECK(ft.first_missing == dir + "/gone");
+  CHECK(ft.first_missing_errno == ENOENT);
+  REQUIRE(ft.groups.size() == (shm.empty() ? 1u : 2u));
+  const TargetShare& disk = ft.groups.front();  // the most bytes
+  CHECK(disk.files == 3);
+  CHECK(disk.bytes == 3 * 8192);
+  CHECK(disk.info.o_direct_probe_file == dir + "/f0");
+  CHECK(disk.info.o_direct != -1);  // decided on a file that exists
+  if (disk.info.fs_type == "ext4" || disk.info.fs_type == "xfs") CHECK(disk.info.o_direct == 1);
+  CHECK(disk.info.path == disk.info.mount_point);
+  if (!shm.empty()) {
+    const TargetShare& ram = ft.groups.back();
+    CHECK(ram.files == 1);
+    CHECK(ram.bytes == 4096);
+    CHECK(ram.info.fs_type == "tmpfs");
+    CHECK(ram.info.memory_backed);
+    std::filesystem::remove_all(shm);
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -125,3 +125,22 @@ TEST_CASE("gen --help lists only what gen uses, run --help keeps the run options
   }
   CHECK_THAT(gen, Catch::Contains("usage: ioprobe gen"));
 }
+
+TEST_CASE("tune's --workers and --numa lists are not read as run's single values", "[cli]") {
+  // tune parses "--workers 1,2,4" and "--numa auto" as its sweep lists; the run configuration it
+  // shares must leave them alone instead of tune erasing them from the options first.
+  {
+    cli::po::options_description desc = cli::run_options_description();
+    cli::po::variables_map vm = cli::parse_command_line({"--workers", "1,2,4", "--numa", "auto", "--files", "10"}, desc, "tune");
+    cli::RunConfig c;
+    cli::run_config_from_vm(vm, desc, cli::RunCommandKind::kTune, c);
+    CHECK(c.loader.num_workers == 8);
+    CHECK(c.numa.kind == Placement::Kind::None);
+    CHECK(c.cache == cli::CacheMode::kCold);
+    CHECK(std::string(cli::name(c.engine_request)) == "auto");
+  }
+  cli::po::options_description desc = cli::run_options_description();
+  cli::po::variables_map vm = cli::parse_command_line({"--workers", "1,2,4", "--files", "10"}, desc, "run");
+  cli::RunConfig c;
+  CHECK_THROWS_AS(cli::run_config_from_vm(vm, desc, cli::RunCommandKind::kRun, c), UsageError);
+}

@@ -113,7 +113,9 @@ TEST_CASE("page cache: residency of an empty file and errors", "[pagecache]") {
 TEST_CASE("drop_caches refusal reasons name EACCES and EROFS", "[pagecache]") {
   CHECK(drop_caches_refusal(EACCES, "/proc/sys/vm/drop_caches").find("needs root (EACCES)") != std::string::npos);
   CHECK(drop_caches_refusal(EROFS, "/proc/sys/vm/drop_caches").find("read-only (EROFS)") != std::string::npos);
-  DropCachesResult r = drop_caches("/nonexistent-dir/drop_caches");
+  ScratchDir dir;  // a directory of our own, so that the missing path is certain to be missing
+  REQUIRE_FALSE(dir.path.empty());
+  DropCachesResult r = drop_caches(dir.path + "/no-such-dir/drop_caches");
   CHECK_FALSE(r.dropped);
   CHECK(r.err == ENOENT);
   CHECK(r.reason.find("ENOENT") != std::string::npos);

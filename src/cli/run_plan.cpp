@@ -1,0 +1,81 @@
+#include "cli/run_plan.hpp"
+
+#include <sys/utsname.h>
+
+#include <fmt/format.h>
+
+#include "engine/uring_memlock.hpp"
+
+namespace ioprobe::cli {
+
+namespace {
+
+// The mean bytes per sample the dataset holds, 0 when its sizes are not all known.
+double dataset_mean_sample_bytes(const PreparedData& data, uint64_t samples) {
+  if (samples == 0) return 0;
+  if (data.layout.records_in_files())
+    return static_cast<double>(data.layout.total_bytes()) / static_cast<double>(samples);
+  size_t known = 0;
+  const uint64_t total = data.index.total_known_bytes(&known);
+  if (known != data.index.size() || total == 0) return 0;
+  return static_cast<double>(total) / static_cast<double>(samples);
+}
+
+}  // namespace
+
+RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
+  RunPlan p;
+  p.config = c;
+  p.model = c.spec.model.empty() ? "resnet50" : c.spec.model;
+  // The GPU side first, so that a typo costs no dataset generation.
+  p.demand = resolve_demand(c, p.model);
+  LoaderConfig widest = c.loader;
+  if (o.max_workers) widest.num_workers = o.max_workers;
+  check_open_files_limit(widest);
+
+  p.data = prepare_dataset(c);
+  if (p.data.interrupted) {
+    p.interrupted = true;
+    return p;
+  }
+  p.targets = probe_data_targets(p.data);
+  for (const TargetShare& g : p.targets)
+    for (const auto& w : g.info.warnings) p.data.warnings.push_back(w);
+
+  LoaderConfig& l = p.loader;
+  l = c.loader;
+  p.topo = discover();
+  l.placement = resolve_local(c.numa, p.target().device_numa_node, p.topo, &p.numa_reason);
+  p.cache_detail = resolve_cache_and_engine(c, p.data, p.targets, l, p.engine_reason, p.data.warnings);
+  // io_uring rings count against RLIMIT_MEMLOCK on most kernels: decided before any worker starts,
+  // sized for the widest run of the command (tune: its largest point).
+  utsname u{};
+  const std::string kernel = uname(&u) == 0 ? u.release : "";
+  apply_memlock_plan(name(c.engine_request),
+                     loader_memlock_need(static_cast<uint64_t>(widest.ranks) * widest.num_workers, kernel),
+                     read_memlock_limit(), l.engine, p.engine_reason, p.data.warnings);
+  l.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : l.batch_size / p.demand.samples_per_s_per_gpu;
+
+  if (c.spec.kind == DatasetKind::kToken && p.demand.rate_family != "user" && p.model == "llama3.1-8b" &&
+      c.spec.seq_len != 2048)
+    p.data.warnings.push_back(fmt::format("the catalog's {} rate is tokens/s converted at 2,048 tokens per sample; "
+                                          "with --seq-len {} give --gpu-samples-per-s (tokens/s / {})",
+                                          p.model, c.spec.seq_len, c.spec.seq_len));
+  const bool records = p.data.layout.records_in_files();
+  p.samples_per_epoch = records ? p.data.layout.total_records() : p.data.index.size();
+  // drop_last with fewer samples per rank than one batch delivers nothing, epoch after epoch.
+  check_drop_last_batches(l, p.samples_per_epoch, records ? "records" : "samples");
+  p.dataset_sample_bytes = c.sample_bytes > 0 ? c.sample_bytes : dataset_mean_sample_bytes(p.data, p.samples_per_epoch);
+  if (p.dataset_sample_bytes == 0 && p.data.from_list) {
+    // A file list's sizes are not in its index, but probe_data_targets stat'ed every listed file.
+    uint64_t files = 0, bytes = 0;
+    for (const TargetShare& g : p.targets) {
+      files += g.files;
+      bytes += g.bytes;
+    }
+    if (files && bytes) p.dataset_sample_bytes = static_cast<double>(bytes) / static_cast<double>(files);
+  }
+  return p;
+}
+
+}  // namespace ioprobe::cli

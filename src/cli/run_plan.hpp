@@ -1,0 +1,58 @@
+// The resolved, read-only plan of a DataLoader run, shared by `ioprobe run` and `ioprobe tune`:
+// options flow one way, RunConfig (validated options, enums) -> prepare_run (the one preflight)
+// -> RunPlan, from which each part takes its slice (the loader its finished LoaderConfig, the
+// ingest analysis its Demand, the report the target and dataset sections).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/run_config.hpp"
+#include "cli/run_prepare.hpp"
+#include "ingest/analysis.hpp"
+#include "loader/config.hpp"
+#include "topology/numa.hpp"
+#include "topology/target.hpp"
+
+namespace ioprobe::cli {
+
+/// What the command adds to the preflight.
+struct PrepareOptions {
+  /// The most num_workers any run of the command will use (tune: its largest), for the open-files
+  /// check made before a dataset is generated; 0: the config's --workers.
+  uint32_t max_workers = 0;
+};
+
+/// Everything decided before the first read. Built once by prepare_run and then only read:
+/// tune varies num_workers, prefetch_factor and placement on copies of `loader`.
+struct RunPlan {
+  RunConfig config;                  // the validated options the plan was made from
+  std::string model;                 // catalog model key (the preset's, else resnet50)
+  Demand demand;                     // the GPUs' ingest demand
+  PreparedData data;                 // files, record layout, "dataset" section, warnings so far
+  std::vector<TargetShare> targets;  // filesystems read, most bytes first (one unless a file list spans several)
+  std::string cache_detail;          // how cold/warm is achieved (report text)
+  std::string engine_reason;         // why loader.engine
+  std::string numa_reason;           // why loader.placement
+  LoaderConfig loader;               // finished: engine, direct, eviction, placement and step time decided
+  Topology topo;                     // NUMA nodes and PCI devices (topology/numa.hpp)
+  uint64_t samples_per_epoch = 0;    // records for sharded/token datasets, files otherwise
+  /// Bytes per sample for the bytes/s demand before any read: --sample-bytes, else the dataset's
+  /// mean (bytes of its records or files / samples; a file list: of the listed files that exist);
+  /// 0 when the sizes are not all known (a --data walk).
+  double dataset_sample_bytes = 0;
+  bool interrupted = false;          // dataset generation stopped by a signal: nothing else is set
+
+  /// The target reported as "target": the filesystem holding the most bytes.
+  const TargetInfo& target() const { return targets.front().info; }
+};
+
+/// The preflight of run and tune, in order: the GPU demand (a typo in --gpu costs nothing), the
+/// open-files limit, the dataset (generated, walked or listed), the filesystems it lives on, the
+/// NUMA placement, O_DIRECT / buffered and the engine, the step time, and the checks that need
+/// the enumerated dataset (drop_last). Throws UsageError (exit 2) and Error/IoError (exit 1) as
+/// the steps above document; returns with `interrupted` set when generation was stopped.
+RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o = {});
+
+}  // namespace ioprobe::cli
