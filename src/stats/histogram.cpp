@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
 namespace ioprobe {
 
 // Values below kSub are stored exactly (group 0). Above, group g = highest bit - kSubBits + 1
@@ -61,6 +65,39 @@ uint64_t LatencyHistogram::percentile(double p) const {
     }
   }
   return max_;
+}
+
+std::vector<HistogramBucket> LatencyHistogram::buckets() const {
+  std::vector<HistogramBucket> out;
+  for (int b = 0; b < kBuckets; ++b)
+    if (counts_[static_cast<size_t>(b)]) out.push_back({bucket_lower(b), counts_[static_cast<size_t>(b)]});
+  return out;
+}
+
+LatencyHistogram LatencyHistogram::from_buckets(const std::vector<HistogramBucket>& buckets, uint64_t min_ns,
+                                                uint64_t max_ns, unsigned __int128 sum_ns) {
+  LatencyHistogram h;
+  int prev = -1;
+  for (const auto& bk : buckets) {
+    const int b = bucket_of(bk.lower_ns);
+    if (bucket_lower(b) != bk.lower_ns)
+      throw UsageError(fmt::format("histogram bucket lower bound {} ns is not a bucket bound (the nearest is {} ns)",
+                                   bk.lower_ns, bucket_lower(b)));
+    if (b <= prev)
+      throw UsageError(fmt::format("histogram bucket {} ns repeats or is out of order: bounds must ascend", bk.lower_ns));
+    if (bk.count == 0) throw UsageError(fmt::format("histogram bucket {} ns has count 0: only non-empty buckets are kept", bk.lower_ns));
+    prev = b;
+    h.counts_[static_cast<size_t>(b)] = bk.count;
+    h.count_ += bk.count;
+  }
+  if (h.count_ == 0) return h;
+  if (bucket_of(min_ns) != bucket_of(buckets.front().lower_ns) || bucket_of(max_ns) != bucket_of(buckets.back().lower_ns))
+    throw UsageError(fmt::format("histogram min {} ns / max {} ns do not fall in its first ({} ns) / last ({} ns) bucket",
+                                 min_ns, max_ns, buckets.front().lower_ns, buckets.back().lower_ns));
+  h.min_ = min_ns;
+  h.max_ = max_ns;
+  h.sum_ = sum_ns;
+  return h;
 }
 
 }  // namespace ioprobe
