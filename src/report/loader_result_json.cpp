@@ -161,4 +161,7 @@ LoaderResult loader_result_from_json(const json& j) {
   return r;
 }
 
+void to_json(json& j, const LoaderResult& r) { j = loader_result_to_json(r); }
+void from_json(const json& j, LoaderResult& r) { r = loader_result_from_json(j); }
+
 }  // namespace ioprobe

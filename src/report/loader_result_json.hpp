@@ -27,4 +27,8 @@ nlohmann::json loader_result_to_json(const LoaderResult& r);
 /// the worker or rank it belongs to) for a document that is not one.
 LoaderResult loader_result_from_json(const nlohmann::json& j);
 
+/// nlohmann's hooks for the two above: `nlohmann::json j = r;` and `j.get<LoaderResult>()`.
+void to_json(nlohmann::json& j, const LoaderResult& r);
+void from_json(const nlohmann::json& j, LoaderResult& r);
+
 }  // namespace ioprobe

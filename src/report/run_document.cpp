@@ -126,6 +126,9 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
   return r;
 }
 
+void to_json(nlohmann::json& j, const RunResults& r) { j = run_results_json(r); }
+void from_json(const nlohmann::json& j, RunResults& r) { r = run_results_from_json(j, "results"); }
+
 nlohmann::json loader_results_json(const LoaderResult& r) { return run_results_json(run_results_of(r)); }
 
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {

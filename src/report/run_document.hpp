@@ -62,6 +62,10 @@ nlohmann::json run_results_json(const RunResults& r);
 /// refused with that reason.
 RunResults run_results_from_json(const nlohmann::json& results, const std::string& where);
 
+/// nlohmann's hooks: `nlohmann::json j = results;` and `j.get<RunResults>()` (errors name "results").
+void to_json(nlohmann::json& j, const RunResults& r);
+void from_json(const nlohmann::json& j, RunResults& r);
+
 /// run_results_json(run_results_of(r)).
 nlohmann::json loader_results_json(const LoaderResult& r);
 
