@@ -85,7 +85,7 @@ struct LoaderResult {
 
 /// The result of one rank: its stats and its workers' with the totals (samples, bytes, errors,
 /// io_bytes, histograms, timeline, wait, first batch) computed from them; elapsed_ns and
-/// epochs_completed as given. Other fields (CPU, stop reason, errors samples) are left empty.
+/// epochs_completed as given. Other fields (CPU, stop reason, error samples, residency) are left empty.
 LoaderResult rank_result(RankStats rank, std::vector<WorkerStats> workers, int64_t elapsed_ns,
                          uint32_t epochs_completed);
 

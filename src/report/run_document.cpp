@@ -102,7 +102,7 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
   try {
     r.samples = get("samples").get<uint64_t>();
     r.bytes = get("bytes").get<uint64_t>();
-    r.io_bytes = j.value("io_bytes", r.bytes);  // documents before io_bytes: nothing beyond the delivered bytes known
+    r.io_bytes = get("io_bytes").get<uint64_t>();
     r.errors = get("errors").get<uint64_t>();
     r.elapsed_s = get("elapsed_s").get<double>();
     r.epochs_completed = get("epochs_completed").get<uint32_t>();
@@ -112,7 +112,8 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
     const nlohmann::json& cpu = get("cpu");
     r.cpu_user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
     r.cpu_sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
-    r.workers = j.value("workers", nlohmann::json::array());
+    r.workers = get("workers");
+    if (!r.workers.is_array()) throw UsageError(fmt::format("{}: 'workers' is not an array", where));
     r.error_samples = get("error_samples").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
