@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
 namespace ioprobe {
 
 void LoaderResult::merge(const LoaderResult& o) {
@@ -9,7 +13,10 @@ void LoaderResult::merge(const LoaderResult& o) {
     *this = o;
     return;
   }
-  timeline.merge(o.timeline);  // first: it throws on different intervals, before anything changed
+  if (timeline.interval_ns() != o.timeline.interval_ns() && !timeline.points().empty() && !o.timeline.points().empty())
+    throw UsageError(fmt::format("cannot merge loader results with timeline intervals of {} s and {} s",
+                                 timeline.interval_s(), o.timeline.interval_s()));
+  timeline.merge(o.timeline);
   workers.insert(workers.end(), o.workers.begin(), o.workers.end());
   ranks.insert(ranks.end(), o.ranks.begin(), o.ranks.end());
   elapsed_ns = std::max(elapsed_ns, o.elapsed_ns);

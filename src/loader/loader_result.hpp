@@ -79,7 +79,8 @@ struct LoaderResult {
   /// elapsed_ns and first_batch_ns are the max, epochs_completed the min, partial and
   /// stopped_on_errors true if either is; error_samples keeps the first kMaxErrorSamples;
   /// stop_reason stays unless it is "completed" and the other's is not. Merging into a result
-  /// with no ranks and no workers gives `other`. Throws Error when the timelines' intervals differ.
+  /// with no ranks and no workers gives `other`. Throws UsageError when both timelines have
+  /// points and their intervals differ (nothing changed then).
   void merge(const LoaderResult& other);
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,9 @@ namespace ioprobe {
 using nlohmann::json;
 
 namespace {
+
+// A non-negative integer (nlohmann keeps integers built in code signed, parsed ones unsigned).
+bool is_count(const json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); }
 
 double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 
@@ -27,7 +31,7 @@ json sum_json(unsigned __int128 s) {
 }
 
 unsigned __int128 sum_from_json(const json& v, const std::string& where) {
-  if (v.is_number_unsigned()) return v.get<uint64_t>();
+  if (is_count(v)) return v.get<uint64_t>();
   if (v.is_number() && v.get<double>() >= 0) return static_cast<unsigned __int128>(v.get<double>());
   throw UsageError(fmt::format("{}: sum_ns {} is not a non-negative number", where, v.dump()));
 }
@@ -47,7 +51,7 @@ std::vector<HistogramBucket> buckets_from_json(const json& j, const std::string&
   if (!b.is_array()) throw UsageError(fmt::format("{}: 'buckets' is not an array of [lower_bound_ns, count]", where));
   std::vector<HistogramBucket> out;
   for (const auto& e : b) {
-    if (!e.is_array() || e.size() != 2 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned())
+    if (!e.is_array() || e.size() != 2 || !is_count(e[0]) || !is_count(e[1]))
       throw UsageError(fmt::format("{}: bucket {} is not [lower_bound_ns, count] (two unsigned integers)", where, e.dump()));
     out.push_back({e[0].get<uint64_t>(), e[1].get<uint64_t>()});
   }
@@ -67,10 +71,10 @@ LatencyHistogram build(const std::vector<HistogramBucket>& b, uint64_t min, uint
   LatencyHistogram h;
   try {
     h = LatencyHistogram::from_buckets(b, min, max, sum);
-  } catch (const UsageError& e) {
+  } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("{}: {}", where, e.what()));
   }
-  if (j.contains("count") && j["count"].is_number_unsigned() && j["count"].get<uint64_t>() != h.count())
+  if (j.contains("count") && is_count(j["count"]) && j["count"].get<uint64_t>() != h.count())
     throw UsageError(fmt::format("{}: count {} differs from the buckets' total {}", where, j["count"].get<uint64_t>(), h.count()));
   return h;
 }
@@ -114,7 +118,7 @@ LatencyHistogram histogram_from_ns_json(const json& j, const std::string& where)
   if (empty_ok(b, j, where)) return {};
   auto u64 = [&](const char* k) {
     const json& v = json_at(j, k, where);
-    if (!v.is_number_unsigned()) throw UsageError(fmt::format("{}: '{}' is {}, not an unsigned integer", where, k, v.dump()));
+    if (!is_count(v)) throw UsageError(fmt::format("{}: '{}' is {}, not an unsigned integer", where, k, v.dump()));
     return v.get<uint64_t>();
   };
   return build(b, u64("min_ns"), u64("max_ns"), sum_from_json(json_at(j, "sum_ns", where), where), j, where);
@@ -145,8 +149,9 @@ std::vector<TimelinePoint> timeline_points_from_json(const json& points, const s
 }
 
 Timeline timeline_from_json(const json& points, double interval_s, const std::string& where) {
-  if (!(interval_s > 0)) throw UsageError(fmt::format("{}: timeline interval {} s must be > 0", where, interval_s));
-  return Timeline::from_points(std::llround(interval_s * 1e9), timeline_points_from_json(points, where));
+  const int64_t ns = interval_s > 0 && interval_s < 1e9 ? std::llround(interval_s * 1e9) : 0;
+  if (ns <= 0) throw UsageError(fmt::format("{}: timeline interval {} s must be > 0 (and under 10^9 s)", where, interval_s));
+  return Timeline::from_points(ns, timeline_points_from_json(points, where));
 }
 
 }  // namespace ioprobe

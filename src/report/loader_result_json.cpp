@@ -27,7 +27,9 @@ json timeline_json(const Timeline& t) { return {{"interval_ns", t.interval_ns()}
 Timeline timeline_of(const json& j, const std::string& where) {
   const std::string w = where + " timeline";
   const json& t = json_at(j, "timeline", where);
-  return Timeline::from_points(get<int64_t>(t, "interval_ns", w), timeline_points_from_json(json_at(t, "points", w), w));
+  const auto ns = get<int64_t>(t, "interval_ns", w);
+  if (ns <= 0) throw UsageError(fmt::format("{}: interval_ns {} must be > 0", w, ns));
+  return Timeline::from_points(ns, timeline_points_from_json(json_at(t, "points", w), w));
 }
 
 LatencyHistogram hist_of(const json& j, const char* key, const std::string& where) {

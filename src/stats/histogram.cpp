@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
-
-#include "core/error.hpp"
+#include <stdexcept>
+#include <string>
 
 namespace ioprobe {
 
@@ -81,19 +80,23 @@ LatencyHistogram LatencyHistogram::from_buckets(const std::vector<HistogramBucke
   for (const auto& bk : buckets) {
     const int b = bucket_of(bk.lower_ns);
     if (bucket_lower(b) != bk.lower_ns)
-      throw UsageError(fmt::format("histogram bucket lower bound {} ns is not a bucket bound (the nearest is {} ns)",
-                                   bk.lower_ns, bucket_lower(b)));
+      throw std::invalid_argument("histogram bucket lower bound " + std::to_string(bk.lower_ns) +
+                                  " ns is not a bucket bound (the nearest is " + std::to_string(bucket_lower(b)) + " ns)");
     if (b <= prev)
-      throw UsageError(fmt::format("histogram bucket {} ns repeats or is out of order: bounds must ascend", bk.lower_ns));
-    if (bk.count == 0) throw UsageError(fmt::format("histogram bucket {} ns has count 0: only non-empty buckets are kept", bk.lower_ns));
+      throw std::invalid_argument("histogram bucket " + std::to_string(bk.lower_ns) +
+                                  " ns repeats or is out of order: bounds must ascend");
+    if (bk.count == 0)
+      throw std::invalid_argument("histogram bucket " + std::to_string(bk.lower_ns) +
+                                  " ns has count 0: only non-empty buckets are kept");
     prev = b;
     h.counts_[static_cast<size_t>(b)] = bk.count;
     h.count_ += bk.count;
   }
   if (h.count_ == 0) return h;
   if (bucket_of(min_ns) != bucket_of(buckets.front().lower_ns) || bucket_of(max_ns) != bucket_of(buckets.back().lower_ns))
-    throw UsageError(fmt::format("histogram min {} ns / max {} ns do not fall in its first ({} ns) / last ({} ns) bucket",
-                                 min_ns, max_ns, buckets.front().lower_ns, buckets.back().lower_ns));
+    throw std::invalid_argument("histogram min " + std::to_string(min_ns) + " ns / max " + std::to_string(max_ns) +
+                                " ns do not fall in its first (" + std::to_string(buckets.front().lower_ns) +
+                                " ns) / last (" + std::to_string(buckets.back().lower_ns) + " ns) bucket");
   h.min_ = min_ns;
   h.max_ = max_ns;
   h.sum_ = sum_ns;

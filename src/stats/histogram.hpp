@@ -47,7 +47,7 @@ class LatencyHistogram {
   unsigned __int128 sum_ns() const { return sum_; }
   /// Rebuilds a histogram from buckets() and the exact min, max and sum of its values (ns), so
   /// that counts, percentiles, mean, min and max equal the original's. Add more with merge().
-  /// Throws UsageError naming the value when a lower bound is not a bucket's, the bounds are not
+  /// Throws std::invalid_argument naming the value when a lower bound is not a bucket's, the bounds are not
   /// strictly ascending, a count is 0, or min/max do not fall in the first/last bucket.
   static LatencyHistogram from_buckets(const std::vector<HistogramBucket>& buckets, uint64_t min_ns, uint64_t max_ns,
                                        unsigned __int128 sum_ns);

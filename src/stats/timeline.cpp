@@ -4,9 +4,8 @@
 #include <cmath>
 #include <cstddef>
 
-#include <fmt/format.h>
-
-#include "core/error.hpp"
+#include <stdexcept>
+#include <string>
 using std::size_t;
 
 namespace ioprobe {
@@ -15,7 +14,7 @@ namespace ioprobe {
 Timeline::Timeline(double interval_s) : interval_ns_(std::max<int64_t>(1, std::llround(interval_s * 1e9))) {}
 
 Timeline Timeline::from_points(int64_t interval_ns, std::vector<TimelinePoint> points) {
-  if (interval_ns <= 0) throw UsageError(fmt::format("timeline interval {} ns: must be > 0", interval_ns));
+  if (interval_ns <= 0) throw std::invalid_argument("timeline interval " + std::to_string(interval_ns) + " ns: must be > 0");
   Timeline t;
   t.interval_ns_ = interval_ns;
   t.points_ = std::move(points);
@@ -56,8 +55,8 @@ void Timeline::add(int64_t t_ns, uint64_t samples, uint64_t bytes, int64_t wait_
 void Timeline::merge(const Timeline& o) {
   if (points_.empty()) interval_ns_ = o.interval_ns_;
   if (o.interval_ns_ != interval_ns_ && !o.points_.empty())
-    throw UsageError(fmt::format("cannot add timelines of {} s and {} s intervals: the intervals must be equal",
-                                 interval_s(), o.interval_s()));
+    throw std::invalid_argument("cannot add timelines of " + std::to_string(interval_ns_) + " ns and " +
+                                std::to_string(o.interval_ns_) + " ns intervals: the intervals must be equal");
   for (size_t i = 0; i < o.points_.size(); ++i) {
     TimelinePoint& p = at(static_cast<int64_t>(i) * interval_ns_);
     p.samples += o.points_[i].samples;
