@@ -1,5 +1,6 @@
 // `ioprobe report FILE.json [FILE2.json ...]`: re-renders saved result documents as text, HTML
-// (--html) or CSV (--csv, tune points), and compares two or more side by side.
+// (--html) or CSV (--csv, tune points), and compares two or more side by side; with --merge,
+// combines run (or raw) documents into one result (report/document_merge.hpp), written with --json.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -12,23 +13,63 @@
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
+#include "report/document_merge.hpp"
 #include "report/html_report.hpp"
 #include "report/run_text.hpp"
 #include "report/tune_document.hpp"
 
 namespace ioprobe::cli {
 
+namespace {
+
+// `report --merge A.json B.json [...] [--json M.json] [--html OUT.html]`.
+int merge_command(const std::vector<std::string>& files, const std::vector<nlohmann::json>& docs,
+                  const po::variables_map& vm, const std::string& html, const std::string& csv) {
+  if (files.size() < 2) throw UsageError("--merge: give two or more result documents (A.json B.json ...)");
+  if (!csv.empty()) throw UsageError("--csv writes the points of a tune document; tune documents do not merge");
+  const std::string out = vm.count("json") ? vm["json"].as<std::string>() : "";
+  if (vm.count("json") && out.empty()) throw UsageError("--json: empty path; give a file name");
+  if (!out.empty()) {
+    check_output_path(out, "--json");
+    check_output_not_input(out, "--json", files);
+  }
+  if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
+  if (!html.empty()) {
+    check_output_path(html, "--html");
+    check_output_not_input(html, "--html", files);
+    if (html == out) throw UsageError(fmt::format("--html and --json both name '{}'; give two file names", escape_bytes(html)));
+  }
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(escape_bytes(f));
+  const nlohmann::json merged = merge_documents(docs, names);
+  std::cout << (merged.value("kind", "") == "run" ? render_run_text(merged) : render_merged_raw_text(merged));
+  if (!out.empty()) {
+    write_json_file(out, merged);
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(out));
+  }
+  if (!html.empty()) {
+    write_file_atomically(html, render_html_report({merged}), "check that the directory exists and is writable");
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int cmd_report(const CommandContext& ctx) {
   po::options_description desc("ioprobe report FILE.json [B.json ...]: re-render saved result documents");
   desc.add_options()
       ("html", po::value<std::string>(), "write one self-contained HTML page (inline SVG charts) to FILE")
       ("csv", po::value<std::string>(), "write the points of a tune document as CSV to FILE")
+      ("merge", "combine run (or raw) documents into one result: counts summed, elapsed the longest, "
+                "percentiles from the added latency buckets")
+      ("json", po::value<std::string>(), "with --merge: write the merged document to FILE")
       ("help,h", "this help");
   std::vector<std::string> files, rest;
-  // Words are files, except the value after --html/--csv.
+  // Words are files, except the value after --html/--csv/--json.
   for (size_t i = 0; i < ctx.args.size(); ++i) {
     const std::string& a = ctx.args[i];
-    if ((a == "--html" || a == "--csv") && i + 1 < ctx.args.size()) {
+    if ((a == "--html" || a == "--csv" || a == "--json") && i + 1 < ctx.args.size()) {
       rest.push_back(a);
       rest.push_back(ctx.args[++i]);
     } else {
@@ -38,7 +79,9 @@ int cmd_report(const CommandContext& ctx) {
   po::variables_map vm = parse_command_line(rest, desc, "report");
   if (vm.count("help") || files.empty()) {
     std::cout << "usage: ioprobe report FILE.json [B.json ...] [--html OUT.html] [--csv OUT.csv]\n"
+                 "       ioprobe report --merge A.json B.json [...] [--json M.json] [--html OUT.html]\n"
                  "One file: its text report. Two or more: a side-by-side comparison, then each report.\n"
+                 "--merge: one result combining run (or raw) documents, e.g. one per host of a multi-host run.\n"
               << desc;
     if (files.empty() && !vm.count("help")) throw UsageError("report: give a result document (FILE.json)");
     return kExitOk;
@@ -47,6 +90,9 @@ int cmd_report(const CommandContext& ctx) {
   for (const auto& f : files) docs.push_back(read_json_file(f));
   const std::string html = vm.count("html") ? vm["html"].as<std::string>() : "";
   const std::string csv = vm.count("csv") ? vm["csv"].as<std::string>() : "";
+  if (vm.count("json") && !vm.count("merge"))
+    throw UsageError("--json writes a merged document; use it with --merge (report re-renders documents that exist)");
+  if (vm.count("merge")) return merge_command(files, docs, vm, html, csv);
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
   if (!html.empty()) check_output_path(html, "--html");
   if (!csv.empty()) check_output_path(csv, "--csv");

@@ -30,8 +30,6 @@ namespace ioprobe {
 
 namespace {
 
-constexpr size_t kMaxErrorSamples = 10;
-
 // Real CPU work standing in for decode and transforms: integer mixing until the calling
 // thread's CPU clock has advanced by `us` microseconds.
 void spend_cpu(double us) {
@@ -85,6 +83,7 @@ class RankLoader {
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
       : rank_(rank), sh_(sh), workers_(workers), stats_(stats), readers_(sh.cfg.num_workers),
         range_readers_(sh.cfg.num_workers), streams_(sh.cfg.num_workers), tokens_(sh.cfg.num_workers) {
+    stats_.rank = rank;
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
     kind_ = sh.layout ? sh.layout->kind() : DatasetKind::kFiles;
     env_.dirfd = sh.dirfd;
@@ -382,8 +381,8 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
     if (sh.dirfd < 0) throw IoError(errno, "open directory", index.root());
   }
   if (cfg.ranks > 1) sh.step_barrier = std::make_unique<std::barrier<>>(static_cast<std::ptrdiff_t>(cfg.ranks));
-  res.workers.resize(static_cast<size_t>(cfg.ranks) * cfg.num_workers);
-  res.ranks.resize(cfg.ranks);
+  std::vector<WorkerStats> workers(static_cast<size_t>(cfg.ranks) * cfg.num_workers);
+  std::vector<RankStats> ranks(cfg.ranks);
 
   rusage ru0{}, ru1{};
   getrusage(RUSAGE_SELF, &ru0);
@@ -398,8 +397,7 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
     try {
       threads.emplace_back([&, r] {
         try {
-          RankLoader rl(static_cast<int>(r), sh, &res.workers[static_cast<size_t>(r) * cfg.num_workers],
-                        res.ranks[r]);
+          RankLoader rl(static_cast<int>(r), sh, &workers[static_cast<size_t>(r) * cfg.num_workers], ranks[r]);
           epochs[r] = rl.run();
         } catch (...) {
           errors[r] = std::current_exception();
@@ -422,25 +420,21 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
   // Elapsed ends where the stop (signal or --duration) was seen: the drain after it delivers
   // nothing, so bytes and time cover the same span.
   const int64_t stop_at = sh.stop_ns.load();
-  res.elapsed_ns = (stop_at ? std::min(stop_at, now_ns()) : now_ns()) - sh.start_ns;
+  const int64_t elapsed_ns = (stop_at ? std::min(stop_at, now_ns()) : now_ns()) - sh.start_ns;
   getrusage(RUSAGE_SELF, &ru1);
   if (sh.dirfd >= 0) close(sh.dirfd);
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 
+  // Each rank's part, merged as the parts of a multi-host run are (loader/loader_result.hpp).
+  for (uint32_t r = 0; r < cfg.ranks; ++r) {
+    const auto first = workers.begin() + static_cast<std::ptrdiff_t>(r) * cfg.num_workers;
+    res.merge(rank_result(std::move(ranks[r]), std::vector<WorkerStats>(first, first + cfg.num_workers), elapsed_ns,
+                          epochs[r]));
+  }
+  res.elapsed_ns = elapsed_ns;
   res.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
   res.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
-  res.epochs_completed = *std::min_element(epochs.begin(), epochs.end());
-  for (const auto& r : res.ranks) {
-    res.samples += r.samples;
-    res.bytes += r.bytes;
-  }
-  for (const auto& w : res.workers) {
-    res.errors += w.errors;
-    res.io_bytes += w.io_bytes;
-    res.file_latency.merge(w.file_latency);
-    res.open_latency.merge(w.open_latency);
-  }
   res.error_samples = sh.error_samples;
   res.epoch_resident_fraction = sh.resident;
   res.residency_method = sh.residency_method;

@@ -4,6 +4,7 @@
 #include "report/checkpoint_report.hpp"
 
 #include "checkpoint/chunker.hpp"
+#include "checkpoint/rank_totals.hpp"
 
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -16,7 +17,7 @@ using namespace checkpoint;
 namespace {
 
 double sec(int64_t ns) { return ns / 1e9; }
-double rate(uint64_t bytes, int64_t ns) { return ns > 0 ? bytes * 1e9 / static_cast<double>(ns) : 0.0; }
+double rate(uint64_t bytes, int64_t ns) { return rate_bytes_per_s(bytes, ns); }
 
 json state_json(const CheckpointRunData& d) {
   const StateSpec& s = d.state;
@@ -60,18 +61,11 @@ json checkpoint_json(const CheckpointRunData& d) {
   out["state"] = state_json(d);
   out["config"] = config_json(d);
 
-  // Per-rank save figures. Duration of a rank: open .. fsync returned.
+  // Per-rank save figures (duration of a rank: open .. fsync returned); the figures over ranks
+  // come from checkpoint/rank_totals.hpp.
   json ranks = json::array();
-  uint64_t logical = 0, stored = 0, on_disk = 0, written = 0;
-  int64_t max_ns = 0;
-  double min_rate = 0;
-  bool have_min = false;
   auto empty_rank = [&](size_t i) { return i < d.state.ranks.size() && d.state.ranks[i].bytes == 0; };
-  bool direct = !s.ranks.empty();
-  int64_t stage = 0, comp = 0, wait = 0, fsync = 0;
-  double busy_sum = 0;  // ioprobe pool: mean busy workers, summed over ranks
-  int used_min = -1;
-  int64_t checksum_max = 0;  // ioprobe pool: the workers' checksum CPU time, max over ranks
+  SaveTotals tot;
   for (size_t i = 0; i < s.ranks.size(); ++i) {
     const auto& r = s.ranks[i];
     uint64_t disk = i < d.file_bytes.size() ? d.file_bytes[i] : r.stored_bytes;
@@ -86,56 +80,42 @@ json checkpoint_json(const CheckpointRunData& d) {
                      {"zstd_frames", r.frames}, {"zero_copy_bytes", r.zero_copy_bytes}});
     if (r.compress_active_ns > 0) {
       // Measured: time inside zstd summed over this rank's workers / the pool's wall time.
-      double b = static_cast<double>(r.compress_busy_ns) / static_cast<double>(r.compress_active_ns);
       ranks.back()["compress_busy_s"] = sec(r.compress_busy_ns);
-      ranks.back()["compress_workers_busy_mean"] = b;
+      ranks.back()["compress_workers_busy_mean"] = static_cast<double>(r.compress_busy_ns) / static_cast<double>(r.compress_active_ns);
       ranks.back()["compress_workers_used"] = r.compress_workers_used;
       ranks.back()["checksum_cpu_s"] = sec(r.checksum_cpu_ns);  // the workers' XXH3 of pieces and frames
-      checksum_max = std::max(checksum_max, r.checksum_cpu_ns);
-      busy_sum += b;
-      used_min = used_min < 0 ? r.compress_workers_used : std::min(used_min, r.compress_workers_used);
     }
-    logical += r.logical_bytes;
-    stored += r.stored_bytes;
-    written += r.written_bytes;
-    on_disk += disk;
-    max_ns = std::max(max_ns, r.total_ns);
     // Ranks with no state to write (ZeRO-0 beyond DP rank 0, more ranks than state) bound nothing.
-    if (!empty_rank(i)) {
-      min_rate = have_min ? std::min(min_rate, rr) : rr;
-      have_min = true;
-    }
-    direct = direct && r.direct;
-    stage = std::max(stage, r.stage_ns);
-    comp = std::max(comp, r.compress_ns);
-    wait = std::max(wait, r.write_wait_ns);
-    fsync = std::max(fsync, r.fsync_ns);
+    tot.add_rank(r, disk, !empty_rank(i));
   }
+  const uint64_t logical = tot.logical_bytes, stored = tot.stored_bytes, on_disk = tot.bytes_on_disk;
+  const int64_t max_ns = tot.duration_max_ns;
+  const double min_rate = tot.min_rank_bytes_per_s;
   // A save that did not complete (failed or interrupted) claims no rate, ratio or size on disk:
   // those fields are null; what it did (bytes the kernel completed, elapsed times) stays.
-  const double ratio = on_disk ? static_cast<double>(logical) / on_disk : 0;
+  const double ratio = tot.ratio();
   const int64_t durable = s.ok ? s.durable_ns : 0;
   const double agg = s.ok ? rate(logical, durable) : 0.0;
   auto valid = [&](double v) { return s.ok ? json(v) : json(nullptr); };
   json save = {{"ok", s.ok}, {"durable", s.ok && d.opts.fsync}, {"interrupted", s.interrupted},
                {"durability", s.interrupted ? "interrupted: not published" : !s.ok ? "failed: not published"
                              : !d.opts.fsync ? "not durable (page cache)" : "durable (fsync + rename + directory fsync)"},
-               {"written_bytes", written}, {"durable_bytes", s.ok && d.opts.fsync ? on_disk : 0},
-               {"direct", direct}, {"logical_bytes", logical}, {"stored_bytes", stored},
+               {"written_bytes", tot.written_bytes}, {"durable_bytes", s.ok && d.opts.fsync ? on_disk : 0},
+               {"direct", tot.direct()}, {"logical_bytes", logical}, {"stored_bytes", stored},
                {"bytes_on_disk", s.ok ? json(on_disk) : json(nullptr)},
                {"ratio", valid(ratio)}, {"duration_max_s", sec(max_ns)}, {"throughput_min_rank_bytes_per_s", valid(min_rate)},
                {"time_to_staged_s", sec(s.staged_ns)}, {"ranks_done_s", sec(s.ranks_done_ns)},
                {"publish_s", sec(s.publish_ns)}, {"time_to_durable_s", valid(sec(durable))},
                {"write_bytes_per_s", valid(agg)}, {"stored_write_bytes_per_s", valid(rate(stored, durable))},
-               {"phases_max_over_ranks_s", {{"stage", sec(stage)}, {"compress", sec(comp)}, {"write_wait", sec(wait)}, {"fsync", sec(fsync)}}},
+               {"phases_max_over_ranks_s", {{"stage", sec(tot.stage_ns)}, {"compress", sec(tot.compress_ns)}, {"write_wait", sec(tot.write_wait_ns)}, {"fsync", sec(tot.fsync_ns)}}},
                {"user_cpu_s", s.user_cpu_s}, {"sys_cpu_s", s.sys_cpu_s},
                {"cpu_per_wall", s.ranks_done_ns > 0 ? (s.user_cpu_s + s.sys_cpu_s) / sec(s.ranks_done_ns) : 0},
                {"ranks", ranks}};
-  if (used_min >= 0 && !s.ranks.empty()) {
+  if (tot.workers_used_min >= 0 && tot.ranks > 0) {
     save["compression"] = {{"pool", "ioprobe"}, {"workers_per_rank", d.opts.compress_threads},
-                           {"workers_busy_mean_per_rank", busy_sum / static_cast<double>(s.ranks.size())},
-                           {"workers_used_min_over_ranks", used_min},
-                           {"checksum_cpu_s_max_over_ranks", sec(checksum_max)}};
+                           {"workers_busy_mean_per_rank", tot.workers_busy_sum / static_cast<double>(tot.ranks)},
+                           {"workers_used_min_over_ranks", tot.workers_used_min},
+                           {"checksum_cpu_s_max_over_ranks", sec(tot.checksum_cpu_max_ns)}};
   }
   if (!s.failure.empty()) save["failure"] = escape_bytes(s.failure);
   if (d.async) {
@@ -224,12 +204,7 @@ json checkpoint_json(const CheckpointRunData& d) {
   if (d.restore) {
     const RestoreResult& r = *d.restore;
     json rr = json::array();
-    uint64_t rl = 0;
-    int64_t rmax = 0;
-    double rmin = 0;
-    bool have_rmin = false;
-    int decoders = 0;  // the most decoders a rank used (0: every shard decoded on its rank's thread)
-    std::string err;
+    RestoreTotals rt;
     for (size_t i = 0; i < r.ranks.size(); ++i) {
       const auto& x = r.ranks[i];
       double v = rate(x.logical_bytes, x.total_ns);
@@ -237,17 +212,11 @@ json checkpoint_json(const CheckpointRunData& d) {
                     {"duration_s", sec(x.total_ns)}, {"read_s", sec(x.read_ns)}, {"decompress_s", sec(x.decompress_ns)},
                     {"restore_bytes_per_s", v}, {"chunks_verified", x.chunks_verified}, {"chunks_total", x.chunks_total},
                     {"direct", x.direct}, {"decode_threads", x.decode_threads}, {"decode_wait_s", sec(x.decode_wait_ns)}});
-      decoders = std::max(decoders, x.decode_threads);
-      if (!x.error.empty() && err.empty()) err = x.error;
-      rl += x.logical_bytes;
-      rmax = std::max(rmax, x.total_ns);
-      if (!empty_rank(i)) {
-        rmin = have_rmin ? std::min(rmin, v) : v;
-        have_rmin = true;
-      }
+      rt.add_rank(x, !empty_rank(i));
     }
-    bool rdirect = !r.ranks.empty();
-    for (const auto& x : r.ranks) rdirect = rdirect && x.direct;
+    const bool rdirect = rt.direct();
+    const int decoders = rt.decode_threads_max;  // the most decoders a rank used (0: every shard decoded on its rank's thread)
+    const std::string err = rt.first_error;
     // On tmpfs or ramfs the files are the page cache: DONTNEED cannot evict them, every read is from RAM.
     const std::string cache =
         !d.target_memory_fs.empty()
@@ -256,8 +225,8 @@ json checkpoint_json(const CheckpointRunData& d) {
                   : "cold (fdatasync + posix_fadvise DONTNEED before reading; buffered reads)";
     json rj = {{"ok", r.ok}, {"interrupted", r.interrupted}, {"cache", cache},
                {"direct", rdirect},
-               {"logical_bytes", rl}, {"duration_max_s", sec(rmax)}, {"restore_bytes_per_s", rate(rl, rmax)},
-               {"throughput_min_rank_bytes_per_s", rmin}, {"decode_threads_per_rank", decoders}, {"ranks", rr}};
+               {"logical_bytes", rt.logical_bytes}, {"duration_max_s", sec(rt.duration_max_ns)}, {"restore_bytes_per_s", rt.bytes_per_s()},
+               {"throughput_min_rank_bytes_per_s", rt.min_rank_bytes_per_s}, {"decode_threads_per_rank", decoders}, {"ranks", rr}};
     if (!err.empty()) rj["error"] = escape_bytes(err);
     out["restore"] = rj;
   }

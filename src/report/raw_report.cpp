@@ -5,11 +5,11 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "report/latency_json.hpp"
 
 namespace ioprobe {
 
 namespace {
-double us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 double per_s(double v, double s) { return s > 0 ? v / s : 0.0; }
 double cpu_per_io_us(const RawResults& r) {
   return r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0;
@@ -53,13 +53,7 @@ nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const Raw
         {"elapsed_s", r.elapsed_s},
         {"iops", per_s(static_cast<double>(r.ios), r.elapsed_s)},
         {"bytes_per_s", per_s(static_cast<double>(r.bytes), r.elapsed_s)},
-        {"latency_us",
-         {{"mean", h.mean() / 1000.0},
-          {"p50", us(h.percentile(50))},
-          {"p90", us(h.percentile(90))},
-          {"p99", us(h.percentile(99))},
-          {"p999", us(h.percentile(99.9))},
-          {"max", us(h.max())}}},
+        {"latency_us", latency_us_json(h)},
         {"errors", r.errors},
         {"first_error", r.first_error},
         {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};

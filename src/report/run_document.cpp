@@ -1,45 +1,75 @@
 #include "report/run_document.hpp"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
 namespace ioprobe {
 
-nlohmann::json latency_us_json(const LatencyHistogram& h) {
-  auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
-  return {{"count", h.count()},
-          {"mean", h.mean() / 1e3},
-          {"p50", us(h.percentile(50))},
-          {"p90", us(h.percentile(90))},
-          {"p99", us(h.percentile(99))},
-          {"p999", us(h.percentile(99.9))},
-          {"max", us(h.max())}};
+RunResults run_results_of(const LoaderResult& r) {
+  RunResults o;
+  o.samples = r.samples;
+  o.bytes = r.bytes;
+  o.io_bytes = r.io_bytes;
+  o.errors = r.errors;
+  o.elapsed_s = static_cast<double>(r.elapsed_ns) / 1e9;
+  o.epochs_completed = r.epochs_completed;
+  o.stop_reason = r.stop_reason;
+  // Timeline, batch wait, consumer wait and first batch: merged over ranks by LoaderResult::merge.
+  o.first_batch_s = static_cast<double>(r.first_batch_ns) / 1e9;
+  o.file_latency = r.file_latency;
+  o.open_latency = r.open_latency;
+  o.batch_wait = r.batch_wait;
+  o.consumer_wait_s = static_cast<double>(r.wait_ns) / 1e9;
+  o.cpu_user_s = r.cpu_user_s;
+  o.cpu_sys_s = r.cpu_sys_s;
+  o.timeline = r.timeline;
+  o.workers = nlohmann::json::array();
+  for (const auto& w : r.workers)
+    o.workers.push_back({{"rank", w.rank},
+                         {"worker", w.worker},
+                         {"files", w.files},
+                         {"bytes", w.bytes},
+                         {"io_bytes", w.io_bytes},
+                         {"errors", w.errors},
+                         {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
+                         {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
+                         {"cpu_list", w.cpu_list},
+                         {"numa", w.numa}});
+  o.error_samples = r.error_samples;
+  return o;
 }
 
-nlohmann::json loader_results_json(const LoaderResult& r) {
-  const double elapsed = static_cast<double>(r.elapsed_ns) / 1e9;
-  nlohmann::json workers = nlohmann::json::array();
-  for (const auto& w : r.workers)
-    workers.push_back({{"rank", w.rank},
-                       {"worker", w.worker},
-                       {"files", w.files},
-                       {"bytes", w.bytes},
-                       {"io_bytes", w.io_bytes},
-                       {"errors", w.errors},
-                       {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
-                       {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
-                       {"cpu_list", w.cpu_list},
-                       {"numa", w.numa}});
-  // Timeline: ranks merged interval by interval.
-  Timeline merged(r.ranks.empty() ? 1.0 : r.ranks.front().timeline.interval_s());
-  LatencyHistogram batch_wait;
-  double wait_s = 0, first_batch_s = 0;
-  for (const auto& rk : r.ranks) {
-    merged.merge(rk.timeline);
-    batch_wait.merge(rk.batch_wait);
-    wait_s += static_cast<double>(rk.wait_ns) / 1e9;
-    first_batch_s = std::max(first_batch_s, static_cast<double>(rk.first_batch_ns) / 1e9);
-  }
-  nlohmann::json timeline = nlohmann::json::array();
-  for (const auto& p : merged.points())
-    timeline.push_back({{"t_s", p.t_s}, {"samples", p.samples}, {"bytes", p.bytes}, {"wait_s", p.wait_s}});
+void RunResults::merge(const RunResults& o) {
+  if (timeline.interval_ns() != o.timeline.interval_ns())
+    throw UsageError(fmt::format("cannot merge results with timeline intervals of {} s and {} s: their timelines "
+                                 "cannot be added interval by interval",
+                                 timeline.interval_s(), o.timeline.interval_s()));
+  timeline.merge(o.timeline);
+  samples += o.samples;
+  bytes += o.bytes;
+  io_bytes += o.io_bytes;
+  errors += o.errors;
+  elapsed_s = std::max(elapsed_s, o.elapsed_s);
+  epochs_completed = std::min(epochs_completed, o.epochs_completed);
+  if ((stop_reason.empty() || stop_reason == "completed") && !o.stop_reason.empty()) stop_reason = o.stop_reason;
+  first_batch_s = std::max(first_batch_s, o.first_batch_s);
+  file_latency.merge(o.file_latency);
+  open_latency.merge(o.open_latency);
+  batch_wait.merge(o.batch_wait);
+  consumer_wait_s += o.consumer_wait_s;
+  cpu_user_s += o.cpu_user_s;
+  cpu_sys_s += o.cpu_sys_s;
+  if (!workers.is_array()) workers = nlohmann::json::array();
+  for (const auto& w : o.workers) workers.push_back(w);
+  for (const auto& e : o.error_samples)
+    if (error_samples.size() < kMaxErrorSamples) error_samples.push_back(e);
+}
+
+nlohmann::json run_results_json(const RunResults& r) {
+  const double elapsed = r.elapsed_s;
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
   return {{"samples", r.samples},
           {"bytes", r.bytes},
@@ -51,20 +81,56 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
           {"files_per_s", elapsed > 0 ? static_cast<double>(r.samples + r.errors) / elapsed : 0.0},
           {"epochs_completed", r.epochs_completed},
           {"stop_reason", r.stop_reason},
-          {"first_batch_s", first_batch_s},
+          {"first_batch_s", r.first_batch_s},
           {"file_latency_us", latency_us_json(r.file_latency)},
           {"open_close_latency_us", latency_us_json(r.open_latency)},
-          {"batch_wait_us", latency_us_json(batch_wait)},
-          {"consumer_wait_s", wait_s},
+          {"batch_wait_us", latency_us_json(r.batch_wait)},
+          {"consumer_wait_s", r.consumer_wait_s},
           {"cpu",
            {{"user_s", r.cpu_user_s},
             {"sys_s", r.cpu_sys_s},
             {"per_sample_us", r.samples ? cpu_s * 1e6 / static_cast<double>(r.samples) : 0.0}}},
-          {"timeline_interval_s", merged.interval_s()},
-          {"timeline", timeline},
-          {"workers", workers},
+          {"timeline_interval_s", r.timeline.interval_s()},
+          {"timeline", timeline_points_json(r.timeline)},
+          {"workers", r.workers.is_array() ? r.workers : nlohmann::json::array()},
           {"error_samples", r.error_samples}};
 }
+
+RunResults run_results_from_json(const nlohmann::json& j, const std::string& where) {
+  auto get = [&](const char* key) -> const nlohmann::json& { return json_at(j, key, where); };
+  RunResults r;
+  try {
+    r.samples = get("samples").get<uint64_t>();
+    r.bytes = get("bytes").get<uint64_t>();
+    r.io_bytes = get("io_bytes").get<uint64_t>();
+    r.errors = get("errors").get<uint64_t>();
+    r.elapsed_s = get("elapsed_s").get<double>();
+    r.epochs_completed = get("epochs_completed").get<uint32_t>();
+    r.stop_reason = get("stop_reason").get<std::string>();
+    r.first_batch_s = get("first_batch_s").get<double>();
+    r.consumer_wait_s = get("consumer_wait_s").get<double>();
+    const nlohmann::json& cpu = get("cpu");
+    r.cpu_user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
+    r.cpu_sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
+    r.workers = get("workers");
+    if (!r.workers.is_array()) throw UsageError(fmt::format("{}: 'workers' is not an array", where));
+    r.error_samples = get("error_samples").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
+  }
+  r.file_latency = latency_from_us_json(get("file_latency_us"), where + ".file_latency_us");
+  r.open_latency = latency_from_us_json(get("open_close_latency_us"), where + ".open_close_latency_us");
+  r.batch_wait = latency_from_us_json(get("batch_wait_us"), where + ".batch_wait_us");
+  const nlohmann::json& iv = get("timeline_interval_s");
+  if (!iv.is_number()) throw UsageError(fmt::format("{}: timeline_interval_s {} is not a number", where, iv.dump()));
+  r.timeline = timeline_from_json(get("timeline"), iv.get<double>(), where);
+  return r;
+}
+
+void to_json(nlohmann::json& j, const RunResults& r) { j = run_results_json(r); }
+void from_json(const nlohmann::json& j, RunResults& r) { r = run_results_from_json(j, "results"); }
+
+nlohmann::json loader_results_json(const LoaderResult& r) { return run_results_json(run_results_of(r)); }
 
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
   const Demand& d = in.demand;

@@ -10,7 +10,7 @@
 //             sharded: read_size_bytes}
 //   results  {samples, bytes (delivered in batches), io_bytes (transferred, O_DIRECT padding included), errors, elapsed_s, samples_per_s, bytes_per_s, files_per_s,
 //             epochs_completed, stop_reason, first_batch_s,
-//             file_latency_us{mean,p50,p90,p99,p999,max}, open_close_latency_us{...}, batch_wait_us{...},
+//             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (report/latency_json.hpp), open_close_latency_us{...}, batch_wait_us{...},
 //             consumer_wait_s, cpu{user_s, sys_s, per_sample_us}, workers[...], timeline[...], error_samples[]}
 //   ingest   {accelerator, accelerator_name, model, gpus, rate_family, samples_per_s_per_gpu, source,
 //             required_samples_per_s, required_bytes_per_s, sample_bytes, delivered_samples_per_s,
@@ -18,17 +18,55 @@
 //             worker_busy_fraction, capacity_samples_per_s, capacity_basis, gpus_fed, verdict, verdict_text}
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "ingest/analysis.hpp"
-#include "loader/loader_run.hpp"
+#include "loader/loader_result.hpp"
+#include "report/latency_json.hpp"
 #include "stats/histogram.hpp"
 
 namespace ioprobe {
 
-/// {mean, p50, p90, p99, p999, max} in microseconds.
-nlohmann::json latency_us_json(const LatencyHistogram& h);
+/// The "results" section as a typed value: what loader_results_json writes and
+/// `ioprobe report --merge` reads back from saved documents, adds and writes again.
+struct RunResults {
+  uint64_t samples = 0, bytes = 0, io_bytes = 0, errors = 0;
+  double elapsed_s = 0;                  // from the common start to the last batch
+  uint32_t epochs_completed = 0;
+  std::string stop_reason;
+  double first_batch_s = 0;              // max over ranks
+  LatencyHistogram file_latency, open_latency, batch_wait;  // ns
+  double consumer_wait_s = 0;            // summed over ranks
+  double cpu_user_s = 0, cpu_sys_s = 0;  // summed over processes
+  Timeline timeline;                     // summed over ranks, interval by interval
+  nlohmann::json workers = nlohmann::json::array();  // per-worker rows, as written
+  std::vector<std::string> error_samples;            // the first kMaxErrorSamples failures
 
+  /// Adds another part of a run (another host's document): counts, CPU and waits add,
+  /// histograms and timelines add bucket by bucket (percentiles of the sum are exact to the
+  /// bucket), elapsed_s and first_batch_s are the max, epochs_completed the min; rates are
+  /// recomputed by run_results_json as totals / max elapsed. Throws UsageError when the
+  /// timelines' intervals differ (nothing changed then).
+  void merge(const RunResults& other);
+};
+
+/// The values of the results section of a run.
+RunResults run_results_of(const LoaderResult& r);
+/// The results section (keys above; rates = totals / elapsed_s).
+nlohmann::json run_results_json(const RunResults& r);
+/// Reads a results section back. Throws UsageError naming `where` ("'A.json' results") and the
+/// key that is missing or mistyped; documents written before latency buckets were saved are
+/// refused with that reason.
+RunResults run_results_from_json(const nlohmann::json& results, const std::string& where);
+
+/// nlohmann's hooks: `nlohmann::json j = results;` and `j.get<RunResults>()` (errors name "results").
+void to_json(nlohmann::json& j, const RunResults& r);
+void from_json(const nlohmann::json& j, RunResults& r);
+
+/// run_results_json(run_results_of(r)).
 nlohmann::json loader_results_json(const LoaderResult& r);
 
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes);

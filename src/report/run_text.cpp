@@ -148,7 +148,22 @@ std::string render_run_text(const nlohmann::json& doc) {
     if (!hint.empty()) o += "    " + hint + "\n";
   }
 
+  if (doc.contains("sources") && doc["sources"].is_array()) {
+    o += fmt::format("\nSources (merged: counts summed, elapsed the longest, latency from the added buckets)\n");
+    for (const auto& src : doc["sources"])
+      line(src.value("file", "?"), fmt::format("{}: {} samples in {}, {:.0f} samples/s, {}, file p99 {}",
+                                                src.value("hostname", "?"), format_count(src.value("samples", 0ULL)),
+                                                format_seconds(src.value("elapsed_s", 0.0)), src.value("samples_per_s", 0.0),
+                                                format_rate(src.value("bytes_per_s", 0.0)),
+                                                format_ns(src.value("file_latency_p99_us", 0.0) * 1e3)));
+  }
+
   o += "\nGPU ingest\n";
+  if (!in.value("available", true)) {
+    line("not available", in.value("reason", ""));
+    o += render_warnings(doc);
+    return o;
+  }
   line("demand", fmt::format("{} x {} training {}: {:.0f} samples/s per GPU ({} rate: {})", in.value("gpus", 1),
                              in.value("accelerator_name", ""), in.value("model", ""), in.value("samples_per_s_per_gpu", 0.0),
                              in.value("rate_family", ""), in.value("source", "")));

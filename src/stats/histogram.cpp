@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <stdexcept>
+#include <string>
+
 namespace ioprobe {
 
 // Values below kSub are stored exactly (group 0). Above, group g = highest bit - kSubBits + 1
@@ -61,6 +64,43 @@ uint64_t LatencyHistogram::percentile(double p) const {
     }
   }
   return max_;
+}
+
+std::vector<HistogramBucket> LatencyHistogram::buckets() const {
+  std::vector<HistogramBucket> out;
+  for (int b = 0; b < kBuckets; ++b)
+    if (counts_[static_cast<size_t>(b)]) out.push_back({bucket_lower(b), counts_[static_cast<size_t>(b)]});
+  return out;
+}
+
+LatencyHistogram LatencyHistogram::from_buckets(const std::vector<HistogramBucket>& buckets, uint64_t min_ns,
+                                                uint64_t max_ns, unsigned __int128 sum_ns) {
+  LatencyHistogram h;
+  int prev = -1;
+  for (const auto& bk : buckets) {
+    const int b = bucket_of(bk.lower_ns);
+    if (bucket_lower(b) != bk.lower_ns)
+      throw std::invalid_argument("histogram bucket lower bound " + std::to_string(bk.lower_ns) +
+                                  " ns is not a bucket bound (the nearest is " + std::to_string(bucket_lower(b)) + " ns)");
+    if (b <= prev)
+      throw std::invalid_argument("histogram bucket " + std::to_string(bk.lower_ns) +
+                                  " ns repeats or is out of order: bounds must ascend");
+    if (bk.count == 0)
+      throw std::invalid_argument("histogram bucket " + std::to_string(bk.lower_ns) +
+                                  " ns has count 0: only non-empty buckets are kept");
+    prev = b;
+    h.counts_[static_cast<size_t>(b)] = bk.count;
+    h.count_ += bk.count;
+  }
+  if (h.count_ == 0) return h;
+  if (bucket_of(min_ns) != bucket_of(buckets.front().lower_ns) || bucket_of(max_ns) != bucket_of(buckets.back().lower_ns))
+    throw std::invalid_argument("histogram min " + std::to_string(min_ns) + " ns / max " + std::to_string(max_ns) +
+                                " ns do not fall in its first (" + std::to_string(buckets.front().lower_ns) +
+                                " ns) / last (" + std::to_string(buckets.back().lower_ns) + " ns) bucket");
+  h.min_ = min_ns;
+  h.max_ = max_ns;
+  h.sum_ = sum_ns;
+  return h;
 }
 
 }  // namespace ioprobe

@@ -9,8 +9,17 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace ioprobe {
+
+/// One non-empty bucket of a LatencyHistogram: the lowest value it holds (ns) and how many
+/// recorded values fell in it. Saved in result documents as [lower_ns, count].
+struct HistogramBucket {
+  uint64_t lower_ns = 0;
+  uint64_t count = 0;
+  bool operator==(const HistogramBucket&) const = default;
+};
 
 class LatencyHistogram {
  public:
@@ -30,6 +39,18 @@ class LatencyHistogram {
   uint64_t min() const { return count_ ? min_ : 0; }
   /// Exact arithmetic mean in ns (sum kept separately). 0 when empty.
   double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
+
+  /// The non-empty buckets in ascending order of value: with min(), max() and sum_ns() they
+  /// are the whole histogram (from_buckets rebuilds it exactly).
+  std::vector<HistogramBucket> buckets() const;
+  /// Exact sum of the recorded values, ns.
+  unsigned __int128 sum_ns() const { return sum_; }
+  /// Rebuilds a histogram from buckets() and the exact min, max and sum of its values (ns), so
+  /// that counts, percentiles, mean, min and max equal the original's. Add more with merge().
+  /// Throws std::invalid_argument naming the value when a lower bound is not a bucket's, the bounds are not
+  /// strictly ascending, a count is 0, or min/max do not fall in the first/last bucket.
+  static LatencyHistogram from_buckets(const std::vector<HistogramBucket>& buckets, uint64_t min_ns, uint64_t max_ns,
+                                       unsigned __int128 sum_ns);
 
   /// Bucket index for a value, and the [lower, upper] value range of a bucket (for tests).
   static int bucket_of(uint64_t ns);

@@ -17,15 +17,21 @@ struct TimelinePoint {
 /// Accumulates deliveries into intervals of `interval_s` seconds. Not thread-safe: one consumer.
 class Timeline {
  public:
-  explicit Timeline(double interval_s = 1.0) : interval_ns_(static_cast<int64_t>(interval_s * 1e9)) {}
+  explicit Timeline(double interval_s = 1.0);
+  /// A timeline rebuilt from saved points (a result document): interval length in ns (> 0),
+  /// points in order, point i covering [i, i+1) x interval. t_s is recomputed from the index.
+  /// Throws std::invalid_argument when interval_ns <= 0.
+  static Timeline from_points(int64_t interval_ns, std::vector<TimelinePoint> points);
   /// A delivery at `t_ns` (nanoseconds since the run started) of `samples` and `bytes`, after the
   /// consumer waited `wait_ns` for it. Samples and bytes count in the interval holding `t_ns`; the
   /// wait, which spans [t_ns - wait_ns, t_ns], is split over the intervals it overlaps.
   void add(int64_t t_ns, uint64_t samples, uint64_t bytes, int64_t wait_ns);
-  /// Adds another timeline's counts interval by interval (same interval length).
+  /// Adds another timeline's counts interval by interval. A timeline without points takes the
+  /// other's interval length; otherwise the lengths must be equal (throws std::invalid_argument naming both).
   void merge(const Timeline& other);
   const std::vector<TimelinePoint>& points() const { return points_; }
   double interval_s() const { return static_cast<double>(interval_ns_) / 1e9; }
+  int64_t interval_ns() const { return interval_ns_; }
 
  private:
   TimelinePoint& at(int64_t t_ns);

@@ -1,0 +1,68 @@
+#include "loader/loader_result.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace ioprobe {
+
+void LoaderResult::merge(const LoaderResult& o) {
+  if (ranks.empty() && workers.empty()) {
+    *this = o;
+    return;
+  }
+  if (timeline.interval_ns() != o.timeline.interval_ns() && !timeline.points().empty() && !o.timeline.points().empty())
+    throw UsageError(fmt::format("cannot merge loader results with timeline intervals of {} s and {} s",
+                                 timeline.interval_s(), o.timeline.interval_s()));
+  timeline.merge(o.timeline);
+  workers.insert(workers.end(), o.workers.begin(), o.workers.end());
+  ranks.insert(ranks.end(), o.ranks.begin(), o.ranks.end());
+  elapsed_ns = std::max(elapsed_ns, o.elapsed_ns);
+  epochs_completed = std::min(epochs_completed, o.epochs_completed);
+  partial = partial || o.partial;
+  stopped_on_errors = stopped_on_errors || o.stopped_on_errors;
+  if ((stop_reason.empty() || stop_reason == "completed") && !o.stop_reason.empty()) stop_reason = o.stop_reason;
+  samples += o.samples;
+  bytes += o.bytes;
+  errors += o.errors;
+  io_bytes += o.io_bytes;
+  for (const auto& e : o.error_samples)
+    if (error_samples.size() < kMaxErrorSamples) error_samples.push_back(e);
+  file_latency.merge(o.file_latency);
+  open_latency.merge(o.open_latency);
+  batch_wait.merge(o.batch_wait);
+  wait_ns += o.wait_ns;
+  first_batch_ns = std::max(first_batch_ns, o.first_batch_ns);
+  cpu_user_s += o.cpu_user_s;
+  cpu_sys_s += o.cpu_sys_s;
+  if (epoch_resident_fraction.empty()) epoch_resident_fraction = o.epoch_resident_fraction;
+  if (residency_method.empty()) residency_method = o.residency_method;
+  for (const auto& n : o.cache_notes)
+    if (std::find(cache_notes.begin(), cache_notes.end(), n) == cache_notes.end()) cache_notes.push_back(n);
+}
+
+LoaderResult rank_result(RankStats rank, std::vector<WorkerStats> workers, int64_t elapsed_ns,
+                         uint32_t epochs_completed) {
+  LoaderResult r;
+  r.elapsed_ns = elapsed_ns;
+  r.epochs_completed = epochs_completed;
+  r.samples = rank.samples;
+  r.bytes = rank.bytes;
+  r.batch_wait = rank.batch_wait;
+  r.timeline = rank.timeline;
+  r.wait_ns = rank.wait_ns;
+  r.first_batch_ns = rank.first_batch_ns;
+  for (const auto& w : workers) {
+    r.errors += w.errors;
+    r.io_bytes += w.io_bytes;
+    r.file_latency.merge(w.file_latency);
+    r.open_latency.merge(w.open_latency);
+  }
+  r.ranks.push_back(std::move(rank));
+  r.workers = std::move(workers);
+  return r;
+}
+
+}  // namespace ioprobe

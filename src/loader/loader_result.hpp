@@ -1,0 +1,93 @@
+// The measured values of a loader run (one rank, one host or many merged), and their merge.
+//
+// A result is a value that merges like fio's thread stats (fio stat.c sum_thread_stats): counts
+// and bytes add, histograms add bucket by bucket, and the elapsed time of parts measured from a
+// common start is the latest end (IOR's rank-0 reduce does the same). run_loader builds one part
+// per rank and merges them; a multi-host run merges the hosts' results the same way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stats/histogram.hpp"
+#include "stats/timeline.hpp"
+
+namespace ioprobe {
+
+/// What one worker thread did over the whole run.
+struct WorkerStats {
+  int rank = 0;                // global rank of the worker's DataLoader (kept as given by merge)
+  int worker = 0;
+  uint64_t files = 0;          // files read successfully (records datasets: samples delivered)
+  uint64_t bytes = 0;
+  uint64_t io_bytes = 0;       // bytes transferred, O_DIRECT alignment padding and dropped reads included
+  uint64_t errors = 0;
+  int64_t busy_ns = 0;         // wall time spent fetching batches (I/O + CPU work)
+  int64_t cpu_work_ns = 0;     // thread CPU time spent in the emulated per-sample work
+  LatencyHistogram file_latency;  // open + read + close per file, ns (records datasets: per read)
+  LatencyHistogram open_latency;  // open (+ close) part, ns
+  std::string cpu_list;        // CPUs the worker thread was allowed on ("0-1"), after NUMA binding
+  std::string numa;            // what the binding did ("not bound: ...", "node 1: CPUs 2-3, ...")
+};
+
+/// What one rank's consumer (training loop) saw.
+struct RankStats {
+  int rank = 0;                 // global rank (kept as given by merge)
+  uint64_t batches = 0;
+  uint64_t samples = 0;
+  uint64_t bytes = 0;
+  int64_t wait_ns = 0;          // time the consumer waited for the next batch
+  int64_t compute_ns = 0;       // emulated GPU step time spent (wall time of the step's sleep)
+  int64_t nominal_compute_ns = 0;  // step time the GPUs' rate asks for, summed over delivered batches
+  int64_t first_batch_ns = 0;   // from the epoch start to the first batch of the first epoch
+  int64_t elapsed_ns = 0;
+  LatencyHistogram batch_wait;  // per-batch wait, ns
+  Timeline timeline;
+  uint64_t max_outstanding = 0; // most batches in flight (<= num_workers x prefetch_factor)
+};
+
+/// The first failures a result keeps (error_samples), merged parts included.
+inline constexpr size_t kMaxErrorSamples = 10;
+
+struct LoaderResult {
+  std::vector<WorkerStats> workers;
+  std::vector<RankStats> ranks;
+  int64_t elapsed_ns = 0;       // first dispatch to the last batch delivered, all ranks
+  uint32_t epochs_completed = 0;
+  bool partial = false;         // stopped by a signal or --duration before the epochs ended
+  std::string stop_reason;      // "completed", "duration reached", "interrupted (SIGINT)", ...
+  bool stopped_on_errors = false;  // stopped early because io_uring canceled reads (no verdict on storage)
+  uint64_t samples = 0, bytes = 0, errors = 0;  // samples, bytes: summed over ranks; errors: over workers
+  uint64_t io_bytes = 0;                    // sum of WorkerStats::io_bytes
+  std::vector<std::string> error_samples;  // the first few failures, "open PATH: ENOENT ..." (<= kMaxErrorSamples)
+  LatencyHistogram file_latency;            // merged over all workers, ns
+  LatencyHistogram open_latency;            // merged over all workers, ns
+  LatencyHistogram batch_wait;              // merged over all ranks, ns
+  Timeline timeline;                        // merged over all ranks, interval by interval
+  int64_t wait_ns = 0;                      // consumer wait, summed over ranks
+  int64_t first_batch_ns = 0;               // time to the first batch, max over ranks
+  double cpu_user_s = 0, cpu_sys_s = 0;     // getrusage(RUSAGE_SELF) during the run, all threads; summed over processes
+  std::vector<double> epoch_resident_fraction;  // page-cache residency before each epoch (rank 0's files; merged:
+                                                // the first part that measured it, a sample rather than a sum)
+  std::string residency_method;                 // "cachestat" | "mincore" | "" (not measured)
+  std::vector<std::string> cache_notes;         // drop_caches refusals and the like (merged: duplicates once)
+
+  /// Merges another part of the same run into this one, the parts' times measured from a common
+  /// start: workers and ranks are appended (their rank numbers kept as given), samples, bytes,
+  /// io_bytes, errors, wait and CPU times add, histograms and timelines add bucket by bucket,
+  /// elapsed_ns and first_batch_ns are the max, epochs_completed the min, partial and
+  /// stopped_on_errors true if either is; error_samples keeps the first kMaxErrorSamples;
+  /// stop_reason stays unless it is "completed" and the other's is not. Merging into a result
+  /// with no ranks and no workers gives `other`. Throws UsageError when both timelines have
+  /// points and their intervals differ (nothing changed then).
+  void merge(const LoaderResult& other);
+};
+
+/// The result of one rank: its stats and its workers' with the totals (samples, bytes, errors,
+/// io_bytes, histograms, timeline, wait, first batch) computed from them; elapsed_ns and
+/// epochs_completed as given. Other fields (CPU, stop reason, error samples, residency) are left empty.
+LoaderResult rank_result(RankStats rank, std::vector<WorkerStats> workers, int64_t elapsed_ns,
+                         uint32_t epochs_completed);
+
+}  // namespace ioprobe

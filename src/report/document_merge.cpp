@@ -1,0 +1,201 @@
+#include "report/document_merge.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "report/latency_json.hpp"
+#include "report/run_document.hpp"
+
+namespace ioprobe {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kIngestDropped =
+    "not recomputed for merged documents: the accelerator utilization is computed per rank from each rank's "
+    "compute and wait times, which a result document does not keep, and the demand of the merged runs "
+    "(GPUs per host) is not one host's; see each source document's own ingest section";
+
+std::string hostname_of(const json& doc) {
+  const json h = doc.value("host", json::object());
+  return h.is_object() ? h.value("hostname", "") : "";
+}
+
+// Union of the inputs' warnings, each once, in order.
+json merged_warnings(const std::vector<json>& docs) {
+  json out = json::array();
+  for (const auto& d : docs)
+    for (const auto& w : d.value("warnings", json::array()))
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  return out;
+}
+
+json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& names) {
+  json out = docs.front();
+  json sources = json::array();
+  RunResults total;
+  uint64_t gpus = 0;
+  bool partial = false;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const std::string where = fmt::format("'{}' results", names[i]);
+    const json& res = json_at(docs[i], "results", fmt::format("'{}'", names[i]));
+    RunResults r = run_results_from_json(res, where);
+    if (i == 0) {
+      total = r;
+    } else {
+      try {
+        total.merge(r);
+      } catch (const UsageError& e) {
+        throw UsageError(fmt::format("'{}' and '{}': {}", names.front(), names[i], e.what()));
+      }
+    }
+    const json ld = docs[i].value("loader", json::object());
+    gpus += ld.value("gpus", 1ULL);
+    partial = partial || docs[i].value("partial", false);
+    const json rj = run_results_json(r);
+    sources.push_back({{"file", names[i]},
+                       {"hostname", hostname_of(docs[i])},
+                       {"samples", r.samples},
+                       {"bytes", r.bytes},
+                       {"samples_per_s", rj["samples_per_s"]},
+                       {"bytes_per_s", rj["bytes_per_s"]},
+                       {"elapsed_s", r.elapsed_s},
+                       {"file_latency_p99_us", rj["file_latency_us"]["p99"]}});
+  }
+  out["results"] = run_results_json(total);
+  out["sources"] = sources;
+  out["partial"] = partial;
+  if (out.contains("loader") && out["loader"].is_object()) out["loader"]["gpus"] = gpus;
+  out["ingest"] = {{"available", false}, {"reason", kIngestDropped}};
+  json warnings = merged_warnings(docs);
+  warnings.push_back(fmt::format("merged from {} documents (ioprobe report --merge): counts summed, elapsed the longest "
+                                 "(the inputs are taken as parts of one test run at the same time), latency from the "
+                                 "added buckets; the configuration shown is the first's; the GPU ingest section is not "
+                                 "recomputed (see GPU ingest)",
+                                 docs.size()));
+  out["warnings"] = warnings;
+  return out;
+}
+
+struct RawTotals {
+  uint64_t ios = 0, bytes = 0, errors = 0;
+  double elapsed_s = 0, user_s = 0, sys_s = 0;
+  std::string first_error;
+  LatencyHistogram latency;
+};
+
+RawTotals raw_totals_from_json(const json& doc, const std::string& name) {
+  const std::string where = fmt::format("'{}' raw.results", name);
+  const json& res = json_at(json_at(doc, "raw", fmt::format("'{}'", name)), "results", fmt::format("'{}' raw", name));
+  RawTotals t;
+  try {
+    t.ios = json_at(res, "ios", where).get<uint64_t>();
+    t.bytes = json_at(res, "bytes", where).get<uint64_t>();
+    t.errors = json_at(res, "errors", where).get<uint64_t>();
+    t.elapsed_s = json_at(res, "elapsed_s", where).get<double>();
+    t.first_error = res.value("first_error", "");
+    const json& cpu = json_at(res, "cpu", where);
+    t.user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
+    t.sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
+  }
+  t.latency = latency_from_us_json(json_at(res, "latency_us", where), where + ".latency_us");
+  return t;
+}
+
+json raw_results_json(const RawTotals& t) {
+  auto per_s = [&](double v) { return t.elapsed_s > 0 ? v / t.elapsed_s : 0.0; };
+  return {{"ios", t.ios},
+          {"bytes", t.bytes},
+          {"elapsed_s", t.elapsed_s},
+          {"iops", per_s(static_cast<double>(t.ios))},
+          {"bytes_per_s", per_s(static_cast<double>(t.bytes))},
+          {"latency_us", latency_us_json(t.latency)},
+          {"errors", t.errors},
+          {"first_error", t.first_error},
+          {"cpu",
+           {{"user_s", t.user_s},
+            {"sys_s", t.sys_s},
+            {"per_io_us", t.ios ? (t.user_s + t.sys_s) * 1e6 / static_cast<double>(t.ios) : 0.0}}}};
+}
+
+json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& names) {
+  json out = docs.front();
+  json sources = json::array();
+  RawTotals total;
+  bool partial = false;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    RawTotals t = raw_totals_from_json(docs[i], names[i]);
+    const json rj = raw_results_json(t);
+    sources.push_back({{"file", names[i]},
+                       {"hostname", hostname_of(docs[i])},
+                       {"ios", t.ios},
+                       {"bytes", t.bytes},
+                       {"iops", rj["iops"]},
+                       {"bytes_per_s", rj["bytes_per_s"]},
+                       {"elapsed_s", t.elapsed_s},
+                       {"p99_us", rj["latency_us"]["p99"]}});
+    partial = partial || docs[i].value("partial", false);
+    total.ios += t.ios;
+    total.bytes += t.bytes;
+    total.errors += t.errors;
+    total.elapsed_s = std::max(total.elapsed_s, t.elapsed_s);
+    total.user_s += t.user_s;
+    total.sys_s += t.sys_s;
+    if (total.first_error.empty()) total.first_error = t.first_error;
+    total.latency.merge(t.latency);
+  }
+  out["raw"]["results"] = raw_results_json(total);
+  out["sources"] = sources;
+  out["partial"] = partial;
+  json warnings = merged_warnings(docs);
+  warnings.push_back(fmt::format("merged from {} documents (ioprobe report --merge): I/Os, bytes and CPU summed, elapsed "
+                                 "the longest (the inputs are taken as parts of one test run at the same time), latency "
+                                 "from the added buckets; the configuration shown is the first's",
+                                 docs.size()));
+  out["warnings"] = warnings;
+  return out;
+}
+
+}  // namespace
+
+json merge_documents(const std::vector<json>& docs, const std::vector<std::string>& names) {
+  if (docs.size() < 2 || names.size() != docs.size())
+    throw UsageError("--merge: give two or more result documents (A.json B.json ...)");
+  const std::string kind = docs.front().value("kind", "");
+  for (size_t i = 1; i < docs.size(); ++i)
+    if (docs[i].value("kind", "") != kind)
+      throw UsageError(fmt::format("--merge: '{}' is a '{}' document and '{}' a '{}' one: only documents of one kind merge",
+                                   names.front(), kind, names[i], docs[i].value("kind", "")));
+  if (kind == "run") return merge_runs(docs, names);
+  if (kind == "raw") return merge_raws(docs, names);
+  throw UsageError(fmt::format("--merge: documents of kind '{}' ('{}') cannot be merged; run and raw documents can",
+                               kind, names.front()));
+}
+
+std::string render_merged_raw_text(const json& merged) {
+  const json& r = merged.at("raw").at("results");
+  const json& l = r.at("latency_us");
+  auto ns = [](const json& us) { return format_ns(us.get<double>() * 1e3); };
+  std::string o = fmt::format("ioprobe raw, merged from {} documents (counts summed, elapsed the longest)\n",
+                              merged.at("sources").size());
+  o += fmt::format("  I/Os        {} in {}\n", format_count(r.at("ios").get<uint64_t>()), format_seconds(r.at("elapsed_s").get<double>()));
+  o += fmt::format("  IOPS        {:.0f}\n", r.at("iops").get<double>());
+  o += fmt::format("  throughput  {}\n", format_rate(r.at("bytes_per_s").get<double>()));
+  o += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns(l.at("mean")), ns(l.at("p50")),
+                   ns(l.at("p90")), ns(l.at("p99")), ns(l.at("p999")), ns(l.at("max")));
+  for (const auto& s : merged.at("sources"))
+    o += fmt::format("  source      {} ({}): {} I/Os in {}, {:.0f} IOPS, {}, p99 {}\n", s.at("file").get<std::string>(),
+                     s.value("hostname", "?"), format_count(s.at("ios").get<uint64_t>()),
+                     format_seconds(s.at("elapsed_s").get<double>()), s.at("iops").get<double>(),
+                     format_rate(s.at("bytes_per_s").get<double>()), ns(s.at("p99_us")));
+  for (const auto& w : merged.value("warnings", json::array())) o += "  warning     " + w.get<std::string>() + "\n";
+  return o;
+}
+
+}  // namespace ioprobe

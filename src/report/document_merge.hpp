@@ -1,0 +1,32 @@
+// `ioprobe report --merge A.json B.json ...`: several saved result documents of one run kind
+// combined into one, as if one run had done all their work (fio's sum_thread_stats, IOR's
+// rank-0 reduce): counts and bytes add, elapsed is the longest, rates are recomputed as totals /
+// longest elapsed, latency percentiles are recomputed exactly (to the bucket) from the added
+// histogram buckets, timelines add interval by interval.
+//
+// Kind "run": results merged (report/run_document.hpp RunResults), loader.gpus summed, partial
+// if any input was; `sources` lists each input [{file, hostname, samples, bytes, samples_per_s,
+// bytes_per_s, elapsed_s, file_latency_p99_us}]; `ingest` becomes {available: false, reason}
+// (AU needs each rank's compute and wait times, which a document does not keep).
+// Kind "raw": raw.results merged (ios, bytes, errors, CPU add; elapsed max; latency from the
+// buckets); `sources` rows {file, hostname, ios, bytes, iops, bytes_per_s, elapsed_s, p99_us}.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ioprobe {
+
+/// The merged document of `docs` (2 or more), `names` their file names for messages and
+/// `sources`. Throws UsageError (exit 2) naming the file when the kinds differ, a kind is not
+/// "run" or "raw", a document has no latency buckets (written before they were saved: the
+/// message says so), or the timeline intervals differ.
+nlohmann::json merge_documents(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
+
+/// Text of a merged raw document (kind "raw" has no text renderer of its own): the merged
+/// figures, then one line per source.
+std::string render_merged_raw_text(const nlohmann::json& merged);
+
+}  // namespace ioprobe

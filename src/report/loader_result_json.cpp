@@ -1,0 +1,169 @@
+#include "report/loader_result_json.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "report/latency_json.hpp"
+
+namespace ioprobe {
+
+using nlohmann::json;
+
+namespace {
+
+// j[key] as T, or UsageError naming the key and where it was looked for.
+template <class T>
+T get(const json& j, const char* key, const std::string& where) {
+  const json& v = json_at(j, key, where);
+  try {
+    return v.get<T>();
+  } catch (const json::exception&) {
+    throw UsageError(fmt::format("{}: key '{}' has the wrong type ({})", where, key, v.dump()));
+  }
+}
+
+json timeline_json(const Timeline& t) { return {{"interval_ns", t.interval_ns()}, {"points", timeline_points_json(t)}}; }
+
+Timeline timeline_of(const json& j, const std::string& where) {
+  const std::string w = where + " timeline";
+  const json& t = json_at(j, "timeline", where);
+  const auto ns = get<int64_t>(t, "interval_ns", w);
+  if (ns <= 0) throw UsageError(fmt::format("{}: interval_ns {} must be > 0", w, ns));
+  return Timeline::from_points(ns, timeline_points_from_json(json_at(t, "points", w), w));
+}
+
+LatencyHistogram hist_of(const json& j, const char* key, const std::string& where) {
+  return histogram_from_ns_json(json_at(j, key, where), where + " " + key);
+}
+
+const json& array_at(const json& j, const char* key, const std::string& where) {
+  const json& a = json_at(j, key, where);
+  if (!a.is_array()) throw UsageError(fmt::format("{}: key '{}' is not an array", where, key));
+  return a;
+}
+
+}  // namespace
+
+json loader_result_to_json(const LoaderResult& r) {
+  json workers = json::array();
+  for (const auto& w : r.workers)
+    workers.push_back({{"rank", w.rank},
+                       {"worker", w.worker},
+                       {"files", w.files},
+                       {"bytes", w.bytes},
+                       {"io_bytes", w.io_bytes},
+                       {"errors", w.errors},
+                       {"busy_ns", w.busy_ns},
+                       {"cpu_work_ns", w.cpu_work_ns},
+                       {"file_latency", histogram_ns_json(w.file_latency)},
+                       {"open_latency", histogram_ns_json(w.open_latency)},
+                       {"cpu_list", w.cpu_list},
+                       {"numa", w.numa}});
+  json ranks = json::array();
+  for (const auto& k : r.ranks)
+    ranks.push_back({{"rank", k.rank},
+                     {"batches", k.batches},
+                     {"samples", k.samples},
+                     {"bytes", k.bytes},
+                     {"wait_ns", k.wait_ns},
+                     {"compute_ns", k.compute_ns},
+                     {"nominal_compute_ns", k.nominal_compute_ns},
+                     {"first_batch_ns", k.first_batch_ns},
+                     {"elapsed_ns", k.elapsed_ns},
+                     {"batch_wait", histogram_ns_json(k.batch_wait)},
+                     {"timeline", timeline_json(k.timeline)},
+                     {"max_outstanding", k.max_outstanding}});
+  return {{"elapsed_ns", r.elapsed_ns},
+          {"epochs_completed", r.epochs_completed},
+          {"partial", r.partial},
+          {"stop_reason", r.stop_reason},
+          {"stopped_on_errors", r.stopped_on_errors},
+          {"samples", r.samples},
+          {"bytes", r.bytes},
+          {"errors", r.errors},
+          {"io_bytes", r.io_bytes},
+          {"error_samples", r.error_samples},
+          {"file_latency", histogram_ns_json(r.file_latency)},
+          {"open_latency", histogram_ns_json(r.open_latency)},
+          {"batch_wait", histogram_ns_json(r.batch_wait)},
+          {"timeline", timeline_json(r.timeline)},
+          {"wait_ns", r.wait_ns},
+          {"first_batch_ns", r.first_batch_ns},
+          {"cpu_user_s", r.cpu_user_s},
+          {"cpu_sys_s", r.cpu_sys_s},
+          {"epoch_resident_fraction", r.epoch_resident_fraction},
+          {"residency_method", r.residency_method},
+          {"cache_notes", r.cache_notes},
+          {"workers", workers},
+          {"ranks", ranks}};
+}
+
+LoaderResult loader_result_from_json(const json& j) {
+  const std::string w = "loader result";
+  LoaderResult r;
+  r.elapsed_ns = get<int64_t>(j, "elapsed_ns", w);
+  r.epochs_completed = get<uint32_t>(j, "epochs_completed", w);
+  r.partial = get<bool>(j, "partial", w);
+  r.stop_reason = get<std::string>(j, "stop_reason", w);
+  r.stopped_on_errors = get<bool>(j, "stopped_on_errors", w);
+  r.samples = get<uint64_t>(j, "samples", w);
+  r.bytes = get<uint64_t>(j, "bytes", w);
+  r.errors = get<uint64_t>(j, "errors", w);
+  r.io_bytes = get<uint64_t>(j, "io_bytes", w);
+  r.error_samples = get<std::vector<std::string>>(j, "error_samples", w);
+  r.file_latency = hist_of(j, "file_latency", w);
+  r.open_latency = hist_of(j, "open_latency", w);
+  r.batch_wait = hist_of(j, "batch_wait", w);
+  r.timeline = timeline_of(j, w);
+  r.wait_ns = get<int64_t>(j, "wait_ns", w);
+  r.first_batch_ns = get<int64_t>(j, "first_batch_ns", w);
+  r.cpu_user_s = get<double>(j, "cpu_user_s", w);
+  r.cpu_sys_s = get<double>(j, "cpu_sys_s", w);
+  r.epoch_resident_fraction = get<std::vector<double>>(j, "epoch_resident_fraction", w);
+  r.residency_method = get<std::string>(j, "residency_method", w);
+  r.cache_notes = get<std::vector<std::string>>(j, "cache_notes", w);
+  const json& workers = array_at(j, "workers", w);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const json& x = workers[i];
+    const std::string ww = fmt::format("{} workers[{}]", w, i);
+    WorkerStats s;
+    s.rank = get<int>(x, "rank", ww);
+    s.worker = get<int>(x, "worker", ww);
+    s.files = get<uint64_t>(x, "files", ww);
+    s.bytes = get<uint64_t>(x, "bytes", ww);
+    s.io_bytes = get<uint64_t>(x, "io_bytes", ww);
+    s.errors = get<uint64_t>(x, "errors", ww);
+    s.busy_ns = get<int64_t>(x, "busy_ns", ww);
+    s.cpu_work_ns = get<int64_t>(x, "cpu_work_ns", ww);
+    s.file_latency = hist_of(x, "file_latency", ww);
+    s.open_latency = hist_of(x, "open_latency", ww);
+    s.cpu_list = get<std::string>(x, "cpu_list", ww);
+    s.numa = get<std::string>(x, "numa", ww);
+    r.workers.push_back(std::move(s));
+  }
+  const json& ranks = array_at(j, "ranks", w);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const json& x = ranks[i];
+    const std::string rw = fmt::format("{} ranks[{}]", w, i);
+    RankStats k;
+    k.rank = get<int>(x, "rank", rw);
+    k.batches = get<uint64_t>(x, "batches", rw);
+    k.samples = get<uint64_t>(x, "samples", rw);
+    k.bytes = get<uint64_t>(x, "bytes", rw);
+    k.wait_ns = get<int64_t>(x, "wait_ns", rw);
+    k.compute_ns = get<int64_t>(x, "compute_ns", rw);
+    k.nominal_compute_ns = get<int64_t>(x, "nominal_compute_ns", rw);
+    k.first_batch_ns = get<int64_t>(x, "first_batch_ns", rw);
+    k.elapsed_ns = get<int64_t>(x, "elapsed_ns", rw);
+    k.batch_wait = hist_of(x, "batch_wait", rw);
+    k.timeline = timeline_of(x, rw);
+    k.max_outstanding = get<uint64_t>(x, "max_outstanding", rw);
+    r.ranks.push_back(std::move(k));
+  }
+  return r;
+}
+
+void to_json(json& j, const LoaderResult& r) { j = loader_result_to_json(r); }
+void from_json(const json& j, LoaderResult& r) { r = loader_result_from_json(j); }
+
+}  // namespace ioprobe

@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "core/error.hpp"
+#include "report/document_merge.hpp"
+#include "report/latency_json.hpp"
+#include "report/run_document.hpp"
+
+using namespace ioprobe;
+using nlohmann::json;
+
+namespace {
+
+LatencyHistogram lat(uint32_t seed, int n, double mu) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> d(mu, 0.8);
+  LatencyHistogram h;
+  for (int i = 0; i < n; ++i) h.record(static_cast<uint64_t>(d(rng)));
+  return h;
+}
+
+json raw_doc(const char* host, uint64_t ios, double elapsed_s, const LatencyHistogram& h) {
+  return {{"kind", "raw"},
+          {"host", {{"hostname", host}}},
+          {"raw",
+           {{"bs", 4096},
+            {"results",
+             {{"ios", ios},
+              {"bytes", ios * 4096},
+              {"elapsed_s", elapsed_s},
+              {"iops", ios / elapsed_s},
+              {"bytes_per_s", ios * 4096 / elapsed_s},
+              {"latency_us", latency_us_json(h)},
+              {"errors", 0},
+              {"first_error", ""},
+              {"cpu", {{"user_s", 0.5}, {"sys_s", 0.25}, {"per_io_us", 1.0}}}}}}}};
+}
+
+json run_doc(const char* host, const LoaderResult& r) {
+  return {{"kind", "run"}, {"host", {{"hostname", host}}}, {"loader", {{"gpus", 2}}}, {"results", loader_results_json(r)},
+          {"ingest", {{"verdict", "none"}}}, {"warnings", json::array({"same warning"})}};
+}
+
+LoaderResult run_part(uint32_t seed, int64_t elapsed_ns) {
+  RankStats rk;
+  rk.timeline = Timeline(1.0);
+  WorkerStats w;
+  w.file_latency = lat(seed, 500, 11.0);
+  w.open_latency = lat(seed + 1, 500, 9.0);
+  rk.batch_wait = lat(seed + 2, 50, 12.0);
+  rk.samples = 500;
+  rk.bytes = 500 * 1000;
+  rk.timeline.add(100, 300, 300'000, 1000);
+  rk.timeline.add(1'500'000'000, 200, 200'000, 1000);
+  return rank_result(rk, {w}, elapsed_ns, 1);
+}
+
+}  // namespace
+
+TEST_CASE("merge_documents: raw documents sum I/Os, take the longest elapsed, add latency buckets", "[merge]") {
+  const LatencyHistogram a = lat(1, 4000, 8.0), b = lat(2, 1000, 10.0);
+  LatencyHistogram all = a;
+  all.merge(b);
+  json m = merge_documents({raw_doc("h1", 4000, 2.0, a), raw_doc("h2", 1000, 4.0, b)}, {"a.json", "b.json"});
+  const json& r = m["raw"]["results"];
+  CHECK(r["ios"] == 5000);
+  CHECK(r["elapsed_s"] == 4.0);
+  CHECK(r["iops"].get<double>() == Approx(1250.0));
+  CHECK(r["latency_us"]["count"] == 5000);
+  CHECK(r["latency_us"]["p99"].get<double>() == all.percentile(99) / 1e3);
+  CHECK(r["cpu"]["user_s"].get<double>() == Approx(1.0));
+  REQUIRE(m["sources"].size() == 2);
+  CHECK(m["sources"][1]["hostname"] == "h2");
+  CHECK(m["sources"][1]["iops"].get<double>() == Approx(250.0));
+  CHECK_THAT(render_merged_raw_text(m), Catch::Contains("merged from 2 documents") && Catch::Contains("h2"));
+}
+
+TEST_CASE("merge_documents: run documents merge their results exactly and drop ingest", "[merge]") {
+  LoaderResult a = run_part(10, 2'000'000'000), b = run_part(20, 3'000'000'000);
+  LoaderResult both = a;
+  both.merge(b);
+  json m = merge_documents({run_doc("h1", a), run_doc("h2", b)}, {"a.json", "b.json"});
+  CHECK(m["results"] == loader_results_json(both));  // the document merge is the value merge
+  CHECK(m["loader"]["gpus"] == 4);
+  CHECK(m["ingest"]["available"] == false);
+  CHECK(m["sources"][0]["file"] == "a.json");
+  CHECK(m["warnings"].size() == 2);  // the inputs' shared warning once, and the merge note
+}
+
+TEST_CASE("merge_documents: refusals name the file and the reason", "[merge]") {
+  LoaderResult a = run_part(10, 2'000'000'000);
+  const json run = run_doc("h1", a);
+  json old = run;
+  old["results"]["batch_wait_us"].erase("buckets");
+  CHECK_THROWS_WITH(merge_documents({run, old}, {"a.json", "old.json"}),
+                    Catch::Contains("'old.json' results.batch_wait_us: missing key 'buckets'") &&
+                        Catch::Contains("written before"));
+  CHECK_THROWS_WITH(merge_documents({run, raw_doc("h", 1, 1, lat(1, 1, 8))}, {"a.json", "r.json"}),
+                    Catch::Contains("only documents of one kind merge"));
+  json half = run;
+  half["results"]["timeline_interval_s"] = 0.5;
+  CHECK_THROWS_AS(merge_documents({run, half}, {"a.json", "h.json"}), UsageError);
+  json tune = run;
+  tune["kind"] = "tune";
+  CHECK_THROWS_WITH(merge_documents({tune, tune}, {"t.json", "u.json"}), Catch::Contains("cannot be merged"));
+  CHECK_THROWS_AS(merge_documents({run}, {"a.json"}), UsageError);
+}
