@@ -31,7 +31,8 @@ PreparedData prepare_dataset(const RunConfig& c) {
                  {"records_per_file", 1},
                  {"action", c.data_dir.empty() ? "file list" : "walked"},
                  {"enumerate_s", w.enumerate_s},
-                 {"skipped", w.skipped}};
+                 {"skipped", w.skipped},
+                 {"duplicates", w.duplicates}};
     p.index = std::move(w.index);
     return p;
   }
