@@ -113,7 +113,13 @@ double parse_params(const std::string& t) {
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || !std::isfinite(v))
     throw UsageError(fmt::format("--params: '{}' is not a parameter count like 7B, 405B, 1.2T or 8e9", t));
-  return v * mul;
+  // A count is whole: 1.5 would be cut to 1 in the per-rank shard sizes (issue #16 item 8).
+  const double count = v * mul, whole = std::round(count);
+  if (std::fabs(count - whole) > 1e-9 * std::max(1.0, count))  // above double rounding of 1.2T
+    throw UsageError(fmt::format("--params: '{}' is {:.12g} parameters, not a whole number; give a whole count (e.g. {:.0f}) "
+                                 "or a unit (1.5B = 1,500,000,000)",
+                                 t, count, std::max(1.0, whole)));
+  return whole;
 }
 
 uint64_t memory_budget(const HostInfo& h) {
@@ -310,6 +316,12 @@ int cmd_checkpoint(const CommandContext& ctx) {
     remove_made_dirs();
     throw UsageError(fmt::format("--dir '{}' is not writable: {}; choose a --dir you may write to", escape_bytes(d.dir),
                                  errno_text(e)));
+  }
+  try {
+    check_can_create_in(d.dir, "--dir");  // /proc passes access(W_OK) as root; the state is not built yet
+  } catch (const UsageError&) {
+    remove_made_dirs();
+    throw;
   }
   for (const auto& r : d.state.ranks)
     if (std::filesystem::exists(shard_path(d.dir, r.rank), ec))

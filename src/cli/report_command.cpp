@@ -12,11 +12,30 @@
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
+#include "report/document_check.hpp"
 #include "report/html_report.hpp"
 #include "report/run_text.hpp"
 #include "report/tune_document.hpp"
 
 namespace ioprobe::cli {
+
+namespace {
+
+// Reads each document and refuses one whose numbers ioprobe cannot have written (a negative
+// count would render as 18,446,744,073,709,551,611), naming the file and the field.
+std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files) {
+  std::vector<nlohmann::json> docs;
+  for (const auto& f : files) {
+    docs.push_back(read_json_file(f));
+    if (const std::string why = implausible_number(docs.back()); !why.empty())
+      throw UsageError(fmt::format("'{}': {}; the document was edited or damaged after ioprobe wrote it: render the "
+                                   "original or run the measurement again",
+                                   escape_bytes(f), why));
+  }
+  return docs;
+}
+
+}  // namespace
 
 int cmd_report(const CommandContext& ctx) {
   po::options_description desc("ioprobe report FILE.json [B.json ...]: re-render saved result documents");
@@ -43,8 +62,7 @@ int cmd_report(const CommandContext& ctx) {
     if (files.empty() && !vm.count("help")) throw UsageError("report: give a result document (FILE.json)");
     return kExitOk;
   }
-  std::vector<nlohmann::json> docs;
-  for (const auto& f : files) docs.push_back(read_json_file(f));
+  std::vector<nlohmann::json> docs = load_documents(files);
   const std::string html = vm.count("html") ? vm["html"].as<std::string>() : "";
   const std::string csv = vm.count("csv") ? vm["csv"].as<std::string>() : "";
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");

@@ -56,6 +56,20 @@ void check_output_path(const std::string& path, const std::string& option) {
   unlink(probe.c_str());
 }
 
+void check_can_create_in(const std::string& dir, const std::string& option) {
+  const std::string probe = fmt::format("{}/.ioprobe-probe.{}", dir, getpid());
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {  // a probe left by an earlier process with this PID: ours to remove
+    unlink(probe.c_str());
+    fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  }
+  if (fd < 0)
+    throw UsageError(fmt::format("{} '{}': cannot create a file there: {}; choose a directory you may write to", option,
+                                 escape_bytes(dir), errno_text(errno)));
+  close(fd);
+  unlink(probe.c_str());
+}
+
 void check_output_not_input(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
   struct stat out {};
   if (stat(path.c_str(), &out) != 0) return;  // not there yet: it cannot be one of the inputs
