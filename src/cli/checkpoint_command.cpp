@@ -28,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "core/atomic_file.hpp"
+#include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/free_space.hpp"
 #include "core/interrupt.hpp"
@@ -285,7 +286,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
   bool created_dir = false;
   // The directories this run creates, deepest first: removed again (when empty) at the end.
   std::vector<std::string> made_dirs;
+  // One run per --dir at a time: a second would measure against this one's I/O (issue #16 item 6).
+  std::optional<DirLock> dir_lock;
   auto remove_made_dirs = [&] {
+    dir_lock.reset();  // its lock file would keep the directory from being empty
     for (const auto& m : made_dirs)
       if (::rmdir(m.c_str()) != 0) break;  // only empty ones go; a parent of a kept one stays
   };
@@ -323,6 +327,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
     remove_made_dirs();
     throw;
   }
+  lock_checkpoint_dir(d.dir, dir_lock, made_dirs, created_dir);  // waits for another run there
   for (const auto& r : d.state.ranks)
     if (std::filesystem::exists(shard_path(d.dir, r.rank), ec))
       throw UsageError(fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
@@ -558,6 +563,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   // Only empty ones go, and not the one the result document is about to be written into, nor
   // those above it (made_dirs runs deepest first).
   if (created_dir && !keep) {
+    dir_lock.reset();
     const std::string json_dir =
         json_path.empty() ? std::string()
                           : std::filesystem::absolute(json_path, ec).parent_path().lexically_normal().string();

@@ -71,6 +71,7 @@ PreparedData prepare_dataset(const RunConfig& c) {
   }
   p.index = std::move(d.index);
   p.layout = std::move(d.layout);
+  p.lock = std::move(d.lock);
   return p;
 }
 

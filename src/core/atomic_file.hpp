@@ -6,7 +6,7 @@
 
 namespace ioprobe {
 
-/// Writes `text` to `path` via "<path>.ioprobe-tmp": write, fsync, rename. On failure the
+/// Writes `text` to `path` via "<path>.ioprobe-tmp.<PID>" (one per process): write, fsync, rename. On failure the
 /// temporary file is removed and nothing appears under `path`. Throws IoError (with `hint`
 /// on the create step) naming the failing operation and path.
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint = "");

@@ -61,17 +61,20 @@ TEST_CASE("ensure_dataset generates, reuses, and refuses foreign directories", "
   GenerateOptions g;
   g.progress = false;
   auto a = ensure_dataset(root + "/ds", s, g);
+  a.lock.reset();  // its shared lock would make this process's next call wait for itself
   CHECK(a.action == "generated");
   REQUIRE(a.index.size() == 50);
   struct stat st {};
   REQUIRE(stat((root + "/ds/" + a.index.path(7)).c_str(), &st) == 0);
   CHECK(st.st_size == a.index.file_size(7));
   auto b = ensure_dataset(root + "/ds", s, g);
+  b.lock.reset();
   CHECK(b.action == "reused");
 
   // Fewer files of the same shape: the first ones are exactly that dataset, reused as they are.
   s.files = 20;
   auto sub = ensure_dataset(root + "/ds", s, g);
+  sub.lock.reset();
   CHECK(sub.action == "reused: the first 20 of its 50 files");
   REQUIRE(sub.index.size() == 20);
   CHECK(std::string(sub.index.path(7)) == a.index.path(7));
@@ -99,6 +102,7 @@ TEST_CASE("ensure_dataset generates, reuses, and refuses foreign directories", "
   s.files = 20;
   s.dirs = 4;
   auto c = ensure_dataset(root + "/ds", s, g);
+  c.lock.reset();
   CHECK(c.action == "regenerated (spec changed, --regenerate)");
   CHECK(stat((root + "/ds/users-file.txt").c_str(), &st) == 0);
   g.regenerate = false;
@@ -126,6 +130,7 @@ TEST_CASE("an incomplete generation is detected and redone", "[dataset]") {
   m.complete = false;
   write_manifest(root + "/ds", m);
   auto again = ensure_dataset(root + "/ds", s, g);
+  again.lock.reset();
   CHECK(again.action == "regenerated (previous generation incomplete)");
   CHECK(read_manifest(root + "/ds")->complete);
   std::system(("rm -rf " + root).c_str());
