@@ -1,5 +1,5 @@
 // `ioprobe report FILE.json [FILE2.json ...]`: re-renders saved result documents as text, HTML
-// (--html) or CSV (--csv, tune points), and compares two or more side by side.
+// (--html) or CSV (--csv: a tune's points, any other kind's figures), and compares two or more side by side.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -13,6 +13,8 @@
 #include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
 #include "report/document_check.hpp"
+#include "report/document_text.hpp"
+#include "report/probe_text.hpp"
 #include "report/html_report.hpp"
 #include "report/run_text.hpp"
 #include "report/tune_document.hpp"
@@ -35,13 +37,24 @@ std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files
   return docs;
 }
 
+// The text report of one document, any kind ioprobe writes; "" for an unknown kind.
+std::string document_text(const nlohmann::json& doc) {
+  const std::string kind = doc.value("kind", "");
+  if (kind == "run") return render_run_text(doc);
+  if (kind == "tune") return render_tune_text(doc);
+  if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
+  if (kind == "raw") return render_raw_document_text(doc);
+  if (kind == "probe") return render_probe_text(doc);
+  return "";
+}
+
 }  // namespace
 
 int cmd_report(const CommandContext& ctx) {
   po::options_description desc("ioprobe report FILE.json [B.json ...]: re-render saved result documents");
   desc.add_options()
       ("html", po::value<std::string>(), "write one self-contained HTML page (inline SVG charts) to FILE")
-      ("csv", po::value<std::string>(), "write the points of a tune document as CSV to FILE")
+      ("csv", po::value<std::string>(), "write one document as CSV to FILE (a tune's points; other kinds: every figure by its JSON key)")
       ("help,h", "this help");
   std::vector<std::string> files, rest;
   // Words are files, except the value after --html/--csv.
@@ -74,8 +87,9 @@ int cmd_report(const CommandContext& ctx) {
   if (!html.empty() && !csv.empty()) check_output_not_input(csv, "--csv", {html});
   if (!html.empty() && html == csv)
     throw UsageError(fmt::format("--html and --csv both name '{}'; give two file names", escape_bytes(html)));
-  if (!csv.empty() && (docs.size() != 1 || docs[0].value("kind", "") != "tune"))
-    throw UsageError("--csv writes the points of one tune document; give exactly one FILE.json of kind 'tune'");
+  if (!csv.empty() && docs.size() != 1)
+    throw UsageError("--csv writes one document as CSV (a tune's points, any other kind's figures by JSON key); give "
+                     "exactly one FILE.json");
 
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(escape_bytes(f));
@@ -86,12 +100,11 @@ int cmd_report(const CommandContext& ctx) {
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string kind = docs[i].value("kind", "");
     try {
-      if (kind == "run") std::cout << render_run_text(docs[i]);
-      else if (kind == "tune") std::cout << render_tune_text(docs[i]);
-      else if (kind == "checkpoint") std::cout << render_checkpoint_text(docs[i]) << render_series_text(docs[i]);
-      else if (html.empty())
-        throw UsageError(fmt::format("'{}': text rendering of kind '{}' is not supported by this version; try --html",
+      const std::string text = document_text(docs[i]);
+      if (text.empty())
+        throw UsageError(fmt::format("'{}': kind '{}' is not one this version writes (run, tune, checkpoint, raw, probe)",
                                      escape_bytes(files[i]), kind));
+      std::cout << text;
     } catch (const nlohmann::json::exception& e) {
       throw UsageError(fmt::format("'{}' is missing fields of a '{}' document: {}", escape_bytes(files[i]), kind, e.what()));
     }
@@ -101,7 +114,7 @@ int cmd_report(const CommandContext& ctx) {
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
   }
   if (!csv.empty()) {
-    write_file_atomically(csv, render_tune_csv(docs[0]), "check that the directory exists and is writable");
+    write_file_atomically(csv, render_document_csv(docs[0]), "check that the directory exists and is writable");
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(csv));
   }
   return kExitOk;

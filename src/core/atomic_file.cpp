@@ -32,10 +32,11 @@ bool written_by_ioprobe(const std::string& path) {
   close(fd);
   text.resize(got);
   // The marks of ioprobe's outputs: a result document's schema, the HTML page's title, the
-  // tune CSV's header (report/document.hpp, report/html_report.cpp, report/tune_document.cpp).
+  // tune CSV's header, any other document's CSV header (report/document.hpp,
+  // report/html_report.cpp, report/tune_document.cpp, report/document_text.hpp).
   return text.find("\"schema\": \"ioprobe.result/") != std::string::npos ||
          text.find("<title>ioprobe report</title>") != std::string::npos ||
-         text.rfind("num_workers,prefetch_factor,numa,", 0) == 0;
+         text.rfind("num_workers,prefetch_factor,numa,", 0) == 0 || text.rfind("ioprobe_field,value\n", 0) == 0;
 }
 
 void check_output_path(const std::string& path, const std::string& option) {
