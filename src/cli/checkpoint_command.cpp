@@ -28,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "core/atomic_file.hpp"
+#include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/free_space.hpp"
 #include "core/interrupt.hpp"
@@ -113,7 +114,13 @@ double parse_params(const std::string& t) {
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || !std::isfinite(v))
     throw UsageError(fmt::format("--params: '{}' is not a parameter count like 7B, 405B, 1.2T or 8e9", t));
-  return v * mul;
+  // A count is whole: 1.5 would be cut to 1 in the per-rank shard sizes (issue #16 item 8).
+  const double count = v * mul, whole = std::round(count);
+  if (std::fabs(count - whole) > 1e-9 * std::max(1.0, count))  // above double rounding of 1.2T
+    throw UsageError(fmt::format("--params: '{}' is {:.12g} parameters, not a whole number; give a whole count (e.g. {:.0f}) "
+                                 "or a unit (1.5B = 1,500,000,000)",
+                                 t, count, std::max(1.0, whole)));
+  return whole;
 }
 
 uint64_t memory_budget(const HostInfo& h) {
@@ -279,7 +286,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
   bool created_dir = false;
   // The directories this run creates, deepest first: removed again (when empty) at the end.
   std::vector<std::string> made_dirs;
+  // One run per --dir at a time: a second would measure against this one's I/O (issue #16 item 6).
+  std::optional<DirLock> dir_lock;
   auto remove_made_dirs = [&] {
+    dir_lock.reset();  // its lock file would keep the directory from being empty
     for (const auto& m : made_dirs)
       if (::rmdir(m.c_str()) != 0) break;  // only empty ones go; a parent of a kept one stays
   };
@@ -311,6 +321,13 @@ int cmd_checkpoint(const CommandContext& ctx) {
     throw UsageError(fmt::format("--dir '{}' is not writable: {}; choose a --dir you may write to", escape_bytes(d.dir),
                                  errno_text(e)));
   }
+  try {
+    check_can_create_in(d.dir, "--dir");  // /proc passes access(W_OK) as root; the state is not built yet
+  } catch (const UsageError&) {
+    remove_made_dirs();
+    throw;
+  }
+  lock_checkpoint_dir(d.dir, dir_lock, made_dirs, created_dir);  // waits for another run there
   for (const auto& r : d.state.ranks)
     if (std::filesystem::exists(shard_path(d.dir, r.rank), ec))
       throw UsageError(fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
@@ -546,6 +563,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   // Only empty ones go, and not the one the result document is about to be written into, nor
   // those above it (made_dirs runs deepest first).
   if (created_dir && !keep) {
+    dir_lock.reset();
     const std::string json_dir =
         json_path.empty() ? std::string()
                           : std::filesystem::absolute(json_path, ec).parent_path().lexically_normal().string();

@@ -130,4 +130,22 @@ std::vector<std::string> leftover_warnings(const std::string& dir) {
   return out;
 }
 
+void lock_checkpoint_dir(const std::string& dir, std::optional<DirLock>& lock, std::vector<std::string>& made_dirs,
+                         bool& created_dir) {
+  auto on_wait = [&](const std::string& holder) {
+    fmt::print(stderr, "ioprobe: --dir '{}' is in use by {}: two runs in one directory measure each other's I/O; "
+                       "waiting until it ends (Ctrl-C to stop)\n",
+                       escape_bytes(dir), holder);
+  };
+  try {
+    lock.emplace(dir, DirLock::Mode::kExclusive, "", on_wait);
+  } catch (const IoError& e) {
+    std::error_code ec;
+    if (e.err() != ENOENT || !std::filesystem::create_directory(dir, ec)) throw;
+    made_dirs.insert(made_dirs.begin(), dir);
+    created_dir = true;
+    lock.emplace(dir, DirLock::Mode::kExclusive, "", on_wait);
+  }
+}
+
 }  // namespace ioprobe::cli

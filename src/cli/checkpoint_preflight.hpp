@@ -1,13 +1,15 @@
 // Checks `ioprobe checkpoint` makes before any work: memory for the buffers besides the state,
 // the chunk index's size, zstd's pool against the chunk size, and temporary files a killed
-// ioprobe left in --dir.
+// ioprobe left in --dir; and the lock that keeps a second run out of --dir.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "checkpoint/run_data.hpp"
+#include "core/dir_lock.hpp"
 
 namespace ioprobe::cli {
 
@@ -28,5 +30,13 @@ std::vector<std::string> zstd_pool_warnings(const checkpoint::SaveOptions& o);
 /// more, and the processes; empty when there are none. The files are never removed: another host
 /// may share the directory.
 std::vector<std::string> leftover_warnings(const std::string& dir);
+
+/// Takes `dir`'s exclusive lock into `lock` (core/dir_lock.hpp): one checkpoint run per directory,
+/// since a second one would measure against the first one's I/O (issue #16 item 6). While another
+/// run holds it, one line on stderr names the holder and this one waits. When the run waited for
+/// had created `dir` and removed it, empty, at its end, `dir` is made again and put first in
+/// `made_dirs` (deepest first) with `created_dir` set. Throws as DirLock does.
+void lock_checkpoint_dir(const std::string& dir, std::optional<DirLock>& lock, std::vector<std::string>& made_dirs,
+                         bool& created_dir);
 
 }  // namespace ioprobe::cli

@@ -1,5 +1,6 @@
 // `ioprobe probe`: what ioprobe knows about a storage target and this host, without running I/O
 // beyond a one-block O_DIRECT probe and a throwaway io_uring ring.
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <sys/stat.h>
@@ -37,9 +38,11 @@ int cmd_probe(const CommandContext& ctx) {
   }
   std::string dir = get_string(vm, "dir", ".");
   struct stat st {};
-  if (stat(dir.c_str(), &st) != 0)
-    throw UsageError(fmt::format("--dir '{}': {}; give an existing directory on the storage to test",
-                                 escape_bytes(dir), errno_text(errno)));
+  if (stat(dir.c_str(), &st) != 0) {
+    const int e = errno;
+    throw UsageError(fmt::format("--dir '{}'{}; give an existing directory on the storage to test", escape_bytes(dir),
+                                 e == ENOENT ? " does not exist" : ": " + errno_text(e)));
+  }
   std::string sysfs_root = get_string(vm, "sysfs-root", "/sys");
   if (sysfs_root != "/sys" && stat((sysfs_root + "/devices").c_str(), &st) != 0)
     throw UsageError(fmt::format("--sysfs-root '{}' has no devices/ directory; give a sysfs tree",

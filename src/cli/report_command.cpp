@@ -1,6 +1,6 @@
 // `ioprobe report FILE.json [FILE2.json ...]`: re-renders saved result documents as text, HTML
-// (--html) or CSV (--csv, tune points), and compares two or more side by side; with --merge,
-// combines run (or raw) documents into one result (report/document_merge.hpp), written with --json.
+// (--html) or CSV (--csv: a tune's points, any other kind's figures), and compares two or more side by side; with
+// --merge, combines run (or raw) documents into one result (report/document_merge.hpp), written with --json.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -14,6 +14,9 @@
 #include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
 #include "report/document_merge.hpp"
+#include "report/document_check.hpp"
+#include "report/document_text.hpp"
+#include "report/probe_text.hpp"
 #include "report/html_report.hpp"
 #include "report/run_text.hpp"
 #include "report/tune_document.hpp"
@@ -26,7 +29,9 @@ namespace {
 int merge_command(const std::vector<std::string>& files, const std::vector<nlohmann::json>& docs,
                   const po::variables_map& vm, const std::string& html, const std::string& csv) {
   if (files.size() < 2) throw UsageError("--merge: give two or more result documents (A.json B.json ...)");
-  if (!csv.empty()) throw UsageError("--csv writes the points of a tune document; tune documents do not merge");
+  if (!csv.empty())
+    throw UsageError("--csv does not take --merge: write the merged document with --json, then render it with "
+                     "'ioprobe report M.json --csv FILE'");
   const std::string out = vm.count("json") ? vm["json"].as<std::string>() : "";
   if (vm.count("json") && out.empty()) throw UsageError("--json: empty path; give a file name");
   if (!out.empty()) {
@@ -54,13 +59,38 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   return kExitOk;
 }
 
+// Reads each document and refuses one whose numbers ioprobe cannot have written (a negative
+// count would render as 18,446,744,073,709,551,611), naming the file and the field.
+std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files) {
+  std::vector<nlohmann::json> docs;
+  for (const auto& f : files) {
+    docs.push_back(read_json_file(f));
+    if (const std::string why = implausible_number(docs.back()); !why.empty())
+      throw UsageError(fmt::format("'{}': {}; the document was edited or damaged after ioprobe wrote it: render the "
+                                   "original or run the measurement again",
+                                   escape_bytes(f), why));
+  }
+  return docs;
+}
+
+// The text report of one document, any kind ioprobe writes; "" for an unknown kind.
+std::string document_text(const nlohmann::json& doc) {
+  const std::string kind = doc.value("kind", "");
+  if (kind == "run") return render_run_text(doc);
+  if (kind == "tune") return render_tune_text(doc);
+  if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
+  if (kind == "raw") return render_raw_document_text(doc);
+  if (kind == "probe") return render_probe_text(doc);
+  return "";
+}
+
 }  // namespace
 
 int cmd_report(const CommandContext& ctx) {
   po::options_description desc("ioprobe report FILE.json [B.json ...]: re-render saved result documents");
   desc.add_options()
       ("html", po::value<std::string>(), "write one self-contained HTML page (inline SVG charts) to FILE")
-      ("csv", po::value<std::string>(), "write the points of a tune document as CSV to FILE")
+      ("csv", po::value<std::string>(), "write one document as CSV to FILE (a tune's points; other kinds: every figure by its JSON key)")
       ("merge", "combine run (or raw) documents into one result: counts summed, elapsed the longest, "
                 "percentiles from the added latency buckets")
       ("json", po::value<std::string>(), "with --merge: write the merged document to FILE")
@@ -86,8 +116,7 @@ int cmd_report(const CommandContext& ctx) {
     if (files.empty() && !vm.count("help")) throw UsageError("report: give a result document (FILE.json)");
     return kExitOk;
   }
-  std::vector<nlohmann::json> docs;
-  for (const auto& f : files) docs.push_back(read_json_file(f));
+  std::vector<nlohmann::json> docs = load_documents(files);
   const std::string html = vm.count("html") ? vm["html"].as<std::string>() : "";
   const std::string csv = vm.count("csv") ? vm["csv"].as<std::string>() : "";
   if (vm.count("json") && !vm.count("merge"))
@@ -102,8 +131,9 @@ int cmd_report(const CommandContext& ctx) {
   if (!html.empty() && !csv.empty()) check_output_not_input(csv, "--csv", {html});
   if (!html.empty() && html == csv)
     throw UsageError(fmt::format("--html and --csv both name '{}'; give two file names", escape_bytes(html)));
-  if (!csv.empty() && (docs.size() != 1 || docs[0].value("kind", "") != "tune"))
-    throw UsageError("--csv writes the points of one tune document; give exactly one FILE.json of kind 'tune'");
+  if (!csv.empty() && docs.size() != 1)
+    throw UsageError("--csv writes one document as CSV (a tune's points, any other kind's figures by JSON key); give "
+                     "exactly one FILE.json");
 
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(escape_bytes(f));
@@ -114,12 +144,11 @@ int cmd_report(const CommandContext& ctx) {
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string kind = docs[i].value("kind", "");
     try {
-      if (kind == "run") std::cout << render_run_text(docs[i]);
-      else if (kind == "tune") std::cout << render_tune_text(docs[i]);
-      else if (kind == "checkpoint") std::cout << render_checkpoint_text(docs[i]) << render_series_text(docs[i]);
-      else if (html.empty())
-        throw UsageError(fmt::format("'{}': text rendering of kind '{}' is not supported by this version; try --html",
+      const std::string text = document_text(docs[i]);
+      if (text.empty())
+        throw UsageError(fmt::format("'{}': kind '{}' is not one this version writes (run, tune, checkpoint, raw, probe)",
                                      escape_bytes(files[i]), kind));
+      std::cout << text;
     } catch (const nlohmann::json::exception& e) {
       throw UsageError(fmt::format("'{}' is missing fields of a '{}' document: {}", escape_bytes(files[i]), kind, e.what()));
     }
@@ -129,7 +158,7 @@ int cmd_report(const CommandContext& ctx) {
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
   }
   if (!csv.empty()) {
-    write_file_atomically(csv, render_tune_csv(docs[0]), "check that the directory exists and is writable");
+    write_file_atomically(csv, render_document_csv(docs[0]), "check that the directory exists and is writable");
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(csv));
   }
   return kExitOk;

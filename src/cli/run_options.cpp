@@ -9,10 +9,25 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "topology/numa.hpp"
 
 namespace ioprobe::cli {
 
 namespace {
+
+// --numa node:N names a node this host has: a bind to a missing node would bind no worker while
+// the header still said node N (issue #16 item 8).
+void check_numa_node(const Placement& p, const std::string& text) {
+  if (p.kind != Placement::Kind::Node) return;
+  const Topology topo = discover();
+  if (topo.has_node(p.node)) return;
+  std::string nodes;
+  for (const auto& n : topo.nodes) nodes += (nodes.empty() ? "" : ", ") + std::to_string(n.id);
+  throw UsageError(fmt::format("--numa '{}': this host has no NUMA node {} ({}); give one of its nodes, local, "
+                               "interleave or none", text, p.node,
+                               nodes.empty() ? "it reports no NUMA nodes in /sys/devices/system/node"
+                                             : "its nodes: " + nodes));
+}
 po::typed_value<std::string>* str() { return po::value<std::string>(); }
 po::typed_value<std::string>* flag() { return po::value<std::string>()->implicit_value("true"); }
 }  // namespace
@@ -296,8 +311,14 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
                      : engine == "psync"  ? EngineRequest::kPsync
                                           : EngineRequest::kAuto;
   c.drop_caches = get_bool(vm, "drop-caches", false);
-  // Parsed now: a typo must not cost a dataset generation.
-  if (!for_tune) c.numa = checked_value(vm, "numa", [&] { return parse_placement(get_string(vm, "numa", "none")); });
+  // Parsed now: a typo, or a node this host lacks, must not cost a dataset generation.
+  if (!for_tune)
+    c.numa = checked_value(vm, "numa", [&] {
+      const std::string text = get_string(vm, "numa", "none");
+      Placement p = parse_placement(text);
+      check_numa_node(p, text);
+      return p;
+    });
 
   c.gpu = get_string(vm, "gpu", "h100");
   c.rate_family = get_choice(vm, "ingest-rate", "training", {"training", "emulation"}) == "emulation"

@@ -33,7 +33,8 @@ PreparedData prepare_dataset(const RunConfig& c) {
                  {"records_per_file", 1},
                  {"action", c.data_dir.empty() ? "file list" : "walked"},
                  {"enumerate_s", w.enumerate_s},
-                 {"skipped", w.skipped}};
+                 {"skipped", w.skipped},
+                 {"duplicates", w.duplicates}};
     p.index = std::move(w.index);
     return p;
   }
@@ -72,6 +73,7 @@ PreparedData prepare_dataset(const RunConfig& c) {
   }
   p.index = std::move(d.index);
   p.layout = std::move(d.layout);
+  p.lock = std::move(d.lock);
   return p;
 }
 

@@ -2,12 +2,14 @@
 // the GPU demand, O_DIRECT vs buffered and the engine, and the open-files limit.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/run_config.hpp"
+#include "core/dir_lock.hpp"
 #include "dataset/file_index.hpp"
 #include "dataset/record_layout.hpp"
 #include "ingest/analysis.hpp"
@@ -25,6 +27,7 @@ struct PreparedData {
   std::string target_path;   // the directory probed (generated dataset, --data); empty for --file-list
   bool from_list = false;    // --file-list: paths as listed, possibly on several filesystems
   bool interrupted = false;  // generation stopped by a signal
+  std::shared_ptr<DirLock> lock;  // generated datasets: held shared while this lives (dataset/generator.hpp)
 };
 
 /// Walks --data / reads --file-list, or generates (or checks) the synthetic dataset with a

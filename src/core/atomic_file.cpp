@@ -32,10 +32,11 @@ bool written_by_ioprobe(const std::string& path) {
   close(fd);
   text.resize(got);
   // The marks of ioprobe's outputs: a result document's schema, the HTML page's title, the
-  // tune CSV's header (report/document.hpp, report/html_report.cpp, report/tune_document.cpp).
+  // tune CSV's header, any other document's CSV header (report/document.hpp,
+  // report/html_report.cpp, report/tune_document.cpp, report/document_text.hpp).
   return text.find("\"schema\": \"ioprobe.result/") != std::string::npos ||
          text.find("<title>ioprobe report</title>") != std::string::npos ||
-         text.rfind("num_workers,prefetch_factor,numa,", 0) == 0;
+         text.rfind("num_workers,prefetch_factor,numa,", 0) == 0 || text.rfind("ioprobe_field,value\n", 0) == 0;
 }
 
 void check_output_path(const std::string& path, const std::string& option) {
@@ -56,6 +57,20 @@ void check_output_path(const std::string& path, const std::string& option) {
   unlink(probe.c_str());
 }
 
+void check_can_create_in(const std::string& dir, const std::string& option) {
+  const std::string probe = fmt::format("{}/.ioprobe-probe.{}", dir, getpid());
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {  // a probe left by an earlier process with this PID: ours to remove
+    unlink(probe.c_str());
+    fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  }
+  if (fd < 0)
+    throw UsageError(fmt::format("{} '{}': cannot create a file there: {}; choose a directory you may write to", option,
+                                 escape_bytes(dir), errno_text(errno)));
+  close(fd);
+  unlink(probe.c_str());
+}
+
 void check_output_not_input(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
   struct stat out {};
   if (stat(path.c_str(), &out) != 0) return;  // not there yet: it cannot be one of the inputs
@@ -68,7 +83,9 @@ void check_output_not_input(const std::string& path, const std::string& option, 
 }
 
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint) {
-  std::string tmp = path + ".ioprobe-tmp";
+  // One temporary per process: two processes writing the same file must not share one (issue #16
+  // item 6: the second rename failed with ENOENT after the first had taken the shared name).
+  std::string tmp = fmt::format("{}.ioprobe-tmp.{}", path, getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(errno, "create", tmp, hint);
   auto fail = [&](const char* op) {

@@ -6,7 +6,7 @@
 
 namespace ioprobe {
 
-/// Writes `text` to `path` via "<path>.ioprobe-tmp": write, fsync, rename. On failure the
+/// Writes `text` to `path` via "<path>.ioprobe-tmp.<PID>" (one per process): write, fsync, rename. On failure the
 /// temporary file is removed and nothing appears under `path`. Throws IoError (with `hint`
 /// on the create step) naming the failing operation and path.
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint = "");
@@ -20,6 +20,13 @@ bool written_by_ioprobe(const std::string& path);
 /// directory must accept a new file (a probe file is created and removed).
 /// Throws UsageError (exit 2) naming the option, the path and the reason, before any work is done.
 void check_output_path(const std::string& path, const std::string& option);
+
+/// Preflight for a directory a command writes into (`option`, e.g. "--dir"): a file can be
+/// created there now. access(W_OK) is not enough: root passes it on /proc and on read-only
+/// binds (issue #16 item 8: `checkpoint --dir /proc` built the whole state before failing). A
+/// probe file ".ioprobe-probe.PID" is created and removed. Throws UsageError (exit 2) naming the
+/// option, the directory and the errno text.
+void check_can_create_in(const std::string& dir, const std::string& option);
 
 /// Refuses an output that would replace one of the command's `inputs`: `path` names the same file
 /// as an input (same st_dev and st_ino, so hard links and symlinks count). An output that does not

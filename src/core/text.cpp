@@ -32,7 +32,8 @@ std::string escape_bytes(std::string_view raw) {
       continue;
     }
     size_t n = utf8_len(raw, i);
-    if (n == 0) {
+    const auto c = static_cast<unsigned char>(raw[i]);
+    if (n == 0 || c < 0x20 || c == 0x7F) {  // invalid UTF-8 or a control byte (CR, ESC, ...)
       out += fmt::format("\\x{:02X}", static_cast<unsigned char>(raw[i]));
       ++i;
     } else {

@@ -7,8 +7,10 @@
 namespace ioprobe {
 
 /// Makes arbitrary bytes safe for JSON and terminals, reversibly: valid UTF-8 passes unchanged,
-/// each invalid byte becomes the four characters "\xHH" (upper-case hex), and a literal
-/// backslash becomes "\\". unescape_bytes() restores the original bytes exactly.
+/// each invalid byte and each control byte (0x00-0x1F and 0x7F: a carriage return, ESC, a
+/// newline) becomes the four characters "\xHH" (upper-case hex), so a name cannot move the
+/// cursor or inject terminal sequences, and a literal backslash becomes "\\".
+/// unescape_bytes() restores the original bytes exactly.
 std::string escape_bytes(std::string_view raw);
 
 /// Inverse of escape_bytes().

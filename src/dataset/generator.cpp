@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -60,7 +61,9 @@ DirState inspect_dir(const std::string& dir) {
   if (!d) throw IoError(errno, "open directory", dir, "check its permissions");
   bool empty = true;
   while (dirent* e = readdir(d))
-    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) {
+    // ioprobe's own files (".ioprobe-*": the lock, a file list or manifest another process is
+    // writing before its manifest appears) do not make a directory foreign.
+    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") && std::strncmp(e->d_name, ".ioprobe-", 9)) {
       empty = false;
       break;
     }
@@ -192,10 +195,9 @@ void write_records(const std::string& path, const std::vector<uint64_t>& sizes, 
 
 }  // namespace
 
-DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
-  DatasetOutcome out;
-  nlohmann::json identity = spec_identity(spec);
-  DirState state = inspect_dir(dir);
+namespace {
+
+void refuse_unusable(const std::string& dir, DirState state) {
   if (state == DirState::kNotADirectory)
     throw UsageError(fmt::format("--dir '{}' is a file, not a directory; choose a directory path", escape_bytes(dir)));
   if (state == DirState::kForeign)
@@ -203,6 +205,14 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
                                  "writes into such a directory: choose an empty or new --dir, or use --data '{}' "
                                  "to read the files there as they are",
                                  escape_bytes(dir), kManifestName, escape_bytes(dir)));
+}
+
+// ensure_dataset() under the directory's exclusive lock; `state` as inspected under it.
+DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts,
+                             DirState state) {
+  DatasetOutcome out;
+  nlohmann::json identity = spec_identity(spec);
+  refuse_unusable(dir, state);
   if (state == DirState::kOurs) {
     Manifest m = *read_manifest(dir);
     if (m.complete && m.spec == identity) {
@@ -242,7 +252,6 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     remove_listed_files(dir, old);
     if (!m.records.is_null()) unlink((dir + "/" + kRecordListName).c_str());  // our own record index
   } else {
-    if (state == DirState::kMissing) make_dir(dir, opts.create_parents);
     out.action = "generated";
   }
 
@@ -263,12 +272,8 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   // class folders and the manifest.
   uint64_t need = 0;
   for (uint64_t s : sizes) need += (s + 4095) / 4096 * 4096;
-  try {
-    check_space(dir, need + need / 100 + (1ULL << 20), spec.files + spec.dirs + 16);
-  } catch (...) {
-    if (state == DirState::kMissing) rmdir(dir.c_str());  // leave nothing behind that we made
-    throw;
-  }
+  check_space(dir, need + need / 100 + (1ULL << 20), spec.files + spec.dirs + 16);  // on failure the caller
+                                                                                      // removes a dir it made
 
   Manifest m;
   m.complete = false;
@@ -342,6 +347,43 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   out.generate_s = static_cast<double>(now_ns() - start) / 1e9;
   out.index = std::move(index);
   out.bytes = total;
+  return out;
+}
+
+}  // namespace
+
+DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
+  // Refused before anything is written there, the lock file included.
+  DirState state = inspect_dir(dir);
+  refuse_unusable(dir, state);
+  const bool made_dir = state == DirState::kMissing;
+  if (made_dir) make_dir(dir, opts.create_parents);
+  // "": the lock file records this process's command line as the holder's purpose.
+  auto lock = std::make_shared<DirLock>(dir, DirLock::Mode::kExclusive, "", [&](const std::string& holder) {
+    fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
+               escape_bytes(dir), holder);
+  });
+  DatasetOutcome out;
+  try {
+    out = ensure_locked(dir, spec, opts, inspect_dir(dir));  // again: the holder may have written it meanwhile
+  } catch (...) {
+    if (made_dir) {
+      lock.reset();  // removes the lock file
+      rmdir(dir.c_str());  // only when empty: leave nothing behind that we made
+    }
+    throw;
+  }
+  if (out.interrupted) return out;
+  // Reading from here on: other readers may join, no writer may start.
+  const std::optional<Manifest> before = read_manifest(dir);
+  lock->downgrade();
+  const std::optional<Manifest> after = read_manifest(dir);
+  if (!before || !after || !after->complete || after->list_xxh64 != before->list_xxh64)
+    throw Error(fmt::format("the dataset in '{}' was changed by another process while this one took it for reading; "
+                            "run again",
+                            escape_bytes(dir)),
+                kExitFailure);
+  out.lock = std::move(lock);
   return out;
 }
 

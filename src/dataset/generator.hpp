@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "core/dir_lock.hpp"
 #include "dataset/file_index.hpp"
 #include "dataset/record_layout.hpp"
 #include "dataset/spec.hpp"
@@ -30,6 +32,9 @@ struct DatasetOutcome {
   double generate_s = 0;       // seconds spent writing, 0 when reused
   uint64_t bytes = 0;          // total bytes of the dataset
   bool interrupted = false;    // generation stopped by SIGINT/SIGTERM (dataset left incomplete)
+  /// Shared lock on the directory (core/dir_lock.hpp), held while this object (or a copy) lives:
+  /// no other process regenerates the dataset while this one reads it.
+  std::shared_ptr<DirLock> lock;
 };
 
 /// Makes `dir` hold the dataset `spec` describes. A complete dataset of the same shape is reused,
@@ -39,6 +44,11 @@ struct DatasetOutcome {
 /// another shape and opts.regenerate is false (naming the fields that differ), or its parent is
 /// missing; IoError on write
 /// failures; Error (exit 1) when the filesystem lacks the space or inodes (numbers given).
+/// The directory is locked (DIR/.ioprobe-lock): exclusively while it is inspected and written,
+/// then shared for as long as the outcome's `lock` is kept. Another process that holds it makes
+/// this call wait, after one line on stderr naming the holder (PID, host, command); SIGINT or
+/// SIGTERM while waiting throws Error with the signal's exit code. A lock this process holds
+/// counts too: release an earlier outcome's `lock` before calling again on the same directory.
 DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts);
 
 /// Fills `buf` with pseudo-random bytes from `seed` (incompressible, like JPEG data).

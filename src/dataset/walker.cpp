@@ -5,10 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +20,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "core/xxh3.hpp"
 
 namespace ioprobe {
 
@@ -27,6 +32,53 @@ struct PendingDir {
 
 std::string join(const std::string& a, const char* b) { return a.empty() ? std::string(b) : a + "/" + b; }
 
+// One file seen by the walk: its identity as readdir or stat reported it, and its index entry.
+struct FileId {
+  dev_t dev;
+  ino_t ino;
+  size_t entry;
+};
+
+std::string duplicate_warning(uint64_t dups, size_t entries, const std::string& example, const char* how) {
+  return fmt::format("{} of {} entries name a file already listed ({}; e.g. '{}'): each is read once per entry, so "
+                     "every read after the first comes from the page cache and a cold figure is not cold; {}",
+                     dups, entries, how, example,
+                     "list each file once for a cold measurement");
+}
+
+// Counts the entries of `ids` that name a file already listed, confirming each candidate with
+// stat (d_ino alone can repeat across an overlay's layers). Returns an example path.
+uint64_t count_same_files(std::vector<FileId>& ids, const FileIndex& index, std::string* example) {
+  std::sort(ids.begin(), ids.end(), [](const FileId& a, const FileId& b) {
+    return std::tie(a.dev, a.ino, a.entry) < std::tie(b.dev, b.ino, b.entry);
+  });
+  uint64_t dups = 0;
+  struct stat first_st {};
+  bool first_ok = false;
+  for (size_t i = 1, first = 0; i < ids.size(); ++i) {
+    if (ids[i].dev != ids[first].dev || ids[i].ino != ids[first].ino) {
+      first = i;
+      first_ok = false;
+      continue;
+    }
+    if (i == first + 1) first_ok = stat(index.display_path(ids[first].entry).c_str(), &first_st) == 0;
+    struct stat st {};
+    if (!first_ok || stat(index.display_path(ids[i].entry).c_str(), &st) != 0) continue;
+    if (st.st_dev != first_st.st_dev || st.st_ino != first_st.st_ino) continue;
+    if (dups++ == 0) *example = escape_bytes(index.display_path(ids[i].entry));
+  }
+  return dups;
+}
+
+// The path a list entry names, for finding repeats: "./a", "a" and "x/../a" are one path. Only
+// entries that hold "./" or "//" are normalised (a million plain entries cost no allocation more).
+std::string list_key(std::string_view entry) {
+  if (entry.find("./") == std::string_view::npos && entry.find("//") == std::string_view::npos &&
+      (entry.size() < 2 || entry.substr(entry.size() - 2) != "/."))
+    return std::string(entry);
+  return std::filesystem::path(entry).lexically_normal().string();
+}
+
 }  // namespace
 
 WalkResult walk_tree(const std::string& root, bool follow) {
@@ -34,9 +86,12 @@ WalkResult walk_tree(const std::string& root, bool follow) {
   out.index = FileIndex(root);
   const int64_t start = now_ns();
   struct stat rst {};
-  if (stat(root.c_str(), &rst) != 0)
-    throw UsageError(fmt::format("--data '{}': {}; {}", escape_bytes(root), errno_text(errno),
-                                 errno == ENOENT ? "give an existing directory" : "check the path's permissions"));
+  if (stat(root.c_str(), &rst) != 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      throw UsageError(fmt::format("--data '{}' does not exist; give an existing directory", escape_bytes(root)));
+    throw UsageError(fmt::format("--data '{}': {}; check the path's permissions", escape_bytes(root), errno_text(err)));
+  }
   if (!S_ISDIR(rst.st_mode))
     throw UsageError(fmt::format("--data '{}' is not a directory; use --file-list for a list of files", escape_bytes(root)));
   int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -44,6 +99,7 @@ WalkResult walk_tree(const std::string& root, bool follow) {
     throw UsageError(fmt::format("--data '{}': cannot open: {}", escape_bytes(root), errno_text(errno)));
 
   std::set<std::pair<dev_t, ino_t>> visited{{rst.st_dev, rst.st_ino}};
+  std::vector<FileId> ids;
   std::vector<PendingDir> stack{{""}};
   auto warn = [&](std::string msg) {
     out.warnings.push_back(std::move(msg));
@@ -63,6 +119,8 @@ WalkResult walk_tree(const std::string& root, bool follow) {
       continue;
     }
     std::vector<PendingDir> subdirs;
+    struct stat dst {};
+    const dev_t dir_dev = fstat(dirfd(d), &dst) == 0 ? dst.st_dev : 0;
     while (dirent* e = readdir(d)) {
       const char* name = e->d_name;
       if (!std::strcmp(name, ".") || !std::strcmp(name, "..")) continue;
@@ -70,6 +128,7 @@ WalkResult walk_tree(const std::string& root, bool follow) {
       std::string rel = join(cur.rel, name);
       unsigned char type = e->d_type;
       if (type == DT_REG) {
+        ids.push_back({dir_dev, e->d_ino, out.index.size()});
         out.index.add(rel, FileIndex::kUnknownSize);
         continue;
       }
@@ -89,6 +148,7 @@ WalkResult walk_tree(const std::string& root, bool follow) {
           continue;
         }
         if (S_ISREG(st.st_mode)) {
+          ids.push_back({st.st_dev, st.st_ino, out.index.size()});
           out.index.add(rel, FileIndex::kUnknownSize);
         } else if (S_ISDIR(st.st_mode)) {
           if (is_link && !follow) continue;  // not following directory links: by design, no warning
@@ -107,6 +167,10 @@ WalkResult walk_tree(const std::string& root, bool follow) {
     for (auto it = subdirs.rbegin(); it != subdirs.rend(); ++it) stack.push_back(std::move(*it));
   }
   close(root_fd);
+  std::string example;
+  out.duplicates = count_same_files(ids, out.index, &example);
+  if (out.duplicates)
+    out.warnings.push_back(duplicate_warning(out.duplicates, out.index.size(), example, "hard links or symlinks"));
   out.enumerate_s = static_cast<double>(now_ns() - start) / 1e9;
   return out;
 }
@@ -114,16 +178,47 @@ WalkResult walk_tree(const std::string& root, bool follow) {
 WalkResult read_path_list(const std::string& list_file) {
   WalkResult out;
   const int64_t start = now_ns();
+  const std::string shown = escape_bytes(list_file);
+  struct stat st {};
+  if (stat(list_file.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      throw UsageError(fmt::format("--file-list '{}' does not exist; give a file with one path per line", shown));
+    throw UsageError(fmt::format("--file-list '{}': {}; check the path's permissions", shown, errno_text(err)));
+  }
+  if (S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--file-list '{}' is a directory; use --data for a directory of files", shown));
   std::ifstream in(list_file, std::ios::binary);
-  if (!in)
-    throw UsageError(fmt::format("--file-list '{}': {}", escape_bytes(list_file), errno_text(errno)));
+  if (!in) throw UsageError(fmt::format("--file-list '{}': cannot open: {}", shown, errno_text(errno)));
   std::string line;
+  uint64_t lines = 0;
+  // (hash of the normalised path, entry): 16 B per entry, sorted once at the end; a set of the
+  // strings would take some 100 B per entry for lists of millions.
+  std::vector<std::pair<uint64_t, uint64_t>> keys;
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
+    ++lines;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF list written on Windows
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;  // blank or a comment
+    const std::string key = list_key(line);
+    keys.push_back({XXH3_64bits(key.data(), key.size()), out.index.size()});
     out.index.add(line, FileIndex::kUnknownSize);
   }
+  if (in.bad()) throw UsageError(fmt::format("--file-list '{}': read failed: {}", shown, errno_text(errno)));
   if (out.index.empty())
-    throw UsageError(fmt::format("--file-list '{}' names no files; give one path per line", escape_bytes(list_file)));
+    throw UsageError(fmt::format("--file-list '{}' names no files ({} lines, all blank or '#' comments); give one "
+                                 "path per line",
+                                 shown, lines));
+  std::sort(keys.begin(), keys.end());
+  std::string example;
+  for (size_t i = 0, first = 0; i < keys.size(); ++i) {
+    if (keys[i].first != keys[first].first) first = i;
+    // Same hash as the group's first entry: the same path unless the hashes collide (compared).
+    if (i == first || list_key(out.index.path(keys[i].second)) != list_key(out.index.path(keys[first].second))) continue;
+    if (out.duplicates++ == 0) example = escape_bytes(out.index.path(keys[i].second));
+  }
+  if (out.duplicates)
+    out.warnings.push_back(duplicate_warning(out.duplicates, out.index.size(), example, "the same path listed again"));
   out.enumerate_s = static_cast<double>(now_ns() - start) / 1e9;
   return out;
 }

@@ -19,14 +19,23 @@ struct WalkResult {
   FileIndex index;
   std::vector<std::string> warnings;  // escaped for display
   uint64_t skipped = 0;               // entries not read: dangling links, loops, specials
+  uint64_t duplicates = 0;            // entries naming a file already in the index (read twice per epoch)
   double enumerate_s = 0;             // wall time of the walk
 };
 
-/// Walks `root` recursively. Throws UsageError when root is missing, not a directory or unreadable.
+/// Walks `root` recursively. Throws UsageError when root does not exist, is not a directory or
+/// is unreadable (each said in those words). Files reached by more than one path (hard links,
+/// symlinks to files) are kept, counted in `duplicates` and named in one warning: after the
+/// first read per epoch the others come from the page cache, so a cold figure would not be cold.
+/// Duplicates are found from readdir's d_ino and confirmed with stat, so no stat per file.
 WalkResult walk_tree(const std::string& root, bool follow_symlinks);
 
 /// Reads one path per line from `list_file` (relative paths are relative to the working
-/// directory; empty lines ignored). Throws UsageError when unreadable or empty.
+/// directory). CRLF line ends are accepted; blank lines and lines whose first non-blank
+/// character is '#' are skipped (write ./#name for a file whose name starts with '#'). The same
+/// path listed more than once (after lexical normalisation: ./a, a and b/../a are one path) is
+/// kept, counted in `duplicates` and warned about, as for walk_tree(). Throws UsageError when
+/// the list does not exist, is a directory, is unreadable or names no file.
 WalkResult read_path_list(const std::string& list_file);
 
 }  // namespace ioprobe

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -281,6 +282,11 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
   out.cpu_user_s = seconds(ru1.ru_utime) - seconds(ru0.ru_utime);
   out.cpu_sys_s = seconds(ru1.ru_stime) - seconds(ru0.ru_stime);
   out.partial = interrupted() || out.errors > 0;
+  // Said in every summary, also after SIGTERM (issue #16 item 8: it was left unsaid).
+  out.stop_reason = interrupted()     ? fmt::format("interrupted ({})", interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
+                    : out.errors > 0  ? "stopped early by I/O errors"
+                    : cfg.runtime_s > 0 ? "runtime reached"
+                                        : "one pass over the region";
   return out;
 }
 

@@ -40,6 +40,7 @@ struct RawResults {
   uint64_t errors = 0;
   std::string first_error;   // "read at offset 4096: Input/output error (EIO)"
   bool partial = false;      // interrupted or stopped by an error
+  std::string stop_reason;   // "runtime reached", "one pass over the region", "interrupted (SIGTERM)", ...
   std::vector<std::string> engine_notes;  // job 0's caps notes
   bool fixed_buffers = false, registered_files = false, sqpoll = false;
 };

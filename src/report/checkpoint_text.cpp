@@ -1,3 +1,5 @@
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -11,6 +13,20 @@ namespace {
 
 std::string rate(const json& v) { return format_rate(v.get<double>()); }
 std::string bytes(const json& v) { return format_bytes(v.get<uint64_t>()); }
+
+// Why a compressed save saved nothing, from what the document knows: random content is
+// incompressible by construction; a negative (fast) zstd level trades ratio for speed and often
+// saves nothing on any data; otherwise this data did not compress at this level (issue #16 item 8:
+// zstd:-5 on training state blamed "incompressible data").
+std::string no_saving_cause(const std::string& compress, const std::string& content) {
+  if (content == "random") return "the data is random bytes (--data random), incompressible by construction";
+  const auto colon = compress.find(':');
+  const int level = colon == std::string::npos ? 3 : std::atoi(compress.c_str() + colon + 1);
+  if (level < 1)
+    return fmt::format("{} is one of zstd's fast (negative) levels, which trade ratio for speed and may save nothing; "
+                       "zstd:1 or higher compresses", compress);
+  return fmt::format("this data did not compress at {}", compress);
+}
 std::string secs(const json& v) { return fmt::format("{:.3f} s", v.get<double>()); }
 
 }  // namespace
@@ -90,7 +106,7 @@ std::string render_checkpoint_text(const json& doc) {
                 ? fmt::format("{}: {} chunks of {} each add a 48 B index entry and a zstd frame header; use a larger "
                               "--chunk-size",
                               what, chunks, bytes(cfg.at("chunk_bytes")))
-                : what + ": the data is incompressible";
+                : what + ": " + no_saving_cause(cfg.at("compress").get<std::string>(), st.value("content", "tensors"));
     }
     o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x{}\n", bytes(sv.at("logical_bytes")),
                      bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>(), why);

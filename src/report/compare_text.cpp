@@ -1,5 +1,7 @@
 #include "report/compare_text.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -56,6 +58,34 @@ DatasetId dataset_of(const json& d) {
 
 }  // namespace
 
+MeasurementConditions measurement_conditions(const std::vector<json>& docs) {
+  MeasurementConditions m;
+  for (const auto& d : docs) {
+    const json t = d.contains("target") && d["target"].is_object() ? d["target"] : json::object();
+    std::string cache = t.value("cache", "");
+    if (t.contains("direct") && t["direct"].is_boolean())
+      cache += (cache.empty() ? "" : ", ") + std::string(t["direct"].get<bool>() ? "O_DIRECT" : "buffered");
+    m.cache.push_back(cache.empty() ? "?" : cache);
+    std::string where = t.value("path", "");
+    const std::string fs = t.value("fs_type", ""), dev = t.is_object() && t.contains("device") && t["device"].is_string()
+                                                             ? t["device"].get<std::string>()
+                                                             : "";
+    if (!fs.empty()) where += fmt::format(" ({}{})", fs, dev.empty() ? "" : " on " + dev);
+    m.target.push_back(where.empty() ? "?" : where);
+  }
+  for (size_t i = 1; i < docs.size(); ++i) {
+    const char a = 'A', b = static_cast<char>('A' + i % 26);
+    if (m.cache[i] != m.cache[0] && m.cache[i] != "?" && m.cache[0] != "?")
+      m.warnings.push_back(fmt::format("{} was measured {} and {} {}: the ratio compares cache states, not only "
+                                       "settings",
+                                       b, m.cache[i], a, m.cache[0]));
+    if (m.target[i] != m.target[0] && m.target[i] != "?" && m.target[0] != "?")
+      m.warnings.push_back(fmt::format("{} read {} and {} {}: the ratio compares targets, not only settings", b,
+                                       m.target[i], a, m.target[0]));
+  }
+  return m;
+}
+
 std::string comparison_refusal(const std::vector<json>& docs, const std::vector<std::string>& names) {
   auto comparable = [](const json& d) {
     const std::string k = d.value("kind", "");
@@ -92,12 +122,26 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
       {"elapsed", "s", "/results/elapsed_s", "/tune/elapsed_s", 1, Fmt::seconds}};
   std::string o = "Comparison\n";
   for (size_t i = 0; i < docs.size(); ++i)
-    o += fmt::format("  {}: {} ({}, {}){}\n", static_cast<char>('A' + i % 26), names[i], docs[i].value("kind", "?"),
-                     docs[i].value("created_utc", ""), docs[i].value("partial", false) ? " [PARTIAL]" : "");
+    o += fmt::format("  {}: {} ({}, {}){}; target {}\n", static_cast<char>('A' + i % 26), names[i], docs[i].value("kind", "?"),
+                     docs[i].value("created_utc", ""), docs[i].value("partial", false) ? " [PARTIAL]" : "",
+                     measurement_conditions({docs[i]}).target[0]);
+  // The conditions first, beside the numbers they qualify; columns as wide as the widest.
+  const MeasurementConditions cond = measurement_conditions(docs);
+  size_t cw = 14;
+  for (const auto& c : cond.cache) cw = std::max(cw, c.size() + 1);
   o += fmt::format("\n  {:<18} {:<10}", "figure", "unit");
-  for (size_t i = 0; i < docs.size(); ++i) o += fmt::format(" {:>14}", static_cast<char>('A' + i % 26));
+  for (size_t i = 0; i < docs.size(); ++i) o += fmt::format(" {:>{}}", static_cast<char>('A' + i % 26), cw);
   if (docs.size() == 2) o += fmt::format(" {:>8}", "B/A");
   o += "\n";
+  bool cache_differs = false, target_differs = false;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    cache_differs |= cond.cache[i] != cond.cache[0];
+    target_differs |= cond.target[i] != cond.target[0];
+  }
+  o += fmt::format("  {:<18} {:<10}", "cache", cache_differs ? "DIFFERS" : "");
+  for (const auto& v : cond.cache) o += fmt::format(" {:>{}}", v, cw);
+  o += "\n";
+  if (target_differs) o += fmt::format("  {:<18} {:<10} (each document's target is in the list above)\n", "target", "DIFFERS");
   for (const auto& r : rows) {
     std::vector<double> v;
     for (const auto& d : docs) v.push_back(fig(d, r.run, r.tune));
@@ -105,11 +149,12 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     for (double x : v) any |= x >= 0;
     if (!any) continue;
     o += fmt::format("  {:<18} {:<10}", r.label, r.unit);  // fmt pads by display width ("µs" is 2 columns)
-    for (double x : v) o += fmt::format(" {:>14}", x >= 0 ? value_text(x * r.scale, r.f) : "-");
+    for (double x : v) o += fmt::format(" {:>{}}", x >= 0 ? value_text(x * r.scale, r.f) : "-", cw);
     if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format(" {:>7.2f}x", v[1] / v[0]) : fmt::format(" {:>8}", "-");
     o += "\n";
   }
   o += "  (MB/s = 10^6 B/s, MiB/s = 2^20 B/s; B/A = column B / column A)\n";
+  for (const auto& w : cond.warnings) o += "  warning: " + w + "\n";
   // Ratios of runs over different data compare different work: say so.
   const DatasetId first = dataset_of(docs[0]);
   for (size_t i = 1; i < docs.size(); ++i) {

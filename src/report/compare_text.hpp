@@ -14,6 +14,16 @@ namespace ioprobe {
 /// and their recommendation.
 std::string render_comparison_text(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
 
+/// What each document was measured under, for a comparison: `cache` ("cold, O_DIRECT",
+/// "warm, buffered") and `target` ("/mnt/a (ext4 on nvme0n1)") per document, "?" where the document
+/// does not say, and one warning line per document whose cache state or target differs from the
+/// first's ("B was measured warm, buffered and A cold, O_DIRECT: B/A compares the page cache with
+/// the device, not two settings"). Rendered beside the numbers by both comparisons.
+struct MeasurementConditions {
+  std::vector<std::string> cache, target, warnings;
+};
+MeasurementConditions measurement_conditions(const std::vector<nlohmann::json>& docs);
+
 /// Whether `docs` can be compared: the comparison's rows are the figures of run documents
 /// (ioprobe run) and of tune documents (ioprobe tune, by their fastest run); other kinds
 /// (checkpoint, raw, probe) have none of them. Returns "" when every document is a run or a tune,

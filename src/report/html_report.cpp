@@ -6,6 +6,9 @@
 
 #include "core/units.hpp"
 #include "report/checkpoint_report.hpp"
+#include "report/compare_text.hpp"
+#include "report/document_text.hpp"
+#include "report/probe_text.hpp"
 #include "report/svg_chart.hpp"
 
 namespace ioprobe {
@@ -75,7 +78,7 @@ std::string timeline_chart(const json& results, double gpus, const std::string& 
                                 "data more than half the time.</p>\n";
 }
 
-std::string latency_chart(const json& lat, const std::string& title) {
+std::string latency_chart(const json& lat, const std::string& title, const std::string& what = "") {
   if (!lat.is_object()) return "";
   BarChart b;
   b.id = "latency";
@@ -85,6 +88,8 @@ std::string latency_chart(const json& lat, const std::string& title) {
   b.value_unit = " µs";
   for (const char* k : {"p50", "p90", "p99", "p999", "max"})
     if (lat.contains(k)) b.bars.push_back({std::string(k) == "p999" ? "p99.9" : k, lat.value(k, 0.0)});
+  if (!what.empty())
+    return render_bar_chart(b) + fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), lat.value("mean", 0.0));
   return render_bar_chart(b) + fmt::format("<p class=\"note\">Per-file open+read+close latency over {} files; mean {:.1f} µs.</p>\n",
                                            lat.value("count", 0ULL), lat.value("mean", 0.0));
 }
@@ -165,6 +170,42 @@ std::string tune_section(const json& d) {
   return o;
 }
 
+// The chart's words for the phases of checkpoint.save.phases_max_over_ranks_s (their JSON keys
+// are stage, compress, write_wait, fsync; report/checkpoint_json.cpp).
+std::string phase_label(const std::string& key) {
+  if (key == "stage") return "staging copy";
+  if (key == "compress") return "compression";
+  if (key == "write_wait") return "waiting for writes";
+  if (key == "fsync") return "fsync";
+  return key;
+}
+
+// Key figures of a raw result (IOPS, MB/s, latency, CPU), its latency chart and the text report.
+std::string raw_section(const json& d) {
+  std::string o = "<table class=\"kv\">\n";
+  o += row("pattern", fmt::format("{} {} B, iodepth {}, numjobs {}, {}", str_at(d, "/raw/rw"), num_at(d, "/raw/bs"),
+                                  num_at(d, "/raw/iodepth"), num_at(d, "/raw/numjobs"),
+                                  has(d, "/raw/direct") && d.at(json::json_pointer("/raw/direct")).get<bool>() ? "O_DIRECT" : "buffered"));
+  o += row("IOPS", fmt::format("{:.0f}", num_at(d, "/raw/results/iops")));
+  o += row("throughput", format_rate(num_at(d, "/raw/results/bytes_per_s")));
+  o += row("latency", fmt::format("p50 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs", num_at(d, "/raw/results/latency_us/p50"),
+                                  num_at(d, "/raw/results/latency_us/p99"), num_at(d, "/raw/results/latency_us/p999"),
+                                  num_at(d, "/raw/results/latency_us/max")));
+  o += row("CPU", fmt::format("user {:.2f} s, sys {:.2f} s, {:.2f} µs per I/O", num_at(d, "/raw/results/cpu/user_s"),
+                              num_at(d, "/raw/results/cpu/sys_s"), num_at(d, "/raw/results/cpu/per_io_us")));
+  o += row("engine", str_at(d, "/raw/engine/name") + " (" + str_at(d, "/raw/engine/reason") + ")");
+  o += "</table>\n";
+  if (has(d, "/raw/results/latency_us"))
+    o += latency_chart(d.at(json::json_pointer("/raw/results/latency_us")), "Per-I/O latency distribution",
+                       fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
+  try {
+    o += "<pre class=\"text\">" + html_escape(render_raw_document_text(d)) + "</pre>\n";
+  } catch (const json::exception& e) {
+    o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
+  }
+  return o;
+}
+
 std::string checkpoint_section(const json& d) {
   std::string o;
   // The checkpoint document (report/checkpoint_json.cpp) keeps the per-phase seconds, max over
@@ -173,7 +214,7 @@ std::string checkpoint_section(const json& d) {
   if (has(d, ptr) && d.at(json::json_pointer(ptr)).is_object()) {
     std::vector<std::pair<std::string, double>> parts;
     for (const auto& [k, v] : d.at(json::json_pointer(ptr)).items())
-      if (v.is_number()) parts.push_back({k + "_s", v.get<double>()});
+      if (v.is_number()) parts.push_back({phase_label(k), v.get<double>()});
     o += render_stacked_bar("checkpoint", "Checkpoint phases (max over ranks; phases overlap when double-buffered)", parts, "s");
   } else {
     o += "<p class=\"warn\">This checkpoint document has no checkpoint.save.phases_max_over_ranks_s section to chart.</p>\n";
@@ -203,6 +244,13 @@ std::string comparison(const std::vector<json>& docs) {
   for (size_t i = 0; i < docs.size(); ++i) o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(docs[i].value("kind", "")));
   if (docs.size() == 2) o += "<th>B / A</th>";
   o += "</tr>\n";
+  // What each was measured under, beside the numbers (report/compare_text.hpp).
+  const MeasurementConditions cond = measurement_conditions(docs);
+  for (const auto& [label, values] : {std::pair{"cache", &cond.cache}, std::pair{"target", &cond.target}}) {
+    o += "<tr><th>" + std::string(label) + "</th>";
+    for (const auto& v : *values) o += "<td>" + html_escape(v) + "</td>";
+    o += docs.size() == 2 ? "<td></td></tr>\n" : "</tr>\n";
+  }
   for (const auto& f : figs) {
     std::vector<double> v;
     std::string cells;
@@ -217,7 +265,9 @@ std::string comparison(const std::vector<json>& docs) {
     if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format("<td>{:.2f}x</td>", v[1] / v[0]) : "<td>-</td>";
     o += "</tr>\n";
   }
-  return o + "</table>\n";
+  o += "</table>\n";
+  for (const auto& w : cond.warnings) o += "<p class=\"warn\">" + html_escape(w) + "</p>\n";
+  return o;
 }
 
 }  // namespace
@@ -228,7 +278,9 @@ std::string render_html_report(const std::vector<json>& docs) {
       "body{font-family:sans-serif;margin:2em;max-width:1000px;color:#222}table{border-collapse:collapse;margin:.5em 0}"
       "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;font-size:13px}table.grid td{text-align:right}"
       ".note{color:#555;font-size:12px}.warn{color:#a40000}.rec pre{background:#f4f4f4;padding:8px;font-size:14px}"
-      "svg.chart{display:block;margin:1em 0;border:1px solid #eee}section{border-top:2px solid #444;margin-top:2em}\n"
+      "svg.chart{display:block;margin:1em 0;border:1px solid #eee;max-width:100%;height:auto}"
+      "section{border-top:2px solid #444;margin-top:2em}"
+      "pre{white-space:pre-wrap;overflow-wrap:anywhere;max-width:100%}td,th{overflow-wrap:anywhere}\n"
       "</style></head><body>\n<h1>ioprobe report</h1>\n";
   if (docs.size() > 1) o += comparison(docs);
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -245,6 +297,8 @@ std::string render_html_report(const std::vector<json>& docs) {
       if (kind == "run") o += run_section(d);
       else if (kind == "tune") o += tune_section(d);
       else if (kind == "checkpoint") o += checkpoint_section(d);
+      else if (kind == "raw") o += raw_section(d);
+      else if (kind == "probe") o += "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
       else
         for (const auto& [k, v] : d.items())
           if (v.is_object() && k != "host") o += scalars_table(k, v);

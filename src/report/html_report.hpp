@@ -9,8 +9,11 @@
 //   checkpoint  phases as one stacked bar, from checkpoint.phases {stage_s, compress_s, write_s, fsync_s}
 //               (any subset; other numeric keys of "phases" are drawn too), and the scalar figures of
 //               "checkpoint" and "results" (e.g. time_to_staged_s, time_to_durable_s, bytes_per_s)
+//   raw         IOPS, MB/s, latency percentiles and CPU per I/O; the per-I/O latency chart; the text report
+//   probe       the text report (target, NUMA, io_uring, engine)
 //   other kinds the scalar figures of each section
-// Two or more documents get a side-by-side comparison table first (B/A ratios with two).
+// Two or more documents get a side-by-side comparison table first (B/A ratios with two), with the
+// cache state and target of each beside the numbers and a warning where they differ.
 // Every string from a document goes through html_escape(). Each chart is an <svg class="chart"
 // data-chart="timeline|latency|workers|checkpoint"> so tests can find it in the DOM.
 #pragma once

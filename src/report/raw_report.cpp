@@ -56,6 +56,7 @@ nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const Raw
         {"latency_us", latency_us_json(h)},
         {"errors", r.errors},
         {"first_error", r.first_error},
+        {"stop_reason", r.stop_reason},
         {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};
 }
 
@@ -63,8 +64,9 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
                      const RawResults& r) {
   const auto& h = r.latency;
   std::string out;
-  out += fmt::format("ioprobe raw: {} {} B, iodepth {}, numjobs {}, direct={} on {}\n", pattern_name(cfg.rw), cfg.bs,
-                     cfg.iodepth, cfg.numjobs, cfg.direct ? 1 : 0, escape_bytes(cfg.filename));
+  out += fmt::format("ioprobe raw: {} {} B, iodepth {}, numjobs {}, direct={} on {}{}\n", pattern_name(cfg.rw), cfg.bs,
+                     cfg.iodepth, cfg.numjobs, cfg.direct ? 1 : 0, escape_bytes(cfg.filename),
+                     r.partial ? "  [PARTIAL: " + r.stop_reason + "]" : "");
   out += fmt::format("  region      {} per job{}{}\n", format_bytes(target.region_bytes),
                      target.block_device ? " (block device)" : "",
                      target.note.empty() ? "" : "; " + target.note);
@@ -78,7 +80,7 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
     out += fmt::format("              {}\n", n);
   }
   double iops = per_s(static_cast<double>(r.ios), r.elapsed_s);
-  out += fmt::format("  I/Os        {} in {}\n", format_count(r.ios), format_seconds(r.elapsed_s));
+  out += fmt::format("  I/Os        {} in {} ({})\n", format_count(r.ios), format_seconds(r.elapsed_s), r.stop_reason);
   out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(iops + 0.5)));
   out += fmt::format("  throughput  {}\n", format_rate(per_s(static_cast<double>(r.bytes), r.elapsed_s)));
   out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", format_ns(h.mean()),

@@ -5,11 +5,15 @@
 # bytes are unchanged. A free device with --allow-overwrite is written (the refusal is not blanket).
 . "$(dirname "$0")/target_common.bash"
 need_root "losetup and mount"
-need_cmd losetup mkfs.ext4 strace md5sum
+need_cmd losetup mkfs.ext4 strace md5sum blockdev dd
 IMG=$WORK/dev.img && MNT=$WORK/mnt && mkdir -p "$MNT"
 head -c $((32 << 20)) /dev/urandom > "$IMG"
 LOOP=$(losetup -f --show "$IMG" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
 on_exit "losetup -d '$LOOP'"
+
+# device_hash: md5 of the device's bytes as the device holds them: caches flushed and dropped
+# (BLKFLSBUF), then read with O_DIRECT, so a hash never mixes page-cache pages with device bytes.
+device_hash() { blockdev --flushbufs "$LOOP" && dd if="$LOOP" iflag=direct bs=1M status=none | md5sum; }
 
 # opens_for_write TRACE: the openat calls of the device with O_WRONLY or O_RDWR in an strace log.
 opens_for_write() { grep -E "openat\(.*\"$LOOP\".*O_(WRONLY|RDWR)" "$1"; }
@@ -22,10 +26,14 @@ grep -qF "\"$LOOP\"" "$WORK/t1" && fail "the device was opened before the refusa
 echo "ok: refused without --allow-overwrite, device never opened: $out"
 
 # 2. Mounted: exit 2 even with --allow-overwrite; only a read-only O_EXCL open was made (EBUSY).
-# Mounted read-only, so that the filesystem itself writes nothing and the bytes can be compared.
+# The bytes compared are the device's only: ext4 is mounted ro,noload (no journal load or replay,
+# so the filesystem itself writes nothing: a plain ro mount may still replay a journal), and each
+# hash reads with O_DIRECT after dropping the block device's cache (issue #16 item 9: a hash once
+# differed without any write by ioprobe; strace showed none). A write by ioprobe would change them.
 mkfs.ext4 -q -F "$LOOP" || fail "mkfs.ext4 $LOOP"
-before=$(md5sum < "$LOOP")
-mount -o ro "$LOOP" "$MNT" || skip "cannot mount ext4 from $LOOP"
+sync
+before=$(device_hash) || fail "cannot read $LOOP with O_DIRECT"
+mount -o ro,noload "$LOOP" "$MNT" || skip "cannot mount ext4 from $LOOP"
 on_exit "umount -l '$MNT'"
 out=$(strace -f -e trace=openat -o "$WORK/t2" "$IOPROBE" raw --filename "$LOOP" --rw randwrite --bs 4k --size 4M \
       --allow-overwrite --runtime 1s 2>&1); rc=$?
@@ -34,7 +42,7 @@ grep -q "in use" <<< "$out" || fail "message does not say the device is in use: 
 w=$(opens_for_write "$WORK/t2") && fail "the device was opened for writing: $w"
 grep -E "openat\(.*\"$LOOP\".*O_EXCL" "$WORK/t2" | grep -q EBUSY || fail "no EBUSY O_EXCL probe in the trace"
 umount "$MNT" || fail "umount"
-[ "$(md5sum < "$LOOP")" = "$before" ] || fail "the mounted device's bytes changed"
+[ "$(device_hash)" = "$before" ] || fail "the mounted device's bytes changed (read with O_DIRECT)"
 echo "ok: refused on a mounted device with --allow-overwrite, no open for writing: $out"
 
 # 3. Free device, --allow-overwrite: the write runs (4 MiB at the start of the device).

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -60,17 +61,20 @@ TEST_CASE("ensure_dataset generates, reuses, and refuses foreign directories", "
   GenerateOptions g;
   g.progress = false;
   auto a = ensure_dataset(root + "/ds", s, g);
+  a.lock.reset();  // its shared lock would make this process's next call wait for itself
   CHECK(a.action == "generated");
   REQUIRE(a.index.size() == 50);
   struct stat st {};
   REQUIRE(stat((root + "/ds/" + a.index.path(7)).c_str(), &st) == 0);
   CHECK(st.st_size == a.index.file_size(7));
   auto b = ensure_dataset(root + "/ds", s, g);
+  b.lock.reset();
   CHECK(b.action == "reused");
 
   // Fewer files of the same shape: the first ones are exactly that dataset, reused as they are.
   s.files = 20;
   auto sub = ensure_dataset(root + "/ds", s, g);
+  sub.lock.reset();
   CHECK(sub.action == "reused: the first 20 of its 50 files");
   REQUIRE(sub.index.size() == 20);
   CHECK(std::string(sub.index.path(7)) == a.index.path(7));
@@ -98,6 +102,7 @@ TEST_CASE("ensure_dataset generates, reuses, and refuses foreign directories", "
   s.files = 20;
   s.dirs = 4;
   auto c = ensure_dataset(root + "/ds", s, g);
+  c.lock.reset();
   CHECK(c.action == "regenerated (spec changed, --regenerate)");
   CHECK(stat((root + "/ds/users-file.txt").c_str(), &st) == 0);
   g.regenerate = false;
@@ -125,6 +130,7 @@ TEST_CASE("an incomplete generation is detected and redone", "[dataset]") {
   m.complete = false;
   write_manifest(root + "/ds", m);
   auto again = ensure_dataset(root + "/ds", s, g);
+  again.lock.reset();
   CHECK(again.action == "regenerated (previous generation incomplete)");
   CHECK(read_manifest(root + "/ds")->complete);
   std::system(("rm -rf " + root).c_str());
@@ -166,8 +172,66 @@ TEST_CASE("walk_tree: symlink loops, dangling links, aliases (field case C8)", "
     }
     CHECK(dangling == 1);
     CHECK(loops == (follow ? 2 : 0));
+    CHECK(w.duplicates == 1);  // alias names f0 again
   }
   CHECK_THROWS_AS(walk_tree(ds + "/f0", false), UsageError);
   CHECK_THROWS_AS(walk_tree(ds + "/nope", false), UsageError);
+  std::system(("rm -rf " + ds).c_str());
+}
+
+namespace {
+std::string walk_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("read_path_list: CRLF, comments, blank lines, duplicates, missing list (issue #16 item 7)", "[walker]") {
+  std::string ds = temp_dir();
+  write_file(ds + "/a.bin", 100);
+  write_file(ds + "/b.bin", 200);
+  std::string list = ds + "/list.txt";
+  std::ofstream(list, std::ios::binary) << "# my dataset\r\n\r\n   \r\n" << ds << "/a.bin\r\n  # indented comment\n"
+                                        << ds << "/b.bin\n";
+  WalkResult w = read_path_list(list);
+  REQUIRE(w.index.size() == 2);
+  CHECK(std::string(w.index.path(0)) == ds + "/a.bin");  // no carriage return left on the path
+  CHECK(std::string(w.index.path(1)) == ds + "/b.bin");
+  CHECK(w.duplicates == 0);
+  CHECK(w.warnings.empty());
+
+  // The same file named three more times, once through ./ and b/../ spellings.
+  std::ofstream(list, std::ios::binary) << ds << "/a.bin\n" << ds << "/./a.bin\n" << ds << "/b.bin\n" << ds
+                                        << "/x/../a.bin\n" << ds << "/a.bin\n";
+  w = read_path_list(list);
+  CHECK(w.index.size() == 5);
+  CHECK(w.duplicates == 3);
+  REQUIRE(w.warnings.size() == 1);
+  CHECK(w.warnings[0].find("page cache") != std::string::npos);
+
+  std::ofstream(list, std::ios::binary) << "# only comments\n\n";
+  CHECK(walk_error([&] { read_path_list(list); }).find("names no files") != std::string::npos);
+  CHECK(walk_error([&] { read_path_list(ds + "/nope.txt"); }).find("does not exist") != std::string::npos);
+  CHECK(walk_error([&] { read_path_list(ds); }).find("is a directory") != std::string::npos);
+  CHECK(walk_error([&] { walk_tree(ds + "/nope", false); }).find("does not exist") != std::string::npos);
+  std::system(("rm -rf " + ds).c_str());
+}
+
+TEST_CASE("walk_tree: hard links are counted as duplicates, distinct files are not", "[walker]") {
+  std::string ds = temp_dir();
+  for (int i = 0; i < 5; ++i) write_file(ds + "/f" + std::to_string(i), 512);
+  WalkResult w = walk_tree(ds, false);
+  CHECK(w.index.size() == 5);
+  CHECK(w.duplicates == 0);
+  REQUIRE(link((ds + "/f1").c_str(), (ds + "/hard").c_str()) == 0);
+  w = walk_tree(ds, false);
+  CHECK(w.index.size() == 6);
+  CHECK(w.duplicates == 1);
+  REQUIRE(w.warnings.size() == 1);
+  CHECK(w.warnings[0].find("hard links") != std::string::npos);
   std::system(("rm -rf " + ds).c_str());
 }

@@ -75,6 +75,9 @@ TEST_CASE("escape_bytes is reversible for invalid UTF-8 (field case C7)", "[text
   CHECK(escape_bytes(cyr) == cyr);
   std::string tricky = "a\\xEDb";  // a literal backslash-x sequence must survive the round trip
   CHECK(unescape_bytes(escape_bytes(tricky)) == tricky);
+  std::string controls = "a\rb\x1B[2Jc\nd\x7F";  // CR, ESC, newline, DEL never reach a terminal raw
+  CHECK(escape_bytes(controls) == "a\\x0Db\\x1B[2Jc\\x0Ad\\x7F");
+  CHECK(unescape_bytes(escape_bytes(controls)) == controls);
   CHECK(shell_quote("a b") == "'a b'");
   CHECK(shell_quote("plain") == "plain");
 }

@@ -1,0 +1,62 @@
+#include "report/document_check.hpp"
+
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace ioprobe {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// What the key's number measures, by the schema's naming; nullptr when it is not checked.
+const char* measure_of(std::string_view key) {
+  static constexpr std::array<std::string_view, 4> kTime = {"_s", "_us", "_ns", "_ms"};
+  for (auto t : kTime)
+    if (ends_with(key, t)) return ends_with(key, "_per_s") ? "a rate" : "a duration";
+  if (ends_with(key, "bytes") || key == "size") return "a size";
+  if (key == "iops") return "a rate";
+  static constexpr std::array<std::string_view, 16> kCounts = {
+      "samples", "files", "records", "ios", "errors", "epochs", "chunks", "dirs", "skipped", "duplicates",
+      "_completed", "_total", "_done", "_count", "records_per_file", "batches"};
+  for (auto c : kCounts)
+    if (key == c || (c.front() == '_' && ends_with(key, c)) || ends_with(key, std::string("_") + std::string(c)))
+      return "a count";
+  return nullptr;
+}
+
+std::string check(const nlohmann::json& j, const std::string& where, const char* measure) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string why = check(it.value(), where + "/" + it.key(), measure_of(it.key()));
+      if (!why.empty()) return why;
+    }
+    return "";
+  }
+  if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      std::string why = check(j[i], fmt::format("{}/{}", where, i), measure);
+      if (!why.empty()) return why;
+    }
+    return "";
+  }
+  if (!measure || !j.is_number()) return "";
+  if (j.is_number_unsigned() && j.get<uint64_t>() > (uint64_t{1} << 63))
+    return fmt::format("field {} is {}: {} this large is a wrapped negative number", where, j.get<uint64_t>(), measure);
+  if (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0)
+    return fmt::format("field {} is {}: {} cannot be negative", where, j.get<int64_t>(), measure);
+  if (j.is_number_float() && (!std::isfinite(j.get<double>()) || j.get<double>() < 0))
+    return fmt::format("field {} is {}: {} cannot be negative", where, j.get<double>(), measure);
+  return "";
+}
+
+}  // namespace
+
+std::string implausible_number(const nlohmann::json& doc) { return check(doc, "", nullptr); }
+
+}  // namespace ioprobe

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# ioprobe_test: exit codes and validation (issue #16 item 8), one check per kind of defect:
+# a directory that does not exist is refused (probe describes no other place instead); --numa
+# names a node the host has; a directory is checked by creating a file in it before any heavy
+# work (checkpoint --dir /proc built the whole state first); a parameter count is whole (1.5 was
+# cut to 1); a compressed save that saved nothing does not blame the data for a fast zstd level.
+set -u
+IOPROBE=$1
+. "$(dirname "$0")/lib.sh"
+work=$(mktemp -d /var/tmp/ioprobe-valid-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+expect2() {  # expect2 "text that must appear" args...
+  local want=$1; shift
+  local out rc
+  out=$("$IOPROBE" "$@" 2>&1); rc=$?
+  [ $rc = 2 ] || fail "ioprobe $* exited $rc, expected 2; output: $out"
+  echo "$out" | grep -qF -- "$want" || fail "ioprobe $*: message lacks '$want': $out"
+  echo "ok: $* -> $(echo "$out" | head -1)"
+}
+
+expect2 "does not exist" probe --dir /nonexistent-ioprobe-dir
+expect2 "does not exist" probe --dir "$work/missing/child"
+if [ ! -d /sys/devices/system/node/node7 ]; then
+  expect2 "no NUMA node 7" --numa node:7 --dir ds --files 10
+  [ ! -e ds ] || fail "--numa node:7 generated a dataset before refusing"
+fi
+expect2 "--numa 'node:x'" --numa node:x --files 10
+
+# A directory root may "write" (access(W_OK) says yes) but where no file can be made.
+if [ "$(id -u)" = 0 ]; then
+  out=$(timeout 30 "$IOPROBE" checkpoint --dir /proc --size 64MiB 2>&1); rc=$?
+  [ $rc = 2 ] && echo "$out" | grep -q "cannot create a file there" || fail "checkpoint --dir /proc: exit $rc: $out"
+  echo "$out" | grep -q "generating" && fail "checkpoint --dir /proc built the state before refusing: $out"
+  echo "ok: checkpoint --dir /proc refused before the state was built"
+fi
+
+expect2 "not a whole number" checkpoint --params 1.5 --dir ck
+expect2 "not a whole number" checkpoint --params 7.25 --dir ck
+expect2 "not a whole number" checkpoint --params 1.0000005K --dir ck
+[ ! -e ck ] || fail "a refused checkpoint left its --dir"
+
+# zstd's fast levels: a ratio of about 1 is the level's doing, not "incompressible data".
+"$IOPROBE" checkpoint --quiet --dir ck2 --size 16MiB --compress zstd:-5 --raw-baseline off > z.txt 2>&1 \
+  || fail "checkpoint --compress zstd:-5 failed: $(cat z.txt)"
+if grep -q "ratio" z.txt && grep -q "no saving\|larger than the state" z.txt; then
+  grep -q "incompressible" z.txt && fail "zstd:-5 blamed the data: $(grep ratio z.txt)"
+  grep -q "fast (negative) levels" z.txt || fail "zstd:-5: the cause is not named: $(grep ratio z.txt)"
+fi
+echo "ok: zstd:-5 $(grep -m1 'ratio' z.txt)"
+# SIGTERM: every summary says why it stopped (raw said nothing).
+timeout --preserve-status -s TERM 2 "$IOPROBE" raw --filename raw.bin --size 16MiB --rw randread --bs 4k --runtime 30s --json raw.json \
+  > raw.txt 2>&1; rc=$?
+[ $rc = 143 ] || fail "raw after SIGTERM exited $rc, expected 143: $(cat raw.txt)"
+grep -q "PARTIAL: interrupted (SIGTERM)" raw.txt || fail "raw's summary does not say it was interrupted: $(cat raw.txt)"
+[ "$(json raw.json "d['raw']['results']['stop_reason']")" = "interrupted (SIGTERM)" ] || fail "raw JSON stop_reason"
+echo "ok: raw after SIGTERM: $(grep -m1 PARTIAL raw.txt)"
+# A saved document with a negative count (edited or damaged) is refused, naming the file and the
+# field, instead of being shown as 18,446,744,073,709,551,611.
+"$IOPROBE" --quiet --dir ds2 --files 40 --file-size 4KiB --workers 1 --duration 1s --json run.json > /dev/null 2>&1 \
+  || fail "run for the report check failed"
+python3 -c "import json; d=json.load(open('run.json')); d['results']['samples']=-5; json.dump(d, open('neg.json','w'))"
+out=$("$IOPROBE" report neg.json 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "'neg.json': field /results/samples is -5" || fail "negative count: exit $rc: $out"
+python3 -c "import json; d=json.load(open('run.json')); d['results']['bytes']=2**64-5; json.dump(d, open('wrap.json','w'))"
+out=$("$IOPROBE" report wrap.json 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "/results/bytes is 18446744073709551611" || fail "wrapped count: exit $rc: $out"
+"$IOPROBE" report run.json > /dev/null || fail "the original document is refused"
+echo "ok: negative and wrapped counts refused: $out"
+echo "all validation checks passed"
