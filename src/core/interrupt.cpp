@@ -60,6 +60,5 @@ int interrupt_exit_code() {
   int s = interrupt_signal();
   return s ? 128 + s : 0;
 }
-void set_interrupted_for_test(int sig) { g_signal.store(sig); }
 
 }  // namespace ioprobe

@@ -17,7 +17,4 @@ int interrupt_signal();
 /// Exit code for the received signal: 130 for SIGINT, 143 for SIGTERM, 0 if none.
 int interrupt_exit_code();
 
-/// Test hook: set or clear the interrupted state as if signal `sig` arrived (0 clears).
-void set_interrupted_for_test(int sig);
-
 }  // namespace ioprobe

@@ -400,13 +400,4 @@ void UringFileWriter::drain() {
   }
 }
 
-bool dir_accepts_o_direct(const std::string& dir) {
-  std::string p = dir + "/.ioprobe-odirect-probe." + std::to_string(getpid());
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  ::close(fd);
-  ::unlink(p.c_str());
-  return true;
-}
-
 }  // namespace ioprobe

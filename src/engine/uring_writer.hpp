@@ -124,7 +124,4 @@ class UringFileWriter {
   UringWriterStats stats_;
 };
 
-/// True when `path`'s filesystem accepted O_DIRECT on a freshly created probe file in `dir`.
-bool dir_accepts_o_direct(const std::string& dir);
-
 }  // namespace ioprobe
