@@ -69,8 +69,6 @@ void print_usage() {
       "exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result written)\n");
 }
 
-}  // namespace
-
 // Subcommands that run across the processes of an mpirun / srun job; the others refuse there.
 bool runs_across_hosts(const Subcommand* cmd) {
   return cmd && (std::strcmp(cmd->name, "run") == 0 || std::strcmp(cmd->name, "gen") == 0);
