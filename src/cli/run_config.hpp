@@ -39,6 +39,10 @@ struct RunConfig {
 
   std::string json_path;
   bool quiet = false;
+
+  // Many hosts (mpirun / srun).
+  bool stonewall = false;       // --stonewall: the first host to finish ends every host's measurement
+  double mpi_timeout_s = 300;   // --mpi-timeout: longest wait in one collective step
 };
 
 /// The option table shared by the command line and workload INI files: the dataset, loader and
@@ -50,6 +54,7 @@ po::options_description run_options_description();
 po::options_description dataset_options_description();
 po::options_description loader_options_description(bool for_tune);
 po::options_description gpu_options_description();
+po::options_description hosts_options_description();
 
 /// Fills `out` from parsed options `vm` (after loading the preset INI named by --dataset into vm,
 /// checked against `desc`). Options absent from `desc` take their defaults. Throws UsageError.
