@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "cluster/run_parts.hpp"
+#include "core/error.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::cluster;
