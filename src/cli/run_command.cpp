@@ -188,6 +188,11 @@ int cmd_run(const CommandContext& ctx) {
   l.first_rank = static_cast<uint32_t>(comm.rank()) * l.ranks;
   demand.gpus = l.world_ranks;
   l.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : l.batch_size / demand.samples_per_s_per_gpu;
+  if (comm.multi() && host.cpus_allowed < host.cpus_online)
+    data.warnings.push_back(fmt::format("the launcher bound each process to {} of the host's {} CPUs (OpenMPI binds "
+                                        "to a core by default when it starts 2 processes or fewer): the loader's "
+                                        "workers share them; start with 'mpirun --bind-to none' unless that is meant",
+                                        host.cpus_allowed, host.cpus_online));
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > static_cast<uint64_t>(host.cpus_allowed))
     data.warnings.push_back(fmt::format("{} worker threads share {} allowed CPUs: fine while workers wait on I/O, "
                                         "oversubscribed if they decode", l.ranks * l.num_workers, host.cpus_allowed));

@@ -133,7 +133,7 @@ on_host() {
 hosts_mpirun() {
   local np=$1; shift
   on_host 1 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
-    timeout "${HOSTS_TIMEOUT:-120}" mpirun -np "$np" --hostfile "$HW/hostfile" --map-by slot \
+    timeout "${HOSTS_TIMEOUT:-120}" mpirun -np "$np" --hostfile "$HW/hostfile" --map-by slot --bind-to none \
       --mca plm_rsh_agent ssh --mca plm_rsh_args "-F $HW/ssh_config" --mca btl tcp,vader,self \
       --mca btl_tcp_if_include "$HOSTS_NET.0/24" --mca oob_tcp_if_include "$HOSTS_NET.0/24" "$@" </dev/null
 }
@@ -143,6 +143,6 @@ local_mpirun() {
   local np=$1; shift
   command -v mpirun >/dev/null || skip "missing mpirun (tools/setup --test installs openmpi-bin)"
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout "${HOSTS_TIMEOUT:-120}" \
-    mpirun -np "$np" --oversubscribe --mca btl tcp,vader,self --mca btl_tcp_if_include lo \
+    mpirun -np "$np" --oversubscribe --bind-to none --mca btl tcp,vader,self --mca btl_tcp_if_include lo \
       --mca oob_tcp_if_include lo "$@" </dev/null
 }

@@ -39,6 +39,25 @@ assert abs(r["samples_per_s"] - 600 / r["elapsed_s"]) < 1e-6 * r["samples_per_s"
 assert r["elapsed_s"] >= max(x["results"]["last_done_s"] for x in h) - 1e-9
 print("ok:", r["samples"], "samples,", r["samples_per_s"], "samples/s")
 PY
+# Ctrl-C on mpirun (it sends SIGTERM to every rank): every process stops, and rank 0 still
+# writes the merged result, marked partial.
+t0=$(date +%s)
+local_mpirun 2 "$IOPROBE" --dir "$W/ds" --files 300 --file-size 8KiB --file-size-dist fixed --workers 2 --batch-size 8 \
+  --epochs 2 --gpu-samples-per-s 50 --duration 60 --quiet --json "$W/int.json" >"$W/int.out" 2>&1 &
+mpid=$!
+sleep 4
+pkill -INT -f "^mpirun .*$W/int.json" || fail "no mpirun to interrupt"
+wait "$mpid"
+took=$(( $(date +%s) - t0 ))
+tail -5 "$W/int.out"
+[ "$took" -lt 30 ] || fail "Ctrl-C on mpirun took $took s to end a 60 s run"
+python3 - "$W/int.json" <<'PY' || fail "no partial merged result after Ctrl-C on mpirun"
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("partial:", d["partial"], "stop:", d["results"]["stop_reason"], "samples:", d["results"]["samples"])
+assert d["partial"] is True and d["results"]["stop_reason"].startswith("interrupted"), d["results"]["stop_reason"]
+assert d["cluster"]["mpi_ranks"] == 2 and d["results"]["samples"] > 0
+PY
 # A subcommand that does not run across hosts says so once (rank 0) and exits 2.
 local_mpirun 2 "$IOPROBE" raw --filename "$W/x" --size 1MiB >"$W/out2" 2>&1
 rc=$?
