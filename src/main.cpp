@@ -12,10 +12,12 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cluster/collective.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "dist/comm.hpp"
 
 namespace {
 
@@ -67,10 +69,27 @@ void print_usage() {
       "exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result written)\n");
 }
 
+// Subcommands that run across the processes of an mpirun / srun job; the others refuse there.
+bool runs_across_hosts(const Subcommand* cmd) {
+  return cmd && (std::strcmp(cmd->name, "run") == 0 || std::strcmp(cmd->name, "gen") == 0);
+}
+
+int dispatch(const Subcommand* cmd, const ioprobe::cli::CommandContext& ctx);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: MPI_Init when a launcher started several processes (it may rewrite
+  // argv), nothing otherwise.
+  std::unique_ptr<ioprobe::dist::Comm> comm;
+  try {
+    comm = ioprobe::dist::make_comm(&argc, &argv);
+  } catch (const ioprobe::Error& e) {
+    std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    return e.exit_code();
+  }
   ioprobe::cli::CommandContext ctx;
+  ctx.comm = comm.get();
   for (int i = 0; i < argc; ++i) ctx.argv.emplace_back(argv[i]);
   std::vector<std::string> rest(ctx.argv.begin() + (argc > 0 ? 1 : 0), ctx.argv.end());
 
@@ -101,11 +120,38 @@ int main(int argc, char** argv) {
     }
   }
   ctx.args = rest;
+  if (comm->multi() && !runs_across_hosts(cmd)) {
+    if (comm->rank() == 0)
+      std::fprintf(stderr, "ioprobe: '%s' does not run across hosts yet (started by %s as %d processes); run it on "
+                   "one host without the launcher. Across hosts: ioprobe run, ioprobe gen\n",
+                   cmd->name, comm->launcher().c_str(), comm->size());
+    return ioprobe::kExitUsage;
+  }
   ioprobe::install_interrupt_handlers();
+  const int rc = dispatch(cmd, ctx);
+  if (rc != 0 && rc != ioprobe::kExitUsage && comm->multi() && !ctx.job_outcome_shared) {
+    // A failure the other processes do not know of: they may be waiting for this one in a
+    // collective, so end the whole job (mpirun then names this rank and host too).
+    std::fprintf(stderr, "ioprobe: rank %d on host %s failed (exit %d); ending the job\n", comm->rank(),
+                 comm->hostname().c_str(), rc);
+    comm->abort(rc);
+  }
+  return rc;
+}
+
+namespace {
+
+int dispatch(const Subcommand* cmd, const ioprobe::cli::CommandContext& ctx) {
   try {
     return cmd->fn(ctx);
+  } catch (const ioprobe::cluster::JobFailure& e) {
+    ctx.job_outcome_shared = true;
+    if (*e.what()) std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    return e.exit_code();
   } catch (const ioprobe::Error& e) {
-    std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    // Bad usage is found alike by every process of a job (the same options): rank 0 says it.
+    const bool quiet = ctx.comm->multi() && ctx.comm->rank() != 0 && e.exit_code() == ioprobe::kExitUsage;
+    if (!quiet) std::fprintf(stderr, "ioprobe: %s\n", e.what());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ioprobe: out of memory: an allocation was refused (%s); lower the sizes that hold memory "
@@ -122,3 +168,5 @@ int main(int argc, char** argv) {
     return ioprobe::kExitFailure;
   }
 }
+
+}  // namespace

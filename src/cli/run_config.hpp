@@ -41,7 +41,8 @@ struct RunConfig {
   std::string data_dir;         // --data
   std::string file_list;        // --file-list
   bool follow_symlinks = false;
-  bool regenerate = false;        // --regenerate: replace a dataset of another shape in --dir
+  bool regenerate = false;
+  bool dataset_reuse_only = false;  // many hosts: another process prepares the dataset; only reuse it        // --regenerate: replace a dataset of another shape in --dir
 
   LoaderConfig loader;          // options only: engine, direct and placement are decided by prepare_run
   CacheMode cache = CacheMode::kCold;
@@ -60,6 +61,10 @@ struct RunConfig {
 
   std::string json_path;
   bool quiet = false;
+
+  // Many hosts (mpirun / srun).
+  bool stonewall = false;       // --stonewall: the first host to finish ends every host's measurement
+  double mpi_timeout_s = 300;   // --mpi-timeout: longest wait in one collective step
 };
 
 /// The option table shared by the command line and workload INI files: the dataset, loader and
@@ -71,6 +76,7 @@ po::options_description run_options_description();
 po::options_description dataset_options_description();
 po::options_description loader_options_description(bool for_tune);
 po::options_description gpu_options_description();
+po::options_description hosts_options_description();
 
 /// Fills `out` from parsed options `vm` (after loading the preset INI named by --dataset into vm,
 /// checked against `desc`). Options absent from `desc` take their defaults; for kTune, --workers

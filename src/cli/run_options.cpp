@@ -122,6 +122,16 @@ po::options_description gpu_options_description() {
   return gpu;
 }
 
+po::options_description hosts_options_description() {
+  po::options_description hosts("Many hosts (when mpirun or srun starts one ioprobe per host; see README)");
+  hosts.add_options()
+      ("stonewall", flag(), "end every host's measurement when the first host has read its share (IOR's and "
+                            "elbencho's stonewalling) [false]")
+      ("mpi-timeout", str(), "end the job, naming the step, when a rank waits longer than this for the others in "
+                             "one step, e.g. 300s [300s]");
+  return hosts;
+}
+
 po::options_description run_options_description() {
   po::options_description output("Output");
   output.add_options()
@@ -130,7 +140,8 @@ po::options_description run_options_description() {
       ("help,h", "this help");
 
   po::options_description all;
-  all.add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description()).add(output);
+  all.add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description());
+  all.add(hosts_options_description()).add(output);
   return all;
 }
 
@@ -337,6 +348,11 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   c.json_path = get_string(vm, "json");
   if (vm.count("json") && c.json_path.empty()) throw UsageError("--json: empty path; give a file name");
   c.quiet = get_bool(vm, "quiet", false);
+  c.stonewall = get_bool(vm, "stonewall", false);
+  c.mpi_timeout_s = get_duration(vm, "mpi-timeout", 300);
+  if (c.mpi_timeout_s < 1)
+    throw UsageError(fmt::format("--mpi-timeout {} s is too short: a step of the slowest host must fit in it (at least "
+                                 "1s; the default 300s)", c.mpi_timeout_s));
 }
 
 void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit) {

@@ -43,6 +43,7 @@ PreparedData prepare_dataset(const RunConfig& c) {
   g.progress = !c.quiet;
   g.create_parents = c.dir_is_default;
   g.regenerate = c.regenerate;
+  g.reuse_only = c.dataset_reuse_only;
   DatasetOutcome d = ensure_dataset(c.dir, s, g);
   p.interrupted = d.interrupted;
   p.target_path = c.dir;

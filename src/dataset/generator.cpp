@@ -352,7 +352,37 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& spec, co
 
 }  // namespace
 
+namespace {
+
+// GenerateOptions::reuse_only: a shared lock, and a dataset that is already complete.
+DatasetOutcome reuse_prepared(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
+  auto no_dataset = [&] {
+    return Error(fmt::format("'{}' holds no complete dataset of this shape, though the process that prepares it for "
+                             "this one has finished (in a multi-host job: rank 0 for a shared directory, the host's "
+                             "first process for a node-local one); see that process's messages",
+                             escape_bytes(dir)),
+                 kExitFailure);
+  };
+  if (inspect_dir(dir) != DirState::kOurs) throw no_dataset();
+  auto lock = std::make_shared<DirLock>(dir, DirLock::Mode::kShared, "", [&](const std::string& holder) {
+    fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
+               escape_bytes(dir), holder);
+  });
+  const DirState state = inspect_dir(dir);
+  const std::optional<Manifest> m = state == DirState::kOurs ? read_manifest(dir) : std::nullopt;
+  const nlohmann::json identity = spec_identity(spec);
+  if (!m || !m->complete ||
+      !(m->spec == identity || (spec.kind == DatasetKind::kFiles && is_prefix_of(identity, m->spec))))
+    throw no_dataset();
+  DatasetOutcome out = ensure_locked(dir, spec, opts, state);  // a reuse: reads only
+  out.lock = std::move(lock);
+  return out;
+}
+
+}  // namespace
+
 DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
+  if (opts.reuse_only) return reuse_prepared(dir, spec, opts);
   // Refused before anything is written there, the lock file included.
   DirState state = inspect_dir(dir);
   refuse_unusable(dir, state);

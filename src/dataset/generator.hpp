@@ -22,6 +22,10 @@ struct GenerateOptions {
   bool progress = true;         // progress line on stderr (only when stderr is a terminal)
   bool create_parents = false;  // mkdir -p the directory's parents (the default --dir)
   bool regenerate = false;      // replace a complete ioprobe dataset of another shape (else refuse)
+  /// Another process has just prepared the dataset (a multi-host job's rank 0, or this host's
+  /// first process): take the lock shared and only reuse a complete dataset of this shape; Error
+  /// (exit 1) when there is none. Never writes.
+  bool reuse_only = false;
 };
 
 /// What ensure_dataset() found or did.

@@ -23,7 +23,9 @@ struct LoaderConfig {
   double duration_s = 0;           // stop after this many seconds (0: no time limit)
   double cpu_per_sample_us = 0;    // real CPU work per sample after its read, microseconds
   uint64_t seed = 0;               // sampler seed
-  uint32_t ranks = 1;              // GPU ranks on this host, each with its own loader (DDP)
+  uint32_t ranks = 1;              // GPU ranks in this process, each with its own loader (DDP)
+  uint32_t world_ranks = 0;        // GPU ranks of the whole job, all hosts (0: just `ranks`)
+  uint32_t first_rank = 0;         // the job-wide rank of this process's first GPU rank
   double step_time_s = 0;          // GPU compute per batch, seconds (0: no consumer delay)
   std::string engine = "io_uring"; // "io_uring" | "psync" (resolved, never "auto")
   bool direct = true;              // O_DIRECT

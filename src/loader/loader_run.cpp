@@ -55,6 +55,15 @@ std::string this_thread_cpus() {
 // Reads completed with ECANCELED after which a run stops (Shared::canceled).
 constexpr uint32_t kCanceledReadsToStop = 8;
 
+struct Shared;
+
+// Runs once per DDP step, when the last rank of this process arrives at the step barrier: meets
+// the other processes of a multi-host job (StepSync) and takes over a stop any of them asked for.
+struct StepCompletion {
+  Shared* sh = nullptr;
+  void operator()() noexcept;
+};
+
 struct Shared {
   const FileIndex& index;
   const LoaderConfig& cfg;
@@ -63,12 +72,13 @@ struct Shared {
   int64_t start_ns = 0;
   int64_t deadline_ns = 0;  // 0: none
   std::atomic<bool> stop{false};
-  std::atomic<int> stop_kind{0};  // 1 duration, 2 signal, 3 io_uring canceling reads
+  std::atomic<int> stop_kind{0};  // a StopKind: 1 duration, 2 signal, 3 io_uring canceled reads, 4 stonewall, 5 failed
   std::atomic<int64_t> stop_ns{0};  // when the stop was seen (elapsed ends there)
   std::atomic<uint32_t> canceled{0};  // reads io_uring completed with ECANCELED
   std::mutex err_mu;
   std::vector<std::string> error_samples;
-  std::unique_ptr<std::barrier<>> step_barrier;  // DDP: ranks step together
+  std::unique_ptr<std::barrier<StepCompletion>> step_barrier;  // DDP: ranks step together
+  StepSync* sync = nullptr;  // other processes of the job (null: this process alone)
   LoaderProgress* progress = nullptr;
   const Topology* topo = nullptr;
   // Cache state before each epoch (rank 0 measures).
@@ -78,12 +88,30 @@ struct Shared {
   std::vector<std::string> cache_notes;
 };
 
+// This process's stop request for the other processes: a rank that failed has set `stop` with
+// no kind.
+StopKind local_stop_kind(const Shared& sh) {
+  if (!sh.stop) return StopKind::kNone;
+  const int k = sh.stop_kind.load();
+  return k ? static_cast<StopKind>(k) : StopKind::kFailed;
+}
+
+void StepCompletion::operator()() noexcept {
+  if (!sh || !sh->sync) return;
+  const StopKind job = sh->sync->exchange(local_stop_kind(*sh));
+  if (job != StopKind::kNone && !sh->stop) {
+    int expected = 0;
+    if (sh->stop_kind.compare_exchange_strong(expected, static_cast<int>(job))) sh->stop_ns = now_ns();
+    sh->stop = true;
+  }
+}
+
 class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
       : rank_(rank), sh_(sh), workers_(workers), stats_(stats), readers_(sh.cfg.num_workers),
         range_readers_(sh.cfg.num_workers), streams_(sh.cfg.num_workers), tokens_(sh.cfg.num_workers) {
-    stats_.rank = rank;
+    stats_.rank = static_cast<int>(sh.cfg.first_rank) + rank;  // the job-wide rank
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
     kind_ = sh.layout ? sh.layout->kind() : DatasetKind::kFiles;
     env_.dirfd = sh.dirfd;
@@ -111,7 +139,7 @@ class RankLoader {
             std::lock_guard<std::mutex> g(init_mu);
             if (!init_error) init_error = std::current_exception();
           }
-          workers_[w].rank = rank_;
+          workers_[w].rank = static_cast<int>(global_rank());
           workers_[w].worker = w;
           if (sh_.topo) workers_[w].numa = bind_current_thread(cfg.placement, *sh_.topo).description;
           workers_[w].cpu_list = this_thread_cpus();
@@ -180,6 +208,10 @@ class RankLoader {
   }
 
  private:
+  // This rank among all GPU ranks of the job (DistributedSampler's rank and num_replicas).
+  uint32_t global_rank() const { return sh_.cfg.first_rank + static_cast<uint32_t>(rank_); }
+  uint32_t world() const { return std::max(sh_.cfg.world_ranks, sh_.cfg.ranks); }
+
   bool check_stop() {
     if (!sh_.stop) {
       const int64_t t = now_ns();
@@ -234,7 +266,7 @@ class RankLoader {
       epoch_files_.clear();
       for (uint32_t w = 0; w < cfg.num_workers; ++w) {
         std::vector<uint64_t> mine = shards_for_worker(sh_.layout->files(), cfg.shuffle, cfg.seed, epoch,
-                                                       static_cast<uint32_t>(rank_), cfg.ranks, w, cfg.num_workers);
+                                                       global_rank(), world(), w, cfg.num_workers);
         records[w] = mine.size() * sh_.layout->records_per_file();
         epoch_files_.insert(epoch_files_.end(), mine.begin(), mine.end());
         streams_[w].reset(std::move(mine));  // no batch of this rank is in flight between epochs
@@ -245,7 +277,7 @@ class RankLoader {
     }
     const uint64_t n = kind_ == DatasetKind::kToken ? sh_.layout->total_records() : sh_.index.size();
     std::vector<uint64_t> order = sample_order(n, cfg.shuffle, cfg.seed, epoch);
-    order_ = cfg.ranks > 1 ? shard_for_rank(order, static_cast<uint32_t>(rank_), cfg.ranks) : std::move(order);
+    order_ = world() > 1 ? shard_for_rank(order, global_rank(), world()) : std::move(order);
     if (kind_ == DatasetKind::kToken) {
       epoch_files_.resize(sh_.layout->files());
       for (uint64_t f = 0; f < epoch_files_.size(); ++f) epoch_files_[f] = f;
@@ -370,7 +402,7 @@ double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_
 }  // namespace
 
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo,
-                        const RecordLayout* layout) {
+                        const RecordLayout* layout, StepSync* sync) {
   LoaderResult res;
   Shared sh{index, cfg};
   if (layout && layout->records_in_files()) sh.layout = layout;
@@ -380,12 +412,16 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
     sh.dirfd = open(index.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (sh.dirfd < 0) throw IoError(errno, "open directory", index.root());
   }
-  if (cfg.ranks > 1) sh.step_barrier = std::make_unique<std::barrier<>>(static_cast<std::ptrdiff_t>(cfg.ranks));
+  sh.sync = sync;
+  if (cfg.ranks > 1 || sync)
+    sh.step_barrier = std::make_unique<std::barrier<StepCompletion>>(static_cast<std::ptrdiff_t>(cfg.ranks),
+                                                                     StepCompletion{&sh});
   std::vector<WorkerStats> workers(static_cast<size_t>(cfg.ranks) * cfg.num_workers);
   std::vector<RankStats> ranks(cfg.ranks);
 
   rusage ru0{}, ru1{};
   getrusage(RUSAGE_SELF, &ru0);
+  if (sync) sync->start();  // every process of the job starts its clock here
   sh.start_ns = now_ns();
   if (cfg.duration_s > 0) sh.deadline_ns = sh.start_ns + static_cast<int64_t>(cfg.duration_s * 1e9);
 
@@ -416,6 +452,8 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
     }
   }
   for (auto& t : threads) t.join();
+  // Keep meeting the other processes' steps until they have all finished too.
+  if (sync) sync->finish(spawn_error ? StopKind::kFailed : local_stop_kind(sh));
   if (spawn_error) std::rethrow_exception(spawn_error);
   // Elapsed ends where the stop (signal or --duration) was seen: the drain after it delivers
   // nothing, so bytes and time cover the same span.
@@ -442,7 +480,9 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
   int kind = sh.stop_kind.load();
   res.partial = kind == 2;  // interrupted; a stop on canceled reads is a failure (errors: exit 1)
   res.stopped_on_errors = kind == 3;
-  res.stop_reason = kind == 2   ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
+  res.stop_reason = kind == 5   ? "stopped: a rank of another process failed (see its error)"
+                    : kind == 4 ? "stonewall: the first host to read its share ended the measurement"
+                    : kind == 2   ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
                     : kind == 3 ? fmt::format("stopped early: io_uring canceled {} reads (ECANCELED, see ERRORS)",
                                               sh.canceled.load())
                     : kind == 1 ? "duration reached"

@@ -12,6 +12,7 @@
 #include "dataset/record_layout.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
+#include "loader/step_sync.hpp"
 
 namespace ioprobe {
 
@@ -30,7 +31,10 @@ struct LoaderProgress {
 /// `layout` (may be null: one sample per file) says where records sit when samples are records
 /// inside the files: sharded datasets are read as an IterableDataset (loader/shard_plan.hpp),
 /// token datasets map-style with one read per sample (loader/record_fetch.hpp).
+/// `sync` (may be null: this process alone) joins the DDP step barrier of the other processes of
+/// a multi-host job; cfg.world_ranks and cfg.first_rank then place this process's ranks among all.
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress = nullptr,
-                        const Topology* topo = nullptr, const RecordLayout* layout = nullptr);
+                        const Topology* topo = nullptr, const RecordLayout* layout = nullptr,
+                        StepSync* sync = nullptr);
 
 }  // namespace ioprobe

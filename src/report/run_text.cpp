@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "report/cluster_json.hpp"
 #include "report/text_common.hpp"
 
 #include "core/units.hpp"
@@ -182,6 +183,7 @@ std::string render_run_text(const nlohmann::json& doc) {
     line("GPUs fed", fmt::format("at least {} x {} (measured); perhaps up to {} (loader capacity {:.0f} samples/s, {})",
                                  in.value("gpus_fed", 0ULL), in.value("accelerator_name", ""), in.value("gpus_fed_estimate", 0ULL),
                                  in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
+  o += render_hosts_text(doc);
   o += render_warnings(doc);
   return o;
 }

@@ -1,0 +1,58 @@
+#include "cluster/collective.hpp"
+
+#include <cstdlib>
+#include <exception>
+#include <new>
+
+#include <fmt/format.h>
+
+namespace ioprobe::cluster {
+
+std::string outcome_of(const std::function<void()>& fn) {
+  try {
+    fn();
+    return "";
+  } catch (const JobFailure& e) {
+    return fmt::format("{} ", e.exit_code());
+  } catch (const Error& e) {
+    return fmt::format("{} {}", e.exit_code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return fmt::format("{} out of memory: an allocation was refused", static_cast<int>(kExitFailure));
+  } catch (const std::exception& e) {
+    return fmt::format("{} {}", static_cast<int>(kExitFailure), e.what());
+  }
+}
+
+void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts) {
+  int code = 0;
+  std::string lines;
+  size_t failed = 0;
+  for (size_t r = 0; r < outcomes.size(); ++r) {
+    if (outcomes[r].empty()) continue;
+    ++failed;
+    const size_t sp = outcomes[r].find(' ');
+    const int c = std::atoi(outcomes[r].substr(0, sp).c_str());
+    code = std::max(code, c > 0 ? c : static_cast<int>(kExitFailure));
+    const std::string msg = sp == std::string::npos ? "" : outcomes[r].substr(sp + 1);
+    if (msg.empty()) continue;
+    const std::string who = r < hosts.size() ? fmt::format("host {} (rank {})", hosts[r], r) : fmt::format("rank {}", r);
+    lines += fmt::format("\n  {}: {}", who, msg);
+  }
+  if (!failed) return;
+  throw JobFailure(comm.rank() == 0 ? fmt::format("{} of {} processes failed:{}", failed, outcomes.size(), lines) : "",
+                   code);
+}
+
+void on_every_host(dist::Comm& comm, const char* step, const std::function<void()>& fn) {
+  if (!comm.multi()) {
+    fn();
+    return;
+  }
+  const std::string mine = outcome_of(fn);
+  // No watchdog here: a step such as generating a dataset may rightly take long on one host.
+  const std::vector<std::string> all = comm.allgather(mine, step, 0);
+  const std::vector<std::string> hosts = comm.allgather(comm.hostname(), step, 0);
+  raise_failures(comm, all, hosts);
+}
+
+}  // namespace ioprobe::cluster

@@ -1,0 +1,33 @@
+// Running one step of a command on every process of a multi-host job so that a failure on any
+// host ends the job on every host, named, instead of leaving the others waiting.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/error.hpp"
+#include "dist/comm.hpp"
+
+namespace ioprobe::cluster {
+
+/// A failure every process of the job knows of (so each may exit normally): on rank 0 it holds
+/// the message to print; on the other ranks the message is empty (rank 0 prints it).
+class JobFailure : public Error {
+ public:
+  JobFailure(std::string message, int exit_code) : Error(std::move(message), exit_code) {}
+};
+
+/// Runs `fn` on this process, then learns from every process whether its `fn` succeeded. When
+/// any failed, throws JobFailure on every rank, with the highest exit code; on rank 0 its message
+/// lists each failure as "host HOST (rank R): message".
+/// `step` names the step in a watchdog message. With a LocalComm it is just fn().
+void on_every_host(dist::Comm& comm, const char* step, const std::function<void()>& fn);
+
+/// Encodes this process's outcome for a gather: "" for success, else "<exit code> <message>".
+std::string outcome_of(const std::function<void()>& fn);
+
+/// Throws as on_every_host does when any of `outcomes` (one per rank, from allgather) is a
+/// failure; `hosts` gives each rank's hostname (may be shorter: then "rank R" alone).
+void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts);
+
+}  // namespace ioprobe::cluster

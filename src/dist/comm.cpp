@@ -1,0 +1,107 @@
+#include "dist/comm.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+extern char** environ;
+
+namespace ioprobe::dist {
+
+#ifdef IOPROBE_HAVE_MPI
+std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& launch);  // mpi_comm.cpp
+#endif
+
+namespace {
+
+int to_int(const std::map<std::string, std::string>& env, const char* name, int fallback) {
+  auto it = env.find(name);
+  if (it == env.end() || it->second.empty()) return fallback;
+  char* end = nullptr;
+  long v = std::strtol(it->second.c_str(), &end, 10);
+  return (end && *end == '\0' && v >= 0 && v < (1L << 30)) ? static_cast<int>(v) : fallback;
+}
+
+std::string this_hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+LaunchInfo detect_launcher(const std::map<std::string, std::string>& env) {
+  LaunchInfo li;
+  auto has = [&](const char* n) { return env.count(n) != 0; };
+  if (has("OMPI_COMM_WORLD_SIZE")) {
+    li.launcher = "OpenMPI mpirun";
+    li.size = to_int(env, "OMPI_COMM_WORLD_SIZE", 1);
+    li.rank = to_int(env, "OMPI_COMM_WORLD_RANK", 0);
+    // OpenMPI 4's mpirun also sets PMIX_RANK; under srun --mpi=pmix only the PMIx variables exist.
+  } else if (has("PMIX_RANK") && has("PMIX_NAMESPACE")) {
+    li.launcher = "PMIx (srun --mpi=pmix / prterun)";
+    li.rank = to_int(env, "PMIX_RANK", 0);
+    // PMIx publishes the job size through its API, not the environment; Slurm adds SLURM_NTASKS.
+    li.size = to_int(env, "SLURM_NTASKS", to_int(env, "PMIX_SIZE", 0));
+    if (li.size == 0) li.size = 2;  // unknown: assume a job, MPI_Init tells the truth
+  } else if (has("PMI_RANK") && has("PMI_SIZE")) {
+    li.launcher = "MPICH hydra (PMI)";
+    li.rank = to_int(env, "PMI_RANK", 0);
+    li.size = to_int(env, "PMI_SIZE", 1);
+  } else if (has("SLURM_PROCID") && has("SLURM_NTASKS") && has("SLURM_STEP_ID")) {
+    li.launcher = "Slurm srun";
+    li.rank = to_int(env, "SLURM_PROCID", 0);
+    li.size = to_int(env, "SLURM_NTASKS", 1);
+  }
+  return li;
+}
+
+LaunchInfo detect_launcher() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (!eq) continue;
+    std::string name(*e, static_cast<size_t>(eq - *e));
+    if (name.rfind("OMPI_COMM_WORLD_", 0) == 0 || name.rfind("PMIX_", 0) == 0 || name.rfind("PMI_", 0) == 0 ||
+        name.rfind("SLURM_", 0) == 0)
+      env.emplace(std::move(name), eq + 1);
+  }
+  return detect_launcher(env);
+}
+
+LocalComm::LocalComm() : hostname_(this_hostname()) {}
+
+void LocalComm::abort(int exit_code) { std::exit(exit_code); }
+
+bool mpi_built() {
+#ifdef IOPROBE_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Comm> make_comm(int* argc, char*** argv) {
+  const LaunchInfo li = detect_launcher();
+  if (!li.launched() || li.size <= 1) return std::make_unique<LocalComm>();
+#ifdef IOPROBE_HAVE_MPI
+  return make_mpi_comm(argc, argv, li);
+#else
+  (void)argc;
+  (void)argv;
+  // A Slurm step without an MPI plugin runs independent copies: refuse rather than have N
+  // processes each write the same files and print N reports.
+  throw UsageError(fmt::format(
+      "started by {} as one of {} processes, but this ioprobe was built without MPI: each process would run alone "
+      "and report alone. Install an MPI library (Debian: apt-get install libopenmpi-dev openmpi-bin) and rebuild "
+      "(tools/build), or run ioprobe without a launcher on one host",
+      li.launcher, li.size));
+#endif
+}
+
+}  // namespace ioprobe::dist

@@ -1,0 +1,103 @@
+// The transport between ioprobe processes on several hosts: rank, size, host grouping, barrier,
+// gather and a small max-reduction. It knows no loader, dataset or report: cli/ decides what
+// crosses it (result documents as JSON strings) and merges with the results' own merge().
+//
+// Two implementations: LocalComm (one process, always built) and MpiComm (src/dist/mpi_comm.cpp,
+// built when CMake finds an MPI library). make_comm() picks MPI only when a launcher started the
+// process with more than one rank, so a plain single-host run never calls MPI_Init.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ioprobe::dist {
+
+/// How this process was started, read from the launcher's environment without MPI_Init.
+/// Variables (documented by each launcher): OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE/_RANK;
+/// PMIx launchers (srun --mpi=pmix, prterun) set PMIX_RANK and PMIX_NAMESPACE; MPICH's hydra sets
+/// PMI_RANK/PMI_SIZE; Slurm's srun sets SLURM_PROCID/SLURM_NTASKS.
+struct LaunchInfo {
+  std::string launcher = "none";  // "none" | "OpenMPI mpirun" | "PMIx (srun --mpi=pmix / prterun)" | "MPICH hydra (PMI)" | "Slurm srun"
+  int rank = 0;                   // this process's rank as the launcher numbered it (0 when unknown)
+  int size = 1;                   // processes in the job (1 when unknown or not launched)
+  bool launched() const { return launcher != "none"; }
+};
+
+/// Reads the launcher variables from `env` (name -> value; tests pass their own map).
+LaunchInfo detect_launcher(const std::map<std::string, std::string>& env);
+/// The same from the process environment.
+LaunchInfo detect_launcher();
+
+/// One ioprobe process among `size()`. Rank 0 drives: it alone prints and writes files.
+/// Collectives must be called by every rank in the same order. A collective given a timeout
+/// (seconds, 0 = none) that has not completed by then prints which rank and host waited in which
+/// step and ends the whole job (exit 1): no rank hangs on a peer that is stuck or gone.
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Hosts in the job: groups of ranks that share memory (MPI_COMM_TYPE_SHARED), numbered
+  /// 0..host_count()-1 in the order of their lowest rank.
+  virtual int host_count() const = 0;
+  virtual int host_index() const = 0;
+  virtual int local_rank() const = 0;  // rank among the ranks of this host
+  virtual int local_size() const = 0;
+  virtual const std::string& launcher() const = 0;
+  virtual const std::string& hostname() const = 0;
+  bool multi() const { return size() > 1; }
+
+  /// Waits for every rank.
+  virtual void barrier(const char* step, double timeout_s) = 0;
+  /// Waits for every rank of this host only.
+  virtual void host_barrier(const char* step) = 0;
+  /// Every rank's `mine`, in rank order, on rank 0 (an empty vector on the others).
+  virtual std::vector<std::string> gather(const std::string& mine, const char* step, double timeout_s) = 0;
+  /// Every rank's `mine`, in rank order, on every rank.
+  virtual std::vector<std::string> allgather(const std::string& mine, const char* step, double timeout_s) = 0;
+  /// Rank 0's `value` on every rank.
+  virtual std::string broadcast(const std::string& value, const char* step, double timeout_s) = 0;
+  /// Element-wise maximum over ranks of `values` (n elements), in place on every rank.
+  virtual void allreduce_max(int64_t* values, int n, const char* step, double timeout_s) = 0;
+  /// Ends every rank of the job with `exit_code` (MPI_Abort); the local one simply exits.
+  [[noreturn]] virtual void abort(int exit_code) = 0;
+};
+
+/// A job of one process: every collective returns at once with this rank's own values.
+class LocalComm final : public Comm {
+ public:
+  LocalComm();
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int host_count() const override { return 1; }
+  int host_index() const override { return 0; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  const std::string& launcher() const override { return launcher_; }
+  const std::string& hostname() const override { return hostname_; }
+  void barrier(const char*, double) override {}
+  void host_barrier(const char*) override {}
+  std::vector<std::string> gather(const std::string& mine, const char*, double) override { return {mine}; }
+  std::vector<std::string> allgather(const std::string& mine, const char*, double) override { return {mine}; }
+  std::string broadcast(const std::string& value, const char*, double) override { return value; }
+  void allreduce_max(int64_t*, int, const char*, double) override {}
+  [[noreturn]] void abort(int exit_code) override;
+
+ private:
+  std::string launcher_ = "none";
+  std::string hostname_;
+};
+
+/// True when this binary was built with MPI (the multi-host mode).
+bool mpi_built();
+
+/// The job's communicator: MpiComm when a launcher started more than one process (MPI_Init is
+/// called here, MPI_Finalize at exit), LocalComm otherwise. Throws UsageError when a launcher
+/// started several processes but this binary was built without MPI, naming the launcher and
+/// the fix. Call once, before any thread starts.
+std::unique_ptr<Comm> make_comm(int* argc, char*** argv);
+
+}  // namespace ioprobe::dist

@@ -1,0 +1,247 @@
+// MpiComm: the Comm of a job that mpirun / srun started, over MPI's C API. Built only when CMake
+// finds MPI (CMakeLists.txt adds this file and defines IOPROBE_HAVE_MPI for comm.cpp).
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "dist/comm.hpp"
+
+namespace ioprobe::dist {
+
+namespace {
+
+std::string processor_name() {
+  char buf[MPI_MAX_PROCESSOR_NAME + 1] = {};
+  int len = 0;
+  MPI_Get_processor_name(buf, &len);
+  return std::string(buf, static_cast<size_t>(len));
+}
+
+// Finalizes MPI at exit, after main returned (ranks that leave through exit() too).
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+class MpiComm final : public Comm {
+ public:
+  MpiComm(const LaunchInfo& li) : launcher_(li.launcher) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    hostname_ = processor_name();
+    // Hosts: the ranks that share memory. Host numbers follow the lowest rank of each host.
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_);
+    MPI_Comm_rank(host_, &local_rank_);
+    MPI_Comm_size(host_, &local_size_);
+    int leader = local_rank_ == 0 ? 1 : 0, before = 0;
+    MPI_Exscan(&leader, &before, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank_ == 0) before = 0;  // MPI_Exscan leaves rank 0's result undefined
+    host_index_ = before;
+    MPI_Bcast(&host_index_, 1, MPI_INT, 0, host_);
+    MPI_Allreduce(&leader, &host_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    watchdog_ = std::thread([this] { watch(); });
+  }
+  ~MpiComm() override {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    if (host_ != MPI_COMM_NULL) MPI_Comm_free(&host_);
+    finalize_at_exit();
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int host_count() const override { return host_count_; }
+  int host_index() const override { return host_index_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  const std::string& launcher() const override { return launcher_; }
+  const std::string& hostname() const override { return hostname_; }
+
+  void barrier(const char* step, double timeout_s) override {
+    Watch w(*this, step, timeout_s);
+    MPI_Request req;
+    check(MPI_Ibarrier(MPI_COMM_WORLD, &req), step);
+    wait_idle(req, step);
+  }
+  void host_barrier(const char* step) override { check(MPI_Barrier(host_), step); }
+
+  std::vector<std::string> gather(const std::string& mine, const char* step, double timeout_s) override {
+    return gather_impl(mine, step, timeout_s, false);
+  }
+  std::vector<std::string> allgather(const std::string& mine, const char* step, double timeout_s) override {
+    return gather_impl(mine, step, timeout_s, true);
+  }
+  std::string broadcast(const std::string& value, const char* step, double timeout_s) override {
+    Watch w(*this, step, timeout_s);
+    long long n = static_cast<long long>(value.size());
+    check(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), step);
+    std::string out = rank_ == 0 ? value : std::string(static_cast<size_t>(n), '\0');
+    if (n > 0) check(MPI_Bcast(out.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD), step);
+    return out;
+  }
+  void allreduce_max(int64_t* values, int n, const char* step, double timeout_s) override {
+    Watch w(*this, step, timeout_s);
+    MPI_Request req;
+    check(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &req), step);
+    wait_idle(req, step);
+  }
+  [[noreturn]] void abort(int exit_code) override {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    std::_Exit(exit_code);
+  }
+
+ private:
+  // Arms the watchdog for one collective.
+  struct Watch {
+    Watch(MpiComm& c, const char* step, double timeout_s) : c_(c) {
+      if (timeout_s <= 0) return;
+      std::lock_guard<std::mutex> g(c_.mu_);
+      c_.step_ = step;
+      c_.deadline_ns_ = now_ns() + static_cast<int64_t>(timeout_s * 1e9);
+      c_.timeout_s_ = timeout_s;
+      c_.cv_.notify_all();
+    }
+    ~Watch() {
+      std::lock_guard<std::mutex> g(c_.mu_);
+      c_.deadline_ns_ = 0;
+    }
+    MpiComm& c_;
+  };
+
+  void watch() {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!quit_) {
+      if (deadline_ns_ == 0) {
+        cv_.wait(lk);
+        continue;
+      }
+      const int64_t left = deadline_ns_ - now_ns();
+      if (left > 0) {
+        cv_.wait_for(lk, std::chrono::nanoseconds(left));
+        continue;
+      }
+      std::fprintf(stderr,
+                   "ioprobe: rank %d on host %s waited %.0f s for the other ranks in step '%s'; a rank is stuck "
+                   "or gone (see mpirun's lines for the host that failed); ending the job (exit 1)\n",
+                   rank_, hostname_.c_str(), timeout_s_, step_.c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+      std::_Exit(kExitFailure);
+    }
+  }
+
+  // Waits for a non-blocking collective without spinning: a blocking MPI collective busy-polls
+  // a CPU while it waits for the slowest rank, which the loader's workers need (measured with
+  // tools/bench-multihost on 2 vCPUs: 0.81 of one process's samples/s with MPI_Allreduce).
+  // Polls after 20 µs, doubling up to 250 µs (a step is tens of ms).
+  void wait_idle(MPI_Request& req, const char* step) const {
+    int64_t pause_ns = 20000;
+    for (;;) {
+      int done = 0;
+      check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), step);
+      if (done) return;
+      sleep_until_ns(now_ns() + pause_ns);
+      pause_ns = std::min<int64_t>(pause_ns * 2, 250000);
+    }
+  }
+
+  void check(int rc, const char* step) const {
+    if (rc == MPI_SUCCESS) return;
+    char msg[MPI_MAX_ERROR_STRING + 1] = {};
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw Error(fmt::format("MPI step '{}' failed on rank {} ({}): {}", step, rank_, hostname_, msg), kExitFailure);
+  }
+
+  std::vector<std::string> gather_impl(const std::string& mine, const char* step, double timeout_s, bool all) {
+    Watch w(*this, step, timeout_s);
+    if (mine.size() > static_cast<size_t>(INT32_MAX)) throw Error(fmt::format("MPI step '{}': {} bytes is too large", step, mine.size()), kExitFailure);
+    int n = static_cast<int>(mine.size());
+    const bool here = all || rank_ == 0;
+    std::vector<int> sizes(here ? static_cast<size_t>(size_) : 0), displs;
+    if (all)
+      check(MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD), step);
+    else
+      check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), step);
+    std::string buf;
+    if (here) {
+      long long total = 0;
+      displs.resize(sizes.size());
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        displs[i] = static_cast<int>(total);
+        total += sizes[i];
+      }
+      if (total > INT32_MAX) throw Error(fmt::format("MPI step '{}': {} bytes in all is too large", step, total), kExitFailure);
+      buf.resize(static_cast<size_t>(total));
+    }
+    if (all)
+      check(MPI_Allgatherv(mine.data(), n, MPI_CHAR, buf.data(), sizes.data(), displs.data(), MPI_CHAR, MPI_COMM_WORLD),
+            step);
+    else
+      check(MPI_Gatherv(mine.data(), n, MPI_CHAR, buf.data(), sizes.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
+            step);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < sizes.size(); ++i) out.emplace_back(buf, static_cast<size_t>(displs[i]), static_cast<size_t>(sizes[i]));
+    return out;
+  }
+
+  std::string launcher_;
+  std::string hostname_;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, host_index_ = 0, host_count_ = 1;
+  MPI_Comm host_ = MPI_COMM_NULL;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string step_;
+  int64_t deadline_ns_ = 0;
+  double timeout_s_ = 0;
+  bool quit_ = false;
+  std::thread watchdog_;
+};
+
+}  // namespace
+
+std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& li) {
+  int provided = 0;
+  // The loader's step exchange runs on whichever rank thread arrives last at the DDP barrier, one
+  // at a time, and the watchdog may call MPI_Abort: serialized calls from several threads.
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+    throw Error(fmt::format("MPI_Init failed under {} (rank {} of {})", li.launcher, li.rank, li.size), kExitFailure);
+  std::atexit(finalize_at_exit);
+  if (provided < MPI_THREAD_SERIALIZED) {
+    MPI_Finalize();
+    throw Error("this MPI library does not allow calls from more than one thread (MPI_THREAD_SERIALIZED); "
+                "ioprobe's loader needs it: use OpenMPI (Debian's libopenmpi-dev)",
+                kExitFailure);
+  }
+  auto comm = std::make_unique<MpiComm>(li);
+  if (comm->size() == 1 && li.size > 1) {
+    const std::string msg = fmt::format(
+        "{} started {} processes but MPI sees only this one: each would run alone. Under Slurm use "
+        "'srun --mpi=pmix' (or mpirun inside the allocation)",
+        li.launcher, li.size);
+    comm.reset();
+    throw UsageError(msg);
+  }
+  return comm;
+}
+
+}  // namespace ioprobe::dist

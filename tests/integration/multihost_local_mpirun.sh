@@ -1,0 +1,67 @@
+#!/bin/bash
+# `mpirun -np 4 ioprobe` on this one machine: four processes, one per GPU rank, read one
+# generated dataset as one DDP job. Checks the exact accounting of the merge: cluster samples =
+# files x epochs (every file read once per epoch across the ranks), the merged latency histogram
+# holds one count per sample, the host rows add up to the totals, one report is printed (rank 0),
+# and the demand counts every GPU rank of the job.
+set -u
+IOPROBE=$1
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_hosts.sh"
+command -v mpirun >/dev/null || skip "missing mpirun (tools/setup installs openmpi-bin)"
+"$IOPROBE" --version >/dev/null || fail "no binary"
+W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-mpilocal.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+args=(--dir "$W/ds" --files 300 --file-size 8KiB --file-size-dist fixed --workers 2 --batch-size 8 --epochs 2
+      --gpu-samples-per-s 1000000 --quiet --json "$W/r.json")
+local_mpirun 4 "$IOPROBE" "${args[@]}" >"$W/out" 2>"$W/err"
+rc=$?
+cat "$W/out" "$W/err"
+[ "$rc" = 0 ] || fail "mpirun -np 4 ioprobe: exit $rc"
+[ "$(grep -c '^ioprobe .* run' "$W/out")" = 1 ] || fail "expected exactly one report (rank 0's)"
+grep -q "^Hosts" "$W/out" || fail "no Hosts section in the report"
+python3 - "$W/r.json" <<'PY' || fail "the merged result does not add up"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c, h, r, i = d["cluster"], d["hosts"], d["results"], d["ingest"]
+print("cluster:", {k: c[k] for k in ("hosts", "mpi_ranks", "gpu_ranks", "launcher", "dataset_placement", "start_skew_s")})
+assert c["mpi_ranks"] == 4 and c["gpu_ranks"] == 4 and c["hosts"] == 1, c
+assert c["launcher"] == "OpenMPI mpirun", c["launcher"]
+assert r["samples"] == 600 and r["errors"] == 0, (r["samples"], r["errors"])   # 300 files x 2 epochs
+assert r["bytes"] == 600 * 8192, r["bytes"]
+assert r["file_latency_us"]["count"] == 600, r["file_latency_us"]["count"]
+assert sum(x["results"]["samples"] for x in h) == 600
+assert sorted(sum((x["mpi_ranks"] for x in h), [])) == [0, 1, 2, 3]
+assert i["gpus"] == 4 and abs(i["required_samples_per_s"] - 4e6) < 1, (i["gpus"], i["required_samples_per_s"])
+assert d["loader"]["gpus"] == 4
+# duration = max over processes; throughput = total / that duration
+assert abs(r["samples_per_s"] - 600 / r["elapsed_s"]) < 1e-6 * r["samples_per_s"] + 1e-9
+assert r["elapsed_s"] >= max(x["results"]["last_done_s"] for x in h) - 1e-9
+print("ok:", r["samples"], "samples,", r["samples_per_s"], "samples/s")
+PY
+# Ctrl-C on mpirun (it sends SIGTERM to every rank): every process stops, and rank 0 still
+# writes the merged result, marked partial.
+t0=$(date +%s)
+local_mpirun 2 "$IOPROBE" --dir "$W/ds" --files 300 --file-size 8KiB --file-size-dist fixed --workers 2 --batch-size 8 \
+  --epochs 2 --gpu-samples-per-s 50 --duration 60 --quiet --json "$W/int.json" >"$W/int.out" 2>&1 &
+mpid=$!
+sleep 4
+pkill -INT -f "^mpirun .*$W/int.json" || fail "no mpirun to interrupt"
+wait "$mpid"
+took=$(( $(date +%s) - t0 ))
+tail -5 "$W/int.out"
+[ "$took" -lt 30 ] || fail "Ctrl-C on mpirun took $took s to end a 60 s run"
+python3 - "$W/int.json" <<'PY' || fail "no partial merged result after Ctrl-C on mpirun"
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("partial:", d["partial"], "stop:", d["results"]["stop_reason"], "samples:", d["results"]["samples"])
+assert d["partial"] is True and d["results"]["stop_reason"].startswith("interrupted"), d["results"]["stop_reason"]
+assert d["cluster"]["mpi_ranks"] == 2 and d["results"]["samples"] > 0
+PY
+# A subcommand that does not run across hosts says so once (rank 0) and exits 2.
+local_mpirun 2 "$IOPROBE" raw --filename "$W/x" --size 1MiB >"$W/out2" 2>&1
+rc=$?
+cat "$W/out2"
+[ "$rc" != 0 ] || fail "raw under mpirun was not refused"
+[ "$(grep -c "does not run across hosts" "$W/out2")" = 1 ] || fail "expected one refusal line"
+echo "ok: 4 MPI ranks, one merged result"
