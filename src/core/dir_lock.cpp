@@ -105,9 +105,13 @@ DirLock::DirLock(const std::string& dir, Mode mode, const std::string& purpose,
   bool told = false;
   for (;;) {
     fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int err = errno;
+    // A reader of a directory it may not write (another user's dataset, a read-only mount) locks
+    // the existing file through a read-only descriptor: flock(2) does not need write access.
+    if (fd_ < 0 && (err == EACCES || err == EROFS || err == EPERM)) fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0)
-      throw IoError(errno, "create the lock file", path_,
-                    errno == ENOENT ? "the directory was removed (by the run that held it?) while this one waited"
+      throw IoError(err, "create the lock file", path_,
+                    err == ENOENT ? "the directory was removed (by the run that held it?) while this one waited"
                                     : "the directory must be writable");
     const int op = mode == Mode::kExclusive ? LOCK_EX : LOCK_SH;
     while (flock(fd_, op | LOCK_NB) != 0) {

@@ -25,7 +25,9 @@ class DirLock {
   /// conflicting one. `on_wait` is called once, before waiting, with a sentence naming the holder
   /// (e.g. "PID 4242 on host 'n1' ('ioprobe gen --dir d', since 2026-12-01 20:30:02 UTC)").
   /// `purpose` is recorded as the holder's command; "" records this process's command line.
-  /// Throws IoError when the lock file cannot be created or locked (ENOENT: the directory was
+  /// Where this process may not write `dir`, an existing lock file is locked read-only.
+  /// Throws IoError when the lock file cannot be created or locked (EACCES, EROFS: `dir` is not
+  /// writable and holds no lock file; ENOENT: the directory was
   /// removed, e.g. by the holder that had created it, while this one waited), and Error with the signal's
   /// exit code (130 / 143) when SIGINT or SIGTERM arrives while waiting.
   DirLock(const std::string& dir, Mode mode, const std::string& purpose,

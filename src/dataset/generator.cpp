@@ -389,10 +389,17 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   const bool made_dir = state == DirState::kMissing;
   if (made_dir) make_dir(dir, opts.create_parents);
   // "": the lock file records this process's command line as the holder's purpose.
-  auto lock = std::make_shared<DirLock>(dir, DirLock::Mode::kExclusive, "", [&](const std::string& holder) {
-    fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
-               escape_bytes(dir), holder);
-  });
+  std::shared_ptr<DirLock> lock;
+  try {
+    lock = std::make_shared<DirLock>(dir, DirLock::Mode::kExclusive, "", [&](const std::string& holder) {
+      fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
+                 escape_bytes(dir), holder);
+    });
+  } catch (const IoError& e) {
+    // A directory this process may not write and that holds no lock file: it can only read a
+    // complete dataset there (anything else fails below, naming the directory), unlocked.
+    if (e.err() != EACCES && e.err() != EROFS && e.err() != EPERM) throw;
+  }
   DatasetOutcome out;
   try {
     out = ensure_locked(dir, spec, opts, inspect_dir(dir));  // again: the holder may have written it meanwhile
@@ -404,6 +411,7 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     throw;
   }
   if (out.interrupted) return out;
+  if (!lock) return out;
   // Reading from here on: other readers may join, no writer may start.
   const std::optional<Manifest> before = read_manifest(dir);
   lock->downgrade();
