@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   }
   ioprobe::install_interrupt_handlers();
   const int rc = dispatch(cmd, ctx);
-  if (rc != 0 && rc != ioprobe::kExitUsage && comm->multi() && !ctx.job_outcome_shared) {
+  if (rc != 0 && comm->multi() && !ctx.job_outcome_shared) {
     // A failure the other processes do not know of: they may be waiting for this one in a
     // collective, so end the whole job (mpirun then names this rank and host too).
     std::fprintf(stderr, "ioprobe: rank %d on host %s failed (exit %d); ending the job\n", comm->rank(),

@@ -21,7 +21,7 @@ cluster::Placement prepare_dataset_on_hosts(dist::Comm& comm, const RunConfig& c
   }
   const bool user_files = !c.data_dir.empty() || !c.file_list.empty();
   cluster::Placement placement;
-  if (!user_files) placement = cluster::detect_generated(comm, c.dir);
+  if (!user_files) placement = cluster::detect_generated(comm, c.dir, c.dir_is_default);
   cluster::prepare_in_order(comm, user_files ? cluster::Placement{"shared", ""} : placement, [&](bool first) {
     RunConfig mine = c;
     mine.dataset_reuse_only = !first && !user_files;
@@ -59,7 +59,7 @@ cluster::Placement prepare_run_on_hosts(dist::Comm& comm, const RunConfig& c, Ru
   }
   const bool user_files = !c.data_dir.empty() || !c.file_list.empty();
   cluster::Placement placement;
-  if (!user_files) placement = cluster::detect_generated(comm, c.dir);
+  if (!user_files) placement = cluster::detect_generated(comm, c.dir, c.dir_is_default);
   cluster::prepare_in_order(comm, user_files ? cluster::Placement{"shared", ""} : placement, [&](bool first) {
     RunConfig mine = c;
     mine.dataset_reuse_only = !first && !user_files;
@@ -82,10 +82,10 @@ cluster::ClusterRun gather_run(dist::Comm& comm, const std::string& loader_error
   const std::vector<std::string> outcomes = comm.allgather(loader_error, "gather the outcomes", 60);
   const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "gather the outcomes", 60);
   cluster::raise_failures(comm, outcomes, hosts);
-  const std::vector<std::string> parts = comm.gather(cluster::encode_part(mine), "gather the results", 300);
+  const std::vector<std::string> parts = comm.gather(encode_part(mine), "gather the results", 300);
   if (comm.rank() != 0) return cr;
   std::vector<cluster::ProcessPart> decoded;
-  for (const auto& p : parts) decoded.push_back(cluster::decode_part(p));
+  for (const auto& p : parts) decoded.push_back(decode_part(p));
   cr = cluster::merge_parts(std::move(decoded));
   lr = cr.merged;
   doc["cluster"] = cluster_json(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);

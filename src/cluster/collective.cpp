@@ -23,7 +23,8 @@ std::string outcome_of(const std::function<void()>& fn) {
   }
 }
 
-void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts) {
+void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts,
+                    const char* step) {
   int code = 0;
   std::string lines;
   size_t failed = 0;
@@ -39,7 +40,9 @@ void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, 
     lines += fmt::format("\n  {}: {}", who, msg);
   }
   if (!failed) return;
-  throw JobFailure(comm.rank() == 0 ? fmt::format("{} of {} processes failed:{}", failed, outcomes.size(), lines) : "",
+  throw JobFailure(comm.rank() == 0 ? fmt::format("{} of {} processes failed{}:{}", failed, outcomes.size(),
+                                                  step ? fmt::format(" ({})", step) : "", lines)
+                                    : "",
                    code);
 }
 
@@ -52,7 +55,7 @@ void on_every_host(dist::Comm& comm, const char* step, const std::function<void(
   // No watchdog here: a step such as generating a dataset may rightly take long on one host.
   const std::vector<std::string> all = comm.allgather(mine, step, 0);
   const std::vector<std::string> hosts = comm.allgather(comm.hostname(), step, 0);
-  raise_failures(comm, all, hosts);
+  raise_failures(comm, all, hosts, step);
 }
 
 }  // namespace ioprobe::cluster

@@ -28,6 +28,8 @@ std::string outcome_of(const std::function<void()>& fn);
 
 /// Throws as on_every_host does when any of `outcomes` (one per rank, from allgather) is a
 /// failure; `hosts` gives each rank's hostname (may be shorter: then "rank R" alone).
-void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts);
+/// `step` names what failed in the message.
+void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts,
+                    const char* step = nullptr);
 
 }  // namespace ioprobe::cluster

@@ -27,24 +27,38 @@ std::string parent_of(const std::string& dir) {
 
 }  // namespace
 
-Placement detect_generated(dist::Comm& comm, const std::string& dir) {
+Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create_parent) {
   Placement pl;
   if (!comm.multi()) return pl;
   // Rank 0 names a marker and creates it beside the dataset directory (its parent must exist on
   // rank 0's host; the dataset directory itself may not exist yet).
-  std::string marker;
-  on_every_host(comm, "placement marker", [&] {
-    if (comm.rank() != 0) return;
+  // Nothing is created but the marker: where it cannot be made (the parent is missing or not
+  // writable) the placement stays undetermined, rank 0 prepares first, and its own preflight
+  // names what is wrong.
+  std::string marker, why_not;
+  if (comm.rank() == 0) {
     std::random_device rd;
     const std::string parent = parent_of(dir);
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
+    if (create_parent) {
+      std::error_code ec;
+      std::filesystem::create_directories(parent, ec);  // failure: the marker below says why
+    }
     marker = fmt::format("{}/.ioprobe-placement-{}-{:08x}", parent, getpid(), rd());
     const int fd = open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0) throw IoError(errno, "create placement marker", marker, "the dataset's parent directory must be writable");
-    close(fd);
-  });
+    if (fd < 0) {
+      why_not = fmt::format("rank 0 could not create a marker in '{}': {}", escape_bytes(parent), errno_text(errno));
+      marker.clear();
+    } else {
+      close(fd);
+    }
+  }
   marker = comm.broadcast(marker, "placement marker", 0);
+  why_not = comm.broadcast(why_not, "placement marker", 0);
+  if (marker.empty()) {
+    pl.kind = "shared";
+    pl.how = "not determined (" + why_not + "): rank 0 prepares the dataset first, the others reuse it";
+    return pl;
+  }
   const bool seen = access(marker.c_str(), F_OK) == 0;
   const std::vector<std::string> seen_by = comm.allgather(fmt::format("{} {}", seen ? 1 : 0, comm.hostname()),
                                                           "placement check", 0);
@@ -108,10 +122,14 @@ void prepare_in_order(dist::Comm& comm, const Placement& placement, const std::f
     return;
   }
   const bool first = placement.kind == "node-local" ? comm.local_rank() == 0 : comm.rank() == 0;
-  on_every_host(comm, "prepare the dataset (first)", [&] {
+  on_every_host(comm,
+                placement.kind == "node-local"
+                    ? "preparing the dataset: each host's first process, before the others try"
+                    : "preparing the dataset: rank 0, before the others try",
+                [&] {
     if (first) prepare(true);
   });
-  on_every_host(comm, "prepare the dataset (others)", [&] {
+  on_every_host(comm, "reusing the dataset prepared for them", [&] {
     if (!first) prepare(false);
   });
 }

@@ -21,9 +21,11 @@ struct Placement {
   std::string how;                   // how it was told, for the report
 };
 
-/// For a dataset ioprobe generates in `dir`. Collective. Throws JobFailure (every rank) when
-/// some hosts other than rank 0's see rank 0's marker and others do not.
-Placement detect_generated(dist::Comm& comm, const std::string& dir);
+/// For a dataset ioprobe generates in `dir`. Collective. `create_parent`: rank 0 may create the
+/// directory's missing parents first (ioprobe's own default location, as generation would).
+/// Throws JobFailure (every rank) when some hosts other than rank 0's see rank 0's marker and
+/// others do not.
+Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create_parent);
 
 /// For the user's own files read on a filesystem of type `fs_type` (network: true for NFS,
 /// Lustre, GPFS, FUSE network mounts and the like, as the target probe says). Collective.

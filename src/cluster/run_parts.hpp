@@ -35,11 +35,6 @@ struct ProcessPart {
   LoaderResult result;
 };
 
-/// Serializes a part for Comm::gather (JSON text, histograms with their buckets).
-std::string encode_part(const ProcessPart& p);
-/// Inverse of encode_part. Throws Error when the text is not one (a version mismatch between hosts).
-ProcessPart decode_part(const std::string& text);
-
 /// One host: the processes that share its memory, merged.
 struct HostRow {
   std::string hostname;

@@ -47,8 +47,7 @@ LaunchInfo detect_launcher(const std::map<std::string, std::string>& env) {
     li.launcher = "PMIx (srun --mpi=pmix / prterun)";
     li.rank = to_int(env, "PMIX_RANK", 0);
     // PMIx publishes the job size through its API, not the environment; Slurm adds SLURM_NTASKS.
-    li.size = to_int(env, "SLURM_NTASKS", to_int(env, "PMIX_SIZE", 0));
-    if (li.size == 0) li.size = 2;  // unknown: assume a job, MPI_Init tells the truth
+    li.size = to_int(env, "SLURM_NTASKS", to_int(env, "PMIX_SIZE", 0));  // 0: unknown, MPI_Init tells
   } else if (has("PMI_RANK") && has("PMI_SIZE")) {
     li.launcher = "MPICH hydra (PMI)";
     li.rank = to_int(env, "PMI_RANK", 0);
@@ -88,12 +87,13 @@ bool mpi_built() {
 
 std::unique_ptr<Comm> make_comm(int* argc, char*** argv) {
   const LaunchInfo li = detect_launcher();
-  if (!li.launched() || li.size <= 1) return std::make_unique<LocalComm>();
+  if (!li.launched() || li.size == 1) return std::make_unique<LocalComm>();
 #ifdef IOPROBE_HAVE_MPI
   return make_mpi_comm(argc, argv, li);
 #else
   (void)argc;
   (void)argv;
+  if (li.size == 0) return std::make_unique<LocalComm>();  // a PMIx launch of unknown size: nothing to refuse
   // A Slurm step without an MPI plugin runs independent copies: refuse rather than have N
   // processes each write the same files and print N reports.
   throw UsageError(fmt::format(

@@ -22,7 +22,7 @@ namespace ioprobe::dist {
 struct LaunchInfo {
   std::string launcher = "none";  // "none" | "OpenMPI mpirun" | "PMIx (srun --mpi=pmix / prterun)" | "MPICH hydra (PMI)" | "Slurm srun"
   int rank = 0;                   // this process's rank as the launcher numbered it (0 when unknown)
-  int size = 1;                   // processes in the job (1 when unknown or not launched)
+  int size = 1;                   // processes in the job (1 when not launched; 0 when a PMIx launcher does not say)
   bool launched() const { return launcher != "none"; }
 };
 

@@ -58,6 +58,20 @@ print("partial:", d["partial"], "stop:", d["results"]["stop_reason"], "samples:"
 assert d["partial"] is True and d["results"]["stop_reason"].startswith("interrupted"), d["results"]["stop_reason"]
 assert d["cluster"]["mpi_ranks"] == 2 and d["results"]["samples"] > 0
 PY
+# Rank 0 alone writes the document: its refusal of the --json path ends every process (no rank
+# left waiting in a collective), and --dir under a missing parent is named as on one host.
+for bad in "--dir $W/ds --json /proc/ioprobe-no/c.json" "--dir /proc/ioprobe-no/ds"; do
+  t0=$(date +%s)
+  HOSTS_TIMEOUT=60 local_mpirun 2 "$IOPROBE" --files 300 --file-size 8KiB --file-size-dist fixed --quiet $bad \
+    >"$W/bad.out" 2>&1
+  rc=$?
+  took=$(( $(date +%s) - t0 ))
+  grep "^ioprobe" "$W/bad.out"
+  [ "$rc" = 124 ] && fail "'$bad' under mpirun hung (killed after 60 s)"
+  [ "$rc" != 0 ] || fail "'$bad' under mpirun: exit 0"
+  [ "$took" -lt 30 ] || fail "'$bad' under mpirun took $took s"
+  grep -q "/proc/ioprobe-no" "$W/bad.out" || fail "'$bad': the path is not named"
+done
 # A subcommand that does not run across hosts says so once (rank 0) and exits 2.
 local_mpirun 2 "$IOPROBE" raw --filename "$W/x" --size 1MiB >"$W/out2" 2>&1
 rc=$?

@@ -4,6 +4,7 @@
 
 #include "cluster/run_parts.hpp"
 #include "core/error.hpp"
+#include "report/cluster_json.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::cluster;
