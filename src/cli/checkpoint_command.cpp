@@ -597,5 +597,4 @@ int cmd_checkpoint(const CommandContext& ctx) {
   }
   return kExitOk;
 }
-
 }  // namespace ioprobe::cli

@@ -210,12 +210,7 @@ int cmd_run(const CommandContext& ctx) {
   }
   const LoaderResult mine = lr;
 
-  nlohmann::json tj = target_json(target);
-  tj["cache"] = name(c.cache);
-  tj["direct"] = l.direct;
-  tj["cache_detail"] = plan.cache_detail;
-  tj["engine"] = l.engine;
-  tj["engine_reason"] = plan.engine_reason;
+  nlohmann::json tj = plan_target_json(plan, l);
   tj["numa"] = l.placement.text();
   tj["numa_reason"] = plan.numa_reason;
   tj["epoch_resident_fraction"] = mine.epoch_resident_fraction;

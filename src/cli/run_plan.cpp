@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/uring_memlock.hpp"
+#include "report/document.hpp"
 
 namespace ioprobe::cli {
 
@@ -76,6 +77,16 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
     if (files && bytes) p.dataset_sample_bytes = static_cast<double>(bytes) / static_cast<double>(files);
   }
   return p;
+}
+
+nlohmann::json plan_target_json(const RunPlan& plan, const LoaderConfig& l) {
+  nlohmann::json tj = target_json(plan.target());
+  tj["cache"] = name(plan.config.cache);
+  tj["direct"] = l.direct;
+  tj["cache_detail"] = plan.cache_detail;
+  tj["engine"] = l.engine;
+  tj["engine_reason"] = plan.engine_reason;
+  return tj;
 }
 
 }  // namespace ioprobe::cli

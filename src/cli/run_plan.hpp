@@ -55,4 +55,8 @@ struct RunPlan {
 /// the steps above document; returns with `interrupted` set when generation was stopped.
 RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o = {});
 
+/// The result document's "target" section of a plan read with loader settings `l` (run: its
+/// loader; tune: the sweep's base): the probed target plus cache, direct, engine and their reasons.
+nlohmann::json plan_target_json(const RunPlan& plan, const LoaderConfig& l);
+
 }  // namespace ioprobe::cli

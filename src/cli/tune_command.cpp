@@ -162,12 +162,7 @@ int cmd_tune(const CommandContext& ctx) {
   Recommendation rec = recommend(plan.points, ri, topo);
 
   const double sample_bytes = run_plan.dataset_sample_bytes;
-  nlohmann::json tj = target_json(target);
-  tj["cache"] = name(c.cache);
-  tj["direct"] = base.direct;
-  tj["cache_detail"] = run_plan.cache_detail;
-  tj["engine"] = base.engine;
-  tj["engine_reason"] = run_plan.engine_reason;
+  nlohmann::json tj = plan_target_json(run_plan, base);
   doc["target"] = tj;
   doc["targets"] = targets_json(run_plan.targets);
   nlohmann::json ds = data.dataset;
