@@ -22,36 +22,12 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return trim(line);
-}
-
-long read_long(const std::string& path, long fallback) {
-  std::string s = read_line(path);
-  if (s.empty()) return fallback;
-  char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  return end == s.c_str() ? fallback : v;
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0;
-}
-
-std::string resolve(const std::string& path) {
-  char* r = realpath(path.c_str(), nullptr);
-  if (!r) return "";
-  std::string out = r;
-  free(r);
-  return out;
-}
-
-std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
-std::string dir_name(const std::string& p) { return p.substr(0, p.rfind('/')); }
+std::string read_line(const std::string& path) { return read_sysfs_line(path); }
+long read_long(const std::string& path, long fallback) { return read_sysfs_long(path, fallback); }
+bool exists(const std::string& path) { return sysfs_exists(path); }
+std::string resolve(const std::string& path) { return sysfs_resolve(path); }
+std::string base_name(const std::string& p) { return sysfs_base_name(p); }
+std::string dir_name(const std::string& p) { return sysfs_dir_name(p); }
 
 
 // The device's directory under /sys/devices (resolved), found via class/block (which also lists
