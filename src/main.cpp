@@ -53,6 +53,7 @@ const Subcommand kSubcommands[] = {
     {"tune", ioprobe::cli::cmd_tune, "sweep num_workers x prefetch_factor x NUMA placement and recommend a DataLoader setting"},
     {"checkpoint", ioprobe::cli::cmd_checkpoint, "save and restore emulated training state; compare with raw write bandwidth"},
     {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},
+    {"scaling", ioprobe::cli::cmd_scaling, "read each RAID member alone, then the array: scaling efficiency against the RAID level"},
     {"probe", ioprobe::cli::cmd_probe, "show the storage target, NUMA layout, io_uring availability and engine choice"},
     {"report", ioprobe::cli::cmd_report, "re-render saved result documents as text, HTML (--html) or CSV; compare two"},
 };

@@ -13,5 +13,6 @@ int cmd_probe(const CommandContext& ctx);       // target, NUMA, io_uring and en
 int cmd_raw(const CommandContext& ctx);         // fio-like raw file / block device I/O (raw_command.cpp)
 int cmd_tune(const CommandContext& ctx);        // sweep and recommend DataLoader settings (tune_command.cpp)
 int cmd_checkpoint(const CommandContext& ctx);  // save (and restore) emulated training state (checkpoint_command.cpp)
+int cmd_scaling(const CommandContext& ctx);     // RAID member scaling and nominal device speeds (scaling_command.cpp)
 
 }  // namespace ioprobe::cli

@@ -17,6 +17,7 @@
 #include "report/document_check.hpp"
 #include "report/document_text.hpp"
 #include "report/probe_text.hpp"
+#include "report/scaling_report.hpp"
 #include "report/html_report.hpp"
 #include "report/run_text.hpp"
 #include "report/tune_document.hpp"
@@ -81,6 +82,7 @@ std::string document_text(const nlohmann::json& doc) {
   if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(doc);
+  if (kind == "scaling") return render_scaling_text(doc);
   return "";
 }
 
@@ -146,7 +148,7 @@ int cmd_report(const CommandContext& ctx) {
     try {
       const std::string text = document_text(docs[i]);
       if (text.empty())
-        throw UsageError(fmt::format("'{}': kind '{}' is not one this version writes (run, tune, checkpoint, raw, probe)",
+        throw UsageError(fmt::format("'{}': kind '{}' is not one this version writes (run, tune, checkpoint, raw, probe, scaling)",
                                      escape_bytes(files[i]), kind));
       std::cout << text;
     } catch (const nlohmann::json::exception& e) {

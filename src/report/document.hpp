@@ -3,7 +3,7 @@
 // Every command (run, checkpoint, raw, tune, probe) writes one document whose top level is:
 //   schema            "ioprobe.result/1"
 //   ioprobe_version   e.g. "0.1.0"
-//   kind              "run" | "checkpoint" | "raw" | "tune" | "probe"
+//   kind              "run" | "checkpoint" | "raw" | "tune" | "probe" | "scaling"
 //   command           the argv, each element escaped with escape_bytes()
 //   created_utc       ISO 8601 time of the run's start
 //   host              {hostname, kernel, cpus_online, cpus_allowed, cpu_list, memory_bytes, cgroup_memory_limit_bytes}

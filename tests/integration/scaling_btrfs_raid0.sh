@@ -1,0 +1,68 @@
+#!/bin/bash
+# ioprobe scaling on btrfs raid0 over two loop devices: both members named and measured alone,
+# efficiency = array / sum of members, not a byte of either member changed by the run (they are
+# only read), the file ioprobe created for the array figure removed, and refusals named.
+. "$(dirname "$0")/target_common.bash"
+need_root "losetup and mount"
+need_cmd losetup mkfs.btrfs sha256sum
+grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || skip "kernel has no btrfs"
+grep -qw btrfs /proc/filesystems || skip "kernel has no btrfs"
+MNT=$WORK/mnt && mkdir -p "$MNT"
+LOOPS=()
+for i in 0 1; do
+  truncate -s 192M "$WORK/btrfs$i.img"
+  L=$(losetup -f --show "$WORK/btrfs$i.img" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
+  on_exit "losetup -d '$L'"
+  LOOPS+=("$L")
+done
+mkfs.btrfs -q -f -d raid0 -m raid0 "${LOOPS[@]}" >/dev/null || fail "mkfs.btrfs raid0 ${LOOPS[*]}"
+mount -o "device=${LOOPS[1]}" "${LOOPS[0]}" "$MNT" || skip "cannot mount btrfs from ${LOOPS[*]}"
+on_exit "umount -l '$MNT'"
+head -c 64M /dev/urandom > "$MNT/data.bin" || fail "cannot write $MNT/data.bin"
+sync
+
+# 1. Reading an existing file: nothing at all is written, so both members keep every byte.
+sum_before=$(sha256sum "${LOOPS[@]}" | awk '{print $1}')
+"$IOPROBE" scaling --dir "$MNT" --file "$MNT/data.bin" --rw read --bs 128k --iodepth 8 --runtime 1s \
+  --json "$WORK/s.json" > "$WORK/s.txt" 2>"$WORK/s.err" || fail "ioprobe scaling exited $?: $(cat "$WORK/s.txt" "$WORK/s.err")"
+cat "$WORK/s.txt"
+sum_after=$(sha256sum "${LOOPS[@]}" | awk '{print $1}')
+[ "$sum_before" = "$sum_after" ] || fail "a member device changed during a read-only scaling run"
+check_json "$WORK/s.json" '
+s = d["scaling"]
+members = sorted(["'"$(basename "${LOOPS[0]}")"'", "'"$(basename "${LOOPS[1]}")"'"])
+expect(d["kind"] == "scaling", "kind scaling")
+expect(s["raid_kind"] == "btrfs" and s["level"] == "raid0", "btrfs raid0")
+expect(sorted(m["device"] for m in s["members"]) == members, "both members measured: " + ", ".join(members))
+expect(all(m["error"] is None and m["bytes"] > 0 and m["iops"] > 0 for m in s["members"]), "each member read bytes")
+expect(all(m["nominal"]["label"] == "nominal" and m["nominal"]["device_class"] == "loop device" for m in s["members"]), "loop members: no nominal ceiling")
+total = sum(m["bytes_per_s"] for m in s["members"])
+expect(abs(s["sum_bytes_per_s"] - total) <= 1e-6 * total, "sum = members summed")
+a = s["array"]
+expect(a["error"] is None and a["bytes"] > 0 and a["path"].endswith("data.bin"), "array read through data.bin")
+expect(not s["file_created"], "the given file is only read")
+expect(abs(s["efficiency"] - a["bytes_per_s"] / total) < 1e-9, "efficiency = array / sum")
+expect(s["expectation"]["factor"] == 1 and "raid0" in s["expectation"]["rule"], "raid0 expects up to the sum")
+expect(any("share its disk" in n for n in s["notes"]), "loop members on one filesystem: the shared disk is named")
+'
+grep -q "efficiency" "$WORK/s.txt" || fail "the text report has no efficiency line"
+"$IOPROBE" report "$WORK/s.json" | grep -q "array / sum of members" || fail "ioprobe report does not render a scaling document"
+
+# 2. Without --file, ioprobe lays out a file of --size and removes it after.
+"$IOPROBE" scaling --dir "$MNT" --rw randread --bs 4k --iodepth 4 --runtime 0.5s --size 16M --json "$WORK/c.json" \
+  > "$WORK/c.txt" 2>&1 || fail "scaling with a created file exited $?: $(cat "$WORK/c.txt")"
+check_json "$WORK/c.json" '
+s = d["scaling"]
+expect(s["file_created"] and s["rw"] == "randread", "a created file, randread")
+expect(s["array"]["bytes"] > 0 and s["efficiency"] is not None, "array measured, efficiency given")
+'
+left=$(find "$MNT" -name '.ioprobe-scaling-*' | wc -l)
+[ "$left" = 0 ] || fail "the file ioprobe created for the array figure was left behind"
+[ -f "$MNT/data.bin" ] || fail "the user's file is gone"
+
+# 3. Refusals: writes are not a choice; tmpfs has no device.
+"$IOPROBE" scaling --dir "$MNT" --rw write > "$WORK/r.txt" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "rw" "$WORK/r.txt" || fail "--rw write: expected exit 2 naming --rw, got $rc: $(cat "$WORK/r.txt")"
+"$IOPROBE" scaling --dir /dev/shm > "$WORK/r.txt" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "no block device" "$WORK/r.txt" || fail "tmpfs: expected exit 2, got $rc: $(cat "$WORK/r.txt")"
+echo PASS
