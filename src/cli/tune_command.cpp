@@ -195,6 +195,7 @@ int cmd_tune(const CommandContext& ctx) {
                  {"stop_reason", out.stop_reason}};
   doc["points"] = tune_points_json(plan.points);
   doc["recommendation"] = recommendation_json(rec);
+  doc["rules"] = tune_rules_json(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc["best_run"] = loader_results_json(out.best_run);
   doc["partial"] = out.partial;
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);

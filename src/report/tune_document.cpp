@@ -71,4 +71,17 @@ std::string render_tune_csv(const nlohmann::json& doc) {
   return o;
 }
 
+nlohmann::json tune_rules_json(const WorkersRule& w, const std::vector<TunePoint>& points) {
+  const bool best_known = w.best_point < points.size() && w.best_samples_per_s > 0;
+  return nlohmann::json::array(
+      {{{"rule", "num_workers = 4 x CPU cores"},
+        {"value", w.rule_workers},
+        {"measured", w.measured},
+        {"num_workers", w.rule_workers},
+        {"samples_per_s", w.measured ? nlohmann::json(w.rule_samples_per_s) : nlohmann::json(nullptr)},
+        {"best_num_workers", best_known ? nlohmann::json(points[w.best_point].num_workers) : nlohmann::json(nullptr)},
+        {"best_samples_per_s", best_known ? nlohmann::json(w.best_samples_per_s) : nlohmann::json(nullptr)},
+        {"holds", w.holds}}});
+}
+
 }  // namespace ioprobe

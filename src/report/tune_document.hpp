@@ -11,6 +11,8 @@
 //                     worker_busy (fraction), runs[{samples_per_s, bytes_per_s, au, cpu_used, elapsed_s}]}]
 //   recommendation  {valid, meets_demand, point, best, knee (indexes into points), tolerance, shortfall_samples_per_s,
 //                    numa, binding_helped, numa_reason, numactl, dataloader, oversubscribed, notes[]}
+//   rules           [{rule, value, measured, num_workers, samples_per_s (null when not measured), best_num_workers,
+//                     best_samples_per_s, holds}]: rules of thumb read off the measured table (tune/rules.hpp)
 //   best_run        the fastest single run's "results" section (as in a "run" document: timeline, latency)
 #pragma once
 
@@ -20,12 +22,16 @@
 #include <nlohmann/json.hpp>
 
 #include "tune/recommend.hpp"
+#include "tune/rules.hpp"
 #include "tune/sweep.hpp"
 
 namespace ioprobe {
 
 nlohmann::json tune_points_json(const std::vector<TunePoint>& points);
 nlohmann::json recommendation_json(const Recommendation& r);
+
+/// The "rules" array: "num_workers = 4 x CPU cores" read off `points`.
+nlohmann::json tune_rules_json(const WorkersRule& w, const std::vector<TunePoint>& points);
 
 /// The text report of a "tune" document: the table, the knee and the recommendation.
 std::string render_tune_text(const nlohmann::json& doc);

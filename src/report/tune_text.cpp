@@ -74,6 +74,18 @@ std::string render_tune_text(const nlohmann::json& doc) {
     o += "  NUMA: " + r.value("numa_reason", "") + "\n";
     for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
   }
+  for (const auto& rule : doc.value("rules", nlohmann::json::array())) {
+    o += fmt::format("\nRule of thumb \"{}\": {} workers here ({} CPUs); ", rule.value("rule", ""),
+                     rule.value("value", 0), host.value("cpus_allowed", 0));
+    if (!rule.value("measured", false) || rule.at("best_samples_per_s").is_null())
+      o += "not in the sweep, so not measured (add it with --workers).\n";
+    else
+      o += fmt::format("measured {:.0f} samples/s there against {:.0f} at the best setting (num_workers={}): {}.\n",
+                       rule.at("samples_per_s").get<double>(), rule.at("best_samples_per_s").get<double>(),
+                       rule.at("best_num_workers").get<int>(),
+                       rule.value("holds", false) ? "the rule's setting is as good, within the noise"
+                                                  : "the rule's setting is slower");
+  }
   o += render_warnings(doc);
   return o;
 }

@@ -7,6 +7,7 @@
 #include "report/tune_document.hpp"
 #include "topology/numa.hpp"
 #include "tune/recommend.hpp"
+#include "tune/rules.hpp"
 #include "tune/sweep.hpp"
 #include "tune/tune_run.hpp"
 
@@ -292,4 +293,39 @@ TEST_CASE("recommend: one num_workers value swept shows no trend, so no 'still r
   REQUIRE(r.valid);
   CHECK_FALSE(r.meets_demand);
   for (const auto& n : r.notes) CHECK_THAT(n, !Catch::Contains("still rising"));
+}
+
+TEST_CASE("rule of thumb num_workers = 4 x cores, read off recorded tables", "[tune][rules]") {
+  // 2 CPUs: the rule says 8 workers.
+  SECTION("the rule's setting is as good as the best, within the noise") {
+    std::vector<TunePoint> t = {pt(1, 2, {1000, 1000}), pt(2, 2, {1900, 1900}), pt(4, 2, {3500, 3500}),
+                                pt(8, 2, {3900, 3900}), pt(16, 2, {4000, 4000})};
+    Recommendation r = recommend(t, demand(100000), one_node());
+    WorkersRule w = check_workers_rule(t, r, 2);
+    CHECK(w.rule_workers == 8);
+    REQUIRE(w.measured);
+    CHECK(w.rule_samples_per_s == 3900);
+    CHECK(w.best_samples_per_s == 4000);
+    CHECK(w.holds);
+    const auto j = tune_rules_json(w, t);
+    CHECK(j[0]["best_num_workers"] == 16);
+  }
+  SECTION("the rule oversubscribes a CPU-bound loader: slower than the best") {
+    std::vector<TunePoint> t = {pt(1, 2, {1000, 1000}), pt(2, 2, {1900, 1900}), pt(4, 2, {1500, 1500}),
+                                pt(8, 2, {1100, 1100})};
+    Recommendation r = recommend(t, demand(100000), one_node());
+    WorkersRule w = check_workers_rule(t, r, 2);
+    REQUIRE(w.measured);
+    CHECK(w.rule_samples_per_s == 1100);
+    CHECK(t[w.best_point].num_workers == 2);
+    CHECK_FALSE(w.holds);
+  }
+  SECTION("not in the sweep: not measured, no figure claimed") {
+    std::vector<TunePoint> t = {pt(1, 2, {1000}), pt(2, 2, {1900})};
+    Recommendation r = recommend(t, demand(100000), one_node());
+    WorkersRule w = check_workers_rule(t, r, 2);
+    CHECK_FALSE(w.measured);
+    CHECK_FALSE(w.holds);
+    CHECK(tune_rules_json(w, t)[0]["samples_per_s"].is_null());
+  }
 }
