@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "scaling/scaling.hpp"
+#include "topology/block_device.hpp"
 #include "topology/device_class.hpp"
 #include "topology/target.hpp"
 
@@ -94,4 +95,22 @@ TEST_CASE("device class: NVMe nominal speed from the fixture's PCIe link", "[sca
   CHECK(loop.device_class == "loop device");
   CHECK(loop.bytes_per_s == 0);
   CHECK(nominal_device_speed("sdz", kTwoSocket).device_class == "unknown");
+}
+
+TEST_CASE("scaling: an md raid0 fixture gives its members, level and each member's nominal class", "[scaling]") {
+  BlockDeviceInfo md = describe_block_device_named("md0", kTwoSocket);
+  TargetInfo t;
+  t.raid_kind = "md";
+  t.raid_level = md.raid_level;
+  t.raid_members = md.members;
+  REQUIRE(t.raid_level == "raid0");
+  const std::vector<std::string> members = scaling_members(t);
+  REQUIRE(members == std::vector<std::string>{"loop0", "nvme0n1p1"});
+  CHECK(raid_expectation(t.raid_level, members.size()).factor == 1.0);
+  // A partition's nominal speed is its disk's interface.
+  const std::string disk = describe_block_device_named("nvme0n1p1", kTwoSocket).disk;
+  CHECK(disk == "nvme0n1");
+  CHECK(nominal_device_speed(disk, kTwoSocket).device_class == "NVMe");
+  CHECK(nominal_device_speed(describe_block_device_named("loop0", kTwoSocket).disk, kTwoSocket).device_class ==
+        "loop device");
 }
