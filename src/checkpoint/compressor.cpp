@@ -2,8 +2,10 @@
 
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getCParams (exported by Debian's libzstd 1.5.4)
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
+#include <new>
 #include <cerrno>
 #include <stdexcept>
 #include <vector>
@@ -73,13 +75,23 @@ ZstdProbe measure_zstd(const uint8_t* data, size_t len, int level, int workers, 
 
 ChunkCompressor::ChunkCompressor(int level, int workers, uint64_t job_bytes) {
   ZSTD_CCtx* c = ZSTD_createCCtx();
-  if (!c) throw std::runtime_error("ZSTD_createCCtx failed");
+  if (!c) throw std::bad_alloc();  // zstd's only reason to return no context
   cctx_ = c;
   size_t r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
   if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers);
   if (!ZSTD_isError(r) && job_bytes) r = ZSTD_CCtx_setParameter(c, ZSTD_c_jobSize, static_cast<int>(job_bytes));
-  if (ZSTD_isError(r))
-    throw std::runtime_error(fmt::format("zstd refused level {} with {} workers: {}", level, workers, ZSTD_getErrorName(r)));
+  if (ZSTD_isError(r)) {
+    ZSTD_freeCCtx(c);
+    cctx_ = nullptr;
+    const std::string what = fmt::format("zstd refused compression level {} with {} worker threads: {}", level, workers,
+                                         ZSTD_getErrorName(r));
+    // A parameter outside zstd's bounds is the caller's choice to change; anything else is a library failure.
+    if (ZSTD_getErrorCode(r) == ZSTD_error_parameter_outOfBound || ZSTD_getErrorCode(r) == ZSTD_error_parameter_unsupported)
+      throw UsageError(what + fmt::format(" (this libzstd takes levels {}..{}; worker threads need a libzstd built "
+                                          "with multithreading): choose a level and thread count it accepts",
+                                          ZSTD_minCLevel(), ZSTD_maxCLevel()));
+    throw Error(what, kExitFailure);
+  }
 }
 
 ChunkCompressor::~ChunkCompressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_)); }

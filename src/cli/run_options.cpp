@@ -221,7 +221,9 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   s.dirs = get_count(vm, "dirs", 1, 1, 1000000);
   // Your own files (--data, --file-list) are read one sample per file, whatever the preset says.
   s.kind = own_data ? DatasetKind::kFiles
-                     : checked_value(vm, "dataset-kind", [&] { return parse_dataset_kind(get_string(vm, "dataset-kind", "files")); });
+                     : checked_value(vm, "dataset-kind", [&] {
+                         return parse_dataset_kind(get_choice(vm, "dataset-kind", "files", {"files", "sharded", "token"}));
+                       });
   // Sizes: files for file-per-sample datasets, records for sharded ones; token samples are
   // seq_len x token_bytes. The other family's options are refused, not silently ignored.
   const std::string sz = s.kind == DatasetKind::kSharded ? "record-size" : "file-size";
@@ -243,7 +245,9 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   s.size_max = get_size(vm, sz + "-max", std::min(max_size, std::max<uint64_t>(s.size_mean * 16, 4096)), 0, max_size);
   if (s.size_min > s.size_max)
     throw UsageError(fmt::format("--{}-min ({}) is larger than --{}-max ({})", sz, s.size_min, sz, s.size_max));
-  s.dist = checked_value(vm, sz + "-dist", [&] { return parse_size_dist(get_string(vm, sz + "-dist", "fixed")); });
+  s.dist = checked_value(vm, sz + "-dist", [&] {
+    return parse_size_dist(get_choice(vm, sz + "-dist", "fixed", {"fixed", "normal", "lognormal"}));
+  });
   if (s.kind != DatasetKind::kFiles) {
     s.dirs = 1;
     if (!vm.count("records-per-file"))

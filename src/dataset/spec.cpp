@@ -23,7 +23,7 @@ SizeDist parse_size_dist(const std::string& s) {
   if (s == "fixed") return SizeDist::kFixed;
   if (s == "normal") return SizeDist::kNormal;
   if (s == "lognormal") return SizeDist::kLognormal;
-  throw UsageError(fmt::format("--file-size-dist: '{}' is not one of: fixed, normal, lognormal", s));
+  throw UsageError(fmt::format("size distribution '{}' is not one of: fixed, normal, lognormal", s));
 }
 
 const char* dataset_kind_name(DatasetKind k) {
@@ -39,7 +39,7 @@ DatasetKind parse_dataset_kind(const std::string& s) {
   if (s == "files") return DatasetKind::kFiles;
   if (s == "sharded") return DatasetKind::kSharded;
   if (s == "token") return DatasetKind::kToken;
-  throw UsageError(fmt::format("--dataset-kind: '{}' is not one of: files, sharded, token", s));
+  throw UsageError(fmt::format("dataset kind '{}' is not one of: files, sharded, token", s));
 }
 
 nlohmann::json spec_identity(const DatasetSpec& s) {
