@@ -30,6 +30,26 @@ nlohmann::json topology_json(const Topology& topo, int target_device_node) {
                    {"numa_node", d.numa_node},
                    {"vendor", d.vendor},
                    {"device", d.device}});
+  nlohmann::json gpus_json = nlohmann::json::array();
+  for (const auto& d : topo.pci) {
+    if (d.kind != "gpu") continue;
+    auto num = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    gpus_json.push_back({{"pci_address", d.address},
+                         {"vendor", d.vendor},
+                         {"vendor_name", d.vendor == "0x10de" ? "NVIDIA" : d.vendor == "0x1002" ? "AMD" : "other"},
+                         {"device", d.device},
+                         {"numa_node", d.numa_node},
+                         {"upstream", d.upstream},
+                         {"pcie",
+                          {{"link_speed_gts", num(d.link.speed_gts)},
+                           {"link_width", d.link.width > 0 ? nlohmann::json(d.link.width) : nlohmann::json(nullptr)},
+                           {"max_link_speed_gts", num(d.link.max_speed_gts)},
+                           {"max_link_width", d.link.max_width > 0 ? nlohmann::json(d.link.max_width) : nlohmann::json(nullptr)},
+                           {"bytes_per_s_per_direction", num(d.link.bytes_per_s_per_direction)},
+                           {"label", "nominal link ceiling"}}},
+                         {"same_upstream", topo.same_upstream(d)},
+                         {"same_node", topo.same_node_only(d)}});
+  }
   int gpu = topo.common_node("gpu");
   size_t gpus = 0;
   for (const auto& d : topo.pci) gpus += d.kind == "gpu";
@@ -41,6 +61,7 @@ nlohmann::json topology_json(const Topology& topo, int target_device_node) {
           {"allowed_cpus", cpu_list_string(topo.allowed_cpus)},
           {"allowed_cpu_count", topo.allowed_cpus.size()},
           {"pci", pci},
+          {"gpus", gpus_json},
           {"numactl",
            {{"gpu", advice_json(gpu_advice, gpu)},
             {"target_device", advice_json(numactl_line(topo, target_device_node), target_device_node)}}}};

@@ -2,6 +2,11 @@
 //   target      target_json() (report/document.hpp)
 //   topology    {sysfs_root, nodes [{id, cpus, distances, memory_bytes}], online_cpus, allowed_cpus,
 //                allowed_cpu_count, pci [{address, kind, class, numa_node, vendor, device}],
+//                gpus [{pci_address, vendor, vendor_name, device, numa_node, upstream,
+//                       pcie {link_speed_gts, link_width, max_link_speed_gts, max_link_width,
+//                             bytes_per_s_per_direction (payload ceiling, B/s; nominal), label},
+//                       same_upstream [nvme/nic/storage addresses under the same switch or root port],
+//                       same_node [those on the same NUMA node only]}] (null fields: sysfs does not say),
 //                numactl {gpu: {binding_needed, command, reason, node}, target_device: {...}}}
 //   io_uring    {available, cause, errno, syscall, io_uring_disabled, memlock_limit_bytes (null = unlimited),
 //                memlock_needed_bytes, memlock_hard_limit_bytes (null = unlimited), cap_ipc_lock,

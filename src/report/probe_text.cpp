@@ -89,6 +89,29 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
     line(out, p.value("kind", "") + " " + p.value("address", ""),
          fmt::format("class {}, {}:{}, numa_node {}", p.value("class", ""), p.value("vendor", ""),
                      p.value("device", ""), p.value("numa_node", -1)));
+  for (const auto& g : topo.value("gpus", nlohmann::json::array())) {
+    const auto& l = g.at("pcie");
+    std::string link = "no PCIe link facts in sysfs";
+    if (!l.at("bytes_per_s_per_direction").is_null()) {
+      link = fmt::format("PCIe {:g} GT/s x{}: {:.1f} GB/s per direction (nominal)", l.at("link_speed_gts").get<double>(),
+                         l.at("link_width").get<int>(), l.at("bytes_per_s_per_direction").get<double>() / 1e9);
+      if (!l.at("max_link_speed_gts").is_null() && !l.at("max_link_width").is_null() &&
+          (l.at("max_link_speed_gts").get<double>() > l.at("link_speed_gts").get<double>() ||
+           l.at("max_link_width").get<int>() > l.at("link_width").get<int>()))
+        link += fmt::format("; trained below its {:g} GT/s x{}", l.at("max_link_speed_gts").get<double>(),
+                            l.at("max_link_width").get<int>());
+    }
+    std::string near;
+    for (const char* k : {"same_upstream", "same_node"}) {
+      std::string list;
+      for (const auto& a : g.value(k, nlohmann::json::array())) list += (list.empty() ? "" : " ") + a.get<std::string>();
+      if (!list.empty())
+        near += fmt::format("; {} {}", std::string(k) == "same_upstream" ? "same switch/root port:" : "same node:", list);
+    }
+    line(out, "GPU " + g.value("pci_address", ""),
+         fmt::format("{} {}, node {}, {}{}", g.value("vendor_name", ""), g.value("device", ""),
+                     g.value("numa_node", -1), link, near));
+  }
   const auto& adv = topo.value("numactl", nlohmann::json::object());
   for (const char* k : {"gpu", "target_device"}) {
     if (!adv.contains(k)) continue;

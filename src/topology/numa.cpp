@@ -162,9 +162,31 @@ Topology discover(const std::string& sysfs_root) {
     p.numa_node = nn.empty() ? -1 : std::atoi(nn.c_str());
     p.vendor = read_text(d + "/vendor");
     p.device = read_text(d + "/device");
+    if (sysfs_exists(d + "/current_link_speed")) p.link = read_pcie_link(d);
+    const std::string real = sysfs_resolve(d);
+    if (!real.empty()) p.upstream = sysfs_base_name(sysfs_dir_name(real));
     t.pci.push_back(p);
   }
   return t;
+}
+
+std::vector<std::string> Topology::same_upstream(const PciDevice& dev) const {
+  std::vector<std::string> out;
+  for (const auto& d : pci)
+    if (d.address != dev.address && d.kind != "gpu" && !dev.upstream.empty() && d.upstream == dev.upstream)
+      out.push_back(d.address);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> Topology::same_node_only(const PciDevice& dev) const {
+  std::vector<std::string> out;
+  for (const auto& d : pci)
+    if (d.address != dev.address && d.kind != "gpu" && dev.numa_node >= 0 && d.numa_node == dev.numa_node &&
+        (dev.upstream.empty() || d.upstream != dev.upstream))
+      out.push_back(d.address);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::string Placement::text() const {

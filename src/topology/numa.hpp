@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/device_class.hpp"
+
 namespace ioprobe {
 
 struct NumaNode {
@@ -33,6 +35,9 @@ struct PciDevice {
   int numa_node = -1;      // -1: firmware gave no locality (typical on VMs and single-socket boxes)
   std::string vendor;      // "0x10de"
   std::string device;      // "0x2330"
+  PcieLink link;           // its own current/max link (topology/device_class.hpp); zeros when sysfs has none
+  std::string upstream;    // the sysfs parent: the bridge or switch port above it ("0000:c0:01.0"), or the
+                           // root complex ("pci0000:c0") when it sits directly on one
 };
 
 struct Topology {
@@ -49,6 +54,11 @@ struct Topology {
   /// The node shared by every PCI device of `kind` ("gpu", "nvme", "nic"); -1 when there are none,
   /// they disagree, or any reports -1.
   int common_node(const std::string& kind) const;
+  /// Devices of kinds nvme, nic and storage under the same upstream port as `dev` (a switch or
+  /// root port: peer-to-peer traffic need not cross the CPU), and those on the same NUMA node
+  /// (the same socket) but not under that port; addresses, sorted.
+  std::vector<std::string> same_upstream(const PciDevice& dev) const;
+  std::vector<std::string> same_node_only(const PciDevice& dev) const;
 };
 
 /// Reads the topology under `sysfs_root`. Never throws; missing files leave fields empty.

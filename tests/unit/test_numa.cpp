@@ -120,3 +120,29 @@ TEST_CASE("bind_current_thread: node 0 on the live machine pins the thread to no
   BindResult none = bind_current_thread(parse_placement("none"), live);
   CHECK_FALSE(none.bound);
 }
+
+TEST_CASE("GPU PCIe links and their neighbours on the two-socket fixture", "[numa][topology]") {
+  Topology t = discover(kTwoSocket);
+  std::vector<const PciDevice*> gpus;
+  for (const auto& d : t.pci)
+    if (d.kind == "gpu") gpus.push_back(&d);
+  REQUIRE(gpus.size() == 2);
+  const PciDevice& a = *gpus[0];  // 0000:c1:00.0: Gen5 x16 as built
+  CHECK(a.address == "0000:c1:00.0");
+  CHECK(a.link.speed_gts == 32.0);
+  CHECK(a.link.width == 16);
+  CHECK(a.link.bytes_per_s_per_direction == Approx(63.0e9).epsilon(0.001));
+  CHECK(a.upstream == "pci0000:c0");
+  const PciDevice& b = *gpus[1];  // 0000:c2:00.0: trained down to Gen4 x8
+  CHECK(b.link.speed_gts == 16.0);
+  CHECK(b.link.width == 8);
+  CHECK(b.link.max_speed_gts == 32.0);
+  CHECK(b.link.max_width == 16);
+  CHECK(b.link.bytes_per_s_per_direction == Approx(15.75e9).epsilon(0.001));
+  // The NVMe drive is on the GPUs' node but under another root complex; the NIC is on node 0.
+  CHECK(t.same_upstream(a).empty());
+  CHECK(t.same_node_only(a) == std::vector<std::string>{"0000:81:00.0"});
+  // A device without link attributes has none (zeros), not a guess.
+  for (const auto& d : t.pci)
+    if (d.kind == "nic") CHECK(d.link.width == 0);
+}
