@@ -34,6 +34,8 @@ struct LoaderConfig {
   bool measure_residency = false;  // page-cache residency of (up to 1000 of) the files before each epoch
   Placement placement;             // --numa, resolved (never Local here)
   double timeline_interval_s = 1.0;
+  bool record_deliveries = false;  // keep every batch's delivery time in RankStats::deliveries (tune, capacity:
+                                   // rates from completion times, not whole batches per timeline interval)
   uint64_t read_size = 1ULL << 20; // sharded datasets: bytes per sequential shard read (multiple of 4 KiB)
 };
 

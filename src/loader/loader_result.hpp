@@ -31,6 +31,14 @@ struct WorkerStats {
   std::string numa;            // what the binding did ("not bound: ...", "node 1: CPUs 2-3, ...")
 };
 
+/// One batch handed to a rank's training step (LoaderConfig::record_deliveries).
+struct Delivery {
+  int64_t t_ns = 0;      // when the consumer's wait ended, ns since the run started
+  uint64_t samples = 0;  // samples in the batch
+  uint64_t bytes = 0;    // bytes in the batch
+  int64_t wait_ns = 0;   // how long the consumer waited for it, ns (the DDP barrier included)
+};
+
 /// What one rank's consumer (training loop) saw.
 struct RankStats {
   int rank = 0;                 // global rank (kept as given by merge)
@@ -45,6 +53,7 @@ struct RankStats {
   LatencyHistogram batch_wait;  // per-batch wait, ns
   Timeline timeline;
   uint64_t max_outstanding = 0; // most batches in flight (<= num_workers x prefetch_factor)
+  std::vector<Delivery> deliveries;  // every batch in order, only with LoaderConfig::record_deliveries
 };
 
 /// The first failures a result keeps (error_samples), merged parts included.

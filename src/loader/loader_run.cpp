@@ -178,6 +178,7 @@ class RankLoader {
         // The wait spans [w0, w0 + wait] (the DDP barrier included); the timeline splits it over
         // the intervals it covers, and the batch counts where the wait ended (handed to the step).
         stats_.timeline.add(w0 + wait - sh_.start_ns, r->samples, r->bytes, wait);
+        if (cfg.record_deliveries) stats_.deliveries.push_back({w0 + wait - sh_.start_ns, r->samples, r->bytes, wait});
         if (sh_.progress) {
           sh_.progress->samples += r->samples;
           if (kind_ != DatasetKind::kFiles) sh_.progress->bytes += r->bytes;  // files: counted as read

@@ -12,6 +12,8 @@ nlohmann::json tune_points_json(const std::vector<TunePoint>& points) {
       runs.push_back({{"samples_per_s", r.samples_per_s},
                       {"bytes_per_s", r.bytes_per_s},
                       {"au", r.au},
+                      {"au_min", r.au_min},
+                      {"rate_basis", r.from_completions ? "completion times" : "interval counts"},
                       {"cpu_used", r.cpu_used},
                       {"elapsed_s", r.elapsed_s},
                       {"steady_samples", r.steady_samples},

@@ -46,7 +46,8 @@ std::string render_tune_text(const nlohmann::json& doc) {
                      100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
                      p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
   }
-  o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state; spread = (max - min) / median;\n"
+  o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state, from sample completion times;\n"
+       "   spread = (max - min) / median;\n"
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 
   if (!r.value("valid", false)) {

@@ -15,7 +15,8 @@ namespace ioprobe {
 struct TuneSample {
   double samples_per_s = 0;     // steady state (first timeline interval dropped), samples/s
   double bytes_per_s = 0;       // steady state, B/s
-  double au = 0;                // accelerator utilization of the run, fraction 0..1
+  double au = 0;                // accelerator utilization of the run, fraction 0..1 (mean over ranks)
+  double au_min = 0;            // the lowest rank's AU in the same window, fraction 0..1
   double cpu_used = 0;          // CPUs busy on average: (user + sys CPU s) / wall s
   double worker_busy = 0;       // mean fraction of wall time workers spent fetching
   double elapsed_s = 0;
@@ -23,6 +24,7 @@ struct TuneSample {
   size_t intervals = 0;         // timeline intervals the run recorded (kSteadyMinIntervals needed)
   bool steady = false;          // >= kSteadyMinIntervals intervals and the window held
                                 // >= kSteadyBatchesPerWorker batches per worker
+  bool from_completions = false;  // rates from batch completion times (Delivery), not interval counts
 };
 
 /// Each tune run records its timeline in intervals of this many seconds. Chosen by us.

@@ -10,7 +10,56 @@
 
 namespace ioprobe {
 
-TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples) {
+namespace {
+
+// Rates and AU from the deliveries of each rank inside [w0, w1) (ns since the start); false when
+// a rank has fewer than two batches there (no time between completions to divide by).
+bool completion_rates(const LoaderResult& r, int64_t w0, int64_t w1, double step_time_s, uint32_t batch_size,
+                      TuneSample& s) {
+  if (r.ranks.empty()) return false;
+  double sps = 0, bps = 0, au_sum = 0, au_min = 1;
+  uint64_t in_window = 0;
+  for (const auto& rk : r.ranks) {
+    const Delivery* first = nullptr;
+    const Delivery* last = nullptr;
+    uint64_t samples = 0, bytes = 0;
+    double nominal_s = 0, wait_s = 0, prev_step_s = 0;
+    for (const auto& d : rk.deliveries) {
+      if (d.t_ns < w0 || d.t_ns >= w1) continue;
+      in_window += d.samples;
+      const double share = batch_size > 0 ? std::min(1.0, static_cast<double>(d.samples) / batch_size) : 1.0;
+      if (first) {
+        samples += d.samples;
+        bytes += d.bytes;
+        wait_s += static_cast<double>(d.wait_ns) / 1e9;
+        nominal_s += prev_step_s;  // the step of the batch before this one ran before this wait
+      } else {
+        first = &d;
+      }
+      prev_step_s = step_time_s * share;
+      last = &d;
+    }
+    if (!first || first == last || last->t_ns <= first->t_ns) return false;
+    const double span = static_cast<double>(last->t_ns - first->t_ns) / 1e9;
+    sps += static_cast<double>(samples) / span;
+    bps += static_cast<double>(bytes) / span;
+    const double au = std::clamp(step_time_s > 0 ? nominal_s / span : 1.0 - wait_s / span, 0.0, 1.0);
+    au_sum += au;
+    au_min = std::min(au_min, au);
+  }
+  s.samples_per_s = sps;
+  s.bytes_per_s = bps;
+  s.au = au_sum / static_cast<double>(r.ranks.size());
+  s.au_min = au_min;
+  s.steady_samples = in_window;
+  s.from_completions = true;
+  return true;
+}
+
+}  // namespace
+
+TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples, double step_time_s,
+                         uint32_t batch_size) {
   TuneSample s;
   s.elapsed_s = static_cast<double>(r.elapsed_ns) / 1e9;
   s.cpu_used = s.elapsed_s > 0 ? (r.cpu_user_s + r.cpu_sys_s) / s.elapsed_s : 0;
@@ -24,28 +73,35 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_ste
   const auto& pts = merged.points();
   s.intervals = pts.size();
   if (pts.size() >= kSteadyMinIntervals) {
-    uint64_t samples = 0, bytes = 0;
-    double wait = 0;
-    for (size_t i = 1; i + 1 < pts.size(); ++i) {
-      samples += pts[i].samples;
-      bytes += pts[i].bytes;
-      wait += pts[i].wait_s;
+    const int64_t w0 = merged.interval_ns(), w1 = merged.interval_ns() * static_cast<int64_t>(pts.size() - 1);
+    if (!completion_rates(r, w0, w1, step_time_s, batch_size, s)) {
+      uint64_t samples = 0, bytes = 0;
+      double wait = 0;
+      for (size_t i = 1; i + 1 < pts.size(); ++i) {
+        samples += pts[i].samples;
+        bytes += pts[i].bytes;
+        wait += pts[i].wait_s;
+      }
+      const double span = merged.interval_s() * static_cast<double>(pts.size() - 2);
+      s.samples_per_s = static_cast<double>(samples) / span;
+      s.bytes_per_s = static_cast<double>(bytes) / span;
+      s.au = s.au_min = std::clamp(1.0 - wait / (span * std::max<uint32_t>(1, ranks)), 0.0, 1.0);
+      s.steady_samples = samples;
     }
-    const double span = merged.interval_s() * static_cast<double>(pts.size() - 2);
-    s.samples_per_s = static_cast<double>(samples) / span;
-    s.bytes_per_s = static_cast<double>(bytes) / span;
-    s.au = std::clamp(1.0 - wait / (span * std::max<uint32_t>(1, ranks)), 0.0, 1.0);
-    s.steady_samples = samples;
-    s.steady = samples > 0 && samples >= min_steady_samples;
+    s.steady = s.steady_samples > 0 && s.steady_samples >= min_steady_samples;
     return s;
   }
   if (s.elapsed_s > 0) {
     s.samples_per_s = static_cast<double>(r.samples) / s.elapsed_s;
     s.bytes_per_s = static_cast<double>(r.bytes) / s.elapsed_s;
   }
-  double au = 0;
-  for (const auto& rk : r.ranks) au += rank_accelerator_utilization(rk);
+  double au = 0, au_min = 1;
+  for (const auto& rk : r.ranks) {
+    au += rank_accelerator_utilization(rk);
+    au_min = std::min(au_min, rank_accelerator_utilization(rk));
+  }
   s.au = r.ranks.empty() ? 0 : au / static_cast<double>(r.ranks.size());
+  s.au_min = r.ranks.empty() ? 0 : au_min;
   return s;
 }
 
@@ -77,6 +133,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       c.epochs = 1000000;  // the duration ends each run
       c.seed = base.seed + rep;
       c.timeline_interval_s = kTuneIntervalS;
+      c.record_deliveries = true;
       if (progress) progress(out.runs_done, runs, p, rep, nullptr);
       LoaderResult r = run_loader(index, c, nullptr, &topo, layout);
       if (interrupted() || r.partial) {
@@ -85,7 +142,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
         break;  // a run cut short by a signal is not a measurement of its setting
       }
       const uint64_t min_steady = uint64_t{kSteadyBatchesPerWorker} * c.num_workers * c.ranks * c.batch_size;
-      TuneSample s = steady_sample(r, c.ranks, min_steady);
+      TuneSample s = steady_sample(r, c.ranks, min_steady, c.step_time_s, c.batch_size);
       p.runs.push_back(s);
       summarize_point(p);
       ++out.runs_done;

@@ -27,12 +27,21 @@ struct TuneOutcome {
   size_t best_point = 0;        // its point index
 };
 
-/// Steady-state figures of one loader run: the first timeline interval (warm-up) and the last
-/// (cut short) are dropped when at least 3 intervals exist, else the whole run is used.
-/// AU in steady state = 1 - waited / (ranks x interval time). `steady` is set when the window
-/// held at least `min_steady_samples` samples (with fewer than kSteadyMinIntervals intervals:
-/// never; TuneSample::intervals tells which condition failed). Pure.
-TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples = 0);
+/// Steady-state figures of one loader run. The steady window is the run's timeline intervals
+/// after the first (warm-up) and before the last (cut short), when at least kSteadyMinIntervals
+/// exist. When the run recorded its deliveries (LoaderConfig::record_deliveries) and every rank
+/// has two or more batches in the window, the rates come from completion times: per rank, the
+/// samples (bytes) of the batches after its first one in the window divided by the exact time
+/// from that first completion to its last, summed over ranks; AU per rank is the nominal step
+/// time of the batches from the first to the one before the last (`step_time_s` per batch of
+/// `batch_size`, a partial batch its share) over that time, or 1 - waited / time when
+/// `step_time_s` is 0; `au` is the mean over ranks, `au_min` the lowest. Otherwise the rates are
+/// whole batches counted per interval (quantized to batch_size / interval) and
+/// AU = 1 - waited / (ranks x window). With fewer intervals the whole run is used. `steady` is set
+/// when the window held at least `min_steady_samples` samples (with fewer than
+/// kSteadyMinIntervals intervals: never; TuneSample::intervals tells which condition failed). Pure.
+TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples = 0,
+                         double step_time_s = 0, uint32_t batch_size = 0);
 
 /// Runs `plan` over `index`, filling plan.points[*].runs and their summaries. Stops when
 /// `deadline_ns` (core/clock now_ns() scale; 0 = none) is passed or on SIGINT/SIGTERM, keeping

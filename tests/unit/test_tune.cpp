@@ -2,6 +2,9 @@
 // numactl line on fixture topologies, CSV and HTML escaping.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <set>
+
 #include "core/error.hpp"
 #include "report/html_report.hpp"
 #include "report/tune_document.hpp"
@@ -328,4 +331,69 @@ TEST_CASE("rule of thumb num_workers = 4 x cores, read off recorded tables", "[t
     CHECK_FALSE(w.holds);
     CHECK(tune_rules_json(w, t)[0]["samples_per_s"].is_null());
   }
+}
+
+namespace {
+// A run of one rank delivering batches of `batch` samples at `rate` samples/s for `run_s`
+// seconds, first batch at `first_s`, recorded as the loader records it (timeline and deliveries);
+// each batch waited `wait_s` before it.
+LoaderResult paced_run(double rate, uint32_t batch, double run_s, double first_s = 0.013, double wait_s = 0) {
+  LoaderResult r;
+  r.elapsed_ns = static_cast<int64_t>(run_s * 1e9);
+  RankStats rk;
+  rk.timeline = Timeline(kTuneIntervalS);
+  const double period = batch / rate;
+  for (double t = first_s; t < run_s; t += period) {
+    const int64_t t_ns = static_cast<int64_t>(t * 1e9), w_ns = static_cast<int64_t>(wait_s * 1e9);
+    rk.timeline.add(t_ns, batch, uint64_t{batch} * 1000, w_ns);
+    rk.deliveries.push_back({t_ns, batch, uint64_t{batch} * 1000, w_ns});
+    r.samples += batch;
+  }
+  rk.elapsed_ns = r.elapsed_ns;
+  r.ranks.push_back(rk);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("tune rates come from completion times: no repeated quantized values", "[tune][capacity]") {
+  // Five settings 10 samples/s apart, batch 256, 5 s runs. Counting whole batches per 0.5 s
+  // interval quantizes each rate to 256 / 4 s = 64 samples/s, so the table repeated the same
+  // value for different settings (issue #18: 6,408, 6,024, 5,000 samples/s at many settings).
+  std::set<long> by_interval, by_completion;
+  for (double rate : {6200.0, 6210.0, 6220.0, 6230.0, 6240.0}) {
+    LoaderResult r = paced_run(rate, 256, 5.0);
+    TuneSample s = steady_sample(r, 1, 2 * 256);
+    INFO(rate);
+    CHECK(s.from_completions);
+    CHECK(s.steady);
+    CHECK(s.samples_per_s == Approx(rate).epsilon(1e-4));
+    CHECK(s.bytes_per_s == Approx(rate * 1000).epsilon(1e-4));
+    by_completion.insert(std::lround(s.samples_per_s));
+    LoaderResult counted = r;
+    counted.ranks[0].deliveries.clear();  // what the rate was before: whole batches per interval
+    TuneSample q = steady_sample(counted, 1, 2 * 256);
+    CHECK_FALSE(q.from_completions);
+    by_interval.insert(std::lround(q.samples_per_s));
+  }
+  CHECK(by_completion.size() == 5);
+  CHECK(by_interval.size() < by_completion.size());  // the defect this replaces: repeated values
+  CHECK(by_interval.size() <= 3);
+}
+
+TEST_CASE("steady AU from completion times: nominal step time over the time between completions", "[tune][capacity]") {
+  // Batches of 64 every 40 ms (1600 samples/s) to a GPU whose step takes 30 ms: AU 75%.
+  LoaderResult r = paced_run(1600, 64, 4.0, 0.002, 0.010);
+  TuneSample s = steady_sample(r, 1, 0, 0.030, 64);
+  CHECK(s.from_completions);
+  CHECK(s.au == Approx(0.75).epsilon(1e-3));
+  CHECK(s.au_min == Approx(0.75).epsilon(1e-3));
+  // Without a step time: 1 - waited / time, 10 ms of every 40 ms.
+  CHECK(steady_sample(r, 1, 0).au == Approx(0.75).epsilon(1e-3));
+  // Two ranks, one starved: the mean and the lowest differ.
+  LoaderResult two = r;
+  two.ranks.push_back(paced_run(800, 64, 4.0, 0.002, 0.050).ranks[0]);
+  TuneSample t = steady_sample(two, 2, 0, 0.030, 64);
+  CHECK(t.samples_per_s == Approx(2400).epsilon(1e-3));
+  CHECK(t.au_min == Approx(0.375).epsilon(1e-3));
+  CHECK(t.au == Approx((0.75 + 0.375) / 2).epsilon(1e-3));
 }
