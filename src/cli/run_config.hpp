@@ -58,6 +58,7 @@ struct RunConfig {
   double user_step_time_s = -1;          // --step-time (-1: from the rate)
   double sample_bytes = 0;               // --sample-bytes (0: measured mean)
   double au_target = 0.9;
+  bool au_target_given = false;          // --au-target (or a preset's au-target); else the model's floor (catalog)
 
   std::string json_path;
   bool quiet = false;

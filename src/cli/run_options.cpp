@@ -111,14 +111,14 @@ po::options_description loader_options_description(bool for_tune) {
 po::options_description gpu_options_description() {
   po::options_description gpu("GPU side (the consumer spends each GPU's step time per batch)");
   gpu.add_options()
-      ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 l40s rtx4090 [h100]")
+      ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 mi355 l40s rtx4090 [h100]")
       ("gpus", str(), "GPU ranks on this host, each with its own loader of --workers workers (DDP) [1]")
       ("ingest-rate", str(), "training: best published training rate (MLPerf Training); emulation: MLPerf Storage "
                              "(DLIO) rate [training]")
       ("gpu-samples-per-s", str(), "your own per-GPU rate instead of the catalog's")
       ("step-time", str(), "GPU compute time per batch instead of the rate, e.g. 0.224s")
       ("sample-bytes", str(), "bytes per sample for the bytes/s demand [the dataset's measured mean]")
-      ("au-target", str(), "accelerator utilization a GPU counts as fed at, percent (MLPerf Storage: 90) [90]");
+      ("au-target", str(), "accelerator utilization a GPU counts as fed at, percent [the workload's floor (MLPerf Storage): 85 retinanet, 90 otherwise]");
   return gpu;
 }
 
@@ -348,6 +348,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
     throw UsageError("--gpu-samples-per-s and --step-time both set the GPU's rate; give one");
   c.sample_bytes = static_cast<double>(get_size(vm, "sample-bytes", 0, 1, 1ULL << 40));
   c.au_target = get_double(vm, "au-target", 90, 1, 100) / 100.0;
+  c.au_target_given = vm.count("au-target") > 0;
 
   c.json_path = get_string(vm, "json");
   if (vm.count("json") && c.json_path.empty()) throw UsageError("--json: empty path; give a file name");

@@ -81,7 +81,7 @@ PreparedData prepare_dataset(const RunConfig& c) {
 Demand resolve_demand(const RunConfig& c, const std::string& model) {
   Demand d;
   d.gpus = c.loader.ranks;
-  d.au_target = c.au_target;
+  d.au_target = c.au_target_given ? c.au_target : load_au_floor(workloads_dir() + "/accelerators.json", model);
   d.model = model;
   if (c.user_samples_per_s > 0 || c.user_step_time_s > 0) {
     d.accelerator = "custom";

@@ -44,6 +44,21 @@ std::vector<CatalogRow> load_catalog(const std::string& path) {
   return rows;
 }
 
+double load_au_floor(const std::string& path, const std::string& model, std::string* source) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read the accelerator catalog '{}'", path));
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    if (!doc.contains("au_floors")) return 0.9;
+    const nlohmann::json& f = doc.at("au_floors");
+    const nlohmann::json& e = f.contains(model) ? f.at(model) : f.at("default");
+    if (source) *source = e.at("source").get<std::string>();
+    return e.at("au").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("accelerator catalog '{}' is malformed: {}", path, e.what()));
+  }
+}
+
 const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& acc, const std::string& model) {
   std::string have, kinds;
   bool known_acc = false;

@@ -29,6 +29,11 @@ struct CatalogRow {
 /// Loads the catalog from `path`. Throws UsageError when unreadable or malformed.
 std::vector<CatalogRow> load_catalog(const std::string& path);
 
+/// The AU floor of `model` from the catalog's "au_floors" (the model's entry, else "default"), a
+/// fraction 0..1, and its source in `*source` when given. A catalog without "au_floors": 0.9.
+/// Throws UsageError when unreadable or malformed.
+double load_au_floor(const std::string& path, const std::string& model, std::string* source = nullptr);
+
 /// The row for (accelerator, model). Throws UsageError listing what the catalog has for that
 /// model (or accelerator) and pointing at --gpu-samples-per-s / --step-time.
 const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& accelerator, const std::string& model);
