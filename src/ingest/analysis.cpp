@@ -59,27 +59,9 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   out.worker_busy_fraction = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
 
   const bool fed = out.accelerator_utilization >= d.au_target;
-  const double per_gpu_need = d.samples_per_s_per_gpu * d.au_target;
-  if (!fed || out.worker_busy_fraction >= 0.95) {
-    out.capacity_samples_per_s = out.delivered_samples_per_s;
-    out.capacity_measured = true;
-    out.capacity_basis = "measured: the loader set the pace";
-    out.gpus_fed = per_gpu_need > 0 ? static_cast<uint64_t>(std::floor(out.capacity_samples_per_s / per_gpu_need)) : 0;
-    if (fed) out.gpus_fed = std::max<uint64_t>(out.gpus_fed, d.gpus);
-    out.gpus_fed_estimate = out.gpus_fed;
-  } else {
-    // The GPUs set the pace: this run proves that d.gpus are fed; beyond that, estimate from how
-    // much of the time the workers were busy (assumes storage keeps its latency under more load,
-    // so it is an upper estimate).
-    out.capacity_samples_per_s = out.delivered_samples_per_s / std::max(0.01, out.worker_busy_fraction);
-    out.capacity_basis = fmt::format(
-        "estimated upper bound: delivered rate / worker busy fraction ({:.1f}%); the GPUs set the pace, so rerun "
-        "with more --gpus to measure",
-        out.worker_busy_fraction * 100);
-    out.gpus_fed = d.gpus;
-    out.gpus_fed_estimate =
-        std::max<uint64_t>(d.gpus, per_gpu_need > 0 ? static_cast<uint64_t>(std::floor(out.capacity_samples_per_s / per_gpu_need)) : 0);
-  }
+  // Only what this run measured: its GPU count, fed or not. No multiplier of a rate or a busy
+  // fraction (a GPU-paced run's headroom does not predict latency under more load: issue #18).
+  out.gpus_fed = fed ? d.gpus : 0;
 
   // Bottleneck: the first of CPU, metadata, storage that explains the wait.
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
@@ -96,11 +78,11 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
                           "sample may be too large to read in the time given (see the dataset's sizes and the "
                           "warnings), or the storage stalled",
                           r.stop_reason, elapsed_s);
-    out.gpus_fed = out.gpus_fed_estimate = 0;
+    out.gpus_fed = 0;
   } else if (r.stopped_on_errors) {
     out.verdict = "failed";
     out.verdict_text = r.stop_reason + ": the rates measure the failure, not the storage";
-    out.gpus_fed = out.gpus_fed_estimate = 0;
+    out.gpus_fed = 0;
   } else if (fed) {
     out.verdict = "none";
     out.verdict_text = fmt::format("storage keeps up: AU {:.1f}% >= {:.0f}% target for {} x {}", out.accelerator_utilization * 100,

@@ -1,5 +1,5 @@
 // The GPU side of a run: what N GPUs demand, the accelerator utilization (AU) the loader gave
-// them, the bottleneck verdict, and how many GPUs this storage can feed.
+// them, the bottleneck verdict, and whether this run's GPUs were fed.
 //
 // AU = compute time / (compute time + time waiting for data), per rank, as MLPerf Storage
 // defines it; the run's AU is the mean over ranks. MLPerf Storage requires AU >= 90% for
@@ -46,12 +46,9 @@ struct IngestResult {
   double consumer_wait_s = 0;         // summed over ranks
   double consumer_lag_s = 0;          // summed over ranks: elapsed - wait - nominal compute (host delays)
   double worker_busy_fraction = 0;    // mean fraction of wall time workers spent fetching
-  double capacity_samples_per_s = 0;  // what the loader could supply (measured or estimated)
-  std::string capacity_basis;         // how capacity_samples_per_s was obtained
-  bool capacity_measured = false;     // true when the loader, not the GPUs, set the pace
-  uint64_t gpus_fed = 0;              // GPUs of this kind fed at AU >= au_target: measured, or (GPU-paced
-                                      // runs) the lower bound proven by this run
-  uint64_t gpus_fed_estimate = 0;     // GPU-paced runs: capacity estimate / per-GPU need (upper estimate)
+  uint64_t gpus_fed = 0;              // measured by this run only: d.gpus when AU >= au_target, else 0 (fewer
+                                      // than d.gpus). How many this storage feeds is found by search
+                                      // (`ioprobe capacity`), never extrapolated from one run's rate.
   std::string verdict;                // "none", "storage", "metadata", "CPU"
   std::string verdict_text;           // one sentence for the report
 };

@@ -152,11 +152,7 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"consumer_wait_s", in.consumer_wait_s},
           {"consumer_lag_s", in.consumer_lag_s},
           {"worker_busy_fraction", in.worker_busy_fraction},
-          {"capacity_samples_per_s", in.capacity_samples_per_s},
-          {"capacity_basis", in.capacity_basis},
-          {"capacity_measured", in.capacity_measured},
           {"gpus_fed", in.gpus_fed},
-          {"gpus_fed_estimate", in.gpus_fed_estimate},
           {"verdict", in.verdict},
           {"verdict_text", in.verdict_text}};
 }

@@ -175,14 +175,17 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%)", 100 * in.value("accelerator_utilization", 0.0),
                          100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0)));
   line("verdict", in.value("verdict", "") + ": " + in.value("verdict_text", ""));
-  if (in.value("capacity_measured", true))
-    line("GPUs fed", fmt::format("{} x {} at AU >= {:.0f}% (loader capacity {:.0f} samples/s, {})", in.value("gpus_fed", 0ULL),
-                                 in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0),
-                                 in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
+  // Only what the run measured; how many GPUs the storage feeds comes from a search, not from a
+  // multiple of this run's rate (older documents' estimates are not shown).
+  const bool fed = in.value("accelerator_utilization", 0.0) >= in.value("au_target", 0.0) && in.value("gpus_fed", 0ULL) > 0;
+  if (fed)
+    line("GPUs fed", fmt::format("{} x {} at AU >= {:.0f}% (measured by this run); for the most this storage feeds, "
+                                 "run `ioprobe capacity` with the same options",
+                                 in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
   else
-    line("GPUs fed", fmt::format("at least {} x {} (measured); perhaps up to {} (loader capacity {:.0f} samples/s, {})",
-                                 in.value("gpus_fed", 0ULL), in.value("accelerator_name", ""), in.value("gpus_fed_estimate", 0ULL),
-                                 in.value("capacity_samples_per_s", 0.0), in.value("capacity_basis", "")));
+    line("GPUs fed", fmt::format("fewer than {} x {} at AU >= {:.0f}% (measured by this run); for how many, run "
+                                 "`ioprobe capacity` with the same options",
+                                 in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
   o += render_hosts_text(doc);
   o += render_warnings(doc);
   return o;
