@@ -12,6 +12,7 @@ int cmd_report(const CommandContext& ctx);      // re-render / compare saved doc
 int cmd_probe(const CommandContext& ctx);       // target, NUMA, io_uring and engine facts (probe_command.cpp)
 int cmd_raw(const CommandContext& ctx);         // fio-like raw file / block device I/O (raw_command.cpp)
 int cmd_tune(const CommandContext& ctx);        // sweep and recommend DataLoader settings (tune_command.cpp)
+int cmd_capacity(const CommandContext& ctx);    // search the accelerators the storage feeds (capacity_command.cpp)
 int cmd_checkpoint(const CommandContext& ctx);  // save (and restore) emulated training state (checkpoint_command.cpp)
 int cmd_scaling(const CommandContext& ctx);     // RAID member scaling and nominal device speeds (scaling_command.cpp)
 

@@ -21,6 +21,7 @@
 #include "report/html_report.hpp"
 #include "report/run_text.hpp"
 #include "report/tune_document.hpp"
+#include "report/capacity_report.hpp"
 
 namespace ioprobe::cli {
 
@@ -79,6 +80,7 @@ std::string document_text(const nlohmann::json& doc) {
   const std::string kind = doc.value("kind", "");
   if (kind == "run") return render_run_text(doc);
   if (kind == "tune") return render_tune_text(doc);
+  if (kind == "capacity") return render_capacity_text(doc);
   if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(doc);
@@ -148,7 +150,7 @@ int cmd_report(const CommandContext& ctx) {
     try {
       const std::string text = document_text(docs[i]);
       if (text.empty())
-        throw UsageError(fmt::format("'{}': kind '{}' is not one this version writes (run, tune, checkpoint, raw, probe, scaling)",
+        throw UsageError(fmt::format("'{}': kind '{}' is not one this version writes (run, tune, capacity, checkpoint, raw, probe, scaling)",
                                      escape_bytes(files[i]), kind));
       std::cout << text;
     } catch (const nlohmann::json::exception& e) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "report/capacity_report.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/compare_text.hpp"
 #include "report/document_text.hpp"
@@ -296,6 +297,7 @@ std::string render_html_report(const std::vector<json>& docs) {
     try {
       if (kind == "run") o += run_section(d);
       else if (kind == "tune") o += tune_section(d);
+      else if (kind == "capacity") o += render_capacity_html(d);
       else if (kind == "checkpoint") o += checkpoint_section(d);
       else if (kind == "raw") o += raw_section(d);
       else if (kind == "probe") o += "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";

@@ -1,0 +1,116 @@
+#include "capacity/capacity_run.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "loader/loader_run.hpp"
+#include "tune/sweep.hpp"
+#include "tune/tune_run.hpp"
+
+namespace ioprobe {
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+}  // namespace
+
+RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpus_allowed, uint64_t min_steady_samples) {
+  const TuneSample t = steady_sample(r, c.ranks, min_steady_samples, c.step_time_s, c.batch_size);
+  RepeatSample s;
+  s.samples_per_s = t.samples_per_s;
+  s.bytes_per_s = t.bytes_per_s;
+  s.au = t.au;
+  s.au_min = t.au_min;
+  s.steady = t.steady;
+  s.cpu_fraction = t.cpu_used / std::max(1, cpus_allowed);
+  double elapsed = 0, lag = 0;
+  for (const auto& rk : r.ranks) {
+    elapsed += static_cast<double>(rk.elapsed_ns);
+    lag += std::max<double>(0, static_cast<double>(rk.elapsed_ns - rk.wait_ns - rk.nominal_compute_ns));
+  }
+  s.consumer_lag = elapsed > 0 ? lag / elapsed : 0;
+  const double file_ns = r.file_latency.mean() * static_cast<double>(r.file_latency.count());
+  const double open_ns = r.open_latency.mean() * static_cast<double>(r.open_latency.count());
+  s.open_share = file_ns > 0 ? open_ns / file_ns : 0;
+  return s;
+}
+
+CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& runs) {
+  CapacityPoint p;
+  p.gpus = gpus;
+  p.repeats = static_cast<uint32_t>(runs.size());
+  if (runs.empty()) return p;
+  std::vector<double> sps, bps, au, cpu, lag, open;
+  p.au_min = 1;
+  for (const auto& r : runs) {
+    sps.push_back(r.samples_per_s);
+    bps.push_back(r.bytes_per_s);
+    au.push_back(r.au);
+    cpu.push_back(r.cpu_fraction);
+    lag.push_back(r.consumer_lag);
+    open.push_back(r.open_share);
+    p.au_min = std::min(p.au_min, r.au_min);
+    p.steady = p.steady && r.steady;
+  }
+  p.samples_per_s = median(sps);
+  p.bytes_per_s = median(bps);
+  p.au = median(au);
+  p.cpu_fraction = median(cpu);
+  p.consumer_lag = median(lag);
+  const auto [mn, mx] = std::minmax_element(sps.begin(), sps.end());
+  p.spread = p.samples_per_s > 0 ? (*mx - *mn) / p.samples_per_s : 0;
+  std::vector<std::string> notes;
+  if (p.cpu_fraction >= kClientCpuSaturated)
+    notes.push_back(fmt::format("the process used {:.0f}% of its allowed CPUs", p.cpu_fraction * 100));
+  if (p.consumer_lag >= kClientLagMax)
+    notes.push_back(fmt::format("the emulated GPUs' threads overran their steps by {:.0f}% of their time",
+                                p.consumer_lag * 100));
+  p.client_bound = !notes.empty();
+  p.metadata_bound = !p.client_bound && median(open) >= 0.5;
+  if (p.metadata_bound) notes.push_back(fmt::format("open+close took {:.0f}% of each file's time", median(open) * 100));
+  if (!p.steady) notes.push_back("a repeat had no steady window (too few batches); lengthen the points");
+  for (const auto& n : notes) p.note += (p.note.empty() ? "" : "; ") + n;
+  return p;
+}
+
+std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderConfig& base, uint32_t gpus,
+                                           const PointRunOptions& o, const Topology& topo, const RecordLayout* layout,
+                                           const RepeatDoneFn& done) {
+  const double need_s = o.repeats * (o.point_s + kRunOverheadS);
+  if (interrupted() || (o.deadline_ns && now_ns() + static_cast<int64_t>(need_s * 1e9) > o.deadline_ns))
+    return std::nullopt;
+  std::vector<RepeatSample> runs;
+  for (uint32_t rep = 0; rep < o.repeats; ++rep) {
+    LoaderConfig c = base;
+    c.ranks = gpus;
+    c.world_ranks = 0;
+    c.first_rank = 0;
+    c.duration_s = o.point_s;
+    c.epochs = kMaxEpochs;
+    c.seed = base.seed + rep;
+    c.timeline_interval_s = kTuneIntervalS;
+    c.record_deliveries = true;
+    LoaderResult r = run_loader(index, c, nullptr, &topo, layout);
+    if (interrupted()) return std::nullopt;
+    if (r.stopped_on_errors || (r.samples == 0 && r.errors > 0))
+      throw Error(fmt::format("{} GPU ranks: reads failed ({}; first: {}); the capacity search stops, as its rates "
+                              "would measure the failure",
+                              gpus, r.stop_reason, r.error_samples.empty() ? "?" : r.error_samples.front()),
+                  kExitFailure);
+    // A window with three batches per rank gives every rank two intervals between completions.
+    const uint64_t min_steady = uint64_t{3} * c.ranks * c.batch_size;
+    runs.push_back(repeat_sample(r, c, o.cpus_allowed, min_steady));
+    if (done) done(gpus, rep, runs.back());
+  }
+  return summarize_repeats(gpus, runs);
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,70 @@
+// Measures one point of the capacity search: `gpus` emulated accelerators (GPU ranks, each with
+// its own DataLoader of the plan's num_workers), run `repeats` times for `point_s` seconds with
+// the loader (loader/loader_run.hpp), rates from sample completion times (tune/tune_run.hpp
+// steady_sample), and whether the client rather than the storage set the limit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capacity/search.hpp"
+#include "dataset/file_index.hpp"
+#include "dataset/record_layout.hpp"
+#include "loader/config.hpp"
+#include "loader/loader_result.hpp"
+#include "topology/numa.hpp"
+
+namespace ioprobe {
+
+/// A point is client-bound when the process used at least this fraction of its allowed CPUs
+/// (user + sys CPU time / wall time / CPUs allowed). Chosen by us, the same 0.85 the run's
+/// CPU-bound verdict uses (ingest/analysis.cpp).
+constexpr double kClientCpuSaturated = 0.85;
+
+/// ... or when the emulated GPUs' threads overran their steps by at least this fraction of their
+/// time (elapsed - waited - nominal step time, over elapsed; a host too busy to wake its
+/// consumers on time). Chosen by us: 5%, half the 10% AU margin of MLPerf Storage's 90% floor.
+constexpr double kClientLagMax = 0.05;
+
+/// What one repeat of a point measured.
+struct RepeatSample {
+  double samples_per_s = 0, bytes_per_s = 0;  // steady window, from completion times
+  double au = 0, au_min = 0;                  // mean and lowest rank, fraction
+  double cpu_fraction = 0;                    // CPU s / wall s / allowed CPUs
+  double consumer_lag = 0;                    // fraction, see kClientLagMax
+  double open_share = 0;                      // open+close share of each file's time, fraction
+  bool steady = false;
+};
+
+/// The repeat's figures from a loader result: steady_sample for the rates and AU, plus CPU,
+/// consumer lag and open share. `min_steady_samples`: as steady_sample's. Pure.
+RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpus_allowed, uint64_t min_steady_samples);
+
+/// Summarizes the repeats of `gpus`: medians of AU, samples/s, bytes/s, CPU and lag; the lowest
+/// au_min; spread of samples/s; client_bound when the median CPU fraction >= kClientCpuSaturated
+/// or the median lag >= kClientLagMax (the note says which, with the figure); metadata_bound when
+/// the median open share >= 0.5. Pure.
+CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& runs);
+
+struct PointRunOptions {
+  uint32_t repeats = 2;
+  double point_s = 3;        // seconds per repeat (the loader's duration)
+  int cpus_allowed = 1;
+  int64_t deadline_ns = 0;   // core/clock now_ns() scale; 0 = none
+};
+
+/// Called after each repeat (for progress lines).
+using RepeatDoneFn = std::function<void(uint32_t gpus, uint32_t repeat, const RepeatSample& s)>;
+
+/// Runs `gpus` ranks `o.repeats` times on copies of `base` (ranks, duration, seed per repeat,
+/// 0.5 s timeline, deliveries recorded). std::nullopt when the deadline leaves no room for every
+/// repeat of the point, or on SIGINT/SIGTERM. Throws Error when reads failed so that the run
+/// stopped (naming the first failure) or a worker's engine cannot be set up.
+std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderConfig& base, uint32_t gpus,
+                                           const PointRunOptions& o, const Topology& topo, const RecordLayout* layout,
+                                           const RepeatDoneFn& done = {});
+
+}  // namespace ioprobe

@@ -1,0 +1,207 @@
+// `ioprobe capacity`: how many emulated accelerators of the chosen kind the storage feeds at
+// AU >= the target, found by search (capacity/search.hpp) with the same dataset, GPU and
+// DataLoader options as `ioprobe run` and the run's preflight (prepare_run).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "capacity/capacity_run.hpp"
+#include "capacity/search.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_config.hpp"
+#include "cli/run_plan.hpp"
+#include "core/atomic_file.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+#include "report/capacity_report.hpp"
+#include "report/document.hpp"
+#include "report/html_report.hpp"
+#include "topology/host.hpp"
+#include "tune/sweep.hpp"
+
+namespace ioprobe::cli {
+
+namespace {
+
+po::options_description capacity_options() {
+  static const std::string point_time_help = fmt::format(
+      "seconds per run of each point, at least {} s (the steady window's {} intervals of {} s, plus one) [3s]",
+      kMinRunS, kSteadyMinIntervals, kTuneIntervalS);
+  po::options_description search("Search");
+  search.add_options()
+      ("point-time", po::value<std::string>(), point_time_help.c_str())
+      ("repeats", po::value<std::string>(), "runs per point; the point's AU and samples/s are their medians [2]")
+      ("budget", po::value<std::string>(), "time for the whole search, dataset check included, e.g. 10m [10m]")
+      ("max-gpus", po::value<std::string>(), "the most emulated accelerators (GPU ranks) a point may have [64]");
+  po::options_description output("Output");
+  output.add_options()
+      ("json", po::value<std::string>(), "write the result document (JSON) to FILE")
+      ("html", po::value<std::string>(), "write a self-contained HTML report to FILE")
+      ("quiet", po::value<std::string>()->implicit_value("true"), "no progress lines")
+      ("help,h", "this help");
+  po::options_description all;
+  all.add(search).add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description());
+  all.add(output);
+  return all;
+}
+
+// Each point's ranks hold a file and an io_uring ring per worker: the open-files limit bounds
+// the largest point, checked here so the message names --max-gpus.
+void check_descriptors(uint32_t max_gpus, uint32_t workers) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  const uint64_t need = uint64_t{max_gpus} * workers * 2 + 32;
+  if (rl.rlim_cur < need)
+    throw UsageError(fmt::format("--max-gpus {} x --workers {} need about {} file descriptors, RLIMIT_NOFILE is {}; "
+                                 "lower --max-gpus or raise the limit (ulimit -n {})",
+                                 max_gpus, workers, need, rl.rlim_cur, need));
+}
+
+}  // namespace
+
+int cmd_capacity(const CommandContext& ctx) {
+  po::options_description desc = capacity_options();
+  po::variables_map vm = parse_command_line(ctx.args, desc, "capacity");
+  if (vm.count("help")) {
+    std::cout << "usage: ioprobe capacity [OPTIONS]\n\n"
+                 "Finds how many emulated accelerators of the --gpu kind this storage feeds at AU >= the target: runs\n"
+                 "the DataLoader emulation with 1, 2, 4, ... GPU ranks until a count is not fed, then bisects, so the\n"
+                 "answer N is fed and N+1 is not, both measured. Each point runs --repeats times for --point-time.\n"
+                 "When this host's CPUs (or its emulated GPUs' threads) are the limit, the answer is 'client-bound at\n"
+                 "N: add hosts' instead of a verdict on the storage.\n"
+              << desc << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
+    return kExitOk;
+  }
+  for (const char* own : {"gpus", "duration", "epochs"})
+    if (vm.count(own))
+      throw UsageError(fmt::format("--{}: capacity sets it for each point itself (the GPU count is what it searches; "
+                                   "each run lasts --point-time); bound the search with --max-gpus, --point-time and "
+                                   "--budget",
+                                   own));
+  HostInfo host = probe_host();
+  const uint32_t repeats = static_cast<uint32_t>(get_count(vm, "repeats", 2, 1, 100));
+  const double budget_s = get_duration(vm, "budget", 600);
+  if (budget_s <= 0) throw UsageError("--budget: must be greater than 0, e.g. 10m");
+  const double point_s = get_duration(vm, "point-time", 3);
+  if (point_s < kMinRunS)
+    throw UsageError(fmt::format("--point-time '{}': must be at least {} s: each run's rate is taken over its {} s "
+                                 "timeline intervals after the first (warm-up) and before the last (cut short); e.g. "
+                                 "--point-time 3s",
+                                 get_string(vm, "point-time"), kMinRunS, kTuneIntervalS));
+  const uint32_t max_gpus = static_cast<uint32_t>(get_count(vm, "max-gpus", 64, 1, 1024));
+  const std::string html = get_string(vm, "html");
+
+  RunConfig c;
+  run_config_from_vm(vm, desc, RunCommandKind::kRun, c);
+  if (uint64_t{max_gpus} * c.loader.num_workers > 16384)
+    throw UsageError(fmt::format("--max-gpus {} x --workers {} = {} worker threads; keep it at most 16384", max_gpus,
+                                 c.loader.num_workers, uint64_t{max_gpus} * c.loader.num_workers));
+  check_descriptors(max_gpus, c.loader.num_workers);
+  if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
+  if (!html.empty()) check_output_path(html, "--html");
+
+  const int64_t t0 = now_ns();
+  nlohmann::json doc = document_header("capacity", ctx.argv, host);
+  PrepareOptions prep;
+  prep.max_workers = max_gpus * c.loader.num_workers;  // the widest point, for the memlock plan
+  const RunPlan plan = prepare_run(c, prep);
+  if (plan.interrupted) {
+    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n", escape_bytes(c.dir));
+    return interrupt_exit_code();
+  }
+  const PreparedData& data = plan.data;
+  const Demand& demand = plan.demand;
+  const LoaderConfig& base = plan.loader;
+  const double sample_bytes = plan.dataset_sample_bytes;
+
+  if (!c.quiet)
+    fmt::print(stderr,
+               "ioprobe capacity: {} ({:.1f} samples/s each, AU >= {:.0f}%) on {} files at {} ({}); {} x {} s per "
+               "point, up to {} GPU ranks, budget {}\n",
+               demand.accelerator_name, demand.samples_per_s_per_gpu, demand.au_target * 100,
+               format_count(data.index.size()), escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered",
+               repeats, point_s, max_gpus, format_seconds(budget_s));
+  PointRunOptions pro;
+  pro.repeats = repeats;
+  pro.point_s = point_s;
+  pro.cpus_allowed = host.cpus_allowed;
+  pro.deadline_ns = t0 + static_cast<int64_t>(budget_s * 1e9);
+  MeasurePointFn measure = [&](uint32_t gpus) {
+    std::optional<CapacityPoint> p = measure_point(data.index, base, gpus, pro, plan.topo, &data.layout);
+    if (p && !c.quiet)
+      fmt::print(stderr,
+                 "ioprobe capacity: {:>4} x {}: AU {:.1f}% (lowest rank {:.1f}%), {:.0f} of {:.0f} samples/s, {}, "
+                 "spread {:.1f}%, CPU {:.0f}%: {}{}  [{} elapsed]\n",
+                 gpus, demand.accelerator_name, p->au * 100, p->au_min * 100, p->samples_per_s,
+                 demand.samples_per_s_per_gpu * gpus, format_rate(p->bytes_per_s), p->spread * 100,
+                 p->cpu_fraction * 100, point_passes(*p, demand.au_target) ? "fed" : "NOT fed",
+                 p->note.empty() ? "" : " (" + p->note + ")",
+                 format_seconds(static_cast<double>(now_ns() - t0) / 1e9));
+    return p;
+  };
+  CapacitySearchOptions so;
+  so.au_target = demand.au_target;
+  so.max_gpus = max_gpus;
+  const CapacityAnswer answer = search_capacity(measure, so);
+
+  CapacitySectionInputs in;
+  in.accelerator = demand.accelerator;
+  in.accelerator_name = demand.accelerator_name;
+  in.model = demand.model;
+  in.au_target = demand.au_target;
+  in.samples_per_s_per_gpu = demand.samples_per_s_per_gpu;
+  in.sample_bytes = sample_bytes;
+  in.point_s = point_s;
+  in.budget_s = budget_s;
+  in.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
+  in.repeats = repeats;
+  in.max_gpus = max_gpus;
+  in.stop_reason = interrupted()                                            ? "interrupted"
+                   : answer.bound == "budget" && !answer.boundary_measured ? "budget"
+                                                                           : "completed";
+
+  doc["target"] = plan_target_json(plan, base);
+  doc["targets"] = targets_json(plan.targets);
+  nlohmann::json ds = data.dataset;
+  ds["bytes"] = data.index.total_known_bytes();
+  doc["dataset"] = ds;
+  doc["loader"] = {{"num_workers", base.num_workers}, {"batch_size", base.batch_size},
+                   {"prefetch_factor", base.prefetch_factor}, {"engine", base.engine},
+                   {"direct", base.direct}, {"shuffle", base.shuffle},
+                   {"cpu_per_sample_us", base.cpu_per_sample_us}, {"step_time_s", base.step_time_s}};
+  doc["demand"] = {{"accelerator", demand.accelerator},
+                   {"accelerator_name", demand.accelerator_name},
+                   {"model", demand.model},
+                   {"rate_family", demand.rate_family},
+                   {"samples_per_s_per_gpu", demand.samples_per_s_per_gpu},
+                   {"source", demand.source},
+                   {"sample_bytes", sample_bytes},
+                   {"au_target", demand.au_target}};
+  doc["capacity"] = capacity_json(answer, in);
+  doc["partial"] = interrupted() || answer.points.empty();
+  for (const auto& w : data.warnings) doc["warnings"].push_back(w);
+  if (answer.points.empty())
+    doc["warnings"].push_back(fmt::format("no point was measured: --budget {} left no room for {} x {} s after the "
+                                          "dataset check; raise --budget",
+                                          format_seconds(budget_s), repeats, point_s));
+
+  std::cout << render_capacity_text(doc) << std::flush;
+  if (!c.json_path.empty()) {
+    write_json_file(c.json_path, doc);
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(c.json_path));
+  }
+  if (!html.empty()) {
+    write_file_atomically(html, render_html_report({doc}), "check that the directory exists and is writable");
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+  }
+  if (interrupted()) return interrupt_exit_code();
+  return answer.points.empty() ? kExitFailure : kExitOk;
+}
+
+}  // namespace ioprobe::cli

@@ -1,0 +1,152 @@
+#include "report/capacity_report.hpp"
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "report/html_report.hpp"
+#include "report/svg_chart.hpp"
+#include "report/text_common.hpp"
+
+namespace ioprobe {
+
+using json = nlohmann::json;
+
+json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
+  json pts = json::array();
+  for (const auto& p : a.points)
+    pts.push_back({{"gpus", p.gpus},
+                   {"au", p.au},
+                   {"au_min", p.au_min},
+                   {"samples_per_s", p.samples_per_s},
+                   {"bytes_per_s", p.bytes_per_s},
+                   {"repeats", p.repeats},
+                   {"spread", p.spread},
+                   {"demand_samples_per_s", in.samples_per_s_per_gpu * p.gpus},
+                   {"cpu_fraction", p.cpu_fraction},
+                   {"consumer_lag", p.consumer_lag},
+                   {"client_bound", p.client_bound},
+                   {"metadata_bound", p.metadata_bound},
+                   {"steady", p.steady},
+                   {"passed", point_passes(p, in.au_target)},
+                   {"note", p.note}});
+  return {{"accelerator", in.accelerator},
+          {"accelerator_name", in.accelerator_name},
+          {"model", in.model},
+          {"au_target", in.au_target},
+          {"gpus_fed", a.gpus_fed},
+          {"bound", a.bound},
+          {"boundary_measured", a.boundary_measured},
+          {"answer", a.text},
+          {"samples_per_s_per_gpu", in.samples_per_s_per_gpu},
+          {"sample_bytes", in.sample_bytes},
+          {"point_s", in.point_s},
+          {"repeats", in.repeats},
+          {"budget_s", in.budget_s},
+          {"elapsed_s", in.elapsed_s},
+          {"max_gpus", in.max_gpus},
+          {"stop_reason", in.stop_reason},
+          {"points", pts}};
+}
+
+namespace {
+std::string headline(const json& c) {
+  const std::string bound = c.at("bound").get<std::string>();
+  const uint64_t n = c.at("gpus_fed").get<uint64_t>();
+  const std::string name = c.value("accelerator_name", "");
+  if (bound == "client-cpu") return fmt::format("client-bound at {} x {}: add hosts", n, name);
+  if (bound == "budget") return fmt::format("at least {} x {} fed (search stopped: budget or limit)", n, name);
+  return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(), bound,
+                     n + 1);
+}
+}  // namespace
+
+std::string render_capacity_text(const json& doc) {
+  const json& c = doc.at("capacity");
+  const json& tg = doc.at("target");
+  const json& host = doc.at("host");
+  std::string o;
+  o += fmt::format("ioprobe {} capacity{}\n\n", doc.value("ioprobe_version", "?"),
+                   doc.value("partial", false) ? fmt::format("  [PARTIAL: {}]", c.value("stop_reason", "")) : "");
+  o += fmt::format("  target     {} ({}, {}), {} files, {}\n", tg.value("path", ""), tg.value("fs_type", "?"),
+                   tg.value("direct", false) ? "O_DIRECT" : "buffered",
+                   format_count(doc.at("dataset").value("files", 0ULL)), format_bytes(doc.at("dataset").value("bytes", 0ULL)));
+  o += render_targets(doc, "spans", 10);
+  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
+                   host.value("cpu_list", ""), host.value("cpus_online", 0));
+  o += fmt::format("  per GPU    1 x {} ({}): {:.1f} samples/s = {}; fed at AU >= {:.0f}%\n",
+                   c.value("accelerator_name", ""), c.value("model", ""), c.value("samples_per_s_per_gpu", 0.0),
+                   format_rate(c.value("samples_per_s_per_gpu", 0.0) * c.value("sample_bytes", 0.0)),
+                   100 * c.at("au_target").get<double>());
+  o += fmt::format("  search     doubling then bisection; {} repeat(s) of {} s per point; {} in {} (budget {})\n\n",
+                   c.value("repeats", 0), c.value("point_s", 0.0), c.at("points").size() == 1 ? "1 point" :
+                   fmt::format("{} points", c.at("points").size()), format_seconds(c.value("elapsed_s", 0.0)),
+                   format_seconds(c.value("budget_s", 0.0)));
+  o += fmt::format("  {:>5} {:>7} {:>7} {:>10} {:>10} {:>10} {:>7} {:>5} {:>5}  {}\n", "GPUs", "AU", "AU min", "samples/s",
+                   "demand", "MB/s", "spread", "CPU", "runs", "result");
+  for (const auto& p : c.at("points")) {
+    std::string res = p.value("passed", false) ? "fed" : "NOT fed";
+    if (p.value("client_bound", false)) res += " (client-bound)";
+    else if (p.value("metadata_bound", false)) res += " (metadata-bound)";
+    if (!p.value("steady", true)) res += " (no steady window)";
+    o += fmt::format("  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>6.1f}% {:>4.0f}% {:>5}  {}\n",
+                     p.value("gpus", 0), 100 * p.value("au", 0.0), 100 * p.value("au_min", 0.0),
+                     p.value("samples_per_s", 0.0), p.value("demand_samples_per_s", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
+                     100 * p.value("spread", 0.0), 100 * p.value("cpu_fraction", 0.0), p.value("repeats", 0), res);
+  }
+  o += "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s and MB/s\n"
+       "   (10^6 B/s): median over repeats, from sample completion times in the steady window; CPU: process CPU time /\n"
+       "   wall time / allowed CPUs)\n\n";
+  o += "Capacity: " + headline(c) + "\n";
+  o += "  " + c.value("answer", "") + "\n";
+  for (const auto& p : c.at("points"))
+    if (!p.value("note", "").empty()) o += fmt::format("  note at {}: {}\n", p.value("gpus", 0), p.value("note", ""));
+  o += render_warnings(doc);
+  return o;
+}
+
+std::string render_capacity_html(const json& doc) {
+  const json& c = doc.at("capacity");
+  std::string o = "<div class=\"rec\"><h3>Capacity</h3><pre>" + html_escape(headline(c)) + "</pre><p>" +
+                  html_escape(c.value("answer", "")) + "</p></div>\n";
+  const double target = c.at("au_target").get<double>();
+  LineChart au;
+  au.id = "capacity-au";
+  au.title = "AU against emulated accelerators";
+  au.x_label = fmt::format("{} accelerators", c.value("accelerator_name", ""));
+  au.y_label = "AU % (median of repeats)";
+  au.hline = 100 * target;
+  au.hline_label = fmt::format("AU floor {:.0f}%", 100 * target);
+  SvgSeries mean{"AU (mean over ranks)", {}, true}, low{"AU (lowest rank)", {}, true};
+  LineChart rate;
+  rate.id = "capacity-rate";
+  rate.title = "samples/s against emulated accelerators";
+  rate.x_label = au.x_label;
+  rate.y_label = "samples/s";
+  SvgSeries got{"delivered (median of repeats)", {}, true}, need{"demand (accelerators x per-accelerator rate)", {}, false};
+  for (const auto& p : c.at("points")) {
+    const double g = p.value("gpus", 0.0);
+    mean.points.push_back({g, 100 * p.value("au", 0.0)});
+    low.points.push_back({g, 100 * p.value("au_min", 0.0)});
+    got.points.push_back({g, p.value("samples_per_s", 0.0)});
+    need.points.push_back({g, p.value("demand_samples_per_s", 0.0)});
+  }
+  au.series = {mean, low};
+  rate.series = {got, need};
+  const uint64_t n = c.at("gpus_fed").get<uint64_t>();
+  for (const auto& p : c.at("points"))
+    if (p.value("gpus", 0ULL) == n && n > 0) au.marks.push_back({static_cast<double>(n), 100 * p.value("au", 0.0), "fed"});
+  o += render_line_chart(au) + render_line_chart(rate);
+  o += "<table class=\"grid\"><tr><th>GPUs</th><th>AU</th><th>AU min</th><th>samples/s</th><th>demand</th><th>MB/s</th>"
+       "<th>spread</th><th>CPU</th><th>repeats</th><th>fed</th></tr>\n";
+  for (const auto& p : c.at("points"))
+    o += fmt::format("<tr><td>{}</td><td>{:.1f}%</td><td>{:.1f}%</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.1f}</td>"
+                     "<td>{:.1f}%</td><td>{:.0f}%</td><td>{}</td><td>{}</td></tr>\n",
+                     p.value("gpus", 0), 100 * p.value("au", 0.0), 100 * p.value("au_min", 0.0),
+                     p.value("samples_per_s", 0.0), p.value("demand_samples_per_s", 0.0),
+                     p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("spread", 0.0), 100 * p.value("cpu_fraction", 0.0),
+                     p.value("repeats", 0), html_escape(p.value("passed", false) ? "yes" : "no"));
+  return o + "</table><p class=\"note\">MB/s = 10^6 B/s. Rates from sample completion times in each run's steady "
+             "window.</p>\n";
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,283 @@
+// Capacity search on recorded point tables (monotone, noisy, non-monotone, nothing fed,
+// client-bound, budget), the summary of a point's repeats, the capacity document's text and
+// HTML, and the run's capacity line (measured, or "run ioprobe capacity"; no multiplier).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "capacity/capacity_run.hpp"
+#include "capacity/search.hpp"
+#include "ingest/analysis.hpp"
+#include "ingest/catalog.hpp"
+#include "report/capacity_report.hpp"
+#include "report/html_report.hpp"
+
+using namespace ioprobe;
+
+namespace {
+
+CapacityPoint at(double au, bool client = false, bool metadata = false) {
+  CapacityPoint p;
+  p.au = au;
+  p.au_min = au - 0.01;
+  p.samples_per_s = 100 * au;
+  p.repeats = 3;
+  p.client_bound = client;
+  p.metadata_bound = metadata;
+  if (client) p.note = "the process used 97% of its allowed CPUs";
+  return p;
+}
+
+// Replays a recorded table; counts missing from it would be a search that measured something it
+// should not have, so they fail the test.
+struct Table {
+  std::map<uint32_t, CapacityPoint> points;
+  std::vector<uint32_t> asked;
+  size_t budget = 1000;  // points the budget allows
+  MeasurePointFn fn() {
+    return [this](uint32_t g) -> std::optional<CapacityPoint> {
+      asked.push_back(g);
+      if (asked.size() > budget) return std::nullopt;
+      auto it = points.find(g);
+      REQUIRE(it != points.end());
+      return it->second;
+    };
+  }
+};
+
+std::set<uint32_t> measured(const CapacityAnswer& a) {
+  std::set<uint32_t> s;
+  for (const auto& p : a.points) s.insert(p.gpus);
+  return s;
+}
+
+CapacitySearchOptions opts(double target = 0.9, uint32_t max = 1024) {
+  CapacitySearchOptions o;
+  o.au_target = target;
+  o.max_gpus = max;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("capacity: monotone table, doubling then bisection; N and N+1 both measured", "[capacity]") {
+  Table t;
+  for (uint32_t g = 1; g <= 16; ++g) t.points[g] = at(g <= 5 ? 0.97 : 0.6);
+  CapacityAnswer a = search_capacity(t.fn(), opts());
+  CHECK(a.gpus_fed == 5);
+  CHECK(a.bound == "storage");
+  CHECK(a.boundary_measured);
+  CHECK(t.asked == std::vector<uint32_t>{1, 2, 4, 8, 6, 5});
+  CHECK(measured(a) == std::set<uint32_t>{1, 2, 4, 5, 6, 8});
+  CHECK_THAT(a.text, Catch::Contains("5 fed") && Catch::Contains("6 reached AU 60.0%"));
+}
+
+TEST_CASE("capacity: noisy AU near the floor; the medians decide, the answer is adjacent counts", "[capacity]") {
+  Table t;
+  const double au[] = {0, 0.991, 0.962, 0.944, 0.931, 0.905, 0.897, 0.88, 0.84, 0.86, 0.82};
+  for (uint32_t g = 1; g <= 10; ++g) t.points[g] = at(au[g]);
+  CapacityAnswer a = search_capacity(t.fn(), opts());
+  CHECK(a.gpus_fed == 5);
+  CHECK(a.boundary_measured);
+  CHECK(measured(a).count(5));
+  CHECK(measured(a).count(6));
+  // The same table with the workload's 85% floor (retinanet) moves the answer.
+  Table r = t;
+  r.asked.clear();
+  CHECK(search_capacity(r.fn(), opts(0.85)).gpus_fed == 7);
+}
+
+TEST_CASE("capacity: non-monotone table: the search stops at the first failure it meets", "[capacity]") {
+  // 3 would fail and 6 would pass again (noise); doubling passes 1, 2, 4, fails 8; bisection: 6
+  // passes, 7 fails. 3 is never measured: the answer is 6, with 7 measured to fail.
+  Table t;
+  for (uint32_t g : {1u, 2u, 4u, 6u}) t.points[g] = at(0.95);
+  for (uint32_t g : {3u, 5u, 7u, 8u}) t.points[g] = at(g == 5 ? 0.95 : 0.7);
+  CapacityAnswer a = search_capacity(t.fn(), opts());
+  CHECK(a.gpus_fed == 6);
+  CHECK(a.boundary_measured);
+  CHECK_FALSE(measured(a).count(3));
+  // A failure at 2 ends the doubling even if 4 would pass: the answer is 1, not 4.
+  Table u;
+  u.points = {{1, at(0.95)}, {2, at(0.7)}, {4, at(0.95)}};
+  CapacityAnswer b = search_capacity(u.fn(), opts());
+  CHECK(b.gpus_fed == 1);
+  CHECK(u.asked == std::vector<uint32_t>{1, 2});
+}
+
+TEST_CASE("capacity: nothing fed; storage-bound or metadata-bound at 1", "[capacity]") {
+  Table t;
+  t.points[1] = at(0.4);
+  CapacityAnswer a = search_capacity(t.fn(), opts());
+  CHECK(a.gpus_fed == 0);
+  CHECK(a.boundary_measured);
+  CHECK(a.bound == "storage");
+  CHECK_THAT(a.text, Catch::Contains("feeds no accelerator"));
+  Table m;
+  m.points[1] = at(0.4, false, true);
+  CHECK(search_capacity(m.fn(), opts()).bound == "metadata");
+  // A point that delivered nothing never passes, whatever its AU field says.
+  Table z;
+  z.points[1] = at(0.95);
+  z.points[1].samples_per_s = 0;
+  CHECK(search_capacity(z.fn(), opts()).gpus_fed == 0);
+}
+
+TEST_CASE("capacity: client-bound at N+1 says add hosts, not storage", "[capacity]") {
+  Table t;
+  t.points = {{1, at(0.97)}, {2, at(0.95)}, {3, at(0.8, true)}, {4, at(0.6, true)}};
+  CapacityAnswer a = search_capacity(t.fn(), opts());
+  CHECK(a.gpus_fed == 2);
+  CHECK(a.bound == "client-cpu");
+  CHECK_THAT(a.text, Catch::StartsWith("client-bound at 2: add hosts"));
+  // Client saturated at a passing count does not matter: the failing count decides.
+  Table u;
+  u.points = {{1, at(0.97, true)}, {2, at(0.5)}};
+  CHECK(search_capacity(u.fn(), opts()).bound == "storage");
+}
+
+TEST_CASE("capacity: the budget ends the search with the largest passing count; max_gpus caps it", "[capacity]") {
+  Table t;
+  for (uint32_t g = 1; g <= 16; ++g) t.points[g] = at(g <= 5 ? 0.97 : 0.6);
+  t.budget = 4;  // 1, 2, 4, 8 measured; no time for 6
+  CapacityAnswer a = search_capacity(t.fn(), opts());
+  CHECK(a.gpus_fed == 4);
+  CHECK(a.bound == "budget");
+  CHECK_FALSE(a.boundary_measured);
+  CHECK_THAT(a.text, Catch::Contains("between 4 (passed) and 8 (failed)"));
+  Table all;
+  for (uint32_t g = 1; g <= 6; ++g) all.points[g] = at(0.99);
+  CapacityAnswer b = search_capacity(all.fn(), opts(0.9, 6));
+  CHECK(b.gpus_fed == 6);
+  CHECK(b.bound == "budget");
+  CHECK(all.asked == std::vector<uint32_t>{1, 2, 4, 6});
+  Table none;
+  none.points[1] = at(0.99);
+  none.budget = 0;
+  CapacityAnswer c = search_capacity(none.fn(), opts());
+  CHECK(c.points.empty());
+  CHECK(c.bound == "budget");
+}
+
+TEST_CASE("capacity: a point's repeats: medians, spread, client-bound by CPU or consumer lag", "[capacity]") {
+  RepeatSample r1, r2, r3;
+  r1.samples_per_s = 1000, r2.samples_per_s = 1100, r3.samples_per_s = 900;
+  r1.au = 0.95, r2.au = 0.91, r3.au = 0.93;
+  r1.au_min = 0.9, r2.au_min = 0.85, r3.au_min = 0.92;
+  r1.steady = r2.steady = r3.steady = true;
+  r1.cpu_fraction = r2.cpu_fraction = r3.cpu_fraction = 0.3;
+  CapacityPoint p = summarize_repeats(4, {r1, r2, r3});
+  CHECK(p.gpus == 4);
+  CHECK(p.repeats == 3);
+  CHECK(p.au == Approx(0.93));
+  CHECK(p.au_min == Approx(0.85));
+  CHECK(p.samples_per_s == Approx(1000));
+  CHECK(p.spread == Approx(0.2));
+  CHECK_FALSE(p.client_bound);
+  r1.cpu_fraction = r2.cpu_fraction = 0.97;
+  CapacityPoint cpu = summarize_repeats(4, {r1, r2, r3});
+  CHECK(cpu.client_bound);
+  CHECK_THAT(cpu.note, Catch::Contains("97% of its allowed CPUs"));
+  RepeatSample lag = r3;
+  lag.consumer_lag = 0.12;
+  CapacityPoint late = summarize_repeats(2, {lag});
+  CHECK(late.client_bound);
+  CHECK_THAT(late.note, Catch::Contains("overran their steps by 12%"));
+  RepeatSample opens = r3;
+  opens.open_share = 0.7;
+  CHECK(summarize_repeats(1, {opens}).metadata_bound);
+}
+
+TEST_CASE("capacity: repeat_sample takes CPU per allowed CPU and the consumers' lag from the result", "[capacity]") {
+  LoaderResult r;
+  r.elapsed_ns = 4'000'000'000;
+  r.cpu_user_s = 6;
+  r.cpu_sys_s = 1;  // 7 CPU s over 4 s on 2 CPUs = 87.5%
+  RankStats rk;
+  rk.elapsed_ns = 4'000'000'000;
+  rk.wait_ns = 1'000'000'000;
+  rk.nominal_compute_ns = 2'600'000'000;  // 0.4 s of 4 s overslept = 10%
+  rk.timeline = Timeline(0.5);
+  r.ranks.push_back(rk);
+  LoaderConfig c;
+  RepeatSample s = repeat_sample(r, c, 2, 0);
+  CHECK(s.cpu_fraction == Approx(0.875));
+  CHECK(s.consumer_lag == Approx(0.1));
+  CHECK(summarize_repeats(1, {s}).client_bound);
+}
+
+TEST_CASE("capacity document: text and HTML name the answer; the charts have the floor and demand lines", "[capacity][report]") {
+  Table t;
+  for (uint32_t g = 1; g <= 4; ++g) t.points[g] = at(g <= 2 ? 0.97 : 0.5);
+  CapacityAnswer a = search_capacity(t.fn(), opts(0.85));
+  CapacitySectionInputs in;
+  in.accelerator = "b200";
+  in.accelerator_name = "B200";
+  in.model = "retinanet";
+  in.au_target = 0.85;
+  in.samples_per_s_per_gpu = 504.7;
+  in.sample_bytes = 322957;
+  in.repeats = 3;
+  in.point_s = 2;
+  nlohmann::json doc = {{"kind", "capacity"},
+                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
+                        {"target", {{"path", "/mnt/x<y>"}, {"fs_type", "tmpfs"}}},
+                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
+  doc["capacity"] = capacity_json(a, in);
+  CHECK(doc["capacity"]["gpus_fed"] == 2);
+  CHECK(doc["capacity"]["bound"] == "storage");
+  CHECK(doc["capacity"]["points"].size() == 4);  // 1, 2, 4, then 3
+  CHECK(doc["capacity"]["points"][1]["demand_samples_per_s"].get<double>() == Approx(1009.4));
+  const std::string text = render_capacity_text(doc);
+  CHECK_THAT(text, Catch::Contains("Capacity: 2 x B200 fed at AU >= 85% (storage-bound at 3)"));
+  CHECK_THAT(text, Catch::Contains("NOT fed"));
+  const std::string html = render_html_report({doc});
+  CHECK_THAT(html, Catch::Contains("data-chart=\"capacity-au\"") && Catch::Contains("data-chart=\"capacity-rate\""));
+  CHECK_THAT(html, Catch::Contains("AU floor 85%"));
+  CHECK_THAT(html, Catch::Contains("demand (accelerators x per-accelerator rate)"));
+}
+
+TEST_CASE("catalog: MLPerf Storage v3.0 accelerators and the per-workload AU floor", "[capacity][ingest]") {
+  const std::string path = std::string(IOPROBE_SOURCE_WORKLOADS) + "/accelerators.json";
+  auto rows = load_catalog(path);
+  const CatalogRow& b200u = find_row(rows, "b200", "unet3d");
+  REQUIRE(b200u.emulation);
+  CHECK(b200u.emulation->samples_per_s == Approx(43.2));
+  CHECK(b200u.emulation->samples_per_s * b200u.bytes_per_sample / 1e9 == Approx(6.33).epsilon(2e-3));
+  const CatalogRow& b200r = find_row(rows, "b200", "retinanet");
+  const CatalogRow& mi355r = find_row(rows, "mi355", "retinanet");
+  REQUIRE(b200r.emulation);
+  REQUIRE(mi355r.emulation);
+  CHECK(b200r.emulation->batch_size / b200r.emulation->step_time_s == Approx(504.7).epsilon(1e-3));
+  CHECK(mi355r.emulation->batch_size / mi355r.emulation->step_time_s == Approx(504.7).epsilon(1e-3));
+  CHECK(mi355r.bytes_per_sample == 322957);
+  std::string src;
+  CHECK(load_au_floor(path, "retinanet", &src) == Approx(0.85));
+  CHECK_THAT(src, Catch::Contains("v3.0"));
+  CHECK(load_au_floor(path, "unet3d") == Approx(0.90));
+  CHECK(load_au_floor(path, "resnet50") == Approx(0.90));
+}
+
+TEST_CASE("run: the GPUs-fed figure is only what the run measured, no multiplier", "[capacity][ingest]") {
+  // A GPU-paced run with workers 12.5% busy once said "perhaps up to 8".
+  LoaderResult r;
+  r.elapsed_ns = 10'000'000'000;
+  r.samples = 17860;
+  r.bytes = 17860ULL * 114660;
+  RankStats rk;
+  rk.elapsed_ns = r.elapsed_ns;
+  rk.nominal_compute_ns = 9'900'000'000;
+  r.ranks.push_back(rk);
+  WorkerStats w;
+  w.busy_ns = 1'250'000'000;
+  r.workers.push_back(w);
+  Demand d;
+  d.samples_per_s_per_gpu = 1786;
+  d.gpus = 1;
+  IngestResult out = analyze_ingest(r, d, AnalysisInputs{});
+  CHECK(out.gpus_fed == 1);
+  d.gpus = 3;  // the same rate against 3 GPUs: AU below the target, so none is claimed
+  r.ranks[0].nominal_compute_ns = 5'000'000'000;
+  CHECK(analyze_ingest(r, d, AnalysisInputs{}).gpus_fed == 0);
+}
