@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "ingest/analysis.hpp"
 #include "loader/loader_run.hpp"
 #include "tune/sweep.hpp"
 #include "tune/tune_run.hpp"
@@ -29,7 +30,21 @@ RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpu
   s.bytes_per_s = t.bytes_per_s;
   s.au = t.au;
   s.au_min = t.au_min;
-  s.steady = t.steady;
+  s.steady = t.steady && t.from_completions;
+  if (!t.from_completions) {
+    // No completion times to divide by (a rank had fewer than two batches in the window): the
+    // whole run's figures, never whole batches counted per interval.
+    const double el = static_cast<double>(r.elapsed_ns) / 1e9;
+    s.samples_per_s = el > 0 ? static_cast<double>(r.samples) / el : 0;
+    s.bytes_per_s = el > 0 ? static_cast<double>(r.bytes) / el : 0;
+    double sum = 0, lo = 1;
+    for (const auto& rk : r.ranks) {
+      sum += rank_accelerator_utilization(rk);
+      lo = std::min(lo, rank_accelerator_utilization(rk));
+    }
+    s.au = r.ranks.empty() ? 0 : sum / static_cast<double>(r.ranks.size());
+    s.au_min = r.ranks.empty() ? 0 : lo;
+  }
   s.cpu_fraction = t.cpu_used / std::max(1, cpus_allowed);
   double elapsed = 0, lag = 0;
   for (const auto& rk : r.ranks) {
@@ -84,7 +99,10 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
 std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderConfig& base, uint32_t gpus,
                                            const PointRunOptions& o, const Topology& topo, const RecordLayout* layout,
                                            const RepeatDoneFn& done) {
-  const double need_s = o.repeats * (o.point_s + kRunOverheadS);
+  // Long enough for every rank to complete several steps after the warm-up: a point whose window
+  // holds one or two batches per rank has no rate between completions.
+  const double run_s = std::max(o.point_s, kMinWarmupS + kMinStepsPerPoint * base.step_time_s);
+  const double need_s = o.repeats * (run_s + kRunOverheadS);
   if (interrupted() || (o.deadline_ns && now_ns() + static_cast<int64_t>(need_s * 1e9) > o.deadline_ns))
     return std::nullopt;
   std::vector<RepeatSample> runs;
@@ -93,7 +111,7 @@ std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderC
     c.ranks = gpus;
     c.world_ranks = 0;
     c.first_rank = 0;
-    c.duration_s = o.point_s;
+    c.duration_s = run_s;
     c.epochs = kMaxEpochs;
     c.seed = base.seed + rep;
     c.timeline_interval_s = kTuneIntervalS;
@@ -110,7 +128,11 @@ std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderC
     runs.push_back(repeat_sample(r, c, o.cpus_allowed, min_steady));
     if (done) done(gpus, rep, runs.back());
   }
-  return summarize_repeats(gpus, runs);
+  CapacityPoint p = summarize_repeats(gpus, runs);
+  if (run_s > o.point_s)
+    p.note += fmt::format("{}runs lengthened to {:.1f} s ({} GPU steps of {:.3f} s after {:.0f} s of warm-up)",
+                          p.note.empty() ? "" : "; ", run_s, kMinStepsPerPoint, base.step_time_s, kMinWarmupS);
+  return p;
 }
 
 }  // namespace ioprobe

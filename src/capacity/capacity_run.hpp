@@ -29,6 +29,12 @@ constexpr double kClientCpuSaturated = 0.85;
 /// consumers on time). Chosen by us: 5%, half the 10% AU margin of MLPerf Storage's 90% floor.
 constexpr double kClientLagMax = 0.05;
 
+/// Each run of a point lasts at least kMinWarmupS + kMinStepsPerPoint GPU step times (longer than
+/// --point-time when the steps are long), so that every rank completes several batches in the
+/// steady window. Chosen by us.
+constexpr double kMinWarmupS = 1.0;
+constexpr uint32_t kMinStepsPerPoint = 8;
+
 /// What one repeat of a point measured.
 struct RepeatSample {
   double samples_per_s = 0, bytes_per_s = 0;  // steady window, from completion times
@@ -39,8 +45,10 @@ struct RepeatSample {
   bool steady = false;
 };
 
-/// The repeat's figures from a loader result: steady_sample for the rates and AU, plus CPU,
-/// consumer lag and open share. `min_steady_samples`: as steady_sample's. Pure.
+/// The repeat's figures from a loader result: steady_sample for the rates and AU when it could
+/// take them from completion times, else the whole run's (samples / elapsed, each rank's
+/// nominal step time / elapsed) with `steady` false; plus CPU, consumer lag and open share.
+/// `min_steady_samples`: as steady_sample's. Pure.
 RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpus_allowed, uint64_t min_steady_samples);
 
 /// Summarizes the repeats of `gpus`: medians of AU, samples/s, bytes/s, CPU and lag; the lowest
@@ -59,7 +67,8 @@ struct PointRunOptions {
 /// Called after each repeat (for progress lines).
 using RepeatDoneFn = std::function<void(uint32_t gpus, uint32_t repeat, const RepeatSample& s)>;
 
-/// Runs `gpus` ranks `o.repeats` times on copies of `base` (ranks, duration, seed per repeat,
+/// Runs `gpus` ranks `o.repeats` times on copies of `base` (ranks, duration = max(o.point_s,
+/// kMinWarmupS + kMinStepsPerPoint x step time; the note says when lengthened), seed per repeat,
 /// 0.5 s timeline, deliveries recorded). std::nullopt when the deadline leaves no room for every
 /// repeat of the point, or on SIGINT/SIGTERM. Throws Error when reads failed so that the run
 /// stopped (naming the first failure) or a worker's engine cannot be set up.

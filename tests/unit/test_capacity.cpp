@@ -281,3 +281,33 @@ TEST_CASE("run: the GPUs-fed figure is only what the run measured, no multiplier
   r.ranks[0].nominal_compute_ns = 5'000'000'000;
   CHECK(analyze_ingest(r, d, AnalysisInputs{}).gpus_fed == 0);
 }
+
+TEST_CASE("capacity: a repeat without completion times uses the whole run, never interval counts", "[capacity]") {
+  // 8 ranks with 0.512 s steps in a 3 s run: one batch per rank in the window. Interval counts
+  // once gave AU 99.8% next to 72% of the demand delivered.
+  LoaderResult r;
+  r.elapsed_ns = 3'000'000'000;
+  for (int k = 0; k < 8; ++k) {
+    RankStats rk;
+    rk.timeline = Timeline(0.5);
+    rk.elapsed_ns = r.elapsed_ns;
+    rk.nominal_compute_ns = 1'536'000'000;  // 3 batches of 0.512 s in 3 s: AU 51.2%
+    for (int b = 0; b < 3; ++b) {
+      const int64_t t = int64_t{b} * 1'200'000'000 + 100'000'000;
+      rk.timeline.add(t, 256, 256000, 0);
+      rk.deliveries.push_back({t, 256, 256000, 0});
+    }
+    r.samples += 3 * 256;
+    r.bytes += 3 * 256000;
+    r.ranks.push_back(rk);
+  }
+  LoaderConfig c;
+  c.ranks = 8;
+  c.batch_size = 256;
+  c.step_time_s = 0.512;
+  RepeatSample s = repeat_sample(r, c, 2, 0);
+  CHECK_FALSE(s.steady);
+  CHECK(s.au == Approx(0.512));
+  CHECK(s.samples_per_s == Approx(8 * 3 * 256 / 3.0));
+  CHECK_FALSE(point_passes(summarize_repeats(8, {s}), 0.9));
+}
