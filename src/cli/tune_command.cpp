@@ -11,6 +11,7 @@
 #include "cli/run_config.hpp"
 #include "cli/run_cluster.hpp"
 #include "cli/run_plan.hpp"
+#include "cluster/collective.hpp"
 #include "cluster/step_sync.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
@@ -133,9 +134,13 @@ int cmd_tune(const CommandContext& ctx) {
     if (comm.rank() != 0) c.quiet = true;
   }
   // Output paths are checked before the sweep, not after minutes of measuring.
-  if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
-  if (!html.empty()) check_output_path(html, "--html");
-  if (!csv.empty()) check_output_path(csv, "--csv");
+  // Rank 0 alone writes them; a refusal there ends every process.
+  cluster::on_every_host(comm, "check the output paths", [&] {
+    if (comm.rank() != 0) return;
+    if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
+    if (!html.empty()) check_output_path(html, "--html");
+    if (!csv.empty()) check_output_path(csv, "--csv");
+  });
   const int64_t t0 = now_ns();
   const int64_t deadline = t0 + static_cast<int64_t>(budget_s * 1e9);
   nlohmann::json doc = document_header("tune", ctx.argv, host);

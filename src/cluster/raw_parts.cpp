@@ -69,7 +69,8 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
     }
     for (auto& h : c.hosts) {
       h.straggler = time_based ? h.result.iops() < (1 - kRawStragglerMargin) * best_iops
-                               : h.last_done_s > (1 + kRawStragglerMargin) * best_done;
+                               : h.last_done_s > (1 + kRawStragglerMargin) * best_done &&
+                                     h.last_done_s - best_done > kRawStragglerMinLagS;
       if (!h.straggler) continue;
       c.warnings.push_back(time_based ? fmt::format("straggler: host {} delivered {:.0f} IOPS, {:.0f}% below the fastest "
                                                     "host ({:.0f} IOPS)",

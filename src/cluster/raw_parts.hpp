@@ -53,6 +53,9 @@ struct ClusterRaw {
 /// equally long), or how far behind the fastest host it may finish (one pass over the region),
 /// before it is flagged a straggler: 10%, as for `run` (cluster/run_parts.hpp kStragglerMargin).
 constexpr double kRawStragglerMargin = 0.10;
+/// A one-pass run's host is flagged only when it also finished this many seconds after the first
+/// host: in runs of a few milliseconds a 10% gap is scheduling noise, not a slow host. Chosen by us.
+constexpr double kRawStragglerMinLagS = 0.1;
 
 /// Merges the parts (one per process, any order) into the cluster's result and host rows.
 /// `time_based`: the run had a --runtime (stragglers judged by rate, else by finish time).

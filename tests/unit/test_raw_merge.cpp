@@ -109,6 +109,12 @@ TEST_CASE("merge_raw_parts: host rows add up to the cluster, stragglers by rate 
   // A one-pass run judges by finish time: equal finishes, no straggler despite the rates.
   ClusterRaw d = merge_raw_parts(parts, /*time_based=*/false);
   CHECK_FALSE(d.hosts[1].straggler);
+  // One pass: h2 finishing at 3 s against h1's 2.01 s is a straggler; in a run of milliseconds
+  // (0.02 s against 0.01 s) the same ratio is noise, below kRawStragglerMinLagS.
+  parts[0].result.elapsed_s = 3.0;
+  CHECK(merge_raw_parts(parts, false).hosts[1].straggler);
+  for (auto& p : parts) p.result.elapsed_s = p.hostname == "h1" ? 0.01 : 0.02;
+  CHECK_FALSE(merge_raw_parts(parts, false).hosts[1].straggler);
 }
 
 TEST_CASE("raw parts round-trip their wire form exactly; a foreign text is refused", "[raw][cluster]") {
