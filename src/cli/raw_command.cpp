@@ -131,7 +131,9 @@ int cmd_raw(const CommandContext& ctx) {
     std::printf("examples:\n"
                 "  ioprobe raw --filename /data/t.bin --size 1G --rw randread --bs 4k --iodepth 32 --direct 1 --runtime 10s\n"
                 "  ioprobe raw --filename /dev/shm/t.bin --size 1G --rw read --bs 128k --iodepth 16 --runtime 10s\n"
-                "tools/bench-fio runs the same jobs under fio and ioprobe side by side.\n");
+                "across hosts (each process reads or writes its own PATH.rank<R>; one merged report):\n"
+                "  mpirun -np 4 --hostfile H ioprobe raw --filename /mnt/pfs/t.bin --size 1G --rw randread --direct 1 --runtime 10s\n"
+                "tools/bench-fio runs the same jobs under fio and ioprobe side by side (tools/bench-multihost-fio: across hosts).\n");
     return kExitOk;
   }
   RawConfig cfg = build_config(vm);
