@@ -1,13 +1,18 @@
 // `ioprobe raw`: fio-like raw file / block device I/O (options, validation, run, report).
 #include <libgen.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
+#include "cli/raw_cluster.hpp"
+#include "cli/run_cluster.hpp"
+#include "cluster/collective.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -18,6 +23,7 @@
 #include "raw/raw_run.hpp"
 #include "raw/raw_target.hpp"
 #include "report/document.hpp"
+#include "report/raw_cluster_json.hpp"
 #include "report/raw_report.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
@@ -77,6 +83,37 @@ RawConfig build_config(const po::variables_map& vm) {
   return c;
 }
 
+// Locked memory: each job's ring (--iodepth entries) and registered buffers count against
+// RLIMIT_MEMLOCK (engine/uring_memlock.hpp); decided before any job starts (it may fall back to
+// psync: `choice` then says so).
+void plan_memlock(RawConfig& cfg, const HostInfo& host, RawEngineChoice& choice,
+                  std::vector<std::string>& warnings) {
+  if (choice.name != "io_uring") return;
+  MemlockNeed need;
+  need.rings = cfg.numjobs;
+  need.ring_bytes = ring_locked_bytes(cfg.iodepth, 2 * cfg.iodepth);
+  need.rings_charged = kernel_charges_rings(host.kernel);
+  const uint64_t stride = (static_cast<uint64_t>(cfg.bs) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+  // The engine maps its buffers in 2 MiB huge pages (engine.cpp allocate_slots), charged whole.
+  need.registered_bytes = cfg.numjobs * registered_locked_bytes(std::max<uint64_t>(kHugePageBytes, stride * cfg.iodepth));
+  MemlockPlan plan = apply_memlock_plan(cfg.engine, need, read_memlock_limit(), choice.name, choice.reason, warnings);
+  if (plan.step == MemlockStep::no_fixed_buffers) cfg.fixed_buffers = false;
+}
+
+// A file this process laid out for a multi-process run (PATH.rank<R>) is removed at the end.
+struct RemoveCreatedFile {
+  std::string path;
+  RemoveCreatedFile() = default;
+  RemoveCreatedFile(const RemoveCreatedFile&) = delete;
+  RemoveCreatedFile& operator=(const RemoveCreatedFile&) = delete;
+  ~RemoveCreatedFile() {
+    if (!path.empty()) unlink(path.c_str());
+  }
+};
+
+// Watchdog of the start barriers and of the gather of a --runtime run (seconds).
+constexpr double kRawBarrierTimeoutS = 120;
+
 std::string dir_of(const std::string& path) {
   std::string copy = path;
   return dirname(copy.data());
@@ -94,35 +131,45 @@ int cmd_raw(const CommandContext& ctx) {
     std::printf("examples:\n"
                 "  ioprobe raw --filename /data/t.bin --size 1G --rw randread --bs 4k --iodepth 32 --direct 1 --runtime 10s\n"
                 "  ioprobe raw --filename /dev/shm/t.bin --size 1G --rw read --bs 128k --iodepth 16 --runtime 10s\n"
-                "tools/bench-fio runs the same jobs under fio and ioprobe side by side.\n");
+                "across hosts (each process reads or writes its own PATH.rank<R>; one merged report):\n"
+                "  mpirun -np 4 --hostfile H ioprobe raw --filename /mnt/pfs/t.bin --size 1G --rw randread --direct 1 --runtime 10s\n"
+                "tools/bench-fio runs the same jobs under fio and ioprobe side by side (tools/bench-multihost-fio: across hosts).\n");
     return kExitOk;
   }
   RawConfig cfg = build_config(vm);
   std::string json_path = get_string(vm, "json");
   HostInfo host = probe_host();
+  dist::Comm& comm = *ctx.comm;
+  const bool multi = comm.multi();
+  const std::string user_filename = cfg.filename;
 
-  RawTarget target = prepare_raw_target(cfg);
-  if (interrupted()) {
+  // Each process prepares its own file (raw_cluster.hpp says which); a failure on any host ends
+  // the job on every host, naming it. With one process this is the single-host flow.
+  std::string files_how;
+  RawTarget target;
+  TargetInfo tinfo;
+  double residency = -1;
+  RawEngineChoice choice;
+  std::vector<std::string> memlock_warnings;
+  bool layout_interrupted = false;
+  RemoveCreatedFile remove_created;
+  cluster::on_every_host(comm, "prepare the raw target", [&] {
+    if (multi) cfg.filename = process_raw_filename(cfg, comm.rank(), &files_how);
+    target = prepare_raw_target(cfg);
+    if (multi && target.created) remove_created.path = target.path;
+    if (interrupted()) {
+      if (multi) throw Error(target.note, interrupt_exit_code());
+      layout_interrupted = true;
+      return;
+    }
+    tinfo = probe_target(target.block_device ? target.path : dir_of(target.path));
+    residency = target.block_device ? -1.0 : page_cache_residency(target.path, target.region_bytes);
+    choice = choose_raw_engine(cfg, tinfo, residency);
+    plan_memlock(cfg, host, choice, memlock_warnings);
+  });
+  if (layout_interrupted) {
     std::fprintf(stderr, "ioprobe raw: %s\n", target.note.c_str());
     return interrupt_exit_code();
-  }
-  TargetInfo tinfo = probe_target(target.block_device ? target.path : dir_of(target.path));
-  double residency = target.block_device ? -1.0 : page_cache_residency(target.path, target.region_bytes);
-  RawEngineChoice choice = choose_raw_engine(cfg, tinfo, residency);
-  // Locked memory: each job's ring (--iodepth entries) and registered buffers count against
-  // RLIMIT_MEMLOCK (engine/uring_memlock.hpp); decide before any job starts.
-  std::vector<std::string> memlock_warnings;
-  if (choice.name == "io_uring") {
-    MemlockNeed need;
-    need.rings = cfg.numjobs;
-    need.ring_bytes = ring_locked_bytes(cfg.iodepth, 2 * cfg.iodepth);
-    need.rings_charged = kernel_charges_rings(host.kernel);
-    const uint64_t stride = (static_cast<uint64_t>(cfg.bs) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
-    // The engine maps its buffers in 2 MiB huge pages (engine.cpp allocate_slots), charged whole.
-    need.registered_bytes = cfg.numjobs * registered_locked_bytes(std::max<uint64_t>(kHugePageBytes, stride * cfg.iodepth));
-    MemlockPlan plan = apply_memlock_plan(cfg.engine, need, read_memlock_limit(), choice.name, choice.reason,
-                                          memlock_warnings);
-    if (plan.step == MemlockStep::no_fixed_buffers) cfg.fixed_buffers = false;
   }
 
   nlohmann::json doc = document_header("raw", ctx.argv, host);
@@ -135,22 +182,67 @@ int cmd_raw(const CommandContext& ctx) {
   if (!cfg.direct && residency >= 0 && residency < 0.9 && residency > 0.05)
     doc["warnings"].push_back(fmt::format("page cache partly warm ({:.0f} %): a mixed cache state", residency * 100));
 
-  RawResults res = run_raw(cfg, target, choice);
+  double skew_s = 0;
+  RawResults res;
+  if (!multi) {
+    res = run_raw(cfg, target, choice);
+  } else {
+    // Every process starts its clock when the start barrier releases it (--runtime counts from
+    // there); a process that fails before the barrier still meets the others there with its error.
+    const RawStartHook start = raw_start_on_hosts(comm, kRawBarrierTimeoutS, &skew_s);
+    bool started = false;
+    std::exception_ptr early;
+    try {
+      res = run_raw(cfg, target, choice, [&](std::exception_ptr setup) {
+        started = true;
+        start(setup);
+      });
+    } catch (...) {
+      if (started) throw;
+      early = std::current_exception();
+    }
+    if (early) start(early);  // throws JobFailure on every process
+    ctx.job_outcome_shared = true;  // from here on every process learns the outcome
+    cluster::RawProcessPart part;
+    part.rank = comm.rank();
+    part.host_index = comm.host_index();
+    part.hostname = comm.hostname();
+    part.filename = escape_bytes(cfg.filename);
+    part.start_skew_s = skew_s;
+    part.target = doc["target"];
+    part.result = res;
+    // A one-pass run ends when the slowest process's pass does: no watchdog on that wait.
+    const cluster::ClusterRaw cr = gather_raw(comm, part, cfg.runtime_s > 0, cfg.runtime_s > 0 ? kRawBarrierTimeoutS : 0);
+    if (comm.rank() != 0) return share_exit_code(comm, 0);
+    res = cr.merged;
+    cfg.filename = user_filename;
+    doc["cluster"] = raw_cluster_json(cr, comm.launcher(), comm.host_count(), files_how);
+    doc["hosts"] = raw_hosts_json(cr);
+    for (const auto& w : cr.warnings) doc["warnings"].push_back(w);
+    for (const auto& h : cr.hosts)
+      if (h.result.errors)
+        std::fprintf(stderr, "ioprobe raw: host %s (rank %s): %s\n", h.hostname.c_str(),
+                     fmt::format("{}", fmt::join(h.mpi_ranks, ",")).c_str(), h.result.first_error.c_str());
+  }
 
   std::fputs(raw_text(cfg, target, choice, residency, res).c_str(), stdout);
-  for (const auto& w : doc["warnings"]) std::printf("  warning     %s\n", w.get<std::string>().c_str());
   doc["partial"] = res.partial;
   doc["raw"] = raw_json(cfg, target, choice, residency, res);
+  std::fputs(render_raw_hosts_text(doc).c_str(), stdout);
+  for (const auto& w : doc["warnings"]) std::printf("  warning     %s\n", w.get<std::string>().c_str());
   if (!json_path.empty()) {
     write_json_file(json_path, doc);
     std::printf("  result      %s\n", escape_bytes(json_path).c_str());
   }
-  if (interrupted()) return interrupt_exit_code();
-  if (res.errors) {
-    std::fprintf(stderr, "ioprobe raw: %s\n", res.first_error.c_str());
-    return kExitFailure;
+  int rc = kExitOk;
+  if (interrupted() || (multi && res.partial && res.errors == 0)) {
+    // A multi-host run stopped by another host's signal is partial here too.
+    rc = interrupt_exit_code() ? interrupt_exit_code() : static_cast<int>(kExitSigint);
+  } else if (res.errors) {
+    if (!multi) std::fprintf(stderr, "ioprobe raw: %s\n", res.first_error.c_str());
+    rc = kExitFailure;
   }
-  return kExitOk;
+  return multi ? share_exit_code(comm, rc) : rc;
 }
 
 }  // namespace ioprobe::cli

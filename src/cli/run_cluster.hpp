@@ -25,8 +25,9 @@ cluster::Placement prepare_dataset_on_hosts(dist::Comm& comm, const RunConfig& c
 /// The run's preflight (prepare_run) on every process, in the order the dataset's placement
 /// needs, then the same checks as prepare_dataset_on_hosts. Returns the placement; a failure or
 /// an interrupted generation on any process throws JobFailure on all. With a LocalComm it is
-/// prepare_run(c).
-cluster::Placement prepare_run_on_hosts(dist::Comm& comm, const RunConfig& c, RunPlan& plan);
+/// prepare_run(c, o).
+cluster::Placement prepare_run_on_hosts(dist::Comm& comm, const RunConfig& c, RunPlan& plan,
+                                        const PrepareOptions& o = {});
 
 /// Sends this process's result to rank 0 and, on rank 0, merges every process's. A process
 /// whose loader failed sends its error instead: then every rank throws JobFailure naming the

@@ -9,7 +9,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_config.hpp"
+#include "cli/run_cluster.hpp"
 #include "cli/run_plan.hpp"
+#include "cluster/collective.hpp"
+#include "cluster/step_sync.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -19,6 +22,7 @@
 #include "core/units.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
+#include "report/loader_result_json.hpp"
 #include "report/run_document.hpp"
 #include "report/tune_document.hpp"
 #include "topology/host.hpp"
@@ -56,6 +60,26 @@ po::options_description tune_options() {
   return all;
 }
 
+// Across hosts: before each run every process agrees whether to stop (the highest stop code);
+// after it, every process gets the run's result merged over all processes (in rank order).
+SweepAcross sweep_across(dist::Comm& comm, StepSync* sync, double timeout_s) {
+  SweepAcross a;
+  a.sync = sync;
+  a.agree_stop = [&comm, timeout_s](int stop) {
+    int64_t v = stop;
+    comm.allreduce_max(&v, 1, "tune: agree on the next run", timeout_s);
+    return static_cast<int>(v);
+  };
+  a.merge = [&comm, timeout_s](const LoaderResult& mine) {
+    const std::vector<std::string> all =
+        comm.allgather(loader_result_to_json(mine).dump(), "tune: merge a run's results", timeout_s);
+    LoaderResult merged;
+    for (const auto& text : all) merged.merge(loader_result_from_json(nlohmann::json::parse(text)));
+    return merged;
+  };
+  return a;
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   // Same atomic temp+rename guarantee as the JSON writer: no half-written file under `path`.
   write_file_atomically(path, text, "check that the directory exists and is writable");
@@ -76,6 +100,8 @@ int cmd_tune(const CommandContext& ctx) {
     return kExitOk;
   }
   HostInfo host = probe_host();
+  dist::Comm& comm = *ctx.comm;
+  const bool multi = comm.multi();
   std::vector<uint32_t> workers = vm.count("workers") ? parse_uint_list(get_string(vm, "workers"), "--workers", 1, 4096)
                                                       : default_worker_list(host.cpus_allowed);
   std::vector<uint32_t> prefetch = vm.count("prefetch-factors")
@@ -99,32 +125,54 @@ int cmd_tune(const CommandContext& ctx) {
 
   RunConfig c;
   run_config_from_vm(vm, desc, RunCommandKind::kTune, c);
+  if (multi) {
+    // Every process runs the same plan: rank 0's num_workers list (its default depends on the
+    // host's CPUs), and only unbound runs (the hosts' NUMA layouts may differ).
+    const nlohmann::json w = nlohmann::json::parse(comm.broadcast(nlohmann::json(workers).dump(), "tune: the plan", 60));
+    workers = w.get<std::vector<uint32_t>>();
+    numa_mode = "none";
+    if (comm.rank() != 0) c.quiet = true;
+  }
   // Output paths are checked before the sweep, not after minutes of measuring.
-  if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
-  if (!html.empty()) check_output_path(html, "--html");
-  if (!csv.empty()) check_output_path(csv, "--csv");
+  // Rank 0 alone writes them; a refusal there ends every process.
+  cluster::on_every_host(comm, "check the output paths", [&] {
+    if (comm.rank() != 0) return;
+    if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
+    if (!html.empty()) check_output_path(html, "--html");
+    if (!csv.empty()) check_output_path(csv, "--csv");
+  });
   const int64_t t0 = now_ns();
   const int64_t deadline = t0 + static_cast<int64_t>(budget_s * 1e9);
   nlohmann::json doc = document_header("tune", ctx.argv, host);
   PrepareOptions prep;
   prep.max_workers = *std::max_element(workers.begin(), workers.end());
-  const RunPlan run_plan = prepare_run(c, prep);
+  RunPlan run_plan;
+  const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
   if (run_plan.interrupted) {
     fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n", escape_bytes(c.dir));
     return interrupt_exit_code();
   }
   const PreparedData& data = run_plan.data;
   const TargetInfo& target = run_plan.target();
-  const Demand& demand = run_plan.demand;
   const Topology& topo = run_plan.topo;
-  const LoaderConfig& base = run_plan.loader;  // each setting varies workers, prefetch and placement on a copy
+  // Each setting varies workers, prefetch and placement on a copy. Across hosts, as `run` does:
+  // DistributedSampler over every GPU rank of the job, and the demand counts them all.
+  LoaderConfig base = run_plan.loader;
+  base.world_ranks = static_cast<uint32_t>(comm.size()) * base.ranks;
+  base.first_rank = static_cast<uint32_t>(comm.rank()) * base.ranks;
+  Demand demand = run_plan.demand;
+  if (multi) demand.gpus = base.world_ranks;
 
   std::string placements_why;
   int device_node = target.device_numa_node;
   std::vector<std::string> placements =
       numa_mode == "none" ? std::vector<std::string>{"none"} : placements_to_sweep(topo, device_node, &placements_why);
-  if (numa_mode == "none") placements_why = "--numa none: only unbound runs";
-  const double setup_s = static_cast<double>(now_ns() - t0) / 1e9;
+  if (numa_mode == "none")
+    placements_why = multi ? "across hosts: only unbound runs (the hosts' NUMA layouts may differ)"
+                           : "--numa none: only unbound runs";
+  double setup_s = static_cast<double>(now_ns() - t0) / 1e9;
+  // The same run length on every process: rank 0's setup time decides the budget's share.
+  if (multi) setup_s = std::stod(comm.broadcast(fmt::format("{:.9g}", setup_s), "tune: the plan", 60));
   SweepPlan plan = point_s > 0 ? make_plan(workers, prefetch, placements, repeats, 1e12, 0, point_s, point_s)
                                : make_plan(workers, prefetch, placements, repeats, budget_s, setup_s);
   if (point_s > 0 && setup_s + plan.estimated_s > budget_s)
@@ -151,8 +199,12 @@ int cmd_tune(const CommandContext& ctx) {
       line.print_line(fmt::format("[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%", run,
                                   runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au));
   };
-  TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress, &data.layout);
+  cluster::CommStepSync sync(comm, c.mpi_timeout_s);
+  const SweepAcross across = multi ? sweep_across(comm, &sync, c.mpi_timeout_s) : SweepAcross{};
+  TuneOutcome out = run_sweep(data.index, base, plan, topo, deadline, progress, &data.layout, across);
   line.finish();
+  ctx.job_outcome_shared = multi;  // every process saw every run's merged outcome
+  if (multi && comm.rank() != 0) return share_exit_code(comm, 0);
 
   RecommendInputs ri;
   ri.required_samples_per_s = demand.samples_per_s_per_gpu * demand.gpus;
@@ -197,6 +249,9 @@ int cmd_tune(const CommandContext& ctx) {
   doc["recommendation"] = recommendation_json(rec);
   doc["rules"] = tune_rules_json(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc["best_run"] = loader_results_json(out.best_run);
+  if (multi)
+    doc["cluster"] = sweep_cluster_json(comm.launcher(), comm.host_count(), comm.size(), base.world_ranks,
+                                        placement.kind, placement.how);
   doc["partial"] = out.partial;
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);
   if (out.stop_reason == "budget")
@@ -211,9 +266,12 @@ int cmd_tune(const CommandContext& ctx) {
   }
   if (!html.empty()) write_text_file(html, render_html_report({doc}));
   if (!csv.empty()) write_text_file(csv, render_tune_csv(doc));
-  if (out.partial && out.stop_reason != "budget") return interrupt_exit_code();
-  if (!rec.valid) return kExitFailure;
-  return kExitOk;
+  int rc = kExitOk;
+  if (out.partial && out.stop_reason != "budget")
+    rc = interrupt_exit_code() || !multi ? interrupt_exit_code() : static_cast<int>(kExitSigint);  // another host's signal
+  else if (!rec.valid)
+    rc = kExitFailure;
+  return multi ? share_exit_code(comm, rc) : rc;
 }
 
 }  // namespace ioprobe::cli

@@ -210,7 +210,8 @@ double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + stat
 
 }  // namespace
 
-RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& choice) {
+RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& choice,
+                   const RawStartHook& at_start) {
   Shared sh;
   sh.cfg = &cfg;
   sh.target = &target;
@@ -229,6 +230,20 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
     throw;
   }
   while (sh.ready.load() < cfg.numjobs) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  if (at_start) {
+    std::exception_ptr setup;
+    for (const auto& j : jobs)
+      if (j->setup_error && !setup) setup = j->setup_error;
+    try {
+      at_start(setup);
+    } catch (...) {
+      // Another process (or this one) failed: no job does any I/O.
+      sh.abort = true;
+      sh.go.store(true, std::memory_order_release);
+      for (auto& t : threads) t.join();
+      throw;
+    }
+  }
 
   rusage ru0{}, ru1{};
   getrusage(RUSAGE_SELF, &ru0);
@@ -259,26 +274,15 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
   line.finish();
   getrusage(RUSAGE_SELF, &ru1);
 
+  // Job 0's result first: its engine notes and flags are the run's (RawResults::merge keeps them).
   RawResults out;
-  int64_t end = sh.start_ns;
   for (unsigned j = 0; j < cfg.numjobs; ++j) {
     JobState& st = *jobs[j];
     if (st.setup_error) std::rethrow_exception(st.setup_error);
-    RawResults& r = st.res;
-    out.ios += r.ios;
-    out.bytes += r.bytes;
-    out.latency.merge(r.latency);
-    out.errors += r.errors;
-    if (out.first_error.empty()) out.first_error = r.first_error;
-    if (j == 0) {
-      out.engine_notes = r.engine_notes;
-      out.fixed_buffers = r.fixed_buffers;
-      out.registered_files = r.registered_files;
-      out.sqpoll = r.sqpoll;
-    }
-    end = std::max(end, st.end_ns);
+    st.res.elapsed_s = static_cast<double>(std::max(st.end_ns, sh.start_ns) - sh.start_ns) / 1e9;
+    if (j == 0) out = st.res;
+    else out.merge(st.res);
   }
-  out.elapsed_s = (end - sh.start_ns) / 1e9;
   out.cpu_user_s = seconds(ru1.ru_utime) - seconds(ru0.ru_utime);
   out.cpu_sys_s = seconds(ru1.ru_stime) - seconds(ru0.ru_stime);
   out.partial = interrupted() || out.errors > 0;

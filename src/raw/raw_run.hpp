@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "raw/raw_config.hpp"
+#include "raw/raw_results.hpp"
 #include "raw/raw_target.hpp"
-#include "stats/histogram.hpp"
 
 namespace ioprobe {
 
@@ -29,24 +31,17 @@ struct RawEngineChoice {
 /// `residency` is page_cache_residency() of the region (-1 unknown).
 RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency);
 
-/// Everything measured by one raw run.
-struct RawResults {
-  uint64_t ios = 0;          // completed requests of bs bytes
-  uint64_t bytes = 0;
-  double elapsed_s = 0;      // from the common start of all jobs to the last one's end
-  LatencyHistogram latency;  // ns per request, queue() to completion, all jobs merged
-  double cpu_user_s = 0;     // getrusage(RUSAGE_SELF): every thread incl. io_uring workers
-  double cpu_sys_s = 0;
-  uint64_t errors = 0;
-  std::string first_error;   // "read at offset 4096: Input/output error (EIO)"
-  bool partial = false;      // interrupted or stopped by an error
-  std::string stop_reason;   // "runtime reached", "one pass over the region", "interrupted (SIGTERM)", ...
-  std::vector<std::string> engine_notes;  // job 0's caps notes
-  bool fixed_buffers = false, registered_files = false, sqpoll = false;
-};
+/// Called once every job has opened the file and set up its engine (or failed to: then `setup`
+/// holds the first job's error), just before the clock starts. A multi-host run waits here for
+/// every process (a barrier) and learns whether any failed; the hook rethrows `setup` or throws
+/// its own error to end the run before any I/O (the jobs are released and joined first).
+using RawStartHook = std::function<void(std::exception_ptr setup)>;
 
 /// Runs cfg.numjobs jobs on `target` with `engine`. Throws IoError when a job cannot open the
 /// file or set up its engine; I/O errors end the run early and are reported in the results.
-RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine);
+/// `at_start` (optional, see RawStartHook): the clock and --runtime start when it returns, so
+/// elapsed_s is measured locally from that moment.
+RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine,
+                   const RawStartHook& at_start = {});
 
 }  // namespace ioprobe

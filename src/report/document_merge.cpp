@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "raw/raw_results.hpp"
 #include "report/latency_json.hpp"
 #include "report/run_document.hpp"
 
@@ -81,26 +82,21 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
   return out;
 }
 
-struct RawTotals {
-  uint64_t ios = 0, bytes = 0, errors = 0;
-  double elapsed_s = 0, user_s = 0, sys_s = 0;
-  std::string first_error;
-  LatencyHistogram latency;
-};
-
-RawTotals raw_totals_from_json(const json& doc, const std::string& name) {
+RawResults raw_totals_from_json(const json& doc, const std::string& name) {
   const std::string where = fmt::format("'{}' raw.results", name);
   const json& res = json_at(json_at(doc, "raw", fmt::format("'{}'", name)), "results", fmt::format("'{}' raw", name));
-  RawTotals t;
+  RawResults t;
   try {
     t.ios = json_at(res, "ios", where).get<uint64_t>();
     t.bytes = json_at(res, "bytes", where).get<uint64_t>();
     t.errors = json_at(res, "errors", where).get<uint64_t>();
     t.elapsed_s = json_at(res, "elapsed_s", where).get<double>();
     t.first_error = res.value("first_error", "");
+    t.stop_reason = res.value("stop_reason", "");
+    t.partial = doc.value("partial", false);
     const json& cpu = json_at(res, "cpu", where);
-    t.user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
-    t.sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
+    t.cpu_user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
+    t.cpu_sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
   } catch (const json::exception& e) {
     throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
   }
@@ -108,29 +104,28 @@ RawTotals raw_totals_from_json(const json& doc, const std::string& name) {
   return t;
 }
 
-json raw_results_json(const RawTotals& t) {
-  auto per_s = [&](double v) { return t.elapsed_s > 0 ? v / t.elapsed_s : 0.0; };
+json raw_results_json(const RawResults& t) {
   return {{"ios", t.ios},
           {"bytes", t.bytes},
           {"elapsed_s", t.elapsed_s},
-          {"iops", per_s(static_cast<double>(t.ios))},
-          {"bytes_per_s", per_s(static_cast<double>(t.bytes))},
+          {"iops", t.iops()},
+          {"bytes_per_s", t.bytes_per_s()},
           {"latency_us", latency_us_json(t.latency)},
           {"errors", t.errors},
           {"first_error", t.first_error},
           {"cpu",
-           {{"user_s", t.user_s},
-            {"sys_s", t.sys_s},
-            {"per_io_us", t.ios ? (t.user_s + t.sys_s) * 1e6 / static_cast<double>(t.ios) : 0.0}}}};
+           {{"user_s", t.cpu_user_s},
+            {"sys_s", t.cpu_sys_s},
+            {"per_io_us", t.ios ? (t.cpu_user_s + t.cpu_sys_s) * 1e6 / static_cast<double>(t.ios) : 0.0}}}};
 }
 
 json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& names) {
   json out = docs.front();
   json sources = json::array();
-  RawTotals total;
+  RawResults total;  // RawResults::merge: sums, added buckets, the longest elapsed
   bool partial = false;
   for (size_t i = 0; i < docs.size(); ++i) {
-    RawTotals t = raw_totals_from_json(docs[i], names[i]);
+    RawResults t = raw_totals_from_json(docs[i], names[i]);
     const json rj = raw_results_json(t);
     sources.push_back({{"file", names[i]},
                        {"hostname", hostname_of(docs[i])},
@@ -141,14 +136,7 @@ json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& n
                        {"elapsed_s", t.elapsed_s},
                        {"p99_us", rj["latency_us"]["p99"]}});
     partial = partial || docs[i].value("partial", false);
-    total.ios += t.ios;
-    total.bytes += t.bytes;
-    total.errors += t.errors;
-    total.elapsed_s = std::max(total.elapsed_s, t.elapsed_s);
-    total.user_s += t.user_s;
-    total.sys_s += t.sys_s;
-    if (total.first_error.empty()) total.first_error = t.first_error;
-    total.latency.merge(t.latency);
+    total.merge(t);
   }
   out["raw"]["results"] = raw_results_json(total);
   out["sources"] = sources;

@@ -4,6 +4,7 @@
 
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "report/raw_cluster_json.hpp"
 #include "report/tune_document.hpp"
 
 namespace ioprobe {
@@ -72,6 +73,7 @@ std::string render_raw_document_text(const json& doc) {
     const std::string hint = io_uring_canceled_hint(res.value("first_error", ""));
     if (!hint.empty()) out += "              " + hint + "\n";
   }
+  out += render_raw_hosts_text(doc);
   for (const auto& w : doc.value("warnings", json::array()))
     if (w.is_string()) out += "  warning     " + w.get<std::string>() + "\n";
   return out;

@@ -95,6 +95,39 @@ std::string latency_chart(const json& lat, const std::string& title, const std::
                                            lat.value("count", 0ULL), lat.value("mean", 0.0));
 }
 
+// Multi-host documents (run and raw): one bar per host of `metric` (a pointer into each host's
+// results), stragglers in red, and the host rows as a table. "" for a single-host document.
+std::string hosts_section(const json& d, const std::string& metric, const std::string& label) {
+  if (!d.contains("hosts") || !d["hosts"].is_array() || d["hosts"].empty()) return "";
+  BarChart b;
+  b.id = "hosts";
+  b.title = "Per host: " + label + " (stragglers in red)";
+  b.y_label = label;
+  b.marked_label = "straggler";
+  std::string rows;
+  for (const auto& h : d["hosts"]) {
+    const std::string name = h.value("hostname", "?");
+    const bool straggler = h.value("straggler", false);
+    const double v = num_at(h, "/results" + metric);
+    b.bars.push_back({name, v});
+    b.marked.push_back(straggler);
+    const json& r = h.value("results", json::object());
+    rows += fmt::format("<tr{}><th>{}</th><td>{}</td><td>{:.1f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td></tr>\n",
+                        straggler ? " class=\"warn\"" : "", html_escape(name), h.value("mpi_ranks", json::array()).size(), v,
+                        r.value("bytes_per_s", 0.0) / 1e6, r.value("first_done_s", 0.0), r.value("last_done_s", 0.0),
+                        straggler ? "STRAGGLER" : "");
+  }
+  const json& c = d.value("cluster", json::object());
+  std::string o = fmt::format("<h3>Hosts</h3><p class=\"note\">{} host(s), {} MPI rank(s), started by {}; start skew &lt;= "
+                              "{:.3f} ms. Merged figures: {}.</p>\n",
+                              c.value("hosts", 0), c.value("mpi_ranks", 0), html_escape(c.value("launcher", "?")),
+                              1e3 * c.value("start_skew_s", 0.0), html_escape(c.value("merge", "")));
+  o += render_bar_chart(b);
+  o += "<table class=\"grid hosts\"><tr><th>host</th><th>MPI ranks</th><th>" + html_escape(label) +
+       "</th><th>MB/s (10^6 B/s)</th><th>first done s</th><th>last done s</th><th></th></tr>\n" + rows + "</table>\n";
+  return o;
+}
+
 std::string run_section(const json& d) {
   std::string o;
   const json& r = d.value("results", json::object());
@@ -114,6 +147,7 @@ std::string run_section(const json& d) {
   o += "</table>\n";
   o += timeline_chart(r, num_at(d, "/loader/gpus", 1), "Throughput over time");
   o += latency_chart(r.value("file_latency_us", json()), "Per-file latency distribution");
+  o += hosts_section(d, "/samples_per_s", "samples/s");
   return o;
 }
 
@@ -199,6 +233,7 @@ std::string raw_section(const json& d) {
   if (has(d, "/raw/results/latency_us"))
     o += latency_chart(d.at(json::json_pointer("/raw/results/latency_us")), "Per-I/O latency distribution",
                        fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
+  o += hosts_section(d, "/iops", "IOPS");
   try {
     o += "<pre class=\"text\">" + html_escape(render_raw_document_text(d)) + "</pre>\n";
   } catch (const json::exception& e) {

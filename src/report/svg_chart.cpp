@@ -123,13 +123,15 @@ std::string render_bar_chart(const BarChart& c) {
   double slot = (kW - kL - kR) / static_cast<double>(c.bars.size());
   for (size_t i = 0; i < c.bars.size(); ++i) {
     double x = kL + slot * i + slot * 0.15, y = py(c.bars[i].second);
-    o += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}: {}{}</title></rect>\n",
-                     x, y, slot * 0.7, std::max(0.0, kH - kB - y), kColors[0], html_escape(c.bars[i].first), num(c.bars[i].second),
-                     html_escape(c.value_unit));
+    const bool mark = i < c.marked.size() && c.marked[i];
+    const std::string label = c.bars[i].first + (mark ? " (" + c.marked_label + ")" : "");
+    o += fmt::format("<rect class=\"bar{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}: {}{}</title></rect>\n",
+                     mark ? " marked" : "", x, y, slot * 0.7, std::max(0.0, kH - kB - y), mark ? "#d62728" : kColors[0],
+                     html_escape(label), num(c.bars[i].second), html_escape(c.value_unit));
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">{}{}</text>\n", x + slot * 0.35, y - 4,
                      num(c.bars[i].second), html_escape(c.value_unit));
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", x + slot * 0.35, kH - kB + 16,
-                     html_escape(c.bars[i].first));
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\"{}>{}</text>\n", x + slot * 0.35,
+                     kH - kB + 16, mark ? " fill=\"#d62728\"" : "", html_escape(label));
   }
   return o + "</svg>\n";
 }

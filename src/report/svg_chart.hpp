@@ -43,6 +43,8 @@ struct BarChart {
   std::vector<std::pair<std::string, double>> bars;
   bool log_y = false;
   std::string value_unit;    // appended to the value labels
+  std::vector<bool> marked;  // per bar (may be shorter): drawn in red, its label followed by marked_label
+  std::string marked_label;  // e.g. "straggler"
 };
 
 std::string render_bar_chart(const BarChart& c);

@@ -14,6 +14,9 @@
 //   rules           [{rule, value, measured, num_workers, samples_per_s (null when not measured), best_num_workers,
 //                     best_samples_per_s, holds}]: rules of thumb read off the measured table (tune/rules.hpp)
 //   best_run        the fastest single run's "results" section (as in a "run" document: timeline, latency)
+//   cluster         (multi-host only) {launcher, hosts, mpi_ranks, gpu_ranks, dataset_placement,
+//                    dataset_placement_how, merge}: every setting ran on every process at once; the
+//                    points' figures are the merged results
 #pragma once
 
 #include <string>
@@ -32,6 +35,10 @@ nlohmann::json recommendation_json(const Recommendation& r);
 
 /// The "rules" array: "num_workers = 4 x CPU cores" read off `points`.
 nlohmann::json tune_rules_json(const WorkersRule& w, const std::vector<TunePoint>& points);
+
+/// The "cluster" section of a tune run across hosts (above).
+nlohmann::json sweep_cluster_json(const std::string& launcher, int hosts, int mpi_ranks, uint32_t gpu_ranks,
+                                  const std::string& placement, const std::string& placement_how);
 
 /// The text report of a "tune" document: the table, the knee and the recommendation.
 std::string render_tune_text(const nlohmann::json& doc);

@@ -28,6 +28,13 @@ std::string render_tune_text(const nlohmann::json& doc) {
   o += fmt::format("  demand     {} x {} ({}): {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.value("gpus", 1),
                    d.value("accelerator_name", ""), d.value("model", ""), d.value("required_samples_per_s", 0.0),
                    format_rate(d.value("required_bytes_per_s", 0.0)), 100 * d.value("au_target", 0.0));
+  if (doc.contains("cluster")) {
+    const auto& c = doc.at("cluster");
+    o += fmt::format("  across     {} host(s), {} MPI rank(s), {} GPU rank(s), started by {}; dataset {}: every setting "
+                     "ran on all of them at once, its figures merged\n",
+                     c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0), c.value("launcher", "?"),
+                     c.value("dataset_placement", "?"));
+  }
   o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n\n", t.value("runs_done", 0),
                    t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
                    t.value("placements_reason", ""));
@@ -89,6 +96,18 @@ std::string render_tune_text(const nlohmann::json& doc) {
   }
   o += render_warnings(doc);
   return o;
+}
+
+nlohmann::json sweep_cluster_json(const std::string& launcher, int hosts, int mpi_ranks, uint32_t gpu_ranks,
+                                  const std::string& placement, const std::string& placement_how) {
+  return {{"launcher", launcher},
+          {"hosts", hosts},
+          {"mpi_ranks", mpi_ranks},
+          {"gpu_ranks", gpu_ranks},
+          {"dataset_placement", placement},
+          {"dataset_placement_how", placement_how},
+          {"merge", "each setting's run on every process at once from a common start barrier; samples and bytes "
+                    "summed, timelines added interval by interval, latency histograms added bucket by bucket"}};
 }
 
 }  // namespace ioprobe

@@ -106,7 +106,8 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_ste
 }
 
 TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPlan& plan, const Topology& topo,
-                      int64_t deadline_ns, const TuneProgressFn& progress, const RecordLayout* layout) {
+                      int64_t deadline_ns, const TuneProgressFn& progress, const RecordLayout* layout,
+                      const SweepAcross& across) {
   TuneOutcome out;
   const int64_t start = now_ns();
   const size_t runs = plan.points.size() * plan.repeats;
@@ -114,14 +115,11 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
   out.stop_reason = "completed";
   for (uint32_t rep = 0; rep < plan.repeats && !out.partial; ++rep) {
     for (size_t i = 0; i < plan.points.size(); ++i) {
-      if (interrupted()) {
+      int stop = interrupted() ? 2 : deadline_ns && now_ns() + static_cast<int64_t>(plan.run_s * 1e9) > deadline_ns ? 1 : 0;
+      if (across.agree_stop) stop = across.agree_stop(stop);
+      if (stop) {
         out.partial = true;
-        out.stop_reason = "interrupted";
-        break;
-      }
-      if (deadline_ns && now_ns() + static_cast<int64_t>(plan.run_s * 1e9) > deadline_ns) {
-        out.partial = true;
-        out.stop_reason = "budget";
+        out.stop_reason = stop == 2 ? "interrupted" : "budget";
         break;
       }
       TunePoint& p = plan.points[i];
@@ -135,14 +133,17 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       c.timeline_interval_s = kTuneIntervalS;
       c.record_deliveries = true;
       if (progress) progress(out.runs_done, runs, p, rep, nullptr);
-      LoaderResult r = run_loader(index, c, nullptr, &topo, layout);
+      LoaderResult r = run_loader(index, c, nullptr, &topo, layout, across.sync);
+      if (across.merge) r = across.merge(r);
       if (interrupted() || r.partial) {
         out.partial = true;
         out.stop_reason = r.stop_reason;
         break;  // a run cut short by a signal is not a measurement of its setting
       }
-      const uint64_t min_steady = uint64_t{kSteadyBatchesPerWorker} * c.num_workers * c.ranks * c.batch_size;
-      TuneSample s = steady_sample(r, c.ranks, min_steady, c.step_time_s, c.batch_size);
+      // A merged run holds every process's GPU ranks.
+      const uint32_t ranks = std::max<uint32_t>(c.ranks, static_cast<uint32_t>(r.ranks.size()));
+      const uint64_t min_steady = uint64_t{kSteadyBatchesPerWorker} * c.num_workers * ranks * c.batch_size;
+      TuneSample s = steady_sample(r, ranks, min_steady, c.step_time_s, c.batch_size);
       p.runs.push_back(s);
       summarize_point(p);
       ++out.runs_done;

@@ -9,6 +9,7 @@
 #include "dataset/file_index.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_run.hpp"
+#include "loader/step_sync.hpp"
 #include "topology/numa.hpp"
 #include "tune/sweep.hpp"
 
@@ -43,11 +44,25 @@ struct TuneOutcome {
 TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples = 0,
                          double step_time_s = 0, uint32_t batch_size = 0);
 
+/// How a sweep runs across the processes of a multi-host job: every setting runs on every
+/// process at once (one DDP job over all hosts), and its measurement is the merged result.
+/// Default (all empty): this process alone.
+struct SweepAcross {
+  StepSync* sync = nullptr;  // each loader run's step exchange across processes (loader/step_sync.hpp)
+  /// Agreement before each run: given this process's stop code (0 go on, 1 budget spent,
+  /// 2 interrupted), returns the highest over all processes, the same on every process.
+  std::function<int(int)> agree_stop;
+  /// A run's result merged over every process (LoaderResult::merge), on every process, so that
+  /// every process records the same sample and makes the same decisions.
+  std::function<LoaderResult(const LoaderResult&)> merge;
+};
+
 /// Runs `plan` over `index`, filling plan.points[*].runs and their summaries. Stops when
 /// `deadline_ns` (core/clock now_ns() scale; 0 = none) is passed or on SIGINT/SIGTERM, keeping
 /// what was measured. Throws Error when a worker's engine cannot be set up. `layout`: as for
 /// run_loader() (null: one sample per file).
 TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPlan& plan, const Topology& topo,
-                      int64_t deadline_ns, const TuneProgressFn& progress, const RecordLayout* layout = nullptr);
+                      int64_t deadline_ns, const TuneProgressFn& progress, const RecordLayout* layout = nullptr,
+                      const SweepAcross& across = {});
 
 }  // namespace ioprobe

@@ -73,9 +73,10 @@ for bad in "--dir $W/ds --json /proc/ioprobe-no/c.json" "--dir /proc/ioprobe-no/
   grep -q "/proc/ioprobe-no" "$W/bad.out" || fail "'$bad': the path is not named"
 done
 # A subcommand that does not run across hosts says so once (rank 0) and exits 2.
-local_mpirun 2 "$IOPROBE" raw --filename "$W/x" --size 1MiB >"$W/out2" 2>&1
+# (raw and tune run across hosts now: tests/integration/multihost_raw.sh, multihost_tune.sh.)
+local_mpirun 2 "$IOPROBE" probe --dir "$W" >"$W/out2" 2>&1
 rc=$?
 cat "$W/out2"
-[ "$rc" != 0 ] || fail "raw under mpirun was not refused"
+[ "$rc" != 0 ] || fail "probe under mpirun was not refused"
 [ "$(grep -c "does not run across hosts" "$W/out2")" = 1 ] || fail "expected one refusal line"
 echo "ok: 4 MPI ranks, one merged result"

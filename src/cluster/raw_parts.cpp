@@ -1,0 +1,88 @@
+#include "cluster/raw_parts.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace ioprobe::cluster {
+
+namespace {
+
+std::string target_key(const nlohmann::json& t) {
+  return fmt::format("{} {}", t.value("fs_type", "?"), t.value("memory_backed", false) ? "RAM" : "");
+}
+
+}  // namespace
+
+ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
+  ClusterRaw c;
+  std::sort(parts.begin(), parts.end(), [](const RawProcessPart& a, const RawProcessPart& b) { return a.rank < b.rank; });
+  c.mpi_ranks = static_cast<int>(parts.size());
+  std::map<int, RawHostRow> rows;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const RawProcessPart& p = parts[i];
+    if (i == 0) c.merged = p.result;
+    else c.merged.merge(p.result);
+    c.start_skew_s = std::max(c.start_skew_s, p.start_skew_s);
+    RawHostRow& h = rows[p.host_index];
+    const double done = p.result.elapsed_s;
+    if (h.mpi_ranks.empty()) {
+      h.hostname = p.hostname;
+      h.host_index = p.host_index;
+      h.target = p.target;
+      h.result = p.result;
+      h.first_done_s = done;
+    } else {
+      h.result.merge(p.result);
+      h.first_done_s = std::min(h.first_done_s, done);
+    }
+    h.mpi_ranks.push_back(p.rank);
+    h.files.push_back(p.filename);
+    h.last_done_s = h.result.elapsed_s;
+  }
+  std::map<std::string, int> names;
+  std::string first_key;
+  bool targets_differ = false;
+  for (auto& [idx, h] : rows) {
+    ++names[h.hostname];
+    if (first_key.empty()) first_key = target_key(h.target);
+    else if (target_key(h.target) != first_key) targets_differ = true;
+    c.hosts.push_back(h);
+  }
+  for (const auto& [name, n] : names)
+    if (n > 1)
+      c.warnings.push_back(fmt::format("{} hosts report the hostname '{}': MPI sees separate shared-memory domains; "
+                                       "check the host list",
+                                       n, name));
+  if (targets_differ) {
+    std::string list;
+    for (const auto& h : c.hosts) list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, target_key(h.target));
+    c.warnings.push_back("the hosts measured different kinds of target (" + list +
+                         "): the merged figures mix them; see each host's row");
+  }
+  if (c.hosts.size() > 1) {
+    double best_done = 1e300, best_iops = 0;
+    for (const auto& h : c.hosts) {
+      best_done = std::min(best_done, h.last_done_s);
+      best_iops = std::max(best_iops, h.result.iops());
+    }
+    for (auto& h : c.hosts) {
+      h.straggler = time_based ? h.result.iops() < (1 - kRawStragglerMargin) * best_iops
+                               : h.last_done_s > (1 + kRawStragglerMargin) * best_done &&
+                                     h.last_done_s - best_done > kRawStragglerMinLagS;
+      if (!h.straggler) continue;
+      c.warnings.push_back(time_based ? fmt::format("straggler: host {} delivered {:.0f} IOPS, {:.0f}% below the fastest "
+                                                    "host ({:.0f} IOPS)",
+                                                    h.hostname, h.result.iops(), 100 * (1 - h.result.iops() / best_iops),
+                                                    best_iops)
+                                      : fmt::format("straggler: host {} finished at {:.2f} s, {:.0f}% after the first "
+                                                    "host ({:.2f} s)",
+                                                    h.hostname, h.last_done_s, 100 * (h.last_done_s / best_done - 1),
+                                                    best_done));
+    }
+  }
+  return c;
+}
+
+}  // namespace ioprobe::cluster

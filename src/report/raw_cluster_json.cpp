@@ -1,0 +1,151 @@
+#include "report/raw_cluster_json.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "report/latency_json.hpp"
+
+namespace ioprobe {
+
+using json = nlohmann::json;
+
+json raw_results_to_json(const RawResults& r) {
+  return {{"ios", r.ios},
+          {"bytes", r.bytes},
+          {"elapsed_s", r.elapsed_s},
+          {"latency", histogram_ns_json(r.latency)},
+          {"cpu_user_s", r.cpu_user_s},
+          {"cpu_sys_s", r.cpu_sys_s},
+          {"errors", r.errors},
+          {"first_error", r.first_error},
+          {"partial", r.partial},
+          {"stop_reason", r.stop_reason},
+          {"engine_notes", r.engine_notes},
+          {"fixed_buffers", r.fixed_buffers},
+          {"registered_files", r.registered_files},
+          {"sqpoll", r.sqpoll}};
+}
+
+RawResults raw_results_from_json(const json& j, const std::string& where) {
+  RawResults r;
+  try {
+    r.ios = json_at(j, "ios", where).get<uint64_t>();
+    r.bytes = json_at(j, "bytes", where).get<uint64_t>();
+    r.elapsed_s = json_at(j, "elapsed_s", where).get<double>();
+    r.cpu_user_s = json_at(j, "cpu_user_s", where).get<double>();
+    r.cpu_sys_s = json_at(j, "cpu_sys_s", where).get<double>();
+    r.errors = json_at(j, "errors", where).get<uint64_t>();
+    r.first_error = json_at(j, "first_error", where).get<std::string>();
+    r.partial = json_at(j, "partial", where).get<bool>();
+    r.stop_reason = json_at(j, "stop_reason", where).get<std::string>();
+    r.engine_notes = json_at(j, "engine_notes", where).get<std::vector<std::string>>();
+    r.fixed_buffers = json_at(j, "fixed_buffers", where).get<bool>();
+    r.registered_files = json_at(j, "registered_files", where).get<bool>();
+    r.sqpoll = json_at(j, "sqpoll", where).get<bool>();
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
+  }
+  r.latency = histogram_from_ns_json(json_at(j, "latency", where), where + " latency");
+  return r;
+}
+
+std::string encode_raw_part(const cluster::RawProcessPart& p) {
+  return json{{"rank", p.rank},
+              {"host_index", p.host_index},
+              {"hostname", p.hostname},
+              {"filename", p.filename},
+              {"start_skew_s", p.start_skew_s},
+              {"target", p.target},
+              {"result", raw_results_to_json(p.result)}}
+      .dump();
+}
+
+cluster::RawProcessPart decode_raw_part(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    cluster::RawProcessPart p;
+    p.rank = j.at("rank").get<int>();
+    p.host_index = j.at("host_index").get<int>();
+    p.hostname = j.at("hostname").get<std::string>();
+    p.filename = j.at("filename").get<std::string>();
+    p.start_skew_s = j.at("start_skew_s").get<double>();
+    p.target = j.at("target");
+    p.result = raw_results_from_json(j.at("result"), fmt::format("rank {}'s raw result", p.rank));
+    return p;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("a process sent a raw result rank 0 cannot read ({}): are all hosts running the same "
+                            "ioprobe version?",
+                            e.what()),
+                kExitFailure);
+  }
+}
+
+json raw_cluster_json(const cluster::ClusterRaw& c, const std::string& launcher, int host_count,
+                      const std::string& files) {
+  return {{"launcher", launcher},
+          {"hosts", host_count},
+          {"mpi_ranks", c.mpi_ranks},
+          {"start_skew_s", c.start_skew_s},
+          {"files", files},
+          {"merge", "elapsed = max over processes, each timed on its own monotonic clock from a common start barrier; "
+                    "I/Os, bytes and CPU summed; IOPS and bytes/s = merged totals / that elapsed; latency histograms "
+                    "added bucket by bucket"}};
+}
+
+json raw_hosts_json(const cluster::ClusterRaw& c) {
+  json a = json::array();
+  for (const auto& h : c.hosts) {
+    const RawResults& r = h.result;
+    const auto& t = h.target;
+    auto us = [&](double p) { return static_cast<double>(r.latency.percentile(p)) / 1e3; };
+    a.push_back({{"hostname", h.hostname},
+                 {"host_index", h.host_index},
+                 {"mpi_ranks", h.mpi_ranks},
+                 {"files", h.files},
+                 {"target",
+                  {{"fs_type", t.value("fs_type", "")},
+                   {"device", t.value("device", "")},
+                   {"memory_backed", t.value("memory_backed", false)}}},
+                 {"straggler", h.straggler},
+                 {"results",
+                  {{"ios", r.ios},
+                   {"bytes", r.bytes},
+                   {"errors", r.errors},
+                   {"elapsed_s", r.elapsed_s},
+                   {"first_done_s", h.first_done_s},
+                   {"last_done_s", h.last_done_s},
+                   {"iops", r.iops()},
+                   {"bytes_per_s", r.bytes_per_s()},
+                   {"latency_us", {{"count", r.latency.count()}, {"p50", us(50)}, {"p99", us(99)}, {"p999", us(99.9)}}},
+                   {"cpu_s", r.cpu_user_s + r.cpu_sys_s}}}});
+  }
+  return a;
+}
+
+std::string render_raw_hosts_text(const json& doc) {
+  if (!doc.contains("cluster") || !doc.contains("hosts")) return "";
+  const json& c = doc["cluster"];
+  std::string o = "\nHosts\n";
+  o += fmt::format("  {:<20} {} host(s), {} MPI rank(s); started by {}; start skew <= {}\n", "cluster",
+                   c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("launcher", "?"),
+                   format_ns(c.value("start_skew_s", 0.0) * 1e9));
+  o += fmt::format("  {:<20} {}\n", "files", c.value("files", ""));
+  o += fmt::format("  {:<16} {:>5} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>9}  {}\n", "host", "MPI", "I/Os", "IOPS",
+                   "MB/s", "p50", "p99", "first", "last", "target");
+  for (const auto& h : doc["hosts"]) {
+    const json& r = h.at("results");
+    const json& lat = r.at("latency_us");
+    const json& t = h.at("target");
+    o += fmt::format("  {:<16} {:>5} {:>12} {:>12.0f} {:>12.2f} {:>10} {:>10} {:>8.2f}s {:>8.2f}s  {}{}{}\n",
+                     h.value("hostname", "?"), h.at("mpi_ranks").size(), format_count(r.value("ios", 0ULL)),
+                     r.value("iops", 0.0), r.value("bytes_per_s", 0.0) / 1e6, format_ns(lat.value("p50", 0.0) * 1e3),
+                     format_ns(lat.value("p99", 0.0) * 1e3), r.value("first_done_s", 0.0), r.value("last_done_s", 0.0),
+                     t.value("fs_type", "?"), r.value("errors", 0ULL) ? fmt::format("  {} errors", r.value("errors", 0ULL)) : "",
+                     h.value("straggler", false) ? "  STRAGGLER" : "");
+  }
+  o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start)\n";
+  return o;
+}
+
+}  // namespace ioprobe

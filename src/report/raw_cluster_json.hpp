@@ -1,0 +1,37 @@
+// The result document's sections for a multi-host `ioprobe raw` run (cluster/raw_parts.hpp):
+//   cluster {launcher, hosts, mpi_ranks, start_skew_s (upper bound, s), files ("one per process:
+//            FILENAME.rank<R>" or "the block device, read by every process"),
+//            merge ("elapsed = max over processes from a common start barrier; I/Os and bytes summed;
+//                    latency histograms added bucket by bucket")}
+//   hosts   [{hostname, host_index, mpi_ranks [int], files [string], target {fs_type, device,
+//             memory_backed}, straggler, results {ios, bytes, errors, elapsed_s, first_done_s,
+//             last_done_s, iops, bytes_per_s, latency_us {p50, p99, p999, count}, cpu_s}}]
+// raw.results of such a document are the merged ones (IOPS and B/s = merged totals / max elapsed).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/raw_parts.hpp"
+
+namespace ioprobe {
+
+/// A RawResults with its histogram's buckets, exactly (for Comm::gather).
+nlohmann::json raw_results_to_json(const RawResults& r);
+/// Inverse of raw_results_to_json. Throws UsageError naming `where` and a missing key.
+RawResults raw_results_from_json(const nlohmann::json& j, const std::string& where);
+
+/// Serializes a process's part for Comm::gather (JSON text).
+std::string encode_raw_part(const cluster::RawProcessPart& p);
+/// Inverse of encode_raw_part. Throws Error when the text is not one (a version mismatch between hosts).
+cluster::RawProcessPart decode_raw_part(const std::string& text);
+
+nlohmann::json raw_cluster_json(const cluster::ClusterRaw& c, const std::string& launcher, int host_count,
+                                const std::string& files);
+nlohmann::json raw_hosts_json(const cluster::ClusterRaw& c);
+
+/// The "Hosts" section of a raw document's text report ("" for a single-host document).
+std::string render_raw_hosts_text(const nlohmann::json& doc);
+
+}  // namespace ioprobe
