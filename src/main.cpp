@@ -51,6 +51,7 @@ const Subcommand kSubcommands[] = {
     {"run", ioprobe::cli::cmd_run, "emulate a PyTorch DataLoader over a dataset and report against GPU demand (default)"},
     {"gen", ioprobe::cli::cmd_gen, "generate a synthetic dataset (or check an existing one) without running"},
     {"tune", ioprobe::cli::cmd_tune, "sweep num_workers x prefetch_factor x NUMA placement and recommend a DataLoader setting"},
+    {"calibrate", ioprobe::cli::cmd_calibrate, "measure your own PyTorch Dataset's costs in real DataLoaders; --calibration uses them"},
     {"checkpoint", ioprobe::cli::cmd_checkpoint, "save and restore emulated training state; compare with raw write bandwidth"},
     {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},
     {"scaling", ioprobe::cli::cmd_scaling, "read each RAID member alone, then the array: scaling efficiency against the RAID level"},

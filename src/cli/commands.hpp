@@ -14,5 +14,6 @@ int cmd_raw(const CommandContext& ctx);         // fio-like raw file / block dev
 int cmd_tune(const CommandContext& ctx);        // sweep and recommend DataLoader settings (tune_command.cpp)
 int cmd_checkpoint(const CommandContext& ctx);  // save (and restore) emulated training state (checkpoint_command.cpp)
 int cmd_scaling(const CommandContext& ctx);     // RAID member scaling and nominal device speeds (scaling_command.cpp)
+int cmd_calibrate(const CommandContext& ctx);   // measure the user's own DataLoader (calibrate_command.cpp)
 
 }  // namespace ioprobe::cli
