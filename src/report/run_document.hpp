@@ -71,4 +71,10 @@ nlohmann::json loader_results_json(const LoaderResult& r);
 
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes);
 
+/// Adds the consumer model to a run's or tune's `loader` section: main_cpu_per_batch_us,
+/// pin_memory, pin_bytes_per_batch (0: the bytes read) and, with --calibration, "calibration":
+/// {file, code, function, host, torch_version, batch_size, created} from the document `cal`.
+void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
+                        const nlohmann::json& cal);
+
 }  // namespace ioprobe
