@@ -237,11 +237,15 @@ TEST_CASE("model: a costly main process is the named bottleneck with its per-ran
   CHECK(m.result.ranks.at(0).main_cpu_ns >= 32 * 2000000LL);
 }
 
-TEST_CASE("model: per-sample worker CPU gives the worker-bound verdict", "[calibrate][model]") {
+TEST_CASE("model: the calibration's worker cost is burned per sample, no main-process stage without one",
+          "[calibrate][model]") {
+  // The worker-bound verdict itself is checked on a recorded shape below: on a host whose CPUs
+  // other processes share, the workers' wall time (and so the verdict) depends on that load.
   const ModelRun m = model_run([](LoaderConfig& c) { c.cpu_per_sample_us = 200; });
-  CHECK(m.ingest.verdict == "workers");
+  CHECK(m.result.workers.at(0).cpu_work_ns >= 256 * 200000LL);
+  CHECK(m.ingest.worker_cpu_fraction > 0);
   CHECK(m.ingest.main_ceiling_samples_per_s == 0);  // no main-process stage modelled
-  CHECK_THAT(m.ingest.verdict_text, Catch::Contains("more num_workers"));
+  CHECK(m.ingest.pin_ceiling_samples_per_s == 0);
 }
 
 TEST_CASE("model: pin_memory copies each batch's bytes and can be the bottleneck", "[calibrate][model]") {
@@ -284,7 +288,10 @@ TEST_CASE("model: workers waiting on reads (no CPU work) give the storage verdic
   CHECK(ing.worker_cpu_fraction == 0);
   // The same run with its workers' time spent on per-sample CPU work is worker-bound instead.
   r.workers[0].cpu_work_ns = 800000000;
-  CHECK(analyze_ingest(r, dem, in).verdict == "workers");
+  in.cpu_per_sample_us = 800;
+  const IngestResult workers = analyze_ingest(r, dem, in);
+  CHECK(workers.verdict == "workers");
+  CHECK_THAT(workers.verdict_text, Catch::Contains("more num_workers"));
   // And with the main process busy 90% of the time, the main process is named.
   r.ranks[0].main_busy_ns = 900000000;
   in.main_cpu_per_batch_us = 900;
