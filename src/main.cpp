@@ -52,6 +52,7 @@ const Subcommand kSubcommands[] = {
     {"gen", ioprobe::cli::cmd_gen, "generate a synthetic dataset (or check an existing one) without running"},
     {"tune", ioprobe::cli::cmd_tune, "sweep num_workers x prefetch_factor x NUMA placement and recommend a DataLoader setting"},
     {"capacity", ioprobe::cli::cmd_capacity, "search how many emulated accelerators the storage feeds at AU >= the target"},
+    {"calibrate", ioprobe::cli::cmd_calibrate, "measure your own PyTorch Dataset's costs in real DataLoaders; --calibration uses them"},
     {"checkpoint", ioprobe::cli::cmd_checkpoint, "save and restore emulated training state; compare with raw write bandwidth"},
     {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},
     {"scaling", ioprobe::cli::cmd_scaling, "read each RAID member alone, then the array: scaling efficiency against the RAID level"},

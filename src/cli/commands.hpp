@@ -15,5 +15,6 @@ int cmd_tune(const CommandContext& ctx);        // sweep and recommend DataLoade
 int cmd_capacity(const CommandContext& ctx);    // search the accelerators the storage feeds (capacity_command.cpp)
 int cmd_checkpoint(const CommandContext& ctx);  // save (and restore) emulated training state (checkpoint_command.cpp)
 int cmd_scaling(const CommandContext& ctx);     // RAID member scaling and nominal device speeds (scaling_command.cpp)
+int cmd_calibrate(const CommandContext& ctx);   // measure the user's own DataLoader (calibrate_command.cpp)
 
 }  // namespace ioprobe::cli

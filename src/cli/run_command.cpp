@@ -142,6 +142,7 @@ int cmd_run(const CommandContext& ctx) {
   Demand demand = plan.demand;
   demand.gpus = l.world_ranks;
   std::vector<std::string> warnings = data.warnings;
+  warnings.insert(warnings.end(), c.calibration_notes.begin(), c.calibration_notes.end());
   if (comm.multi() && host.cpus_allowed < host.cpus_online)
     warnings.push_back(fmt::format("the launcher bound each process to {} of the host's {} CPUs (OpenMPI binds to a "
                                    "core by default when it starts 2 processes or fewer): the loader's workers share "
@@ -248,6 +249,8 @@ int cmd_run(const CommandContext& ctx) {
   ai.cpus_allowed = cluster_cpus;
   ai.num_workers_total = std::max(l.world_ranks, l.ranks) * l.num_workers;
   ai.cpu_per_sample_us = l.cpu_per_sample_us;
+  ai.main_cpu_per_batch_us = l.main_cpu_per_batch_us;
+  ai.batch_size = l.batch_size;
   ai.sample_bytes = c.sample_bytes > 0 ? c.sample_bytes : (lr.samples ? static_cast<double>(lr.bytes) / lr.samples : 0);
   // Nothing was read (every file failed): the demand in bytes/s still uses the dataset's mean
   // sample size, from the sizes it holds, rather than 0 B/sample.
@@ -271,6 +274,7 @@ int cmd_run(const CommandContext& ctx) {
                    {"max_outstanding_batches", lr.ranks.empty() ? 0 : lr.ranks.front().max_outstanding},
                    {"pattern", read_pattern(data.layout, l)}};
   if (data.layout.kind() == DatasetKind::kSharded) doc["loader"]["read_size_bytes"] = l.read_size;
+  add_consumer_model(doc["loader"], l, c.calibration_path, c.calibration);
   doc["results"] = loader_results_json(lr);
   doc["ingest"] = ingest_json(ing, ai.sample_bytes);
   doc["partial"] = lr.partial;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/options.hpp"
 #include "dataset/spec.hpp"
 #include "ingest/analysis.hpp"
@@ -62,6 +64,11 @@ struct RunConfig {
 
   std::string json_path;
   bool quiet = false;
+
+  // --calibration: the document (calibrate/calibration.hpp) whose figures set the loader's costs.
+  std::string calibration_path;
+  nlohmann::json calibration;                 // null without --calibration
+  std::vector<std::string> calibration_notes; // warnings for the result document (batch size scaled)
 
   // Many hosts (mpirun / srun).
   bool stonewall = false;       // --stonewall: the first host to finish ends every host's measurement

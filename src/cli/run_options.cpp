@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/calibration.hpp"
 #include "cli/run_config.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -92,6 +93,13 @@ po::options_description loader_options_description(bool for_tune) {
                             "epochs until then (time-based, like fio's time_based) [0]");
   loader.add_options()
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
+      ("calibration", str(), "FILE from `ioprobe calibrate` (your own Dataset's costs): each worker burns its CPU per "
+                             "sample, each rank's main process its CPU per batch beside the GPU step, and "
+                             "--pin-memory copies its bytes per batch [none]")
+      ("main-cpu-per-batch", str(), "µs of main-process CPU per batch (receive, unpickle, shared-memory attach), "
+                                    "burned beside the GPU step: a step takes max(GPU step, this) [0]")
+      ("pin-memory", flag(), "DataLoader pin_memory=True: a pin thread per rank copies each batch into page-locked "
+                             "memory (real memcpy) before the training loop gets it [false]")
       ("read-size", str(), "sharded: bytes per sequential shard read, a multiple of 4KiB [1MiB, an assumption: no "
                            "sourced default of the readers was found]")
       ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
@@ -198,6 +206,40 @@ const char* name(EngineRequest m) {
 }
 const char* name(RateFamily m) { return m == RateFamily::kEmulation ? "emulation" : "training"; }
 
+namespace {
+
+// --calibration: the worker, main-process and pin costs of the user's own DataLoader. The
+// main-process and pin figures are per batch: scaled by --batch-size / the calibration's batch size.
+void apply_calibration(po::variables_map& vm, RunConfig& c) {
+  c.calibration_path = get_string(vm, "calibration");
+  if (c.calibration_path.empty()) return;
+  for (const char* other : {"cpu-per-sample", "main-cpu-per-batch"})
+    if (has(vm, other))
+      throw UsageError(fmt::format("--calibration and {} both set a cost of the loader; give one (the calibration's "
+                                   "figures, or your own)",
+                                   option_label(vm, other)));
+  Calibration cal = checked_value(vm, "calibration", [&] {
+    try {
+      return load_calibration(c.calibration_path);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--calibration ") + e.what());
+    }
+  });
+  LoaderConfig& l = c.loader;
+  const double scale = static_cast<double>(l.batch_size) / cal.batch_size;
+  l.cpu_per_sample_us = cal.worker_cpu_per_sample_us.value;
+  l.main_cpu_per_batch_us = cal.main_cpu_per_batch_us.value * scale;
+  l.pin_bytes_per_batch = cal.bytes_per_batch.value * scale;
+  c.calibration = calibration_to_json(cal);
+  if (cal.batch_size != l.batch_size)
+    c.calibration_notes.push_back(fmt::format(
+        "--calibration {} was measured at batch size {}; its per-batch figures (main process, bytes) are scaled "
+        "by {:.3g} to --batch-size {}: calibrate at this batch size for measured figures",
+        escape_bytes(c.calibration_path), cal.batch_size, scale, l.batch_size));
+}
+
+}  // namespace
+
 void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& c) {
   const bool for_gen = kind == RunCommandKind::kGen, for_tune = kind == RunCommandKind::kTune;
   const bool own_data = vm.count("data") || vm.count("file-list");
@@ -302,6 +344,9 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   l.duration_s = get_duration(vm, "duration", 0);
   l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? kMaxEpochs : 1, 1, kMaxEpochs));
   l.cpu_per_sample_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
+  l.main_cpu_per_batch_us = get_double(vm, "main-cpu-per-batch", 0, 0, 600e6);
+  l.pin_memory = get_bool(vm, "pin-memory", false);
+  apply_calibration(vm, c);
   l.read_size = get_size(vm, "read-size", 1ULL << 20, 4096, 256ULL << 20);
   if (l.read_size % 4096)
     throw UsageError(fmt::format("--read-size {}: must be a multiple of 4KiB (O_DIRECT reads are 4 KiB-aligned)",

@@ -223,6 +223,7 @@ int cmd_tune(const CommandContext& ctx) {
   doc["loader"] = {{"batch_size", base.batch_size}, {"gpus", base.ranks},       {"engine", base.engine},
                    {"direct", base.direct},         {"shuffle", base.shuffle},  {"cpu_per_sample_us", base.cpu_per_sample_us},
                    {"step_time_s", base.step_time_s}};
+  add_consumer_model(doc["loader"], base, c.calibration_path, c.calibration);
   doc["demand"] = {{"accelerator", demand.accelerator},
                    {"accelerator_name", demand.accelerator_name},
                    {"model", demand.model},
@@ -254,6 +255,7 @@ int cmd_tune(const CommandContext& ctx) {
                                         placement.kind, placement.how);
   doc["partial"] = out.partial;
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);
+  for (const auto& w : c.calibration_notes) doc["warnings"].push_back(w);
   if (out.stop_reason == "budget")
     doc["warnings"].push_back(fmt::format("the --budget of {} ran out after {} of {} runs; settings with fewer repeats "
                                           "are less certain",

@@ -35,6 +35,7 @@ bool written_by_ioprobe(const std::string& path) {
   // tune CSV's header, any other document's CSV header (report/document.hpp,
   // report/html_report.cpp, report/tune_document.cpp, report/document_text.hpp).
   return text.find("\"schema\": \"ioprobe.result/") != std::string::npos ||
+         text.find("\"schema\": \"ioprobe.calibration/") != std::string::npos ||
          text.find("<title>ioprobe report</title>") != std::string::npos ||
          text.rfind("num_workers,prefetch_factor,numa,", 0) == 0 || text.rfind("ioprobe_field,value\n", 0) == 0;
 }

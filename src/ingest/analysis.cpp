@@ -63,7 +63,31 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   // fraction (a GPU-paced run's headroom does not predict latency under more load: issue #18).
   out.gpus_fed = fed ? d.gpus : 0;
 
-  // Bottleneck: the first of CPU, metadata, storage that explains the wait.
+  // The rank's serial stages: main process and pin thread.
+  double main_ceiling = 0, pin_ceiling = 0;
+  int main_n = 0, pin_n = 0;
+  for (const auto& rk : r.ranks) {
+    if (rk.elapsed_ns <= 0) continue;
+    const double el = static_cast<double>(rk.elapsed_ns);
+    if (rk.main_busy_ns > 0) {
+      out.main_busy_fraction = std::max(out.main_busy_fraction, std::min(1.0, rk.main_busy_ns / el));
+      main_ceiling += static_cast<double>(rk.samples) / (static_cast<double>(rk.main_busy_ns) / 1e9);
+      ++main_n;
+    }
+    if (rk.pin_busy_ns > 0) {
+      out.pin_busy_fraction = std::max(out.pin_busy_fraction, std::min(1.0, rk.pin_busy_ns / el));
+      pin_ceiling += static_cast<double>(rk.samples) / (static_cast<double>(rk.pin_busy_ns) / 1e9);
+      ++pin_n;
+    }
+  }
+  if (main_n) out.main_ceiling_samples_per_s = main_ceiling / main_n;
+  if (pin_n) out.pin_ceiling_samples_per_s = pin_ceiling / pin_n;
+  double cpu_work = 0;
+  for (const auto& w : r.workers) cpu_work += static_cast<double>(w.cpu_work_ns);
+  out.worker_cpu_fraction = busy > 0 ? std::min(1.0, cpu_work / busy) : 0;
+
+  // Bottleneck: the first of CPU, main process, pin memory, workers, metadata, storage that
+  // explains the wait.
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
   const double cpu_use = elapsed_s > 0 ? cpu_s / elapsed_s : 0;  // CPUs busy on average
   const double file_ns = r.file_latency.mean() * static_cast<double>(r.file_latency.count());
@@ -94,6 +118,27 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         "per-sample work will",
         cpu_use, in.cpus_allowed,
         in.cpu_per_sample_us > 0 ? fmt::format(" ({:.0f} µs of decode/transform per sample)", in.cpu_per_sample_us) : "");
+  } else if (out.main_busy_fraction >= kSerialStageBound) {
+    out.verdict = "main process";
+    out.verdict_text = fmt::format(
+        "main-process-bound: each rank's main process was busy {:.0f}% of the time receiving batches ({:.0f} µs CPU "
+        "per batch), which caps a rank at {:.0f} samples/s however many workers it has; fewer, larger samples, a "
+        "cheaper collate output (one tensor per batch) or more ranks per host will help",
+        out.main_busy_fraction * 100, in.main_cpu_per_batch_us, out.main_ceiling_samples_per_s);
+  } else if (out.pin_busy_fraction >= kSerialStageBound) {
+    out.verdict = "pin memory";
+    out.verdict_text = fmt::format(
+        "pin-memory-bound: each rank's pin_memory thread was busy {:.0f}% of the time copying batches into "
+        "page-locked memory, which caps a rank at {:.0f} samples/s; smaller batches in bytes (uint8 instead of "
+        "float32) or pin_memory=False with a non-blocking copy will help",
+        out.pin_busy_fraction * 100, out.pin_ceiling_samples_per_s);
+  } else if (out.worker_busy_fraction >= 0.9 && out.worker_cpu_fraction >= 0.5) {
+    out.verdict = "workers";
+    out.verdict_text = fmt::format(
+        "worker-bound: the {} workers were busy {:.0f}% of the time, {:.0f}% of it on per-sample CPU work ({:.0f} µs "
+        "per sample); more num_workers (up to the {} allowed CPUs) or cheaper per-sample work will help",
+        in.num_workers_total, out.worker_busy_fraction * 100, out.worker_cpu_fraction * 100, in.cpu_per_sample_us,
+        in.cpus_allowed);
   } else if (open_share >= 0.5) {
     out.verdict = "metadata";
     out.verdict_text = fmt::format(

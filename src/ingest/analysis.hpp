@@ -30,6 +30,8 @@ struct AnalysisInputs {
   int cpus_allowed = 1;
   uint32_t num_workers_total = 1;
   double cpu_per_sample_us = 0;
+  double main_cpu_per_batch_us = 0;  // the main process's CPU per batch the run modelled, µs (0: none)
+  uint32_t batch_size = 0;           // samples per full batch (the main-process ceiling is per batch)
   double sample_bytes = 0;     // bytes per sample used for the bytes/s demand (measured mean or --sample-bytes)
   bool buffered_warm = false;  // buffered reads without eviction: the page cache may serve them; the verdict
                                // then says where they came from (cache_source_note)
@@ -49,7 +51,14 @@ struct IngestResult {
   uint64_t gpus_fed = 0;              // measured by this run only: d.gpus when AU >= au_target, else 0 (fewer
                                       // than d.gpus). How many this storage feeds is found by search
                                       // (`ioprobe capacity`), never extrapolated from one run's rate.
-  std::string verdict;                // "none", "storage", "metadata", "CPU"
+  // The serial stages of a rank beside its workers (0 when the run did not model them). A stage
+  // busy >= kSerialStageBound of the time caps the rank at its ceiling however many workers it has.
+  double main_busy_fraction = 0;           // max over ranks: main-process work / elapsed
+  double main_ceiling_samples_per_s = 0;   // per rank: samples / main-process busy time (mean over ranks)
+  double pin_busy_fraction = 0;            // max over ranks: pin-thread copying / elapsed
+  double pin_ceiling_samples_per_s = 0;    // per rank: samples / pin-thread busy time (mean over ranks)
+  double worker_cpu_fraction = 0;          // workers' per-sample CPU work / their busy time, 0..1
+  std::string verdict;                // "none", "CPU", "main process", "pin memory", "workers", "metadata", "storage"
   std::string verdict_text;           // one sentence for the report
 };
 
@@ -65,7 +74,14 @@ double rank_accelerator_utilization(const RankStats& rk);
 /// device; otherwise "mixed" with the range. Empty `resident`: not measured.
 std::string cache_source_note(const std::vector<double>& resident);
 
-/// Computes the ingest analysis. Pure function of its inputs.
+/// Busy fraction of a serial stage (main process, pin thread) at and above which it is named the
+/// bottleneck: the stage then runs nearly all the time and the rank cannot go faster.
+inline constexpr double kSerialStageBound = 0.8;
+
+/// Computes the ingest analysis. Pure function of its inputs. The verdict, when the GPUs are not
+/// fed, is the first that holds of: CPU (the process used >= 85% of the allowed CPUs), main process
+/// (busy >= kSerialStageBound), pin memory (likewise), workers (busy >= 90% of the time, most of it
+/// per-sample CPU work: more num_workers help), metadata (open+close >= 50% of a file's time), storage.
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);
 
 }  // namespace ioprobe

@@ -27,6 +27,10 @@ struct LoaderConfig {
   uint32_t world_ranks = 0;        // GPU ranks of the whole job, all hosts (0: just `ranks`)
   uint32_t first_rank = 0;         // the job-wide rank of this process's first GPU rank
   double step_time_s = 0;          // GPU compute per batch, seconds (0: no consumer delay)
+  double main_cpu_per_batch_us = 0; // main-process CPU per full batch (receive, unpickle, shared-memory attach),
+                                    // microseconds, burned beside the GPU step (loader/consumer.hpp); 0: none
+  bool pin_memory = false;         // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
+  double pin_bytes_per_batch = 0;  // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
   std::string engine = "io_uring"; // "io_uring" | "psync" (resolved, never "auto")
   bool direct = true;              // O_DIRECT
   bool evict_before_epoch = false; // buffered cold runs: posix_fadvise(DONTNEED) every file first

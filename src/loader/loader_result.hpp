@@ -54,6 +54,11 @@ struct RankStats {
   Timeline timeline;
   uint64_t max_outstanding = 0; // most batches in flight (<= num_workers x prefetch_factor)
   std::vector<Delivery> deliveries;  // every batch in order, only with LoaderConfig::record_deliveries
+  int64_t main_busy_ns = 0;     // wall time the main process spent on its per-batch work (consumer.hpp)
+  int64_t main_cpu_ns = 0;      // its CPU time
+  int64_t pin_busy_ns = 0;      // wall time the pin thread spent copying batches (pin_stage.hpp); 0: no pin thread
+  int64_t pin_cpu_ns = 0;       // its CPU time
+  uint64_t pin_bytes = 0;       // bytes it copied into page-locked memory
 };
 
 /// The first failures a result keeps (error_samples), merged parts included.

@@ -20,6 +20,8 @@
 #include "core/text.hpp"
 #include "engine/file_reader.hpp"
 #include "engine/page_cache.hpp"
+#include "loader/consumer.hpp"
+#include "loader/pin_stage.hpp"
 #include "loader/prefetch_queue.hpp"
 #include "loader/record_fetch.hpp"
 #include "loader/sampler.hpp"
@@ -29,18 +31,6 @@
 namespace ioprobe {
 
 namespace {
-
-// Real CPU work standing in for decode and transforms: integer mixing until the calling
-// thread's CPU clock has advanced by `us` microseconds.
-void spend_cpu(double us) {
-  const int64_t until = thread_cpu_ns() + static_cast<int64_t>(us * 1000.0);
-  uint64_t x = 0x9E3779B97F4A7C15ULL;
-  static std::atomic<uint64_t> sink{0};
-  do {
-    for (int i = 0; i < 256; ++i) x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL + i;
-  } while (thread_cpu_ns() < until);
-  sink.fetch_add(x, std::memory_order_relaxed);
-}
 
 std::string this_thread_cpus() {
   cpu_set_t set;
@@ -146,22 +136,28 @@ class RankLoader {
         },
         [&](int w, const BatchTask& t, const std::atomic<bool>& cancel) { return fetch(w, t, cancel); });
 
+    std::unique_ptr<Consumer> consumer = make_consumer(cfg);
+    std::unique_ptr<PinStage> pin;
+    if (cfg.pin_memory)
+      pin = std::make_unique<PinStage>(queue, cfg.pin_bytes_per_batch, cfg.batch_size, [this] { return check_stop(); });
+    const std::function<bool()> stop_fn = [this] { return check_stop(); };
     uint32_t epochs_done = 0;
     for (uint32_t epoch = 0; epoch < cfg.epochs && !sh_.stop; ++epoch) {
       std::vector<BatchTask> tasks = plan_epoch(epoch);
       prepare_cache(epoch);
       const int64_t epoch_start = now_ns();
       queue.start_epoch(std::move(tasks));
+      if (pin) pin->start_epoch();  // from here the pin thread alone takes batches from the queue
       bool first = true;
       for (;;) {
         if (check_stop()) {
-          queue.cancel();
+          if (!pin) queue.cancel();  // with a pin thread, it cancels the queue
           break;
         }
         const int64_t w0 = now_ns();
-        std::optional<BatchResult> r = queue.next([this] { return check_stop(); });
+        std::optional<BatchResult> r = pin ? pin->next() : queue.next(stop_fn);
         if (!r) {
-          if (check_stop()) queue.cancel();  // drain: no read in flight when the result is reported
+          if (check_stop() && !pin) queue.cancel();  // drain: no read in flight when the result is reported
           break;
         }
         if (init_error) std::rethrow_exception(init_error);
@@ -183,27 +179,21 @@ class RankLoader {
           sh_.progress->samples += r->samples;
           if (kind_ != DatasetKind::kFiles) sh_.progress->bytes += r->bytes;  // files: counted as read
         }
-        if (cfg.step_time_s > 0) {
-          // The GPU step, in slices of at most 50 ms so a signal or the deadline ends it promptly.
-          // A partial batch (the last of an epoch, or a dataset smaller than one batch) takes its
-          // share of a full batch's step: the demand is samples/s, so 10 samples of a 256-sample
-          // batch do not keep the GPU busy for the whole step.
-          const double share =
-              cfg.batch_size > 0 ? std::min(1.0, static_cast<double>(r->samples) / static_cast<double>(cfg.batch_size)) : 1.0;
-          const int64_t c0 = now_ns(), until = c0 + static_cast<int64_t>(cfg.step_time_s * share * 1e9);
-          for (int64_t t = c0; t < until && !check_stop(); t = now_ns()) sleep_until_ns(std::min(until, t + 50000000));
-          const int64_t spent = now_ns() - c0;
-          stats_.compute_ns += spent;
-          // An interrupted step counts only what ran; an overslept one only the nominal time.
-          stats_.nominal_compute_ns += std::min<int64_t>(spent, until - c0);
-        }
+        // The GPU step, and the main process's work beside it (loader/consumer.hpp).
+        if (consumer) consumer->step(r->samples, stats_, stop_fn);
       }
+      if (pin) pin->end_epoch();
       const int64_t stop_at = sh_.stop_ns.load();
       stats_.elapsed_ns += (stop_at ? std::max(epoch_start, stop_at) : now_ns()) - epoch_start;
       if (!sh_.stop) ++epochs_done;
     }
     if (init_error) std::rethrow_exception(init_error);
     stats_.max_outstanding = queue.max_outstanding();
+    if (pin) {
+      stats_.pin_busy_ns = pin->busy_ns();
+      stats_.pin_cpu_ns = pin->cpu_ns();
+      stats_.pin_bytes = pin->pinned_bytes();
+    }
     if (sh_.step_barrier) sh_.step_barrier->arrive_and_drop();
     return epochs_done;
   }
@@ -297,7 +287,7 @@ class RankLoader {
   void per_sample_cpu(WorkerStats& ws) {
     if (sh_.cfg.cpu_per_sample_us <= 0) return;
     const int64_t c0 = thread_cpu_ns();
-    spend_cpu(sh_.cfg.cpu_per_sample_us);
+    spend_cpu_us(sh_.cfg.cpu_per_sample_us);
     ws.cpu_work_ns += thread_cpu_ns() - c0;
   }
 
@@ -358,7 +348,7 @@ class RankLoader {
       }
       if (sh_.cfg.cpu_per_sample_us > 0) {
         const int64_t c0 = thread_cpu_ns();
-        spend_cpu(sh_.cfg.cpu_per_sample_us);
+        spend_cpu_us(sh_.cfg.cpu_per_sample_us);
         ws.cpu_work_ns += thread_cpu_ns() - c0;
       }
     }

@@ -72,7 +72,12 @@ json loader_result_to_json(const LoaderResult& r) {
                      {"elapsed_ns", k.elapsed_ns},
                      {"batch_wait", histogram_ns_json(k.batch_wait)},
                      {"timeline", timeline_json(k.timeline)},
-                     {"max_outstanding", k.max_outstanding}});
+                     {"max_outstanding", k.max_outstanding},
+                     {"main_busy_ns", k.main_busy_ns},
+                     {"main_cpu_ns", k.main_cpu_ns},
+                     {"pin_busy_ns", k.pin_busy_ns},
+                     {"pin_cpu_ns", k.pin_cpu_ns},
+                     {"pin_bytes", k.pin_bytes}});
   return {{"elapsed_ns", r.elapsed_ns},
           {"epochs_completed", r.epochs_completed},
           {"partial", r.partial},
@@ -158,6 +163,13 @@ LoaderResult loader_result_from_json(const json& j) {
     k.batch_wait = hist_of(x, "batch_wait", rw);
     k.timeline = timeline_of(x, rw);
     k.max_outstanding = get<uint64_t>(x, "max_outstanding", rw);
+    // The main-process and pin-thread counters came with --calibration / --pin-memory; documents
+    // written before them read as 0 (no such stage ran).
+    k.main_busy_ns = x.value("main_busy_ns", int64_t{0});
+    k.main_cpu_ns = x.value("main_cpu_ns", int64_t{0});
+    k.pin_busy_ns = x.value("pin_busy_ns", int64_t{0});
+    k.pin_cpu_ns = x.value("pin_cpu_ns", int64_t{0});
+    k.pin_bytes = x.value("pin_bytes", uint64_t{0});
     r.ranks.push_back(std::move(k));
   }
   return r;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace ioprobe {
 
@@ -153,8 +154,28 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"consumer_lag_s", in.consumer_lag_s},
           {"worker_busy_fraction", in.worker_busy_fraction},
           {"gpus_fed", in.gpus_fed},
+          {"main_busy_fraction", in.main_busy_fraction},
+          {"main_ceiling_samples_per_s", in.main_ceiling_samples_per_s},
+          {"pin_busy_fraction", in.pin_busy_fraction},
+          {"pin_ceiling_samples_per_s", in.pin_ceiling_samples_per_s},
+          {"worker_cpu_fraction", in.worker_cpu_fraction},
           {"verdict", in.verdict},
           {"verdict_text", in.verdict_text}};
+}
+
+void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
+                        const nlohmann::json& cal) {
+  loader["main_cpu_per_batch_us"] = l.main_cpu_per_batch_us;
+  loader["pin_memory"] = l.pin_memory;
+  loader["pin_bytes_per_batch"] = l.pin_bytes_per_batch;
+  if (cal.is_object())
+    loader["calibration"] = {{"file", escape_bytes(cal_path)},
+                             {"code", cal.at("code").value("file", "")},
+                             {"function", cal.at("code").value("function", "")},
+                             {"host", cal.at("host").value("hostname", "")},
+                             {"torch_version", cal.at("python").value("torch_version", "")},
+                             {"batch_size", cal.value("batch_size", 0)},
+                             {"created", cal.value("created", "")}};
 }
 
 }  // namespace ioprobe

@@ -15,7 +15,9 @@
 //   ingest   {accelerator, accelerator_name, model, gpus, rate_family, samples_per_s_per_gpu, source,
 //             required_samples_per_s, required_bytes_per_s, sample_bytes, delivered_samples_per_s,
 //             delivered_bytes_per_s, accelerator_utilization, accelerator_utilization_min, au_target,
-//             worker_busy_fraction, capacity_samples_per_s, capacity_basis, gpus_fed, verdict, verdict_text}
+//             worker_busy_fraction, gpus_fed (measured by this run), main_busy_fraction,
+//             main_ceiling_samples_per_s, pin_busy_fraction, pin_ceiling_samples_per_s, worker_cpu_fraction,
+//             verdict, verdict_text}
 #pragma once
 
 #include <string>
@@ -70,5 +72,11 @@ void from_json(const nlohmann::json& j, RunResults& r);
 nlohmann::json loader_results_json(const LoaderResult& r);
 
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes);
+
+/// Adds the consumer model to a run's or tune's `loader` section: main_cpu_per_batch_us,
+/// pin_memory, pin_bytes_per_batch (0: the bytes read) and, with --calibration, "calibration":
+/// {file, code, function, host, torch_version, batch_size, created} from the document `cal`.
+void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
+                        const nlohmann::json& cal);
 
 }  // namespace ioprobe

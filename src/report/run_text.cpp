@@ -107,6 +107,16 @@ std::string render_run_text(const nlohmann::json& doc) {
                             "(a partial batch its share)",
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
+  if (ld.value("main_cpu_per_batch_us", 0.0) > 0 || ld.value("pin_memory", false))
+    line("main process", fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}",
+                                     ld.value("main_cpu_per_batch_us", 0.0),
+                                     ld.value("pin_memory", false) ? "; pin_memory: a pin thread per rank" : ""));
+  if (ld.contains("calibration")) {
+    const auto& cal = ld["calibration"];
+    line("calibration", fmt::format("{} ({}:{} on {}, torch {}, batch size {})", cal.value("file", ""),
+                                    cal.value("code", ""), cal.value("function", ""), cal.value("host", ""),
+                                    cal.value("torch_version", ""), cal.value("batch_size", 0)));
+  }
 
   o += "\nResults\n";
   double elapsed = r.value("elapsed_s", 0.0);
@@ -174,6 +184,13 @@ std::string render_run_text(const nlohmann::json& doc) {
                                 format_rate(in.value("delivered_bytes_per_s", 0.0))));
   line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%)", 100 * in.value("accelerator_utilization", 0.0),
                          100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0)));
+  if (in.value("main_ceiling_samples_per_s", 0.0) > 0)
+    line("main process", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
+                                     100 * in.value("main_busy_fraction", 0.0),
+                                     in.value("main_ceiling_samples_per_s", 0.0)));
+  if (in.value("pin_ceiling_samples_per_s", 0.0) > 0)
+    line("pin memory", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
+                                   100 * in.value("pin_busy_fraction", 0.0), in.value("pin_ceiling_samples_per_s", 0.0)));
   line("verdict", in.value("verdict", "") + ": " + in.value("verdict_text", ""));
   // Only what the run measured; how many GPUs the storage feeds comes from a search, not from a
   // multiple of this run's rate (older documents' estimates are not shown).

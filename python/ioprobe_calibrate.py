@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+"""The Python side of `ioprobe calibrate`: runs the user's own Dataset in real PyTorch DataLoaders
+and measures what each stage of the loader costs on this host. ioprobe runs it; it is not meant to
+be run by hand (but may be, for debugging: it prints one JSON object on stdout).
+
+The Dataset comes from FILE.py:FUNC, where FUNC(paths: list[str]) returns a torch Dataset over
+those files; a module-level `collate_fn`, when FILE.py defines one, is the DataLoader's collate_fn
+(else torch's default_collate). The files are read once before any measurement so that they sit
+in the page cache: the figures are CPU costs, not storage waits.
+
+Measured, for num_workers in --workers (0, 1, 2 by default), batches from the first to the last
+(worker start-up and the first batch left out):
+  worker CPU per sample   run time of the worker processes (/proc/PID/task/*/schedstat) per sample:
+                          __getitem__, collate, and putting the batch into shared memory
+  in-process CPU/sample   num_workers=0: the same work in the main thread (no IPC)
+  main CPU per batch      user+sys of the main process (getrusage RUSAGE_SELF) per batch: receiving,
+                          unpickling and attaching the batch's shared memory; per-batch spread from
+                          the main thread's CPU clock around each next()
+  bytes per batch         bytes of the tensors in a batch (what crosses to the main process)
+  worker start-up         from iter(loader) to each worker's worker_init_fn, seconds
+  pin memory              per batch: tensor.pin_memory() where CUDA is available; without CUDA torch
+                          cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
+                          (the same bytes moved into page-locked memory), marked as such
+
+Exit codes: 0 done; 2 the user's code or data is unusable (the message names the file and what to
+do); 1 a measurement failed.
+"""
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+import traceback
+
+PROG = "ioprobe calibrate"
+_TICK = os.sysconf("SC_CLK_TCK")
+NO_TORCH = 3  # ioprobe then tries its next interpreter (calibrate/driver.hpp kDriverNoTorch)
+
+
+def fail(msg, code=2):
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def note(msg):
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+def load_user_code(path, func_name):
+    if not os.path.isfile(path):
+        fail(f"--dataset-factory {path}: no such file; give FILE.py:FUNC with the path of your Dataset's module")
+    name = "ioprobe_user_dataset"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its own imports of sibling modules
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # workers started by fork see it; pickled references resolve
+        spec.loader.exec_module(mod)
+    except ModuleNotFoundError as e:
+        fail(f"{path}: importing it failed: {e}; install the module it needs for {sys.executable} "
+             f"(or pass --python with the interpreter your training uses)")
+    except Exception as e:  # noqa: BLE001 - any error in the user's module is reported with its place
+        fail(f"{path}: importing it raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}"
+             f"fix the module so that `python3 {path}` imports cleanly")
+    fn = getattr(mod, func_name, None)
+    if fn is None or not callable(fn):
+        have = sorted(k for k, v in vars(mod).items() if callable(v) and not k.startswith("_"))
+        fail(f"{path}: defines no function '{func_name}' (callables there: {', '.join(have) or 'none'}); "
+             f"give --dataset-factory {path}:NAME with the function that returns your Dataset")
+    collate = getattr(mod, "collate_fn", None)
+    if collate is not None and not callable(collate):
+        fail(f"{path}: collate_fn is defined but not callable; make it a function or remove it")
+    return fn, collate
+
+
+def list_files(root, limit):
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for n in sorted(filenames):
+            if n.startswith(".ioprobe"):
+                continue
+            p = os.path.join(dirpath, n)
+            if os.path.isfile(p) and not os.path.islink(p):
+                out.append(p)
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+def warm(paths):
+    """Reads every file once so that the measured runs find them in the page cache. Returns bytes."""
+    total = 0
+    for p in paths:
+        with open(p, "rb", buffering=0) as f:
+            while True:
+                b = f.read(1 << 20)
+                if not b:
+                    break
+                total += len(b)
+    return total
+
+
+def tensors_of(obj, where, torch, out):
+    """Collects the tensors of a sample or batch (tensors, or tuples/lists/dicts of them). Raises
+    TypeError naming the first part that is not a tensor."""
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for i, x in enumerate(obj):
+            tensors_of(x, f"{where}[{i}]", torch, out)
+    elif isinstance(obj, dict):
+        for k, x in obj.items():
+            tensors_of(x, f"{where}[{k!r}]", torch, out)
+    elif isinstance(obj, (int, float, bool)):
+        pass  # labels: default_collate turns them into tensors
+    else:
+        raise TypeError(f"{where} is a {type(obj).__name__}, not a tensor")
+    return out
+
+
+def proc_cpu_s(pid):
+    """CPU seconds of process pid, all threads: /proc/PID/task/*/schedstat (ns), else /proc/PID/stat (ticks)."""
+    try:
+        total = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def rusage_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def spread(values):
+    """mean, p10, p50, p90, min, max, n of a list of numbers."""
+    v = sorted(values)
+    if not v:
+        return None
+    q = lambda f: v[min(len(v) - 1, int(round(f * (len(v) - 1))))]  # noqa: E731
+    return {"mean": statistics.fmean(v), "p10": q(0.1), "p50": q(0.5), "p90": q(0.9), "min": v[0], "max": v[-1],
+            "n": len(v)}
+
+
+class LockedBuffer:
+    """A page-locked (mlock'ed) buffer that grows to the largest batch: the pin copy without CUDA."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.buf = None
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.locked = True
+
+    def copy_in(self, tensors):
+        need = sum(t.numel() * t.element_size() for t in tensors)
+        if self.buf is None or self.buf.numel() < need:
+            if self.buf is not None and self.locked:
+                self.libc.munlock(ctypes.c_void_p(self.buf.data_ptr()), ctypes.c_size_t(self.buf.numel()))
+            self.buf = self.torch.empty(max(need, 1), dtype=self.torch.uint8)
+            if self.libc.mlock(ctypes.c_void_p(self.buf.data_ptr()), ctypes.c_size_t(self.buf.numel())) != 0:
+                self.locked = False
+        off = 0
+        for t in tensors:
+            n = t.numel() * t.element_size()
+            self.buf[off:off + n].copy_(t.contiguous().view(-1).view(self.torch.uint8))
+            off += n
+
+
+def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_holder):
+    from torch.utils.data import DataLoader
+    ds = make_ds(paths)
+    starts = torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_()
+
+    def init_fn(wid):
+        starts[wid] = time.time()
+
+    g = torch.Generator()
+    g.manual_seed(seed)
+    kw = dict(batch_size=batch, shuffle=True, num_workers=workers, generator=g, drop_last=False)
+    if collate is not None:
+        kw["collate_fn"] = collate
+    if workers > 0:
+        kw["worker_init_fn"] = init_fn
+    loader = DataLoader(ds, **kw)
+    t_iter = time.time()
+    it = iter(loader)
+    main_batch_cpu, pin_batch_cpu, batch_bytes, sizes = [], [], [], []
+    snap = {}
+    nb = len(loader)
+    k = 0
+    locked = LockedBuffer(torch) if pin == "mlock" else None
+    while True:
+        c0 = time.thread_time()
+        try:
+            b = next(it)
+        except StopIteration:
+            break
+        c1 = time.thread_time()
+        k += 1
+        ts = tensors_of(b, "batch", torch, [])
+        nbytes = sum(t.numel() * t.element_size() for t in ts)
+        if k > 1:
+            main_batch_cpu.append((c1 - c0) * 1e6)
+            batch_bytes.append(nbytes)
+        sizes.append(len(ts[0]) if ts and ts[0].dim() > 0 else batch)
+        if pin:
+            p0 = time.thread_time()
+            if pin == "cuda":
+                for t in ts:
+                    t.pin_memory()
+            else:
+                locked.copy_in(ts)
+            if k > 1:
+                pin_batch_cpu.append((time.thread_time() - p0) * 1e6)
+        if k == 1 or k == nb:
+            wcpu = sum(proc_cpu_s(w.pid) for w in getattr(it, "_workers", []))
+            snap["t1" if k > 1 else "t0"] = (time.perf_counter(), k, rusage_s(), wcpu)
+    del it, loader
+    if "t0" not in snap or "t1" not in snap:
+        fail(f"only {k} batch(es) of {batch}: too few files for a steady state; give --samples (or --data) "
+             f"with at least 3 batches of files", 2)
+    (ta, ka, ra, wa), (tb, kb, rb, wb) = snap["t0"], snap["t1"]
+    steady_samples = sum(sizes[1:])
+    pin_s = sum(pin_batch_cpu) / 1e6
+    res = {
+        "num_workers": workers, "batches": kb - ka, "samples": steady_samples,
+        "samples_per_s": steady_samples / (tb - ta) if tb > ta else 0.0,
+        # The main process's CPU, the pin copy (done here, in the main thread) taken out.
+        "main_cpu_per_batch_us": ((rb - ra) - pin_s) * 1e6 / (kb - ka),
+        "main_thread_cpu_per_batch_us": spread(main_batch_cpu),
+        "bytes_per_batch": spread(batch_bytes),
+    }
+    if workers > 0:
+        res["worker_cpu_per_sample_us"] = (wb - wa) * 1e6 / steady_samples
+        st = [s - t_iter for s in starts.tolist()[:workers]]
+        res["worker_startup_s"] = spread(st)
+    else:
+        res["inprocess_cpu_per_sample_us"] = ((rb - ra) - pin_s) * 1e6 / steady_samples
+    if pin:
+        res["pin_cpu_per_batch_us"] = spread(pin_batch_cpu)
+        if locked is not None and not locked.locked:
+            res["pin_note"] = "mlock failed (RLIMIT_MEMLOCK): the copy went to ordinary memory"
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--factory", required=True, help="FILE.py")
+    ap.add_argument("--func", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--samples", type=int, default=0, help="files used [16 batches]")
+    ap.add_argument("--workers", default="0,1,2")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    try:
+        import torch
+    except ImportError as e:
+        fail(f"{sys.executable} cannot import torch ({e}); install PyTorch for it (Debian: apt-get install "
+             f"python3-torch) or pass --python with the interpreter your training uses", NO_TORCH)
+    make_ds, collate = load_user_code(a.factory, a.func)
+    limit = a.samples or 16 * a.batch_size
+    paths = list_files(a.data, limit)
+    if len(paths) < 3 * a.batch_size:
+        fail(f"--data {a.data}: {len(paths)} files, fewer than 3 batches of {a.batch_size}; give a directory with "
+             f"more files or a smaller --batch-size", 2)
+    note(f"reading {len(paths)} files of {a.data} into the page cache")
+    data_bytes = warm(paths)
+    try:
+        ds = make_ds(list(paths))
+    except Exception as e:  # noqa: BLE001
+        fail(f"{a.factory}: {a.func}(paths) raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}"
+             f"fix {a.func} so that it returns a torch Dataset over the given file paths", 2)
+    if not hasattr(ds, "__getitem__") or not hasattr(ds, "__len__"):
+        fail(f"{a.factory}: {a.func}(paths) returned a {type(ds).__name__}, not a map-style Dataset "
+             f"(__getitem__ and __len__); return a torch.utils.data.Dataset", 2)
+    try:
+        sample = ds[0]
+    except Exception as e:  # noqa: BLE001
+        fail(f"{a.factory}: the Dataset's __getitem__(0) raised {type(e).__name__}: {e}\n"
+             f"{traceback.format_exc(limit=-3)}fix __getitem__ for the file {paths[0]}", 2)
+    try:
+        if not tensors_of(sample, "sample", torch, []):
+            raise TypeError("sample holds no tensor")
+    except TypeError as e:
+        fail(f"{a.factory}: the Dataset's samples must be tensors (or tuples/lists/dicts of tensors and numbers): "
+             f"{e}; convert it in __getitem__ (torch.from_numpy, torch.frombuffer)", 2)
+    pin = "cuda" if torch.cuda.is_available() else "mlock"
+    rows = []
+    for w in [int(x) for x in a.workers.split(",")]:
+        for p in (None, pin):
+            note(f"num_workers={w}{' pin_memory' if p else ''}: one pass over {len(paths)} files")
+            try:
+                rows.append(dict(measure(torch, make_ds, collate, paths, w, a.batch_size, a.seed, p, None),
+                                 pin_memory=bool(p)))
+            except SystemExit:
+                raise
+            except Exception as e:  # noqa: BLE001
+                fail(f"{a.factory}: the DataLoader (num_workers={w}) raised {type(e).__name__}: {e}\n"
+                     f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
+    print(json.dumps({
+        "python": sys.executable, "python_version": platform.python_version(), "torch_version": torch.__version__,
+        "cuda_available": torch.cuda.is_available(),
+        "pin_method": "tensor.pin_memory() (cudaHostAlloc and copy)" if pin == "cuda" else
+        "copy into an mlock'ed buffer (torch without CUDA cannot pin memory)",
+        "collate": "collate_fn of the module" if collate is not None else "torch default_collate",
+        "files": len(paths), "data_bytes": data_bytes, "batch_size": a.batch_size, "rows": rows,
+    }), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+#include "calibrate/calibration.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+using json = nlohmann::json;
+
+json figure_json(const CalFigure& f) { return {{"value", f.value}, {"min", f.min}, {"max", f.max}}; }
+
+const json& field(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key))
+    throw UsageError(fmt::format("{}: missing field '{}'; not a calibration document written by `ioprobe calibrate` "
+                                 "(rerun it to make one)",
+                                 where, key));
+  return j.at(key);
+}
+
+double number(const json& j, const char* key, const std::string& where) {
+  const json& v = field(j, key, where);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw UsageError(fmt::format("{}: '{}' is {}, not a finite number >= 0; rerun `ioprobe calibrate`", where, key,
+                                 v.dump()));
+  return v.get<double>();
+}
+
+std::string text(const json& j, const char* key, const std::string& where) {
+  const json& v = field(j, key, where);
+  if (!v.is_string()) throw UsageError(fmt::format("{}: '{}' is {}, not a string", where, key, v.dump()));
+  return v.get<std::string>();
+}
+
+CalFigure figure(const json& j, const char* key, const std::string& where) {
+  const std::string w = fmt::format("{}: figures.{}", where, key);
+  const json& f = field(j, key, where);
+  CalFigure out{number(f, "value", w), number(f, "min", w), number(f, "max", w)};
+  // A mean lies within its spread; allow rounding in the last digits.
+  const double slack = 1e-9 * std::max(1.0, out.max);
+  if (out.min > out.value + slack || out.value > out.max + slack)
+    throw UsageError(fmt::format("{}: min {} <= value {} <= max {} does not hold; the document was edited or damaged, "
+                                 "rerun `ioprobe calibrate`",
+                                 w, out.min, out.value, out.max));
+  return out;
+}
+
+// Mean, min and max of `key` (a number, or a spread object's "mean") over the rows `pick` accepts.
+template <class Pick>
+CalFigure over_rows(const json& rows, const char* key, Pick pick, const std::string& where, bool required = true) {
+  CalFigure f;
+  int n = 0;
+  for (const json& r : rows) {
+    if (!pick(r)) continue;
+    if (!r.contains(key)) {
+      if (required) throw Error(fmt::format("{}: a row lacks '{}'", where, key), kExitFailure);
+      continue;
+    }
+    const json& v = r.at(key);
+    const double x = v.is_object() ? v.at("mean").get<double>() : v.get<double>();
+    const double lo = v.is_object() ? v.at("min").get<double>() : x, hi = v.is_object() ? v.at("max").get<double>() : x;
+    f.min = n ? std::min(f.min, lo) : lo;
+    f.max = n ? std::max(f.max, hi) : hi;
+    f.value += x;
+    ++n;
+  }
+  if (n) f.value /= n;
+  f.value = std::clamp(f.value, f.min, f.max);
+  return f;
+}
+
+}  // namespace
+
+json calibration_to_json(const Calibration& c) {
+  json pin = {{"measured", c.pin_measured}, {"method", c.pin_method}};
+  if (c.pin_measured) pin["cpu_per_batch_us"] = figure_json(c.pin_cpu_per_batch_us);
+  return {{"schema", "ioprobe.calibration/1"},
+          {"kind", "calibration"},
+          {"schema_version", c.schema_version},
+          {"ioprobe_version", c.ioprobe_version},
+          {"created", c.created},
+          {"command", c.command},
+          {"code", {{"file", c.code_file}, {"function", c.function}, {"collate", c.collate}}},
+          {"data", {{"dir", c.data_dir}, {"files", c.files}, {"bytes", c.data_bytes}}},
+          {"host", {{"hostname", c.hostname}, {"kernel", c.kernel}, {"cpus_allowed", c.cpus_allowed}}},
+          {"python",
+           {{"executable", c.python},
+            {"version", c.python_version},
+            {"torch_version", c.torch_version},
+            {"cuda_available", c.cuda_available}}},
+          {"batch_size", c.batch_size},
+          {"figures",
+           {{"worker_cpu_per_sample_us", figure_json(c.worker_cpu_per_sample_us)},
+            {"inprocess_cpu_per_sample_us", figure_json(c.inprocess_cpu_per_sample_us)},
+            {"main_cpu_per_batch_us", figure_json(c.main_cpu_per_batch_us)},
+            {"main_cpu_per_batch_p10_us", c.main_cpu_per_batch_p10_us},
+            {"main_cpu_per_batch_p90_us", c.main_cpu_per_batch_p90_us},
+            {"main_cpu_per_sample_us", c.main_cpu_per_sample_us()},
+            {"bytes_per_batch", figure_json(c.bytes_per_batch)},
+            {"worker_startup_s", figure_json(c.worker_startup_s)},
+            {"pin_memory", pin}}},
+          {"rows", c.rows}};
+}
+
+Calibration calibration_from_json(const json& j, const std::string& where) {
+  if (!j.is_object() || j.value("kind", "") != "calibration")
+    throw UsageError(fmt::format("{}: not a calibration document (kind is {}); make one with `ioprobe calibrate "
+                                 "--dataset-factory FILE.py:FUNC --data DIR --json {}`",
+                                 where, j.is_object() && j.contains("kind") ? j.at("kind").dump() : "missing", where));
+  const json& ver = field(j, "schema_version", where);
+  if (!ver.is_number_integer() || ver.get<int>() != kCalibrationSchemaVersion)
+    throw UsageError(fmt::format("{}: schema_version {} is not the {} this ioprobe reads; rerun `ioprobe calibrate` "
+                                 "with this version",
+                                 where, ver.dump(), kCalibrationSchemaVersion));
+  Calibration c;
+  c.ioprobe_version = text(j, "ioprobe_version", where);
+  c.created = text(j, "created", where);
+  const json& cmd = field(j, "command", where);
+  if (cmd.is_array())
+    for (const json& a : cmd)
+      if (a.is_string()) c.command.push_back(a.get<std::string>());
+  const json& code = field(j, "code", where);
+  c.code_file = text(code, "file", where + ": code");
+  c.function = text(code, "function", where + ": code");
+  c.collate = text(code, "collate", where + ": code");
+  const json& data = field(j, "data", where);
+  c.data_dir = text(data, "dir", where + ": data");
+  c.files = static_cast<uint64_t>(number(data, "files", where + ": data"));
+  c.data_bytes = static_cast<uint64_t>(number(data, "bytes", where + ": data"));
+  const json& host = field(j, "host", where);
+  c.hostname = text(host, "hostname", where + ": host");
+  c.kernel = text(host, "kernel", where + ": host");
+  c.cpus_allowed = static_cast<int>(number(host, "cpus_allowed", where + ": host"));
+  const json& py = field(j, "python", where);
+  c.python = text(py, "executable", where + ": python");
+  c.python_version = text(py, "version", where + ": python");
+  c.torch_version = text(py, "torch_version", where + ": python");
+  c.cuda_available = field(py, "cuda_available", where + ": python").get<bool>();
+  const double bs = number(j, "batch_size", where);
+  if (bs < 1 || bs != std::floor(bs))
+    throw UsageError(fmt::format("{}: batch_size {} is not a whole number >= 1; rerun `ioprobe calibrate`", where, bs));
+  c.batch_size = static_cast<uint32_t>(bs);
+  const json& f = field(j, "figures", where);
+  c.worker_cpu_per_sample_us = figure(f, "worker_cpu_per_sample_us", where);
+  c.inprocess_cpu_per_sample_us = figure(f, "inprocess_cpu_per_sample_us", where);
+  c.main_cpu_per_batch_us = figure(f, "main_cpu_per_batch_us", where);
+  c.main_cpu_per_batch_p10_us = number(f, "main_cpu_per_batch_p10_us", where + ": figures");
+  c.main_cpu_per_batch_p90_us = number(f, "main_cpu_per_batch_p90_us", where + ": figures");
+  c.bytes_per_batch = figure(f, "bytes_per_batch", where);
+  c.worker_startup_s = figure(f, "worker_startup_s", where);
+  const json& pin = field(f, "pin_memory", where + ": figures");
+  c.pin_measured = field(pin, "measured", where + ": figures.pin_memory").get<bool>();
+  c.pin_method = text(pin, "method", where + ": figures.pin_memory");
+  if (c.pin_measured) c.pin_cpu_per_batch_us = figure(pin, "cpu_per_batch_us", where + ": figures.pin_memory");
+  if (j.contains("rows")) c.rows = j.at("rows");
+  return c;
+}
+
+Calibration load_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw UsageError(fmt::format("{}: cannot read it ({}); give the file `ioprobe calibrate --json` wrote",
+                                 escape_bytes(path), errno_text(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: not valid JSON ({}); give the file `ioprobe calibrate --json` wrote",
+                                 escape_bytes(path), e.what()));
+  }
+  try {
+    return calibration_from_json(j, escape_bytes(path));
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: a field has the wrong type ({}); rerun `ioprobe calibrate`",
+                                 escape_bytes(path), e.what()));
+  }
+}
+
+Calibration calibration_from_driver(const json& out, const std::string& where) {
+  Calibration c;
+  try {
+    c.python = out.at("python").get<std::string>();
+    c.python_version = out.at("python_version").get<std::string>();
+    c.torch_version = out.at("torch_version").get<std::string>();
+    c.cuda_available = out.at("cuda_available").get<bool>();
+    c.collate = out.at("collate").get<std::string>();
+    c.files = out.at("files").get<uint64_t>();
+    c.data_bytes = out.at("data_bytes").get<uint64_t>();
+    c.batch_size = out.at("batch_size").get<uint32_t>();
+    c.rows = out.at("rows");
+    const json& rows = c.rows;
+    auto with_workers = [](const json& r) { return r.at("num_workers").get<int>() > 0; };
+    auto plain = [&](const json& r) { return with_workers(r) && !r.at("pin_memory").get<bool>(); };
+    auto pinned = [&](const json& r) { return with_workers(r) && r.at("pin_memory").get<bool>(); };
+    auto inproc = [](const json& r) { return r.at("num_workers").get<int>() == 0 && !r.at("pin_memory").get<bool>(); };
+    bool any = false;
+    for (const json& r : rows) any = any || plain(r);
+    if (!any) throw Error(fmt::format("{}: no run with num_workers > 0 was measured", where), kExitFailure);
+    c.worker_cpu_per_sample_us = over_rows(rows, "worker_cpu_per_sample_us", plain, where);
+    c.inprocess_cpu_per_sample_us = over_rows(rows, "inprocess_cpu_per_sample_us", inproc, where, false);
+    c.main_cpu_per_batch_us = over_rows(rows, "main_cpu_per_batch_us", plain, where);
+    c.bytes_per_batch = over_rows(rows, "bytes_per_batch", plain, where);
+    c.worker_startup_s = over_rows(rows, "worker_startup_s", plain, where);
+    double p10 = 0, p90 = 0;
+    int n = 0;
+    for (const json& r : rows)
+      if (plain(r)) {
+        p10 += r.at("main_thread_cpu_per_batch_us").at("p10").get<double>();
+        p90 += r.at("main_thread_cpu_per_batch_us").at("p90").get<double>();
+        ++n;
+      }
+    c.main_cpu_per_batch_p10_us = p10 / n;
+    c.main_cpu_per_batch_p90_us = p90 / n;
+    c.pin_method = out.at("pin_method").get<std::string>();
+    bool pins = false;
+    for (const json& r : rows) pins = pins || (pinned(r) && r.contains("pin_cpu_per_batch_us"));
+    c.pin_measured = pins;
+    if (pins) c.pin_cpu_per_batch_us = over_rows(rows, "pin_cpu_per_batch_us", pinned, where);
+    else c.pin_method = "not measured: " + c.pin_method;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: its output lacks a field or has the wrong type ({})", where, e.what()), kExitFailure);
+  }
+  return c;
+}
+
+}  // namespace ioprobe

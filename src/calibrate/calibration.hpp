@@ -1,0 +1,80 @@
+// The calibration document: what the user's own DataLoader costs on this host, measured by
+// `ioprobe calibrate` (python/ioprobe_calibrate.py runs their Dataset in real PyTorch DataLoaders)
+// and read back by `run`, `tune` and `capacity` (--calibration) to set the loader model's costs.
+//
+// Versioned JSON, schema reports/calibration.schema.json: kind "calibration", schema_version 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ioprobe {
+
+/// The document's schema version this build writes and reads.
+inline constexpr int kCalibrationSchemaVersion = 1;
+
+/// A measured figure with its spread over the runs (and batches) it comes from.
+struct CalFigure {
+  double value = 0;  // the figure the model uses (a mean)
+  double min = 0;
+  double max = 0;
+};
+
+struct Calibration {
+  int schema_version = kCalibrationSchemaVersion;
+  std::string ioprobe_version;
+  std::string created;                 // UTC, ISO 8601
+  std::vector<std::string> command;    // the ioprobe command line that measured it
+  // The user's code.
+  std::string code_file;               // absolute path of FILE.py
+  std::string function;                // FUNC: FUNC(paths) returns the Dataset
+  std::string collate;                 // "collate_fn of the module" | "torch default_collate"
+  // The data it ran on (read into the page cache first: CPU costs, no storage wait).
+  std::string data_dir;
+  uint64_t files = 0;
+  uint64_t data_bytes = 0;
+  // Where.
+  std::string hostname, kernel;
+  int cpus_allowed = 0;
+  std::string python, python_version, torch_version;
+  bool cuda_available = false;
+  uint32_t batch_size = 0;
+  // Figures (the model's inputs).
+  CalFigure worker_cpu_per_sample_us;     // CPU per sample in a worker process: fetch + collate + IPC put, µs
+  CalFigure inprocess_cpu_per_sample_us;  // num_workers=0: the same work in the main process, µs
+  CalFigure main_cpu_per_batch_us;        // main process per batch: receive + unpickle + shm attach, µs
+  double main_cpu_per_batch_p10_us = 0, main_cpu_per_batch_p90_us = 0;  // per-batch spread (main thread)
+  CalFigure bytes_per_batch;              // bytes of the batch's tensors (what crosses to the main process), B
+  CalFigure worker_startup_s;             // iter(loader) to a worker's worker_init_fn, s
+  bool pin_measured = false;              // false: no pin figure (reason in pin_method)
+  std::string pin_method;                 // how the pin cost was measured, or why it was not
+  CalFigure pin_cpu_per_batch_us;         // pin thread's CPU per batch, µs
+  nlohmann::json rows = nlohmann::json::array();  // the driver's per-run measurements, as measured
+
+  /// The main-process cost per sample (main_cpu_per_batch_us / batch_size), µs.
+  double main_cpu_per_sample_us() const { return batch_size ? main_cpu_per_batch_us.value / batch_size : 0; }
+};
+
+/// The document (kind, schema_version and every field above).
+nlohmann::json calibration_to_json(const Calibration& c);
+
+/// Reads a document back. Throws UsageError naming `where` (the file) and the field when it is not
+/// a calibration document, has another schema_version, lacks a field, or holds a figure that is
+/// negative, not finite, or out of order (min <= value <= max).
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
+
+/// Reads and checks the file at `path` (calibration_from_json). Throws UsageError naming the path
+/// when it cannot be read or is not valid JSON.
+Calibration load_calibration(const std::string& path);
+
+/// Builds the figures from the driver's output (python/ioprobe_calibrate.py's JSON object: rows
+/// of num_workers x pin_memory): worker cost = mean over the rows with workers, main cost = mean
+/// over the rows with workers and without pin, pin cost = mean over the pin rows with workers;
+/// min/max over the same rows. Throws Error naming `where` when a field is missing or no row has
+/// workers.
+Calibration calibration_from_driver(const nlohmann::json& out, const std::string& where);
+
+}  // namespace ioprobe

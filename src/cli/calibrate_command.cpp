@@ -1,0 +1,143 @@
+// `ioprobe calibrate`: runs the user's own Dataset (FILE.py:FUNC) in real PyTorch DataLoaders on
+// their files and writes the calibration document that `run`, `tune` and `capacity` read with
+// --calibration. The measuring is python/ioprobe_calibrate.py's (calibrate/driver.hpp runs it).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "calibrate/calibration.hpp"
+#include "calibrate/driver.hpp"
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "report/calibration_text.hpp"
+#include "report/document.hpp"
+#include "topology/host.hpp"
+
+namespace ioprobe::cli {
+
+namespace {
+
+std::string absolute(const std::string& p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char when[32];
+  std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return when;
+}
+
+}  // namespace
+
+int cmd_calibrate(const CommandContext& ctx) {
+  po::options_description desc(
+      "ioprobe calibrate: measure what your own Dataset costs in a real PyTorch DataLoader on this host (CPU per\n"
+      "sample in the workers, the main process's CPU per batch, bytes per batch, worker start-up, pin_memory),\n"
+      "with your files in the page cache, at num_workers 0, 1 and 2. `ioprobe run --calibration FILE` then\n"
+      "models your loader with these costs.\n\n"
+      "usage: ioprobe calibrate --dataset-factory FILE.py:FUNC --data DIR [--python PY] [--batch-size B]\n"
+      "                         [--samples N] [--json CAL.json]\n"
+      "FUNC(paths: list[str]) returns a torch Dataset over those files; a module-level collate_fn, when FILE.py\n"
+      "defines one, is the DataLoader's collate_fn.\n\noptions");
+  desc.add_options()                                                                              //
+      ("help,h", "print this help")                                                               //
+      ("dataset-factory", po::value<std::string>(), "FILE.py:FUNC, FUNC(paths) returns your Dataset")  //
+      ("data", po::value<std::string>(), "directory of your files (the first --samples of them, sorted)")  //
+      ("python", po::value<std::string>(),
+       "the python3 your training uses [python3 on PATH, else /usr/bin/python3: the first that imports torch]")  //
+      ("batch-size", po::value<std::string>(), "DataLoader batch_size [256]")                    //
+      ("samples", po::value<std::string>(), "files used per run [16 batches]")                   //
+      ("json", po::value<std::string>(), "write the calibration document to FILE (JSON, written atomically)");
+  po::variables_map vm = parse_command_line(ctx.args, desc, "calibrate");
+  if (vm.count("help")) {
+    std::cout << desc << "\nexit codes: 0 ok, 1 the measurement failed, 2 bad usage, or your code or data is unusable\n";
+    return kExitOk;
+  }
+  const std::string factory = get_string(vm, "dataset-factory");
+  if (factory.empty()) throw UsageError("--dataset-factory FILE.py:FUNC is required; see ioprobe calibrate --help");
+  const size_t colon = factory.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == factory.size())
+    throw UsageError(fmt::format("--dataset-factory '{}': give FILE.py:FUNC, the module and the function that "
+                                 "returns your Dataset (e.g. train.py:make_dataset)",
+                                 escape_bytes(factory)));
+  const std::string file = factory.substr(0, colon), func = factory.substr(colon + 1);
+  struct stat st {};
+  if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("--dataset-factory '{}': {} is not a file; give the path of your Dataset's module",
+                                 escape_bytes(factory), escape_bytes(file)));
+  const std::string data = get_string(vm, "data");
+  if (data.empty()) throw UsageError("--data DIR is required: the directory of the files your Dataset reads");
+  if (stat(data.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--data '{}' {}; give the directory of your files", escape_bytes(data),
+                                 errno == ENOENT ? "does not exist" : "is not a directory"));
+  const uint64_t batch = get_count(vm, "batch-size", 256, 1, 1 << 20);
+  const uint64_t samples = get_count(vm, "samples", 16 * batch, 3 * batch, 1ULL << 32);
+  const std::string json_path = get_string(vm, "json");
+  if (!json_path.empty()) check_output_path(json_path, "--json");
+
+  const std::string driver = find_calibration_driver();
+  const std::vector<std::string> pythons = python_candidates(get_string(vm, "python"));
+  if (pythons.empty())
+    throw UsageError("no python3 found on PATH or at /usr/bin/python3; install one with PyTorch (Debian: apt-get "
+                     "install python3-torch) or give --python PY");
+  const std::vector<std::string> args{"--factory",   absolute(file),        "--func",  func,
+                                      "--data",      absolute(data),        "--batch-size", std::to_string(batch),
+                                      "--samples",   std::to_string(samples)};
+  DriverRun run;
+  std::string used;
+  for (size_t i = 0; i < pythons.size(); ++i) {
+    used = pythons[i];
+    run = run_driver(used, driver, args);
+    if (run.exit_code != kDriverNoTorch) break;
+    if (i + 1 < pythons.size()) std::cerr << fmt::format("ioprobe calibrate: trying {} instead\n", pythons[i + 1]);
+  }
+  if (run.exit_code == kDriverNoTorch)
+    throw UsageError(fmt::format("no python3 that imports torch (tried {}); install PyTorch (Debian: apt-get install "
+                                 "python3-torch) or give --python with the interpreter your training uses",
+                                 fmt::join(pythons, ", ")));
+  if (run.exit_code == 2) return kExitUsage;  // the driver named the file and what to do
+  if (run.exit_code != 0)
+    throw Error(fmt::format("the calibration driver {} under {} failed (exit {}); see its messages above", driver, used,
+                            run.exit_code), kExitFailure);
+  // The driver's result is its last stdout line; the user's code may have printed before it.
+  std::string last = run.out;
+  while (!last.empty() && last.back() == '\n') last.pop_back();
+  if (const size_t nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
+  nlohmann::json out;
+  try {
+    out = nlohmann::json::parse(last);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("the calibration driver {} printed no JSON result ({})", driver, e.what()), kExitFailure);
+  }
+  Calibration cal = calibration_from_driver(out, "the calibration driver " + driver);
+  const HostInfo host = probe_host();
+  cal.ioprobe_version = IOPROBE_VERSION;
+  cal.created = utc_now();
+  for (const auto& a : ctx.argv) cal.command.push_back(escape_bytes(a));
+  cal.code_file = absolute(file);
+  cal.function = func;
+  cal.data_dir = absolute(data);
+  cal.hostname = host.hostname;
+  cal.kernel = host.kernel;
+  cal.cpus_allowed = host.cpus_allowed;
+  const nlohmann::json doc = calibration_to_json(cal);
+  std::cout << render_calibration_text(doc);
+  if (!json_path.empty()) {
+    write_json_file(json_path, doc);
+    std::cout << fmt::format("\nwritten: {}; use it with: ioprobe run ... --calibration {}\n", json_path, json_path);
+  }
+  return kExitOk;
+}
+
+}  // namespace ioprobe::cli

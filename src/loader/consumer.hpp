@@ -1,0 +1,40 @@
+// The training side of one rank: what the training loop does with each batch the loader hands it.
+//
+// Real training overlaps the GPU step with the main process's work on the next batch (CUDA kernels
+// run asynchronously while the main thread receives, unpickles and attaches the next batch's
+// shared memory), so a step takes max(GPU step, main-process work). Today's consumers: the GPU
+// step alone (a sleep of the step time), and the GPU step beside a real CPU burn of the main
+// process's cost per batch (measured by `ioprobe calibrate`, or given by hand).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "loader/config.hpp"
+#include "loader/loader_result.hpp"
+
+namespace ioprobe {
+
+class Consumer {
+ public:
+  virtual ~Consumer() = default;
+  /// One training step on a delivered batch of `samples`; returns when the loop asks for the next
+  /// batch. A partial batch (fewer than batch_size samples) takes its share of a full batch's
+  /// GPU and main-process time. Adds to stats.compute_ns (wall time of the step),
+  /// stats.nominal_compute_ns (the GPU time the rate asks for, capped by what ran) and the
+  /// main-process counters. `stop` is polled at least every 50 ms; the step ends early when it
+  /// returns true. Does not throw.
+  virtual void step(uint64_t samples, RankStats& stats, const std::function<bool()>& stop) = 0;
+};
+
+/// The consumer for `cfg`: the GPU step of cfg.step_time_s per full batch, and when
+/// cfg.main_cpu_per_batch_us > 0 that much real CPU work of the main process beside it. Null when
+/// both are zero (the loop takes the next batch at once).
+std::unique_ptr<Consumer> make_consumer(const LoaderConfig& cfg);
+
+/// Real CPU work standing in for decode, transforms or unpickling: integer mixing until the
+/// calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) has advanced by `us` microseconds.
+void spend_cpu_us(double us);
+
+}  // namespace ioprobe

@@ -1,0 +1,61 @@
+#include "report/calibration_text.hpp"
+
+#include <fmt/format.h>
+
+
+namespace ioprobe {
+
+namespace {
+
+std::string fig(const nlohmann::json& f, const char* unit, int digits = 1) {
+  return fmt::format("{:.{}f} {} (min {:.{}f}, max {:.{}f})", f.value("value", 0.0), digits, unit, f.value("min", 0.0),
+                     digits, f.value("max", 0.0), digits);
+}
+
+}  // namespace
+
+std::string render_calibration_text(const nlohmann::json& doc) {
+  std::string o;
+  auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<26} {}\n", k, v); };
+  const auto& code = doc.at("code");
+  const auto& py = doc.at("python");
+  const auto& data = doc.at("data");
+  const auto& f = doc.at("figures");
+  const uint32_t batch = doc.value("batch_size", 0U);
+  o += "Calibration of the user's DataLoader\n";
+  line("code", fmt::format("{}:{} ({})", code.value("file", ""), code.value("function", ""), code.value("collate", "")));
+  line("data", fmt::format("{} files, {} bytes of {} (read into the page cache first)", data.value("files", 0ULL),
+                           data.value("bytes", 0ULL), data.value("dir", "")));
+  line("host", fmt::format("{} ({} CPUs allowed, kernel {})", doc.at("host").value("hostname", ""),
+                           doc.at("host").value("cpus_allowed", 0), doc.at("host").value("kernel", "")));
+  line("python", fmt::format("{} {}, torch {}{}", py.value("executable", ""), py.value("version", ""),
+                             py.value("torch_version", ""), py.value("cuda_available", false) ? ", CUDA" : ", no CUDA"));
+  line("batch size", fmt::format("{}", batch));
+  o += "\nFigures (mean over num_workers 1 and 2; min/max over those runs)\n";
+  line("worker CPU per sample", fig(f.at("worker_cpu_per_sample_us"), "µs"));
+  line("main process per batch", fig(f.at("main_cpu_per_batch_us"), "µs CPU") +
+                                     fmt::format("; per batch p10 {:.1f}, p90 {:.1f} µs (main thread)",
+                                                 f.value("main_cpu_per_batch_p10_us", 0.0),
+                                                 f.value("main_cpu_per_batch_p90_us", 0.0)));
+  line("main process per sample", fmt::format("{:.2f} µs", f.value("main_cpu_per_sample_us", 0.0)));
+  line("num_workers=0 per sample", fig(f.at("inprocess_cpu_per_sample_us"), "µs CPU"));
+  line("bytes per batch", fig(f.at("bytes_per_batch"), "B", 0));
+  line("worker start-up", fig(f.at("worker_startup_s"), "s", 3));
+  const auto& pin = f.at("pin_memory");
+  if (pin.value("measured", false))
+    line("pin_memory per batch", fig(pin.at("cpu_per_batch_us"), "µs CPU") + "; " + pin.value("method", ""));
+  else
+    line("pin_memory", pin.value("method", ""));
+  const double main_us = f.at("main_cpu_per_batch_us").value("value", 0.0);
+  const double worker_us = f.at("worker_cpu_per_sample_us").value("value", 0.0);
+  o += "\nWhat it implies per rank (one main process)\n";
+  if (main_us > 0)
+    line("main-process ceiling", fmt::format("{:.0f} samples/s, however many workers", batch * 1e6 / main_us));
+  if (worker_us > 0) line("per worker", fmt::format("{:.0f} samples/s (one CPU each)", 1e6 / worker_us));
+  if (pin.value("measured", false) && pin.at("cpu_per_batch_us").value("value", 0.0) > 0)
+    line("pin-thread ceiling",
+         fmt::format("{:.0f} samples/s", batch * 1e6 / pin.at("cpu_per_batch_us").value("value", 0.0)));
+  return o;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,83 @@
+#!/bin/bash
+# ioprobe calibrate with a tiny Dataset under a Python that imports torch: the document's figures
+# (bytes per batch exactly what the Dataset returns), the errors that name the user's file, and
+# `run --calibration` taking the figures. Skips (77) where no python3 imports torch.
+set -u
+source "$(dirname "$0")/lib.sh"
+IOPROBE=$1
+PY=""
+for p in /usr/bin/python3 python3; do
+  if "$p" -c 'import torch' 2>/dev/null; then PY=$(command -v "$p"); break; fi
+done
+[ -n "$PY" ] || skip "no python3 imports torch (tools/setup --test installs python3-torch)"
+W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-calibrate.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+mkdir "$W/data"
+for i in $(seq -w 1 200); do head -c $((1000 + 10#$i * 7)) /dev/urandom > "$W/data/f$i.bin"; done
+
+# Each sample: 256 float32 values (1024 B) from the file's first bytes; default_collate stacks 32.
+cat > "$W/tiny_ds.py" <<'PYEOF'
+import torch
+from torch.utils.data import Dataset
+
+class Tiny(Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+    def __len__(self):
+        return len(self.paths)
+    def __getitem__(self, i):
+        with open(self.paths[i], "rb") as f:
+            b = f.read()
+        return torch.frombuffer(bytearray(b[:256]), dtype=torch.uint8).float()
+
+def make(paths):
+    return Tiny(paths)
+
+def strings(paths):
+    class S(Tiny):
+        def __getitem__(self, i):
+            return "not a tensor"
+    return S(paths)
+PYEOF
+echo "import no_such_module_for_ioprobe" > "$W/bad_import.py"
+
+"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --batch-size 32 --samples 128 \
+  --python "$PY" --json "$W/cal.json" > "$W/out.txt" 2> "$W/err.txt" || { cat "$W/err.txt"; fail "calibrate exit $?"; }
+grep -q "worker CPU per sample" "$W/out.txt" || fail "no figures in the text: $(cat "$W/out.txt")"
+[ "$(json "$W/cal.json" 'd["kind"]')" = calibration ] || fail "kind"
+[ "$(json "$W/cal.json" 'd["figures"]["bytes_per_batch"]["value"]')" = "32768.0" ] || fail "bytes per batch: $(json "$W/cal.json" 'd["figures"]["bytes_per_batch"]')"
+[ "$(json "$W/cal.json" 'd["code"]["file"]')" = "$(realpath "$W/tiny_ds.py")" ] || fail "code file"
+[ "$(json "$W/cal.json" 'd["data"]["files"]')" = 128 ] || fail "files used"
+json "$W/cal.json" 'd["figures"]["worker_cpu_per_sample_us"]["value"] > 0 and d["figures"]["main_cpu_per_batch_us"]["value"] > 0 and d["figures"]["worker_startup_s"]["value"] > 0' | grep -qx True || fail "zero figures"
+json "$W/cal.json" 'sorted((r["num_workers"], r["pin_memory"]) for r in d["rows"])' | grep -qF "[(0, False), (0, True), (1, False), (1, True), (2, False), (2, True)]" || fail "rows"
+json "$W/cal.json" 'd["python"]["torch_version"]' | grep -q . || fail "torch version"
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  python3 -c "import json,jsonschema,sys; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))" \
+    "$W/cal.json" "${IOPROBE_SOURCE_DIR:-$(dirname "$0")/../..}/reports/calibration.schema.json" || fail "schema"
+fi
+
+# run takes the figures: the main-process cost and the calibration's name reach the document.
+"$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --batch-size 32 --workers 1 --cache warm \
+  --gpu-samples-per-s 1e9 --pin-memory --quiet --json "$W/run.json" > /dev/null || fail "run --calibration exit $?"
+json "$W/run.json" 'abs(d["loader"]["main_cpu_per_batch_us"] - '"$(json "$W/cal.json" 'd["figures"]["main_cpu_per_batch_us"]["value"]')"') < 1e-6' | grep -qx True || fail "main cost not taken"
+json "$W/run.json" 'd["loader"]["calibration"]["function"]' | grep -qx make || fail "calibration not named"
+json "$W/run.json" 'd["ingest"]["main_ceiling_samples_per_s"] > 0 and d["ingest"]["pin_ceiling_samples_per_s"] > 0' | grep -qx True || fail "no ceilings"
+"$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --cpu-per-sample 5 --quiet > "$W/e.txt" 2>&1
+[ $? = 2 ] && grep -q "give one" "$W/e.txt" || fail "--calibration with --cpu-per-sample: $(cat "$W/e.txt")"
+echo '{"kind": "calibration", "schema_version": 9}' > "$W/bad.json"
+"$IOPROBE" run --data "$W/data" --calibration "$W/bad.json" --quiet > "$W/e.txt" 2>&1
+[ $? = 2 ] && grep -q "schema_version 9" "$W/e.txt" || fail "bad calibration accepted: $(cat "$W/e.txt")"
+
+# The user's errors name their file and exit 2.
+expect_error() {  # WHAT FACTORY PATTERN [PYTHON]
+  "$IOPROBE" calibrate --dataset-factory "$2" --data "$W/data" --batch-size 32 --samples 128 --python "${4:-$PY}" > "$W/e.txt" 2>&1
+  local rc=$?
+  [ $rc = 2 ] || fail "$1: exit $rc, not 2: $(cat "$W/e.txt")"
+  grep -q -- "$3" "$W/e.txt" || fail "$1: message lacks '$3': $(cat "$W/e.txt")"
+}
+expect_error "missing function" "$W/tiny_ds.py:nope" "tiny_ds.py: defines no function 'nope'"
+expect_error "module not found" "$W/bad_import.py:make" "bad_import.py: importing it failed"
+expect_error "not a tensor" "$W/tiny_ds.py:strings" "not a tensor"
+printf '#!/bin/sh\nexec %s -S "$@"\n' "$PY" > "$W/notorch"; chmod +x "$W/notorch"   # -S: no site packages, no torch
+expect_error "no torch" "$W/tiny_ds.py:make" "imports torch" "$W/notorch"
+echo "PASS"

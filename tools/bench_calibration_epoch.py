@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""The real side of tools/bench-calibration: one epoch of a real DataLoader over the user's Dataset
+(FILE.py:FUNC, loaded as `ioprobe calibrate` loads it) and one JSON line: samples, elapsed_s,
+samples_per_s (iter() to the last batch, worker start-up included), steady_samples_per_s (first
+batch to the last).
+
+usage: bench_calibration_epoch.py --factory FILE.py --func FUNC --data DIR --workers N --batch-size B
+       [--samples N]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+import ioprobe_calibrate as drv  # noqa: E402
+
+
+def batch_samples(b, torch):
+    """Samples in a batch: (data, labels) and (flat, lengths) pairs count their second tensor; a
+    list from an identity collate its items; a stacked tensor its first dimension."""
+    if isinstance(b, (tuple, list)) and len(b) == 2 and isinstance(b[1], torch.Tensor):
+        return len(b[1])
+    return len(b)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--factory", required=True)
+    ap.add_argument("--func", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--workers", type=int, required=True)
+    ap.add_argument("--batch-size", type=int, required=True)
+    ap.add_argument("--samples", type=int, default=1 << 30)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    import torch
+    from torch.utils.data import DataLoader
+    make, collate = drv.load_user_code(a.factory, a.func)
+    paths = drv.list_files(a.data, a.samples)
+    g = torch.Generator()
+    g.manual_seed(a.seed)
+    kw = dict(batch_size=a.batch_size, shuffle=True, num_workers=a.workers, generator=g)
+    if collate is not None:
+        kw["collate_fn"] = collate
+    loader = DataLoader(make(paths), **kw)
+    t0 = time.perf_counter()
+    t1 = None
+    n = n1 = 0
+    for b in loader:
+        n += batch_samples(b, torch)
+        if t1 is None:
+            t1, n1 = time.perf_counter(), n
+    t2 = time.perf_counter()
+    print(json.dumps({"samples": n, "elapsed_s": t2 - t0, "samples_per_s": n / (t2 - t0),
+                      "steady_samples_per_s": (n - n1) / (t2 - t1) if t2 > t1 else 0.0}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
