@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "report/checkpoint_cluster.hpp"
 #include "report/checkpoint_report.hpp"
 
 namespace ioprobe {
@@ -251,6 +252,7 @@ std::string render_checkpoint_text(const json& doc) {
                        format_count(verified), format_count(total));
     if (r.contains("error")) o += "  RESTORE FAILED: " + r.at("error").get<std::string>() + "\n";
   }
+  o += render_checkpoint_hosts_text(doc);  // across hosts only
   for (const auto& w : doc.value("warnings", json::array())) o += "warning: " + w.get<std::string>() + "\n";
   return o;
 }
