@@ -136,7 +136,7 @@ void CheckpointJob::detect_dir_placement(const std::string& dir) {
   int sharing = 0;
   for (const auto& s : seen) sharing += s == "1" ? 1 : 0;
   const int n = comm_.size();
-  shared_ = sharing == n && comm_.host_count() > 1;
+  shared_ = sharing == n;  // one directory: shards can be read by another process (another host's, where there is one)
   placement_ = sharing == n ? (comm_.host_count() > 1 ? "shared (one directory seen by every host)" : "one host")
                : sharing == static_cast<int>(std::count(host_of_.begin(), host_of_.end(), host_of_[0]))
                    ? "node-local (each host has its own directory at this path)"
@@ -177,12 +177,15 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore) {
     restore_shards_.push_back(g);
   }
   restore_writer_ = hosts_[static_cast<size_t>(from)];
-  const int shift = shared_ ? (src[0] - 0 + comm_.size()) % comm_.size() : 0;
-  restore_placement_ = shared_ ? fmt::format("process p restored the shards that process (p + {}) mod {} wrote (rank 0's "
-                                             "host runs {} process(es)), so the shards are read on another host where "
-                                             "the hosts' process counts allow",
-                                             shift, comm_.size(), shift)
-                               : "each host restored its own shards (--dir is not one shared directory)";
+  const int shift = shared_ ? src[0] : 0;  // process 0 reads process shift's shards
+  restore_placement_ =
+      !shared_ ? "each host restored its own shards (--dir is not one shared directory)"
+      : comm_.host_count() > 1
+          ? fmt::format("process p restored the shards that process (p + {}) mod {} wrote ({} = the processes on rank 0's "
+                        "host), so each shard is read on another host where the hosts run as many processes each",
+                        shift, comm_.size(), shift)
+          : fmt::format("process p restored the shards that process (p + {}) mod {} wrote (one host: another process's "
+                        "shards, cold by eviction or O_DIRECT)", shift, comm_.size());
   d.restore = restore_checkpoint(paths, d.opts.io.io_size, d.restore_threads);
   // No process removes its shards while another may still read them.
   exchange("wait for every process's restore");

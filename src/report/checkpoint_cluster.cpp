@@ -213,15 +213,15 @@ std::string render_checkpoint_hosts_text(const json& doc) {
   if (c.contains("restores_from_other_host"))
     o += fmt::format("  {:<14} {}; {} shard(s) read on a host other than the one that wrote them\n", "restore",
                      c.value("restore_placement", "?"), c.value("restores_from_other_host", 0));
-  o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>10} {:>12} {:>14} {:>14}  {}\n", "host", "MPI", "shards", "saved",
+  o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>10} {:>12} {:>14} {:>14}  {}\n", "host", "MPI", "shards", "saved MB",
                    "durable", "save MB/s", "min rank MB/s", "restore MB/s", "restored from");
   for (const auto& h : doc["hosts"]) {
     const auto& r = h.at("results");
     std::string from;
     if (r.contains("restored_from"))
       for (const auto& f : r["restored_from"]) from += (from.empty() ? "" : ", ") + f.get<std::string>();
-    o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14}  {}\n", h.value("hostname", "?"),
-                     h.at("mpi_ranks").size(), h.at("ckpt_ranks").size(), format_bytes(r.value("save_bytes", 0ULL)),
+    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14}  {}\n", h.value("hostname", "?"),
+                     h.at("mpi_ranks").size(), h.at("ckpt_ranks").size(), static_cast<double>(r.value("save_bytes", 0ULL)) / 1e6,
                      r.value("time_to_durable_s", 0.0), r.value("save_bytes_per_s", 0.0) / 1e6,
                      r.value("min_rank_bytes_per_s", 0.0) / 1e6,
                      r.contains("restore_bytes_per_s") ? fmt::format("{:.2f}", r["restore_bytes_per_s"].get<double>() / 1e6)

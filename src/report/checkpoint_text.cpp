@@ -41,8 +41,12 @@ std::string render_checkpoint_text(const json& doc) {
   std::string o;
   if (doc.value("partial", false))
     o += fmt::format("*** INTERRUPTED after {:.1f} s: partial result ***\n", c.value("elapsed_s", 0.0));
-  o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) on this host of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
-                   bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(),
+  const std::string where = doc.contains("cluster")  // across hosts: every process's ranks
+                                ? fmt::format("on {} host(s), {} process(es),", doc["cluster"].value("hosts", 0),
+                                              doc["cluster"].value("mpi_ranks", 0))
+                                : std::string("on this host");
+  o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) {} of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
+                   bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(), where,
                    st.at("world_size").get<int>(), st.at("tp").get<int>(), st.at("pp").get<int>(),
                    st.at("dp").get<int>(), st.at("zero_stage").get<int>());
   o += fmt::format("  target      {} ({}{}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),

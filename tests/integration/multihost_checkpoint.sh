@@ -70,7 +70,7 @@ n=$(ls "$W/ck" | grep -c '^__[0-9]*_0\.distcp$')
 python3 - "$W/l.json" <<'PY' || fail "the raw baseline is not merged over both processes"
 import json, sys
 d = json.load(open(sys.argv[1]))
-raw = d["checkpoint"]["raw"]
+raw = d["checkpoint"]["raw_write"]
 print("raw:", raw["bytes"], raw["write_bytes_per_s"])
 assert raw["bytes"] == 2 * (8 << 20), raw["bytes"]
 assert abs(raw["write_bytes_per_s"] - raw["bytes"] / raw["duration_max_s"]) < 1e-6 * raw["write_bytes_per_s"]
