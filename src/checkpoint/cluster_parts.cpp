@@ -50,6 +50,13 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
   bool any_restore = false, restore_ok = true, restore_interrupted = false;
   int64_t restore_wall = 0;
   for (CheckpointPart& p : parts) {
+    if (p.save.ranks.empty())  // interrupted before its save started: its ranks wrote nothing
+      for (const RankState& st : p.state) {
+        RankSaveResult r;
+        r.rank = st.rank;
+        r.interrupted = true;
+        p.save.ranks.push_back(r);
+      }
     if (p.save.ranks.size() != p.state.size())
       throw Error(fmt::format("process {} on host {} sent {} save rows for {} ranks", p.mpi_rank, p.hostname,
                               p.save.ranks.size(), p.state.size()), kExitFailure);

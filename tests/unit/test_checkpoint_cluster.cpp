@@ -110,6 +110,16 @@ TEST_CASE("checkpoint across hosts: a failed process fails the save; numbering g
   const CheckpointCluster c = merge_checkpoint_parts(parts);
   CHECK_FALSE(c.save.ok);
   CHECK(c.save.failure == "host h2 (process 1): no space");
+  // A process interrupted before its save started sends no save rows: its ranks count as empty.
+  auto cut = parts;
+  cut[1].save = SaveResult{};
+  cut[1].save.interrupted = true;
+  const CheckpointCluster ci = merge_checkpoint_parts(cut);
+  CHECK(ci.save.interrupted);
+  CHECK_FALSE(ci.save.ok);
+  REQUIRE(ci.save.ranks.size() == 2);
+  CHECK(ci.save.ranks[1].rank == 1);
+  CHECK(ci.save.ranks[1].logical_bytes == 0);
   auto overlap = parts;
   overlap[1] = part(1, 1, "h2", 0, 1, 10, {1}, 2);
   CHECK_THROWS_WITH(merge_checkpoint_parts(overlap), Catch::Contains("rank 0 was written by two processes"));
