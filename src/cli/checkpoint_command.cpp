@@ -23,6 +23,7 @@
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/tensor_data.hpp"
+#include "cli/checkpoint_cluster.hpp"
 #include "cli/checkpoint_content.hpp"
 #include "cli/checkpoint_preflight.hpp"
 #include "cli/commands.hpp"
@@ -99,60 +100,12 @@ po::options_description checkpoint_options() {
   return d;
 }
 
-double parse_params(const std::string& t) {
-  std::string s = t;
-  double mul = 1;
-  if (!s.empty()) {
-    char c = static_cast<char>(toupper(s.back()));
-    if (c == 'K') mul = 1e3;
-    else if (c == 'M') mul = 1e6;
-    else if (c == 'B' || c == 'G') mul = 1e9;
-    else if (c == 'T') mul = 1e12;
-    if (mul != 1) s.pop_back();
-  }
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || !std::isfinite(v))
-    throw UsageError(fmt::format("--params: '{}' is not a parameter count like 7B, 405B, 1.2T or 8e9", t));
-  // A count is whole: 1.5 would be cut to 1 in the per-rank shard sizes (issue #16 item 8).
-  const double count = v * mul, whole = std::round(count);
-  if (std::fabs(count - whole) > 1e-9 * std::max(1.0, count))  // above double rounding of 1.2T
-    throw UsageError(fmt::format("--params: '{}' is {:.12g} parameters, not a whole number; give a whole count (e.g. {:.0f}) "
-                                 "or a unit (1.5B = 1,500,000,000)",
-                                 t, count, std::max(1.0, whole)));
-  return whole;
-}
-
-uint64_t memory_budget(const HostInfo& h) {
-  uint64_t mem = h.memory_bytes;
-  if (h.cgroup_memory_limit_bytes && h.cgroup_memory_limit_bytes < mem) mem = h.cgroup_memory_limit_bytes;
-  return mem / 2;
-}
-
-// Lets the device finish writing back the previous phase's data before the next one starts
-// (virtual disks acknowledge writes and flush later): max(1 s, the previous phase's duration).
-void settle(const RawWriteResult& raw) {
-  ::sync();
-  double s = std::max(1.0, raw.max_ns / 1e9);
-  sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
-}
-
-// Free bytes for an unprivileged writer in `dir` now (core/free_space.hpp);
-// UINT64_MAX where the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
-uint64_t free_bytes_now(const std::string& dir) {
-  const std::optional<FreeSpace> fs = free_space(dir);
-  if (!fs) return 0;
-  return fs->reported ? fs->bytes : UINT64_MAX;
-}
-
-}  // namespace
-
-int cmd_checkpoint(const CommandContext& ctx) {
+int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   const int64_t t_start = now_ns();
   auto desc = checkpoint_options();
   po::variables_map vm = parse_command_line(ctx.args, desc, "checkpoint");
   if (vm.count("help")) {
-    std::cout << "usage: ioprobe checkpoint [OPTIONS]\n\n"
+    if (job.lead()) std::cout << "usage: ioprobe checkpoint [OPTIONS]\n\n"
                  "Saves emulated training state (one shard file per rank, as PyTorch DCP writes it) to --dir with\n"
                  "io_uring, O_DIRECT, double buffering, fsync and atomic rename; measures the raw sequential write\n"
                  "bandwidth of the same directory in the same run and prints checkpoint/raw. The default, 1GiB of\n"
@@ -165,6 +118,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
                  "  ioprobe checkpoint --dir /dev/shm/ck --size 256MiB --duration 10m --restore --quiet   (soak)\n"
                  "repeated saves (--repeat, --duration) print one line per save on stderr and a summary:\n"
                  "  count and min / median / max MB/s; Ctrl-C ends the series with the saves completed so far.\n"
+                 "across hosts: mpirun -np N --hostfile H ioprobe checkpoint --dir D --ranks R (R shards per process)\n"
                  "exit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
                  "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
                  "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
@@ -184,16 +138,17 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const HostInfo host = probe_host();
   CheckpointRunData d;
   const int ranks = static_cast<int>(get_count(vm, "ranks", 1, 1, 4096));
+  const int job_ranks = job.number_ranks(ranks, vm.count("params") ? 0 : get_size(vm, "size", 1ull << 30, 1, 1ull << 50));
   if (vm.count("params")) {
     int tp = static_cast<int>(get_count(vm, "tp", 1, 1, 65536)), pp = static_cast<int>(get_count(vm, "pp", 1, 1, 65536));
     const int64_t tp_pp = int64_t{tp} * pp;
-    if (!vm.count("dp") && tp_pp <= ranks && ranks % tp_pp != 0)
+    if (!vm.count("dp") && tp_pp <= job_ranks && job_ranks % tp_pp != 0)
       throw UsageError(fmt::format("--ranks {} is not a multiple of tp {} x pp {} = {}, so the data parallel size is not "
-                                   "whole; give --dp, or --ranks a multiple of {}", ranks, tp, pp, tp_pp, tp_pp));
-    int dp = static_cast<int>(get_count(vm, "dp", std::max<int64_t>(1, ranks / tp_pp), 1, 1 << 20));
+                                   "whole; give --dp, or --ranks a multiple of {}", job_ranks, tp, pp, tp_pp, tp_pp));
+    int dp = static_cast<int>(get_count(vm, "dp", std::max<int64_t>(1, job_ranks / tp_pp), 1, 1 << 20));
     const double params = checked_value(vm, "params", [&] { return parse_params(get_string(vm, "params")); });
     d.state = state_from_params(params, tp, pp, dp,
-                                static_cast<int>(get_count(vm, "zero-stage", 3, 0, 3)), ranks);
+                                static_cast<int>(get_count(vm, "zero-stage", 3, 0, 3)), job.first_rank() + ranks);
     if (has(vm, "model")) d.state.source = get_string(vm, "model");
   } else {
     for (const char* o : {"tp", "pp", "dp", "zero-stage"})
@@ -203,7 +158,9 @@ int cmd_checkpoint(const CommandContext& ctx) {
                                      o, o));
     d.state = state_from_size(get_size(vm, "size", 1ull << 30, 1, 1ull << 50), ranks);
   }
+  job.own_ranks(d.state);
   if (get_bool(vm, "plan", false)) {
+    if (!job.lead()) return kExitOk;
     std::printf("state: %s; world %d (tp %d x pp %d x dp %d, ZeRO-%d) = %s in all; this host: %zu rank(s), %s\n",
                 d.state.source.c_str(), d.state.world, d.state.tp, d.state.pp, d.state.dp, d.state.zero_stage,
                 format_bytes(d.state.world_bytes).c_str(), d.state.ranks.size(), format_bytes(d.state.host_bytes).c_str());
@@ -265,15 +222,16 @@ int cmd_checkpoint(const CommandContext& ctx) {
   const bool series_mode = vm.count("repeat") || vm.count("duration");
   // --duration alone: no count limit; --repeat alone: no time limit; both: the first reached.
   const uint64_t repeat = vm.count("repeat") ? repeat_opt : vm.count("duration") ? 0 : 1;
+  job.check_options(series_mode, d.async);
   auto progress = [&](const std::string& line) {
-    if (!quiet) std::fprintf(stderr, "ioprobe: %s\n", line.c_str());
+    if (!quiet && job.lead()) std::fprintf(stderr, "ioprobe: %s\n", line.c_str());
   };
   const uint64_t seed = get_count(vm, "seed", 1, 0, UINT64_MAX);
   const std::string content_name = get_choice(vm, "data", "tensors", {"tensors", "text", "random"});
   const StateContent content = content_name == "text" ? StateContent::text
                                : content_name == "random" ? StateContent::random : StateContent::tensors;
-  const std::string json_path = get_string(vm, "json");
-  if (vm.count("json")) {
+  const std::string json_path = job.lead() ? get_string(vm, "json") : "";  // rank 0 writes the document
+  if (vm.count("json") && job.lead()) {
     // Checked before any measurement (exit 2; the path itself below, once --dir exists), so a
     // finished measurement is never lost to a bad path.
     if (json_path.empty()) throw UsageError("--json: empty path; give a file name");
@@ -327,7 +285,8 @@ int cmd_checkpoint(const CommandContext& ctx) {
     remove_made_dirs();
     throw;
   }
-  lock_checkpoint_dir(d.dir, dir_lock, made_dirs, created_dir);  // waits for another run there
+  job.detect_dir_placement(d.dir);
+  if (job.locks_dir()) lock_checkpoint_dir(d.dir, dir_lock, made_dirs, created_dir);  // waits for another run there
   for (const auto& r : d.state.ranks)
     if (std::filesystem::exists(shard_path(d.dir, r.rank), ec))
       throw UsageError(fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
@@ -381,15 +340,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
     ckpt_need += uncompressed_shard_bytes(r.bytes, r.regions.size(), o.chunk_bytes);
     raw_need += (r.bytes + 4095) / 4096 * 4096;
   }
-  if (!o.compress.enabled && target.free_known && ckpt_need > target.free_bytes) {
-    if (created_dir) remove_made_dirs();
-    std::fprintf(stderr,
-                 "ioprobe: not enough space in %s: the checkpoint needs %s (%zu shard(s), uncompressed), %s are free; "
-                 "free space, choose a smaller --size or another --dir\n",
-                 escape_bytes(d.dir).c_str(), format_bytes(ckpt_need).c_str(), d.state.ranks.size(),
-                 format_bytes(target.free_bytes).c_str());
-    return kExitFailure;
-  }
+  if (!o.compress.enabled && target.free_known && ckpt_need > target.free_bytes)  // the directories go at scope exit
+    throw Error(fmt::format("not enough space in {}: the checkpoint needs {} ({} shard(s), uncompressed), {} are free; "
+                            "free space, choose a smaller --size or another --dir", escape_bytes(d.dir),
+                            format_bytes(ckpt_need), d.state.ranks.size(), format_bytes(target.free_bytes)), kExitFailure);
   if (o.compress.enabled && target.free_known && ckpt_need > target.free_bytes)
     warn(fmt::format("the state ({}) is larger than the free space ({}); the save will fail unless compression saves enough",
                      format_bytes(d.state.host_bytes), format_bytes(target.free_bytes)));
@@ -418,11 +372,11 @@ int cmd_checkpoint(const CommandContext& ctx) {
   {
     std::vector<std::unique_ptr<ResidentState>> tmp(d.state.ranks.size());
     run_threads(tmp.size(), [&](size_t i) {  // std::bad_alloc and the like reach main (exit 1)
-      tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + i,
+      tmp[i] = std::make_unique<ResidentState>(d.state.ranks[i], cap, seed * 1000003 + d.state.ranks[i].rank,
                                                content == StateContent::tensors, o.io.huge_pages);
       if (content != StateContent::tensors)
         tmp[i]->overwrite([&](uint8_t* dst, size_t len, size_t region) {
-          fill_state_content(content, (seed * 1000003 + i) * 16 + region, dst, len);
+          fill_state_content(content, (seed * 1000003 + d.state.ranks[i].rank) * 16 + region, dst, len);
         });
     });
     for (auto& p : tmp) states.push_back(std::move(*p));
@@ -494,10 +448,11 @@ int cmd_checkpoint(const CommandContext& ctx) {
     }
   };
   if (!raw_on) d.raw_unavailable = "--raw-baseline off";
-  if (raw_on && interrupted()) d.raw_unavailable = "interrupted before it started";
-  if (raw_on && !interrupted()) {
+  const bool stop_before_raw = job.sync_stopped("start the raw baseline");  // every host at once
+  if (raw_on && stop_before_raw) d.raw_unavailable = "interrupted before it started";
+  if (raw_on && !stop_before_raw) {
     progress(fmt::format("measuring raw sequential write of {}...", format_bytes(d.state.host_bytes)));
-    d.raw = try_raw("before the save", d.raw_unavailable);
+    d.raw = job.merge_raw(try_raw("before the save", d.raw_unavailable), d.raw_unavailable);
     if (d.raw)
       settle(*d.raw);
     else
@@ -514,13 +469,13 @@ int cmd_checkpoint(const CommandContext& ctx) {
   // One save, or a series (--repeat/--duration): each save is published, restored when asked,
   // and removed before the next; the files of the last completed save stay published here.
   SeriesResult series;
-  if (!interrupted()) {
+  if (!job.sync_stopped("start the save")) {  // every process's ranks time from this barrier
     progress(series_mode ? "saving checkpoints repeatedly..."
                          : restore ? "saving checkpoint, then restoring (cold cache) and verifying..." : "saving checkpoint...");
     SeriesLimits lim;
     lim.repeat = repeat;
     lim.duration_s = duration_s;
-    lim.restore = restore;
+    lim.restore = restore && !job.multi();  // across hosts: CheckpointJob::after_save
     lim.read_block_bytes = o.io.io_size;
     lim.restore_threads = d.restore_threads;
     series = run_save_series(states, d.dir, o, d.async, emu.get(), lim, [&](const SeriesSave& s) {
@@ -532,6 +487,7 @@ int cmd_checkpoint(const CommandContext& ctx) {
   } else {
     d.save.interrupted = true;
   }
+  job.after_save(d, restore);
   // The published shards are removed (unless --keep) before the second raw run, which needs
   // their space, and on any exception below.
   auto remove_shards = [&] {
@@ -540,12 +496,14 @@ int cmd_checkpoint(const CommandContext& ctx) {
   };
   try {
     remove_shards();
-    if (d.raw && d.save.ok && !interrupted()) {
+    const bool stop_after = job.sync_stopped("remove the shards");
+    if (d.raw && d.save.ok && !stop_after) {
       // Second raw run after the save: the better of the two is the baseline (strict comparison).
       settle(*d.raw);
       progress("measuring raw sequential write again...");
-      std::optional<RawWriteResult> again =
-          try_raw(keep ? "after the save, beside the kept checkpoint" : "after the save", d.raw_after_save_skipped);
+      std::optional<RawWriteResult> again = job.merge_raw(
+          try_raw(keep ? "after the save, beside the kept checkpoint" : "after the save", d.raw_after_save_skipped),
+          d.raw_after_save_skipped);
       if (again) {
         d.raw_runs_bytes_per_s = {d.raw->bytes_per_s(), again->bytes_per_s()};
         if (again->bytes_per_s() > d.raw->bytes_per_s()) d.raw = again;
@@ -571,11 +529,14 @@ int cmd_checkpoint(const CommandContext& ctx) {
       if (std::filesystem::path(m).lexically_normal().string() == json_dir || ::rmdir(m.c_str()) != 0) break;
   }
 
+  job.finish(d);  // rank 0 now holds every process's ranks
+  if (!job.lead()) return kExitOk;
   nlohmann::json doc = document_header("checkpoint", ctx.argv, host);
   doc["target"] = target_json(target);
   doc["checkpoint"] = checkpoint_json(d);
   doc["checkpoint"]["elapsed_s"] = (now_ns() - t_start) / 1e9;  // the whole command, setup included
   doc["checkpoint"]["state"]["content"] = state_content_name(content);
+  job.add_sections(doc);
   if (series_mode) doc["checkpoint"]["series"] = checkpoint_series_json(series, repeat, duration_s, o.fsync);
   const bool partial = interrupted() || d.save.interrupted || (d.restore && d.restore->interrupted);
   doc["partial"] = partial;
@@ -597,4 +558,10 @@ int cmd_checkpoint(const CommandContext& ctx) {
   }
   return kExitOk;
 }
+}  // namespace
+
+int cmd_checkpoint(const CommandContext& ctx) {
+  return run_checkpoint_job(ctx, [&](CheckpointJob& job) { return checkpoint_body(ctx, job); });
+}
+
 }  // namespace ioprobe::cli

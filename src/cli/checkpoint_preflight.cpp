@@ -1,17 +1,22 @@
 #include "cli/checkpoint_preflight.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -146,6 +151,52 @@ void lock_checkpoint_dir(const std::string& dir, std::optional<DirLock>& lock, s
     created_dir = true;
     lock.emplace(dir, DirLock::Mode::kExclusive, "", on_wait);
   }
+}
+
+double parse_params(const std::string& t) {
+  std::string s = t;
+  double mul = 1;
+  if (!s.empty()) {
+    char c = static_cast<char>(toupper(s.back()));
+    if (c == 'K') mul = 1e3;
+    else if (c == 'M') mul = 1e6;
+    else if (c == 'B' || c == 'G') mul = 1e9;
+    else if (c == 'T') mul = 1e12;
+    if (mul != 1) s.pop_back();
+  }
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || !std::isfinite(v))
+    throw UsageError(fmt::format("--params: '{}' is not a parameter count like 7B, 405B, 1.2T or 8e9", t));
+  // A count is whole: 1.5 would be cut to 1 in the per-rank shard sizes (issue #16 item 8).
+  const double count = v * mul, whole = std::round(count);
+  if (std::fabs(count - whole) > 1e-9 * std::max(1.0, count))  // above double rounding of 1.2T
+    throw UsageError(fmt::format("--params: '{}' is {:.12g} parameters, not a whole number; give a whole count (e.g. {:.0f}) "
+                                 "or a unit (1.5B = 1,500,000,000)",
+                                 t, count, std::max(1.0, whole)));
+  return whole;
+}
+
+uint64_t memory_budget(const HostInfo& h) {
+  uint64_t mem = h.memory_bytes;
+  if (h.cgroup_memory_limit_bytes && h.cgroup_memory_limit_bytes < mem) mem = h.cgroup_memory_limit_bytes;
+  return mem / 2;
+}
+
+// Lets the device finish writing back the previous phase's data before the next one starts
+// (virtual disks acknowledge writes and flush later): max(1 s, the previous phase's duration).
+void settle(const checkpoint::RawWriteResult& raw) {
+  ::sync();
+  double s = std::max(1.0, raw.max_ns / 1e9);
+  sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
+}
+
+// Free bytes for an unprivileged writer in `dir` now (core/free_space.hpp);
+// UINT64_MAX where the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
+uint64_t free_bytes_now(const std::string& dir) {
+  const std::optional<FreeSpace> fs = free_space(dir);
+  if (!fs) return 0;
+  return fs->reported ? fs->bytes : UINT64_MAX;
 }
 
 }  // namespace ioprobe::cli

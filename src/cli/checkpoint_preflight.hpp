@@ -10,6 +10,7 @@
 
 #include "checkpoint/run_data.hpp"
 #include "core/dir_lock.hpp"
+#include "topology/host.hpp"
 
 namespace ioprobe::cli {
 
@@ -38,5 +39,19 @@ std::vector<std::string> leftover_warnings(const std::string& dir);
 /// `made_dirs` (deepest first) with `created_dir` set. Throws as DirLock does.
 void lock_checkpoint_dir(const std::string& dir, std::optional<DirLock>& lock, std::vector<std::string>& made_dirs,
                          bool& created_dir);
+
+/// --params: a whole parameter count such as 7B, 405B, 1.2T or 8e9. Throws UsageError otherwise.
+double parse_params(const std::string& t);
+
+/// Half of the host's RAM, or of its cgroup's limit when lower (bytes): the state's budget.
+uint64_t memory_budget(const HostInfo& h);
+
+/// Lets the device finish writing back the previous phase's data before the next one starts
+/// (virtual disks acknowledge writes and flush later): sync, then max(1 s, `raw`'s duration) idle.
+void settle(const checkpoint::RawWriteResult& raw);
+
+/// Free bytes for an unprivileged writer in `dir` now (core/free_space.hpp); UINT64_MAX where
+/// the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
+uint64_t free_bytes_now(const std::string& dir);
 
 }  // namespace ioprobe::cli

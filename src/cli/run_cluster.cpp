@@ -88,6 +88,7 @@ cluster::ClusterRun gather_run(dist::Comm& comm, const std::string& loader_error
   cr = cluster::merge_parts(std::move(decoded));
   lr = cr.merged;
   doc["cluster"] = cluster_json(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);
+  doc["cluster"]["interrupted"] = cr.merged.partial;  // a signal (Ctrl-C on mpirun) ended every host early
   doc["hosts"] = hosts_json(cr);
   for (const auto& w : cr.warnings) doc["warnings"].push_back(w);
   return cr;

@@ -1,6 +1,9 @@
 #include "cluster/collective.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 #include <exception>
 #include <new>
 
@@ -28,6 +31,9 @@ void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, 
   int code = 0;
   std::string lines;
   size_t failed = 0;
+  // One line per distinct message, naming every process that failed with it (the same bad
+  // option on 64 processes is one line, not 64).
+  std::vector<std::pair<std::string, std::string>> by_msg;  // message, who
   for (size_t r = 0; r < outcomes.size(); ++r) {
     if (outcomes[r].empty()) continue;
     ++failed;
@@ -37,8 +43,11 @@ void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, 
     const std::string msg = sp == std::string::npos ? "" : outcomes[r].substr(sp + 1);
     if (msg.empty()) continue;
     const std::string who = r < hosts.size() ? fmt::format("host {} (rank {})", hosts[r], r) : fmt::format("rank {}", r);
-    lines += fmt::format("\n  {}: {}", who, msg);
+    auto it = std::find_if(by_msg.begin(), by_msg.end(), [&](const auto& m) { return m.first == msg; });
+    if (it == by_msg.end()) by_msg.emplace_back(msg, who);
+    else it->second += ", " + who;
   }
+  for (const auto& [msg, who] : by_msg) lines += fmt::format("\n  {}: {}", who, msg);
   if (!failed) return;
   throw JobFailure(comm.rank() == 0 ? fmt::format("{} of {} processes failed{}:{}", failed, outcomes.size(),
                                                   step ? fmt::format(" ({})", step) : "", lines)

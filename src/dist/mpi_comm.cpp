@@ -9,6 +9,10 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
 #include <mutex>
 #include <thread>
 
@@ -36,12 +40,27 @@ void finalize_at_exit() {
   if (!finalized) MPI_Finalize();
 }
 
+// Tags of the watchdog's roll call (on a communicator of its own, so nothing else receives them).
+constexpr int kQueryTag = 7101, kAnswerTag = 7102;
+// How long a rank whose collective timed out waits for the others' answers.
+constexpr int64_t kRollCallNs = 2'000'000'000;
+// How often the watchdog looks for a roll call while nothing times out.
+constexpr int64_t kPollNs = 100'000'000;
+
 class MpiComm final : public Comm {
  public:
-  MpiComm(const LaunchInfo& li) : launcher_(li.launcher) {
+  MpiComm(const LaunchInfo& li, bool thread_multiple) : launcher_(li.launcher), roll_call_(thread_multiple) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     hostname_ = processor_name();
+    // Every rank's hostname, for the watchdog's messages.
+    std::vector<char> names(static_cast<size_t>(size_) * (MPI_MAX_PROCESSOR_NAME + 1), '\0');
+    std::string mine = hostname_;
+    mine.resize(MPI_MAX_PROCESSOR_NAME + 1, '\0');
+    MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    for (int r = 0; r < size_; ++r) hosts_.emplace_back(names.data() + static_cast<size_t>(r) * (MPI_MAX_PROCESSOR_NAME + 1));
+    MPI_Comm_dup(MPI_COMM_WORLD, &watch_comm_);
     // Hosts: the ranks that share memory. Host numbers follow the lowest rank of each host.
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_);
     MPI_Comm_rank(host_, &local_rank_);
@@ -62,6 +81,9 @@ class MpiComm final : public Comm {
     cv_.notify_all();
     if (watchdog_.joinable()) watchdog_.join();
     if (host_ != MPI_COMM_NULL) MPI_Comm_free(&host_);
+    for (auto& a : answers_)
+      if (a.second != MPI_REQUEST_NULL) MPI_Request_free(&a.second);
+    if (watch_comm_ != MPI_COMM_NULL) MPI_Comm_free(&watch_comm_);
     finalize_at_exit();
   }
 
@@ -80,7 +102,7 @@ class MpiComm final : public Comm {
     check(MPI_Ibarrier(MPI_COMM_WORLD, &req), step);
     wait_idle(req, step);
   }
-  void host_barrier(const char* step) override { check(MPI_Barrier(host_), step); }
+  void host_barrier(const char* step) override { check(MPI_Barrier(host_), step); }  // not counted: host-local
 
   std::vector<std::string> gather(const std::string& mine, const char* step, double timeout_s) override {
     return gather_impl(mine, step, timeout_s, false);
@@ -110,12 +132,15 @@ class MpiComm final : public Comm {
   }
 
  private:
-  // Arms the watchdog for one collective.
+  // Marks one collective (every rank counts them alike: the same number means the same step) and
+  // arms the watchdog for it when it has a timeout.
   struct Watch {
     Watch(MpiComm& c, const char* step, double timeout_s) : c_(c) {
-      if (timeout_s <= 0) return;
       std::lock_guard<std::mutex> g(c_.mu_);
+      ++c_.seq_;
       c_.step_ = step;
+      c_.in_collective_ = true;
+      if (timeout_s <= 0) return;
       c_.deadline_ns_ = now_ns() + static_cast<int64_t>(timeout_s * 1e9);
       c_.timeout_s_ = timeout_s;
       c_.cv_.notify_all();
@@ -123,26 +148,105 @@ class MpiComm final : public Comm {
     ~Watch() {
       std::lock_guard<std::mutex> g(c_.mu_);
       c_.deadline_ns_ = 0;
+      c_.in_collective_ = false;
     }
     MpiComm& c_;
   };
 
+  // This rank's state for a roll call: "<collective number> <1 when inside it> <step>".
+  std::string state_locked() const { return fmt::format("{} {} {}", seq_, in_collective_ ? 1 : 0, step_); }
+
+  // Answers every pending roll call (the watchdog thread; MPI_THREAD_MULTIPLE only).
+  void answer_queries_locked() {
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, watch_comm_, &flag, &st);
+      if (!flag) break;
+      long long q = 0;
+      MPI_Recv(&q, 1, MPI_LONG_LONG, st.MPI_SOURCE, kQueryTag, watch_comm_, MPI_STATUS_IGNORE);
+      answers_.emplace_back(std::make_unique<std::string>(state_locked()), MPI_REQUEST_NULL);
+      auto& a = answers_.back();
+      MPI_Isend(a.first->data(), static_cast<int>(a.first->size()), MPI_CHAR, st.MPI_SOURCE, kAnswerTag, watch_comm_,
+                &a.second);
+    }
+    // Sent answers whose send completed release their buffers.
+    for (auto it = answers_.begin(); it != answers_.end();) {
+      int done = 0;
+      MPI_Test(&it->second, &done, MPI_STATUS_IGNORE);
+      it = done ? answers_.erase(it) : std::next(it);
+    }
+  }
+
+  // Asks every other rank where it is, for up to kRollCallNs, and names the ranks that did not
+  // arrive at collective `seq` with what each is doing (or that it did not answer: gone).
+  std::string roll_call_locked(long long seq) {
+    std::vector<MPI_Request> reqs(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_) MPI_Isend(&seq, 1, MPI_LONG_LONG, r, kQueryTag, watch_comm_, &reqs[static_cast<size_t>(r)]);
+    std::vector<std::string> said(static_cast<size_t>(size_));
+    int got = 0;
+    const int64_t until = now_ns() + kRollCallNs;
+    while (got < size_ - 1 && now_ns() < until) {
+      answer_queries_locked();  // the others may be asking too
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kAnswerTag, watch_comm_, &flag, &st);
+      if (!flag) {
+        sleep_until_ns(now_ns() + 5'000'000);
+        continue;
+      }
+      int n = 0;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      std::string buf(static_cast<size_t>(std::max(0, n)), '\0');
+      MPI_Recv(buf.data(), n, MPI_CHAR, st.MPI_SOURCE, kAnswerTag, watch_comm_, MPI_STATUS_IGNORE);
+      if (said[static_cast<size_t>(st.MPI_SOURCE)].empty()) ++got;
+      said[static_cast<size_t>(st.MPI_SOURCE)] = buf.empty() ? "0 0 ?" : buf;
+    }
+    std::string missing;
+    int count = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const std::string& a = said[static_cast<size_t>(r)];
+      long long their = -1;
+      int inside = 0, used = 0;
+      std::sscanf(a.c_str(), "%lld %d %n", &their, &inside, &used);
+      if (!a.empty() && their == seq && inside) continue;  // arrived
+      ++count;
+      const std::string who = fmt::format("rank {} (host {})", r, hosts_[static_cast<size_t>(r)]);
+      const std::string step = used > 0 ? a.substr(static_cast<size_t>(used)) : "?";
+      std::string what = a.empty() ? fmt::format("no answer in {:.0f} s (gone, killed or its host unreachable)", kRollCallNs / 1e9)
+                         : their < seq ? fmt::format("has not reached it: {} '{}'", inside ? "waiting in" : "busy after", step)
+                                       : fmt::format("is past it, in '{}'", step);
+      if (count <= 8) missing += fmt::format("\n  {}: {}", who, what);
+    }
+    if (count > 8) missing += fmt::format("\n  ... and {} more", count - 8);
+    for (auto& q : reqs)
+      if (q != MPI_REQUEST_NULL) MPI_Request_free(&q);
+    return count ? fmt::format("; {} of {} rank(s) did not arrive:{}", count, size_ - 1, missing) : "";
+  }
+
   void watch() {
     std::unique_lock<std::mutex> lk(mu_);
     while (!quit_) {
+      if (roll_call_) answer_queries_locked();
       if (deadline_ns_ == 0) {
-        cv_.wait(lk);
+        if (roll_call_) cv_.wait_for(lk, std::chrono::nanoseconds(kPollNs));
+        else cv_.wait(lk);
         continue;
       }
       const int64_t left = deadline_ns_ - now_ns();
       if (left > 0) {
-        cv_.wait_for(lk, std::chrono::nanoseconds(left));
+        cv_.wait_for(lk, std::chrono::nanoseconds(roll_call_ ? std::min(left, kPollNs) : left));
         continue;
       }
+      const std::string who = roll_call_ ? roll_call_locked(seq_) : "";
       std::fprintf(stderr,
-                   "ioprobe: rank %d on host %s waited %.0f s for the other ranks in step '%s'; a rank is stuck "
-                   "or gone (see mpirun's lines for the host that failed); ending the job (exit 1)\n",
-                   rank_, hostname_.c_str(), timeout_s_, step_.c_str());
+                   "ioprobe: rank %d on host %s waited %.0f s for the other ranks in step '%s' (collective #%lld)%s; "
+                   "ending the job (exit 1)\n",
+                   rank_, hostname_.c_str(), timeout_s_, step_.c_str(), seq_,
+                   who.empty() && !roll_call_ ? "; a rank is stuck or gone (see mpirun's lines for the host that failed)"
+                                              : who.c_str());
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, kExitFailure);
       std::_Exit(kExitFailure);
@@ -211,6 +315,12 @@ class MpiComm final : public Comm {
   std::mutex mu_;
   std::condition_variable cv_;
   std::string step_;
+  long long seq_ = 0;               // collectives entered (the same count on every rank at the same step)
+  bool in_collective_ = false;
+  const bool roll_call_;            // MPI_THREAD_MULTIPLE: the watchdog may call MPI beside the main thread
+  std::vector<std::string> hosts_;  // hostname per rank
+  MPI_Comm watch_comm_ = MPI_COMM_NULL;
+  std::list<std::pair<std::unique_ptr<std::string>, MPI_Request>> answers_;  // roll-call answers in flight
   int64_t deadline_ns_ = 0;
   double timeout_s_ = 0;
   bool quit_ = false;
@@ -232,7 +342,7 @@ std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& l
                 "ioprobe's loader needs it: use OpenMPI (Debian's libopenmpi-dev)",
                 kExitFailure);
   }
-  auto comm = std::make_unique<MpiComm>(li);
+  auto comm = std::make_unique<MpiComm>(li, provided >= MPI_THREAD_MULTIPLE);
   if (comm->size() == 1 && li.size > 1) {
     const std::string msg = fmt::format(
         "{} started {} processes but MPI sees only this one: each would run alone. Under Slurm use "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "report/checkpoint_cluster.hpp"
 #include "report/checkpoint_report.hpp"
 
 namespace ioprobe {
@@ -40,8 +41,12 @@ std::string render_checkpoint_text(const json& doc) {
   std::string o;
   if (doc.value("partial", false))
     o += fmt::format("*** INTERRUPTED after {:.1f} s: partial result ***\n", c.value("elapsed_s", 0.0));
-  o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) on this host of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
-                   bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(),
+  const std::string where = doc.contains("cluster")  // across hosts: every process's ranks
+                                ? fmt::format("on {} host(s), {} process(es),", doc["cluster"].value("hosts", 0),
+                                              doc["cluster"].value("mpi_ranks", 0))
+                                : std::string("on this host");
+  o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) {} of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
+                   bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(), where,
                    st.at("world_size").get<int>(), st.at("tp").get<int>(), st.at("pp").get<int>(),
                    st.at("dp").get<int>(), st.at("zero_stage").get<int>());
   o += fmt::format("  target      {} ({}{}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),
@@ -251,6 +256,7 @@ std::string render_checkpoint_text(const json& doc) {
                        format_count(verified), format_count(total));
     if (r.contains("error")) o += "  RESTORE FAILED: " + r.at("error").get<std::string>() + "\n";
   }
+  o += render_checkpoint_hosts_text(doc);  // across hosts only
   for (const auto& w : doc.value("warnings", json::array())) o += "warning: " + w.get<std::string>() + "\n";
   return o;
 }

@@ -116,6 +116,9 @@ std::string render_hosts_text(const nlohmann::json& doc) {
                    "the slowest host's batch included)\n",
                    "coordination", c.value("step_exchanges", 0ULL), format_ns(c.value("step_exchange_s", 0.0) * 1e9),
                    elapsed > 0 ? 100 * c.value("step_exchange_s", 0.0) / elapsed : 0.0);
+  if (c.value("interrupted", false))
+    o += fmt::format("  {:<20} INTERRUPTED (Ctrl-C / SIGTERM on mpirun): every host stopped early; the merged figures "
+                     "cover the work done until then (a partial result)\n", "interrupted");
   o += fmt::format("  {:<20} {} ({})\n", "dataset", c.value("dataset_placement", "?"), c.value("dataset_placement_how", ""));
   o += fmt::format("  {:<20} {} RAM summed once per host, {} CPUs allowed\n", "resources",
                    format_bytes(c.value("memory_bytes", 0ULL)), c.value("cpus_allowed", 0));

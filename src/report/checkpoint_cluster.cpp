@@ -1,0 +1,236 @@
+#include "report/checkpoint_cluster.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+using checkpoint::CheckpointCluster;
+using checkpoint::CheckpointPart;
+using nlohmann::json;
+
+namespace {
+
+double sec(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+json save_rank_json(const checkpoint::RankSaveResult& r) {
+  return {r.rank, r.path, r.logical_bytes, r.stored_bytes, r.written_bytes, r.zero_copy_bytes, r.chunks_done,
+          r.chunks_total, r.stage_ns, r.compress_ns, r.compress_busy_ns, r.compress_active_ns,
+          r.compress_workers_used, r.checksum_cpu_ns, r.frames, r.write_wait_ns, r.fsync_ns, r.total_ns, r.direct,
+          r.interrupted, r.err, r.err_op, r.err_detail};
+}
+
+checkpoint::RankSaveResult save_rank_from(const json& j) {
+  checkpoint::RankSaveResult r;
+  size_t i = 0;
+  auto next = [&](auto& field) { j.at(i++).get_to(field); };
+  next(r.rank), next(r.path), next(r.logical_bytes), next(r.stored_bytes), next(r.written_bytes);
+  next(r.zero_copy_bytes), next(r.chunks_done), next(r.chunks_total), next(r.stage_ns), next(r.compress_ns);
+  next(r.compress_busy_ns), next(r.compress_active_ns), next(r.compress_workers_used), next(r.checksum_cpu_ns);
+  next(r.frames), next(r.write_wait_ns), next(r.fsync_ns), next(r.total_ns), next(r.direct), next(r.interrupted);
+  next(r.err), next(r.err_op), next(r.err_detail);
+  return r;
+}
+
+json restore_rank_json(const checkpoint::RankRestoreResult& r) {
+  return {r.path, r.logical_bytes, r.stored_bytes, r.chunks_verified, r.chunks_total, r.total_ns, r.read_ns,
+          r.direct, r.decompress_ns, r.decode_threads, r.decode_wait_ns, r.interrupted, r.corrupt, r.error};
+}
+
+checkpoint::RankRestoreResult restore_rank_from(const json& j) {
+  checkpoint::RankRestoreResult r;
+  size_t i = 0;
+  auto next = [&](auto& field) { j.at(i++).get_to(field); };
+  next(r.path), next(r.logical_bytes), next(r.stored_bytes), next(r.chunks_verified), next(r.chunks_total);
+  next(r.total_ns), next(r.read_ns), next(r.direct), next(r.decompress_ns), next(r.decode_threads);
+  next(r.decode_wait_ns), next(r.interrupted), next(r.corrupt), next(r.error);
+  return r;
+}
+
+}  // namespace
+
+std::string encode_checkpoint_part(const CheckpointPart& p) {
+  json state = json::array();
+  for (const auto& r : p.state) {
+    json regs = json::array();
+    for (const auto& g : r.regions) regs.push_back({static_cast<uint32_t>(g.kind), g.offset, g.bytes});
+    state.push_back({r.rank, r.bytes, regs});
+  }
+  json ranks = json::array();
+  for (const auto& r : p.save.ranks) ranks.push_back(save_rank_json(r));
+  const auto& s = p.save;
+  json j = {{"v", 1}, {"mpi_rank", p.mpi_rank}, {"host_index", p.host_index}, {"hostname", p.hostname},
+            {"state", state},
+            {"save", {{"ranks", ranks}, {"ok", s.ok}, {"interrupted", s.interrupted}, {"staged_ns", s.staged_ns},
+                      {"ranks_done_ns", s.ranks_done_ns}, {"publish_ns", s.publish_ns}, {"durable_ns", s.durable_ns},
+                      {"user_cpu_s", s.user_cpu_s}, {"sys_cpu_s", s.sys_cpu_s}, {"final_paths", s.final_paths},
+                      {"failed_rank", s.failed_rank}, {"failure", s.failure}}},
+            {"file_bytes", p.file_bytes}, {"restore_shards", p.restore_shards},
+            {"restore_writer_host", p.restore_writer_host}};
+  if (p.restore) {
+    json rr = json::array();
+    for (const auto& r : p.restore->ranks) rr.push_back(restore_rank_json(r));
+    j["restore"] = {{"ranks", rr}, {"wall_ns", p.restore->wall_ns}, {"ok", p.restore->ok},
+                    {"interrupted", p.restore->interrupted}};
+  }
+  return j.dump();
+}
+
+CheckpointPart decode_checkpoint_part(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    if (j.at("v").get<int>() != 1) throw std::runtime_error("version " + j.at("v").dump());
+    CheckpointPart p;
+    j.at("mpi_rank").get_to(p.mpi_rank);
+    j.at("host_index").get_to(p.host_index);
+    j.at("hostname").get_to(p.hostname);
+    for (const auto& r : j.at("state")) {
+      checkpoint::RankState st;
+      r.at(0).get_to(st.rank);
+      r.at(1).get_to(st.bytes);
+      for (const auto& g : r.at(2))
+        st.regions.push_back({static_cast<checkpoint::TensorKind>(g.at(0).get<uint32_t>()), g.at(1).get<uint64_t>(),
+                              g.at(2).get<uint64_t>()});
+      p.state.push_back(std::move(st));
+    }
+    const json& s = j.at("save");
+    for (const auto& r : s.at("ranks")) p.save.ranks.push_back(save_rank_from(r));
+    s.at("ok").get_to(p.save.ok);
+    s.at("interrupted").get_to(p.save.interrupted);
+    s.at("staged_ns").get_to(p.save.staged_ns);
+    s.at("ranks_done_ns").get_to(p.save.ranks_done_ns);
+    s.at("publish_ns").get_to(p.save.publish_ns);
+    s.at("durable_ns").get_to(p.save.durable_ns);
+    s.at("user_cpu_s").get_to(p.save.user_cpu_s);
+    s.at("sys_cpu_s").get_to(p.save.sys_cpu_s);
+    s.at("final_paths").get_to(p.save.final_paths);
+    s.at("failed_rank").get_to(p.save.failed_rank);
+    s.at("failure").get_to(p.save.failure);
+    j.at("file_bytes").get_to(p.file_bytes);
+    j.at("restore_shards").get_to(p.restore_shards);
+    j.at("restore_writer_host").get_to(p.restore_writer_host);
+    if (j.contains("restore")) {
+      checkpoint::RestoreResult r;
+      for (const auto& x : j["restore"].at("ranks")) r.ranks.push_back(restore_rank_from(x));
+      j["restore"].at("wall_ns").get_to(r.wall_ns);
+      j["restore"].at("ok").get_to(r.ok);
+      j["restore"].at("interrupted").get_to(r.interrupted);
+      p.restore = std::move(r);
+    }
+    return p;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("a process sent a checkpoint result this ioprobe cannot read ({}): run the same ioprobe "
+                            "build on every host", e.what()), kExitFailure);
+  }
+}
+
+std::string encode_raw_write(const checkpoint::RawWriteResult& r) {
+  return json{r.bytes, r.rank_ns, r.max_ns, r.direct, r.interrupted}.dump();
+}
+
+checkpoint::RawWriteResult decode_raw_write(const std::string& text) {
+  checkpoint::RawWriteResult r;
+  try {
+    const json j = json::parse(text);
+    j.at(0).get_to(r.bytes), j.at(1).get_to(r.rank_ns), j.at(2).get_to(r.max_ns), j.at(3).get_to(r.direct);
+    j.at(4).get_to(r.interrupted);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("a process sent a raw write result this ioprobe cannot read ({})", e.what()), kExitFailure);
+  }
+  return r;
+}
+
+json checkpoint_cluster_json(const CheckpointCluster& c, const std::string& launcher, const std::string& dir_placement,
+                             const std::string& restore_placement) {
+  checkpoint::SaveTotals tot;
+  for (const auto& h : c.hosts) tot.merge(h.save);
+  const bool ok = c.save.ok;
+  json j = {{"launcher", launcher}, {"hosts", c.hosts.size()}, {"mpi_ranks", c.mpi_ranks},
+            {"ckpt_ranks", c.state.size()}, {"dir_placement", dir_placement},
+            {"restore_placement", restore_placement},
+            {"merge", "every process starts its save after a common barrier and times its ranks on its own monotonic "
+                      "clock; duration = max over ranks (time to durable), throughput = total bytes / that duration "
+                      "(MLPerf Storage); the raw baseline runs on every host at once and merges the same way"},
+            {"save_bytes", tot.logical_bytes},
+            {"save_duration_max_s", ok ? json(sec(c.save.durable_ns)) : json(nullptr)},
+            {"save_bytes_per_s", ok ? json(checkpoint::rate_bytes_per_s(tot.logical_bytes, c.save.durable_ns)) : json(nullptr)}};
+  if (c.restore) j["restores_from_other_host"] = c.restores_from_other_host;
+  return j;
+}
+
+json checkpoint_hosts_json(const CheckpointCluster& c) {
+  json a = json::array();
+  for (const auto& h : c.hosts) {
+    json r = {{"save_bytes", h.save.logical_bytes}, {"save_duration_max_s", sec(h.save.duration_max_ns)},
+              {"time_to_durable_s", sec(h.durable_ns)},
+              {"save_bytes_per_s", checkpoint::rate_bytes_per_s(h.save.logical_bytes, h.durable_ns)},
+              {"min_rank_bytes_per_s", h.save.min_rank_bytes_per_s}};
+    if (h.restored) {
+      r["restore_bytes"] = h.restore.logical_bytes;
+      r["restore_duration_max_s"] = sec(h.restore.duration_max_ns);
+      r["restore_bytes_per_s"] = h.restore.bytes_per_s();
+      r["restored_from"] = h.restored_from;
+      if (!h.restore.first_error.empty()) r["restore_error"] = escape_bytes(h.restore.first_error);
+    }
+    a.push_back({{"hostname", h.hostname}, {"host_index", h.host_index}, {"mpi_ranks", h.mpi_ranks},
+                 {"ckpt_ranks", h.ckpt_ranks}, {"results", r}});
+  }
+  return a;
+}
+
+void annotate_checkpoint_ranks(json& ck, const CheckpointCluster& c) {
+  if (ck.contains("save") && ck["save"].contains("ranks"))
+    for (auto& row : ck["save"]["ranks"]) {
+      const int g = row.value("rank", -1);
+      if (g >= 0 && static_cast<size_t>(g) < c.rank_host.size()) row["host"] = c.rank_host[static_cast<size_t>(g)];
+    }
+  if (ck.contains("restore") && ck["restore"].contains("ranks")) {
+    auto& rows = ck["restore"]["ranks"];
+    for (size_t i = 0; i < rows.size() && i < c.restore_shards.size(); ++i) {
+      rows[i]["shard_rank"] = c.restore_shards[i];
+      rows[i]["read_on_host"] = c.restore_reader_host[i];
+      rows[i]["written_on_host"] = c.restore_writer_host[i];
+    }
+  }
+}
+
+std::string render_checkpoint_hosts_text(const json& doc) {
+  if (!doc.contains("cluster") || !doc.contains("hosts")) return "";
+  const auto& c = doc["cluster"];
+  std::string o = "\nHosts\n";
+  o += fmt::format("  {:<14} {} host(s), {} MPI rank(s), {} checkpoint rank(s) (one shard each); started by {}\n",
+                   "cluster", c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("ckpt_ranks", 0),
+                   c.value("launcher", "?"));
+  o += fmt::format("  {:<14} {}\n", "--dir", c.value("dir_placement", "?"));
+  if (c.contains("save_bytes_per_s") && c["save_bytes_per_s"].is_number())
+    o += fmt::format("  {:<14} {} in {:.3f} s (the slowest rank's time to durable) = {:.2f} MB/s (total bytes / max "
+                     "over ranks, MLPerf Storage's rule)\n",
+                     "save", format_bytes(c.value("save_bytes", 0ULL)), c["save_duration_max_s"].get<double>(),
+                     c["save_bytes_per_s"].get<double>() / 1e6);
+  if (c.contains("restores_from_other_host"))
+    o += fmt::format("  {:<14} {}; {} shard(s) read on a host other than the one that wrote them\n", "restore",
+                     c.value("restore_placement", "?"), c.value("restores_from_other_host", 0));
+  o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>10} {:>12} {:>14} {:>14}  {}\n", "host", "MPI", "shards", "saved MB",
+                   "durable", "save MB/s", "min rank MB/s", "restore MB/s", "restored from");
+  for (const auto& h : doc["hosts"]) {
+    const auto& r = h.at("results");
+    std::string from;
+    if (r.contains("restored_from"))
+      for (const auto& f : r["restored_from"]) from += (from.empty() ? "" : ", ") + f.get<std::string>();
+    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14}  {}\n", h.value("hostname", "?"),
+                     h.at("mpi_ranks").size(), h.at("ckpt_ranks").size(), static_cast<double>(r.value("save_bytes", 0ULL)) / 1e6,
+                     r.value("time_to_durable_s", 0.0), r.value("save_bytes_per_s", 0.0) / 1e6,
+                     r.value("min_rank_bytes_per_s", 0.0) / 1e6,
+                     r.contains("restore_bytes_per_s") ? fmt::format("{:.2f}", r["restore_bytes_per_s"].get<double>() / 1e6)
+                                                       : std::string("-"),
+                     from.empty() ? "-" : from);
+  }
+  o += "  (MB/s = 10^6 B/s; durable: the host's slowest process from the common start barrier to its shards "
+       "fsynced and published)\n";
+  return o;
+}
+
+}  // namespace ioprobe

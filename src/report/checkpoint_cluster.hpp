@@ -1,0 +1,41 @@
+// The result document's sections for a checkpoint across hosts (checkpoint/cluster_parts.hpp):
+//   cluster {launcher, hosts, mpi_ranks, ckpt_ranks, dir_placement ("shared" | "node-local"),
+//            restore_placement (which host read whose shards), restores_from_other_host,
+//            merge (the rule, in words), save_duration_max_s, save_bytes, save_bytes_per_s
+//            (bytes / the slowest rank's time to durable: MLPerf Storage's rule)}
+//   hosts   [{hostname, host_index, mpi_ranks [int], ckpt_ranks [int], results {save_bytes,
+//             save_duration_max_s, time_to_durable_s, save_bytes_per_s (bytes / time_to_durable_s),
+//             min_rank_bytes_per_s, restore_bytes, restore_duration_max_s, restore_bytes_per_s,
+//             restored_from [hostnames]}}]
+// The document's "checkpoint" section then holds every rank's rows and the merged figures.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/cluster_parts.hpp"
+
+namespace ioprobe {
+
+/// Serializes a process's part for Comm::gather (JSON text).
+std::string encode_checkpoint_part(const checkpoint::CheckpointPart& p);
+/// Inverse of encode_checkpoint_part. Throws Error when the text is not one (a version mismatch).
+checkpoint::CheckpointPart decode_checkpoint_part(const std::string& text);
+
+/// A raw write run as a short string, and back (for the exchange after each run).
+std::string encode_raw_write(const checkpoint::RawWriteResult& r);
+checkpoint::RawWriteResult decode_raw_write(const std::string& text);
+
+nlohmann::json checkpoint_cluster_json(const checkpoint::CheckpointCluster& c, const std::string& launcher,
+                                       const std::string& dir_placement, const std::string& restore_placement);
+nlohmann::json checkpoint_hosts_json(const checkpoint::CheckpointCluster& c);
+
+/// Adds "host" to every rank row of the document's save and "shard_rank", "read_on_host",
+/// "written_on_host" to every restore row.
+void annotate_checkpoint_ranks(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
+
+/// The "Hosts" section of a checkpoint's text report ("" for a single-host document).
+std::string render_checkpoint_hosts_text(const nlohmann::json& doc);
+
+}  // namespace ioprobe
