@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/device_accounting.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -135,12 +136,16 @@ int cmd_raw(const CommandContext& ctx) {
   if (!cfg.direct && residency >= 0 && residency < 0.9 && residency > 0.05)
     doc["warnings"].push_back(fmt::format("page cache partly warm ({:.0f} %): a mixed cache state", residency * 100));
 
+  const auto devices = raw_device_recorder(tinfo, target.block_device ? target.path : "");
+  devices->mark();
   RawResults res = run_raw(cfg, target, choice);
+  devices->mark();
 
   std::fputs(raw_text(cfg, target, choice, residency, res).c_str(), stdout);
   for (const auto& w : doc["warnings"]) std::printf("  warning     %s\n", w.get<std::string>().c_str());
   doc["partial"] = res.partial;
   doc["raw"] = raw_json(cfg, target, choice, residency, res);
+  std::printf("  device I/O  %s\n", add_raw_device_io(doc, *devices, res.bytes, pattern_is_write(cfg.rw), tinfo).c_str());
   if (!json_path.empty()) {
     write_json_file(json_path, doc);
     std::printf("  result      %s\n", escape_bytes(json_path).c_str());

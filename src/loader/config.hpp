@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "topology/numa.hpp"
@@ -35,6 +36,10 @@ struct LoaderConfig {
   Placement placement;             // --numa, resolved (never Local here)
   double timeline_interval_s = 1.0;
   uint64_t read_size = 1ULL << 20; // sharded datasets: bytes per sequential shard read (multiple of 4 KiB)
+  // Called by rank 0 just before each epoch's first read (after the cache preparation) and once
+  // more after every rank has finished: N epochs started give N + 1 calls. Device accounting
+  // (topology/device_io.hpp) reads its counters here. Must not throw; may be empty.
+  std::function<void()> epoch_mark;
 };
 
 }  // namespace ioprobe
