@@ -43,7 +43,9 @@ SeriesResult run_save_series(std::vector<ResidentState>& states, const std::stri
         break;
       }
       remove_published();  // the previous save's files, before this save writes
+      if (limits.mark) limits.mark(0);
       out.last = save_checkpoint(states, dir, opts, async, emulator);
+      if (limits.mark) limits.mark(1);
       out.last_file_bytes.clear();
       out.last_restore.reset();
       if (!out.last.ok) {
@@ -66,6 +68,7 @@ SeriesResult run_save_series(std::vector<ResidentState>& states, const std::stri
       s.sys_cpu_s = out.last.sys_cpu_s;
       if (limits.restore && !interrupted()) {
         out.last_restore = restore_checkpoint(out.last.final_paths, limits.read_block_bytes, limits.restore_threads);
+        if (limits.mark) limits.mark(2);
         const RestoreResult& r = *out.last_restore;
         if (!r.ok) {
           out.stopped_by = r.interrupted || interrupted() ? "interrupted" : "restore failed";

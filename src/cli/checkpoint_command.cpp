@@ -24,6 +24,7 @@
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/tensor_data.hpp"
 #include "cli/checkpoint_cluster.hpp"
+#include "cli/device_accounting.hpp"
 #include "cli/checkpoint_content.hpp"
 #include "cli/checkpoint_preflight.hpp"
 #include "cli/commands.hpp"
@@ -468,6 +469,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
 
   // One save, or a series (--repeat/--duration): each save is published, restored when asked,
   // and removed before the next; the files of the last completed save stay published here.
+  const auto devices = device_recorder(target);  // device accounting: an idle window now, marks around each save
   SeriesResult series;
   if (!job.sync_stopped("start the save")) {  // every process's ranks time from this barrier
     progress(series_mode ? "saving checkpoints repeatedly..."
@@ -478,6 +480,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
     lim.restore = restore && !job.multi();  // across hosts: CheckpointJob::after_save
     lim.read_block_bytes = o.io.io_size;
     lim.restore_threads = d.restore_threads;
+    lim.mark = [&devices](int phase) { phase == 0 ? devices->clear() : void(); devices->mark(); };
     series = run_save_series(states, d.dir, o, d.async, emu.get(), lim, [&](const SeriesSave& s) {
       if (series_mode) progress(series_save_line(s, repeat, o.fsync));
     });
@@ -538,6 +541,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   doc["checkpoint"]["state"]["content"] = state_content_name(content);
   job.add_sections(doc);
   if (series_mode) doc["checkpoint"]["series"] = checkpoint_series_json(series, repeat, duration_s, o.fsync);
+  add_checkpoint_device_io(doc, *devices, target);
   const bool partial = interrupted() || d.save.interrupted || (d.restore && d.restore->interrupted);
   doc["partial"] = partial;
   for (const auto& w : d.warnings) doc["warnings"].push_back(w);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/device_accounting.hpp"
 #include "cli/commands.hpp"
 #include "cli/raw_cluster.hpp"
 #include "cli/run_cluster.hpp"
@@ -182,10 +183,14 @@ int cmd_raw(const CommandContext& ctx) {
   if (!cfg.direct && residency >= 0 && residency < 0.9 && residency > 0.05)
     doc["warnings"].push_back(fmt::format("page cache partly warm ({:.0f} %): a mixed cache state", residency * 100));
 
+  const auto devices = raw_device_recorder(tinfo, target.block_device ? target.path : "");
+  devices->mark();
   double skew_s = 0;
   RawResults res;
+  uint64_t rank0_bytes = 0;  // rank 0's own bytes, for its host's device I/O
   if (!multi) {
     res = run_raw(cfg, target, choice);
+    devices->mark();
   } else {
     // Every process starts its clock when the start barrier releases it (--runtime counts from
     // there); a process that fails before the barrier still meets the others there with its error.
@@ -213,7 +218,9 @@ int cmd_raw(const CommandContext& ctx) {
     part.result = res;
     // A one-pass run ends when the slowest process's pass does: no watchdog on that wait.
     const cluster::ClusterRaw cr = gather_raw(comm, part, cfg.runtime_s > 0, cfg.runtime_s > 0 ? kRawBarrierTimeoutS : 0);
+    devices->mark();
     if (comm.rank() != 0) return share_exit_code(comm, 0);
+    rank0_bytes = res.bytes;
     res = cr.merged;
     cfg.filename = user_filename;
     doc["cluster"] = raw_cluster_json(cr, comm.launcher(), comm.host_count(), files_how);
@@ -229,6 +236,10 @@ int cmd_raw(const CommandContext& ctx) {
   doc["partial"] = res.partial;
   doc["raw"] = raw_json(cfg, target, choice, residency, res);
   std::fputs(render_raw_hosts_text(doc).c_str(), stdout);
+  // Across hosts this is rank 0's host's devices only (the per-host device rows are gathered for run, not raw).
+  std::printf("  device I/O  %s%s\n", add_raw_device_io(doc, *devices, multi ? rank0_bytes : res.bytes, pattern_is_write(cfg.rw), tinfo).c_str(),
+              multi ? " (rank 0's host only; against its own bytes)" : "");
+  if (multi) doc["raw"]["results"]["device_io"]["scope"] = "rank 0's host only, against rank 0's bytes (other processes on that host add device traffic)";
   for (const auto& w : doc["warnings"]) std::printf("  warning     %s\n", w.get<std::string>().c_str());
   if (!json_path.empty()) {
     write_json_file(json_path, doc);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/device_accounting.hpp"
 #include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
@@ -22,6 +23,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "dataset/size_sample.hpp"
+#include "report/device_io_report.hpp"
 #include "report/document.hpp"
 #include "report/run_document.hpp"
 #include "report/run_text.hpp"
@@ -185,6 +187,9 @@ int cmd_run(const CommandContext& ctx) {
                                      dataset_kind_name(data.layout.kind()))
                        : "files ",
                escape_bytes(data.target_path), target.fs_type, l.direct ? "O_DIRECT" : "buffered", l.ranks, l.num_workers);
+  // Device accounting (cli/device_accounting.hpp): an idle window now, a mark at each epoch.
+  const auto devices = device_recorder(target);
+  l.epoch_mark = [d = devices.get()] { d->mark(); };
   LoaderProgress progress;
   LoaderResult lr;
   cluster::CommStepSync sync(comm, c.mpi_timeout_s, c.stonewall);
@@ -210,6 +215,8 @@ int cmd_run(const CommandContext& ctx) {
       lr = run_loader(data.index, l, &progress, &plan.topo, &data.layout);
   }
   const LoaderResult mine = lr;
+  const DeviceIo dev_io = devices->whole();
+  const std::vector<DeviceIo> dev_epochs = devices->intervals();
 
   nlohmann::json tj = plan_target_json(plan, l);
   tj["numa"] = l.placement.text();
@@ -239,6 +246,7 @@ int cmd_run(const CommandContext& ctx) {
     part.cgroup_memory_limit_bytes = host.cgroup_memory_limit_bytes;
     part.target = tj;
     part.result = mine;
+    part.device_io = part_device_io_json(dev_io, dev_epochs);
     ctx.job_outcome_shared = true;  // from here on every process learns the outcome
     const cluster::ClusterRun cr = gather_run(comm, loader_error, lr, part, placement, doc);
     if (!lead) return share_exit_code(comm, 0);
@@ -278,6 +286,7 @@ int cmd_run(const CommandContext& ctx) {
   doc["results"] = loader_results_json(lr);
   doc["ingest"] = ingest_json(ing, ai.sample_bytes);
   doc["partial"] = lr.partial;
+  add_run_device_io(doc, lr, dev_io, dev_epochs, l.direct || l.evict_before_epoch, target);
   for (const auto& w : warnings) doc["warnings"].push_back(w);
   for (const auto& n : lr.cache_notes) doc["warnings"].push_back(n);
   for (const auto& w : measurement_warnings(lr, ing, l)) doc["warnings"].push_back(w);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/device_accounting.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_cluster.hpp"
@@ -188,7 +189,9 @@ int cmd_tune(const CommandContext& ctx) {
   // On a terminal the running setting is redrawn in place; elsewhere (a log, a pipe) only each
   // finished setting is printed, one plain line.
   ProgressLine line(!c.quiet, 0, 1e9);
+  TuneDeviceIo tune_devices(run_plan.target());  // device accounting: an idle window now, each run's reads
   TuneProgressFn progress = [&](size_t run, size_t runs, const TunePoint& p, uint32_t rep, const TuneSample* done) {
+    tune_devices.on_run(p.num_workers, p.prefetch_factor, p.numa, done != nullptr);
     double el = static_cast<double>(now_ns() - t0) / 1e9;
     double left = static_cast<double>(runs - run) * (plan.run_s + kRunOverheadS);
     if (!done && line.tty())
@@ -247,6 +250,7 @@ int cmd_tune(const CommandContext& ctx) {
                  {"runs_planned", plan.points.size() * plan.repeats},
                  {"stop_reason", out.stop_reason}};
   doc["points"] = tune_points_json(plan.points);
+  tune_devices.add_to(doc["points"]);
   doc["recommendation"] = recommendation_json(rec);
   doc["rules"] = tune_rules_json(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc["best_run"] = loader_results_json(out.best_run);

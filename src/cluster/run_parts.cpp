@@ -42,6 +42,7 @@ ClusterRun merge_parts(std::vector<ProcessPart> parts) {
       h.memory_bytes = p.memory_bytes;
       h.cgroup_memory_limit_bytes = p.cgroup_memory_limit_bytes;
       h.target = p.target;
+      h.device_io = p.device_io;
     }
     h.mpi_ranks.push_back(p.rank);
     h.gpu_ranks += p.gpu_ranks;

@@ -33,6 +33,8 @@ struct ProcessPart {
   uint64_t cgroup_memory_limit_bytes = 0;
   nlohmann::json target;        // the run document's "target" section as this process saw it
   LoaderResult result;
+  nlohmann::json device_io;     // its device accounting (report/device_io_report.hpp), per epoch under "epochs";
+                                // every process of a host counts the same devices
 };
 
 /// One host: the processes that share its memory, merged.
@@ -53,6 +55,7 @@ struct HostRow {
   uint64_t memory_bytes = 0;
   uint64_t cgroup_memory_limit_bytes = 0;
   nlohmann::json target;        // its first process's target section
+  nlohmann::json device_io;     // its first process's device accounting (the host's devices, counted once)
   bool straggler = false;       // see merge_parts
 };
 

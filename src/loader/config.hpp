@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "topology/numa.hpp"
@@ -41,6 +42,10 @@ struct LoaderConfig {
   bool record_deliveries = false;  // keep every batch's delivery time in RankStats::deliveries (tune, capacity:
                                    // rates from completion times, not whole batches per timeline interval)
   uint64_t read_size = 1ULL << 20; // sharded datasets: bytes per sequential shard read (multiple of 4 KiB)
+  // Called by rank 0 just before each epoch's first read (after the cache preparation) and once
+  // more after every rank has finished: N epochs started give N + 1 calls. Device accounting
+  // (topology/device_io.hpp) reads its counters here. Must not throw; may be empty.
+  std::function<void()> epoch_mark;
 };
 
 }  // namespace ioprobe

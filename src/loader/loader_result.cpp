@@ -8,6 +8,13 @@
 
 namespace ioprobe {
 
+namespace {
+void add_by_index(std::vector<uint64_t>& into, const std::vector<uint64_t>& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];
+}
+}  // namespace
+
 void LoaderResult::merge(const LoaderResult& o) {
   if (ranks.empty() && workers.empty()) {
     *this = o;
@@ -39,6 +46,8 @@ void LoaderResult::merge(const LoaderResult& o) {
   cpu_sys_s += o.cpu_sys_s;
   if (epoch_resident_fraction.empty()) epoch_resident_fraction = o.epoch_resident_fraction;
   if (residency_method.empty()) residency_method = o.residency_method;
+  add_by_index(epoch_samples, o.epoch_samples);
+  add_by_index(epoch_bytes, o.epoch_bytes);
   for (const auto& n : o.cache_notes)
     if (std::find(cache_notes.begin(), cache_notes.end(), n) == cache_notes.end()) cache_notes.push_back(n);
 }
@@ -54,6 +63,8 @@ LoaderResult rank_result(RankStats rank, std::vector<WorkerStats> workers, int64
   r.timeline = rank.timeline;
   r.wait_ns = rank.wait_ns;
   r.first_batch_ns = rank.first_batch_ns;
+  r.epoch_samples = rank.epoch_samples;
+  r.epoch_bytes = rank.epoch_bytes;
   for (const auto& w : workers) {
     r.errors += w.errors;
     r.io_bytes += w.io_bytes;

@@ -59,6 +59,8 @@ struct RankStats {
   int64_t pin_busy_ns = 0;      // wall time the pin thread spent copying batches (pin_stage.hpp); 0: no pin thread
   int64_t pin_cpu_ns = 0;       // its CPU time
   uint64_t pin_bytes = 0;       // bytes it copied into page-locked memory
+  std::vector<uint64_t> epoch_samples;  // samples delivered in each epoch started (the last may be partial)
+  std::vector<uint64_t> epoch_bytes;    // bytes delivered in each epoch started
 };
 
 /// The first failures a result keeps (error_samples), merged parts included.
@@ -86,13 +88,16 @@ struct LoaderResult {
                                                 // the first part that measured it, a sample rather than a sum)
   std::string residency_method;                 // "cachestat" | "mincore" | "" (not measured)
   std::vector<std::string> cache_notes;         // drop_caches refusals and the like (merged: duplicates once)
+  std::vector<uint64_t> epoch_samples;          // per epoch started: samples delivered, summed over ranks (and parts)
+  std::vector<uint64_t> epoch_bytes;            // per epoch started: bytes delivered, summed likewise
 
   /// Merges another part of the same run into this one, the parts' times measured from a common
   /// start: workers and ranks are appended (their rank numbers kept as given), samples, bytes,
   /// io_bytes, errors, wait and CPU times add, histograms and timelines add bucket by bucket,
   /// elapsed_ns and first_batch_ns are the max, epochs_completed the min, partial and
   /// stopped_on_errors true if either is; error_samples keeps the first kMaxErrorSamples;
-  /// stop_reason stays unless it is "completed" and the other's is not. Merging into a result
+  /// stop_reason stays unless it is "completed" and the other's is not; epoch_samples and
+  /// epoch_bytes add epoch by epoch (the longer list's length). Merging into a result
   /// with no ranks and no workers gives `other`. Throws UsageError when both timelines have
   /// points and their intervals differ (nothing changed then).
   void merge(const LoaderResult& other);

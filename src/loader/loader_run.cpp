@@ -145,6 +145,9 @@ class RankLoader {
     for (uint32_t epoch = 0; epoch < cfg.epochs && !sh_.stop; ++epoch) {
       std::vector<BatchTask> tasks = plan_epoch(epoch);
       prepare_cache(epoch);
+      if (rank_ == 0 && sh_.cfg.epoch_mark) sh_.cfg.epoch_mark();
+      stats_.epoch_samples.push_back(0);
+      stats_.epoch_bytes.push_back(0);
       const int64_t epoch_start = now_ns();
       queue.start_epoch(std::move(tasks));
       if (pin) pin->start_epoch();  // from here the pin thread alone takes batches from the queue
@@ -171,6 +174,8 @@ class RankLoader {
         ++stats_.batches;
         stats_.samples += r->samples;
         stats_.bytes += r->bytes;
+        stats_.epoch_samples.back() += r->samples;
+        stats_.epoch_bytes.back() += r->bytes;
         // The wait spans [w0, w0 + wait] (the DDP barrier included); the timeline splits it over
         // the intervals it covers, and the batch counts where the wait ended (handed to the step).
         stats_.timeline.add(w0 + wait - sh_.start_ns, r->samples, r->bytes, wait);
@@ -443,6 +448,7 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
     }
   }
   for (auto& t : threads) t.join();
+  if (cfg.epoch_mark) cfg.epoch_mark();  // the end of the last epoch, every rank done
   // Keep meeting the other processes' steps until they have all finished too.
   if (sync) sync->finish(spawn_error ? StopKind::kFailed : local_stop_kind(sh));
   if (spawn_error) std::rethrow_exception(spawn_error);

@@ -4,6 +4,7 @@
 
 #include "core/units.hpp"
 #include "report/checkpoint_cluster.hpp"
+#include "report/device_io_report.hpp"
 #include "report/checkpoint_report.hpp"
 
 namespace ioprobe {
@@ -115,6 +116,7 @@ std::string render_checkpoint_text(const json& doc) {
     }
     o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x{}\n", bytes(sv.at("logical_bytes")),
                      bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>(), why);
+    if (sv.contains("device_io")) o += "  device I/O  " + device_io_summary(sv.at("device_io"), "on disk") + "\n";
   } else {
     o += fmt::format("\nsave {} -- no throughput, ratio or size on disk is claimed\n",
                      sv.value("interrupted", false) ? "INTERRUPTED" : "FAILED");
@@ -255,6 +257,7 @@ std::string render_checkpoint_text(const json& doc) {
       o += fmt::format("  INTERRUPTED: {} of {} chunks verified; the figures cover those chunks only\n",
                        format_count(verified), format_count(total));
     if (r.contains("error")) o += "  RESTORE FAILED: " + r.at("error").get<std::string>() + "\n";
+    if (r.contains("device_io")) o += "  device I/O  " + device_io_summary(r.at("device_io"), "shard bytes") + "\n";
   }
   o += render_checkpoint_hosts_text(doc);  // across hosts only
   for (const auto& w : doc.value("warnings", json::array())) o += "warning: " + w.get<std::string>() + "\n";

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/device_io_report.hpp"
 #include "report/loader_result_json.hpp"
 
 namespace ioprobe {
@@ -21,7 +22,8 @@ std::string encode_part(const cluster::ProcessPart& p) {
                       {"memory_bytes", p.memory_bytes},
                       {"cgroup_memory_limit_bytes", p.cgroup_memory_limit_bytes},
                       {"target", p.target},
-                      {"result", loader_result_to_json(p.result)}};
+                      {"result", loader_result_to_json(p.result)},
+                      {"device_io", p.device_io}};
   return j.dump();
 }
 
@@ -42,6 +44,7 @@ cluster::ProcessPart decode_part(const std::string& text) {
     p.cgroup_memory_limit_bytes = j.at("cgroup_memory_limit_bytes").get<uint64_t>();
     p.target = j.at("target");
     p.result = loader_result_from_json(j.at("result"));
+    p.device_io = j.value("device_io", nlohmann::json());
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("a process sent a result rank 0 cannot read ({}): are all hosts running the same ioprobe "
@@ -89,6 +92,7 @@ nlohmann::json hosts_json(const cluster::ClusterRun& c) {
                  {"cgroup_memory_limit_bytes", h.cgroup_memory_limit_bytes},
                  {"cpus_allowed", h.cpus_allowed},
                  {"straggler", h.straggler},
+                 {"device_io", host_device_io_json(h.device_io, h.bytes, h.target)},
                  {"results",
                   {{"samples", h.samples},
                    {"bytes", h.bytes},
@@ -135,6 +139,10 @@ std::string render_hosts_text(const nlohmann::json& doc) {
                      fmt::format("{} {}", t.value("fs_type", "?"), t.value("direct", false) ? "O_DIRECT" : "buffered"),
                      h.value("straggler", false) ? "  STRAGGLER" : "");
   }
+  for (const auto& h : doc["hosts"])
+    if (h.contains("device_io"))
+      o += fmt::format("  {:<16} device I/O {}{}\n", h.value("hostname", "?"), device_io_summary(h["device_io"], "delivered"),
+                       h["device_io"].value("cold_read_nothing", false) ? "  COLD RUN READ NOTHING FROM ITS DEVICES" : "");
   o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start)\n";
   return o;
 }

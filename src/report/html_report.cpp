@@ -1,3 +1,4 @@
+#include "report/device_io_report.hpp"
 #include "report/html_report.hpp"
 
 #include <map>
@@ -138,10 +139,16 @@ std::string run_section(const json& d) {
   o += row("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)", num_at(d, "/loader/num_workers"),
                                      num_at(d, "/loader/batch_size"), num_at(d, "/loader/prefetch_factor"), num_at(d, "/loader/gpus", 1)));
   o += row("throughput", fmt::format("{:.0f} samples/s, {}", num_at(d, "/results/samples_per_s"), format_rate(num_at(d, "/results/bytes_per_s"))));
+  if (has(d, "/results/device_io")) {
+    o += row("device I/O", device_io_summary(r.at("device_io"), "delivered"));
+    for (const auto& e : r.value("epochs", json::array()))
+      o += row(fmt::format("epoch {}", e.value("epoch", 0)), device_io_summary(e.value("device_io", json()), "delivered"));
+  }
   if (has(d, "/ingest")) {
     o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", num_at(d, "/ingest/required_samples_per_s"), num_at(d, "/ingest/gpus", 1),
                                    str_at(d, "/ingest/accelerator_name")));
-    o += row("AU", fmt::format("{:.1f}% (target {:.0f}%)", 100 * num_at(d, "/ingest/accelerator_utilization"), 100 * num_at(d, "/ingest/au_target")));
+    o += row("AU", fmt::format("{:.1f}% (target {:.0f}%){}", 100 * num_at(d, "/ingest/accelerator_utilization"), 100 * num_at(d, "/ingest/au_target"),
+                               has(d, "/ingest/bytes_source") ? "; bytes from: " + str_at(d, "/ingest/bytes_source") : ""));
     o += row("verdict", str_at(d, "/ingest/verdict") + ": " + str_at(d, "/ingest/verdict_text"));
   }
   o += "</table>\n";

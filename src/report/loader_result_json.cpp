@@ -97,6 +97,8 @@ json loader_result_to_json(const LoaderResult& r) {
           {"cpu_user_s", r.cpu_user_s},
           {"cpu_sys_s", r.cpu_sys_s},
           {"epoch_resident_fraction", r.epoch_resident_fraction},
+          {"epoch_samples", r.epoch_samples},
+          {"epoch_bytes", r.epoch_bytes},
           {"residency_method", r.residency_method},
           {"cache_notes", r.cache_notes},
           {"workers", workers},
@@ -125,6 +127,8 @@ LoaderResult loader_result_from_json(const json& j) {
   r.cpu_user_s = get<double>(j, "cpu_user_s", w);
   r.cpu_sys_s = get<double>(j, "cpu_sys_s", w);
   r.epoch_resident_fraction = get<std::vector<double>>(j, "epoch_resident_fraction", w);
+  r.epoch_samples = j.value("epoch_samples", std::vector<uint64_t>{});  // older senders: none
+  r.epoch_bytes = j.value("epoch_bytes", std::vector<uint64_t>{});
   r.residency_method = get<std::string>(j, "residency_method", w);
   r.cache_notes = get<std::vector<std::string>>(j, "cache_notes", w);
   const json& workers = array_at(j, "workers", w);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "report/cluster_json.hpp"
+#include "report/device_io_report.hpp"
 #include "report/text_common.hpp"
 
 #include "core/units.hpp"
@@ -149,6 +150,7 @@ std::string render_run_text(const nlohmann::json& doc) {
   const auto& cpu = r.at("cpu");
   line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", cpu.value("user_s", 0.0),
                                     cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
+  o += render_device_io_text(r, 20);
   if (r.value("errors", 0ULL) > 0) {
     line("ERRORS", fmt::format("{} file{} failed; first ones:", r.value("errors", 0ULL), r.value("errors", 0ULL) == 1 ? "" : "s"));
     std::string hint;
@@ -182,8 +184,9 @@ std::string render_run_text(const nlohmann::json& doc) {
                                format_rate(in.value("required_bytes_per_s", 0.0)), in.value("sample_bytes", 0.0)));
   line("delivered", fmt::format("{:.0f} samples/s = {}", in.value("delivered_samples_per_s", 0.0),
                                 format_rate(in.value("delivered_bytes_per_s", 0.0))));
-  line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%)", 100 * in.value("accelerator_utilization", 0.0),
-                         100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0)));
+  line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%){}", 100 * in.value("accelerator_utilization", 0.0),
+                         100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0),
+                         in.contains("bytes_source") ? "; bytes from: " + in.value("bytes_source", "unknown") : ""));
   if (in.value("main_ceiling_samples_per_s", 0.0) > 0)
     line("main process", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
                                      100 * in.value("main_busy_fraction", 0.0),
@@ -191,7 +194,8 @@ std::string render_run_text(const nlohmann::json& doc) {
   if (in.value("pin_ceiling_samples_per_s", 0.0) > 0)
     line("pin memory", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
                                    100 * in.value("pin_busy_fraction", 0.0), in.value("pin_ceiling_samples_per_s", 0.0)));
-  line("verdict", in.value("verdict", "") + ": " + in.value("verdict_text", ""));
+  line("verdict", in.value("verdict", "") + (in.contains("bytes_source") ? " [" + in.value("bytes_source", "") + "]" : "") +
+                      ": " + in.value("verdict_text", ""));
   // Only what the run measured; how many GPUs the storage feeds comes from a search, not from a
   // multiple of this run's rate (older documents' estimates are not shown).
   const bool fed = in.value("accelerator_utilization", 0.0) >= in.value("au_target", 0.0) && in.value("gpus_fed", 0ULL) > 0;

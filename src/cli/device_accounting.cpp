@@ -1,0 +1,163 @@
+#include "cli/device_accounting.hpp"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "report/device_io_report.hpp"
+
+namespace ioprobe::cli {
+
+namespace {
+// Below this many delivered bytes a cold run's device reads say little (metadata, readahead).
+constexpr uint64_t kMinCheckedBytes = 16ULL << 20;  // 16 MiB
+}  // namespace
+
+std::unique_ptr<DeviceIoRecorder> device_recorder(const TargetInfo& t, double idle_s) {
+  auto r = std::make_unique<DeviceIoRecorder>(DeviceIoMeter(accounting_devices(t)));
+  r->meter().measure_idle(idle_s);
+  return r;
+}
+
+std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t delivered, bool cold, const TargetInfo& t,
+                                              const std::string& what) {
+  std::vector<std::string> w;
+  if (!io.measured()) return w;
+  if (cold && delivered >= kMinCheckedBytes && static_cast<double>(io.bytes_read) < 0.5 * static_cast<double>(delivered)) {
+    std::string causes;
+    if (t.o_direct != 1)
+      causes = fmt::format("the filesystem ({}) did not take O_DIRECT, so the page cache served reads; ", t.fs_type);
+    causes += "the host of a virtual disk caches it (virtio-blk/qemu cache=writeback), or an array or controller "
+              "cache served the reads; a filesystem that ignores O_DIRECT (some FUSE and network filesystems) "
+              "reads through its own cache";
+    w.push_back(fmt::format("{} was cold but its devices read only {} for {} delivered ({:.0f}%): the bytes came from "
+                            "another cache. Likely: {}",
+                            what, format_bytes(io.bytes_read), format_bytes(delivered),
+                            100.0 * static_cast<double>(io.bytes_read) / static_cast<double>(delivered), causes));
+  }
+  if (io.share_unclear())
+    w.push_back(fmt::format("{}: other traffic on {} before the run ({}) would account for {} of the {} the devices "
+                            "moved: the run's own share cannot be told apart; measure on a quiet device",
+                            what, io.devices.empty() ? "the devices" : io.devices.front().name +
+                                                                         (io.devices.size() > 1 ? " and the others" : ""),
+                            format_rate(io.idle_bytes_per_s_before),
+                            format_bytes(static_cast<uint64_t>(io.expected_other_bytes())),
+                            format_bytes(io.bytes_read + io.bytes_written)));
+  return w;
+}
+
+namespace {
+std::string point_key(uint64_t w, uint64_t pf, const std::string& numa) { return fmt::format("{}/{}/{}", w, pf, numa); }
+}  // namespace
+
+void TuneDeviceIo::on_run(uint32_t num_workers, uint32_t prefetch_factor, const std::string& numa, bool done) {
+  if (!done) {
+    rec_->clear();
+    rec_->mark();
+    return;
+  }
+  rec_->mark();
+  const DeviceIo io = rec_->whole();
+  const std::string key = point_key(num_workers, prefetch_factor, numa);
+  for (auto& [k, v] : points_)
+    if (k == key) {
+      // The runs of a setting follow one another on the same host: their intervals add (merge
+      // takes the longest, as for parts measured at once) and the idle rate is the one window's.
+      const double interval = v.interval_s + io.interval_s;
+      v.merge(io);
+      v.interval_s = interval;
+      v.hosts = io.hosts;
+      v.idle_bytes_per_s_before = io.idle_bytes_per_s_before;
+      return;
+    }
+  points_.emplace_back(key, io);
+}
+
+void TuneDeviceIo::add_to(nlohmann::json& points) const {
+  for (auto& p : points) {
+    const std::string key = point_key(p.value("num_workers", 0ULL), p.value("prefetch_factor", 0ULL), p.value("numa", ""));
+    for (const auto& [k, io] : points_) {
+      if (k != key) continue;
+      nlohmann::json j = device_io_json(io);
+      const double rate = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
+      j["device_read_bytes_per_s"] = rate;
+      const double bps = p.value("bytes_per_s", 0.0);
+      j["read_rate_ratio"] = io.measured() && bps > 0 ? nlohmann::json(rate / bps) : nlohmann::json(nullptr);
+      p["device_io"] = j;
+    }
+  }
+}
+
+std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const std::string& block_path) {
+  struct stat st {};
+  if (block_path.empty() || ::stat(block_path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return device_recorder(t);
+  TargetInfo dev;
+  dev.device = describe_block_device(major(st.st_rdev), minor(st.st_rdev)).name;
+  if (dev.device.empty()) dev.mount_source = block_path;
+  return device_recorder(dev);
+}
+
+std::string add_raw_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, uint64_t bytes, bool write,
+                              const TargetInfo& t) {
+  const DeviceIo io = rec.whole();
+  nlohmann::json j = device_io_json(io, write ? DeviceRef::kWrite : DeviceRef::kRead, bytes);
+  doc["raw"]["results"]["device_io"] = j;
+  const bool cold = !write && doc.contains("raw") && doc["raw"].value("direct", false);
+  for (auto& w : device_read_warnings(io, bytes, cold, t, "the raw read")) doc["warnings"].push_back(std::move(w));
+  return device_io_summary(j, write ? "written" : "read");
+}
+
+void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, const TargetInfo& t) {
+  if (!doc.contains("checkpoint") || !doc["checkpoint"].contains("save")) return;
+  const std::vector<DeviceIo> iv = rec.intervals();
+  DeviceIo none;
+  none.reason = rec.whole().reason.empty() ? "not measurable: no save ran" : rec.whole().reason;
+  nlohmann::json& sv = doc["checkpoint"]["save"];
+  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number() ? sv["bytes_on_disk"].get<uint64_t>() : 0;
+  const uint64_t logical = sv.value("logical_bytes", 0ULL);
+  const DeviceIo& save = iv.empty() ? none : iv[0];
+  nlohmann::json sj = device_io_json(save, DeviceRef::kWrite, on_disk);
+  sj["logical_bytes"] = logical;
+  sj["written_over_logical"] = save.measured() && logical ? nlohmann::json(static_cast<double>(save.bytes_written) / logical)
+                                                          : nlohmann::json(nullptr);
+  sv["device_io"] = sj;
+  if (save.measured() && on_disk >= (16ULL << 20) && sv.value("durable", false) &&
+      static_cast<double>(save.bytes_written) < 0.5 * static_cast<double>(on_disk))
+    doc["warnings"].push_back(fmt::format(
+        "the devices wrote {} for a durable save of {} on disk: a write cache in front of them absorbed it, or the "
+        "filesystem compressed or deduplicated the files (a device that compresses internally is not visible here)",
+        format_bytes(save.bytes_written), format_bytes(on_disk)));
+  if (!doc["checkpoint"].contains("restore")) return;
+  nlohmann::json& rj = doc["checkpoint"]["restore"];
+  const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;
+  rj["device_io"] = device_io_json(restore, DeviceRef::kRead, on_disk);
+  rj["served_from"] = bytes_source(restore, on_disk);
+  for (auto& w : device_read_warnings(restore, on_disk, true, t, "the restore")) doc["warnings"].push_back(std::move(w));
+}
+
+void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
+                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t) {
+  DeviceIo io = mine;
+  std::vector<DeviceIo> epochs = my_epochs;
+  if (doc.contains("hosts") && doc["hosts"].is_array()) {
+    // Many hosts: the hosts' rows added (each host's devices counted once), and flagged hosts.
+    ClusterDeviceIo c = cluster_device_io(doc["hosts"]);
+    io = c.whole;
+    epochs = c.epochs;
+    for (const auto& h : doc["hosts"])
+      if (h.contains("device_io") && h["device_io"].value("cold_read_nothing", false))
+        doc["warnings"].push_back(fmt::format(
+            "host {} delivered {} in a cold run but its devices read nothing: its bytes came from a cache (its page "
+            "cache was not dropped, or another cache in front of its devices)",
+            h.value("hostname", "?"), format_bytes(h.contains("results") ? h["results"].value("bytes", 0ULL) : 0)));
+  }
+  nlohmann::json& r = doc["results"];
+  r["device_io"] = device_io_json(io, DeviceRef::kRead, lr.bytes);
+  r["epochs"] = epochs_json(lr, epochs);
+  if (doc.contains("ingest") && doc["ingest"].is_object()) doc["ingest"]["bytes_source"] = bytes_source(io, lr.bytes);
+  for (auto& w : device_read_warnings(io, lr.bytes, cold, t, "the run")) doc["warnings"].push_back(std::move(w));
+}
+
+}  // namespace ioprobe::cli

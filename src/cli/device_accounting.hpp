@@ -1,0 +1,73 @@
+// Device-level accounting of a subcommand's measurement (topology/device_io.hpp): the meter for
+// its target, the idle window before it, and the warnings its figures call for.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loader/loader_result.hpp"
+#include "topology/block_device.hpp"
+#include "topology/device_io.hpp"
+#include "topology/target.hpp"
+
+namespace ioprobe::cli {
+
+/// Length of the idle window measured just before a run, seconds: long enough to see a busy
+/// neighbour's traffic, short next to any run worth measuring.
+constexpr double kDeviceIdleWindowS = 0.5;
+
+/// A recorder for `t`'s devices with the idle window measured (`idle_s` seconds; 0: none).
+/// Never throws; an unmeasurable target gives a recorder whose results say why.
+std::unique_ptr<DeviceIoRecorder> device_recorder(const TargetInfo& t, double idle_s = kDeviceIdleWindowS);
+
+/// Warnings about a read measurement's device accounting: a cold run (O_DIRECT or evicted)
+/// whose device reads fall below half the bytes delivered (names the likely other caches); the
+/// run's own share that cannot be told apart from other traffic. `what` names the measurement
+/// ("the run", "epoch 1", "the restore").
+std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t delivered_bytes, bool cold,
+                                              const TargetInfo& t, const std::string& what);
+
+/// A run's accounting into its document: results.device_io (read ratio to the bytes delivered),
+/// results.epochs (per epoch: samples, bytes, residency, device_io), ingest.bytes_source (where
+/// the AU's bytes came from: "device", "page cache", "mixed", "unknown"), and the warnings above.
+void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& io,
+                       const std::vector<DeviceIo>& epochs, bool cold, const TargetInfo& t);
+
+/// Device accounting of `tune`'s points: a mark before and after each run (from the sweep's
+/// progress callback), the runs of one setting added up.
+class TuneDeviceIo {
+ public:
+  explicit TuneDeviceIo(const TargetInfo& t) : rec_(device_recorder(t)) {}
+  /// The sweep's progress callback: `done` false before a run, true after it.
+  void on_run(uint32_t num_workers, uint32_t prefetch_factor, const std::string& numa, bool done);
+  /// Adds "device_io" to each entry of tune_points_json's array (matched by num_workers,
+  /// prefetch_factor and numa): the runs' accounting summed, with device_read_bytes_per_s
+  /// (bytes_read / interval_s) and read_rate_ratio (that over the point's bytes_per_s, null when 0).
+  void add_to(nlohmann::json& points) const;
+
+ private:
+  std::unique_ptr<DeviceIoRecorder> rec_;
+  std::vector<std::pair<std::string, DeviceIo>> points_;
+};
+
+/// A recorder for `raw`: `t`'s devices, or with `block_path` set (a block device target) that
+/// device itself (found by its st_rdev).
+std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const std::string& block_path);
+
+/// raw's accounting into doc["raw"]["results"]["device_io"] (read or write ratio to the bytes the
+/// jobs moved), the warnings of a cold read (O_DIRECT) and the text line it returns.
+std::string add_raw_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, uint64_t bytes, bool write,
+                              const TargetInfo& t);
+
+/// A checkpoint's accounting into its document, from `rec`'s marks around the last save (and its
+/// restore): checkpoint.save.device_io (bytes written against bytes_on_disk, with
+/// written_over_logical against logical_bytes), checkpoint.restore.device_io (bytes read against
+/// the shard bytes read) and restore.served_from ("device", "page cache", "mixed", "unknown"), and
+/// warnings where the devices wrote or read far less than the files hold.
+void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, const TargetInfo& t);
+
+}  // namespace ioprobe::cli

@@ -1,0 +1,191 @@
+#include "report/device_io_report.hpp"
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+#include "engine/page_cache.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+nlohmann::json ratio(uint64_t bytes, uint64_t reference) {
+  if (reference == 0) return nullptr;
+  return static_cast<double>(bytes) / static_cast<double>(reference);
+}
+
+std::string names(const nlohmann::json& dio) {
+  std::string s;
+  if (dio.contains("devices"))
+    for (const auto& d : dio["devices"]) s += (s.empty() ? "" : ", ") + d.value("name", "?");
+  return s.empty() ? "no device" : s;
+}
+
+}  // namespace
+
+nlohmann::json device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t reference_bytes) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : io.devices)
+    devices.push_back({{"name", d.name},
+                       {"bytes_read", d.bytes_read},
+                       {"bytes_written", d.bytes_written},
+                       {"reads", d.reads},
+                       {"writes", d.writes}});
+  nlohmann::json j = {{"source", io.source},
+                      {"devices", devices},
+                      {"bytes_read", io.bytes_read},
+                      {"bytes_written", io.bytes_written},
+                      {"reads", io.reads},
+                      {"writes", io.writes},
+                      {"interval_s", io.interval_s},
+                      {"idle_window_s", io.idle_window_s},
+                      {"idle_bytes_per_s_before", io.idle_bytes_per_s_before},
+                      {"share_unclear", io.share_unclear()},
+                      {"hosts", io.hosts}};
+  if (!io.measured()) j["reason"] = io.reason;
+  if (ref != DeviceRef::kNone) {
+    j["reference_bytes"] = reference_bytes;
+    if (ref == DeviceRef::kRead) {
+      j["read_ratio"] = io.measured() ? ratio(io.bytes_read, reference_bytes) : nlohmann::json(nullptr);
+      j["bytes_source"] = bytes_source(io, reference_bytes);
+    } else {
+      j["write_ratio"] = io.measured() ? ratio(io.bytes_written, reference_bytes) : nlohmann::json(nullptr);
+    }
+  }
+  return j;
+}
+
+DeviceIo device_io_from_json(const nlohmann::json& j) {
+  DeviceIo io;
+  if (!j.is_object()) {
+    io.reason = "not in the document";
+    return io;
+  }
+  auto u = [&](const nlohmann::json& o, const char* k) {
+    return o.contains(k) && o[k].is_number_unsigned() ? o[k].get<uint64_t>() : uint64_t{0};
+  };
+  auto d = [&](const nlohmann::json& o, const char* k) {
+    return o.contains(k) && o[k].is_number() ? o[k].get<double>() : 0.0;
+  };
+  io.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "none";
+  io.reason = j.contains("reason") && j["reason"].is_string() ? j["reason"].get<std::string>() : "";
+  if (j.contains("devices") && j["devices"].is_array())
+    for (const auto& x : j["devices"])
+      io.devices.push_back({x.contains("name") && x["name"].is_string() ? x["name"].get<std::string>() : "?",
+                            u(x, "bytes_read"), u(x, "bytes_written"), u(x, "reads"), u(x, "writes")});
+  io.bytes_read = u(j, "bytes_read");
+  io.bytes_written = u(j, "bytes_written");
+  io.reads = u(j, "reads");
+  io.writes = u(j, "writes");
+  io.interval_s = d(j, "interval_s");
+  io.idle_window_s = d(j, "idle_window_s");
+  io.idle_bytes_per_s_before = d(j, "idle_bytes_per_s_before");
+  io.hosts = j.contains("hosts") ? u(j, "hosts") : 1;
+  return io;
+}
+
+nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch) {
+  nlohmann::json a = nlohmann::json::array();
+  const size_t n = std::max(r.epoch_samples.size(), per_epoch.size());
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t bytes = i < r.epoch_bytes.size() ? r.epoch_bytes[i] : 0;
+    nlohmann::json e = {{"epoch", i + 1},
+                        {"samples", i < r.epoch_samples.size() ? r.epoch_samples[i] : 0},
+                        {"bytes", bytes}};
+    if (i < r.epoch_resident_fraction.size()) {
+      e["residency"] = r.epoch_resident_fraction[i];
+      e["residency_source"] = residency_source(r.epoch_resident_fraction[i]);
+    } else {
+      e["residency"] = nullptr;
+    }
+    DeviceIo none;
+    none.reason = "not measured";
+    e["device_io"] = device_io_json(i < per_epoch.size() ? per_epoch[i] : none, DeviceRef::kRead, bytes);
+    a.push_back(e);
+  }
+  return a;
+}
+
+std::string device_io_summary(const nlohmann::json& dio, const std::string& what) {
+  if (!dio.is_object()) return "not measured";
+  if (dio.value("source", "none") == "none") return "not measured: " + dio.value("reason", "");
+  const uint64_t ref = dio.value("reference_bytes", 0ULL);
+  std::string rr, wr;
+  if (dio.contains("read_ratio") && dio["read_ratio"].is_number())
+    rr = fmt::format(" ({:.2f} x the {} {}; bytes from: {})", dio["read_ratio"].get<double>(), format_bytes(ref), what,
+                     dio.value("bytes_source", "unknown"));
+  if (dio.contains("write_ratio") && dio["write_ratio"].is_number())
+    wr = fmt::format(" ({:.2f} x the {} {})", dio["write_ratio"].get<double>(), format_bytes(ref), what);
+  std::string s = fmt::format("{}: {} read{} in {} requests, {} written{} in {} requests [{}]", names(dio),
+                              format_bytes(dio.value("bytes_read", 0ULL)), rr, format_count(dio.value("reads", 0ULL)),
+                              format_bytes(dio.value("bytes_written", 0ULL)), wr,
+                              format_count(dio.value("writes", 0ULL)), dio.value("source", ""));
+  if (dio.value("idle_window_s", 0.0) > 0)
+    s += fmt::format("; other traffic before the run {} over {:.1f} s{}", format_rate(dio.value("idle_bytes_per_s_before", 0.0)),
+                     dio.value("idle_window_s", 0.0),
+                     dio.value("share_unclear", false) ? ": the run's own share cannot be told apart" : "");
+  return s;
+}
+
+std::string render_device_io_text(const nlohmann::json& r, size_t width) {
+  std::string o;
+  auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<{}} {}\n", k, width, v); };
+  if (r.contains("device_io")) line("device I/O", device_io_summary(r["device_io"], "delivered"));
+  if (r.contains("epochs") && r["epochs"].is_array() && r["epochs"].size() > 0) {
+    for (const auto& e : r["epochs"]) {
+      const auto& d = e.contains("device_io") ? e["device_io"] : nlohmann::json();
+      std::string dev = "device reads not measured";
+      if (d.is_object() && d.value("source", "none") != "none")
+        dev = fmt::format("device read {}{}", format_bytes(d.value("bytes_read", 0ULL)),
+                          d.contains("read_ratio") && d["read_ratio"].is_number()
+                              ? fmt::format(" = {:.2f} x delivered: from {}", d["read_ratio"].get<double>(),
+                                            d.value("bytes_source", "unknown"))
+                              : "");
+      line(fmt::format("epoch {}", e.value("epoch", 0)),
+           fmt::format("{} samples, {} delivered; {}{}", format_count(e.value("samples", 0ULL)),
+                       format_bytes(e.value("bytes", 0ULL)), dev,
+                       e.contains("residency") && e["residency"].is_number()
+                           ? fmt::format("; {:.0f}% resident before", 100 * e["residency"].get<double>())
+                           : ""));
+    }
+  }
+  return o;
+}
+
+nlohmann::json part_device_io_json(const DeviceIo& whole, const std::vector<DeviceIo>& epochs) {
+  nlohmann::json j = device_io_json(whole);
+  j["epochs"] = nlohmann::json::array();
+  for (const auto& e : epochs) j["epochs"].push_back(device_io_json(e));
+  return j;
+}
+
+nlohmann::json host_device_io_json(const nlohmann::json& part, uint64_t host_bytes, const nlohmann::json& target) {
+  const DeviceIo io = device_io_from_json(part);
+  nlohmann::json j = device_io_json(io, DeviceRef::kRead, host_bytes);
+  if (part.is_object() && part.contains("epochs")) j["epochs"] = part["epochs"];
+  j["cold_read_nothing"] = io.measured() && host_bytes > 0 && io.bytes_read == 0 &&
+                           target.is_object() && target.value("cache", "") == "cold";
+  return j;
+}
+
+ClusterDeviceIo cluster_device_io(const nlohmann::json& hosts) {
+  ClusterDeviceIo c;
+  bool first = true;
+  for (const auto& h : hosts) {
+    if (!h.contains("device_io")) continue;
+    const nlohmann::json& d = h["device_io"];
+    const DeviceIo io = device_io_from_json(d);
+    if (first) c.whole = io;
+    else c.whole.merge(io);
+    if (d.contains("epochs") && d["epochs"].is_array())
+      for (size_t i = 0; i < d["epochs"].size(); ++i) {
+        const DeviceIo e = device_io_from_json(d["epochs"][i]);
+        if (i >= c.epochs.size()) c.epochs.push_back(e);
+        else c.epochs[i].merge(e);
+      }
+    first = false;
+  }
+  return c;
+}
+
+}  // namespace ioprobe

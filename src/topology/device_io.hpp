@@ -1,0 +1,167 @@
+// Device-level read and write accounting: what the target's storage devices themselves did over
+// a measured interval, next to the bytes ioprobe delivered or wrote.
+//
+// Sources (Linux):
+//   /proc/diskstats          per block device, fields 4 (reads completed), 6 (sectors read),
+//                            8 (writes completed), 10 (sectors written); a sector here is always
+//                            512 bytes whatever the device's block size
+//                            (Documentation/admin-guide/iostats.rst, Documentation/ABI/testing/procfs-diskstats)
+//   /proc/self/mountstats    NFS clients: the "bytes:" line (fs/nfs/iostat.h, nfs_stat_bytecounters):
+//                            normalreadbytes normalwritebytes directreadbytes directwritebytes
+//                            serverreadbytes serverwritebytes readpages writepages; the per-op
+//                            "READ:" / "WRITE:" lines start with the operation count
+//
+// Which devices count (accounting_devices): the device the filesystem sits on (a partition, not
+// its whole disk, which also carries the other partitions; a loop device, not its backing file's
+// filesystem), or each member of a btrfs or md array (the members' traffic is what the disks
+// did, RAID overhead included; the md device itself is not added, it would count twice).
+//
+// Other processes' I/O on the same devices is in these counters too: DeviceIoMeter measures the
+// devices' traffic in an idle window just before the run, and DeviceIo says when the run's own
+// share cannot be told apart from it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topology/target.hpp"
+
+namespace ioprobe {
+
+/// Cumulative counters of one block device (or one NFS mount), as the kernel keeps them.
+struct IoCounters {
+  uint64_t reads = 0;          // read requests completed
+  uint64_t bytes_read = 0;     // bytes (diskstats: sectors x 512)
+  uint64_t writes = 0;         // write requests completed
+  uint64_t bytes_written = 0;  // bytes
+};
+
+/// Parses the text of /proc/diskstats: device name -> counters. Lines with fewer than 10 fields
+/// or non-numeric counters are skipped (never throws). Kernels since 4.18 add discard and flush
+/// fields after the 14th; they are ignored.
+std::map<std::string, IoCounters> parse_diskstats(const std::string& text);
+
+/// Parses the text of /proc/self/mountstats for the NFS mount mounted on `mount_point` (as in
+/// mountinfo, unescaped; mountstats escapes spaces as \040). Returns the server bytes
+/// (serverreadbytes, serverwritebytes: what crossed the wire, the client's page cache excluded)
+/// and the READ / WRITE operation counts (0 when the per-op section is absent); nullopt when no
+/// NFS mount of that mount point is listed or it has no "bytes:" line. Never throws.
+std::optional<IoCounters> parse_mountstats(const std::string& text, const std::string& mount_point);
+
+/// One device's share of a DeviceIo.
+struct DeviceIoDevice {
+  std::string name;  // kernel name ("loop0", "nvme0n1p2") or, for NFS, the mount source
+  uint64_t bytes_read = 0, bytes_written = 0;
+  uint64_t reads = 0, writes = 0;  // requests completed
+};
+
+/// What the target's devices did over an interval: the result value of this accounting.
+struct DeviceIo {
+  std::string source = "none";          // "diskstats" | "nfs-mountstats" | "none"
+  std::string reason;                   // source "none": why not measurable ("no block device: RAM (tmpfs)")
+  std::vector<DeviceIoDevice> devices;  // sorted by name
+  uint64_t bytes_read = 0, bytes_written = 0, reads = 0, writes = 0;  // sums over devices
+  double interval_s = 0;                // the interval measured, seconds (merged: the longest)
+  double idle_window_s = 0;             // the idle window before the run, seconds (0: none measured)
+  double idle_bytes_per_s_before = 0;   // read + written bytes/s (10^0 B/s) of the devices in that window
+  uint64_t hosts = 1;                   // hosts whose accounting this sums (merged: added)
+
+  /// Whether anything was measured (source is not "none").
+  bool measured() const { return source != "none"; }
+
+  /// Bytes other traffic would have moved over interval_s at the idle window's rate.
+  double expected_other_bytes() const { return idle_bytes_per_s_before * interval_s; }
+
+  /// Whether the run's own share cannot be told apart: the idle window's traffic, projected over
+  /// the interval, is more than 10% of the bytes counted (and at least 1 MiB).
+  bool share_unclear() const;
+
+  /// Adds another part (another epoch, process or host): devices with the same name add their
+  /// counters (across hosts that is the same name on each host), totals and idle rates add,
+  /// interval_s and idle_window_s are the max, hosts add. A part with source "none" adds nothing
+  /// but its reason when this has none either; the first measured source is kept.
+  void merge(const DeviceIo& other);
+};
+
+/// The devices to count for a target and the source, or source "none" with the reason.
+struct DeviceIoPlan {
+  std::string source = "none";       // "diskstats" | "nfs-mountstats" | "none"
+  std::string reason;                // when "none"
+  std::vector<std::string> devices;  // diskstats: kernel names; nfs: empty
+  std::string mount_point;           // nfs: the mount point looked up in mountstats
+  std::string mount_source;          // nfs: "server:/export"
+};
+
+/// Decides what to count for `t` (see the file comment): tmpfs/ramfs "no block device: RAM";
+/// NFS from mountstats; other network and FUSE filesystems "not measurable" with the reason;
+/// btrfs/md: the array members; else t.device. Never throws.
+DeviceIoPlan accounting_devices(const TargetInfo& t);
+
+/// Counters of a plan's devices at one instant.
+struct DeviceIoSnapshot {
+  int64_t ns = 0;                             // monotonic clock (core/clock.hpp now_ns)
+  std::map<std::string, IoCounters> devices;  // the plan's devices found; NFS: one entry
+  bool ok = false;                            // false when the counters could not be read
+  std::string error;                          // why not (the file and errno)
+};
+
+/// Reads the counters of a plan's devices and turns two readings into a DeviceIo.
+/// `proc_root` is "/proc" on a live system; tests point it at a directory holding recorded
+/// "diskstats" and "self/mountstats" files.
+class DeviceIoMeter {
+ public:
+  explicit DeviceIoMeter(DeviceIoPlan plan, std::string proc_root = "/proc");
+
+  const DeviceIoPlan& plan() const { return plan_; }
+
+  /// The counters now. Never throws (ok false with the error when the file cannot be read).
+  DeviceIoSnapshot snapshot() const;
+
+  /// Sleeps `seconds` between two snapshots and keeps the devices' rate (read + written bytes/s)
+  /// for every later delta's idle_bytes_per_s_before. Does nothing for source "none" or seconds <= 0.
+  void measure_idle(double seconds);
+
+  /// What the devices did from `a` to `b` (counters that went backwards, e.g. a device removed
+  /// and re-added, count 0). Source "none" with the plan's reason, or with the snapshot's error.
+  DeviceIo delta(const DeviceIoSnapshot& a, const DeviceIoSnapshot& b) const;
+
+ private:
+  DeviceIoPlan plan_;
+  std::string proc_root_;
+  double idle_window_s_ = 0;
+  double idle_rate_ = 0;
+};
+
+/// Records snapshots at marks (the loader's epoch marks, or a step's start and end) and gives the
+/// whole interval and each interval between consecutive marks. mark() is thread-safe.
+class DeviceIoRecorder {
+ public:
+  explicit DeviceIoRecorder(DeviceIoMeter meter) : meter_(std::move(meter)) {}
+  DeviceIoMeter& meter() { return meter_; }
+  /// Takes a snapshot now (never throws).
+  void mark();
+  /// Forgets the marks taken (a new measurement with the same meter and idle rate).
+  void clear();
+  /// First mark to last; source "none" with the plan's reason, or "not measurable: fewer than two
+  /// marks" when the run never started.
+  DeviceIo whole() const;
+  /// One DeviceIo per interval between consecutive marks (N + 1 marks: N intervals).
+  std::vector<DeviceIo> intervals() const;
+
+ private:
+  DeviceIoMeter meter_;
+  mutable std::mutex mu_;
+  std::vector<DeviceIoSnapshot> marks_;
+};
+
+/// Where a measurement's bytes came from, by device bytes read over delivered bytes:
+/// >= 0.9 "device", <= 0.1 "page cache", else "mixed"; "unknown" when not measured or nothing
+/// was delivered. (Page-cache residency uses 0.95/0.05; device reads also carry readahead,
+/// metadata and O_DIRECT padding, hence the wider band.)
+std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes);
+
+}  // namespace ioprobe
