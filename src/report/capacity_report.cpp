@@ -58,6 +58,22 @@ std::string headline(const json& c) {
   return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(), bound,
                      n + 1);
 }
+// The rule of thumb "CPU cores = 4 x GPUs" beside the CPUs the emulation used at the answer N:
+// process CPU time / wall time at the point with N accelerators, per accelerator.
+std::string cores_rule_text(const json& c, int cpus_allowed) {
+  const uint32_t n = c.value("gpus_fed", 0u);
+  if (n == 0 || cpus_allowed <= 0) return "";
+  for (const auto& p : c.at("points")) {
+    if (p.value("gpus", 0u) != n) continue;
+    const double used = p.value("cpu_fraction", 0.0) * cpus_allowed;
+    return fmt::format("\nRule of thumb \"CPU cores = 4 x GPUs\": {} cores for the {} fed here; this host allows {} and "
+                       "the loader emulation used {:.2f} CPUs at {} ({:.2f} per accelerator, measured: process CPU "
+                       "time / wall time, with the per-sample cost as modelled by --cpu-per-sample or --calibration).\n",
+                       4 * n, n, cpus_allowed, used, n, used / n);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string render_capacity_text(const json& doc) {
@@ -100,6 +116,7 @@ std::string render_capacity_text(const json& doc) {
   o += "  " + c.value("answer", "") + "\n";
   for (const auto& p : c.at("points"))
     if (!p.value("note", "").empty()) o += fmt::format("  note at {}: {}\n", p.value("gpus", 0), p.value("note", ""));
+  o += cores_rule_text(c, host.value("cpus_allowed", 0));
   o += render_warnings(doc);
   return o;
 }

@@ -210,6 +210,7 @@ TEST_CASE("capacity: repeat_sample takes CPU per allowed CPU and the consumers' 
 TEST_CASE("capacity document: text and HTML name the answer; the charts have the floor and demand lines", "[capacity][report]") {
   Table t;
   for (uint32_t g = 1; g <= 4; ++g) t.points[g] = at(g <= 2 ? 0.97 : 0.5);
+  t.points[2].cpu_fraction = 0.3;  // 0.6 of the host's 2 CPUs at the answer, 2 accelerators
   CapacityAnswer a = search_capacity(t.fn(), opts(0.85));
   CapacitySectionInputs in;
   in.accelerator = "b200";
@@ -232,6 +233,9 @@ TEST_CASE("capacity document: text and HTML name the answer; the charts have the
   const std::string text = render_capacity_text(doc);
   CHECK_THAT(text, Catch::Contains("Capacity: 2 x B200 fed at AU >= 85% (storage-bound at 3)"));
   CHECK_THAT(text, Catch::Contains("NOT fed"));
+  // The rule of thumb "CPU cores = 4 x GPUs" beside what the emulation used at the answer.
+  CHECK_THAT(text, Catch::Contains("\"CPU cores = 4 x GPUs\": 8 cores for the 2 fed here; this host allows 2") &&
+                       Catch::Contains("used 0.60 CPUs at 2 (0.30 per accelerator"));
   const std::string html = render_html_report({doc});
   CHECK_THAT(html, Catch::Contains("data-chart=\"capacity-au\"") && Catch::Contains("data-chart=\"capacity-rate\""));
   CHECK_THAT(html, Catch::Contains("AU floor 85%"));
