@@ -6,21 +6,7 @@
 # after gen from the cache (62 of 64 MiB reached the members here, run after run); ext4 reads
 # every byte from its device (run_device_io.sh), so this is btrfs's, and device_io shows it.
 . "$(dirname "$0")/target_common.bash"
-need_root "losetup and mount"
-need_cmd losetup mkfs.btrfs
-grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || skip "kernel has no btrfs"
-grep -qw btrfs /proc/filesystems || skip "kernel has no btrfs"
-MNT=$WORK/mnt && mkdir -p "$MNT"
-LOOPS=()
-for i in 0 1; do
-  truncate -s 256M "$WORK/btrfs$i.img"
-  L=$(losetup -f --show "$WORK/btrfs$i.img" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
-  on_exit "losetup -d '$L'"
-  LOOPS+=("$L")
-done
-mkfs.btrfs -q -f -d raid0 -m raid0 "${LOOPS[@]}" >/dev/null || fail "mkfs.btrfs raid0 ${LOOPS[*]}"
-mount -o "device=${LOOPS[1]}" "${LOOPS[0]}" "$MNT" || skip "cannot mount btrfs from ${LOOPS[*]}"
-on_exit "umount -l '$MNT'"
+make_btrfs_raid0 256M
 common=(--quiet --dir "$MNT/ds" --files 64 --file-size 1MiB --file-size-dist fixed --workers 2 --batch-size 8
         --gpu-samples-per-s 1000000)
 "$IOPROBE" gen "${common[@]}" >/dev/null || fail "gen on $MNT"

@@ -3,21 +3,8 @@
 # efficiency = array / sum of members, not a byte of either member changed by the run (they are
 # only read), the file ioprobe created for the array figure removed, and refusals named.
 . "$(dirname "$0")/target_common.bash"
-need_root "losetup and mount"
-need_cmd losetup mkfs.btrfs sha256sum
-grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || skip "kernel has no btrfs"
-grep -qw btrfs /proc/filesystems || skip "kernel has no btrfs"
-MNT=$WORK/mnt && mkdir -p "$MNT"
-LOOPS=()
-for i in 0 1; do
-  truncate -s 192M "$WORK/btrfs$i.img"
-  L=$(losetup -f --show "$WORK/btrfs$i.img" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
-  on_exit "losetup -d '$L'"
-  LOOPS+=("$L")
-done
-mkfs.btrfs -q -f -d raid0 -m raid0 "${LOOPS[@]}" >/dev/null || fail "mkfs.btrfs raid0 ${LOOPS[*]}"
-mount -o "device=${LOOPS[1]}" "${LOOPS[0]}" "$MNT" || skip "cannot mount btrfs from ${LOOPS[*]}"
-on_exit "umount -l '$MNT'"
+need_cmd sha256sum
+make_btrfs_raid0 192M
 head -c 64M /dev/urandom > "$MNT/data.bin" || fail "cannot write $MNT/data.bin"
 sync
 

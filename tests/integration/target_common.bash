@@ -17,6 +17,28 @@ fail() { echo "FAIL: $*"; exit 1; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root ($*)"; }
 need_cmd() { local c; for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "'$c' not installed"; done; }
 
+# make_btrfs_raid0 SIZE: btrfs raid0 (data and metadata) over two loop devices of SIZE each on
+# files in $WORK, mounted at $MNT; sets MNT and LOOPS (the /dev/loopN paths); everything is undone
+# at exit. Skips (77) without root, losetup, mkfs.btrfs, btrfs in the kernel or a free loop device.
+make_btrfs_raid0() {
+  local size=$1 i L
+  need_root "losetup and mount"
+  need_cmd losetup mkfs.btrfs
+  grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || skip "kernel has no btrfs"
+  grep -qw btrfs /proc/filesystems || skip "kernel has no btrfs"
+  MNT=$WORK/mnt && mkdir -p "$MNT"
+  LOOPS=()
+  for i in 0 1; do
+    truncate -s "$size" "$WORK/btrfs$i.img"
+    L=$(losetup -f --show "$WORK/btrfs$i.img" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
+    on_exit "losetup -d '$L'"
+    LOOPS+=("$L")
+  done
+  mkfs.btrfs -q -f -d raid0 -m raid0 "${LOOPS[@]}" >/dev/null || fail "mkfs.btrfs raid0 ${LOOPS[*]}"
+  mount -o "device=${LOOPS[1]}" "${LOOPS[0]}" "$MNT" || skip "cannot mount btrfs from ${LOOPS[*]}"
+  on_exit "umount -l '$MNT'"
+}
+
 # Writes N files of SIZE bytes of random data into DIR.
 make_files() {
   local dir=$1 n=$2 size=$3 i
