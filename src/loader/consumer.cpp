@@ -7,13 +7,19 @@
 
 namespace ioprobe {
 
-void spend_cpu_us(double us) {
+void spend_cpu_us(double us, const std::function<bool()>& stop) {
   const int64_t until = thread_cpu_ns() + static_cast<int64_t>(us * 1000.0);
   uint64_t x = 0x9E3779B97F4A7C15ULL;
   static std::atomic<uint64_t> sink{0};
-  do {
+  int64_t next_check = 0;
+  for (int64_t now = thread_cpu_ns(); now < until; now = thread_cpu_ns()) {
     for (int i = 0; i < 256; ++i) x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL + i;
-  } while (thread_cpu_ns() < until);
+    // A stop (deadline, signal) ends a long burn within about a millisecond of CPU.
+    if (stop && now >= next_check) {
+      if (stop()) break;
+      next_check = now + 1000000;
+    }
+  }
   sink.fetch_add(x, std::memory_order_relaxed);
 }
 
@@ -34,7 +40,7 @@ class StepConsumer final : public Consumer {
     if (cfg_.main_cpu_per_batch_us > 0) {
       // The main process's work runs while the GPU computes; the step lasts the longer of the two.
       const int64_t m0 = thread_cpu_ns();
-      spend_cpu_us(cfg_.main_cpu_per_batch_us * share);
+      spend_cpu_us(cfg_.main_cpu_per_batch_us * share, stop);
       stats.main_cpu_ns += thread_cpu_ns() - m0;
       stats.main_busy_ns += now_ns() - c0;
     }

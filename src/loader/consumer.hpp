@@ -34,7 +34,9 @@ class Consumer {
 std::unique_ptr<Consumer> make_consumer(const LoaderConfig& cfg);
 
 /// Real CPU work standing in for decode, transforms or unpickling: integer mixing until the
-/// calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) has advanced by `us` microseconds.
-void spend_cpu_us(double us);
+/// calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) has advanced by `us` microseconds, or
+/// until `stop` (when given; asked about once per millisecond of CPU) returns true, so a deadline
+/// or a signal ends even a very long per-sample cost promptly.
+void spend_cpu_us(double us, const std::function<bool()>& stop = {});
 
 }  // namespace ioprobe

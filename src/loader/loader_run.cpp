@@ -292,7 +292,7 @@ class RankLoader {
   void per_sample_cpu(WorkerStats& ws) {
     if (sh_.cfg.cpu_per_sample_us <= 0) return;
     const int64_t c0 = thread_cpu_ns();
-    spend_cpu_us(sh_.cfg.cpu_per_sample_us);
+    spend_cpu_us(sh_.cfg.cpu_per_sample_us, [this] { return sh_.stop.load(std::memory_order_relaxed); });
     ws.cpu_work_ns += thread_cpu_ns() - c0;
   }
 
@@ -353,7 +353,8 @@ class RankLoader {
       }
       if (sh_.cfg.cpu_per_sample_us > 0) {
         const int64_t c0 = thread_cpu_ns();
-        spend_cpu_us(sh_.cfg.cpu_per_sample_us);
+        spend_cpu_us(sh_.cfg.cpu_per_sample_us,
+                     [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
         ws.cpu_work_ns += thread_cpu_ns() - c0;
       }
     }

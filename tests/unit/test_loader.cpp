@@ -6,6 +6,8 @@
 #include <set>
 #include <thread>
 
+#include "core/clock.hpp"
+#include "loader/consumer.hpp"
 #include "loader/prefetch_queue.hpp"
 #include "loader/sampler.hpp"
 
@@ -103,4 +105,17 @@ TEST_CASE("PrefetchQueue: cancel stops dispatch and returns with nothing in flig
   q.cancel();
   CHECK_FALSE(q.next().has_value());
   CHECK(fetched.load() <= 6);  // at most the primed tasks plus one, never the whole epoch
+}
+
+TEST_CASE("spend_cpu_us: a stop ends even an hour of per-sample CPU work", "[loader]") {
+  // A --cpu-per-sample or --main-cpu-per-batch of an hour must not outlive --duration or a signal.
+  std::atomic<int> asked{0};
+  const int64_t c0 = thread_cpu_ns();
+  spend_cpu_us(3600e6, [&] { return ++asked >= 3; });
+  CHECK(asked.load() == 3);
+  CHECK(thread_cpu_ns() - c0 < 1'000'000'000);  // three checks, about a millisecond of CPU apart
+  // Without a stop it burns what it was asked.
+  const int64_t c1 = thread_cpu_ns();
+  spend_cpu_us(2000);
+  CHECK(thread_cpu_ns() - c1 >= 2'000'000);
 }
