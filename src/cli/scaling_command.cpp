@@ -53,6 +53,11 @@ ScalingConfig build_config(const po::variables_map& vm) {
     if (stat(c.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       throw UsageError(fmt::format("--file '{}' is not an existing regular file; give a file on the array, or leave "
                                    "--file out to let ioprobe create one", escape_bytes(c.file)));
+    struct stat dir_st {};
+    if (stat(c.dir.c_str(), &dir_st) == 0 && dir_st.st_dev != st.st_dev)
+      throw UsageError(fmt::format("--file '{}' is not on the filesystem of --dir '{}': the array figure must read a "
+                                   "file on the array; give a file under --dir, or leave --file out",
+                                   escape_bytes(c.file), escape_bytes(c.dir)));
   }
   const std::string rw = get_choice(vm, "rw", "read", {"read", "randread"});
   c.rw = rw == "read" ? RawPattern::read : RawPattern::randread;

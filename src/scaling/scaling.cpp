@@ -78,6 +78,11 @@ void finish_scaling(ScalingResult& r) {
   r.expected_bytes_per_s = all ? r.expectation.factor * r.sum_bytes_per_s : 0;
   if (!all && !r.members.empty())
     r.notes.push_back("not every member was measured: no efficiency is claimed");
+  if (r.efficiency > 1.05)
+    r.notes.push_back(fmt::format("efficiency {:.2f} is above 1: the array read faster than its members together, so "
+                                  "a cache served part of its reads (the page cache under loop devices' backing "
+                                  "files, a controller or array cache); this is not evidence for the rule",
+                                  r.efficiency));
 }
 
 namespace {

@@ -50,6 +50,9 @@ left=$(find "$MNT" -name '.ioprobe-scaling-*' | wc -l)
 # 3. Refusals: writes are not a choice; tmpfs has no device.
 "$IOPROBE" scaling --dir "$MNT" --rw write > "$WORK/r.txt" 2>&1; rc=$?
 [ $rc = 2 ] && grep -q "rw" "$WORK/r.txt" || fail "--rw write: expected exit 2 naming --rw, got $rc: $(cat "$WORK/r.txt")"
+head -c 1M /dev/urandom > "$WORK/outside.bin"
+"$IOPROBE" scaling --dir "$MNT" --file "$WORK/outside.bin" > "$WORK/r.txt" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "not on the filesystem of --dir" "$WORK/r.txt" || fail "--file off the array: expected exit 2, got $rc: $(cat "$WORK/r.txt")"
 "$IOPROBE" scaling --dir /dev/shm > "$WORK/r.txt" 2>&1; rc=$?
 [ $rc = 2 ] && grep -q "no block device" "$WORK/r.txt" || fail "tmpfs: expected exit 2, got $rc: $(cat "$WORK/r.txt")"
 echo PASS

@@ -52,6 +52,14 @@ TEST_CASE("scaling: efficiency is array over the sum of members", "[scaling]") {
     CHECK(r.sum_bytes_per_s == Approx(400e6));
     REQUIRE(r.notes.size() == 1);
   }
+  SECTION("above 1: a cache served reads, said so") {
+    r.array = point("array", 5870e6);
+    r.notes.clear();
+    finish_scaling(r);
+    CHECK(r.efficiency == Approx(5.87));
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("a cache served") != std::string::npos);
+  }
   SECTION("raid5 expects (n-1)/n of the sum") {
     r.level = "raid5";
     r.members.push_back(point("loop2", 500e6));
