@@ -78,6 +78,7 @@ nlohmann::json tune_rules_json(const WorkersRule& w, const std::vector<TunePoint
   return nlohmann::json::array(
       {{{"rule", "num_workers = 4 x CPU cores"},
         {"value", w.rule_workers},
+        {"swept", w.swept},
         {"measured", w.measured},
         {"num_workers", w.rule_workers},
         {"samples_per_s", w.measured ? nlohmann::json(w.rule_samples_per_s) : nlohmann::json(nullptr)},

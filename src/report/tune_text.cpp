@@ -86,7 +86,9 @@ std::string render_tune_text(const nlohmann::json& doc) {
     o += fmt::format("\nRule of thumb \"{}\": {} workers here ({} CPUs); ", rule.value("rule", ""),
                      rule.value("value", 0), host.value("cpus_allowed", 0));
     if (!rule.value("measured", false) || rule.at("best_samples_per_s").is_null())
-      o += "not in the sweep, so not measured (add it with --workers).\n";
+      o += rule.value("swept", false)
+               ? "swept, but its runs reached no steady state, so no figure is claimed (raise --point-time).\n"
+               : "not in the sweep, so not measured (add it with --workers).\n";
     else
       o += fmt::format("measured {:.0f} samples/s there against {:.0f} at the best setting (num_workers={}): {}.\n",
                        rule.at("samples_per_s").get<double>(), rule.at("best_samples_per_s").get<double>(),

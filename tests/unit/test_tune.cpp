@@ -328,8 +328,16 @@ TEST_CASE("rule of thumb num_workers = 4 x cores, read off recorded tables", "[t
     Recommendation r = recommend(t, demand(100000), one_node());
     WorkersRule w = check_workers_rule(t, r, 2);
     CHECK_FALSE(w.measured);
+    CHECK_FALSE(w.swept);
     CHECK_FALSE(w.holds);
     CHECK(tune_rules_json(w, t)[0]["samples_per_s"].is_null());
+  }
+  SECTION("swept but not steady: said apart from not swept") {
+    std::vector<TunePoint> t = {pt(1, 2, {1000}), pt(2, 2, {1900}), pt(8, 2, {1500}, 0.5, "none", 1.0, false)};
+    Recommendation r = recommend(t, demand(100000), one_node());
+    WorkersRule w = check_workers_rule(t, r, 2);
+    CHECK(w.swept);
+    CHECK_FALSE(w.measured);
   }
 }
 
