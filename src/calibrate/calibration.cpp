@@ -1,5 +1,7 @@
 #include "calibrate/calibration.hpp"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -164,6 +166,10 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
 }
 
 Calibration load_calibration(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("{}: is a directory; give the file `ioprobe calibrate --json` wrote",
+                                 escape_bytes(path)));
   std::ifstream in(path);
   if (!in)
     throw UsageError(fmt::format("{}: cannot read it ({}); give the file `ioprobe calibrate --json` wrote",

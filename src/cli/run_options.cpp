@@ -212,7 +212,11 @@ namespace {
 // main-process and pin figures are per batch: scaled by --batch-size / the calibration's batch size.
 void apply_calibration(po::variables_map& vm, RunConfig& c) {
   c.calibration_path = get_string(vm, "calibration");
-  if (c.calibration_path.empty()) return;
+  if (c.calibration_path.empty()) {
+    if (vm.count("calibration"))
+      throw UsageError("--calibration is empty; give the file `ioprobe calibrate --json` wrote, or leave the option out");
+    return;
+  }
   for (const char* other : {"cpu-per-sample", "main-cpu-per-batch"})
     if (has(vm, other))
       throw UsageError(fmt::format("--calibration and {} both set a cost of the loader; give one (the calibration's "

@@ -23,6 +23,7 @@ expect2 "--workers: 0 is out of range" --workers 0
 expect2 "--file-size" --file-size 4XB
 expect2 "--batch-size" --batch-size 1.5
 expect2 "--cache" --cache lukewarm
+expect2 "--calibration is empty" --calibration ''
 expect2 "--record-size-dist: 'foo'" --dataset resnet50-tfrecord-like --record-size-dist foo
 expect2 "--file-size-dist: 'bar'" --file-size-dist bar
 expect2 "--gpu 'tpu9'" --gpu tpu9

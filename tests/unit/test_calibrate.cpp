@@ -159,6 +159,7 @@ TEST_CASE("load_calibration refuses unreadable and non-JSON files", "[calibrate]
   CHECK_THROWS_WITH(load_calibration(d.path + "/none.json"), Catch::Contains("none.json: cannot read it"));
   std::ofstream(d.path + "/x.json") << "{not json";
   CHECK_THROWS_WITH(load_calibration(d.path + "/x.json"), Catch::Contains("x.json: not valid JSON"));
+  CHECK_THROWS_WITH(load_calibration(d.path), Catch::Contains(": is a directory"));
   std::ofstream(d.path + "/ok.json") << calibration_to_json(sample_calibration()).dump();
   CHECK(load_calibration(d.path + "/ok.json").function == "make_dataset");
 }
