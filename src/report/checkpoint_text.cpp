@@ -116,7 +116,9 @@ std::string render_checkpoint_text(const json& doc) {
     }
     o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x{}\n", bytes(sv.at("logical_bytes")),
                      bytes(sv.at("bytes_on_disk")), sv.at("ratio").get<double>(), why);
-    if (sv.contains("device_io")) o += "  device I/O  " + device_io_summary(sv.at("device_io"), "on disk") + "\n";
+    if (sv.contains("device_io"))
+      o += "  device I/O  " + device_io_summary(sv.at("device_io"), "on disk") +
+           (sv.at("device_io").contains("scope") ? " [" + sv.at("device_io").value("scope", "") + "]" : "") + "\n";
   } else {
     o += fmt::format("\nsave {} -- no throughput, ratio or size on disk is claimed\n",
                      sv.value("interrupted", false) ? "INTERRUPTED" : "FAILED");
