@@ -13,6 +13,10 @@
 #   hosts_mpirun NP ARGS  runs `mpirun -np NP ARGS` from h1 over the N hosts (slots fill host by
 #                         host), with a time limit ($HOSTS_TIMEOUT, 120 s); its exit code returns
 #   on_host N CMD...      runs CMD inside host N's namespaces (its hostname, its private tmpfs)
+#   job_must_fail OUT LIMIT WHAT CMD...
+#                         runs CMD (e.g. hosts_mpirun 4 ...) with a 60 s time limit, its output in
+#                         OUT (and printed); fails the test when the job hung, exited 0, or took
+#                         LIMIT seconds or more to end; WHAT names the case in those messages
 HOSTS_NET=10.211.0
 HOSTS_PORT=2222
 HOSTS_PFX=iop$$
@@ -136,6 +140,19 @@ hosts_mpirun() {
     timeout "${HOSTS_TIMEOUT:-120}" mpirun -np "$np" --hostfile "$HW/hostfile" --map-by slot --bind-to none \
       --mca plm_rsh_agent ssh --mca plm_rsh_args "-F $HW/ssh_config" --mca btl tcp,vader,self \
       --mca btl_tcp_if_include "$HOSTS_NET.0/24" --mca oob_tcp_if_include "$HOSTS_NET.0/24" "$@" </dev/null
+}
+
+job_must_fail() {
+  local out=$1 limit=$2 what=$3 rc t0 took; shift 3
+  t0=$(date +%s)
+  HOSTS_TIMEOUT=60 "$@" >"$out" 2>&1
+  rc=$?
+  took=$(( $(date +%s) - t0 ))
+  cat "$out"
+  [ "$rc" = 124 ] && fail "$what made the job hang (mpirun killed after 60 s)"
+  [ "$rc" != 0 ] || fail "$what: exit 0"
+  [ "$took" -lt "$limit" ] || fail "$what: the failure took $took s to end the job"
+  JOB_TOOK=$took
 }
 
 # mpirun on this machine alone (no namespaces): NP ranks on localhost.
