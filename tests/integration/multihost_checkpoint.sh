@@ -80,6 +80,7 @@ rm -rf "$W/ck"
 # 2. Two hosts x 2 processes.
 hosts_up 2
 echo "hosts up"
+t0=$(date +%s)
 hosts_mpirun 4 "$IOPROBE" checkpoint --dir "$W/shared-ck" "${small[@]}" --restore --keep --raw-baseline off \
   --json "$W/s.json" >"$W/out" 2>&1
 rc=$?
