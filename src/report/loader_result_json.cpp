@@ -60,7 +60,7 @@ json loader_result_to_json(const LoaderResult& r) {
                        {"cpu_list", w.cpu_list},
                        {"numa", w.numa}});
   json ranks = json::array();
-  for (const auto& k : r.ranks)
+  for (const auto& k : r.ranks) {
     ranks.push_back({{"rank", k.rank},
                      {"batches", k.batches},
                      {"samples", k.samples},
@@ -78,6 +78,14 @@ json loader_result_to_json(const LoaderResult& r) {
                      {"pin_busy_ns", k.pin_busy_ns},
                      {"pin_cpu_ns", k.pin_cpu_ns},
                      {"pin_bytes", k.pin_bytes}});
+    // Recorded only for tune and capacity (LoaderConfig::record_deliveries): their rates come
+    // from these completion times, on the merging host too. Compact: [t_ns, samples, bytes, wait_ns].
+    if (!k.deliveries.empty()) {
+      json d = json::array();
+      for (const auto& x : k.deliveries) d.push_back({x.t_ns, x.samples, x.bytes, x.wait_ns});
+      ranks.back()["deliveries"] = std::move(d);
+    }
+  }
   return {{"elapsed_ns", r.elapsed_ns},
           {"epochs_completed", r.epochs_completed},
           {"partial", r.partial},
@@ -174,6 +182,15 @@ LoaderResult loader_result_from_json(const json& j) {
     k.pin_busy_ns = x.value("pin_busy_ns", int64_t{0});
     k.pin_cpu_ns = x.value("pin_cpu_ns", int64_t{0});
     k.pin_bytes = x.value("pin_bytes", uint64_t{0});
+    if (x.contains("deliveries")) {
+      const json& d = x.at("deliveries");
+      if (!d.is_array()) throw UsageError(fmt::format("{}: 'deliveries' is not an array", rw));
+      for (const auto& e : d) {
+        if (!e.is_array() || e.size() != 4)
+          throw UsageError(fmt::format("{}: a delivery is not [t_ns, samples, bytes, wait_ns]", rw));
+        k.deliveries.push_back({e[0].get<int64_t>(), e[1].get<uint64_t>(), e[2].get<uint64_t>(), e[3].get<int64_t>()});
+      }
+    }
     r.ranks.push_back(std::move(k));
   }
   return r;

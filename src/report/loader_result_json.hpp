@@ -9,7 +9,8 @@
 //  workers[{rank, worker, files, bytes, io_bytes, errors, busy_ns, cpu_work_ns, file_latency,
 //           open_latency, cpu_list, numa}],
 //  ranks[{rank, batches, samples, bytes, wait_ns, compute_ns, nominal_compute_ns, first_batch_ns,
-//         elapsed_ns, batch_wait, timeline, max_outstanding}]}
+//         elapsed_ns, batch_wait, timeline, max_outstanding, deliveries (only when recorded:
+//         [[t_ns, samples, bytes, wait_ns], ...])}]}
 // Integers stay integers and doubles are written with round-trip precision, so
 // loader_result_from_json(loader_result_to_json(r)) equals r field by field.
 #pragma once
