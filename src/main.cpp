@@ -76,7 +76,7 @@ void print_usage() {
 bool runs_across_hosts(const Subcommand* cmd) {
   return cmd && (std::strcmp(cmd->name, "run") == 0 || std::strcmp(cmd->name, "gen") == 0 ||
                  std::strcmp(cmd->name, "raw") == 0 || std::strcmp(cmd->name, "tune") == 0 ||
-                 std::strcmp(cmd->name, "checkpoint") == 0);
+                 std::strcmp(cmd->name, "checkpoint") == 0 || std::strcmp(cmd->name, "capacity") == 0);
 }
 
 int dispatch(const Subcommand* cmd, const ioprobe::cli::CommandContext& ctx);
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   if (comm->multi() && !runs_across_hosts(cmd)) {
     if (comm->rank() == 0)
       std::fprintf(stderr, "ioprobe: '%s' does not run across hosts yet (started by %s as %d processes); run it on "
-                   "one host without the launcher. Across hosts: ioprobe run, gen, raw, tune, checkpoint\n",
+                   "one host without the launcher. Across hosts: ioprobe run, gen, raw, tune, checkpoint, capacity\n",
                    cmd->name, comm->launcher().c_str(), comm->size());
     return ioprobe::kExitUsage;
   }

@@ -45,6 +45,7 @@ RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpu
     s.au = r.ranks.empty() ? 0 : sum / static_cast<double>(r.ranks.size());
     s.au_min = r.ranks.empty() ? 0 : lo;
   }
+  s.bytes = r.bytes;
   s.cpu_fraction = t.cpu_used / std::max(1, cpus_allowed);
   double elapsed = 0, lag = 0;
   for (const auto& rk : r.ranks) {
@@ -58,7 +59,18 @@ RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpu
   return s;
 }
 
-CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& runs) {
+std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag) {
+  std::vector<std::string> notes;
+  if (cpu_fraction >= kClientCpuSaturated)
+    notes.push_back(fmt::format("the process used {:.0f}% of its allowed CPUs", cpu_fraction * 100));
+  if (consumer_lag >= kClientLagMax)
+    notes.push_back(fmt::format("the emulated GPUs' threads overran their steps by {:.0f}% of their time",
+                                consumer_lag * 100));
+  return notes;
+}
+
+CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& runs,
+                                const std::vector<CapacityHostRow>* hosts) {
   CapacityPoint p;
   p.gpus = gpus;
   p.repeats = static_cast<uint32_t>(runs.size());
@@ -73,6 +85,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
     lag.push_back(r.consumer_lag);
     open.push_back(r.open_share);
     p.au_min = std::min(p.au_min, r.au_min);
+    p.delivered_bytes += r.bytes;
     p.steady = p.steady && r.steady;
   }
   p.samples_per_s = median(sps);
@@ -83,11 +96,16 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
   const auto [mn, mx] = std::minmax_element(sps.begin(), sps.end());
   p.spread = p.samples_per_s > 0 ? (*mx - *mn) / p.samples_per_s : 0;
   std::vector<std::string> notes;
-  if (p.cpu_fraction >= kClientCpuSaturated)
-    notes.push_back(fmt::format("the process used {:.0f}% of its allowed CPUs", p.cpu_fraction * 100));
-  if (p.consumer_lag >= kClientLagMax)
-    notes.push_back(fmt::format("the emulated GPUs' threads overran their steps by {:.0f}% of their time",
-                                p.consumer_lag * 100));
+  if (hosts) {
+    p.hosts = *hosts;
+    for (const auto& h : *hosts) {
+      if (!h.client_bound) continue;
+      if (p.client_host.empty()) p.client_host = h.hostname;
+      notes.push_back(fmt::format("on host {}: {}", h.hostname, h.note));
+    }
+  } else {
+    notes = client_notes(p.cpu_fraction, p.consumer_lag);
+  }
   p.client_bound = !notes.empty();
   p.metadata_bound = !p.client_bound && median(open) >= 0.5;
   if (p.metadata_bound) notes.push_back(fmt::format("open+close took {:.0f}% of each file's time", median(open) * 100));
@@ -96,26 +114,43 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
   return p;
 }
 
+double point_run_s(double point_s, double step_time_s) {
+  return std::max(point_s, kMinWarmupS + kMinStepsPerPoint * step_time_s);
+}
+
+LoaderConfig repeat_config(const LoaderConfig& base, uint32_t ranks, uint32_t world_ranks, uint32_t first_rank,
+                           double run_s, uint32_t repeat) {
+  LoaderConfig c = base;
+  c.ranks = ranks;
+  c.world_ranks = world_ranks;
+  c.first_rank = first_rank;
+  c.duration_s = run_s;
+  c.epochs = kMaxEpochs;
+  c.seed = base.seed + repeat;
+  c.timeline_interval_s = kTuneIntervalS;
+  c.record_deliveries = true;
+  return c;
+}
+
+std::string lengthened_note(double run_s, double point_s, double step_time_s) {
+  if (run_s <= point_s) return "";
+  return fmt::format("runs lengthened to {:.1f} s ({} GPU steps of {:.3f} s after {:.0f} s of warm-up)", run_s,
+                     kMinStepsPerPoint, step_time_s, kMinWarmupS);
+}
+
 std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderConfig& base, uint32_t gpus,
                                            const PointRunOptions& o, const Topology& topo, const RecordLayout* layout,
                                            const RepeatDoneFn& done) {
   // Long enough for every rank to complete several steps after the warm-up: a point whose window
   // holds one or two batches per rank has no rate between completions.
-  const double run_s = std::max(o.point_s, kMinWarmupS + kMinStepsPerPoint * base.step_time_s);
+  const double run_s = point_run_s(o.point_s, base.step_time_s);
   const double need_s = o.repeats * (run_s + kRunOverheadS);
   if (interrupted() || (o.deadline_ns && now_ns() + static_cast<int64_t>(need_s * 1e9) > o.deadline_ns))
     return std::nullopt;
   std::vector<RepeatSample> runs;
   for (uint32_t rep = 0; rep < o.repeats; ++rep) {
-    LoaderConfig c = base;
-    c.ranks = gpus;
-    c.world_ranks = 0;
-    c.first_rank = 0;
-    c.duration_s = run_s;
-    c.epochs = kMaxEpochs;
-    c.seed = base.seed + rep;
-    c.timeline_interval_s = kTuneIntervalS;
-    c.record_deliveries = true;
+    const LoaderConfig c = repeat_config(base, gpus, 0, 0, run_s, rep);
+    if (o.before_repeat) o.before_repeat(gpus, rep);
     LoaderResult r = run_loader(index, c, nullptr, &topo, layout);
     if (interrupted()) return std::nullopt;
     if (r.stopped_on_errors || (r.samples == 0 && r.errors > 0))
@@ -129,9 +164,8 @@ std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderC
     if (done) done(gpus, rep, runs.back());
   }
   CapacityPoint p = summarize_repeats(gpus, runs);
-  if (run_s > o.point_s)
-    p.note += fmt::format("{}runs lengthened to {:.1f} s ({} GPU steps of {:.3f} s after {:.0f} s of warm-up)",
-                          p.note.empty() ? "" : "; ", run_s, kMinStepsPerPoint, base.step_time_s, kMinWarmupS);
+  const std::string longer = lengthened_note(run_s, o.point_s, base.step_time_s);
+  if (!longer.empty()) p.note += (p.note.empty() ? "" : "; ") + longer;
   return p;
 }
 

@@ -42,6 +42,7 @@ struct RepeatSample {
   double cpu_fraction = 0;                    // CPU s / wall s / allowed CPUs
   double consumer_lag = 0;                    // fraction, see kClientLagMax
   double open_share = 0;                      // open+close share of each file's time, fraction
+  uint64_t bytes = 0;                         // bytes the GPU ranks took over the whole run
   bool steady = false;
 };
 
@@ -54,15 +55,37 @@ RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpu
 /// Summarizes the repeats of `gpus`: medians of AU, samples/s, bytes/s, CPU and lag; the lowest
 /// au_min; spread of samples/s; client_bound when the median CPU fraction >= kClientCpuSaturated
 /// or the median lag >= kClientLagMax (the note says which, with the figure); metadata_bound when
-/// the median open share >= 0.5. Pure.
-CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& runs);
+/// the median open share >= 0.5; delivered_bytes the repeats' bytes summed. With `hosts` (a point
+/// measured across hosts) the client is judged per host instead: client_bound when a host row is,
+/// client_host the first such host, the note "on host X: why" for each. Pure.
+CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& runs,
+                                const std::vector<CapacityHostRow>* hosts = nullptr);
+
+/// Why a client with this CPU fraction and consumer lag limited a point (kClientCpuSaturated,
+/// kClientLagMax); empty when it did not. Pure.
+std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag);
 
 struct PointRunOptions {
   uint32_t repeats = 2;
   double point_s = 3;        // seconds per repeat (the loader's duration)
   int cpus_allowed = 1;
   int64_t deadline_ns = 0;   // core/clock now_ns() scale; 0 = none
+  /// Called just before each repeat's loader run (device accounting marks its start).
+  std::function<void(uint32_t gpus, uint32_t repeat)> before_repeat;
 };
+
+/// How long each repeat of a point with `step_time_s` GPU steps runs: max(point_s, kMinWarmupS +
+/// kMinStepsPerPoint x step_time_s).
+double point_run_s(double point_s, double step_time_s);
+
+/// The loader configuration of one repeat: `base` with `ranks` GPU ranks of a job of
+/// `world_ranks` (0: this process alone) starting at `first_rank`, `run_s` seconds, seed + repeat,
+/// the tune timeline interval, deliveries recorded.
+LoaderConfig repeat_config(const LoaderConfig& base, uint32_t ranks, uint32_t world_ranks, uint32_t first_rank,
+                           double run_s, uint32_t repeat);
+
+/// The note a point gets when its runs were lengthened past point_s ("" when not).
+std::string lengthened_note(double run_s, double point_s, double step_time_s);
 
 /// Called after each repeat (for progress lines).
 using RepeatDoneFn = std::function<void(uint32_t gpus, uint32_t repeat, const RepeatSample& s)>;

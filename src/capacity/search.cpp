@@ -57,9 +57,9 @@ CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySear
   const CapacityPoint* fail = hi ? &seen[hi] : nullptr;
   if (a.boundary_measured && fail->client_bound) {
     a.bound = "client-cpu";
-    a.text = fmt::format("client-bound at {}: add hosts (at {} the client limited the run: {}); the storage was not "
+    a.text = fmt::format("client-bound{} at {}: add hosts (at {} the client limited the run: {}); the storage was not "
                          "the limit measured here",
-                         lo, hi, fail->note);
+                         fail->client_host.empty() ? "" : " on host " + fail->client_host, lo, hi, fail->note);
   } else if (a.boundary_measured) {
     a.bound = fail->metadata_bound ? "metadata" : "storage";
     a.text = lo == 0 ? fmt::format("the storage feeds no accelerator at AU >= {:.0f}%: 1 reached AU {:.1f}%{}",

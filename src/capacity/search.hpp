@@ -13,6 +13,23 @@
 
 namespace ioprobe {
 
+/// One host's share of a point measured across hosts (capacity/capacity_across.hpp): its repeats
+/// summarized as the point's are, from the host's own processes merged.
+struct CapacityHostRow {
+  std::string hostname;
+  int host_index = 0;
+  std::vector<int> mpi_ranks;   // the processes of this host that sent their part of every repeat
+  uint32_t gpus = 0;            // emulated accelerators (GPU ranks) it ran at this point
+  int cpus_allowed = 0;         // the host's CPUs its processes may use (its first process's)
+  double au = 0, au_min = 0;    // as CapacityPoint, over this host's GPU ranks (0 with no GPU rank)
+  double samples_per_s = 0, bytes_per_s = 0;
+  uint64_t delivered_bytes = 0;  // bytes its GPU ranks took, all repeats
+  double cpu_fraction = 0;      // median over repeats: its processes' CPU s / wall s / cpus_allowed
+  double consumer_lag = 0;      // median over repeats, as CapacityPoint
+  bool client_bound = false;    // this host's client limited the point (kClientCpuSaturated, kClientLagMax)
+  std::string note;             // why client-bound; "" otherwise
+};
+
 /// One measured GPU count: its repeats summarized (capacity/capacity_run.hpp summarize_repeats).
 struct CapacityPoint {
   uint32_t gpus = 0;
@@ -29,6 +46,9 @@ struct CapacityPoint {
   bool metadata_bound = false;  // open+close took most of each file's time
   bool steady = true;         // every repeat reached a steady window
   std::string note;           // why client-bound, metadata-bound or not steady; "" otherwise
+  uint64_t delivered_bytes = 0;  // bytes the GPU ranks took over all repeats (next to the devices' reads)
+  std::string client_host;    // across hosts: the first host judged client-bound ("" otherwise or on one host)
+  std::vector<CapacityHostRow> hosts;  // across hosts: one row per host, by host index; empty on one host
 };
 
 /// Does `p` feed its GPUs: median AU >= au_target.
@@ -57,7 +77,8 @@ struct CapacityAnswer {
 /// search stops at the first failing count; a larger count is never measured after a failure, so
 /// a table that is not monotone (noise) gives the largest passing count below the first failure
 /// the search met. The bound comes from the failing count N+1: client-cpu when the client was
-/// the limit there ("client-bound at N: add hosts"), metadata when opens dominated, else storage;
+/// the limit there ("client-bound at N: add hosts"; across hosts "client-bound on host X at N: add
+/// hosts", X its client_host), metadata when opens dominated, else storage;
 /// "budget" when the callback returned nullopt before N+1 was measured or when max_gpus passed.
 /// Each count is measured once. Pure apart from the callback.
 CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySearchOptions& o);

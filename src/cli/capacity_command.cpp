@@ -7,12 +7,20 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "capacity/capacity_across.hpp"
 #include "capacity/capacity_run.hpp"
 #include "capacity/search.hpp"
+#include "cli/capacity_cluster.hpp"
 #include "cli/commands.hpp"
+#include "cli/device_accounting.hpp"
+#include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
+#include "cluster/capacity_point.hpp"
+#include "cluster/collective.hpp"
+#include "cluster/step_sync.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -38,7 +46,12 @@ po::options_description capacity_options() {
       ("point-time", po::value<std::string>(), point_time_help.c_str())
       ("repeats", po::value<std::string>(), "runs per point; the point's AU and samples/s are their medians [2]")
       ("budget", po::value<std::string>(), "time for the whole search, dataset check included, e.g. 10m [10m]")
-      ("max-gpus", po::value<std::string>(), "the most emulated accelerators (GPU ranks) a point may have [64]");
+      ("max-gpus", po::value<std::string>(), "the most emulated accelerators (GPU ranks) a point may have, all hosts "
+                                             "together [64]");
+  po::options_description hosts("Many hosts (under mpirun or srun: each point's accelerators spread over the hosts)");
+  hosts.add_options()
+      ("mpi-timeout", po::value<std::string>(), "end the job, naming the step, when a rank waits longer than this for "
+                                                "the others in one step, e.g. 300s [300s]");
   po::options_description output("Output");
   output.add_options()
       ("json", po::value<std::string>(), "write the result document (JSON) to FILE")
@@ -47,7 +60,7 @@ po::options_description capacity_options() {
       ("help,h", "this help");
   po::options_description all;
   all.add(search).add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description());
-  all.add(output);
+  all.add(hosts).add(output);
   return all;
 }
 
@@ -75,6 +88,9 @@ int cmd_capacity(const CommandContext& ctx) {
                  "answer N is fed and N+1 is not, both measured. Each point runs --repeats times for --point-time.\n"
                  "When this host's CPUs (or its emulated GPUs' threads) are the limit, the answer is 'client-bound at\n"
                  "N: add hosts' instead of a verdict on the storage.\n"
+                 "Under mpirun or srun (one ioprobe per host), each point's N accelerators are spread evenly over the\n"
+                 "hosts, then over each host's processes, and run at once as one DDP job; the client is judged per\n"
+                 "host ('client-bound on host X at N: add hosts').\n"
               << desc << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return kExitOk;
   }
@@ -99,18 +115,31 @@ int cmd_capacity(const CommandContext& ctx) {
 
   RunConfig c;
   run_config_from_vm(vm, desc, RunCommandKind::kRun, c);
+  dist::Comm& comm = *ctx.comm;
+  const bool multi = comm.multi();
+  if (multi && comm.rank() != 0) c.quiet = true;
+  std::vector<int> host_of_rank{0};
+  const std::vector<std::string> hosts = multi ? host_names(comm, &host_of_rank, c.mpi_timeout_s)
+                                               : std::vector<std::string>{host.hostname};
+  // The most GPU ranks this process runs: its share of the largest point.
+  const uint32_t my_max = cluster::split_gpus(max_gpus, host_of_rank)[static_cast<size_t>(comm.rank())];
   if (uint64_t{max_gpus} * c.loader.num_workers > 16384)
     throw UsageError(fmt::format("--max-gpus {} x --workers {} = {} worker threads; keep it at most 16384", max_gpus,
                                  c.loader.num_workers, uint64_t{max_gpus} * c.loader.num_workers));
-  check_descriptors(max_gpus, c.loader.num_workers);
-  if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
-  if (!html.empty()) check_output_path(html, "--html");
+  check_descriptors(std::max<uint32_t>(my_max, 1), c.loader.num_workers);
+  // Rank 0 alone writes them; a refusal there ends every process.
+  cluster::on_every_host(comm, "check the output paths", [&] {
+    if (comm.rank() != 0) return;
+    if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
+    if (!html.empty()) check_output_path(html, "--html");
+  });
 
   const int64_t t0 = now_ns();
   nlohmann::json doc = document_header("capacity", ctx.argv, host);
   PrepareOptions prep;
-  prep.max_workers = max_gpus * c.loader.num_workers;  // the widest point, for the memlock plan
-  const RunPlan plan = prepare_run(c, prep);
+  prep.max_workers = std::max<uint32_t>(my_max, 1) * c.loader.num_workers;  // the widest point, for the memlock plan
+  RunPlan plan;
+  const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
     fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n", escape_bytes(c.dir));
     return interrupt_exit_code();
@@ -123,22 +152,47 @@ int cmd_capacity(const CommandContext& ctx) {
   if (!c.quiet)
     fmt::print(stderr,
                "ioprobe capacity: {} ({:.1f} samples/s each, AU >= {:.0f}%) on {} files at {} ({}); {} x {} s per "
-               "point, up to {} GPU ranks, budget {}\n",
+               "point, up to {} GPU ranks{}, budget {}\n",
                demand.accelerator_name, demand.samples_per_s_per_gpu, demand.au_target * 100,
                format_count(data.index.size()), escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered",
-               repeats, point_s, max_gpus, format_seconds(budget_s));
+               repeats, point_s, max_gpus,
+               multi ? fmt::format(" over {} hosts ({} MPI ranks: {})", comm.host_count(), comm.size(),
+                                   fmt::join(hosts, ", "))
+                     : "",
+               format_seconds(budget_s));
   PointRunOptions pro;
   pro.repeats = repeats;
   pro.point_s = point_s;
   pro.cpus_allowed = host.cpus_allowed;
   pro.deadline_ns = t0 + static_cast<int64_t>(budget_s * 1e9);
+  // Device accounting (#21): this host's devices around each repeat; across hosts each process
+  // sends its host's and rank 0 adds them up per point.
+  CapacityDeviceIo devices(plan.target());
+  pro.before_repeat = [&devices](uint32_t, uint32_t) { devices.before_run(); };
+  cluster::CommStepSync sync(comm, c.mpi_timeout_s);
+  PointAcross across = multi ? capacity_across(comm, &sync, c.mpi_timeout_s, &devices) : PointAcross{};
+  int job_stop = 0;  // the highest stop the processes agreed on: 2 when a signal on any host ended the search
+  if (multi)
+    across.agree_stop = [&job_stop, agree = across.agree_stop](int stop) {
+      const int v = agree(stop);
+      job_stop = std::max(job_stop, v);
+      return v;
+    };
+  const cluster::PointPart me = capacity_me(comm, host.cpus_allowed);
   MeasurePointFn measure = [&](uint32_t gpus) {
-    std::optional<CapacityPoint> p = measure_point(data.index, base, gpus, pro, plan.topo, &data.layout);
+    std::optional<CapacityPoint> p =
+        multi ? measure_point_across(data.index, base, gpus, pro, plan.topo, &data.layout, across, me)
+              : measure_point(data.index, base, gpus, pro, plan.topo, &data.layout,
+                              [&devices](uint32_t g, uint32_t, const RepeatSample&) { devices.add(g, 0, devices.after_run()); });
+    std::string split;
+    if (p)
+      for (const auto& h : p->hosts) split += fmt::format("{}{} {}", split.empty() ? " (" : ", ", h.hostname, h.gpus);
+    if (!split.empty()) split += ")";
     if (p && !c.quiet)
       fmt::print(stderr,
-                 "ioprobe capacity: {:>4} x {}: AU {:.1f}% (lowest rank {:.1f}%), {:.0f} of {:.0f} samples/s, {}, "
+                 "ioprobe capacity: {:>4} x {}{}: AU {:.1f}% (lowest rank {:.1f}%), {:.0f} of {:.0f} samples/s, {}, "
                  "spread {:.1f}%, CPU {:.0f}%: {}{}  [{} elapsed]\n",
-                 gpus, demand.accelerator_name, p->au * 100, p->au_min * 100, p->samples_per_s,
+                 gpus, demand.accelerator_name, split, p->au * 100, p->au_min * 100, p->samples_per_s,
                  demand.samples_per_s_per_gpu * gpus, format_rate(p->bytes_per_s), p->spread * 100,
                  p->cpu_fraction * 100, point_passes(*p, demand.au_target) ? "fed" : "NOT fed",
                  p->note.empty() ? "" : " (" + p->note + ")",
@@ -149,6 +203,8 @@ int cmd_capacity(const CommandContext& ctx) {
   so.au_target = demand.au_target;
   so.max_gpus = max_gpus;
   const CapacityAnswer answer = search_capacity(measure, so);
+  ctx.job_outcome_shared = multi;  // every process saw every point's outcome
+  if (multi && comm.rank() != 0) return share_exit_code(comm, 0);
 
   CapacitySectionInputs in;
   in.accelerator = demand.accelerator;
@@ -162,7 +218,7 @@ int cmd_capacity(const CommandContext& ctx) {
   in.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
   in.repeats = repeats;
   in.max_gpus = max_gpus;
-  in.stop_reason = interrupted()                                            ? "interrupted"
+  in.stop_reason = interrupted() || job_stop == 2                            ? "interrupted"
                    : answer.bound == "budget" && !answer.boundary_measured ? "budget"
                                                                            : "completed";
 
@@ -184,7 +240,9 @@ int cmd_capacity(const CommandContext& ctx) {
                    {"sample_bytes", sample_bytes},
                    {"au_target", demand.au_target}};
   doc["capacity"] = capacity_json(answer, in);
-  doc["partial"] = interrupted() || answer.points.empty();
+  devices.add_to(doc["capacity"]["points"]);
+  if (multi) doc["cluster"] = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
+  doc["partial"] = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);
   if (answer.points.empty())
     doc["warnings"].push_back(fmt::format("no point was measured: --budget {} left no room for {} x {} s after the "
@@ -200,8 +258,10 @@ int cmd_capacity(const CommandContext& ctx) {
     write_file_atomically(html, render_html_report({doc}), "check that the directory exists and is writable");
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
   }
-  if (interrupted()) return interrupt_exit_code();
-  return answer.points.empty() ? kExitFailure : kExitOk;
+  int rc = answer.points.empty() ? kExitFailure : kExitOk;
+  if (interrupted()) rc = interrupt_exit_code();
+  else if (in.stop_reason == "interrupted") rc = kExitSigint;  // another host's signal
+  return multi ? share_exit_code(comm, rc) : rc;
 }
 
 }  // namespace ioprobe::cli

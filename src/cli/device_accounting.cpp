@@ -90,6 +90,53 @@ void TuneDeviceIo::add_to(nlohmann::json& points) const {
   }
 }
 
+void CapacityDeviceIo::before_run() {
+  rec_->clear();
+  rec_->mark();
+}
+
+DeviceIo CapacityDeviceIo::after_run() {
+  rec_->mark();
+  return rec_->whole();
+}
+
+void CapacityDeviceIo::add(uint32_t gpus, int host_index, const DeviceIo& io) {
+  auto& hosts = points_[gpus];
+  auto it = hosts.find(host_index);
+  if (it == hosts.end()) {
+    hosts.emplace(host_index, io);
+    return;
+  }
+  // As tune's runs of one setting: one after another on the same host, so their intervals add.
+  DeviceIo& v = it->second;
+  const double interval = v.interval_s + io.interval_s;
+  v.merge(io);
+  v.interval_s = interval;
+  v.hosts = io.hosts;
+  v.idle_bytes_per_s_before = io.idle_bytes_per_s_before;
+}
+
+void CapacityDeviceIo::add_to(nlohmann::json& points) const {
+  for (auto& p : points) {
+    const auto it = points_.find(p.value("gpus", 0u));
+    if (it == points_.end()) continue;
+    DeviceIo all;
+    bool first = true;
+    for (const auto& [h, io] : it->second) {
+      if (first) all = io;
+      else all.merge(io);
+      first = false;
+    }
+    p["device_io"] = device_io_json(all, DeviceRef::kRead, p.value("delivered_bytes", 0ULL));
+    if (!p.contains("hosts")) continue;
+    for (auto& row : p["hosts"]) {
+      const auto h = it->second.find(row.value("host_index", 0));
+      if (h != it->second.end())
+        row["device_io"] = device_io_json(h->second, DeviceRef::kRead, row.value("delivered_bytes", 0ULL));
+    }
+  }
+}
+
 std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const std::string& block_path) {
   struct stat st {};
   if (block_path.empty() || ::stat(block_path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return device_recorder(t);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,29 @@ class TuneDeviceIo {
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;
   std::vector<std::pair<std::string, DeviceIo>> points_;
+};
+
+/// Device accounting of `capacity`'s points: a mark before and after each repeat's loader run on
+/// this host's devices; each point's repeats added up per host (on one host: host 0). Across
+/// hosts every process measures its own host and rank 0 adds what the hosts sent (add()).
+class CapacityDeviceIo {
+ public:
+  explicit CapacityDeviceIo(const TargetInfo& t) : rec_(device_recorder(t)) {}
+  /// Marks the start of a repeat.
+  void before_run();
+  /// Marks its end; returns what the devices did since before_run().
+  DeviceIo after_run();
+  /// Adds a repeat's accounting of host `host_index` to point `gpus` (the repeats of a point follow
+  /// one another: their intervals add).
+  void add(uint32_t gpus, int host_index, const DeviceIo& io);
+  /// Adds "device_io" to each entry of capacity_json's points (matched by gpus): the hosts' sums
+  /// added (DeviceIo::merge) with read_ratio to the point's delivered_bytes, and to each of its
+  /// "hosts" rows (matched by host_index) that host's, with read_ratio to the row's delivered_bytes.
+  void add_to(nlohmann::json& points) const;
+
+ private:
+  std::unique_ptr<DeviceIoRecorder> rec_;
+  std::map<uint32_t, std::map<int, DeviceIo>> points_;  // gpus -> host index -> repeats added
 };
 
 /// A recorder for `raw`: `t`'s devices, or with `block_path` set (a block device target) that

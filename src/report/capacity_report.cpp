@@ -11,9 +11,31 @@ namespace ioprobe {
 
 using json = nlohmann::json;
 
+namespace {
+json host_rows_json(const std::vector<CapacityHostRow>& rows) {
+  json out = json::array();
+  for (const auto& h : rows)
+    out.push_back({{"hostname", h.hostname},
+                   {"host_index", h.host_index},
+                   {"mpi_ranks", h.mpi_ranks},
+                   {"gpus", h.gpus},
+                   {"cpus_allowed", h.cpus_allowed},
+                   {"au", h.au},
+                   {"au_min", h.au_min},
+                   {"samples_per_s", h.samples_per_s},
+                   {"bytes_per_s", h.bytes_per_s},
+                   {"delivered_bytes", h.delivered_bytes},
+                   {"cpu_fraction", h.cpu_fraction},
+                   {"consumer_lag", h.consumer_lag},
+                   {"client_bound", h.client_bound},
+                   {"note", h.note}});
+  return out;
+}
+}  // namespace
+
 json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
   json pts = json::array();
-  for (const auto& p : a.points)
+  for (const auto& p : a.points) {
     pts.push_back({{"gpus", p.gpus},
                    {"au", p.au},
                    {"au_min", p.au_min},
@@ -28,7 +50,13 @@ json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
                    {"metadata_bound", p.metadata_bound},
                    {"steady", p.steady},
                    {"passed", point_passes(p, in.au_target)},
+                   {"delivered_bytes", p.delivered_bytes},
                    {"note", p.note}});
+    if (!p.hosts.empty()) {
+      pts.back()["hosts"] = host_rows_json(p.hosts);
+      pts.back()["client_host"] = p.client_host.empty() ? json(nullptr) : json(p.client_host);
+    }
+  }
   return {{"accelerator", in.accelerator},
           {"accelerator_name", in.accelerator_name},
           {"model", in.model},
@@ -53,7 +81,14 @@ std::string headline(const json& c) {
   const std::string bound = c.at("bound").get<std::string>();
   const uint64_t n = c.at("gpus_fed").get<uint64_t>();
   const std::string name = c.value("accelerator_name", "");
-  if (bound == "client-cpu") return fmt::format("client-bound at {} x {}: add hosts", n, name);
+  if (bound == "client-cpu") {
+    // Across hosts: the host that limited the failing count N+1.
+    std::string host;
+    for (const auto& p : c.at("points"))
+      if (p.value("gpus", 0ULL) == n + 1 && p.contains("client_host") && p["client_host"].is_string())
+        host = p["client_host"].get<std::string>();
+    return fmt::format("client-bound{} at {} x {}: add hosts", host.empty() ? "" : " on host " + host, n, name);
+  }
   if (bound == "budget") return fmt::format("at least {} x {} fed (search stopped: budget or limit)", n, name);
   return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(), bound,
                      n + 1);
@@ -71,6 +106,49 @@ std::string cores_rule_text(const json& c, int cpus_allowed) {
                        "time / wall time, with the per-sample cost as modelled by --cpu-per-sample or --calibration).\n",
                        4 * n, n, cpus_allowed, used, n, used / n);
   }
+  return "";
+}
+
+// The device reads over the bytes delivered ("1.02x"), "-" when not measured.
+std::string read_ratio_text(const json& p) {
+  if (!p.contains("device_io") || !p["device_io"].contains("read_ratio") || !p["device_io"]["read_ratio"].is_number())
+    return "-";
+  return fmt::format("{:.2f}x", p["device_io"]["read_ratio"].get<double>());
+}
+
+// Each host's share of a point measured across hosts, under the point's row.
+std::string host_rows_text(const json& p) {
+  std::string o;
+  if (!p.contains("hosts")) return o;
+  for (const auto& h : p.at("hosts")) {
+    std::string ranks;
+    for (const auto& r : h.at("mpi_ranks")) ranks += (ranks.empty() ? "" : ",") + std::to_string(r.get<int>());
+    o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): AU {:.1f}% (min {:.1f}%), {:.0f} samples/s, {:.1f} MB/s, "
+                     "CPU {:.0f}% of {}, device read {}{}\n",
+                     h.value("hostname", "?"), h.value("gpus", 0), ranks, 100 * h.value("au", 0.0),
+                     100 * h.value("au_min", 0.0), h.value("samples_per_s", 0.0), h.value("bytes_per_s", 0.0) / 1e6,
+                     100 * h.value("cpu_fraction", 0.0), h.value("cpus_allowed", 0), read_ratio_text(h),
+                     h.value("client_bound", false) ? "  CLIENT-BOUND: " + h.value("note", "") : "");
+  }
+  return o;
+}
+
+// The devices' accounting of the points: what was counted, or why nothing could be.
+std::string device_note_text(const json& c) {
+  for (const auto& p : c.at("points"))
+    if (p.contains("device_io")) {
+      const json& d = p["device_io"];
+      if (d.value("source", "none") == "none")
+        return fmt::format("  device I/O not measured: {}\n", d.value("reason", "?"));
+      std::string names;
+      for (const auto& dev : d.value("devices", json::array()))
+        if (names.find(dev.value("name", "")) == std::string::npos)
+          names += (names.empty() ? "" : ", ") + dev.value("name", "");
+      return fmt::format("  device read: bytes the target's devices read ({}: {}{}) over the bytes the GPU ranks took, "
+                         "all repeats of the point{}\n",
+                         d.value("source", ""), names, d.value("hosts", 1ULL) > 1 ? ", every host's own" : "",
+                         d.value("hosts", 1ULL) > 1 ? "; per host in its row" : "");
+    }
   return "";
 }
 
@@ -97,21 +175,34 @@ std::string render_capacity_text(const json& doc) {
                    c.value("repeats", 0), c.value("point_s", 0.0), c.at("points").size() == 1 ? "1 point" :
                    fmt::format("{} points", c.at("points").size()), format_seconds(c.value("elapsed_s", 0.0)),
                    format_seconds(c.value("budget_s", 0.0)));
-  o += fmt::format("  {:>5} {:>7} {:>7} {:>10} {:>10} {:>10} {:>7} {:>5} {:>5}  {}\n", "GPUs", "AU", "AU min", "samples/s",
-                   "demand", "MB/s", "spread", "CPU", "runs", "result");
+  if (doc.contains("cluster") && doc["cluster"].is_object()) {
+    const json& cl = doc["cluster"];
+    std::string names;
+    for (const auto& n : cl.value("hostnames", json::array())) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    o += fmt::format("  hosts      {} ({}), {} MPI ranks, {}; each point split {}\n", cl.value("hosts", 0), names,
+                     cl.value("mpi_ranks", 0), cl.value("launcher", ""),
+                     "evenly over the hosts, then over each host's processes");
+  }
+  o += fmt::format("  {:>5} {:>7} {:>7} {:>10} {:>10} {:>10} {:>7} {:>5} {:>5} {:>7}  {}\n", "GPUs", "AU", "AU min",
+                   "samples/s", "demand", "MB/s", "spread", "CPU", "runs", "dev rd", "result");
   for (const auto& p : c.at("points")) {
     std::string res = p.value("passed", false) ? "fed" : "NOT fed";
     if (p.value("client_bound", false)) res += " (client-bound)";
     else if (p.value("metadata_bound", false)) res += " (metadata-bound)";
     if (!p.value("steady", true)) res += " (no steady window)";
-    o += fmt::format("  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>6.1f}% {:>4.0f}% {:>5}  {}\n",
+    if (p.contains("client_host") && p["client_host"].is_string())
+      res += " on host " + p["client_host"].get<std::string>();
+    o += fmt::format("  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>6.1f}% {:>4.0f}% {:>5} {:>7}  {}\n",
                      p.value("gpus", 0), 100 * p.value("au", 0.0), 100 * p.value("au_min", 0.0),
                      p.value("samples_per_s", 0.0), p.value("demand_samples_per_s", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
-                     100 * p.value("spread", 0.0), 100 * p.value("cpu_fraction", 0.0), p.value("repeats", 0), res);
+                     100 * p.value("spread", 0.0), 100 * p.value("cpu_fraction", 0.0), p.value("repeats", 0),
+                     read_ratio_text(p), res);
+    o += host_rows_text(p);
   }
   o += "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s and MB/s\n"
        "   (10^6 B/s): median over repeats, from sample completion times in the steady window; CPU: process CPU time /\n"
-       "   wall time / allowed CPUs)\n\n";
+       "   wall time / allowed CPUs, all hosts' CPUs together across hosts; dev rd: device bytes read / bytes delivered)\n";
+  o += device_note_text(c) + "\n";
   o += "Capacity: " + headline(c) + "\n";
   o += "  " + c.value("answer", "") + "\n";
   for (const auto& p : c.at("points"))

@@ -1,0 +1,138 @@
+#include "cli/capacity_cluster.hpp"
+
+#include <fmt/format.h>
+
+#include "cluster/collective.hpp"
+#include "report/device_io_report.hpp"
+#include "report/loader_result_json.hpp"
+
+namespace ioprobe::cli {
+
+using json = nlohmann::json;
+
+namespace {
+
+// What rank 0's search needs of a point to take its next step (the host rows stay on rank 0).
+json point_json(const CapacityPoint& p) {
+  return {{"gpus", p.gpus},          {"au", p.au},
+          {"au_min", p.au_min},      {"samples_per_s", p.samples_per_s},
+          {"bytes_per_s", p.bytes_per_s}, {"repeats", p.repeats},
+          {"spread", p.spread},      {"cpu_fraction", p.cpu_fraction},
+          {"consumer_lag", p.consumer_lag}, {"client_bound", p.client_bound},
+          {"metadata_bound", p.metadata_bound}, {"steady", p.steady},
+          {"note", p.note},          {"delivered_bytes", p.delivered_bytes},
+          {"client_host", p.client_host}};
+}
+
+CapacityPoint point_of(const json& j) {
+  CapacityPoint p;
+  p.gpus = j.at("gpus").get<uint32_t>();
+  p.au = j.at("au").get<double>();
+  p.au_min = j.at("au_min").get<double>();
+  p.samples_per_s = j.at("samples_per_s").get<double>();
+  p.bytes_per_s = j.at("bytes_per_s").get<double>();
+  p.repeats = j.at("repeats").get<uint32_t>();
+  p.spread = j.at("spread").get<double>();
+  p.cpu_fraction = j.at("cpu_fraction").get<double>();
+  p.consumer_lag = j.at("consumer_lag").get<double>();
+  p.client_bound = j.at("client_bound").get<bool>();
+  p.metadata_bound = j.at("metadata_bound").get<bool>();
+  p.steady = j.at("steady").get<bool>();
+  p.note = j.at("note").get<std::string>();
+  p.delivered_bytes = j.at("delivered_bytes").get<uint64_t>();
+  p.client_host = j.at("client_host").get<std::string>();
+  return p;
+}
+
+}  // namespace
+
+cluster::PointPart capacity_me(const dist::Comm& comm, int cpus_allowed) {
+  cluster::PointPart me;
+  me.rank = comm.rank();
+  me.host_index = comm.host_index();
+  me.hostname = comm.hostname();
+  me.cpus_allowed = cpus_allowed;
+  return me;
+}
+
+std::vector<std::string> host_names(dist::Comm& comm, std::vector<int>* host_of_rank, double timeout_s) {
+  const std::vector<std::string> idx = comm.allgather(std::to_string(comm.host_index()), "capacity: the hosts", timeout_s);
+  const std::vector<std::string> names = comm.allgather(comm.hostname(), "capacity: the hosts", timeout_s);
+  std::vector<std::string> by_host(static_cast<size_t>(comm.host_count()));
+  host_of_rank->clear();
+  for (size_t r = 0; r < idx.size(); ++r) {
+    const int h = std::stoi(idx[r]);
+    host_of_rank->push_back(h);
+    if (h >= 0 && static_cast<size_t>(h) < by_host.size() && by_host[static_cast<size_t>(h)].empty())
+      by_host[static_cast<size_t>(h)] = names[r];
+  }
+  return by_host;
+}
+
+PointAcross capacity_across(dist::Comm& comm, StepSync* sync, double timeout_s, CapacityDeviceIo* devices) {
+  PointAcross a;
+  a.rank = comm.rank();
+  a.sync = sync;
+  a.agree_stop = [&comm, timeout_s](int stop) {
+    int64_t v = stop;
+    comm.allreduce_max(&v, 1, "capacity: agree on the next point", timeout_s);
+    return static_cast<int>(v);
+  };
+  a.gather = [&comm, timeout_s, devices](const std::string& error,
+                                         const cluster::PointPart& mine) -> std::optional<cluster::PointMerge> {
+    const DeviceIo io = devices->after_run();
+    // The outcome first (small), as a multi-host run does: a failed process sends no result.
+    const std::vector<std::string> outcomes =
+        comm.allgather(error.empty() ? "" : fmt::format("{} {}", static_cast<int>(kExitFailure), error),
+                       "capacity: gather the outcomes", timeout_s);
+    const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "capacity: gather the outcomes", timeout_s);
+    cluster::raise_failures(comm, outcomes, hosts, "capacity search");
+    const json part = {{"rank", mine.rank},         {"host_index", mine.host_index},
+                       {"hostname", mine.hostname}, {"cpus_allowed", mine.cpus_allowed},
+                       {"point_gpus", mine.point_gpus}, {"gpu_ranks", mine.gpu_ranks},
+                       {"result", loader_result_to_json(mine.result)}, {"device_io", device_io_json(io)}};
+    const std::vector<std::string> parts = comm.gather(part.dump(), "capacity: gather a point's results", timeout_s);
+    if (comm.rank() != 0) return std::nullopt;
+    std::vector<cluster::PointPart> decoded;
+    std::map<int, bool> counted;  // a host's devices once: its lowest rank's accounting
+    for (const auto& text : parts) {
+      const json j = json::parse(text);
+      cluster::PointPart p;
+      p.rank = j.at("rank").get<int>();
+      p.host_index = j.at("host_index").get<int>();
+      p.hostname = j.at("hostname").get<std::string>();
+      p.cpus_allowed = j.at("cpus_allowed").get<int>();
+      p.point_gpus = j.at("point_gpus").get<uint32_t>();
+      p.gpu_ranks = j.at("gpu_ranks").get<uint32_t>();
+      p.result = loader_result_from_json(j.at("result"));
+      if (!counted[p.host_index]) devices->add(p.point_gpus, p.host_index, device_io_from_json(j.at("device_io")));
+      counted[p.host_index] = true;
+      decoded.push_back(std::move(p));
+    }
+    return cluster::merge_point_parts(std::move(decoded));
+  };
+  a.share = [&comm, timeout_s](const CapacityPoint& p) {
+    const std::string text = comm.broadcast(comm.rank() == 0 ? point_json(p).dump() : std::string(),
+                                            "capacity: share the point", timeout_s);
+    if (comm.rank() == 0) return p;  // with its host rows
+    return point_of(json::parse(text));
+  };
+  return a;
+}
+
+json capacity_cluster_json(const dist::Comm& comm, const std::vector<std::string>& host_names,
+                           const std::string& placement, const std::string& placement_how) {
+  return {{"launcher", comm.launcher()},
+          {"hosts", comm.host_count()},
+          {"hostnames", host_names},
+          {"mpi_ranks", comm.size()},
+          {"dataset_placement", placement},
+          {"dataset_placement_how", placement_how},
+          {"split", "each point's accelerators evenly over the hosts (the first hosts by host index one more when "
+                    "they do not divide), then each host's share evenly over its processes in rank order"},
+          {"merge", "every process runs its share of each repeat at once from a common start barrier, as one DDP job; "
+                    "samples and bytes summed, duration = max over processes, latency histograms added, AU min over "
+                    "every GPU rank; the client judged per host; rank 0 decides each next point for all processes"}};
+}
+
+}  // namespace ioprobe::cli
