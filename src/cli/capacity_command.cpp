@@ -171,6 +171,7 @@ int cmd_capacity(const CommandContext& ctx) {
   pro.before_repeat = [&devices](uint32_t, uint32_t) { devices.before_run(); };
   cluster::CommStepSync sync(comm, c.mpi_timeout_s);
   PointAcross across = multi ? capacity_across(comm, &sync, c.mpi_timeout_s, &devices) : PointAcross{};
+  across.host_of_rank = host_of_rank;
   int job_stop = 0;  // the highest stop the processes agreed on: 2 when a signal on any host ended the search
   if (multi)
     across.agree_stop = [&job_stop, agree = across.agree_stop](int stop) {

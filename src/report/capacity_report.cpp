@@ -123,6 +123,11 @@ std::string host_rows_text(const json& p) {
   for (const auto& h : p.at("hosts")) {
     std::string ranks;
     for (const auto& r : h.at("mpi_ranks")) ranks += (ranks.empty() ? "" : ",") + std::to_string(r.get<int>());
+    if (h.value("gpus", 0) == 0) {
+      o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): no accelerator at this point\n", h.value("hostname", "?"), 0,
+                       ranks);
+      continue;
+    }
     o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): AU {:.1f}% (min {:.1f}%), {:.0f} samples/s, {:.1f} MB/s, "
                      "CPU {:.0f}% of {}, device read {}{}\n",
                      h.value("hostname", "?"), h.value("gpus", 0), ranks, 100 * h.value("au", 0.0),
