@@ -8,6 +8,7 @@
 
 #include "capacity/capacity_across.hpp"
 #include "capacity/search.hpp"
+#include "cli/device_accounting.hpp"
 #include "cluster/capacity_point.hpp"
 #include "core/error.hpp"
 #include "report/capacity_report.hpp"
@@ -170,4 +171,39 @@ TEST_CASE("a loader result's recorded deliveries survive the wire form", "[capac
   LoaderResult plain = p.result;
   plain.ranks[0].deliveries.clear();
   CHECK_FALSE(loader_result_to_json(plain)["ranks"][0].contains("deliveries"));
+}
+
+TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' sum, ratios to delivered bytes", "[capacity][cluster]") {
+  TargetInfo t;
+  t.fs_type = "tmpfs";  // nothing to sleep an idle window over
+  cli::CapacityDeviceIo d(t);
+  DeviceIo a;
+  a.source = "diskstats";
+  a.devices = {{"sda", 1000, 0, 10, 0}};
+  a.bytes_read = 1000;
+  a.reads = 10;
+  a.interval_s = 2;
+  d.add(2, 0, a);
+  d.add(2, 0, a);  // two repeats on host 0, one after the other
+  DeviceIo b = a;
+  b.devices = {{"sdb", 3000, 0, 5, 0}};
+  b.bytes_read = 3000;
+  d.add(2, 1, b);
+  nlohmann::json points = nlohmann::json::array(
+      {{{"gpus", 2},
+        {"delivered_bytes", 5000},
+        {"hosts", nlohmann::json::array({{{"host_index", 0}, {"delivered_bytes", 2500}},
+                                         {{"host_index", 1}, {"delivered_bytes", 2500}}})}},
+       {{"gpus", 4}, {"delivered_bytes", 1}}});
+  d.add_to(points);
+  const auto& p = points[0]["device_io"];
+  CHECK(p["bytes_read"] == 5000);
+  CHECK(p["read_ratio"].get<double>() == Approx(1.0));
+  CHECK(p["hosts"] == 2);
+  const auto& h0 = points[0]["hosts"][0]["device_io"];
+  CHECK(h0["bytes_read"] == 2000);
+  CHECK(h0["interval_s"].get<double>() == Approx(4));
+  CHECK(h0["read_ratio"].get<double>() == Approx(0.8));
+  CHECK(points[0]["hosts"][1]["device_io"]["read_ratio"].get<double>() == Approx(1.2));
+  CHECK_FALSE(points[1].contains("device_io"));  // no repeat accounted at 4
 }
