@@ -2,13 +2,16 @@
 #include "report/html_report.hpp"
 
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
+#include <kainjow/mustache.hpp>
 
 #include "core/units.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/compare_text.hpp"
+#include "report/html_template.hpp"  // generated from reports/report.html.mustache
 #include "report/document_text.hpp"
 #include "report/probe_text.hpp"
 #include "report/svg_chart.hpp"
@@ -316,47 +319,55 @@ std::string comparison(const std::vector<json>& docs) {
 }  // namespace
 
 std::string render_html_report(const std::vector<json>& docs) {
-  std::string o =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ioprobe report</title>\n<style>\n"
-      "body{font-family:sans-serif;margin:2em;max-width:1000px;color:#222}table{border-collapse:collapse;margin:.5em 0}"
-      "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;font-size:13px}table.grid td{text-align:right}"
-      ".note{color:#555;font-size:12px}.warn{color:#a40000}.rec pre{background:#f4f4f4;padding:8px;font-size:14px}"
-      "svg.chart{display:block;margin:1em 0;border:1px solid #eee;max-width:100%;height:auto}"
-      "section{border-top:2px solid #444;margin-top:2em}"
-      "pre{white-space:pre-wrap;overflow-wrap:anywhere;max-width:100%}td,th{overflow-wrap:anywhere}\n"
-      "</style></head><body>\n<h1>ioprobe report</h1>\n";
-  if (docs.size() > 1) o += comparison(docs);
+  // The page skeleton is the template reports/report.html.mustache (compiled in by CMake); the
+  // sections' tables and SVG charts are drawn above and inserted unescaped ({{{ }}}), every other
+  // value is escaped by the template engine.
+  using kainjow::mustache::data;
+  data page;
+  page.set("comparison", docs.size() > 1 ? comparison(docs) : std::string());
+  data documents{data::type::list};
   for (size_t i = 0; i < docs.size(); ++i) {
     const json& d = docs[i];
     std::string kind = d.value("kind", "");
-    o += fmt::format("<section class=\"doc\" data-kind=\"{}\"><h2>{}{}{}</h2>\n", html_escape(kind),
-                     docs.size() > 1 ? fmt::format("{}: ", static_cast<char>('A' + i % 26)) : "", html_escape(kind),
-                     d.value("partial", false) ? " [PARTIAL]" : "");
     std::string cmd;
     for (const auto& a : d.value("command", json::array())) cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
-    o += "<p class=\"note\">" + html_escape(cmd) + "<br>ioprobe " + html_escape(d.value("ioprobe_version", "?")) + ", " +
-         html_escape(d.value("created_utc", "")) + ", host " + html_escape(str_at(d, "/host/hostname")) + "</p>\n";
+    std::string body;
     try {
-      if (kind == "run") o += run_section(d);
-      else if (kind == "tune") o += tune_section(d);
-      else if (kind == "capacity") o += render_capacity_html(d);
-      else if (kind == "checkpoint") o += checkpoint_section(d);
-      else if (kind == "raw") o += raw_section(d);
-      else if (kind == "probe") o += "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
+      if (kind == "run") body = run_section(d);
+      else if (kind == "tune") body = tune_section(d);
+      else if (kind == "capacity") body = render_capacity_html(d);
+      else if (kind == "checkpoint") body = checkpoint_section(d);
+      else if (kind == "raw") body = raw_section(d);
+      else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
       else
         for (const auto& [k, v] : d.items())
-          if (v.is_object() && k != "host") o += scalars_table(k, v);
+          if (v.is_object() && k != "host") body += scalars_table(k, v);
     } catch (const json::exception& e) {
-      o += "<p class=\"warn\">This document lacks fields the " + html_escape(kind) + " section needs: " + html_escape(e.what()) + "</p>\n";
+      body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) + " section needs: " + html_escape(e.what()) + "</p>\n";
     }
-    if (d.contains("warnings") && !d["warnings"].empty()) {
-      o += "<h3>Warnings</h3><ul>\n";
-      for (const auto& w : d["warnings"]) o += "<li>" + html_escape(w.is_string() ? w.get<std::string>() : w.dump()) + "</li>\n";
-      o += "</ul>\n";
+    data doc;
+    doc.set("kind", kind);
+    doc.set("letter", docs.size() > 1 ? fmt::format("{}: ", static_cast<char>('A' + i % 26)) : std::string());
+    doc.set("partial", data(d.value("partial", false)));
+    doc.set("command", cmd);
+    doc.set("version", d.value("ioprobe_version", "?"));
+    doc.set("created_utc", d.value("created_utc", ""));
+    doc.set("hostname", str_at(d, "/host/hostname"));
+    doc.set("body", body);
+    data warnings{data::type::list};
+    for (const auto& w : d.value("warnings", json::array())) {
+      data item;
+      item.set("text", w.is_string() ? w.get<std::string>() : w.dump());
+      warnings.push_back(item);
     }
-    o += "</section>\n";
+    doc.set("has_warnings", data(!d.value("warnings", json::array()).empty()));
+    doc.set("warnings", warnings);
+    documents.push_back(doc);
   }
-  return o + "</body></html>\n";
+  page.set("documents", documents);
+  kainjow::mustache::mustache tmpl{std::string(kHtmlReportTemplate)};
+  if (!tmpl.is_valid()) throw std::logic_error("reports/report.html.mustache: " + tmpl.error_message());
+  return tmpl.render(page);
 }
 
 }  // namespace ioprobe

@@ -14,6 +14,9 @@
 //   other kinds the scalar figures of each section
 // Two or more documents get a side-by-side comparison table first (B/A ratios with two), with the
 // cache state and target of each beside the numbers and a warning where they differ.
+// The page skeleton (head, style, one <section> per document, its command line and warnings) is the
+// Mustache template reports/report.html.mustache (kainjow::mustache, Debian libkainjow-mustache-dev),
+// compiled into the binary by CMake; the sections' tables and SVG charts are drawn in code.
 // Every string from a document goes through html_escape(). Each chart is an <svg class="chart"
 // data-chart="timeline|latency|workers|checkpoint"> so tests can find it in the DOM.
 #pragma once
@@ -30,7 +33,8 @@ namespace ioprobe {
 std::string html_escape(std::string_view s);
 
 /// The page for `docs` (at least one). Never throws for missing optional keys; a section whose
-/// required keys are absent is left out with a note.
+/// required keys are absent is left out with a note. Throws std::logic_error only if the compiled-in
+/// template is malformed (a build defect, caught by the unit tests).
 std::string render_html_report(const std::vector<nlohmann::json>& docs);
 
 }  // namespace ioprobe
