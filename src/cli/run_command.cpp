@@ -330,6 +330,13 @@ int cmd_gen(const CommandContext& ctx) {
              format_bytes(bytes), escape_bytes(c.dir),
              s > 0 ? fmt::format(" in {} ({})", format_seconds(s), format_rate(bytes / s)) : "",
              comm.multi() ? fmt::format("; {} on {} host(s): {}", placement.kind, comm.host_count(), placement.how) : "");
+  if (data.dataset.contains("generation"))
+    for (const auto& h : data.dataset["generation"]["hosts"]) {
+      const double hs = h.value("generate_s", 0.0);
+      const uint64_t hb = h.value("bytes", uint64_t{0});
+      fmt::print("  host {}: {} files, {} in {}{}\n", h.value("hostname", ""), format_count(h.value("files", uint64_t{0})),
+                 format_bytes(hb), format_seconds(hs), hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : "");
+    }
   return kExitOk;
 }
 

@@ -88,6 +88,7 @@ Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create
   } else if (yes) {
     pl.kind = "shared";
     pl.how = "every host saw a marker file rank 0 created beside the dataset directory";
+    pl.split_generation = true;
   } else {
     pl.kind = "node-local";
     pl.how = "no other host saw the marker file rank 0 created beside the dataset directory: each host has its own copy";

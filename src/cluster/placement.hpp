@@ -1,7 +1,9 @@
 // Where a multi-host job's dataset lives, and who prepares it.
 //
-//  shared:     the same directory on every host (one filesystem): generated once, by rank 0,
-//              while the others wait; then every process checks the one manifest.
+//  shared:     the same directory on every host (one filesystem): generated once, the files
+//              split over the hosts (one writer process per host; cli/run_cluster.cpp) under
+//              rank 0's lock, one manifest published by rank 0 when every host's share is
+//              written; then every process checks the one manifest.
 //  node-local: each host has its own copy at the same path: the first process of every host
 //              generates (or checks) its host's copy, the host's other processes then reuse it.
 // Generated datasets are told apart by a marker file rank 0 leaves beside the dataset directory
@@ -19,6 +21,9 @@ namespace ioprobe::cluster {
 struct Placement {
   std::string kind = "single host";  // "single host" | "shared" | "node-local"
   std::string how;                   // how it was told, for the report
+  /// Several hosts, each seen to share the directory (rank 0's marker): a dataset ioprobe
+  /// generates there may be written by all of them, each its share of the files.
+  bool split_generation = false;
 };
 
 /// For a dataset ioprobe generates in `dir`. Collective. `create_parent`: rank 0 may create the

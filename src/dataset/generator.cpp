@@ -193,6 +193,99 @@ void write_records(const std::string& path, const std::vector<uint64_t>& sizes, 
   if (close(fd) != 0) throw IoError(errno, "close", path);
 }
 
+// The files of `spec` in `dir`: paths, sizes and records, from the seed alone (no disk access).
+struct FilePlan {
+  FileIndex index;
+  RecordLayout layout;
+  std::vector<uint64_t> sizes, record_sizes;
+  uint64_t total = 0;
+  bool records = false;
+};
+
+FilePlan plan_files(const std::string& dir, const DatasetSpec& spec) {
+  FilePlan p;
+  p.records = spec.kind != DatasetKind::kFiles;
+  if (p.records) {
+    p.record_sizes = draw_record_sizes(spec);
+    p.layout = RecordLayout(spec.kind, spec.files, spec.records_per_file, p.record_sizes);
+    p.sizes.resize(spec.files);
+    for (uint64_t f = 0; f < spec.files; ++f) p.sizes[f] = p.layout.file_bytes(f);
+  } else {
+    p.sizes = draw_file_sizes(spec);
+  }
+  p.index = FileIndex(dir);
+  for (uint64_t i = 0; i < spec.files; ++i) {
+    p.index.add(generated_file_path(spec, i), static_cast<int64_t>(p.sizes[i]));
+    p.total += p.sizes[i];
+  }
+  return p;
+}
+
+// Writes files [first, end) of `plan` with opts.threads writers and a progress line. Throws the
+// first writer's error; stops early (interrupted) on SIGINT/SIGTERM.
+SliceOutcome write_files(const std::string& dir, const DatasetSpec& spec, const FilePlan& plan, uint64_t first,
+                         uint64_t end, const GenerateOptions& opts) {
+  SliceOutcome so;
+  so.first = first;
+  so.end = end;
+  const uint64_t count = end - first;
+  const int64_t start = now_ns();
+  std::atomic<uint64_t> next{first}, done_files{0}, done_bytes{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  // On a terminal one line redrawn every 250 ms (and at the last file); in a log a line every 10 s.
+  ProgressLine progress(opts.progress, 0.25, 10);
+  if (!progress.tty()) progress.print(fmt::format("generating {} files...", format_count(count)));
+  auto writer = [&] {
+    std::vector<char> buf;
+    try {
+      for (;;) {
+        if (failed.load() || interrupted()) return;
+        uint64_t i = next.fetch_add(1);
+        if (i >= end) return;
+        if (plan.records)
+          write_records(dir + "/" + plan.index.path(i), plan.record_sizes, i * spec.records_per_file,
+                        spec.records_per_file, spec.seed, buf);
+        else
+          write_one(dir + "/" + plan.index.path(i), plan.sizes[i], spec.seed ^ (i * 0x100000001B3ULL), buf);
+        done_bytes += plan.sizes[i];
+        const uint64_t files = done_files.fetch_add(1) + 1, bytes = done_bytes.load();
+        progress.update(
+            [&] {
+              const double s = static_cast<double>(now_ns() - start) / 1e9;
+              return fmt::format("generating: {}/{} files, {}, {}", format_count(files), format_count(count),
+                                 format_bytes(bytes), format_rate(s > 0 ? static_cast<double>(bytes) / s : 0));
+            },
+            progress.tty() && files == count);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> g(error_mu);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  };
+  std::vector<std::jthread> threads;
+  for (int t = 0; t < std::max(1, opts.threads); ++t) threads.emplace_back(writer);
+  for (auto& t : threads) t.join();
+  progress.finish(/*keep=*/true);
+  if (error) std::rethrow_exception(error);
+  so.files = done_files.load();
+  so.bytes = done_bytes.load();
+  so.interrupted = interrupted() && so.files < count;
+  so.generate_s = static_cast<double>(now_ns() - start) / 1e9;
+  return so;
+}
+
+// Data must be on the device before a cold (O_DIRECT) run measures it.
+void sync_dir(const std::string& dir) {
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    syncfs(dfd);
+    close(dfd);
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -208,8 +301,10 @@ void refuse_unusable(const std::string& dir, DirState state) {
 }
 
 // ensure_dataset() under the directory's exclusive lock; `state` as inspected under it.
+// `pending` (a split generation's owner): when files must be written, stop after the layout (file
+// list, record index, incomplete manifest, class folders) and return that manifest there.
 DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts,
-                             DirState state) {
+                             DirState state, std::optional<Manifest>* pending = nullptr) {
   DatasetOutcome out;
   nlohmann::json identity = spec_identity(spec);
   refuse_unusable(dir, state);
@@ -255,19 +350,12 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& spec, co
     out.action = "generated";
   }
 
-  const bool records = spec.kind != DatasetKind::kFiles;
-  std::vector<uint64_t> record_sizes = records ? draw_record_sizes(spec) : std::vector<uint64_t>();
-  std::vector<uint64_t> sizes = records ? std::vector<uint64_t>(spec.files) : draw_file_sizes(spec);
-  if (records) {
-    out.layout = RecordLayout(spec.kind, spec.files, spec.records_per_file, record_sizes);
-    for (uint64_t f = 0; f < spec.files; ++f) sizes[f] = out.layout.file_bytes(f);
-  }
-  FileIndex index(dir);
-  uint64_t total = 0;
-  for (uint64_t i = 0; i < spec.files; ++i) {
-    index.add(generated_file_path(spec, i), static_cast<int64_t>(sizes[i]));
-    total += sizes[i];
-  }
+  FilePlan plan = plan_files(dir, spec);
+  const bool records = plan.records;
+  const std::vector<uint64_t>& sizes = plan.sizes;
+  FileIndex& index = plan.index;
+  const uint64_t total = plan.total;
+  if (records) out.layout = plan.layout;
   // Each file takes at least its size rounded up to 4 KiB; keep 1% + 1 MiB of headroom for the
   // class folders and the manifest.
   uint64_t need = 0;
@@ -289,59 +377,21 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& spec, co
     if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) throw IoError(errno, "mkdir", sub);
   }
 
-  const int64_t start = now_ns();
-  std::atomic<uint64_t> next{0}, done_files{0}, done_bytes{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mu;
-  // On a terminal one line redrawn every 250 ms (and at the last file); in a log a line every 10 s.
-  ProgressLine progress(opts.progress, 0.25, 10);
-  if (!progress.tty()) progress.print(fmt::format("generating {} files...", format_count(spec.files)));
-  auto writer = [&] {
-    std::vector<char> buf;
-    try {
-      for (;;) {
-        if (failed.load() || interrupted()) return;
-        uint64_t i = next.fetch_add(1);
-        if (i >= spec.files) return;
-        if (records)
-          write_records(dir + "/" + index.path(i), record_sizes, i * spec.records_per_file, spec.records_per_file,
-                        spec.seed, buf);
-        else
-          write_one(dir + "/" + index.path(i), sizes[i], spec.seed ^ (i * 0x100000001B3ULL), buf);
-        done_bytes += sizes[i];
-        const uint64_t files = done_files.fetch_add(1) + 1, bytes = done_bytes.load();
-        progress.update(
-            [&] {
-              const double s = static_cast<double>(now_ns() - start) / 1e9;
-              return fmt::format("generating: {}/{} files, {}, {}", format_count(files), format_count(spec.files),
-                                 format_bytes(bytes), format_rate(s > 0 ? static_cast<double>(bytes) / s : 0));
-            },
-            progress.tty() && files == spec.files);
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> g(error_mu);
-      if (!error) error = std::current_exception();
-      failed = true;
-    }
-  };
-  std::vector<std::jthread> threads;
-  for (int t = 0; t < std::max(1, opts.threads); ++t) threads.emplace_back(writer);
-  for (auto& t : threads) t.join();
-  progress.finish(/*keep=*/true);
-  if (error) std::rethrow_exception(error);
+  if (pending) {  // a split generation: the writers write the files, publish_dataset() the rest
+    *pending = m;
+    out.index = std::move(index);
+    out.bytes = total;
+    return out;
+  }
+  const SliceOutcome written = write_files(dir, spec, plan, 0, spec.files, opts);
+  const int64_t start = now_ns() - static_cast<int64_t>(written.generate_s * 1e9);
   if (interrupted()) {
     out.interrupted = true;
     out.index = std::move(index);
     out.generate_s = static_cast<double>(now_ns() - start) / 1e9;
     return out;  // manifest stays "complete": false
   }
-  // Data must be on the device before a cold (O_DIRECT) run measures it.
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    syncfs(dfd);
-    close(dfd);
-  }
+  sync_dir(dir);
   m.complete = true;
   write_manifest(dir, m);
   out.generate_s = static_cast<double>(now_ns() - start) / 1e9;
@@ -423,6 +473,72 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
                 kExitFailure);
   out.lock = std::move(lock);
   return out;
+}
+
+SplitGeneration begin_split_generation(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
+  DirState state = inspect_dir(dir);
+  refuse_unusable(dir, state);
+  if (state == DirState::kMissing) make_dir(dir, opts.create_parents);
+  SplitGeneration g;
+  g.lock = std::make_shared<DirLock>(dir, DirLock::Mode::kExclusive, "", [&](const std::string& holder) {
+    fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
+               escape_bytes(dir), holder);
+  });
+  std::optional<Manifest> pending;
+  DatasetOutcome out;
+  try {
+    out = ensure_locked(dir, spec, opts, inspect_dir(dir), &pending);
+  } catch (...) {
+    if (state == DirState::kMissing) {
+      g.lock.reset();      // removes the lock file
+      rmdir(dir.c_str());  // only when empty: leave nothing behind that we made
+    }
+    throw;
+  }
+  if (!pending) {  // a complete dataset is there already: the plain path reuses it
+    g.lock.reset();
+    return g;
+  }
+  g.pending = true;
+  g.action = out.action;
+  g.list_xxh64 = pending->list_xxh64;
+  g.manifest = *pending;
+  return g;
+}
+
+SliceOutcome write_dataset_slice(const std::string& dir, const DatasetSpec& spec, uint64_t slice, uint64_t slices,
+                                 const std::string& list_xxh64, const GenerateOptions& opts) {
+  const std::optional<Manifest> m = read_manifest(dir);
+  if (!m || m->complete || m->list_xxh64 != list_xxh64)
+    throw Error(fmt::format("'{}' does not hold the incomplete dataset layout the owner just wrote (manifest {}); "
+                            "this host does not see the same directory, or another process changed it",
+                            escape_bytes(dir), !m ? "missing" : m->complete ? "already complete" : "of another layout"),
+                kExitFailure);
+  const FilePlan plan = plan_files(dir, spec);
+  if (file_list_xxh64(plan.index) != list_xxh64)
+    throw Error(fmt::format("this host lays out the dataset in '{}' differently from the owner (file list hash {} vs "
+                            "{}); run the same ioprobe version on every host",
+                            escape_bytes(dir), file_list_xxh64(plan.index), list_xxh64),
+                kExitFailure);
+  const uint64_t first = spec.files * slice / slices, end = spec.files * (slice + 1) / slices;
+  SliceOutcome so = write_files(dir, spec, plan, first, end, opts);
+  if (!so.interrupted) sync_dir(dir);
+  return so;
+}
+
+void publish_dataset(const std::string& dir, SplitGeneration& g) {
+  if (!g.pending) return;
+  const std::optional<Manifest> m = read_manifest(dir);
+  if (!m || m->complete || m->list_xxh64 != g.list_xxh64)
+    throw Error(fmt::format("the dataset manifest in '{}' changed while the hosts wrote the files; run again",
+                            escape_bytes(dir)),
+                kExitFailure);
+  sync_dir(dir);
+  Manifest done = g.manifest;
+  done.complete = true;
+  write_manifest(dir, done);
+  g.pending = false;
+  g.lock.reset();
 }
 
 }  // namespace ioprobe

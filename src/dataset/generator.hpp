@@ -12,6 +12,7 @@
 
 #include "core/dir_lock.hpp"
 #include "dataset/file_index.hpp"
+#include "dataset/manifest.hpp"
 #include "dataset/record_layout.hpp"
 #include "dataset/spec.hpp"
 
@@ -54,6 +55,47 @@ struct DatasetOutcome {
 /// SIGTERM while waiting throws Error with the signal's exit code. A lock this process holds
 /// counts too: release an earlier outcome's `lock` before calling again on the same directory.
 DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts);
+
+/// One writer's share of a generation split over several processes (write_dataset_slice).
+struct SliceOutcome {
+  uint64_t first = 0, end = 0;    // the files [first, end) of the dataset's file list
+  uint64_t files = 0, bytes = 0;  // written (fewer than end - first when interrupted)
+  double generate_s = 0;          // seconds this writer spent writing, sync excluded
+  bool interrupted = false;       // stopped by SIGINT/SIGTERM
+};
+
+/// The owner's side of a generation split over processes that all see `dir` (a multi-host job on
+/// a shared filesystem). The order: the owner calls begin_split_generation(); when `pending`,
+/// every writer calls write_dataset_slice() with its own slice (the owner may be one of them);
+/// when every slice succeeded the owner calls publish_dataset(), which marks the manifest
+/// complete. Until then the manifest says "complete": false, so a failed or interrupted slice
+/// leaves a dataset the next run regenerates, never one that looks complete.
+struct SplitGeneration {
+  bool pending = false;     // files must be written; false: a complete dataset is there, reuse it
+  std::string action;       // "generated", "regenerated (...)" when pending
+  std::string list_xxh64;   // the file list's hash: writers check that they lay out the same files
+  Manifest manifest;        // the incomplete manifest written, completed by publish_dataset()
+  std::shared_ptr<DirLock> lock;  // exclusive, held until publish_dataset() (or this is destroyed)
+};
+
+/// Owner: as ensure_dataset() (same refusals and errors, the directory locked exclusively), except
+/// that when files must be written it writes only the layout (file list, record index, manifest
+/// marked incomplete, class folders) and returns `pending` with the lock held. When a reusable
+/// dataset is there it returns `pending` false and releases the lock.
+SplitGeneration begin_split_generation(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts);
+
+/// Writer `slice` of `slices` (0-based): writes the files [files*slice/slices,
+/// files*(slice+1)/slices) of the layout, byte for byte what ensure_dataset() writes there (the
+/// content depends only on the seed and the file's number), then syncs the filesystem. Takes no
+/// lock: it writes under the owner's. Throws Error (exit 1) when `dir` does not hold the owner's
+/// incomplete layout with `list_xxh64`, or this process computes another layout (another ioprobe
+/// version); IoError on write failures.
+SliceOutcome write_dataset_slice(const std::string& dir, const DatasetSpec& spec, uint64_t slice, uint64_t slices,
+                                 const std::string& list_xxh64, const GenerateOptions& opts);
+
+/// Owner, after every slice succeeded: syncs, writes the manifest "complete": true atomically
+/// and releases the lock. Throws Error (exit 1) when the manifest changed meanwhile; IoError.
+void publish_dataset(const std::string& dir, SplitGeneration& g);
 
 /// Fills `buf` with pseudo-random bytes from `seed` (incompressible, like JPEG data).
 void fill_pseudorandom(char* buf, size_t len, uint64_t seed);

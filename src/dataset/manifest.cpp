@@ -54,7 +54,9 @@ void write_manifest(const std::string& dir, const Manifest& m) {
   write_file_atomically(dir + "/" + kManifestName, j.dump(2) + "\n", "check that the dataset directory is writable");
 }
 
-std::string write_file_list(const std::string& dir, const FileIndex& index) {
+namespace {
+
+std::string list_text(const FileIndex& index) {
   std::string text;
   text.reserve(index.size() * 28);
   for (size_t i = 0; i < index.size(); ++i) {
@@ -63,6 +65,18 @@ std::string write_file_list(const std::string& dir, const FileIndex& index) {
     text += index.path(i);
     text += '\n';
   }
+  return text;
+}
+
+}  // namespace
+
+std::string file_list_xxh64(const FileIndex& index) {
+  const std::string text = list_text(index);
+  return hex64(XXH64(text.data(), text.size(), 0));
+}
+
+std::string write_file_list(const std::string& dir, const FileIndex& index) {
+  const std::string text = list_text(index);
   write_file_atomically(dir + "/" + kFileListName, text, "check that the dataset directory is writable");
   return hex64(XXH64(text.data(), text.size(), 0));
 }

@@ -44,6 +44,9 @@ void write_manifest(const std::string& dir, const Manifest& m);
 /// Writes DIR/.ioprobe-files.tsv atomically and returns its xxh64 as hex. Throws IoError.
 std::string write_file_list(const std::string& dir, const FileIndex& index);
 
+/// The xxh64 (hex) write_file_list() would record for `index`, without writing anything.
+std::string file_list_xxh64(const FileIndex& index);
+
 /// Reads the file list, checking its xxh64 against `expected_xxh64` (when not empty) and that
 /// every path is relative and stays inside the directory. Throws UsageError on mismatch.
 FileIndex read_file_list(const std::string& dir, const std::string& expected_xxh64);

@@ -93,6 +93,14 @@ std::string render_run_text(const nlohmann::json& doc) {
                                 format_count(ds.value("records_per_file", 0ULL))));
   line("location", fmt::format("{} ({}{})", ds.value("root", ""), ds.value("action", ""),
                                ds.value("generate_s", 0.0) > 0 ? fmt::format(" in {}", format_seconds(ds.value("generate_s", 0.0))) : ""));
+  if (ds.contains("generation") && ds["generation"].is_object())  // written by several hosts, each its share
+    for (const auto& h : ds["generation"].value("hosts", nlohmann::json::array())) {
+      const double hs = h.value("generate_s", 0.0);
+      const uint64_t hb = h.value("bytes", uint64_t{0});
+      line("generated on " + h.value("hostname", std::string("?")),
+           fmt::format("{} files, {} in {}{}", format_count(h.value("files", uint64_t{0})), format_bytes(hb),
+                       format_seconds(hs), hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : ""));
+    }
   if (ds.value("enumerate_s", 0.0) > 0) line("enumeration", format_seconds(ds.value("enumerate_s", 0.0)));
 
   o += "\nLoader\n";
