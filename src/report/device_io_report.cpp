@@ -1,5 +1,7 @@
 #include "report/device_io_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -86,7 +88,10 @@ DeviceIo device_io_from_json(const nlohmann::json& j) {
 
 nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch) {
   nlohmann::json a = nlohmann::json::array();
-  const size_t n = std::max(r.epoch_samples.size(), per_epoch.size());
+  size_t n = std::max(r.epoch_samples.size(), per_epoch.size());
+  // A stop (--duration, a signal) that came as an epoch began leaves an epoch that delivered
+  // nothing: no row (its device reads stay in the run's device_io).
+  while (r.partial && n > 0 && (n > r.epoch_samples.size() || r.epoch_samples[n - 1] == 0)) --n;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t bytes = i < r.epoch_bytes.size() ? r.epoch_bytes[i] : 0;
     nlohmann::json e = {{"epoch", i + 1},
@@ -100,7 +105,21 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
     }
     DeviceIo none;
     none.reason = "not measured";
-    e["device_io"] = device_io_json(i < per_epoch.size() ? per_epoch[i] : none, DeviceRef::kRead, bytes);
+    const DeviceIo& io = i < per_epoch.size() ? per_epoch[i] : none;
+    e["device_io"] = device_io_json(io, DeviceRef::kRead, bytes);
+    if (r.partial && i >= r.epochs_completed) {
+      // Cut short: the devices also read what the workers had fetched ahead (prefetched batches,
+      // readahead) and the stop discarded, so device bytes / delivered bytes overstates the
+      // devices' share. The device figure is an upper bound of it: "page cache" (read <= 10%)
+      // still holds, "device" and "mixed" cannot be told.
+      e["partial"] = true;
+      e["cut_by"] = r.stop_reason;
+      nlohmann::json& d = e["device_io"];
+      d["read_ratio"] = nullptr;
+      if (d.value("bytes_source", "unknown") != "page cache") d["bytes_source"] = "unknown";
+      d["ratio_note"] = "epoch cut short: the devices' reads include batches fetched ahead and never delivered, so no "
+                        "ratio to the delivered bytes is given";
+    }
     a.push_back(e);
   }
   return a;
@@ -131,6 +150,7 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<{}} {}\n", k, width, v); };
   if (r.contains("device_io")) line("device I/O", device_io_summary(r["device_io"], "delivered"));
+  if (r.contains("device_io") && r["device_io"].contains("merge_note")) line("", r["device_io"].value("merge_note", ""));
   if (r.contains("epochs") && r["epochs"].is_array() && r["epochs"].size() > 0) {
     for (const auto& e : r["epochs"]) {
       const auto& d = e.contains("device_io") ? e["device_io"] : nlohmann::json();
@@ -141,7 +161,11 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
                               ? fmt::format(" = {:.2f} x delivered: from {}", d["read_ratio"].get<double>(),
                                             d.value("bytes_source", "unknown"))
                               : "");
-      line(fmt::format("epoch {}", e.value("epoch", 0)),
+      if (e.value("partial", false) && d.is_object() && d.value("source", "none") != "none")
+        dev = fmt::format("device read {} (cut short: includes batches fetched ahead and never delivered, so no ratio{})",
+                          format_bytes(d.value("bytes_read", 0ULL)),
+                          d.value("bytes_source", "") == "page cache" ? "; from page cache" : "");
+      line(fmt::format("epoch {}{}", e.value("epoch", 0), e.value("partial", false) ? " (partial)" : ""),
            fmt::format("{} samples, {} delivered; {}{}", format_count(e.value("samples", 0ULL)),
                        format_bytes(e.value("bytes", 0ULL)), dev,
                        e.contains("residency") && e["residency"].is_number()
@@ -166,6 +190,105 @@ nlohmann::json host_device_io_json(const nlohmann::json& part, uint64_t host_byt
   j["cold_read_nothing"] = io.measured() && host_bytes > 0 && io.bytes_read == 0 &&
                            target.is_object() && target.value("cache", "") == "cold";
   return j;
+}
+
+namespace {
+
+std::string merge_note(size_t docs, size_t hosts, size_t overlapped) {
+  std::string n = fmt::format("{} documents from {} host(s): devices named HOST:NAME, the hosts' figures added", docs,
+                              hosts);
+  if (overlapped)
+    n += fmt::format("; {} document(s) shared a host with another: one host's devices measured over overlapping "
+                     "intervals count each other's traffic, so the largest of that host's figures is taken, not the sum",
+                     overlapped);
+  return n + "; idle_bytes_per_s_before is the sum of each host's own idle window before its run (not one moment)";
+}
+
+// The sections' DeviceIo merged as merge_device_io_json says; `note` describes it.
+DeviceIo merge_sections(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
+                        std::string* note, bool* any) {
+  std::vector<std::pair<std::string, DeviceIo>> by_host;  // in first-seen order
+  size_t docs = 0, overlapped = 0;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (!sections[i].is_object()) continue;
+    ++docs;
+    const std::string host = i < hosts.size() && !hosts[i].empty() ? hosts[i] : fmt::format("document {}", i + 1);
+    DeviceIo io = device_io_from_json(sections[i]);
+    for (auto& d : io.devices) d.name = host + ":" + d.name;
+    auto it = std::find_if(by_host.begin(), by_host.end(), [&](const auto& h) { return h.first == host; });
+    if (it == by_host.end()) {
+      by_host.emplace_back(host, io);
+    } else {
+      ++overlapped;
+      if (io.measured() && (!it->second.measured() || io.bytes_read + io.bytes_written >
+                                                           it->second.bytes_read + it->second.bytes_written))
+        it->second = io;
+    }
+  }
+  *any = docs > 0;
+  DeviceIo m;
+  for (size_t i = 0; i < by_host.size(); ++i) {
+    if (i == 0) m = by_host[i].second;
+    else m.merge(by_host[i].second);
+  }
+  m.hosts = by_host.size();
+  *note = merge_note(docs, by_host.size(), overlapped);
+  return m;
+}
+
+}  // namespace
+
+nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
+                                    DeviceRef ref, uint64_t reference_bytes) {
+  std::string note;
+  bool any = false;
+  const DeviceIo m = merge_sections(sections, hosts, &note, &any);
+  if (!any) return nullptr;
+  nlohmann::json j = device_io_json(m, ref, reference_bytes);
+  j["merge_note"] = note;
+  return j;
+}
+
+nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const std::vector<std::string>& hosts) {
+  size_t n = 0;
+  bool any = false;
+  for (const auto& l : lists)
+    if (l.is_array()) {
+      any = true;
+      n = std::max(n, l.size());
+    }
+  if (!any) return nullptr;
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t e = 0; e < n; ++e) {
+    uint64_t samples = 0, bytes = 0;
+    bool partial = false;
+    std::vector<nlohmann::json> sections(lists.size());
+    for (size_t i = 0; i < lists.size(); ++i) {
+      if (!lists[i].is_array() || e >= lists[i].size()) continue;
+      const nlohmann::json& x = lists[i][e];
+      samples += x.value("samples", uint64_t{0});
+      bytes += x.value("bytes", uint64_t{0});
+      partial = partial || x.value("partial", false);
+      if (x.contains("device_io")) sections[i] = x["device_io"];
+    }
+    nlohmann::json row = {{"epoch", e + 1}, {"samples", samples}, {"bytes", bytes}, {"residency", nullptr}};
+    nlohmann::json d = merge_device_io_json(sections, hosts, DeviceRef::kRead, bytes);
+    if (d.is_null()) {
+      DeviceIo none;
+      none.reason = "not in the merged documents";
+      d = device_io_json(none, DeviceRef::kRead, bytes);
+    }
+    if (partial) {
+      row["partial"] = true;
+      d["read_ratio"] = nullptr;
+      if (d.value("bytes_source", "unknown") != "page cache") d["bytes_source"] = "unknown";
+      d["ratio_note"] = "an input's epoch was cut short: the devices' reads include batches fetched ahead and never "
+                        "delivered, so no ratio to the delivered bytes is given";
+    }
+    row["device_io"] = d;
+    out.push_back(row);
+  }
+  return out;
 }
 
 ClusterDeviceIo cluster_device_io(const nlohmann::json& hosts) {

@@ -9,7 +9,9 @@
 //             or write_ratio (bytes_written / reference), bytes_source ("device" | "page cache" |
 //             "mixed" | "unknown", reads only)}
 // results.epochs: [{epoch (1-based), samples, bytes, residency (0..1 or null), residency_source,
-//                   device_io}]
+//                   device_io, partial and cut_by (an epoch a stop cut short: its device_io has
+//                   no read_ratio, see ratio_note)}]; an epoch a stop ended before it delivered
+//                   anything has no entry
 #pragma once
 
 #include <cstdint>
@@ -36,7 +38,10 @@ DeviceIo device_io_from_json(const nlohmann::json& j);
 
 /// results.epochs: one entry per epoch started, from the loader's per-epoch counts, its residency
 /// before each epoch, and the device accounting between consecutive epoch marks (the lists may
-/// differ in length: an entry gets what exists for it).
+/// differ in length: an entry gets what exists for it). In a run a stop cut short (r.partial),
+/// the epochs from r.epochs_completed on are marked partial, without a read ratio (the devices
+/// also read batches fetched ahead and discarded; bytes_source only "page cache" or "unknown"),
+/// and trailing epochs that delivered nothing are left out.
 nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch);
 
 /// "loop0, loop1: 105 MB read (1.01 x the 104 MB delivered), 0 B written; 812 reads" style summary
@@ -57,6 +62,22 @@ nlohmann::json part_device_io_json(const DeviceIo& whole, const std::vector<Devi
 /// (target.cache "cold"), its devices were measured, it delivered bytes and its devices read none.
 nlohmann::json host_device_io_json(const nlohmann::json& part_device_io, uint64_t host_bytes,
                                    const nlohmann::json& target);
+
+/// report --merge: the device_io sections of `docs` (each a document's results.device_io, or
+/// null where a document has none; `hosts` the documents' hostnames, "" when unknown) as one.
+/// Each document's devices are named "HOST:NAME" so that the same name on two hosts stays two
+/// devices; documents from one host measured that host's devices over overlapping intervals
+/// (each delta holds the others' traffic too), so for a host the largest section is taken, not
+/// the sum; the hosts' sections then add (DeviceIo::merge). `note` gets what was done (for
+/// the "merge_note" field). With ref kRead/kWrite the ratio is to `reference_bytes`.
+/// Returns null when no document has a device_io section.
+nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
+                                    DeviceRef ref, uint64_t reference_bytes);
+
+/// report --merge: the documents' results.epochs lists added epoch by epoch (samples, bytes,
+/// device_io as merge_device_io_json; residency null: the hosts' differ; partial when any input's
+/// epoch is). Returns null when no document has an epochs list.
+nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& epoch_lists, const std::vector<std::string>& hosts);
 
 /// The cluster's accounting: the host rows' device_io added (DeviceIo::merge; each host's own
 /// devices), and per epoch the hosts' "epochs" entries added epoch by epoch.

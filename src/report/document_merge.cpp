@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "raw/raw_results.hpp"
+#include "report/device_io_report.hpp"
 #include "report/latency_json.hpp"
 #include "report/run_document.hpp"
 
@@ -68,6 +69,20 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
                        {"file_latency_p99_us", rj["file_latency_us"]["p99"]}});
   }
   out["results"] = run_results_json(total);
+  // Device I/O: each host's devices once, the hosts added (device_io_report.hpp).
+  std::vector<json> dio, epochs;
+  std::vector<std::string> hosts;
+  for (const auto& d : docs) {
+    const json res = d.value("results", json::object());
+    dio.push_back(res.contains("device_io") ? res["device_io"] : json());
+    epochs.push_back(res.contains("epochs") ? res["epochs"] : json());
+    hosts.push_back(hostname_of(d));
+  }
+  if (json m = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes); !m.is_null()) {
+    out["results"]["device_io"] = m;
+    if (out.contains("ingest")) out["ingest"]["bytes_source"] = m.value("bytes_source", "unknown");
+  }
+  if (json e = merge_epochs_json(epochs, hosts); !e.is_null()) out["results"]["epochs"] = e;
   out["sources"] = sources;
   out["partial"] = partial;
   if (out.contains("loader") && out["loader"].is_object()) out["loader"]["gpus"] = gpus;
@@ -139,6 +154,17 @@ json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& n
     total.merge(t);
   }
   out["raw"]["results"] = raw_results_json(total);
+  std::vector<json> dio;
+  std::vector<std::string> hosts;
+  bool write = false;
+  for (const auto& d : docs) {
+    const json res = d.contains("raw") && d["raw"].is_object() ? d["raw"].value("results", json::object()) : json::object();
+    dio.push_back(res.contains("device_io") ? res["device_io"] : json());
+    write = write || (res.contains("device_io") && res["device_io"].contains("write_ratio"));
+    hosts.push_back(hostname_of(d));
+  }
+  if (json m = merge_device_io_json(dio, hosts, write ? DeviceRef::kWrite : DeviceRef::kRead, total.bytes); !m.is_null())
+    out["raw"]["results"]["device_io"] = m;
   out["sources"] = sources;
   out["partial"] = partial;
   json warnings = merged_warnings(docs);
@@ -177,6 +203,10 @@ std::string render_merged_raw_text(const json& merged) {
   o += fmt::format("  throughput  {}\n", format_rate(r.at("bytes_per_s").get<double>()));
   o += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns(l.at("mean")), ns(l.at("p50")),
                    ns(l.at("p90")), ns(l.at("p99")), ns(l.at("p999")), ns(l.at("max")));
+  if (r.contains("device_io"))
+    o += fmt::format("  device I/O  {}\n              {}\n",
+                     device_io_summary(r["device_io"], r["device_io"].contains("write_ratio") ? "written" : "read"),
+                     r["device_io"].value("merge_note", ""));
   for (const auto& s : merged.at("sources"))
     o += fmt::format("  source      {} ({}): {} I/Os in {}, {:.0f} IOPS, {}, p99 {}\n", s.at("file").get<std::string>(),
                      s.value("hostname", "?"), format_count(s.at("ios").get<uint64_t>()),

@@ -4,6 +4,7 @@
 
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "report/device_io_report.hpp"
 #include "report/raw_cluster_json.hpp"
 #include "report/tune_document.hpp"
 
@@ -72,6 +73,11 @@ std::string render_raw_document_text(const json& doc) {
                        format_count(res.at("errors").get<uint64_t>()), res.value("first_error", ""));
     const std::string hint = io_uring_canceled_hint(res.value("first_error", ""));
     if (!hint.empty()) out += "              " + hint + "\n";
+  }
+  if (res.contains("device_io")) {  // as `raw` printed it when it ran
+    const json& d = res["device_io"];
+    out += fmt::format("  device I/O  {}{}\n", device_io_summary(d, d.contains("write_ratio") ? "written" : "read"),
+                       d.contains("scope") ? fmt::format(" ({})", d.value("scope", "")) : "");
   }
   out += render_raw_hosts_text(doc);
   for (const auto& w : doc.value("warnings", json::array()))

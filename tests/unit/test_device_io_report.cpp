@@ -1,0 +1,152 @@
+// The device_io parts of result documents (report/device_io_report.hpp): a run's per-epoch list
+// when a stop cut it short, and device I/O through `report` and `report --merge`.
+#include <catch2/catch.hpp>
+
+#include "report/device_io_report.hpp"
+#include "report/document_merge.hpp"
+#include "report/document_text.hpp"
+#include "report/latency_json.hpp"
+#include "report/run_document.hpp"
+
+using namespace ioprobe;
+using nlohmann::json;
+
+namespace {
+
+DeviceIo reads(const char* dev, uint64_t bytes) {
+  DeviceIo io;
+  io.source = "diskstats";
+  io.devices = {{dev, bytes, 0, bytes / 4096, 0}};
+  io.bytes_read = bytes;
+  io.reads = bytes / 4096;
+  io.interval_s = 1;
+  io.idle_window_s = 0.5;
+  io.idle_bytes_per_s_before = 1000;
+  return io;
+}
+
+LoaderResult cut_run() {
+  LoaderResult r;
+  r.samples = 140;
+  r.bytes = 140 * 4096;
+  r.epoch_samples = {100, 40, 0};  // epoch 2 cut by --duration, epoch 3 begun as the stop came
+  r.epoch_bytes = {100 * 4096, 40 * 4096, 0};
+  r.epochs_completed = 1;
+  r.partial = true;
+  r.stop_reason = "duration reached";
+  return r;
+}
+
+LoaderResult run_part(uint64_t samples, int64_t elapsed_ns) {
+  RankStats rk;
+  rk.timeline = Timeline(1.0);
+  WorkerStats w;
+  for (uint64_t i = 0; i < samples; ++i) {
+    w.file_latency.record(1000 + i);
+    w.open_latency.record(100 + i);
+  }
+  rk.batch_wait.record(5000);
+  rk.samples = samples;
+  rk.bytes = samples * 4096;
+  rk.timeline.add(100, samples, samples * 4096, 1000);
+  return rank_result(rk, {w}, elapsed_ns, 1);
+}
+
+json run_doc(const char* host, const LoaderResult& r, const DeviceIo& io) {
+  json res = loader_results_json(r);
+  res["device_io"] = device_io_json(io, DeviceRef::kRead, r.bytes);
+  res["epochs"] = epochs_json(r, {io});
+  return {{"kind", "run"}, {"host", {{"hostname", host}}}, {"loader", {{"gpus", 1}}}, {"results", res},
+          {"ingest", {{"verdict", "none"}}}};
+}
+
+}  // namespace
+
+TEST_CASE("epochs_json: an epoch cut short is partial, without a device read ratio", "[device_io][report]") {
+  const LoaderResult r = cut_run();
+  // Epoch 2's devices read 2.6 x what it delivered: the workers' read-ahead the stop discarded.
+  const json e = epochs_json(r, {reads("sda", 100 * 4096), reads("sda", 104 * 4096), reads("sda", 8 * 4096)});
+  REQUIRE(e.size() == 2);  // the epoch that delivered nothing has no row
+  CHECK_FALSE(e[0].contains("partial"));
+  CHECK(e[0]["device_io"]["read_ratio"].get<double>() == Approx(1.0));
+  CHECK(e[0]["device_io"]["bytes_source"] == "device");
+  CHECK(e[1]["partial"] == true);
+  CHECK(e[1]["cut_by"] == "duration reached");
+  CHECK(e[1]["device_io"]["read_ratio"].is_null());
+  CHECK(e[1]["device_io"]["bytes_source"] == "unknown");
+  CHECK(e[1]["device_io"]["bytes_read"] == 104 * 4096);  // the figure itself stays
+  // The text says so instead of "2.60 x delivered".
+  json results = {{"epochs", e}};
+  const std::string text = render_device_io_text(results, 20);
+  CHECK(text.find("epoch 2 (partial)") != std::string::npos);
+  CHECK(text.find("2.60") == std::string::npos);
+  CHECK(text.find("no ratio") != std::string::npos);
+
+  // A device figure below 10% of the delivered bytes is an upper bound: "page cache" still holds.
+  const json pc = epochs_json(r, {reads("sda", 100 * 4096), reads("sda", 4096)});
+  CHECK(pc[1]["device_io"]["bytes_source"] == "page cache");
+
+  // A run that was not stopped keeps every epoch as it is.
+  LoaderResult whole = r;
+  whole.partial = false;
+  whole.epochs_completed = 3;
+  CHECK(epochs_json(whole, {}).size() == 3);
+}
+
+TEST_CASE("report --merge: device I/O per host, summed; one host's documents not double-counted", "[device_io][merge]") {
+  const LoaderResult a = run_part(100, 1'000'000'000), b = run_part(50, 2'000'000'000);
+  const json m = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)), run_doc("h2", b, reads("sda", 50 * 4096))},
+                                 {"a.json", "b.json"});
+  const json& d = m["results"]["device_io"];
+  REQUIRE(d.is_object());
+  CHECK(d["bytes_read"] == 450 * 4096);
+  REQUIRE(d["devices"].size() == 2);  // sda of h1 and sda of h2 are two devices
+  CHECK(d["devices"][0]["name"] == "h1:sda");
+  CHECK(d["devices"][1]["name"] == "h2:sda");
+  CHECK(d["reference_bytes"] == 150 * 4096);
+  CHECK(d["read_ratio"].get<double>() == Approx(3.0));
+  CHECK(d["hosts"] == 2);
+  CHECK(d["idle_bytes_per_s_before"].get<double>() == Approx(2000));
+  CHECK(d["merge_note"].get<std::string>().find("idle window") != std::string::npos);
+  REQUIRE(m["results"]["epochs"].size() == 1);
+  CHECK(m["results"]["epochs"][0]["samples"] == 150);
+  CHECK(m["results"]["epochs"][0]["device_io"]["bytes_read"] == 450 * 4096);
+  CHECK(m["ingest"]["bytes_source"] == "device");
+  const std::string text = render_device_io_text(m["results"], 20);
+  CHECK(text.find("h1:sda, h2:sda") != std::string::npos);
+  CHECK(text.find("idle window") != std::string::npos);
+
+  // Two documents of one host: the same devices, overlapping intervals: the larger, not the sum.
+  const json same = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)), run_doc("h1", b, reads("sda", 300 * 4096))},
+                                    {"a.json", "b.json"});
+  CHECK(same["results"]["device_io"]["bytes_read"] == 400 * 4096);
+  CHECK(same["results"]["device_io"]["hosts"] == 1);
+  CHECK(same["results"]["device_io"]["merge_note"].get<std::string>().find("not the sum") != std::string::npos);
+}
+
+TEST_CASE("report on a raw document and report --merge of raw documents show the device I/O", "[device_io][merge]") {
+  LatencyHistogram h;
+  for (int i = 0; i < 100; ++i) h.record(10'000 + i);
+  auto raw_doc = [&](const char* host, uint64_t dev_bytes) {
+    DeviceIo io = reads("nvme0n1", dev_bytes);
+    return json{{"kind", "raw"},
+                {"host", {{"hostname", host}}},
+                {"raw",
+                 {{"rw", "randread"}, {"bs", 4096}, {"iodepth", 8}, {"numjobs", 1}, {"direct", true},
+                  {"filename", "/x"},
+                  {"results",
+                   {{"ios", 100}, {"bytes", 100 * 4096}, {"elapsed_s", 1.0}, {"iops", 100.0}, {"bytes_per_s", 409600.0},
+                    {"latency_us", latency_us_json(h)}, {"errors", 0}, {"first_error", ""},
+                    {"cpu", {{"user_s", 0.1}, {"sys_s", 0.1}, {"per_io_us", 2.0}}},
+                    {"device_io", device_io_json(io, DeviceRef::kRead, 100 * 4096)}}}}}};
+  };
+  const std::string one = render_raw_document_text(raw_doc("h1", 100 * 4096));
+  CHECK(one.find("device I/O") != std::string::npos);
+  CHECK(one.find("nvme0n1") != std::string::npos);
+  const json m = merge_documents({raw_doc("h1", 100 * 4096), raw_doc("h2", 200 * 4096)}, {"a.json", "b.json"});
+  const json& d = m["raw"]["results"]["device_io"];
+  CHECK(d["bytes_read"] == 300 * 4096);
+  CHECK(d["read_ratio"].get<double>() == Approx(1.5));
+  const std::string text = render_merged_raw_text(m);
+  CHECK(text.find("device I/O  h1:nvme0n1, h2:nvme0n1") != std::string::npos);
+}
