@@ -44,7 +44,8 @@ void finalize_at_exit() {
 constexpr int kQueryTag = 7101, kAnswerTag = 7102;
 // How long a rank whose collective timed out waits for the others' answers.
 constexpr int64_t kRollCallNs = 2'000'000'000;
-// How often the watchdog looks for a roll call while nothing times out.
+// How often the watchdog looks for a roll call, and for a deadline a collective armed, while
+// nothing times out (a deadline is noticed up to this late: nothing next to a timeout of seconds).
 constexpr int64_t kPollNs = 100'000'000;
 
 class MpiComm final : public Comm {
@@ -143,7 +144,9 @@ class MpiComm final : public Comm {
       if (timeout_s <= 0) return;
       c_.deadline_ns_ = now_ns() + static_cast<int64_t>(timeout_s * 1e9);
       c_.timeout_s_ = timeout_s;
-      c_.cv_.notify_all();
+      // No notify: the watchdog looks at the deadline at least every kPollNs (a timeout is
+      // seconds), so a DDP step does not wake a second thread (and, with MPI_THREAD_MULTIPLE,
+      // its MPI_Iprobe beside this thread's MPI_Test) tens of times a second.
     }
     ~Watch() {
       std::lock_guard<std::mutex> g(c_.mu_);
@@ -230,9 +233,8 @@ class MpiComm final : public Comm {
     std::unique_lock<std::mutex> lk(mu_);
     while (!quit_) {
       if (roll_call_) answer_queries_locked();
-      if (deadline_ns_ == 0) {
-        if (roll_call_) cv_.wait_for(lk, std::chrono::nanoseconds(kPollNs));
-        else cv_.wait(lk);
+      if (deadline_ns_ == 0) {  // polls: a collective's Watch arms a deadline without notifying
+        cv_.wait_for(lk, std::chrono::nanoseconds(kPollNs));
         continue;
       }
       const int64_t left = deadline_ns_ - now_ns();
