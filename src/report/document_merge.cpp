@@ -78,15 +78,15 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
     epochs.push_back(res.contains("epochs") ? res["epochs"] : json());
     hosts.push_back(hostname_of(d));
   }
-  if (json m = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes); !m.is_null()) {
+  if (json m = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes); !m.is_null())
     out["results"]["device_io"] = m;
-    if (out.contains("ingest")) out["ingest"]["bytes_source"] = m.value("bytes_source", "unknown");
-  }
   if (json e = merge_epochs_json(epochs, hosts); !e.is_null()) out["results"]["epochs"] = e;
   out["sources"] = sources;
   out["partial"] = partial;
   if (out.contains("loader") && out["loader"].is_object()) out["loader"]["gpus"] = gpus;
   out["ingest"] = {{"available", false}, {"reason", kIngestDropped}};
+  if (out["results"].contains("device_io"))  // where the merged bytes came from, by the devices' reads
+    out["ingest"]["bytes_source"] = out["results"]["device_io"].value("bytes_source", "unknown");
   json warnings = merged_warnings(docs);
   warnings.push_back(fmt::format("merged from {} documents (ioprobe report --merge): counts summed, elapsed the longest "
                                  "(the inputs are taken as parts of one test run at the same time), latency from the "
