@@ -17,6 +17,7 @@ done
   || { rc=$?; cat "$W/out"; fail "report --merge: exit $rc"; }
 grep -E "delivered|Sources|a\.json|b\.json|not available" "$W/out"
 grep -q "Sources (merged" "$W/out" || fail "the text report has no Sources section"
+grep -q "device I/O" "$W/out" || fail "the merged text report has no device I/O line"
 python3 - "$W/a.json" "$W/b.json" "$W/m.json" <<'PY' || fail "the merged document does not add up"
 import json, sys
 a, b, m = (json.load(open(p)) for p in sys.argv[1:4])
@@ -44,6 +45,13 @@ for key in ("file_latency_us", "open_close_latency_us", "batch_wait_us"):
 ok &= check(sum(p["samples"] for p in rm["timeline"]) == rm["samples"], "timeline samples add up")
 ok &= check(len(m["sources"]) == 2 and m["sources"][1]["samples"] == rb["samples"], "sources list each input")
 ok &= check(m["ingest"]["available"] is False and "per rank" in m["ingest"]["reason"], "ingest dropped with a reason")
+# Device I/O: both runs measured this host's devices; one host's figures are not added (the larger).
+da, db, dm = ra["device_io"], rb["device_io"], rm.get("device_io")
+ok &= check(dm is not None and "merge_note" in dm, "device_io merged, with its note")
+if dm is not None:
+    ok &= check(dm["bytes_read"] == max(da["bytes_read"], db["bytes_read"]), f"one host's device reads {dm['bytes_read']}: the larger of the two")
+    ok &= check(dm["reference_bytes"] == rm["bytes"], "device read ratio against the merged bytes")
+ok &= check(len(rm.get("epochs", [])) == 1 and rm["epochs"][0]["samples"] == rm["samples"], "epochs merged")
 sys.exit(0 if ok else 1)
 PY
 if python3 -c "import jsonschema" 2>/dev/null; then
