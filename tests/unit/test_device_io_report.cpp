@@ -48,6 +48,8 @@ LoaderResult run_part(uint64_t samples, int64_t elapsed_ns) {
   rk.batch_wait.record(5000);
   rk.samples = samples;
   rk.bytes = samples * 4096;
+  rk.epoch_samples = {samples};
+  rk.epoch_bytes = {samples * 4096};
   rk.timeline.add(100, samples, samples * 4096, 1000);
   return rank_result(rk, {w}, elapsed_ns, 1);
 }
