@@ -210,7 +210,19 @@ void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const Device
   nlohmann::json& r = doc["results"];
   r["device_io"] = device_io_json(io, DeviceRef::kRead, lr.bytes);
   r["epochs"] = epochs_json(lr, epochs);
-  if (doc.contains("ingest") && doc["ingest"].is_object()) doc["ingest"]["bytes_source"] = bytes_source(io, lr.bytes);
+  if (doc.contains("ingest") && doc["ingest"].is_object()) {
+    nlohmann::json& in = doc["ingest"];
+    const std::string src = bytes_source(io, lr.bytes, t.fs_type);
+    in["bytes_source"] = src;
+    // The verdict is labelled by where the bytes came from: served from memory, a "storage" or
+    // "metadata" verdict measures the kernel's file path (open, read system calls, copies), not a device.
+    const std::string v = in.value("verdict", "");
+    if ((src == "page cache" || src.rfind("RAM", 0) == 0) && (v == "storage" || v == "metadata"))
+      in["verdict_text"] = in.value("verdict_text", "") +
+                           fmt::format(" [the bytes came from {}: this is the cost of the file path in memory (open, "
+                                       "read system calls, copies), not of a storage device]",
+                                       src == "page cache" ? "the page cache" : src);
+  }
   for (auto& w : device_read_warnings(io, lr.bytes, cold, t, "the run")) doc["warnings"].push_back(std::move(w));
 }
 

@@ -34,7 +34,8 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
 
 /// A run's accounting into its document: results.device_io (read ratio to the bytes delivered),
 /// results.epochs (per epoch: samples, bytes, residency, device_io), ingest.bytes_source (where
-/// the AU's bytes came from: "device", "page cache", "mixed", "unknown"), and the warnings above.
+/// the AU's bytes came from: "device", "page cache", "mixed", "RAM (tmpfs)", "unknown"; a "storage" or
+/// "metadata" verdict on bytes from memory says so in its text), and the warnings above.
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& io,
                        const std::vector<DeviceIo>& epochs, bool cold, const TargetInfo& t);
 

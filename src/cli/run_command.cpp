@@ -23,6 +23,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "dataset/size_sample.hpp"
+#include "ingest/h2d_link.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document.hpp"
 #include "report/run_document.hpp"
@@ -264,6 +265,7 @@ int cmd_run(const CommandContext& ctx) {
   // sample size, from the sizes it holds, rather than 0 B/sample.
   if (ai.sample_bytes == 0) ai.sample_bytes = plan.dataset_sample_bytes;
   ai.buffered_warm = !l.direct && !l.evict_before_epoch;
+  ai.gpu_links = gpu_link_ceilings(plan.topo, l.ranks);
   IngestResult ing = analyze_ingest(lr, demand, ai);
 
   doc["target"] = tj;

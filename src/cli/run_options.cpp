@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/calibration.hpp"
+#include "cli/gpu_preflight.hpp"
 #include "cli/run_config.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -106,8 +107,11 @@ po::options_description loader_options_description(bool for_tune) {
       ("direct", str(), "cold runs: auto (O_DIRECT where the filesystem accepts it, else buffered with pages "
                         "evicted before each epoch) | on (O_DIRECT or stop with the reason) | off (always buffered "
                         "+ eviction) [auto]")
-      ("engine", str(), "auto | io_uring | psync [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
-                        "network filesystems and buffered reads; psync with a warning when io_uring is refused]")
+      ("engine", str(), "auto | io_uring | psync | gds [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
+                        "network filesystems and buffered reads; psync with a warning when io_uring is refused; gds "
+                        "(GPUDirect Storage) needs a CUDA build with libcufile]")
+      ("h2d", str(), "none | cuda: copy each delivered batch from page-locked memory to a GPU with cudaMemcpyAsync, "
+                     "one stream per rank (rank r on device r mod GPUs); needs a CUDA build and a GPU [none]")
       ("drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]");
   if (!for_tune)
     loader.add_options()
@@ -370,7 +374,10 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   c.direct = direct == "on" ? DirectMode::kOn : direct == "off" ? DirectMode::kOff : DirectMode::kAuto;
   if (c.cache == CacheMode::kWarm && c.direct == DirectMode::kOn)
     throw UsageError("--cache warm reads through the page cache; --direct on contradicts it (use --cache cold)");
-  const std::string engine = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
+  const std::string engine = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync", "gds"});
+  if (engine == "gds") refuse_gds();  // before any dataset is generated
+  l.h2d_devices = check_h2d(get_choice(vm, "h2d", "none", {"none", "cuda"}));
+  l.h2d_cuda = l.h2d_devices > 0;
   c.engine_request = engine == "io_uring" ? EngineRequest::kIoUring
                      : engine == "psync"  ? EngineRequest::kPsync
                                           : EngineRequest::kAuto;

@@ -59,6 +59,26 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   out.worker_busy_fraction = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
 
   const bool fed = out.accelerator_utilization >= d.au_target;
+  out.demand_bytes_per_s_per_gpu = d.samples_per_s_per_gpu * in.sample_bytes;
+  out.gpu_links = in.gpu_links;
+  double step_s = 0;
+  for (const auto& rk : r.ranks) {
+    out.h2d_copies += rk.h2d_copies;
+    out.h2d_bytes += rk.h2d_bytes;
+    out.h2d_s += static_cast<double>(rk.h2d_ns) / 1e9;
+    step_s += static_cast<double>(rk.compute_ns) / 1e9;
+    if (out.h2d_error.empty() && !rk.h2d_error.empty()) out.h2d_error = rk.h2d_error;
+  }
+  if (out.h2d_s > 0) {
+    out.h2d_bytes_per_s = static_cast<double>(out.h2d_bytes) / out.h2d_s;
+    out.h2d_share_of_step = out.h2d_s / (out.h2d_s + step_s);
+  }
+  for (size_t i = 0; i < in.gpu_links.size(); ++i) {
+    const double cap = in.gpu_links[i].bytes_per_s_per_direction;
+    if (cap <= 0 || out.demand_bytes_per_s_per_gpu <= cap) continue;
+    if (out.h2d_limiting < 0 || cap < in.gpu_links[static_cast<size_t>(out.h2d_limiting)].bytes_per_s_per_direction)
+      out.h2d_limiting = static_cast<int>(i);
+  }
   // Only what this run measured: its GPU count, fed or not. No multiplier of a rate or a busy
   // fraction (a GPU-paced run's headroom does not predict latency under more load: issue #18).
   out.gpus_fed = fed ? d.gpus : 0;
@@ -106,6 +126,17 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   } else if (r.stopped_on_errors) {
     out.verdict = "failed";
     out.verdict_text = r.stop_reason + ": the rates measure the failure, not the storage";
+    out.gpus_fed = 0;
+  } else if (out.h2d_limiting >= 0) {
+    const GpuLinkCeiling& g = out.gpu_links[static_cast<size_t>(out.h2d_limiting)];
+    out.verdict = "host-to-device link";
+    out.verdict_text = fmt::format(
+        "host-to-device-link-bound: each GPU needs {:.2f} GB/s ({:.0f} samples/s x {:.0f} B) but GPU {}'s link "
+        "carries at most {:.2f} GB/s per direction ({}){}; smaller samples in bytes (uint8, compressed on the GPU), "
+        "a faster link, or fewer samples/s per GPU will help",
+        out.demand_bytes_per_s_per_gpu / 1e9, d.samples_per_s_per_gpu, in.sample_bytes, g.pci_address,
+        g.bytes_per_s_per_direction / 1e9, g.basis,
+        g.downtrained ? "; the link is DOWNTRAINED: reseat the card or check the slot/riser to get its full speed" : "");
     out.gpus_fed = 0;
   } else if (fed) {
     out.verdict = "none";

@@ -25,6 +25,16 @@ struct Demand {
   double au_target = 0.9;      // fraction
 };
 
+/// One GPU's host-to-device link: the nominal ceiling the verdict checks the demand against
+/// (filled by ingest/h2d_link.hpp from the topology).
+struct GpuLinkCeiling {
+  std::string pci_address;              // "0000:81:00.0"
+  int numa_node = -1;
+  double bytes_per_s_per_direction = 0; // B/s, nominal; 0 unknown (no PCIe link facts)
+  std::string basis;                    // PcieLink::describe(): speed, width, "computed ... (nominal)"
+  bool downtrained = false;             // current speed or width below the maximum
+};
+
 /// Inputs beyond the loader result that the verdict needs.
 struct AnalysisInputs {
   int cpus_allowed = 1;
@@ -35,6 +45,7 @@ struct AnalysisInputs {
   double sample_bytes = 0;     // bytes per sample used for the bytes/s demand (measured mean or --sample-bytes)
   bool buffered_warm = false;  // buffered reads without eviction: the page cache may serve them; the verdict
                                // then says where they came from (cache_source_note)
+  std::vector<GpuLinkCeiling> gpu_links;  // the links of the GPUs this host's ranks feed; empty: no GPU seen
 };
 
 struct IngestResult {
@@ -58,7 +69,17 @@ struct IngestResult {
   double pin_busy_fraction = 0;            // max over ranks: pin-thread copying / elapsed
   double pin_ceiling_samples_per_s = 0;    // per rank: samples / pin-thread busy time (mean over ranks)
   double worker_cpu_fraction = 0;          // workers' per-sample CPU work / their busy time, 0..1
-  std::string verdict;                // "none", "CPU", "main process", "pin memory", "workers", "metadata", "storage"
+  double demand_bytes_per_s_per_gpu = 0;   // samples_per_s_per_gpu x sample_bytes
+  std::vector<GpuLinkCeiling> gpu_links;   // as given
+  int h2d_limiting = -1;
+  // The measured copies to the GPU (--h2d cuda), summed over ranks; zeros when none ran.
+  uint64_t h2d_copies = 0;
+  uint64_t h2d_bytes = 0;
+  double h2d_s = 0;                        // wall time of the copies, all ranks
+  double h2d_bytes_per_s = 0;              // h2d_bytes / h2d_s: one rank's copy rate, B/s
+  double h2d_share_of_step = 0;            // copy time / (copy time + GPU step time), fraction 0..1
+  std::string h2d_error;                   // the first rank's CUDA error, "" none                   // index in gpu_links of the slowest link below the demand, -1 none
+  std::string verdict;                // "none", "host-to-device link", "CPU", "main process", "pin memory", "workers", "metadata", "storage"
   std::string verdict_text;           // one sentence for the report
 };
 
@@ -79,7 +100,9 @@ std::string cache_source_note(const std::vector<double>& resident);
 inline constexpr double kSerialStageBound = 0.8;
 
 /// Computes the ingest analysis. Pure function of its inputs. The verdict, when the GPUs are not
-/// fed, is the first that holds of: CPU (the process used >= 85% of the allowed CPUs), main process
+/// fed, is the first that holds of: host-to-device link (the demand per GPU, bytes/s, exceeds a
+/// known link ceiling of a GPU the ranks feed: checked first, since the emulated consumer does not
+/// cross that link, and the GPUs are then not fed whatever the loader delivered), CPU (the process used >= 85% of the allowed CPUs), main process
 /// (busy >= kSerialStageBound), pin memory (likewise), workers (busy >= 90% of the time, most of it
 /// per-sample CPU work: more num_workers help), metadata (open+close >= 50% of a file's time), storage.
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);

@@ -32,6 +32,9 @@ struct LoaderConfig {
                                     // microseconds, burned beside the GPU step (loader/consumer.hpp); 0: none
   bool pin_memory = false;         // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
   double pin_bytes_per_batch = 0;  // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
+  bool h2d_cuda = false;           // copy each delivered batch to a GPU (loader/h2d_stage.hpp); the preflight
+                                   // has checked that CUDA and a device are there
+  int h2d_devices = 0;             // CUDA devices: rank r copies to device r mod h2d_devices
   std::string engine = "io_uring"; // "io_uring" | "psync" (resolved, never "auto")
   bool direct = true;              // O_DIRECT
   bool evict_before_epoch = false; // buffered cold runs: posix_fadvise(DONTNEED) every file first

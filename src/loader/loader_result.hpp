@@ -59,6 +59,11 @@ struct RankStats {
   int64_t pin_busy_ns = 0;      // wall time the pin thread spent copying batches (pin_stage.hpp); 0: no pin thread
   int64_t pin_cpu_ns = 0;       // its CPU time
   uint64_t pin_bytes = 0;       // bytes it copied into page-locked memory
+  int64_t h2d_ns = 0;           // wall time of the host-to-device copies (--h2d cuda: cudaMemcpyAsync + sync); 0: none
+  uint64_t h2d_bytes = 0;       // bytes copied to the GPU
+  uint64_t h2d_copies = 0;      // batches copied
+  int h2d_device = -1;          // the CUDA device this rank copied to, -1 none
+  std::string h2d_error;        // the first CUDA error (copies stop after it), "" none
   std::vector<uint64_t> epoch_samples;  // samples delivered in each epoch started (the last may be partial)
   std::vector<uint64_t> epoch_bytes;    // bytes delivered in each epoch started
 };

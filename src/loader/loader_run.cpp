@@ -21,6 +21,7 @@
 #include "engine/file_reader.hpp"
 #include "engine/page_cache.hpp"
 #include "loader/consumer.hpp"
+#include "loader/h2d_stage.hpp"
 #include "loader/pin_stage.hpp"
 #include "loader/prefetch_queue.hpp"
 #include "loader/record_fetch.hpp"
@@ -137,6 +138,8 @@ class RankLoader {
         [&](int w, const BatchTask& t, const std::atomic<bool>& cancel) { return fetch(w, t, cancel); });
 
     std::unique_ptr<Consumer> consumer = make_consumer(cfg);
+    std::unique_ptr<H2dStage> h2d;
+    if (cfg.h2d_cuda) h2d = std::make_unique<H2dStage>(cfg, global_rank());
     std::unique_ptr<PinStage> pin;
     if (cfg.pin_memory)
       pin = std::make_unique<PinStage>(queue, cfg.pin_bytes_per_batch, cfg.batch_size, [this] { return check_stop(); });
@@ -184,7 +187,9 @@ class RankLoader {
           sh_.progress->samples += r->samples;
           if (kind_ != DatasetKind::kFiles) sh_.progress->bytes += r->bytes;  // files: counted as read
         }
-        // The GPU step, and the main process's work beside it (loader/consumer.hpp).
+        // The copy to the GPU (--h2d cuda), then the GPU step and the main process's work beside it
+        // (loader/consumer.hpp).
+        if (h2d) h2d->copy(r->samples, r->bytes, stats_);
         if (consumer) consumer->step(r->samples, stats_, stop_fn);
       }
       if (pin) pin->end_epoch();

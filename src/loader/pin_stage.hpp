@@ -35,7 +35,10 @@ class PinStage {
   /// joins it. Batches pinned and not taken are dropped.
   void end_epoch();
 
-  int64_t busy_ns() const { return busy_ns_; }  // wall time spent copying, all epochs
+  int64_t busy_ns() const { return busy_ns_; }  // wall time spent copying, all epochs (buffer setup excluded)
+  int64_t setup_ns() const { return setup_ns_; }  // wall time mapping, filling and mlock'ing the buffers when a
+                                                  // batch outgrew them (PyTorch's caching host allocator pays it
+                                                  // once per size, not per batch)
   int64_t cpu_ns() const { return cpu_ns_; }    // the pin thread's CPU time copying
   uint64_t batches() const { return batches_; }
   uint64_t pinned_bytes() const { return bytes_; }
@@ -43,6 +46,7 @@ class PinStage {
 
  private:
   void loop();
+  bool reserve(uint64_t bytes);  // grows the buffers to `bytes`; false when memory could not be mapped
   void copy(uint64_t bytes);
 
   PrefetchQueue& queue_;
@@ -59,7 +63,7 @@ class PinStage {
   char* dst_ = nullptr;
   uint64_t cap_ = 0;
   bool locked_ = true;
-  int64_t busy_ns_ = 0, cpu_ns_ = 0;
+  int64_t busy_ns_ = 0, cpu_ns_ = 0, setup_ns_ = 0;
   uint64_t batches_ = 0, bytes_ = 0;
 };
 

@@ -77,7 +77,12 @@ json loader_result_to_json(const LoaderResult& r) {
                      {"main_cpu_ns", k.main_cpu_ns},
                      {"pin_busy_ns", k.pin_busy_ns},
                      {"pin_cpu_ns", k.pin_cpu_ns},
-                     {"pin_bytes", k.pin_bytes}});
+                     {"pin_bytes", k.pin_bytes},
+                     {"h2d_ns", k.h2d_ns},
+                     {"h2d_bytes", k.h2d_bytes},
+                     {"h2d_copies", k.h2d_copies},
+                     {"h2d_device", k.h2d_device},
+                     {"h2d_error", k.h2d_error}});
     // Recorded only for tune and capacity (LoaderConfig::record_deliveries): their rates come
     // from these completion times, on the merging host too. Compact: [t_ns, samples, bytes, wait_ns].
     if (!k.deliveries.empty()) {
@@ -182,6 +187,11 @@ LoaderResult loader_result_from_json(const json& j) {
     k.pin_busy_ns = x.value("pin_busy_ns", int64_t{0});
     k.pin_cpu_ns = x.value("pin_cpu_ns", int64_t{0});
     k.pin_bytes = x.value("pin_bytes", uint64_t{0});
+    k.h2d_ns = x.value("h2d_ns", int64_t{0});  // documents before --h2d: no copy ran
+    k.h2d_bytes = x.value("h2d_bytes", uint64_t{0});
+    k.h2d_copies = x.value("h2d_copies", uint64_t{0});
+    k.h2d_device = x.value("h2d_device", -1);
+    k.h2d_error = x.value("h2d_error", "");
     if (x.contains("deliveries")) {
       const json& d = x.at("deliveries");
       if (!d.is_array()) throw UsageError(fmt::format("{}: 'deliveries' is not an array", rw));

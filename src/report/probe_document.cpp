@@ -46,15 +46,21 @@ nlohmann::json topology_json(const Topology& topo, int target_device_node) {
                            {"max_link_speed_gts", num(d.link.max_speed_gts)},
                            {"max_link_width", d.link.max_width > 0 ? nlohmann::json(d.link.max_width) : nlohmann::json(nullptr)},
                            {"bytes_per_s_per_direction", num(d.link.bytes_per_s_per_direction)},
-                           {"label", "nominal link ceiling"}}},
+                           {"downtrained", d.link.downtrained()},
+                           {"label", "nominal link ceiling, computed from the link's speed and width"}}},
                          {"same_upstream", topo.same_upstream(d)},
                          {"same_node", topo.same_node_only(d)}});
   }
-  int gpu = topo.common_node("gpu");
-  size_t gpus = 0;
-  for (const auto& d : topo.pci) gpus += d.kind == "gpu";
-  NumactlAdvice gpu_advice = numactl_line(topo, gpu);
-  if (gpus == 0) gpu_advice.reason = "no NUMA binding needed for GPUs: no GPU (PCI class 0x0300/0x0302) found";
+  const GpuPlacementAdvice gpa = gpu_placement_advice(topo, target_device_node);
+  const int gpu = gpa.split || gpa.groups.empty() ? -1 : gpa.groups.front().node;
+  nlohmann::json gpu_advice = advice_json(
+      {!gpa.command.empty(), gpa.command, gpa.reason}, gpu);
+  nlohmann::json per_node = nlohmann::json::array();
+  for (const auto& g : gpa.groups)
+    per_node.push_back({{"node", g.node}, {"gpus", g.gpus}, {"command", g.advice.command}});
+  gpu_advice["per_node"] = per_node;
+  gpu_advice["split"] = gpa.split;
+  gpu_advice["data_note"] = gpa.data_note;
   return {{"sysfs_root", topo.sysfs_root},
           {"nodes", nodes},
           {"online_cpus", cpu_list_string(topo.online_cpus)},
@@ -63,7 +69,7 @@ nlohmann::json topology_json(const Topology& topo, int target_device_node) {
           {"pci", pci},
           {"gpus", gpus_json},
           {"numactl",
-           {{"gpu", advice_json(gpu_advice, gpu)},
+           {{"gpu", gpu_advice},
             {"target_device", advice_json(numactl_line(topo, target_device_node), target_device_node)}}}};
 }
 

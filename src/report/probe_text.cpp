@@ -93,12 +93,12 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
     const auto& l = g.at("pcie");
     std::string link = "no PCIe link facts in sysfs";
     if (!l.at("bytes_per_s_per_direction").is_null()) {
-      link = fmt::format("PCIe {:g} GT/s x{}: {:.1f} GB/s per direction (nominal)", l.at("link_speed_gts").get<double>(),
+      link = fmt::format("PCIe {:g} GT/s x{}: {:.1f} GB/s per direction (nominal: computed from the link's speed and width)", l.at("link_speed_gts").get<double>(),
                          l.at("link_width").get<int>(), l.at("bytes_per_s_per_direction").get<double>() / 1e9);
       if (!l.at("max_link_speed_gts").is_null() && !l.at("max_link_width").is_null() &&
           (l.at("max_link_speed_gts").get<double>() > l.at("link_speed_gts").get<double>() ||
            l.at("max_link_width").get<int>() > l.at("link_width").get<int>()))
-        link += fmt::format("; trained below its {:g} GT/s x{}", l.at("max_link_speed_gts").get<double>(),
+        link += fmt::format("; DOWNTRAINED: below its {:g} GT/s x{}", l.at("max_link_speed_gts").get<double>(),
                             l.at("max_link_width").get<int>());
     }
     std::string near;
@@ -119,6 +119,7 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
     line(out, std::string("launch near ") + (std::string(k) == "gpu" ? "GPUs" : "target"),
          a.value("binding_needed", false) ? a.value("command", "") + "  (" + a.value("reason", "") + ")"
                                           : a.value("reason", ""));
+    if (!a.value("data_note", "").empty()) line(out, "data vs GPUs", a.value("data_note", ""));
   }
 }
 

@@ -133,6 +133,34 @@ void from_json(const nlohmann::json& j, RunResults& r) { r = run_results_from_js
 
 nlohmann::json loader_results_json(const LoaderResult& r) { return run_results_json(run_results_of(r)); }
 
+namespace {
+nlohmann::json h2d_json(const IngestResult& in) {
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& g : in.gpu_links)
+    links.push_back({{"pci_address", g.pci_address},
+                     {"numa_node", g.numa_node},
+                     {"bytes_per_s_per_direction", g.bytes_per_s_per_direction > 0 ? nlohmann::json(g.bytes_per_s_per_direction)
+                                                                                    : nlohmann::json(nullptr)},
+                     {"basis", g.basis},
+                     {"downtrained", g.downtrained}});
+  nlohmann::json copy = nullptr;
+  if (in.h2d_copies > 0 || !in.h2d_error.empty())
+    copy = {{"api", "cudaMemcpyAsync from cudaHostAlloc memory, one stream per rank, synchronized per batch"},
+            {"copies", in.h2d_copies},
+            {"bytes", in.h2d_bytes},
+            {"seconds", in.h2d_s},
+            {"bytes_per_s", in.h2d_bytes_per_s},
+            {"share_of_step", in.h2d_share_of_step},
+            {"error", in.h2d_error}};
+  return {{"copy", copy},
+          {"demand_bytes_per_s_per_gpu", in.demand_bytes_per_s_per_gpu},
+          {"gpus", links},
+          {"limiting", in.h2d_limiting >= 0 ? nlohmann::json(in.gpu_links[static_cast<size_t>(in.h2d_limiting)].pci_address)
+                                            : nlohmann::json(nullptr)},
+          {"label", "nominal per-direction ceilings, computed from each link's speed and width"}};
+}
+}  // namespace
+
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
   const Demand& d = in.demand;
   return {{"accelerator", d.accelerator},
@@ -160,7 +188,8 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"pin_ceiling_samples_per_s", in.pin_ceiling_samples_per_s},
           {"worker_cpu_fraction", in.worker_cpu_fraction},
           {"verdict", in.verdict},
-          {"verdict_text", in.verdict_text}};
+          {"verdict_text", in.verdict_text},
+          {"host_to_device", h2d_json(in)}};
 }
 
 void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,

@@ -202,6 +202,27 @@ std::string render_run_text(const nlohmann::json& doc) {
   if (in.value("pin_ceiling_samples_per_s", 0.0) > 0)
     line("pin memory", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
                                    100 * in.value("pin_busy_fraction", 0.0), in.value("pin_ceiling_samples_per_s", 0.0)));
+  if (in.contains("host_to_device"))
+    for (const auto& g : in["host_to_device"].value("gpus", nlohmann::json::array())) {
+      const bool known = g.value("bytes_per_s_per_direction", nlohmann::json(nullptr)).is_number();
+      const double cap = known ? g["bytes_per_s_per_direction"].get<double>() : 0;
+      const double need = in["host_to_device"].value("demand_bytes_per_s_per_gpu", 0.0);
+      line("GPU link", fmt::format("{} (node {}): {}; demand {:.2f} GB/s per GPU{}{}", g.value("pci_address", ""),
+                                   g.value("numa_node", -1), g.value("basis", ""), need / 1e9,
+                                   known ? fmt::format(" = {:.0f}% of the ceiling", 100 * need / cap) : "",
+                                   g.value("downtrained", false) ? " [DOWNTRAINED link]" : ""));
+    }
+  if (in.contains("host_to_device") && in["host_to_device"].value("copy", nlohmann::json(nullptr)).is_object()) {
+    const auto& c = in["host_to_device"]["copy"];
+    if (c.value("copies", 0ULL) > 0)
+      line("copy to GPU", fmt::format("{} batches, {:.2f} GB/s per rank (cudaMemcpyAsync from page-locked memory, "
+                                      "measured), {:.0f}% of the step (copy + GPU step){}",
+                                      c.value("copies", 0ULL), c.value("bytes_per_s", 0.0) / 1e9,
+                                      100 * c.value("share_of_step", 0.0),
+                                      c.value("error", "").empty() ? "" : "; stopped: " + c.value("error", "")));
+    else
+      line("copy to GPU", "failed: " + c.value("error", ""));
+  }
   line("verdict", in.value("verdict", "") + (in.contains("bytes_source") ? " [" + in.value("bytes_source", "") + "]" : "") +
                       ": " + in.value("verdict_text", ""));
   // Only what the run measured; how many GPUs the storage feeds comes from a search, not from a

@@ -34,6 +34,20 @@ double pcie_bytes_per_s(double gts, int lanes) {
   return gts * 1e9 * efficiency[g] / 8 * lanes;
 }
 
+bool PcieLink::downtrained() const {
+  return max_speed_gts > 0 && max_width > 0 && speed_gts > 0 && width > 0 &&
+         (max_speed_gts > speed_gts * 1.01 || max_width > width);
+}
+
+std::string PcieLink::describe() const {
+  if (bytes_per_s_per_direction <= 0) return "no PCIe link facts in sysfs";
+  std::string s = fmt::format("PCIe {:g} GT/s x{} (Gen{}): {:.2f} GB/s per direction, computed from the link's speed "
+                              "and width (nominal)",
+                              speed_gts, width, generation(speed_gts), bytes_per_s_per_direction / 1e9);
+  if (downtrained()) s += fmt::format("; trained below its {:g} GT/s x{}", max_speed_gts, max_width);
+  return s;
+}
+
 PcieLink read_pcie_link(const std::string& start) {
   PcieLink link;
   std::string dir = sysfs_resolve(start);

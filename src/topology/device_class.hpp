@@ -24,6 +24,13 @@ struct PcieLink {
   double max_speed_gts = 0;     // max_link_speed, 0 unknown
   int max_width = 0;            // max_link_width, 0 unknown
   double bytes_per_s_per_direction = 0;  // payload ceiling of the current link, B/s; 0 unknown
+
+  /// The link runs slower or narrower than the device's maximum (both known): it trained down
+  /// (a riser, a dirty contact, a slot wired narrower, or power saving at idle: read it under load).
+  bool downtrained() const;
+  /// "PCIe 16 GT/s x8 (Gen4): 15.75 GB/s per direction, computed from the link's speed and width
+  /// (nominal); trained below its 32 GT/s x16", or "no PCIe link facts in sysfs".
+  std::string describe() const;
 };
 
 /// Payload bytes/s per direction of `lanes` lanes at `gts` GT/s (encoding per generation, above);

@@ -300,7 +300,8 @@ std::vector<DeviceIo> DeviceIoRecorder::intervals() const {
   return out;
 }
 
-std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes) {
+std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type) {
+  if (fs_type == "tmpfs" || fs_type == "ramfs") return "RAM (" + fs_type + ")";
   if (!io.measured() || delivered_bytes == 0) return "unknown";
   const double r = static_cast<double>(io.bytes_read) / static_cast<double>(delivered_bytes);
   if (r >= 0.9) return "device";

@@ -161,7 +161,8 @@ class DeviceIoRecorder {
 /// Where a measurement's bytes came from, by device bytes read over delivered bytes:
 /// >= 0.9 "device", <= 0.1 "page cache", else "mixed"; "unknown" when not measured or nothing
 /// was delivered. (Page-cache residency uses 0.95/0.05; device reads also carry readahead,
-/// metadata and O_DIRECT padding, hence the wider band.)
-std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes);
+/// metadata and O_DIRECT padding, hence the wider band.) A memory filesystem (`fs_type` "tmpfs"
+/// or "ramfs", topology/target.hpp) has no device to count: its bytes come from "RAM (tmpfs)".
+std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type = "");
 
 }  // namespace ioprobe

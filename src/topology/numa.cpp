@@ -296,4 +296,64 @@ NumactlAdvice numactl_line(const Topology& topo, int node) {
   return a;
 }
 
+std::vector<PciDevice> Topology::gpus() const {
+  std::vector<PciDevice> out;
+  for (const auto& d : pci)
+    if (d.kind == "gpu") out.push_back(d);
+  std::sort(out.begin(), out.end(), [](const PciDevice& a, const PciDevice& b) { return a.address < b.address; });
+  return out;
+}
+
+GpuPlacementAdvice gpu_placement_advice(const Topology& topo, int data_node) {
+  GpuPlacementAdvice a;
+  for (const auto& g : topo.gpus()) {
+    auto it = std::find_if(a.groups.begin(), a.groups.end(), [&](const auto& x) { return x.node == g.numa_node; });
+    if (it == a.groups.end()) {
+      a.groups.push_back({g.numa_node, {}, numactl_line(topo, g.numa_node)});
+      it = a.groups.end() - 1;
+    }
+    it->gpus.push_back(g.address);
+  }
+  std::sort(a.groups.begin(), a.groups.end(), [](const auto& x, const auto& y) { return x.node < y.node; });
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+    return s;
+  };
+  if (a.groups.empty()) {
+    a.reason = "no NUMA binding needed for GPUs: no GPU (PCI class 0x0300/0x0302) found";
+    return a;
+  }
+  a.split = a.groups.size() > 1;
+  if (!a.split) {
+    const auto& g = a.groups.front();
+    a.command = g.advice.command;
+    a.reason = g.advice.binding_needed
+                   ? fmt::format("the GPUs ({}) are on node {}: bind the training processes and their DataLoader "
+                                 "workers there at launch, so pinned buffers are first touched next to the GPUs they feed",
+                                 join(g.gpus), g.node)
+                   : g.advice.reason;
+  } else {
+    std::string per;
+    for (const auto& g : a.groups)
+      per += fmt::format("{}{} for {}", per.empty() ? "" : "; ",
+                         g.advice.binding_needed ? g.advice.command : fmt::format("no binding (node {})", g.node),
+                         join(g.gpus));
+    a.reason = fmt::format("GPUs on {} nodes: start one process (or one set of ranks) per node, each bound to the node "
+                           "of the GPUs it feeds, with its workers: {}",
+                           a.groups.size(), per);
+  }
+  if (data_node >= 0 && topo.nodes.size() > 1) {
+    std::vector<std::string> far;
+    for (const auto& g : a.groups)
+      if (g.node >= 0 && g.node != data_node) far.insert(far.end(), g.gpus.begin(), g.gpus.end());
+    if (!far.empty())
+      a.data_note = fmt::format("the data's device is on node {} and GPU{} {} on another node: the bytes cross the "
+                                "inter-socket link on their way to those GPUs; keep the workers on the GPUs' node (as "
+                                "above) or put the data on a device local to them",
+                                data_node, far.size() == 1 ? "" : "s", join(far));
+  }
+  return a;
+}
+
 }  // namespace ioprobe

@@ -59,6 +59,8 @@ struct Topology {
   /// (the same socket) but not under that port; addresses, sorted.
   std::vector<std::string> same_upstream(const PciDevice& dev) const;
   std::vector<std::string> same_node_only(const PciDevice& dev) const;
+  /// The GPUs (kind "gpu"), sorted by PCI address (CUDA_DEVICE_ORDER=PCI_BUS_ID order).
+  std::vector<PciDevice> gpus() const;
 };
 
 /// Reads the topology under `sysfs_root`. Never throws; missing files leave fields empty.
@@ -117,5 +119,23 @@ struct NumactlAdvice {
 /// numactl advice for a device on `node` (e.g. common_node("gpu")). Binding is advised only for a
 /// real node (>= 0, present in `topo`) on a machine with more than one node; never --cpunodebind=-1.
 NumactlAdvice numactl_line(const Topology& topo, int node);
+
+/// The numactl advice for the processes feeding the GPUs: workers (and their pinned buffers) go on
+/// the node of the GPUs they feed, whatever node the data comes from.
+struct GpuPlacementAdvice {
+  struct NodeGroup {
+    int node = -1;                    // -1: these GPUs report no node
+    std::vector<std::string> gpus;    // PCI addresses, sorted
+    NumactlAdvice advice;             // numactl_line(topo, node)
+  };
+  std::vector<NodeGroup> groups;      // one per node holding GPUs, by node; empty without GPUs
+  bool split = false;                 // GPUs on more than one node: one process (or rank set) per node
+  std::string command;                // the one numactl line when all GPUs share a bindable node, else ""
+  std::string reason;                 // one or two sentences: where to bind and why
+  std::string data_note;              // when the data's device and (some) GPUs are on different nodes
+};
+
+/// Advice for the GPUs of `topo`, with the data's device on `data_node` (-1 unknown). Never throws.
+GpuPlacementAdvice gpu_placement_advice(const Topology& topo, int data_node);
 
 }  // namespace ioprobe

@@ -143,6 +143,31 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
     r.numa_reason = "NUMA binding not measured (only unbound runs); no binding advised";
   }
 
+  // The GPUs' node: workers go on the node of the GPUs they feed (their pinned buffers and the
+  // copy to the device stay local); the sweep measured only the reads.
+  if (multi) {
+    const GpuPlacementAdvice g = gpu_placement_advice(topo, -1);
+    const int measured = r.binding_helped ? node_of(chosen) : -1;
+    if (g.split) {
+      r.numactl.clear();
+      r.numa_reason = g.reason + (measured >= 0 ? fmt::format(" (the sweep read fastest bound to node {})", measured) : "");
+    } else if (!g.groups.empty() && g.groups.front().advice.binding_needed) {
+      const int gpu_node = g.groups.front().node;
+      if (measured >= 0 && measured != gpu_node) {
+        r.numactl = g.command + " python train.py";
+        r.numa_reason = fmt::format(
+            "the GPUs are on node {}, the fastest reads bound to node {} ({:.0f} vs {:.0f} samples/s unbound): the data "
+            "and the GPUs are on different nodes; bind to the GPUs' node {} so the workers' pinned buffers sit next to "
+            "the GPUs they feed (the reads then cross the inter-socket link), or move the data to a device on node {}",
+            gpu_node, measured, table[r.best].samples_per_s, table[base_best].samples_per_s, gpu_node, gpu_node);
+      } else if (measured < 0) {
+        r.notes.push_back(fmt::format("the GPUs are on node {}: when the training job's own work (decode, the copy "
+                                      "to the GPU) is added, start it with {} python train.py",
+                                      gpu_node, g.command));
+      }
+    }
+  }
+
   // Notes: oversubscription, noise, the edge of the sweep.
   const uint64_t threads = static_cast<uint64_t>(p.num_workers) * in.gpus;
   if (threads > static_cast<uint64_t>(std::max(1, in.cpus_allowed))) {

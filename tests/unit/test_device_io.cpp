@@ -232,3 +232,10 @@ TEST_CASE("bytes_source: device, page cache, mixed, unknown", "[device_io]") {
   CHECK(bytes_source(io, 100) == "mixed");
   CHECK(bytes_source(io, 0) == "unknown");
 }
+
+TEST_CASE("bytes_source: a memory filesystem's bytes come from RAM, not 'unknown'", "[device_io]") {
+  DeviceIo io;  // tmpfs: no block device, nothing measured
+  CHECK(bytes_source(io, 100, "tmpfs") == "RAM (tmpfs)");
+  CHECK(bytes_source(io, 100, "ramfs") == "RAM (ramfs)");
+  CHECK(bytes_source(io, 100, "ext4") == "unknown");
+}
