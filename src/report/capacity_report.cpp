@@ -13,7 +13,7 @@ using json = nlohmann::json;
 
 json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
   json pts = json::array();
-  for (const auto& p : a.points)
+  for (const auto& p : a.points) {
     pts.push_back({{"gpus", p.gpus},
                    {"au", p.au},
                    {"au_min", p.au_min},
@@ -29,6 +29,8 @@ json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
                    {"steady", p.steady},
                    {"passed", point_passes(p, in.au_target)},
                    {"note", p.note}});
+    if (p.decode_us_per_sample > 0) pts.back()["decode_us_per_sample"] = p.decode_us_per_sample;  // --decode jpeg
+  }
   return {{"accelerator", in.accelerator},
           {"accelerator_name", in.accelerator_name},
           {"model", in.model},
@@ -112,6 +114,15 @@ std::string render_capacity_text(const json& doc) {
   o += "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s and MB/s\n"
        "   (10^6 B/s): median over repeats, from sample completion times in the steady window; CPU: process CPU time /\n"
        "   wall time / allowed CPUs)\n\n";
+  for (const auto& p : c.at("points"))
+    if (p.contains("decode_us_per_sample")) {
+      std::string per;
+      for (const auto& q : c.at("points"))
+        per += fmt::format("{}{:.0f} µs at {} GPUs", per.empty() ? "" : ", ", q.value("decode_us_per_sample", 0.0),
+                           q.value("gpus", 0));
+      o += "  JPEG decode (libjpeg-turbo) CPU per sample on the worker threads, median of the repeats: " + per + "\n\n";
+      break;
+    }
   o += "Capacity: " + headline(c) + "\n";
   o += "  " + c.value("answer", "") + "\n";
   for (const auto& p : c.at("points"))
