@@ -53,6 +53,13 @@ RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpu
     lag += std::max<double>(0, static_cast<double>(rk.elapsed_ns - rk.wait_ns - rk.nominal_compute_ns));
   }
   s.consumer_lag = elapsed > 0 ? lag / elapsed : 0;
+  uint64_t decoded = 0;
+  int64_t decode_ns = 0;
+  for (const auto& w : r.workers) {
+    decoded += w.decoded + w.decode_errors;
+    decode_ns += w.decode_cpu_ns;
+  }
+  s.decode_us_per_sample = decoded ? static_cast<double>(decode_ns) / 1e3 / static_cast<double>(decoded) : 0;
   const double file_ns = r.file_latency.mean() * static_cast<double>(r.file_latency.count());
   const double open_ns = r.open_latency.mean() * static_cast<double>(r.open_latency.count());
   s.open_share = file_ns > 0 ? open_ns / file_ns : 0;
@@ -75,7 +82,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
   p.gpus = gpus;
   p.repeats = static_cast<uint32_t>(runs.size());
   if (runs.empty()) return p;
-  std::vector<double> sps, bps, au, cpu, lag, open;
+  std::vector<double> sps, bps, au, cpu, lag, open, decode;
   p.au_min = 1;
   for (const auto& r : runs) {
     sps.push_back(r.samples_per_s);
@@ -84,6 +91,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
     cpu.push_back(r.cpu_fraction);
     lag.push_back(r.consumer_lag);
     open.push_back(r.open_share);
+    decode.push_back(r.decode_us_per_sample);
     p.au_min = std::min(p.au_min, r.au_min);
     p.delivered_bytes += r.bytes;
     p.steady = p.steady && r.steady;
@@ -93,6 +101,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
   p.au = median(au);
   p.cpu_fraction = median(cpu);
   p.consumer_lag = median(lag);
+  p.decode_us_per_sample = median(decode);
   const auto [mn, mx] = std::minmax_element(sps.begin(), sps.end());
   p.spread = p.samples_per_s > 0 ? (*mx - *mn) / p.samples_per_s : 0;
   std::vector<std::string> notes;

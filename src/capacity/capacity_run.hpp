@@ -41,6 +41,7 @@ struct RepeatSample {
   double au = 0, au_min = 0;                  // mean and lowest rank, fraction
   double cpu_fraction = 0;                    // CPU s / wall s / allowed CPUs
   double consumer_lag = 0;                    // fraction, see kClientLagMax
+  double decode_us_per_sample = 0;            // --decode jpeg: workers' decode CPU per sample decoded, µs (0: none)
   double open_share = 0;                      // open+close share of each file's time, fraction
   uint64_t bytes = 0;                         // bytes the GPU ranks took over the whole run
   bool steady = false;

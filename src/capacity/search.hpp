@@ -40,6 +40,7 @@ struct CapacityPoint {
   uint32_t repeats = 0;       // repeats measured
   double spread = 0;          // (max - min) / median of samples/s over repeats, fraction
   double cpu_fraction = 0;    // median over repeats of process CPU time / wall / allowed CPUs, 0..1+
+  double decode_us_per_sample = 0;  // --decode jpeg: median over repeats of the workers' decode CPU per sample, µs
   double consumer_lag = 0;    // median over repeats: fraction of the emulated GPUs' time they overran their
                               // step (a busy host's threads could not keep up), 0..1
   bool client_bound = false;  // the client, not the storage, limited this point (see capacity_run.hpp)

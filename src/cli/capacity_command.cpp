@@ -231,7 +231,8 @@ int cmd_capacity(const CommandContext& ctx) {
   doc["loader"] = {{"num_workers", base.num_workers}, {"batch_size", base.batch_size},
                    {"prefetch_factor", base.prefetch_factor}, {"engine", base.engine},
                    {"direct", base.direct}, {"shuffle", base.shuffle},
-                   {"cpu_per_sample_us", base.cpu_per_sample_us}, {"step_time_s", base.step_time_s}};
+                   {"cpu_per_sample_us", base.cpu_per_sample_us}, {"step_time_s", base.step_time_s},
+                   {"decode", base.decode_jpeg ? "jpeg" : "none"}};
   doc["demand"] = {{"accelerator", demand.accelerator},
                    {"accelerator_name", demand.accelerator_name},
                    {"model", demand.model},

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "dataset/jpeg_content.hpp"
 #include "topology/numa.hpp"
 
 namespace ioprobe::cli {
@@ -63,7 +64,11 @@ po::options_description dataset_options_description() {
       ("file-size-min", str(), "smallest file size drawn [0]")
       ("file-size-max", str(), "largest file size drawn [16 x mean]")
       ("file-size-dist", str(), "fixed | normal | lognormal [preset's]")
-      ("seed", str(), "seed of the sizes and of the sampler's permutations [0]")
+      ("content", str(), "what the generated files hold: synthetic (pseudo-random bytes) | jpeg (real baseline JPEG "
+                         "images encoded with libjpeg-turbo, exactly the drawn sizes, ImageNet-like dimensions; "
+                         "file-per-sample datasets of 1 KiB .. 8 MiB files; generation costs CPU per file) [synthetic; "
+                         "a dataset already in --dir keeps its own; jpeg with --decode jpeg]")
+      ("seed", str(), "seed of the sizes, of the JPEG images and of the sampler's permutations [0]")
       ("data", str(), "read your own files under DIR instead (read-only; tree walked without a stat per file)")
       ("file-list", str(), "read the files named in FILE instead, one path per line")
       ("follow-symlinks", flag(), "with --data, descend into symlinked directories (loops are detected) [false]")
@@ -94,6 +99,9 @@ po::options_description loader_options_description(bool for_tune) {
                             "epochs until then (time-based, like fio's time_based) [0]");
   loader.add_options()
       ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
+      ("decode", str(), "none | jpeg: each worker decodes every sample it read with libjpeg-turbo on its own thread "
+                        "(the native cost of a Dataset's image decode, without Python), reported in µs per sample; "
+                        "needs JPEG files (--content jpeg, or your own) [none]")
       ("calibration", str(), "FILE from `ioprobe calibrate` (your own Dataset's costs): each worker burns its CPU per "
                              "sample, each rank's main process its CPU per batch beside the GPU step, and "
                              "--pin-memory copies its bytes per batch [none]")
@@ -167,7 +175,7 @@ po::options_description gen_help_description() {
   for (const char* name : {"dataset", "dir", "regenerate", "dataset-kind", "files", "dirs", "file-size", "file-size-stdev",
                            "file-size-min", "file-size-max", "file-size-dist", "records-per-file", "record-size",
                            "record-size-stdev", "record-size-min", "record-size-max", "record-size-dist", "seq-len",
-                           "token-bytes", "seed", "quiet", "help"})
+                           "token-bytes", "content", "seed", "quiet", "help"})
     gen.add(boost::shared_ptr<po::option_description>(new po::option_description(all.find(name, false))));
   return gen;
 }
@@ -244,6 +252,43 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
         "--calibration {} was measured at batch size {}; its per-batch figures (main process, bytes) are scaled "
         "by {:.3g} to --batch-size {}: calibrate at this batch size for measured figures",
         escape_bytes(c.calibration_path), cal.batch_size, scale, l.batch_size));
+}
+
+// --content and --decode: what a generation writes, and whether the workers decode JPEG.
+void apply_content(po::variables_map& vm, bool own_data, RunConfig& c) {
+  DatasetSpec& s = c.spec;
+  const bool given = vm.count("content") > 0;
+  const ContentKind asked = checked_value(vm, "content", [&] {
+    return parse_content_kind(get_choice(vm, "content", "synthetic", {"synthetic", "jpeg"}));
+  });
+  c.loader.decode_jpeg = get_choice(vm, "decode", "none", {"none", "jpeg"}) == "jpeg";
+  if (given && own_data)
+    throw UsageError(fmt::format("{}: your own files (--data, --file-list) are read as they are; --content chooses "
+                                 "what a generated dataset holds: leave it out",
+                                 option_label(vm, "content")));
+  if (c.loader.decode_jpeg && s.kind != DatasetKind::kFiles)
+    throw UsageError(fmt::format("--decode jpeg decodes one JPEG file per sample; a {} dataset's samples are records "
+                                 "inside larger files: leave --decode out or use --dataset-kind files",
+                                 dataset_kind_name(s.kind)));
+  if (c.loader.decode_jpeg && given && asked != ContentKind::kJpeg)
+    throw UsageError(fmt::format("--decode jpeg with {} {}: the workers would decode files that are not JPEG; give "
+                                 "--content jpeg, or leave --decode out",
+                                 option_label(vm, "content"), content_kind_name(asked)));
+  // Not asked for: a dataset already there keeps its content; a new one is JPEG when it is decoded.
+  s.content = given ? asked : c.loader.decode_jpeg ? ContentKind::kJpeg : ContentKind::kSynthetic;
+  s.content_from_manifest = !given;
+  if (own_data || s.content != ContentKind::kJpeg) return;
+  const std::string how = given ? option_label(vm, "content") + " jpeg" : std::string("--decode jpeg (JPEG content)");
+  if (s.kind != DatasetKind::kFiles)
+    throw UsageError(fmt::format("{}: JPEG content is for file-per-sample datasets; a {} dataset holds records "
+                                 "inside larger files: use --dataset-kind files, or --content synthetic",
+                                 how, dataset_kind_name(s.kind)));
+  if (s.size_min < kJpegMinBytes || s.size_max > kJpegMaxBytes)
+    throw UsageError(fmt::format("{}: file sizes {} .. {} B (preset '{}' or --file-size*) reach outside the {} .. {} "
+                                 "B a generated JPEG file may have; give --file-size-min {} --file-size-max {} or "
+                                 "narrower, or --content synthetic",
+                                 how, s.size_min, s.size_max, s.preset, kJpegMinBytes, kJpegMaxBytes,
+                                 std::max(s.size_min, kJpegMinBytes), std::min(s.size_max, kJpegMaxBytes)));
 }
 
 }  // namespace
@@ -329,6 +374,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
                                  "bounds unless given); give those too, or --{0}-dist fixed",
                                  sz, s.size_mean, s.size_min, s.size_max));
   }
+
+  apply_content(vm, own_data, c);
 
   if (vm.count("dir")) {
     c.dir = get_string(vm, "dir");

@@ -10,6 +10,8 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "dataset/generator.hpp"
+#include "dataset/jpeg_content.hpp"
+#include "dataset/manifest.hpp"
 #include "dataset/walker.hpp"
 #include "engine/engine_choice.hpp"
 #include "ingest/catalog.hpp"
@@ -24,6 +26,12 @@ PreparedData prepare_dataset(const RunConfig& c) {
     if (w.index.empty())
       throw UsageError(fmt::format("--data '{}' holds no regular files to read", escape_bytes(c.data_dir)));
     for (const auto& msg : w.warnings) p.warnings.push_back(msg);
+    if (c.loader.decode_jpeg)
+      if (const std::optional<NotJpeg> bad = find_non_jpeg(w.index))
+        throw UsageError(fmt::format("--decode jpeg: '{}' in {} '{}' is not a JPEG file ({}); --decode jpeg decodes "
+                                     "JPEG images only: leave it out for these files, or point --data at JPEG files",
+                                     escape_bytes(bad->path), c.data_dir.empty() ? "--file-list" : "--data",
+                                     escape_bytes(c.data_dir.empty() ? c.file_list : c.data_dir), bad->why));
     p.target_path = c.data_dir;  // a file list's filesystems are those of its files (probe_data_targets)
     p.from_list = c.data_dir.empty();
     p.dataset = {{"preset", "none"},
@@ -45,6 +53,11 @@ PreparedData prepare_dataset(const RunConfig& c) {
   g.regenerate = c.regenerate;
   g.reuse_only = c.dataset_reuse_only;
   DatasetOutcome d = ensure_dataset(c.dir, s, g);
+  if (c.loader.decode_jpeg && d.content != ContentKind::kJpeg)
+    throw UsageError(fmt::format("--decode jpeg: the dataset in '{}' holds {} files, not JPEG images (its manifest "
+                                 "{} says so); generate JPEG content there with --content jpeg --regenerate, or "
+                                 "choose another --dir",
+                                 escape_bytes(c.dir), content_kind_name(d.content), kManifestName));
   p.interrupted = d.interrupted;
   p.target_path = c.dir;
   p.dataset = {{"preset", s.preset},
@@ -62,7 +75,9 @@ PreparedData prepare_dataset(const RunConfig& c) {
                {"generate_s", d.generate_s},
                {"enumerate_s", 0.0},
                {"kind", dataset_kind_name(s.kind)},
-               {"records_per_file", s.records_per_file}};
+               {"records_per_file", s.records_per_file},
+               {"content", content_kind_name(d.content)}};
+  if (d.content == ContentKind::kJpeg && d.generate_s > 0) p.dataset["jpeg_padding_bytes"] = d.jpeg_padding_bytes;
   if (s.kind != DatasetKind::kFiles) {
     // size_* describe one record; the files' sizes follow from the records.
     p.dataset["records"] = s.files * s.records_per_file;

@@ -24,6 +24,7 @@
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "dataset/jpeg_content.hpp"
 #include "dataset/manifest.hpp"
 
 namespace ioprobe {
@@ -136,14 +137,27 @@ void write_all(int fd, const char* data, size_t len, const std::string& path) {
   }
 }
 
-void write_one(const std::string& path, uint64_t size, uint64_t seed, std::vector<char>& buf) {
+// Writes one file of `size` bytes; JPEG content: a real JPEG image of that size. Returns the
+// JPEG padding bytes (0 for synthetic content).
+uint64_t write_one(const std::string& path, uint64_t size, uint64_t seed, ContentKind content, std::vector<char>& buf) {
+  JpegFile jpeg;
+  if (content == ContentKind::kJpeg) jpeg = make_jpeg_file(size, seed);  // before the file exists: a failure leaves none
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
-  if (buf.size() < size) buf.resize(size);
-  fill_pseudorandom(buf.data(), size, seed);
-  write_all(fd, buf.data(), size, path);
+  if (content == ContentKind::kJpeg) {
+    write_all(fd, reinterpret_cast<const char*>(jpeg.bytes.data()), jpeg.bytes.size(), path);
+  } else {
+    if (buf.size() < size) buf.resize(size);
+    fill_pseudorandom(buf.data(), size, seed);
+    write_all(fd, buf.data(), size, path);
+  }
   if (close(fd) != 0) throw IoError(errno, "close", path);
+  return content == ContentKind::kJpeg ? size - jpeg.image_bytes : 0;
 }
+
+// The spec with the content of the complete dataset `m` describes, when the content was not asked
+// for (content_from_manifest) and taking it makes the shapes match; else `spec` as it is.
+DatasetSpec with_manifest_content(const DatasetSpec& spec, const std::optional<Manifest>& m);
 
 // True when `want` equals `have` in everything but the file count, and asks for no more files
 // than `have` holds.
@@ -230,7 +244,8 @@ SliceOutcome write_files(const std::string& dir, const DatasetSpec& spec, const 
   so.end = end;
   const uint64_t count = end - first;
   const int64_t start = now_ns();
-  std::atomic<uint64_t> next{first}, done_files{0}, done_bytes{0};
+  std::atomic<uint64_t> next{first}, done_files{0}, done_bytes{0}, padding{0};
+  const bool jpeg = spec.content == ContentKind::kJpeg;
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mu;
@@ -248,14 +263,22 @@ SliceOutcome write_files(const std::string& dir, const DatasetSpec& spec, const 
           write_records(dir + "/" + plan.index.path(i), plan.record_sizes, i * spec.records_per_file,
                         spec.records_per_file, spec.seed, buf);
         else
-          write_one(dir + "/" + plan.index.path(i), plan.sizes[i], spec.seed ^ (i * 0x100000001B3ULL), buf);
+          padding += write_one(dir + "/" + plan.index.path(i), plan.sizes[i], spec.seed ^ (i * 0x100000001B3ULL),
+                               spec.content, buf);
         done_bytes += plan.sizes[i];
         const uint64_t files = done_files.fetch_add(1) + 1, bytes = done_bytes.load();
         progress.update(
             [&] {
               const double s = static_cast<double>(now_ns() - start) / 1e9;
-              return fmt::format("generating: {}/{} files, {}, {}", format_count(files), format_count(count),
-                                 format_bytes(bytes), format_rate(s > 0 ? static_cast<double>(bytes) / s : 0));
+              const double rate = s > 0 ? static_cast<double>(bytes) / s : 0;
+              // JPEG content costs CPU per file (libjpeg-turbo encodes): files/s is its measure.
+              return jpeg ? fmt::format("generating JPEG images: {}/{} files, {}, {:.0f} files/s, {} ({} encode "
+                                        "threads)",
+                                        format_count(files), format_count(count), format_bytes(bytes),
+                                        s > 0 ? static_cast<double>(files) / s : 0.0, format_rate(rate),
+                                        std::max(1, opts.threads))
+                          : fmt::format("generating: {}/{} files, {}, {}", format_count(files), format_count(count),
+                                        format_bytes(bytes), format_rate(rate));
             },
             progress.tty() && files == count);
       }
@@ -272,6 +295,7 @@ SliceOutcome write_files(const std::string& dir, const DatasetSpec& spec, const 
   if (error) std::rethrow_exception(error);
   so.files = done_files.load();
   so.bytes = done_bytes.load();
+  so.jpeg_padding_bytes = padding.load();
   so.interrupted = interrupted() && so.files < count;
   so.generate_s = static_cast<double>(now_ns() - start) / 1e9;
   return so;
@@ -303,11 +327,13 @@ void refuse_unusable(const std::string& dir, DirState state) {
 // ensure_dataset() under the directory's exclusive lock; `state` as inspected under it.
 // `pending` (a split generation's owner): when files must be written, stop after the layout (file
 // list, record index, incomplete manifest, class folders) and return that manifest there.
-DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts,
+DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, const GenerateOptions& opts,
                              DirState state, std::optional<Manifest>* pending = nullptr) {
   DatasetOutcome out;
-  nlohmann::json identity = spec_identity(spec);
   refuse_unusable(dir, state);
+  const DatasetSpec spec = state == DirState::kOurs ? with_manifest_content(asked, read_manifest(dir)) : asked;
+  out.content = spec.content;
+  nlohmann::json identity = spec_identity(spec);
   if (state == DirState::kOurs) {
     Manifest m = *read_manifest(dir);
     if (m.complete && m.spec == identity) {
@@ -397,12 +423,22 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& spec, co
   out.generate_s = static_cast<double>(now_ns() - start) / 1e9;
   out.index = std::move(index);
   out.bytes = total;
+  out.jpeg_padding_bytes = written.jpeg_padding_bytes;
   return out;
 }
 
 }  // namespace
 
 namespace {
+
+DatasetSpec with_manifest_content(const DatasetSpec& spec, const std::optional<Manifest>& m) {
+  if (!spec.content_from_manifest || !m || !m->complete || spec.kind != DatasetKind::kFiles) return spec;
+  DatasetSpec s = spec;
+  s.content = m->spec.is_object() && m->spec.value("content", "synthetic") == "jpeg" ? ContentKind::kJpeg
+                                                                                     : ContentKind::kSynthetic;
+  const nlohmann::json want = spec_identity(s);
+  return want == m->spec || is_prefix_of(want, m->spec) ? s : spec;
+}
 
 // GenerateOptions::reuse_only: a shared lock, and a dataset that is already complete.
 DatasetOutcome reuse_prepared(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts) {
@@ -420,7 +456,7 @@ DatasetOutcome reuse_prepared(const std::string& dir, const DatasetSpec& spec, c
   });
   const DirState state = inspect_dir(dir);
   const std::optional<Manifest> m = state == DirState::kOurs ? read_manifest(dir) : std::nullopt;
-  const nlohmann::json identity = spec_identity(spec);
+  const nlohmann::json identity = spec_identity(with_manifest_content(spec, m));
   if (!m || !m->complete ||
       !(m->spec == identity || (spec.kind == DatasetKind::kFiles && is_prefix_of(identity, m->spec))))
     throw no_dataset();

@@ -37,12 +37,15 @@ struct DatasetOutcome {
   double generate_s = 0;       // seconds spent writing, 0 when reused
   uint64_t bytes = 0;          // total bytes of the dataset
   bool interrupted = false;    // generation stopped by SIGINT/SIGTERM (dataset left incomplete)
+  ContentKind content = ContentKind::kSynthetic;  // what the files hold (a reused dataset: its manifest's)
+  uint64_t jpeg_padding_bytes = 0;  // generated JPEG content: COM-segment bytes added to reach the sizes
   /// Shared lock on the directory (core/dir_lock.hpp), held while this object (or a copy) lives:
   /// no other process regenerates the dataset while this one reads it.
   std::shared_ptr<DirLock> lock;
 };
 
-/// Makes `dir` hold the dataset `spec` describes. A complete dataset of the same shape is reused,
+/// Makes `dir` hold the dataset `spec` describes. With spec.content_from_manifest, a complete
+/// dataset whose shape matches once its manifest's content is taken is reused with that content. A complete dataset of the same shape is reused,
 /// and so is one that differs only by holding more files (its first spec.files files are exactly
 /// the dataset asked for). An incomplete one is regenerated. Throws UsageError when `dir` is a
 /// file, is a non-empty directory ioprobe did not create, holds a complete ioprobe dataset of
@@ -62,6 +65,7 @@ struct SliceOutcome {
   uint64_t files = 0, bytes = 0;  // written (fewer than end - first when interrupted)
   double generate_s = 0;          // seconds this writer spent writing, sync excluded
   bool interrupted = false;       // stopped by SIGINT/SIGTERM
+  uint64_t jpeg_padding_bytes = 0;  // JPEG content: COM-segment bytes added to reach the drawn sizes
 };
 
 /// The owner's side of a generation split over processes that all see `dir` (a multi-host job on

@@ -26,6 +26,14 @@ SizeDist parse_size_dist(const std::string& s) {
   throw UsageError(fmt::format("size distribution '{}' is not one of: fixed, normal, lognormal", s));
 }
 
+const char* content_kind_name(ContentKind c) { return c == ContentKind::kJpeg ? "jpeg" : "synthetic"; }
+
+ContentKind parse_content_kind(const std::string& s) {
+  if (s == "synthetic") return ContentKind::kSynthetic;
+  if (s == "jpeg") return ContentKind::kJpeg;
+  throw UsageError(fmt::format("content '{}' is not one of: synthetic, jpeg", s));
+}
+
 const char* dataset_kind_name(DatasetKind k) {
   switch (k) {
     case DatasetKind::kFiles: return "files";
@@ -56,10 +64,15 @@ nlohmann::json spec_identity(const DatasetSpec& s) {
     }
     return j;
   }
-  return {{"generator", 1},          {"files", s.files},         {"dirs", s.dirs},
-          {"size_dist", size_dist_name(s.dist)}, {"size_mean_bytes", s.size_mean},
-          {"size_stdev_bytes", s.size_stdev},    {"size_min_bytes", s.size_min},
-          {"size_max_bytes", s.size_max},        {"seed", s.seed}};
+  nlohmann::json j = {{"generator", 1},          {"files", s.files},         {"dirs", s.dirs},
+                      {"size_dist", size_dist_name(s.dist)}, {"size_mean_bytes", s.size_mean},
+                      {"size_stdev_bytes", s.size_stdev},    {"size_min_bytes", s.size_min},
+                      {"size_max_bytes", s.size_max},        {"seed", s.seed}};
+  if (s.content == ContentKind::kJpeg) {
+    j["content"] = "jpeg";
+    j["jpeg_generator"] = 1;  // dataset/jpeg_content.cpp's version: bump when its bytes change
+  }
+  return j;
 }
 
 namespace {
@@ -97,7 +110,8 @@ std::vector<uint64_t> draw_record_sizes(const DatasetSpec& s) {
 std::string generated_file_path(const DatasetSpec& s, uint64_t i) {
   if (s.kind == DatasetKind::kSharded) return fmt::format("shard-{:06d}.rec", i);
   if (s.kind == DatasetKind::kToken) return fmt::format("tokens-{:03d}.bin", i);
-  return fmt::format("c{:04d}/{:08d}.bin", i % std::max<uint64_t>(1, s.dirs), i);
+  return fmt::format("c{:04d}/{:08d}.{}", i % std::max<uint64_t>(1, s.dirs), i,
+                     s.content == ContentKind::kJpeg ? "JPEG" : "bin");
 }
 
 }  // namespace ioprobe

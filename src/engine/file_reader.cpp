@@ -75,6 +75,7 @@ class PsyncReader final : public FileReader {
     uint64_t len = first_read_len(hint, opts_.chunk_bytes);
     char* buf = buf_.get(len);
     uint64_t off = 0;
+    int requests = 0;
     for (;;) {
       ssize_t n = pread(fd, buf, len, static_cast<off_t>(off));
       if (n < 0 && errno == EINTR) continue;
@@ -84,6 +85,7 @@ class PsyncReader final : public FileReader {
         break;
       }
       off += static_cast<uint64_t>(n);
+      ++requests;
       if (ctl.bytes_read) ctl.bytes_read->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       if (static_cast<uint64_t>(n) < len || n == 0) break;
       if (stop_requested(ctl)) {
@@ -100,6 +102,7 @@ class PsyncReader final : public FileReader {
     }
     const int64_t t3 = now_ns();
     r.bytes = static_cast<int64_t>(off);
+    if (r.err == 0 && !r.stopped && requests == 1) r.data = reinterpret_cast<const unsigned char*>(buf);
     r.read_ns = t2 - t1;
     r.close_ns = t3 - t2;
     r.total_ns = t3 - t0;
@@ -161,6 +164,7 @@ class UringReader final : public FileReader {
       io_uring_cqe_seen(&ring_, cqe);
     }
     uint64_t off = 0;
+    bool whole_in_one = false;  // the first read returned the whole file
     bool opened = open_res >= 0;
     if (!opened) {
       r.err = -open_res;
@@ -173,6 +177,7 @@ class UringReader final : public FileReader {
       if (ctl.bytes_read) ctl.bytes_read->fetch_add(off, std::memory_order_relaxed);
       // Not at end of file yet: continue with chunk-sized reads until a short read.
       uint64_t last = static_cast<uint64_t>(read_res);
+      whole_in_one = single || last < len;
       while (!single && last == len) {
         if (stop_requested(ctl)) {
           r.stopped = true;
@@ -215,6 +220,7 @@ class UringReader final : public FileReader {
     }
     const int64_t t_end = now_ns();
     r.bytes = static_cast<int64_t>(off);
+    if (r.err == 0 && !r.stopped && whole_in_one) r.data = reinterpret_cast<const unsigned char*>(buf);
     // Completions of one linked chain may be reaped in one wake-up, so the split into phases is
     // approximate; the total is exact. Clamp so a reordering never yields a negative phase.
     auto nonneg = [](int64_t v) { return v < 0 ? 0 : v; };

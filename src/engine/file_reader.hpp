@@ -28,6 +28,9 @@ struct FileReadResult {
   int64_t close_ns = 0;  // last read completion to close completion
   int64_t total_ns = 0;  // the whole open + read + close, exact
   bool stopped = false;  // ReadControl::stop turned true between two requests: `bytes` is partial, err is 0
+  /// The file's bytes when all of them arrived in one request (err == 0, not stopped, bytes <=
+  /// chunk_bytes), else null: a decoder (--decode) reads them here. Valid until the reader's next call.
+  const unsigned char* data = nullptr;
 };
 
 /// What a caller may do while one file is being read. A file may be far larger than a request

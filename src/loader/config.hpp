@@ -23,6 +23,8 @@ struct LoaderConfig {
   uint32_t epochs = 1;
   double duration_s = 0;           // stop after this many seconds (0: no time limit)
   double cpu_per_sample_us = 0;    // real CPU work per sample after its read, microseconds
+  bool decode_jpeg = false;        // each worker decodes every sample it read with libjpeg-turbo (jpeg_decode.hpp),
+                                   // before the cpu_per_sample_us burn; a file that does not decode is an error
   uint64_t seed = 0;               // sampler seed
   uint32_t ranks = 1;              // GPU ranks in this process, each with its own loader (DDP)
   uint32_t world_ranks = 0;        // GPU ranks of the whole job, all hosts (0: just `ranks`)

@@ -24,7 +24,11 @@ struct WorkerStats {
   uint64_t io_bytes = 0;       // bytes transferred, O_DIRECT alignment padding and dropped reads included
   uint64_t errors = 0;
   int64_t busy_ns = 0;         // wall time spent fetching batches (I/O + CPU work)
-  int64_t cpu_work_ns = 0;     // thread CPU time spent in the emulated per-sample work
+  int64_t cpu_work_ns = 0;     // thread CPU time spent in the emulated per-sample work (JPEG decode included)
+  uint64_t decoded = 0;        // samples decoded (LoaderConfig::decode_jpeg)
+  uint64_t decode_errors = 0;  // samples read that did not decode (also counted in `errors`)
+  int64_t decode_cpu_ns = 0;   // thread CPU time spent decoding, both kinds
+  uint64_t decoded_pixels = 0; // pixels of the decoded images
   LatencyHistogram file_latency;  // open + read + close per file, ns (records datasets: per read)
   LatencyHistogram open_latency;  // open (+ close) part, ns
   std::string cpu_list;        // CPUs the worker thread was allowed on ("0-1"), after NUMA binding

@@ -22,6 +22,7 @@
 #include "engine/page_cache.hpp"
 #include "loader/consumer.hpp"
 #include "loader/h2d_stage.hpp"
+#include "loader/jpeg_decode.hpp"
 #include "loader/pin_stage.hpp"
 #include "loader/prefetch_queue.hpp"
 #include "loader/record_fetch.hpp"
@@ -101,7 +102,8 @@ class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
       : rank_(rank), sh_(sh), workers_(workers), stats_(stats), readers_(sh.cfg.num_workers),
-        range_readers_(sh.cfg.num_workers), streams_(sh.cfg.num_workers), tokens_(sh.cfg.num_workers) {
+        range_readers_(sh.cfg.num_workers), decoders_(sh.cfg.num_workers), streams_(sh.cfg.num_workers),
+        tokens_(sh.cfg.num_workers) {
     stats_.rank = static_cast<int>(sh.cfg.first_rank) + rank;  // the job-wide rank
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
     kind_ = sh.layout ? sh.layout->kind() : DatasetKind::kFiles;
@@ -124,6 +126,8 @@ class RankLoader {
           try {
             if (kind_ == DatasetKind::kFiles)
               readers_[static_cast<size_t>(w)] = make_file_reader(cfg.engine, ropts);
+            if (kind_ == DatasetKind::kFiles && cfg.decode_jpeg)
+              decoders_[static_cast<size_t>(w)] = std::make_unique<JpegDecoder>();
             else
               range_readers_[static_cast<size_t>(w)] = make_range_reader(cfg.engine, cfg.direct);
           } catch (...) {
@@ -332,7 +336,11 @@ class RankLoader {
         fr.err = EIO;
         fr.failed_op = "read (size changed)";
       }
-      if (fr.err) {
+      if (fr.err == 0 && sh_.cfg.decode_jpeg && !decode(w, fr, idx)) {
+        ++ws.errors;
+        ++r.errors;
+        ws.io_bytes += static_cast<uint64_t>(fr.bytes);
+      } else if (fr.err) {
         ++ws.errors;
         ++r.errors;
         // io_uring cancels reads it cannot hand to an io-wq worker thread (none can be created
@@ -367,6 +375,34 @@ class RankLoader {
     return r;
   }
 
+  // --decode jpeg: decodes the file just read on this worker thread; its CPU time counts as the
+  // worker's CPU work. False (error noted) when it does not decode.
+  bool decode(int w, const FileReadResult& fr, uint64_t idx) {
+    WorkerStats& ws = workers_[w];
+    JpegDecoder* dec = decoders_[static_cast<size_t>(w)].get();
+    std::string why;
+    const int64_t c0 = thread_cpu_ns();
+    if (!dec) {
+      why = "no decoder (the worker could not be set up)";
+    } else if (!fr.data) {
+      why = fmt::format("{} B does not fit one read request; ioprobe decodes files of at most 8 MiB", fr.bytes);
+    } else {
+      const JpegDecodeResult d = dec->decode(fr.data, static_cast<size_t>(fr.bytes));
+      if (d.ok) ws.decoded_pixels += static_cast<uint64_t>(d.width) * d.height;
+      else why = d.error;
+    }
+    const int64_t cpu = thread_cpu_ns() - c0;
+    ws.decode_cpu_ns += cpu;
+    ws.cpu_work_ns += cpu;
+    if (why.empty()) {
+      ++ws.decoded;
+      return true;
+    }
+    ++ws.decode_errors;
+    note_error(fmt::format("decode (libjpeg-turbo) {}: {}", escape_bytes(sh_.index.display_path(idx)), why));
+    return false;
+  }
+
   BatchResult fetch_records(int w, const BatchTask& t, const std::atomic<bool>& cancel) {
     WorkerStats& ws = workers_[w];
     RangeReader* reader = range_readers_[static_cast<size_t>(w)].get();
@@ -391,6 +427,7 @@ class RankLoader {
   RankStats& stats_;
   std::vector<std::unique_ptr<FileReader>> readers_;
   std::vector<std::unique_ptr<RangeReader>> range_readers_;  // records datasets
+  std::vector<std::unique_ptr<JpegDecoder>> decoders_;       // --decode jpeg: one per worker
   std::vector<ShardStream> streams_;                         // sharded: one per worker
   std::vector<TokenFetcher> tokens_;                         // token: one per worker
   DatasetKind kind_ = DatasetKind::kFiles;

@@ -56,6 +56,7 @@ json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
       pts.back()["hosts"] = host_rows_json(p.hosts);
       pts.back()["client_host"] = p.client_host.empty() ? json(nullptr) : json(p.client_host);
     }
+    if (p.decode_us_per_sample > 0) pts.back()["decode_us_per_sample"] = p.decode_us_per_sample;  // --decode jpeg
   }
   return {{"accelerator", in.accelerator},
           {"accelerator_name", in.accelerator_name},
@@ -208,6 +209,15 @@ std::string render_capacity_text(const json& doc) {
        "   (10^6 B/s): median over repeats, from sample completion times in the steady window; CPU: process CPU time /\n"
        "   wall time / allowed CPUs, all hosts' CPUs together across hosts; dev rd: device bytes read / bytes delivered)\n";
   o += device_note_text(c) + "\n";
+         for (const auto& p : c.at("points"))
+    if (p.contains("decode_us_per_sample")) {
+      std::string per;
+      for (const auto& q : c.at("points"))
+        per += fmt::format("{}{:.0f} µs at {} GPUs", per.empty() ? "" : ", ", q.value("decode_us_per_sample", 0.0),
+                           q.value("gpus", 0));
+      o += "  JPEG decode (libjpeg-turbo) CPU per sample on the worker threads, median of the repeats: " + per + "\n\n";
+      break;
+    }
   o += "Capacity: " + headline(c) + "\n";
   o += "  " + c.value("answer", "") + "\n";
   for (const auto& p : c.at("points"))

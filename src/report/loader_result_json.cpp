@@ -55,6 +55,10 @@ json loader_result_to_json(const LoaderResult& r) {
                        {"errors", w.errors},
                        {"busy_ns", w.busy_ns},
                        {"cpu_work_ns", w.cpu_work_ns},
+                       {"decoded", w.decoded},
+                       {"decode_errors", w.decode_errors},
+                       {"decode_cpu_ns", w.decode_cpu_ns},
+                       {"decoded_pixels", w.decoded_pixels},
                        {"file_latency", histogram_ns_json(w.file_latency)},
                        {"open_latency", histogram_ns_json(w.open_latency)},
                        {"cpu_list", w.cpu_list},
@@ -157,6 +161,11 @@ LoaderResult loader_result_from_json(const json& j) {
     s.errors = get<uint64_t>(x, "errors", ww);
     s.busy_ns = get<int64_t>(x, "busy_ns", ww);
     s.cpu_work_ns = get<int64_t>(x, "cpu_work_ns", ww);
+    // --decode jpeg's counters; senders without them decoded nothing.
+    s.decoded = x.value("decoded", uint64_t{0});
+    s.decode_errors = x.value("decode_errors", uint64_t{0});
+    s.decode_cpu_ns = x.value("decode_cpu_ns", int64_t{0});
+    s.decoded_pixels = x.value("decoded_pixels", uint64_t{0});
     s.file_latency = hist_of(x, "file_latency", ww);
     s.open_latency = hist_of(x, "open_latency", ww);
     s.cpu_list = get<std::string>(x, "cpu_list", ww);

@@ -28,6 +28,12 @@ RunResults run_results_of(const LoaderResult& r) {
   o.cpu_sys_s = r.cpu_sys_s;
   o.timeline = r.timeline;
   o.workers = nlohmann::json::array();
+  for (const auto& w : r.workers) {
+    o.decoded += w.decoded;
+    o.decode_errors += w.decode_errors;
+    o.decoded_pixels += w.decoded_pixels;
+    o.decode_cpu_ns += w.decode_cpu_ns;
+  }
   for (const auto& w : r.workers)
     o.workers.push_back({{"rank", w.rank},
                          {"worker", w.worker},
@@ -67,12 +73,16 @@ void RunResults::merge(const RunResults& o) {
   for (const auto& w : o.workers) workers.push_back(w);
   for (const auto& e : o.error_samples)
     if (error_samples.size() < kMaxErrorSamples) error_samples.push_back(e);
+  decoded += o.decoded;
+  decode_errors += o.decode_errors;
+  decoded_pixels += o.decoded_pixels;
+  decode_cpu_ns += o.decode_cpu_ns;
 }
 
 nlohmann::json run_results_json(const RunResults& r) {
   const double elapsed = r.elapsed_s;
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
-  return {{"samples", r.samples},
+  nlohmann::json j = {{"samples", r.samples},
           {"bytes", r.bytes},
           {"io_bytes", r.io_bytes},
           {"errors", r.errors},
@@ -95,6 +105,18 @@ nlohmann::json run_results_json(const RunResults& r) {
           {"timeline", timeline_points_json(r.timeline)},
           {"workers", r.workers.is_array() ? r.workers : nlohmann::json::array()},
           {"error_samples", r.error_samples}};
+  if (r.decoded + r.decode_errors > 0) {
+    const double dcpu = static_cast<double>(r.decode_cpu_ns) / 1e9, mp = static_cast<double>(r.decoded_pixels) / 1e6;
+    const uint64_t n = r.decoded + r.decode_errors;
+    j["decode"] = {{"codec", "libjpeg-turbo"},
+                   {"samples", r.decoded},
+                   {"errors", r.decode_errors},
+                   {"cpu_s", dcpu},
+                   {"cpu_us_per_sample", dcpu * 1e6 / static_cast<double>(n)},
+                   {"megapixels", mp},
+                   {"us_per_megapixel", mp > 0 ? dcpu * 1e6 / mp : 0.0}};
+  }
+  return j;
 }
 
 RunResults run_results_from_json(const nlohmann::json& j, const std::string& where) {
@@ -116,6 +138,14 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
     r.workers = get("workers");
     if (!r.workers.is_array()) throw UsageError(fmt::format("{}: 'workers' is not an array", where));
     r.error_samples = get("error_samples").get<std::vector<std::string>>();
+    if (j.contains("decode")) {  // --decode runs only
+      const nlohmann::json& d = get("decode");
+      const std::string dw = where + ".decode";
+      r.decoded = json_at(d, "samples", dw).get<uint64_t>();
+      r.decode_errors = json_at(d, "errors", dw).get<uint64_t>();
+      r.decode_cpu_ns = static_cast<int64_t>(json_at(d, "cpu_s", dw).get<double>() * 1e9 + 0.5);
+      r.decoded_pixels = static_cast<uint64_t>(json_at(d, "megapixels", dw).get<double>() * 1e6 + 0.5);
+    }
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
   }
@@ -195,6 +225,7 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
 void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
                         const nlohmann::json& cal) {
   loader["main_cpu_per_batch_us"] = l.main_cpu_per_batch_us;
+  loader["decode"] = l.decode_jpeg ? "jpeg" : "none";
   loader["pin_memory"] = l.pin_memory;
   loader["pin_bytes_per_batch"] = l.pin_bytes_per_batch;
   if (cal.is_object())

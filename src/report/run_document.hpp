@@ -11,7 +11,9 @@
 //   results  {samples, bytes (delivered in batches), io_bytes (transferred, O_DIRECT padding included), errors, elapsed_s, samples_per_s, bytes_per_s, files_per_s,
 //             epochs_completed, stop_reason, first_batch_s,
 //             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (report/latency_json.hpp), open_close_latency_us{...}, batch_wait_us{...},
-//             consumer_wait_s, cpu{user_s, sys_s, per_sample_us}, workers[...], timeline[...], error_samples[]}
+//             consumer_wait_s, cpu{user_s, sys_s, per_sample_us}, workers[...], timeline[...], error_samples[];
+//             with --decode jpeg: decode{codec, samples, errors, cpu_s, cpu_us_per_sample, megapixels,
+//             us_per_megapixel}: worker-thread CPU of libjpeg-turbo's decode, measured per sample}
 //   ingest   {accelerator, accelerator_name, model, gpus, rate_family, samples_per_s_per_gpu, source,
 //             required_samples_per_s, required_bytes_per_s, sample_bytes, delivered_samples_per_s,
 //             delivered_bytes_per_s, accelerator_utilization, accelerator_utilization_min, au_target,
@@ -46,6 +48,10 @@ struct RunResults {
   Timeline timeline;                     // summed over ranks, interval by interval
   nlohmann::json workers = nlohmann::json::array();  // per-worker rows, as written
   std::vector<std::string> error_samples;            // the first kMaxErrorSamples failures
+  // --decode jpeg, summed over workers (and parts): samples decoded, those that failed, the
+  // workers' CPU time decoding (ns) and the pixels decoded. All 0: no decode ran.
+  uint64_t decoded = 0, decode_errors = 0, decoded_pixels = 0;
+  int64_t decode_cpu_ns = 0;
 
   /// Adds another part of a run (another host's document): counts, CPU and waits add,
   /// histograms and timelines add bucket by bucket (percentiles of the sum are exact to the
@@ -73,7 +79,8 @@ nlohmann::json loader_results_json(const LoaderResult& r);
 
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes);
 
-/// Adds the consumer model to a run's or tune's `loader` section: main_cpu_per_batch_us,
+/// Adds the consumer model to a run's or tune's `loader` section: main_cpu_per_batch_us, decode
+/// ("jpeg" | "none"),
 /// pin_memory, pin_bytes_per_batch (0: the bytes read) and, with --calibration, "calibration":
 /// {file, code, function, host, torch_version, batch_size, created} from the document `cal`.
 void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,

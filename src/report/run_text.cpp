@@ -136,6 +136,16 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("throughput", fmt::format("{:.0f} samples/s, {}{}", r.value("samples_per_s", 0.0),
                                  format_rate(r.value("bytes_per_s", 0.0)),
                                  kind == "files" ? fmt::format(", {:.0f} files/s", r.value("files_per_s", 0.0)) : ""));
+  if (r.contains("decode")) {
+    const auto& d = r["decode"];
+    line("JPEG decode", fmt::format("{:.1f} µs CPU per sample on the worker threads (libjpeg-turbo, measured; {} "
+                                    "decoded, {:.1f} µs per megapixel{})",
+                                    d.value("cpu_us_per_sample", 0.0), format_count(d.value("samples", 0ULL)),
+                                    d.value("us_per_megapixel", 0.0),
+                                    d.value("errors", 0ULL) ? fmt::format(", {} did not decode: see ERRORS",
+                                                                          format_count(d.value("errors", 0ULL)))
+                                                            : ""));
+  }
   if (kind == "files") {
     line("file latency", lat_line(r.at("file_latency_us")));
     line("open+close part", lat_line(r.at("open_close_latency_us")));

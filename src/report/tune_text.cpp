@@ -35,9 +35,16 @@ std::string render_tune_text(const nlohmann::json& doc) {
                      c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0), c.value("launcher", "?"),
                      c.value("dataset_placement", "?"));
   }
-  o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n\n", t.value("runs_done", 0),
+  o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.value("runs_done", 0),
                    t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
                    t.value("placements_reason", ""));
+  if (doc.contains("best_run") && doc["best_run"].contains("decode")) {  // --decode jpeg
+    const auto& dc = doc["best_run"]["decode"];
+    o += fmt::format("  decode     JPEG (libjpeg-turbo) on the worker threads: {:.1f} µs CPU per sample, measured in the "
+                     "fastest run ({:.1f} µs per megapixel)\n",
+                     dc.value("cpu_us_per_sample", 0.0), dc.value("us_per_megapixel", 0.0));
+  }
+  o += "\n";
 
   o += fmt::format("  {:>7} {:>8} {:<7} {:>10} {:>8} {:>10} {:>6} {:>9} {:>5}\n", "workers", "prefetch", "numa",
                    "samples/s", "spread", "MB/s", "AU", "CPU used", "runs");
