@@ -13,15 +13,11 @@
 
 namespace ioprobe::checkpoint {
 
-DecodePool::Worker::~Worker() { ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(dctx)); }
-
 DecodePool::DecodePool(int threads, size_t max_frame, size_t max_piece, bool grouped) : grouped_(grouped) {
   threads = threads < 0 ? 0 : threads;
   const size_t nworkers = threads > 0 ? static_cast<size_t>(threads) : 1;
   for (size_t i = 0; i < nworkers; ++i) {
     auto w = std::make_unique<Worker>();
-    w->dctx = ZSTD_createDCtx();
-    if (!w->dctx) throw std::bad_alloc();
     w->out.resize(max_piece);
     if (grouped_) w->ungrouped.resize(max_piece);
     workers_.push_back(std::move(w));
@@ -36,7 +32,7 @@ void DecodePool::decode(Slot& s, Worker& w) {
   const int64_t t0 = now_ns();
   Result& r = s.result;
   r = Result{};
-  const size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(w.dctx), w.out.data(), s.piece_len, s.in.get(), s.in_len);
+  const size_t n = ZSTD_decompressDCtx(w.dctx.get(), w.out.data(), s.piece_len, s.in.get(), s.in_len);
   if (ZSTD_isError(n)) {
     r.error = fmt::format("zstd cannot decode it ({}): the data is corrupt", ZSTD_getErrorName(n));
   } else if (n != s.piece_len) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/zstd_handles.hpp"
 #include "core/io_memory.hpp"
 #include "core/ordered_pool.hpp"
 
@@ -57,11 +58,7 @@ class DecodePool {
     int64_t busy_ns = 0;  // wall time this frame took
   };
   struct Worker {
-    Worker() = default;
-    ~Worker();  // frees the context
-    Worker(const Worker&) = delete;
-    Worker& operator=(const Worker&) = delete;
-    void* dctx = nullptr;
+    ZstdDCtx dctx = make_zstd_dctx();
     std::vector<uint8_t> out, ungrouped;
     int64_t busy_ns = 0;  // under the pool's lock
   };

@@ -1,0 +1,29 @@
+#include "checkpoint/shard_decoder.hpp"
+
+#include <fmt/format.h>
+
+namespace ioprobe::checkpoint {
+
+std::unique_ptr<ShardDecoder> make_shard_decoder(const ShardReader& rd, int decode_threads) {
+  const Trailer& t = rd.trailer();
+  // decode_trailer accepts versions 1 to 3 only, and piece checksums only in version 3 with one
+  // zstd frame per piece.
+  switch (t.version) {
+    case 1:
+    case 2:
+      return make_stream_decoder(t);
+    default:
+      if (t.codec == 1 && (t.flags & kFlagPieceHashes)) return make_piece_decoder(t, decode_threads);
+      return make_stream_decoder(t);
+  }
+}
+
+std::string checksum_mismatch(uint64_t stored, uint64_t logical, const IndexEntry& e) {
+  if (stored != e.xxh3_stored)
+    return fmt::format("stored-bytes checksum mismatch (xxh3 {:016x}, index says {:016x})", stored, e.xxh3_stored);
+  if (logical != e.xxh3_logical)
+    return fmt::format("logical checksum mismatch (xxh3 {:016x}, index says {:016x})", logical, e.xxh3_logical);
+  return {};
+}
+
+}  // namespace ioprobe::checkpoint

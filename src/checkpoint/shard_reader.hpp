@@ -1,0 +1,82 @@
+// Reading one shard file for a restore (shard_format.hpp): the cold open, the trailer and the
+// metadata (region table, chunk index), then the chunks' stored bytes as one stream read ahead
+// by io_uring (engine/uring_reader.hpp: O_DIRECT, buffered where the filesystem refuses it).
+// What the bytes mean is the decoders' business (shard_decoder.hpp); this reader knows only where
+// they lie.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/shard_format.hpp"
+#include "checkpoint/state_spec.hpp"
+
+namespace ioprobe {
+class UringFileReader;
+}
+
+namespace ioprobe::checkpoint {
+
+class ShardReader {
+ public:
+  /// Makes `path` cold: its dirty pages are written (fdatasync) and its cached pages dropped
+  /// (posix_fadvise DONTNEED), so the reads that follow go to the device (O_DIRECT reads bypass
+  /// the cache anyway; this keeps the buffered fallback and the metadata reads cold too). Returns
+  /// "" or the error opening it (one line naming the path). Call before the clock starts.
+  static std::string make_cold(const std::string& path);
+
+  /// Opens `path` (made cold first by make_cold), reads the
+  /// trailer and the metadata and starts the stream of stored bytes in reads of
+  /// `read_block_bytes` (4 in flight). Never throws for I/O or data errors: failed() is then
+  /// true with error() (one line naming the path) and corrupt() for data that is not a shard;
+  /// std::bad_alloc reaches the caller.
+  ShardReader(const std::string& path, uint64_t read_block_bytes);
+  /// Drops the file's cached pages again, so a restore leaves no cache behind.
+  ~ShardReader();
+  ShardReader(const ShardReader&) = delete;
+  ShardReader& operator=(const ShardReader&) = delete;
+
+  bool failed() const { return !error_.empty(); }
+  const std::string& error() const { return error_; }
+  bool corrupt() const { return corrupt_; }
+  const std::string& path() const { return path_; }
+  bool direct() const { return direct_; }
+
+  const Trailer& trailer() const { return trailer_; }
+  const std::vector<IndexEntry>& index() const { return index_; }
+  /// The state's layout from the region table: where each piece of a chunk falls (chunker.hpp).
+  const RankState& shape() const { return shape_; }
+
+  /// Starts chunk `e`, which must follow the previous chunk's stored bytes (the stored bytes lie
+  /// back to back from offset 0). Returns "" or why not (the shard is corrupt).
+  std::string begin_chunk(const IndexEntry& e);
+  /// The next stored bytes of the chunk begun: `p` into the reader's current block, `k` > 0 and at
+  /// most `max` bytes, valid until the next call. False at the chunk's end, or when the read
+  /// failed: then read_error() says why ("stored data ends early", or the device's error).
+  bool next(const uint8_t*& p, size_t& k, size_t max = SIZE_MAX);
+  /// Stored bytes of the chunk begun not yet handed out.
+  uint64_t chunk_left() const { return left_; }
+  const std::string& read_error() const { return read_error_; }
+
+  uint64_t stored_bytes() const { return stored_bytes_; }  // chunk bytes handed out so far
+  int64_t read_ns() const { return read_ns_; }             // time next() waited for the device
+
+ private:
+  std::string path_, error_, read_error_;
+  bool corrupt_ = false, direct_ = false;
+  std::unique_ptr<UringFileReader> rd_;
+  Trailer trailer_;
+  std::vector<IndexEntry> index_;
+  RankState shape_;
+  uint64_t pos_ = 0;  // stream offset of the next byte handed out
+  uint64_t left_ = 0;
+  const uint8_t* blk_ = nullptr;
+  size_t blk_len_ = 0, blk_pos_ = 0;
+  uint64_t stored_bytes_ = 0;
+  int64_t read_ns_ = 0;
+};
+
+}  // namespace ioprobe::checkpoint
