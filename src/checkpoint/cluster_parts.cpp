@@ -107,6 +107,7 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
         restore_rows.push_back({shard, p.restore->ranks[i], p.hostname, p.restore_writer_host});
       }
       if (!p.restore_writer_host.empty()) h.restored_from.push_back(p.restore_writer_host);
+      if (p.restore_device_io && !h.restore_device_io) h.restore_device_io = p.restore_device_io;  // the host's first
     }
   }
   int expect = 0;
@@ -133,6 +134,19 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
     }
     c.restore = std::move(r);
   }
+  // Restore accounting: each host's shard files against its devices, the hosts' devices added.
+  for (size_t i = 0; i < c.restore_shards.size(); ++i) {
+    const int g = c.restore_shards[i];
+    const uint64_t bytes = g >= 0 && static_cast<size_t>(g) < c.file_bytes.size() ? c.file_bytes[static_cast<size_t>(g)] : 0;
+    c.restore_file_bytes += bytes;
+    for (auto& [idx, h] : rows)
+      if (h.hostname == c.restore_reader_host[i]) h.restore_file_bytes += bytes;
+  }
+  for (const auto& [idx, h] : rows)
+    if (h.restore_device_io) {
+      if (!c.restore_device_io) c.restore_device_io = h.restore_device_io;
+      else c.restore_device_io->merge(*h.restore_device_io);
+    }
   std::map<std::string, int> names;
   for (auto& [idx, h] : rows) {
     std::sort(h.restored_from.begin(), h.restored_from.end());

@@ -19,6 +19,7 @@
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/saver.hpp"
 #include "checkpoint/state_spec.hpp"
+#include "topology/device_io.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -33,6 +34,9 @@ struct CheckpointPart {
   std::optional<RestoreResult> restore;  // the shards it restored (another process's with a shared --dir)
   std::vector<int> restore_shards;  // the global rank whose shard each restore row read
   std::string restore_writer_host;  // the host that wrote those shards
+  // Its host's devices over the restore window (from the barrier before every process's restore
+  // to the barrier after), measured by this process; absent without a restore.
+  std::optional<DeviceIo> restore_device_io;
 };
 
 /// One host: its processes' ranks taken together.
@@ -46,6 +50,10 @@ struct CheckpointHostRow {
   bool restored = false;
   RestoreTotals restore;            // the shards its processes restored
   std::vector<std::string> restored_from;  // hosts whose shards it read (sorted, unique)
+  // The host's devices over the restore window, as its first process measured them (every
+  // process of a host sees the same devices over the same window: counted once per host).
+  std::optional<DeviceIo> restore_device_io;
+  uint64_t restore_file_bytes = 0;  // bytes on disk of the shard files its processes restored
 };
 
 /// The cluster's checkpoint: every rank's rows in global rank order, ready for report/ as one
@@ -58,6 +66,8 @@ struct CheckpointCluster {
   std::vector<int> restore_shards;  // the shard each restore row read (global rank)
   std::vector<std::string> restore_reader_host, restore_writer_host;  // per restore row
   int restores_from_other_host = 0; // restore rows read on a host other than the writer's
+  std::optional<DeviceIo> restore_device_io;  // the host rows' accounting added (DeviceIo::merge)
+  uint64_t restore_file_bytes = 0;            // bytes on disk of every shard restored
   std::vector<std::string> rank_host;     // hostname per global rank (save rows)
   std::vector<CheckpointHostRow> hosts;   // by host index
   int mpi_ranks = 0;

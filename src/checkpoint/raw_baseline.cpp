@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@
 #include "core/rng.hpp"
 #include "core/threads.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
 #include "core/interrupt.hpp"
 #include "engine/engine_choice.hpp"
 
@@ -103,6 +105,18 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
     res.direct = direct[r];
   }
   return res;
+}
+
+void settle(const RawWriteResult& raw) {
+  ::sync();
+  const double s = std::max(1.0, raw.max_ns / 1e9);
+  sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
+}
+
+uint64_t free_bytes_now(const std::string& dir) {
+  const std::optional<FreeSpace> fs = free_space(dir);
+  if (!fs) return 0;
+  return fs->reported ? fs->bytes : UINT64_MAX;
 }
 
 }  // namespace ioprobe::checkpoint

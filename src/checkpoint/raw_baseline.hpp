@@ -27,4 +27,12 @@ struct RawWriteResult {
 RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint64_t>& bytes_per_rank,
                                  const UringWriterOptions& io);
 
+/// Lets the device finish writing back the previous phase's data before the next one starts
+/// (virtual disks acknowledge writes and flush later): sync, then max(1 s, `raw`'s duration) idle.
+void settle(const RawWriteResult& raw);
+
+/// Free bytes for an unprivileged writer in `dir` now (core/free_space.hpp); UINT64_MAX where
+/// the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
+uint64_t free_bytes_now(const std::string& dir);
+
 }  // namespace ioprobe::checkpoint

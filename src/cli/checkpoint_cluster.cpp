@@ -112,6 +112,17 @@ void CheckpointJob::own_ranks(StateSpec& s) const {
   for (const auto& r : s.ranks) s.host_bytes += r.bytes;
 }
 
+void CheckpointJob::create_in_turn(const std::function<void()>& create) {
+  if (!multi()) return create();
+  // Rank 0 is its host's first process (host groups are split by world rank), so it makes rank
+  // 0's directory; each other host's first process makes that host's when it is not shared.
+  const int turn = lead() ? 0 : comm_.local_rank() == 0 ? 1 : 2;
+  for (int t = 0; t < 3; ++t) {
+    if (t == turn) create();
+    exchange("create --dir in turn");
+  }
+}
+
 void CheckpointJob::detect_dir_placement(const std::string& dir) {
   if (!multi()) return;
   // Rank 0 leaves a marker in its --dir; whoever sees it shares that directory.
@@ -161,7 +172,7 @@ std::optional<RawWriteResult> CheckpointJob::merge_raw(std::optional<RawWriteRes
   return merge_raw_writes(runs);
 }
 
-void CheckpointJob::after_save(CheckpointRunData& d, bool restore) {
+void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecorder& devices) {
   if (!multi()) return;
   if (!d.save.ok && !d.save.interrupted)
     throw Error(fmt::format("checkpoint rank {}: {}", d.save.failed_rank,
@@ -186,9 +197,12 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore) {
                         shift, comm_.size(), shift)
           : fmt::format("process p restored the shards that process (p + {}) mod {} wrote (one host: another process's "
                         "shards, cold by eviction or O_DIRECT)", shift, comm_.size());
+  devices.mark();
   d.restore = restore_checkpoint(paths, d.opts.io.io_size, d.restore_threads);
   // No process removes its shards while another may still read them.
   exchange("wait for every process's restore");
+  devices.mark();
+  restore_device_io_ = devices.intervals().back();
 }
 
 void CheckpointJob::finish(CheckpointRunData& d) {
@@ -203,6 +217,7 @@ void CheckpointJob::finish(CheckpointRunData& d) {
   p.restore = d.restore;
   p.restore_shards = restore_shards_;
   p.restore_writer_host = restore_writer_;
+  p.restore_device_io = restore_device_io_;
   const auto all = exchange("gather the results", encode_checkpoint_part(p));
   if (!lead()) return;
   std::vector<CheckpointPart> parts;
@@ -221,6 +236,7 @@ void CheckpointJob::add_sections(nlohmann::json& doc) const {
   doc["cluster"] = checkpoint_cluster_json(*cluster_, comm_.launcher(), placement_, restore_placement_);
   doc["hosts"] = checkpoint_hosts_json(*cluster_);
   annotate_checkpoint_ranks(doc["checkpoint"], *cluster_);
+  add_cluster_restore_device_io(doc["checkpoint"], *cluster_);
   for (const auto& w : cluster_->warnings) doc["warnings"].push_back(w);
 }
 

@@ -23,6 +23,7 @@
 #include "checkpoint/run_data.hpp"
 #include "cli/options.hpp"
 #include "dist/comm.hpp"
+#include "topology/device_io.hpp"
 
 namespace ioprobe::cli {
 
@@ -52,6 +53,14 @@ class CheckpointJob {
   /// --params, or for this process's --size alone) and numbers them job-wide.
   void own_ranks(checkpoint::StateSpec& s) const;
 
+  /// Runs `create` (making --dir when missing) on every process in turn: rank 0 first, then the
+  /// first process of each other host, then the others, an exchange after each turn. So on each
+  /// host the directory is made by the process that then locks it and leaves its markers in it
+  /// (detect_dir_placement), and removing it again, empty, after a failure never races another
+  /// process's file in it. A `create` that throws ends the job at that turn's exchange.
+  /// Without a launcher: create().
+  void create_in_turn(const std::function<void()>& create);
+
   /// Finds out whether --dir is one directory for all processes (shared) or one per host; call
   /// once it exists on every host. The processes that take --dir's lock: rank 0, and on hosts that
   /// do not share rank 0's directory the host's first process.
@@ -64,8 +73,11 @@ class CheckpointJob {
 
   /// After the save: a save that failed on this process ends the job (naming the checkpoint rank),
   /// then every process restores, when asked and nothing was interrupted, the shards of the
-  /// process restore_sources() gives it (its own when --dir is per host) into d.restore.
-  void after_save(checkpoint::CheckpointRunData& d, bool restore);
+  /// process restore_sources() gives it (its own when --dir is per host) into d.restore. The
+  /// restore runs between two barriers, with a mark of `devices` after the first and after the
+  /// second, so that the interval each process measures covers every restore on its host; that
+  /// interval becomes this process's restore accounting (sent with finish()).
+  void after_save(checkpoint::CheckpointRunData& d, bool restore, DeviceIoRecorder& devices);
 
   /// Sends every process's part to every process; rank 0 merges them and replaces the ranks,
   /// save, files and restore of `d` with the cluster's. Call on every process.
@@ -88,6 +100,7 @@ class CheckpointJob {
   bool locks_dir_ = true;
   std::vector<int> restore_shards_;
   std::string restore_writer_;
+  std::optional<DeviceIo> restore_device_io_;
   std::optional<checkpoint::CheckpointCluster> cluster_;
 };
 

@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "checkpoint/chunker.hpp"
+#include "checkpoint/shard_format.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/free_space.hpp"
@@ -183,20 +185,62 @@ uint64_t memory_budget(const HostInfo& h) {
   return mem / 2;
 }
 
-// Lets the device finish writing back the previous phase's data before the next one starts
-// (virtual disks acknowledge writes and flush later): max(1 s, the previous phase's duration).
-void settle(const checkpoint::RawWriteResult& raw) {
-  ::sync();
-  double s = std::max(1.0, raw.max_ns / 1e9);
-  sleep_until_ns(now_ns() + static_cast<int64_t>(s * 1e9));
-}
-
-// Free bytes for an unprivileged writer in `dir` now (core/free_space.hpp);
-// UINT64_MAX where the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
-uint64_t free_bytes_now(const std::string& dir) {
-  const std::optional<FreeSpace> fs = free_space(dir);
-  if (!fs) return 0;
-  return fs->reported ? fs->bytes : UINT64_MAX;
+void checkpoint_preflight(const ParsedCheckpoint& p, const TargetInfo& target, checkpoint::CheckpointRunData& d,
+                          const std::function<void(const std::string&)>& warn) {
+  const checkpoint::CheckpointConfig& c = p.config;
+  using checkpoint::CompressPool;
+  using checkpoint::kPieceBytes;
+  if (target.memory_backed) d.target_memory_fs = target.fs_type;
+  if (target.memory_backed) warn(fmt::format("{} is {} (RAM): this measures memory, not a storage device", d.dir, target.fs_type));
+  for (const auto& w : leftover_warnings(d.dir)) warn(w);
+  if (!c.save.fsync) warn("--fsync false: the save is not durable (page cache); the figures are not storage bandwidth");
+  if (static_cast<int>(d.state.ranks.size()) > d.cpus_allowed)
+    warn(fmt::format("{} ranks on {} allowed CPUs: the ranks' threads share CPUs, so the figures include that contention "
+                     "(a training job runs one rank per accelerator, typically 8 per host)",
+                     d.state.ranks.size(), d.cpus_allowed));
+  const int64_t ranks_n = static_cast<int64_t>(d.state.ranks.size());
+  if (c.save.compress.enabled && ranks_n <= d.cpus_allowed && c.save.compress_threads * ranks_n > d.cpus_allowed)
+    warn(fmt::format("{} compression workers ({} per rank) on {} allowed CPUs: they take turns on the CPUs, so the save "
+                     "measures the scheduler more than the storage; --compress-threads {} fits", c.save.compress_threads * ranks_n,
+                     c.save.compress_threads, d.cpus_allowed, std::max<int64_t>(1, d.cpus_allowed / ranks_n)));
+  if (c.restore && p.restore_threads_given && c.save.compress_pool == CompressPool::kZstd)
+    warn("--restore-threads has no effect with --compress-pool zstd: its one frame per chunk is decoded on the rank's thread");
+  else if (c.restore && c.save.compress.enabled && ranks_n <= d.cpus_allowed && d.restore_threads * ranks_n > d.cpus_allowed)
+    warn(fmt::format("{} restore decompression workers ({} per rank) on {} allowed CPUs: they take turns on the CPUs; "
+                     "--restore-threads {} fits", d.restore_threads * ranks_n, d.restore_threads, d.cpus_allowed,
+                     std::max<int64_t>(1, d.cpus_allowed / ranks_n)));
+  if (c.save.chunk_bytes < (64u << 10))
+    warn(fmt::format("--chunk-size {}: every chunk adds a 48 B index entry{} ({:.1f}% more bytes for the index alone) "
+                     "and a checksum to verify; training frameworks write chunks of MiB to GiB",
+                     format_bytes(c.save.chunk_bytes), c.save.compress.enabled ? " and zstd frame(s) of its own" : "",
+                     48.0 * 100.0 / static_cast<double>(c.save.chunk_bytes)));
+  if (!c.save.compress.enabled && c.save.byte_group)
+    warn("--byte-group without compression only reorders bytes (a copy per chunk, no saving); it helps with --compress zstd:N");
+  // Space preflight. The run writes, one after the other: the raw comparison file (as many bytes
+  // as the state), the checkpoint, and the raw file again, after the checkpoint was removed
+  // (unless --keep). The peak is the larger of the two, or both with --keep.
+  uint64_t ckpt_need = 0, raw_need = 0;
+  for (const auto& r : d.state.ranks) {
+    ckpt_need += checkpoint::uncompressed_shard_bytes(r.bytes, r.regions.size(), c.save.chunk_bytes);
+    raw_need += (r.bytes + 4095) / 4096 * 4096;
+  }
+  if (!c.save.compress.enabled && target.free_known && ckpt_need > target.free_bytes)  // made directories go with CheckpointDir
+    throw Error(fmt::format("not enough space in {}: the checkpoint needs {} ({} shard(s), uncompressed), {} are free; "
+                            "free space, choose a smaller --size or another --dir", escape_bytes(d.dir),
+                            format_bytes(ckpt_need), d.state.ranks.size(), format_bytes(target.free_bytes)), kExitFailure);
+  if (c.save.compress.enabled && target.free_known && ckpt_need > target.free_bytes)
+    warn(fmt::format("the state ({}) is larger than the free space ({}); the save will fail unless compression saves enough",
+                     format_bytes(d.state.host_bytes), format_bytes(target.free_bytes)));
+  if (c.raw_baseline && c.keep && target.free_known && ckpt_need + raw_need > target.free_bytes)
+    warn(fmt::format("with --keep the checkpoint (up to {}) and the raw write after the save ({}) must fit together "
+                     "and {} are free: that raw run will likely be skipped (the baseline is then the run before the save)",
+                     format_bytes(ckpt_need), format_bytes(raw_need), format_bytes(target.free_bytes)));
+  if (c.save.compress.enabled && c.save.compress_pool == CompressPool::kIoprobe && c.save.compress_threads > 1 &&
+      d.state.ranks.front().bytes < static_cast<uint64_t>(c.save.compress_threads) * kPieceBytes)
+    warn(fmt::format("a rank's state ({}) is less than {} compression workers x {} pieces: at most {} worker(s) "
+                     "can be busy", format_bytes(d.state.ranks.front().bytes), c.save.compress_threads, format_bytes(kPieceBytes),
+                     (d.state.ranks.front().bytes + kPieceBytes - 1) / kPieceBytes));
+  for (const auto& w : zstd_pool_warnings(c.save)) warn(w);
 }
 
 }  // namespace ioprobe::cli

@@ -4,13 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "checkpoint/run_data.hpp"
+#include "cli/checkpoint_config.hpp"
 #include "core/dir_lock.hpp"
 #include "topology/host.hpp"
+#include "topology/target.hpp"
 
 namespace ioprobe::cli {
 
@@ -40,18 +43,18 @@ std::vector<std::string> leftover_warnings(const std::string& dir);
 void lock_checkpoint_dir(const std::string& dir, std::optional<DirLock>& lock, std::vector<std::string>& made_dirs,
                          bool& created_dir);
 
+/// The checks and warnings of a run about to start on `target` (with `d`'s state and options):
+/// a memory-backed --dir, temporary files a killed run left, no fsync, more ranks or
+/// (de)compression workers than allowed CPUs, tiny chunks, byte grouping without compression,
+/// zstd's pool; each warning goes to `warn`. Throws Error (exit 1) when an uncompressed
+/// checkpoint cannot fit in the free space. Sets d.target_memory_fs.
+void checkpoint_preflight(const ParsedCheckpoint& p, const TargetInfo& target, checkpoint::CheckpointRunData& d,
+                          const std::function<void(const std::string&)>& warn);
+
 /// --params: a whole parameter count such as 7B, 405B, 1.2T or 8e9. Throws UsageError otherwise.
 double parse_params(const std::string& t);
 
 /// Half of the host's RAM, or of its cgroup's limit when lower (bytes): the state's budget.
 uint64_t memory_budget(const HostInfo& h);
-
-/// Lets the device finish writing back the previous phase's data before the next one starts
-/// (virtual disks acknowledge writes and flush later): sync, then max(1 s, `raw`'s duration) idle.
-void settle(const checkpoint::RawWriteResult& raw);
-
-/// Free bytes for an unprivileged writer in `dir` now (core/free_space.hpp); UINT64_MAX where
-/// the filesystem reports no size (f_blocks 0: ramfs), so nothing is refused there.
-uint64_t free_bytes_now(const std::string& dir);
 
 }  // namespace ioprobe::cli

@@ -182,13 +182,24 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
         format_bytes(save.bytes_written), format_bytes(on_disk)));
   if (!doc["checkpoint"].contains("restore")) return;
   nlohmann::json& rj = doc["checkpoint"]["restore"];
-  DeviceIo across;
-  across.reason = "a restore under a launcher is not accounted per device yet";
-  const DeviceIo& restore = many_hosts ? across : iv.size() > 1 ? iv[1] : none;
+  if (many_hosts) {
+    // Each host measured its own devices over the restore window (CheckpointJob::after_save);
+    // the job's sum is already in restore.device_io. A host whose cold restore read far less
+    // from its devices than the shard files hold was served by a cache.
+    if (doc.contains("hosts") && doc["hosts"].is_array())
+      for (const auto& h : doc["hosts"]) {
+        if (!h.contains("results") || !h["results"].contains("restore_device_io")) continue;
+        const DeviceIo io = device_io_from_json(h["results"]["restore_device_io"]);
+        const uint64_t ref = h["results"]["restore_device_io"].value("reference_bytes", 0ULL);
+        for (auto& w : device_read_warnings(io, ref, true, t, "the restore on host " + h.value("hostname", "?")))
+          doc["warnings"].push_back(std::move(w));
+      }
+    return;
+  }
+  const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;
   rj["device_io"] = device_io_json(restore, DeviceRef::kRead, on_disk);
   rj["served_from"] = bytes_source(restore, on_disk);
-  if (!many_hosts)
-    for (auto& w : device_read_warnings(restore, on_disk, true, t, "the restore")) doc["warnings"].push_back(std::move(w));
+  for (auto& w : device_read_warnings(restore, on_disk, true, t, "the restore")) doc["warnings"].push_back(std::move(w));
 }
 
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,

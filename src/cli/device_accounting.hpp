@@ -92,7 +92,10 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
 /// restore): checkpoint.save.device_io (bytes written against bytes_on_disk, with
 /// written_over_logical against logical_bytes), checkpoint.restore.device_io (bytes read against
 /// the shard bytes read) and restore.served_from ("device", "page cache", "mixed", "unknown"), and
-/// warnings where the devices wrote or read far less than the files hold.
+/// warnings where the devices wrote or read far less than the files hold. Across hosts (the
+/// document has "cluster") the save's figure is rank 0's host's only (labelled so), while the
+/// restore's is every host's own (CheckpointJob::add_sections put it there): a warning names each
+/// host whose restore read far less from its devices than its shard files hold.
 void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, const TargetInfo& t);
 
 }  // namespace ioprobe::cli

@@ -1,5 +1,7 @@
 #include "report/checkpoint_cluster.hpp"
 
+#include "report/device_io_report.hpp"
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -76,6 +78,7 @@ std::string encode_checkpoint_part(const CheckpointPart& p) {
     j["restore"] = {{"ranks", rr}, {"wall_ns", p.restore->wall_ns}, {"ok", p.restore->ok},
                     {"interrupted", p.restore->interrupted}};
   }
+  if (p.restore_device_io) j["restore_device_io"] = device_io_json(*p.restore_device_io);
   return j.dump();
 }
 
@@ -120,6 +123,7 @@ CheckpointPart decode_checkpoint_part(const std::string& text) {
       j["restore"].at("interrupted").get_to(r.interrupted);
       p.restore = std::move(r);
     }
+    if (j.contains("restore_device_io")) p.restore_device_io = device_io_from_json(j["restore_device_io"]);
     return p;
   } catch (const std::exception& e) {
     throw Error(fmt::format("a process sent a checkpoint result this ioprobe cannot read ({}): run the same ioprobe "
@@ -174,11 +178,27 @@ json checkpoint_hosts_json(const CheckpointCluster& c) {
       r["restore_bytes_per_s"] = h.restore.bytes_per_s();
       r["restored_from"] = h.restored_from;
       if (!h.restore.first_error.empty()) r["restore_error"] = escape_bytes(h.restore.first_error);
+      // The host's devices over the restore window against the shard files it read.
+      DeviceIo io;
+      if (h.restore_device_io) io = *h.restore_device_io;
+      else io.reason = "not measured on this host (its process sent no restore accounting)";
+      r["restore_device_io"] = device_io_json(io, DeviceRef::kRead, h.restore_file_bytes);
+      r["restore_served_from"] = bytes_source(io, h.restore_file_bytes);
     }
     a.push_back({{"hostname", h.hostname}, {"host_index", h.host_index}, {"mpi_ranks", h.mpi_ranks},
                  {"ckpt_ranks", h.ckpt_ranks}, {"results", r}});
   }
   return a;
+}
+
+void add_cluster_restore_device_io(json& ck, const CheckpointCluster& c) {
+  if (!c.restore || !ck.contains("restore")) return;
+  DeviceIo io;
+  if (c.restore_device_io) io = *c.restore_device_io;
+  else io.reason = "no host sent its restore accounting";
+  ck["restore"]["device_io"] = device_io_json(io, DeviceRef::kRead, c.restore_file_bytes);
+  ck["restore"]["device_io"]["scope"] = "every host's devices over the restore window, added";
+  ck["restore"]["served_from"] = bytes_source(io, c.restore_file_bytes);
 }
 
 void annotate_checkpoint_ranks(json& ck, const CheckpointCluster& c) {
@@ -213,23 +233,34 @@ std::string render_checkpoint_hosts_text(const json& doc) {
   if (c.contains("restores_from_other_host"))
     o += fmt::format("  {:<14} {}; {} shard(s) read on a host other than the one that wrote them\n", "restore",
                      c.value("restore_placement", "?"), c.value("restores_from_other_host", 0));
-  o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>10} {:>12} {:>14} {:>14}  {}\n", "host", "MPI", "shards", "saved MB",
-                   "durable", "save MB/s", "min rank MB/s", "restore MB/s", "restored from");
+  o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>10} {:>12} {:>14} {:>14} {:>22}  {}\n", "host", "MPI", "shards",
+                   "saved MB", "durable", "save MB/s", "min rank MB/s", "restore MB/s", "restore device read",
+                   "restored from");
   for (const auto& h : doc["hosts"]) {
     const auto& r = h.at("results");
     std::string from;
     if (r.contains("restored_from"))
       for (const auto& f : r["restored_from"]) from += (from.empty() ? "" : ", ") + f.get<std::string>();
-    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14}  {}\n", h.value("hostname", "?"),
+    // Device bytes read over the restore window against the shard bytes, and where they came from.
+    std::string dev = "-";
+    if (r.contains("restore_device_io")) {
+      const auto& io = r["restore_device_io"];
+      dev = io.value("source", "none") == "none"
+                ? std::string("not measured")
+                : fmt::format("{:.2f} MB ({})", static_cast<double>(io.value("bytes_read", 0ULL)) / 1e6,
+                              r.value("restore_served_from", "unknown"));
+    }
+    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14} {:>22}  {}\n", h.value("hostname", "?"),
                      h.at("mpi_ranks").size(), h.at("ckpt_ranks").size(), static_cast<double>(r.value("save_bytes", 0ULL)) / 1e6,
                      r.value("time_to_durable_s", 0.0), r.value("save_bytes_per_s", 0.0) / 1e6,
                      r.value("min_rank_bytes_per_s", 0.0) / 1e6,
                      r.contains("restore_bytes_per_s") ? fmt::format("{:.2f}", r["restore_bytes_per_s"].get<double>() / 1e6)
                                                        : std::string("-"),
-                     from.empty() ? "-" : from);
+                     dev, from.empty() ? "-" : from);
   }
   o += "  (MB/s = 10^6 B/s; durable: the host's slowest process from the common start barrier to its shards "
-       "fsynced and published)\n";
+       "fsynced and published; restore device read: the host's devices over the restore window, from "
+       "/proc/diskstats, and whether the shard bytes came from the device, a cache (page cache) or both (mixed))\n";
   return o;
 }
 

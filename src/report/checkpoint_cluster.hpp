@@ -6,7 +6,9 @@
 //   hosts   [{hostname, host_index, mpi_ranks [int], ckpt_ranks [int], results {save_bytes,
 //             save_duration_max_s, time_to_durable_s, save_bytes_per_s (bytes / time_to_durable_s),
 //             min_rank_bytes_per_s, restore_bytes, restore_duration_max_s, restore_bytes_per_s,
-//             restored_from [hostnames]}}]
+//             restored_from [hostnames], restore_device_io (device_io: the host's devices over
+//             the restore window, reference_bytes = the bytes of the shard files it restored),
+//             restore_served_from ("device" | "page cache" | "mixed" | "unknown")}}]
 // The document's "checkpoint" section then holds every rank's rows and the merged figures.
 #pragma once
 
@@ -30,6 +32,11 @@ checkpoint::RawWriteResult decode_raw_write(const std::string& text);
 nlohmann::json checkpoint_cluster_json(const checkpoint::CheckpointCluster& c, const std::string& launcher,
                                        const std::string& dir_placement, const std::string& restore_placement);
 nlohmann::json checkpoint_hosts_json(const checkpoint::CheckpointCluster& c);
+
+/// The restore's device accounting of the whole job into the document's checkpoint section:
+/// restore.device_io (every host's devices over the restore window, added, against the bytes of
+/// every shard file restored) and restore.served_from ("device", "page cache", "mixed", "unknown").
+void add_cluster_restore_device_io(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
 
 /// Adds "host" to every rank row of the document's save and "shard_rank", "read_on_host",
 /// "written_on_host" to every restore row.

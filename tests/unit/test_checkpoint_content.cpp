@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cli/checkpoint_content.hpp"
+#include "checkpoint/state_content.hpp"
 
 using namespace ioprobe;
 
@@ -20,9 +20,9 @@ double zstd3_ratio(const std::vector<uint8_t>& v) {
 TEST_CASE("checkpoint --data text is text-like and compressible, --data random is not, both deterministic", "[checkpoint]") {
   const size_t len = 4 << 20;
   std::vector<uint8_t> text(len), text2(len), rnd(len);
-  cli::fill_state_content(cli::StateContent::text, 7, text.data(), len);
-  cli::fill_state_content(cli::StateContent::text, 7, text2.data(), len);
-  cli::fill_state_content(cli::StateContent::random, 7, rnd.data(), len);
+  checkpoint::fill_state_content(checkpoint::StateContent::text, 7, text.data(), len);
+  checkpoint::fill_state_content(checkpoint::StateContent::text, 7, text2.data(), len);
+  checkpoint::fill_state_content(checkpoint::StateContent::random, 7, rnd.data(), len);
   CHECK(text == text2);
   size_t printable = 0, spaces = 0, newlines = 0;
   for (uint8_t c : text) {
@@ -38,6 +38,6 @@ TEST_CASE("checkpoint --data text is text-like and compressible, --data random i
   CHECK(rt > 2.0);
   CHECK(rr <= 1.0);
   std::vector<uint8_t> odd(13);
-  cli::fill_state_content(cli::StateContent::random, 1, odd.data(), odd.size());  // a partial last word
-  cli::fill_state_content(cli::StateContent::text, 1, odd.data(), odd.size());
+  checkpoint::fill_state_content(checkpoint::StateContent::random, 1, odd.data(), odd.size());  // a partial last word
+  checkpoint::fill_state_content(checkpoint::StateContent::text, 1, odd.data(), odd.size());
 }

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-namespace ioprobe::cli {
+namespace ioprobe::checkpoint {
 
 enum class StateContent { tensors, text, random };
 
@@ -21,4 +21,4 @@ const char* state_content_name(StateContent c);
 /// Fills `len` bytes of `dst` with `c` content (text or random; tensors are the state's own).
 void fill_state_content(StateContent c, uint64_t seed, uint8_t* dst, size_t len);
 
-}  // namespace ioprobe::cli
+}  // namespace ioprobe::checkpoint

@@ -1,4 +1,4 @@
-#include "cli/checkpoint_content.hpp"
+#include "checkpoint/state_content.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "core/rng.hpp"
 
-namespace ioprobe::cli {
+namespace ioprobe::checkpoint {
 
 namespace {
 
@@ -81,4 +81,4 @@ void fill_state_content(StateContent c, uint64_t seed, uint8_t* dst, size_t len)
   else if (c == StateContent::random) fill_random(seed, dst, len);
 }
 
-}  // namespace ioprobe::cli
+}  // namespace ioprobe::checkpoint
