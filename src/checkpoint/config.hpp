@@ -23,6 +23,7 @@ struct CheckpointConfig {
   double step_time_s = 0.1;   // the emulated training step with `async`, seconds
   bool restore = false;       // read back cold, decode, verify every chunk
   int restore_threads = 1;    // decoders per rank (version 3 shards); 0 = the rank's own thread
+  bool restore_cold = true;   // drop the page cache before the restore (false: warm, buffered reads)
   bool raw_baseline = true;   // measure raw sequential write of the same target in this run
   bool keep = false;          // keep the published shard files
   bool quiet = false;         // no progress lines

@@ -92,6 +92,7 @@ SeriesResult run_checkpoint(const CheckpointConfig& c, CheckpointRunData& d, Che
     lim.restore = c.restore && !h.restores_after_save();
     lim.read_block_bytes = d.opts.io.io_size;
     lim.restore_threads = d.restore_threads;
+    lim.restore_cold = d.restore_cold;
     lim.mark = [&h](int phase) { h.mark(phase); };
     series = run_save_series(states, d.dir, d.opts, d.async, emu.get(), lim, [&](const SeriesSave& s) { h.on_save(s); });
     d.save = series.last;

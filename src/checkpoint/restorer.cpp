@@ -16,12 +16,14 @@ namespace ioprobe::checkpoint {
 
 namespace {
 
-void restore_one(const std::string& path, uint64_t block, int decode_threads, RankRestoreResult& res) {
+void restore_one(const std::string& path, uint64_t block, int decode_threads, bool cold, RankRestoreResult& res) {
   res.path = path;
-  res.error = ShardReader::make_cold(path);  // untimed
-  if (!res.error.empty()) return;
+  if (cold) {
+    res.error = ShardReader::make_cold(path);  // untimed
+    if (!res.error.empty()) return;
+  }
   const int64_t t0 = now_ns();
-  ShardReader rd(path, block);
+  ShardReader rd(path, block, cold);
   res.direct = rd.direct();
   if (rd.failed()) {
     res.corrupt = rd.corrupt();
@@ -67,12 +69,13 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, Ra
 
 }  // namespace
 
-RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads) {
+RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads,
+                                 bool cold) {
   RestoreResult res;
   res.ranks.resize(paths.size());
   int64_t t0 = now_ns();
   run_threads(paths.size(), [&](size_t i) {  // std::bad_alloc and the like are rethrown here
-    restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), decode_threads, res.ranks[i]);
+    restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), decode_threads, cold, res.ranks[i]);
   });
   res.wall_ns = now_ns() - t0;
   res.ok = true;

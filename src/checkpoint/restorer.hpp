@@ -39,9 +39,13 @@ struct RestoreResult {
 };
 
 /// Restores and verifies the shard files `paths` in parallel, one thread per file, each with
-/// `decode_threads` decoders for version 3 shards (0 = decode on the file's thread). Never
+/// `decode_threads` decoders for version 3 shards (0 = decode on the file's thread). `cold`
+/// (the default): each file's cached pages are dropped first and it is read with O_DIRECT where
+/// the filesystem takes it; warm: read buffered, whatever the page cache holds of it (a restore
+/// right after the save, as a restarted trainer on the same host finds it). Never
 /// throws for I/O or data errors (see RankRestoreResult::error); std::bad_alloc and
 /// std::system_error (a thread that cannot start) reach the caller.
-RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads = 1);
+RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads = 1,
+                                 bool cold = true);
 
 }  // namespace ioprobe::checkpoint

@@ -38,6 +38,7 @@ struct CheckpointRunData {
   std::vector<uint64_t> file_bytes;      // stat of the published files (bytes on disk), per rank
   std::optional<RestoreResult> restore;
   int restore_threads = 1;               // --restore-threads: decoders per rank (version 3 shards)
+  bool restore_cold = true;              // the restore dropped the page cache first (false: warm, buffered)
   std::vector<std::string> warnings;
 };
 

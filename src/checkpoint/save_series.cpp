@@ -67,7 +67,8 @@ SeriesResult run_save_series(std::vector<ResidentState>& states, const std::stri
       s.user_cpu_s = out.last.user_cpu_s;
       s.sys_cpu_s = out.last.sys_cpu_s;
       if (limits.restore && !interrupted()) {
-        out.last_restore = restore_checkpoint(out.last.final_paths, limits.read_block_bytes, limits.restore_threads);
+        out.last_restore = restore_checkpoint(out.last.final_paths, limits.read_block_bytes, limits.restore_threads,
+                                              limits.restore_cold);
         if (limits.mark) limits.mark(2);
         const RestoreResult& r = *out.last_restore;
         if (!r.ok) {

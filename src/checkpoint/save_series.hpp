@@ -25,6 +25,7 @@ struct SeriesLimits {
   bool restore = false;        // restore and verify each save before removing it
   uint64_t read_block_bytes = 16u << 20;  // restore read size (bytes)
   int restore_threads = 1;                // decoders per rank (restorer.hpp)
+  bool restore_cold = true;               // restore with the page cache dropped (restorer.hpp)
   // Called with 0 just before each save, 1 after it (before its restore), 2 after the restore
   // (device accounting, cli/device_accounting.hpp). Must not throw; may be empty.
   std::function<void(int)> mark;

@@ -47,9 +47,9 @@ std::string ShardReader::make_cold(const std::string& path) {
   return {};
 }
 
-ShardReader::ShardReader(const std::string& path, uint64_t block) : path_(path) {
+ShardReader::ShardReader(const std::string& path, uint64_t block, bool cold) : path_(path), cold_(cold) {
   try {
-    rd_ = std::make_unique<UringFileReader>(path, UringReaderOptions{static_cast<size_t>(block), 4, true});
+    rd_ = std::make_unique<UringFileReader>(path, UringReaderOptions{static_cast<size_t>(block), 4, cold});
   } catch (const IoError& e) {
     error_ = e.what();
     return;
@@ -86,7 +86,7 @@ ShardReader::ShardReader(const std::string& path, uint64_t block) : path_(path) 
 }
 
 ShardReader::~ShardReader() {
-  if (rd_) ::posix_fadvise(rd_->plain_fd(), 0, 0, POSIX_FADV_DONTNEED);
+  if (rd_ && cold_) ::posix_fadvise(rd_->plain_fd(), 0, 0, POSIX_FADV_DONTNEED);
 }
 
 std::string ShardReader::begin_chunk(const IndexEntry& e) {

@@ -28,13 +28,14 @@ class ShardReader {
   /// "" or the error opening it (one line naming the path). Call before the clock starts.
   static std::string make_cold(const std::string& path);
 
-  /// Opens `path` (made cold first by make_cold), reads the
+  /// Opens `path` (made cold first by make_cold when `cold`; then read with O_DIRECT where the
+  /// filesystem takes it, else buffered), reads the
   /// trailer and the metadata and starts the stream of stored bytes in reads of
   /// `read_block_bytes` (4 in flight). Never throws for I/O or data errors: failed() is then
   /// true with error() (one line naming the path) and corrupt() for data that is not a shard;
   /// std::bad_alloc reaches the caller.
-  ShardReader(const std::string& path, uint64_t read_block_bytes);
-  /// Drops the file's cached pages again, so a restore leaves no cache behind.
+  ShardReader(const std::string& path, uint64_t read_block_bytes, bool cold = true);
+  /// Cold: drops the file's cached pages again, so a restore leaves no cache behind.
   ~ShardReader();
   ShardReader(const ShardReader&) = delete;
   ShardReader& operator=(const ShardReader&) = delete;
@@ -66,7 +67,7 @@ class ShardReader {
 
  private:
   std::string path_, error_, read_error_;
-  bool corrupt_ = false, direct_ = false;
+  bool cold_ = true, corrupt_ = false, direct_ = false;
   std::unique_ptr<UringFileReader> rd_;
   Trailer trailer_;
   std::vector<IndexEntry> index_;

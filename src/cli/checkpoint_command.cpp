@@ -123,6 +123,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   d.async = c.async;
   d.step_time_s = c.step_time_s;
   d.restore_threads = c.restore_threads;
+  d.restore_cold = c.restore_cold;
   if (!c.raw_baseline) d.raw_unavailable = "--raw-baseline off";
 
   // --dir made when missing, checked and locked; what this run made goes again when empty.

@@ -51,6 +51,9 @@ po::options_description checkpoint_options() {
     ("async", po::value<std::string>()->implicit_value("true"), "stage into host buffers, then persist while training steps run")
     ("step-time", s(), "emulated training step for --async (default 100ms)")
     ("restore", po::value<std::string>()->implicit_value("true"), "read back cold, decompress, verify every chunk")
+    ("restore-cache", s(), "with --restore: cold (default: each shard's cached pages dropped, O_DIRECT reads) | warm "
+                           "(buffered reads of whatever the page cache holds, as a trainer restarted on the same host "
+                           "finds a checkpoint it just wrote; with --direct false the save leaves it there)")
     ("restore-threads", s(), "with --restore: decompression workers per rank (default: allowed CPUs / ranks, at least "
                              "1; 0 = the rank's own thread); shards written before ioprobe's format version 3 "
                              "decode on the rank's thread")
@@ -151,6 +154,9 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
     throw UsageError(fmt::format("--step-time: {} s is below 1 ms; give a training step such as 100ms", c.step_time_s));
   c.restore = get_bool(vm, "restore", false);
   out.restore_threads_given = vm.count("restore-threads") > 0;
+  if (vm.count("restore-cache") && !c.restore)
+    throw UsageError("--restore-cache: only with --restore (it says how the restore finds the page cache)");
+  c.restore_cold = get_choice(vm, "restore-cache", "cold", {"cold", "warm"}) == "cold";
   if (vm.count("restore-threads") && !c.restore) throw UsageError("--restore-threads: only with --restore (it sets the restore's decompression workers)");
   if (vm.count("restore-threads") && !o.compress.enabled)
     throw UsageError("--restore-threads sets decompression workers; with --compress none there is nothing to decompress: drop it");

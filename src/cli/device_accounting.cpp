@@ -182,6 +182,8 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
         format_bytes(save.bytes_written), format_bytes(on_disk)));
   if (!doc["checkpoint"].contains("restore")) return;
   nlohmann::json& rj = doc["checkpoint"]["restore"];
+  // A warm restore (buffered, nothing dropped) may read from the page cache: no warning for that.
+  const bool cold = rj.contains("cache") && rj["cache"].is_string() && rj["cache"].get<std::string>().rfind("cold", 0) == 0;
   if (many_hosts) {
     // Each host measured its own devices over the restore window (CheckpointJob::after_save);
     // the job's sum is already in restore.device_io. A host whose cold restore read far less
@@ -191,7 +193,7 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
         if (!h.contains("results") || !h["results"].contains("restore_device_io")) continue;
         const DeviceIo io = device_io_from_json(h["results"]["restore_device_io"]);
         const uint64_t ref = h["results"]["restore_device_io"].value("reference_bytes", 0ULL);
-        for (auto& w : device_read_warnings(io, ref, true, t, "the restore on host " + h.value("hostname", "?")))
+        for (auto& w : device_read_warnings(io, ref, cold, t, "the restore on host " + h.value("hostname", "?")))
           doc["warnings"].push_back(std::move(w));
       }
     return;
@@ -199,7 +201,7 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
   const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;
   rj["device_io"] = device_io_json(restore, DeviceRef::kRead, on_disk);
   rj["served_from"] = bytes_source(restore, on_disk);
-  for (auto& w : device_read_warnings(restore, on_disk, true, t, "the restore")) doc["warnings"].push_back(std::move(w));
+  for (auto& w : device_read_warnings(restore, on_disk, cold, t, "the restore")) doc["warnings"].push_back(std::move(w));
 }
 
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,

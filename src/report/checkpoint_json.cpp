@@ -221,6 +221,7 @@ json checkpoint_json(const CheckpointRunData& d) {
     const std::string cache =
         !d.target_memory_fs.empty()
             ? "in memory (" + d.target_memory_fs + ": the files live in RAM, no cold read is possible)"
+        : !d.restore_cold ? "warm (buffered reads of what the page cache holds; nothing dropped before reading)"
         : rdirect ? "cold (O_DIRECT io_uring reads; fdatasync + posix_fadvise DONTNEED before reading)"
                   : "cold (fdatasync + posix_fadvise DONTNEED before reading; buffered reads)";
     json rj = {{"ok", r.ok}, {"interrupted", r.interrupted}, {"cache", cache},
