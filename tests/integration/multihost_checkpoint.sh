@@ -91,6 +91,29 @@ json "$W/s.json" 'd["cluster"]["dir_placement"]' | grep -q '^shared' || fail "a 
 grep -q "read on a host other than the one that wrote them" "$W/out" || fail "the report does not say where shards were read"
 n=$(ls "$W/shared-ck" | grep -c '^__[0-9]*_0\.distcp$')
 [ "$n" = 4 ] || fail "$n shard files in the shared --dir, not 4"
+# Each host's restore is accounted on its own devices over the restore window, and the job's
+# figure is the hosts' sum (the namespaced hosts share this machine's devices, so each row
+# counts them: on a real cluster each host has its own).
+python3 - "$W/s.json" <<'PY' || fail "two hosts: the restore's device accounting per host is wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ck = d["checkpoint"]; r = ck["restore"]; rows = [h["results"] for h in d["hosts"]]
+total = 0
+for h, row in zip(d["hosts"], rows):
+    io = row["restore_device_io"]
+    assert io["source"] in ("diskstats", "none"), io
+    assert row["restore_served_from"] in ("device", "page cache", "mixed", "unknown"), row
+    mine = [x for x in r["ranks"] if x["read_on_host"] == h["hostname"]]
+    assert mine and io["reference_bytes"] >= sum(x["stored_bytes"] for x in mine) > 0, (io["reference_bytes"], mine)
+    total += io["reference_bytes"]
+    print(h["hostname"], "restore device read", io["bytes_read"], "of", io["reference_bytes"], "->", row["restore_served_from"])
+j = r["device_io"]
+assert j["reference_bytes"] == total, (j["reference_bytes"], total)
+if j["source"] != "none":
+    assert j["hosts"] == 2 and j["bytes_read"] == sum(x["restore_device_io"]["bytes_read"] for x in rows), j
+assert "not accounted" not in json.dumps(d), "a restore still said to be not accounted"
+PY
+grep -q "restore device read" "$W/out" || fail "the Hosts table has no restore device column"
 echo "shared ok in $(( $(date +%s) - t0 )) s"
 
 hosts_mpirun 4 "$IOPROBE" checkpoint --dir "$HOSTS_LOCAL/ck" "${small[@]}" --restore --keep --raw-baseline off \
@@ -118,4 +141,17 @@ for bad in notadir small; do
   grep -q "host h1" "$W/out" && fail "--dir $bad: h1 is named as failing too"
 done
 grep -q "not enough space" "$W/out" || fail "the lack of space on h2 is not said"
+# What the failing jobs made on h1 is gone again: "notadir" above, and below a --dir whose parent
+# is a file on h2 only (h2 fails making it). Which of h1's two processes made the directory was a
+# race before it was made in turn (rank 0 first): when rank 1 made it, its rmdir could come before
+# rank 0 removed its placement marker from it, and the empty directory stayed. A few runs, each
+# with fresh directories.
+on_host 1 test -e "$HOSTS_LOCAL/notadir" && fail "the failed job left the --dir it made on h1 ($HOSTS_LOCAL/notadir)"
+for i in 1 2 3 4; do
+  on_host 2 sh -c "touch '$HOSTS_LOCAL/made$i'"
+  job_must_fail "$W/out" 30 "--dir under a file on h2 (run $i)" \
+    hosts_mpirun 4 "$IOPROBE" checkpoint --dir "$HOSTS_LOCAL/made$i/ck" "${small[@]}" --raw-baseline off
+  grep -q "host h2 (rank 2)" "$W/out" || fail "--dir under a file on h2: h2 (rank 2) is not named"
+  on_host 1 test -e "$HOSTS_LOCAL/made$i" && fail "run $i: the failed job left the directories it made on h1 ($(on_host 1 find "$HOSTS_LOCAL/made$i"))"
+done
 echo "ok: checkpoint on 1 host x 2 processes and 2 hosts x 2 processes (shared and node-local), failures named"

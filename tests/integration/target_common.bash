@@ -17,6 +17,23 @@ fail() { echo "FAIL: $*"; exit 1; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root ($*)"; }
 need_cmd() { local c; for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "'$c' not installed"; done; }
 
+# make_ext4_loop SIZE: ext4 on a loop device over a file of SIZE in $WORK, mounted at $MNT; sets
+# MNT and LOOP (the /dev/loopN path); undone at exit. Skips (77) without root, losetup,
+# mkfs.ext4 or a free loop device. A loop device counts its own requests in /proc/diskstats,
+# whatever the host's page cache of the backing file does.
+make_ext4_loop() {
+  local size=$1
+  need_root "losetup and mount"
+  need_cmd losetup mkfs.ext4
+  MNT=$WORK/mnt && mkdir -p "$MNT"
+  truncate -s "$size" "$WORK/ext4.img"
+  LOOP=$(losetup -f --show "$WORK/ext4.img" 2>/dev/null) || skip "no free loop device (losetup -f failed)"
+  on_exit "losetup -d '$LOOP'"
+  mkfs.ext4 -q -F "$LOOP" || fail "mkfs.ext4 $LOOP"
+  mount "$LOOP" "$MNT" || skip "cannot mount ext4 from $LOOP"
+  on_exit "umount -l '$MNT'"
+}
+
 # make_btrfs_raid0 SIZE: btrfs raid0 (data and metadata) over two loop devices of SIZE each on
 # files in $WORK, mounted at $MNT; sets MNT and LOOPS (the /dev/loopN paths); everything is undone
 # at exit. Skips (77) without root, losetup, mkfs.btrfs, btrfs in the kernel or a free loop device.
