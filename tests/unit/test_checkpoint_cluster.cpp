@@ -181,6 +181,55 @@ TEST_CASE("a checkpoint part survives its wire form", "[checkpoint][cluster]") {
   CHECK_THROWS_WITH(decode_checkpoint_part("{\"v\":2}"), Catch::Contains("same ioprobe build"));
 }
 
+TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its devices, the job's is their sum",
+          "[checkpoint][cluster]") {
+  // Two hosts x 2 processes x 1 rank; each process restores the shard of the process 2 places on.
+  auto io = [](const std::string& dev, uint64_t read, double interval) {
+    DeviceIo d;
+    d.source = "diskstats";
+    d.devices.push_back({dev, read, 0, read / 4096, 0});
+    d.bytes_read = read;
+    d.reads = read / 4096;
+    d.interval_s = interval;
+    return d;
+  };
+  std::vector<CheckpointPart> parts;
+  const char* names[] = {"h1", "h1", "h2", "h2"};
+  for (int p = 0; p < 4; ++p) {
+    parts.push_back(part(p, p / 2, names[p], p, 1, 1000, {1000}, 2000));
+    add_restore(parts.back(), (p + 2) % 4, 1, names[(p + 2) % 4], 1000, 500);
+    // Every process of a host measured the same devices; the host's first process counts.
+    parts.back().restore_device_io = io(p < 2 ? "sda" : "sdb", p % 2 ? 999999 : p == 0 ? 110 : 4400, 0.5 + p);
+  }
+  // The wire form keeps the accounting.
+  const CheckpointPart back = decode_checkpoint_part(encode_checkpoint_part(parts[2]));
+  REQUIRE(back.restore_device_io);
+  CHECK(back.restore_device_io->bytes_read == 4400);
+  CHECK(back.restore_device_io->devices.at(0).name == "sdb");
+  const CheckpointCluster c = merge_checkpoint_parts(parts);
+  REQUIRE(c.hosts.size() == 2);
+  REQUIRE(c.hosts[0].restore_device_io);
+  CHECK(c.hosts[0].restore_device_io->bytes_read == 110);   // process 0's, not process 1's
+  CHECK(c.hosts[1].restore_device_io->bytes_read == 4400);  // process 2's
+  CHECK(c.hosts[0].restore_file_bytes == 2 * 1100);             // the two shard files h1 read (bytes on disk)
+  CHECK(c.hosts[1].restore_file_bytes == 2 * 1100);
+  REQUIRE(c.restore_device_io);
+  CHECK(c.restore_device_io->bytes_read == 110 + 4400);
+  CHECK(c.restore_device_io->hosts == 2);
+  CHECK(c.restore_file_bytes == 4 * 1100);
+  // The document: a row per host with its own accounting and label, the job's sum in restore.
+  const nlohmann::json hosts = checkpoint_hosts_json(c);
+  CHECK(hosts[0]["results"]["restore_device_io"]["bytes_read"] == 110);
+  CHECK(hosts[0]["results"]["restore_device_io"]["reference_bytes"] == 2200);
+  CHECK(hosts[0]["results"]["restore_served_from"] == "page cache");  // 110 B read for 2200 B of shards: 5%
+  CHECK(hosts[1]["results"]["restore_served_from"] == "device");      // 4400 B for 2200 B
+  nlohmann::json ck = {{"restore", nlohmann::json::object()}};
+  add_cluster_restore_device_io(ck, c);
+  CHECK(ck["restore"]["device_io"]["bytes_read"] == 4510);
+  CHECK(ck["restore"]["device_io"]["reference_bytes"] == 4400);
+  CHECK(ck["restore"]["served_from"] == "device");
+}
+
 TEST_CASE("raise_failures names every process, one line per distinct message", "[cluster]") {
   dist::LocalComm comm;  // rank 0: holds the message
   try {
