@@ -20,6 +20,11 @@
 
 namespace ioprobe::cli {
 
+namespace {
+// Queue depth of probe's "deep" row: raw's buffered reads with requests in flight (--iodepth 32).
+constexpr unsigned kProbeDeepDepth = 32;
+}  // namespace
+
 int cmd_probe(const CommandContext& ctx) {
   po::options_description desc(
       "ioprobe probe: the storage target (filesystem, mount, device chain, RAID, queue, O_DIRECT), the host's\n"
@@ -55,12 +60,19 @@ int cmd_probe(const CommandContext& ctx) {
   bool cold_buffered = target.o_direct != 1;
   EngineChoice cold = choose_engine("auto", target, cold_buffered, uring);
   EngineChoice warm = choose_engine("auto", target, true, uring);
+  // raw's answer for buffered reads with requests in flight: the same chooser at depth > 1.
+  EngineRequest deep_request;
+  deep_request.buffered = true;
+  deep_request.depth = kProbeDeepDepth;
+  EngineChoice deep = choose_engine(deep_request, target, uring);
 
   nlohmann::json doc = document_header("probe", ctx.argv, host);
   doc["target"] = target_json(target);
   doc["topology"] = topology_json(topo, target.device_numa_node);
   doc["io_uring"] = io_uring_json(uring);
-  doc["engine"] = {{"cold", engine_choice_json(cold, cold_buffered)}, {"warm", engine_choice_json(warm, true)}};
+  doc["engine"] = {{"cold", engine_choice_json(cold, cold_buffered)},
+                   {"warm", engine_choice_json(warm, true)},
+                   {"deep", engine_choice_json(deep, true, kProbeDeepDepth)}};
   std::string budget_source;
   const uint64_t budget = cache_budget_bytes(host, &budget_source);
   doc["cache"] = {{"ram_bytes", host.memory_bytes},

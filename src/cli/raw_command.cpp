@@ -91,7 +91,7 @@ void plan_memlock(RawConfig& cfg, const HostInfo& host, RawEngineChoice& choice,
                   std::vector<std::string>& warnings) {
   if (choice.name != "io_uring") return;
   MemlockNeed need;
-  need.rings = cfg.numjobs;
+  need.rings = cfg.numjobs + 1;  // and the ring choose_raw_engine's probe just closed (uncharged asynchronously)
   need.ring_bytes = ring_locked_bytes(cfg.iodepth, 2 * cfg.iodepth);
   need.rings_charged = kernel_charges_rings(host.kernel);
   const uint64_t stride = (static_cast<uint64_t>(cfg.bs) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
@@ -166,6 +166,7 @@ int cmd_raw(const CommandContext& ctx) {
     tinfo = probe_target(target.block_device ? target.path : dir_of(target.path));
     residency = target.block_device ? -1.0 : page_cache_residency(target.path, target.region_bytes);
     choice = choose_raw_engine(cfg, tinfo, residency);
+    if (!choice.warning.empty()) memlock_warnings.push_back(choice.warning);
     plan_memlock(cfg, host, choice, memlock_warnings);
   });
   if (layout_interrupted) {

@@ -59,13 +59,33 @@ struct EngineChoice {
   std::string warning;   // non-empty when the user should hear about it
 };
 
-/// Picks the engine. `requested` is "auto" | "io_uring" | "psync"; `buffered` is true when reads go
-/// through the page cache (no O_DIRECT). auto: io_uring for O_DIRECT reads on a block device;
-/// psync (pread) on tmpfs/ramfs (memory copies gain nothing from a ring), for buffered reads
-/// (io_uring hands page-cache misses to io-wq kernel worker threads), and on network/FUSE
-/// filesystems (io-wq as well); psync with a warning when io_uring is refused. "io_uring" when
-/// refused throws IoError (exit 1) naming the syscall, errno and cause. Throws UsageError for an
-/// unknown `requested`.
+/// What an engine is chosen for: the same request gives the same engine whoever asks (the
+/// loader's preflight, `raw`, `probe`, `scaling`).
+struct EngineRequest {
+  std::string requested = "auto";  // "auto" | "io_uring" | "psync"
+  bool buffered = true;            // through the page cache (no O_DIRECT)
+  unsigned depth = 1;              // requests in flight per thread: 1 for a loader worker, raw's --iodepth
+  bool write = false;              // raw's write patterns; the loader only reads
+  double residency = -1;           // share of the data in the page cache, 0..1 (-1 unknown); for the reason only
+};
+
+/// The one engine chooser. Throws UsageError for an unknown `requested`; "io_uring" when `uring`
+/// says it is refused throws IoError (exit 1) naming the syscall, errno and cause. auto picks:
+///  - psync on tmpfs/ramfs (memory copies gain nothing from a ring; io_uring hands them to io-wq);
+///  - at depth 1 (a DataLoader worker, raw --iodepth 1), psync for buffered reads (a cached read
+///    is one copy; a miss is punted to io-wq or waits for the page anyway, with nothing else to
+///    keep in flight), on network/FUSE filesystems (io-wq as well) and where no block device is
+///    under the target; io_uring for O_DIRECT reads on a block device (open, read and close in
+///    one io_uring_enter per file, no page cache);
+///  - at depth > 1, io_uring for O_DIRECT and for buffered reads and writes: one io_uring_enter
+///    submits the whole batch, cached reads complete inline and misses are read asynchronously,
+///    where psync would run one request at a time (figures: ARCHITECTURE.md's engine row and
+///    tools/bench-fio);
+///  - psync with `fallback` and a warning when it would pick io_uring and `uring` is refused.
+EngineChoice choose_engine(const EngineRequest& request, const TargetInfo& target, const UringAvailability& uring);
+
+/// choose_engine() for a DataLoader worker (depth 1, reads): `buffered` is true when reads go
+/// through the page cache (no O_DIRECT).
 EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered,
                            const UringAvailability& uring);
 

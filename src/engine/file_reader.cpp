@@ -13,6 +13,8 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/file_ops.hpp"
+#include "engine/uring_ring.hpp"
 
 namespace ioprobe {
 
@@ -59,11 +61,13 @@ class PsyncReader final : public FileReader {
  public:
   explicit PsyncReader(const FileReaderOptions& o) : opts_(o) {}
   const char* engine_name() const override { return "psync"; }
+  int open(int dirfd, const char* path, int64_t* ns) override { return psync_open(dirfd, path, opts_.direct, ns); }
+  int close(int fd, int64_t* ns) override { return psync_close(fd, ns); }
 
   FileReadResult read_file(int dirfd, const char* path, int64_t hint, const ReadControl& ctl) override {
     FileReadResult r;
     const int64_t t0 = now_ns();
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | (opts_.direct ? O_DIRECT : 0));
+    int fd = ::openat(dirfd, path, O_RDONLY | O_CLOEXEC | (opts_.direct ? O_DIRECT : 0));
     const int64_t t1 = now_ns();
     r.open_ns = t1 - t0;
     if (fd < 0) {
@@ -96,7 +100,7 @@ class PsyncReader final : public FileReader {
       buf = buf_.get(len);
     }
     const int64_t t2 = now_ns();
-    if (close(fd) != 0 && r.err == 0) {
+    if (::close(fd) != 0 && r.err == 0) {
       r.err = errno;
       r.failed_op = "close";
     }
@@ -117,16 +121,19 @@ class PsyncReader final : public FileReader {
 class UringReader final : public FileReader {
  public:
   explicit UringReader(const FileReaderOptions& o) : opts_(o) {
-    int ret = io_uring_queue_init(8, &ring_, 0);
+    int ret = ring_.init(RingOptions{});
     if (ret < 0) throw Error(io_uring_setup_failure_text(-ret), kExitFailure);
-    ret = io_uring_register_files_sparse(&ring_, 1);
+    ret = io_uring_register_files_sparse(ring_.get(), 1);
     if (ret < 0) {
-      io_uring_queue_exit(&ring_);
+      ring_.reset();
       throw Error(fmt::format("io_uring_register_files_sparse failed: {}", errno_text(-ret)), kExitFailure);
     }
   }
-  ~UringReader() override { io_uring_queue_exit(&ring_); }
   const char* engine_name() const override { return "io_uring"; }
+  int open(int dirfd, const char* path, int64_t* ns) override {
+    return uring_open(ring_, dirfd, path, opts_.direct, ns);
+  }
+  int close(int fd, int64_t* ns) override { return uring_close(ring_, fd, ns); }
 
   FileReadResult read_file(int dirfd, const char* path, int64_t hint, const ReadControl& ctl) override {
     FileReadResult r;
@@ -135,22 +142,22 @@ class UringReader final : public FileReader {
     char* buf = buf_.get(len);
     // open -> read -> (close, only when this read will be the last) as one linked chain.
     const bool single = hint >= 0 && static_cast<uint64_t>(hint) < len;  // the first read returns short: EOF
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
     // No O_CLOEXEC: a direct (registered) descriptor is never in the fd table, and the kernel
     // rejects the flag for direct opens with EINVAL.
     io_uring_prep_openat_direct(sqe, dirfd, path, O_RDONLY | (opts_.direct ? O_DIRECT : 0), 0, 0);
     sqe->flags |= IOSQE_IO_LINK;
     sqe->user_data = kOpen;
-    sqe = io_uring_get_sqe(&ring_);
+    sqe = io_uring_get_sqe(ring_.get());
     io_uring_prep_read(sqe, 0, buf, static_cast<unsigned>(len), 0);
     sqe->flags |= IOSQE_FIXED_FILE | (single ? IOSQE_IO_LINK : 0);
     sqe->user_data = kRead;
     if (single) {
-      sqe = io_uring_get_sqe(&ring_);
+      sqe = io_uring_get_sqe(ring_.get());
       io_uring_prep_close_direct(sqe, 0);
       sqe->user_data = kClose;
     }
-    io_uring_submit(&ring_);
+    io_uring_submit(ring_.get());
     int open_res = 0, read_res = 0, close_res = 0;
     int64_t t_open = 0, t_read = 0, t_close = 0;
     for (int want = single ? 3 : 2; want > 0; --want) {
@@ -161,7 +168,7 @@ class UringReader final : public FileReader {
         case kRead: read_res = cqe->res; t_read = t; break;
         case kClose: close_res = cqe->res; t_close = t; break;
       }
-      io_uring_cqe_seen(&ring_, cqe);
+      io_uring_cqe_seen(ring_.get(), cqe);
     }
     uint64_t off = 0;
     bool whole_in_one = false;  // the first read returned the whole file
@@ -185,14 +192,14 @@ class UringReader final : public FileReader {
         }
         len = opts_.chunk_bytes;
         buf = buf_.get(len);
-        sqe = io_uring_get_sqe(&ring_);
+        sqe = io_uring_get_sqe(ring_.get());
         io_uring_prep_read(sqe, 0, buf, static_cast<unsigned>(len), off);
         sqe->flags |= IOSQE_FIXED_FILE;
         sqe->user_data = kRead;
-        io_uring_submit(&ring_);
+        io_uring_submit(ring_.get());
         io_uring_cqe* cqe = wait();
         int res = cqe->res;
-        io_uring_cqe_seen(&ring_, cqe);
+        io_uring_cqe_seen(ring_.get(), cqe);
         if (res < 0) {
           r.err = -res;
           r.failed_op = "read";
@@ -205,13 +212,13 @@ class UringReader final : public FileReader {
       t_read = now_ns();
     }
     if (!single && opened) {
-      sqe = io_uring_get_sqe(&ring_);
+      sqe = io_uring_get_sqe(ring_.get());
       io_uring_prep_close_direct(sqe, 0);
       sqe->user_data = kClose;
-      io_uring_submit(&ring_);
+      io_uring_submit(ring_.get());
       io_uring_cqe* cqe = wait();
       close_res = cqe->res;
-      io_uring_cqe_seen(&ring_, cqe);
+      io_uring_cqe_seen(ring_.get(), cqe);
       t_close = now_ns();
     }
     if (r.err == 0 && close_res < 0 && close_res != -ECANCELED) {
@@ -238,14 +245,14 @@ class UringReader final : public FileReader {
     io_uring_cqe* cqe = nullptr;
     int ret;
     do {
-      ret = io_uring_wait_cqe(&ring_, &cqe);
+      ret = io_uring_wait_cqe(ring_.get(), &cqe);
     } while (ret == -EINTR);
     if (ret < 0) std::abort();  // only on ring corruption; nothing sensible to return
     return cqe;
   }
 
   FileReaderOptions opts_;
-  io_uring ring_{};
+  UringRing ring_;
   AlignedBuffer buf_;
 };
 

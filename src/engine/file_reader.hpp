@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 
+#include "engine/file_engine.hpp"
+
 namespace ioprobe {
 
 /// Outcome of one file read. Times are nanoseconds of wall time.
@@ -46,11 +48,10 @@ struct FileReaderOptions {
   uint64_t chunk_bytes = 8ULL << 20;   // largest single read request, bytes (multiple of 4 KiB)
 };
 
-/// One worker's reader. Not thread-safe: each worker owns one.
-class FileReader {
+/// One worker's reader. Not thread-safe: each worker owns one. Besides whole files, it opens,
+/// closes and invalidates single files as every FileEngine does (file_engine.hpp).
+class FileReader : public FileEngine {
  public:
-  virtual ~FileReader() = default;
-  virtual const char* engine_name() const = 0;
   /// Reads the file `path` relative to directory fd `dirfd` (AT_FDCWD allowed). `size_hint` is
   /// the expected size in bytes, or -1 when unknown. `ctl` (optional) stops the read between
   /// requests (the file is closed, `stopped` set) and counts bytes as they arrive. Never throws.

@@ -14,6 +14,8 @@
 #include "core/error.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/file_ops.hpp"
+#include "engine/uring_ring.hpp"
 
 namespace ioprobe {
 
@@ -90,13 +92,7 @@ class PsyncRangeReader final : public RangeReader {
   explicit PsyncRangeReader(bool direct) : direct_(direct) {}
   const char* engine_name() const override { return "psync"; }
 
-  int open(int dirfd, const char* path, int64_t* ns) override {
-    const int64_t t0 = now_ns();
-    int fd = ::openat(dirfd, path, O_RDONLY | O_CLOEXEC | (direct_ ? O_DIRECT : 0));
-    int res = fd < 0 ? -errno : fd;
-    *ns = now_ns() - t0;
-    return res;
-  }
+  int open(int dirfd, const char* path, int64_t* ns) override { return psync_open(dirfd, path, direct_, ns); }
 
   RangeReadResult read(int fd, uint64_t offset, uint64_t length) override {
     return read_span(direct_, offset, length, buf_, [fd](char* p, uint64_t len, uint64_t off) -> int64_t {
@@ -108,12 +104,7 @@ class PsyncRangeReader final : public RangeReader {
     });
   }
 
-  int close(int fd, int64_t* ns) override {
-    const int64_t t0 = now_ns();
-    int res = ::close(fd) == 0 ? 0 : -errno;
-    *ns = now_ns() - t0;
-    return res;
-  }
+  int close(int fd, int64_t* ns) override { return psync_close(fd, ns); }
 
  private:
   bool direct_;
@@ -123,54 +114,28 @@ class PsyncRangeReader final : public RangeReader {
 class UringRangeReader final : public RangeReader {
  public:
   explicit UringRangeReader(bool direct) : direct_(direct) {
-    int ret = io_uring_queue_init(4, &ring_, 0);
+    RingOptions ro;
+    ro.entries = 4;
+    int ret = ring_.init(ro);
     if (ret < 0) throw Error(io_uring_setup_failure_text(-ret), kExitFailure);
   }
-  ~UringRangeReader() override { io_uring_queue_exit(&ring_); }
   const char* engine_name() const override { return "io_uring"; }
 
-  int open(int dirfd, const char* path, int64_t* ns) override {
-    const int64_t t0 = now_ns();
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    io_uring_prep_openat(sqe, dirfd, path, O_RDONLY | O_CLOEXEC | (direct_ ? O_DIRECT : 0), 0);
-    int res = submit_and_wait();
-    *ns = now_ns() - t0;
-    return res;
-  }
+  int open(int dirfd, const char* path, int64_t* ns) override { return uring_open(ring_, dirfd, path, direct_, ns); }
 
   RangeReadResult read(int fd, uint64_t offset, uint64_t length) override {
     return read_span(direct_, offset, length, buf_, [this, fd](char* p, uint64_t len, uint64_t off) -> int64_t {
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+      io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
       io_uring_prep_read(sqe, fd, p, static_cast<unsigned>(len), off);
-      return submit_and_wait();
+      return uring_submit_and_wait(ring_);
     });
   }
 
-  int close(int fd, int64_t* ns) override {
-    const int64_t t0 = now_ns();
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    io_uring_prep_close(sqe, fd);
-    int res = submit_and_wait();
-    *ns = now_ns() - t0;
-    return res < 0 ? res : 0;
-  }
+  int close(int fd, int64_t* ns) override { return uring_close(ring_, fd, ns); }
 
  private:
-  // One request in flight: submit it and wait for its completion; returns cqe->res.
-  int submit_and_wait() {
-    io_uring_cqe* cqe = nullptr;
-    int ret = io_uring_submit(&ring_);
-    if (ret < 0) return ret;
-    while ((ret = io_uring_wait_cqe(&ring_, &cqe)) == -EINTR) {
-    }
-    if (ret < 0) return ret;
-    int res = cqe->res;
-    io_uring_cqe_seen(&ring_, cqe);
-    return res;
-  }
-
   bool direct_;
-  io_uring ring_{};
+  UringRing ring_;
   Bounce buf_;
 };
 

@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 
+#include "engine/file_engine.hpp"
+
 namespace ioprobe {
 
 /// Outcome of one open, read or close. Times are nanoseconds of wall time.
@@ -27,17 +29,11 @@ struct RangeReadResult {
 };
 
 /// One worker's reader. Not thread-safe: each worker owns one.
-class RangeReader {
+/// Its files' life cycle (open, close, invalidate) is FileEngine's (file_engine.hpp).
+class RangeReader : public FileEngine {
  public:
-  virtual ~RangeReader() = default;
-  virtual const char* engine_name() const = 0;
-  /// Opens `path` relative to `dirfd` read-only (O_DIRECT when the reader was made with it).
-  /// Returns the descriptor (>= 0) or a negative errno; `ns` receives the time taken.
-  virtual int open(int dirfd, const char* path, int64_t* ns) = 0;
   /// Reads `length` bytes at `offset` of `fd` (length < 2 GiB). Never throws.
   virtual RangeReadResult read(int fd, uint64_t offset, uint64_t length) = 0;
-  /// Closes `fd`; returns 0 or a negative errno; `ns` receives the time taken.
-  virtual int close(int fd, int64_t* ns) = 0;
 };
 
 /// `engine` is "io_uring" or "psync"; `direct` opens files O_DIRECT. Throws Error with the reason

@@ -1,12 +1,11 @@
 // io_uring engine (liburing). Per setup():
-//  - ring with SINGLE_ISSUER + DEFER_TASKRUN (kernel 6.1+; falls back without them),
-//  - optional SQPOLL, falling back cleanly ("sqpoll: off (EPERM)"),
+//  - the ring (UringRing, uring_ring.hpp): SINGLE_ISSUER + DEFER_TASKRUN (kernel 6.1+; falls back
+//    without them), optional SQPOLL falling back cleanly ("sqpoll: off (EPERM)"),
 //  - the fd registered (IOSQE_FIXED_FILE, index 0),
 //  - slot buffers registered as fixed buffers (slot i = buffer i = user_data i) when the
 //    RLIMIT_MEMLOCK limit (or CAP_IPC_LOCK) allows, else plain buffers with the reason noted.
 // commit_and_reap() submits and waits in one io_uring_enter(2).
 #include <liburing.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,8 +15,8 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "engine/engine.hpp"
-#include "engine/engine_choice.hpp"
 #include "engine/uring_memlock.hpp"
+#include "engine/uring_ring.hpp"
 
 namespace ioprobe {
 
@@ -27,13 +26,6 @@ unsigned round_up_pow2(unsigned v) {
   unsigned p = 1;
   while (p < v) p <<= 1;
   return p;
-}
-
-std::string memlock_text() {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0) return "unknown";
-  if (rl.rlim_cur == RLIM_INFINITY) return "unlimited";
-  return fmt::format("{} KiB", rl.rlim_cur / 1024);
 }
 
 class UringEngine final : public Engine {
@@ -50,42 +42,19 @@ class UringEngine final : public Engine {
     caps_.async = true;
     caps_.max_depth = depth;
 
-    io_uring_params p{};
-    p.flags = IORING_SETUP_CQSIZE;
-    p.cq_entries = round_up_pow2(std::max(depth, sq) * 2);
-    int r = -EINVAL;
-    if (options.sqpoll) {
-      p.flags |= IORING_SETUP_SQPOLL;
-      p.sq_thread_idle = 1000;  // ms before the poller sleeps
-      r = io_uring_queue_init_params(sq, &ring_, &p);
-      if (r < 0) {
-        caps_.notes.push_back(fmt::format("sqpoll: off ({})", errno_name(-r)));
-        p.flags &= ~IORING_SETUP_SQPOLL;
-      } else {
-        caps_.sqpoll = true;
-        caps_.notes.push_back("sqpoll: on");
-      }
-    }
-    if (!caps_.sqpoll) {
-      io_uring_params q = p;
-      q.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-      r = io_uring_queue_init_params(sq, &ring_, &q);
-      if (r == -EINVAL) {
-        caps_.notes.push_back("defer_taskrun: off (EINVAL, kernel < 6.1)");
-        io_uring_params plain = p;
-        r = io_uring_queue_init_params(sq, &ring_, &plain);
-      }
-    }
-    if (r < 0)
-      throw IoError(-r, "io_uring_setup for", "io_uring engine",
-                    io_uring_setup_hint(-r) + "; or use --engine psync");
-    ring_ok_ = true;
+    RingOptions ro;
+    ro.entries = sq;
+    ro.cq_entries = round_up_pow2(std::max(depth, sq) * 2);
+    ro.single_issuer = true;
+    ro.sqpoll = options.sqpoll;
+    ring_.init_or_throw(ro, "io_uring_setup for", "io_uring engine", &caps_.notes);
+    caps_.sqpoll = ring_.sqpoll();
     sq_size_ = sq;
-    io_uring_register_ring_fd(&ring_);  // saves an fd lookup per io_uring_enter; optional
+    io_uring_register_ring_fd(ring_.get());  // saves an fd lookup per io_uring_enter; optional
 
     fd_ = fd;
     if (options.register_file) {
-      r = io_uring_register_files(&ring_, &fd, 1);
+      int r = io_uring_register_files(ring_.get(), &fd, 1);
       if (r == 0) {
         caps_.registered_files = true;
         fd_ = 0;
@@ -99,27 +68,26 @@ class UringEngine final : public Engine {
     if (options.fixed_buffers) {
       std::vector<iovec> iov(depth);
       for (unsigned i = 0; i < depth; ++i) iov[i] = {slots_[i].buf, buffer_stride()};
-      r = io_uring_register_buffers(&ring_, iov.data(), depth);
+      int r = io_uring_register_buffers(ring_.get(), iov.data(), depth);
       if (r == 0) {
         caps_.fixed_buffers = true;
         caps_.notes.push_back("fixed buffers: on");
       } else {
         caps_.notes.push_back(fmt::format("fixed buffers: off ({}; RLIMIT_MEMLOCK {}: raise with ulimit -l)",
-                                          errno_name(-r), memlock_text()));
+                                          errno_name(-r), memlock_text(read_memlock_limit().soft)));
       }
     }
   }
 
   void teardown() override {
-    if (ring_ok_) io_uring_queue_exit(&ring_);
-    ring_ok_ = false;
+    ring_.reset();
     pending_ = 0;
     free_slots();
   }
 
   QueueStatus queue(unsigned i) override {
     if (in_flight_ >= caps_.max_depth) return QueueStatus::busy;
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
     if (!sqe) return QueueStatus::busy;
     IoSlot& s = slots_[i];
     if (caps_.fixed_buffers) {
@@ -144,7 +112,7 @@ class UringEngine final : public Engine {
 
   int commit() override {
     if (pending_ == 0) return 0;
-    int r = io_uring_submit(&ring_);
+    int r = io_uring_submit(ring_.get());
     if (r >= 0) pending_ = 0;
     return r;
   }
@@ -161,20 +129,20 @@ class UringEngine final : public Engine {
   int wait_and_collect(IoCompletion* out, unsigned max, unsigned min_complete, bool submit) {
     min_complete = std::min(min_complete, in_flight_);
     if (submit && pending_ > 0) {
-      int r = io_uring_submit_and_wait(&ring_, min_complete);
+      int r = io_uring_submit_and_wait(ring_.get(), min_complete);
       if (r < 0) return r;
       pending_ = 0;
-    } else if (min_complete > 0 && io_uring_cq_ready(&ring_) < min_complete) {
+    } else if (min_complete > 0 && io_uring_cq_ready(ring_.get()) < min_complete) {
       io_uring_cqe* cqe = nullptr;
-      int r = io_uring_wait_cqe_nr(&ring_, &cqe, min_complete);
+      int r = io_uring_wait_cqe_nr(ring_.get(), &cqe, min_complete);
       if (r < 0) return r;
-    } else if (io_uring_cq_ready(&ring_) == 0 && in_flight_ > 0) {
-      io_uring_get_events(&ring_);  // DEFER_TASKRUN: completions post only when we enter
+    } else if (io_uring_cq_ready(ring_.get()) == 0 && in_flight_ > 0) {
+      io_uring_get_events(ring_.get());  // DEFER_TASKRUN: completions post only when we enter
     }
     unsigned head = 0, n = 0;
     io_uring_cqe* cqe = nullptr;
     int64_t now = 0;
-    io_uring_for_each_cqe(&ring_, head, cqe) {
+    io_uring_for_each_cqe(ring_.get(), head, cqe) {
       if (n == max) break;
       if (n == 0) now = now_ns();
       auto i = static_cast<unsigned>(cqe->user_data);
@@ -186,13 +154,12 @@ class UringEngine final : public Engine {
       out[n].latency_ns = static_cast<uint64_t>(now - s.start_ns);
       ++n;
     }
-    io_uring_cq_advance(&ring_, n);
+    io_uring_cq_advance(ring_.get(), n);
     in_flight_ -= n;
     return static_cast<int>(n);
   }
 
-  io_uring ring_{};
-  bool ring_ok_ = false;
+  UringRing ring_;
   unsigned sq_size_ = 0;
   unsigned pending_ = 0;
   int fd_ = -1;

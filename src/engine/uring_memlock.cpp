@@ -167,15 +167,4 @@ bool raise_memlock_soft(uint64_t bytes) {
   return setrlimit(RLIMIT_MEMLOCK, &rl) == 0;
 }
 
-std::string memlock_enomem_text() {
-  const MemlockLimit l = read_memlock_limit();
-  if (l.cap_ipc_lock || l.soft == UINT64_MAX)
-    return fmt::format("RLIMIT_MEMLOCK is {}{}, so the memory cgroup or the host ran out of memory; free memory or "
-                       "raise the cgroup's memory.max",
-                       memlock_text(l.soft), l.cap_ipc_lock ? " with CAP_IPC_LOCK" : "");
-  return fmt::format("io_uring charges its rings and registered buffers to the locked-memory limit (per user), "
-                     "RLIMIT_MEMLOCK is {}; {}, use fewer workers/jobs, or use --engine psync",
-                     limit_pair(l), memlock_fix_text(std::max<uint64_t>(2 * l.soft, 2 * ring_locked_bytes(8))));
-}
-
 }  // namespace ioprobe

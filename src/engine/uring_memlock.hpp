@@ -103,8 +103,4 @@ std::string memlock_fix_text(uint64_t needed);
 /// Raises the soft RLIMIT_MEMLOCK to `bytes` (at most the hard limit). Returns true on success.
 bool raise_memlock_soft(uint64_t bytes);
 
-/// One line on an ENOMEM from io_uring setup or registration: names the memlock limit (soft and
-/// hard, or CAP_IPC_LOCK) and the fix. For every io_uring user (run, raw, checkpoint).
-std::string memlock_enomem_text();
-
 }  // namespace ioprobe

@@ -14,6 +14,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/uring_ring.hpp"
 #include "core/io_memory.hpp"
 
 namespace ioprobe {
@@ -38,15 +39,13 @@ UringFileReader::UringFileReader(const std::string& path, const UringReaderOptio
     ::close(fd_);
     throw IoError(e, "open", path);
   }
-  ring_ = new io_uring;
-  int r = io_uring_queue_init(opts_.depth, ring_, 0);
+  RingOptions ro;
+  ro.entries = opts_.depth;
+  const int r = ring_.init(ro);
   if (r < 0) {
-    delete ring_;
-    ring_ = nullptr;
     ::close(fd_);
     ::close(fd_plain_);
-    throw IoError(-r, "io_uring_queue_init", path,
-                  io_uring_setup_hint(-r));
+    throw IoError(-r, "io_uring_queue_init", path, io_uring_setup_hint(-r));
   }
   for (unsigned i = 0; i < opts_.depth; ++i) {
     mem_.push_back(alloc_io_memory(opts_.io_size));
@@ -61,23 +60,20 @@ UringFileReader::UringFileReader(const std::string& path, const UringReaderOptio
 
 UringFileReader::~UringFileReader() {
   cancel_all();
-  if (ring_) {
-    io_uring_queue_exit(ring_);
-    delete ring_;
-  }
+  ring_.reset();
   if (fd_ >= 0) ::close(fd_);
   if (fd_plain_ >= 0) ::close(fd_plain_);
 }
 
 // Reaps every read still in flight (their buffers must not be reused or freed before).
 void UringFileReader::cancel_all() {
-  while (ring_ && pending_ > 0) {
+  while (ring_.ok() && pending_ > 0) {
     io_uring_cqe* cqe = nullptr;
-    int r = io_uring_wait_cqe(ring_, &cqe);
+    int r = io_uring_wait_cqe(ring_.get(), &cqe);
     if (r == -EINTR) continue;
     if (r < 0) break;
     size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
-    io_uring_cqe_seen(ring_, cqe);
+    io_uring_cqe_seen(ring_.get(), cqe);
     inflight_[i] = 0;
     --pending_;
   }
@@ -85,7 +81,7 @@ void UringFileReader::cancel_all() {
 }
 
 int UringFileReader::submit(size_t slot) {
-  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
   if (!sqe) return -EBUSY;  // cannot happen: at most `depth` reads, the ring has `depth` entries
   const uint64_t rest = end_ - next_off_;
   const size_t len = static_cast<size_t>(std::min<uint64_t>(opts_.io_size, (rest + kAlign - 1) / kAlign * kAlign));
@@ -94,7 +90,7 @@ int UringFileReader::submit(size_t slot) {
   off_[slot] = next_off_;
   want_[slot] = len;
   done_[slot] = 0;
-  int r = io_uring_submit(ring_);
+  int r = io_uring_submit(ring_.get());
   if (r < 0) {
     err_ = fmt::format("io_uring_submit (read at offset {}): {}", next_off_, errno_text(-r));
     return r;
@@ -122,7 +118,7 @@ int UringFileReader::start(uint64_t begin, uint64_t end) {
 int UringFileReader::wait_slot(size_t slot) {
   while (!done_[slot]) {
     io_uring_cqe* cqe = nullptr;
-    int r = io_uring_wait_cqe(ring_, &cqe);
+    int r = io_uring_wait_cqe(ring_.get(), &cqe);
     if (r == -EINTR) continue;
     if (r < 0) {
       err_ = fmt::format("io_uring_wait_cqe: {}", errno_text(-r));
@@ -130,7 +126,7 @@ int UringFileReader::wait_slot(size_t slot) {
     }
     size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
     res_[i] = cqe->res;
-    io_uring_cqe_seen(ring_, cqe);
+    io_uring_cqe_seen(ring_.get(), cqe);
     inflight_[i] = 0;
     done_[i] = 1;
     --pending_;

@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "core/io_memory.hpp"
-
-struct io_uring;
+#include "engine/uring_ring.hpp"
 
 namespace ioprobe {
 
@@ -59,7 +58,7 @@ class UringFileReader {
   UringReaderOptions opts_;
   int fd_ = -1, fd_plain_ = -1;
   bool direct_ = false;
-  io_uring* ring_ = nullptr;
+  UringRing ring_;
   std::vector<IoMemory> mem_;    // owns the buffers
   std::vector<uint8_t*> bufs_;  // mem_[i].get()
   std::vector<uint64_t> off_;    // file offset of each slot's read

@@ -8,10 +8,15 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/page_cache.hpp"
+#include "engine/uring_ring.hpp"
 #include "core/io_memory.hpp"
 
 namespace ioprobe {
@@ -56,16 +61,14 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
     ::unlink(path.c_str());
     throw IoError(e, "open", path);
   }
-  ring_ = new io_uring;
-  int r = io_uring_queue_init(opts_.depth * 2 + 1, ring_, 0);  // depth writes + a background flush
+  RingOptions ro;
+  ro.entries = opts_.depth * 2 + 1;  // depth writes + a background flush
+  const int r = ring_.init(ro);
   if (r < 0) {
-    delete ring_;
-    ring_ = nullptr;
     ::close(fd_);
     ::close(fd_tail_);
     ::unlink(path.c_str());
-    throw IoError(-r, "io_uring_queue_init", path,
-                  io_uring_setup_hint(-r));
+    throw IoError(-r, "io_uring_queue_init", path, io_uring_setup_hint(-r));
   }
   buf_off_.assign(opts_.depth, 0);
   seg_.assign(opts_.depth, {});
@@ -75,10 +78,7 @@ UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptio
 
 UringFileWriter::~UringFileWriter() {
   drain();
-  if (ring_) {
-    io_uring_queue_exit(ring_);
-    delete ring_;
-  }
+  ring_.reset();
   if (fd_ >= 0) ::close(fd_);
   if (fd_tail_ >= 0) ::close(fd_tail_);
 }
@@ -106,14 +106,14 @@ int UringFileWriter::complete_short(size_t i, uint64_t off, size_t done, size_t 
 
 int UringFileWriter::wait_one() {
   io_uring_cqe* cqe = nullptr;
-  int r = retry_wait_cqe(ring_, &cqe);
+  int r = retry_wait_cqe(ring_.get(), &cqe);
   if (r < 0) {
     if (!first_err_) { first_err_ = r; err_op_ = "io_uring_wait_cqe"; }
     return r;
   }
   const uint64_t tag = io_uring_cqe_get_data64(cqe);
   int res = cqe->res;
-  io_uring_cqe_seen(ring_, cqe);
+  io_uring_cqe_seen(ring_.get(), cqe);
   --inflight_;
   if (tag == kFlushTag) {
     flush_inflight_ = false;
@@ -147,13 +147,13 @@ int UringFileWriter::wait_one() {
 // It covers the writes completed before it runs; the caller's fsync() still makes all durable.
 void UringFileWriter::maybe_flush() {
   if (opts_.flush_bytes == 0 || flush_inflight_ || since_flush_ < opts_.flush_bytes || first_err_) return;
-  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
   if (!sqe) return;  // the ring is full of writes: try again at the next completion
   io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
   io_uring_sqe_set_data64(sqe, kFlushTag);
   // Counted as in flight even if this submit fails: the queued entry then goes with the next
   // submit, and its completion is reaped like any other (errors surface at the final fsync).
-  (void)io_uring_submit(ring_);
+  (void)io_uring_submit(ring_.get());
   flush_inflight_ = true;
   ++inflight_;
   since_flush_ = 0;
@@ -164,11 +164,11 @@ void UringFileWriter::maybe_flush() {
 // error is kept in first_err_.
 int UringFileWriter::submit_current() {
   if (fill_ == 0) return first_err_;
-  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
   while (!sqe) {
     int r = wait_one();
     if (r < 0) return r;
-    sqe = io_uring_get_sqe(ring_);
+    sqe = io_uring_get_sqe(ring_.get());
   }
   const std::vector<iovec>& v = seg_[cur_];
   if (v.size() == 1)
@@ -179,7 +179,7 @@ int UringFileWriter::submit_current() {
   buf_off_[cur_] = file_off_;
   buf_len_[cur_] = fill_;
   busy_[cur_] = true;
-  int r = io_uring_submit(ring_);
+  int r = io_uring_submit(ring_.get());
   if (r < 0) {
     busy_[cur_] = false;
     if (!first_err_) {
@@ -385,9 +385,9 @@ int UringFileWriter::fsync() {
 }
 
 void UringFileWriter::drain() {
-  while (ring_ && inflight_ > 0) {
+  while (ring_.ok() && inflight_ > 0) {
     io_uring_cqe* cqe = nullptr;
-    if (retry_wait_cqe(ring_, &cqe) < 0) break;
+    if (retry_wait_cqe(ring_.get(), &cqe) < 0) break;
     const uint64_t tag = io_uring_cqe_get_data64(cqe);
     if (tag == kFlushTag) {
       flush_inflight_ = false;
@@ -395,9 +395,21 @@ void UringFileWriter::drain() {
       if (cqe->res > 0) stats_.bytes_written += static_cast<uint64_t>(cqe->res);
       busy_[static_cast<size_t>(tag)] = false;
     }
-    io_uring_cqe_seen(ring_, cqe);
+    io_uring_cqe_seen(ring_.get(), cqe);
     --inflight_;
   }
+}
+
+}  // namespace ioprobe
+
+namespace ioprobe {
+
+int UringFileWriter::invalidate() { return evict_fd(fd_tail_ >= 0 ? fd_tail_ : fd_); }
+
+std::unique_ptr<FileWriter> make_file_writer(const std::string& engine, const std::string& path,
+                                             const UringWriterOptions& opts) {
+  if (engine == "io_uring") return std::make_unique<UringFileWriter>(path, opts);
+  throw UsageError(fmt::format("writer engine '{}' is not one of: io_uring", engine));
 }
 
 }  // namespace ioprobe

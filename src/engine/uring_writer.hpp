@@ -1,4 +1,4 @@
-// Sequential file writer for checkpoints: io_uring writes from page-aligned buffers, O_DIRECT
+// Sequential file writer for checkpoints (the io_uring FileWriter engine, file_engine.hpp): io_uring writes from page-aligned buffers, O_DIRECT
 // where the filesystem accepts it, `depth` buffers in flight (2 = double buffering, the
 // FastPersist design: one buffer is filled while the other is written).
 //
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "core/io_memory.hpp"
-
-struct io_uring;
+#include "engine/file_engine.hpp"
+#include "engine/uring_ring.hpp"
 
 namespace ioprobe {
 
@@ -44,49 +44,44 @@ struct UringWriterOptions {
   uint64_t flush_bytes = 0;
 };
 
-/// Time and byte counters of one writer (nanoseconds, bytes).
-struct UringWriterStats {
-  uint64_t bytes_written = 0;    // bytes completed by the kernel (aligned writes + tail)
-  uint64_t write_requests = 0;
-  uint64_t zero_copy_bytes = 0;  // bytes written from the caller's memory (append_stable)
-  int64_t write_wait_ns = 0;     // time the caller was blocked waiting for a free buffer or completions
-  int64_t fsync_ns = 0;
-  uint64_t background_flushes = 0;  // fdatasyncs completed in the background (flush_bytes)
-};
+using UringWriterStats = WriterStats;
 
 /// One file written sequentially from offset 0. Not thread-safe; one writer per thread.
-class UringFileWriter {
+class UringFileWriter final : public FileWriter {
  public:
   /// Creates `path` (O_CREAT|O_EXCL: never overwrites an existing file). Throws IoError.
   UringFileWriter(const std::string& path, const UringWriterOptions& opts);
-  ~UringFileWriter();
+  ~UringFileWriter() override;
   UringFileWriter(const UringFileWriter&) = delete;
   UringFileWriter& operator=(const UringFileWriter&) = delete;
 
   /// Free space in the current buffer; waits for a buffer when none is free. Returns a pointer
   /// and sets `avail` (> 0), or nullptr with `err` = -errno after a failed write.
-  uint8_t* reserve(size_t& avail, int& err);
+  uint8_t* reserve(size_t& avail, int& err) override;
   /// Marks `n` bytes of the last reserve() as filled; submits the buffer when full. 0 or -errno.
-  int commit(size_t n);
+  int commit(size_t n) override;
   /// Copies `n` bytes in (reserve + memcpy + commit). 0 or -errno.
-  int append(const void* data, size_t n);
+  int append(const void* data, size_t n) override;
   /// Appends `n` bytes that stay valid and unchanged until finish() or drain() returns: with
   /// O_DIRECT, whole 4 KiB blocks whose address is 4 KiB-aligned at a 4 KiB-aligned file
   /// offset are written from `data` itself (gathered into the current io_size request, the same
   /// `depth` in flight); anything else is copied as append() does. 0 or -errno.
-  int append_stable(const void* data, size_t n);
+  int append_stable(const void* data, size_t n) override;
   /// Writes what remains (aligned part by io_uring, tail by pwrite) and waits for all. 0 or -errno.
-  int finish();
+  int finish() override;
   /// fdatasync-free full fsync(2) of the file. 0 or -errno.
-  int fsync();
+  int fsync() override;
   /// Stops submitting and waits for writes in flight (used on interrupt or error).
-  void drain();
+  void drain() override;
 
-  bool direct() const { return direct_; }
+  /// posix_fadvise(DONTNEED) over the file after fdatasync (page_cache.hpp evict_fd).
+  int invalidate() override;
+  const char* engine_name() const override { return "io_uring"; }
+  bool direct() const override { return direct_; }
   /// "write", "fsync", "open"...: the operation behind the last error.
-  const std::string& last_error_op() const { return err_op_; }
-  const UringWriterStats& stats() const { return stats_; }
-  uint64_t bytes_queued() const { return file_off_ + fill_; }
+  const std::string& last_error_op() const override { return err_op_; }
+  const WriterStats& stats() const override { return stats_; }
+  uint64_t bytes_queued() const override { return file_off_ + fill_; }
 
  private:
   int begin_request();
@@ -103,7 +98,7 @@ class UringFileWriter {
   int fd_ = -1;        // O_DIRECT when direct_
   int fd_tail_ = -1;   // buffered descriptor for the unaligned tail and short-write completion
   bool direct_ = false;
-  io_uring* ring_ = nullptr;
+  UringRing ring_;
   std::vector<IoMemory> mem_;    // owns the buffers
   std::vector<uint8_t*> bufs_;  // mem_[i].get()
   // Per slot: the segments of its request (the slot's own buffer and/or the caller's memory for

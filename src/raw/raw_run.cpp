@@ -21,32 +21,26 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine.hpp"
+#include "engine/engine_choice.hpp"
 #include "topology/target.hpp"
 
 namespace ioprobe {
 
+RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency,
+                                  const UringAvailability& uring) {
+  EngineRequest r;
+  r.requested = cfg.engine;
+  r.buffered = !cfg.direct;
+  r.depth = cfg.iodepth;
+  r.write = pattern_is_write(cfg.rw);
+  r.residency = residency;
+  EngineChoice c = choose_engine(r, target, uring);
+  if (cfg.engine == "auto") c.reason = "auto: " + c.reason;
+  return {c.engine, c.reason, c.warning};
+}
+
 RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency) {
-  if (cfg.engine != "auto") return {cfg.engine, "--engine " + cfg.engine};
-  if (cfg.direct) return {"io_uring", "auto: O_DIRECT, so io_uring keeps --iodepth requests in flight on the device"};
-  if (target.memory_backed)
-    return {"psync", fmt::format("auto: {} is memory-backed; it cannot complete io_uring reads inline, so they "
-                                 "go to io-wq worker threads, while pread is one copy", target.fs_type)};
-  if (residency >= 0.9 && !pattern_is_write(cfg.rw)) {
-    // Measured on kernel 6.x (tools/bench-fio): reads of cached ext4/xfs pages complete inline in
-    // io_uring_enter (no io-wq hand-off), so one call per batch of --iodepth requests beats a
-    // pread per request; at queue depth 1 there is no batch, and pread has less overhead.
-    if (cfg.iodepth > 1)
-      return {"io_uring", fmt::format("auto: {:.0f} % of the region is in the page cache; cached reads complete "
-                                      "inline, and io_uring submits --iodepth {} of them per system call",
-                                      residency * 100, cfg.iodepth)};
-    return {"psync", fmt::format("auto: {:.0f} % of the region is in the page cache at queue depth 1; a cached "
-                                 "read is one copy, pread has the least overhead", residency * 100)};
-  }
-  if (pattern_is_write(cfg.rw))
-    return {"io_uring", "auto: buffered writes; io_uring keeps --iodepth requests in flight"};
-  return {"io_uring", fmt::format("auto: {} of the region in the page cache, so io_uring keeps --iodepth reads in "
-                                  "flight", residency < 0 ? std::string("unknown share") :
-                                  fmt::format("{:.0f} %", residency * 100))};
+  return choose_raw_engine(cfg, target, residency, probe_io_uring());
 }
 
 namespace {

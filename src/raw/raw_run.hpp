@@ -15,20 +15,25 @@
 namespace ioprobe {
 
 struct TargetInfo;
+struct UringAvailability;
 
 /// The engine that will run and why (one line for the report). Not engine/engine_choice.hpp's
 /// EngineChoice (the loader's, with fallback and warning fields): a second struct of that name in
 /// the same namespace would break the one-definition rule once both are linked into ioprobe.
 struct RawEngineChoice {
-  std::string name;    // "io_uring" | "psync"
-  std::string reason;  // e.g. "auto: tmpfs target, reads are memory copies ..."
+  std::string name;     // "io_uring" | "psync"
+  std::string reason;   // e.g. "auto: tmpfs is RAM: pread copies directly ..."
+  std::string warning;  // non-empty when the user should hear about it (a fallback to psync)
 };
 
-/// Picks the engine: cfg.engine unless "auto". Auto takes io_uring for O_DIRECT and cold data;
-/// psync for memory-backed targets (tmpfs), whose io_uring reads go to io-wq worker threads;
-/// for data already in the page cache io_uring when --iodepth > 1 (cached reads complete inline,
-/// a batch per system call) and psync at depth 1. Measured on kernel 6.x by tools/bench-fio.
-/// `residency` is page_cache_residency() of the region (-1 unknown).
+/// Picks the engine with engine/'s one chooser (choose_engine: the loader and `probe` ask the same
+/// function), for cfg.numjobs threads of cfg.iodepth requests each. `residency` is
+/// page_cache_residency() of the region (-1 unknown), named in the reason. `uring`: the probe's
+/// availability; auto falls back to psync when io_uring is refused, --engine io_uring throws
+/// IoError naming the cause. Throws UsageError for an unknown engine name.
+RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency,
+                                  const UringAvailability& uring);
+/// Same, probing io_uring itself (probe_io_uring).
 RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency);
 
 /// Called once every job has opened the file and set up its engine (or failed to: then `setup`

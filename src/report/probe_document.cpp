@@ -91,10 +91,11 @@ nlohmann::json io_uring_json(const UringAvailability& u) {
           {"message", u.message}};
 }
 
-nlohmann::json engine_choice_json(const EngineChoice& c, bool buffered) {
+nlohmann::json engine_choice_json(const EngineChoice& c, bool buffered, unsigned depth) {
   return {{"engine", c.engine},
           {"reason", c.reason},
           {"buffered", buffered},
+          {"depth", depth},
           {"fallback", c.fallback},
           {"warning", c.warning}};
 }

@@ -26,6 +26,6 @@ namespace ioprobe {
 
 nlohmann::json topology_json(const Topology& topo, int target_device_node);
 nlohmann::json io_uring_json(const UringAvailability& u);
-nlohmann::json engine_choice_json(const EngineChoice& c, bool buffered);
+nlohmann::json engine_choice_json(const EngineChoice& c, bool buffered, unsigned depth = 1);
 
 }  // namespace ioprobe

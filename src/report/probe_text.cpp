@@ -137,11 +137,14 @@ std::string render_probe_text(const nlohmann::json& doc) {
       line(out, "locked memory", doc["io_uring"].value("memlock_allows", ""));
   }
   if (doc.contains("engine")) {
-    out += "\nEngine ioprobe would choose (--engine auto)\n";
-    for (const char* k : {"cold", "warm"}) {
+    out += "\nEngine ioprobe would choose (--engine auto; loader workers read at queue depth 1, raw at --iodepth)\n";
+    for (const char* k : {"cold", "warm", "deep"}) {
       if (!doc["engine"].contains(k)) continue;
       const auto& e = doc["engine"][k];
-      line(out, std::string(k) + (e.value("buffered", true) ? " (buffered)" : " (O_DIRECT)"),
+      const unsigned depth = e.value("depth", 1u);
+      line(out,
+           std::string(k) + (e.value("buffered", true) ? " (buffered" : " (O_DIRECT") +
+               (depth > 1 ? fmt::format(", depth {})", depth) : std::string(")")),
            e.value("engine", "") + ": " + e.value("reason", ""));
     }
   }

@@ -10,9 +10,15 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/uring_ring.hpp"
+#include "raw/raw_config.hpp"
+#include "raw/raw_run.hpp"
+#include "topology/target.hpp"
 
 using namespace ioprobe;
 
@@ -139,4 +145,152 @@ TEST_CASE("io_uring ECANCELED errors get the io-wq thread-limit hint, other erro
   REQUIRE(canceled.find("(ECANCELED)") != std::string::npos);  // errno_text's form, which the hint looks for
   CHECK_THAT(io_uring_canceled_hint(canceled), Catch::Contains("pids.max") && Catch::Contains("--engine psync"));
   CHECK(io_uring_canceled_hint("read /data/x.jpg: " + errno_text(EIO)).empty());
+}
+
+TEST_CASE("a refused ring has one explanation per errno: cause, sysctl where it can be the cause, fix", "[engine]") {
+  MemlockLimit limited;
+  limited.soft = limited.hard = 64 * 1024;
+  MemlockLimit unlimited;  // soft = hard = UINT64_MAX
+  MemlockLimit cap = limited;
+  cap.cap_ipc_lock = true;
+
+  for (int err : {EPERM, EACCES}) {
+    RingRefusal sysctl = explain_ring_refusal(err, 2, limited);
+    CHECK(sysctl.cause == "disabled by sysctl");
+    CHECK_THAT(sysctl.text(), Catch::Contains(errno_name(err)) && Catch::Contains("io_uring_disabled=2") &&
+                                  Catch::Contains("sysctl -w kernel.io_uring_disabled=0") &&
+                                  Catch::Contains("--engine psync"));
+    CHECK(explain_ring_refusal(err, 1, limited).cause == "disabled by sysctl");
+    RingRefusal seccomp = explain_ring_refusal(err, 0, limited);
+    CHECK(seccomp.cause == "blocked by seccomp/container");
+    CHECK_THAT(seccomp.text(), Catch::Contains("io_uring_disabled=0") && Catch::Contains("seccomp profile"));
+    CHECK(explain_ring_refusal(err, -1, limited).cause == "blocked by seccomp/container");
+  }
+  CHECK(explain_ring_refusal(ENOSYS, 0, limited).cause == "blocked by seccomp/container");
+  RingRefusal nosys = explain_ring_refusal(ENOSYS, -1, limited);
+  CHECK(nosys.cause == "kernel without io_uring or blocked by seccomp");
+  CHECK_THAT(nosys.text(), Catch::Contains("ENOSYS") && Catch::Contains("io_uring_disabled absent") &&
+                               Catch::Contains("CONFIG_IO_URING"));
+
+  RingRefusal memlock = explain_ring_refusal(ENOMEM, 0, limited);
+  CHECK_THAT(memlock.cause, Catch::StartsWith("RLIMIT_MEMLOCK is 64 KiB"));
+  CHECK_THAT(memlock.text(), Catch::Contains("ENOMEM") && Catch::Contains("ulimit -l") &&
+                                 Catch::Contains("CAP_IPC_LOCK") && Catch::Contains("--engine psync"));
+  // The sysctl and seccomp cannot refuse with ENOMEM: they are not named.
+  CHECK_THAT(memlock.text(), !Catch::Contains("io_uring_disabled") && !Catch::Contains("seccomp"));
+  for (const MemlockLimit& l : {unlimited, cap}) {
+    RingRefusal r = explain_ring_refusal(ENOMEM, 0, l);
+    CHECK(r.cause == "ring memory refused (ENOMEM: memory cgroup or host memory)");
+    CHECK_THAT(r.fix, Catch::Contains("memory.max"));
+  }
+  CHECK_THAT(explain_ring_refusal(ENOMEM, 0, cap).fix, Catch::Contains("CAP_IPC_LOCK"));
+
+  RingRefusal other = explain_ring_refusal(EINVAL, 0, limited);
+  CHECK(other.cause == "ring setup failed");
+  CHECK_THAT(other.text(), Catch::StartsWith(errno_text(EINVAL)) && !Catch::Contains("io_uring_disabled"));
+
+  for (int err : {EPERM, EACCES, ENOSYS, ENOMEM, EINVAL, EFAULT}) {
+    const std::string t = explain_ring_refusal(err, 0, limited).text();
+    CHECK_THAT(t, !Catch::Contains("errno 0") && !Catch::Contains("Success"));
+    CHECK(explain_ring_refusal(err, 0, limited).hint() == t.substr(errno_text(err).size() + 2));
+  }
+  // Every user words a refusal with the same explanation.
+  CHECK(io_uring_setup_failure_text(EPERM) == "io_uring_queue_init failed: " + explain_ring_refusal(EPERM).text());
+  CHECK(io_uring_setup_hint(ENOMEM) == explain_ring_refusal(ENOMEM).hint());
+  UringAvailability u = explain_io_uring(EPERM, 2, 64 * 1024, 0, false);
+  CHECK_THAT(u.message, Catch::EndsWith(explain_ring_refusal(EPERM, 2, limited).text()));
+}
+
+TEST_CASE("UringRing: sets up, moves, exits; SINGLE_ISSUER falls back with a note", "[engine]") {
+  if (!probe_io_uring().ring_ok) {
+    WARN("io_uring is not usable here; skipping the ring life cycle");
+    return;
+  }
+  UringRing ring;
+  CHECK_FALSE(ring.ok());
+  std::vector<std::string> notes;
+  RingOptions ro;
+  ro.entries = 4;
+  ro.single_issuer = true;
+  REQUIRE(ring.init(ro, &notes) == 0);
+  CHECK(ring.ok());
+  CHECK(ring.get() != nullptr);
+  CHECK((ring.single_issuer() || (notes.size() == 1 && notes[0].find("defer_taskrun: off") == 0)));
+  UringRing moved(std::move(ring));
+  CHECK(moved.ok());
+  CHECK_FALSE(ring.ok());  // NOLINT(bugprone-use-after-move): the moved-from ring owns nothing
+  moved.reset();
+  CHECK_FALSE(moved.ok());
+  moved.reset();  // idempotent
+  UringRing plain;
+  REQUIRE(plain.init(RingOptions{}) == 0);
+  CHECK_FALSE(plain.single_issuer());
+}
+
+namespace {
+RawConfig raw_config(bool buffered, unsigned depth, RawPattern rw = RawPattern::randread) {
+  RawConfig c;
+  c.direct = !buffered;
+  c.iodepth = depth;
+  c.rw = rw;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("one engine chooser: raw, the loader and probe get the same engine for the same target, cache, depth",
+          "[engine]") {
+  UringAvailability ok = explain_io_uring(0, 0, 8 << 20, 0, false);
+  UringAvailability refused = explain_io_uring(EPERM, 2, 8 << 20, 0, false);
+  TargetInfo dev = block_target();
+  TargetInfo shm;
+  shm.path = "/dev/shm";
+  shm.fs_type = "tmpfs";
+  shm.memory_backed = true;
+  TargetInfo net;
+  net.path = "/mnt/nfs";
+  net.fs_type = "nfs4";
+  net.network = true;
+  TargetInfo nodev;
+  nodev.path = "/mnt/overlay";
+  nodev.fs_type = "overlay";
+  for (const TargetInfo& t : {dev, shm, net, nodev}) {
+    for (const UringAvailability& u : {ok, refused}) {
+      for (bool buffered : {true, false}) {
+        for (unsigned depth : {1u, 2u, 32u}) {
+          CAPTURE(t.fs_type, u.available, buffered, depth);
+          EngineRequest r;
+          r.buffered = buffered;
+          r.depth = depth;
+          const EngineChoice one = choose_engine(r, t, u);
+          const RawEngineChoice raw = choose_raw_engine(raw_config(buffered, depth), t, -1, u);
+          CHECK(raw.name == one.engine);
+          CHECK(raw.reason == "auto: " + one.reason);
+          if (depth == 1) {  // the loader's workers and probe's cold/warm rows read at depth 1
+            const EngineChoice loader = choose_engine("auto", t, buffered, u);
+            CHECK(loader.engine == raw.name);
+            CHECK(loader.reason == one.reason);
+          }
+        }
+      }
+    }
+  }
+  // The decision itself: buffered reads go through psync at depth 1 and io_uring with requests in
+  // flight (measured on ext4: ARCHITECTURE.md's engine row); O_DIRECT on a device io_uring.
+  CHECK(choose_raw_engine(raw_config(true, 1), dev, 1.0, ok).name == "psync");
+  CHECK(choose_raw_engine(raw_config(true, 1), dev, 0.0, ok).name == "psync");
+  CHECK(choose_raw_engine(raw_config(true, 16), dev, 1.0, ok).name == "io_uring");
+  CHECK(choose_raw_engine(raw_config(true, 16), dev, 0.0, ok).name == "io_uring");
+  CHECK(choose_raw_engine(raw_config(false, 1), dev, -1, ok).name == "io_uring");
+  CHECK(choose_raw_engine(raw_config(true, 16), shm, 1.0, ok).name == "psync");
+  CHECK(choose_raw_engine(raw_config(true, 16, RawPattern::write), dev, -1, ok).name == "io_uring");
+  // A refusal falls back the same way for both, with the warning.
+  const RawEngineChoice fb = choose_raw_engine(raw_config(false, 16), dev, -1, refused);
+  CHECK(fb.name == "psync");
+  CHECK_THAT(fb.warning, Catch::Contains("io_uring_disabled=2"));
+  CHECK_THROWS_AS(choose_raw_engine([] {
+                    RawConfig c = raw_config(false, 16);
+                    c.engine = "io_uring";
+                    return c;
+                  }(), dev, -1, refused),
+                  IoError);
 }
