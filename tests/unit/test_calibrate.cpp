@@ -256,8 +256,10 @@ TEST_CASE("model: pin_memory copies each batch's bytes and can be the bottleneck
   });
   REQUIRE(m.result.samples == 256);
   CHECK(m.result.ranks.at(0).pin_bytes == 32ULL * (32 << 20));  // 32 full batches
-  CHECK(m.ingest.verdict == "pin memory");
+  CHECK(m.result.ranks.at(0).pin_busy_ns > 0);
   CHECK(m.ingest.pin_ceiling_samples_per_s > 0);
+  // Whether the copy is the bottleneck depends on this host's memory bandwidth and load: the
+  // verdict is checked on a recorded shape below ("... the pin thread busy 95%").
   // Without a fixed size the pin thread copies the bytes each batch read.
   const ModelRun read = model_run([](LoaderConfig& c) { c.pin_memory = true; });
   CHECK(read.result.ranks.at(0).pin_bytes == 256 * 200);
@@ -299,4 +301,12 @@ TEST_CASE("model: workers waiting on reads (no CPU work) give the storage verdic
   const IngestResult main = analyze_ingest(r, dem, in);
   CHECK(main.verdict == "main process");
   CHECK(main.main_ceiling_samples_per_s == Approx(1000 / 0.9));
+  // And with the pin thread busy 95% of the time instead, pin memory is named with its ceiling.
+  r.ranks[0].main_busy_ns = 0;
+  in.main_cpu_per_batch_us = 0;
+  r.ranks[0].pin_busy_ns = 950000000;
+  r.ranks[0].pin_bytes = 1000 * 200;
+  const IngestResult pin = analyze_ingest(r, dem, in);
+  CHECK(pin.verdict == "pin memory");
+  CHECK(pin.pin_ceiling_samples_per_s == Approx(1000 / 0.95));
 }
