@@ -124,12 +124,12 @@ class RankLoader {
         cfg.num_workers, cfg.prefetch_factor,
         [&](int w) {
           try {
-            if (kind_ == DatasetKind::kFiles)
+            if (kind_ == DatasetKind::kFiles) {
               readers_[static_cast<size_t>(w)] = make_file_reader(cfg.engine, ropts);
-            if (kind_ == DatasetKind::kFiles && cfg.decode_jpeg)
-              decoders_[static_cast<size_t>(w)] = std::make_unique<JpegDecoder>();
-            else
+              if (cfg.decode_jpeg) decoders_[static_cast<size_t>(w)] = std::make_unique<JpegDecoder>();
+            } else {
               range_readers_[static_cast<size_t>(w)] = make_range_reader(cfg.engine, cfg.direct);
+            }
           } catch (...) {
             std::lock_guard<std::mutex> g(init_mu);
             if (!init_error) init_error = std::current_exception();

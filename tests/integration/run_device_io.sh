@@ -79,7 +79,7 @@ import json, sys
 d = json.load(open(sys.argv[1])); io = d["results"]["device_io"]
 assert io["source"] == "none" and io["reason"] == "no block device: RAM (tmpfs)", io
 assert io["devices"] == [] and io["read_ratio"] is None and io["bytes_source"] == "unknown", io
-assert d["ingest"]["bytes_source"] == "unknown"
+assert d["ingest"]["bytes_source"] == "RAM (tmpfs)", d["ingest"]["bytes_source"]  # the verdict says where the bytes came from
 print("ok: tmpfs:", io["reason"])
 PY
 grep -q "device I/O .*not measured: no block device: RAM (tmpfs)" "$SHM/t.txt" || fail "tmpfs text: $(grep 'device I/O' "$SHM/t.txt")"

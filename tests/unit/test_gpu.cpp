@@ -20,7 +20,7 @@ TEST_CASE("the CUDA code is in the build exactly when CMake found the toolkit", 
   if (!a.built) CHECK_THAT(a.error, Catch::Contains("built without CUDA"));
 }
 
-TEST_CASE("--h2d cuda and --engine gds refuse with what is missing", "[gpu][cli]") {
+TEST_CASE("gpu options: --h2d cuda and --engine gds refuse with what is missing", "[gpu][cli]") {
   CHECK(cli::check_h2d("none") == 0);
   const CudaAvailability a = cuda_availability();
   if (a.usable()) {
