@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "engine/engine_choice.hpp"
@@ -53,6 +54,8 @@ int cmd_probe(const CommandContext& ctx) {
     throw UsageError(fmt::format("--sysfs-root '{}' has no devices/ directory; give a sysfs tree",
                                  escape_bytes(sysfs_root)));
 
+  // Before any work: a file that is not ours is never overwritten, an unwritable place is named.
+  if (vm.count("json")) check_output_path(get_string(vm, "json"), "--json");
   HostInfo host = probe_host();
   TargetInfo target = probe_target(dir);
   Topology topo = discover(sysfs_root);

@@ -14,6 +14,7 @@
 #include "cli/raw_cluster.hpp"
 #include "cli/run_cluster.hpp"
 #include "cluster/collective.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -155,6 +156,8 @@ int cmd_raw(const CommandContext& ctx) {
   bool layout_interrupted = false;
   RemoveCreatedFile remove_created;
   cluster::on_every_host(comm, "prepare the raw target", [&] {
+    // Before any work: a file that is not ours is never overwritten, an unwritable place is named.
+    if (!json_path.empty() && comm.rank() == 0) check_output_path(json_path, "--json");
     if (multi) cfg.filename = process_raw_filename(cfg, comm.rank(), &files_how);
     target = prepare_raw_target(cfg);
     if (multi && target.created) remove_created.path = target.path;

@@ -64,4 +64,14 @@ grep -q "allow-overwrite" "$dir/err.txt" || fail "refusal does not mention --all
 "$IOPROBE" raw --filename "$f" --bs 1000 --direct 1 > /dev/null 2>&1
 [ $? = 2 ] || fail "--bs 1000 with --direct 1 must exit 2"
 ls "$dir" | grep -q "ioprobe-layout" && fail "a layout temp file was left behind"
+# --json never replaces a file ioprobe did not write (raw and probe), and refuses before any work.
+echo "the user's notes" > "$dir/notes.txt"
+"$IOPROBE" raw --filename "$f" --rw read --runtime 0.2s --json "$dir/notes.txt" > "$dir/err.txt" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "raw --json onto a foreign file: exit $rc, expected 2: $(cat "$dir/err.txt")"
+grep -q "not an ioprobe output" "$dir/err.txt" || fail "raw --json refusal does not say why: $(cat "$dir/err.txt")"
+"$IOPROBE" probe --dir "$dir" --json "$dir/notes.txt" > "$dir/err.txt" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "probe --json onto a foreign file: exit $rc, expected 2"
+[ "$(cat "$dir/notes.txt")" = "the user's notes" ] || fail "--json replaced a file ioprobe did not write"
 echo "ok"

@@ -64,7 +64,10 @@ else
   echo "note: python3-jsonschema absent; schema validation not run"
 fi
 # The merged document merges again (its results keep their buckets).
-"$IOPROBE" report --merge "$W/m.json" "$W/a.json" >/dev/null 2>&1 || fail "a merged document does not merge again"
+# (with another result: merging it with one of its own inputs is refused below, as double counting)
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['created_utc']='2000-01-01T00:00:00Z'; json.dump(d,open(sys.argv[2],'w'))" \
+  "$W/b.json" "$W/c.json"
+"$IOPROBE" report --merge "$W/m.json" "$W/c.json" >/dev/null 2>&1 || fail "a merged document does not merge again"
 
 refused() {  # refused PATTERN ARGS...: exit 2 and PATTERN in the message
   local pat=$1; shift
@@ -89,6 +92,9 @@ json.dump(half, open(f"{w}/interval.json", "w"))
 PY
 refused "missing key 'buckets'" "$W/a.json" "$W/old.json"
 refused "only documents of one kind merge" "$W/a.json" "$W/kind.json"
+refused "are the same result" "$W/a.json" "$W/a.json"
+refused "count its samples twice" "$W/m.json" "$W/a.json"
+cp "$W/a.json" "$W/a-copy.json" && refused "count its samples twice" "$W/a.json" "$W/b.json" "$W/a-copy.json"
 refused "timeline intervals" "$W/a.json" "$W/interval.json"
 refused "two or more" "$W/a.json"
 refused "would replace the input" "$W/a.json" "$W/b.json" --json "$W/a.json"
