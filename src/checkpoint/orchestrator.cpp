@@ -84,7 +84,8 @@ SeriesResult run_checkpoint(const CheckpointConfig& c, CheckpointRunData& d, Che
   h.before_save();
   if (!h.sync_stopped("start the save")) {  // every process's ranks time from this barrier
     h.progress(c.series    ? "saving checkpoints repeatedly..."
-               : c.restore ? "saving checkpoint, then restoring (cold cache) and verifying..."
+               : c.restore ? (c.restore_cold ? "saving checkpoint, then restoring (cold cache) and verifying..."
+                                             : "saving checkpoint, then restoring (warm: page cache kept) and verifying...")
                            : "saving checkpoint...");
     SeriesLimits lim;
     lim.repeat = c.repeat;

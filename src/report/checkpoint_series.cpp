@@ -78,8 +78,10 @@ std::string render_series_text(const json& doc) {
   }
   const json& r = s.at("restore_bytes_per_s");
   if (!r.is_null())
-    o += fmt::format("  restore MB/s (10^6 B/s, cold, verified): min {}  median {}  max {}\n", mbs(r.at("min")),
-                     mbs(r.at("median")), mbs(r.at("max")));
+    o += fmt::format("  restore MB/s (10^6 B/s, {}, verified): min {}  median {}  max {}\n",
+                     // --restore-cache warm reads what the page cache holds: never call it cold
+                     c.contains("restore") && c.at("restore").is_object() && c.at("restore").value("cache", "").rfind("warm", 0) == 0 ? "warm" : "cold",
+                     mbs(r.at("min")), mbs(r.at("median")), mbs(r.at("max")));
   o += "  (the save section above shows the last save attempted)\n";
   return o;
 }
