@@ -49,20 +49,6 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(escape_bytes(f));
   const nlohmann::json merged = merge_documents(docs, names);
-  // The same result given twice (the same path, a copy, or a merge of it) would count its samples
-  // twice; checked after merge_documents() so its own refusals of a malformed input come first.
-  for (size_t i = 0; i < docs.size(); ++i)
-    for (size_t j = i + 1; j < docs.size(); ++j) {
-      const auto same = [&](const char* ptr) {
-        const nlohmann::json::json_pointer p(ptr);
-        return docs[i].contains(p) && docs[j].contains(p) && docs[i].at(p) == docs[j].at(p);
-      };
-      if (same("/created_utc") && same("/host/hostname") && same("/command"))
-        throw UsageError(fmt::format("--merge: '{}' and '{}' are the same result (host {}, created {}); merging it "
-                                     "twice would count its samples twice: give each result once",
-                                     escape_bytes(files[i]), escape_bytes(files[j]),
-                                     docs[i].at("host").value("hostname", "?"), docs[i].value("created_utc", "?")));
-    }
   std::cout << (merged.value("kind", "") == "run" ? render_run_text(merged) : render_merged_raw_text(merged));
   if (!out.empty()) {
     write_json_file(out, merged);

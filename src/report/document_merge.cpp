@@ -186,10 +186,24 @@ json merge_documents(const std::vector<json>& docs, const std::vector<std::strin
     if (docs[i].value("kind", "") != kind)
       throw UsageError(fmt::format("--merge: '{}' is a '{}' document and '{}' a '{}' one: only documents of one kind merge",
                                    names.front(), kind, names[i], docs[i].value("kind", "")));
-  if (kind == "run") return merge_runs(docs, names);
-  if (kind == "raw") return merge_raws(docs, names);
-  throw UsageError(fmt::format("--merge: documents of kind '{}' ('{}') cannot be merged; run and raw documents can",
-                               kind, names.front()));
+  if (kind != "run" && kind != "raw")
+    throw UsageError(fmt::format("--merge: documents of kind '{}' ('{}') cannot be merged; run and raw documents can",
+                                 kind, names.front()));
+  json merged = kind == "run" ? merge_runs(docs, names) : merge_raws(docs, names);
+  // The same result given twice (the same path, a copy, or a merge of it) would count its samples
+  // twice; checked after the merge so its refusals of a malformed input come first.
+  for (size_t i = 0; i < docs.size(); ++i)
+    for (size_t j = i + 1; j < docs.size(); ++j) {
+      const auto same = [&](const char* ptr) {
+        const json::json_pointer p(ptr);
+        return docs[i].contains(p) && docs[j].contains(p) && docs[i].at(p) == docs[j].at(p);
+      };
+      if (same("/created_utc") && same("/host/hostname") && same("/command"))
+        throw UsageError(fmt::format("--merge: '{}' and '{}' are the same result (host {}, created {}); merging it "
+                                     "twice would count its samples twice: give each result once",
+                                     names[i], names[j], hostname_of(docs[i]), docs[i].value("created_utc", "?")));
+    }
+  return merged;
 }
 
 std::string render_merged_raw_text(const json& merged) {

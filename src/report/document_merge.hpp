@@ -22,7 +22,8 @@ namespace ioprobe {
 /// The merged document of `docs` (2 or more), `names` their file names for messages and
 /// `sources`. Throws UsageError (exit 2) naming the file when the kinds differ, a kind is not
 /// "run" or "raw", a document has no latency buckets (written before they were saved: the
-/// message says so), or the timeline intervals differ.
+/// message says so), the timeline intervals differ, or two inputs are the same result (same
+/// host, creation time and command: a copy, or a merged document with one of its inputs).
 nlohmann::json merge_documents(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
 
 /// Text of a merged raw document (kind "raw" has no text renderer of its own): the merged
