@@ -54,7 +54,7 @@ CapacityPoint summarize_across(uint32_t gpus, const std::vector<cluster::PointMe
       row.delivered_bytes = hp.delivered_bytes;
       row.cpu_fraction = hp.cpu_fraction;
       row.consumer_lag = hp.consumer_lag;
-      const std::vector<std::string> why = client_notes(hp.cpu_fraction, hp.consumer_lag);
+      const std::vector<std::string> why = client_notes(hp.cpu_fraction, hp.consumer_lag, hp.worker_runq_share);
       row.client_bound = !why.empty();
       for (const auto& w : why) row.note += (row.note.empty() ? "" : "; ") + w;
       rows.push_back(std::move(row));

@@ -63,11 +63,19 @@ RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpu
   const double file_ns = r.file_latency.mean() * static_cast<double>(r.file_latency.count());
   const double open_ns = r.open_latency.mean() * static_cast<double>(r.open_latency.count());
   s.open_share = file_ns > 0 ? open_ns / file_ns : 0;
+  const WorkerLoad load = worker_load(r);
+  s.worker_busy = load.busy;
+  s.worker_cpu_share = load.cpu_share;
+  s.worker_runq_share = load.runq_share;
   return s;
 }
 
-std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag) {
+std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag, double runq_share) {
   std::vector<std::string> notes;
+  if (runq_share >= kCpuStarvedShare)
+    notes.push_back(fmt::format("its workers waited for a CPU {:.0f}% of the time they had work (other processes "
+                                "took the host's CPUs)",
+                                runq_share * 100));
   if (cpu_fraction >= kClientCpuSaturated)
     notes.push_back(fmt::format("the process used {:.0f}% of its allowed CPUs", cpu_fraction * 100));
   if (consumer_lag >= kClientLagMax)
@@ -82,7 +90,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
   p.gpus = gpus;
   p.repeats = static_cast<uint32_t>(runs.size());
   if (runs.empty()) return p;
-  std::vector<double> sps, bps, au, cpu, lag, open, decode;
+  std::vector<double> sps, bps, au, cpu, lag, open, decode, wbusy, wcpu, wrunq;
   p.au_min = 1;
   for (const auto& r : runs) {
     sps.push_back(r.samples_per_s);
@@ -92,6 +100,9 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
     lag.push_back(r.consumer_lag);
     open.push_back(r.open_share);
     decode.push_back(r.decode_us_per_sample);
+    wbusy.push_back(r.worker_busy);
+    wcpu.push_back(r.worker_cpu_share);
+    wrunq.push_back(r.worker_runq_share);
     p.au_min = std::min(p.au_min, r.au_min);
     p.delivered_bytes += r.bytes;
     p.steady = p.steady && r.steady;
@@ -102,6 +113,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
   p.cpu_fraction = median(cpu);
   p.consumer_lag = median(lag);
   p.decode_us_per_sample = median(decode);
+  p.worker_runq_share = std::any_of(wrunq.begin(), wrunq.end(), [](double x) { return x < 0; }) ? -1 : median(wrunq);
   const auto [mn, mx] = std::minmax_element(sps.begin(), sps.end());
   p.spread = p.samples_per_s > 0 ? (*mx - *mn) / p.samples_per_s : 0;
   std::vector<std::string> notes;
@@ -113,10 +125,15 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
       notes.push_back(fmt::format("on host {}: {}", h.hostname, h.note));
     }
   } else {
-    notes = client_notes(p.cpu_fraction, p.consumer_lag);
+    notes = client_notes(p.cpu_fraction, p.consumer_lag, p.worker_runq_share);
   }
   p.client_bound = !notes.empty();
-  p.metadata_bound = !p.client_bound && median(open) >= 0.5;
+  const WorkerLoad load{median(wbusy), median(wcpu)};
+  p.workers_bound = !p.client_bound && workers_bound(load);
+  if (p.workers_bound)
+    notes.push_back(fmt::format("the workers fetched {:.0f}% of the time, {:.0f}% of it per-sample CPU work",
+                                load.busy * 100, load.cpu_share * 100));
+  p.metadata_bound = !p.client_bound && !p.workers_bound && median(open) >= 0.5;
   if (p.metadata_bound) notes.push_back(fmt::format("open+close took {:.0f}% of each file's time", median(open) * 100));
   if (!p.steady) notes.push_back("a repeat had no steady window (too few batches); lengthen the points");
   for (const auto& n : notes) p.note += (p.note.empty() ? "" : "; ") + n;

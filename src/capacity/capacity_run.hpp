@@ -29,6 +29,9 @@ constexpr double kClientCpuSaturated = 0.85;
 /// consumers on time). Chosen by us: 5%, half the 10% AU margin of MLPerf Storage's 90% floor.
 constexpr double kClientLagMax = 0.05;
 
+/// ... or when its workers waited for a CPU at least ingest/analysis.hpp kCpuStarvedShare of
+/// their busy time (other processes on the host took its CPUs).
+
 /// Each run of a point lasts at least kMinWarmupS + kMinStepsPerPoint GPU step times (longer than
 /// --point-time when the steps are long), so that every rank completes several batches in the
 /// steady window. Chosen by us.
@@ -43,6 +46,8 @@ struct RepeatSample {
   double consumer_lag = 0;                    // fraction, see kClientLagMax
   double decode_us_per_sample = 0;            // --decode jpeg: workers' decode CPU per sample decoded, µs (0: none)
   double open_share = 0;                      // open+close share of each file's time, fraction
+  double worker_busy = 0, worker_cpu_share = 0;  // ingest/analysis.hpp WorkerLoad, fractions
+  double worker_runq_share = 0;               // WorkerLoad::runq_share; -1 not measured
   uint64_t bytes = 0;                         // bytes the GPU ranks took over the whole run
   bool steady = false;
 };
@@ -55,16 +60,19 @@ RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpu
 
 /// Summarizes the repeats of `gpus`: medians of AU, samples/s, bytes/s, CPU and lag; the lowest
 /// au_min; spread of samples/s; client_bound when the median CPU fraction >= kClientCpuSaturated
-/// or the median lag >= kClientLagMax (the note says which, with the figure); metadata_bound when
+/// or the median lag >= kClientLagMax or the workers' median run-queue share >= kCpuStarvedShare
+/// (the note says which, with the figure); else workers_bound
+/// when the median worker load is (ingest/analysis.hpp workers_bound); else metadata_bound when
 /// the median open share >= 0.5; delivered_bytes the repeats' bytes summed. With `hosts` (a point
 /// measured across hosts) the client is judged per host instead: client_bound when a host row is,
 /// client_host the first such host, the note "on host X: why" for each. Pure.
 CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& runs,
                                 const std::vector<CapacityHostRow>* hosts = nullptr);
 
-/// Why a client with this CPU fraction and consumer lag limited a point (kClientCpuSaturated,
-/// kClientLagMax); empty when it did not. Pure.
-std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag);
+/// Why a client with this CPU fraction, consumer lag and workers' run-queue share limited a point
+/// (kClientCpuSaturated, kClientLagMax, kCpuStarvedShare; a negative runq_share is not measured);
+/// empty when it did not. Pure.
+std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag, double runq_share = -1);
 
 struct PointRunOptions {
   uint32_t repeats = 2;

@@ -60,6 +60,11 @@ CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySear
     a.text = fmt::format("client-bound{} at {}: add hosts (at {} the client limited the run: {}); the storage was not "
                          "the limit measured here",
                          fail->client_host.empty() ? "" : " on host " + fail->client_host, lo, hi, fail->note);
+  } else if (a.boundary_measured && fail->workers_bound) {
+    a.bound = "workers";
+    a.text = fmt::format("worker-bound at {}: more num_workers (--workers) or cheaper per-sample work would feed more "
+                         "(at {} {}); the storage was not the limit measured here",
+                         lo, hi, fail->note);
   } else if (a.boundary_measured) {
     a.bound = fail->metadata_bound ? "metadata" : "storage";
     a.text = lo == 0 ? fmt::format("the storage feeds no accelerator at AU >= {:.0f}%: 1 reached AU {:.1f}%{}",

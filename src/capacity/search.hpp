@@ -43,10 +43,14 @@ struct CapacityPoint {
   double decode_us_per_sample = 0;  // --decode jpeg: median over repeats of the workers' decode CPU per sample, µs
   double consumer_lag = 0;    // median over repeats: fraction of the emulated GPUs' time they overran their
                               // step (a busy host's threads could not keep up), 0..1
+  double worker_runq_share = 0;  // median over repeats: the workers' wait for a CPU / their busy time
+                                 // (ingest/analysis.hpp WorkerLoad), 0..1; -1 not measured
   bool client_bound = false;  // the client, not the storage, limited this point (see capacity_run.hpp)
+  bool workers_bound = false;   // the workers fetched nearly all the time, mostly per-sample CPU work
+                                // (ingest/analysis.hpp workers_bound): num_workers, not the storage, limited it
   bool metadata_bound = false;  // open+close took most of each file's time
   bool steady = true;         // every repeat reached a steady window
-  std::string note;           // why client-bound, metadata-bound or not steady; "" otherwise
+  std::string note;           // why client-, worker- or metadata-bound, or not steady; "" otherwise
   uint64_t delivered_bytes = 0;  // bytes the GPU ranks took over all repeats (next to the devices' reads)
   std::string client_host;    // across hosts: the first host judged client-bound ("" otherwise or on one host)
   std::vector<CapacityHostRow> hosts;  // across hosts: one row per host, by host index; empty on one host
@@ -67,7 +71,8 @@ struct CapacitySearchOptions {
 struct CapacityAnswer {
   uint32_t gpus_fed = 0;      // N: the largest count measured to pass with N+1 measured to fail
                               // (or the largest passing count when the search stopped early)
-  std::string bound;          // what stopped it at N+1: "storage" | "metadata" | "client-cpu" | "budget"
+  std::string bound;          // what stopped it at N+1: "storage" | "metadata" | "workers" | "client-cpu" |
+                              // "budget"
   bool boundary_measured = false;  // N (or N = 0) and N+1 both measured
   std::vector<CapacityPoint> points;  // every measured count, ascending
   std::string text;           // one sentence for the report

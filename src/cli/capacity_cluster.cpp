@@ -19,7 +19,7 @@ json point_json(const CapacityPoint& p) {
           {"bytes_per_s", p.bytes_per_s}, {"repeats", p.repeats},
           {"spread", p.spread},      {"cpu_fraction", p.cpu_fraction},
           {"consumer_lag", p.consumer_lag}, {"client_bound", p.client_bound},
-          {"metadata_bound", p.metadata_bound}, {"steady", p.steady},
+          {"workers_bound", p.workers_bound}, {"metadata_bound", p.metadata_bound}, {"steady", p.steady},
           {"note", p.note},          {"delivered_bytes", p.delivered_bytes},
           {"client_host", p.client_host}};
 }
@@ -36,6 +36,7 @@ CapacityPoint point_of(const json& j) {
   p.cpu_fraction = j.at("cpu_fraction").get<double>();
   p.consumer_lag = j.at("consumer_lag").get<double>();
   p.client_bound = j.at("client_bound").get<bool>();
+  p.workers_bound = j.at("workers_bound").get<bool>();
   p.metadata_bound = j.at("metadata_bound").get<bool>();
   p.steady = j.at("steady").get<bool>();
   p.note = j.at("note").get<std::string>();

@@ -31,6 +31,23 @@ std::string cache_source_note(const std::vector<double>& resident) {
                      lo * 100, hi * 100);
 }
 
+WorkerLoad worker_load(const LoaderResult& r) {
+  WorkerLoad w;
+  double busy = 0, cpu_work = 0, runq = 0;
+  bool runq_known = !r.workers.empty();
+  for (const auto& wk : r.workers) {
+    busy += static_cast<double>(wk.busy_ns);
+    cpu_work += static_cast<double>(wk.cpu_work_ns);
+    runq += static_cast<double>(std::max<int64_t>(0, wk.runq_wait_ns));
+    runq_known = runq_known && wk.runq_wait_ns >= 0;
+  }
+  const double worker_time = static_cast<double>(r.elapsed_ns) * static_cast<double>(r.workers.size());
+  w.busy = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
+  w.cpu_share = busy > 0 ? std::min(1.0, cpu_work / busy) : 0;
+  w.runq_share = !runq_known ? (r.workers.empty() ? 0 : -1) : busy > 0 ? std::min(1.0, runq / busy) : 0;
+  return w;
+}
+
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in) {
   IngestResult out;
   out.demand = d;
@@ -53,10 +70,10 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   out.accelerator_utilization = r.ranks.empty() ? 0 : au_sum / static_cast<double>(r.ranks.size());
   out.accelerator_utilization_min = r.ranks.empty() ? 0 : au_min;
 
-  double busy = 0;
-  for (const auto& w : r.workers) busy += static_cast<double>(w.busy_ns);
-  const double worker_time = static_cast<double>(r.elapsed_ns) * static_cast<double>(std::max<size_t>(1, r.workers.size()));
-  out.worker_busy_fraction = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
+  const WorkerLoad load = worker_load(r);
+  out.worker_busy_fraction = load.busy;
+  out.worker_cpu_fraction = load.cpu_share;
+  out.worker_runq_fraction = load.runq_share;
 
   const bool fed = out.accelerator_utilization >= d.au_target;
   out.demand_bytes_per_s_per_gpu = d.samples_per_s_per_gpu * in.sample_bytes;
@@ -102,9 +119,6 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   }
   if (main_n) out.main_ceiling_samples_per_s = main_ceiling / main_n;
   if (pin_n) out.pin_ceiling_samples_per_s = pin_ceiling / pin_n;
-  double cpu_work = 0;
-  for (const auto& w : r.workers) cpu_work += static_cast<double>(w.cpu_work_ns);
-  out.worker_cpu_fraction = busy > 0 ? std::min(1.0, cpu_work / busy) : 0;
 
   // Bottleneck: the first of CPU, main process, pin memory, workers, metadata, storage that
   // explains the wait.
@@ -149,6 +163,13 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         "per-sample work will",
         cpu_use, in.cpus_allowed,
         in.cpu_per_sample_us > 0 ? fmt::format(" ({:.0f} µs of decode/transform per sample)", in.cpu_per_sample_us) : "");
+  } else if (cpu_starved(load)) {
+    out.verdict = "CPU";
+    out.verdict_text = fmt::format(
+        "CPU-starved: the workers waited for a CPU {:.0f}% of the time they had work (runnable, no allowed CPU free; "
+        "the process itself used {:.2f} of {} allowed CPUs, so other processes on this host most likely took them); the storage "
+        "was not the limit measured here: rerun on a quiet host, or with more cores",
+        load.runq_share * 100, cpu_use, in.cpus_allowed);
   } else if (out.main_busy_fraction >= kSerialStageBound) {
     out.verdict = "main process";
     out.verdict_text = fmt::format(
@@ -163,7 +184,7 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         "page-locked memory, which caps a rank at {:.0f} samples/s; smaller batches in bytes (uint8 instead of "
         "float32) or pin_memory=False with a non-blocking copy will help",
         out.pin_busy_fraction * 100, out.pin_ceiling_samples_per_s);
-  } else if (out.worker_busy_fraction >= 0.9 && out.worker_cpu_fraction >= 0.5) {
+  } else if (workers_bound(load)) {
     out.verdict = "workers";
     out.verdict_text = fmt::format(
         "worker-bound: the {} workers were busy {:.0f}% of the time, {:.0f}% of it on per-sample CPU work ({:.0f} µs "

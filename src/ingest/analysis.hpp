@@ -69,6 +69,7 @@ struct IngestResult {
   double pin_busy_fraction = 0;            // max over ranks: pin-thread copying / elapsed
   double pin_ceiling_samples_per_s = 0;    // per rank: samples / pin-thread busy time (mean over ranks)
   double worker_cpu_fraction = 0;          // workers' per-sample CPU work / their busy time, 0..1
+  double worker_runq_fraction = 0;         // workers' wait for a CPU / their busy time, 0..1; -1 not measured
   double demand_bytes_per_s_per_gpu = 0;   // samples_per_s_per_gpu x sample_bytes
   std::vector<GpuLinkCeiling> gpu_links;   // as given
   int h2d_limiting = -1;
@@ -99,10 +100,33 @@ std::string cache_source_note(const std::vector<double>& resident);
 /// bottleneck: the stage then runs nearly all the time and the rank cannot go faster.
 inline constexpr double kSerialStageBound = 0.8;
 
+/// How busy a run's workers were. busy: their wall time spent fetching (I/O + per-sample CPU
+/// work) / (elapsed x number of workers); cpu_share: their per-sample CPU work (thread CPU time)
+/// / that busy time; runq_share: their run-queue wait inside that busy time (runnable, no CPU free:
+/// WorkerStats::runq_wait_ns) / that busy time, -1 when not measured. Fractions 0..1; all 0 when
+/// the run had no workers.
+struct WorkerLoad {
+  double busy = 0;
+  double cpu_share = 0;
+  double runq_share = 0;
+};
+WorkerLoad worker_load(const LoaderResult& r);
+
+/// Worker-bound: the workers fetched >= 90% of the time, at least half of it per-sample CPU work,
+/// so more num_workers (or cheaper per-sample work), not faster storage, would deliver more.
+inline bool workers_bound(const WorkerLoad& w) { return w.busy >= 0.9 && w.cpu_share >= 0.5; }
+
+/// Share of the workers' busy time spent waiting for a CPU at and above which they were starved of
+/// CPUs: the host's CPUs, not the storage, set the pace (another process on the host, or more
+/// runnable threads than allowed CPUs).
+inline constexpr double kCpuStarvedShare = 0.3;
+inline bool cpu_starved(const WorkerLoad& w) { return w.runq_share >= kCpuStarvedShare; }
+
 /// Computes the ingest analysis. Pure function of its inputs. The verdict, when the GPUs are not
 /// fed, is the first that holds of: host-to-device link (the demand per GPU, bytes/s, exceeds a
 /// known link ceiling of a GPU the ranks feed: checked first, since the emulated consumer does not
-/// cross that link, and the GPUs are then not fed whatever the loader delivered), CPU (the process used >= 85% of the allowed CPUs), main process
+/// cross that link, and the GPUs are then not fed whatever the loader delivered), CPU (the process used >= 85% of the allowed CPUs,
+/// or its workers waited >= kCpuStarvedShare of their busy time for a CPU: cpu_starved), main process
 /// (busy >= kSerialStageBound), pin memory (likewise), workers (busy >= 90% of the time, most of it
 /// per-sample CPU work: more num_workers help), metadata (open+close >= 50% of a file's time), storage.
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);

@@ -25,6 +25,8 @@ struct WorkerStats {
   uint64_t errors = 0;
   int64_t busy_ns = 0;         // wall time spent fetching batches (I/O + CPU work)
   int64_t cpu_work_ns = 0;     // thread CPU time spent in the emulated per-sample work (JPEG decode included)
+  int64_t runq_wait_ns = 0;    // of busy_ns: time runnable but waiting for a CPU (core/clock.hpp
+                               // thread_runqueue_wait_ns); -1 when the kernel does not expose it
   uint64_t decoded = 0;        // samples decoded (LoaderConfig::decode_jpeg)
   uint64_t decode_errors = 0;  // samples read that did not decode (also counted in `errors`)
   int64_t decode_cpu_ns = 0;   // thread CPU time spent decoding, both kinds

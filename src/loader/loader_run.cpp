@@ -139,7 +139,18 @@ class RankLoader {
           if (sh_.topo) workers_[w].numa = bind_current_thread(cfg.placement, *sh_.topo).description;
           workers_[w].cpu_list = this_thread_cpus();
         },
-        [&](int w, const BatchTask& t, const std::atomic<bool>& cancel) { return fetch(w, t, cancel); });
+        [&](int w, const BatchTask& t, const std::atomic<bool>& cancel) {
+          // The run-queue wait inside the fetch: CPUs taken by other threads or processes while
+          // this worker had work to do.
+          const int64_t q0 = thread_runqueue_wait_ns();
+          BatchResult r = fetch(w, t, cancel);
+          WorkerStats& ws = workers_[w];
+          if (q0 < 0 || ws.runq_wait_ns < 0)
+            ws.runq_wait_ns = -1;
+          else
+            ws.runq_wait_ns += std::max<int64_t>(0, thread_runqueue_wait_ns() - q0);
+          return r;
+        });
 
     std::unique_ptr<Consumer> consumer = make_consumer(cfg);
     std::unique_ptr<H2dStage> h2d;

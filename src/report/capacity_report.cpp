@@ -46,7 +46,9 @@ json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
                    {"demand_samples_per_s", in.samples_per_s_per_gpu * p.gpus},
                    {"cpu_fraction", p.cpu_fraction},
                    {"consumer_lag", p.consumer_lag},
+                   {"worker_runq_share", p.worker_runq_share < 0 ? json(nullptr) : json(p.worker_runq_share)},
                    {"client_bound", p.client_bound},
+                   {"workers_bound", p.workers_bound},
                    {"metadata_bound", p.metadata_bound},
                    {"steady", p.steady},
                    {"passed", point_passes(p, in.au_target)},
@@ -90,6 +92,7 @@ std::string headline(const json& c) {
         host = p["client_host"].get<std::string>();
     return fmt::format("client-bound{} at {} x {}: add hosts", host.empty() ? "" : " on host " + host, n, name);
   }
+  if (bound == "workers") return fmt::format("worker-bound at {} x {}: more --workers (num_workers)", n, name);
   if (bound == "budget") return fmt::format("at least {} x {} fed (search stopped: budget or limit)", n, name);
   return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(), bound,
                      n + 1);
@@ -194,6 +197,7 @@ std::string render_capacity_text(const json& doc) {
   for (const auto& p : c.at("points")) {
     std::string res = p.value("passed", false) ? "fed" : "NOT fed";
     if (p.value("client_bound", false)) res += " (client-bound)";
+    else if (p.value("workers_bound", false)) res += " (worker-bound)";
     else if (p.value("metadata_bound", false)) res += " (metadata-bound)";
     if (!p.value("steady", true)) res += " (no steady window)";
     if (p.contains("client_host") && p["client_host"].is_string())

@@ -3,10 +3,10 @@
 // with the demand line).
 //
 // Document section "capacity": {accelerator, accelerator_name, model, au_target, gpus_fed, bound
-// ("storage" | "metadata" | "client-cpu" | "budget"), boundary_measured, answer, samples_per_s_per_gpu,
+// ("storage" | "metadata" | "workers" | "client-cpu" | "budget"), boundary_measured, answer, samples_per_s_per_gpu,
 // sample_bytes, point_s, repeats, budget_s, elapsed_s, max_gpus, stop_reason,
 // points [{gpus, au, au_min, samples_per_s, bytes_per_s, repeats, spread, demand_samples_per_s,
-// cpu_fraction, consumer_lag, client_bound, metadata_bound, steady, passed, note}]}
+// cpu_fraction, consumer_lag, client_bound, workers_bound, metadata_bound, steady, passed, note}]}
 // (reports/result.schema.json).
 #pragma once
 

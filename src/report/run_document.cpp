@@ -43,6 +43,8 @@ RunResults run_results_of(const LoaderResult& r) {
                          {"errors", w.errors},
                          {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
                          {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
+                         {"runq_wait_s", w.runq_wait_ns < 0 ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(static_cast<double>(w.runq_wait_ns) / 1e9)},
                          {"cpu_list", w.cpu_list},
                          {"numa", w.numa}});
   o.error_samples = r.error_samples;
@@ -217,6 +219,7 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"pin_busy_fraction", in.pin_busy_fraction},
           {"pin_ceiling_samples_per_s", in.pin_ceiling_samples_per_s},
           {"worker_cpu_fraction", in.worker_cpu_fraction},
+          {"worker_runq_fraction", in.worker_runq_fraction < 0 ? nlohmann::json(nullptr) : nlohmann::json(in.worker_runq_fraction)},
           {"verdict", in.verdict},
           {"verdict_text", in.verdict_text},
           {"host_to_device", h2d_json(in)}};

@@ -19,7 +19,7 @@
 //             delivered_bytes_per_s, accelerator_utilization, accelerator_utilization_min, au_target,
 //             worker_busy_fraction, gpus_fed (measured by this run), main_busy_fraction,
 //             main_ceiling_samples_per_s, pin_busy_fraction, pin_ceiling_samples_per_s, worker_cpu_fraction,
-//             verdict, verdict_text}
+//             worker_runq_fraction (workers' wait for a CPU / their busy time; null: not measured), verdict, verdict_text}
 #pragma once
 
 #include <string>

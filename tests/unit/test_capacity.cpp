@@ -187,6 +187,55 @@ TEST_CASE("capacity: a point's repeats: medians, spread, client-bound by CPU or 
   RepeatSample opens = r3;
   opens.open_share = 0.7;
   CHECK(summarize_repeats(1, {opens}).metadata_bound);
+  // Workers busy nearly all the time, mostly in per-sample CPU work: worker-bound, which takes
+  // precedence over a large open share (the opens are then not what limits the rate).
+  RepeatSample busy = opens;
+  busy.worker_busy = 0.97;
+  busy.worker_cpu_share = 0.9;
+  CapacityPoint w = summarize_repeats(6, {busy});
+  CHECK(w.workers_bound);
+  CHECK_FALSE(w.metadata_bound);
+  CHECK_THAT(w.note, Catch::Contains("fetched 97% of the time, 90% of it per-sample CPU work"));
+  RepeatSample starved = busy;
+  starved.worker_runq_share = 0.45;  // waited for a CPU 45% of their busy time: the host, not the storage
+  CapacityPoint st = summarize_repeats(6, {starved});
+  CHECK(st.client_bound);
+  CHECK(st.worker_runq_share == Approx(0.45));
+  CHECK_THAT(st.note, Catch::Contains("waited for a CPU 45% of the time they had work"));
+  CHECK(client_notes(0.2, 0, -1).empty());  // not measured: no judgement
+  CHECK(client_notes(0.2, 0, 0.1).empty());
+  busy.worker_cpu_share = 0.2;  // busy, but waiting on I/O: not the workers' CPU work
+  CHECK_FALSE(summarize_repeats(6, {busy}).workers_bound);
+  CHECK(summarize_repeats(6, {busy}).metadata_bound);
+}
+
+TEST_CASE("capacity: worker-bound at N+1 says more num_workers, not storage", "[capacity]") {
+  Table t;
+  t.points = {{1, at(0.97)}, {2, at(0.95)}, {3, at(0.7)}, {4, at(0.5)}};
+  t.points[3].workers_bound = t.points[4].workers_bound = true;
+  t.points[3].note = "the workers fetched 98% of the time, 95% of it per-sample CPU work";
+  CapacityAnswer a = search_capacity(t.fn(), opts());
+  CHECK(a.gpus_fed == 2);
+  CHECK(a.bound == "workers");
+  CHECK_THAT(a.text, Catch::StartsWith("worker-bound at 2: more num_workers"));
+  CHECK_THAT(a.text, Catch::Contains("the storage was not the limit"));
+}
+
+TEST_CASE("worker_load: busy over elapsed x workers, per-sample CPU over busy", "[capacity][ingest]") {
+  LoaderResult r;
+  r.elapsed_ns = 2'000'000'000;
+  WorkerStats a, b;
+  a.busy_ns = 1'900'000'000, a.cpu_work_ns = 1'500'000'000;
+  b.busy_ns = 1'900'000'000, b.cpu_work_ns = 1'300'000'000;
+  r.workers = {a, b};
+  const WorkerLoad w = worker_load(r);
+  CHECK(w.busy == Approx(0.95));
+  CHECK(w.cpu_share == Approx(2.8 / 3.8));
+  CHECK(workers_bound(w));
+  r.workers[1].busy_ns = 500'000'000;  // one worker mostly idle: (1.9 + 0.5) / 4 = 60% busy
+  CHECK_FALSE(workers_bound(worker_load(r)));
+  const LoaderResult none;
+  CHECK(worker_load(none).busy == 0);
 }
 
 TEST_CASE("capacity: repeat_sample takes CPU per allowed CPU and the consumers' lag from the result", "[capacity]") {

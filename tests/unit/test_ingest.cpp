@@ -72,6 +72,21 @@ TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]")
   for (int i = 0; i < 100; ++i) meta.open_latency.record(700000);
   CHECK(analyze_ingest(meta, d, in).verdict == "metadata");
 
+  // Workers that waited on the run queue for a CPU most of the time they had work, while this
+  // process used little CPU: the host's CPUs went elsewhere; not a storage verdict.
+  LoaderResult contended = fake_run(10, 9000, 900000000, 5, 5, 1.0);
+  contended.cpu_user_s = 4;  // 0.4 of 4 CPUs
+  contended.workers[0].runq_wait_ns = 6'000'000'000;  // 60% of its 10 s busy
+  auto ct = analyze_ingest(contended, d, in);
+  CHECK(ct.verdict == "CPU");
+  CHECK_THAT(ct.verdict_text, Catch::StartsWith("CPU-starved: the workers waited for a CPU 60%"));
+  CHECK(ct.worker_runq_fraction == Approx(0.6));
+  contended.workers[0].runq_wait_ns = 1'000'000'000;  // 10%: the storage verdict stands
+  CHECK(analyze_ingest(contended, d, in).verdict == "storage");
+  contended.workers[0].runq_wait_ns = -1;  // not measured (a sender without the field)
+  CHECK(analyze_ingest(contended, d, in).verdict == "storage");
+  CHECK(analyze_ingest(contended, d, in).worker_runq_fraction == -1);
+
   auto none = analyze_ingest(fake_run(10, 0, 0, 0, 10, 1.0), d, in);
   CHECK(none.verdict == "failed");
 
