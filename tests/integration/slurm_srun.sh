@@ -174,4 +174,14 @@ cat "$W/none.out"
 grep -q "srun --mpi=pmix -n 2" "$W/none.out" || fail "the refusal does not name the fix"
 grep -q "OMPI was not built" "$W/none.out" && fail "Open MPI's own abort ran (MPI_Init was called)"
 [ -e "$W/nods" ] || [ -e "$W/none.json" ] && fail "a task ran alone (it wrote a dataset or a result)"
-echo "ok: srun --mpi=pmix and sbatch give one merged result; srun without a plugin is refused in $took s"
+
+# 4. A site whose slurm.conf says MpiDefault=pmix: plain `srun -n 2` starts the PMIx plugin, and
+# ioprobe names it (SLURM_MPI_TYPE) though the command line has no --mpi.
+sed -i 's/^MpiDefault=none$/MpiDefault=pmix/' "$SLURM_CONF"
+scontrol reconfigure || fail "scontrol reconfigure (MpiDefault=pmix)"
+timeout 60 srun -n 2 --chdir "$W" "$IOPROBE" "${args[@]}" --json "$W/d.json" >"$W/d.out" 2>&1
+rc=$?
+cat "$W/d.out"
+[ "$rc" = 0 ] || { show_logs; fail "srun -n 2 under MpiDefault=pmix: exit $rc"; }
+check_result "$W/d.json" "$W/d.out" "srun -n 2 under MpiDefault=pmix"
+echo "ok: srun --mpi=pmix, sbatch and MpiDefault=pmix give one merged result; srun without a plugin is refused in $took s"
