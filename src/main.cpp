@@ -89,6 +89,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<ioprobe::dist::Comm> comm;
   try {
     comm = ioprobe::dist::make_comm(&argc, &argv);
+  } catch (const ioprobe::UsageError& e) {
+    // A refusal of the launch itself: every process read the same launcher variables and refuses
+    // alike, so the process the launcher numbered 0 alone prints it (once, not once per task).
+    if (ioprobe::dist::detect_launcher().rank == 0) std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    return e.exit_code();
   } catch (const ioprobe::Error& e) {
     std::fprintf(stderr, "ioprobe: %s\n", e.what());
     return e.exit_code();

@@ -38,24 +38,37 @@ std::string this_hostname() {
 LaunchInfo detect_launcher(const std::map<std::string, std::string>& env) {
   LaunchInfo li;
   auto has = [&](const char* n) { return env.count(n) != 0; };
+  auto value = [&](const char* n) {
+    auto it = env.find(n);
+    return it == env.end() ? std::string() : it->second;
+  };
   if (has("OMPI_COMM_WORLD_SIZE")) {
+    // mpirun inside a Slurm allocation also passes SLURM_* on: OpenMPI's own variables come first.
     li.launcher = "OpenMPI mpirun";
     li.size = to_int(env, "OMPI_COMM_WORLD_SIZE", 1);
     li.rank = to_int(env, "OMPI_COMM_WORLD_RANK", 0);
     // OpenMPI 4's mpirun also sets PMIX_RANK; under srun --mpi=pmix only the PMIx variables exist.
+  } else if (has("SLURM_STEP_ID") && has("SLURM_PROCID") && (has("SLURM_STEP_NUM_TASKS") || has("SLURM_NTASKS")) &&
+             (has("SLURM_MPI_TYPE") || (!has("PMIX_RANK") && !has("PMI_RANK")))) {
+    // A task of a Slurm job step (a batch script itself has no SLURM_STEP_ID). srun names the MPI
+    // plugin it started in SLURM_MPI_TYPE (from --mpi or slurm.conf's MpiDefault); that plugin's
+    // server (PMIx, PMI-2) is what lets MPI_Init connect the tasks. Without one ("none" or unset)
+    // each task is on its own. PMI variables in a step without SLURM_MPI_TYPE are another
+    // launcher's (MPICH's hydra or prterun inside an allocation start their daemons with srun).
+    const std::string plugin = value("SLURM_MPI_TYPE");
+    li.mpi_plugin = plugin.empty() ? "none" : plugin;
+    li.launcher = li.mpi_plugin == "none" ? "Slurm srun (no MPI plugin)" : "Slurm srun --mpi=" + li.mpi_plugin;
+    li.rank = to_int(env, "SLURM_PROCID", 0);
+    li.size = to_int(env, "SLURM_STEP_NUM_TASKS", to_int(env, "SLURM_NTASKS", 1));
   } else if (has("PMIX_RANK") && has("PMIX_NAMESPACE")) {
-    li.launcher = "PMIx (srun --mpi=pmix / prterun)";
+    li.launcher = "PMIx (prterun)";
     li.rank = to_int(env, "PMIX_RANK", 0);
-    // PMIx publishes the job size through its API, not the environment; Slurm adds SLURM_NTASKS.
-    li.size = to_int(env, "SLURM_NTASKS", to_int(env, "PMIX_SIZE", 0));  // 0: unknown, MPI_Init tells
+    // PMIx publishes the job size through its API, not the environment.
+    li.size = to_int(env, "PMIX_SIZE", 0);  // 0: unknown, MPI_Init tells
   } else if (has("PMI_RANK") && has("PMI_SIZE")) {
     li.launcher = "MPICH hydra (PMI)";
     li.rank = to_int(env, "PMI_RANK", 0);
     li.size = to_int(env, "PMI_SIZE", 1);
-  } else if (has("SLURM_PROCID") && has("SLURM_NTASKS") && has("SLURM_STEP_ID")) {
-    li.launcher = "Slurm srun";
-    li.rank = to_int(env, "SLURM_PROCID", 0);
-    li.size = to_int(env, "SLURM_NTASKS", 1);
   }
   return li;
 }
@@ -71,6 +84,16 @@ LaunchInfo detect_launcher() {
       env.emplace(std::move(name), eq + 1);
   }
   return detect_launcher(env);
+}
+
+std::string srun_without_mpi_plugin(const LaunchInfo& li) {
+  if (li.mpi_plugin != "none" || li.size <= 1) return {};
+  return fmt::format(
+      "started by {} as one of {} tasks: srun started no MPI plugin (SLURM_MPI_TYPE is not set: no --mpi option "
+      "and slurm.conf's MpiDefault is none), so MPI cannot connect the tasks and each would run alone. Run "
+      "'srun --mpi=pmix -n {} ioprobe ...' ('srun --mpi=list' lists this Slurm's plugins; MpiDefault=pmix in "
+      "slurm.conf makes it the default), or mpirun inside the allocation",
+      li.launcher, li.size, li.size);
 }
 
 LocalComm::LocalComm() : hostname_(this_hostname()) {}

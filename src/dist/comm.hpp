@@ -17,12 +17,17 @@ namespace ioprobe::dist {
 
 /// How this process was started, read from the launcher's environment without MPI_Init.
 /// Variables (documented by each launcher): OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE/_RANK;
-/// PMIx launchers (srun --mpi=pmix, prterun) set PMIX_RANK and PMIX_NAMESPACE; MPICH's hydra sets
-/// PMI_RANK/PMI_SIZE; Slurm's srun sets SLURM_PROCID/SLURM_NTASKS.
+/// a task of a Slurm job step (srun) has SLURM_STEP_ID, SLURM_PROCID, SLURM_STEP_NUM_TASKS and,
+/// when srun started an MPI plugin (--mpi=pmix, --mpi=pmi2 or slurm.conf's MpiDefault),
+/// SLURM_MPI_TYPE; a batch script itself has no SLURM_STEP_ID and is no launch. Other PMIx
+/// launchers (prterun) set PMIX_RANK and PMIX_NAMESPACE; MPICH's hydra sets PMI_RANK/PMI_SIZE.
 struct LaunchInfo {
-  std::string launcher = "none";  // "none" | "OpenMPI mpirun" | "PMIx (srun --mpi=pmix / prterun)" | "MPICH hydra (PMI)" | "Slurm srun"
-  int rank = 0;                   // this process's rank as the launcher numbered it (0 when unknown)
-  int size = 1;                   // processes in the job (1 when not launched; 0 when a PMIx launcher does not say)
+  /// "none" | "OpenMPI mpirun" | "Slurm srun --mpi=<plugin>" | "Slurm srun (no MPI plugin)" |
+  /// "PMIx (prterun)" | "MPICH hydra (PMI)". Reported as the cluster's launcher.
+  std::string launcher = "none";
+  std::string mpi_plugin;  // under srun: SLURM_MPI_TYPE ("pmix", "pmi2", ...), "none" when unset; else empty
+  int rank = 0;            // this process's rank as the launcher numbered it (0 when unknown)
+  int size = 1;            // processes in the job (1 when not launched; 0 when a PMIx launcher does not say)
   bool launched() const { return launcher != "none"; }
 };
 
@@ -30,6 +35,13 @@ struct LaunchInfo {
 LaunchInfo detect_launcher(const std::map<std::string, std::string>& env);
 /// The same from the process environment.
 LaunchInfo detect_launcher();
+
+/// The refusal of a Slurm step of several tasks that srun started without an MPI plugin
+/// (li.mpi_plugin == "none": no --mpi and slurm.conf's MpiDefault=none): the message, naming the
+/// launch and the fix (srun --mpi=pmix); empty for any other launch. Open MPI connects srun's
+/// tasks only through the PMIx (or, when built --with-pmi, PMI-2) server that such a plugin starts;
+/// without one its MPI_Init aborts every task with a message that suggests rebuilding Open MPI.
+std::string srun_without_mpi_plugin(const LaunchInfo& li);
 
 /// One ioprobe process among `size()`. Rank 0 drives: it alone prints and writes files.
 /// Collectives must be called by every rank in the same order. A collective given a timeout

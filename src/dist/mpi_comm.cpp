@@ -332,6 +332,10 @@ class MpiComm final : public Comm {
 }  // namespace
 
 std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& li) {
+#ifdef OPEN_MPI
+  // Before MPI_Init: Open MPI's own abort there says it "was not built with SLURM's PMI support".
+  if (std::string why = srun_without_mpi_plugin(li); !why.empty()) throw UsageError(why);
+#endif
   int provided = 0;
   // The loader's step exchange runs on whichever rank thread arrives last at the DDP barrier, one
   // at a time, and the watchdog may call MPI_Abort: serialized calls from several threads.

@@ -176,16 +176,73 @@ TEST_CASE("detect_launcher reads OpenMPI, PMIx, MPICH and Slurm variables", "[di
   CHECK(o.launcher == "OpenMPI mpirun");
   CHECK(o.size == 4);
   CHECK(o.rank == 3);
-  auto p = detect_launcher({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "slurm.pmix.1.0"}, {"SLURM_NTASKS", "8"}});
-  CHECK(p.launcher.rfind("PMIx", 0) == 0);
+  auto p = detect_launcher({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "prterun-vm-1234@1"}, {"PMIX_SIZE", "8"}});
+  CHECK(p.launcher == "PMIx (prterun)");
   CHECK(p.size == 8);
+  CHECK(p.rank == 1);
+  CHECK(detect_launcher({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "x"}}).size == 0);  // unknown: MPI_Init tells
   auto m = detect_launcher({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}});
   CHECK(m.launcher == "MPICH hydra (PMI)");
   CHECK(m.size == 2);
   auto s = detect_launcher({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "6"}, {"SLURM_STEP_ID", "0"}});
-  CHECK(s.launcher == "Slurm srun");
+  CHECK(s.launcher == "Slurm srun (no MPI plugin)");
+  CHECK(s.mpi_plugin == "none");
   CHECK(s.rank == 5);
+  CHECK(s.size == 6);
   // A batch script's environment (no step) is not a launch; junk sizes read as unknown.
   CHECK(detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "6"}}).launcher == "none");
   CHECK(detect_launcher({{"OMPI_COMM_WORLD_SIZE", "x"}}).size == 1);
+}
+
+// The variables as Slurm 22.05's srun set them for task 1 of `srun --mpi=pmix -n 2` (recorded
+// with `env` in a step on Debian 12; tests/integration/slurm_srun.sh runs the real thing).
+TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
+  using dist::detect_launcher;
+  std::map<std::string, std::string> pmix = {
+      {"PMIX_RANK", "1"},       {"PMIX_NAMESPACE", "slurm.pmix.2.0"}, {"PMIX_HOSTNAME", "vm"},
+      {"SLURM_MPI_TYPE", "pmix"}, {"SLURM_NTASKS", "2"},             {"SLURM_NPROCS", "2"},
+      {"SLURM_PROCID", "1"},    {"SLURM_STEP_ID", "0"},            {"SLURM_STEP_NUM_TASKS", "2"}};
+  auto p = detect_launcher(pmix);
+  CHECK(p.launcher == "Slurm srun --mpi=pmix");  // it read "PMIx (srun --mpi=pmix / prterun)"
+  CHECK(p.mpi_plugin == "pmix");
+  CHECK(p.rank == 1);
+  CHECK(p.size == 2);
+  CHECK(dist::srun_without_mpi_plugin(p).empty());
+  // srun --mpi=pmi2 sets PMI_RANK/PMI_SIZE as MPICH's hydra does: still Slurm's srun.
+  auto q = detect_launcher({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"PMI_FD", "11"}, {"SLURM_MPI_TYPE", "pmi2"},
+                            {"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"},
+                            {"SLURM_NTASKS", "2"}});
+  CHECK(q.launcher == "Slurm srun --mpi=pmi2");
+  CHECK(q.size == 2);
+  // The step's own task count, not the allocation's (sbatch -n 4, then srun -n 2 in the script).
+  auto st = detect_launcher({{"SLURM_PROCID", "1"}, {"SLURM_STEP_ID", "3"}, {"SLURM_STEP_NUM_TASKS", "2"},
+                             {"SLURM_NTASKS", "4"}, {"SLURM_MPI_TYPE", "pmix"}, {"PMIX_RANK", "1"},
+                             {"PMIX_NAMESPACE", "slurm.pmix.7.3"}});
+  CHECK(st.size == 2);
+  CHECK(st.rank == 1);
+  // mpirun inside an allocation: its ranks inherit the batch's SLURM_* but are OpenMPI's.
+  auto o = detect_launcher({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "2"}, {"SLURM_PROCID", "0"},
+                            {"SLURM_STEP_ID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_JOB_ID", "9"}});
+  CHECK(o.launcher == "OpenMPI mpirun");
+  CHECK(o.size == 4);
+  // MPICH's mpiexec inside an allocation: its ranks run under a daemon that srun started (a step
+  // without an MPI plugin); hydra's PMI numbers them, not Slurm.
+  auto h = detect_launcher({{"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"SLURM_PROCID", "1"}, {"SLURM_STEP_ID", "0"},
+                            {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "2"}});
+  CHECK(h.launcher == "MPICH hydra (PMI)");
+  CHECK(h.rank == 5);
+  CHECK(h.size == 8);
+  CHECK(dist::srun_without_mpi_plugin(h).empty());
+  // A batch script run by sbatch -n 2 (no step): not a launch.
+  CHECK(detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "5"}}).launcher == "none");
+  // srun -n 2 without --mpi (MpiDefault=none): refused before MPI_Init, naming the count and the fix.
+  auto none = detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"},
+                               {"SLURM_NTASKS", "2"}});
+  const std::string why = dist::srun_without_mpi_plugin(none);
+  CHECK(why.find("one of 2 tasks") != std::string::npos);
+  CHECK(why.find("srun --mpi=pmix -n 2") != std::string::npos);
+  // One task alone needs no MPI: nothing to refuse.
+  CHECK(dist::srun_without_mpi_plugin(detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"},
+                                                       {"SLURM_STEP_NUM_TASKS", "1"}}))
+            .empty());
 }
