@@ -146,7 +146,7 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t 
   nlohmann::json j = device_io_json(io, write ? DeviceRef::kWrite : DeviceRef::kRead, bytes);
   const bool cold = !write && doc.contains("raw") && doc["raw"].value("direct", false);
   if (doc.contains("hosts") && doc["hosts"].is_array()) {
-    j["scope"] = "every host's own devices, added: one entry per host (the processes of a host share its devices)";
+    j["scope"] = "every host's own devices, added, each host counted once (the processes of a host share its devices)";
     for (const auto& h : doc["hosts"]) {
       if (!h.contains("device_io")) continue;
       const std::string w = host_cold_read_warning(h.value("hostname", "?"), "raw read", device_io_from_json(h["device_io"]),

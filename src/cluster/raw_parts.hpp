@@ -51,7 +51,7 @@ struct ClusterRaw {
   std::vector<RawHostRow> hosts;   // by host index
   int mpi_ranks = 0;
   double start_skew_s = 0;         // max over processes (s)
-  DeviceIo device_io;              // the host rows' device_io added (DeviceIo::merge): one entry per host
+  DeviceIo device_io;              // the host rows' device_io added (DeviceIo::merge): each host counted once
   std::vector<std::string> warnings;  // stragglers, duplicate host names, targets that differ
 };
 

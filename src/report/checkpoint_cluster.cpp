@@ -216,7 +216,7 @@ void add_cluster_save_device_io(json& ck, const CheckpointCluster& c) {
   json j = device_io_json(io, DeviceRef::kWrite, on_disk);
   j["logical_bytes"] = logical;
   j["written_over_logical"] = io.measured() && logical ? json(static_cast<double>(io.bytes_written) / logical) : json(nullptr);
-  j["scope"] = "every host's own devices over the save window, added: one entry per host (the processes of a host "
+  j["scope"] = "every host's own devices over the save window, added, each host counted once (the processes of a host "
                "share its devices)";
   sv["device_io"] = j;
 }

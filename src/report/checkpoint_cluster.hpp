@@ -41,7 +41,7 @@ nlohmann::json checkpoint_hosts_json(const checkpoint::CheckpointCluster& c);
 void add_cluster_restore_device_io(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
 
 /// The save's device accounting of the whole job into the document's checkpoint section:
-/// save.device_io (every host's devices over the save window, added, one entry per host, against
+/// save.device_io (every host's devices over the save window, added, each host counted once, against
 /// save.bytes_on_disk, with logical_bytes and written_over_logical, and a "scope" saying so).
 void add_cluster_save_device_io(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
 

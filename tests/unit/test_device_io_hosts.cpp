@@ -128,7 +128,7 @@ TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, s
   CHECK(d["bytes_read"] == 16 * MiB + 8192 + 4096);
   CHECK(d["reference_bytes"] == 16 * MiB);
   CHECK(d["hosts"] == 2);
-  CHECK(d["scope"].get<std::string>().find("one entry per host") != std::string::npos);
+  CHECK(d["scope"].get<std::string>().find("each host counted once") != std::string::npos);
   CHECK(doc["warnings"].empty());
   const std::string text = render_raw_hosts_text(doc);
   CHECK(text.find("h1               device I/O loop5:") != std::string::npos);
