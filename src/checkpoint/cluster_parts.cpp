@@ -74,6 +74,7 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
       h.ckpt_ranks.push_back(g);
       const uint64_t disk = i < p.file_bytes.size() ? p.file_bytes[i] : p.save.ranks[i].stored_bytes;
       h.save.add_rank(p.save.ranks[i], disk, p.state[i].bytes > 0);
+      h.save_file_bytes += i < p.file_bytes.size() ? p.file_bytes[i] : 0;
     }
     h.durable_ns = std::max(h.durable_ns, p.save.durable_ns);
     // The cluster's save: ranks concatenated (processes number their ranks in MPI rank order),
@@ -141,6 +142,17 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
     c.restore_file_bytes += bytes;
     for (auto& [idx, h] : rows)
       if (h.hostname == c.restore_reader_host[i]) h.restore_file_bytes += bytes;
+  }
+  // Save accounting: each host's published files against its devices over the save window.
+  std::map<int, std::vector<DeviceIo>> save_io;  // host index -> its processes' accounting
+  for (const auto& p : parts)
+    if (p.save_device_io) save_io[p.host_index].push_back(*p.save_device_io);
+  for (auto& [idx, h] : rows) {
+    const auto it = save_io.find(idx);
+    if (it == save_io.end()) continue;
+    h.save_device_io = host_device_io(it->second);
+    if (!c.save_device_io) c.save_device_io = h.save_device_io;
+    else c.save_device_io->merge(*h.save_device_io);
   }
   for (const auto& [idx, h] : rows)
     if (h.restore_device_io) {

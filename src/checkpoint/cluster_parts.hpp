@@ -37,6 +37,10 @@ struct CheckpointPart {
   // Its host's devices over the restore window (from the barrier before every process's restore
   // to the barrier after), measured by this process; absent without a restore.
   std::optional<DeviceIo> restore_device_io;
+  // Its host's devices over the save window: from this process's mark just before its save to
+  // the barrier after every process's save (so the host's earliest-starting process covers every
+  // save on its host); absent when no save ran.
+  std::optional<DeviceIo> save_device_io;
 };
 
 /// One host: its processes' ranks taken together.
@@ -54,6 +58,10 @@ struct CheckpointHostRow {
   // process of a host sees the same devices over the same window: counted once per host).
   std::optional<DeviceIo> restore_device_io;
   uint64_t restore_file_bytes = 0;  // bytes on disk of the shard files its processes restored
+  // The host's devices over the save window, counted once for the host (host_device_io of its
+  // processes': the widest window, which covers every save on the host).
+  std::optional<DeviceIo> save_device_io;
+  uint64_t save_file_bytes = 0;     // bytes on disk of the shard files its ranks published
 };
 
 /// The cluster's checkpoint: every rank's rows in global rank order, ready for report/ as one
@@ -68,6 +76,7 @@ struct CheckpointCluster {
   int restores_from_other_host = 0; // restore rows read on a host other than the writer's
   std::optional<DeviceIo> restore_device_io;  // the host rows' accounting added (DeviceIo::merge)
   uint64_t restore_file_bytes = 0;            // bytes on disk of every shard restored
+  std::optional<DeviceIo> save_device_io;     // the host rows' save accounting added (DeviceIo::merge)
   std::vector<std::string> rank_host;     // hostname per global rank (save rows)
   std::vector<CheckpointHostRow> hosts;   // by host index
   int mpi_ranks = 0;

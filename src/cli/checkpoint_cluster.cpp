@@ -178,7 +178,12 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecor
     throw Error(fmt::format("checkpoint rank {}: {}", d.save.failed_rank,
                             d.save.failure.empty() ? "the save failed" : d.save.failure), kExitFailure);
   // Every process's shards are published before any is read back.
-  if (sync_stopped("wait for every process's save") || !restore) return;
+  const bool stopped = sync_stopped("wait for every process's save");
+  // The save window on this host: from this process's mark before its save (mark(0)) to here,
+  // after every process's save; the mark also starts the restore window.
+  devices.mark();
+  save_device_io_ = devices.whole();  // source "none" with the reason when no save ran here
+  if (stopped || !restore) return;
   const std::vector<int> src = shared_ ? restore_sources(host_of_) : std::vector<int>{};
   const int me = comm_.rank(), from = shared_ ? src[static_cast<size_t>(me)] : me;
   std::vector<std::string> paths;
@@ -197,7 +202,6 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecor
                         shift, comm_.size(), shift)
           : fmt::format("process p restored the shards that process (p + {}) mod {} wrote (one host: another process's "
                         "shards, cold by eviction or O_DIRECT)", shift, comm_.size());
-  devices.mark();
   d.restore = restore_checkpoint(paths, d.opts.io.io_size, d.restore_threads, d.restore_cold);
   // No process removes its shards while another may still read them.
   exchange("wait for every process's restore");
@@ -218,6 +222,7 @@ void CheckpointJob::finish(CheckpointRunData& d) {
   p.restore_shards = restore_shards_;
   p.restore_writer_host = restore_writer_;
   p.restore_device_io = restore_device_io_;
+  p.save_device_io = save_device_io_;
   const auto all = exchange("gather the results", encode_checkpoint_part(p));
   if (!lead()) return;
   std::vector<CheckpointPart> parts;
@@ -237,6 +242,7 @@ void CheckpointJob::add_sections(nlohmann::json& doc) const {
   doc["hosts"] = checkpoint_hosts_json(*cluster_);
   annotate_checkpoint_ranks(doc["checkpoint"], *cluster_);
   add_cluster_restore_device_io(doc["checkpoint"], *cluster_);
+  add_cluster_save_device_io(doc["checkpoint"], *cluster_);
   for (const auto& w : cluster_->warnings) doc["warnings"].push_back(w);
 }
 

@@ -71,7 +71,9 @@ class CheckpointJob {
   /// naming the hosts when any process has none. Without a launcher: `mine` as it is.
   std::optional<checkpoint::RawWriteResult> merge_raw(std::optional<checkpoint::RawWriteResult> mine, std::string& why);
 
-  /// After the save: a save that failed on this process ends the job (naming the checkpoint rank),
+  /// After the save: a save that failed on this process ends the job (naming the checkpoint rank);
+  /// after the barrier that waits for every process's save, a mark of `devices`: from the mark
+  /// before this process's save to it is this process's save accounting (sent with finish()),
   /// then every process restores, when asked and nothing was interrupted, the shards of the
   /// process restore_sources() gives it (its own when --dir is per host) into d.restore. The
   /// restore runs between two barriers, with a mark of `devices` after the first and after the
@@ -101,6 +103,7 @@ class CheckpointJob {
   std::vector<int> restore_shards_;
   std::string restore_writer_;
   std::optional<DeviceIo> restore_device_io_;
+  std::optional<DeviceIo> save_device_io_;
   std::optional<checkpoint::CheckpointCluster> cluster_;
 };
 

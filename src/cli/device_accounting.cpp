@@ -10,11 +10,6 @@
 
 namespace ioprobe::cli {
 
-namespace {
-// Below this many delivered bytes a cold run's device reads say little (metadata, readahead).
-constexpr uint64_t kMinCheckedBytes = 16ULL << 20;  // 16 MiB
-}  // namespace
-
 std::unique_ptr<DeviceIoRecorder> device_recorder(const TargetInfo& t, double idle_s) {
   auto r = std::make_unique<DeviceIoRecorder>(DeviceIoMeter(accounting_devices(t)));
   r->meter().measure_idle(idle_s);
@@ -25,7 +20,7 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
                                               const std::string& what) {
   std::vector<std::string> w;
   if (!io.measured()) return w;
-  if (cold && delivered >= kMinCheckedBytes && static_cast<double>(io.bytes_read) < 0.5 * static_cast<double>(delivered)) {
+  if (delivered >= kColdReadCheckedBytes && cold_read_check(io, delivered, cold) != ColdRead::kOk) {
     std::string causes;
     if (t.o_direct != 1)
       causes = fmt::format("the filesystem ({}) did not take O_DIRECT, so the page cache served reads; ", t.fs_type);
@@ -146,12 +141,20 @@ std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const
   return device_recorder(dev);
 }
 
-std::string add_raw_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, uint64_t bytes, bool write,
+std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t bytes, bool write,
                               const TargetInfo& t) {
-  const DeviceIo io = rec.whole();
   nlohmann::json j = device_io_json(io, write ? DeviceRef::kWrite : DeviceRef::kRead, bytes);
-  doc["raw"]["results"]["device_io"] = j;
   const bool cold = !write && doc.contains("raw") && doc["raw"].value("direct", false);
+  if (doc.contains("hosts") && doc["hosts"].is_array()) {
+    j["scope"] = "every host's own devices, added, each host counted once (the processes of a host share its devices)";
+    for (const auto& h : doc["hosts"]) {
+      if (!h.contains("device_io")) continue;
+      const std::string w = host_cold_read_warning(h.value("hostname", "?"), "raw read", device_io_from_json(h["device_io"]),
+                                                   h.contains("results") ? h["results"].value("bytes", 0ULL) : 0, cold);
+      if (!w.empty()) doc["warnings"].push_back(w);
+    }
+  }
+  doc["raw"]["results"]["device_io"] = j;
   for (auto& w : device_read_warnings(io, bytes, cold, t, "the raw read")) doc["warnings"].push_back(std::move(w));
   return device_io_summary(j, write ? "written" : "read");
 }
@@ -164,22 +167,37 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
   nlohmann::json& sv = doc["checkpoint"]["save"];
   const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number() ? sv["bytes_on_disk"].get<uint64_t>() : 0;
   const uint64_t logical = sv.value("logical_bytes", 0ULL);
-  const DeviceIo& save = iv.empty() ? none : iv[0];
-  nlohmann::json sj = device_io_json(save, DeviceRef::kWrite, on_disk);
-  sj["logical_bytes"] = logical;
-  sj["written_over_logical"] = save.measured() && logical ? nlohmann::json(static_cast<double>(save.bytes_written) / logical)
-                                                          : nlohmann::json(nullptr);
-  // Under a launcher the recorder saw rank 0's host only: said so, and no job-wide warning from it.
+  const bool durable = sv.value("durable", false);
+  // A durable save whose devices wrote far less than its files hold.
+  auto save_warning = [&](const DeviceIo& io, uint64_t disk, const std::string& who) {
+    if (io.measured() && disk >= kColdReadCheckedBytes && durable &&
+        static_cast<double>(io.bytes_written) < 0.5 * static_cast<double>(disk))
+      doc["warnings"].push_back(fmt::format(
+          "{} wrote {} for a durable save of {} on disk: a write cache in front of them absorbed it, or the "
+          "filesystem compressed or deduplicated the files (a device that compresses internally is not visible here)",
+          who, format_bytes(io.bytes_written), format_bytes(disk)));
+  };
+  // Under a launcher each host measured its own devices (CheckpointJob::after_save): the job's sum
+  // is already in save.device_io (add_cluster_save_device_io), each host's in its row.
   const bool many_hosts = doc.contains("cluster");
-  if (many_hosts)
-    sj["scope"] = "rank 0's host only, against the whole job's bytes (per-host device rows are gathered for run only)";
-  sv["device_io"] = sj;
-  if (!many_hosts && save.measured() && on_disk >= (16ULL << 20) && sv.value("durable", false) &&
-      static_cast<double>(save.bytes_written) < 0.5 * static_cast<double>(on_disk))
-    doc["warnings"].push_back(fmt::format(
-        "the devices wrote {} for a durable save of {} on disk: a write cache in front of them absorbed it, or the "
-        "filesystem compressed or deduplicated the files (a device that compresses internally is not visible here)",
-        format_bytes(save.bytes_written), format_bytes(on_disk)));
+  if (many_hosts) {
+    if (doc.contains("hosts") && doc["hosts"].is_array())
+      for (const auto& h : doc["hosts"])
+        if (h.contains("results") && h["results"].contains("save_device_io")) {
+          const auto& hj = h["results"]["save_device_io"];
+          save_warning(device_io_from_json(hj), hj.value("reference_bytes", 0ULL),
+                       "host " + h.value("hostname", "?") + "'s devices");
+        }
+  } else {
+    const DeviceIo& save = iv.empty() ? none : iv[0];
+    nlohmann::json sj = device_io_json(save, DeviceRef::kWrite, on_disk);
+    sj["logical_bytes"] = logical;
+    sj["written_over_logical"] = save.measured() && logical
+                                     ? nlohmann::json(static_cast<double>(save.bytes_written) / logical)
+                                     : nlohmann::json(nullptr);
+    sv["device_io"] = sj;
+    save_warning(save, on_disk, "the devices");
+  }
   if (!doc["checkpoint"].contains("restore")) return;
   nlohmann::json& rj = doc["checkpoint"]["restore"];
   // A warm restore (buffered, nothing dropped) may read from the page cache: no warning for that.
@@ -195,6 +213,11 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
         const uint64_t ref = h["results"]["restore_device_io"].value("reference_bytes", 0ULL);
         for (auto& w : device_read_warnings(io, ref, cold, t, "the restore on host " + h.value("hostname", "?")))
           doc["warnings"].push_back(std::move(w));
+        // A small restore (under the size device_read_warnings judges) that read nothing.
+        if (ref < kColdReadCheckedBytes) {
+          const std::string w = host_cold_read_warning(h.value("hostname", "?"), "restore", io, ref, cold);
+          if (!w.empty()) doc["warnings"].push_back(w);
+        }
       }
     return;
   }
@@ -213,12 +236,13 @@ void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const Device
     ClusterDeviceIo c = cluster_device_io(doc["hosts"]);
     io = c.whole;
     epochs = c.epochs;
-    for (const auto& h : doc["hosts"])
-      if (h.contains("device_io") && h["device_io"].value("cold_read_nothing", false))
-        doc["warnings"].push_back(fmt::format(
-            "host {} delivered {} in a cold run but its devices read nothing: its bytes came from a cache (its page "
-            "cache was not dropped, or another cache in front of its devices)",
-            h.value("hostname", "?"), format_bytes(h.contains("results") ? h["results"].value("bytes", 0ULL) : 0)));
+    for (const auto& h : doc["hosts"]) {
+      if (!h.contains("device_io")) continue;
+      const std::string w =
+          host_cold_read_warning(h.value("hostname", "?"), "run", device_io_from_json(h["device_io"]),
+                                 h.contains("results") ? h["results"].value("bytes", 0ULL) : 0, cold);
+      if (!w.empty()) doc["warnings"].push_back(w);
+    }
   }
   nlohmann::json& r = doc["results"];
   r["device_io"] = device_io_json(io, DeviceRef::kRead, lr.bytes);

@@ -83,9 +83,12 @@ class CapacityDeviceIo {
 /// device itself (found by its st_rdev).
 std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const std::string& block_path);
 
-/// raw's accounting into doc["raw"]["results"]["device_io"] (read or write ratio to the bytes the
-/// jobs moved), the warnings of a cold read (O_DIRECT) and the text line it returns.
-std::string add_raw_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, uint64_t bytes, bool write,
+/// raw's accounting `io` into doc["raw"]["results"]["device_io"] (read or write ratio to the
+/// `bytes` the jobs moved), the warnings of a cold read (O_DIRECT) and the text line it returns.
+/// Across hosts (the document has "hosts" rows with device_io) `io` is the hosts' sum: it gets a
+/// "scope" saying so, and a warning names each host whose cold read fell short
+/// (host_cold_read_warning).
+std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t bytes, bool write,
                               const TargetInfo& t);
 
 /// A checkpoint's accounting into its document, from `rec`'s marks around the last save (and its
@@ -93,9 +96,9 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
 /// written_over_logical against logical_bytes), checkpoint.restore.device_io (bytes read against
 /// the shard bytes read) and restore.served_from ("device", "page cache", "mixed", "unknown"), and
 /// warnings where the devices wrote or read far less than the files hold. Across hosts (the
-/// document has "cluster") the save's figure is rank 0's host's only (labelled so), while the
-/// restore's is every host's own (CheckpointJob::add_sections put it there): a warning names each
-/// host whose restore read far less from its devices than its shard files hold.
+/// document has "cluster") the save's and the restore's figures are every host's own, added
+/// (CheckpointJob::add_sections put them there, each host's in its row): a warning names each host
+/// whose durable save wrote, or whose cold restore read, far less on its devices than its files hold.
 void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, const TargetInfo& t);
 
 }  // namespace ioprobe::cli

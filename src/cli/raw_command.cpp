@@ -191,7 +191,7 @@ int cmd_raw(const CommandContext& ctx) {
   devices->mark();
   double skew_s = 0;
   RawResults res;
-  uint64_t rank0_bytes = 0;  // rank 0's own bytes, for its host's device I/O
+  DeviceIo cluster_io;  // across hosts: every host's devices added (rank 0)
   if (!multi) {
     res = run_raw(cfg, target, choice);
     devices->mark();
@@ -211,6 +211,9 @@ int cmd_raw(const CommandContext& ctx) {
       early = std::current_exception();
     }
     if (early) start(early);  // throws JobFailure on every process
+    // This process's jobs are done: its host's devices from before the start barrier (every
+    // process of the host marked before it) to here; the host's last process covers them all.
+    devices->mark();
     ctx.job_outcome_shared = true;  // from here on every process learns the outcome
     cluster::RawProcessPart part;
     part.rank = comm.rank();
@@ -220,15 +223,15 @@ int cmd_raw(const CommandContext& ctx) {
     part.start_skew_s = skew_s;
     part.target = doc["target"];
     part.result = res;
+    part.device_io = devices->whole();
     // A one-pass run ends when the slowest process's pass does: no watchdog on that wait.
     const cluster::ClusterRaw cr = gather_raw(comm, part, cfg.runtime_s > 0, cfg.runtime_s > 0 ? kRawBarrierTimeoutS : 0);
-    devices->mark();
     if (comm.rank() != 0) return share_exit_code(comm, 0);
-    rank0_bytes = res.bytes;
     res = cr.merged;
+    cluster_io = cr.device_io;
     cfg.filename = user_filename;
     doc["cluster"] = raw_cluster_json(cr, comm.launcher(), comm.host_count(), files_how);
-    doc["hosts"] = raw_hosts_json(cr);
+    doc["hosts"] = raw_hosts_json(cr, pattern_is_write(cfg.rw), cfg.direct);
     for (const auto& w : cr.warnings) doc["warnings"].push_back(w);
     for (const auto& h : cr.hosts)
       if (h.result.errors)
@@ -240,10 +243,11 @@ int cmd_raw(const CommandContext& ctx) {
   doc["partial"] = res.partial;
   doc["raw"] = raw_json(cfg, target, choice, residency, res);
   std::fputs(render_raw_hosts_text(doc).c_str(), stdout);
-  // Across hosts this is rank 0's host's devices only (the per-host device rows are gathered for run, not raw).
-  std::printf("  device I/O  %s%s\n", add_raw_device_io(doc, *devices, multi ? rank0_bytes : res.bytes, pattern_is_write(cfg.rw), tinfo).c_str(),
-              multi ? " (rank 0's host only; against its own bytes)" : "");
-  if (multi) doc["raw"]["results"]["device_io"]["scope"] = "rank 0's host only, against rank 0's bytes (other processes on that host add device traffic)";
+  // Across hosts: every host's own devices (its row in Hosts), added for the cluster.
+  const DeviceIo io = multi ? cluster_io : devices->whole();
+  const std::string io_line = add_raw_device_io(doc, io, res.bytes, pattern_is_write(cfg.rw), tinfo);
+  std::printf("  device I/O  %s%s\n", io_line.c_str(),
+              multi ? fmt::format(" ({} host(s)' devices added; each host's in its row above)", io.hosts).c_str() : "");
   for (const auto& w : doc["warnings"]) std::printf("  warning     %s\n", w.get<std::string>().c_str());
   if (!json_path.empty()) {
     write_json_file(json_path, doc);

@@ -20,6 +20,7 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
   std::sort(parts.begin(), parts.end(), [](const RawProcessPart& a, const RawProcessPart& b) { return a.rank < b.rank; });
   c.mpi_ranks = static_cast<int>(parts.size());
   std::map<int, RawHostRow> rows;
+  std::map<int, std::vector<DeviceIo>> host_io;  // each host's processes' accounting
   for (size_t i = 0; i < parts.size(); ++i) {
     const RawProcessPart& p = parts[i];
     if (i == 0) c.merged = p.result;
@@ -39,12 +40,16 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
     }
     h.mpi_ranks.push_back(p.rank);
     h.files.push_back(p.filename);
+    host_io[p.host_index].push_back(p.device_io);
     h.last_done_s = h.result.elapsed_s;
   }
   std::map<std::string, int> names;
   std::string first_key;
   bool targets_differ = false;
   for (auto& [idx, h] : rows) {
+    h.device_io = host_device_io(host_io[idx]);
+    if (c.hosts.empty()) c.device_io = h.device_io;
+    else c.device_io.merge(h.device_io);
     ++names[h.hostname];
     if (first_key.empty()) first_key = target_key(h.target);
     else if (target_key(h.target) != first_key) targets_differ = true;

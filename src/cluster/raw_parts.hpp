@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "raw/raw_results.hpp"
+#include "topology/device_io.hpp"
 
 namespace ioprobe::cluster {
 
@@ -26,6 +27,9 @@ struct RawProcessPart {
   double start_skew_s = 0;    // seconds this process waited in the second start barrier (upper bound)
   nlohmann::json target;      // the raw document's "target" section as this process saw it
   RawResults result;
+  // Its host's devices from before the common start barrier to the end of its own jobs
+  // (DeviceIoRecorder marks; every process of a host counts the same devices).
+  DeviceIo device_io;
 };
 
 /// One host: its processes' results merged.
@@ -39,6 +43,7 @@ struct RawHostRow {
   double last_done_s = 0;          // its latest (= result.elapsed_s)
   nlohmann::json target;           // its first process's target section
   bool straggler = false;          // see merge_raw_parts
+  DeviceIo device_io;              // its devices, counted once for the host (host_device_io of its processes')
 };
 
 struct ClusterRaw {
@@ -46,6 +51,7 @@ struct ClusterRaw {
   std::vector<RawHostRow> hosts;   // by host index
   int mpi_ranks = 0;
   double start_skew_s = 0;         // max over processes (s)
+  DeviceIo device_io;              // the host rows' device_io added (DeviceIo::merge): each host counted once
   std::vector<std::string> warnings;  // stragglers, duplicate host names, targets that differ
 };
 
@@ -57,7 +63,9 @@ constexpr double kRawStragglerMargin = 0.10;
 /// host: in runs of a few milliseconds a 10% gap is scheduling noise, not a slow host. Chosen by us.
 constexpr double kRawStragglerMinLagS = 0.1;
 
-/// Merges the parts (one per process, any order) into the cluster's result and host rows.
+/// Merges the parts (one per process, any order) into the cluster's result and host rows; each
+/// host's device accounting is its processes' host_device_io (counted once per host, not per
+/// process), and the cluster's is the hosts' added.
 /// `time_based`: the run had a --runtime (stragglers judged by rate, else by finish time).
 ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based);
 

@@ -79,6 +79,7 @@ std::string encode_checkpoint_part(const CheckpointPart& p) {
                     {"interrupted", p.restore->interrupted}};
   }
   if (p.restore_device_io) j["restore_device_io"] = device_io_json(*p.restore_device_io);
+  if (p.save_device_io) j["save_device_io"] = device_io_json(*p.save_device_io);
   return j.dump();
 }
 
@@ -124,6 +125,7 @@ CheckpointPart decode_checkpoint_part(const std::string& text) {
       p.restore = std::move(r);
     }
     if (j.contains("restore_device_io")) p.restore_device_io = device_io_from_json(j["restore_device_io"]);
+    if (j.contains("save_device_io")) p.save_device_io = device_io_from_json(j["save_device_io"]);
     return p;
   } catch (const std::exception& e) {
     throw Error(fmt::format("a process sent a checkpoint result this ioprobe cannot read ({}): run the same ioprobe "
@@ -172,6 +174,8 @@ json checkpoint_hosts_json(const CheckpointCluster& c) {
               {"time_to_durable_s", sec(h.durable_ns)},
               {"save_bytes_per_s", checkpoint::rate_bytes_per_s(h.save.logical_bytes, h.durable_ns)},
               {"min_rank_bytes_per_s", h.save.min_rank_bytes_per_s}};
+    // The host's devices over the save window against the bytes on disk of the files it published.
+    if (h.save_device_io) r["save_device_io"] = device_io_json(*h.save_device_io, DeviceRef::kWrite, h.save_file_bytes);
     if (h.restored) {
       r["restore_bytes"] = h.restore.logical_bytes;
       r["restore_duration_max_s"] = sec(h.restore.duration_max_ns);
@@ -199,6 +203,22 @@ void add_cluster_restore_device_io(json& ck, const CheckpointCluster& c) {
   ck["restore"]["device_io"] = device_io_json(io, DeviceRef::kRead, c.restore_file_bytes);
   ck["restore"]["device_io"]["scope"] = "every host's devices over the restore window, added";
   ck["restore"]["served_from"] = bytes_source(io, c.restore_file_bytes);
+}
+
+void add_cluster_save_device_io(json& ck, const CheckpointCluster& c) {
+  if (!ck.contains("save")) return;
+  json& sv = ck["save"];
+  DeviceIo io;
+  if (c.save_device_io) io = *c.save_device_io;
+  else io.reason = "not measurable: no host sent its save accounting (no save ran)";
+  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number() ? sv["bytes_on_disk"].get<uint64_t>() : 0;
+  const uint64_t logical = sv.value("logical_bytes", 0ULL);
+  json j = device_io_json(io, DeviceRef::kWrite, on_disk);
+  j["logical_bytes"] = logical;
+  j["written_over_logical"] = io.measured() && logical ? json(static_cast<double>(io.bytes_written) / logical) : json(nullptr);
+  j["scope"] = "every host's own devices over the save window, added, each host counted once (the processes of a host "
+               "share its devices)";
+  sv["device_io"] = j;
 }
 
 void annotate_checkpoint_ranks(json& ck, const CheckpointCluster& c) {
@@ -236,6 +256,7 @@ std::string render_checkpoint_hosts_text(const json& doc) {
   o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>10} {:>12} {:>14} {:>14} {:>22}  {}\n", "host", "MPI", "shards",
                    "saved MB", "durable", "save MB/s", "min rank MB/s", "restore MB/s", "restore device read",
                    "restored from");
+  std::string save_lines;  // each host's devices over the save window
   for (const auto& h : doc["hosts"]) {
     const auto& r = h.at("results");
     std::string from;
@@ -257,7 +278,11 @@ std::string render_checkpoint_hosts_text(const json& doc) {
                      r.contains("restore_bytes_per_s") ? fmt::format("{:.2f}", r["restore_bytes_per_s"].get<double>() / 1e6)
                                                        : std::string("-"),
                      dev, from.empty() ? "-" : from);
+    if (r.contains("save_device_io"))
+      save_lines += fmt::format("  {:<16} save device I/O {}\n", h.value("hostname", "?"),
+                                device_io_summary(r["save_device_io"], "on disk"));
   }
+  o += save_lines;
   o += "  (MB/s = 10^6 B/s; durable: the host's slowest process from the common start barrier to its shards "
        "fsynced and published; restore device read: the host's devices over the restore window, from "
        "/proc/diskstats, and whether the shard bytes came from the device, a cache (page cache) or both (mixed))\n";

@@ -8,7 +8,9 @@
 //             min_rank_bytes_per_s, restore_bytes, restore_duration_max_s, restore_bytes_per_s,
 //             restored_from [hostnames], restore_device_io (device_io: the host's devices over
 //             the restore window, reference_bytes = the bytes of the shard files it restored),
-//             restore_served_from ("device" | "page cache" | "mixed" | "unknown")}}]
+//             restore_served_from ("device" | "page cache" | "mixed" | "unknown"),
+//             save_device_io (device_io: the host's devices over the save window, reference_bytes =
+//             the bytes on disk of the files its ranks published)}}]
 // The document's "checkpoint" section then holds every rank's rows and the merged figures.
 #pragma once
 
@@ -37,6 +39,11 @@ nlohmann::json checkpoint_hosts_json(const checkpoint::CheckpointCluster& c);
 /// restore.device_io (every host's devices over the restore window, added, against the bytes of
 /// every shard file restored) and restore.served_from ("device", "page cache", "mixed", "unknown").
 void add_cluster_restore_device_io(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
+
+/// The save's device accounting of the whole job into the document's checkpoint section:
+/// save.device_io (every host's devices over the save window, added, each host counted once, against
+/// save.bytes_on_disk, with logical_bytes and written_over_logical, and a "scope" saying so).
+void add_cluster_save_device_io(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
 
 /// Adds "host" to every rank row of the document's save and "shard_rank", "read_on_host",
 /// "written_on_host" to every restore row.

@@ -142,7 +142,7 @@ std::string render_hosts_text(const nlohmann::json& doc) {
   for (const auto& h : doc["hosts"])
     if (h.contains("device_io"))
       o += fmt::format("  {:<16} device I/O {}{}\n", h.value("hostname", "?"), device_io_summary(h["device_io"], "delivered"),
-                       h["device_io"].value("cold_read_nothing", false) ? "  COLD RUN READ NOTHING FROM ITS DEVICES" : "");
+                       host_cold_read_flag_text(h["device_io"]));
   o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start)\n";
   return o;
 }

@@ -184,12 +184,44 @@ nlohmann::json part_device_io_json(const DeviceIo& whole, const std::vector<Devi
 }
 
 nlohmann::json host_device_io_json(const nlohmann::json& part, uint64_t host_bytes, const nlohmann::json& target) {
-  const DeviceIo io = device_io_from_json(part);
-  nlohmann::json j = device_io_json(io, DeviceRef::kRead, host_bytes);
+  const bool cold = target.is_object() && target.value("cache", "") == "cold";
+  nlohmann::json j = host_device_io_json(device_io_from_json(part), DeviceRef::kRead, host_bytes, cold);
   if (part.is_object() && part.contains("epochs")) j["epochs"] = part["epochs"];
-  j["cold_read_nothing"] = io.measured() && host_bytes > 0 && io.bytes_read == 0 &&
-                           target.is_object() && target.value("cache", "") == "cold";
   return j;
+}
+
+nlohmann::json host_device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold) {
+  nlohmann::json j = device_io_json(io, ref, host_bytes);
+  const ColdRead c = ref == DeviceRef::kRead ? cold_read_check(io, host_bytes, cold) : ColdRead::kOk;
+  j["cold_read_nothing"] = c == ColdRead::kNothing;
+  j["cold_read_short"] = c != ColdRead::kOk;
+  return j;
+}
+
+std::string host_cold_read_flag_text(const nlohmann::json& d) {
+  if (!d.is_object()) return "";
+  if (d.value("cold_read_nothing", false)) return "  COLD RUN READ NOTHING FROM ITS DEVICES";
+  if (d.value("cold_read_short", false)) return "  COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES";
+  return "";
+}
+
+std::string host_cold_read_warning(const std::string& host, const std::string& what, const DeviceIo& io,
+                                   uint64_t delivered, bool cold) {
+  const ColdRead c = cold_read_check(io, delivered, cold);
+  if (c == ColdRead::kOk) return "";
+  const std::string names = io.devices.empty() ? std::string("its devices") : [&] {
+    std::string n;
+    for (const auto& d : io.devices) n += (n.empty() ? "" : ", ") + d.name;
+    return "its devices (" + n + ")";
+  }();
+  const std::string read = c == ColdRead::kNothing
+                               ? "read nothing"
+                               : fmt::format("read only {} ({:.0f}%)", format_bytes(io.bytes_read),
+                                             100.0 * static_cast<double>(io.bytes_read) / static_cast<double>(delivered));
+  return fmt::format("host {}: its {} was cold and delivered {}, but {} {}: its bytes came from a cache (its page "
+                     "cache was not dropped, a filesystem that did not honour O_DIRECT, the host of a virtual disk, or "
+                     "an array or controller cache in front of its devices)",
+                     host, what, format_bytes(delivered), names, read);
 }
 
 namespace {

@@ -58,10 +58,26 @@ std::string render_device_io_text(const nlohmann::json& results, size_t width);
 nlohmann::json part_device_io_json(const DeviceIo& whole, const std::vector<DeviceIo>& epochs);
 
 /// A host row's device_io (multi-host runs): the host's first process's accounting with its read
-/// ratio to the host's delivered bytes, and cold_read_nothing: true when the host's run was cold
-/// (target.cache "cold"), its devices were measured, it delivered bytes and its devices read none.
+/// ratio to the host's delivered bytes, and the flags of host_device_io_json below (cold: the
+/// host's target.cache is "cold").
 nlohmann::json host_device_io_json(const nlohmann::json& part_device_io, uint64_t host_bytes,
                                    const nlohmann::json& target);
+
+/// A host row's device_io from its accounting (`ref`: what host_bytes are, the bytes it read or
+/// wrote). A read (kRead) also gets cold_read_nothing (cold, measured, bytes delivered, its
+/// devices read none) and cold_read_short (cold_read_check: nothing, or far less than delivered);
+/// both false for a warm read or a write.
+nlohmann::json host_device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold);
+
+/// The text flag of a host row's device_io: "  COLD RUN READ NOTHING FROM ITS DEVICES",
+/// "  COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES", or "".
+std::string host_cold_read_flag_text(const nlohmann::json& host_device_io);
+
+/// The warning for a host whose cold read fell short (cold_read_check; "" when it did not):
+/// names the host, what it delivered, what its devices read, and the likely caches. `what`
+/// names the measurement ("run", "raw read", "restore").
+std::string host_cold_read_warning(const std::string& hostname, const std::string& what, const DeviceIo& io,
+                                   uint64_t delivered_bytes, bool cold);
 
 /// report --merge: the device_io sections of `docs` (each a document's results.device_io, or
 /// null where a document has none; `hosts` the documents' hostnames, "" when unknown) as one.

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/device_io_report.hpp"
 #include "report/latency_json.hpp"
 
 namespace ioprobe {
@@ -57,7 +58,8 @@ std::string encode_raw_part(const cluster::RawProcessPart& p) {
               {"filename", p.filename},
               {"start_skew_s", p.start_skew_s},
               {"target", p.target},
-              {"result", raw_results_to_json(p.result)}}
+              {"result", raw_results_to_json(p.result)},
+              {"device_io", device_io_json(p.device_io)}}
       .dump();
 }
 
@@ -72,6 +74,7 @@ cluster::RawProcessPart decode_raw_part(const std::string& text) {
     p.start_skew_s = j.at("start_skew_s").get<double>();
     p.target = j.at("target");
     p.result = raw_results_from_json(j.at("result"), fmt::format("rank {}'s raw result", p.rank));
+    p.device_io = device_io_from_json(j.value("device_io", json()));
     return p;
   } catch (const json::exception& e) {
     throw Error(fmt::format("a process sent a raw result rank 0 cannot read ({}): are all hosts running the same "
@@ -93,7 +96,7 @@ json raw_cluster_json(const cluster::ClusterRaw& c, const std::string& launcher,
                     "added bucket by bucket"}};
 }
 
-json raw_hosts_json(const cluster::ClusterRaw& c) {
+json raw_hosts_json(const cluster::ClusterRaw& c, bool write, bool cold) {
   json a = json::array();
   for (const auto& h : c.hosts) {
     const RawResults& r = h.result;
@@ -108,6 +111,8 @@ json raw_hosts_json(const cluster::ClusterRaw& c) {
                    {"device", t.value("device", "")},
                    {"memory_backed", t.value("memory_backed", false)}}},
                  {"straggler", h.straggler},
+                 {"device_io", host_device_io_json(h.device_io, write ? DeviceRef::kWrite : DeviceRef::kRead, r.bytes,
+                                                   cold && !write)},
                  {"results",
                   {{"ios", r.ios},
                    {"bytes", r.bytes},
@@ -144,7 +149,17 @@ std::string render_raw_hosts_text(const json& doc) {
                      t.value("fs_type", "?"), r.value("errors", 0ULL) ? fmt::format("  {} errors", r.value("errors", 0ULL)) : "",
                      h.value("straggler", false) ? "  STRAGGLER" : "");
   }
-  o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start)\n";
+  bool any_io = false;
+  for (const auto& h : doc["hosts"]) {
+    if (!h.contains("device_io")) continue;
+    const json& d = h["device_io"];
+    any_io = true;
+    o += fmt::format("  {:<16} device I/O {}{}\n", h.value("hostname", "?"),
+                     device_io_summary(d, d.contains("write_ratio") ? "written" : "read"), host_cold_read_flag_text(d));
+  }
+  o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start";
+  if (any_io) o += "; device I/O: the host's own devices in /proc/diskstats, counted once per host";
+  o += ")\n";
   return o;
 }
 

@@ -4,7 +4,9 @@
 //            merge ("elapsed = max over processes from a common start barrier; I/Os and bytes summed;
 //                    latency histograms added bucket by bucket")}
 //   hosts   [{hostname, host_index, mpi_ranks [int], files [string], target {fs_type, device,
-//             memory_backed}, straggler, results {ios, bytes, errors, elapsed_s, first_done_s,
+//             memory_backed}, straggler, device_io (report/device_io_report.hpp: the host's own
+//             devices, counted once per host, against its bytes; cold_read_nothing, cold_read_short),
+//             results {ios, bytes, errors, elapsed_s, first_done_s,
 //             last_done_s, iops, bytes_per_s, latency_us {p50, p99, p999, count}, cpu_s}}]
 // raw.results of such a document are the merged ones (IOPS and B/s = merged totals / max elapsed).
 #pragma once
@@ -29,7 +31,9 @@ cluster::RawProcessPart decode_raw_part(const std::string& text);
 
 nlohmann::json raw_cluster_json(const cluster::ClusterRaw& c, const std::string& launcher, int host_count,
                                 const std::string& files);
-nlohmann::json raw_hosts_json(const cluster::ClusterRaw& c);
+/// The "hosts" rows; each row's device_io is host_device_io_json of the host's accounting against
+/// the bytes it read (`write`: written; a read's cold_read_* flags only when `cold`, i.e. O_DIRECT).
+nlohmann::json raw_hosts_json(const cluster::ClusterRaw& c, bool write, bool cold);
 
 /// The "Hosts" section of a raw document's text report ("" for a single-host document).
 std::string render_raw_hosts_text(const nlohmann::json& doc);

@@ -300,6 +300,29 @@ std::vector<DeviceIo> DeviceIoRecorder::intervals() const {
   return out;
 }
 
+DeviceIo host_device_io(const std::vector<DeviceIo>& processes) {
+  if (processes.empty()) {
+    DeviceIo none;
+    none.reason = "no process of the host sent its accounting";
+    return none;
+  }
+  const DeviceIo* best = &processes.front();
+  for (const auto& p : processes) {
+    if (!p.measured()) continue;
+    if (!best->measured() || p.bytes_read + p.bytes_written > best->bytes_read + best->bytes_written) best = &p;
+  }
+  return *best;
+}
+
+ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered, bool cold) {
+  if (!cold || !io.measured() || delivered == 0) return ColdRead::kOk;
+  if (io.bytes_read == 0) return ColdRead::kNothing;
+  if (delivered >= kColdReadCheckedBytes &&
+      static_cast<double>(io.bytes_read) < kColdReadMinRatio * static_cast<double>(delivered))
+    return ColdRead::kFarLess;
+  return ColdRead::kOk;
+}
+
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type) {
   if (fs_type == "tmpfs" || fs_type == "ramfs") return "RAM (" + fs_type + ")";
   if (!io.measured() || delivered_bytes == 0) return "unknown";

@@ -158,6 +158,31 @@ class DeviceIoRecorder {
   std::vector<DeviceIoSnapshot> marks_;
 };
 
+/// One host's accounting from several of its processes' measurements: they share the host's
+/// devices, so the host counts once, never once per process. Each process measured from before a
+/// common start barrier to the end of its own work, so the one that finished last covers every
+/// process's work on the host, and its counters moved the most: the measured entry with the most
+/// bytes read + written is returned (the first on a tie); with none measured, the first entry.
+/// Empty input: source "none" ("no process of the host sent its accounting").
+DeviceIo host_device_io(const std::vector<DeviceIo>& processes);
+
+/// A cold read (O_DIRECT or evicted) below this many delivered bytes is judged only when its
+/// devices read nothing at all: below it, metadata and readahead dominate a ratio. 16 MiB, chosen by us.
+constexpr uint64_t kColdReadCheckedBytes = 16ULL << 20;
+/// A cold read whose devices read less than this share of the bytes delivered was served by a
+/// cache: 0.5, chosen by us (O_DIRECT reads at least what it delivers; readahead only adds).
+constexpr double kColdReadMinRatio = 0.5;
+
+/// How a cold read's device bytes compare with the bytes it delivered.
+enum class ColdRead {
+  kOk,        // not cold, not measured, nothing delivered, or the devices read enough
+  kNothing,   // bytes were delivered, the devices read 0 B
+  kFarLess,   // at least kColdReadCheckedBytes delivered, the devices read under kColdReadMinRatio of them
+};
+
+/// Judges a measurement (`cold`: O_DIRECT or page cache evicted before it) by the rules above.
+ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered_bytes, bool cold);
+
 /// Where a measurement's bytes came from, by device bytes read over delivered bytes:
 /// >= 0.9 "device", <= 0.1 "page cache", else "mixed"; "unknown" when not measured or nothing
 /// was delivered. (Page-cache residency uses 0.95/0.05; device reads also carry readahead,

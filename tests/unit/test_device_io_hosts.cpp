@@ -1,0 +1,251 @@
+// Device accounting across hosts: one host's processes counted once (host_device_io), the hosts
+// summed for the cluster (raw: cluster/raw_parts; checkpoint save: checkpoint/cluster_parts), the
+// flag of a host whose cold read took nothing, or far less than it delivered, from its devices
+// (cold_read_check, the host rows' cold_read_* fields, their text and the warnings naming the host).
+#include <catch2/catch.hpp>
+
+#include "checkpoint/cluster_parts.hpp"
+#include "cli/device_accounting.hpp"
+#include "cluster/raw_parts.hpp"
+#include "report/checkpoint_cluster.hpp"
+#include "report/device_io_report.hpp"
+#include "report/raw_cluster_json.hpp"
+
+using namespace ioprobe;
+
+namespace {
+
+constexpr uint64_t MiB = 1ULL << 20;
+
+DeviceIo disk(const std::string& dev, uint64_t read, uint64_t written = 0) {
+  DeviceIo d;
+  d.source = "diskstats";
+  d.devices.push_back({dev, read, written, read / 4096, written / 4096});
+  d.bytes_read = read;
+  d.bytes_written = written;
+  d.reads = read / 4096;
+  d.writes = written / 4096;
+  d.interval_s = 1;
+  return d;
+}
+
+// A raw process part: `ios` reads of 4 KiB on host `host`, its host's devices as `io`.
+cluster::RawProcessPart raw_part(int rank, int host, const std::string& name, uint64_t ios, const DeviceIo& io) {
+  cluster::RawProcessPart p;
+  p.rank = rank;
+  p.host_index = host;
+  p.hostname = name;
+  p.filename = "/data/t.bin.rank" + std::to_string(rank);
+  p.target = {{"fs_type", "ext4"}, {"memory_backed", false}};
+  p.result.ios = ios;
+  p.result.bytes = ios * 4096;
+  p.result.elapsed_s = 1;
+  for (uint64_t i = 0; i < ios; ++i) p.result.latency.record(10'000);
+  p.device_io = io;
+  return p;
+}
+
+// Whether one of doc's warnings holds every one of `parts`.
+bool has_warning(const nlohmann::json& doc, std::initializer_list<std::string> parts) {
+  if (!doc.contains("warnings")) return false;
+  for (const auto& w : doc["warnings"]) {
+    const std::string s = w.get<std::string>();
+    bool all = true;
+    for (const auto& p : parts) all = all && s.find(p) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("host_device_io: a host's processes count once, by the widest window", "[device_io][hosts]") {
+  // Each process measured from before the common start to its own end: the last one's window
+  // holds every process's I/O, and its counters moved the most.
+  const DeviceIo h = host_device_io({disk("loop5", 8 * MiB), disk("loop5", 12 * MiB), disk("loop5", 9 * MiB)});
+  CHECK(h.bytes_read == 12 * MiB);
+  CHECK(h.hosts == 1);
+  // An unmeasured part is never preferred to a measured one; all unmeasured: the first.
+  DeviceIo ram;
+  ram.reason = "no block device: RAM (tmpfs)";
+  CHECK(host_device_io({ram, disk("sda", 4096)}).bytes_read == 4096);
+  CHECK(host_device_io({ram}).reason == "no block device: RAM (tmpfs)");
+  CHECK_FALSE(host_device_io({}).measured());
+  CHECK_FALSE(host_device_io({}).reason.empty());
+}
+
+TEST_CASE("cold_read_check: nothing at any size, far less from 16 MiB on", "[device_io][hosts]") {
+  CHECK(cold_read_check(disk("sda", 0), 4096, true) == ColdRead::kNothing);
+  CHECK(cold_read_check(disk("sda", 0), 4096, false) == ColdRead::kOk);  // warm: may come from the page cache
+  CHECK(cold_read_check(disk("sda", 0), 0, true) == ColdRead::kOk);      // delivered nothing
+  DeviceIo none;
+  CHECK(cold_read_check(none, 64 * MiB, true) == ColdRead::kOk);  // not measured: no judgement
+  CHECK(cold_read_check(disk("sda", 1 * MiB), 64 * MiB, true) == ColdRead::kFarLess);
+  CHECK(cold_read_check(disk("sda", 31 * MiB), 64 * MiB, true) == ColdRead::kFarLess);
+  CHECK(cold_read_check(disk("sda", 32 * MiB), 64 * MiB, true) == ColdRead::kOk);
+  CHECK(cold_read_check(disk("sda", 1 * MiB), 8 * MiB, true) == ColdRead::kOk);  // small: readahead, metadata
+  CHECK(cold_read_check(disk("sda", 65 * MiB), 64 * MiB, true) == ColdRead::kOk);
+}
+
+TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, summed for the cluster",
+          "[device_io][hosts][raw]") {
+  // Two hosts x 2 processes; each host has its own loop device. h2's second process read the
+  // host's devices over the wider window (it finished last there).
+  std::vector<cluster::RawProcessPart> parts = {
+      raw_part(0, 0, "h1", 1024, disk("loop5", 4 * MiB + 8192)), raw_part(1, 0, "h1", 1024, disk("loop5", 8 * MiB + 8192)),
+      raw_part(2, 1, "h2", 1024, disk("loop6", 5 * MiB)), raw_part(3, 1, "h2", 1024, disk("loop6", 8 * MiB + 4096))};
+  // The wire form keeps the accounting.
+  const cluster::RawProcessPart back = decode_raw_part(encode_raw_part(parts[3]));
+  CHECK(back.device_io.bytes_read == 8 * MiB + 4096);
+  CHECK(back.device_io.devices.at(0).name == "loop6");
+  const cluster::ClusterRaw c = cluster::merge_raw_parts(parts, false);
+  REQUIRE(c.hosts.size() == 2);
+  CHECK(c.hosts[0].device_io.bytes_read == 8 * MiB + 8192);  // not 12 MiB: the two processes share loop5
+  CHECK(c.hosts[1].device_io.bytes_read == 8 * MiB + 4096);
+  CHECK(c.device_io.bytes_read == c.hosts[0].device_io.bytes_read + c.hosts[1].device_io.bytes_read);
+  CHECK(c.device_io.hosts == 2);
+  REQUIRE(c.device_io.devices.size() == 2);  // one entry per host's device
+  CHECK(c.device_io.devices[0].name == "loop5");
+  CHECK(c.device_io.devices[1].name == "loop6");
+
+  const nlohmann::json hosts = raw_hosts_json(c, false, true);
+  CHECK(hosts[0]["device_io"]["bytes_read"] == 8 * MiB + 8192);
+  CHECK(hosts[0]["device_io"]["reference_bytes"] == 8 * MiB);  // the host's 2 x 1024 x 4 KiB
+  CHECK(hosts[0]["device_io"]["read_ratio"].get<double>() == Approx(1.001).epsilon(0.001));
+  CHECK(hosts[0]["device_io"]["cold_read_nothing"] == false);
+  CHECK(hosts[0]["device_io"]["cold_read_short"] == false);
+  // A write run's rows compare bytes written.
+  CHECK(raw_hosts_json(c, true, false)[0]["device_io"].contains("write_ratio"));
+  CHECK(raw_hosts_json(c, true, false)[0]["device_io"]["cold_read_short"] == false);
+
+  // The document: the cluster's sum with its scope, a device line per host, no warning.
+  nlohmann::json doc = {{"raw", {{"direct", true}, {"results", nlohmann::json::object()}}},
+                        {"cluster", {{"hosts", 2}, {"mpi_ranks", 4}}},
+                        {"hosts", hosts},
+                        {"warnings", nlohmann::json::array()}};
+  cli::add_raw_device_io(doc, c.device_io, c.merged.bytes, false, TargetInfo{});
+  const nlohmann::json& d = doc["raw"]["results"]["device_io"];
+  CHECK(d["bytes_read"] == 16 * MiB + 8192 + 4096);
+  CHECK(d["reference_bytes"] == 16 * MiB);
+  CHECK(d["hosts"] == 2);
+  CHECK(d["scope"].get<std::string>().find("each host counted once") != std::string::npos);
+  CHECK(doc["warnings"].empty());
+  const std::string text = render_raw_hosts_text(doc);
+  CHECK(text.find("h1               device I/O loop5:") != std::string::npos);
+  CHECK(text.find("h2               device I/O loop6:") != std::string::npos);
+  CHECK(text.find("COLD RUN") == std::string::npos);
+}
+
+TEST_CASE("raw across hosts: a host whose cold read took nothing or far less from its devices is flagged by name",
+          "[device_io][hosts][raw]") {
+  // h2 read nothing from its devices for 4 MiB delivered (O_DIRECT: cold); h3 only 1 MiB for 32 MiB.
+  std::vector<cluster::RawProcessPart> parts = {raw_part(0, 0, "h1", 8192, disk("loop5", 32 * MiB)),
+                                                raw_part(1, 1, "h2", 1024, disk("loop6", 0)),
+                                                raw_part(2, 2, "h3", 8192, disk("loop7", 1 * MiB))};
+  const cluster::ClusterRaw c = cluster::merge_raw_parts(parts, false);
+  nlohmann::json hosts = raw_hosts_json(c, false, true);
+  CHECK(hosts[0]["device_io"]["cold_read_short"] == false);
+  CHECK(hosts[1]["device_io"]["cold_read_nothing"] == true);
+  CHECK(hosts[1]["device_io"]["cold_read_short"] == true);
+  CHECK(hosts[2]["device_io"]["cold_read_nothing"] == false);
+  CHECK(hosts[2]["device_io"]["cold_read_short"] == true);
+  nlohmann::json doc = {{"raw", {{"direct", true}, {"results", nlohmann::json::object()}}},
+                        {"cluster", {{"hosts", 3}, {"mpi_ranks", 3}}},
+                        {"hosts", hosts},
+                        {"warnings", nlohmann::json::array()}};
+  cli::add_raw_device_io(doc, c.device_io, c.merged.bytes, false, TargetInfo{});
+  CHECK(has_warning(doc, {"host h2: its raw read was cold and delivered 4.00 MiB", "its devices (loop6) read nothing"}));
+  CHECK(has_warning(doc, {"host h3: its raw read was cold and delivered 32.00 MiB",
+                          "its devices (loop7) read only 1.00 MiB", "(3%)"}));
+  CHECK_FALSE(has_warning(doc, {"host h1"}));
+  const std::string text = render_raw_hosts_text(doc);
+  CHECK(text.find("COLD RUN READ NOTHING FROM ITS DEVICES") != std::string::npos);
+  CHECK(text.find("COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES") != std::string::npos);
+
+  // Buffered (not cold): the page cache may serve it, no flag and no warning.
+  nlohmann::json warm = {{"raw", {{"direct", false}, {"results", nlohmann::json::object()}}},
+                         {"hosts", raw_hosts_json(c, false, false)},
+                         {"warnings", nlohmann::json::array()}};
+  cli::add_raw_device_io(warm, c.device_io, c.merged.bytes, false, TargetInfo{});
+  CHECK(warm["warnings"].empty());
+  CHECK(warm["hosts"][1]["device_io"]["cold_read_nothing"] == false);
+}
+
+TEST_CASE("run across hosts: a host whose cold run read far less than it delivered is flagged by name",
+          "[device_io][hosts][run]") {
+  // Host rows as run's gather writes them (host_device_io_json over the host's first process's part).
+  const nlohmann::json cold = {{"cache", "cold"}};
+  nlohmann::json doc = {{"results", nlohmann::json::object()}, {"warnings", nlohmann::json::array()}};
+  doc["hosts"] = nlohmann::json::array();
+  doc["hosts"].push_back({{"hostname", "h1"},
+                          {"device_io", host_device_io_json(part_device_io_json(disk("sda", 64 * MiB), {}), 64 * MiB, cold)},
+                          {"results", {{"bytes", 64 * MiB}}}});
+  doc["hosts"].push_back({{"hostname", "h2"},
+                          {"device_io", host_device_io_json(part_device_io_json(disk("sdb", 2 * MiB), {}), 64 * MiB, cold)},
+                          {"results", {{"bytes", 64 * MiB}}}});
+  CHECK(doc["hosts"][1]["device_io"]["cold_read_short"] == true);
+  CHECK(doc["hosts"][1]["device_io"]["cold_read_nothing"] == false);
+  LoaderResult lr;
+  lr.bytes = 128 * MiB;
+  cli::add_run_device_io(doc, lr, DeviceIo{}, {}, true, TargetInfo{});
+  // The cluster's 66 MiB for 128 MiB is above half: only the host's own flag catches h2.
+  CHECK(doc["results"]["device_io"]["bytes_read"] == 66 * MiB);
+  CHECK(has_warning(doc, {"host h2: its run was cold and delivered 64.00 MiB", "its devices (sdb) read only 2.00 MiB"}));
+  CHECK_FALSE(has_warning(doc, {"host h1"}));
+}
+
+TEST_CASE("checkpoint save across hosts: each host's device writes once in its row, summed for the job",
+          "[device_io][hosts][checkpoint]") {
+  using namespace ioprobe::checkpoint;
+  // Two hosts x 2 processes x 1 rank of 1 MiB (file 1 MiB + 4 KiB on disk).
+  std::vector<CheckpointPart> parts;
+  const char* names[] = {"h1", "h1", "h2", "h2"};
+  const uint64_t written[] = {2 * MiB, 3 * MiB, 2 * MiB + 4096, 1 * MiB};
+  for (int p = 0; p < 4; ++p) {
+    CheckpointPart x;
+    x.mpi_rank = p;
+    x.host_index = p / 2;
+    x.hostname = names[p];
+    x.save.ok = true;
+    x.save.durable_ns = 1'000'000;
+    RankState st;
+    st.rank = p;
+    st.bytes = MiB;
+    st.regions.push_back({TensorKind::kWeightsBf16, 0, MiB});
+    x.state.push_back(st);
+    RankSaveResult r;
+    r.rank = p;
+    r.logical_bytes = r.stored_bytes = r.written_bytes = MiB;
+    r.total_ns = 1'000'000;
+    x.save.ranks.push_back(r);
+    x.file_bytes.push_back(MiB + 4096);
+    x.save_device_io = disk(p < 2 ? "loop5" : "loop6", 0, written[p]);
+    parts.push_back(x);
+  }
+  const CheckpointPart back = decode_checkpoint_part(encode_checkpoint_part(parts[1]));
+  REQUIRE(back.save_device_io);
+  CHECK(back.save_device_io->bytes_written == 3 * MiB);
+  const CheckpointCluster c = merge_checkpoint_parts(parts);
+  REQUIRE(c.hosts.size() == 2);
+  REQUIRE(c.hosts[0].save_device_io);
+  CHECK(c.hosts[0].save_device_io->bytes_written == 3 * MiB);  // the widest window, not 5 MiB
+  CHECK(c.hosts[1].save_device_io->bytes_written == 2 * MiB + 4096);
+  CHECK(c.hosts[0].save_file_bytes == 2 * (MiB + 4096));
+  REQUIRE(c.save_device_io);
+  CHECK(c.save_device_io->bytes_written == 5 * MiB + 4096);
+  CHECK(c.save_device_io->hosts == 2);
+  const nlohmann::json hosts = checkpoint_hosts_json(c);
+  CHECK(hosts[0]["results"]["save_device_io"]["bytes_written"] == 3 * MiB);
+  CHECK(hosts[0]["results"]["save_device_io"]["reference_bytes"] == 2 * (MiB + 4096));
+  nlohmann::json ck = {{"save", {{"bytes_on_disk", 4 * (MiB + 4096)}, {"logical_bytes", 4 * MiB}}}};
+  add_cluster_save_device_io(ck, c);
+  CHECK(ck["save"]["device_io"]["bytes_written"] == 5 * MiB + 4096);
+  CHECK(ck["save"]["device_io"]["reference_bytes"] == 4 * (MiB + 4096));
+  CHECK(ck["save"]["device_io"]["written_over_logical"].get<double>() == Approx((5.0 * MiB + 4096) / (4.0 * MiB)));
+  CHECK(ck["save"]["device_io"]["scope"].get<std::string>().find("every host") != std::string::npos);
+  // The hosts' text rows carry each host's save line.
+  nlohmann::json doc = {{"cluster", {{"hosts", 2}}}, {"hosts", hosts}};
+  const std::string text = render_checkpoint_hosts_text(doc);
+  CHECK(text.find("h1               save device I/O loop5:") != std::string::npos);
+  CHECK(text.find("h2               save device I/O loop6:") != std::string::npos);
+}
