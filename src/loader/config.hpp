@@ -4,11 +4,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "topology/numa.hpp"
 
 namespace ioprobe {
+
+class Consumer;  // loader/consumer.hpp
 
 /// The most epochs a run takes (--epochs' upper bound), and the count a --duration run without
 /// --epochs uses: reports show it as "until --duration", not as a count.
@@ -51,6 +54,11 @@ struct LoaderConfig {
   // more after every rank has finished: N epochs started give N + 1 calls. Device accounting
   // (topology/device_io.hpp) reads its counters here. Must not throw; may be empty.
   std::function<void()> epoch_mark;
+  // The training side of each rank (loader/consumer.hpp), called once per rank in the rank's
+  // thread with the job-wide rank; may return null (no step). Empty: make_consumer(*this), the GPU
+  // step of step_time_s beside main_cpu_per_batch_us. A later GPU-side consumer (a CUDA copy of
+  // the batch's buffer) plugs in here.
+  std::function<std::unique_ptr<Consumer>(uint32_t rank)> consumer_factory;
 };
 
 }  // namespace ioprobe

@@ -29,7 +29,8 @@ class StepConsumer final : public Consumer {
  public:
   explicit StepConsumer(const LoaderConfig& cfg) : cfg_(cfg) {}
 
-  void step(uint64_t samples, RankStats& stats, const std::function<bool()>& stop) override {
+  void step(Batch& batch, RankStats& stats, const std::function<bool()>& stop) override {
+    const uint64_t samples = batch.samples;
     // A partial batch (the last of an epoch, or a dataset smaller than one batch) takes its share
     // of a full batch's step: the demand is samples/s, so 10 samples of a 256-sample batch do not
     // keep the GPU busy for the whole step.

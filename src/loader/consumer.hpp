@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 
+#include "loader/batch.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
 
@@ -19,18 +20,20 @@ namespace ioprobe {
 class Consumer {
  public:
   virtual ~Consumer() = default;
-  /// One training step on a delivered batch of `samples`; returns when the loop asks for the next
-  /// batch. A partial batch (fewer than batch_size samples) takes its share of a full batch's
+  /// One training step on a delivered batch of batch.samples; returns when the loop asks for the
+  /// next batch. The batch is the consumer's for the step: it may take batch.data on (std::move,
+  /// to a later stage or a copy to the GPU); the loop drops the batch after the step. A partial batch (fewer than batch_size samples) takes its share of a full batch's
   /// GPU and main-process time. Adds to stats.compute_ns (wall time of the step),
   /// stats.nominal_compute_ns (the GPU time the rate asks for, capped by what ran) and the
   /// main-process counters. `stop` is polled at least every 50 ms; the step ends early when it
   /// returns true. Does not throw.
-  virtual void step(uint64_t samples, RankStats& stats, const std::function<bool()>& stop) = 0;
+  virtual void step(Batch& batch, RankStats& stats, const std::function<bool()>& stop) = 0;
 };
 
 /// The consumer for `cfg`: the GPU step of cfg.step_time_s per full batch, and when
 /// cfg.main_cpu_per_batch_us > 0 that much real CPU work of the main process beside it. Null when
-/// both are zero (the loop takes the next batch at once).
+/// both are zero (the loop takes the next batch at once). LoaderConfig::consumer_factory, when set,
+/// replaces it.
 std::unique_ptr<Consumer> make_consumer(const LoaderConfig& cfg);
 
 /// Real CPU work standing in for decode, transforms or unpickling: integer mixing until the

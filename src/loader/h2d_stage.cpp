@@ -10,7 +10,8 @@ H2dStage::H2dStage(const LoaderConfig& cfg, uint32_t rank)
   copier_ = make_device_copier(device_, &error_);
 }
 
-void H2dStage::copy(uint64_t samples, uint64_t bytes_read, RankStats& stats) {
+void H2dStage::copy(const Batch& batch, RankStats& stats) {
+  const uint64_t samples = batch.samples, bytes_read = batch.bytes;
   stats.h2d_device = device_;
   if (!copier_) {
     if (stats.h2d_error.empty()) stats.h2d_error = error_;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpu/cuda_copy.hpp"
+#include "loader/batch.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
 
@@ -19,10 +20,11 @@ class H2dStage {
   /// The stage of global rank `rank`: device rank mod cfg.h2d_devices. A copier that cannot be
   /// made (no CUDA, stream refused) leaves the stage failed: error() says why, copy() does nothing.
   H2dStage(const LoaderConfig& cfg, uint32_t rank);
-  /// Copies the batch's bytes (cfg.pin_bytes_per_batch per full batch when set, else the bytes
-  /// read; a partial batch its share) and adds to stats.h2d_*. After a CUDA error it records the
+  /// Copies the batch's bytes (cfg.pin_bytes_per_batch per full batch when set, else
+  /// batch.bytes; a partial batch its share) from the copier's page-locked buffer (batch.data is
+  /// not read: it is empty today, see loader/batch.hpp) and adds to stats.h2d_*. After a CUDA error it records the
   /// error in stats.h2d_error and copies nothing more. Does not throw.
-  void copy(uint64_t samples, uint64_t bytes_read, RankStats& stats);
+  void copy(const Batch& batch, RankStats& stats);
   const std::string& error() const { return error_; }
 
  private:

@@ -18,16 +18,12 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
-#include "engine/file_reader.hpp"
 #include "engine/page_cache.hpp"
 #include "loader/consumer.hpp"
 #include "loader/h2d_stage.hpp"
-#include "loader/jpeg_decode.hpp"
 #include "loader/pin_stage.hpp"
 #include "loader/prefetch_queue.hpp"
-#include "loader/record_fetch.hpp"
-#include "loader/sampler.hpp"
-#include "loader/shard_plan.hpp"
+#include "loader/sample_source.hpp"
 #include "topology/host.hpp"
 
 namespace ioprobe {
@@ -101,35 +97,32 @@ void StepCompletion::operator()() noexcept {
 class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
-      : rank_(rank), sh_(sh), workers_(workers), stats_(stats), readers_(sh.cfg.num_workers),
-        range_readers_(sh.cfg.num_workers), decoders_(sh.cfg.num_workers), streams_(sh.cfg.num_workers),
-        tokens_(sh.cfg.num_workers) {
+      : rank_(rank), sh_(sh), workers_(workers), stats_(stats) {
     stats_.rank = static_cast<int>(sh.cfg.first_rank) + rank;  // the job-wide rank
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
-    kind_ = sh.layout ? sh.layout->kind() : DatasetKind::kFiles;
-    env_.dirfd = sh.dirfd;
-    env_.index = &sh.index;
-    env_.layout = sh.layout;
-    env_.read_size = sh.cfg.read_size;
-    env_.on_error = [this](const std::string& what) { note_error(what); };
+    SourceEnv env;
+    env.cfg = &sh.cfg;
+    env.index = &sh.index;
+    env.layout = sh.layout;
+    env.dirfd = sh.dirfd;
+    env.rank = global_rank();
+    env.world = world();
+    env.run_stop = &sh.stop;
+    env.bytes_read = sh.progress ? &sh.progress->bytes : nullptr;
+    env.on_error = [this](const std::string& what) { note_error(what); };
+    env.on_canceled_read = [this] { note_canceled_read(); };
+    source_ = make_sample_source(env);
   }
 
   uint32_t run() {
     const LoaderConfig& cfg = sh_.cfg;
-    FileReaderOptions ropts;
-    ropts.direct = cfg.direct;
     std::exception_ptr init_error;
     std::mutex init_mu;
     PrefetchQueue queue(
         cfg.num_workers, cfg.prefetch_factor,
         [&](int w) {
           try {
-            if (kind_ == DatasetKind::kFiles) {
-              readers_[static_cast<size_t>(w)] = make_file_reader(cfg.engine, ropts);
-              if (cfg.decode_jpeg) decoders_[static_cast<size_t>(w)] = std::make_unique<JpegDecoder>();
-            } else {
-              range_readers_[static_cast<size_t>(w)] = make_range_reader(cfg.engine, cfg.direct);
-            }
+            source_->init_worker(static_cast<uint32_t>(w));
           } catch (...) {
             std::lock_guard<std::mutex> g(init_mu);
             if (!init_error) init_error = std::current_exception();
@@ -140,19 +133,21 @@ class RankLoader {
           workers_[w].cpu_list = this_thread_cpus();
         },
         [&](int w, const BatchTask& t, const std::atomic<bool>& cancel) {
-          // The run-queue wait inside the fetch: CPUs taken by other threads or processes while
-          // this worker had work to do.
-          const int64_t q0 = thread_runqueue_wait_ns();
-          BatchResult r = fetch(w, t, cancel);
+          // Busy: the wall time of the fetch; inside it, the run-queue wait (CPUs taken by other
+          // threads or processes while this worker had work to do).
           WorkerStats& ws = workers_[w];
+          const int64_t t0 = now_ns();
+          const int64_t q0 = thread_runqueue_wait_ns();
+          Batch b = source_->fetch(static_cast<uint32_t>(w), t, ws, cancel);
+          ws.busy_ns += now_ns() - t0;
           if (q0 < 0 || ws.runq_wait_ns < 0)
             ws.runq_wait_ns = -1;
           else
             ws.runq_wait_ns += std::max<int64_t>(0, thread_runqueue_wait_ns() - q0);
-          return r;
+          return b;
         });
 
-    std::unique_ptr<Consumer> consumer = make_consumer(cfg);
+    std::unique_ptr<Consumer> consumer = cfg.consumer_factory ? cfg.consumer_factory(global_rank()) : make_consumer(cfg);
     std::unique_ptr<H2dStage> h2d;
     if (cfg.h2d_cuda) h2d = std::make_unique<H2dStage>(cfg, global_rank());
     std::unique_ptr<PinStage> pin;
@@ -161,13 +156,14 @@ class RankLoader {
     const std::function<bool()> stop_fn = [this] { return check_stop(); };
     uint32_t epochs_done = 0;
     for (uint32_t epoch = 0; epoch < cfg.epochs && !sh_.stop; ++epoch) {
-      std::vector<BatchTask> tasks = plan_epoch(epoch);
+      EpochPlan plan = source_->plan_epoch(epoch);
+      epoch_files_ = std::move(plan.files);
       prepare_cache(epoch);
       if (rank_ == 0 && sh_.cfg.epoch_mark) sh_.cfg.epoch_mark();
       stats_.epoch_samples.push_back(0);
       stats_.epoch_bytes.push_back(0);
       const int64_t epoch_start = now_ns();
-      queue.start_epoch(std::move(tasks));
+      queue.start_epoch(std::move(plan.tasks));
       if (pin) pin->start_epoch();  // from here the pin thread alone takes batches from the queue
       bool first = true;
       for (;;) {
@@ -176,7 +172,7 @@ class RankLoader {
           break;
         }
         const int64_t w0 = now_ns();
-        std::optional<BatchResult> r = pin ? pin->next() : queue.next(stop_fn);
+        std::optional<Batch> r = pin ? pin->next() : queue.next(stop_fn);
         if (!r) {
           if (check_stop() && !pin) queue.cancel();  // drain: no read in flight when the result is reported
           break;
@@ -194,18 +190,20 @@ class RankLoader {
         stats_.bytes += r->bytes;
         stats_.epoch_samples.back() += r->samples;
         stats_.epoch_bytes.back() += r->bytes;
+        r->epoch = epoch;
+        r->delivered_ns = w0 + wait - sh_.start_ns;
         // The wait spans [w0, w0 + wait] (the DDP barrier included); the timeline splits it over
         // the intervals it covers, and the batch counts where the wait ended (handed to the step).
-        stats_.timeline.add(w0 + wait - sh_.start_ns, r->samples, r->bytes, wait);
-        if (cfg.record_deliveries) stats_.deliveries.push_back({w0 + wait - sh_.start_ns, r->samples, r->bytes, wait});
+        stats_.timeline.add(r->delivered_ns, r->samples, r->bytes, wait);
+        if (cfg.record_deliveries) stats_.deliveries.push_back({r->delivered_ns, r->samples, r->bytes, wait});
         if (sh_.progress) {
           sh_.progress->samples += r->samples;
-          if (kind_ != DatasetKind::kFiles) sh_.progress->bytes += r->bytes;  // files: counted as read
+          if (!source_->bytes_counted_as_read()) sh_.progress->bytes += r->bytes;
         }
         // The copy to the GPU (--h2d cuda), then the GPU step and the main process's work beside it
-        // (loader/consumer.hpp).
-        if (h2d) h2d->copy(r->samples, r->bytes, stats_);
-        if (consumer) consumer->step(r->samples, stats_, stop_fn);
+        // (loader/consumer.hpp), which may take the batch's buffer on.
+        if (h2d) h2d->copy(*r, stats_);
+        if (consumer) consumer->step(*r, stats_, stop_fn);
       }
       if (pin) pin->end_epoch();
       const int64_t stop_at = sh_.stop_ns.load();
@@ -270,180 +268,27 @@ class RankLoader {
     }
   }
 
-  // The epoch's batches in delivery order, and the files this rank reads in it (epoch_files_).
-  //  files:   DistributedSampler share of a permutation of the files, cut by BatchSampler;
-  //  token:   the same over sample indices (files x sequences per file);
-  //  sharded: each worker's shards (shard_plan.hpp), its own batches, round-robin over workers.
-  std::vector<BatchTask> plan_epoch(uint32_t epoch) {
-    const LoaderConfig& cfg = sh_.cfg;
-    std::vector<BatchTask> tasks;
-    if (kind_ == DatasetKind::kSharded) {
-      std::vector<uint64_t> records(cfg.num_workers);
-      epoch_files_.clear();
-      for (uint32_t w = 0; w < cfg.num_workers; ++w) {
-        std::vector<uint64_t> mine = shards_for_worker(sh_.layout->files(), cfg.shuffle, cfg.seed, epoch,
-                                                       global_rank(), world(), w, cfg.num_workers);
-        records[w] = mine.size() * sh_.layout->records_per_file();
-        epoch_files_.insert(epoch_files_.end(), mine.begin(), mine.end());
-        streams_[w].reset(std::move(mine));  // no batch of this rank is in flight between epochs
-      }
-      for (const WorkerBatch& b : iterable_batch_order(records, cfg.batch_size, cfg.drop_last))
-        tasks.push_back({0, b.begin, b.end, static_cast<int>(b.worker)});
-      return tasks;
-    }
-    const uint64_t n = kind_ == DatasetKind::kToken ? sh_.layout->total_records() : sh_.index.size();
-    std::vector<uint64_t> order = sample_order(n, cfg.shuffle, cfg.seed, epoch);
-    order_ = world() > 1 ? shard_for_rank(order, global_rank(), world()) : std::move(order);
-    if (kind_ == DatasetKind::kToken) {
-      epoch_files_.resize(sh_.layout->files());
-      for (uint64_t f = 0; f < epoch_files_.size(); ++f) epoch_files_[f] = f;
-    } else {
-      epoch_files_ = order_;
-    }
-    for (const BatchRange& b : cut_batches(order_.size(), cfg.batch_size, cfg.drop_last)) tasks.push_back({0, b.begin, b.end});
-    return tasks;
-  }
-
   void note_error(const std::string& what) {
     std::lock_guard<std::mutex> g(sh_.err_mu);
     if (sh_.error_samples.size() < kMaxErrorSamples) sh_.error_samples.push_back(what);
   }
 
-  void per_sample_cpu(WorkerStats& ws) {
-    if (sh_.cfg.cpu_per_sample_us <= 0) return;
-    const int64_t c0 = thread_cpu_ns();
-    spend_cpu_us(sh_.cfg.cpu_per_sample_us, [this] { return sh_.stop.load(std::memory_order_relaxed); });
-    ws.cpu_work_ns += thread_cpu_ns() - c0;
-  }
-
-  BatchResult fetch(int w, const BatchTask& t, const std::atomic<bool>& cancel) {
-    if (kind_ != DatasetKind::kFiles) return fetch_records(w, t, cancel);
-    BatchResult r;
-    WorkerStats& ws = workers_[w];
-    FileReader* reader = readers_[static_cast<size_t>(w)].get();
-    const int64_t t0 = now_ns();
-    for (uint64_t pos = t.begin; pos < t.end; ++pos) {
-      if (cancel) {
-        r.cancelled = true;
-        break;
-      }
-      const uint64_t idx = order_[pos];
-      const int64_t hint = sh_.index.file_size(idx);
-      FileReadResult fr;
-      if (!reader) {
-        fr.err = EIO;
-        fr.failed_op = "set up engine for";
-      } else {
-        ReadControl ctl;
-        ctl.stop = &cancel;  // the queue cancels on --duration, a signal or an error stop
-        ctl.bytes_read = sh_.progress ? &sh_.progress->bytes : nullptr;
-        fr = reader->read_file(sh_.dirfd, sh_.index.path(idx), hint, ctl);
-        if (fr.stopped) {  // stopped inside the file: no sample, no error
-          r.cancelled = true;
-          break;
-        }
-      }
-      if (fr.err == 0 && hint >= 0 && fr.bytes != hint) {
-        fr.err = EIO;
-        fr.failed_op = "read (size changed)";
-      }
-      if (fr.err == 0 && sh_.cfg.decode_jpeg && !decode(w, fr, idx)) {
-        ++ws.errors;
-        ++r.errors;
-        ws.io_bytes += static_cast<uint64_t>(fr.bytes);
-      } else if (fr.err) {
-        ++ws.errors;
-        ++r.errors;
-        // io_uring cancels reads it cannot hand to an io-wq worker thread (none can be created
-        // under a pids or thread limit): every later read would fail the same way, each after a
-        // wait, so the run stops after a few instead of failing file by file through the epoch.
-        if (fr.err == ECANCELED && !sh_.stop && sh_.canceled.fetch_add(1) + 1 >= kCanceledReadsToStop) {
-          int expected = 0;
-          if (sh_.stop_kind.compare_exchange_strong(expected, 3)) sh_.stop_ns = now_ns();
-          sh_.stop = true;
-        }
-        std::lock_guard<std::mutex> g(sh_.err_mu);
-        if (sh_.error_samples.size() < kMaxErrorSamples)
-          sh_.error_samples.push_back(fmt::format("{} {}: {}", fr.failed_op, escape_bytes(sh_.index.display_path(idx)),
-                                                  errno_text(fr.err)));
-      } else {
-        ++ws.files;
-        ws.bytes += static_cast<uint64_t>(fr.bytes);
-        ws.io_bytes += static_cast<uint64_t>(fr.bytes);
-        ++r.samples;
-        r.bytes += static_cast<uint64_t>(fr.bytes);
-        ws.file_latency.record(static_cast<uint64_t>(fr.total_ns));
-        ws.open_latency.record(static_cast<uint64_t>(fr.open_ns + fr.close_ns));
-      }
-      if (sh_.cfg.cpu_per_sample_us > 0) {
-        const int64_t c0 = thread_cpu_ns();
-        spend_cpu_us(sh_.cfg.cpu_per_sample_us,
-                     [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
-        ws.cpu_work_ns += thread_cpu_ns() - c0;
-      }
+  // A read io_uring completed with ECANCELED: it cancels reads it cannot hand to an io-wq worker
+  // thread (none can be created under a pids or thread limit), and every later read would fail
+  // the same way, each after a wait, so the run stops after a few.
+  void note_canceled_read() {
+    if (!sh_.stop && sh_.canceled.fetch_add(1) + 1 >= kCanceledReadsToStop) {
+      int expected = 0;
+      if (sh_.stop_kind.compare_exchange_strong(expected, 3)) sh_.stop_ns = now_ns();
+      sh_.stop = true;
     }
-    ws.busy_ns += now_ns() - t0;
-    return r;
-  }
-
-  // --decode jpeg: decodes the file just read on this worker thread; its CPU time counts as the
-  // worker's CPU work. False (error noted) when it does not decode.
-  bool decode(int w, const FileReadResult& fr, uint64_t idx) {
-    WorkerStats& ws = workers_[w];
-    JpegDecoder* dec = decoders_[static_cast<size_t>(w)].get();
-    std::string why;
-    const int64_t c0 = thread_cpu_ns();
-    if (!dec) {
-      why = "no decoder (the worker could not be set up)";
-    } else if (!fr.data) {
-      why = fmt::format("{} B does not fit one read request; ioprobe decodes files of at most 8 MiB", fr.bytes);
-    } else {
-      const JpegDecodeResult d = dec->decode(fr.data, static_cast<size_t>(fr.bytes));
-      if (d.ok) ws.decoded_pixels += static_cast<uint64_t>(d.width) * d.height;
-      else why = d.error;
-    }
-    const int64_t cpu = thread_cpu_ns() - c0;
-    ws.decode_cpu_ns += cpu;
-    ws.cpu_work_ns += cpu;
-    if (why.empty()) {
-      ++ws.decoded;
-      return true;
-    }
-    ++ws.decode_errors;
-    note_error(fmt::format("decode (libjpeg-turbo) {}: {}", escape_bytes(sh_.index.display_path(idx)), why));
-    return false;
-  }
-
-  BatchResult fetch_records(int w, const BatchTask& t, const std::atomic<bool>& cancel) {
-    WorkerStats& ws = workers_[w];
-    RangeReader* reader = range_readers_[static_cast<size_t>(w)].get();
-    if (!reader) {  // the engine could not be set up; run() rethrows the reason
-      BatchResult r;
-      r.errors = t.end - t.begin;
-      return r;
-    }
-    RecordFetchEnv env = env_;
-    env.per_sample = [this, &ws] { per_sample_cpu(ws); };
-    const int64_t t0 = now_ns();
-    BatchResult r = kind_ == DatasetKind::kSharded
-                        ? streams_[static_cast<size_t>(w)].fetch(*reader, env, ws, t.begin, t.end, cancel)
-                        : tokens_[static_cast<size_t>(w)].fetch(*reader, env, ws, order_, t.begin, t.end, cancel);
-    ws.busy_ns += now_ns() - t0;
-    return r;
   }
 
   int rank_;
   Shared& sh_;
   WorkerStats* workers_;
   RankStats& stats_;
-  std::vector<std::unique_ptr<FileReader>> readers_;
-  std::vector<std::unique_ptr<RangeReader>> range_readers_;  // records datasets
-  std::vector<std::unique_ptr<JpegDecoder>> decoders_;       // --decode jpeg: one per worker
-  std::vector<ShardStream> streams_;                         // sharded: one per worker
-  std::vector<TokenFetcher> tokens_;                         // token: one per worker
-  DatasetKind kind_ = DatasetKind::kFiles;
-  RecordFetchEnv env_;
-  std::vector<uint64_t> order_;
+  std::unique_ptr<SampleSource> source_;  // the dataset kind's sampler and reads (sample_source.hpp)
   std::vector<uint64_t> epoch_files_;  // files this rank reads in the epoch (cache preparation)
 };
 

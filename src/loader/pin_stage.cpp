@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "core/clock.hpp"
 
@@ -48,11 +49,11 @@ void PinStage::end_epoch() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::optional<BatchResult> PinStage::next() {
+std::optional<Batch> PinStage::next() {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
     if (!ready_.empty()) {
-      BatchResult r = ready_.front();
+      Batch r = std::move(ready_.front());
       ready_.pop_front();
       cv_.notify_all();
       return r;
@@ -101,7 +102,7 @@ void PinStage::loop() {
   };
   bool exhausted = false;
   for (;;) {
-    std::optional<BatchResult> r = queue_.next(should_stop);
+    std::optional<Batch> r = queue_.next(should_stop);
     if (!r) {
       exhausted = !should_stop();
       break;
@@ -120,7 +121,7 @@ void PinStage::loop() {
     std::unique_lock<std::mutex> lk(mu_);
     cv_.wait(lk, [this] { return ready_.size() < kReadyDepth || quit_; });
     if (quit_) break;
-    ready_.push_back(*r);
+    ready_.push_back(std::move(*r));
     cv_.notify_all();
   }
   if (!exhausted) queue_.cancel();  // stopped: no read in flight when the epoch ends

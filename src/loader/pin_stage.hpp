@@ -1,8 +1,8 @@
 // PyTorch's pin_memory thread, one per rank: it takes the batches in order from the workers'
 // queue, copies each into page-locked memory, and hands them to the training loop. Here the copy
 // is real: a memcpy of the batch's bytes into an mlock'ed buffer (the same memory traffic and CPU
-// as pinning a batch of that size; the batch's contents are not kept by the loader, so the source
-// is a buffer of the same size).
+// as pinning a batch of that size; the batch's contents are not kept by the loader, Batch::data is
+// empty, so the source is a buffer of the same size). The Batch itself is handed on unchanged.
 #pragma once
 
 #include <condition_variable>
@@ -30,7 +30,7 @@ class PinStage {
   /// Starts the pin thread for an epoch the queue has started.
   void start_epoch();
   /// The next pinned batch in order; nullopt at the epoch's end or after a stop. Blocks.
-  std::optional<BatchResult> next();
+  std::optional<Batch> next();
   /// Ends the epoch: stops the pin thread (which cancels the queue if the epoch was not done) and
   /// joins it. Batches pinned and not taken are dropped.
   void end_epoch();
@@ -56,7 +56,7 @@ class PinStage {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<BatchResult> ready_;
+  std::deque<Batch> ready_;
   bool done_ = false;  // the pin thread ended the epoch
   bool quit_ = false;  // end_epoch asked it to
   char* src_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace ioprobe {
 
@@ -43,7 +44,7 @@ void PrefetchQueue::worker_loop(int id) {
       task = q.tasks.front();
       q.tasks.pop_front();
     }
-    BatchResult r;
+    Batch r;
     if (cancel_) {
       r.cancelled = true;
     } else {
@@ -53,7 +54,7 @@ void PrefetchQueue::worker_loop(int id) {
     r.worker = id;
     {
       std::lock_guard<std::mutex> g(result_mu_);
-      results_[task.seq] = r;
+      results_[task.seq] = std::move(r);
     }
     result_cv_.notify_all();
   }
@@ -91,9 +92,9 @@ void PrefetchQueue::start_epoch(std::vector<BatchTask> tasks) {
   for (uint64_t i = 0; i < static_cast<uint64_t>(num_workers_) * prefetch_factor_; ++i) try_put_task();
 }
 
-std::optional<BatchResult> PrefetchQueue::next(const std::function<bool()>& should_stop) {
+std::optional<Batch> PrefetchQueue::next(const std::function<bool()>& should_stop) {
   if (cancel_ || rcvd_idx_ >= epoch_tasks_.size()) return std::nullopt;
-  BatchResult r;
+  Batch r;
   {
     std::unique_lock<std::mutex> lk(result_mu_);
     auto ready = [&] { return cancel_.load() || results_.count(rcvd_idx_) > 0; };
@@ -106,7 +107,7 @@ std::optional<BatchResult> PrefetchQueue::next(const std::function<bool()>& shou
     }
     if (cancel_) return std::nullopt;
     auto it = results_.find(rcvd_idx_);
-    r = it->second;
+    r = std::move(it->second);
     results_.erase(it);
   }
   ++rcvd_idx_;

@@ -18,25 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "loader/batch.hpp"
+
 namespace ioprobe {
-
-/// One batch of work: its sequence number within the epoch and its range of sample positions.
-struct BatchTask {
-  uint64_t seq = 0;
-  uint64_t begin = 0;
-  uint64_t end = 0;
-  int worker = -1;  // >= 0: this worker builds the batch (IterableDataset); -1: next in the round-robin
-};
-
-/// What a worker returns for a batch.
-struct BatchResult {
-  uint64_t seq = 0;
-  int worker = -1;
-  uint64_t samples = 0;   // samples read successfully
-  uint64_t bytes = 0;     // bytes read successfully
-  uint64_t errors = 0;    // samples that failed
-  bool cancelled = false; // the batch was abandoned because the run stopped
-};
 
 class PrefetchQueue {
  public:
@@ -44,7 +28,7 @@ class PrefetchQueue {
   /// state there (NUMA binding, the io_uring ring) so it belongs to that thread.
   using InitFn = std::function<void(int worker)>;
   /// Fetches one batch in a worker thread. `cancel` turns true when the run stops: return early.
-  using FetchFn = std::function<BatchResult(int worker, const BatchTask& task, const std::atomic<bool>& cancel)>;
+  using FetchFn = std::function<Batch(int worker, const BatchTask& task, const std::atomic<bool>& cancel)>;
 
   PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, InitFn init, FetchFn fetch);
   ~PrefetchQueue();
@@ -55,7 +39,7 @@ class PrefetchQueue {
   void start_epoch(std::vector<BatchTask> tasks);
   /// The next batch in order; blocks. nullopt when the epoch is exhausted, after cancel(), or
   /// when `should_stop` (polled every 50 ms while waiting, may be empty) returns true.
-  std::optional<BatchResult> next(const std::function<bool()>& should_stop = {});
+  std::optional<Batch> next(const std::function<bool()>& should_stop = {});
   /// Stops dispatch, tells workers to abandon their batches, and waits until none is in flight.
   void cancel();
   /// The most tasks ever outstanding (dispatched, not yet handed to the consumer).
@@ -85,7 +69,7 @@ class PrefetchQueue {
   // Results (shared by all workers).
   std::mutex result_mu_;
   std::condition_variable result_cv_;
-  std::map<uint64_t, BatchResult> results_;
+  std::map<uint64_t, Batch> results_;
 
   // Main-thread state.
   std::vector<BatchTask> epoch_tasks_;

@@ -52,9 +52,9 @@ void ShardStream::fail_shard(RangeReader& reader, const RecordFetchEnv& env, con
   failed_ = true;  // the shard's remaining records are yielded as errors, batch by batch
 }
 
-BatchResult ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin,
+Batch ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin,
                                uint64_t end, const std::atomic<bool>& cancel) {
-  BatchResult r;
+  Batch r;
   const RecordLayout& L = *env.layout;
   const uint64_t K = L.records_per_file();
   if (begin != next_pos_) {  // the schedule and the stream disagree: a bug, not an I/O error
@@ -94,6 +94,7 @@ BatchResult ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, W
     // Yield every record whose bytes are all in.
     while (record_ < K && record_end_ <= read_off_ && next_pos_ < end) {
       ++r.samples;
+      r.sample_ids.push_back(f * K + record_);
       ++ws.files;
       ++record_;
       ++next_pos_;
@@ -124,10 +125,10 @@ TokenFetcher::~TokenFetcher() {
     if (fd >= 0) ::close(fd);
 }
 
-BatchResult TokenFetcher::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws,
+Batch TokenFetcher::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws,
                                 const std::vector<uint64_t>& order, uint64_t begin, uint64_t end,
                                 const std::atomic<bool>& cancel) {
-  BatchResult r;
+  Batch r;
   if (fds_.empty()) fds_.assign(env.layout->files(), -1);
   for (uint64_t pos = begin; pos < end; ++pos) {
     if (cancel) {
@@ -157,6 +158,7 @@ BatchResult TokenFetcher::fetch(RangeReader& reader, const RecordFetchEnv& env, 
       report(env, rr.err ? "read" : "read (token file shorter than its samples)", p.file, rr.err ? rr.err : EIO);
     } else {
       ++r.samples;
+      r.sample_ids.push_back(order[pos]);
       ++ws.files;
       r.bytes += p.length;
       ws.bytes += p.length;

@@ -18,8 +18,8 @@
 #include "dataset/file_index.hpp"
 #include "dataset/record_layout.hpp"
 #include "engine/range_reader.hpp"
-#include "loader/loader_run.hpp"
-#include "loader/prefetch_queue.hpp"
+#include "loader/loader_result.hpp"
+#include "loader/batch.hpp"
 
 namespace ioprobe {
 
@@ -42,7 +42,7 @@ class ShardStream {
   /// Yields records [begin, end) of the worker's stream; `begin` must be where the previous
   /// batch ended. A failed open or read turns the shard's remaining records into errors (so
   /// samples + errors = records), then the stream moves to the next shard. Never throws.
-  BatchResult fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin, uint64_t end,
+  Batch fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin, uint64_t end,
                     const std::atomic<bool>& cancel);
 
  private:
@@ -65,7 +65,7 @@ class TokenFetcher {
  public:
   ~TokenFetcher();
   /// Reads the samples order[begin..end) (global sample indices). Never throws.
-  BatchResult fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, const std::vector<uint64_t>& order,
+  Batch fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, const std::vector<uint64_t>& order,
                     uint64_t begin, uint64_t end, const std::atomic<bool>& cancel);
 
  private:

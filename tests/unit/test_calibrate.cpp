@@ -174,7 +174,9 @@ TEST_CASE("consumer: a step takes max(GPU step, main-process work)", "[calibrate
   for (double main_us : {5000.0, 40000.0}) {
     cfg.main_cpu_per_batch_us = main_us;
     RankStats s;
-    make_consumer(cfg)->step(10, s, never);
+    Batch full;
+    full.samples = 10;
+    make_consumer(cfg)->step(full, s, never);
     CHECK(s.main_cpu_ns >= static_cast<int64_t>(main_us * 1000));
     CHECK(s.compute_ns >= 20000000);
     // Not the sum: the main process's work runs beside the GPU step.
@@ -183,7 +185,9 @@ TEST_CASE("consumer: a step takes max(GPU step, main-process work)", "[calibrate
   }
   RankStats half;  // a partial batch takes its share of both
   cfg.main_cpu_per_batch_us = 10000;
-  make_consumer(cfg)->step(5, half, never);
+  Batch part;
+  part.samples = 5;
+  make_consumer(cfg)->step(part, half, never);
   CHECK(half.main_cpu_ns >= 5000000);
   CHECK(half.main_cpu_ns < 10000000);
   CHECK(half.nominal_compute_ns == 10000000);

@@ -57,7 +57,10 @@ TEST_CASE("the H2D stage without a GPU records why and copies nothing", "[gpu][l
     cfg.h2d_devices = cuda_availability().devices;
     H2dStage st(cfg, 0);
     RankStats rs;
-    st.copy(1, 64 << 20, rs);
+    Batch b;
+    b.samples = 1;
+    b.bytes = 64 << 20;
+    st.copy(b, rs);
     CHECK(rs.h2d_error.empty());
     CHECK(rs.h2d_copies == 1);
     CHECK(rs.h2d_bytes == (64u << 20));
@@ -69,8 +72,11 @@ TEST_CASE("the H2D stage without a GPU records why and copies nothing", "[gpu][l
   H2dStage st(cfg, 3);
   CHECK_FALSE(st.error().empty());
   RankStats rs;
-  st.copy(4, 1 << 20, rs);
-  st.copy(4, 1 << 20, rs);
+  Batch b;
+  b.samples = 4;
+  b.bytes = 1 << 20;
+  st.copy(b, rs);
+  st.copy(b, rs);
   CHECK(rs.h2d_copies == 0);
   CHECK(rs.h2d_bytes == 0);
   CHECK(rs.h2d_device == 0);
@@ -86,7 +92,7 @@ TEST_CASE("pin stage: growing its page-locked buffer is setup, not copy time", "
   PrefetchQueue q(
       1, 2, [](int) {},
       [&](int w, const BatchTask& t, const std::atomic<bool>&) {
-        BatchResult r;
+        Batch r;
         r.seq = t.seq;
         r.worker = w;
         r.samples = 1;

@@ -69,7 +69,7 @@ TEST_CASE("PrefetchQueue: round-robin dispatch, prefetch bound and in-order deli
         // Worker 1 is slow: the batches behind its batch must wait for it (head-of-line blocking).
         std::this_thread::sleep_for(std::chrono::milliseconds(w == 1 ? 20 : 1));
         --in_flight;
-        BatchResult r;
+        Batch r;
         r.samples = t.end - t.begin;
         return r;
       });
@@ -97,7 +97,7 @@ TEST_CASE("PrefetchQueue: cancel stops dispatch and returns with nothing in flig
   PrefetchQueue q(2, 2, nullptr, [&](int, const BatchTask&, const std::atomic<bool>& cancel) {
     for (int i = 0; i < 50 && !cancel; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ++fetched;
-    return BatchResult{};
+    return Batch{};
   });
   std::vector<BatchTask> tasks(100);
   q.start_epoch(tasks);
