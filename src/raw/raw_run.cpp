@@ -151,7 +151,8 @@ void run_job(unsigned job, Shared& sh, JobState& st) {
       int64_t now = now_ns();
       if ((deadline && now >= deadline) || interrupted() || (limit && issued >= limit)) stop = true;
     }
-    while (!stop && !free_slots.empty()) {
+    // One pass issues exactly `limit` requests: never more, however many slots are free.
+    while (!stop && !free_slots.empty() && !(limit && issued >= limit)) {
       unsigned s = free_slots.back();
       uint64_t block;
       if (random) {

@@ -44,6 +44,11 @@ for e in psync io_uring; do
   python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['raw']['results']; assert r['ios']==64, r['ios']" \
     "$dir/$e.json" || fail "--engine $e: one pass over 4 MiB at 64k is not 64 I/Os"
 done
+# A queue deeper than the pass: the first fill alone must not issue more than the pass's blocks.
+"$IOPROBE" raw --filename "$f" --rw read --bs 256k --iodepth 64 --engine io_uring --json "$dir/deep.json" > /dev/null 2>&1 \
+  || fail "--iodepth 64 read pass failed"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['raw']['results']; assert r['ios']==16 and r['bytes']==4194304, r" \
+  "$dir/deep.json" || fail "one pass over 4 MiB at 256k with --iodepth 64 is not 16 I/Os (requests past the pass)"
 
 # Writes to a file ioprobe created are allowed; to a foreign file they are refused (exit 2), data untouched.
 "$IOPROBE" raw --filename "$f" --rw randwrite --bs 4k --iodepth 2 --runtime 0.2s > /dev/null 2>&1 \
