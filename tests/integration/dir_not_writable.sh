@@ -9,7 +9,7 @@ scratch_mount dir-ro tmpfs size=8m,ro
 
 expect() {  # $1 label, $2 exit code, $3 grep -E pattern the message must match; output in $W/out
   [ "$rc" = "$2" ] || { cat "$W/out"; fail "$1: exit $rc, expected $2"; }
-  grep -Eq "$3" "$W/out" || { cat "$W/out"; fail "$1: message does not match: $3"; }
+  grep -Eq -e "$3" "$W/out" || { cat "$W/out"; fail "$1: message does not match: $3"; }
   grep -q "ioprobe-layout\|ioprobe-scaling-probe" "$W/out" && fail "$1: names ioprobe's temporary file: $(cat "$W/out")"
   echo "ok: $1: exit $rc: $(tail -1 "$W/out")"
 }
