@@ -1,6 +1,7 @@
 #include "checkpoint/piece_pool.hpp"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <atomic>
