@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/interrupt.hpp"
 #include "loader/loader_run.hpp"
 #include "tune/sweep.hpp"
@@ -98,7 +99,7 @@ std::optional<CapacityPoint> measure_point_across(const FileIndex& index, const 
         if (lr.stopped_on_errors || (lr.samples == 0 && lr.errors > 0))
           error = fmt::format("{} of the {} GPU ranks here: reads failed ({}; first: {}); the capacity search stops, "
                               "as its rates would measure the failure",
-                              split[r], gpus, lr.stop_reason, lr.error_samples.empty() ? "?" : lr.error_samples.front());
+                              split[r], gpus, lr.stop_reason, lr.error_samples.empty() ? "?" : error_line(lr.error_samples.front()));
       } catch (const Error& e) {
         error = e.what();
       } catch (const std::exception& e) {

@@ -51,7 +51,9 @@ ZstdProbe measure_zstd(const uint8_t* data, size_t len, int level, int workers =
 /// A streaming compressor writing each frame straight into a UringFileWriter's buffers.
 class ChunkCompressor {
  public:
-  /// `workers` >= 1 threads of zstd's own pool. Throws std::runtime_error when zstd refuses.
+  /// `workers` >= 1 threads of zstd's own pool. Throws UsageError when zstd refuses a parameter as out of its
+  /// bounds or unsupported (a libzstd without threads), Error (exit 1) for another refusal, std::bad_alloc
+  /// when no context can be made.
   ChunkCompressor(int level, int workers, uint64_t job_bytes = 0);
   ~ChunkCompressor();
   ChunkCompressor(const ChunkCompressor&) = delete;

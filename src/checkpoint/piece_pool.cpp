@@ -1,16 +1,19 @@
 #include "checkpoint/piece_pool.hpp"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "checkpoint/byte_group.hpp"
 #include "core/clock.hpp"
+#include "core/error.hpp"
 #include "core/xxh3.hpp"
 
 namespace ioprobe::checkpoint {
@@ -24,9 +27,16 @@ PiecePool::PiecePool(const ResidentState& state, int level, int threads, bool by
   for (size_t i = 0; i < nworkers; ++i) {
     auto w = std::make_unique<Worker>();
     w->cctx = ZSTD_createCCtx();
-    if (!w->cctx) throw std::runtime_error("ZSTD_createCCtx failed");
+    if (!w->cctx) throw std::bad_alloc();  // zstd's only reason to return no context
     size_t r = ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(w->cctx), ZSTD_c_compressionLevel, level);
-    if (ZSTD_isError(r)) throw std::runtime_error(fmt::format("zstd refused level {}: {}", level, ZSTD_getErrorName(r)));
+    if (ZSTD_isError(r)) {
+      const std::string what = fmt::format("zstd refused compression level {}: {}", level, ZSTD_getErrorName(r));
+      // Out of zstd's bounds is the caller's choice to change (as ChunkCompressor says); else a library failure.
+      if (ZSTD_getErrorCode(r) == ZSTD_error_parameter_outOfBound)
+        throw UsageError(what + fmt::format(" (this libzstd takes levels {}..{}): choose a level it accepts",
+                                            ZSTD_minCLevel(), ZSTD_maxCLevel()));
+      throw Error(what, kExitFailure);
+    }
     w->scratch.resize(max_piece);
     if (byte_group_) w->grouped.resize(max_piece);
     workers_.push_back(std::move(w));

@@ -39,7 +39,8 @@ struct PieceJob {
 class PiecePool {
  public:
   /// `threads` workers (0 = compress inside submit(), on the caller's thread). Throws
-  /// std::runtime_error when zstd refuses the level. `state` must outlive the pool.
+  /// UsageError when zstd refuses the level as out of its bounds, Error (exit 1) for another refusal,
+  /// std::bad_alloc when no zstd context can be made. `state` must outlive the pool.
   PiecePool(const ResidentState& state, int level, int threads, bool byte_group, size_t max_piece);
   PiecePool(const PiecePool&) = delete;
   PiecePool& operator=(const PiecePool&) = delete;

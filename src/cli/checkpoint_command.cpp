@@ -161,7 +161,12 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   }
   if (d.restore && !d.restore->ok) {
     for (const auto& r : d.restore->ranks)
-      if (!r.error.empty()) std::fprintf(stderr, "ioprobe: restore failed: %s\n", r.error.c_str());
+      if (!r.error.empty())
+        std::fprintf(stderr, "ioprobe: restore failed: %s%s\n", r.error.c_str(),
+                     r.corrupt ? "; the shard read back is not what this run wrote (zstd or the checksum refused it): "
+                                 "the storage returned other bytes than it was given; check the device (dmesg, SMART) "
+                                 "and any cache or network layer under --dir, then rerun"
+                               : "");
     return kExitFailure;
   }
   return kExitOk;

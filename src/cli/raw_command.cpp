@@ -16,6 +16,7 @@
 #include "cluster/collective.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -236,7 +237,7 @@ int cmd_raw(const CommandContext& ctx) {
     for (const auto& h : cr.hosts)
       if (h.result.errors)
         std::fprintf(stderr, "ioprobe raw: host %s (rank %s): %s\n", h.hostname.c_str(),
-                     fmt::format("{}", fmt::join(h.mpi_ranks, ",")).c_str(), h.result.first_error.c_str());
+                     fmt::format("{}", fmt::join(h.mpi_ranks, ",")).c_str(), error_line(h.result.first_error).c_str());
   }
 
   std::fputs(raw_text(cfg, target, choice, residency, res).c_str(), stdout);
@@ -258,7 +259,7 @@ int cmd_raw(const CommandContext& ctx) {
     // A multi-host run stopped by another host's signal is partial here too.
     rc = interrupt_exit_code() ? interrupt_exit_code() : static_cast<int>(kExitSigint);
   } else if (res.errors) {
-    if (!multi) std::fprintf(stderr, "ioprobe raw: %s\n", res.first_error.c_str());
+    if (!multi) std::fprintf(stderr, "ioprobe raw: %s\n", error_line(res.first_error).c_str());
     rc = kExitFailure;
   }
   return multi ? share_exit_code(comm, rc) : rc;

@@ -1,6 +1,8 @@
 // `ioprobe scaling`: each member device of an array read alone, then the array; efficiency
 // against the RAID level's expectation (scaling/), rendered by report/scaling_report.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -49,7 +51,18 @@ ScalingConfig build_config(const po::variables_map& vm) {
     throw UsageError(fmt::format("--dir '{}' is not a directory ({}); give a directory on the array to measure",
                                  escape_bytes(c.dir), errno ? std::strerror(errno) : "not a directory"));
   c.file = get_string(vm, "file");
-  if (!c.file.empty()) {
+  if (c.file.empty()) {
+    // ioprobe creates the array's file in --dir: a --dir it may not write to is refused as a
+    // missing one is (exit 2, naming --dir), before any member is measured.
+    const std::string probe = fmt::format("{}/.ioprobe-scaling-probe.{}", c.dir, getpid());
+    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+      throw UsageError(fmt::format("--dir '{}' is not writable ({}): ioprobe creates the file it reads for the array "
+                                   "figure there; give a --dir you may write to, or --file with an existing file on the "
+                                   "array", escape_bytes(c.dir), errno_text(errno)));
+    close(fd);
+    unlink(probe.c_str());
+  } else {
     if (stat(c.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       throw UsageError(fmt::format("--file '{}' is not an existing regular file; give a file on the array, or leave "
                                    "--file out to let ioprobe create one", escape_bytes(c.file)));

@@ -194,8 +194,8 @@ std::string io_uring_setup_failure_text(int err) {
   return "io_uring_queue_init failed: " + explain_ring_refusal(err).text();
 }
 
-std::string io_uring_canceled_hint(const std::string& error_text) {
-  if (error_text.find("(ECANCELED)") == std::string::npos) return {};
+std::string io_uring_canceled_hint(int err) {
+  if (err != ECANCELED) return {};
   return "ECANCELED from io_uring: most likely the kernel could not start io_uring's worker threads (io-wq), "
          "which count against a cgroup's pids.max and ulimit -u; lower --workers/--numjobs, use --engine psync, "
          "or raise the limit";

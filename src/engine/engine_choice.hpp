@@ -106,7 +106,7 @@ std::string io_uring_setup_hint(int err);
 /// The likely cause of io_uring reads failing with ECANCELED, for reports that show such an
 /// error: the kernel cancels a request it hands to io-wq when no io-wq worker thread can be
 /// created (io_uring/io-wq.c), and those threads count against a cgroup's pids.max and ulimit -u.
-/// Empty unless `error_text` contains "(ECANCELED)" (errno_text's form).
-std::string io_uring_canceled_hint(const std::string& error_text);
+/// Empty unless `err` (positive errno of a failed read) is ECANCELED.
+std::string io_uring_canceled_hint(int err);
 
 }  // namespace ioprobe

@@ -62,7 +62,7 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
       // wait, so the run stops after a few instead of failing file by file through the epoch.
       if (fr.err == ECANCELED && env_.on_canceled_read) env_.on_canceled_read();
       if (env_.on_error)
-        env_.on_error(fmt::format("{} {}: {}", fr.failed_op, escape_bytes(index.display_path(idx)), errno_text(fr.err)));
+        env_.on_error(ErrorRecord{.err = fr.err, .op = fr.failed_op, .path = index.display_path(idx)});
     } else {
       ++ws.files;
       ws.bytes += static_cast<uint64_t>(fr.bytes);
@@ -102,7 +102,7 @@ bool FileSource::decode(uint32_t w, WorkerStats& ws, const FileReadResult& fr, u
   }
   ++ws.decode_errors;
   if (env_.on_error)
-    env_.on_error(fmt::format("decode (libjpeg-turbo) {}: {}", escape_bytes(env_.index->display_path(idx)), why));
+    env_.on_error(ErrorRecord{.op = "decode (libjpeg-turbo)", .path = env_.index->display_path(idx), .detail = why});
   return false;
 }
 

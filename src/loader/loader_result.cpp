@@ -35,8 +35,7 @@ void LoaderResult::merge(const LoaderResult& o) {
   bytes += o.bytes;
   errors += o.errors;
   io_bytes += o.io_bytes;
-  for (const auto& e : o.error_samples)
-    if (error_samples.size() < kMaxErrorSamples) error_samples.push_back(e);
+  for (const auto& e : o.error_samples) add_error(error_samples, e, kMaxErrorSamples);
   file_latency.merge(o.file_latency);
   open_latency.merge(o.open_latency);
   batch_wait.merge(o.batch_wait);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error_record.hpp"
 #include "stats/histogram.hpp"
 #include "stats/timeline.hpp"
 
@@ -74,7 +75,7 @@ struct RankStats {
   std::vector<uint64_t> epoch_bytes;    // bytes delivered in each epoch started
 };
 
-/// The first failures a result keeps (error_samples), merged parts included.
+/// The distinct failures a result keeps (error_samples), merged parts included.
 inline constexpr size_t kMaxErrorSamples = 10;
 
 struct LoaderResult {
@@ -87,7 +88,7 @@ struct LoaderResult {
   bool stopped_on_errors = false;  // stopped early because io_uring canceled reads (no verdict on storage)
   uint64_t samples = 0, bytes = 0, errors = 0;  // samples, bytes: summed over ranks; errors: over workers
   uint64_t io_bytes = 0;                    // sum of WorkerStats::io_bytes
-  std::vector<std::string> error_samples;  // the first few failures, "open PATH: ENOENT ..." (<= kMaxErrorSamples)
+  std::vector<ErrorRecord> error_samples;  // the first distinct failures (<= kMaxErrorSamples), each with its count
   LatencyHistogram file_latency;            // merged over all workers, ns
   LatencyHistogram open_latency;            // merged over all workers, ns
   LatencyHistogram batch_wait;              // merged over all ranks, ns
@@ -106,7 +107,8 @@ struct LoaderResult {
   /// start: workers and ranks are appended (their rank numbers kept as given), samples, bytes,
   /// io_bytes, errors, wait and CPU times add, histograms and timelines add bucket by bucket,
   /// elapsed_ns and first_batch_ns are the max, epochs_completed the min, partial and
-  /// stopped_on_errors true if either is; error_samples keeps the first kMaxErrorSamples;
+  /// stopped_on_errors true if either is; error_samples fold by add_error (identical failures
+  /// count up, at most kMaxErrorSamples distinct ones kept);
   /// stop_reason stays unless it is "completed" and the other's is not; epoch_samples and
   /// epoch_bytes add epoch by epoch (the longer list's length). Merging into a result
   /// with no ranks and no workers gives `other`. Throws UsageError when both timelines have

@@ -64,7 +64,7 @@ struct Shared {
   std::atomic<int64_t> stop_ns{0};  // when the stop was seen (elapsed ends there)
   std::atomic<uint32_t> canceled{0};  // reads io_uring completed with ECANCELED
   std::mutex err_mu;
-  std::vector<std::string> error_samples;
+  std::vector<ErrorRecord> error_samples;
   std::unique_ptr<std::barrier<StepCompletion>> step_barrier;  // DDP: ranks step together
   StepSync* sync = nullptr;  // other processes of the job (null: this process alone)
   LoaderProgress* progress = nullptr;
@@ -109,7 +109,7 @@ class RankLoader {
     env.world = world();
     env.run_stop = &sh.stop;
     env.bytes_read = sh.progress ? &sh.progress->bytes : nullptr;
-    env.on_error = [this](const std::string& what) { note_error(what); };
+    env.on_error = [this](const ErrorRecord& e) { note_error(e); };
     env.on_canceled_read = [this] { note_canceled_read(); };
     source_ = make_sample_source(env);
   }
@@ -268,9 +268,9 @@ class RankLoader {
     }
   }
 
-  void note_error(const std::string& what) {
+  void note_error(const ErrorRecord& e) {
     std::lock_guard<std::mutex> g(sh_.err_mu);
-    if (sh_.error_samples.size() < kMaxErrorSamples) sh_.error_samples.push_back(what);
+    add_error(sh_.error_samples, e, kMaxErrorSamples);
   }
 
   // A read io_uring completed with ECANCELED: it cancels reads it cannot hand to an io-wq worker

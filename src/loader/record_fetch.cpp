@@ -12,7 +12,7 @@ namespace ioprobe {
 namespace {
 
 void report(const RecordFetchEnv& env, const char* op, uint64_t file, int err) {
-  if (env.on_error) env.on_error(fmt::format("{} {}: {}", op, escape_bytes(env.index->display_path(file)), errno_text(err)));
+  if (env.on_error) env.on_error(ErrorRecord{.err = err, .op = op, .path = env.index->display_path(file)});
 }
 
 }  // namespace
@@ -59,8 +59,10 @@ Batch ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerS
   const uint64_t K = L.records_per_file();
   if (begin != next_pos_) {  // the schedule and the stream disagree: a bug, not an I/O error
     r.errors = end - begin;
-    if (env.on_error) env.on_error(fmt::format("internal: batch starts at record {} of the worker's stream, expected {}",
-                                               begin, next_pos_));
+    if (env.on_error)
+      env.on_error(ErrorRecord{.op = "fetch batch",
+                               .detail = fmt::format("internal: the batch starts at record {} of the worker's stream, "
+                                                     "expected {}", begin, next_pos_)});
     return r;
   }
   while (next_pos_ < end) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error_record.hpp"
 #include "dataset/file_index.hpp"
 #include "dataset/record_layout.hpp"
 #include "engine/range_reader.hpp"
@@ -29,7 +30,7 @@ struct RecordFetchEnv {
   const FileIndex* index = nullptr;
   const RecordLayout* layout = nullptr;
   uint64_t read_size = 1 << 20;   // shard reads, bytes (a multiple of 4 KiB)
-  std::function<void(const std::string& what)> on_error;  // "read PATH: errno text", for error_samples
+  std::function<void(const ErrorRecord&)> on_error;       // a failed read, for LoaderResult::error_samples
   std::function<void()> per_sample;                       // the emulated CPU work after each sample
 };
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error_record.hpp"
 #include "dataset/file_index.hpp"
 #include "dataset/record_layout.hpp"
 #include "loader/batch.hpp"
@@ -41,7 +42,7 @@ struct SourceEnv {
   uint32_t world = 1;  // GPU ranks of the job (num_replicas)
   const std::atomic<bool>* run_stop = nullptr;  // the run's stop: per-sample CPU work ends at it
   std::atomic<uint64_t>* bytes_read = nullptr;  // live progress: bytes as each read completes (may be null)
-  std::function<void(const std::string& what)> on_error;  // "OP PATH: errno text", for the error samples
+  std::function<void(const ErrorRecord&)> on_error;       // a failed read or decode, for LoaderResult::error_samples
   std::function<void()> on_canceled_read;  // a read io_uring completed with ECANCELED (the run may stop)
 };
 

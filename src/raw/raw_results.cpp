@@ -12,7 +12,7 @@ void RawResults::merge(const RawResults& o) {
   cpu_sys_s += o.cpu_sys_s;
   latency.merge(o.latency);
   elapsed_s = std::max(elapsed_s, o.elapsed_s);
-  if (first_error.empty()) first_error = o.first_error;
+  if (first_error.empty()) first_error = o.first_error;  // ErrorRecord::empty()
   if (stop_reason.empty() || (o.partial && !partial)) stop_reason = o.stop_reason;
   partial = partial || o.partial;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error_record.hpp"
 #include "stats/histogram.hpp"
 
 namespace ioprobe {
@@ -19,7 +20,7 @@ struct RawResults {
   double cpu_user_s = 0;     // getrusage(RUSAGE_SELF): every thread incl. io_uring workers (s)
   double cpu_sys_s = 0;
   uint64_t errors = 0;
-  std::string first_error;   // "read at offset 4096: Input/output error (EIO)"
+  ErrorRecord first_error;   // {EIO, "read of 4096 B at offset 8192"}; empty() when none
   bool partial = false;      // interrupted or stopped by an error
   std::string stop_reason;   // "runtime reached", "one pass over the region", "interrupted (SIGTERM)", ...
   std::vector<std::string> engine_notes;  // job 0's caps notes

@@ -80,8 +80,10 @@ struct Shared {
 void note_error(RawResults& r, const RawConfig& cfg, uint64_t offset, int err) {
   ++r.errors;
   if (r.first_error.empty())
-    r.first_error = fmt::format("{} of {} B at offset {}: {}", pattern_is_write(cfg.rw) ? "write" : "read", cfg.bs,
-                                offset, err < 0 ? errno_text(-err) : fmt::format("short transfer of {} B", err));
+    r.first_error = ErrorRecord{.err = err < 0 ? -err : 0,
+                                .op = fmt::format("{} of {} B at offset {}", pattern_is_write(cfg.rw) ? "write" : "read",
+                                                  cfg.bs, offset),
+                                .detail = err < 0 ? std::string() : fmt::format("short transfer of {} B", err)};
 }
 
 void run_job(unsigned job, Shared& sh, JobState& st) {

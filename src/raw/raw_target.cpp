@@ -82,7 +82,7 @@ void check_space(const std::string& where, const std::string& shown, uint64_t ne
   const uint64_t free_bytes = fs->bytes;
   if (need > free_bytes)
     throw Error(fmt::format("not enough space to {} '{}': it needs {}{}, {} are free there; give a smaller "
-                            "--size or another --filename", what, shown, format_bytes(need),
+                            "--size or a path on a filesystem with room", what, shown, format_bytes(need),
                             std::strcmp(what, "extend") == 0 ? " more" : "", format_bytes(free_bytes)),
                 kExitFailure);
 }
@@ -102,8 +102,16 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
   check_space(parent.empty() ? "." : parent, escape_bytes(path), cfg.size, "create");
   std::string tmp = path + fmt::format(".ioprobe-layout.{}", getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw IoError(errno, "create", escape_bytes(tmp), "check that the directory exists and is writable");
+  if (fd < 0) {
+    const int e = errno;
+    // A directory that is missing or not writable is the user's path to change (exit 2), named
+    // as given: not the temporary file, which the user never named.
+    if (e == ENOENT || e == ENOTDIR || e == EACCES || e == EPERM || e == EROFS)
+      throw UsageError(fmt::format("cannot create '{}': its directory '{}' {} ({}); give a path in a directory that exists "
+                                   "and that you may write to", escape_bytes(path), escape_bytes(parent.empty() ? "." : parent),
+                                   e == ENOENT || e == ENOTDIR ? "does not exist" : "is not writable", errno_text(e)));
+    throw IoError(e, "create", escape_bytes(tmp), "check that the directory exists and is writable");
+  }
   int64_t t0 = now_ns();
   bool done = false;
   try {

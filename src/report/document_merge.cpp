@@ -8,6 +8,7 @@
 #include "core/units.hpp"
 #include "raw/raw_results.hpp"
 #include "report/device_io_report.hpp"
+#include "report/error_text.hpp"
 #include "report/latency_json.hpp"
 #include "report/run_document.hpp"
 
@@ -106,7 +107,10 @@ RawResults raw_totals_from_json(const json& doc, const std::string& name) {
     t.bytes = json_at(res, "bytes", where).get<uint64_t>();
     t.errors = json_at(res, "errors", where).get<uint64_t>();
     t.elapsed_s = json_at(res, "elapsed_s", where).get<double>();
-    t.first_error = res.value("first_error", "");
+    if (res.contains("first_error_detail") && res["first_error_detail"].is_object())
+      t.first_error = error_record_from_json(res["first_error_detail"], where + ".first_error_detail");
+    else if (!res.value("first_error", "").empty())  // a document written before the detail: its text
+      t.first_error = ErrorRecord{.detail = res.value("first_error", "")};
     t.stop_reason = res.value("stop_reason", "");
     t.partial = doc.value("partial", false);
     const json& cpu = json_at(res, "cpu", where);
@@ -127,7 +131,8 @@ json raw_results_json(const RawResults& t) {
           {"bytes_per_s", t.bytes_per_s()},
           {"latency_us", latency_us_json(t.latency)},
           {"errors", t.errors},
-          {"first_error", t.first_error},
+          {"first_error", error_line(t.first_error)},
+          {"first_error_detail", t.first_error.empty() ? json() : error_record_json(t.first_error)},
           {"cpu",
            {{"user_s", t.cpu_user_s},
             {"sys_s", t.cpu_sys_s},

@@ -5,6 +5,7 @@
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
 #include "report/device_io_report.hpp"
+#include "report/error_text.hpp"
 #include "report/raw_cluster_json.hpp"
 #include "report/tune_document.hpp"
 
@@ -71,7 +72,10 @@ std::string render_raw_document_text(const json& doc) {
   if (res.value("errors", uint64_t{0}) > 0) {
     out += fmt::format("  errors      {} (first: {}); the run stopped early\n",
                        format_count(res.at("errors").get<uint64_t>()), res.value("first_error", ""));
-    const std::string hint = io_uring_canceled_hint(res.value("first_error", ""));
+    // The hint from the errno stored beside the text (documents before it have none: no hint).
+    const std::string hint =
+        res.contains("first_error_detail") && res["first_error_detail"].is_object() ? error_hint(error_record_from_json(res["first_error_detail"], "raw.results"))
+                                           : std::string();
     if (!hint.empty()) out += "              " + hint + "\n";
   }
   if (res.contains("device_io")) {  // as `raw` printed it when it ran

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "report/error_text.hpp"
 #include "report/latency_json.hpp"
 
 namespace ioprobe {
@@ -45,6 +46,8 @@ const json& array_at(const json& j, const char* key, const std::string& where) {
 }  // namespace
 
 json loader_result_to_json(const LoaderResult& r) {
+  json error_records = json::array();
+  for (const ErrorRecord& e : r.error_samples) error_records.push_back(error_record_json(e));
   json workers = json::array();
   for (const auto& w : r.workers)
     workers.push_back({{"rank", w.rank},
@@ -105,7 +108,7 @@ json loader_result_to_json(const LoaderResult& r) {
           {"bytes", r.bytes},
           {"errors", r.errors},
           {"io_bytes", r.io_bytes},
-          {"error_samples", r.error_samples},
+          {"error_samples", error_records},
           {"file_latency", histogram_ns_json(r.file_latency)},
           {"open_latency", histogram_ns_json(r.open_latency)},
           {"batch_wait", histogram_ns_json(r.batch_wait)},
@@ -135,7 +138,7 @@ LoaderResult loader_result_from_json(const json& j) {
   r.bytes = get<uint64_t>(j, "bytes", w);
   r.errors = get<uint64_t>(j, "errors", w);
   r.io_bytes = get<uint64_t>(j, "io_bytes", w);
-  r.error_samples = get<std::vector<std::string>>(j, "error_samples", w);
+  for (const auto& e : json_at(j, "error_samples", w)) r.error_samples.push_back(error_record_from_json(e, w + ".error_samples"));
   r.file_latency = hist_of(j, "file_latency", w);
   r.open_latency = hist_of(j, "open_latency", w);
   r.batch_wait = hist_of(j, "batch_wait", w);

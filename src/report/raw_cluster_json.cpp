@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/device_io_report.hpp"
+#include "report/error_text.hpp"
 #include "report/latency_json.hpp"
 
 namespace ioprobe {
@@ -19,7 +20,7 @@ json raw_results_to_json(const RawResults& r) {
           {"cpu_user_s", r.cpu_user_s},
           {"cpu_sys_s", r.cpu_sys_s},
           {"errors", r.errors},
-          {"first_error", r.first_error},
+          {"first_error", error_record_json(r.first_error)},
           {"partial", r.partial},
           {"stop_reason", r.stop_reason},
           {"engine_notes", r.engine_notes},
@@ -37,7 +38,7 @@ RawResults raw_results_from_json(const json& j, const std::string& where) {
     r.cpu_user_s = json_at(j, "cpu_user_s", where).get<double>();
     r.cpu_sys_s = json_at(j, "cpu_sys_s", where).get<double>();
     r.errors = json_at(j, "errors", where).get<uint64_t>();
-    r.first_error = json_at(j, "first_error", where).get<std::string>();
+    r.first_error = error_record_from_json(json_at(j, "first_error", where), where + ".first_error");
     r.partial = json_at(j, "partial", where).get<bool>();
     r.stop_reason = json_at(j, "stop_reason", where).get<std::string>();
     r.engine_notes = json_at(j, "engine_notes", where).get<std::vector<std::string>>();

@@ -5,6 +5,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "report/error_text.hpp"
 #include "report/latency_json.hpp"
 
 namespace ioprobe {
@@ -55,7 +56,8 @@ nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const Raw
         {"bytes_per_s", per_s(static_cast<double>(r.bytes), r.elapsed_s)},
         {"latency_us", latency_us_json(h)},
         {"errors", r.errors},
-        {"first_error", r.first_error},
+        {"first_error", error_line(r.first_error)},
+        {"first_error_detail", r.first_error.empty() ? nlohmann::json() : error_record_json(r.first_error)},
         {"stop_reason", r.stop_reason},
         {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};
 }
@@ -91,8 +93,9 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
                      "workers)\n",
                      r.cpu_user_s, r.cpu_sys_s, cpu_per_io_us(r));
   if (r.errors) {
-    out += fmt::format("  errors      {} (first: {}); the run stopped early\n", format_count(r.errors), r.first_error);
-    const std::string hint = io_uring_canceled_hint(r.first_error);
+    out += fmt::format("  errors      {} (first: {}); the run stopped early\n", format_count(r.errors),
+                       error_line(r.first_error));
+    const std::string hint = error_hint(r.first_error);
     if (!hint.empty()) out += "              " + hint + "\n";
   }
   return out;

@@ -6,7 +6,7 @@
 //   layout{block_device, file_bytes, region_bytes, created, note},
 //   page_cache_resident_fraction (at start, -1 unknown),
 //   results{ios, bytes, elapsed_s, iops, bytes_per_s,
-//           latency_us{count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets} (report/latency_json.hpp), errors, first_error, stop_reason,
+//           latency_us{count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets} (report/latency_json.hpp), errors, first_error, first_error_detail (null or report/error_text.hpp), stop_reason,
 //           cpu{user_s, sys_s, per_io_us}}}
 // cpu counts every thread of the process (getrusage RUSAGE_SELF), io_uring workers included.
 #pragma once

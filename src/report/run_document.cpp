@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "report/error_text.hpp"
 
 namespace ioprobe {
 
@@ -73,8 +74,7 @@ void RunResults::merge(const RunResults& o) {
   cpu_sys_s += o.cpu_sys_s;
   if (!workers.is_array()) workers = nlohmann::json::array();
   for (const auto& w : o.workers) workers.push_back(w);
-  for (const auto& e : o.error_samples)
-    if (error_samples.size() < kMaxErrorSamples) error_samples.push_back(e);
+  for (const auto& e : o.error_samples) add_error(error_samples, e, kMaxErrorSamples);
   decoded += o.decoded;
   decode_errors += o.decode_errors;
   decoded_pixels += o.decoded_pixels;
@@ -106,7 +106,12 @@ nlohmann::json run_results_json(const RunResults& r) {
           {"timeline_interval_s", r.timeline.interval_s()},
           {"timeline", timeline_points_json(r.timeline)},
           {"workers", r.workers.is_array() ? r.workers : nlohmann::json::array()},
-          {"error_samples", r.error_samples}};
+          {"error_samples", nlohmann::json::array()},
+          {"error_details", nlohmann::json::array()}};
+  for (const ErrorRecord& e : r.error_samples) {
+    j["error_samples"].push_back(error_text(e));
+    j["error_details"].push_back(error_record_json(e));
+  }
   if (r.decoded + r.decode_errors > 0) {
     const double dcpu = static_cast<double>(r.decode_cpu_ns) / 1e9, mp = static_cast<double>(r.decoded_pixels) / 1e6;
     const uint64_t n = r.decoded + r.decode_errors;
@@ -139,7 +144,11 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
     r.cpu_sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
     r.workers = get("workers");
     if (!r.workers.is_array()) throw UsageError(fmt::format("{}: 'workers' is not an array", where));
-    r.error_samples = get("error_samples").get<std::vector<std::string>>();
+    if (j.contains("error_details")) {
+      for (const auto& e : get("error_details")) r.error_samples.push_back(error_record_from_json(e, where + ".error_details"));
+    } else {  // a document written before error_details: the texts, with no errno
+      for (const auto& s : get("error_samples").get<std::vector<std::string>>()) r.error_samples.push_back({.detail = s});
+    }
     if (j.contains("decode")) {  // --decode runs only
       const nlohmann::json& d = get("decode");
       const std::string dw = where + ".decode";

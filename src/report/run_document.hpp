@@ -11,7 +11,7 @@
 //   results  {samples, bytes (delivered in batches), io_bytes (transferred, O_DIRECT padding included), errors, elapsed_s, samples_per_s, bytes_per_s, files_per_s,
 //             epochs_completed, stop_reason, first_batch_s,
 //             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (report/latency_json.hpp), open_close_latency_us{...}, batch_wait_us{...},
-//             consumer_wait_s, cpu{user_s, sys_s, per_sample_us}, workers[...], timeline[...], error_samples[];
+//             consumer_wait_s, cpu{user_s, sys_s, per_sample_us}, workers[...], timeline[...], error_samples[] (their lines), error_details[] (report/error_text.hpp);
 //             with --decode jpeg: decode{codec, samples, errors, cpu_s, cpu_us_per_sample, megapixels,
 //             us_per_megapixel}: worker-thread CPU of libjpeg-turbo's decode, measured per sample}
 //   ingest   {accelerator, accelerator_name, model, gpus, rate_family, samples_per_s_per_gpu, source,
@@ -47,7 +47,7 @@ struct RunResults {
   double cpu_user_s = 0, cpu_sys_s = 0;  // summed over processes
   Timeline timeline;                     // summed over ranks, interval by interval
   nlohmann::json workers = nlohmann::json::array();  // per-worker rows, as written
-  std::vector<std::string> error_samples;            // the first kMaxErrorSamples failures
+  std::vector<ErrorRecord> error_samples;            // the first kMaxErrorSamples distinct failures, with counts
   // --decode jpeg, summed over workers (and parts): samples decoded, those that failed, the
   // workers' CPU time decoding (ns) and the pixels decoded. All 0: no decode ran.
   uint64_t decoded = 0, decode_errors = 0, decoded_pixels = 0;

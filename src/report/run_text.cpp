@@ -6,6 +6,7 @@
 
 #include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
+#include "report/error_text.hpp"
 #include "report/text_common.hpp"
 
 #include "core/units.hpp"
@@ -171,12 +172,13 @@ std::string render_run_text(const nlohmann::json& doc) {
   o += render_device_io_text(r, 20);
   if (r.value("errors", 0ULL) > 0) {
     line("ERRORS", fmt::format("{} file{} failed; first ones:", r.value("errors", 0ULL), r.value("errors", 0ULL) == 1 ? "" : "s"));
-    std::string hint;
-    for (const auto& e : r.at("error_samples")) {
-      o += "    " + e.get<std::string>() + "\n";
-      if (hint.empty()) hint = io_uring_canceled_hint(e.get<std::string>());
+    if (r.contains("error_details")) {  // identical failures once, with their count; hints from the errno
+      std::vector<ErrorRecord> errors;
+      for (const auto& e : r["error_details"]) errors.push_back(error_record_from_json(e, "results.error_details"));
+      o += error_list_text(errors, "    ");
+    } else {  // a document written before error_details: its lines as they are
+      for (const auto& e : r.at("error_samples")) o += "    " + e.get<std::string>() + "\n";
     }
-    if (!hint.empty()) o += "    " + hint + "\n";
   }
 
   if (doc.contains("sources") && doc["sources"].is_array()) {

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "raw/raw_run.hpp"
@@ -119,7 +120,7 @@ ScalingPoint measure(const ScalingConfig& cfg, const std::string& name, const st
   }
   p.p50_us = static_cast<double>(res.latency.percentile(50)) / 1e3;
   p.p99_us = static_cast<double>(res.latency.percentile(99)) / 1e3;
-  if (res.errors) p.error = res.first_error;
+  if (res.errors) p.error = error_line(res.first_error);
   return p;
 }
 

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <random>
 #include <string>
 
@@ -44,7 +45,7 @@ TEST_CASE("LoaderResult::merge: counts add, histograms add exactly, elapsed max,
   LoaderResult a = part(0, 1, 300, 2'000'000'000, 3, &all);
   LoaderResult b = part(1, 2, 500, 3'000'000'000, 2, &all);
   b.errors = 4;
-  b.error_samples = {"open x: ENOENT"};
+  b.error_samples = {ErrorRecord{.err = ENOENT, .op = "open", .path = "x"}};
   b.partial = true;
   b.stop_reason = "interrupted (SIGINT)";
   a.stop_reason = "completed";
@@ -66,7 +67,8 @@ TEST_CASE("LoaderResult::merge: counts add, histograms add exactly, elapsed max,
   CHECK(m.workers[1].rank == 1);  // rank numbers kept as given
   CHECK(m.wait_ns == a.wait_ns + b.wait_ns);
   CHECK(m.first_batch_ns == 2000);
-  CHECK(m.error_samples == std::vector<std::string>{"open x: ENOENT"});
+  REQUIRE(m.error_samples.size() == 1);
+  CHECK(m.error_samples[0].same_failure(ErrorRecord{.err = ENOENT, .op = "open", .path = "x"}));
   // Histograms add exactly: the merged one is the histogram of all values.
   CHECK(m.file_latency.count() == all.count());
   CHECK(m.file_latency.buckets() == all.buckets());
@@ -91,14 +93,16 @@ TEST_CASE("LoaderResult::merge: empty start, bounded error samples, notes once, 
   CHECK(m.epochs_completed == 1);  // not min(0, 1): an empty result takes the other's values
   CHECK(m.timeline.interval_ns() == 500'000'000);
 
-  for (int i = 0; i < 8; ++i) a.error_samples.push_back("a" + std::to_string(i));
+  for (int i = 0; i < 8; ++i) a.error_samples.push_back({.err = EIO, .op = "read", .path = "a" + std::to_string(i)});
   a.cache_notes = {"drop_caches: not root"};
   LoaderResult b = part(1, 4, 10, 1'000'000'000, 1);
-  for (int i = 0; i < 8; ++i) b.error_samples.push_back("b" + std::to_string(i));
+  for (int i = 0; i < 8; ++i) b.error_samples.push_back({.err = EIO, .op = "read", .path = "b" + std::to_string(i)});
+  b.error_samples[7].path = "a0";  // the same failure as a's first: counted there, not listed twice
   b.cache_notes = {"drop_caches: not root", "other"};
   a.merge(b);
   CHECK(a.error_samples.size() == kMaxErrorSamples);
-  CHECK(a.error_samples.back() == "b1");
+  CHECK(a.error_samples.back().path == "b1");
+  CHECK(a.error_samples.front().count == 2);
   CHECK(a.cache_notes == std::vector<std::string>{"drop_caches: not root", "other"});
 
   LoaderResult c = part(2, 5, 10, 1'000'000'000, 1);

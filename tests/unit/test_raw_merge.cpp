@@ -70,12 +70,12 @@ TEST_CASE("RawResults::merge: a partial or failing part marks the whole", "[raw]
   RawResults b = raw(5, 0.5, 1000);
   b.partial = true;
   b.errors = 2;
-  b.first_error = "read of 4096 B at offset 0: Input/output error (EIO)";
+  b.first_error = ErrorRecord{.err = EIO, .op = "read of 4096 B at offset 0"};
   b.stop_reason = "stopped early by I/O errors";
   a.merge(b);
   CHECK(a.partial);
   CHECK(a.errors == 2);
-  CHECK(a.first_error == b.first_error);
+  CHECK(a.first_error.same_failure(b.first_error));
   CHECK(a.stop_reason == "stopped early by I/O errors");
   CHECK(a.elapsed_s == 1.0);
   // Merging into an empty result is the identity.

@@ -1,0 +1,35 @@
+// Failures kept in results (core/error_record.hpp) as text and JSON: the only place their lines,
+// counts and hints are written. The hint comes from the errno and the operation, never from
+// reading the text back.
+//
+// JSON form of a record (results.error_details[], raw.results.first_error_detail):
+//   {errno (0: none), errno_name ("EIO", "" for 0), op, path (escaped), detail, count, text}
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error_record.hpp"
+
+namespace ioprobe {
+
+/// error_line(e), then " (N times)" when e.count > 1.
+std::string error_text(const ErrorRecord& e);
+
+/// What to do about the failure, chosen from e.err and e.op: ECANCELED (io_uring could not
+/// start its io-wq worker threads) names the thread limits. "" when there is nothing to add.
+std::string error_hint(const ErrorRecord& e);
+
+/// The record's JSON object (the form above).
+nlohmann::json error_record_json(const ErrorRecord& e);
+
+/// A record from its JSON object; throws UsageError naming `where` when a field has the wrong type.
+ErrorRecord error_record_from_json(const nlohmann::json& j, const std::string& where);
+
+/// The text lines of a result's error list: one per distinct failure (error_text, each prefixed
+/// by `indent`), then each distinct hint once. "" for an empty list.
+std::string error_list_text(const std::vector<ErrorRecord>& errors, const std::string& indent);
+
+}  // namespace ioprobe

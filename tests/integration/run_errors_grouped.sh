@@ -1,0 +1,21 @@
+#!/bin/bash
+# A file that fails in every epoch is one line of ERRORS with its count, not one line per epoch;
+# the JSON keeps the lines (error_samples) and the typed records (error_details: errno, op, path,
+# count); `ioprobe report` renders the same from the document; the run exits 1.
+set -u
+IOPROBE=$1
+. "$(dirname "$0")/lib.sh"
+W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-errgroup.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+"$IOPROBE" gen --quiet --dir "$W/ds" --files 24 --file-size 4KiB --file-size-dist fixed >"$W/gen" 2>&1 || { cat "$W/gen"; fail "gen"; }
+{ find "$W/ds" -type f -name '*.bin'; echo "$W/ds/gone.bin"; } >"$W/list"
+"$IOPROBE" --file-list "$W/list" --epochs 3 --workers 2 --batch-size 4 --json "$W/r.json" >"$W/out" 2>&1; rc=$?
+[ $rc = 1 ] || { cat "$W/out"; fail "a run with a missing file exited $rc, expected 1"; }
+line="open $W/ds/gone.bin: No such file or directory (ENOENT) (3 times)"
+[ "$(grep -cF "open $W/ds/gone.bin:" "$W/out")" = 1 ] || { cat "$W/out"; fail "the failing file is not listed exactly once in ERRORS"; }
+grep -qF "    $line" "$W/out" || { cat "$W/out"; fail "no grouped line: $line"; }
+json "$W/r.json" 'd["results"]["error_samples"]' | grep -qF "(3 times)" || fail "error_samples lacks the count"
+[ "$(json "$W/r.json" '[(e["errno_name"], e["op"], e["count"]) for e in d["results"]["error_details"]]')" = \
+  "[('ENOENT', 'open', 3)]" ] || fail "error_details: $(json "$W/r.json" 'd["results"]["error_details"]')"
+"$IOPROBE" report "$W/r.json" | grep -qF "    $line" || fail "ioprobe report does not render the grouped line"
+echo PASS
