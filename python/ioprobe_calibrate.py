@@ -23,6 +23,8 @@ figures over the batches from the first to the last (worker start-up and the fir
                           the main thread's CPU clock around each next()
   bytes per batch         bytes of the tensors in a batch (what crosses to the main process)
   worker start-up         from iter(loader) to each worker's worker_init_fn, seconds
+  worker start-up CPU     a worker's CPU from its fork to worker_init_fn plus its first batches' one-time
+                          CPU, seconds; main start-up CPU: the main thread's CPU in iter() (the forks)
   pin memory              per batch: tensor.pin_memory() where CUDA is available; without CUDA torch
                           cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
                           (the same bytes moved into page-locked memory), marked as such
@@ -240,7 +242,9 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         kw["worker_init_fn"] = init_fn
     loader = DataLoader(ds, **kw)
     t_iter = time.time()
-    it = iter(loader)
+    m0 = time.thread_time()
+    it = iter(loader)  # forks and starts the workers
+    main_startup = time.thread_time() - m0
     main_batch_cpu, pin_batch_cpu, batch_bytes = [], [], []
     sizes = batch_sizes(len(ds), batch)
     snap = {}
@@ -307,7 +311,12 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         res["worker_cpu_per_sample_us"] = per * 1e6
         whole = [e - s for e, s in zip(wb, cpu0.tolist())]
         res["worker_cpu_pass_per_sample_us"] = sum(whole) * 1e6 / sum(sizes)
-        res["worker_first_batches_cpu_s"] = spread([max(0.0, c - per * n) for c, n in zip(whole, tot_n.tolist())])
+        first = [max(0.0, c - per * n) for c, n in zip(whole, tot_n.tolist())]
+        res["worker_first_batches_cpu_s"] = spread(first)
+        # A fresh worker's one-time CPU: fork to worker_init_fn (its CPU clock starts at the fork)
+        # plus its first batches' one-time costs; and the main thread's CPU in iter() (the forks).
+        res["worker_startup_cpu_s"] = spread([c0 + f for c0, f in zip(cpu0.tolist(), first)])
+        res["main_startup_cpu_s"] = main_startup
         st = [s - t_iter for s in starts.tolist()[:workers]]
         res["worker_startup_s"] = spread(st)
     else:
