@@ -8,16 +8,23 @@ those files; a module-level `collate_fn`, when FILE.py defines one, is the DataL
 (else torch's default_collate). The files are read once before any measurement so that they sit
 in the page cache: the figures are CPU costs, not storage waits.
 
-Measured, for num_workers in --workers (0, 1, 2 by default), batches from the first to the last
-(worker start-up and the first batch left out):
-  worker CPU per sample   run time of the worker processes (/proc/PID/task/*/schedstat) per sample:
-                          __getitem__, collate, and putting the batch into shared memory
+Measured, for num_workers in --workers (0, 1, 2 by default); samples are counted from the batch
+sampler (a batch of B indices is B samples, whatever the collate_fn returns); rates and main-process
+figures over the batches from the first to the last (worker start-up and the first batch left out):
+  worker CPU per sample   steady CPU time of the worker processes (each one's process CPU clock, all
+                          threads) per sample, from the end of each worker's 2nd collate to the end of
+                          its last: __getitem__, collate, and putting the batch into shared memory
+  worker first batches    each worker's CPU from its worker_init_fn to the end of the pass beyond that
+                          steady cost: one-time costs of a fresh worker (feeder thread, first
+                          allocations, lazy imports), paid once per worker per epoch
   in-process CPU/sample   num_workers=0: the same work in the main thread (no IPC)
   main CPU per batch      user+sys of the main process (getrusage RUSAGE_SELF) per batch: receiving,
                           unpickling and attaching the batch's shared memory; per-batch spread from
                           the main thread's CPU clock around each next()
   bytes per batch         bytes of the tensors in a batch (what crosses to the main process)
   worker start-up         from iter(loader) to each worker's worker_init_fn, seconds
+  worker start-up CPU     a worker's CPU from its fork to worker_init_fn plus its first batches' one-time
+                          CPU, seconds; main start-up CPU: the main thread's CPU in iter() (the forks)
   pin memory              per batch: tensor.pin_memory() where CUDA is available; without CUDA torch
                           cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
                           (the same bytes moved into page-locked memory), marked as such
@@ -124,18 +131,37 @@ def tensors_of(obj, where, torch, out):
     return out
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def proc_cpu_s(pid):
-    """CPU seconds of process pid, all threads: /proc/PID/task/*/schedstat (ns), else /proc/PID/stat (ticks)."""
+    """CPU seconds of process pid, all its threads, the exited ones too: its process CPU clock
+    (clock_getcpuclockid), the clock time.process_time() reads inside that process; else
+    /proc/PID/stat's utime + stime (ticks)."""
+    clk = ctypes.c_int()
+    if _LIBC.clock_getcpuclockid(pid, ctypes.byref(clk)) == 0:
+        try:
+            return time.clock_gettime(clk.value)
+        except OSError:
+            pass
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def default_collate_of(torch):
+    """torch's default_collate (public from torch 1.11, in torch.utils.data._utils.collate before)."""
     try:
-        total = 0
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        return total / 1e9
-    except (OSError, ValueError, IndexError):
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICK
+        from torch.utils.data import default_collate
+    except ImportError:
+        from torch.utils.data._utils.collate import default_collate
+    return default_collate
+
+
+def batch_sizes(n, batch):
+    """Samples in each batch of a pass over n samples (drop_last=False): what the BatchSampler hands
+    the workers, whatever shape the collate_fn gives the batch."""
+    return [min(batch, n - i) for i in range(0, n, batch)]
 
 
 def rusage_s():
@@ -178,26 +204,53 @@ class LockedBuffer:
 
 
 def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_holder):
-    from torch.utils.data import DataLoader
+    from torch.utils.data import DataLoader, get_worker_info
     ds = make_ds(paths)
     starts = torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_()
+    cpu0 = torch.full((max(workers, 1),), -1.0, dtype=torch.float64).share_memory_()
+
+    # Per worker, written by the worker: batches collated, samples in them, its CPU clock after
+    # its 2nd collate and after its latest, and the samples of its batches from the 3rd on.
+    nbat, tot_n, win_n, mark_cpu, last_cpu = (torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_()
+                                              for _ in range(5))
 
     def init_fn(wid):
         starts[wid] = time.time()
+        cpu0[wid] = time.process_time()  # this worker's CPU clock before its first sample
+
+    user_collate = collate if collate is not None else default_collate_of(torch)
+
+    def timed_collate(samples):
+        out = user_collate(samples)
+        info = get_worker_info()
+        if info is not None:
+            w = info.id
+            nbat[w] += 1
+            tot_n[w] += len(samples)
+            if nbat[w] == 2:
+                mark_cpu[w] = time.process_time()
+            elif nbat[w] > 2:
+                win_n[w] += len(samples)
+            last_cpu[w] = time.process_time()
+        return out
 
     g = torch.Generator()
     g.manual_seed(seed)
-    kw = dict(batch_size=batch, shuffle=True, num_workers=workers, generator=g, drop_last=False)
-    if collate is not None:
-        kw["collate_fn"] = collate
+    kw = dict(batch_size=batch, shuffle=True, num_workers=workers, generator=g, drop_last=False,
+              collate_fn=timed_collate)
     if workers > 0:
         kw["worker_init_fn"] = init_fn
     loader = DataLoader(ds, **kw)
     t_iter = time.time()
-    it = iter(loader)
-    main_batch_cpu, pin_batch_cpu, batch_bytes, sizes = [], [], [], []
+    m0 = time.thread_time()
+    it = iter(loader)  # forks and starts the workers
+    main_startup = time.thread_time() - m0
+    main_batch_cpu, pin_batch_cpu, batch_bytes = [], [], []
+    sizes = batch_sizes(len(ds), batch)
     snap = {}
     nb = len(loader)
+    if nb != len(sizes):
+        fail(f"the DataLoader made {nb} batches of {len(ds)} samples at batch size {batch}, not {len(sizes)}", 1)
     k = 0
     locked = LockedBuffer(torch) if pin == "mlock" else None
     while True:
@@ -213,7 +266,6 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         if k > 1:
             main_batch_cpu.append((c1 - c0) * 1e6)
             batch_bytes.append(nbytes)
-        sizes.append(len(ts[0]) if ts and ts[0].dim() > 0 else batch)
         if pin:
             p0 = time.thread_time()
             if pin == "cuda":
@@ -224,14 +276,15 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
             if k > 1:
                 pin_batch_cpu.append((time.thread_time() - p0) * 1e6)
         if k == 1 or k == nb:
-            wcpu = sum(proc_cpu_s(w.pid) for w in getattr(it, "_workers", []))
+            # At the last batch every worker has fetched, collated and put all its batches.
+            wcpu = [proc_cpu_s(w.pid) for w in getattr(it, "_workers", [])] if k == nb else []
             snap["t1" if k > 1 else "t0"] = (time.perf_counter(), k, rusage_s(), wcpu)
     del it, loader
     if "t0" not in snap or "t1" not in snap:
         fail(f"only {k} batch(es) of {batch}: too few files for a steady state; give --samples (or --data) "
              f"with at least 3 batches of files", 2)
-    (ta, ka, ra, wa), (tb, kb, rb, wb) = snap["t0"], snap["t1"]
-    steady_samples = sum(sizes[1:])
+    (ta, ka, ra, _), (tb, kb, rb, wb) = snap["t0"], snap["t1"]
+    steady_samples = sum(sizes[ka:kb])
     pin_s = sum(pin_batch_cpu) / 1e6
     res = {
         "num_workers": workers, "batches": kb - ka, "samples": steady_samples,
@@ -242,7 +295,28 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         "bytes_per_batch": spread(batch_bytes),
     }
     if workers > 0:
-        res["worker_cpu_per_sample_us"] = (wb - wa) * 1e6 / steady_samples
+        if len(wb) != workers or min(cpu0.tolist()[:workers]) < 0:
+            fail(f"num_workers={workers}: {len(wb)} worker processes seen, or one never ran worker_init_fn", 1)
+        if min(nbat.tolist()[:workers]) < 3:
+            fail(f"num_workers={workers}: a worker collated {int(min(nbat.tolist()[:workers]))} batch(es), fewer "
+                 f"than the 3 its steady cost needs; give --samples (or --data) with at least {3 * workers} "
+                 f"batches of files", 2)
+        # Steady cost: from the end of each worker's 2nd collate to the end of its last, the fetch
+        # and collate of its 3rd..last batches and the put of its 2nd..last-but-one (as many puts
+        # as batches). Its first batches pay one-time costs (the queue's feeder thread, first
+        # allocations, lazy imports): the CPU from worker_init_fn to the pass's end beyond the
+        # steady cost of its samples is that worker's one-time CPU, paid once per worker per epoch.
+        win = sum(last_cpu.tolist()[w] - mark_cpu.tolist()[w] for w in range(workers))
+        per = win / sum(win_n.tolist()[:workers])
+        res["worker_cpu_per_sample_us"] = per * 1e6
+        whole = [e - s for e, s in zip(wb, cpu0.tolist())]
+        res["worker_cpu_pass_per_sample_us"] = sum(whole) * 1e6 / sum(sizes)
+        first = [max(0.0, c - per * n) for c, n in zip(whole, tot_n.tolist())]
+        res["worker_first_batches_cpu_s"] = spread(first)
+        # A fresh worker's one-time CPU: fork to worker_init_fn (its CPU clock starts at the fork)
+        # plus its first batches' one-time costs; and the main thread's CPU in iter() (the forks).
+        res["worker_startup_cpu_s"] = spread([c0 + f for c0, f in zip(cpu0.tolist(), first)])
+        res["main_startup_cpu_s"] = main_startup
         st = [s - t_iter for s in starts.tolist()[:workers]]
         res["worker_startup_s"] = spread(st)
     else:

@@ -2,7 +2,7 @@
 """The real side of tools/bench-calibration: one epoch of a real DataLoader over the user's Dataset
 (FILE.py:FUNC, loaded as `ioprobe calibrate` loads it) and one JSON line: samples, elapsed_s,
 samples_per_s (iter() to the last batch, worker start-up included), steady_samples_per_s (first
-batch to the last).
+batch to the last), first_batch_s (iter() to the first batch: worker start-up and one batch).
 
 usage: bench_calibration_epoch.py --factory FILE.py --func FUNC --data DIR --workers N --batch-size B
        [--samples N]
@@ -54,7 +54,7 @@ def main():
         if t1 is None:
             t1, n1 = time.perf_counter(), n
     t2 = time.perf_counter()
-    print(json.dumps({"samples": n, "elapsed_s": t2 - t0, "samples_per_s": n / (t2 - t0),
+    print(json.dumps({"samples": n, "elapsed_s": t2 - t0, "samples_per_s": n / (t2 - t0), "first_batch_s": t1 - t0,
                       "steady_samples_per_s": (n - n1) / (t2 - t1) if t2 > t1 else 0.0}), flush=True)
 
 

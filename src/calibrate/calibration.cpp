@@ -83,6 +83,11 @@ CalFigure over_rows(const json& rows, const char* key, Pick pick, const std::str
 json calibration_to_json(const Calibration& c) {
   json pin = {{"measured", c.pin_measured}, {"method", c.pin_method}};
   if (c.pin_measured) pin["cpu_per_batch_us"] = figure_json(c.pin_cpu_per_batch_us);
+  json startup = {{"measured", c.startup_measured}};
+  if (c.startup_measured) {
+    startup["worker_s"] = figure_json(c.worker_startup_cpu_s);
+    startup["main_s"] = figure_json(c.main_startup_cpu_s);
+  }
   return {{"schema", "ioprobe.calibration/1"},
           {"kind", "calibration"},
           {"schema_version", c.schema_version},
@@ -107,6 +112,7 @@ json calibration_to_json(const Calibration& c) {
             {"main_cpu_per_sample_us", c.main_cpu_per_sample_us()},
             {"bytes_per_batch", figure_json(c.bytes_per_batch)},
             {"worker_startup_s", figure_json(c.worker_startup_s)},
+            {"startup_cpu", startup},
             {"pin_memory", pin}}},
           {"rows", c.rows}};
 }
@@ -157,6 +163,14 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.main_cpu_per_batch_p90_us = number(f, "main_cpu_per_batch_p90_us", where + ": figures");
   c.bytes_per_batch = figure(f, "bytes_per_batch", where);
   c.worker_startup_s = figure(f, "worker_startup_s", where);
+  if (f.contains("startup_cpu")) {  // absent from documents written before it was measured
+    const json& st = f.at("startup_cpu");
+    c.startup_measured = field(st, "measured", where + ": figures.startup_cpu").get<bool>();
+    if (c.startup_measured) {
+      c.worker_startup_cpu_s = figure(st, "worker_s", where + ": figures.startup_cpu");
+      c.main_startup_cpu_s = figure(st, "main_s", where + ": figures.startup_cpu");
+    }
+  }
   const json& pin = field(f, "pin_memory", where + ": figures");
   c.pin_measured = field(pin, "measured", where + ": figures.pin_memory").get<bool>();
   c.pin_method = text(pin, "method", where + ": figures.pin_memory");
@@ -216,6 +230,13 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     c.main_cpu_per_batch_us = over_rows(rows, "main_cpu_per_batch_us", plain, where);
     c.bytes_per_batch = over_rows(rows, "bytes_per_batch", plain, where);
     c.worker_startup_s = over_rows(rows, "worker_startup_s", plain, where);
+    bool startup = true;
+    for (const json& r : rows) startup = startup && (!plain(r) || r.contains("worker_startup_cpu_s"));
+    c.startup_measured = startup;
+    if (startup) {
+      c.worker_startup_cpu_s = over_rows(rows, "worker_startup_cpu_s", plain, where);
+      c.main_startup_cpu_s = over_rows(rows, "main_startup_cpu_s", plain, where);
+    }
     double p10 = 0, p90 = 0;
     int n = 0;
     for (const json& r : rows)

@@ -49,6 +49,12 @@ struct Calibration {
   double main_cpu_per_batch_p10_us = 0, main_cpu_per_batch_p90_us = 0;  // per-batch spread (main thread)
   CalFigure bytes_per_batch;              // bytes of the batch's tensors (what crosses to the main process), B
   CalFigure worker_startup_s;             // iter(loader) to a worker's worker_init_fn, s
+  // A fresh worker's one-time CPU each epoch (fork to worker_init_fn, plus its first batches'
+  // costs beyond the steady per-sample cost), s; and the main thread's CPU in iter() (the forks),
+  // s. Documents written before these were measured lack them: startup_measured false, zeros.
+  bool startup_measured = false;
+  CalFigure worker_startup_cpu_s;
+  CalFigure main_startup_cpu_s;
   bool pin_measured = false;              // false: no pin figure (reason in pin_method)
   std::string pin_method;                 // how the pin cost was measured, or why it was not
   CalFigure pin_cpu_per_batch_us;         // pin thread's CPU per batch, µs

@@ -245,6 +245,13 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   const double scale = static_cast<double>(l.batch_size) / cal.batch_size;
   l.cpu_per_sample_us = cal.worker_cpu_per_sample_us.value;
   l.main_cpu_per_batch_us = cal.main_cpu_per_batch_us.value * scale;
+  l.worker_startup_cpu_us = cal.worker_startup_cpu_s.value * 1e6;  // zeros when not measured
+  l.main_startup_cpu_us = cal.main_startup_cpu_s.value * 1e6;
+  if (!cal.startup_measured)
+    c.calibration_notes.push_back(fmt::format(
+        "--calibration {} predates the start-up figures: the workers' start-up CPU at each epoch is not modelled "
+        "(rerun `ioprobe calibrate`)",
+        escape_bytes(c.calibration_path)));
   l.pin_bytes_per_batch = cal.bytes_per_batch.value * scale;
   c.calibration = calibration_to_json(cal);
   if (cal.batch_size != l.batch_size)

@@ -33,6 +33,11 @@ struct LoaderConfig {
   uint32_t world_ranks = 0;        // GPU ranks of the whole job, all hosts (0: just `ranks`)
   uint32_t first_rank = 0;         // the job-wide rank of this process's first GPU rank
   double step_time_s = 0;          // GPU compute per batch, seconds (0: no consumer delay)
+  double worker_startup_cpu_us = 0; // CPU each worker burns at each epoch's start before its first sample: a
+                                    // fresh DataLoader worker's fork, start-up and first batches' one-time
+                                    // costs (a calibration's figure), microseconds; 0: none
+  double main_startup_cpu_us = 0;   // main-process CPU at each epoch's start (iter(): forking the workers),
+                                    // microseconds, burned by the rank's consumer thread; 0: none
   double main_cpu_per_batch_us = 0; // main-process CPU per full batch (receive, unpickle, shared-memory attach),
                                     // microseconds, burned beside the GPU step (loader/consumer.hpp); 0: none
   bool pin_memory = false;         // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)

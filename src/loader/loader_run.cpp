@@ -97,7 +97,7 @@ void StepCompletion::operator()() noexcept {
 class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
-      : rank_(rank), sh_(sh), workers_(workers), stats_(stats) {
+      : rank_(rank), sh_(sh), workers_(workers), stats_(stats), started_epoch_(sh.cfg.num_workers, 0) {
     stats_.rank = static_cast<int>(sh.cfg.first_rank) + rank;  // the job-wide rank
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
     SourceEnv env;
@@ -138,6 +138,7 @@ class RankLoader {
           WorkerStats& ws = workers_[w];
           const int64_t t0 = now_ns();
           const int64_t q0 = thread_runqueue_wait_ns();
+          worker_startup(w, cancel);
           Batch b = source_->fetch(static_cast<uint32_t>(w), t, ws, cancel);
           ws.busy_ns += now_ns() - t0;
           if (q0 < 0 || ws.runq_wait_ns < 0)
@@ -163,8 +164,16 @@ class RankLoader {
       stats_.epoch_samples.push_back(0);
       stats_.epoch_bytes.push_back(0);
       const int64_t epoch_start = now_ns();
+      epoch_no_.store(epoch + 1, std::memory_order_relaxed);  // published to the workers by start_epoch
       queue.start_epoch(std::move(plan.tasks));
       if (pin) pin->start_epoch();  // from here the pin thread alone takes batches from the queue
+      // A real DataLoader's main process forks its workers at each epoch's iter() (calibration's
+      // main start-up CPU); the workers start meanwhile.
+      if (cfg.main_startup_cpu_us > 0) {
+        const int64_t c0 = thread_cpu_ns();
+        spend_cpu_us(cfg.main_startup_cpu_us, stop_fn);
+        stats_.main_cpu_ns += thread_cpu_ns() - c0;
+      }
       bool first = true;
       for (;;) {
         if (check_stop()) {
@@ -276,6 +285,19 @@ class RankLoader {
   // A read io_uring completed with ECANCELED: it cancels reads it cannot hand to an io-wq worker
   // thread (none can be created under a pids or thread limit), and every later read would fail
   // the same way, each after a wait, so the run stops after a few.
+  // A fresh DataLoader worker's one-time CPU (LoaderConfig::worker_startup_cpu_us), paid once per
+  // worker per epoch before its first sample, as a real loader re-forks its workers every epoch.
+  void worker_startup(int w, const std::atomic<bool>& cancel) {
+    const uint32_t e = epoch_no_.load(std::memory_order_relaxed);
+    if (sh_.cfg.worker_startup_cpu_us <= 0 || started_epoch_[static_cast<size_t>(w)] == e) return;
+    started_epoch_[static_cast<size_t>(w)] = e;
+    WorkerStats& ws = workers_[w];
+    const int64_t c0 = thread_cpu_ns();
+    spend_cpu_us(sh_.cfg.worker_startup_cpu_us,
+                 [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
+    ws.cpu_work_ns += thread_cpu_ns() - c0;
+  }
+
   void note_canceled_read() {
     if (!sh_.stop && sh_.canceled.fetch_add(1) + 1 >= kCanceledReadsToStop) {
       int expected = 0;
@@ -289,6 +311,8 @@ class RankLoader {
   WorkerStats* workers_;
   RankStats& stats_;
   std::unique_ptr<SampleSource> source_;  // the dataset kind's sampler and reads (sample_source.hpp)
+  std::vector<uint32_t> started_epoch_;  // per worker (its thread only): the epoch_no_ whose start-up it paid
+  std::atomic<uint32_t> epoch_no_{0};    // 1 + the epoch being run
   std::vector<uint64_t> epoch_files_;  // files this rank reads in the epoch (cache preparation)
 };
 

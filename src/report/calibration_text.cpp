@@ -41,6 +41,10 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   line("num_workers=0 per sample", fig(f.at("inprocess_cpu_per_sample_us"), "µs CPU"));
   line("bytes per batch", fig(f.at("bytes_per_batch"), "B", 0));
   line("worker start-up", fig(f.at("worker_startup_s"), "s", 3));
+  if (f.contains("startup_cpu") && f.at("startup_cpu").value("measured", false)) {
+    line("worker start-up CPU", fig(f.at("startup_cpu").at("worker_s"), "s", 3));
+    line("main start-up CPU", fig(f.at("startup_cpu").at("main_s"), "s", 3));
+  }
   const auto& pin = f.at("pin_memory");
   if (pin.value("measured", false))
     line("pin_memory per batch", fig(pin.at("cpu_per_batch_us"), "µs CPU") + "; " + pin.value("method", ""));

@@ -237,6 +237,8 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
 void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
                         const nlohmann::json& cal) {
   loader["main_cpu_per_batch_us"] = l.main_cpu_per_batch_us;
+  loader["worker_startup_cpu_us"] = l.worker_startup_cpu_us;
+  loader["main_startup_cpu_us"] = l.main_startup_cpu_us;
   loader["decode"] = l.decode_jpeg ? "jpeg" : "none";
   loader["pin_memory"] = l.pin_memory;
   loader["pin_bytes_per_batch"] = l.pin_bytes_per_batch;

@@ -41,13 +41,13 @@ def strings(paths):
 PYEOF
 echo "import no_such_module_for_ioprobe" > "$W/bad_import.py"
 
-"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --batch-size 32 --samples 128 \
+"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --batch-size 32 --samples 192 \
   --python "$PY" --json "$W/cal.json" > "$W/out.txt" 2> "$W/err.txt" || { cat "$W/err.txt"; fail "calibrate exit $?"; }
 grep -q "worker CPU per sample" "$W/out.txt" || fail "no figures in the text: $(cat "$W/out.txt")"
 [ "$(json "$W/cal.json" 'd["kind"]')" = calibration ] || fail "kind"
 [ "$(json "$W/cal.json" 'd["figures"]["bytes_per_batch"]["value"]')" = "32768.0" ] || fail "bytes per batch: $(json "$W/cal.json" 'd["figures"]["bytes_per_batch"]')"
 [ "$(json "$W/cal.json" 'd["code"]["file"]')" = "$(realpath "$W/tiny_ds.py")" ] || fail "code file"
-[ "$(json "$W/cal.json" 'd["data"]["files"]')" = 128 ] || fail "files used"
+[ "$(json "$W/cal.json" 'd["data"]["files"]')" = 192 ] || fail "files used"
 json "$W/cal.json" 'd["figures"]["worker_cpu_per_sample_us"]["value"] > 0 and d["figures"]["main_cpu_per_batch_us"]["value"] > 0 and d["figures"]["worker_startup_s"]["value"] > 0' | grep -qx True || fail "zero figures"
 json "$W/cal.json" 'sorted((r["num_workers"], r["pin_memory"]) for r in d["rows"])' | grep -qF "[(0, False), (0, True), (1, False), (1, True), (2, False), (2, True)]" || fail "rows"
 json "$W/cal.json" 'd["python"]["torch_version"]' | grep -q . || fail "torch version"
@@ -70,7 +70,7 @@ echo '{"kind": "calibration", "schema_version": 9}' > "$W/bad.json"
 
 # The user's errors name their file and exit 2.
 expect_error() {  # WHAT FACTORY PATTERN [PYTHON]
-  "$IOPROBE" calibrate --dataset-factory "$2" --data "$W/data" --batch-size 32 --samples 128 --python "${4:-$PY}" > "$W/e.txt" 2>&1
+  "$IOPROBE" calibrate --dataset-factory "$2" --data "$W/data" --batch-size 32 --samples 192 --python "${4:-$PY}" > "$W/e.txt" 2>&1
   local rc=$?
   [ $rc = 2 ] || fail "$1: exit $rc, not 2: $(cat "$W/e.txt")"
   grep -q -- "$3" "$W/e.txt" || fail "$1: message lacks '$3': $(cat "$W/e.txt")"

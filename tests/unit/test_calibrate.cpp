@@ -39,7 +39,9 @@ json driver_output() {
                     {"main_thread_cpu_per_batch_us", spread(1152, 1000, w == 1 ? 1300 : 1500)},
                     {"bytes_per_batch", spread(16384, 16384, 16384)},
                     {"worker_cpu_per_sample_us", w == 1 ? 52.0 : 60.0},
-                    {"worker_startup_s", spread(w == 1 ? 0.777 : 0.9, w == 1 ? 0.777 : 0.85, w == 1 ? 0.777 : 0.95)}});
+                    {"worker_startup_s", spread(w == 1 ? 0.777 : 0.9, w == 1 ? 0.777 : 0.85, w == 1 ? 0.777 : 0.95)},
+                    {"worker_startup_cpu_s", spread(w == 1 ? 0.1 : 0.2, w == 1 ? 0.1 : 0.15, w == 1 ? 0.1 : 0.25)},
+                    {"main_startup_cpu_s", w == 1 ? 0.01 : 0.03}});
     rows.push_back({{"num_workers", w}, {"pin_memory", true}, {"batches", 15}, {"samples", 960},
                     {"samples_per_s", 8013.6}, {"main_cpu_per_batch_us", 1519.1},
                     {"main_thread_cpu_per_batch_us", spread(979, 900, 1100)},
@@ -97,6 +99,29 @@ TEST_CASE("calibration figures from the driver's rows: means over the runs with 
   CHECK(c.pin_cpu_per_batch_us.max == Approx(300));
   CHECK(c.batch_size == 64);
   CHECK(c.torch_version == "1.13.0a0");
+  REQUIRE(c.startup_measured);
+  CHECK(c.worker_startup_cpu_s.value == Approx(0.15));
+  CHECK(c.worker_startup_cpu_s.max == Approx(0.25));
+  CHECK(c.main_startup_cpu_s.value == Approx(0.02));
+}
+
+TEST_CASE("calibration start-up CPU: round trip, and documents written before it was measured read as not measured",
+          "[calibrate]") {
+  const Calibration c = sample_calibration();
+  json j = calibration_to_json(c);
+  CHECK(j["figures"]["startup_cpu"]["measured"] == true);
+  const Calibration back = calibration_from_json(j, "cal.json");
+  CHECK(back.startup_measured);
+  CHECK(back.worker_startup_cpu_s.value == Approx(0.15));
+  CHECK(back.main_startup_cpu_s.value == Approx(0.02));
+  j["figures"].erase("startup_cpu");
+  const Calibration old = calibration_from_json(j, "cal.json");
+  CHECK_FALSE(old.startup_measured);
+  CHECK(old.worker_startup_cpu_s.value == 0);
+  // A driver whose rows lack the figures (an older driver) measured none.
+  json out = driver_output();
+  for (json& r : out["rows"]) r.erase("worker_startup_cpu_s");
+  CHECK_FALSE(calibration_from_driver(out, "drv").startup_measured);
 }
 
 TEST_CASE("calibration from a driver that ran no worker is refused", "[calibrate]") {
@@ -251,6 +276,27 @@ TEST_CASE("model: the calibration's worker cost is burned per sample, no main-pr
   CHECK(m.ingest.worker_cpu_fraction > 0);
   CHECK(m.ingest.main_ceiling_samples_per_s == 0);  // no main-process stage modelled
   CHECK(m.ingest.pin_ceiling_samples_per_s == 0);
+}
+
+TEST_CASE("model: each worker burns the start-up CPU once per epoch before its first sample, the main process its own",
+          "[calibrate][model]") {
+  // 256 files in batches of 8 over 2 workers and 2 epochs: a real DataLoader forks its workers
+  // at each epoch's iter(), so each worker pays its one-time CPU twice, whatever its batch count.
+  const ModelRun m = model_run([](LoaderConfig& c) {
+    c.num_workers = 2;
+    c.epochs = 2;
+    c.worker_startup_cpu_us = 50000;
+    c.main_startup_cpu_us = 20000;
+  });
+  REQUIRE(m.result.samples == 512);
+  REQUIRE(m.result.workers.size() == 2);
+  for (const WorkerStats& w : m.result.workers) {
+    CHECK(w.cpu_work_ns >= 2 * 50000000LL);
+    CHECK(w.cpu_work_ns < 3 * 50000000LL);  // once per epoch, not per batch (32 batches each)
+  }
+  CHECK(m.result.ranks.at(0).main_cpu_ns >= 2 * 20000000LL);
+  const ModelRun none = model_run([](LoaderConfig& c) { c.num_workers = 2; });
+  for (const WorkerStats& w : none.result.workers) CHECK(w.cpu_work_ns < 10000000LL);
 }
 
 TEST_CASE("model: pin_memory copies each batch's bytes and can be the bottleneck", "[calibrate][model]") {
