@@ -196,7 +196,7 @@ TEST_CASE("consumer: a step takes max(GPU step, main-process work)", "[calibrate
   cfg.main_cpu_per_batch_us = 0;
   CHECK(make_consumer(LoaderConfig{}) == nullptr);  // neither: the loop takes the next batch at once
   const auto never = [] { return false; };
-  for (double main_us : {5000.0, 40000.0}) {
+  for (double main_us : {20000.0, 40000.0}) {
     cfg.main_cpu_per_batch_us = main_us;
     RankStats s;
     Batch full;
@@ -204,8 +204,10 @@ TEST_CASE("consumer: a step takes max(GPU step, main-process work)", "[calibrate
     make_consumer(cfg)->step(full, s, never);
     CHECK(s.main_cpu_ns >= static_cast<int64_t>(main_us * 1000));
     CHECK(s.compute_ns >= 20000000);
-    // Not the sum: the main process's work runs beside the GPU step.
-    CHECK(s.compute_ns < std::max<int64_t>(20000000, s.main_busy_ns) + 10000000);
+    // Not the sum: the main process's work runs beside the GPU step. (Against the sum, not the
+    // max plus a margin: on a loaded host the sleep and the burn each overrun by whole time slices,
+    // while a serial step would take at least 20 ms more than the burn.)
+    CHECK(s.compute_ns < 20000000 + s.main_busy_ns);
     CHECK(s.nominal_compute_ns == 20000000);
   }
   RankStats half;  // a partial batch takes its share of both
@@ -255,15 +257,16 @@ ModelRun model_run(F tweak) {
 
 }  // namespace
 
-TEST_CASE("model: a costly main process is the named bottleneck with its per-rank ceiling", "[calibrate][model]") {
+TEST_CASE("model: a costly main process burns its CPU per batch and caps the rank", "[calibrate][model]") {
+  // The verdict and the busy share are checked on a recorded shape below ("... the main process
+  // busy 90% of the time"): live, the share depends on how often this host's other processes
+  // take the worker's CPU (it measured 57-80% at load 15 on 2 CPUs, 95% on a quiet host).
   const ModelRun m = model_run([](LoaderConfig& c) { c.main_cpu_per_batch_us = 2000; });
-  CHECK(m.ingest.verdict == "main process");
-  CHECK(m.ingest.main_busy_fraction >= kSerialStageBound);
+  CHECK(m.ingest.main_busy_fraction > 0);
   // 8 samples per 2 ms of main-process CPU: at most 4,000 samples/s per rank (less when the
   // thread waits for a CPU).
   CHECK(m.ingest.main_ceiling_samples_per_s <= 4000 * 1.01);
   CHECK(m.ingest.main_ceiling_samples_per_s > 0);
-  CHECK_THAT(m.ingest.verdict_text, Catch::Contains("caps a rank at"));
   CHECK(m.result.ranks.at(0).main_cpu_ns >= 32 * 2000000LL);
 }
 
@@ -350,6 +353,8 @@ TEST_CASE("model: workers waiting on reads (no CPU work) give the storage verdic
   in.main_cpu_per_batch_us = 900;
   const IngestResult main = analyze_ingest(r, dem, in);
   CHECK(main.verdict == "main process");
+  CHECK(main.main_busy_fraction >= kSerialStageBound);
+  CHECK_THAT(main.verdict_text, Catch::Contains("caps a rank at 1111 samples/s"));
   CHECK(main.main_ceiling_samples_per_s == Approx(1000 / 0.9));
   // And with the pin thread busy 95% of the time instead, pin memory is named with its ceiling.
   r.ranks[0].main_busy_ns = 0;
