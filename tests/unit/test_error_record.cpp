@@ -28,7 +28,7 @@ TEST_CASE("error records: identical failures fold into one with a count, at most
 
 TEST_CASE("error records: the line has IoError's form; the count is added by the report", "[errors]") {
   const ErrorRecord e{.err = ENOENT, .op = "open", .path = "d/a\xff"};
-  CHECK(error_line(e) == IoError(ENOENT, "open", "d/a\\xff").what());
+  CHECK(error_line(e) == IoError(ENOENT, "open", "d/a\\xFF").what());  // escape_bytes: upper-case hex
   CHECK(error_text(e) == error_line(e));
   ErrorRecord twice = e;
   twice.count = 12;
@@ -65,7 +65,7 @@ TEST_CASE("error records: JSON keeps errno, op, path (escaped), detail and count
   const nlohmann::json j = error_record_json(e);
   CHECK(j.at("errno") == EIO);
   CHECK(j.at("errno_name") == "EIO");
-  CHECK(j.at("path") == "d/\\xfe.bin");
+  CHECK(j.at("path") == "d/\\xFE.bin");
   CHECK(j.at("text") == error_line(e));
   const ErrorRecord back = error_record_from_json(nlohmann::json::parse(j.dump()), "t");
   CHECK(back.same_failure(e));
