@@ -11,11 +11,7 @@
 set -u
 source "$(dirname "$0")/lib.sh"
 IOPROBE=$1
-PY=""
-for p in /usr/bin/python3 python3; do
-  if "$p" -c 'import torch' 2>/dev/null; then PY=$(command -v "$p"); break; fi
-done
-[ -n "$PY" ] || skip "no python3 imports torch (tools/setup --test installs python3-torch)"
+PY=$(torch_python) || exit 77
 W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-calibrate-cost.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 mkdir "$W/data"

@@ -14,3 +14,14 @@ scratch_mount() {
   trap 'umount "$MNT" 2>/dev/null; rm -rf "$W"' EXIT
   mount -t "$2" ${3:+-o "$3"} "ioprobe-$1" "$MNT" || skip "cannot mount $2"
 }
+
+# torch_python: prints the first of /usr/bin/python3, python3 that imports torch; skips (77) when
+# none does. Usage: PY=$(torch_python) || exit 77
+torch_python() {
+  local p
+  for p in /usr/bin/python3 python3; do
+    if "$p" -c 'import torch' 2>/dev/null; then command -v "$p"; return 0; fi
+  done
+  echo "SKIP: no python3 imports torch (tools/setup --test installs python3-torch)" >&2
+  return 77
+}
