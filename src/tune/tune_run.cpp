@@ -22,11 +22,12 @@ bool completion_rates(const LoaderResult& r, int64_t w0, int64_t w1, double step
   for (const auto& rk : r.ranks) {
     const Delivery* first = nullptr;
     const Delivery* last = nullptr;
-    uint64_t samples = 0, bytes = 0;
+    uint64_t samples = 0, bytes = 0, deliveries_in = 0;
     double nominal_s = 0, wait_s = 0, prev_step_s = 0;
     for (const auto& d : rk.deliveries) {
       if (d.t_ns < w0 || d.t_ns >= w1) continue;
       in_window += d.samples;
+      ++deliveries_in;
       const double share = batch_size > 0 ? std::min(1.0, static_cast<double>(d.samples) / batch_size) : 1.0;
       if (first) {
         samples += d.samples;
@@ -40,9 +41,31 @@ bool completion_rates(const LoaderResult& r, int64_t w0, int64_t w1, double step
       last = &d;
     }
     if (!first || first == last || last->t_ns <= first->t_ns) return false;
-    const double span = static_cast<double>(last->t_ns - first->t_ns) / 1e9;
-    sps += static_cast<double>(samples) / span;
-    bps += static_cast<double>(bytes) / span;
+    double span = static_cast<double>(last->t_ns - first->t_ns) / 1e9;
+    // A rank still waiting when the window closed: the stall after its last batch counts. Without
+    // it, a burst of batches that all workers finished together, then nothing until the end,
+    // read as AU ~100% at the demanded rate (capacity called 16 GPUs fed at 1,113 of 2,400
+    // samples/s). The next batch is overdue once the time since the last one exceeds both that
+    // batch's step and the rank's mean gap between batches (e); the overdue time is added to the
+    // rate's span, and the AU counts the last step over the time from the first batch to the
+    // window's end. Both equal the unextended figures at the time e, so a loader that keeps its
+    // pace is not moved by where the window happens to end.
+    const double tail_s = static_cast<double>(w1 - last->t_ns) / 1e9;
+    const double gap_s = span / static_cast<double>(std::max<uint64_t>(1, deliveries_in - 1));
+    const double due_s = std::max(gap_s, prev_step_s);
+    double rate_span = span;
+    if (tail_s > due_s) {
+      rate_span += tail_s - due_s;
+      wait_s += tail_s - due_s;
+      if (step_time_s > 0) {
+        nominal_s += prev_step_s;  // the last batch's step ran inside the window
+        span += tail_s;
+      } else {
+        span += tail_s - due_s;
+      }
+    }
+    sps += static_cast<double>(samples) / rate_span;
+    bps += static_cast<double>(bytes) / rate_span;
     const double au = std::clamp(step_time_s > 0 ? nominal_s / span : 1.0 - wait_s / span, 0.0, 1.0);
     au_sum += au;
     au_min = std::min(au_min, au);

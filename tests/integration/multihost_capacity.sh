@@ -28,7 +28,7 @@ ds=(--files 3000 --file-size 4KiB --file-size-dist fixed --dirs 1 --dir "$HOSTS_
     --cache warm --gpu-samples-per-s 150 --cpu-per-sample 2000)
 
 HOSTS_TIMEOUT=150 hosts_mpirun 2 "${MPI[@]}" "$IOPROBE" capacity "${ds[@]}" --point-time 2s --repeats 1 \
-  --max-gpus 16 --budget 100s --json "$W/cap.json" >"$W/out" 2>&1
+  --max-gpus 32 --budget 100s --json "$W/cap.json" >"$W/out" 2>&1
 rc=$?
 cat "$W/out"
 [ "$rc" = 0 ] || fail "mpirun -np 2 ioprobe capacity: exit $rc"
@@ -46,11 +46,12 @@ c, cl = d["capacity"], d["cluster"]
 assert cl["hosts"] == 2 and cl["mpi_ranks"] == 2 and sorted(cl["hostnames"]) == ["h1", "h2"], cl
 assert c["stop_reason"] == "completed", c["stop_reason"]
 # Each sample costs 2 ms of real CPU (--cpu-per-sample 2000) on 2 workers per host: the loader's
-# CPU work, not the tmpfs, limits the count on any machine, so the boundary lies below 16.
+# CPU work, not the tmpfs, limits the count: 2 CPUs give at most 1,000 samples/s, 6 GPUs; the
+# limit of 32 leaves room for a machine with 8 CPUs.
 assert c["bound"] in ("workers", "client-cpu"), (c["bound"], c["answer"])
 assert c["boundary_measured"], c["answer"]
 n = c["gpus_fed"]
-assert 1 <= n < 16, c["answer"]
+assert 1 <= n < 32, c["answer"]
 pts = {p["gpus"]: p for p in c["points"]}
 assert n + 1 in pts, sorted(pts)
 for g, p in pts.items():

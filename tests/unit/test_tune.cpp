@@ -405,3 +405,41 @@ TEST_CASE("steady AU from completion times: nominal step time over the time betw
   CHECK(t.au_min == Approx(0.375).epsilon(1e-3));
   CHECK(t.au == Approx((0.75 + 0.375) / 2).epsilon(1e-3));
 }
+
+TEST_CASE("steady AU counts a stall after the last batch: a burst then nothing is not 'fed'", "[tune][capacity]") {
+  // CI's capacity search (issue #18): each rank's two workers finished their first batches together
+  // at ~4 s, the consumer stepped through both (0.853 s each), then waited until the run ended.
+  // Between its two completions the rank looked fed (AU 100%, 150 samples/s); over the window it
+  // computed 1.7 s of 7 s.
+  const double step = 128.0 / 150.0;
+  LoaderResult r;
+  r.elapsed_ns = 7'800'000'000;
+  RankStats rk;
+  rk.timeline = Timeline(kTuneIntervalS);
+  for (double t : {4.0, 4.0 + step}) {
+    const auto t_ns = static_cast<int64_t>(t * 1e9);
+    rk.timeline.add(t_ns, 128, 128 * 4096, t == 4.0 ? 3'000'000'000 : 0);
+    rk.deliveries.push_back({t_ns, 128, 128 * 4096, t == 4.0 ? 3'000'000'000 : 0});
+  }
+  rk.timeline.add(7'799'000'000, 0, 0, 0);  // the run went on to its end
+  rk.elapsed_ns = r.elapsed_ns;
+  r.ranks.push_back(rk);
+  TuneSample s = steady_sample(r, 1, 0, step, 128);
+  REQUIRE(s.from_completions);
+  const double window_end = 7.5;  // the last whole interval is left out
+  const double span = window_end - 4.0;
+  CHECK(s.au == Approx(2 * step / span).epsilon(1e-3));
+  CHECK(s.au < 0.6);
+  // The rate: the batch after the first over the time to the window's end less the one gap in
+  // which the next batch was still due.
+  CHECK(s.samples_per_s == Approx(128 / (span - step)).epsilon(1e-3));
+  CHECK(s.samples_per_s < 0.4 * 150);
+  // Without a step time: 1 - waited / time, the overdue time counted as waited.
+  const double overdue = span - 2 * step;
+  CHECK(steady_sample(r, 1, 0).au == Approx(1 - overdue / (step + overdue)).epsilon(1e-3));
+  // A loader that keeps its pace is untouched: the time after its last batch is within its gap.
+  LoaderResult paced = paced_run(150, 128, 7.8, 0.3);
+  TuneSample p = steady_sample(paced, 1, 0, step, 128);
+  CHECK(p.au == Approx(1.0).epsilon(1e-3));
+  CHECK(p.samples_per_s == Approx(150).epsilon(1e-3));
+}
