@@ -73,7 +73,7 @@ CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySear
                      : fmt::format("{} fed ({}-bound): {} reached AU {:.1f}%, {} reached AU {:.1f}% < {:.0f}%", lo,
                                    a.bound, lo, seen[lo].au * 100, hi, fail->au * 100, o.au_target * 100);
   } else if (!out_of_time && !hi) {
-    a.bound = "budget";
+    a.bound = "limit";
     a.text = fmt::format("at least {} fed: every count up to the search's limit of {} passed; raise the limit to "
                          "find the boundary",
                          lo, cap);

@@ -221,6 +221,7 @@ int cmd_capacity(const CommandContext& ctx) {
   in.max_gpus = max_gpus;
   in.stop_reason = interrupted() || job_stop == 2                            ? "interrupted"
                    : answer.bound == "budget" && !answer.boundary_measured ? "budget"
+                   : answer.bound == "limit"                               ? "limit"
                                                                            : "completed";
 
   doc["target"] = plan_target_json(plan, base);

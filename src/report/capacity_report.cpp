@@ -93,7 +93,8 @@ std::string headline(const json& c) {
     return fmt::format("client-bound{} at {} x {}: add hosts", host.empty() ? "" : " on host " + host, n, name);
   }
   if (bound == "workers") return fmt::format("worker-bound at {} x {}: more --workers (num_workers)", n, name);
-  if (bound == "budget") return fmt::format("at least {} x {} fed (search stopped: budget or limit)", n, name);
+  if (bound == "budget") return fmt::format("at least {} x {} fed (the search's time budget ran out)", n, name);
+  if (bound == "limit") return fmt::format("at least {} x {} fed (every count up to --max-gpus passed)", n, name);
   return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(), bound,
                      n + 1);
 }

@@ -150,7 +150,8 @@ TEST_CASE("capacity: the budget ends the search with the largest passing count; 
   for (uint32_t g = 1; g <= 6; ++g) all.points[g] = at(0.99);
   CapacityAnswer b = search_capacity(all.fn(), opts(0.9, 6));
   CHECK(b.gpus_fed == 6);
-  CHECK(b.bound == "budget");
+  CHECK(b.bound == "limit");  // every count up to --max-gpus passed: not the budget
+  CHECK_THAT(b.text, Catch::Contains("up to the search's limit of 6"));
   CHECK(all.asked == std::vector<uint32_t>{1, 2, 4, 6});
   Table none;
   none.points[1] = at(0.99);
