@@ -100,14 +100,6 @@ LocalComm::LocalComm() : hostname_(this_hostname()) {}
 
 void LocalComm::abort(int exit_code) { std::exit(exit_code); }
 
-bool mpi_built() {
-#ifdef IOPROBE_HAVE_MPI
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::unique_ptr<Comm> make_comm(int* argc, char*** argv) {
   const LaunchInfo li = detect_launcher();
   if (!li.launched() || li.size == 1) return std::make_unique<LocalComm>();

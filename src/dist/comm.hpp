@@ -103,9 +103,6 @@ class LocalComm final : public Comm {
   std::string hostname_;
 };
 
-/// True when this binary was built with MPI (the multi-host mode).
-bool mpi_built();
-
 /// The job's communicator: MpiComm when a launcher started more than one process (MPI_Init is
 /// called here, MPI_Finalize at exit), LocalComm otherwise. Throws UsageError when a launcher
 /// started several processes but this binary was built without MPI, naming the launcher and
