@@ -246,3 +246,46 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
                                                        {"SLURM_STEP_NUM_TASKS", "1"}}))
             .empty());
 }
+
+// srun --mpi=pmi2 serves the tasks over Slurm's PMI-2 (Slurm's src/plugins/mpi/pmi2 sets PMI_FD,
+// PMI_RANK, PMI_SIZE in each task); Debian's Open MPI speaks PMIx only, so MPI_Init would abort.
+TEST_CASE("srun --mpi=pmi2 is recognised before MPI_Init and refused with the fix", "[dist]") {
+  using dist::detect_launcher;
+  using dist::srun_pmi2_needs_pmix;
+  const std::map<std::string, std::string> pmi2 = {
+      {"PMI_FD", "11"},         {"PMI_RANK", "1"},        {"PMI_SIZE", "2"},
+      {"SLURM_MPI_TYPE", "pmi2"}, {"SLURM_PROCID", "1"},    {"SLURM_STEP_ID", "0"},
+      {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "2"}, {"SLURM_PMI2_SRUN_PORT", "40123"}};
+  const dist::LaunchInfo li = detect_launcher(pmi2);
+  CHECK(li.mpi_plugin == "pmi2");
+  CHECK(li.launcher == "Slurm srun --mpi=pmi2");
+  CHECK(li.rank == 1);
+  CHECK(li.size == 2);
+  const std::string why = srun_pmi2_needs_pmix(li);
+  CHECK(why.rfind("started by srun --mpi=pmi2; this Open MPI needs PMIx: use srun --mpi=pmix", 0) == 0);
+  CHECK(why.find("2 tasks") != std::string::npos);
+  CHECK(dist::srun_without_mpi_plugin(li).empty());  // one refusal per cause
+
+  // Without SLURM_MPI_TYPE, the plugin's own variables say PMI-2 all the same.
+  auto no_type = pmi2;
+  no_type.erase("SLURM_MPI_TYPE");
+  CHECK(detect_launcher(no_type).mpi_plugin == "pmi2");
+  CHECK_FALSE(srun_pmi2_needs_pmix(detect_launcher(no_type)).empty());
+  auto sun_path = no_type;
+  sun_path.erase("SLURM_PMI2_SRUN_PORT");
+  sun_path["PMI2_SUN_PATH"] = "/var/spool/slurmd/sock.pmi2.7.0";
+  CHECK(detect_launcher(sun_path).mpi_plugin == "pmi2");
+
+  // Not PMI-2: srun --mpi=pmix, MPICH's hydra inside a step (PMI_FD and PMI_RANK, none of Slurm's
+  // PMI-2 marks), mpirun, no launcher.
+  CHECK(srun_pmi2_needs_pmix(detect_launcher({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "slurm.pmix.2.0"},
+                                              {"SLURM_MPI_TYPE", "pmix"}, {"SLURM_PROCID", "1"},
+                                              {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}}))
+            .empty());
+  const auto hydra = detect_launcher({{"PMI_FD", "6"}, {"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"SLURM_PROCID", "1"},
+                                      {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}});
+  CHECK(hydra.launcher == "MPICH hydra (PMI)");
+  CHECK(srun_pmi2_needs_pmix(hydra).empty());
+  CHECK(srun_pmi2_needs_pmix(detect_launcher({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "0"}})).empty());
+  CHECK(srun_pmi2_needs_pmix(detect_launcher({})).empty());
+}
