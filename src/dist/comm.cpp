@@ -43,10 +43,8 @@ LaunchInfo detect_launcher(const std::map<std::string, std::string>& env) {
     return it == env.end() ? std::string() : it->second;
   };
   // A step without SLURM_MPI_TYPE whose PMI variables are Slurm's PMI-2 plugin's, not another
-  // launcher's: hydra also sets PMI_FD and PMI_RANK, but neither PMI2_SUN_PATH nor SLURM_PMI2_*.
-  const auto pmi2_mark = env.lower_bound("SLURM_PMI2_");
-  const bool slurm_pmi2_vars = has("PMI_FD") && has("PMI_RANK") && !has("PMIX_RANK") &&
-                               (has("PMI2_SUN_PATH") || (pmi2_mark != env.end() && pmi2_mark->first.rfind("SLURM_PMI2_", 0) == 0));
+  // launcher's: hydra also sets PMI_FD and PMI_RANK, but not the plugin's PMI2_SUN_PATH.
+  const bool slurm_pmi2_vars = has("PMI_FD") && has("PMI_RANK") && !has("PMIX_RANK") && has("PMI2_SUN_PATH");
   if (has("OMPI_COMM_WORLD_SIZE")) {
     // mpirun inside a Slurm allocation also passes SLURM_* on: OpenMPI's own variables come first.
     li.launcher = "OpenMPI mpirun";

@@ -21,15 +21,15 @@ namespace ioprobe::dist {
 /// when srun started an MPI plugin (--mpi=pmix, --mpi=pmi2 or slurm.conf's MpiDefault),
 /// SLURM_MPI_TYPE; a batch script itself has no SLURM_STEP_ID and is no launch. Other PMIx
 /// launchers (prterun) set PMIX_RANK and PMIX_NAMESPACE; MPICH's hydra sets PMI_RANK/PMI_SIZE.
-/// Slurm's PMI-2 plugin sets PMI_FD, PMI_RANK, PMI_SIZE in each task (and PMI2_SUN_PATH, PMI_JOBID
-/// in newer Slurm; srun passes its SLURM_PMI2_* variables on): Slurm's src/plugins/mpi/pmi2.
+/// Slurm's PMI-2 plugin sets PMI_FD, PMI_JOBID, PMI_RANK, PMI_SIZE in each task (22.05, recorded
+/// in tests/integration/slurm_srun.sh; newer Slurm adds PMI2_SUN_PATH): src/plugins/mpi/pmi2.
 struct LaunchInfo {
   /// "none" | "OpenMPI mpirun" | "Slurm srun --mpi=<plugin>" | "Slurm srun (no MPI plugin)" |
   /// "PMIx (prterun)" | "MPICH hydra (PMI)". Reported as the cluster's launcher.
   std::string launcher = "none";
   std::string mpi_plugin;  // under srun: SLURM_MPI_TYPE ("pmix", "pmi2", ...), "none" when unset; else empty.
                            // "pmi2" also for a step without SLURM_MPI_TYPE that carries the PMI-2 plugin's
-                           // variables (PMI_FD and PMI_RANK, no PMIX_RANK, and PMI2_SUN_PATH or SLURM_PMI2_*)
+                           // variables (PMI_FD and PMI_RANK, no PMIX_RANK, and PMI2_SUN_PATH)
   int rank = 0;            // this process's rank as the launcher numbered it (0 when unknown)
   int size = 1;            // processes in the job (1 when not launched; 0 when a PMIx launcher does not say)
   bool launched() const { return launcher != "none"; }
