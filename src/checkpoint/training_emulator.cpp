@@ -11,7 +11,7 @@ constexpr size_t kBlockDoubles = 32768;       // 256 KiB per block
 constexpr size_t kBufDoubles = 4u << 20;      // 32 MiB working set, above typical L2/L3 share
 }  // namespace
 
-TrainingEmulator::TrainingEmulator(double step_s) : target_s_(step_s), buf_(kBufDoubles, 1.0) {
+TrainingEmulator::TrainingEmulator(double step_s) : buf_(kBufDoubles, 1.0) {
   // Calibrate: how many blocks fit in 0.3 s.
   uint64_t blocks = 0;
   int64_t t0 = now_ns(), limit = t0 + 300'000'000;

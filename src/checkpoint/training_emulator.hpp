@@ -16,11 +16,9 @@ class TrainingEmulator {
   /// Runs one step; returns its wall duration in seconds.
   double step();
   double baseline_step_s() const { return baseline_s_; }
-  double target_step_s() const { return target_s_; }
 
  private:
   void work(uint64_t blocks);
-  double target_s_;
   double baseline_s_ = 0;
   uint64_t blocks_per_step_ = 1;
   std::vector<double> buf_;

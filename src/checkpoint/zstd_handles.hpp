@@ -1,5 +1,5 @@
-// Owners of the C libraries' state objects the checkpoint code uses: a zstd decompression or
-// compression context (libzstd) and an XXH3 streaming state (libxxhash). Each frees its object
+// Owners of the C libraries' state objects the checkpoint code uses: a zstd decompression
+// context (libzstd) and an XXH3 streaming state (libxxhash). Each frees its object
 // when it goes out of scope, on every path out of a function, errors and exceptions included.
 #pragma once
 
@@ -15,27 +15,16 @@ namespace ioprobe::checkpoint {
 struct ZstdDCtxFree {
   void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
 };
-struct ZstdCCtxFree {
-  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
-};
 struct Xxh3StateFree {
   void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
 };
 
 using ZstdDCtx = std::unique_ptr<ZSTD_DCtx, ZstdDCtxFree>;
-using ZstdCCtx = std::unique_ptr<ZSTD_CCtx, ZstdCCtxFree>;
 using Xxh3State = std::unique_ptr<XXH3_state_t, Xxh3StateFree>;
 
 /// A new zstd decompression context. Throws std::bad_alloc when zstd cannot allocate one.
 inline ZstdDCtx make_zstd_dctx() {
   ZstdDCtx c(ZSTD_createDCtx());
-  if (!c) throw std::bad_alloc();
-  return c;
-}
-
-/// A new zstd compression context. Throws std::bad_alloc when zstd cannot allocate one.
-inline ZstdCCtx make_zstd_cctx() {
-  ZstdCCtx c(ZSTD_createCCtx());
   if (!c) throw std::bad_alloc();
   return c;
 }

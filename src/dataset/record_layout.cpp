@@ -14,14 +14,6 @@
 
 namespace ioprobe {
 
-RecordPlace aligned_span(const RecordPlace& p, uint64_t align) {
-  RecordPlace s = p;
-  s.offset = p.offset & ~(align - 1);
-  const uint64_t end = (p.offset + p.length + align - 1) & ~(align - 1);
-  s.length = end - s.offset;
-  return s;
-}
-
 RecordLayout::RecordLayout(DatasetKind kind, uint64_t files, uint64_t per_file, uint64_t fixed_size)
     : kind_(kind), files_(files), per_file_(per_file), fixed_(fixed_size) {}
 

@@ -28,12 +28,6 @@ struct RecordPlace {
   uint64_t length = 0;  // bytes
 };
 
-/// The span an O_DIRECT read must cover to deliver [offset, offset + length): the start rounded
-/// down and the end rounded up to `align` bytes (a power of two). Equal to the request when it
-/// is aligned already; the extra bytes are read into a bounce buffer and not counted as sample
-/// bytes.
-RecordPlace aligned_span(const RecordPlace& p, uint64_t align);
-
 /// The record index of a dataset. kind kFiles has none (records_per_file 1, no sizes).
 class RecordLayout {
  public:

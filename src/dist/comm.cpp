@@ -42,6 +42,9 @@ LaunchInfo detect_launcher(const std::map<std::string, std::string>& env) {
     auto it = env.find(n);
     return it == env.end() ? std::string() : it->second;
   };
+  // A step without SLURM_MPI_TYPE whose PMI variables are Slurm's PMI-2 plugin's, not another
+  // launcher's: hydra also sets PMI_FD and PMI_RANK, but not the plugin's PMI2_SUN_PATH.
+  const bool slurm_pmi2_vars = has("PMI_FD") && has("PMI_RANK") && !has("PMIX_RANK") && has("PMI2_SUN_PATH");
   if (has("OMPI_COMM_WORLD_SIZE")) {
     // mpirun inside a Slurm allocation also passes SLURM_* on: OpenMPI's own variables come first.
     li.launcher = "OpenMPI mpirun";
@@ -49,14 +52,15 @@ LaunchInfo detect_launcher(const std::map<std::string, std::string>& env) {
     li.rank = to_int(env, "OMPI_COMM_WORLD_RANK", 0);
     // OpenMPI 4's mpirun also sets PMIX_RANK; under srun --mpi=pmix only the PMIx variables exist.
   } else if (has("SLURM_STEP_ID") && has("SLURM_PROCID") && (has("SLURM_STEP_NUM_TASKS") || has("SLURM_NTASKS")) &&
-             (has("SLURM_MPI_TYPE") || (!has("PMIX_RANK") && !has("PMI_RANK")))) {
+             (has("SLURM_MPI_TYPE") || slurm_pmi2_vars || (!has("PMIX_RANK") && !has("PMI_RANK")))) {
     // A task of a Slurm job step (a batch script itself has no SLURM_STEP_ID). srun names the MPI
     // plugin it started in SLURM_MPI_TYPE (from --mpi or slurm.conf's MpiDefault); that plugin's
     // server (PMIx, PMI-2) is what lets MPI_Init connect the tasks. Without one ("none" or unset)
     // each task is on its own. PMI variables in a step without SLURM_MPI_TYPE are another
-    // launcher's (MPICH's hydra or prterun inside an allocation start their daemons with srun).
+    // launcher's (MPICH's hydra or prterun inside an allocation start their daemons with srun),
+    // unless they carry the PMI-2 plugin's marks (slurm_pmi2_vars).
     const std::string plugin = value("SLURM_MPI_TYPE");
-    li.mpi_plugin = plugin.empty() ? "none" : plugin;
+    li.mpi_plugin = !plugin.empty() ? plugin : slurm_pmi2_vars ? "pmi2" : "none";
     li.launcher = li.mpi_plugin == "none" ? "Slurm srun (no MPI plugin)" : "Slurm srun --mpi=" + li.mpi_plugin;
     li.rank = to_int(env, "SLURM_PROCID", 0);
     li.size = to_int(env, "SLURM_STEP_NUM_TASKS", to_int(env, "SLURM_NTASKS", 1));
@@ -80,7 +84,7 @@ LaunchInfo detect_launcher() {
     if (!eq) continue;
     std::string name(*e, static_cast<size_t>(eq - *e));
     if (name.rfind("OMPI_COMM_WORLD_", 0) == 0 || name.rfind("PMIX_", 0) == 0 || name.rfind("PMI_", 0) == 0 ||
-        name.rfind("SLURM_", 0) == 0)
+        name.rfind("PMI2_", 0) == 0 || name.rfind("SLURM_", 0) == 0)
       env.emplace(std::move(name), eq + 1);
   }
   return detect_launcher(env);
@@ -96,17 +100,18 @@ std::string srun_without_mpi_plugin(const LaunchInfo& li) {
       li.launcher, li.size, li.size);
 }
 
+std::string srun_pmi2_needs_pmix(const LaunchInfo& li) {
+  if (li.mpi_plugin != "pmi2") return {};
+  return fmt::format(
+      "started by srun --mpi=pmi2; this Open MPI needs PMIx: use srun --mpi=pmix ({}, {} tasks: Slurm's PMI-2 plugin "
+      "served the tasks, which this Open MPI cannot use, so MPI_Init would abort every task; 'srun --mpi=list' lists "
+      "this Slurm's plugins, MpiDefault=pmix in slurm.conf makes it the default; or mpirun inside the allocation)",
+      li.launcher, li.size);
+}
+
 LocalComm::LocalComm() : hostname_(this_hostname()) {}
 
 void LocalComm::abort(int exit_code) { std::exit(exit_code); }
-
-bool mpi_built() {
-#ifdef IOPROBE_HAVE_MPI
-  return true;
-#else
-  return false;
-#endif
-}
 
 std::unique_ptr<Comm> make_comm(int* argc, char*** argv) {
   const LaunchInfo li = detect_launcher();

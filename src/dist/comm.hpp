@@ -21,11 +21,15 @@ namespace ioprobe::dist {
 /// when srun started an MPI plugin (--mpi=pmix, --mpi=pmi2 or slurm.conf's MpiDefault),
 /// SLURM_MPI_TYPE; a batch script itself has no SLURM_STEP_ID and is no launch. Other PMIx
 /// launchers (prterun) set PMIX_RANK and PMIX_NAMESPACE; MPICH's hydra sets PMI_RANK/PMI_SIZE.
+/// Slurm's PMI-2 plugin sets PMI_FD, PMI_JOBID, PMI_RANK, PMI_SIZE in each task (22.05, recorded
+/// in tests/integration/slurm_srun.sh; newer Slurm adds PMI2_SUN_PATH): src/plugins/mpi/pmi2.
 struct LaunchInfo {
   /// "none" | "OpenMPI mpirun" | "Slurm srun --mpi=<plugin>" | "Slurm srun (no MPI plugin)" |
   /// "PMIx (prterun)" | "MPICH hydra (PMI)". Reported as the cluster's launcher.
   std::string launcher = "none";
-  std::string mpi_plugin;  // under srun: SLURM_MPI_TYPE ("pmix", "pmi2", ...), "none" when unset; else empty
+  std::string mpi_plugin;  // under srun: SLURM_MPI_TYPE ("pmix", "pmi2", ...), "none" when unset; else empty.
+                           // "pmi2" also for a step without SLURM_MPI_TYPE that carries the PMI-2 plugin's
+                           // variables (PMI_FD and PMI_RANK, no PMIX_RANK, and PMI2_SUN_PATH)
   int rank = 0;            // this process's rank as the launcher numbered it (0 when unknown)
   int size = 1;            // processes in the job (1 when not launched; 0 when a PMIx launcher does not say)
   bool launched() const { return launcher != "none"; }
@@ -42,6 +46,13 @@ LaunchInfo detect_launcher();
 /// tasks only through the PMIx (or, when built --with-pmi, PMI-2) server that such a plugin starts;
 /// without one its MPI_Init aborts every task with a message that suggests rebuilding Open MPI.
 std::string srun_without_mpi_plugin(const LaunchInfo& li);
+
+/// The refusal of a Slurm step that srun started with its PMI-2 plugin (li.mpi_plugin == "pmi2":
+/// srun --mpi=pmi2 or MpiDefault=pmi2) when this MPI speaks PMIx only (Debian's Open MPI is built
+/// --with-pmix and without Slurm's PMI-2; Open MPI 5 has no PMI-2 at all): the message, naming the
+/// launch and the fix (srun --mpi=pmix); empty for any other launch. Open MPI's MPI_Init would abort
+/// every task ("OMPI was not built with SLURM's PMI support").
+std::string srun_pmi2_needs_pmix(const LaunchInfo& li);
 
 /// One ioprobe process among `size()`. Rank 0 drives: it alone prints and writes files.
 /// Collectives must be called by every rank in the same order. A collective given a timeout
@@ -102,9 +113,6 @@ class LocalComm final : public Comm {
   std::string launcher_ = "none";
   std::string hostname_;
 };
-
-/// True when this binary was built with MPI (the multi-host mode).
-bool mpi_built();
 
 /// The job's communicator: MpiComm when a launcher started more than one process (MPI_Init is
 /// called here, MPI_Finalize at exit), LocalComm otherwise. Throws UsageError when a launcher

@@ -1,5 +1,7 @@
 // MpiComm: the Comm of a job that mpirun / srun started, over MPI's C API. Built only when CMake
 // finds MPI (CMakeLists.txt adds this file and defines IOPROBE_HAVE_MPI for comm.cpp).
+#include <dlfcn.h>
+#include <glob.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <list>
 #include <memory>
 #include <string>
@@ -32,6 +35,26 @@ std::string processor_name() {
   MPI_Get_processor_name(buf, &len);
   return std::string(buf, static_cast<size_t>(len));
 }
+
+#ifdef OPEN_MPI
+// Whether this Open MPI can be a client of Slurm's PMI-2 server: Open MPI 4 configured --with-pmi
+// has the pmix "s2" component, a plugin file mca_pmix_s2.so in its component folder (upstream
+// PREFIX/lib/openmpi, Debian's .../openmpi/lib/openmpi3) or linked in when built --disable-dlopen.
+// Debian 12's Open MPI 4.1 has none (ompi_info: pmix ext3x, flux, isolated); Open MPI 5 has no PMI-2.
+bool open_mpi_speaks_pmi2() {
+  if (dlsym(RTLD_DEFAULT, "mca_pmix_s2_component")) return true;
+  Dl_info info{};
+  void* init = dlsym(RTLD_DEFAULT, "MPI_Init");
+  if (!init || !dladdr(init, &info) || !info.dli_fname) return false;
+  std::error_code ec;
+  const std::filesystem::path lib = std::filesystem::canonical(info.dli_fname, ec);
+  if (ec) return false;
+  glob_t g{};
+  const bool found = glob((lib.parent_path() / "openmpi*" / "mca_pmix_s2.so").c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0;
+  globfree(&g);
+  return found;
+}
+#endif
 
 // Finalizes MPI at exit, after main returned (ranks that leave through exit() too).
 void finalize_at_exit() {
@@ -335,6 +358,7 @@ std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& l
 #ifdef OPEN_MPI
   // Before MPI_Init: Open MPI's own abort there says it "was not built with SLURM's PMI support".
   if (std::string why = srun_without_mpi_plugin(li); !why.empty()) throw UsageError(why);
+  if (std::string why = srun_pmi2_needs_pmix(li); !why.empty() && !open_mpi_speaks_pmi2()) throw UsageError(why);
 #endif
   int provided = 0;
   // The loader's step exchange runs on whichever rank thread arrives last at the DDP barrier, one

@@ -125,7 +125,6 @@ class Engine {
   Engine() = default;
   void allocate_slots(unsigned depth, uint32_t buffer_bytes, const char* path_for_errors);
   void free_slots();
-  void* buffer_base() const { return buffers_; }
   size_t buffer_stride() const { return stride_; }
 
   EngineCaps caps_;

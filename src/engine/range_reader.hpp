@@ -7,7 +7,7 @@
 //    io_uring_enter each, the read at an explicit offset).
 //  - "psync": openat(2), pread(2), close(2).
 // O_DIRECT: a request whose offset or length is not a multiple of kDirectAlign (4 KiB) is read
-// as its aligned span (record_layout.hpp aligned_span) into a 4 KiB-aligned bounce buffer; the
+// as its aligned span (start rounded down, end rounded up to kDirectAlign) into a 4 KiB-aligned bounce buffer; the
 // result reports the bytes the caller asked for that the file holds (`bytes`) and the bytes the
 // device transferred (`io_bytes`). Without O_DIRECT the request is read as given.
 #pragma once

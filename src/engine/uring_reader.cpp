@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/uring_ring.hpp"
@@ -144,9 +143,7 @@ int UringFileReader::next(const uint8_t*& data, size_t& len) {
     head_ = (head_ + 1) % bufs_.size();
   }
   if (!inflight_[head_] && !done_[head_]) return 1;
-  const int64_t t0 = now_ns();
   int r = wait_slot(head_);
-  wait_ns_ += now_ns() - t0;
   if (r < 0) return r;
   done_[head_] = 0;
   const uint64_t off = off_[head_];

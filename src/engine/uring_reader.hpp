@@ -46,7 +46,6 @@ class UringFileReader {
   /// A plain (buffered, read-only) descriptor of the same file, for small reads such as a trailer.
   int plain_fd() const { return fd_plain_; }
   const std::string& last_error() const { return err_; }
-  int64_t read_wait_ns() const { return wait_ns_; }  // time next() was blocked on the device
   uint64_t bytes_read() const { return bytes_read_; }
 
  private:
@@ -70,7 +69,6 @@ class UringFileReader {
   bool head_out_ = false;   // head_ was handed out and is recycled on the next call
   unsigned pending_ = 0;
   std::string err_;
-  int64_t wait_ns_ = 0;
   uint64_t bytes_read_ = 0;
 };
 

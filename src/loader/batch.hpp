@@ -2,9 +2,11 @@
 // and a Batch (what it built). A Batch goes from the worker (SampleSource::fetch) through the
 // in-order queue (prefetch_queue.hpp), the pin thread (pin_stage.hpp) and the copy to the GPU
 // (h2d_stage.hpp) to the training step (consumer.hpp), moved from stage to stage, never copied.
+// It carries no sample contents: workers read into their engine's buffer and the loader measures
+// sizes and times only, so the pin and H2D stages copy a stand-in of `bytes`. A consumer that
+// needs the real contents would add them here, filled by the sources' fetch.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -31,11 +33,6 @@ struct Batch {
   /// global record index file x records_per_file + record (sharded and token datasets). One
   /// entry per successful sample (size() == samples).
   std::vector<uint64_t> sample_ids;
-  /// The samples' bytes back to back, when the source keeps them. No source keeps them today
-  /// (workers read into their engine's buffer and the loader measures sizes and times only), so
-  /// it is empty and the pin and H2D stages copy a stand-in of `bytes`; a stage or consumer that
-  /// needs the contents (a CUDA copy of the real batch) takes it with std::move.
-  std::vector<std::byte> data;
   uint32_t epoch = 0;        // the epoch it belongs to (set when it is delivered)
   int64_t delivered_ns = -1; // when it was handed to the training step, ns since the run started (the DDP
                              // barrier included); -1 until then

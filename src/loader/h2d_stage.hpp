@@ -21,8 +21,8 @@ class H2dStage {
   /// made (no CUDA, stream refused) leaves the stage failed: error() says why, copy() does nothing.
   H2dStage(const LoaderConfig& cfg, uint32_t rank);
   /// Copies the batch's bytes (cfg.pin_bytes_per_batch per full batch when set, else
-  /// batch.bytes; a partial batch its share) from the copier's page-locked buffer (batch.data is
-  /// not read: it is empty today, see loader/batch.hpp) and adds to stats.h2d_*. After a CUDA error it records the
+  /// batch.bytes; a partial batch its share) from the copier's page-locked buffer (the loader keeps
+  /// no batch contents, see loader/batch.hpp) and adds to stats.h2d_*. After a CUDA error it records the
   /// error in stats.h2d_error and copies nothing more. Does not throw.
   void copy(const Batch& batch, RankStats& stats);
   const std::string& error() const { return error_; }

@@ -1,8 +1,8 @@
 // PyTorch's pin_memory thread, one per rank: it takes the batches in order from the workers'
 // queue, copies each into page-locked memory, and hands them to the training loop. Here the copy
 // is real: a memcpy of the batch's bytes into an mlock'ed buffer (the same memory traffic and CPU
-// as pinning a batch of that size; the batch's contents are not kept by the loader, Batch::data is
-// empty, so the source is a buffer of the same size). The Batch itself is handed on unchanged.
+// as pinning a batch of that size; the loader keeps no batch contents (loader/batch.hpp), so the
+// source is a buffer of the same size). The Batch itself is handed on unchanged.
 #pragma once
 
 #include <condition_variable>

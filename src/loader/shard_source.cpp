@@ -4,14 +4,7 @@
 
 namespace ioprobe {
 
-ShardSource::ShardSource(const SourceEnv& env)
-    : env_(env), readers_(env.cfg->num_workers), streams_(env.cfg->num_workers) {
-  fetch_env_.dirfd = env.dirfd;
-  fetch_env_.index = env.index;
-  fetch_env_.layout = env.layout;
-  fetch_env_.read_size = env.cfg->read_size;
-  fetch_env_.on_error = env.on_error;
-}
+ShardSource::ShardSource(const SourceEnv& env) : env_(env), readers_(env_), streams_(env.cfg->num_workers) {}
 
 EpochPlan ShardSource::plan_epoch(uint32_t epoch) {
   const LoaderConfig& cfg = *env_.cfg;
@@ -29,18 +22,12 @@ EpochPlan ShardSource::plan_epoch(uint32_t epoch) {
   return plan;
 }
 
-void ShardSource::init_worker(uint32_t w) { readers_[w] = make_range_reader(env_.cfg->engine, env_.cfg->direct); }
+void ShardSource::init_worker(uint32_t w) { readers_.init_worker(w); }
 
 Batch ShardSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const std::atomic<bool>& cancel) {
-  RangeReader* reader = readers_[w].get();
-  if (!reader) {  // the engine could not be set up; the rank rethrows the reason
-    Batch r;
-    r.errors = t.end - t.begin;
-    return r;
-  }
-  RecordFetchEnv env = fetch_env_;
-  env.per_sample = [this, &ws] { per_sample_cpu(env_, ws); };
-  return streams_[w].fetch(*reader, env, ws, t.begin, t.end, cancel);
+  return readers_.fetch(w, t, ws, [&](RangeReader& reader, const RecordFetchEnv& env) {
+    return streams_[w].fetch(reader, env, ws, t.begin, t.end, cancel);
+  });
 }
 
 }  // namespace ioprobe

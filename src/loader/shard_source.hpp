@@ -5,12 +5,11 @@
 // round-robin over the workers that still have records (iterable_batch_order).
 #pragma once
 
-#include <memory>
 #include <vector>
 
-#include "engine/range_reader.hpp"
 #include "loader/record_fetch.hpp"
 #include "loader/sample_source.hpp"
+#include "loader/worker_readers.hpp"
 
 namespace ioprobe {
 
@@ -27,9 +26,8 @@ class ShardSource final : public SampleSource {
 
  private:
   SourceEnv env_;
-  RecordFetchEnv fetch_env_;
-  std::vector<std::unique_ptr<RangeReader>> readers_;  // one per worker
-  std::vector<ShardStream> streams_;                   // one per worker
+  WorkerRangeReaders readers_;         // after env_: it points at env_
+  std::vector<ShardStream> streams_;  // one per worker
 };
 
 }  // namespace ioprobe

@@ -4,12 +4,11 @@
 // (record_fetch.hpp TokenFetcher).
 #pragma once
 
-#include <memory>
 #include <vector>
 
-#include "engine/range_reader.hpp"
 #include "loader/record_fetch.hpp"
 #include "loader/sample_source.hpp"
+#include "loader/worker_readers.hpp"
 
 namespace ioprobe {
 
@@ -27,9 +26,8 @@ class TokenSource final : public MapStyleSource {
   std::vector<uint64_t> epoch_files(const std::vector<uint64_t>& order) const override;
 
  private:
-  RecordFetchEnv fetch_env_;
-  std::vector<std::unique_ptr<RangeReader>> readers_;  // one per worker
-  std::vector<TokenFetcher> tokens_;                   // one per worker
+  WorkerRangeReaders readers_;       // points at MapStyleSource::env_
+  std::vector<TokenFetcher> tokens_;  // one per worker
 };
 
 }  // namespace ioprobe

@@ -143,6 +143,33 @@ std::string host_rows_text(const json& p) {
   return o;
 }
 
+// Each host's share of a point measured across hosts, as table rows under the point's row (the
+// columns of the points table; demand, spread and repeats are the point's, left empty).
+std::string host_rows_html(const json& p) {
+  std::string o;
+  if (!p.contains("hosts") || !p["hosts"].is_array()) return o;
+  for (const auto& h : p["hosts"]) {
+    std::string ranks;
+    for (const auto& r : h.value("mpi_ranks", json::array()))
+      if (r.is_number_integer()) ranks += (ranks.empty() ? "" : ",") + std::to_string(r.get<int>());
+    const std::string name = h.value("hostname", "?");
+    const std::string head = fmt::format("<tr class=\"host\" data-host=\"{}\"><th>{}: {} GPUs (MPI rank {})</th>",
+                                         html_escape(name), html_escape(name), h.value("gpus", 0), html_escape(ranks));
+    if (h.value("gpus", 0) == 0) {
+      o += head + "<td colspan=\"9\">no accelerator at this point</td></tr>\n";
+      continue;
+    }
+    const bool client = h.value("client_bound", false);
+    o += head + fmt::format("<td>{:.1f}%</td><td>{:.1f}%</td><td>{:.0f}</td><td></td><td>{:.1f}</td><td></td>"
+                            "<td>{:.0f}% of {}</td><td></td><td{}>{}</td></tr>\n",
+                            100 * h.value("au", 0.0), 100 * h.value("au_min", 0.0), h.value("samples_per_s", 0.0),
+                            h.value("bytes_per_s", 0.0) / 1e6, 100 * h.value("cpu_fraction", 0.0), h.value("cpus_allowed", 0),
+                            client ? " class=\"warn\"" : "",
+                            client ? html_escape("client-bound: " + h.value("note", "")) : "");
+  }
+  return o;
+}
+
 // The devices' accounting of the points: what was counted, or why nothing could be.
 std::string device_note_text(const json& c) {
   for (const auto& p : c.at("points"))
@@ -264,15 +291,27 @@ std::string render_capacity_html(const json& doc) {
   for (const auto& p : c.at("points"))
     if (p.value("gpus", 0ULL) == n && n > 0) au.marks.push_back({static_cast<double>(n), 100 * p.value("au", 0.0), "fed"});
   o += render_line_chart(au) + render_line_chart(rate);
+  if (doc.contains("cluster") && doc["cluster"].is_object()) {
+    const json& cl = doc["cluster"];
+    std::string names;
+    for (const auto& n : cl.value("hostnames", json::array()))
+      if (n.is_string()) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    o += fmt::format("<p class=\"note\">Across {} hosts ({}), {} MPI ranks, started by {}: each point split evenly over "
+                     "the hosts, then over each host's processes; each host's share in the rows under the point (CPU: "
+                     "of that host's allowed CPUs).</p>\n",
+                     cl.value("hosts", 0), html_escape(names), cl.value("mpi_ranks", 0), html_escape(cl.value("launcher", "")));
+  }
   o += "<table class=\"grid\"><tr><th>GPUs</th><th>AU</th><th>AU min</th><th>samples/s</th><th>demand</th><th>MB/s</th>"
        "<th>spread</th><th>CPU</th><th>repeats</th><th>fed</th></tr>\n";
-  for (const auto& p : c.at("points"))
+  for (const auto& p : c.at("points")) {
     o += fmt::format("<tr><td>{}</td><td>{:.1f}%</td><td>{:.1f}%</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.1f}</td>"
                      "<td>{:.1f}%</td><td>{:.0f}%</td><td>{}</td><td>{}</td></tr>\n",
                      p.value("gpus", 0), 100 * p.value("au", 0.0), 100 * p.value("au_min", 0.0),
                      p.value("samples_per_s", 0.0), p.value("demand_samples_per_s", 0.0),
                      p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("spread", 0.0), 100 * p.value("cpu_fraction", 0.0),
                      p.value("repeats", 0), html_escape(p.value("passed", false) ? "yes" : "no"));
+    o += host_rows_html(p);
+  }
   return o + "</table><p class=\"note\">MB/s = 10^6 B/s. Rates from sample completion times in each run's steady "
              "window.</p>\n";
 }

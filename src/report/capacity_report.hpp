@@ -36,7 +36,8 @@ nlohmann::json capacity_json(const CapacityAnswer& a, const CapacitySectionInput
 std::string render_capacity_text(const nlohmann::json& doc);
 
 /// The HTML section body of a "capacity" document: the answer, the two charts
-/// (<svg data-chart="capacity-au"> and data-chart="capacity-rate") and the table of points.
+/// (<svg data-chart="capacity-au"> and data-chart="capacity-rate") and the table of points; across
+/// hosts each point's host rows under it (<tr class="host" data-host="NAME">), every string escaped.
 std::string render_capacity_html(const nlohmann::json& doc);
 
 }  // namespace ioprobe

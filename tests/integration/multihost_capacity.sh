@@ -5,7 +5,7 @@
 # its own two workers; the two "hosts" share this machine's 2 CPUs, so the loaders' threads fall
 # behind at a few accelerators: the search fails
 # by 16 at the latest, client- or storage-bound, after several points. Checks:
-#  - one report (rank 0's) with its hosts line; the search finished (N fed, N+1 not, both
+#  - one report (rank 0's) with its hosts line, and in the HTML each point's host rows; the search finished (N fed, N+1 not, both
 #    measured; client-bound names a host);
 #  - every point ran on both processes (each point's host rows list both MPI ranks: merging
 #    refuses parts of different points) and each point's per-host split sums to its N, evenly
@@ -28,12 +28,14 @@ ds=(--files 3000 --file-size 4KiB --file-size-dist fixed --dirs 1 --dir "$HOSTS_
     --cache warm --gpu-samples-per-s 150 --cpu-per-sample 2000)
 
 HOSTS_TIMEOUT=150 hosts_mpirun 2 "${MPI[@]}" "$IOPROBE" capacity "${ds[@]}" --point-time 2s --repeats 1 \
-  --max-gpus 32 --budget 100s --json "$W/cap.json" >"$W/out" 2>&1
+  --max-gpus 32 --budget 100s --json "$W/cap.json" --html "$W/cap.html" >"$W/out" 2>&1
 rc=$?
 cat "$W/out"
 [ "$rc" = 0 ] || fail "mpirun -np 2 ioprobe capacity: exit $rc"
 [ "$(grep -c '^ioprobe .* capacity' "$W/out")" = 1 ] || fail "expected exactly one report (rank 0's)"
 grep -q "^  hosts      2 (h1, h2)" "$W/out" || fail "the report does not show the hosts"
+[ "$(grep -c '<tr class="host" data-host="h1">' "$W/cap.html")" -ge 2 ] &&
+  [ "$(grep -c '<tr class="host" data-host="h2">' "$W/cap.html")" -ge 2 ] || fail "the HTML lacks the points' host rows"
 grep -Eq "capacity: +[0-9]+ x custom GPU \(h1 [0-9]+, h2 [0-9]+\)" "$W/out" || fail "no per-host split in the progress lines"
 if [ -n "${IOPROBE_SOURCE_DIR:-}" ] && python3 -c "import jsonschema" 2>/dev/null; then
   python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))" \

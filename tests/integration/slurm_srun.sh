@@ -5,7 +5,8 @@
 # at it, so no system Slurm configuration is read or touched). Checks that the srun job is one
 # DDP job with one merged result (the same exact accounting as multihost_local_mpirun), that the
 # report names srun --mpi=pmix as the launcher, that an sbatch script's srun does the same, and
-# that `srun -n 2` without an MPI plugin ends at once with ioprobe's own message naming the fix.
+# that `srun -n 2` without an MPI plugin and `srun --mpi=pmi2 -n 2` end at once with ioprobe's own
+# message naming the fix.
 # Every daemon it started is stopped at exit, on failure too.
 set -u
 IOPROBE=$1
@@ -175,6 +176,21 @@ grep -q "srun --mpi=pmix -n 2" "$W/none.out" || fail "the refusal does not name 
 grep -q "OMPI was not built" "$W/none.out" && fail "Open MPI's own abort ran (MPI_Init was called)"
 [ -e "$W/nods" ] || [ -e "$W/none.json" ] && fail "a task ran alone (it wrote a dataset or a result)"
 
+# 3b. srun --mpi=pmi2 -n 2: Slurm's PMI-2 server, which Debian's Open MPI (PMIx only) cannot use.
+# ioprobe refuses before MPI_Init, once, exit 2, naming the fix. The variables the plugin sets
+# in a task are printed first (the unit test's environment is modelled on them).
+timeout 30 srun --mpi=pmi2 -n 1 --chdir "$W" env 2>&1 | grep -E '^(PMI|SLURM_MPI_TYPE)' | sort
+timeout 60 srun --mpi=pmi2 -n 2 --chdir "$W" "$IOPROBE" "${args[@]}" --dir "$W/nods2" --json "$W/pmi2.json" \
+  >"$W/pmi2.out" 2>&1
+rc=$?
+cat "$W/pmi2.out"
+[ "$rc" = 124 ] && fail "srun --mpi=pmi2 -n 2 hung (killed after 60 s)"
+[ "$rc" = 2 ] || fail "srun --mpi=pmi2 -n 2: exit $rc, expected 2 (a usage refusal)"
+[ "$(grep -c '^ioprobe: started by srun --mpi=pmi2; this Open MPI needs PMIx: use srun --mpi=pmix' "$W/pmi2.out")" = 1 ] ||
+  fail "expected ioprobe's pmi2 refusal exactly once"
+grep -q "OMPI was not built" "$W/pmi2.out" && fail "Open MPI's own abort ran under pmi2 (MPI_Init was called)"
+[ -e "$W/nods2" ] || [ -e "$W/pmi2.json" ] && fail "a task ran alone under pmi2 (it wrote a dataset or a result)"
+
 # 4. A site whose slurm.conf says MpiDefault=pmix: plain `srun -n 2` starts the PMIx plugin, and
 # ioprobe names it (SLURM_MPI_TYPE) though the command line has no --mpi.
 sed -i 's/^MpiDefault=none$/MpiDefault=pmix/' "$SLURM_CONF"
@@ -184,4 +200,5 @@ rc=$?
 cat "$W/d.out"
 [ "$rc" = 0 ] || { show_logs; fail "srun -n 2 under MpiDefault=pmix: exit $rc"; }
 check_result "$W/d.json" "$W/d.out" "srun -n 2 under MpiDefault=pmix"
-echo "ok: srun --mpi=pmix, sbatch and MpiDefault=pmix give one merged result; srun without a plugin is refused in $took s"
+echo "ok: srun --mpi=pmix, sbatch and MpiDefault=pmix give one merged result; srun without a plugin is refused in $took s," \
+  "srun --mpi=pmi2 with the fix"

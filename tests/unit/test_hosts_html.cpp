@@ -58,3 +58,73 @@ TEST_CASE("CSV of a multi-host document: every host's figures, one row each", "[
   CHECK(csv.find("/hosts/1/results/iops,400.0\n") != std::string::npos);
   CHECK(csv.find("/hosts/1/straggler,true\n") != std::string::npos);
 }
+
+// A capacity document as a 2-host run writes it (mpirun over nodeA and nodeB, one process each):
+// point 2 fed, point 4 not fed with nodeA client-bound. The note carries markup to be escaped.
+const char* const kTwoHostCapacity = R"json({
+  "kind": "capacity", "ioprobe_version": "t", "command": ["ioprobe", "capacity", "--gpu", "h100", "--data", "/mnt/d"],
+  "target": {"path": "/mnt/d", "fs_type": "nfs", "direct": false},
+  "dataset": {"files": 1000, "bytes": 150000000},
+  "host": {"cpus_allowed": 8, "cpu_list": "0-7", "cpus_online": 8},
+  "cluster": {"launcher": "OpenMPI mpirun", "hosts": 2, "hostnames": ["nodeA", "nodeB"], "mpi_ranks": 2, "split": "even"},
+  "capacity": {"accelerator": "h100", "accelerator_name": "H100", "model": "unet3d", "au_target": 0.9,
+    "gpus_fed": 2, "bound": "client-cpu", "boundary_measured": true, "answer": "2 x H100 fed",
+    "samples_per_s_per_gpu": 10.0, "sample_bytes": 150000, "point_s": 10, "repeats": 2, "budget_s": 600,
+    "elapsed_s": 80, "max_gpus": 64, "stop_reason": "completed",
+    "points": [
+      {"gpus": 2, "au": 0.97, "au_min": 0.95, "samples_per_s": 20.0, "bytes_per_s": 3000000, "repeats": 2,
+       "spread": 0.01, "demand_samples_per_s": 20.0, "cpu_fraction": 0.2, "consumer_lag": 0, "client_bound": false,
+       "workers_bound": false, "metadata_bound": false, "steady": true, "passed": true, "delivered_bytes": 60000000,
+       "note": "", "client_host": null,
+       "hosts": [
+         {"hostname": "nodeA", "host_index": 0, "mpi_ranks": [0], "gpus": 1, "cpus_allowed": 8, "au": 0.98,
+          "au_min": 0.96, "samples_per_s": 10.0, "bytes_per_s": 1500000, "delivered_bytes": 30000000,
+          "cpu_fraction": 0.3, "consumer_lag": 0, "client_bound": false, "note": ""},
+         {"hostname": "nodeB", "host_index": 1, "mpi_ranks": [1], "gpus": 1, "cpus_allowed": 8, "au": 0.96,
+          "au_min": 0.95, "samples_per_s": 10.0, "bytes_per_s": 1500000, "delivered_bytes": 30000000,
+          "cpu_fraction": 0.1, "consumer_lag": 0, "client_bound": false, "note": ""}]},
+      {"gpus": 4, "au": 0.6, "au_min": 0.5, "samples_per_s": 24.0, "bytes_per_s": 3600000, "repeats": 2,
+       "spread": 0.02, "demand_samples_per_s": 40.0, "cpu_fraction": 0.5, "consumer_lag": 0.1, "client_bound": true,
+       "workers_bound": false, "metadata_bound": false, "steady": true, "passed": false, "delivered_bytes": 72000000,
+       "note": "client-bound on host nodeA", "client_host": "nodeA",
+       "hosts": [
+         {"hostname": "nodeA", "host_index": 0, "mpi_ranks": [0], "gpus": 2, "cpus_allowed": 8, "au": 0.4,
+          "au_min": 0.35, "samples_per_s": 8.0, "bytes_per_s": 1200000, "delivered_bytes": 24000000,
+          "cpu_fraction": 0.95, "consumer_lag": 0.2, "client_bound": true, "note": "CPU 95% <of 8>"},
+         {"hostname": "nodeB", "host_index": 1, "mpi_ranks": [1], "gpus": 2, "cpus_allowed": 8, "au": 0.8,
+          "au_min": 0.7, "samples_per_s": 16.0, "bytes_per_s": 2400000, "delivered_bytes": 48000000,
+          "cpu_fraction": 0.2, "consumer_lag": 0, "client_bound": false, "note": ""}]}]}
+})json";
+
+TEST_CASE("HTML of a 2-host capacity document: each point's host rows under it, escaped", "[report][hosts][capacity]") {
+  const json d = json::parse(kTwoHostCapacity);
+  const std::string html = render_html_report({d});
+  CHECK(count(html, "<tr class=\"host\" data-host=\"nodeA\">") == 2);
+  CHECK(count(html, "<tr class=\"host\" data-host=\"nodeB\">") == 2);
+  CHECK(html.find("nodeA: 2 GPUs (MPI rank 0)</th><td>40.0%</td><td>35.0%</td><td>8</td>") != std::string::npos);
+  CHECK(html.find("nodeB: 1 GPUs (MPI rank 1)</th><td>96.0%</td>") != std::string::npos);
+  CHECK(html.find("<td>95% of 8</td>") != std::string::npos);
+  // The rows come after their point's row and before the next point's.
+  const size_t p2 = html.find("<tr><td>2</td>"), p4 = html.find("<tr><td>4</td>");
+  REQUIRE(p2 != std::string::npos);
+  REQUIRE(p4 != std::string::npos);
+  const size_t first_host = html.find("data-host=\"nodeA\"");
+  CHECK(first_host > p2);
+  CHECK(first_host < p4);
+  CHECK(html.find("data-host=\"nodeA\"", p4) != std::string::npos);
+  // The client-bound host is marked and its note escaped.
+  CHECK(html.find("<td class=\"warn\">client-bound: CPU 95% &lt;of 8&gt;</td>") != std::string::npos);
+  CHECK(html.find("<of 8>") == std::string::npos);
+  CHECK(html.find("Across 2 hosts (nodeA, nodeB), 2 MPI ranks, started by OpenMPI mpirun") != std::string::npos);
+
+  // A hostname with markup is escaped in the row; a single-host document has no host rows.
+  json odd = d;
+  odd["capacity"]["points"][0]["hosts"][1]["hostname"] = "node<B>";
+  const std::string odd_html = render_html_report({odd});
+  CHECK(odd_html.find("data-host=\"node&lt;B&gt;\"") != std::string::npos);
+  CHECK(odd_html.find("node<B>") == std::string::npos);
+  json single = d;
+  single.erase("cluster");
+  for (auto& p : single["capacity"]["points"]) p.erase("hosts");
+  CHECK(render_html_report({single}).find("class=\"host\"") == std::string::npos);
+}

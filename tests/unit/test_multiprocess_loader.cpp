@@ -246,3 +246,46 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
                                                        {"SLURM_STEP_NUM_TASKS", "1"}}))
             .empty());
 }
+
+// srun --mpi=pmi2 serves the tasks over Slurm's PMI-2: the variables as Slurm 22.05 set them for
+// task 1 of `srun --mpi=pmi2 -n 2` (PMI_* and SLURM_MPI_TYPE recorded by slurm_srun.sh on Debian
+// 12). Debian's Open MPI speaks PMIx only, so its MPI_Init would abort.
+TEST_CASE("srun --mpi=pmi2 is recognised before MPI_Init and refused with the fix", "[dist]") {
+  using dist::detect_launcher;
+  using dist::srun_pmi2_needs_pmix;
+  const std::map<std::string, std::string> pmi2 = {
+      {"PMI_FD", "11"},         {"PMI_JOBID", "4.0"},     {"PMI_RANK", "1"},          {"PMI_SIZE", "2"},
+      {"SLURM_MPI_TYPE", "pmi2"}, {"SLURM_PROCID", "1"},    {"SLURM_STEP_ID", "0"},
+      {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "2"}};
+  const dist::LaunchInfo li = detect_launcher(pmi2);
+  CHECK(li.mpi_plugin == "pmi2");
+  CHECK(li.launcher == "Slurm srun --mpi=pmi2");
+  CHECK(li.rank == 1);
+  CHECK(li.size == 2);
+  const std::string why = srun_pmi2_needs_pmix(li);
+  CHECK(why.rfind("started by srun --mpi=pmi2; this Open MPI needs PMIx: use srun --mpi=pmix", 0) == 0);
+  CHECK(why.find("2 tasks") != std::string::npos);
+  CHECK(dist::srun_without_mpi_plugin(li).empty());  // one refusal per cause
+
+  // Without SLURM_MPI_TYPE, newer Slurm's PMI2_SUN_PATH says PMI-2 all the same; without it the
+  // PMI variables could be hydra's (below).
+  auto no_type = pmi2;
+  no_type.erase("SLURM_MPI_TYPE");
+  CHECK(srun_pmi2_needs_pmix(detect_launcher(no_type)).empty());
+  no_type["PMI2_SUN_PATH"] = "/var/spool/slurmd/sock.pmi2.7.0";
+  CHECK(detect_launcher(no_type).mpi_plugin == "pmi2");
+  CHECK_FALSE(srun_pmi2_needs_pmix(detect_launcher(no_type)).empty());
+
+  // Not PMI-2: srun --mpi=pmix, MPICH's hydra inside a step (PMI_FD and PMI_RANK, none of Slurm's
+  // PMI-2 marks), mpirun, no launcher.
+  CHECK(srun_pmi2_needs_pmix(detect_launcher({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "slurm.pmix.2.0"},
+                                              {"SLURM_MPI_TYPE", "pmix"}, {"SLURM_PROCID", "1"},
+                                              {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}}))
+            .empty());
+  const auto hydra = detect_launcher({{"PMI_FD", "6"}, {"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"SLURM_PROCID", "1"},
+                                      {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}});
+  CHECK(hydra.launcher == "MPICH hydra (PMI)");
+  CHECK(srun_pmi2_needs_pmix(hydra).empty());
+  CHECK(srun_pmi2_needs_pmix(detect_launcher({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "0"}})).empty());
+  CHECK(srun_pmi2_needs_pmix(detect_launcher({})).empty());
+}

@@ -112,18 +112,6 @@ TEST_CASE("token samples: offsets in range, on sample boundaries, aligned span a
     REQUIRE(p.offset % 4096 == 0);  // 2,048 x 4 B = 8 KiB samples are 4 KiB-aligned: no bounce read
     REQUIRE(p.length == seq * tb);
   }
-  // Unaligned samples (1,000 tokens x 2 B): the O_DIRECT span covers the sample, 4 KiB-aligned.
-  RecordLayout odd(DatasetKind::kToken, 1, 5000, 2000);
-  for (uint64_t s : {0ULL, 1ULL, 2ULL, 3ULL, 4999ULL}) {
-    RecordPlace p = odd.locate_fixed(s), a = aligned_span(p, 4096);
-    REQUIRE(a.offset % 4096 == 0);
-    REQUIRE(a.length % 4096 == 0);
-    REQUIRE(a.offset <= p.offset);
-    REQUIRE(a.offset + a.length >= p.offset + p.length);
-    REQUIRE(a.length < p.length + 2 * 4096);
-  }
-  CHECK(aligned_span({0, 8192, 8192}, 4096).length == 8192);  // aligned requests unchanged
-  CHECK(aligned_span({0, 8192, 8192}, 4096).offset == 8192);
 }
 
 TEST_CASE("sharded generation writes the record index; the reader sees the same boundaries", "[shards][dataset]") {
