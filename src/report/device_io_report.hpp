@@ -38,10 +38,12 @@ DeviceIo device_io_from_json(const nlohmann::json& j);
 
 /// results.epochs: one entry per epoch started, from the loader's per-epoch counts, its residency
 /// before each epoch, and the device accounting between consecutive epoch marks (the lists may
-/// differ in length: an entry gets what exists for it). In a run a stop cut short (r.partial),
-/// the epochs from r.epochs_completed on are marked partial, without a read ratio (the devices
-/// also read batches fetched ahead and discarded; bytes_source only "page cache" or "unknown"),
-/// and trailing epochs that delivered nothing are left out.
+/// differ in length: an entry gets what exists for it). Each entry has its wall time (elapsed_s)
+/// and rates over it (samples_per_s, bytes_per_s) when r.epoch_ns has it. In a run a stop cut
+/// short (any stop_reason but "completed": --duration, a signal, a stonewall, canceled reads), the
+/// epochs from r.epochs_completed on are marked partial with cut_by = the stop reason, without a
+/// read ratio (the devices also read batches fetched ahead and discarded; bytes_source only "page
+/// cache" or "unknown"), and trailing epochs that delivered nothing are left out.
 nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch);
 
 /// "loop0, loop1: 105 MB read (1.01 x the 104 MB delivered), 0 B written; 812 reads" style summary

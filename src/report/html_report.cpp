@@ -145,7 +145,9 @@ std::string run_section(const json& d) {
   if (has(d, "/results/device_io")) {
     o += row("device I/O", device_io_summary(r.at("device_io"), "delivered"));
     for (const auto& e : r.value("epochs", json::array()))
-      o += row(fmt::format("epoch {}", e.value("epoch", 0)), device_io_summary(e.value("device_io", json()), "delivered"));
+      o += row(fmt::format("epoch {}{}", e.value("epoch", 0),
+                           e.value("partial", false) ? " (cut short: " + e.value("cut_by", std::string("stopped")) + ")" : ""),
+               device_io_summary(e.value("device_io", json()), "delivered"));
   }
   if (has(d, "/ingest")) {
     o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", num_at(d, "/ingest/required_samples_per_s"), num_at(d, "/ingest/gpus", 1),
