@@ -155,13 +155,42 @@ std::string device_io_summary(const nlohmann::json& dio, const std::string& what
   return s;
 }
 
+std::string omitted_epochs_text(const nlohmann::json& epochs, size_t first, size_t end) {
+  double lo = 0, hi = 0;
+  bool rates = false;
+  uint64_t samples = 0;
+  for (size_t i = first; i < end && i < epochs.size(); ++i) {
+    const auto& e = epochs[i];
+    samples += e.value("samples", uint64_t{0});
+    if (!e.contains("samples_per_s") || !e["samples_per_s"].is_number()) continue;
+    const double v = e["samples_per_s"].get<double>();
+    lo = rates ? std::min(lo, v) : v;
+    hi = rates ? std::max(hi, v) : v;
+    rates = true;
+  }
+  const size_t k = end - first;
+  return fmt::format("... {} more epoch{} ({} to {}: {} samples{}); every epoch is in the JSON (--json FILE: "
+                     "results.epochs)",
+                     k, k == 1 ? "" : "s", first + 1, end, format_count(samples),
+                     rates ? fmt::format(", {:.0f} to {:.0f} samples/s", lo, hi) : "");
+}
+
 std::string render_device_io_text(const nlohmann::json& r, size_t width) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<{}} {}\n", k, width, v); };
   if (r.contains("device_io")) line("device I/O", device_io_summary(r["device_io"], "delivered"));
   if (r.contains("device_io") && r["device_io"].contains("merge_note")) line("", r["device_io"].value("merge_note", ""));
   if (r.contains("epochs") && r["epochs"].is_array() && r["epochs"].size() > 0) {
-    for (const auto& e : r["epochs"]) {
+    const nlohmann::json& all = r["epochs"];
+    const size_t n = all.size();
+    for (size_t i = 0; i < n; ++i) {
+      // Many epochs (short ones under --duration): the first rows and the last (the one a stop
+      // may have cut short), the others summed up in one line; every row stays in the JSON.
+      if (n > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < n) {
+        line("", omitted_epochs_text(all, i, n - 1));
+        i = n - 1;
+      }
+      const auto& e = all[i];
       const auto& d = e.contains("device_io") ? e["device_io"] : nlohmann::json();
       std::string dev = "device reads not measured";
       if (d.is_object() && d.value("source", "none") != "none")

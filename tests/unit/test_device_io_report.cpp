@@ -170,3 +170,35 @@ TEST_CASE("report on a raw document and report --merge of raw documents show the
   const std::string text = render_merged_raw_text(m);
   CHECK(text.find("device I/O  h1:nvme0n1, h2:nvme0n1") != std::string::npos);
 }
+
+TEST_CASE("render_device_io_text: many epochs print a bounded number of rows; the JSON keeps them all",
+          "[device_io][report]") {
+  LoaderResult r;
+  const size_t n = 300;  // e.g. --files 200 --duration 5s: hundreds of tiny epochs
+  for (size_t i = 0; i < n; ++i) {
+    r.epoch_samples.push_back(i + 1 == n ? 7 : 200);
+    r.epoch_bytes.push_back((i + 1 == n ? 7 : 200) * 4096);
+    r.epoch_ns.push_back(i == 3 ? 400'000'000 : 100'000'000);
+  }
+  r.epochs_completed = n - 1;
+  r.stop_reason = "duration reached";
+  const json e = epochs_json(r, {});
+  REQUIRE(e.size() == n);
+  const std::string text = render_device_io_text(json{{"epochs", e}}, 20);
+  size_t rows = 0;
+  for (size_t p = text.find("  epoch "); p != std::string::npos; p = text.find("  epoch ", p + 1)) ++rows;
+  CHECK(rows == kMaxEpochRows);
+  CHECK(text.find("epoch 9 ") != std::string::npos);
+  CHECK(text.find("epoch 10 ") == std::string::npos);
+  // The omitted ones in one line: how many, which, their samples and the range of their rates.
+  CHECK(text.find("... 290 more epochs (10 to 299: 58,000 samples, 2000 to 2000 samples/s)") != std::string::npos);
+  CHECK(text.find("results.epochs") != std::string::npos);
+  // The last row, the one the stop cut short, is always shown.
+  CHECK(text.find("epoch 300 (cut short)") != std::string::npos);
+
+  // Up to the bound every row is printed, and no summary line.
+  const json few(e.begin(), e.begin() + kMaxEpochRows);
+  const std::string t2 = render_device_io_text(json{{"epochs", few}}, 20);
+  CHECK(t2.find("more epoch") == std::string::npos);
+  CHECK(t2.find("epoch 10 ") != std::string::npos);
+}
