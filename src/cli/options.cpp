@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/value_range.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -191,36 +193,56 @@ std::string get_string(const po::variables_map& vm, const std::string& name, con
   return vm[name].as<std::string>();
 }
 
+namespace {
+
+// The one out-of-range message of every numeric option: the option (or INI file and key), the
+// value as given, and the accepted range.
+[[noreturn]] void out_of_range(const std::string& opt, const std::string& given, const std::string& lo,
+                               const std::string& hi, const char* what = "a value") {
+  throw UsageError(fmt::format("{}: {} is out of range; give {} from {} to {}", opt, escape_bytes(given), what, lo, hi));
+}
+
+std::string number_text(double v) { return fmt::format("{:.15g}", v); }
+
+}  // namespace
+
 uint64_t get_count(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi) {
   if (!vm.count(name)) return fallback;
-  std::string opt = option_label(vm, name);
-  uint64_t v = parse_count(vm[name].as<std::string>(), opt);
-  if (v < lo || v > hi)
-    throw UsageError(fmt::format("{}: {} is out of range; give a value from {} to {}", opt, v, lo, hi));
+  const std::string opt = option_label(vm, name);
+  const std::string& given = vm[name].as<std::string>();
+  uint64_t v = 0;
+  try {
+    v = parse_count(given, opt);
+  } catch (const ValueOutOfRange&) {  // over 2^64 - 1 (e.g. 99999999999999999999)
+    out_of_range(opt, given, format_count(lo), format_count(hi));
+  }
+  if (v < lo || v > hi) out_of_range(opt, given, format_count(lo), format_count(hi));
   return v;
 }
 
 uint64_t get_size(const po::variables_map& vm, const std::string& name, uint64_t fallback, uint64_t lo, uint64_t hi) {
   if (!vm.count(name)) return fallback;
-  std::string opt = option_label(vm, name);
+  const std::string opt = option_label(vm, name);
+  const std::string& given = vm[name].as<std::string>();
   uint64_t v = 0;
   try {
-    v = parse_size(vm[name].as<std::string>(), opt);
-  } catch (const UsageError& e) {
-    // "too large" for uint64 (e.g. 1e99): say what the option takes.
-    if (std::string(e.what()).find("too large") == std::string::npos) throw;
-    throw UsageError(fmt::format("{}: {} is out of range; give a size from {} to {}", opt, vm[name].as<std::string>(),
-                                 format_bytes(lo), format_bytes(hi)));
+    v = parse_size(given, opt);
+  } catch (const ValueOutOfRange&) {  // too large for 64 bits (e.g. 1e99)
+    out_of_range(opt, given, format_bytes(lo), format_bytes(hi), "a size");
   }
-  if (v < lo || v > hi)
-    throw UsageError(fmt::format("{}: {} is out of range; give a size from {} to {}", opt,
-                                 vm[name].as<std::string>(), format_bytes(lo), format_bytes(hi)));
+  if (v < lo || v > hi) out_of_range(opt, given, format_bytes(lo), format_bytes(hi), "a size");
   return v;
 }
 
 double get_duration(const po::variables_map& vm, const std::string& name, double fallback) {
   if (!vm.count(name)) return fallback;
-  return parse_duration(vm[name].as<std::string>(), option_label(vm, name));
+  const std::string opt = option_label(vm, name);
+  const std::string& given = vm[name].as<std::string>();
+  try {
+    return parse_duration(given, opt);
+  } catch (const ValueOutOfRange&) {
+    out_of_range(opt, given, "0 s", "365 days (e.g. 30s, 10m, 24h)", "a duration");
+  }
 }
 
 double get_double(const po::variables_map& vm, const std::string& name, double fallback, double lo, double hi) {
@@ -230,8 +252,10 @@ double get_double(const po::variables_map& vm, const std::string& name, double f
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !(v >= lo && v <= hi))
-    throw UsageError(fmt::format("{}: '{}' is not a number from {} to {}", opt, s, lo, hi));
+  if (s.empty() || end != s.c_str() + s.size() || std::isnan(v))
+    throw UsageError(fmt::format("{}: '{}' is not a number; give a number from {} to {}", opt, escape_bytes(s),
+                                 number_text(lo), number_text(hi)));
+  if (errno == ERANGE || !(v >= lo && v <= hi)) out_of_range(opt, s, number_text(lo), number_text(hi));
   return v;
 }
 

@@ -21,6 +21,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine.hpp"
+#include "engine/page_cache.hpp"
 #include "engine/uring_memlock.hpp"
 #include "raw/raw_config.hpp"
 #include "raw/raw_run.hpp"
@@ -54,6 +55,9 @@ po::options_description raw_options() {
       ("allow-overwrite", str()->implicit_value("1"),
        "permit write tests on a file or device ioprobe did not create (destroys its data)")
       ("seed", str(), "seed of the random offsets (default 17519806)")
+      ("cache", str(), "buffered reads: cold | warm (default cold: the region's pages are evicted before the run, "
+                       "posix_fadvise DONTNEED after fdatasync as fio's invalidate=1, so a file just laid out is read "
+                       "from the device; warm keeps what is cached, and a resident region is labelled page cache)")
       ("json", str(), "also write the result document to this file (atomically)");
   return d;
 }
@@ -78,6 +82,7 @@ RawConfig build_config(const po::variables_map& vm) {
   c.sqpoll = get_bool(vm, "sqpoll", false);
   c.allow_overwrite = get_bool(vm, "allow-overwrite", false);
   c.seed = get_count(vm, "seed", c.seed, 0, UINT64_MAX);
+  c.cold = get_choice(vm, "cache", "cold", {"cold", "warm"}) == "cold";
   if (c.direct && c.bs % kDirectAlign)
     throw UsageError(fmt::format("--bs {}: O_DIRECT needs a multiple of {} B; use e.g. --bs 4k or --direct 0", c.bs,
                                  kDirectAlign));
@@ -168,6 +173,9 @@ int cmd_raw(const CommandContext& ctx) {
       return;
     }
     tinfo = probe_target(target.block_device ? target.path : dir_of(target.path));
+    // Buffered reads of a file just laid out (or read before) would come from memory: evicted
+    // first, as the loader's cold mode does, and the residency measured after.
+    if (raw_evicts(cfg)) target.evicted = evict_file(target.path);
     residency = target.block_device ? -1.0 : page_cache_residency(target.path, target.region_bytes);
     choice = choose_raw_engine(cfg, tinfo, residency);
     if (!choice.warning.empty()) memlock_warnings.push_back(choice.warning);
@@ -185,8 +193,7 @@ int cmd_raw(const CommandContext& ctx) {
     doc["warnings"].push_back(fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job",
                                           cfg.iodepth));
   if (tinfo.memory_backed) doc["warnings"].push_back("memory-backed target: this measures RAM copies, not a device");
-  if (!cfg.direct && residency >= 0 && residency < 0.9 && residency > 0.05)
-    doc["warnings"].push_back(fmt::format("page cache partly warm ({:.0f} %): a mixed cache state", residency * 100));
+  for (const auto& w : raw_cache_warnings(cfg, target, residency, tinfo.memory_backed)) doc["warnings"].push_back(w);
 
   const auto devices = raw_device_recorder(tinfo, target.block_device ? target.path : "");
   devices->mark();

@@ -154,7 +154,9 @@ int cmd_report(const CommandContext& ctx) {
                                      escape_bytes(files[i]), kind));
       std::cout << text;
     } catch (const nlohmann::json::exception& e) {
-      throw UsageError(fmt::format("'{}' is missing fields of a '{}' document: {}", escape_bytes(files[i]), kind, e.what()));
+      throw UsageError(fmt::format("'{}' is missing fields of a '{}' document ({}): it was edited, cut or written by "
+                                   "another ioprobe version; render the original or run the measurement again",
+                                   escape_bytes(files[i]), escape_bytes(kind), json_error_text(e)));
     }
   }
   if (!html.empty()) {

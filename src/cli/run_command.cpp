@@ -278,7 +278,16 @@ int cmd_run(const CommandContext& ctx) {
   doc["target"] = tj;
   doc["targets"] = targets_json(plan.targets);
   nlohmann::json ds = data.dataset;
-  ds["bytes"] = known_bytes ? known_bytes : (lr.epochs_completed ? lr.bytes / lr.epochs_completed : lr.bytes);
+  // Unknown sizes: the bytes of a whole epoch, from the completed epochs only (an epoch a stop cut
+  // short is not one); with none completed, what was delivered is a lower bound.
+  uint64_t whole_epochs_bytes = 0;
+  for (size_t i = 0; i < std::min<size_t>(lr.epochs_completed, lr.epoch_bytes.size()); ++i)
+    whole_epochs_bytes += lr.epoch_bytes[i];
+  ds["bytes"] = known_bytes                                        ? known_bytes
+                : lr.epochs_completed && whole_epochs_bytes        ? whole_epochs_bytes / lr.epochs_completed
+                                                                   : lr.bytes;
+  if (!known_bytes && !(lr.epochs_completed && whole_epochs_bytes))
+    ds["bytes_basis"] = "at least: no epoch completed, so the bytes delivered before the stop";
   if (known_bytes && !sizes.exact)
     ds["bytes_basis"] = fmt::format("estimated from the sizes of {} of the {} files", sizes.sampled, sizes.files);
   doc["dataset"] = ds;

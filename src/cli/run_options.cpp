@@ -69,8 +69,11 @@ po::options_description dataset_options_description() {
                          "file-per-sample datasets of 1 KiB .. 8 MiB files; generation costs CPU per file) [synthetic; "
                          "a dataset already in --dir keeps its own; jpeg with --decode jpeg]")
       ("seed", str(), "seed of the sizes, of the JPEG images and of the sampler's permutations [0]")
-      ("data", str(), "read your own files under DIR instead (read-only; tree walked without a stat per file)")
-      ("file-list", str(), "read the files named in FILE instead, one path per line")
+      ("data", str(), "read your own files under DIR instead, all of them (read-only; tree walked without a stat "
+                      "per file); the options that shape a generated dataset (--files, --dir, --file-size*, ...) "
+                      "are refused with it")
+      ("file-list", str(), "read the files named in FILE instead, one path per line, all of them; refuses the "
+                           "generated dataset's options as --data does")
       ("follow-symlinks", flag(), "with --data, descend into symlinked directories (loops are detected) [false]")
       ("model", str(), "model trained on the dataset, a catalog key: resnet50, unet3d, cosmoflow, bert [preset's]")
       ("description", str(), "one-line description (preset files)")
@@ -298,6 +301,36 @@ void apply_content(po::variables_map& vm, bool own_data, RunConfig& c) {
                                  std::max(s.size_min, kJpegMinBytes), std::min(s.size_max, kJpegMaxBytes)));
 }
 
+// Your own files (--data, --file-list) are read as they are, all of them: the options that shape a
+// generated dataset would be ignored, so one given on the command line is refused, naming both.
+// (A preset's values for them are not: the preset describes the synthetic set your files replace.)
+void refuse_generation_options(const po::variables_map& vm) {
+  const char* own = vm.count("data") ? "data" : vm.count("file-list") ? "file-list" : nullptr;
+  if (!own) return;
+  const std::string own_text = fmt::format("--{} {}", own, escape_bytes(get_string(vm, own)));
+  for (const char* k : {"files", "dir", "regenerate", "dataset-kind", "dirs", "records-per-file", "file-size",
+                        "file-size-stdev", "file-size-min", "file-size-max", "file-size-dist", "record-size",
+                        "record-size-stdev", "record-size-min", "record-size-max", "record-size-dist", "seq-len",
+                        "token-bytes"}) {
+    if (!vm.count(k)) continue;
+    const std::string given = fmt::format("--{} {}", k, escape_bytes(get_string(vm, k)));
+    const std::string k_is = std::string(k) == "files" ? "sets how many files to generate"
+                             : std::string(k) == "dir" ? "says where the generated dataset lives"
+                                                       : "shapes a generated dataset";
+    const bool data = std::string(own) == "data";
+    const std::string what_to_do =
+        std::string(k) == "files"
+            ? (data ? "leave --files out (to read fewer of your files, list them with --file-list FILE)"
+                    : "leave --files out (to read fewer of your files, list fewer in the --file-list file)")
+        : std::string(k) == "dir"
+            ? fmt::format("give one of them: --dir to generate and read a synthetic dataset, --{} to read your own files", own)
+            : fmt::format("leave --{} out", k);
+    throw UsageError(fmt::format("{} cannot go with {}: --{} reads your own files as they are, all of them, while "
+                                 "--{} {} (it would be ignored); {}",
+                                 given, own_text, own, k, k_is, what_to_do));
+  }
+}
+
 }  // namespace
 
 void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& c) {
@@ -307,6 +340,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
     throw UsageError("--data and --file-list both given; choose one");
   if (own_data && for_gen) throw UsageError("gen makes a synthetic dataset; --data/--file-list are for 'ioprobe run'");
 
+  refuse_generation_options(vm);
   std::string preset = get_string(vm, "dataset", "imagenet-like");
   std::string preset_file = find_workload_file(preset);
   load_ini(preset_file, desc, vm);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/value_range.hpp"
 
 namespace ioprobe {
 
@@ -57,7 +58,7 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   double v = 0;
   std::string suf;
   Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
-  if (n == Number::out_of_range) throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+  if (n == Number::out_of_range) throw ValueOutOfRange(fmt::format("{}: '{}' is too large", what, text));
   if (n != Number::ok)
     throw UsageError(fmt::format("{}: '{}' is not a size; use bytes or a unit such as 4KiB, 110KB, 1.5GiB", what, text));
   double mult = 0;
@@ -77,7 +78,7 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
                                  what, text));
   double bytes = v * mult;
   if (!std::isfinite(bytes) || bytes > 9.0e18)
-    throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+    throw ValueOutOfRange(fmt::format("{}: '{}' is too large", what, text));
   double rounded = std::round(bytes);
   if (std::fabs(rounded - bytes) > 1e-6 * std::max(1.0, bytes))
     throw UsageError(fmt::format("{}: '{}' is not a whole number of bytes", what, text));
@@ -90,7 +91,7 @@ double parse_duration(std::string_view text, std::string_view what) {
   std::string suf;
   Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
   if (n == Number::out_of_range)
-    throw UsageError(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));
+    throw ValueOutOfRange(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));
   if (n != Number::ok)
     throw UsageError(fmt::format("{}: '{}' is not a duration; use e.g. 30s, 500ms, 10m, 1h", what, text));
   double mult = 0;
@@ -103,7 +104,7 @@ double parse_duration(std::string_view text, std::string_view what) {
     throw UsageError(fmt::format("{}: unknown time unit in '{}'; use ms, s, m or h", what, text));
   double secs = v * mult;
   if (!std::isfinite(secs) || secs > 365.0 * 86400)
-    throw UsageError(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));
+    throw ValueOutOfRange(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));
   return secs;
 }
 
@@ -137,7 +138,7 @@ uint64_t parse_count(std::string_view text, std::string_view what) {
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
   if (ec != std::errc() || ptr != digits.data() + digits.size())
-    throw UsageError(fmt::format("{}: '{}' is out of range", what, text));
+    throw ValueOutOfRange(fmt::format("{}: '{}' is out of range", what, text));
   return v;
 }
 

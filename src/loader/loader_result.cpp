@@ -47,6 +47,8 @@ void LoaderResult::merge(const LoaderResult& o) {
   if (residency_method.empty()) residency_method = o.residency_method;
   add_by_index(epoch_samples, o.epoch_samples);
   add_by_index(epoch_bytes, o.epoch_bytes);
+  if (epoch_ns.size() < o.epoch_ns.size()) epoch_ns.resize(o.epoch_ns.size(), 0);
+  for (size_t i = 0; i < o.epoch_ns.size(); ++i) epoch_ns[i] = std::max(epoch_ns[i], o.epoch_ns[i]);
   for (const auto& n : o.cache_notes)
     if (std::find(cache_notes.begin(), cache_notes.end(), n) == cache_notes.end()) cache_notes.push_back(n);
 }
@@ -64,6 +66,7 @@ LoaderResult rank_result(RankStats rank, std::vector<WorkerStats> workers, int64
   r.first_batch_ns = rank.first_batch_ns;
   r.epoch_samples = rank.epoch_samples;
   r.epoch_bytes = rank.epoch_bytes;
+  r.epoch_ns = rank.epoch_ns;
   for (const auto& w : workers) {
     r.errors += w.errors;
     r.io_bytes += w.io_bytes;

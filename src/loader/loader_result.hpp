@@ -73,6 +73,8 @@ struct RankStats {
   std::string h2d_error;        // the first CUDA error (copies stop after it), "" none
   std::vector<uint64_t> epoch_samples;  // samples delivered in each epoch started (the last may be partial)
   std::vector<uint64_t> epoch_bytes;    // bytes delivered in each epoch started
+  std::vector<int64_t> epoch_ns;        // wall time of each epoch started, ns: its start to its end, or to the
+                                        // stop (--duration, a signal) for an epoch cut short
 };
 
 /// The distinct failures a result keeps (error_samples), merged parts included.
@@ -102,6 +104,8 @@ struct LoaderResult {
   std::vector<std::string> cache_notes;         // drop_caches refusals and the like (merged: duplicates once)
   std::vector<uint64_t> epoch_samples;          // per epoch started: samples delivered, summed over ranks (and parts)
   std::vector<uint64_t> epoch_bytes;            // per epoch started: bytes delivered, summed likewise
+  std::vector<int64_t> epoch_ns;                // per epoch started: its wall time, ns (the longest part's; an
+                                                // epoch cut short ends at the stop); empty from older senders
 
   /// Merges another part of the same run into this one, the parts' times measured from a common
   /// start: workers and ranks are appended (their rank numbers kept as given), samples, bytes,
@@ -110,7 +114,7 @@ struct LoaderResult {
   /// stopped_on_errors true if either is; error_samples fold by add_error (identical failures
   /// count up, at most kMaxErrorSamples distinct ones kept);
   /// stop_reason stays unless it is "completed" and the other's is not; epoch_samples and
-  /// epoch_bytes add epoch by epoch (the longer list's length). Merging into a result
+  /// epoch_bytes add epoch by epoch (the longer list's length), epoch_ns is the max epoch by epoch. Merging into a result
   /// with no ranks and no workers gives `other`. Throws UsageError when both timelines have
   /// points and their intervals differ (nothing changed then).
   void merge(const LoaderResult& other);

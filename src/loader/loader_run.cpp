@@ -216,7 +216,9 @@ class RankLoader {
       }
       if (pin) pin->end_epoch();
       const int64_t stop_at = sh_.stop_ns.load();
-      stats_.elapsed_ns += (stop_at ? std::max(epoch_start, stop_at) : now_ns()) - epoch_start;
+      const int64_t epoch_ns = (stop_at ? std::max(epoch_start, stop_at) : now_ns()) - epoch_start;
+      stats_.elapsed_ns += epoch_ns;
+      stats_.epoch_ns.push_back(epoch_ns);
       if (!sh_.stop) ++epochs_done;
     }
     if (init_error) std::rethrow_exception(init_error);

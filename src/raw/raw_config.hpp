@@ -28,6 +28,11 @@ struct RawConfig {
   bool sqpoll = false;        // ask io_uring for a submission-queue polling thread
   bool allow_overwrite = false;  // permit writes to a file or device ioprobe did not create
   uint64_t seed = 0x10b50be;  // random-offset generator seed (job j uses seed + j)
+  bool cold = true;           // buffered reads: evict the region's pages before the run (fio's invalidate=1),
+                              // so that they measure the device; false keeps what is cached (--cache warm)
 };
+
+/// Whether the run evicts the target's pages before it starts: buffered reads with cfg.cold.
+inline bool raw_evicts(const RawConfig& c) { return c.cold && !c.direct && !pattern_is_write(c.rw); }
 
 }  // namespace ioprobe

@@ -29,6 +29,7 @@ struct RawTarget {
   bool created = false;         // laid out by this run
   bool ioprobe_marked = false;  // carries the user.ioprobe xattr (or was created now)
   std::string note;             // one line for the report, e.g. "laid out 1.00 GiB in 2.1 s"
+  int evicted = 1;              // page-cache eviction before the run (raw_evicts): 0 done, -errno failed, 1 not tried
   /// Write tests on a block device: a read-only O_EXCL descriptor of it, held while any copy of
   /// this RawTarget lives, so the device cannot be mounted or claimed during the run.
   std::shared_ptr<void> exclusive_claim;

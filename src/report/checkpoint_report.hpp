@@ -3,6 +3,7 @@
 // Keys: see checkpoint_json.cpp; every rate is bytes_per_s (print as MB/s = 10^6 B/s and MiB/s).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,23 @@ namespace ioprobe {
 /// Builds the "checkpoint" section, with derived figures (ratios, goals, bound, MLPerf-style
 /// duration = max over ranks and throughput = min over ranks).
 nlohmann::json checkpoint_json(const checkpoint::CheckpointRunData& d);
+
+/// Below either of these, a save or the raw write it is compared with is too short for a stable
+/// checkpoint / raw ratio: a few ms of open, fsync and directory fsync (and the page cache's
+/// write-back timing) are a large share of it. Measured on ext4 (virtio disk, 2 shared vCPUs), 3 runs
+/// each of `ioprobe checkpoint --size S`: checkpoint / raw 0.54-0.83 at 4 MiB (writes of 0.02-0.04 s),
+/// 0.89-1.59 at 64 MiB (0.1-0.2 s; above 1, the save "faster" than the raw write, is write-back
+/// timing), 0.78-1.10 at 256 MiB (0.3-0.8 s), 0.63-0.92 at 1 GiB (0.9-1.4 s, the spread left is the
+/// shared CPUs'); no ratio above 1 in any run of 0.5 s or more.
+inline constexpr double kRatioMinSeconds = 0.5;
+inline constexpr uint64_t kRatioMinBytes = 64ULL << 20;
+
+/// "" when the save (`save_bytes` in `save_s`) and the raw write (`raw_bytes` in `raw_s`) are both
+/// at least kRatioMinBytes and kRatioMinSeconds; else the note that the ratio is not meaningful at
+/// this size, with the volumes and times measured and the --size to use instead (the larger of
+/// 1 GiB and what the slower of the two writes in 2 x kRatioMinSeconds, rounded up to a power of
+/// two).
+std::string ratio_size_note(uint64_t save_bytes, double save_s, uint64_t raw_bytes, double raw_s);
 
 /// Human-readable report of a whole result document of kind "checkpoint".
 std::string render_checkpoint_text(const nlohmann::json& doc);

@@ -203,6 +203,7 @@ std::string render_checkpoint_text(const json& doc) {
     o += "  checkpoint / raw: not available: " + cmp.value("reason", std::string("no raw write measured")) + "\n";
   else {
     o += fmt::format("  checkpoint / raw = {:.3f}\n", cmp.at("checkpoint_over_raw").get<double>());
+    if (cmp.contains("ratio_note")) o += "  note: " + cmp.at("ratio_note").get<std::string>() + "\n";
     if (cmp.contains("cpu_limit_bytes_per_s"))
       o += fmt::format("  limits: write x ratio {}; {} core(s) x zstd {} = {}  -> {}-bound\n",
                        rate(cmp.at("write_limit_bytes_per_s")), cmp.at("cores").get<int>(),

@@ -89,14 +89,23 @@ DeviceIo device_io_from_json(const nlohmann::json& j) {
 nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch) {
   nlohmann::json a = nlohmann::json::array();
   size_t n = std::max(r.epoch_samples.size(), per_epoch.size());
-  // A stop (--duration, a signal) that came as an epoch began leaves an epoch that delivered
-  // nothing: no row (its device reads stay in the run's device_io).
-  while (r.partial && n > 0 && (n > r.epoch_samples.size() || r.epoch_samples[n - 1] == 0)) --n;
+  // A stop (--duration, a signal, a stonewall, canceled reads) ends the epoch it came in: the
+  // epochs from the first not completed on are cut short.
+  const bool stopped = !r.stop_reason.empty() && r.stop_reason != "completed";
+  // A stop that came as an epoch began leaves an epoch that delivered nothing: no row (its
+  // device reads stay in the run's device_io).
+  while (stopped && n > 0 && (n > r.epoch_samples.size() || r.epoch_samples[n - 1] == 0)) --n;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t bytes = i < r.epoch_bytes.size() ? r.epoch_bytes[i] : 0;
-    nlohmann::json e = {{"epoch", i + 1},
-                        {"samples", i < r.epoch_samples.size() ? r.epoch_samples[i] : 0},
-                        {"bytes", bytes}};
+    const uint64_t samples = i < r.epoch_samples.size() ? r.epoch_samples[i] : 0;
+    nlohmann::json e = {{"epoch", i + 1}, {"samples", samples}, {"bytes", bytes}};
+    // The epoch's own wall time (to the stop for an epoch cut short), and its rates over it.
+    if (i < r.epoch_ns.size() && r.epoch_ns[i] > 0) {
+      const double s = static_cast<double>(r.epoch_ns[i]) / 1e9;
+      e["elapsed_s"] = s;
+      e["samples_per_s"] = static_cast<double>(samples) / s;
+      e["bytes_per_s"] = static_cast<double>(bytes) / s;
+    }
     if (i < r.epoch_resident_fraction.size()) {
       e["residency"] = r.epoch_resident_fraction[i];
       e["residency_source"] = residency_source(r.epoch_resident_fraction[i]);
@@ -107,7 +116,7 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
     none.reason = "not measured";
     const DeviceIo& io = i < per_epoch.size() ? per_epoch[i] : none;
     e["device_io"] = device_io_json(io, DeviceRef::kRead, bytes);
-    if (r.partial && i >= r.epochs_completed) {
+    if (stopped && i >= r.epochs_completed) {
       // Cut short: the devices also read what the workers had fetched ahead (prefetched batches,
       // readahead) and the stop discarded, so device bytes / delivered bytes overstates the
       // devices' share. The device figure is an upper bound of it: "page cache" (read <= 10%)
@@ -146,13 +155,42 @@ std::string device_io_summary(const nlohmann::json& dio, const std::string& what
   return s;
 }
 
+std::string omitted_epochs_text(const nlohmann::json& epochs, size_t first, size_t end) {
+  double lo = 0, hi = 0;
+  bool rates = false;
+  uint64_t samples = 0;
+  for (size_t i = first; i < end && i < epochs.size(); ++i) {
+    const auto& e = epochs[i];
+    samples += e.value("samples", uint64_t{0});
+    if (!e.contains("samples_per_s") || !e["samples_per_s"].is_number()) continue;
+    const double v = e["samples_per_s"].get<double>();
+    lo = rates ? std::min(lo, v) : v;
+    hi = rates ? std::max(hi, v) : v;
+    rates = true;
+  }
+  const size_t k = end - first;
+  return fmt::format("... {} more epoch{} ({} to {}: {} samples{}); every epoch is in the JSON (--json FILE: "
+                     "results.epochs)",
+                     k, k == 1 ? "" : "s", first + 1, end, format_count(samples),
+                     rates ? fmt::format(", {:.0f} to {:.0f} samples/s", lo, hi) : "");
+}
+
 std::string render_device_io_text(const nlohmann::json& r, size_t width) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<{}} {}\n", k, width, v); };
   if (r.contains("device_io")) line("device I/O", device_io_summary(r["device_io"], "delivered"));
   if (r.contains("device_io") && r["device_io"].contains("merge_note")) line("", r["device_io"].value("merge_note", ""));
   if (r.contains("epochs") && r["epochs"].is_array() && r["epochs"].size() > 0) {
-    for (const auto& e : r["epochs"]) {
+    const nlohmann::json& all = r["epochs"];
+    const size_t n = all.size();
+    for (size_t i = 0; i < n; ++i) {
+      // Many epochs (short ones under --duration): the first rows and the last (the one a stop
+      // may have cut short), the others summed up in one line; every row stays in the JSON.
+      if (n > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < n) {
+        line("", omitted_epochs_text(all, i, n - 1));
+        i = n - 1;
+      }
+      const auto& e = all[i];
       const auto& d = e.contains("device_io") ? e["device_io"] : nlohmann::json();
       std::string dev = "device reads not measured";
       if (d.is_object() && d.value("source", "none") != "none")
@@ -165,9 +203,15 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
         dev = fmt::format("device read {} (cut short: includes batches fetched ahead and never delivered, so no ratio{})",
                           format_bytes(d.value("bytes_read", 0ULL)),
                           d.value("bytes_source", "") == "page cache" ? "; from page cache" : "");
-      line(fmt::format("epoch {}{}", e.value("epoch", 0), e.value("partial", false) ? " (partial)" : ""),
-           fmt::format("{} samples, {} delivered; {}{}", format_count(e.value("samples", 0ULL)),
-                       format_bytes(e.value("bytes", 0ULL)), dev,
+      const bool cut = e.value("partial", false);
+      std::string when;
+      if (e.contains("elapsed_s") && e["elapsed_s"].is_number())
+        when = fmt::format(" in {} ({:.0f} samples/s{})", format_seconds(e["elapsed_s"].get<double>()),
+                           e.value("samples_per_s", 0.0), cut ? " over the time it ran" : "");
+      line(fmt::format("epoch {}{}", e.value("epoch", 0), cut ? " (cut short)" : ""),
+           fmt::format("{}{} samples, {} delivered{}; {}{}",
+                       cut ? fmt::format("cut short by the stop ({}), not a whole epoch: ", e.value("cut_by", "?")) : "",
+                       format_count(e.value("samples", 0ULL)), format_bytes(e.value("bytes", 0ULL)), when, dev,
                        e.contains("residency") && e["residency"].is_number()
                            ? fmt::format("; {:.0f}% resident before", 100 * e["residency"].get<double>())
                            : ""));
@@ -294,6 +338,8 @@ nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const
   for (size_t e = 0; e < n; ++e) {
     uint64_t samples = 0, bytes = 0;
     bool partial = false;
+    double elapsed = 0;
+    std::string cut_by;
     std::vector<nlohmann::json> sections(lists.size());
     for (size_t i = 0; i < lists.size(); ++i) {
       if (!lists[i].is_array() || e >= lists[i].size()) continue;
@@ -301,9 +347,16 @@ nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const
       samples += x.value("samples", uint64_t{0});
       bytes += x.value("bytes", uint64_t{0});
       partial = partial || x.value("partial", false);
+      if (cut_by.empty() && x.contains("cut_by") && x["cut_by"].is_string()) cut_by = x["cut_by"].get<std::string>();
+      if (x.contains("elapsed_s") && x["elapsed_s"].is_number()) elapsed = std::max(elapsed, x["elapsed_s"].get<double>());
       if (x.contains("device_io")) sections[i] = x["device_io"];
     }
     nlohmann::json row = {{"epoch", e + 1}, {"samples", samples}, {"bytes", bytes}, {"residency", nullptr}};
+    if (elapsed > 0) {  // the inputs' epochs ran at once: the longest is the merged epoch's time
+      row["elapsed_s"] = elapsed;
+      row["samples_per_s"] = static_cast<double>(samples) / elapsed;
+      row["bytes_per_s"] = static_cast<double>(bytes) / elapsed;
+    }
     nlohmann::json d = merge_device_io_json(sections, hosts, DeviceRef::kRead, bytes);
     if (d.is_null()) {
       DeviceIo none;
@@ -312,6 +365,7 @@ nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const
     }
     if (partial) {
       row["partial"] = true;
+      if (!cut_by.empty()) row["cut_by"] = cut_by;
       d["read_ratio"] = nullptr;
       if (d.value("bytes_source", "unknown") != "page cache") d["bytes_source"] = "unknown";
       d["ratio_note"] = "an input's epoch was cut short: the devices' reads include batches fetched ahead and never "

@@ -38,10 +38,12 @@ DeviceIo device_io_from_json(const nlohmann::json& j);
 
 /// results.epochs: one entry per epoch started, from the loader's per-epoch counts, its residency
 /// before each epoch, and the device accounting between consecutive epoch marks (the lists may
-/// differ in length: an entry gets what exists for it). In a run a stop cut short (r.partial),
-/// the epochs from r.epochs_completed on are marked partial, without a read ratio (the devices
-/// also read batches fetched ahead and discarded; bytes_source only "page cache" or "unknown"),
-/// and trailing epochs that delivered nothing are left out.
+/// differ in length: an entry gets what exists for it). Each entry has its wall time (elapsed_s)
+/// and rates over it (samples_per_s, bytes_per_s) when r.epoch_ns has it. In a run a stop cut
+/// short (any stop_reason but "completed": --duration, a signal, a stonewall, canceled reads), the
+/// epochs from r.epochs_completed on are marked partial with cut_by = the stop reason, without a
+/// read ratio (the devices also read batches fetched ahead and discarded; bytes_source only "page
+/// cache" or "unknown"), and trailing epochs that delivered nothing are left out.
 nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch);
 
 /// "loop0, loop1: 105 MB read (1.01 x the 104 MB delivered), 0 B written; 812 reads" style summary
@@ -49,8 +51,18 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
 /// ("delivered", "on disk", "shard bytes").
 std::string device_io_summary(const nlohmann::json& dio, const std::string& what);
 
+/// The most epoch rows a text report prints: beyond it (many short epochs, e.g. --duration over
+/// a small dataset) the first kMaxEpochRows - 1 rows, one line summing up the others
+/// (omitted_epochs_text) and the last row; the JSON keeps every epoch.
+inline constexpr size_t kMaxEpochRows = 10;
+
+/// "... K more epochs (A to B: N samples, X to Y samples/s); every epoch is in the JSON ..." for
+/// the entries [first, end) of a results.epochs array (0-based; printed 1-based).
+std::string omitted_epochs_text(const nlohmann::json& epochs, size_t first, size_t end);
+
 /// The text lines of a run's results.device_io and results.epochs ("  device I/O ...",
-/// "  epoch 1 ..."), each led by a label padded to `width`; empty when the document has neither.
+/// "  epoch 1 ...", at most kMaxEpochRows of them plus the omitted_epochs_text line), each led by
+/// a label padded to `width`; empty when the document has neither.
 std::string render_device_io_text(const nlohmann::json& results, size_t width);
 
 /// What a process of a multi-host run sends of its accounting: device_io_json(whole) with

@@ -47,7 +47,13 @@ nlohmann::json targets_json(const std::vector<TargetShare>& targets);
 /// directory, fsync, rename. A failed write leaves no file under `path`. Throws IoError.
 void write_json_file(const std::string& path, const nlohmann::json& doc);
 
-/// Reads a result document. Throws UsageError when it is not one.
+/// Reads a result document. Throws UsageError, naming the file and what `report` expects (schema
+/// kResultSchema), when it is not one: unreadable, empty, not valid JSON or cut short (with the
+/// line, column and byte where parsing failed), not an object, without a schema or another one.
 nlohmann::json read_json_file(const std::string& path);
+
+/// The message of a nlohmann::json exception without its "[json.exception.NAME.ID] " (and "parse
+/// error at line L, column C: ") prefix, bytes escaped: the part a user can act on.
+std::string json_error_text(const std::exception& e);
 
 }  // namespace ioprobe

@@ -7,6 +7,7 @@
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
 #include "report/raw_cluster_json.hpp"
+#include "report/raw_report.hpp"
 #include "report/tune_document.hpp"
 
 namespace ioprobe {
@@ -52,7 +53,10 @@ std::string render_raw_document_text(const json& doc) {
   const double residency = r.value("page_cache_resident_fraction", -1.0);
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
-                       r.value("direct", false) ? " (bypassed: O_DIRECT)" : "");
+                       raw_cache_note(r.value("direct", false), r.value("rw", std::string("read")).find("write") !=
+                                                                    std::string::npos,
+                                      r.value("cache", std::string()), r.value("page_cache_evicted", json()) == true,
+                                      residency));
   out += fmt::format("  engine      {} ({})\n", engine.value("name", "?"), engine.value("reason", ""));
   std::string notes;
   for (const auto& n : engine.value("notes", json::array())) notes += (notes.empty() ? "" : ", ") + n.get<std::string>();

@@ -144,8 +144,17 @@ std::string run_section(const json& d) {
   o += row("throughput", fmt::format("{:.0f} samples/s, {}", num_at(d, "/results/samples_per_s"), format_rate(num_at(d, "/results/bytes_per_s"))));
   if (has(d, "/results/device_io")) {
     o += row("device I/O", device_io_summary(r.at("device_io"), "delivered"));
-    for (const auto& e : r.value("epochs", json::array()))
-      o += row(fmt::format("epoch {}", e.value("epoch", 0)), device_io_summary(e.value("device_io", json()), "delivered"));
+    const json epochs = r.value("epochs", json::array());
+    for (size_t i = 0; i < epochs.size(); ++i) {
+      if (epochs.size() > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < epochs.size()) {
+        o += row("", omitted_epochs_text(epochs, i, epochs.size() - 1));
+        i = epochs.size() - 1;
+      }
+      const json& e = epochs[i];
+      o += row(fmt::format("epoch {}{}", e.value("epoch", 0),
+                           e.value("partial", false) ? " (cut short: " + e.value("cut_by", std::string("stopped")) + ")" : ""),
+               device_io_summary(e.value("device_io", json()), "delivered"));
+    }
   }
   if (has(d, "/ingest")) {
     o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", num_at(d, "/ingest/required_samples_per_s"), num_at(d, "/ingest/gpus", 1),

@@ -120,6 +120,7 @@ json loader_result_to_json(const LoaderResult& r) {
           {"epoch_resident_fraction", r.epoch_resident_fraction},
           {"epoch_samples", r.epoch_samples},
           {"epoch_bytes", r.epoch_bytes},
+          {"epoch_ns", r.epoch_ns},
           {"residency_method", r.residency_method},
           {"cache_notes", r.cache_notes},
           {"workers", workers},
@@ -150,6 +151,7 @@ LoaderResult loader_result_from_json(const json& j) {
   r.epoch_resident_fraction = get<std::vector<double>>(j, "epoch_resident_fraction", w);
   r.epoch_samples = j.value("epoch_samples", std::vector<uint64_t>{});  // older senders: none
   r.epoch_bytes = j.value("epoch_bytes", std::vector<uint64_t>{});
+  r.epoch_ns = j.value("epoch_ns", std::vector<int64_t>{});
   r.residency_method = get<std::string>(j, "residency_method", w);
   r.cache_notes = get<std::vector<std::string>>(j, "cache_notes", w);
   const json& workers = array_at(j, "workers", w);

@@ -2,13 +2,59 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/page_cache.hpp"
 #include "report/error_text.hpp"
 #include "report/latency_json.hpp"
 
 namespace ioprobe {
+
+std::string reads_from(bool direct, bool write, double residency) {
+  if (write) return "";
+  if (direct) return "device";
+  return residency >= 0 ? residency_source(residency) : "unknown";
+}
+
+std::string raw_cache_note(bool direct, bool write, const std::string& cache, bool evicted, double residency) {
+  if (direct) return " (bypassed: O_DIRECT)";
+  if (write) return "";
+  const std::string from = reads_from(direct, write, residency);
+  const std::string how = evicted ? "; evicted before the run (--cache cold)" : cache == "warm" ? "; --cache warm" : "";
+  if (from == "page cache")
+    return fmt::format("{}: the reads come from the page cache, a memory figure, not the device's", how);
+  if (from == "mixed") return fmt::format("{}: the reads come partly from the page cache (mixed)", how);
+  if (from == "device") return fmt::format("{}: the reads come from the device", how);
+  return how;
+}
+
+std::vector<std::string> raw_cache_warnings(const RawConfig& cfg, const RawTarget& target, double residency,
+                                            bool memory_backed) {
+  std::vector<std::string> w;
+  if (cfg.direct || pattern_is_write(cfg.rw) || residency < 0 || memory_backed) return w;
+  const std::string from = reads_from(false, false, residency);
+  if (from == "mixed")
+    w.push_back(fmt::format("page cache partly warm ({:.0f} %): a mixed cache state, neither a device nor a memory "
+                            "figure",
+                            residency * 100));
+  if (from != "page cache") return w;
+  if (target.evicted < 0)
+    w.push_back(fmt::format("could not evict the region from the page cache ({}); {:.0f} % resident: these are "
+                            "page-cache (memory) figures, not the device's; use --direct 1",
+                            errno_text(-target.evicted), residency * 100));
+  else if (target.evicted == 0)
+    w.push_back(fmt::format("the region stayed {:.0f} % resident after eviction (pages mapped or locked by another "
+                            "process?): these are page-cache (memory) figures, not the device's; use --direct 1",
+                            residency * 100));
+  else
+    w.push_back(fmt::format("--cache warm: {:.0f} % of the region is in the page cache, so these are page-cache "
+                            "(memory) figures, not the device's; leave --cache out (cold) or give --direct 1 to "
+                            "measure the device",
+                            residency * 100));
+  return w;
+}
 
 namespace {
 double per_s(double v, double s) { return s > 0 ? v / s : 0.0; }
@@ -48,6 +94,10 @@ nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const Raw
         {"created", target.created},
         {"note", target.note}}},
       {"page_cache_resident_fraction", residency},
+      {"cache", cfg.direct ? "bypassed (O_DIRECT)" : cfg.cold ? "cold" : "warm"},
+      {"page_cache_evicted", target.evicted == 1 ? nlohmann::json(nullptr) : nlohmann::json(target.evicted == 0)},
+      {"evict_error", target.evicted < 0 ? errno_text(-target.evicted) : ""},
+      {"reads_from", reads_from(cfg.direct, pattern_is_write(cfg.rw), residency)},
       {"results",
        {{"ios", r.ios},
         {"bytes", r.bytes},
@@ -74,7 +124,8 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
                      target.note.empty() ? "" : "; " + target.note);
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
-                       cfg.direct ? " (bypassed: O_DIRECT)" : "");
+                       raw_cache_note(cfg.direct, pattern_is_write(cfg.rw), cfg.direct ? "" : cfg.cold ? "cold" : "warm",
+                                      target.evicted == 0, residency));
   out += fmt::format("  engine      {} ({})\n", engine.name, engine.reason);
   if (!r.engine_notes.empty()) {
     std::string n;

@@ -57,10 +57,16 @@ std::string render_run_text(const nlohmann::json& doc) {
   }
   if (t.contains("epoch_resident_fraction") && !t["epoch_resident_fraction"].empty()) {
     std::string res;
-    int e = 1;
-    for (const auto& f : t["epoch_resident_fraction"]) {
-      const std::string src = residency_source(f.get<double>());
-      res += fmt::format("{}epoch {}: {:.0f}% ({})", res.empty() ? "" : ", ", e++, 100 * f.get<double>(),
+    const auto& fr = t["epoch_resident_fraction"];
+    const size_t n = fr.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (n > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < n) {  // many epochs: the first and the last
+        res += fmt::format(", ... {} more (results.epochs in the JSON)", n - 1 - i);
+        i = n - 1;
+      }
+      const double f = fr[i].get<double>();
+      const std::string src = residency_source(f);
+      res += fmt::format("{}epoch {}: {:.0f}% ({})", res.empty() ? "" : ", ", i + 1, 100 * f,
                          src == "mixed" ? "mixed: partly page cache, partly device" : "from the " + src);
     }
     line("resident before", res + " [" + t.value("residency_method", "") + "]");

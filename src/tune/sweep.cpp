@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/value_range.hpp"
 #include "core/units.hpp"
 
 namespace ioprobe {
@@ -55,13 +56,17 @@ std::vector<uint32_t> parse_uint_list(const std::string& text, const std::string
     size_t comma = text.find(',', pos);
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     uint64_t v = 0;
+    const auto out_of_range = [&] {
+      return UsageError(fmt::format("{} '{}': {} is out of range; give values from {} to {}", option, text, item, lo, hi));
+    };
     try {
       v = parse_count(item, option);
+    } catch (const ValueOutOfRange&) {  // over 2^64 - 1: a number, too large
+      throw out_of_range();
     } catch (const UsageError&) {
       throw UsageError(fmt::format("{} '{}': '{}' is not a whole number; give a list like 4,8,16", option, text, item));
     }
-    if (v < lo || v > hi)
-      throw UsageError(fmt::format("{} '{}': {} is outside {}..{}", option, text, v, lo, hi));
+    if (v < lo || v > hi) throw out_of_range();
     if (std::find(out.begin(), out.end(), v) != out.end())
       throw UsageError(fmt::format("{} '{}': {} appears twice", option, text, v));
     out.push_back(static_cast<uint32_t>(v));

@@ -169,3 +169,23 @@ TEST_CASE("the report says which pool compressed and how many workers were busy,
   CHECK_FALSE(zdoc["checkpoint"]["save"].contains("compression"));
   CHECK(ioprobe::render_checkpoint_text(zdoc).find("zstd's own pool: 2 worker(s) per rank") != std::string::npos);
 }
+
+TEST_CASE("checkpoint / raw at a few MiB or under 0.5 s: a note says the ratio is not meaningful, and what size to use",
+          "[checkpoint]") {
+  using ioprobe::kRatioMinBytes;
+  using ioprobe::ratio_size_note;
+  const uint64_t MiB = 1ULL << 20;
+  // 4 MiB in a few ms each: too small on both counts; the size to use comes from the slower rate
+  // (4 MiB / 0.04 s = 100 MiB/s: 100 MiB in 1 s, below the floor of 1 GiB).
+  std::string n = ratio_size_note(4 * MiB, 0.04, 4 * MiB, 0.01);
+  INFO(n);
+  CHECK(n.find("not meaningful at this size") != std::string::npos);
+  CHECK(n.find("use --size 1GiB or more") != std::string::npos);
+  // Large but fast (1 GiB in 0.2 s and 0.25 s): the time is too short; the slower 4 GiB/s x 1 s -> 4GiB.
+  n = ratio_size_note(1024 * MiB, 0.2, 1024 * MiB, 0.25);
+  CHECK(n.find("use --size 4GiB or more") != std::string::npos);
+  // Long enough and large enough: no note.
+  CHECK(ratio_size_note(kRatioMinBytes, 0.5, 2 * kRatioMinBytes, 0.9).empty());
+  // The raw write alone too small also voids the ratio.
+  CHECK_FALSE(ratio_size_note(512 * MiB, 2.0, 8 * MiB, 0.05).empty());
+}

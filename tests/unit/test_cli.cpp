@@ -54,6 +54,34 @@ TEST_CASE("bad values name the option", "[cli]") {
   }
 }
 
+TEST_CASE("a numeric option out of range names the option, the value given and the accepted range", "[cli]") {
+  cli::CommandContext ctx;
+  ctx.argv = {"ioprobe"};
+  cli::RunConfig c;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      // Over 2^64 - 1: the parser's overflow, with the option's range.
+      {{"--files", "99999999999999999999"}, "--files: 99999999999999999999 is out of range; give a value from 1 to 100,000,000"},
+      {{"--files", "0"}, "--files: 0 is out of range; give a value from 1 to 100,000,000"},
+      {{"--workers", "1,000,000"}, "--workers: 1,000,000 is out of range; give a value from 1 to 4,096"},
+      {{"--seed", "99999999999999999999"}, "--seed: 99999999999999999999 is out of range; give a value from 0 to 18,446,744,073,709,551,615"},
+      {{"--file-size", "1e99"}, "--file-size: 1e99 is out of range; give a size from 0 B to 64.00 GiB"},
+      {{"--file-size", "65GiB"}, "--file-size: 65GiB is out of range; give a size from 0 B to 64.00 GiB"},
+      {{"--duration", "1e400s"}, "--duration: 1e400s is out of range; give a duration from 0 s to 365 days"},
+      {{"--au-target", "1e999"}, "--au-target: 1e999 is out of range; give a value from 1 to 100"},
+      {{"--au-target", "101"}, "--au-target: 101 is out of range; give a value from 1 to 100"},
+      {{"--cpu-per-sample", "-5"}, "--cpu-per-sample: -5 is out of range; give a value from 0 to 60000000"},
+  };
+  for (const auto& [args, want] : cases) {
+    ctx.args = args;
+    try {
+      cli::build_run_config(ctx, false, c);
+      FAIL("accepted " << args[0] << " " << args[1]);
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains(want));
+    }
+  }
+}
+
 TEST_CASE("bad values inside a workload INI file name the file, the key and the value", "[cli]") {
   char tmpl[] = "/tmp/ioprobe-ini-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);

@@ -31,8 +31,9 @@ LoaderResult cut_run() {
   r.bytes = 140 * 4096;
   r.epoch_samples = {100, 40, 0};  // epoch 2 cut by --duration, epoch 3 begun as the stop came
   r.epoch_bytes = {100 * 4096, 40 * 4096, 0};
+  r.epoch_ns = {1'000'000'000, 500'000'000, 1'000'000};
   r.epochs_completed = 1;
-  r.partial = true;
+  r.partial = false;  // as run_loader leaves a --duration stop: partial is for signals only
   r.stop_reason = "duration reached";
   return r;
 }
@@ -77,10 +78,19 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
   CHECK(e[1]["device_io"]["read_ratio"].is_null());
   CHECK(e[1]["device_io"]["bytes_source"] == "unknown");
   CHECK(e[1]["device_io"]["bytes_read"] == 104 * 4096);  // the figure itself stays
+  // Each epoch's rate over its own time: the cut one over the 0.5 s it ran, not a whole epoch's.
+  CHECK(e[0]["elapsed_s"].get<double>() == Approx(1.0));
+  CHECK(e[0]["samples_per_s"].get<double>() == Approx(100.0));
+  CHECK(e[1]["elapsed_s"].get<double>() == Approx(0.5));
+  CHECK(e[1]["samples_per_s"].get<double>() == Approx(80.0));
+  CHECK(e[1]["bytes_per_s"].get<double>() == Approx(80.0 * 4096));
   // The text says so instead of "2.60 x delivered".
   json results = {{"epochs", e}};
   const std::string text = render_device_io_text(results, 20);
-  CHECK(text.find("epoch 2 (partial)") != std::string::npos);
+  CHECK(text.find("epoch 2 (cut short)") != std::string::npos);
+  CHECK(text.find("cut short by the stop (duration reached)") != std::string::npos);
+  CHECK(text.find("80 samples/s over the time it ran") != std::string::npos);
+  CHECK(text.find("epoch 1 (cut short)") == std::string::npos);
   CHECK(text.find("2.60") == std::string::npos);
   CHECK(text.find("no ratio") != std::string::npos);
 
@@ -91,8 +101,16 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
   // A run that was not stopped keeps every epoch as it is.
   LoaderResult whole = r;
   whole.partial = false;
+  whole.stop_reason = "completed";
   whole.epochs_completed = 3;
   CHECK(epochs_json(whole, {}).size() == 3);
+  CHECK_FALSE(epochs_json(whole, {})[1].contains("partial"));
+
+  // A signal cuts the same way, named by its stop reason.
+  LoaderResult sig = r;
+  sig.partial = true;
+  sig.stop_reason = "interrupted (SIGINT)";
+  CHECK(epochs_json(sig, {})[1]["cut_by"] == "interrupted (SIGINT)");
 }
 
 TEST_CASE("report --merge: device I/O per host, summed; one host's documents not double-counted", "[device_io][merge]") {
@@ -151,4 +169,36 @@ TEST_CASE("report on a raw document and report --merge of raw documents show the
   CHECK(d["read_ratio"].get<double>() == Approx(1.5));
   const std::string text = render_merged_raw_text(m);
   CHECK(text.find("device I/O  h1:nvme0n1, h2:nvme0n1") != std::string::npos);
+}
+
+TEST_CASE("render_device_io_text: many epochs print a bounded number of rows; the JSON keeps them all",
+          "[device_io][report]") {
+  LoaderResult r;
+  const size_t n = 300;  // e.g. --files 200 --duration 5s: hundreds of tiny epochs
+  for (size_t i = 0; i < n; ++i) {
+    r.epoch_samples.push_back(i + 1 == n ? 7 : 200);
+    r.epoch_bytes.push_back((i + 1 == n ? 7 : 200) * 4096);
+    r.epoch_ns.push_back(i == 3 ? 400'000'000 : 100'000'000);
+  }
+  r.epochs_completed = n - 1;
+  r.stop_reason = "duration reached";
+  const json e = epochs_json(r, {});
+  REQUIRE(e.size() == n);
+  const std::string text = render_device_io_text(json{{"epochs", e}}, 20);
+  size_t rows = 0;
+  for (size_t p = text.find("  epoch "); p != std::string::npos; p = text.find("  epoch ", p + 1)) ++rows;
+  CHECK(rows == kMaxEpochRows);
+  CHECK(text.find("epoch 9 ") != std::string::npos);
+  CHECK(text.find("epoch 10 ") == std::string::npos);
+  // The omitted ones in one line: how many, which, their samples and the range of their rates.
+  CHECK(text.find("... 290 more epochs (10 to 299: 58,000 samples, 2000 to 2000 samples/s)") != std::string::npos);
+  CHECK(text.find("results.epochs") != std::string::npos);
+  // The last row, the one the stop cut short, is always shown.
+  CHECK(text.find("epoch 300 (cut short)") != std::string::npos);
+
+  // Up to the bound every row is printed, and no summary line.
+  const json few(e.begin(), e.begin() + kMaxEpochRows);
+  const std::string t2 = render_device_io_text(json{{"epochs", few}}, 20);
+  CHECK(t2.find("more epoch") == std::string::npos);
+  CHECK(t2.find("epoch 10 ") != std::string::npos);
 }

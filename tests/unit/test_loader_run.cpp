@@ -76,6 +76,8 @@ void check_exact(const LoaderResult& r, const LoaderProgress& progress, Deliveri
   CHECK(r.bytes == total * c.epochs);
   CHECK(r.epoch_samples == std::vector<uint64_t>(c.epochs, n));
   CHECK(r.epoch_bytes == std::vector<uint64_t>(c.epochs, total));
+  REQUIRE(r.epoch_ns.size() == c.epochs);  // each epoch's wall time, within the run's
+  for (int64_t ns : r.epoch_ns) CHECK((ns > 0 && ns <= r.elapsed_ns));
   CHECK(progress.samples.load() == n * c.epochs);
   CHECK(progress.bytes.load() == total * c.epochs);
   REQUIRE(r.ranks.size() == 2);

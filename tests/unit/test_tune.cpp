@@ -79,6 +79,11 @@ TEST_CASE("parse_uint_list: sorted, bad values named", "[tune]") {
   CHECK_THROWS_AS(parse_uint_list("0", "--workers", 1, 4096), UsageError);
   CHECK_THROWS_AS(parse_uint_list("4,4", "--workers", 1, 4096), UsageError);
   CHECK_THROWS_WITH(parse_uint_list("4,,8", "--workers", 1, 4096), Catch::Contains("--workers"));
+  // Too large, even for 64 bits: out of range with the range, not "not a whole number".
+  CHECK_THROWS_WITH(parse_uint_list("4,99999999999999999999", "--workers", 1, 4096),
+                    Catch::Contains("99999999999999999999 is out of range; give values from 1 to 4096"));
+  CHECK_THROWS_WITH(parse_uint_list("5000", "--workers", 1, 4096),
+                    Catch::Contains("5000 is out of range; give values from 1 to 4096"));
 }
 
 TEST_CASE("make_plan shares the budget and refuses one too small", "[tune]") {

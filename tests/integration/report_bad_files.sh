@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `ioprobe report FILE` on a file that is not a result document (not JSON, JSON cut short, JSON of
+# something else) exits 2 with one message naming the file, where parsing failed and what it
+# expects: no library exception text.
+set -u
+IOPROBE=$1
+. "$(dirname "$0")/lib.sh"
+work=$(mktemp -d /var/tmp/ioprobe-repbad-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+expect2() {  # expect2 FILE "text"...
+  local f=$1 out rc; shift
+  out=$("$IOPROBE" report "$f" 2>&1); rc=$?
+  [ $rc = 2 ] || fail "report $f exited $rc, expected 2: $out"
+  echo "$out" | grep -q "json.exception" && fail "report $f shows the library's exception text: $out"
+  for want in "$f" "schema ioprobe.result/1" "$@"; do
+    echo "$out" | grep -qF -- "$want" || fail "report $f: message lacks '$want': $out"
+  done
+  echo "ok: $f -> $out"
+}
+printf 'samples,bytes\n1,2\n' > data.csv
+expect2 data.csv "line 1, column 1"
+# A real result document, cut short.
+"$IOPROBE" --quiet --dir ds --files 20 --file-size 4KiB --file-size-dist fixed --workers 1 --json full.json > /dev/null \
+  || fail "run failed"
+head -c 700 full.json > cut.json
+expect2 cut.json "truncated?" "not valid JSON"
+printf '{"hello": [1, 2, 3]}\n' > other.json
+expect2 other.json 'no "schema" string'
+printf '[1, 2]' > arr.json
+expect2 arr.json "top level is an array"
+: > empty.json
+expect2 empty.json "is empty"
+"$IOPROBE" report full.json > /dev/null || fail "the whole document is refused"
+echo "ok: report refuses non-documents clearly"
