@@ -136,7 +136,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
                                 load.busy * 100, load.cpu_share * 100));
   p.metadata_bound = !p.client_bound && !p.workers_bound && median(open) >= 0.5;
   if (p.metadata_bound) notes.push_back(fmt::format("open+close took {:.0f}% of each file's time", median(open) * 100));
-  if (!p.steady) notes.push_back("a repeat had no steady window (too few batches); lengthen the points");
+  if (!p.steady) notes.emplace_back("a repeat had no steady window (too few batches); lengthen the points");
   for (const auto& n : notes) p.note += (p.note.empty() ? "" : "; ") + n;
   return p;
 }

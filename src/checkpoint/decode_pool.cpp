@@ -28,7 +28,7 @@ DecodePool::DecodePool(int threads, size_t max_frame, size_t max_piece, bool gro
   for (size_t i = 0; i < pool_->window(); ++i) pool_->slot(i).in = alloc_io_memory(max_frame, true);
 }
 
-void DecodePool::decode(Slot& s, Worker& w) {
+void DecodePool::decode(Slot& s, Worker& w) const {
   const int64_t t0 = now_ns();
   Result& r = s.result;
   r = Result{};

@@ -62,7 +62,7 @@ class DecodePool {
     std::vector<uint8_t> out, ungrouped;
     int64_t busy_ns = 0;  // under the pool's lock
   };
-  void decode(Slot& s, Worker& w);
+  void decode(Slot& s, Worker& w) const;
 
   const bool grouped_;
   std::vector<std::unique_ptr<Worker>> workers_;  // one per thread, or 1 for inline mode

@@ -47,9 +47,9 @@ std::string ShardReader::make_cold(const std::string& path) {
   return {};
 }
 
-ShardReader::ShardReader(const std::string& path, uint64_t block, bool cold) : path_(path), cold_(cold) {
+ShardReader::ShardReader(const std::string& path, uint64_t read_block_bytes, bool cold) : path_(path), cold_(cold) {
   try {
-    rd_ = std::make_unique<UringFileReader>(path, UringReaderOptions{static_cast<size_t>(block), 4, cold});
+    rd_ = std::make_unique<UringFileReader>(path, UringReaderOptions{static_cast<size_t>(read_block_bytes), 4, cold});
   } catch (const IoError& e) {
     error_ = e.what();
     return;

@@ -49,7 +49,7 @@ void fill_text(uint64_t seed, uint8_t* dst, size_t len) {
       in_line = 0;
     }
     const size_t n = std::min(w.size(), len - pos);
-    std::memcpy(dst + pos, w.data(), n);
+    std::memcpy(dst + pos, w.data(), n);  // NOLINT(bugprone-not-null-terminated-result): bytes, not a C string
     pos += n;
   }
 }

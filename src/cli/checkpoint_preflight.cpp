@@ -1,6 +1,6 @@
 #include "cli/checkpoint_preflight.hpp"
 
-#include <signal.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <algorithm>

@@ -36,8 +36,8 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
 /// results.epochs (per epoch: samples, bytes, residency, device_io), ingest.bytes_source (where
 /// the AU's bytes came from: "device", "page cache", "mixed", "RAM (tmpfs)", "unknown"; a "storage" or
 /// "metadata" verdict on bytes from memory says so in its text), and the warnings above.
-void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& io,
-                       const std::vector<DeviceIo>& epochs, bool cold, const TargetInfo& t);
+void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
+                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t);
 
 /// Device accounting of `tune`'s points: a mark before and after each run (from the sweep's
 /// progress callback), the runs of one setting added up.

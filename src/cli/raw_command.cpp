@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -212,7 +213,7 @@ int cmd_raw(const CommandContext& ctx) {
     try {
       res = run_raw(cfg, target, choice, [&](std::exception_ptr setup) {
         started = true;
-        start(setup);
+        start(std::move(setup));
       });
     } catch (...) {
       if (started) throw;

@@ -86,19 +86,19 @@ po::options_description loader_options_description(bool for_tune);
 po::options_description gpu_options_description();
 po::options_description hosts_options_description();
 
-/// Fills `out` from parsed options `vm` (after loading the preset INI named by --dataset into vm,
+/// Fills `c` from parsed options `vm` (after loading the preset INI named by --dataset into vm,
 /// checked against `desc`). Options absent from `desc` take their defaults; for kTune, --workers
 /// and --numa (tune's own lists) are not read. Throws UsageError.
-void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& out);
+void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& c);
 
 /// Throws UsageError when `l.drop_last` leaves no batch at all: fewer than `l.batch_size` of
 /// `samples` per rank (DistributedSampler's share, rounded up); `unit` names them ("samples",
 /// "records"). Called before a synthetic dataset is generated, and once --data is enumerated.
 void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit);
 
-/// Parses args (and the preset named by --dataset) into a RunConfig. `for_gen` relaxes the
+/// Parses args (and the preset named by --dataset) into `c`. `for_gen` relaxes the
 /// options that only a run uses. Throws UsageError with a clear message for any bad value.
 /// Returns false when --help was printed.
-bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& out);
+bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c);
 
 }  // namespace ioprobe::cli

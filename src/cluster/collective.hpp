@@ -14,7 +14,7 @@ namespace ioprobe::cluster {
 /// the message to print; on the other ranks the message is empty (rank 0 prints it).
 class JobFailure : public Error {
  public:
-  JobFailure(std::string message, int exit_code) : Error(std::move(message), exit_code) {}
+  JobFailure(const std::string& message, int exit_code) : Error(message, exit_code) {}
 };
 
 /// Runs `fn` on this process, then learns from every process whether its `fn` succeeded. When

@@ -24,7 +24,7 @@ enum ExitCode : int {
 /// Base of all ioprobe errors: what() is one line meant for the user, exit_code() what main returns.
 class Error : public std::runtime_error {
  public:
-  Error(std::string message, int exit_code) : std::runtime_error(std::move(message)), exit_code_(exit_code) {}
+  Error(const std::string& message, int exit_code) : std::runtime_error(message), exit_code_(exit_code) {}
   int exit_code() const { return exit_code_; }
 
  private:
@@ -34,7 +34,7 @@ class Error : public std::runtime_error {
 /// Bad input from the user. The message names the value and says what to do.
 class UsageError : public Error {
  public:
-  explicit UsageError(std::string message) : Error(std::move(message), kExitUsage) {}
+  explicit UsageError(const std::string& message) : Error(message, kExitUsage) {}
 };
 
 /// A failed operation on a path: "<op> <path>: <strerror> (<ERRNO>); <hint>".

@@ -30,10 +30,11 @@ IoMemory alloc_io_memory(size_t bytes, bool huge) {
   const uintptr_t aligned = (base + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   if (aligned > base) ::munmap(m, aligned - base);
   const size_t tail = base + len + kHugePageBytes - (aligned + len);
-  if (tail) ::munmap(reinterpret_cast<void*>(aligned + len), tail);
-  void* p = reinterpret_cast<void*>(aligned);
+  // The addresses from m's own pointer (not cast back from integers).
+  uint8_t* const p = static_cast<uint8_t*>(m) + (aligned - base);
+  if (tail) ::munmap(p + len, tail);
   ::madvise(p, len, MADV_HUGEPAGE);  // advice only; failure (e.g. THP "never") is harmless
-  return IoMemory(static_cast<uint8_t*>(p), IoMemoryFree{len});
+  return IoMemory(p, IoMemoryFree{len});
 }
 
 uint64_t huge_page_bytes(const void* p, size_t len) {

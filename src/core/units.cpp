@@ -162,8 +162,8 @@ std::string format_bytes(uint64_t bytes) {
   return fmt::format("{:.2f} {} ({} B)", v, units[u], format_count(bytes));
 }
 
-std::string format_rate(double bps) {
-  return fmt::format("{:.2f} MB/s ({:.2f} MiB/s)", bps / kMB, bps / kMiB);
+std::string format_rate(double bytes_per_s) {
+  return fmt::format("{:.2f} MB/s ({:.2f} MiB/s)", bytes_per_s / kMB, bytes_per_s / kMiB);
 }
 
 std::string format_ns(double ns) {
