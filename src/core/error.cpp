@@ -14,7 +14,7 @@ std::string build_message(int err, const std::string& op, const std::string& pat
 }
 }  // namespace
 
-IoError::IoError(int err, std::string op, std::string path, std::string hint)
+IoError::IoError(int err, std::string op, std::string path, const std::string& hint)
     : Error(build_message(err, op, path, hint), kExitFailure), err_(err), op_(std::move(op)), path_(std::move(path)) {}
 
 std::string errno_name(int err) {

@@ -40,7 +40,7 @@ class UsageError : public Error {
 /// A failed operation on a path: "<op> <path>: <strerror> (<ERRNO>); <hint>".
 class IoError : public Error {
  public:
-  IoError(int err, std::string op, std::string path, std::string hint = {});
+  IoError(int err, std::string op, std::string path, const std::string& hint = {});
   int err() const { return err_; }
   /// The operation that failed: "create", "open", "io_uring_queue_init"...
   const std::string& op() const { return op_; }

@@ -14,7 +14,7 @@ namespace ioprobe {
 std::string escape_bytes(std::string_view raw);
 
 /// Inverse of escape_bytes().
-std::string unescape_bytes(std::string_view escaped);
+std::string unescape_bytes(std::string_view s);
 
 /// Shell-quotes one argument for display ('a b' -> "'a b'"), after escape_bytes().
 std::string shell_quote(std::string_view arg);
