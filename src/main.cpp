@@ -48,14 +48,20 @@ struct Subcommand {
 };
 
 const Subcommand kSubcommands[] = {
-    {"run", ioprobe::cli::cmd_run, "emulate a PyTorch DataLoader over a dataset and report against GPU demand (default)"},
+    {"run", ioprobe::cli::cmd_run,
+     "emulate a PyTorch DataLoader over a dataset and report against GPU demand (default)"},
     {"gen", ioprobe::cli::cmd_gen, "generate a synthetic dataset (or check an existing one) without running"},
-    {"tune", ioprobe::cli::cmd_tune, "sweep num_workers x prefetch_factor x NUMA placement and recommend a DataLoader setting"},
-    {"capacity", ioprobe::cli::cmd_capacity, "search how many emulated accelerators the storage feeds at AU >= the target"},
-    {"calibrate", ioprobe::cli::cmd_calibrate, "measure your own PyTorch Dataset's costs in real DataLoaders; --calibration uses them"},
-    {"checkpoint", ioprobe::cli::cmd_checkpoint, "save and restore emulated training state; compare with raw write bandwidth"},
+    {"tune", ioprobe::cli::cmd_tune,
+     "sweep num_workers x prefetch_factor x NUMA placement and recommend a DataLoader setting"},
+    {"capacity", ioprobe::cli::cmd_capacity,
+     "search how many emulated accelerators the storage feeds at AU >= the target"},
+    {"calibrate", ioprobe::cli::cmd_calibrate,
+     "measure your own PyTorch Dataset's costs in real DataLoaders; --calibration uses them"},
+    {"checkpoint", ioprobe::cli::cmd_checkpoint,
+     "save and restore emulated training state; compare with raw write bandwidth"},
     {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},
-    {"scaling", ioprobe::cli::cmd_scaling, "read each RAID member alone, then the array: scaling efficiency against the RAID level"},
+    {"scaling", ioprobe::cli::cmd_scaling,
+     "read each RAID member alone, then the array: scaling efficiency against the RAID level"},
     {"probe", ioprobe::cli::cmd_probe, "show the storage target, NUMA layout, io_uring availability and engine choice"},
     {"report", ioprobe::cli::cmd_report, "re-render saved result documents as text, HTML (--html) or CSV; compare two"},
 };
@@ -108,7 +114,8 @@ int main(int argc, char** argv) {
     const std::string& first = rest.front();
     if (first == "--version" || first == "-V") {
       if (rest.size() > 1) {
-        std::fprintf(stderr, "ioprobe: --version takes no argument (got '%s')\n", ioprobe::escape_bytes(rest[1]).c_str());
+        std::fprintf(stderr, "ioprobe: --version takes no argument (got '%s')\n",
+                     ioprobe::escape_bytes(rest[1]).c_str());
         return ioprobe::kExitUsage;
       }
       std::printf("ioprobe %s\n", IOPROBE_VERSION);
@@ -132,7 +139,8 @@ int main(int argc, char** argv) {
   ctx.args = rest;
   if (comm->multi() && !runs_across_hosts(cmd)) {
     if (comm->rank() == 0)
-      std::fprintf(stderr, "ioprobe: '%s' does not run across hosts yet (started by %s as %d processes); run it on "
+      std::fprintf(stderr,
+                   "ioprobe: '%s' does not run across hosts yet (started by %s as %d processes); run it on "
                    "one host without the launcher. Across hosts: ioprobe run, gen, raw, tune, checkpoint, capacity\n",
                    cmd->name, comm->launcher().c_str(), comm->size());
     return ioprobe::kExitUsage;
@@ -164,14 +172,17 @@ int dispatch(const Subcommand* cmd, const ioprobe::cli::CommandContext& ctx) {
     if (!quiet) std::fprintf(stderr, "ioprobe: %s\n", e.what());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "ioprobe: out of memory: an allocation was refused (%s); lower the sizes that hold memory "
+    std::fprintf(stderr,
+                 "ioprobe: out of memory: an allocation was refused (%s); lower the sizes that hold memory "
                  "(checkpoint: --size, --ranks, --io-size x --io-depth; run: --workers x --prefetch-factor x "
                  "--batch-size) or raise the limit\n",
                  memory_now().c_str());
     return ioprobe::kExitFailure;
   } catch (const std::system_error& e) {  // e.g. std::thread: EAGAIN at a thread or memory limit
-    std::fprintf(stderr, "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks, --workers, "
-                 "--numjobs or --compress-threads or raise the limit (ulimit -u, -v; a cgroup's pids.max)\n", e.what());
+    std::fprintf(stderr,
+                 "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks, --workers, "
+                 "--numjobs or --compress-threads or raise the limit (ulimit -u, -v; a cgroup's pids.max)\n",
+                 e.what());
     return ioprobe::kExitFailure;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ioprobe: internal error: %s\n", e.what());

@@ -30,8 +30,8 @@ const json& field(const json& j, const char* key, const std::string& where) {
 double number(const json& j, const char* key, const std::string& where) {
   const json& v = field(j, key, where);
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-    throw UsageError(fmt::format("{}: '{}' is {}, not a finite number >= 0; rerun `ioprobe calibrate`", where, key,
-                                 v.dump()));
+    throw UsageError(
+        fmt::format("{}: '{}' is {}, not a finite number >= 0; rerun `ioprobe calibrate`", where, key, v.dump()));
   return v.get<double>();
 }
 
@@ -182,8 +182,8 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
 Calibration load_calibration(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw UsageError(fmt::format("{}: is a directory; give the file `ioprobe calibrate --json` wrote",
-                                 escape_bytes(path)));
+    throw UsageError(
+        fmt::format("{}: is a directory; give the file `ioprobe calibrate --json` wrote", escape_bytes(path)));
   std::ifstream in(path);
   if (!in)
     throw UsageError(fmt::format("{}: cannot read it ({}); give the file `ioprobe calibrate --json` wrote",
@@ -200,8 +200,8 @@ Calibration load_calibration(const std::string& path) {
   try {
     return calibration_from_json(j, escape_bytes(path));
   } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: a field has the wrong type ({}); rerun `ioprobe calibrate`",
-                                 escape_bytes(path), e.what()));
+    throw UsageError(
+        fmt::format("{}: a field has the wrong type ({}); rerun `ioprobe calibrate`", escape_bytes(path), e.what()));
   }
 }
 

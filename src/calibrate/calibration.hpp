@@ -26,12 +26,12 @@ struct CalFigure {
 struct Calibration {
   int schema_version = kCalibrationSchemaVersion;
   std::string ioprobe_version;
-  std::string created;                 // UTC, ISO 8601
-  std::vector<std::string> command;    // the ioprobe command line that measured it
+  std::string created;               // UTC, ISO 8601
+  std::vector<std::string> command;  // the ioprobe command line that measured it
   // The user's code.
-  std::string code_file;               // absolute path of FILE.py
-  std::string function;                // FUNC: FUNC(paths) returns the Dataset
-  std::string collate;                 // "collate_fn of the module" | "torch default_collate"
+  std::string code_file;  // absolute path of FILE.py
+  std::string function;   // FUNC: FUNC(paths) returns the Dataset
+  std::string collate;    // "collate_fn of the module" | "torch default_collate"
   // The data it ran on (read into the page cache first: CPU costs, no storage wait).
   std::string data_dir;
   uint64_t files = 0;
@@ -47,17 +47,17 @@ struct Calibration {
   CalFigure inprocess_cpu_per_sample_us;  // num_workers=0: the same work in the main process, µs
   CalFigure main_cpu_per_batch_us;        // main process per batch: receive + unpickle + shm attach, µs
   double main_cpu_per_batch_p10_us = 0, main_cpu_per_batch_p90_us = 0;  // per-batch spread (main thread)
-  CalFigure bytes_per_batch;              // bytes of the batch's tensors (what crosses to the main process), B
-  CalFigure worker_startup_s;             // iter(loader) to a worker's worker_init_fn, s
+  CalFigure bytes_per_batch;   // bytes of the batch's tensors (what crosses to the main process), B
+  CalFigure worker_startup_s;  // iter(loader) to a worker's worker_init_fn, s
   // A fresh worker's one-time CPU each epoch (fork to worker_init_fn, plus its first batches'
   // costs beyond the steady per-sample cost), s; and the main thread's CPU in iter() (the forks),
   // s. Documents written before these were measured lack them: startup_measured false, zeros.
   bool startup_measured = false;
   CalFigure worker_startup_cpu_s;
   CalFigure main_startup_cpu_s;
-  bool pin_measured = false;              // false: no pin figure (reason in pin_method)
-  std::string pin_method;                 // how the pin cost was measured, or why it was not
-  CalFigure pin_cpu_per_batch_us;         // pin thread's CPU per batch, µs
+  bool pin_measured = false;                      // false: no pin figure (reason in pin_method)
+  std::string pin_method;                         // how the pin cost was measured, or why it was not
+  CalFigure pin_cpu_per_batch_us;                 // pin thread's CPU per batch, µs
   nlohmann::json rows = nlohmann::json::array();  // the driver's per-run measurements, as measured
 
   /// The main-process cost per sample (main_cpu_per_batch_us / batch_size), µs.

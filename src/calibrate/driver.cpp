@@ -69,7 +69,8 @@ std::string find_calibration_driver() {
   }
   throw Error(fmt::format("the calibration driver {} is not installed (looked in {}); reinstall ioprobe (cmake "
                           "--install) or set IOPROBE_PYTHON_DIR to the repository's python/ directory",
-                          kScript, looked), kExitFailure);
+                          kScript, looked),
+              kExitFailure);
 }
 
 std::vector<std::string> python_candidates(const std::string& given) {

@@ -17,8 +17,8 @@ std::string find_calibration_driver();
 inline constexpr int kDriverNoTorch = 3;
 
 struct DriverRun {
-  int exit_code = 0;       // the script's exit status; 128+N when killed by signal N
-  std::string out;         // its stdout (one JSON object when exit_code is 0)
+  int exit_code = 0;  // the script's exit status; 128+N when killed by signal N
+  std::string out;    // its stdout (one JSON object when exit_code is 0)
 };
 
 /// Runs `python driver args...` with stdout captured and stderr passed through (the script's

@@ -99,7 +99,8 @@ std::optional<CapacityPoint> measure_point_across(const FileIndex& index, const 
         if (lr.stopped_on_errors || (lr.samples == 0 && lr.errors > 0))
           error = fmt::format("{} of the {} GPU ranks here: reads failed ({}; first: {}); the capacity search stops, "
                               "as its rates would measure the failure",
-                              split[r], gpus, lr.stop_reason, lr.error_samples.empty() ? "?" : error_line(lr.error_samples.front()));
+                              split[r], gpus, lr.stop_reason,
+                              lr.error_samples.empty() ? "?" : error_line(lr.error_samples.front()));
       } catch (const Error& e) {
         error = e.what();
       } catch (const std::exception& e) {
@@ -108,8 +109,7 @@ std::optional<CapacityPoint> measure_point_across(const FileIndex& index, const 
     }
     // Said here at once: when this process failed before the start barrier, the others end the
     // job by the watchdog and this line is what names the reason.
-    if (!error.empty())
-      fmt::print(stderr, "ioprobe: rank {} on host {}: {}\n", me.rank, me.hostname, error);
+    if (!error.empty()) fmt::print(stderr, "ioprobe: rank {} on host {}: {}\n", me.rank, me.hostname, error);
     std::optional<cluster::PointMerge> m = across.gather(error, part);
     if (across.agree_stop(interrupted() || part.result.partial ? 2 : 0)) return std::nullopt;
     if (m) {

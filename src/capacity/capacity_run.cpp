@@ -24,7 +24,8 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpus_allowed, uint64_t min_steady_samples) {
+RepeatSample repeat_sample(const LoaderResult& r, const LoaderConfig& c, int cpus_allowed,
+                           uint64_t min_steady_samples) {
   const TuneSample t = steady_sample(r, c.ranks, min_steady_samples, c.step_time_s, c.batch_size);
   RepeatSample s;
   s.samples_per_s = t.samples_per_s;
@@ -80,8 +81,8 @@ std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag, 
   if (cpu_fraction >= kClientCpuSaturated)
     notes.push_back(fmt::format("the process used {:.0f}% of its allowed CPUs", cpu_fraction * 100));
   if (consumer_lag >= kClientLagMax)
-    notes.push_back(fmt::format("the emulated GPUs' threads overran their steps by {:.0f}% of their time",
-                                consumer_lag * 100));
+    notes.push_back(
+        fmt::format("the emulated GPUs' threads overran their steps by {:.0f}% of their time", consumer_lag * 100));
   return notes;
 }
 

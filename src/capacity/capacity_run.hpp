@@ -40,15 +40,15 @@ constexpr uint32_t kMinStepsPerPoint = 8;
 
 /// What one repeat of a point measured.
 struct RepeatSample {
-  double samples_per_s = 0, bytes_per_s = 0;  // steady window, from completion times
-  double au = 0, au_min = 0;                  // mean and lowest rank, fraction
-  double cpu_fraction = 0;                    // CPU s / wall s / allowed CPUs
-  double consumer_lag = 0;                    // fraction, see kClientLagMax
-  double decode_us_per_sample = 0;            // --decode jpeg: workers' decode CPU per sample decoded, µs (0: none)
-  double open_share = 0;                      // open+close share of each file's time, fraction
+  double samples_per_s = 0, bytes_per_s = 0;     // steady window, from completion times
+  double au = 0, au_min = 0;                     // mean and lowest rank, fraction
+  double cpu_fraction = 0;                       // CPU s / wall s / allowed CPUs
+  double consumer_lag = 0;                       // fraction, see kClientLagMax
+  double decode_us_per_sample = 0;               // --decode jpeg: workers' decode CPU per sample decoded, µs (0: none)
+  double open_share = 0;                         // open+close share of each file's time, fraction
   double worker_busy = 0, worker_cpu_share = 0;  // ingest/analysis.hpp WorkerLoad, fractions
-  double worker_runq_share = 0;               // WorkerLoad::runq_share; -1 not measured
-  uint64_t bytes = 0;                         // bytes the GPU ranks took over the whole run
+  double worker_runq_share = 0;                  // WorkerLoad::runq_share; -1 not measured
+  uint64_t bytes = 0;                            // bytes the GPU ranks took over the whole run
   bool steady = false;
 };
 
@@ -76,9 +76,9 @@ std::vector<std::string> client_notes(double cpu_fraction, double consumer_lag, 
 
 struct PointRunOptions {
   uint32_t repeats = 2;
-  double point_s = 3;        // seconds per repeat (the loader's duration)
+  double point_s = 3;  // seconds per repeat (the loader's duration)
   int cpus_allowed = 1;
-  int64_t deadline_ns = 0;   // core/clock now_ns() scale; 0 = none
+  int64_t deadline_ns = 0;  // core/clock now_ns() scale; 0 = none
   /// Called just before each repeat's loader run (device accounting marks its start).
   std::function<void(uint32_t gpus, uint32_t repeat)> before_repeat;
 };

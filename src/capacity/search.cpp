@@ -45,10 +45,8 @@ CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySear
       out_of_time = true;
       break;
     }
-    if (point_passes(*p, o.au_target))
-      lo = mid;
-    else
-      hi = mid;
+    if (point_passes(*p, o.au_target)) lo = mid;
+    else hi = mid;
   }
 
   for (auto& [g, p] : seen) a.points.push_back(p);

@@ -59,7 +59,8 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
       }
     if (p.save.ranks.size() != p.state.size())
       throw Error(fmt::format("process {} on host {} sent {} save rows for {} ranks", p.mpi_rank, p.hostname,
-                              p.save.ranks.size(), p.state.size()), kExitFailure);
+                              p.save.ranks.size(), p.state.size()),
+                  kExitFailure);
     CheckpointHostRow& h = rows[p.host_index];
     if (h.mpi_ranks.empty()) {
       h.hostname = p.hostname;
@@ -70,7 +71,9 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
       const int g = p.state[i].rank;
       if (!rank_host.emplace(g, p.hostname).second)
         throw Error(fmt::format("rank {} was written by two processes (the second: process {} on host {}): the "
-                                "processes numbered their ranks differently", g, p.mpi_rank, p.hostname), kExitFailure);
+                                "processes numbered their ranks differently",
+                                g, p.mpi_rank, p.hostname),
+                    kExitFailure);
       h.ckpt_ranks.push_back(g);
       const uint64_t disk = i < p.file_bytes.size() ? p.file_bytes[i] : p.save.ranks[i].stored_bytes;
       h.save.add_rank(p.save.ranks[i], disk, p.state[i].bytes > 0);
@@ -81,8 +84,7 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
     // every time the slowest process's, CPU summed.
     c.state.insert(c.state.end(), p.state.begin(), p.state.end());
     c.save.ranks.insert(c.save.ranks.end(), p.save.ranks.begin(), p.save.ranks.end());
-    for (size_t i = 0; i < p.state.size(); ++i)
-      c.file_bytes.push_back(i < p.file_bytes.size() ? p.file_bytes[i] : 0);
+    for (size_t i = 0; i < p.state.size(); ++i) c.file_bytes.push_back(i < p.file_bytes.size() ? p.file_bytes[i] : 0);
     c.save.ok = c.save.ok && p.save.ok;
     c.save.interrupted = c.save.interrupted || p.save.interrupted;
     c.save.staged_ns = std::max(c.save.staged_ns, p.save.staged_ns);
@@ -115,13 +117,16 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
   for (const auto& [g, host] : rank_host) {
     if (g != expect)
       throw Error(fmt::format("the processes wrote ranks up to {} but none wrote rank {}: the processes numbered "
-                              "their ranks differently", rank_host.rbegin()->first, expect), kExitFailure);
+                              "their ranks differently",
+                              rank_host.rbegin()->first, expect),
+                  kExitFailure);
     ++expect;
     c.rank_host.push_back(host);
   }
   std::sort(c.state.begin(), c.state.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   if (any_restore) {
-    std::stable_sort(restore_rows.begin(), restore_rows.end(), [](const auto& a, const auto& b) { return a.shard < b.shard; });
+    std::stable_sort(restore_rows.begin(), restore_rows.end(),
+                     [](const auto& a, const auto& b) { return a.shard < b.shard; });
     RestoreResult r;
     r.ok = restore_ok;
     r.interrupted = restore_interrupted;
@@ -138,7 +143,8 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
   // Restore accounting: each host's shard files against its devices, the hosts' devices added.
   for (size_t i = 0; i < c.restore_shards.size(); ++i) {
     const int g = c.restore_shards[i];
-    const uint64_t bytes = g >= 0 && static_cast<size_t>(g) < c.file_bytes.size() ? c.file_bytes[static_cast<size_t>(g)] : 0;
+    const uint64_t bytes = g >= 0 && static_cast<size_t>(g) < c.file_bytes.size() ? c.file_bytes[static_cast<size_t>(g)]
+                                                                                  : 0;
     c.restore_file_bytes += bytes;
     for (auto& [idx, h] : rows)
       if (h.hostname == c.restore_reader_host[i]) h.restore_file_bytes += bytes;
@@ -169,7 +175,8 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
   for (const auto& [name, n] : names)
     if (n > 1)
       c.warnings.push_back(fmt::format("{} hosts report the hostname '{}': MPI sees separate shared-memory domains; "
-                                       "check the host list", n, name));
+                                       "check the host list",
+                                       n, name));
   if (c.restore && c.hosts.size() > 1 && c.restores_from_other_host < static_cast<int>(c.restore->ranks.size()))
     c.warnings.push_back(fmt::format("{} of {} shards were restored on the host that wrote them (its page cache was "
                                      "evicted, but a client cache may still serve them)",

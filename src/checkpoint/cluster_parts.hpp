@@ -26,14 +26,14 @@ namespace ioprobe::checkpoint {
 /// One process's share of a checkpoint across hosts, as sent to rank 0.
 struct CheckpointPart {
   int mpi_rank = 0;
-  int host_index = 0;               // dist::Comm::host_index()
+  int host_index = 0;  // dist::Comm::host_index()
   std::string hostname;
-  std::vector<RankState> state;     // the ranks this process wrote (global rank numbers)
-  SaveResult save;                  // its save (ranks in the order of `state`)
-  std::vector<uint64_t> file_bytes; // stat of its published files, per rank
+  std::vector<RankState> state;          // the ranks this process wrote (global rank numbers)
+  SaveResult save;                       // its save (ranks in the order of `state`)
+  std::vector<uint64_t> file_bytes;      // stat of its published files, per rank
   std::optional<RestoreResult> restore;  // the shards it restored (another process's with a shared --dir)
-  std::vector<int> restore_shards;  // the global rank whose shard each restore row read
-  std::string restore_writer_host;  // the host that wrote those shards
+  std::vector<int> restore_shards;       // the global rank whose shard each restore row read
+  std::string restore_writer_host;       // the host that wrote those shards
   // Its host's devices over the restore window (from the barrier before every process's restore
   // to the barrier after), measured by this process; absent without a restore.
   std::optional<DeviceIo> restore_device_io;
@@ -48,11 +48,11 @@ struct CheckpointHostRow {
   std::string hostname;
   int host_index = 0;
   std::vector<int> mpi_ranks;
-  std::vector<int> ckpt_ranks;      // global checkpoint ranks written on this host
-  SaveTotals save;                  // its ranks' save figures (duration = its slowest rank)
-  int64_t durable_ns = 0;           // its slowest process's time to durable (published)
+  std::vector<int> ckpt_ranks;  // global checkpoint ranks written on this host
+  SaveTotals save;              // its ranks' save figures (duration = its slowest rank)
+  int64_t durable_ns = 0;       // its slowest process's time to durable (published)
   bool restored = false;
-  RestoreTotals restore;            // the shards its processes restored
+  RestoreTotals restore;                   // the shards its processes restored
   std::vector<std::string> restored_from;  // hosts whose shards it read (sorted, unique)
   // The host's devices over the restore window, as its first process measured them (every
   // process of a host sees the same devices over the same window: counted once per host).
@@ -61,24 +61,24 @@ struct CheckpointHostRow {
   // The host's devices over the save window, counted once for the host (host_device_io of its
   // processes': the widest window, which covers every save on the host).
   std::optional<DeviceIo> save_device_io;
-  uint64_t save_file_bytes = 0;     // bytes on disk of the shard files its ranks published
+  uint64_t save_file_bytes = 0;  // bytes on disk of the shard files its ranks published
 };
 
 /// The cluster's checkpoint: every rank's rows in global rank order, ready for report/ as one
 /// host's run would be, plus the host rows.
 struct CheckpointCluster {
-  std::vector<RankState> state;     // every rank, by global rank
-  SaveResult save;                  // ranks of every process; ok = all ok; times = max over processes
-  std::vector<uint64_t> file_bytes; // by global rank
+  std::vector<RankState> state;          // every rank, by global rank
+  SaveResult save;                       // ranks of every process; ok = all ok; times = max over processes
+  std::vector<uint64_t> file_bytes;      // by global rank
   std::optional<RestoreResult> restore;  // rows sorted by the shard's global rank
-  std::vector<int> restore_shards;  // the shard each restore row read (global rank)
+  std::vector<int> restore_shards;       // the shard each restore row read (global rank)
   std::vector<std::string> restore_reader_host, restore_writer_host;  // per restore row
-  int restores_from_other_host = 0; // restore rows read on a host other than the writer's
+  int restores_from_other_host = 0;           // restore rows read on a host other than the writer's
   std::optional<DeviceIo> restore_device_io;  // the host rows' accounting added (DeviceIo::merge)
   uint64_t restore_file_bytes = 0;            // bytes on disk of every shard restored
   std::optional<DeviceIo> save_device_io;     // the host rows' save accounting added (DeviceIo::merge)
-  std::vector<std::string> rank_host;     // hostname per global rank (save rows)
-  std::vector<CheckpointHostRow> hosts;   // by host index
+  std::vector<std::string> rank_host;         // hostname per global rank (save rows)
+  std::vector<CheckpointHostRow> hosts;       // by host index
   int mpi_ranks = 0;
   std::vector<std::string> warnings;
 };

@@ -5,8 +5,8 @@
 #include <zstd_errors.h>
 
 #include <algorithm>
-#include <new>
 #include <cerrno>
+#include <new>
 #include <stdexcept>
 #include <vector>
 
@@ -86,7 +86,8 @@ ChunkCompressor::ChunkCompressor(int level, int workers, uint64_t job_bytes) {
     const std::string what = fmt::format("zstd refused compression level {} with {} worker threads: {}", level, workers,
                                          ZSTD_getErrorName(r));
     // A parameter outside zstd's bounds is the caller's choice to change; anything else is a library failure.
-    if (ZSTD_getErrorCode(r) == ZSTD_error_parameter_outOfBound || ZSTD_getErrorCode(r) == ZSTD_error_parameter_unsupported)
+    if (ZSTD_getErrorCode(r) == ZSTD_error_parameter_outOfBound ||
+        ZSTD_getErrorCode(r) == ZSTD_error_parameter_unsupported)
       throw UsageError(what + fmt::format(" (this libzstd takes levels {}..{}; worker threads need a libzstd built "
                                           "with multithreading): choose a level and thread count it accepts",
                                           ZSTD_minCLevel(), ZSTD_maxCLevel()));

@@ -79,9 +79,9 @@ class ChunkCompressor {
 template <class F>
 int ChunkCompressor::feed(const uint8_t* data, size_t len, bool end, UringFileWriter& out, F&& on_output) {
   using Fn = std::remove_reference_t<F>;
-  return feed_impl(data, len, end, out,
-                   [](void* ctx, const uint8_t* d, size_t n) { (*static_cast<Fn*>(ctx))(d, n); },
-                   const_cast<void*>(static_cast<const void*>(&on_output)));
+  return feed_impl(
+      data, len, end, out, [](void* ctx, const uint8_t* d, size_t n) { (*static_cast<Fn*>(ctx))(d, n); },
+      const_cast<void*>(static_cast<const void*>(&on_output)));
 }
 
 }  // namespace ioprobe::checkpoint

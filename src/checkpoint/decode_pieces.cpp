@@ -23,17 +23,17 @@ namespace {
 class PieceDecoder final : public ShardDecoder {
  public:
   PieceDecoder(const Trailer& t, int threads)
-      : piece_max_(t.piece_bytes ? t.piece_bytes : kPieceBytes),
-        frame_max_(ZSTD_compressBound(piece_max_)),
-        pool_(threads, frame_max_, piece_max_, t.flags & kFlagByteGrouped),
-        threads_(threads < 0 ? 0 : threads),
+      : piece_max_(t.piece_bytes ? t.piece_bytes : kPieceBytes), frame_max_(ZSTD_compressBound(piece_max_)),
+        pool_(threads, frame_max_, piece_max_, t.flags & kFlagByteGrouped), threads_(threads < 0 ? 0 : threads),
         carry_(frame_max_) {}
 
   ChunkOutcome decode_chunk(ShardReader& rd, const IndexEntry& e) override {
     ChunkOutcome o;
     std::vector<PieceJob> pieces;
     for_each_piece(rd.shape(), e.logical_offset, e.logical_len, piece_max_,
-                   [&](uint64_t off, size_t len, uint32_t elem) { pieces.push_back({off, len, elem}); });
+                   [&](uint64_t off, size_t len, uint32_t elem) {
+                     pieces.push_back({off, len, elem});
+                   });
     std::vector<uint64_t> pl, ps;  // the pieces' logical and stored checksums, in order
     size_t submitted = 0;
     while (pl.size() < pieces.size()) {
@@ -85,12 +85,14 @@ class PieceDecoder final : public ShardDecoder {
                              ZSTD_getErrorName(frame_));
         if (have == frame_max_)
           return fmt::format("piece {} of the chunk: no complete zstd frame within {} B, the most a piece's frame "
-                             "takes: the data is corrupt", n, frame_max_);
+                             "takes: the data is corrupt",
+                             n, frame_max_);
       }
       const uint8_t* p = nullptr;
       size_t k = 0;
       if (!rd.next(p, k, frame_max_ - have))
-        return rd.read_error().empty() ? fmt::format("stored data ends inside piece {}'s zstd frame", n) : rd.read_error();
+        return rd.read_error().empty() ? fmt::format("stored data ends inside piece {}'s zstd frame", n)
+                                       : rd.read_error();
       std::memcpy(buf + have, p, k);
       have += k;
     }

@@ -23,13 +23,9 @@ namespace {
 class StreamDecoder final : public ShardDecoder {
  public:
   explicit StreamDecoder(const Trailer& t)
-      : zstd_(t.codec == 1),
-        grouped_(t.flags & kFlagByteGrouped),
-        piece_max_(t.piece_bytes ? t.piece_bytes : kPieceBytes),
-        out_(piece_max_),
-        ungrouped_(grouped_ ? piece_max_ : 0),
-        dctx_(make_zstd_dctx()),
-        stored_(make_xxh3_state()),
+      : zstd_(t.codec == 1), grouped_(t.flags & kFlagByteGrouped),
+        piece_max_(t.piece_bytes ? t.piece_bytes : kPieceBytes), out_(piece_max_),
+        ungrouped_(grouped_ ? piece_max_ : 0), dctx_(make_zstd_dctx()), stored_(make_xxh3_state()),
         logical_(make_xxh3_state()) {}
 
   ChunkOutcome decode_chunk(ShardReader& rd, const IndexEntry& e) override {

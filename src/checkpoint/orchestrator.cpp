@@ -56,7 +56,8 @@ SeriesResult run_checkpoint(const CheckpointConfig& c, CheckpointRunData& d, Che
                          c.content_label, d.state.ranks.size()));
   std::vector<ResidentState> states = build_states(c, d);
   if (d.state_cyclic)
-    h.warn(fmt::format("state larger than the memory budget: {} resident, read cyclically", format_bytes(d.resident_bytes)));
+    h.warn(fmt::format("state larger than the memory budget: {} resident, read cyclically",
+                       format_bytes(d.resident_bytes)));
   probe_compression(states, d);
 
   // Without a baseline, the caller has put the reason in d.raw_unavailable.
@@ -65,10 +66,10 @@ SeriesResult run_checkpoint(const CheckpointConfig& c, CheckpointRunData& d, Che
   if (c.raw_baseline && !stop_before_raw) {
     h.progress(fmt::format("measuring raw sequential write of {}...", format_bytes(d.state.host_bytes)));
     d.raw = h.merge_raw(try_raw(d, "before the save", d.raw_unavailable), d.raw_unavailable);
-    if (d.raw)
-      settle(*d.raw);
+    if (d.raw) settle(*d.raw);
     else
-      h.warn("raw write baseline not measured (" + d.raw_unavailable + "); the save is reported without the comparison");
+      h.warn("raw write baseline not measured (" + d.raw_unavailable +
+             "); the save is reported without the comparison");
   }
   std::unique_ptr<TrainingEmulator> emu;
   if (d.async) {
@@ -83,10 +84,11 @@ SeriesResult run_checkpoint(const CheckpointConfig& c, CheckpointRunData& d, Che
   SeriesResult series;
   h.before_save();
   if (!h.sync_stopped("start the save")) {  // every process's ranks time from this barrier
-    h.progress(c.series    ? "saving checkpoints repeatedly..."
-               : c.restore ? (c.restore_cold ? "saving checkpoint, then restoring (cold cache) and verifying..."
-                                             : "saving checkpoint, then restoring (warm: page cache kept) and verifying...")
-                           : "saving checkpoint...");
+    h.progress(c.series ? "saving checkpoints repeatedly..."
+               : c.restore
+                   ? (c.restore_cold ? "saving checkpoint, then restoring (cold cache) and verifying..."
+                                     : "saving checkpoint, then restoring (warm: page cache kept) and verifying...")
+                   : "saving checkpoint...");
     SeriesLimits lim;
     lim.repeat = c.repeat;
     lim.duration_s = c.duration_s;
@@ -95,7 +97,8 @@ SeriesResult run_checkpoint(const CheckpointConfig& c, CheckpointRunData& d, Che
     lim.restore_threads = d.restore_threads;
     lim.restore_cold = d.restore_cold;
     lim.mark = [&h](int phase) { h.mark(phase); };
-    series = run_save_series(states, d.dir, d.opts, d.async, emu.get(), lim, [&](const SeriesSave& s) { h.on_save(s); });
+    series = run_save_series(states, d.dir, d.opts, d.async, emu.get(), lim,
+                             [&](const SeriesSave& s) { h.on_save(s); });
     d.save = series.last;
     d.file_bytes = series.last_file_bytes;
     d.restore = series.last_restore;
@@ -116,9 +119,11 @@ SeriesResult run_checkpoint(const CheckpointConfig& c, CheckpointRunData& d, Che
       // Second raw run after the save: the better of the two is the baseline (strict comparison).
       settle(*d.raw);
       h.progress("measuring raw sequential write again...");
-      std::optional<RawWriteResult> again = h.merge_raw(
-          try_raw(d, c.keep ? "after the save, beside the kept checkpoint" : "after the save", d.raw_after_save_skipped),
-          d.raw_after_save_skipped);
+      std::optional<RawWriteResult> again = h.merge_raw(try_raw(d,
+                                                                c.keep ? "after the save, beside the kept checkpoint"
+                                                                       : "after the save",
+                                                                d.raw_after_save_skipped),
+                                                        d.raw_after_save_skipped);
       if (again) {
         d.raw_runs_bytes_per_s = {d.raw->bytes_per_s(), again->bytes_per_s()};
         if (again->bytes_per_s() > d.raw->bytes_per_s()) d.raw = again;

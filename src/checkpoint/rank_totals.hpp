@@ -20,16 +20,16 @@ double rate_bytes_per_s(uint64_t bytes, int64_t ns);
 struct SaveTotals {
   uint64_t ranks = 0;
   uint64_t logical_bytes = 0, stored_bytes = 0, written_bytes = 0, bytes_on_disk = 0;  // summed
-  int64_t duration_max_ns = 0;                 // open .. fsync returned, the slowest rank
-  bool have_min_rate = false;                  // some rank had state to write
-  double min_rank_bytes_per_s = 0;             // logical bytes / duration, min over ranks with state
-  bool all_direct = true;                      // every rank wrote with O_DIRECT
+  int64_t duration_max_ns = 0;      // open .. fsync returned, the slowest rank
+  bool have_min_rate = false;       // some rank had state to write
+  double min_rank_bytes_per_s = 0;  // logical bytes / duration, min over ranks with state
+  bool all_direct = true;           // every rank wrote with O_DIRECT
   int64_t stage_ns = 0, compress_ns = 0, write_wait_ns = 0, fsync_ns = 0;  // each phase, max over ranks
   // ioprobe's compression pool (ranks with compress_active_ns > 0 only):
   uint64_t pool_ranks = 0;
-  double workers_busy_sum = 0;                 // mean busy workers of each rank, summed
-  int workers_used_min = -1;                   // fewest workers used by a rank; -1: no pool rank
-  int64_t checksum_cpu_max_ns = 0;             // workers' checksum CPU time, max over ranks
+  double workers_busy_sum = 0;      // mean busy workers of each rank, summed
+  int workers_used_min = -1;        // fewest workers used by a rank; -1: no pool rank
+  int64_t checksum_cpu_max_ns = 0;  // workers' checksum CPU time, max over ranks
 
   /// Adds one rank: `bytes_on_disk` its file's size, `has_state` false for a rank with nothing to
   /// write (ZeRO-0 beyond DP rank 0), which bounds no rate.
@@ -44,13 +44,13 @@ struct SaveTotals {
 /// A restore's ranks taken together.
 struct RestoreTotals {
   uint64_t ranks = 0;
-  uint64_t logical_bytes = 0;                  // verified, summed
-  int64_t duration_max_ns = 0;                 // the slowest rank
+  uint64_t logical_bytes = 0;   // verified, summed
+  int64_t duration_max_ns = 0;  // the slowest rank
   bool have_min_rate = false;
-  double min_rank_bytes_per_s = 0;             // min over ranks with state
+  double min_rank_bytes_per_s = 0;  // min over ranks with state
   bool all_direct = true;
-  int decode_threads_max = 0;                  // the most decoders a rank used
-  std::string first_error;                     // the first rank's error, empty when none
+  int decode_threads_max = 0;  // the most decoders a rank used
+  std::string first_error;     // the first rank's error, empty when none
 
   void add_rank(const RankRestoreResult& r, bool has_state);
   void merge(const RestoreTotals& other);

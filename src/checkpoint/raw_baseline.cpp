@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
-#include "core/rng.hpp"
-#include "core/threads.hpp"
 #include "core/error.hpp"
 #include "core/free_space.hpp"
 #include "core/interrupt.hpp"
+#include "core/rng.hpp"
+#include "core/threads.hpp"
 #include "engine/engine_choice.hpp"
 
 namespace ioprobe::checkpoint {
@@ -95,9 +95,9 @@ RawWriteResult measure_raw_write(const std::string& dir, const std::vector<uint6
       throw IoError(errs[r], ops[r] + " (raw write baseline)", paths[r],
                     ops[r] == "io_uring_queue_init"
                         ? "io_uring could not be set up: " + io_uring_setup_hint(errs[r]) + "; see ioprobe probe"
-                        : errs[r] == ENOSPC || errs[r] == EDQUOT
-                            ? "the baseline writes as many bytes as the checkpoint; free space or use --raw-baseline off"
-                            : "or use --raw-baseline off");
+                    : errs[r] == ENOSPC || errs[r] == EDQUOT
+                        ? "the baseline writes as many bytes as the checkpoint; free space or use --raw-baseline off"
+                        : "or use --raw-baseline off");
   res.interrupted = interrupted();
   for (size_t r = 0; r < n; ++r) {
     res.bytes += bytes_per_rank[r];

@@ -14,8 +14,8 @@
 namespace ioprobe::checkpoint {
 
 struct RawWriteResult {
-  uint64_t bytes = 0;               // all ranks
-  std::vector<int64_t> rank_ns;     // open .. fsync done, per rank
+  uint64_t bytes = 0;            // all ranks
+  std::vector<int64_t> rank_ns;  // open .. fsync done, per rank
   int64_t max_ns = 0;
   bool direct = false;
   bool interrupted = false;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "checkpoint/tensor_data.hpp"
 #include "core/interrupt.hpp"

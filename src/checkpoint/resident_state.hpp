@@ -56,7 +56,8 @@ class ResidentState {
   struct Buf {
     IoMemory mem;  // 4 KiB-aligned (2 MiB on huge pages)
     uint64_t size = 0;
-    size_t skew = 0;  // the region's first byte is at mem + skew (region offset mod the page size: 2 MiB on huge pages, else 4 KiB)
+    size_t skew = 0;  // the region's first byte is at mem + skew (region offset mod the page size: 2 MiB on huge pages,
+                      // else 4 KiB)
     uint8_t* data() const { return mem.get() + skew; }
   };
   RankState rank_;

@@ -27,8 +27,8 @@ struct RankRestoreResult {
   int decode_threads = 0;      // decoders used (version 3 shards), 0 = the rank's thread alone
   int64_t decode_wait_ns = 0;  // version 3: the rank's thread waiting for decoders
   bool interrupted = false;
-  bool corrupt = false;        // a checksum mismatch or an undecodable chunk
-  std::string error;           // one line, naming the file, the chunk and its byte range; empty when fine
+  bool corrupt = false;  // a checksum mismatch or an undecodable chunk
+  std::string error;     // one line, naming the file, the chunk and its byte range; empty when fine
 };
 
 struct RestoreResult {
@@ -45,7 +45,7 @@ struct RestoreResult {
 /// right after the save, as a restarted trainer on the same host finds it). Never
 /// throws for I/O or data errors (see RankRestoreResult::error); std::bad_alloc and
 /// std::system_error (a thread that cannot start) reach the caller.
-RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads = 1,
-                                 bool cold = true);
+RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes,
+                                 int decode_threads = 1, bool cold = true);
 
 }  // namespace ioprobe::checkpoint

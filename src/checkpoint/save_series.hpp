@@ -20,9 +20,9 @@ namespace ioprobe::checkpoint {
 
 /// When to stop and what to do per save. At least one save is always attempted.
 struct SeriesLimits {
-  uint64_t repeat = 1;         // at most this many saves; 0 = no count limit (then duration_s > 0)
-  double duration_s = 0;       // no save starts after this many seconds from the first; 0 = no time limit
-  bool restore = false;        // restore and verify each save before removing it
+  uint64_t repeat = 1;                    // at most this many saves; 0 = no count limit (then duration_s > 0)
+  double duration_s = 0;                  // no save starts after this many seconds from the first; 0 = no time limit
+  bool restore = false;                   // restore and verify each save before removing it
   uint64_t read_block_bytes = 16u << 20;  // restore read size (bytes)
   int restore_threads = 1;                // decoders per rank (restorer.hpp)
   bool restore_cold = true;               // restore with the page cache dropped (restorer.hpp)
@@ -46,12 +46,12 @@ struct SeriesSave {
 /// files of the last completed save are still published (paths in last.final_paths) when `last`
 /// is ok: the caller removes or keeps them.
 struct SeriesResult {
-  std::vector<SeriesSave> saves;       // completed saves, in order
+  std::vector<SeriesSave> saves;  // completed saves, in order
   SaveResult last;
   std::vector<uint64_t> last_file_bytes;  // stat of last's published files (bytes on disk), per rank
   std::optional<RestoreResult> last_restore;
-  double elapsed_s = 0;                // first save's start .. series end
-  std::string stopped_by;              // "repeat", "duration", "interrupted", "save failed", "restore failed"
+  double elapsed_s = 0;    // first save's start .. series end
+  std::string stopped_by;  // "repeat", "duration", "interrupted", "save failed", "restore failed"
 };
 
 /// Runs the series. `on_save` is called after each completed save (for progress lines).

@@ -190,8 +190,8 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
         int e = errno;
         res.failure = e == EEXIST ? fmt::format("rename {} -> {}: {} appeared while this save ran (another ioprobe, or "
                                                 "another job, writing to the same --dir?); it was left as it is and "
-                                                "this save was not published", escape_bytes(tmp[i]), escape_bytes(final[i]),
-                                                escape_bytes(final[i]))
+                                                "this save was not published",
+                                                escape_bytes(tmp[i]), escape_bytes(final[i]), escape_bytes(final[i]))
                                   : IoError(e, "rename", tmp[i] + " -> " + final[i]).what();
         for (size_t j = 0; j < i; ++j) ::unlink(final[j].c_str());  // ours, published a moment ago
         for (size_t j = i; j < n; ++j) ::unlink(tmp[j].c_str());

@@ -25,18 +25,18 @@ namespace ioprobe::checkpoint {
 struct SaveResult {
   std::vector<RankSaveResult> ranks;
   bool async = false;
-  bool ok = false;           // every rank wrote (and fsynced, when enabled) and the files were published
+  bool ok = false;  // every rank wrote (and fsynced, when enabled) and the files were published
   bool interrupted = false;
-  int64_t staged_ns = 0;     // time to staged: training blocked (async) or 0 (sync, training blocked throughout)
-  int64_t ranks_done_ns = 0; // the slowest rank's fsync returned (async: not the end of the step then running)
-  int64_t publish_ns = 0;    // renames + directory fsync
-  int64_t durable_ns = 0;    // time to durable (published); 0 when not ok
+  int64_t staged_ns = 0;      // time to staged: training blocked (async) or 0 (sync, training blocked throughout)
+  int64_t ranks_done_ns = 0;  // the slowest rank's fsync returned (async: not the end of the step then running)
+  int64_t publish_ns = 0;     // renames + directory fsync
+  int64_t durable_ns = 0;     // time to durable (published); 0 when not ok
   double user_cpu_s = 0, sys_cpu_s = 0;  // process CPU during the save (async: less the emulated training steps' CPU)
   std::vector<double> step_s;            // async: durations of the steps run during persistence
   std::vector<std::string> final_paths;  // published files (ok only)
   // Failure details (not ok and not interrupted).
   int failed_rank = -1;
-  std::string failure;       // one line: path, operation, errno, bytes written, free bytes/inodes, what ran out
+  std::string failure;  // one line: path, operation, errno, bytes written, free bytes/inodes, what ran out
 };
 
 /// Saves `states` (one per rank) into `dir`. `emulator` is used only when `async`.

@@ -108,12 +108,14 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
     return false;
   }
   if (t.version < 2 && (t.flags & kFlagFramePerPiece)) {
-    why = fmt::format("shard format version {} with flags {:#x}: one zstd frame per piece needs version 2", t.version, t.flags);
+    why = fmt::format("shard format version {} with flags {:#x}: one zstd frame per piece needs version 2", t.version,
+                      t.flags);
     return false;
   }
   if ((t.flags & kFlagPieceHashes) && (t.version < 3 || !(t.flags & kFlagFramePerPiece) || t.codec != 1)) {
     why = fmt::format("shard format version {}, codec {}, flags {:#x}: piece checksums need version 3 and one zstd "
-                      "frame per piece", t.version, t.codec, t.flags);
+                      "frame per piece",
+                      t.version, t.codec, t.flags);
     return false;
   }
   return true;
@@ -123,7 +125,8 @@ bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::ve
                      std::vector<IndexEntry>& index, std::string& why) {
   if (t.region_count > meta.size() / kRegionBytes || t.chunk_count > meta.size() / kEntryBytes ||
       t.region_count * kRegionBytes + t.chunk_count * kEntryBytes != meta.size()) {
-    why = fmt::format("index is {} B, the trailer says {} regions and {} chunks", meta.size(), t.region_count, t.chunk_count);
+    why = fmt::format("index is {} B, the trailer says {} regions and {} chunks", meta.size(), t.region_count,
+                      t.chunk_count);
     return false;
   }
   if (meta_checksum(meta.data(), meta.size(), t) != t.meta_xxh3) {
@@ -160,8 +163,8 @@ bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::ve
                       e.logical_len / 32768 <= e.stored_len + 4;
     if (!fits) {
       why = fmt::format("chunk index: a chunk of {} B at {} stored in {} B at {}, where the previous chunk ended at "
-                        "{} (logical) and {} (stored) and the data at {}", e.logical_len, e.logical_offset,
-                        e.stored_len, e.stored_offset, logical, stored, t.meta_offset);
+                        "{} (logical) and {} (stored) and the data at {}",
+                        e.logical_len, e.logical_offset, e.stored_len, e.stored_offset, logical, stored, t.meta_offset);
       return false;
     }
     logical += e.logical_len;

@@ -1,6 +1,5 @@
 #include "checkpoint/shard_writer.hpp"
 
-
 #include <algorithm>
 #include <cerrno>
 #include <deque>
@@ -52,8 +51,9 @@ struct ShardJob {
 
 std::vector<Piece> pieces_of(const ResidentState& state, const Chunk& c) {
   std::vector<Piece> pieces;
-  for_each_piece(state.rank(), c.offset, c.len, kPieceBytes,
-                 [&](uint64_t o, size_t n, uint32_t el) { pieces.push_back({o, n, el}); });
+  for_each_piece(state.rank(), c.offset, c.len, kPieceBytes, [&](uint64_t o, size_t n, uint32_t el) {
+    pieces.push_back({o, n, el});
+  });
   return pieces;
 }
 
@@ -64,7 +64,8 @@ int write_streamed(ShardJob& j) {
   RankSaveResult& res = j.res;
   UringFileWriter& w = j.w;
   std::unique_ptr<ChunkCompressor> zc;
-  if (opts.compress.enabled) zc = std::make_unique<ChunkCompressor>(opts.compress.level, opts.compress_threads, opts.zstd_job_bytes);
+  if (opts.compress.enabled)
+    zc = std::make_unique<ChunkCompressor>(opts.compress.level, opts.compress_threads, opts.zstd_job_bytes);
   Hashers h;
   std::vector<uint8_t> scratch, grouped;
   if (opts.byte_group) {

@@ -67,11 +67,13 @@ void probe_compression(const std::vector<ResidentState>& states, CheckpointRunDa
   // VM the first ran 0.7x the second (its 64 MiB output on cold 4 KiB pages), which made
   // cores x one core look like less than the pool's measured speed on all cores.
   d.zstd_probe = best_of_3([&] { return measure_zstd(sample.data(), sample.size(), o.compress.level); });
-  const ZstdProbe one_pool =
-      best_of_3([&] { return measure_piece_pool(sample.data(), sample.size(), o.compress.level, 1, kPieceBytes); });
+  const ZstdProbe one_pool = best_of_3(
+      [&] { return measure_piece_pool(sample.data(), sample.size(), o.compress.level, 1, kPieceBytes); });
   if (one_pool.bytes_per_s > d.zstd_probe->bytes_per_s) d.zstd_probe = one_pool;
-  d.zstd_mt_probe = best_of_3([&] { return measure_zstd(sample.data(), sample.size(), o.compress.level, cores, o.zstd_job_bytes); });
-  d.pool_probe = best_of_3([&] { return measure_piece_pool(sample.data(), sample.size(), o.compress.level, cores, kPieceBytes); });
+  d.zstd_mt_probe = best_of_3(
+      [&] { return measure_zstd(sample.data(), sample.size(), o.compress.level, cores, o.zstd_job_bytes); });
+  d.pool_probe = best_of_3(
+      [&] { return measure_piece_pool(sample.data(), sample.size(), o.compress.level, cores, kPieceBytes); });
 }
 
 }  // namespace ioprobe::checkpoint

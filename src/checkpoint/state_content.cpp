@@ -15,7 +15,8 @@ using Rng = Xoshiro256;
 
 // 4,096 pseudo-words of 1-10 lowercase letters, letters drawn with English-like frequencies.
 std::vector<std::string> vocabulary(uint64_t seed) {
-  static const char kLetters[] = "eeeeeeeeeeeetttttttttaaaaaaaaoooooooiiiiiiinnnnnnnssssssrrrrrrhhhhhhlllldddcccuuummfwwyyggppbbvk";
+  static const char kLetters[] =
+      "eeeeeeeeeeeetttttttttaaaaaaaaoooooooiiiiiiinnnnnnnssssssrrrrrrhhhhhhlllldddcccuuummfwwyyggppbbvk";
   Rng rng(seed ^ 0x7465787456);
   std::vector<std::string> v(4096);
   for (auto& w : v) {
@@ -69,9 +70,12 @@ void fill_random(uint64_t seed, uint8_t* dst, size_t len) {
 
 const char* state_content_name(StateContent c) {
   switch (c) {
-    case StateContent::tensors: return "tensors";
-    case StateContent::text: return "text";
-    case StateContent::random: return "random";
+    case StateContent::tensors:
+      return "tensors";
+    case StateContent::text:
+      return "text";
+    case StateContent::random:
+      return "random";
   }
   return "?";
 }

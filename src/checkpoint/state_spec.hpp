@@ -33,8 +33,8 @@ struct Region {
 
 /// One writer's shard.
 struct RankState {
-  int rank = 0;          // global rank
-  uint64_t bytes = 0;    // logical bytes of this shard (sum of regions)
+  int rank = 0;        // global rank
+  uint64_t bytes = 0;  // logical bytes of this shard (sum of regions)
   std::vector<Region> regions;
 };
 
@@ -44,9 +44,9 @@ struct StateSpec {
   double params = 0;           // model parameters (0 when given by --size)
   int tp = 1, pp = 1, dp = 1;  // parallelism of the emulated job
   int zero_stage = 3;
-  int world = 1;               // tp * pp * dp
-  uint64_t world_bytes = 0;    // the whole job's checkpoint (all ranks)
-  uint64_t host_bytes = 0;     // sum over `ranks`
+  int world = 1;                 // tp * pp * dp
+  uint64_t world_bytes = 0;      // the whole job's checkpoint (all ranks)
+  uint64_t host_bytes = 0;       // sum over `ranks`
   std::vector<RankState> ranks;  // the ranks this host writes (0 .. ranks_on_host-1)
 };
 

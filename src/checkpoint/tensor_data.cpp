@@ -9,10 +9,10 @@
 namespace ioprobe::checkpoint {
 
 double normal_quantile(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                              1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01,  -1.328068155288572e+01};
+                             6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                              -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
@@ -36,14 +36,18 @@ double normal_quantile(double p) {
 namespace {
 
 struct Tables {
-  std::array<uint16_t, 65536> bf16_w;   // N(0, 0.02) as bf16
-  std::array<uint32_t, 65536> f32_w;    // N(0, 0.02)
-  std::array<uint32_t, 65536> f32_m;    // N(0, 1e-3)
-  std::array<uint32_t, 65536> f32_v;    // (N(0, 1e-3))^2
+  std::array<uint16_t, 65536> bf16_w;  // N(0, 0.02) as bf16
+  std::array<uint32_t, 65536> f32_w;   // N(0, 0.02)
+  std::array<uint32_t, 65536> f32_m;   // N(0, 1e-3)
+  std::array<uint32_t, 65536> f32_v;   // (N(0, 1e-3))^2
   Tables() {
     for (int i = 0; i < 65536; ++i) {
       double z = normal_quantile((i + 0.5) / 65536.0);
-      auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
+      auto bits = [](float f) {
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        return u;
+      };
       uint32_t w = bits(static_cast<float>(0.02 * z));
       bf16_w[i] = static_cast<uint16_t>((w + 0x7FFF + ((w >> 16) & 1)) >> 16);  // round to nearest even
       f32_w[i] = w;

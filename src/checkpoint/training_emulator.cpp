@@ -7,8 +7,8 @@
 namespace ioprobe::checkpoint {
 
 namespace {
-constexpr size_t kBlockDoubles = 32768;       // 256 KiB per block
-constexpr size_t kBufDoubles = 4u << 20;      // 32 MiB working set, above typical L2/L3 share
+constexpr size_t kBlockDoubles = 32768;   // 256 KiB per block
+constexpr size_t kBufDoubles = 4u << 20;  // 32 MiB working set, above typical L2/L3 share
 }  // namespace
 
 TrainingEmulator::TrainingEmulator(double step_s) : buf_(kBufDoubles, 1.0) {

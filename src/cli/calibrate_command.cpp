@@ -50,6 +50,7 @@ int cmd_calibrate(const CommandContext& ctx) {
       "                         [--samples N] [--json CAL.json]\n"
       "FUNC(paths: list[str]) returns a torch Dataset over those files; a module-level collate_fn, when FILE.py\n"
       "defines one, is the DataLoader's collate_fn.\n\noptions");
+  // clang-format off
   desc.add_options()                                                                              //
       ("help,h", "print this help")                                                               //
       ("dataset-factory", po::value<std::string>(), "FILE.py:FUNC, FUNC(paths) returns your Dataset")  //
@@ -59,9 +60,11 @@ int cmd_calibrate(const CommandContext& ctx) {
       ("batch-size", po::value<std::string>(), "DataLoader batch_size [256]")                    //
       ("samples", po::value<std::string>(), "files used per run [16 batches]")                   //
       ("json", po::value<std::string>(), "write the calibration document to FILE (JSON, written atomically)");
+  // clang-format on
   po::variables_map vm = parse_command_line(ctx.args, desc, "calibrate");
   if (vm.count("help")) {
-    std::cout << desc << "\nexit codes: 0 ok, 1 the measurement failed, 2 bad usage, or your code or data is unusable\n";
+    std::cout << desc
+              << "\nexit codes: 0 ok, 1 the measurement failed, 2 bad usage, or your code or data is unusable\n";
     return kExitOk;
   }
   const std::string factory = get_string(vm, "dataset-factory");
@@ -91,9 +94,9 @@ int cmd_calibrate(const CommandContext& ctx) {
   if (pythons.empty())
     throw UsageError("no python3 found on PATH or at /usr/bin/python3; install one with PyTorch (Debian: apt-get "
                      "install python3-torch) or give --python PY");
-  const std::vector<std::string> args{"--factory",   absolute(file),        "--func",  func,
-                                      "--data",      absolute(data),        "--batch-size", std::to_string(batch),
-                                      "--samples",   std::to_string(samples)};
+  const std::vector<std::string> args{"--factory", absolute(file),         "--func",       func,
+                                      "--data",    absolute(data),         "--batch-size", std::to_string(batch),
+                                      "--samples", std::to_string(samples)};
   DriverRun run;
   std::string used;
   for (size_t i = 0; i < pythons.size(); ++i) {
@@ -109,7 +112,8 @@ int cmd_calibrate(const CommandContext& ctx) {
   if (run.exit_code == 2) return kExitUsage;  // the driver named the file and what to do
   if (run.exit_code != 0)
     throw Error(fmt::format("the calibration driver {} under {} failed (exit {}); see its messages above", driver, used,
-                            run.exit_code), kExitFailure);
+                            run.exit_code),
+                kExitFailure);
   // The driver's result is its last stdout line; the user's code may have printed before it.
   std::string last = run.out;
   while (!last.empty() && last.back() == '\n') last.pop_back();

@@ -14,13 +14,21 @@ namespace {
 
 // What rank 0's search needs of a point to take its next step (the host rows stay on rank 0).
 json point_json(const CapacityPoint& p) {
-  return {{"gpus", p.gpus},          {"au", p.au},
-          {"au_min", p.au_min},      {"samples_per_s", p.samples_per_s},
-          {"bytes_per_s", p.bytes_per_s}, {"repeats", p.repeats},
-          {"spread", p.spread},      {"cpu_fraction", p.cpu_fraction},
-          {"consumer_lag", p.consumer_lag}, {"client_bound", p.client_bound},
-          {"workers_bound", p.workers_bound}, {"metadata_bound", p.metadata_bound}, {"steady", p.steady},
-          {"note", p.note},          {"delivered_bytes", p.delivered_bytes},
+  return {{"gpus", p.gpus},
+          {"au", p.au},
+          {"au_min", p.au_min},
+          {"samples_per_s", p.samples_per_s},
+          {"bytes_per_s", p.bytes_per_s},
+          {"repeats", p.repeats},
+          {"spread", p.spread},
+          {"cpu_fraction", p.cpu_fraction},
+          {"consumer_lag", p.consumer_lag},
+          {"client_bound", p.client_bound},
+          {"workers_bound", p.workers_bound},
+          {"metadata_bound", p.metadata_bound},
+          {"steady", p.steady},
+          {"note", p.note},
+          {"delivered_bytes", p.delivered_bytes},
           {"client_host", p.client_host}};
 }
 
@@ -57,7 +65,8 @@ cluster::PointPart capacity_me(const dist::Comm& comm, int cpus_allowed) {
 }
 
 std::vector<std::string> host_names(dist::Comm& comm, std::vector<int>* host_of_rank, double timeout_s) {
-  const std::vector<std::string> idx = comm.allgather(std::to_string(comm.host_index()), "capacity: the hosts", timeout_s);
+  const std::vector<std::string> idx = comm.allgather(std::to_string(comm.host_index()), "capacity: the hosts",
+                                                      timeout_s);
   const std::vector<std::string> names = comm.allgather(comm.hostname(), "capacity: the hosts", timeout_s);
   std::vector<std::string> by_host(static_cast<size_t>(comm.host_count()));
   host_of_rank->clear();
@@ -83,15 +92,21 @@ PointAcross capacity_across(dist::Comm& comm, StepSync* sync, double timeout_s, 
                                          const cluster::PointPart& mine) -> std::optional<cluster::PointMerge> {
     const DeviceIo io = devices->after_run();
     // The outcome first (small), as a multi-host run does: a failed process sends no result.
-    const std::vector<std::string> outcomes =
-        comm.allgather(error.empty() ? "" : fmt::format("{} {}", static_cast<int>(kExitFailure), error),
-                       "capacity: gather the outcomes", timeout_s);
+    const std::vector<std::string> outcomes = comm.allgather(error.empty()
+                                                                 ? ""
+                                                                 : fmt::format("{} {}", static_cast<int>(kExitFailure),
+                                                                               error),
+                                                             "capacity: gather the outcomes", timeout_s);
     const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "capacity: gather the outcomes", timeout_s);
     cluster::raise_failures(comm, outcomes, hosts, "capacity search");
-    const json part = {{"rank", mine.rank},         {"host_index", mine.host_index},
-                       {"hostname", mine.hostname}, {"cpus_allowed", mine.cpus_allowed},
-                       {"point_gpus", mine.point_gpus}, {"gpu_ranks", mine.gpu_ranks},
-                       {"result", loader_result_to_json(mine.result)}, {"device_io", device_io_json(io)}};
+    const json part = {{"rank", mine.rank},
+                       {"host_index", mine.host_index},
+                       {"hostname", mine.hostname},
+                       {"cpus_allowed", mine.cpus_allowed},
+                       {"point_gpus", mine.point_gpus},
+                       {"gpu_ranks", mine.gpu_ranks},
+                       {"result", loader_result_to_json(mine.result)},
+                       {"device_io", device_io_json(io)}};
     const std::vector<std::string> parts = comm.gather(part.dump(), "capacity: gather a point's results", timeout_s);
     if (comm.rank() != 0) return std::nullopt;
     std::vector<cluster::PointPart> decoded;

@@ -42,24 +42,33 @@ po::options_description capacity_options() {
       "seconds per run of each point, at least {} s (the steady window's {} intervals of {} s, plus one) [3s]",
       kMinRunS, kSteadyMinIntervals, kTuneIntervalS);
   po::options_description search("Search");
+  // clang-format off
   search.add_options()
       ("point-time", po::value<std::string>(), point_time_help.c_str())
       ("repeats", po::value<std::string>(), "runs per point; the point's AU and samples/s are their medians [2]")
       ("budget", po::value<std::string>(), "time for the whole search, dataset check included, e.g. 10m [10m]")
       ("max-gpus", po::value<std::string>(), "the most emulated accelerators (GPU ranks) a point may have, all hosts "
                                              "together [64]");
+  // clang-format on
   po::options_description hosts("Many hosts (under mpirun or srun: each point's accelerators spread over the hosts)");
+  // clang-format off
   hosts.add_options()
       ("mpi-timeout", po::value<std::string>(), "end the job, naming the step, when a rank waits longer than this for "
                                                 "the others in one step, e.g. 300s [300s]");
+  // clang-format on
   po::options_description output("Output");
+  // clang-format off
   output.add_options()
       ("json", po::value<std::string>(), "write the result document (JSON) to FILE")
       ("html", po::value<std::string>(), "write a self-contained HTML report to FILE")
       ("quiet", po::value<std::string>()->implicit_value("true"), "no progress lines")
       ("help,h", "this help");
+  // clang-format on
   po::options_description all;
-  all.add(search).add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description());
+  all.add(search)
+      .add(dataset_options_description())
+      .add(loader_options_description(false))
+      .add(gpu_options_description());
   all.add(hosts).add(output);
   return all;
 }
@@ -91,7 +100,8 @@ int cmd_capacity(const CommandContext& ctx) {
                  "Under mpirun or srun (one ioprobe per host), each point's N accelerators are spread evenly over the\n"
                  "hosts, then over each host's processes, and run at once as one DDP job; the client is judged per\n"
                  "host ('client-bound on host X at N: add hosts').\n"
-              << desc << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
+              << desc
+              << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return kExitOk;
   }
   for (const char* own : {"gpus", "duration", "epochs"})
@@ -141,7 +151,8 @@ int cmd_capacity(const CommandContext& ctx) {
   RunPlan plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
-    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n", escape_bytes(c.dir));
+    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n",
+               escape_bytes(c.dir));
     return interrupt_exit_code();
   }
   const PreparedData& data = plan.data;
@@ -181,10 +192,12 @@ int cmd_capacity(const CommandContext& ctx) {
     };
   const cluster::PointPart me = capacity_me(comm, host.cpus_allowed);
   MeasurePointFn measure = [&](uint32_t gpus) {
-    std::optional<CapacityPoint> p =
-        multi ? measure_point_across(data.index, base, gpus, pro, plan.topo, &data.layout, across, me)
-              : measure_point(data.index, base, gpus, pro, plan.topo, &data.layout,
-                              [&devices](uint32_t g, uint32_t, const RepeatSample&) { devices.add(g, 0, devices.after_run()); });
+    std::optional<CapacityPoint> p = multi ? measure_point_across(data.index, base, gpus, pro, plan.topo, &data.layout,
+                                                                  across, me)
+                                           : measure_point(data.index, base, gpus, pro, plan.topo, &data.layout,
+                                                           [&devices](uint32_t g, uint32_t, const RepeatSample&) {
+                                                             devices.add(g, 0, devices.after_run());
+                                                           });
     std::string split;
     if (p)
       for (const auto& h : p->hosts) split += fmt::format("{}{} {}", split.empty() ? " (" : ", ", h.hostname, h.gpus);
@@ -196,8 +209,7 @@ int cmd_capacity(const CommandContext& ctx) {
                  gpus, demand.accelerator_name, split, p->au * 100, p->au_min * 100, p->samples_per_s,
                  demand.samples_per_s_per_gpu * gpus, format_rate(p->bytes_per_s), p->spread * 100,
                  p->cpu_fraction * 100, point_passes(*p, demand.au_target) ? "fed" : "NOT fed",
-                 p->note.empty() ? "" : " (" + p->note + ")",
-                 format_seconds(static_cast<double>(now_ns() - t0) / 1e9));
+                 p->note.empty() ? "" : " (" + p->note + ")", format_seconds(static_cast<double>(now_ns() - t0) / 1e9));
     return p;
   };
   CapacitySearchOptions so;
@@ -219,7 +231,7 @@ int cmd_capacity(const CommandContext& ctx) {
   in.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
   in.repeats = repeats;
   in.max_gpus = max_gpus;
-  in.stop_reason = interrupted() || job_stop == 2                            ? "interrupted"
+  in.stop_reason = interrupted() || job_stop == 2                          ? "interrupted"
                    : answer.bound == "budget" && !answer.boundary_measured ? "budget"
                    : answer.bound == "limit"                               ? "limit"
                                                                            : "completed";
@@ -229,10 +241,14 @@ int cmd_capacity(const CommandContext& ctx) {
   nlohmann::json ds = data.dataset;
   ds["bytes"] = data.index.total_known_bytes();
   doc["dataset"] = ds;
-  doc["loader"] = {{"num_workers", base.num_workers}, {"batch_size", base.batch_size},
-                   {"prefetch_factor", base.prefetch_factor}, {"engine", base.engine},
-                   {"direct", base.direct}, {"shuffle", base.shuffle},
-                   {"cpu_per_sample_us", base.cpu_per_sample_us}, {"step_time_s", base.step_time_s},
+  doc["loader"] = {{"num_workers", base.num_workers},
+                   {"batch_size", base.batch_size},
+                   {"prefetch_factor", base.prefetch_factor},
+                   {"engine", base.engine},
+                   {"direct", base.direct},
+                   {"shuffle", base.shuffle},
+                   {"cpu_per_sample_us", base.cpu_per_sample_us},
+                   {"step_time_s", base.step_time_s},
                    {"decode", base.decode_jpeg ? "jpeg" : "none"}};
   doc["demand"] = {{"accelerator", demand.accelerator},
                    {"accelerator_name", demand.accelerator_name},

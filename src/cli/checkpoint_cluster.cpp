@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
-#include <random>
 #include <filesystem>
+#include <random>
 
-#include <boost/scope_exit.hpp>
 #include <fmt/format.h>
+#include <boost/scope_exit.hpp>
 
 #include "checkpoint/saver.hpp"
 #include "cluster/collective.hpp"
@@ -26,7 +26,8 @@ using namespace checkpoint;
 CheckpointJob::CheckpointJob(dist::Comm& comm) : comm_(comm) {
   if (!multi()) return;
   // No failure can have happened yet: every process constructs its job first.
-  const auto all = comm_.allgather(fmt::format("{} {}", comm_.host_index(), comm_.hostname()), "start the checkpoint", 0);
+  const auto all = comm_.allgather(fmt::format("{} {}", comm_.host_index(), comm_.hostname()), "start the checkpoint",
+                                   0);
   for (const auto& s : all) {
     const size_t sp = s.find(' ');
     host_of_.push_back(std::atoi(s.substr(0, sp).c_str()));
@@ -89,7 +90,8 @@ int CheckpointJob::number_ranks(int ranks, uint64_t size_bytes) {
   for (const auto& s : all) {
     int n = 0;
     unsigned long long b = 0;
-    if (std::sscanf(s.c_str(), "%d %llu", &n, &b) != 2) throw Error("a process sent no rank count: run the same ioprobe build on every host", kExitFailure);
+    if (std::sscanf(s.c_str(), "%d %llu", &n, &b) != 2)
+      throw Error("a process sent no rank count: run the same ioprobe build on every host", kExitFailure);
     first_of_.push_back(job_ranks_);
     count_of_.push_back(n);
     job_ranks_ += n;
@@ -107,7 +109,8 @@ void CheckpointJob::own_ranks(StateSpec& s) const {
     s.world_bytes = job_size_bytes_;
     return;
   }
-  s.ranks.erase(s.ranks.begin(), s.ranks.begin() + std::min<ptrdiff_t>(first_rank_, static_cast<ptrdiff_t>(s.ranks.size())));
+  s.ranks.erase(s.ranks.begin(),
+                s.ranks.begin() + std::min<ptrdiff_t>(first_rank_, static_cast<ptrdiff_t>(s.ranks.size())));
   s.host_bytes = 0;
   for (const auto& r : s.ranks) s.host_bytes += r.bytes;
 }
@@ -176,7 +179,8 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecor
   if (!multi()) return;
   if (!d.save.ok && !d.save.interrupted)
     throw Error(fmt::format("checkpoint rank {}: {}", d.save.failed_rank,
-                            d.save.failure.empty() ? "the save failed" : d.save.failure), kExitFailure);
+                            d.save.failure.empty() ? "the save failed" : d.save.failure),
+                kExitFailure);
   // Every process's shards are published before any is read back.
   const bool stopped = sync_stopped("wait for every process's save");
   // The save window on this host: from this process's mark before its save (mark(0)) to here,
@@ -197,11 +201,13 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecor
   restore_placement_ =
       !shared_ ? "each host restored its own shards (--dir is not one shared directory)"
       : comm_.host_count() > 1
-          ? fmt::format("process p restored the shards that process (p + {}) mod {} wrote ({} = the processes on rank 0's "
-                        "host), so each shard is read on another host where the hosts run as many processes each",
-                        shift, comm_.size(), shift)
+          ? fmt::format(
+                "process p restored the shards that process (p + {}) mod {} wrote ({} = the processes on rank 0's "
+                "host), so each shard is read on another host where the hosts run as many processes each",
+                shift, comm_.size(), shift)
           : fmt::format("process p restored the shards that process (p + {}) mod {} wrote (one host: another process's "
-                        "shards, cold by eviction or O_DIRECT)", shift, comm_.size());
+                        "shards, cold by eviction or O_DIRECT)",
+                        shift, comm_.size());
   d.restore = restore_checkpoint(paths, d.opts.io.io_size, d.restore_threads, d.restore_cold);
   // No process removes its shards while another may still read them.
   exchange("wait for every process's restore");

@@ -91,23 +91,25 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   const HostInfo host = probe_host();
   const ParsedCheckpoint p = parse_checkpoint_config(ctx.args, host, job);
   if (p.help) {
-    if (job.lead()) std::cout << "usage: ioprobe checkpoint [OPTIONS]\n\n"
-                 "Saves emulated training state (one shard file per rank, as PyTorch DCP writes it) to --dir with\n"
-                 "io_uring, O_DIRECT, double buffering, fsync and atomic rename; measures the raw sequential write\n"
-                 "bandwidth of the same directory in the same run and prints checkpoint/raw. The default, 1GiB of\n"
-                 "state, finishes in a few seconds on a 1 GB/s disk.\n\n"
-              << checkpoint_options()
-              << "\nexamples:\n"
-                 "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 1GiB --compress zstd:1 --restore\n"
-                 "  ioprobe checkpoint --dir /mnt/nvme/ckpt --model llama3-8b --ranks 2   (2 of 8 ranks: 26 GB)\n"
-                 "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 4GiB --async --step-time 200ms\n"
-                 "  ioprobe checkpoint --dir /dev/shm/ck --size 256MiB --duration 10m --restore --quiet   (soak)\n"
-                 "repeated saves (--repeat, --duration) print one line per save on stderr and a summary:\n"
-                 "  count and min / median / max MB/s; Ctrl-C ends the series with the saves completed so far.\n"
-                 "across hosts: mpirun -np N --hostfile H ioprobe checkpoint --dir D --ranks R (R shards per process)\n"
-                 "exit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
-                 "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
-                 "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
+    if (job.lead())
+      std::cout
+          << "usage: ioprobe checkpoint [OPTIONS]\n\n"
+             "Saves emulated training state (one shard file per rank, as PyTorch DCP writes it) to --dir with\n"
+             "io_uring, O_DIRECT, double buffering, fsync and atomic rename; measures the raw sequential write\n"
+             "bandwidth of the same directory in the same run and prints checkpoint/raw. The default, 1GiB of\n"
+             "state, finishes in a few seconds on a 1 GB/s disk.\n\n"
+          << checkpoint_options()
+          << "\nexamples:\n"
+             "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 1GiB --compress zstd:1 --restore\n"
+             "  ioprobe checkpoint --dir /mnt/nvme/ckpt --model llama3-8b --ranks 2   (2 of 8 ranks: 26 GB)\n"
+             "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 4GiB --async --step-time 200ms\n"
+             "  ioprobe checkpoint --dir /dev/shm/ck --size 256MiB --duration 10m --restore --quiet   (soak)\n"
+             "repeated saves (--repeat, --duration) print one line per save on stderr and a summary:\n"
+             "  count and min / median / max MB/s; Ctrl-C ends the series with the saves completed so far.\n"
+             "across hosts: mpirun -np N --hostfile H ioprobe checkpoint --dir D --ranks R (R shards per process)\n"
+             "exit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
+             "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
+             "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
     return kExitOk;
   }
   const CheckpointConfig& c = p.config;

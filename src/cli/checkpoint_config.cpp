@@ -19,6 +19,7 @@ using namespace checkpoint;
 po::options_description checkpoint_options() {
   po::options_description d("ioprobe checkpoint options");
   auto s = [] { return po::value<std::string>(); };
+  // clang-format off
   d.add_options()
     ("help,h", "show this help")
     ("dir", s(), "target directory (default ./ioprobe-ckpt, created if missing); shards are __RANK_0.distcp")
@@ -68,10 +69,12 @@ po::options_description checkpoint_options() {
     ("seed", s(), "data generator seed (default 1)")
     ("json", s(), "also write the result document (JSON) to FILE")
     ("plan", po::value<std::string>()->implicit_value("true"), "print the per-rank state sizes and exit without writing");
+  // clang-format on
   return d;
 }
 
-ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, const HostInfo& host, CheckpointJob& job) {
+ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, const HostInfo& host,
+                                         CheckpointJob& job) {
   ParsedCheckpoint out;
   CheckpointConfig& c = out.config;
   auto desc = checkpoint_options();
@@ -92,24 +95,29 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
     throw UsageError("--size and --params (or --model) both given; choose one way to size the state");
 
   const int ranks = static_cast<int>(get_count(vm, "ranks", 1, 1, 4096));
-  const int job_ranks = job.number_ranks(ranks, vm.count("params") ? 0 : get_size(vm, "size", 1ull << 30, 1, 1ull << 50));
+  const int job_ranks = job.number_ranks(ranks,
+                                         vm.count("params") ? 0 : get_size(vm, "size", 1ull << 30, 1, 1ull << 50));
   if (vm.count("params")) {
-    int tp = static_cast<int>(get_count(vm, "tp", 1, 1, 65536)), pp = static_cast<int>(get_count(vm, "pp", 1, 1, 65536));
+    int tp = static_cast<int>(get_count(vm, "tp", 1, 1, 65536)),
+        pp = static_cast<int>(get_count(vm, "pp", 1, 1, 65536));
     const int64_t tp_pp = int64_t{tp} * pp;
     if (!vm.count("dp") && tp_pp <= job_ranks && job_ranks % tp_pp != 0)
-      throw UsageError(fmt::format("--ranks {} is not a multiple of tp {} x pp {} = {}, so the data parallel size is not "
-                                   "whole; give --dp, or --ranks a multiple of {}", job_ranks, tp, pp, tp_pp, tp_pp));
+      throw UsageError(
+          fmt::format("--ranks {} is not a multiple of tp {} x pp {} = {}, so the data parallel size is not "
+                      "whole; give --dp, or --ranks a multiple of {}",
+                      job_ranks, tp, pp, tp_pp, tp_pp));
     int dp = static_cast<int>(get_count(vm, "dp", std::max<int64_t>(1, job_ranks / tp_pp), 1, 1 << 20));
     const double params = checked_value(vm, "params", [&] { return parse_params(get_string(vm, "params")); });
-    c.state = state_from_params(params, tp, pp, dp,
-                                static_cast<int>(get_count(vm, "zero-stage", 3, 0, 3)), job.first_rank() + ranks);
+    c.state = state_from_params(params, tp, pp, dp, static_cast<int>(get_count(vm, "zero-stage", 3, 0, 3)),
+                                job.first_rank() + ranks);
     if (has(vm, "model")) c.state.source = get_string(vm, "model");
   } else {
     for (const char* o : {"tp", "pp", "dp", "zero-stage"})
       if (vm.count(o))
-        throw UsageError(fmt::format("--{} shapes a model's state (--params or --model); with --size the state is split "
-                                     "evenly over --ranks: drop --{} or give --params",
-                                     o, o));
+        throw UsageError(
+            fmt::format("--{} shapes a model's state (--params or --model); with --size the state is split "
+                        "evenly over --ranks: drop --{} or give --params",
+                        o, o));
     c.state = state_from_size(get_size(vm, "size", 1ull << 30, 1, 1ull << 50), ranks);
   }
   job.own_ranks(c.state);
@@ -118,15 +126,18 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
   SaveOptions& o = c.save;
   o.chunk_bytes = get_size(vm, "chunk-size", 1ull << 30, 1, 1ull << 40);
   o.compress = checked_value(vm, "compress", [&] { return parse_compression(get_string(vm, "compress", "none")); });
-  o.compress_threads = static_cast<int>(get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
+  o.compress_threads = static_cast<int>(
+      get_count(vm, "compress-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
   o.compress_pool = get_choice(vm, "compress-pool", "ioprobe", {"ioprobe", "zstd"}) == "zstd" ? CompressPool::kZstd
-                                                                                               : CompressPool::kIoprobe;
+                                                                                              : CompressPool::kIoprobe;
   o.byte_group = get_bool(vm, "byte-group", false);
   if (!o.compress.enabled && vm.count("compress-pool"))
-    throw UsageError("--compress-pool chooses who compresses; with --compress none nothing is: drop it or give --compress zstd:1");
+    throw UsageError(
+        "--compress-pool chooses who compresses; with --compress none nothing is: drop it or give --compress zstd:1");
 
   if (!o.compress.enabled && vm.count("compress-threads"))
-    throw UsageError("--compress-threads sets compression workers; with --compress none there are none: drop it or give --compress zstd:1");
+    throw UsageError("--compress-threads sets compression workers; with --compress none there are none: drop it or "
+                     "give --compress zstd:1");
   if (o.compress_pool != CompressPool::kZstd && vm.count("zstd-job-size"))
     throw UsageError("--zstd-job-size sets the job size of zstd's own pool: only with --compress-pool zstd");
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
@@ -140,7 +151,8 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
   if (o.io.flush_bytes > 0 && o.io.flush_bytes < o.io.io_size)
     throw UsageError(fmt::format("--flush-every {}: below --io-size {}; a flush is queued after whole write requests "
                                  "complete, so give 0 (only the final fsync) or at least {}",
-                                 format_bytes(o.io.flush_bytes), format_bytes(o.io.io_size), format_bytes(o.io.io_size)));
+                                 format_bytes(o.io.flush_bytes), format_bytes(o.io.io_size),
+                                 format_bytes(o.io.io_size)));
   if (!o.fsync) {
     if (vm.count("flush-every") && o.io.flush_bytes > 0)
       throw UsageError("--flush-every flushes toward durability, which --fsync false turns off; drop one of them");
@@ -149,7 +161,8 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
   o.io.huge_pages = get_bool(vm, "huge-pages", true);
   c.async = get_bool(vm, "async", false);
   c.step_time_s = get_duration(vm, "step-time", 0.1);
-  if (vm.count("step-time") && !c.async) throw UsageError("--step-time: only with --async (the training steps run while the save persists)");
+  if (vm.count("step-time") && !c.async)
+    throw UsageError("--step-time: only with --async (the training steps run while the save persists)");
   if (c.async && !(c.step_time_s >= 1e-3))
     throw UsageError(fmt::format("--step-time: {} s is below 1 ms; give a training step such as 100ms", c.step_time_s));
   c.restore = get_bool(vm, "restore", false);
@@ -157,10 +170,13 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
   if (vm.count("restore-cache") && !c.restore)
     throw UsageError("--restore-cache: only with --restore (it says how the restore finds the page cache)");
   c.restore_cold = get_choice(vm, "restore-cache", "cold", {"cold", "warm"}) == "cold";
-  if (vm.count("restore-threads") && !c.restore) throw UsageError("--restore-threads: only with --restore (it sets the restore's decompression workers)");
+  if (vm.count("restore-threads") && !c.restore)
+    throw UsageError("--restore-threads: only with --restore (it sets the restore's decompression workers)");
   if (vm.count("restore-threads") && !o.compress.enabled)
-    throw UsageError("--restore-threads sets decompression workers; with --compress none there is nothing to decompress: drop it");
-  c.restore_threads = static_cast<int>(get_count(vm, "restore-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
+    throw UsageError(
+        "--restore-threads sets decompression workers; with --compress none there is nothing to decompress: drop it");
+  c.restore_threads = static_cast<int>(
+      get_count(vm, "restore-threads", std::max(1, host.cpus_allowed / ranks), 0, 256));
   c.raw_baseline = get_bool(vm, "raw-baseline", true);  // on|off, or true|false as the other switches
   c.keep = get_bool(vm, "keep", false);
   c.quiet = get_bool(vm, "quiet", false);
@@ -173,8 +189,9 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
   job.check_options(c.series, c.async);
   c.seed = get_count(vm, "seed", 1, 0, UINT64_MAX);
   const std::string content_name = get_choice(vm, "data", "tensors", {"tensors", "text", "random"});
-  c.content = content_name == "text" ? StateContent::text
-              : content_name == "random" ? StateContent::random : StateContent::tensors;
+  c.content = content_name == "text"     ? StateContent::text
+              : content_name == "random" ? StateContent::random
+                                         : StateContent::tensors;
   c.content_label = c.content == StateContent::tensors ? "training state"
                     : c.content == StateContent::text  ? "text-like state (--data text)"
                                                        : "random state (--data random)";

@@ -27,6 +27,7 @@ struct ParsedCheckpoint {
 /// state sized for `host` and numbered across the job's processes (`job`: an exchange with the
 /// others when a launcher started several), the save's options, the restore, the series. Throws
 /// UsageError naming the option, the value and what to give instead (exit 2).
-ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, const HostInfo& host, CheckpointJob& job);
+ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, const HostInfo& host,
+                                         CheckpointJob& job);
 
 }  // namespace ioprobe::cli

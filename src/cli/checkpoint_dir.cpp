@@ -56,16 +56,18 @@ CheckpointDir::CheckpointDir(const std::string& dir, const StateSpec& state, con
     }
     for (const auto& r : state.ranks)
       if (std::filesystem::exists(shard_path(dir, r.rank), ec))
-        throw UsageError(fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
-                                     escape_bytes(shard_path(dir, r.rank))));
+        throw UsageError(
+            fmt::format("'{}' already exists; ioprobe never overwrites files: remove it or choose another --dir",
+                        escape_bytes(shard_path(dir, r.rank))));
     if (!json_path.empty()) {
       // After --dir exists, so that the document may go inside a --dir this run creates.
       check_output_path(json_path, "--json");
       const auto json_abs = std::filesystem::weakly_canonical(json_path, ec);
       for (const auto& r : state.ranks)
         if (json_abs == std::filesystem::weakly_canonical(shard_path(dir, r.rank), ec))
-          throw UsageError(fmt::format("--json '{}' is where rank {}'s shard goes; give the result document another name",
-                                       escape_bytes(json_path), r.rank));
+          throw UsageError(
+              fmt::format("--json '{}' is where rank {}'s shard goes; give the result document another name",
+                          escape_bytes(json_path), r.rank));
     }
   } catch (...) {
     remove_made();
@@ -88,9 +90,9 @@ void CheckpointDir::finish(bool keep, const std::string& json_path) {
   // Not the directory the result document is about to be written into, nor those above it
   // (made_ runs deepest first).
   std::error_code ec;
-  const std::string json_dir =
-      json_path.empty() ? std::string()
-                        : std::filesystem::absolute(json_path, ec).parent_path().lexically_normal().string();
+  const std::string json_dir = json_path.empty()
+                                   ? std::string()
+                                   : std::filesystem::absolute(json_path, ec).parent_path().lexically_normal().string();
   for (const auto& m : made_)
     if (std::filesystem::path(m).lexically_normal().string() == json_dir || ::rmdir(m.c_str()) != 0) break;
   made_.clear();

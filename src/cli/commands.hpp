@@ -6,8 +6,8 @@
 
 namespace ioprobe::cli {
 
-int cmd_run(const CommandContext& ctx);     // default: the DataLoader emulation + ingest report
-int cmd_gen(const CommandContext& ctx);     // generate (or verify) a synthetic dataset only
+int cmd_run(const CommandContext& ctx);         // default: the DataLoader emulation + ingest report
+int cmd_gen(const CommandContext& ctx);         // generate (or verify) a synthetic dataset only
 int cmd_report(const CommandContext& ctx);      // re-render / compare saved documents (report_command.cpp)
 int cmd_probe(const CommandContext& ctx);       // target, NUMA, io_uring and engine facts (probe_command.cpp)
 int cmd_raw(const CommandContext& ctx);         // fio-like raw file / block device I/O (raw_command.cpp)

@@ -35,8 +35,10 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
   if (io.share_unclear())
     w.push_back(fmt::format("{}: other traffic on {} before the run ({}) would account for {} of the {} the devices "
                             "moved: the run's own share cannot be told apart; measure on a quiet device",
-                            what, io.devices.empty() ? "the devices" : io.devices.front().name +
-                                                                         (io.devices.size() > 1 ? " and the others" : ""),
+                            what,
+                            io.devices.empty()
+                                ? "the devices"
+                                : io.devices.front().name + (io.devices.size() > 1 ? " and the others" : ""),
                             format_rate(io.idle_bytes_per_s_before),
                             format_bytes(static_cast<uint64_t>(io.expected_other_bytes())),
                             format_bytes(io.bytes_read + io.bytes_written)));
@@ -72,7 +74,8 @@ void TuneDeviceIo::on_run(uint32_t num_workers, uint32_t prefetch_factor, const 
 
 void TuneDeviceIo::add_to(nlohmann::json& points) const {
   for (auto& p : points) {
-    const std::string key = point_key(p.value("num_workers", 0ULL), p.value("prefetch_factor", 0ULL), p.value("numa", ""));
+    const std::string key = point_key(p.value("num_workers", 0ULL), p.value("prefetch_factor", 0ULL),
+                                      p.value("numa", ""));
     for (const auto& [k, io] : points_) {
       if (k != key) continue;
       nlohmann::json j = device_io_json(io);
@@ -149,7 +152,8 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t 
     j["scope"] = "every host's own devices, added, each host counted once (the processes of a host share its devices)";
     for (const auto& h : doc["hosts"]) {
       if (!h.contains("device_io")) continue;
-      const std::string w = host_cold_read_warning(h.value("hostname", "?"), "raw read", device_io_from_json(h["device_io"]),
+      const std::string w = host_cold_read_warning(h.value("hostname", "?"), "raw read",
+                                                   device_io_from_json(h["device_io"]),
                                                    h.contains("results") ? h["results"].value("bytes", 0ULL) : 0, cold);
       if (!w.empty()) doc["warnings"].push_back(w);
     }
@@ -165,7 +169,9 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
   DeviceIo none;
   none.reason = rec.whole().reason.empty() ? "not measurable: no save ran" : rec.whole().reason;
   nlohmann::json& sv = doc["checkpoint"]["save"];
-  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number() ? sv["bytes_on_disk"].get<uint64_t>() : 0;
+  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number()
+                               ? sv["bytes_on_disk"].get<uint64_t>()
+                               : 0;
   const uint64_t logical = sv.value("logical_bytes", 0ULL);
   const bool durable = sv.value("durable", false);
   // A durable save whose devices wrote far less than its files hold.
@@ -201,7 +207,8 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
   if (!doc["checkpoint"].contains("restore")) return;
   nlohmann::json& rj = doc["checkpoint"]["restore"];
   // A warm restore (buffered, nothing dropped) may read from the page cache: no warning for that.
-  const bool cold = rj.contains("cache") && rj["cache"].is_string() && rj["cache"].get<std::string>().rfind("cold", 0) == 0;
+  const bool cold = rj.contains("cache") && rj["cache"].is_string() &&
+                    rj["cache"].get<std::string>().rfind("cold", 0) == 0;
   if (many_hosts) {
     // Each host measured its own devices over the restore window (CheckpointJob::after_save);
     // the job's sum is already in restore.device_io. A host whose cold restore read far less
@@ -224,7 +231,8 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
   const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;
   rj["device_io"] = device_io_json(restore, DeviceRef::kRead, on_disk);
   rj["served_from"] = bytes_source(restore, on_disk);
-  for (auto& w : device_read_warnings(restore, on_disk, cold, t, "the restore")) doc["warnings"].push_back(std::move(w));
+  for (auto& w : device_read_warnings(restore, on_disk, cold, t, "the restore"))
+    doc["warnings"].push_back(std::move(w));
 }
 
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
@@ -238,9 +246,8 @@ void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const Device
     epochs = c.epochs;
     for (const auto& h : doc["hosts"]) {
       if (!h.contains("device_io")) continue;
-      const std::string w =
-          host_cold_read_warning(h.value("hostname", "?"), "run", device_io_from_json(h["device_io"]),
-                                 h.contains("results") ? h["results"].value("bytes", 0ULL) : 0, cold);
+      const std::string w = host_cold_read_warning(h.value("hostname", "?"), "run", device_io_from_json(h["device_io"]),
+                                                   h.contains("results") ? h["results"].value("bytes", 0ULL) : 0, cold);
       if (!w.empty()) doc["warnings"].push_back(w);
     }
   }

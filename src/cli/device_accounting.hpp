@@ -88,8 +88,7 @@ std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const
 /// Across hosts (the document has "hosts" rows with device_io) `io` is the hosts' sum: it gets a
 /// "scope" saying so, and a warning names each host whose cold read fell short
 /// (host_cold_read_warning).
-std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t bytes, bool write,
-                              const TargetInfo& t);
+std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t bytes, bool write, const TargetInfo& t);
 
 /// A checkpoint's accounting into its document, from `rec`'s marks around the last save (and its
 /// restore): checkpoint.save.device_io (bytes written against bytes_on_disk, with

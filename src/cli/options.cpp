@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/value_range.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "core/value_range.hpp"
 
 namespace ioprobe::cli {
 
@@ -36,7 +36,8 @@ void refuse_boost_placeholders(const std::string& text, const std::string& where
                         "%invalid_line%", "%prefix%", "%valual_option%", "%example%"})
     if (text.find(p) != std::string::npos)
       throw UsageError(fmt::format("{}: '{}' contains '{}', which ioprobe cannot take in an option; rename or quote "
-                                   "differently", where, escape_bytes(text.substr(0, 200)), p));
+                                   "differently",
+                                   where, escape_bytes(text.substr(0, 200)), p));
 }
 
 }  // namespace
@@ -50,7 +51,9 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
     // name: ioprobe takes none.
     constexpr const char* kStray = "ioprobe-positional-words";
     po::options_description all;
+    // clang-format off
     all.add(desc).add_options()(kStray, po::value<std::vector<std::string>>());
+    // clang-format on
     po::positional_options_description pos;
     pos.add(kStray, -1);
     auto parsed = po::command_line_parser(args).options(all).positional(pos).run();
@@ -66,8 +69,7 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
 
 void load_ini(const std::string& path, const po::options_description& desc, po::variables_map& vm) {
   std::ifstream file(path);
-  if (!file)
-    throw UsageError(fmt::format("cannot read workload file '{}': {}", escape_bytes(path), errno_text(errno)));
+  if (!file) throw UsageError(fmt::format("cannot read workload file '{}': {}", escape_bytes(path), errno_text(errno)));
   std::stringstream text;
   text << file.rdbuf();
   refuse_boost_placeholders(text.str(), "workload file '" + escape_bytes(path) + "'");
@@ -161,11 +163,13 @@ std::vector<std::string> list_presets(const std::string& kind) {
 
 std::string find_workload_file(const std::string& name, const std::string& kind) {
   struct stat st {};
-  bool looks_like_path = name.find('/') != std::string::npos || (name.size() > 4 && name.substr(name.size() - 4) == ".ini");
+  bool looks_like_path = name.find('/') != std::string::npos ||
+                         (name.size() > 4 && name.substr(name.size() - 4) == ".ini");
   if (looks_like_path) {
     int r = stat(name.c_str(), &st);
     if (r == 0 && S_ISREG(st.st_mode)) return name;
-    if (r == 0) throw UsageError(fmt::format("workload file '{}' is not a regular file; give an .ini file", escape_bytes(name)));
+    if (r == 0)
+      throw UsageError(fmt::format("workload file '{}' is not a regular file; give an .ini file", escape_bytes(name)));
     throw UsageError(fmt::format("workload file '{}' not found: {}", escape_bytes(name), errno_text(errno)));
   }
   for (const auto& d : workload_search_path()) {
@@ -199,7 +203,8 @@ namespace {
 // value as given, and the accepted range.
 [[noreturn]] void out_of_range(const std::string& opt, const std::string& given, const std::string& lo,
                                const std::string& hi, const char* what = "a value") {
-  throw UsageError(fmt::format("{}: {} is out of range; give {} from {} to {}", opt, escape_bytes(given), what, lo, hi));
+  throw UsageError(
+      fmt::format("{}: {} is out of range; give {} from {} to {}", opt, escape_bytes(given), what, lo, hi));
 }
 
 std::string number_text(double v) { return fmt::format("{:.15g}", v); }
@@ -265,7 +270,8 @@ bool get_bool(const po::variables_map& vm, const std::string& name, bool fallbac
   std::transform(s.begin(), s.end(), s.begin(), ::tolower);
   if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
   if (s == "false" || s == "no" || s == "off" || s == "0") return false;
-  throw UsageError(fmt::format("{}: '{}' is not a boolean; use true or false", option_label(vm, name), escape_bytes(s)));
+  throw UsageError(
+      fmt::format("{}: '{}' is not a boolean; use true or false", option_label(vm, name), escape_bytes(s)));
 }
 
 std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,

@@ -1,9 +1,9 @@
 // `ioprobe probe`: what ioprobe knows about a storage target and this host, without running I/O
 // beyond a one-block O_DIRECT probe and a throwaway io_uring ring.
+#include <sys/stat.h>
 #include <cerrno>
 #include <cstdio>
 #include <iostream>
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -31,12 +31,14 @@ int cmd_probe(const CommandContext& ctx) {
       "ioprobe probe: the storage target (filesystem, mount, device chain, RAID, queue, O_DIRECT), the host's\n"
       "NUMA layout and allowed CPUs, io_uring availability, and the engine a run would choose.\n\n"
       "usage: ioprobe probe [--dir PATH] [--json FILE]\n\noptions");
+  // clang-format off
   desc.add_options()                                                                  //
       ("help,h", "print this help")                                                   //
       ("dir", po::value<std::string>(), "directory (or file) to probe (default: the current directory)")  //
       ("json", po::value<std::string>(), "also write the result document to FILE (JSON, written atomically)")  //
       ("sysfs-root", po::value<std::string>(),
        "read NUMA topology from this sysfs tree instead of /sys (recorded fixtures; testing)");
+  // clang-format on
   po::variables_map vm = parse_command_line(ctx.args, desc, "probe");
   if (vm.count("help")) {
     std::cout << desc << "\nexit codes: 0 ok, 2 bad usage or path\n";
@@ -51,8 +53,8 @@ int cmd_probe(const CommandContext& ctx) {
   }
   std::string sysfs_root = get_string(vm, "sysfs-root", "/sys");
   if (sysfs_root != "/sys" && stat((sysfs_root + "/devices").c_str(), &st) != 0)
-    throw UsageError(fmt::format("--sysfs-root '{}' has no devices/ directory; give a sysfs tree",
-                                 escape_bytes(sysfs_root)));
+    throw UsageError(
+        fmt::format("--sysfs-root '{}' has no devices/ directory; give a sysfs tree", escape_bytes(sysfs_root)));
 
   // Before any work: a file that is not ours is never overwritten, an unwritable place is named.
   if (vm.count("json")) check_output_path(get_string(vm, "json"), "--json");

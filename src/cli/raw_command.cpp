@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli/device_accounting.hpp"
 #include "cli/commands.hpp"
+#include "cli/device_accounting.hpp"
 #include "cli/raw_cluster.hpp"
 #include "cli/run_cluster.hpp"
 #include "cluster/collective.hpp"
@@ -40,6 +40,7 @@ namespace {
 po::options_description raw_options() {
   po::options_description d("ioprobe raw options");
   auto str = [] { return po::value<std::string>(); };
+  // clang-format off
   d.add_options()
       ("help,h", "show this help")
       ("filename", str(), "file or block device, used verbatim (':' and spaces are part of the name); a missing "
@@ -60,6 +61,7 @@ po::options_description raw_options() {
                        "posix_fadvise DONTNEED after fdatasync as fio's invalidate=1, so a file just laid out is read "
                        "from the device; warm keeps what is cached, and a resident region is labelled page cache)")
       ("json", str(), "also write the result document to this file (atomically)");
+  // clang-format on
   return d;
 }
 
@@ -69,10 +71,10 @@ RawConfig build_config(const po::variables_map& vm) {
   c.filename = get_string(vm, "filename");
   if (c.filename.empty()) throw UsageError("raw: --filename is empty; give a file or block device path");
   std::string rw = get_choice(vm, "rw", "read", {"read", "randread", "write", "randwrite"});
-  c.rw = rw == "read" ? RawPattern::read
+  c.rw = rw == "read"       ? RawPattern::read
          : rw == "randread" ? RawPattern::randread
-         : rw == "write" ? RawPattern::write
-                         : RawPattern::randwrite;
+         : rw == "write"    ? RawPattern::write
+                            : RawPattern::randwrite;
   c.bs = static_cast<uint32_t>(get_size(vm, "bs", 4096, 1, 64ULL << 20));
   c.iodepth = static_cast<unsigned>(get_count(vm, "iodepth", 1, 1, 4096));
   c.numjobs = static_cast<unsigned>(get_count(vm, "numjobs", 1, 1, 1024));
@@ -85,8 +87,8 @@ RawConfig build_config(const po::variables_map& vm) {
   c.seed = get_count(vm, "seed", c.seed, 0, UINT64_MAX);
   c.cold = get_choice(vm, "cache", "cold", {"cold", "warm"}) == "cold";
   if (c.direct && c.bs % kDirectAlign)
-    throw UsageError(fmt::format("--bs {}: O_DIRECT needs a multiple of {} B; use e.g. --bs 4k or --direct 0", c.bs,
-                                 kDirectAlign));
+    throw UsageError(
+        fmt::format("--bs {}: O_DIRECT needs a multiple of {} B; use e.g. --bs 4k or --direct 0", c.bs, kDirectAlign));
   if (c.size && c.size < c.bs)
     throw UsageError(fmt::format("--size {} is smaller than --bs {}; give at least one block", c.size, c.bs));
   return c;
@@ -95,8 +97,7 @@ RawConfig build_config(const po::variables_map& vm) {
 // Locked memory: each job's ring (--iodepth entries) and registered buffers count against
 // RLIMIT_MEMLOCK (engine/uring_memlock.hpp); decided before any job starts (it may fall back to
 // psync: `choice` then says so).
-void plan_memlock(RawConfig& cfg, const HostInfo& host, RawEngineChoice& choice,
-                  std::vector<std::string>& warnings) {
+void plan_memlock(RawConfig& cfg, const HostInfo& host, RawEngineChoice& choice, std::vector<std::string>& warnings) {
   if (choice.name != "io_uring") return;
   MemlockNeed need;
   need.rings = cfg.numjobs + 1;  // and the ring choose_raw_engine's probe just closed (uncharged asynchronously)
@@ -104,7 +105,8 @@ void plan_memlock(RawConfig& cfg, const HostInfo& host, RawEngineChoice& choice,
   need.rings_charged = kernel_charges_rings(host.kernel);
   const uint64_t stride = (static_cast<uint64_t>(cfg.bs) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
   // The engine maps its buffers in 2 MiB huge pages (engine.cpp allocate_slots), charged whole.
-  need.registered_bytes = cfg.numjobs * registered_locked_bytes(std::max<uint64_t>(kHugePageBytes, stride * cfg.iodepth));
+  need.registered_bytes = cfg.numjobs *
+                          registered_locked_bytes(std::max<uint64_t>(kHugePageBytes, stride * cfg.iodepth));
   MemlockPlan plan = apply_memlock_plan(cfg.engine, need, read_memlock_limit(), choice.name, choice.reason, warnings);
   if (plan.step == MemlockStep::no_fixed_buffers) cfg.fixed_buffers = false;
 }
@@ -137,12 +139,15 @@ int cmd_raw(const CommandContext& ctx) {
     std::printf("usage: ioprobe raw --filename PATH [OPTIONS]\n\n"
                 "fio-like raw I/O on one file or block device: IOPS, MB/s, latency percentiles and CPU per I/O.\n\n");
     std::cout << desc << "\n";
-    std::printf("examples:\n"
-                "  ioprobe raw --filename /data/t.bin --size 1G --rw randread --bs 4k --iodepth 32 --direct 1 --runtime 10s\n"
-                "  ioprobe raw --filename /dev/shm/t.bin --size 1G --rw read --bs 128k --iodepth 16 --runtime 10s\n"
-                "across hosts (each process reads or writes its own PATH.rank<R>; one merged report):\n"
-                "  mpirun -np 4 --hostfile H ioprobe raw --filename /mnt/pfs/t.bin --size 1G --rw randread --direct 1 --runtime 10s\n"
-                "tools/bench-fio runs the same jobs under fio and ioprobe side by side (tools/bench-multihost-fio: across hosts).\n");
+    std::printf(
+        "examples:\n"
+        "  ioprobe raw --filename /data/t.bin --size 1G --rw randread --bs 4k --iodepth 32 --direct 1 --runtime 10s\n"
+        "  ioprobe raw --filename /dev/shm/t.bin --size 1G --rw read --bs 128k --iodepth 16 --runtime 10s\n"
+        "across hosts (each process reads or writes its own PATH.rank<R>; one merged report):\n"
+        "  mpirun -np 4 --hostfile H ioprobe raw --filename /mnt/pfs/t.bin --size 1G --rw randread --direct 1 "
+        "--runtime 10s\n"
+        "tools/bench-fio runs the same jobs under fio and ioprobe side by side (tools/bench-multihost-fio: across "
+        "hosts).\n");
     return kExitOk;
   }
   RawConfig cfg = build_config(vm);
@@ -191,8 +196,8 @@ int cmd_raw(const CommandContext& ctx) {
   for (const auto& w : memlock_warnings) doc["warnings"].push_back(w);
   doc["target"] = target_json(tinfo);
   if (choice.name == "psync" && cfg.iodepth > 1)
-    doc["warnings"].push_back(fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job",
-                                          cfg.iodepth));
+    doc["warnings"].push_back(
+        fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job", cfg.iodepth));
   if (tinfo.memory_backed) doc["warnings"].push_back("memory-backed target: this measures RAM copies, not a device");
   for (const auto& w : raw_cache_warnings(cfg, target, residency, tinfo.memory_backed)) doc["warnings"].push_back(w);
 
@@ -234,7 +239,8 @@ int cmd_raw(const CommandContext& ctx) {
     part.result = res;
     part.device_io = devices->whole();
     // A one-pass run ends when the slowest process's pass does: no watchdog on that wait.
-    const cluster::ClusterRaw cr = gather_raw(comm, part, cfg.runtime_s > 0, cfg.runtime_s > 0 ? kRawBarrierTimeoutS : 0);
+    const cluster::ClusterRaw cr = gather_raw(comm, part, cfg.runtime_s > 0,
+                                              cfg.runtime_s > 0 ? kRawBarrierTimeoutS : 0);
     if (comm.rank() != 0) return share_exit_code(comm, 0);
     res = cr.merged;
     cluster_io = cr.device_io;

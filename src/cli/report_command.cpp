@@ -9,19 +9,19 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
-#include "report/compare_text.hpp"
+#include "report/capacity_report.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
+#include "report/compare_text.hpp"
 #include "report/document.hpp"
-#include "report/document_merge.hpp"
 #include "report/document_check.hpp"
+#include "report/document_merge.hpp"
 #include "report/document_text.hpp"
-#include "report/probe_text.hpp"
-#include "report/scaling_report.hpp"
 #include "report/html_report.hpp"
+#include "report/probe_text.hpp"
 #include "report/run_text.hpp"
+#include "report/scaling_report.hpp"
 #include "report/tune_document.hpp"
-#include "report/capacity_report.hpp"
 
 namespace ioprobe::cli {
 
@@ -44,7 +44,8 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   if (!html.empty()) {
     check_output_path(html, "--html");
     check_output_not_input(html, "--html", files);
-    if (html == out) throw UsageError(fmt::format("--html and --json both name '{}'; give two file names", escape_bytes(html)));
+    if (html == out)
+      throw UsageError(fmt::format("--html and --json both name '{}'; give two file names", escape_bytes(html)));
   }
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(escape_bytes(f));
@@ -92,6 +93,7 @@ std::string document_text(const nlohmann::json& doc) {
 
 int cmd_report(const CommandContext& ctx) {
   po::options_description desc("ioprobe report FILE.json [B.json ...]: re-render saved result documents");
+  // clang-format off
   desc.add_options()
       ("html", po::value<std::string>(), "write one self-contained HTML page (inline SVG charts) to FILE")
       ("csv", po::value<std::string>(), "write one document as CSV to FILE (a tune's points; other kinds: every figure by its JSON key)")
@@ -99,6 +101,7 @@ int cmd_report(const CommandContext& ctx) {
                 "percentiles from the added latency buckets")
       ("json", po::value<std::string>(), "with --merge: write the merged document to FILE")
       ("help,h", "this help");
+  // clang-format on
   std::vector<std::string> files, rest;
   // Words are files, except the value after --html/--csv/--json.
   for (size_t i = 0; i < ctx.args.size(); ++i) {
@@ -150,8 +153,9 @@ int cmd_report(const CommandContext& ctx) {
     try {
       const std::string text = document_text(docs[i]);
       if (text.empty())
-        throw UsageError(fmt::format("'{}': kind '{}' is not one this version writes (run, tune, capacity, checkpoint, raw, probe, scaling)",
-                                     escape_bytes(files[i]), kind));
+        throw UsageError(fmt::format(
+            "'{}': kind '{}' is not one this version writes (run, tune, capacity, checkpoint, raw, probe, scaling)",
+            escape_bytes(files[i]), kind));
       std::cout << text;
     } catch (const nlohmann::json::exception& e) {
       throw UsageError(fmt::format("'{}' is missing fields of a '{}' document ({}): it was edited, cut or written by "

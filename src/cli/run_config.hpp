@@ -38,41 +38,42 @@ enum class RunCommandKind { kRun, kGen, kTune };
 struct RunConfig {
   // Dataset: generated (spec + dir) or the user's own (data_dir / file_list).
   DatasetSpec spec;
-  std::string dir;              // generated dataset location
+  std::string dir;  // generated dataset location
   bool dir_is_default = false;
-  std::string data_dir;         // --data
-  std::string file_list;        // --file-list
+  std::string data_dir;   // --data
+  std::string file_list;  // --file-list
   bool follow_symlinks = false;
   bool regenerate = false;
-  bool dataset_reuse_only = false;  // many hosts: another process prepares the dataset; only reuse it        // --regenerate: replace a dataset of another shape in --dir
+  bool dataset_reuse_only = false;  // many hosts: another process prepares the dataset; only reuse it        //
+                                    // --regenerate: replace a dataset of another shape in --dir
 
-  LoaderConfig loader;          // options only: engine, direct and placement are decided by prepare_run
+  LoaderConfig loader;  // options only: engine, direct and placement are decided by prepare_run
   CacheMode cache = CacheMode::kCold;
   DirectMode direct = DirectMode::kAuto;  // cold runs: O_DIRECT or evict + buffered
   EngineRequest engine_request = EngineRequest::kAuto;
-  Placement numa;               // --numa none|local|interleave|node:N, parsed (Local resolved by prepare_run)
-  bool drop_caches = false;     // --drop-caches
+  Placement numa;            // --numa none|local|interleave|node:N, parsed (Local resolved by prepare_run)
+  bool drop_caches = false;  // --drop-caches
 
   // GPU side.
   std::string gpu = "h100";
   RateFamily rate_family = RateFamily::kTraining;
-  double user_samples_per_s = 0;         // --gpu-samples-per-s (0: from catalog)
-  double user_step_time_s = -1;          // --step-time (-1: from the rate)
-  double sample_bytes = 0;               // --sample-bytes (0: measured mean)
+  double user_samples_per_s = 0;  // --gpu-samples-per-s (0: from catalog)
+  double user_step_time_s = -1;   // --step-time (-1: from the rate)
+  double sample_bytes = 0;        // --sample-bytes (0: measured mean)
   double au_target = 0.9;
-  bool au_target_given = false;          // --au-target (or a preset's au-target); else the model's floor (catalog)
+  bool au_target_given = false;  // --au-target (or a preset's au-target); else the model's floor (catalog)
 
   std::string json_path;
   bool quiet = false;
 
   // --calibration: the document (calibrate/calibration.hpp) whose figures set the loader's costs.
   std::string calibration_path;
-  nlohmann::json calibration;                 // null without --calibration
-  std::vector<std::string> calibration_notes; // warnings for the result document (batch size scaled)
+  nlohmann::json calibration;                  // null without --calibration
+  std::vector<std::string> calibration_notes;  // warnings for the result document (batch size scaled)
 
   // Many hosts (mpirun / srun).
-  bool stonewall = false;       // --stonewall: the first host to finish ends every host's measurement
-  double mpi_timeout_s = 300;   // --mpi-timeout: longest wait in one collective step
+  bool stonewall = false;      // --stonewall: the first host to finish ends every host's measurement
+  double mpi_timeout_s = 300;  // --mpi-timeout: longest wait in one collective step
 };
 
 /// The option table shared by the command line and workload INI files: the dataset, loader and

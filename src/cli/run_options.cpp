@@ -26,10 +26,11 @@ void check_numa_node(const Placement& p, const std::string& text) {
   if (topo.has_node(p.node)) return;
   std::string nodes;
   for (const auto& n : topo.nodes) nodes += (nodes.empty() ? "" : ", ") + std::to_string(n.id);
-  throw UsageError(fmt::format("--numa '{}': this host has no NUMA node {} ({}); give one of its nodes, local, "
-                               "interleave or none", text, p.node,
-                               nodes.empty() ? "it reports no NUMA nodes in /sys/devices/system/node"
-                                             : "its nodes: " + nodes));
+  throw UsageError(
+      fmt::format("--numa '{}': this host has no NUMA node {} ({}); give one of its nodes, local, "
+                  "interleave or none",
+                  text, p.node,
+                  nodes.empty() ? "it reports no NUMA nodes in /sys/devices/system/node" : "its nodes: " + nodes));
 }
 po::typed_value<std::string>* str() { return po::value<std::string>(); }
 po::typed_value<std::string>* flag() { return po::value<std::string>()->implicit_value("true"); }
@@ -37,6 +38,7 @@ po::typed_value<std::string>* flag() { return po::value<std::string>()->implicit
 
 po::options_description dataset_options_description() {
   po::options_description dataset("Dataset (a generated preset, or your own files)");
+  // clang-format off
   dataset.add_options()
       ("dataset", str(), "preset name (workloads/NAME.ini) or path to an .ini file [imagenet-like]")
       ("dir", str(), "where the generated dataset lives [./ioprobe-data/PRESET-FILES]; created if missing; "
@@ -78,61 +80,76 @@ po::options_description dataset_options_description() {
       ("model", str(), "model trained on the dataset, a catalog key: resnet50, unet3d, cosmoflow, bert [preset's]")
       ("description", str(), "one-line description (preset files)")
       ("full-files", str(), "file count of the real dataset the preset imitates (preset files)");
+  // clang-format on
   return dataset;
 }
 
 po::options_description loader_options_description(bool for_tune) {
   po::options_description loader("DataLoader emulation (PyTorch map-style semantics)");
   if (!for_tune)
+    // clang-format off
     loader.add_options()
         ("workers", str(), "num_workers: worker threads per GPU rank, each reading one file at a time [8]");
-  loader.add_options()
-      ("batch-size", str(), "samples per batch [preset's, else 256]");
+  // clang-format on
+  loader.add_options()("batch-size", str(), "samples per batch [preset's, else 256]");
   if (!for_tune)
+    // clang-format off
     loader.add_options()
         ("prefetch-factor", str(), "batches outstanding per worker (PyTorch default 2) [2]");
-  loader.add_options()
-      ("shuffle", flag(), "fresh seeded permutation each epoch (RandomSampler) [true]")
-      ("no-shuffle", flag(), "read in index order (SequentialSampler)")
-      ("drop-last", flag(), "drop the last incomplete batch [false]");
+  // clang-format on
+  loader.add_options()("shuffle", flag(), "fresh seeded permutation each epoch (RandomSampler) [true]")(
+      "no-shuffle", flag(), "read in index order (SequentialSampler)")("drop-last", flag(),
+                                                                       "drop the last incomplete batch [false]");
   if (!for_tune)
+    // clang-format off
     loader.add_options()
         ("epochs", str(), "passes over the dataset [1; with --duration: as many as fit]")
         ("duration", str(), "stop after this long, e.g. 60s, 10m (0 = no limit); without --epochs the run repeats "
                             "epochs until then (time-based, like fio's time_based) [0]");
-  loader.add_options()
-      ("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")
-      ("decode", str(), "none | jpeg: each worker decodes every sample it read with libjpeg-turbo on its own thread "
-                        "(the native cost of a Dataset's image decode, without Python), reported in µs per sample; "
-                        "needs JPEG files (--content jpeg, or your own) [none]")
-      ("calibration", str(), "FILE from `ioprobe calibrate` (your own Dataset's costs): each worker burns its CPU per "
-                             "sample, each rank's main process its CPU per batch beside the GPU step, and "
-                             "--pin-memory copies its bytes per batch [none]")
-      ("main-cpu-per-batch", str(), "µs of main-process CPU per batch (receive, unpickle, shared-memory attach), "
-                                    "burned beside the GPU step: a step takes max(GPU step, this) [0]")
-      ("pin-memory", flag(), "DataLoader pin_memory=True: a pin thread per rank copies each batch into page-locked "
-                             "memory (real memcpy) before the training loop gets it [false]")
-      ("read-size", str(), "sharded: bytes per sequential shard read, a multiple of 4KiB [1MiB, an assumption: no "
-                           "sourced default of the readers was found]")
-      ("cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")
-      ("direct", str(), "cold runs: auto (O_DIRECT where the filesystem accepts it, else buffered with pages "
-                        "evicted before each epoch) | on (O_DIRECT or stop with the reason) | off (always buffered "
-                        "+ eviction) [auto]")
-      ("engine", str(), "auto | io_uring | psync | gds [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
-                        "network filesystems and buffered reads; psync with a warning when io_uring is refused; gds "
-                        "(GPUDirect Storage) needs a CUDA build with libcufile]")
-      ("h2d", str(), "none | cuda: copy each delivered batch from page-locked memory to a GPU with cudaMemcpyAsync, "
-                     "one stream per rank (rank r on device r mod GPUs); needs a CUDA build and a GPU [none]")
-      ("drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]");
+  // clang-format on
+  loader.add_options()("cpu-per-sample", str(), "µs of real CPU work per sample after its read (decode/transform) [0]")(
+      "decode", str(),
+      "none | jpeg: each worker decodes every sample it read with libjpeg-turbo on its own thread "
+      "(the native cost of a Dataset's image decode, without Python), reported in µs per sample; "
+      "needs JPEG files (--content jpeg, or your own) [none]")(
+      "calibration", str(),
+      "FILE from `ioprobe calibrate` (your own Dataset's costs): each worker burns its CPU per "
+      "sample, each rank's main process its CPU per batch beside the GPU step, and "
+      "--pin-memory copies its bytes per batch [none]")(
+      "main-cpu-per-batch", str(),
+      "µs of main-process CPU per batch (receive, unpickle, shared-memory attach), "
+      "burned beside the GPU step: a step takes max(GPU step, this) [0]")(
+      "pin-memory", flag(),
+      "DataLoader pin_memory=True: a pin thread per rank copies each batch into page-locked "
+      "memory (real memcpy) before the training loop gets it [false]")(
+      "read-size", str(),
+      "sharded: bytes per sequential shard read, a multiple of 4KiB [1MiB, an assumption: no "
+      "sourced default of the readers was found]")(
+      "cache", str(), "cold: O_DIRECT (or evict pages first where O_DIRECT is refused); warm: buffered reads [cold]")(
+      "direct", str(),
+      "cold runs: auto (O_DIRECT where the filesystem accepts it, else buffered with pages "
+      "evicted before each epoch) | on (O_DIRECT or stop with the reason) | off (always buffered "
+      "+ eviction) [auto]")(
+      "engine", str(),
+      "auto | io_uring | psync | gds [auto: io_uring for O_DIRECT on a block device; psync on tmpfs, "
+      "network filesystems and buffered reads; psync with a warning when io_uring is refused; gds "
+      "(GPUDirect Storage) needs a CUDA build with libcufile]")(
+      "h2d", str(),
+      "none | cuda: copy each delivered batch from page-locked memory to a GPU with cudaMemcpyAsync, "
+      "one stream per rank (rank r on device r mod GPUs); needs a CUDA build and a GPU [none]")(
+      "drop-caches", flag(), "cold runs without O_DIRECT: also drop the page cache before each epoch (root) [false]");
   if (!for_tune)
+    // clang-format off
     loader.add_options()
         ("numa", str(), "none | local (the target device's node) | interleave | node:N: bind workers and their "
                         "buffers with libnuma [none]");
+  // clang-format on
   return loader;
 }
 
 po::options_description gpu_options_description() {
   po::options_description gpu("GPU side (the consumer spends each GPU's step time per batch)");
+  // clang-format off
   gpu.add_options()
       ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 mi355 l40s rtx4090 [h100]")
       ("gpus", str(), "GPU ranks on this host, each with its own loader of --workers workers (DDP) [1]")
@@ -142,25 +159,30 @@ po::options_description gpu_options_description() {
       ("step-time", str(), "GPU compute time per batch instead of the rate, e.g. 0.224s")
       ("sample-bytes", str(), "bytes per sample for the bytes/s demand [the dataset's measured mean]")
       ("au-target", str(), "accelerator utilization a GPU counts as fed at, percent [the workload's floor (MLPerf Storage): 85 retinanet, 90 otherwise]");
+  // clang-format on
   return gpu;
 }
 
 po::options_description hosts_options_description() {
   po::options_description hosts("Many hosts (when mpirun or srun starts one ioprobe per host; see README)");
+  // clang-format off
   hosts.add_options()
       ("stonewall", flag(), "end every host's measurement when the first host has read its share (IOR's and "
                             "elbencho's stonewalling) [false]")
       ("mpi-timeout", str(), "end the job, naming the step, when a rank waits longer than this for the others in "
                              "one step, e.g. 300s [300s]");
+  // clang-format on
   return hosts;
 }
 
 po::options_description run_options_description() {
   po::options_description output("Output");
+  // clang-format off
   output.add_options()
       ("json", str(), "write the result document (JSON) to FILE")
       ("quiet", flag(), "no progress lines")
       ("help,h", "this help");
+  // clang-format on
 
   po::options_description all;
   all.add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description());
@@ -175,10 +197,29 @@ namespace {
 po::options_description gen_help_description() {
   po::options_description gen("ioprobe gen options");
   po::options_description all = run_options_description();
-  for (const char* name : {"dataset", "dir", "regenerate", "dataset-kind", "files", "dirs", "file-size", "file-size-stdev",
-                           "file-size-min", "file-size-max", "file-size-dist", "records-per-file", "record-size",
-                           "record-size-stdev", "record-size-min", "record-size-max", "record-size-dist", "seq-len",
-                           "token-bytes", "content", "seed", "quiet", "help"})
+  for (const char* name : {"dataset",
+                           "dir",
+                           "regenerate",
+                           "dataset-kind",
+                           "files",
+                           "dirs",
+                           "file-size",
+                           "file-size-stdev",
+                           "file-size-min",
+                           "file-size-max",
+                           "file-size-dist",
+                           "records-per-file",
+                           "record-size",
+                           "record-size-stdev",
+                           "record-size-min",
+                           "record-size-max",
+                           "record-size-dist",
+                           "seq-len",
+                           "token-bytes",
+                           "content",
+                           "seed",
+                           "quiet",
+                           "help"})
     gen.add(boost::shared_ptr<po::option_description>(new po::option_description(all.find(name, false))));
   return gen;
 }
@@ -229,7 +270,8 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   c.calibration_path = get_string(vm, "calibration");
   if (c.calibration_path.empty()) {
     if (vm.count("calibration"))
-      throw UsageError("--calibration is empty; give the file `ioprobe calibrate --json` wrote, or leave the option out");
+      throw UsageError(
+          "--calibration is empty; give the file `ioprobe calibrate --json` wrote, or leave the option out");
     return;
   }
   for (const char* other : {"cpu-per-sample", "main-cpu-per-batch"})
@@ -308,10 +350,10 @@ void refuse_generation_options(const po::variables_map& vm) {
   const char* own = vm.count("data") ? "data" : vm.count("file-list") ? "file-list" : nullptr;
   if (!own) return;
   const std::string own_text = fmt::format("--{} {}", own, escape_bytes(get_string(vm, own)));
-  for (const char* k : {"files", "dir", "regenerate", "dataset-kind", "dirs", "records-per-file", "file-size",
-                        "file-size-stdev", "file-size-min", "file-size-max", "file-size-dist", "record-size",
-                        "record-size-stdev", "record-size-min", "record-size-max", "record-size-dist", "seq-len",
-                        "token-bytes"}) {
+  for (const char* k :
+       {"files", "dir", "regenerate", "dataset-kind", "dirs", "records-per-file", "file-size", "file-size-stdev",
+        "file-size-min", "file-size-max", "file-size-dist", "record-size", "record-size-stdev", "record-size-min",
+        "record-size-max", "record-size-dist", "seq-len", "token-bytes"}) {
     if (!vm.count(k)) continue;
     const std::string given = fmt::format("--{} {}", k, escape_bytes(get_string(vm, k)));
     const std::string k_is = std::string(k) == "files" ? "sets how many files to generate"
@@ -323,7 +365,8 @@ void refuse_generation_options(const po::variables_map& vm) {
             ? (data ? "leave --files out (to read fewer of your files, list them with --file-list FILE)"
                     : "leave --files out (to read fewer of your files, list fewer in the --file-list file)")
         : std::string(k) == "dir"
-            ? fmt::format("give one of them: --dir to generate and read a synthetic dataset, --{} to read your own files", own)
+            ? fmt::format(
+                  "give one of them: --dir to generate and read a synthetic dataset, --{} to read your own files", own)
             : fmt::format("leave --{} out", k);
     throw UsageError(fmt::format("{} cannot go with {}: --{} reads your own files as they are, all of them, while "
                                  "--{} {} (it would be ignored); {}",
@@ -336,8 +379,7 @@ void refuse_generation_options(const po::variables_map& vm) {
 void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& c) {
   const bool for_gen = kind == RunCommandKind::kGen, for_tune = kind == RunCommandKind::kTune;
   const bool own_data = vm.count("data") || vm.count("file-list");
-  if (vm.count("data") && vm.count("file-list"))
-    throw UsageError("--data and --file-list both given; choose one");
+  if (vm.count("data") && vm.count("file-list")) throw UsageError("--data and --file-list both given; choose one");
   if (own_data && for_gen) throw UsageError("gen makes a synthetic dataset; --data/--file-list are for 'ioprobe run'");
 
   refuse_generation_options(vm);
@@ -356,10 +398,9 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   s.files = get_count(vm, "files", 1000, 1, 100000000);
   s.dirs = get_count(vm, "dirs", 1, 1, 1000000);
   // Your own files (--data, --file-list) are read one sample per file, whatever the preset says.
-  s.kind = own_data ? DatasetKind::kFiles
-                     : checked_value(vm, "dataset-kind", [&] {
-                         return parse_dataset_kind(get_choice(vm, "dataset-kind", "files", {"files", "sharded", "token"}));
-                       });
+  s.kind = own_data ? DatasetKind::kFiles : checked_value(vm, "dataset-kind", [&] {
+    return parse_dataset_kind(get_choice(vm, "dataset-kind", "files", {"files", "sharded", "token"}));
+  });
   // Sizes: files for file-per-sample datasets, records for sharded ones; token samples are
   // seq_len x token_bytes. The other family's options are refused, not silently ignored.
   const std::string sz = s.kind == DatasetKind::kSharded ? "record-size" : "file-size";
@@ -370,8 +411,9 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
         const std::string k = std::string(fam) + suffix;
         if (vm.count(k) && (s.kind == DatasetKind::kToken || k.rfind(sz, 0) != 0))
           throw UsageError(fmt::format("--{} (given on the command line or by preset '{}') does not apply to a {} "
-                                       "dataset; {}", k, s.preset, dataset_kind_name(s.kind),
-                                       s.kind == DatasetKind::kToken ? "its samples are --seq-len x --token-bytes"
+                                       "dataset; {}",
+                                       k, s.preset, dataset_kind_name(s.kind),
+                                       s.kind == DatasetKind::kToken     ? "its samples are --seq-len x --token-bytes"
                                        : s.kind == DatasetKind::kSharded ? "size its records with --record-size*"
                                                                          : "size its files with --file-size*"));
       }
@@ -392,16 +434,18 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
                                    s.kind == DatasetKind::kSharded ? "records per shard" : "sequences per token file"));
     s.records_per_file = get_count(vm, "records-per-file", 1, 1, 1ULL << 32);
     if (s.files * s.records_per_file > 1000000000ULL)
-      throw UsageError(fmt::format("--files {} x --records-per-file {} = {} samples; keep it at most 1,000,000,000 (the "
-                                   "sampler keeps 8 B per sample)", s.files, s.records_per_file,
-                                   s.files * s.records_per_file));
+      throw UsageError(
+          fmt::format("--files {} x --records-per-file {} = {} samples; keep it at most 1,000,000,000 (the "
+                      "sampler keeps 8 B per sample)",
+                      s.files, s.records_per_file, s.files * s.records_per_file));
   }
   if (s.kind == DatasetKind::kToken) {
     s.seq_len = get_count(vm, "seq-len", 2048, 1, 1ULL << 28);
     s.token_bytes = get_count(vm, "token-bytes", 4, 2, 4);
     if (s.token_bytes == 3) throw UsageError("--token-bytes: 3 is not 2 or 4 (Megatron stores uint16 or int32 tokens)");
     if (s.seq_len * s.token_bytes > (1ULL << 31) - 4096)
-      throw UsageError(fmt::format("--seq-len {} x --token-bytes {} is over 2 GiB per sample", s.seq_len, s.token_bytes));
+      throw UsageError(
+          fmt::format("--seq-len {} x --token-bytes {} is over 2 GiB per sample", s.seq_len, s.token_bytes));
     s.dist = SizeDist::kFixed;
     s.size_mean = s.seq_len * s.token_bytes;
   }
@@ -445,8 +489,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   apply_calibration(vm, c);
   l.read_size = get_size(vm, "read-size", 1ULL << 20, 4096, 256ULL << 20);
   if (l.read_size % 4096)
-    throw UsageError(fmt::format("--read-size {}: must be a multiple of 4KiB (O_DIRECT reads are 4 KiB-aligned)",
-                                 l.read_size));
+    throw UsageError(
+        fmt::format("--read-size {}: must be a multiple of 4KiB (O_DIRECT reads are 4 KiB-aligned)", l.read_size));
   l.seed = s.seed;
   l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > 16384)
@@ -501,7 +545,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   c.mpi_timeout_s = get_duration(vm, "mpi-timeout", 300);
   if (c.mpi_timeout_s < 1)
     throw UsageError(fmt::format("--mpi-timeout {} s is too short: a step of the slowest host must fit in it (at least "
-                                 "1s; the default 300s)", c.mpi_timeout_s));
+                                 "1s; the default 300s)",
+                                 c.mpi_timeout_s));
 }
 
 void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit) {

@@ -42,7 +42,7 @@ struct RunPlan {
   /// mean (bytes of its records or files / samples; a file list: of the listed files that exist);
   /// 0 when the sizes are not all known (a --data walk).
   double dataset_sample_bytes = 0;
-  bool interrupted = false;          // dataset generation stopped by a signal: nothing else is set
+  bool interrupted = false;  // dataset generation stopped by a signal: nothing else is set
 
   /// The target reported as "target": the filesystem holding the most bytes.
   const TargetInfo& target() const { return targets.front().info; }

@@ -102,8 +102,11 @@ Demand resolve_demand(const RunConfig& c, const std::string& model) {
     d.accelerator = "custom";
     d.accelerator_name = c.gpu == "h100" ? "custom GPU" : c.gpu;
     d.rate_family = "user";
-    d.samples_per_s_per_gpu = c.user_samples_per_s > 0 ? c.user_samples_per_s : c.loader.batch_size / c.user_step_time_s;
-    d.source = c.user_samples_per_s > 0 ? "--gpu-samples-per-s" : fmt::format("--step-time {} s per batch of {}", c.user_step_time_s, c.loader.batch_size);
+    d.samples_per_s_per_gpu = c.user_samples_per_s > 0 ? c.user_samples_per_s
+                                                       : c.loader.batch_size / c.user_step_time_s;
+    d.source = c.user_samples_per_s > 0
+                   ? "--gpu-samples-per-s"
+                   : fmt::format("--step-time {} s per batch of {}", c.user_step_time_s, c.loader.batch_size);
     return d;
   }
   std::vector<CatalogRow> rows = load_catalog(workloads_dir() + "/accelerators.json");
@@ -138,12 +141,12 @@ std::vector<TargetShare> probe_data_targets(PreparedData& data) {
                                  format_count(index.size()), escape_bytes(ft.first_missing),
                                  ft.first_missing_errno ? errno_text(ft.first_missing_errno) : "not a regular file"));
   if (ft.missing)
-    data.warnings.push_back(fmt::format("{} of the {} listed paths {} not a regular file (first: '{}': {}); each counts "
-                                        "as a read error",
-                                        format_count(ft.missing), format_count(index.size()),
-                                        ft.missing == 1 ? "is" : "are", escape_bytes(ft.first_missing),
-                                        ft.first_missing_errno ? errno_text(ft.first_missing_errno)
-                                                               : "not a regular file"));
+    data.warnings.push_back(
+        fmt::format("{} of the {} listed paths {} not a regular file (first: '{}': {}); each counts "
+                    "as a read error",
+                    format_count(ft.missing), format_count(index.size()), ft.missing == 1 ? "is" : "are",
+                    escape_bytes(ft.first_missing),
+                    ft.first_missing_errno ? errno_text(ft.first_missing_errno) : "not a regular file"));
   data.target_path = ft.groups.front().info.path;
   return std::move(ft.groups);
 }
@@ -202,7 +205,8 @@ std::string resolve_cache_and_engine(const RunConfig& c, const PreparedData& dat
       l.evict_before_epoch = true;
       l.drop_caches = c.drop_caches;
       l.measure_residency = true;
-      detail = fmt::format("buffered (--direct off); pages evicted with posix_fadvise(DONTNEED){} before each epoch", drop);
+      detail = fmt::format("buffered (--direct off); pages evicted with posix_fadvise(DONTNEED){} before each epoch",
+                           drop);
     } else if (!refused) {
       l.direct = true;
       std::string ram;
@@ -215,7 +219,8 @@ std::string resolve_cache_and_engine(const RunConfig& c, const PreparedData& dat
         detail = ram.empty() ? fmt::format("O_DIRECT: reads bypass the page cache (accepted on all {} filesystems)",
                                            targets.size())
                              : fmt::format("O_DIRECT accepted on all {} filesystems, but {} keeps its data in RAM: not "
-                                           "a device measurement", targets.size(), ram);
+                                           "a device measurement",
+                                           targets.size(), ram);
     } else {
       l.direct = false;
       l.evict_before_epoch = true;

@@ -24,9 +24,9 @@ struct PreparedData {
   RecordLayout layout;  // sharded and token datasets; kind files otherwise
   nlohmann::json dataset;
   std::vector<std::string> warnings;
-  std::string target_path;   // the directory probed (generated dataset, --data); empty for --file-list
-  bool from_list = false;    // --file-list: paths as listed, possibly on several filesystems
-  bool interrupted = false;  // generation stopped by a signal
+  std::string target_path;        // the directory probed (generated dataset, --data); empty for --file-list
+  bool from_list = false;         // --file-list: paths as listed, possibly on several filesystems
+  bool interrupted = false;       // generation stopped by a signal
   std::shared_ptr<DirLock> lock;  // generated datasets: held shared while this lives (dataset/generator.hpp)
 };
 

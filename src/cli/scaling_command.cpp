@@ -28,6 +28,7 @@ namespace {
 po::options_description scaling_options() {
   po::options_description d("ioprobe scaling options");
   auto str = [] { return po::value<std::string>(); };
+  // clang-format off
   d.add_options()
       ("help,h", "show this help")
       ("dir", str(), "a directory on the array (or single device) to measure; required")
@@ -39,6 +40,7 @@ po::options_description scaling_options() {
       ("runtime", str(), "seconds per measurement: each member, then the array (default 5s)")
       ("size", str(), "size of the file ioprobe creates for the array figure (default 1G)")
       ("json", str(), "also write the result document to this file (atomically)");
+  // clang-format on
   return d;
 }
 
@@ -57,15 +59,18 @@ ScalingConfig build_config(const po::variables_map& vm) {
     const std::string probe = fmt::format("{}/.ioprobe-scaling-probe.{}", c.dir, getpid());
     const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
-      throw UsageError(fmt::format("--dir '{}' is not writable ({}): ioprobe creates the file it reads for the array "
-                                   "figure there; give a --dir you may write to, or --file with an existing file on the "
-                                   "array", escape_bytes(c.dir), errno_text(errno)));
+      throw UsageError(
+          fmt::format("--dir '{}' is not writable ({}): ioprobe creates the file it reads for the array "
+                      "figure there; give a --dir you may write to, or --file with an existing file on the "
+                      "array",
+                      escape_bytes(c.dir), errno_text(errno)));
     close(fd);
     unlink(probe.c_str());
   } else {
     if (stat(c.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       throw UsageError(fmt::format("--file '{}' is not an existing regular file; give a file on the array, or leave "
-                                   "--file out to let ioprobe create one", escape_bytes(c.file)));
+                                   "--file out to let ioprobe create one",
+                                   escape_bytes(c.file)));
     struct stat dir_st {};
     if (stat(c.dir.c_str(), &dir_st) == 0 && dir_st.st_dev != st.st_dev)
       throw UsageError(fmt::format("--file '{}' is not on the filesystem of --dir '{}': the array figure must read a "

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "cli/device_accounting.hpp"
 #include "cli/commands.hpp"
-#include "cli/run_config.hpp"
+#include "cli/device_accounting.hpp"
 #include "cli/run_cluster.hpp"
+#include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
 #include "cluster/collective.hpp"
 #include "cluster/step_sync.hpp"
@@ -42,6 +42,7 @@ po::options_description tune_options() {
       "plus one), e.g. 5s",
       kMinRunS, kSteadyMinIntervals, kTuneIntervalS);
   po::options_description sweep("Sweep");
+  // clang-format off
   sweep.add_options()
       ("workers", po::value<std::string>(), "num_workers values to try, e.g. 4,8,16,32 [1,2,4,... up to 8 x allowed CPUs, at most 64]")
       ("prefetch-factors", po::value<std::string>(), "prefetch_factor values to try [1,2,4]")
@@ -49,15 +50,22 @@ po::options_description tune_options() {
       ("repeats", po::value<std::string>(), "runs per setting, for the spread [3]")
       ("budget", po::value<std::string>(), "time for the whole sweep, dataset check included, e.g. 10m [10m]")
       ("point-time", po::value<std::string>(), point_time_help.c_str());
+  // clang-format on
   po::options_description output("Output");
+  // clang-format off
   output.add_options()
       ("json", po::value<std::string>(), "write the result document (JSON) to FILE")
       ("html", po::value<std::string>(), "write a self-contained HTML report to FILE")
       ("csv", po::value<std::string>(), "write the table of points (CSV) to FILE")
       ("quiet", po::value<std::string>()->implicit_value("true"), "no progress lines")
       ("help,h", "this help");
+  // clang-format on
   po::options_description all;
-  all.add(sweep).add(dataset_options_description()).add(loader_options_description(true)).add(gpu_options_description()).add(output);
+  all.add(sweep)
+      .add(dataset_options_description())
+      .add(loader_options_description(true))
+      .add(gpu_options_description())
+      .add(output);
   return all;
 }
 
@@ -72,8 +80,8 @@ SweepAcross sweep_across(dist::Comm& comm, StepSync* sync, double timeout_s) {
     return static_cast<int>(v);
   };
   a.merge = [&comm, timeout_s](const LoaderResult& mine) {
-    const std::vector<std::string> all =
-        comm.allgather(loader_result_to_json(mine).dump(), "tune: merge a run's results", timeout_s);
+    const std::vector<std::string> all = comm.allgather(loader_result_to_json(mine).dump(),
+                                                        "tune: merge a run's results", timeout_s);
     LoaderResult merged;
     for (const auto& text : all) merged.merge(loader_result_from_json(nlohmann::json::parse(text)));
     return merged;
@@ -97,7 +105,8 @@ int cmd_tune(const CommandContext& ctx) {
                  "Runs the DataLoader emulation for each num_workers x prefetch_factor x NUMA placement, each run\n"
                  "repeated, against the GPUs' demand; prints the table, the knee and the DataLoader(...) setting\n"
                  "(and numactl line where binding helped) to use.\n"
-              << desc << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
+              << desc
+              << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return kExitOk;
   }
   HostInfo host = probe_host();
@@ -105,9 +114,9 @@ int cmd_tune(const CommandContext& ctx) {
   const bool multi = comm.multi();
   std::vector<uint32_t> workers = vm.count("workers") ? parse_uint_list(get_string(vm, "workers"), "--workers", 1, 4096)
                                                       : default_worker_list(host.cpus_allowed);
-  std::vector<uint32_t> prefetch = vm.count("prefetch-factors")
-                                       ? parse_uint_list(get_string(vm, "prefetch-factors"), "--prefetch-factors", 1, 1024)
-                                       : std::vector<uint32_t>{1, 2, 4};
+  std::vector<uint32_t> prefetch = vm.count("prefetch-factors") ? parse_uint_list(get_string(vm, "prefetch-factors"),
+                                                                                  "--prefetch-factors", 1, 1024)
+                                                                : std::vector<uint32_t>{1, 2, 4};
   std::string numa_mode = get_choice(vm, "numa", "auto", {"auto", "none"});
   uint32_t repeats = static_cast<uint32_t>(get_count(vm, "repeats", 3, 1, 100));
   double budget_s = get_duration(vm, "budget", 600);
@@ -129,7 +138,8 @@ int cmd_tune(const CommandContext& ctx) {
   if (multi) {
     // Every process runs the same plan: rank 0's num_workers list (its default depends on the
     // host's CPUs), and only unbound runs (the hosts' NUMA layouts may differ).
-    const nlohmann::json w = nlohmann::json::parse(comm.broadcast(nlohmann::json(workers).dump(), "tune: the plan", 60));
+    const nlohmann::json w = nlohmann::json::parse(
+        comm.broadcast(nlohmann::json(workers).dump(), "tune: the plan", 60));
     workers = w.get<std::vector<uint32_t>>();
     numa_mode = "none";
     if (comm.rank() != 0) c.quiet = true;
@@ -150,7 +160,8 @@ int cmd_tune(const CommandContext& ctx) {
   RunPlan run_plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
   if (run_plan.interrupted) {
-    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n", escape_bytes(c.dir));
+    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n",
+               escape_bytes(c.dir));
     return interrupt_exit_code();
   }
   const PreparedData& data = run_plan.data;
@@ -166,8 +177,8 @@ int cmd_tune(const CommandContext& ctx) {
 
   std::string placements_why;
   int device_node = target.device_numa_node;
-  std::vector<std::string> placements =
-      numa_mode == "none" ? std::vector<std::string>{"none"} : placements_to_sweep(topo, device_node, &placements_why);
+  std::vector<std::string> placements = numa_mode == "none" ? std::vector<std::string>{"none"}
+                                                            : placements_to_sweep(topo, device_node, &placements_why);
   if (numa_mode == "none")
     placements_why = multi ? "across hosts: only unbound runs (the hosts' NUMA layouts may differ)"
                            : "--numa none: only unbound runs";
@@ -184,8 +195,8 @@ int cmd_tune(const CommandContext& ctx) {
 
   if (!c.quiet)
     fmt::print(stderr, "ioprobe tune: {} setting(s) x {} repeat(s), {} s each (about {}); {} files on {} ({})\n",
-               plan.points.size(), plan.repeats, plan.run_s, format_seconds(plan.estimated_s), format_count(data.index.size()),
-               escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered");
+               plan.points.size(), plan.repeats, plan.run_s, format_seconds(plan.estimated_s),
+               format_count(data.index.size()), escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered");
   // On a terminal the running setting is redrawn in place; elsewhere (a log, a pipe) only each
   // finished setting is printed, one plain line.
   ProgressLine line(!c.quiet, 0, 1e9);
@@ -199,8 +210,9 @@ int cmd_tune(const CommandContext& ctx) {
                              run + 1, runs, p.num_workers, p.prefetch_factor, p.numa, rep + 1, plan.repeats,
                              format_seconds(el), format_seconds(left)));
     else if (done)
-      line.print_line(fmt::format("[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%", run,
-                                  runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s, 100 * done->au));
+      line.print_line(fmt::format("[{}/{}] num_workers={} prefetch_factor={} numa={}: {:.0f} samples/s, AU {:.0f}%",
+                                  run, runs, p.num_workers, p.prefetch_factor, p.numa, done->samples_per_s,
+                                  100 * done->au));
   };
   cluster::CommStepSync sync(comm, c.mpi_timeout_s);
   const SweepAcross across = multi ? sweep_across(comm, &sync, c.mpi_timeout_s) : SweepAcross{};
@@ -223,8 +235,9 @@ int cmd_tune(const CommandContext& ctx) {
   nlohmann::json ds = data.dataset;
   ds["bytes"] = data.index.total_known_bytes();
   doc["dataset"] = ds;
-  doc["loader"] = {{"batch_size", base.batch_size}, {"gpus", base.ranks},       {"engine", base.engine},
-                   {"direct", base.direct},         {"shuffle", base.shuffle},  {"cpu_per_sample_us", base.cpu_per_sample_us},
+  doc["loader"] = {{"batch_size", base.batch_size},  {"gpus", base.ranks},
+                   {"engine", base.engine},          {"direct", base.direct},
+                   {"shuffle", base.shuffle},        {"cpu_per_sample_us", base.cpu_per_sample_us},
                    {"step_time_s", base.step_time_s}};
   add_consumer_model(doc["loader"], base, c.calibration_path, c.calibration);
   doc["demand"] = {{"accelerator", demand.accelerator},
@@ -274,9 +287,9 @@ int cmd_tune(const CommandContext& ctx) {
   if (!csv.empty()) write_text_file(csv, render_tune_csv(doc));
   int rc = kExitOk;
   if (out.partial && out.stop_reason != "budget")
-    rc = interrupt_exit_code() || !multi ? interrupt_exit_code() : static_cast<int>(kExitSigint);  // another host's signal
-  else if (!rec.valid)
-    rc = kExitFailure;
+    rc = interrupt_exit_code() || !multi ? interrupt_exit_code()
+                                         : static_cast<int>(kExitSigint);  // another host's signal
+  else if (!rec.valid) rc = kExitFailure;
   return multi ? share_exit_code(comm, rc) : rc;
 }
 

@@ -22,7 +22,8 @@ std::vector<uint32_t> split_gpus(uint32_t gpus, const std::vector<int>& host_of_
   const int hosts = *std::max_element(host_of_rank.begin(), host_of_rank.end()) + 1;
   std::vector<std::vector<size_t>> ranks_of(static_cast<size_t>(std::max(hosts, 0)));
   for (size_t r = 0; r < host_of_rank.size(); ++r) {
-    if (host_of_rank[r] < 0) throw Error(fmt::format("split_gpus: rank {} has host index {}", r, host_of_rank[r]), kExitFailure);
+    if (host_of_rank[r] < 0)
+      throw Error(fmt::format("split_gpus: rank {} has host index {}", r, host_of_rank[r]), kExitFailure);
     ranks_of[static_cast<size_t>(host_of_rank[r])].push_back(r);
   }
   std::vector<uint32_t> out(host_of_rank.size(), 0);

@@ -27,13 +27,13 @@ std::vector<uint32_t> first_gpu_ranks(const std::vector<uint32_t>& split);
 
 /// One process's part of one repeat of a point.
 struct PointPart {
-  int rank = 0;               // MPI rank
-  int host_index = 0;         // dist::Comm::host_index()
+  int rank = 0;        // MPI rank
+  int host_index = 0;  // dist::Comm::host_index()
   std::string hostname;
-  int cpus_allowed = 0;       // the host's CPUs this process may use
-  uint32_t point_gpus = 0;    // the point (all hosts' accelerators) this process ran
-  uint32_t gpu_ranks = 0;     // its own share of them
-  LoaderResult result;        // empty (no ranks) when its share is 0
+  int cpus_allowed = 0;     // the host's CPUs this process may use
+  uint32_t point_gpus = 0;  // the point (all hosts' accelerators) this process ran
+  uint32_t gpu_ranks = 0;   // its own share of them
+  LoaderResult result;      // empty (no ranks) when its share is 0
 };
 
 /// One host's share of a repeat: its processes merged.
@@ -42,15 +42,15 @@ struct PointHost {
   int host_index = 0;
   std::vector<int> mpi_ranks;
   uint32_t gpu_ranks = 0;
-  int cpus_allowed = 0;       // its first process's
-  LoaderResult result;        // its processes' results merged (empty when it ran no GPU rank)
+  int cpus_allowed = 0;  // its first process's
+  LoaderResult result;   // its processes' results merged (empty when it ran no GPU rank)
 };
 
 struct PointMerge {
-  uint32_t gpus = 0;          // the point every process ran
-  LoaderResult merged;        // every process's result merged (LoaderResult::merge)
+  uint32_t gpus = 0;             // the point every process ran
+  LoaderResult merged;           // every process's result merged (LoaderResult::merge)
   std::vector<PointHost> hosts;  // by host index
-  int cpus_allowed = 0;       // summed over hosts
+  int cpus_allowed = 0;          // summed over hosts
 };
 
 /// Merges one repeat's parts (one per process, any order). Throws Error when the parts disagree

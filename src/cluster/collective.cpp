@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <utility>
-#include <vector>
 #include <exception>
 #include <new>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -42,7 +42,8 @@ void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, 
     code = std::max(code, c > 0 ? c : static_cast<int>(kExitFailure));
     const std::string msg = sp == std::string::npos ? "" : outcomes[r].substr(sp + 1);
     if (msg.empty()) continue;
-    const std::string who = r < hosts.size() ? fmt::format("host {} (rank {})", hosts[r], r) : fmt::format("rank {}", r);
+    const std::string who = r < hosts.size() ? fmt::format("host {} (rank {})", hosts[r], r)
+                                             : fmt::format("rank {}", r);
     auto it = std::find_if(by_msg.begin(), by_msg.end(), [&](const auto& m) { return m.first == msg; });
     if (it == by_msg.end()) by_msg.emplace_back(msg, who);
     else it->second += ", " + who;

@@ -91,7 +91,8 @@ Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create
     pl.split_generation = true;
   } else {
     pl.kind = "node-local";
-    pl.how = "no other host saw the marker file rank 0 created beside the dataset directory: each host has its own copy";
+    pl.how =
+        "no other host saw the marker file rank 0 created beside the dataset directory: each host has its own copy";
   }
   return pl;
 }
@@ -99,8 +100,8 @@ Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create
 Placement detect_user_files(dist::Comm& comm, const std::string& fs_type, bool network) {
   Placement pl;
   if (!comm.multi()) return pl;
-  const std::vector<std::string> all =
-      comm.allgather(fmt::format("{} {}", network ? 1 : 0, fs_type), "placement check", 0);
+  const std::vector<std::string> all = comm.allgather(fmt::format("{} {}", network ? 1 : 0, fs_type), "placement check",
+                                                      0);
   int net = 0;
   for (const auto& s : all) net += s[0] == '1';
   if (comm.host_count() == 1) {
@@ -112,7 +113,8 @@ Placement detect_user_files(dist::Comm& comm, const std::string& fs_type, bool n
   } else {
     pl.kind = "node-local";
     pl.how = net ? "some hosts read them on a network filesystem and some on a local one: treated as copies"
-                 : fmt::format("every host reads them on a local filesystem ({} here): each host its own copy", fs_type);
+                 : fmt::format("every host reads them on a local filesystem ({} here): each host its own copy",
+                               fs_type);
   }
   return pl;
 }
@@ -128,8 +130,8 @@ void prepare_in_order(dist::Comm& comm, const Placement& placement, const std::f
                     ? "preparing the dataset: each host's first process, before the others try"
                     : "preparing the dataset: rank 0, before the others try",
                 [&] {
-    if (first) prepare(true);
-  });
+                  if (first) prepare(true);
+                });
   on_every_host(comm, "reusing the dataset prepared for them", [&] {
     if (!first) prepare(false);
   });

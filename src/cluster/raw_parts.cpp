@@ -17,7 +17,8 @@ std::string target_key(const nlohmann::json& t) {
 
 ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
   ClusterRaw c;
-  std::sort(parts.begin(), parts.end(), [](const RawProcessPart& a, const RawProcessPart& b) { return a.rank < b.rank; });
+  std::sort(parts.begin(), parts.end(),
+            [](const RawProcessPart& a, const RawProcessPart& b) { return a.rank < b.rank; });
   c.mpi_ranks = static_cast<int>(parts.size());
   std::map<int, RawHostRow> rows;
   std::map<int, std::vector<DeviceIo>> host_io;  // each host's processes' accounting
@@ -62,7 +63,8 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
                                        n, name));
   if (targets_differ) {
     std::string list;
-    for (const auto& h : c.hosts) list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, target_key(h.target));
+    for (const auto& h : c.hosts)
+      list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, target_key(h.target));
     c.warnings.push_back("the hosts measured different kinds of target (" + list +
                          "): the merged figures mix them; see each host's row");
   }
@@ -77,14 +79,13 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
                                : h.last_done_s > (1 + kRawStragglerMargin) * best_done &&
                                      h.last_done_s - best_done > kRawStragglerMinLagS;
       if (!h.straggler) continue;
-      c.warnings.push_back(time_based ? fmt::format("straggler: host {} delivered {:.0f} IOPS, {:.0f}% below the fastest "
-                                                    "host ({:.0f} IOPS)",
-                                                    h.hostname, h.result.iops(), 100 * (1 - h.result.iops() / best_iops),
-                                                    best_iops)
-                                      : fmt::format("straggler: host {} finished at {:.2f} s, {:.0f}% after the first "
-                                                    "host ({:.2f} s)",
-                                                    h.hostname, h.last_done_s, 100 * (h.last_done_s / best_done - 1),
-                                                    best_done));
+      c.warnings.push_back(
+          time_based ? fmt::format("straggler: host {} delivered {:.0f} IOPS, {:.0f}% below the fastest "
+                                   "host ({:.0f} IOPS)",
+                                   h.hostname, h.result.iops(), 100 * (1 - h.result.iops() / best_iops), best_iops)
+                     : fmt::format("straggler: host {} finished at {:.2f} s, {:.0f}% after the first "
+                                   "host ({:.2f} s)",
+                                   h.hostname, h.last_done_s, 100 * (h.last_done_s / best_done - 1), best_done));
     }
   }
   return c;

@@ -20,12 +20,12 @@ namespace ioprobe::cluster {
 
 /// One process's share of a raw run, as sent to rank 0.
 struct RawProcessPart {
-  int rank = 0;               // MPI rank
-  int host_index = 0;         // dist::Comm::host_index()
+  int rank = 0;        // MPI rank
+  int host_index = 0;  // dist::Comm::host_index()
   std::string hostname;
-  std::string filename;       // the file or device this process read or wrote (escaped for display)
-  double start_skew_s = 0;    // seconds this process waited in the second start barrier (upper bound)
-  nlohmann::json target;      // the raw document's "target" section as this process saw it
+  std::string filename;     // the file or device this process read or wrote (escaped for display)
+  double start_skew_s = 0;  // seconds this process waited in the second start barrier (upper bound)
+  nlohmann::json target;    // the raw document's "target" section as this process saw it
   RawResults result;
   // Its host's devices from before the common start barrier to the end of its own jobs
   // (DeviceIoRecorder marks; every process of a host counts the same devices).
@@ -47,11 +47,11 @@ struct RawHostRow {
 };
 
 struct ClusterRaw {
-  RawResults merged;               // every process's result merged (RawResults::merge), rank 0's first
-  std::vector<RawHostRow> hosts;   // by host index
+  RawResults merged;              // every process's result merged (RawResults::merge), rank 0's first
+  std::vector<RawHostRow> hosts;  // by host index
   int mpi_ranks = 0;
-  double start_skew_s = 0;         // max over processes (s)
-  DeviceIo device_io;              // the host rows' device_io added (DeviceIo::merge): each host counted once
+  double start_skew_s = 0;            // max over processes (s)
+  DeviceIo device_io;                 // the host rows' device_io added (DeviceIo::merge): each host counted once
   std::vector<std::string> warnings;  // stragglers, duplicate host names, targets that differ
 };
 

@@ -70,7 +70,8 @@ ClusterRun merge_parts(std::vector<ProcessPart> parts) {
     c.cpus_allowed += h.cpus_allowed;
     ++names[h.hostname];
     if (h.memory_bytes == 0)
-      c.warnings.push_back(fmt::format("host {} reported no RAM size: the cluster's RAM sum leaves it out", h.hostname));
+      c.warnings.push_back(
+          fmt::format("host {} reported no RAM size: the cluster's RAM sum leaves it out", h.hostname));
     if (first_key.empty()) first_key = target_key(h.target);
     else if (target_key(h.target) != first_key) targets_differ = true;
     c.hosts.push_back(h);
@@ -82,7 +83,8 @@ ClusterRun merge_parts(std::vector<ProcessPart> parts) {
                                        n, name, n));
   if (targets_differ) {
     std::string list;
-    for (const auto& h : c.hosts) list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, target_key(h.target));
+    for (const auto& h : c.hosts)
+      list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, target_key(h.target));
     c.warnings.push_back("the hosts measured different kinds of target (" + list +
                          "): the merged figures mix them; see each host's row");
   }
@@ -99,12 +101,13 @@ ClusterRun merge_parts(std::vector<ProcessPart> parts) {
       h.straggler = cut ? h.samples_per_s < (1 - kStragglerMargin) * best_rate
                         : h.last_done_s > (1 + kStragglerMargin) * best_done;
       if (h.straggler)
-        c.warnings.push_back(cut ? fmt::format("straggler: host {} delivered {:.0f} samples/s, {:.0f}% below the fastest "
-                                               "host ({:.0f})",
-                                               h.hostname, h.samples_per_s, 100 * (1 - h.samples_per_s / best_rate), best_rate)
-                                 : fmt::format("straggler: host {} finished at {:.2f} s, {:.0f}% after the first host "
-                                               "({:.2f} s)",
-                                               h.hostname, h.last_done_s, 100 * (h.last_done_s / best_done - 1), best_done));
+        c.warnings.push_back(
+            cut ? fmt::format("straggler: host {} delivered {:.0f} samples/s, {:.0f}% below the fastest "
+                              "host ({:.0f})",
+                              h.hostname, h.samples_per_s, 100 * (1 - h.samples_per_s / best_rate), best_rate)
+                : fmt::format("straggler: host {} finished at {:.2f} s, {:.0f}% after the first host "
+                              "({:.2f} s)",
+                              h.hostname, h.last_done_s, 100 * (h.last_done_s / best_done - 1), best_done));
     }
   }
   return c;

@@ -20,8 +20,8 @@ namespace ioprobe::cluster {
 
 /// One process's share of a run, as sent to rank 0.
 struct ProcessPart {
-  int rank = 0;                 // MPI rank
-  int host_index = 0;           // dist::Comm::host_index()
+  int rank = 0;        // MPI rank
+  int host_index = 0;  // dist::Comm::host_index()
   std::string hostname;
   uint32_t gpu_ranks = 0;       // GPU ranks (DataLoaders) this process ran
   uint32_t first_rank = 0;      // the job-wide rank of its first GPU rank
@@ -31,10 +31,10 @@ struct ProcessPart {
   int cpus_allowed = 0;         // the host's CPUs this process may use
   uint64_t memory_bytes = 0;    // the host's RAM
   uint64_t cgroup_memory_limit_bytes = 0;
-  nlohmann::json target;        // the run document's "target" section as this process saw it
+  nlohmann::json target;  // the run document's "target" section as this process saw it
   LoaderResult result;
-  nlohmann::json device_io;     // its device accounting (report/device_io_report.hpp), per epoch under "epochs";
-                                // every process of a host counts the same devices
+  nlohmann::json device_io;  // its device accounting (report/device_io_report.hpp), per epoch under "epochs";
+                             // every process of a host counts the same devices
 };
 
 /// One host: the processes that share its memory, merged.
@@ -44,30 +44,30 @@ struct HostRow {
   std::vector<int> mpi_ranks;
   uint32_t gpu_ranks = 0;
   uint64_t samples = 0, bytes = 0, errors = 0;
-  double first_done_s = 0;      // the host's earliest process to finish, from the common start
-  double last_done_s = 0;       // its latest (the host's elapsed time)
-  double samples_per_s = 0;     // samples / last_done_s
+  double first_done_s = 0;   // the host's earliest process to finish, from the common start
+  double last_done_s = 0;    // its latest (the host's elapsed time)
+  double samples_per_s = 0;  // samples / last_done_s
   double bytes_per_s = 0;
   double file_latency_p99_us = 0;
-  double au_min = 0;            // lowest accelerator utilization of its GPU ranks (0..1)
-  double cpu_s = 0;             // user + system CPU of its processes
+  double au_min = 0;  // lowest accelerator utilization of its GPU ranks (0..1)
+  double cpu_s = 0;   // user + system CPU of its processes
   int cpus_allowed = 0;
   uint64_t memory_bytes = 0;
   uint64_t cgroup_memory_limit_bytes = 0;
-  nlohmann::json target;        // its first process's target section
-  nlohmann::json device_io;     // its first process's device accounting (the host's devices, counted once)
-  bool straggler = false;       // see merge_parts
+  nlohmann::json target;     // its first process's target section
+  nlohmann::json device_io;  // its first process's device accounting (the host's devices, counted once)
+  bool straggler = false;    // see merge_parts
 };
 
 struct ClusterRun {
-  LoaderResult merged;          // every process's result merged (LoaderResult::merge)
-  std::vector<HostRow> hosts;   // by host index
+  LoaderResult merged;         // every process's result merged (LoaderResult::merge)
+  std::vector<HostRow> hosts;  // by host index
   int mpi_ranks = 0;
-  double start_skew_s = 0;      // max over processes
-  uint64_t step_exchanges = 0;  // max over processes (each takes part in every exchange)
-  double exchange_s = 0;        // max over processes of the seconds spent in step exchanges
-  uint64_t memory_bytes = 0;    // RAM summed over hosts, one entry per host
-  int cpus_allowed = 0;         // summed over hosts
+  double start_skew_s = 0;            // max over processes
+  uint64_t step_exchanges = 0;        // max over processes (each takes part in every exchange)
+  double exchange_s = 0;              // max over processes of the seconds spent in step exchanges
+  uint64_t memory_bytes = 0;          // RAM summed over hosts, one entry per host
+  int cpus_allowed = 0;               // summed over hosts
   std::vector<std::string> warnings;  // stragglers, duplicate hosts, targets that differ
 };
 

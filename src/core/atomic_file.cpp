@@ -46,7 +46,8 @@ void check_output_path(const std::string& path, const std::string& option) {
     throw UsageError(fmt::format("{} '{}' is a directory; give a file name", option, escape_bytes(path)));
   if (stat(path.c_str(), &st) == 0 && !written_by_ioprobe(path))
     throw UsageError(fmt::format("{} '{}' exists and is not an ioprobe output; ioprobe never overwrites other files: "
-                                 "remove it or choose another name", option, escape_bytes(path)));
+                                 "remove it or choose another name",
+                                 option, escape_bytes(path)));
   std::string probe = path + ".ioprobe-tmp";
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -72,14 +73,16 @@ void check_can_create_in(const std::string& dir, const std::string& option) {
   unlink(probe.c_str());
 }
 
-void check_output_not_input(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
+void check_output_not_input(const std::string& path, const std::string& option,
+                            const std::vector<std::string>& inputs) {
   struct stat out {};
   if (stat(path.c_str(), &out) != 0) return;  // not there yet: it cannot be one of the inputs
   for (const auto& in : inputs) {
     struct stat st {};
     if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
       throw UsageError(fmt::format("{} '{}' is the input '{}'; writing it would replace the input: choose another "
-                                   "output name", option, escape_bytes(path), escape_bytes(in)));
+                                   "output name",
+                                   option, escape_bytes(path), escape_bytes(in)));
   }
 }
 

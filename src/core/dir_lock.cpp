@@ -30,7 +30,7 @@ std::string host_name() {
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
-  std::tm tm {};
+  std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
@@ -112,7 +112,7 @@ DirLock::DirLock(const std::string& dir, Mode mode, const std::string& purpose,
     if (fd_ < 0)
       throw IoError(err, "create the lock file", path_,
                     err == ENOENT ? "the directory was removed (by the run that held it?) while this one waited"
-                                    : "the directory must be writable");
+                                  : "the directory must be writable");
     const int op = mode == Mode::kExclusive ? LOCK_EX : LOCK_SH;
     while (flock(fd_, op | LOCK_NB) != 0) {
       const int e = errno;
@@ -131,7 +131,8 @@ DirLock::DirLock(const std::string& dir, Mode mode, const std::string& purpose,
       usleep(100 * 1000);
     }
     // The last holder removes the file when it leaves: a lock on a removed file guards nothing.
-    struct stat locked {}, named {};
+    struct stat locked {
+    }, named{};
     if (fstat(fd_, &locked) == 0 && stat(path_.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
         locked.st_ino == named.st_ino)
       break;
@@ -139,8 +140,7 @@ DirLock::DirLock(const std::string& dir, Mode mode, const std::string& purpose,
   }
   if (mode == Mode::kExclusive) {
     const std::string text = fmt::format("pid={}\nhost={}\ncommand={}\nsince={}\n", getpid(), host_name(),
-                                         purpose.empty() ? command_of(getpid()) : purpose,
-                                         utc_now());
+                                         purpose.empty() ? command_of(getpid()) : purpose, utc_now());
     if (ftruncate(fd_, 0) == 0) {
       ssize_t n = pwrite(fd_, text.data(), text.size(), 0);
       (void)n;  // the record only improves a waiter's message; the lock itself is taken
@@ -159,7 +159,8 @@ DirLock::~DirLock() {
   if (fd_ < 0) return;
   // The last holder removes the file: only while no one else holds it (an exclusive try).
   if (flock(fd_, LOCK_EX | LOCK_NB) == 0) {
-    struct stat locked {}, named {};
+    struct stat locked {
+    }, named{};
     if (fstat(fd_, &locked) == 0 && stat(path_.c_str(), &named) == 0 && locked.st_ino == named.st_ino &&
         locked.st_dev == named.st_dev)
       unlink(path_.c_str());

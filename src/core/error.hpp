@@ -15,10 +15,10 @@ namespace ioprobe {
 /// Process exit codes, documented in `ioprobe --help`.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,      // the run could not complete (I/O error at a boundary, resource limit)
-  kExitUsage = 2,        // bad option, value, preset, or path given by the user
-  kExitSigint = 130,     // interrupted by SIGINT; partial results were written
-  kExitSigterm = 143,    // interrupted by SIGTERM; partial results were written
+  kExitFailure = 1,    // the run could not complete (I/O error at a boundary, resource limit)
+  kExitUsage = 2,      // bad option, value, preset, or path given by the user
+  kExitSigint = 130,   // interrupted by SIGINT; partial results were written
+  kExitSigterm = 143,  // interrupted by SIGTERM; partial results were written
 };
 
 /// Base of all ioprobe errors: what() is one line meant for the user, exit_code() what main returns.

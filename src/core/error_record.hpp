@@ -15,11 +15,11 @@ namespace ioprobe {
 
 /// One failure, or `count` identical ones.
 struct ErrorRecord {
-  int err = 0;          // positive errno; 0 when no system call failed (`detail` says what happened)
-  std::string op;       // what was attempted: "open", "read", "decode (libjpeg-turbo)", "read of 4096 B at offset 8192"
-  std::string path;     // the file it was attempted on, raw bytes (report/ escapes them); "" none
-  std::string detail;   // why, when err is 0 ("short transfer of 12 B", the decoder's message); "" none
-  uint64_t count = 1;   // identical failures folded into this record
+  int err = 0;         // positive errno; 0 when no system call failed (`detail` says what happened)
+  std::string op;      // what was attempted: "open", "read", "decode (libjpeg-turbo)", "read of 4096 B at offset 8192"
+  std::string path;    // the file it was attempted on, raw bytes (report/ escapes them); "" none
+  std::string detail;  // why, when err is 0 ("short transfer of 12 B", the decoder's message); "" none
+  uint64_t count = 1;  // identical failures folded into this record
 
   /// Same failure: err, op, path and detail equal (count ignored).
   bool same_failure(const ErrorRecord& o) const {

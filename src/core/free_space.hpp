@@ -9,9 +9,9 @@
 namespace ioprobe {
 
 struct FreeSpace {
-  uint64_t bytes = 0;     // statvfs f_bavail x f_frsize (bytes an unprivileged writer may still use)
-  uint64_t inodes = 0;    // statvfs f_favail
-  bool reported = true;   // false when the filesystem reports no size at all (f_blocks 0: ramfs)
+  uint64_t bytes = 0;           // statvfs f_bavail x f_frsize (bytes an unprivileged writer may still use)
+  uint64_t inodes = 0;          // statvfs f_favail
+  bool reported = true;         // false when the filesystem reports no size at all (f_blocks 0: ramfs)
   bool inodes_reported = true;  // false when it reports no inode count (f_files 0: btrfs, ramfs)
 };
 

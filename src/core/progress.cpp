@@ -41,10 +41,8 @@ void ProgressLine::print(const std::string& text) {
 void ProgressLine::print_line(const std::string& text) {
   if (!enabled_) return;
   std::lock_guard<std::mutex> g(mu_);
-  if (tty_)
-    fmt::print(stderr, "\r\033[K{}\n", text);
-  else
-    fmt::print(stderr, "ioprobe: {}\n", text);
+  if (tty_) fmt::print(stderr, "\r\033[K{}\n", text);
+  else fmt::print(stderr, "ioprobe: {}\n", text);
   drawn_ = false;
 }
 

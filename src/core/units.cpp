@@ -60,7 +60,8 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
   if (n == Number::out_of_range) throw ValueOutOfRange(fmt::format("{}: '{}' is too large", what, text));
   if (n != Number::ok)
-    throw UsageError(fmt::format("{}: '{}' is not a size; use bytes or a unit such as 4KiB, 110KB, 1.5GiB", what, text));
+    throw UsageError(
+        fmt::format("{}: '{}' is not a size; use bytes or a unit such as 4KiB, 110KB, 1.5GiB", what, text));
   double mult = 0;
   if (suf.empty() || suf == "b") mult = 1;
   else if (suf == "k" || suf == "kib") mult = 1024.0;
@@ -74,11 +75,11 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   else if (suf == "p" || suf == "pib") mult = 1125899906842624.0;
   else if (suf == "pb") mult = 1e15;
   else
-    throw UsageError(fmt::format("{}: unknown size unit in '{}'; use B, KB, MB, GB, TB, PB (10^3 steps) or KiB, MiB, GiB, TiB, PiB (2^10 steps)",
-                                 what, text));
+    throw UsageError(fmt::format(
+        "{}: unknown size unit in '{}'; use B, KB, MB, GB, TB, PB (10^3 steps) or KiB, MiB, GiB, TiB, PiB (2^10 steps)",
+        what, text));
   double bytes = v * mult;
-  if (!std::isfinite(bytes) || bytes > 9.0e18)
-    throw ValueOutOfRange(fmt::format("{}: '{}' is too large", what, text));
+  if (!std::isfinite(bytes) || bytes > 9.0e18) throw ValueOutOfRange(fmt::format("{}: '{}' is too large", what, text));
   double rounded = std::round(bytes);
   if (std::fabs(rounded - bytes) > 1e-6 * std::max(1.0, bytes))
     throw UsageError(fmt::format("{}: '{}' is not a whole number of bytes", what, text));
@@ -100,8 +101,7 @@ double parse_duration(std::string_view text, std::string_view what) {
   else if (suf == "us") mult = 1e-6;
   else if (suf == "m" || suf == "min") mult = 60;
   else if (suf == "h") mult = 3600;
-  else
-    throw UsageError(fmt::format("{}: unknown time unit in '{}'; use ms, s, m or h", what, text));
+  else throw UsageError(fmt::format("{}: unknown time unit in '{}'; use ms, s, m or h", what, text));
   double secs = v * mult;
   if (!std::isfinite(secs) || secs > 365.0 * 86400)
     throw ValueOutOfRange(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));
@@ -157,7 +157,10 @@ std::string format_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024.0 && u < 5) { v /= 1024.0; ++u; }
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
   if (u == 0) return fmt::format("{} B", bytes);
   return fmt::format("{:.2f} {} ({} B)", v, units[u], format_count(bytes));
 }

@@ -18,10 +18,10 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
-#include "core/progress.hpp"
 #include "core/error.hpp"
 #include "core/free_space.hpp"
 #include "core/interrupt.hpp"
+#include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "dataset/jpeg_content.hpp"
@@ -78,17 +78,19 @@ void make_dir(const std::string& dir, bool parents) {
       std::string part = dir.substr(0, p);
       if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
         throw UsageError(fmt::format("cannot create '{}' for the dataset: {}; run from a writable directory or give "
-                                     "--dir PATH", escape_bytes(part), errno_text(errno)));
+                                     "--dir PATH",
+                                     escape_bytes(part), errno_text(errno)));
     }
   }
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     int e = errno;
     if (e == ENOENT)
       throw UsageError(fmt::format("--dir '{}': the parent directory does not exist; create it first or choose "
-                                   "another --dir", escape_bytes(dir)));
+                                   "another --dir",
+                                   escape_bytes(dir)));
     if (e == EACCES || e == EROFS || e == EPERM)
-      throw UsageError(fmt::format("--dir '{}': cannot create it: {}; choose a writable --dir", escape_bytes(dir),
-                                   errno_text(e)));
+      throw UsageError(
+          fmt::format("--dir '{}': cannot create it: {}; choose a writable --dir", escape_bytes(dir), errno_text(e)));
     throw IoError(e, "mkdir", dir);
   }
 }
@@ -141,7 +143,8 @@ void write_all(int fd, const char* data, size_t len, const std::string& path) {
 // JPEG padding bytes (0 for synthetic content).
 uint64_t write_one(const std::string& path, uint64_t size, uint64_t seed, ContentKind content, std::vector<char>& buf) {
   JpegFile jpeg;
-  if (content == ContentKind::kJpeg) jpeg = make_jpeg_file(size, seed);  // before the file exists: a failure leaves none
+  if (content == ContentKind::kJpeg)
+    jpeg = make_jpeg_file(size, seed);  // before the file exists: a failure leaves none
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
   if (content == ContentKind::kJpeg) {
@@ -360,12 +363,12 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
       return out;
     }
     if (m.complete && !opts.regenerate)
-      throw UsageError(fmt::format(
-          "--dir '{}' holds a complete ioprobe dataset of another shape ({}); nothing was changed.\n"
-          "  to use it: give the options it was generated with, or read it as it is with --data '{}'\n"
-          "  otherwise: choose another --dir, or add --regenerate to replace it (removes only the {} files "
-          "ioprobe wrote there)",
-          escape_bytes(dir), spec_difference(identity, m.spec), escape_bytes(dir), m.files));
+      throw UsageError(
+          fmt::format("--dir '{}' holds a complete ioprobe dataset of another shape ({}); nothing was changed.\n"
+                      "  to use it: give the options it was generated with, or read it as it is with --data '{}'\n"
+                      "  otherwise: choose another --dir, or add --regenerate to replace it (removes only the {} files "
+                      "ioprobe wrote there)",
+                      escape_bytes(dir), spec_difference(identity, m.spec), escape_bytes(dir), m.files));
     FileIndex old = read_file_list(dir, m.list_xxh64);
     out.action = m.spec == identity ? "regenerated (previous generation incomplete)"
                  : m.complete       ? "regenerated (spec changed, --regenerate)"
@@ -387,7 +390,7 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
   uint64_t need = 0;
   for (uint64_t s : sizes) need += (s + 4095) / 4096 * 4096;
   check_space(dir, need + need / 100 + (1ULL << 20), spec.files + spec.dirs + 16);  // on failure the caller
-                                                                                      // removes a dir it made
+                                                                                    // removes a dir it made
 
   Manifest m;
   m.complete = false;
@@ -491,7 +494,7 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     out = ensure_locked(dir, spec, opts, inspect_dir(dir));  // again: the holder may have written it meanwhile
   } catch (...) {
     if (made_dir) {
-      lock.reset();  // removes the lock file
+      lock.reset();        // removes the lock file
       rmdir(dir.c_str());  // only when empty: leave nothing behind that we made
     }
     throw;
@@ -548,7 +551,10 @@ SliceOutcome write_dataset_slice(const std::string& dir, const DatasetSpec& spec
   if (!m || m->complete || m->list_xxh64 != list_xxh64)
     throw Error(fmt::format("'{}' does not hold the incomplete dataset layout the owner just wrote (manifest {}); "
                             "this host does not see the same directory, or another process changed it",
-                            escape_bytes(dir), !m ? "missing" : m->complete ? "already complete" : "of another layout"),
+                            escape_bytes(dir),
+                            !m            ? "missing"
+                            : m->complete ? "already complete"
+                                          : "of another layout"),
                 kExitFailure);
   const FilePlan plan = plan_files(dir, spec);
   if (file_list_xxh64(plan.index) != list_xxh64)

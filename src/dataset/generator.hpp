@@ -32,39 +32,37 @@ struct GenerateOptions {
 /// What ensure_dataset() found or did.
 struct DatasetOutcome {
   FileIndex index;
-  RecordLayout layout;         // sharded and token datasets: where each record sits
-  std::string action;          // "reused", "reused: the first N of its M files", "generated", "regenerated (...)"
-  double generate_s = 0;       // seconds spent writing, 0 when reused
-  uint64_t bytes = 0;          // total bytes of the dataset
-  bool interrupted = false;    // generation stopped by SIGINT/SIGTERM (dataset left incomplete)
+  RecordLayout layout;       // sharded and token datasets: where each record sits
+  std::string action;        // "reused", "reused: the first N of its M files", "generated", "regenerated (...)"
+  double generate_s = 0;     // seconds spent writing, 0 when reused
+  uint64_t bytes = 0;        // total bytes of the dataset
+  bool interrupted = false;  // generation stopped by SIGINT/SIGTERM (dataset left incomplete)
   ContentKind content = ContentKind::kSynthetic;  // what the files hold (a reused dataset: its manifest's)
-  uint64_t jpeg_padding_bytes = 0;  // generated JPEG content: COM-segment bytes added to reach the sizes
+  uint64_t jpeg_padding_bytes = 0;                // generated JPEG content: COM-segment bytes added to reach the sizes
   /// Shared lock on the directory (core/dir_lock.hpp), held while this object (or a copy) lives:
   /// no other process regenerates the dataset while this one reads it.
   std::shared_ptr<DirLock> lock;
 };
 
 /// Makes `dir` hold the dataset `spec` describes. With spec.content_from_manifest, a complete
-/// dataset whose shape matches once its manifest's content is taken is reused with that content. A complete dataset of the same shape is reused,
-/// and so is one that differs only by holding more files (its first spec.files files are exactly
-/// the dataset asked for). An incomplete one is regenerated. Throws UsageError when `dir` is a
-/// file, is a non-empty directory ioprobe did not create, holds a complete ioprobe dataset of
-/// another shape and opts.regenerate is false (naming the fields that differ), or its parent is
-/// missing; IoError on write
-/// failures; Error (exit 1) when the filesystem lacks the space or inodes (numbers given).
-/// The directory is locked (DIR/.ioprobe-lock): exclusively while it is inspected and written,
-/// then shared for as long as the outcome's `lock` is kept. Another process that holds it makes
-/// this call wait, after one line on stderr naming the holder (PID, host, command); SIGINT or
-/// SIGTERM while waiting throws Error with the signal's exit code. A lock this process holds
-/// counts too: release an earlier outcome's `lock` before calling again on the same directory.
+/// dataset whose shape matches once its manifest's content is taken is reused with that content. A complete dataset of
+/// the same shape is reused, and so is one that differs only by holding more files (its first spec.files files are
+/// exactly the dataset asked for). An incomplete one is regenerated. Throws UsageError when `dir` is a file, is a
+/// non-empty directory ioprobe did not create, holds a complete ioprobe dataset of another shape and opts.regenerate is
+/// false (naming the fields that differ), or its parent is missing; IoError on write failures; Error (exit 1) when the
+/// filesystem lacks the space or inodes (numbers given). The directory is locked (DIR/.ioprobe-lock): exclusively while
+/// it is inspected and written, then shared for as long as the outcome's `lock` is kept. Another process that holds it
+/// makes this call wait, after one line on stderr naming the holder (PID, host, command); SIGINT or SIGTERM while
+/// waiting throws Error with the signal's exit code. A lock this process holds counts too: release an earlier outcome's
+/// `lock` before calling again on the same directory.
 DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, const GenerateOptions& opts);
 
 /// One writer's share of a generation split over several processes (write_dataset_slice).
 struct SliceOutcome {
-  uint64_t first = 0, end = 0;    // the files [first, end) of the dataset's file list
-  uint64_t files = 0, bytes = 0;  // written (fewer than end - first when interrupted)
-  double generate_s = 0;          // seconds this writer spent writing, sync excluded
-  bool interrupted = false;       // stopped by SIGINT/SIGTERM
+  uint64_t first = 0, end = 0;      // the files [first, end) of the dataset's file list
+  uint64_t files = 0, bytes = 0;    // written (fewer than end - first when interrupted)
+  double generate_s = 0;            // seconds this writer spent writing, sync excluded
+  bool interrupted = false;         // stopped by SIGINT/SIGTERM
   uint64_t jpeg_padding_bytes = 0;  // JPEG content: COM-segment bytes added to reach the drawn sizes
 };
 
@@ -75,10 +73,10 @@ struct SliceOutcome {
 /// complete. Until then the manifest says "complete": false, so a failed or interrupted slice
 /// leaves a dataset the next run regenerates, never one that looks complete.
 struct SplitGeneration {
-  bool pending = false;     // files must be written; false: a complete dataset is there, reuse it
-  std::string action;       // "generated", "regenerated (...)" when pending
-  std::string list_xxh64;   // the file list's hash: writers check that they lay out the same files
-  Manifest manifest;        // the incomplete manifest written, completed by publish_dataset()
+  bool pending = false;           // files must be written; false: a complete dataset is there, reuse it
+  std::string action;             // "generated", "regenerated (...)" when pending
+  std::string list_xxh64;         // the file list's hash: writers check that they lay out the same files
+  Manifest manifest;              // the incomplete manifest written, completed by publish_dataset()
   std::shared_ptr<DirLock> lock;  // exclusive, held until publish_dataset() (or this is destroyed)
 };
 

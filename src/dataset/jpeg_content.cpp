@@ -26,8 +26,8 @@ namespace ioprobe {
 
 namespace {
 
-constexpr int kQuality = 96;        // ImageNet's usual quality (header comment's source)
-constexpr uint32_t kLongSide = 500; // px, the source's most common size
+constexpr int kQuality = 96;         // ImageNet's usual quality (header comment's source)
+constexpr uint32_t kLongSide = 500;  // px, the source's most common size
 constexpr uint32_t kMaxSide = 16384;
 constexpr int kMaxEncodes = 12;
 
@@ -67,7 +67,7 @@ void draw_image(std::vector<unsigned char>& rgb, uint32_t w, uint32_t h, uint32_
         const int bot = c10[k] * static_cast<int>(256 - fx) + c11[k] * static_cast<int>(fx);
         const int64_t base = (static_cast<int64_t>(top) * (256 - fy) + static_cast<int64_t>(bot) * fy) >> 16;
         const int64_t b = static_cast<int64_t>((noise >> (8 * k)) & 0xFF) - 128;  // -128..127
-        const int64_t v = base + ((b * amp) >> 15);                                 // up to +-amp/256 grey levels
+        const int64_t v = base + ((b * amp) >> 15);                               // up to +-amp/256 grey levels
         row[static_cast<size_t>(x) * 3 + k] = static_cast<unsigned char>(std::clamp<int64_t>(v, 0, 255));
       }
     }
@@ -78,7 +78,7 @@ struct ErrorMgr {
   jpeg_error_mgr pub;
   std::jmp_buf jump;
   char msg[JMSG_LENGTH_MAX];
-  unsigned char* mem;      // jpeg_mem_dest's buffer (malloc'ed by libjpeg)
+  unsigned char* mem;  // jpeg_mem_dest's buffer (malloc'ed by libjpeg)
   unsigned long mem_size;
 };
 
@@ -126,9 +126,8 @@ void encode(const std::vector<unsigned char>& rgb, uint32_t w, uint32_t h, std::
 // Bytes per pixel of the entropy-coded data against the noise amplitude, measured once per
 // process on a 128 x 128 tile; `header` is the size of an 8 x 8 flat image (headers and tables).
 struct SizeModel {
-  static constexpr std::array<uint32_t, 15> kAmpQ8 = {0,        128,      256,      512,      768,
-                                                      1024,     1536,     2048,     3072,     4096,
-                                                      6144,     8192,     16384,    24576,    32767};
+  static constexpr std::array<uint32_t, 15> kAmpQ8 = {0,    128,  256,  512,  768,   1024,  1536, 2048,
+                                                      3072, 4096, 6144, 8192, 16384, 24576, 32767};
   std::array<double, kAmpQ8.size()> bpp{};
   double header = 0;
 
@@ -234,8 +233,8 @@ std::optional<NotJpeg> find_non_jpeg(const FileIndex& index, size_t max_files) {
 
 JpegFile make_jpeg_file(uint64_t target, uint64_t seed) {
   if (target < kJpegMinBytes || target > kJpegMaxBytes)
-    throw std::invalid_argument(fmt::format("JPEG file size {} B outside {} .. {} B", target, kJpegMinBytes,
-                                            kJpegMaxBytes));
+    throw std::invalid_argument(
+        fmt::format("JPEG file size {} B outside {} .. {} B", target, kJpegMinBytes, kJpegMaxBytes));
   const SizeModel& m = size_model();
   JpegFile f;
   JpegDims d = draw_jpeg_dims(seed);

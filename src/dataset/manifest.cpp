@@ -84,14 +84,17 @@ std::string write_file_list(const std::string& dir, const FileIndex& index) {
 FileIndex read_file_list(const std::string& dir, const std::string& expected) {
   std::string path = dir + "/" + kFileListName;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("dataset file list '{}' is missing: {}; the dataset will be regenerated "
-                                        "if you remove its manifest", escape_bytes(path), errno_text(errno)));
+  if (!in)
+    throw UsageError(fmt::format("dataset file list '{}' is missing: {}; the dataset will be regenerated "
+                                 "if you remove its manifest",
+                                 escape_bytes(path), errno_text(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
   if (!expected.empty() && hex64(XXH64(text.data(), text.size(), 0)) != expected)
     throw UsageError(fmt::format("dataset file list '{}' does not match its manifest (changed after generation); "
-                                 "remove the dataset with its manifest or choose another --dir", escape_bytes(path)));
+                                 "remove the dataset with its manifest or choose another --dir",
+                                 escape_bytes(path)));
   FileIndex index(dir);
   size_t pos = 0, lineno = 0;
   while (pos < text.size()) {

@@ -19,7 +19,8 @@ RecordLayout::RecordLayout(DatasetKind kind, uint64_t files, uint64_t per_file, 
 
 RecordLayout::RecordLayout(DatasetKind kind, uint64_t files, uint64_t per_file, const std::vector<uint64_t>& sizes)
     : kind_(kind), files_(files), per_file_(per_file) {
-  if (sizes.size() != files * per_file) throw std::logic_error("RecordLayout: sizes.size() != files x records_per_file");
+  if (sizes.size() != files * per_file)
+    throw std::logic_error("RecordLayout: sizes.size() != files x records_per_file");
   bool all_same = !sizes.empty();
   for (uint64_t s : sizes) {
     if (s > UINT32_MAX) throw std::logic_error("RecordLayout: record of 4 GiB or more");
@@ -69,7 +70,8 @@ nlohmann::json RecordLayout::write(const std::string& dir) const {
   return j;
 }
 
-RecordLayout RecordLayout::read(const std::string& dir, const nlohmann::json& rj, const std::vector<int64_t>& file_sizes) {
+RecordLayout RecordLayout::read(const std::string& dir, const nlohmann::json& rj,
+                                const std::vector<int64_t>& file_sizes) {
   const std::string where = escape_bytes(dir + "/.ioprobe-dataset.json");
   RecordLayout l;
   try {
@@ -78,21 +80,24 @@ RecordLayout RecordLayout::read(const std::string& dir, const nlohmann::json& rj
     l.fixed_ = rj.value("fixed_size_bytes", uint64_t{0});
   } catch (const std::exception& e) {
     throw UsageError(fmt::format("'{}': malformed \"records\" object ({}); remove the dataset with its manifest or "
-                                 "choose another --dir", where, e.what()));
+                                 "choose another --dir",
+                                 where, e.what()));
   }
   l.files_ = file_sizes.size();
   if (!l.fixed_) {
     const std::string path = dir + "/" + kRecordListName;
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError(fmt::format("record index '{}' is missing; remove the dataset's manifest to regenerate it",
-                                          escape_bytes(path)));
+    if (!in)
+      throw UsageError(fmt::format("record index '{}' is missing; remove the dataset's manifest to regenerate it",
+                                   escape_bytes(path)));
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string bytes = ss.str();
     if (fmt::format("{:016x}", XXH64(bytes.data(), bytes.size(), 0)) != rj.value("list_xxh64", "") ||
         bytes.size() != l.files_ * l.per_file_ * 4)
       throw UsageError(fmt::format("record index '{}' does not match its manifest (changed after generation); remove "
-                                   "the dataset with its manifest or choose another --dir", escape_bytes(path)));
+                                   "the dataset with its manifest or choose another --dir",
+                                   escape_bytes(path)));
     l.sizes_.resize(bytes.size() / 4);
     for (size_t i = 0; i < l.sizes_.size(); ++i) {
       const auto* b = reinterpret_cast<const unsigned char*>(bytes.data() + 4 * i);
@@ -103,8 +108,8 @@ RecordLayout RecordLayout::read(const std::string& dir, const nlohmann::json& rj
   for (uint64_t f = 0; f < l.files_; ++f)
     if (file_sizes[f] < 0 || static_cast<uint64_t>(file_sizes[f]) != l.file_bytes(f))
       throw UsageError(fmt::format("'{}': file {} has {} B in the file list but its records add up to {} B; remove the "
-                                   "dataset with its manifest or choose another --dir", where, f, file_sizes[f],
-                                   l.file_bytes(f)));
+                                   "dataset with its manifest or choose another --dir",
+                                   where, f, file_sizes[f], l.file_bytes(f)));
   return l;
 }
 

@@ -45,9 +45,7 @@ class RecordLayout {
   /// 0 when sizes vary.
   uint64_t fixed_size() const { return fixed_; }
   /// Size in bytes of record r (0-based) of file f.
-  uint64_t record_size(uint64_t f, uint64_t r) const {
-    return fixed_ ? fixed_ : sizes_[f * per_file_ + r];
-  }
+  uint64_t record_size(uint64_t f, uint64_t r) const { return fixed_ ? fixed_ : sizes_[f * per_file_ + r]; }
   /// Bytes of file f: the sum of its records.
   uint64_t file_bytes(uint64_t f) const;
   /// Sum of all records, bytes.
@@ -61,7 +59,8 @@ class RecordLayout {
   nlohmann::json write(const std::string& dir) const;
   /// Reads the layout back from the manifest's "records" object and `dir`, checking the list's
   /// xxh64 and length and that each file's records add up to `file_sizes[f]`. Throws UsageError.
-  static RecordLayout read(const std::string& dir, const nlohmann::json& records, const std::vector<int64_t>& file_sizes);
+  static RecordLayout read(const std::string& dir, const nlohmann::json& records,
+                           const std::vector<int64_t>& file_sizes);
 
  private:
   DatasetKind kind_ = DatasetKind::kFiles;

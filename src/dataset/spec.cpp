@@ -12,9 +12,12 @@ namespace ioprobe {
 
 const char* size_dist_name(SizeDist d) {
   switch (d) {
-    case SizeDist::kFixed: return "fixed";
-    case SizeDist::kNormal: return "normal";
-    case SizeDist::kLognormal: return "lognormal";
+    case SizeDist::kFixed:
+      return "fixed";
+    case SizeDist::kNormal:
+      return "normal";
+    case SizeDist::kLognormal:
+      return "lognormal";
   }
   return "?";
 }
@@ -36,9 +39,12 @@ ContentKind parse_content_kind(const std::string& s) {
 
 const char* dataset_kind_name(DatasetKind k) {
   switch (k) {
-    case DatasetKind::kFiles: return "files";
-    case DatasetKind::kSharded: return "sharded";
-    case DatasetKind::kToken: return "token";
+    case DatasetKind::kFiles:
+      return "files";
+    case DatasetKind::kSharded:
+      return "sharded";
+    case DatasetKind::kToken:
+      return "token";
   }
   return "?";
 }
@@ -53,9 +59,14 @@ DatasetKind parse_dataset_kind(const std::string& s) {
 nlohmann::json spec_identity(const DatasetSpec& s) {
   // File-per-sample identities stay as they were, so existing datasets are reused as before.
   if (s.kind != DatasetKind::kFiles) {
-    nlohmann::json j = spec_identity(DatasetSpec{.files = s.files, .dirs = 1, .dist = s.dist, .size_mean = s.size_mean,
-                                                 .size_stdev = s.size_stdev, .size_min = s.size_min,
-                                                 .size_max = s.size_max, .seed = s.seed});
+    nlohmann::json j = spec_identity(DatasetSpec{.files = s.files,
+                                                 .dirs = 1,
+                                                 .dist = s.dist,
+                                                 .size_mean = s.size_mean,
+                                                 .size_stdev = s.size_stdev,
+                                                 .size_min = s.size_min,
+                                                 .size_max = s.size_max,
+                                                 .seed = s.seed});
     j["kind"] = dataset_kind_name(s.kind);
     j["records_per_file"] = s.records_per_file;
     if (s.kind == DatasetKind::kToken) {
@@ -64,10 +75,15 @@ nlohmann::json spec_identity(const DatasetSpec& s) {
     }
     return j;
   }
-  nlohmann::json j = {{"generator", 1},          {"files", s.files},         {"dirs", s.dirs},
-                      {"size_dist", size_dist_name(s.dist)}, {"size_mean_bytes", s.size_mean},
-                      {"size_stdev_bytes", s.size_stdev},    {"size_min_bytes", s.size_min},
-                      {"size_max_bytes", s.size_max},        {"seed", s.seed}};
+  nlohmann::json j = {{"generator", 1},
+                      {"files", s.files},
+                      {"dirs", s.dirs},
+                      {"size_dist", size_dist_name(s.dist)},
+                      {"size_mean_bytes", s.size_mean},
+                      {"size_stdev_bytes", s.size_stdev},
+                      {"size_min_bytes", s.size_min},
+                      {"size_max_bytes", s.size_max},
+                      {"seed", s.seed}};
   if (s.content == ContentKind::kJpeg) {
     j["content"] = "jpeg";
     j["jpeg_generator"] = 1;  // dataset/jpeg_content.cpp's version: bump when its bytes change

@@ -31,24 +31,24 @@ enum class ContentKind { kSynthetic, kJpeg };
 /// `dist` with mean `size_mean` and standard deviation `size_stdev` (bytes), truncated to
 /// [size_min, size_max], from a generator seeded with `seed`.
 struct DatasetSpec {
-  std::string preset;        // preset name ("imagenet-like"), or "custom"
-  std::string description;   // one line, from the preset
-  std::string model;         // the model trained on it, a key of the accelerator catalog ("resnet50")
-  uint64_t full_files = 0;   // file count of the real dataset the preset imitates (0: not stated)
+  std::string preset;       // preset name ("imagenet-like"), or "custom"
+  std::string description;  // one line, from the preset
+  std::string model;        // the model trained on it, a key of the accelerator catalog ("resnet50")
+  uint64_t full_files = 0;  // file count of the real dataset the preset imitates (0: not stated)
   uint64_t files = 0;
   uint64_t dirs = 1;
   SizeDist dist = SizeDist::kFixed;
-  uint64_t size_mean = 0;    // bytes
-  uint64_t size_stdev = 0;   // bytes
-  uint64_t size_min = 0;     // bytes
-  uint64_t size_max = 0;     // bytes
+  uint64_t size_mean = 0;   // bytes
+  uint64_t size_stdev = 0;  // bytes
+  uint64_t size_min = 0;    // bytes
+  uint64_t size_max = 0;    // bytes
   uint64_t seed = 0;
   // Records inside larger files (kind != kFiles). The size fields above then describe one
   // record (sharded) and `files` counts shard or token files.
   DatasetKind kind = DatasetKind::kFiles;
-  uint64_t records_per_file = 1;  // records (sharded) or sequences (token) per file
-  uint64_t seq_len = 0;           // token: tokens per sample
-  uint64_t token_bytes = 0;       // token: bytes per token (2 or 4)
+  uint64_t records_per_file = 1;                  // records (sharded) or sequences (token) per file
+  uint64_t seq_len = 0;                           // token: tokens per sample
+  uint64_t token_bytes = 0;                       // token: bytes per token (2 or 4)
   ContentKind content = ContentKind::kSynthetic;  // what a generation writes
   /// Reuse a complete dataset of this shape in the directory whatever content its manifest names
   /// (the content was not asked for); a new generation writes `content`.

@@ -42,8 +42,7 @@ struct FileId {
 std::string duplicate_warning(uint64_t dups, size_t entries, const std::string& example, const char* how) {
   return fmt::format("{} of {} entries name a file already listed ({}; e.g. '{}'): each is read once per entry, so "
                      "every read after the first comes from the page cache and a cold figure is not cold; {}",
-                     dups, entries, how, example,
-                     "list each file once for a cold measurement");
+                     dups, entries, how, example, "list each file once for a cold measurement");
 }
 
 // Counts the entries of `ids` that name a file already listed, confirming each candidate with
@@ -93,10 +92,10 @@ WalkResult walk_tree(const std::string& root, bool follow) {
     throw UsageError(fmt::format("--data '{}': {}; check the path's permissions", escape_bytes(root), errno_text(err)));
   }
   if (!S_ISDIR(rst.st_mode))
-    throw UsageError(fmt::format("--data '{}' is not a directory; use --file-list for a list of files", escape_bytes(root)));
+    throw UsageError(
+        fmt::format("--data '{}' is not a directory; use --file-list for a list of files", escape_bytes(root)));
   int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0)
-    throw UsageError(fmt::format("--data '{}': cannot open: {}", escape_bytes(root), errno_text(errno)));
+  if (root_fd < 0) throw UsageError(fmt::format("--data '{}': cannot open: {}", escape_bytes(root), errno_text(errno)));
 
   std::set<std::pair<dev_t, ino_t>> visited{{rst.st_dev, rst.st_ino}};
   std::vector<FileId> ids;
@@ -139,7 +138,8 @@ WalkResult walk_tree(const std::string& root, bool follow) {
         continue;
       }
       if (type == DT_LNK || type == DT_UNKNOWN) {
-        struct stat lst {}, st {};
+        struct stat lst {
+        }, st{};
         if (fstatat(dirfd(d), name, &lst, AT_SYMLINK_NOFOLLOW) != 0) continue;
         bool is_link = S_ISLNK(lst.st_mode);
         if (fstatat(dirfd(d), name, &st, 0) != 0) {
@@ -153,7 +153,8 @@ WalkResult walk_tree(const std::string& root, bool follow) {
         } else if (S_ISDIR(st.st_mode)) {
           if (is_link && !follow) continue;  // not following directory links: by design, no warning
           if (!visited.insert({st.st_dev, st.st_ino}).second) {
-            warn(fmt::format("skipped '{}': symlink loop (directory already visited)", escape_bytes(join(root, rel.c_str()))));
+            warn(fmt::format("skipped '{}': symlink loop (directory already visited)",
+                             escape_bytes(join(root, rel.c_str()))));
             continue;
           }
           subdirs.push_back({rel});
@@ -214,7 +215,8 @@ WalkResult read_path_list(const std::string& list_file) {
   for (size_t i = 0, first = 0; i < keys.size(); ++i) {
     if (keys[i].first != keys[first].first) first = i;
     // Same hash as the group's first entry: the same path unless the hashes collide (compared).
-    if (i == first || list_key(out.index.path(keys[i].second)) != list_key(out.index.path(keys[first].second))) continue;
+    if (i == first || list_key(out.index.path(keys[i].second)) != list_key(out.index.path(keys[first].second)))
+      continue;
     if (out.duplicates++ == 0) example = escape_bytes(out.index.path(keys[i].second));
   }
   if (out.duplicates)

@@ -14,10 +14,10 @@
 #include <filesystem>
 #include <list>
 #include <memory>
-#include <string>
-#include <vector>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,7 +50,8 @@ bool open_mpi_speaks_pmi2() {
   const std::filesystem::path lib = std::filesystem::canonical(info.dli_fname, ec);
   if (ec) return false;
   glob_t g{};
-  const bool found = glob((lib.parent_path() / "openmpi*" / "mca_pmix_s2.so").c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0;
+  const bool found = glob((lib.parent_path() / "openmpi*" / "mca_pmix_s2.so").c_str(), 0, nullptr, &g) == 0 &&
+                     g.gl_pathc > 0;
   globfree(&g);
   return found;
 }
@@ -83,7 +84,8 @@ class MpiComm final : public Comm {
     mine.resize(MPI_MAX_PROCESSOR_NAME + 1, '\0');
     MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR,
                   MPI_COMM_WORLD);
-    for (int r = 0; r < size_; ++r) hosts_.emplace_back(names.data() + static_cast<size_t>(r) * (MPI_MAX_PROCESSOR_NAME + 1));
+    for (int r = 0; r < size_; ++r)
+      hosts_.emplace_back(names.data() + static_cast<size_t>(r) * (MPI_MAX_PROCESSOR_NAME + 1));
     MPI_Comm_dup(MPI_COMM_WORLD, &watch_comm_);
     // Hosts: the ranks that share memory. Host numbers follow the lowest rank of each host.
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_);
@@ -241,9 +243,11 @@ class MpiComm final : public Comm {
       ++count;
       const std::string who = fmt::format("rank {} (host {})", r, hosts_[static_cast<size_t>(r)]);
       const std::string step = used > 0 ? a.substr(static_cast<size_t>(used)) : "?";
-      std::string what = a.empty() ? fmt::format("no answer in {:.0f} s (gone, killed or its host unreachable)", kRollCallNs / 1e9)
-                         : their < seq ? fmt::format("has not reached it: {} '{}'", inside ? "waiting in" : "busy after", step)
-                                       : fmt::format("is past it, in '{}'", step);
+      std::string what = a.empty() ? fmt::format("no answer in {:.0f} s (gone, killed or its host unreachable)",
+                                                 kRollCallNs / 1e9)
+                         : their < seq
+                             ? fmt::format("has not reached it: {} '{}'", inside ? "waiting in" : "busy after", step)
+                             : fmt::format("is past it, in '{}'", step);
       if (count <= 8) missing += fmt::format("\n  {}: {}", who, what);
     }
     if (count > 8) missing += fmt::format("\n  ... and {} more", count - 8);
@@ -270,8 +274,9 @@ class MpiComm final : public Comm {
                    "ioprobe: rank %d on host %s waited %.0f s for the other ranks in step '%s' (collective #%lld)%s; "
                    "ending the job (exit 1)\n",
                    rank_, hostname_.c_str(), timeout_s_, step_.c_str(), seq_,
-                   who.empty() && !roll_call_ ? "; a rank is stuck or gone (see mpirun's lines for the host that failed)"
-                                              : who.c_str());
+                   who.empty() && !roll_call_
+                       ? "; a rank is stuck or gone (see mpirun's lines for the host that failed)"
+                       : who.c_str());
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, kExitFailure);
       std::_Exit(kExitFailure);
@@ -303,14 +308,13 @@ class MpiComm final : public Comm {
 
   std::vector<std::string> gather_impl(const std::string& mine, const char* step, double timeout_s, bool all) {
     Watch w(*this, step, timeout_s);
-    if (mine.size() > static_cast<size_t>(INT32_MAX)) throw Error(fmt::format("MPI step '{}': {} bytes is too large", step, mine.size()), kExitFailure);
+    if (mine.size() > static_cast<size_t>(INT32_MAX))
+      throw Error(fmt::format("MPI step '{}': {} bytes is too large", step, mine.size()), kExitFailure);
     int n = static_cast<int>(mine.size());
     const bool here = all || rank_ == 0;
     std::vector<int> sizes(here ? static_cast<size_t>(size_) : 0), displs;
-    if (all)
-      check(MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD), step);
-    else
-      check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), step);
+    if (all) check(MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD), step);
+    else check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), step);
     std::string buf;
     if (here) {
       long long total = 0;
@@ -319,7 +323,8 @@ class MpiComm final : public Comm {
         displs[i] = static_cast<int>(total);
         total += sizes[i];
       }
-      if (total > INT32_MAX) throw Error(fmt::format("MPI step '{}': {} bytes in all is too large", step, total), kExitFailure);
+      if (total > INT32_MAX)
+        throw Error(fmt::format("MPI step '{}': {} bytes in all is too large", step, total), kExitFailure);
       buf.resize(static_cast<size_t>(total));
     }
     if (all)
@@ -329,7 +334,8 @@ class MpiComm final : public Comm {
       check(MPI_Gatherv(mine.data(), n, MPI_CHAR, buf.data(), sizes.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
             step);
     std::vector<std::string> out;
-    for (size_t i = 0; i < sizes.size(); ++i) out.emplace_back(buf, static_cast<size_t>(displs[i]), static_cast<size_t>(sizes[i]));
+    for (size_t i = 0; i < sizes.size(); ++i)
+      out.emplace_back(buf, static_cast<size_t>(displs[i]), static_cast<size_t>(sizes[i]));
     return out;
   }
 
@@ -340,7 +346,7 @@ class MpiComm final : public Comm {
   std::mutex mu_;
   std::condition_variable cv_;
   std::string step_;
-  long long seq_ = 0;               // collectives entered (the same count on every rank at the same step)
+  long long seq_ = 0;  // collectives entered (the same count on every rank at the same step)
   bool in_collective_ = false;
   const bool roll_call_;            // MPI_THREAD_MULTIPLE: the watchdog may call MPI beside the main thread
   std::vector<std::string> hosts_;  // hostname per rank
@@ -374,10 +380,10 @@ std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& l
   }
   auto comm = std::make_unique<MpiComm>(li, provided >= MPI_THREAD_MULTIPLE);
   if (comm->size() == 1 && li.size > 1) {
-    const std::string msg = fmt::format(
-        "{} started {} processes but MPI sees only this one: each would run alone. Under Slurm use "
-        "'srun --mpi=pmix' (or mpirun inside the allocation)",
-        li.launcher, li.size);
+    const std::string msg =
+        fmt::format("{} started {} processes but MPI sees only this one: each would run alone. Under Slurm use "
+                    "'srun --mpi=pmix' (or mpirun inside the allocation)",
+                    li.launcher, li.size);
     comm.reset();
     throw UsageError(msg);
   }

@@ -30,30 +30,30 @@ enum class IoDir : uint8_t { read, write };
 
 /// What an engine can do, decided at setup() (requested features may fall back).
 struct EngineCaps {
-  bool async = false;             // more than one request in flight per engine (queue depth > 1)
-  bool fixed_buffers = false;     // slot buffers are registered with the kernel (io_uring)
-  bool registered_files = false;  // the fd is registered (io_uring IOSQE_FIXED_FILE)
-  bool sqpoll = false;            // a kernel thread polls the submission queue (io_uring SQPOLL)
-  unsigned max_depth = 1;         // requests in flight at most
+  bool async = false;              // more than one request in flight per engine (queue depth > 1)
+  bool fixed_buffers = false;      // slot buffers are registered with the kernel (io_uring)
+  bool registered_files = false;   // the fd is registered (io_uring IOSQE_FIXED_FILE)
+  bool sqpoll = false;             // a kernel thread polls the submission queue (io_uring SQPOLL)
+  unsigned max_depth = 1;          // requests in flight at most
   std::vector<std::string> notes;  // how each feature was decided, e.g. "sqpoll: off (EPERM)"
 };
 
 /// What the caller asks for at setup().
 struct EngineOptions {
-  unsigned depth = 1;             // slots = requests in flight at most (psync: forced to 1)
-  uint32_t buffer_bytes = 4096;   // size of each slot's buffer (bytes), the largest request
-  unsigned sq_entries = 0;        // submission queue size; 0 = depth. Smaller gives back-pressure.
-  bool direct = false;            // the fd was opened with O_DIRECT: prep() enforces alignment
-  bool fixed_buffers = true;      // register buffers when the memlock limit allows
-  bool register_file = true;      // register the fd
-  bool sqpoll = false;            // ask for SQPOLL (needs privileges on older kernels)
+  unsigned depth = 1;            // slots = requests in flight at most (psync: forced to 1)
+  uint32_t buffer_bytes = 4096;  // size of each slot's buffer (bytes), the largest request
+  unsigned sq_entries = 0;       // submission queue size; 0 = depth. Smaller gives back-pressure.
+  bool direct = false;           // the fd was opened with O_DIRECT: prep() enforces alignment
+  bool fixed_buffers = true;     // register buffers when the memlock limit allows
+  bool register_file = true;     // register the fd
+  bool sqpoll = false;           // ask for SQPOLL (needs privileges on older kernels)
 };
 
 /// One request slot. `res` is bytes transferred or negative errno once complete.
 struct IoSlot {
   void* buf = nullptr;
-  uint64_t offset = 0;   // bytes
-  uint32_t len = 0;      // bytes
+  uint64_t offset = 0;  // bytes
+  uint32_t len = 0;     // bytes
   IoDir dir = IoDir::read;
   bool in_flight = false;
   int64_t start_ns = 0;  // CLOCK_MONOTONIC ns at queue()
@@ -63,7 +63,7 @@ struct IoSlot {
 /// One completed request: its slot, the result and its latency (queue() to reap, ns).
 struct IoCompletion {
   unsigned slot = 0;
-  int res = 0;           // bytes transferred, or negative errno
+  int res = 0;  // bytes transferred, or negative errno
   uint64_t latency_ns = 0;
 };
 
@@ -134,7 +134,7 @@ class Engine {
   uint64_t last_latency_ns_ = 0;
 
  private:
-  IoMemory mem_;             // owns buffers_
+  IoMemory mem_;  // owns buffers_
   void* buffers_ = nullptr;
   size_t stride_ = 0;
   size_t mapped_bytes_ = 0;

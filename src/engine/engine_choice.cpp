@@ -17,7 +17,6 @@
 
 namespace ioprobe {
 
-
 std::string memlock_allows_text(const MemlockLimit& l, bool rings_charged, uint64_t ring_bytes) {
   if (l.cap_ipc_lock) return "CAP_IPC_LOCK: io_uring's locked memory is not limited";
   if (l.soft == UINT64_MAX) return "unlimited: io_uring's locked memory is not limited";
@@ -25,15 +24,17 @@ std::string memlock_allows_text(const MemlockLimit& l, bool rings_charged, uint6
                                            : fmt::format("{} (hard {})", memlock_text(l.soft), memlock_text(l.hard));
   if (!rings_charged)
     return fmt::format("RLIMIT_MEMLOCK {}: this kernel charges only registered buffers to it (rings go to the memory "
-                       "cgroup)", lim);
+                       "cgroup)",
+                       lim);
   const uint64_t best = std::max(l.soft, l.hard == UINT64_MAX ? l.soft : l.hard);
   if (best == UINT64_MAX)
     return fmt::format("RLIMIT_MEMLOCK {}: rings cost {} each; the hard limit is unlimited, so ioprobe raises the soft "
-                       "limit as a run needs", lim, memlock_text(ring_bytes));
+                       "limit as a run needs",
+                       lim, memlock_text(ring_bytes));
   const uint64_t rings = best / ring_bytes;
   return fmt::format("RLIMIT_MEMLOCK {}: this kernel charges io_uring rings to it ({} per 8-entry ring): io_uring "
-                     "for at most {} loader workers in all (one ring each, plus the probe's)", lim,
-                     memlock_text(ring_bytes), rings > 0 ? rings - 1 : 0);
+                     "for at most {} loader workers in all (one ring each, plus the probe's)",
+                     lim, memlock_text(ring_bytes), rings > 0 ? rings - 1 : 0);
 }
 
 namespace {
@@ -55,10 +56,10 @@ UringAvailability explain(int setup_err, int disabled, const MemlockLimit& limit
   }
   if (needed > 0 && !limit.cap_ipc_lock && limit.soft != UINT64_MAX && needed > limit.soft) {
     u.cause = "RLIMIT_MEMLOCK too low for registered buffers";
-    u.message = fmt::format(
-        "io_uring unavailable: registered buffers need {} of locked memory but RLIMIT_MEMLOCK is {} (no "
-        "CAP_IPC_LOCK); raise it (ulimit -l, or --ulimit memlock=-1 in Docker) or use --engine psync",
-        format_bytes(needed), memlock_text(limit.soft));
+    u.message =
+        fmt::format("io_uring unavailable: registered buffers need {} of locked memory but RLIMIT_MEMLOCK is {} (no "
+                    "CAP_IPC_LOCK); raise it (ulimit -l, or --ulimit memlock=-1 in Docker) or use --engine psync",
+                    format_bytes(needed), memlock_text(limit.soft));
     return u;
   }
   u.available = true;
@@ -105,14 +106,16 @@ EngineChoice pick_auto(const EngineRequest& r, const TargetInfo& t) {
   c.engine = "psync";
   if (t.memory_backed) {
     c.reason = fmt::format("{} is RAM: pread copies directly, a ring adds only submission overhead (io_uring hands "
-                           "such reads to io-wq worker threads)", t.fs_type);
+                           "such reads to io-wq worker threads)",
+                           t.fs_type);
     return c;
   }
   if (r.depth > 1) {
     c.engine = "io_uring";
     if (!r.buffered)
       c.reason = fmt::format("O_DIRECT with {} requests in flight per thread: io_uring keeps them in flight from one "
-                             "thread", r.depth);
+                             "thread",
+                             r.depth);
     else if (r.write)
       c.reason = fmt::format("buffered writes with {} requests in flight per thread: io_uring keeps them in flight",
                              r.depth);

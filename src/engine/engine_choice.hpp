@@ -20,22 +20,22 @@
 namespace ioprobe {
 
 struct UringAvailability {
-  bool available = false;        // a ring could be created (and registered buffers fit, see below)
-  bool ring_ok = false;          // io_uring_queue_init succeeded
-  int err = 0;                   // positive errno of io_uring_setup, 0 when it succeeded
+  bool available = false;  // a ring could be created (and registered buffers fit, see below)
+  bool ring_ok = false;    // io_uring_queue_init succeeded
+  int err = 0;             // positive errno of io_uring_setup, 0 when it succeeded
   std::string syscall = "io_uring_setup";
-  int io_uring_disabled = -1;    // /proc/sys/kernel/io_uring_disabled, -1 when absent (kernel < 6.6)
-  std::string cause;             // "ok" | "disabled by sysctl" | "blocked by seccomp/container" |
-                                 // "kernel without io_uring" | "RLIMIT_MEMLOCK too low for registered buffers" | other
-  uint64_t memlock_limit_bytes = 0;   // RLIMIT_MEMLOCK soft limit (UINT64_MAX = unlimited)
-  uint64_t memlock_needed_bytes = 0;  // what registered buffers would pin
-  bool cap_ipc_lock = false;          // CAP_IPC_LOCK lifts the limit
+  int io_uring_disabled = -1;  // /proc/sys/kernel/io_uring_disabled, -1 when absent (kernel < 6.6)
+  std::string cause;           // "ok" | "disabled by sysctl" | "blocked by seccomp/container" |
+                               // "kernel without io_uring" | "RLIMIT_MEMLOCK too low for registered buffers" | other
+  uint64_t memlock_limit_bytes = 0;          // RLIMIT_MEMLOCK soft limit (UINT64_MAX = unlimited)
+  uint64_t memlock_needed_bytes = 0;         // what registered buffers would pin
+  bool cap_ipc_lock = false;                 // CAP_IPC_LOCK lifts the limit
   uint64_t memlock_hard_bytes = UINT64_MAX;  // RLIMIT_MEMLOCK hard limit (UINT64_MAX = unlimited)
-  bool rings_charged = true;          // this kernel charges ring memory to RLIMIT_MEMLOCK (uring_memlock.hpp)
-  uint64_t ring_bytes = 0;            // locked bytes of one 8-entry ring (a loader worker's)
-  std::string memlock_allows;         // what the limit allows, for `probe` (memlock_allows_text)
-  std::string message;           // one line: "io_uring unavailable: io_uring_setup failed with EPERM
-                                 // (Operation not permitted); io_uring_disabled=0: blocked by seccomp/container; ..."
+  bool rings_charged = true;                 // this kernel charges ring memory to RLIMIT_MEMLOCK (uring_memlock.hpp)
+  uint64_t ring_bytes = 0;                   // locked bytes of one 8-entry ring (a loader worker's)
+  std::string memlock_allows;                // what the limit allows, for `probe` (memlock_allows_text)
+  std::string message;                       // one line: "io_uring unavailable: io_uring_setup failed with EPERM
+                        // (Operation not permitted); io_uring_disabled=0: blocked by seccomp/container; ..."
 };
 
 /// Creates and destroys an 8-entry ring, reads the sysctl and RLIMIT_MEMLOCK. `registered_bytes`:
@@ -53,10 +53,10 @@ UringAvailability explain_io_uring(int setup_err, int io_uring_disabled, uint64_
 
 /// The engine chosen for a run, and why.
 struct EngineChoice {
-  std::string engine;    // "io_uring" | "psync"
-  std::string reason;    // human sentence for the report header
-  bool fallback = false; // io_uring was wanted (auto on a block device) but refused
-  std::string warning;   // non-empty when the user should hear about it
+  std::string engine;     // "io_uring" | "psync"
+  std::string reason;     // human sentence for the report header
+  bool fallback = false;  // io_uring was wanted (auto on a block device) but refused
+  std::string warning;    // non-empty when the user should hear about it
 };
 
 /// What an engine is chosen for: the same request gives the same engine whoever asks (the

@@ -41,7 +41,7 @@ class FileEngine {
 
 /// Time and byte counters of one writer (nanoseconds, bytes).
 struct WriterStats {
-  uint64_t bytes_written = 0;    // bytes completed by the kernel (aligned writes + tail)
+  uint64_t bytes_written = 0;  // bytes completed by the kernel (aligned writes + tail)
   uint64_t write_requests = 0;
   uint64_t zero_copy_bytes = 0;  // bytes written from the caller's memory (append_stable)
   int64_t write_wait_ns = 0;     // time the caller was blocked waiting for a free buffer or completions

@@ -46,9 +46,7 @@ class AlignedBuffer {
   uint64_t cap_ = 0;
 };
 
-bool stop_requested(const ReadControl& ctl) {
-  return ctl.stop && ctl.stop->load(std::memory_order_relaxed);
-}
+bool stop_requested(const ReadControl& ctl) { return ctl.stop && ctl.stop->load(std::memory_order_relaxed); }
 
 // First read's length: when the size is known and fits in a chunk, one byte more than the file
 // (rounded up to 4 KiB), so that a single read returns short and proves end of file.
@@ -164,9 +162,18 @@ class UringReader final : public FileReader {
       io_uring_cqe* cqe = wait();
       int64_t t = now_ns();
       switch (cqe->user_data) {
-        case kOpen: open_res = cqe->res; t_open = t; break;
-        case kRead: read_res = cqe->res; t_read = t; break;
-        case kClose: close_res = cqe->res; t_close = t; break;
+        case kOpen:
+          open_res = cqe->res;
+          t_open = t;
+          break;
+        case kRead:
+          read_res = cqe->res;
+          t_read = t;
+          break;
+        case kClose:
+          close_res = cqe->res;
+          t_close = t;
+          break;
       }
       io_uring_cqe_seen(ring_.get(), cqe);
     }

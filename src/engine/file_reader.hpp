@@ -22,14 +22,14 @@ namespace ioprobe {
 
 /// Outcome of one file read. Times are nanoseconds of wall time.
 struct FileReadResult {
-  int64_t bytes = 0;   // bytes delivered (the file's size when err == 0)
-  int err = 0;         // 0, or a positive errno of the first failing step
+  int64_t bytes = 0;           // bytes delivered (the file's size when err == 0)
+  int err = 0;                 // 0, or a positive errno of the first failing step
   const char* failed_op = "";  // "open", "read" or "close" when err != 0
-  int64_t open_ns = 0;   // submit to open completion (io_uring: approximate within the linked chain)
-  int64_t read_ns = 0;   // open completion to last read completion
-  int64_t close_ns = 0;  // last read completion to close completion
-  int64_t total_ns = 0;  // the whole open + read + close, exact
-  bool stopped = false;  // ReadControl::stop turned true between two requests: `bytes` is partial, err is 0
+  int64_t open_ns = 0;         // submit to open completion (io_uring: approximate within the linked chain)
+  int64_t read_ns = 0;         // open completion to last read completion
+  int64_t close_ns = 0;        // last read completion to close completion
+  int64_t total_ns = 0;        // the whole open + read + close, exact
+  bool stopped = false;        // ReadControl::stop turned true between two requests: `bytes` is partial, err is 0
   /// The file's bytes when all of them arrived in one request (err == 0, not stopped, bytes <=
   /// chunk_bytes), else null: a decoder (--decode) reads them here. Valid until the reader's next call.
   const unsigned char* data = nullptr;
@@ -39,13 +39,13 @@ struct FileReadResult {
 /// (a 1 TB sample is 131,072 reads of 8 MiB), so the stop flag is checked between requests and
 /// the bytes are counted as each request completes, not once at the end of the file.
 struct ReadControl {
-  const std::atomic<bool>* stop = nullptr;        // checked before each request after the first
-  std::atomic<uint64_t>* bytes_read = nullptr;    // incremented by each completed request's bytes
+  const std::atomic<bool>* stop = nullptr;      // checked before each request after the first
+  std::atomic<uint64_t>* bytes_read = nullptr;  // incremented by each completed request's bytes
 };
 
 struct FileReaderOptions {
-  bool direct = false;                 // O_DIRECT
-  uint64_t chunk_bytes = 8ULL << 20;   // largest single read request, bytes (multiple of 4 KiB)
+  bool direct = false;                // O_DIRECT
+  uint64_t chunk_bytes = 8ULL << 20;  // largest single read request, bytes (multiple of 4 KiB)
 };
 
 /// One worker's reader. Not thread-safe: each worker owns one. Besides whole files, it opens,

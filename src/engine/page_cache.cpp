@@ -117,10 +117,8 @@ DatasetResidency measure_residency(const std::vector<std::string>& paths, size_t
   size_t take = (max_files == 0 || max_files >= n) ? n : max_files;
   for (size_t i = 0; i < take; ++i) {
     size_t idx = take == n ? i : (i * n) / take;  // evenly spread sample
-    if (file_residency(paths[idx], d.residency) != 0)
-      ++d.failed;
-    else
-      ++d.files_sampled;
+    if (file_residency(paths[idx], d.residency) != 0) ++d.failed;
+    else ++d.files_sampled;
   }
   return d;
 }

@@ -63,9 +63,9 @@ const char* residency_source(double fraction);
 /// Outcome of drop_caches().
 struct DropCachesResult {
   bool dropped = false;
-  int err = 0;          // errno when refused: EACCES (not root), EROFS (read-only /proc/sys, containers), ...
-  std::string reason;   // one line for the report, e.g. "cannot drop caches: /proc/sys/vm/drop_caches is
-                        // read-only (EROFS), as in a container; evicting per file instead"
+  int err = 0;         // errno when refused: EACCES (not root), EROFS (read-only /proc/sys, containers), ...
+  std::string reason;  // one line for the report, e.g. "cannot drop caches: /proc/sys/vm/drop_caches is
+                       // read-only (EROFS), as in a container; evicting per file instead"
 };
 
 /// sync(), then writes "3" to `proc_file` (page cache, dentries and inodes). Needs root; refusals

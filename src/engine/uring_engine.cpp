@@ -91,15 +91,11 @@ class UringEngine final : public Engine {
     if (!sqe) return QueueStatus::busy;
     IoSlot& s = slots_[i];
     if (caps_.fixed_buffers) {
-      if (s.dir == IoDir::read)
-        io_uring_prep_read_fixed(sqe, fd_, s.buf, s.len, s.offset, static_cast<int>(i));
-      else
-        io_uring_prep_write_fixed(sqe, fd_, s.buf, s.len, s.offset, static_cast<int>(i));
+      if (s.dir == IoDir::read) io_uring_prep_read_fixed(sqe, fd_, s.buf, s.len, s.offset, static_cast<int>(i));
+      else io_uring_prep_write_fixed(sqe, fd_, s.buf, s.len, s.offset, static_cast<int>(i));
     } else {
-      if (s.dir == IoDir::read)
-        io_uring_prep_read(sqe, fd_, s.buf, s.len, s.offset);
-      else
-        io_uring_prep_write(sqe, fd_, s.buf, s.len, s.offset);
+      if (s.dir == IoDir::read) io_uring_prep_read(sqe, fd_, s.buf, s.len, s.offset);
+      else io_uring_prep_write(sqe, fd_, s.buf, s.len, s.offset);
     }
     if (caps_.registered_files) sqe->flags |= IOSQE_FIXED_FILE;
     sqe->user_data = i;

@@ -93,11 +93,12 @@ std::string memlock_fix_text(uint64_t needed) {
 MemlockPlan plan_memlock(const MemlockNeed& need, const MemlockLimit& limit) {
   MemlockPlan p;
   const uint64_t all = need.total(), rings = need.ring_total();
-  const std::string what =
-      fmt::format("{} io_uring ring{} of {}{}{}", need.rings, need.rings == 1 ? "" : "s", memlock_text(need.ring_bytes),
-                  need.rings_charged ? "" : " (not charged by this kernel)",
-                  need.registered_bytes ? fmt::format(" + {} of registered buffers", memlock_text(need.registered_bytes))
-                                        : "");
+  const std::string what = fmt::format("{} io_uring ring{} of {}{}{}", need.rings, need.rings == 1 ? "" : "s",
+                                       memlock_text(need.ring_bytes),
+                                       need.rings_charged ? "" : " (not charged by this kernel)",
+                                       need.registered_bytes ? fmt::format(" + {} of registered buffers",
+                                                                           memlock_text(need.registered_bytes))
+                                                             : "");
   if (limit.cap_ipc_lock || all <= limit.soft) {
     p.step = MemlockStep::fits;
     p.needed = all;
@@ -118,7 +119,8 @@ MemlockPlan plan_memlock(const MemlockNeed& need, const MemlockLimit& limit) {
     p.needed = rings;
     p.raise_to = rings > limit.soft ? rings : 0;
     p.text = fmt::format("locked memory: {} needs {}, RLIMIT_MEMLOCK is {}: registered (fixed) buffers off, the rings "
-                         "alone need {}{}", what, memlock_text(all), limit_pair(limit), memlock_text(rings),
+                         "alone need {}{}",
+                         what, memlock_text(all), limit_pair(limit), memlock_text(rings),
                          p.raise_to ? " (soft limit raised to that)" : "");
     return p;
   }

@@ -63,10 +63,10 @@ struct MemlockNeed {
 
 /// The preflight's decision, in the order a run tries them.
 enum class MemlockStep : uint8_t {
-  fits,                 // everything fits under the soft limit (or no limit applies)
-  raise_soft,           // fits under the hard limit: raise the soft limit to `raise_to` first
-  no_fixed_buffers,     // the rings fit, the registered buffers do not: run without them
-  psync,                // not even the rings fit: io_uring cannot run
+  fits,              // everything fits under the soft limit (or no limit applies)
+  raise_soft,        // fits under the hard limit: raise the soft limit to `raise_to` first
+  no_fixed_buffers,  // the rings fit, the registered buffers do not: run without them
+  psync,             // not even the rings fit: io_uring cannot run
 };
 
 struct MemlockPlan {

@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/io_memory.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/uring_ring.hpp"
-#include "core/io_memory.hpp"
 
 namespace ioprobe {
 

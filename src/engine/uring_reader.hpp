@@ -58,15 +58,15 @@ class UringFileReader {
   int fd_ = -1, fd_plain_ = -1;
   bool direct_ = false;
   UringRing ring_;
-  std::vector<IoMemory> mem_;    // owns the buffers
+  std::vector<IoMemory> mem_;   // owns the buffers
   std::vector<uint8_t*> bufs_;  // mem_[i].get()
-  std::vector<uint64_t> off_;    // file offset of each slot's read
-  std::vector<size_t> want_;     // bytes requested
-  std::vector<int> res_;         // completion result
+  std::vector<uint64_t> off_;   // file offset of each slot's read
+  std::vector<size_t> want_;    // bytes requested
+  std::vector<int> res_;        // completion result
   std::vector<char> inflight_, done_;
   uint64_t begin_ = 0, end_ = 0, next_off_ = 0;  // next_off_: next aligned offset to request
-  size_t head_ = 0;         // slot the consumer reads next
-  bool head_out_ = false;   // head_ was handed out and is recycled on the next call
+  size_t head_ = 0;                              // slot the consumer reads next
+  bool head_out_ = false;                        // head_ was handed out and is recycled on the next call
   unsigned pending_ = 0;
   std::string err_;
   uint64_t bytes_read_ = 0;

@@ -27,10 +27,10 @@ namespace ioprobe {
 
 /// How to set up a ring.
 struct RingOptions {
-  unsigned entries = 8;        // submission queue entries (the kernel rounds up to a power of 2)
-  unsigned cq_entries = 0;     // completion queue entries; 0 = the kernel's default (2 x entries)
-  bool single_issuer = false;  // try SINGLE_ISSUER + DEFER_TASKRUN (one thread submits and reaps)
-  bool sqpoll = false;         // try SQPOLL (a kernel thread polls the submission queue)
+  unsigned entries = 8;            // submission queue entries (the kernel rounds up to a power of 2)
+  unsigned cq_entries = 0;         // completion queue entries; 0 = the kernel's default (2 x entries)
+  bool single_issuer = false;      // try SINGLE_ISSUER + DEFER_TASKRUN (one thread submits and reaps)
+  bool sqpoll = false;             // try SQPOLL (a kernel thread polls the submission queue)
   unsigned sqpoll_idle_ms = 1000;  // SQPOLL: idle time before the poller sleeps (ms)
 };
 
@@ -42,7 +42,7 @@ struct RingRefusal {
   /// by seccomp" | "RLIMIT_MEMLOCK ..." (names the limit) | "ring memory refused (...)" |
   /// "ring setup failed"
   std::string cause;
-  std::string fix;             // what to do, ending with the psync alternative
+  std::string fix;  // what to do, ending with the psync alternative
   /// "EPERM (Operation not permitted): io_uring_disabled=2: disabled by sysctl; as root: ..."
   /// The sysctl is named only where it can be the cause (EPERM, EACCES, ENOSYS).
   std::string text() const;

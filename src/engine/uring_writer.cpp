@@ -4,9 +4,9 @@
 #include <liburing.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -14,10 +14,10 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/io_memory.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/page_cache.hpp"
 #include "engine/uring_ring.hpp"
-#include "core/io_memory.hpp"
 
 namespace ioprobe {
 
@@ -108,7 +108,10 @@ int UringFileWriter::wait_one() {
   io_uring_cqe* cqe = nullptr;
   int r = retry_wait_cqe(ring_.get(), &cqe);
   if (r < 0) {
-    if (!first_err_) { first_err_ = r; err_op_ = "io_uring_wait_cqe"; }
+    if (!first_err_) {
+      first_err_ = r;
+      err_op_ = "io_uring_wait_cqe";
+    }
     return r;
   }
   const uint64_t tag = io_uring_cqe_get_data64(cqe);
@@ -118,7 +121,10 @@ int UringFileWriter::wait_one() {
   if (tag == kFlushTag) {
     flush_inflight_ = false;
     if (res < 0) {
-      if (!first_err_) { first_err_ = res; err_op_ = "fsync"; }
+      if (!first_err_) {
+        first_err_ = res;
+        err_op_ = "fsync";
+      }
       return res;
     }
     ++stats_.background_flushes;
@@ -127,14 +133,20 @@ int UringFileWriter::wait_one() {
   size_t i = static_cast<size_t>(tag);
   busy_[i] = false;
   if (res < 0) {
-    if (!first_err_) { first_err_ = res; err_op_ = "write"; }
+    if (!first_err_) {
+      first_err_ = res;
+      err_op_ = "write";
+    }
     return res;
   }
   stats_.bytes_written += static_cast<uint64_t>(res);
   if (static_cast<size_t>(res) < buf_len_[i]) {
     int e = complete_short(i, buf_off_[i], static_cast<size_t>(res), buf_len_[i]);
     if (e < 0) {
-      if (!first_err_) { first_err_ = e; err_op_ = "write"; }
+      if (!first_err_) {
+        first_err_ = e;
+        err_op_ = "write";
+      }
       return e;
     }
   }
@@ -171,10 +183,8 @@ int UringFileWriter::submit_current() {
     sqe = io_uring_get_sqe(ring_.get());
   }
   const std::vector<iovec>& v = seg_[cur_];
-  if (v.size() == 1)
-    io_uring_prep_write(sqe, fd_, v[0].iov_base, static_cast<unsigned>(v[0].iov_len), file_off_);
-  else
-    io_uring_prep_writev(sqe, fd_, v.data(), static_cast<unsigned>(v.size()), file_off_);
+  if (v.size() == 1) io_uring_prep_write(sqe, fd_, v[0].iov_base, static_cast<unsigned>(v[0].iov_len), file_off_);
+  else io_uring_prep_writev(sqe, fd_, v.data(), static_cast<unsigned>(v.size()), file_off_);
   io_uring_sqe_set_data64(sqe, cur_);
   buf_off_[cur_] = file_off_;
   buf_len_[cur_] = fill_;
@@ -209,10 +219,8 @@ int UringFileWriter::begin_request() {
 // Adds n bytes at p to the current request, merged with the last segment when contiguous.
 void UringFileWriter::add_segment(const uint8_t* p, size_t n) {
   std::vector<iovec>& v = seg_[cur_];
-  if (!v.empty() && static_cast<const uint8_t*>(v.back().iov_base) + v.back().iov_len == p)
-    v.back().iov_len += n;
-  else
-    v.push_back(iovec{const_cast<uint8_t*>(p), n});
+  if (!v.empty() && static_cast<const uint8_t*>(v.back().iov_base) + v.back().iov_len == p) v.back().iov_len += n;
+  else v.push_back(iovec{const_cast<uint8_t*>(p), n});
   fill_ += n;
 }
 
@@ -349,8 +357,7 @@ int UringFileWriter::finish() {
   if (tail) {
     size_t done = 0;
     while (done < tail) {
-      ssize_t n = ::pwrite(fd_tail_, tail_src + done, tail - done,
-                           static_cast<off_t>(tail_off + done));
+      ssize_t n = ::pwrite(fd_tail_, tail_src + done, tail - done, static_cast<off_t>(tail_off + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         first_err_ = -errno;
@@ -378,7 +385,10 @@ int UringFileWriter::fsync() {
   stats_.fsync_ns += now_ns() - t0;
   if (r != 0) {
     int e = errno;
-    if (!first_err_) { first_err_ = -e; err_op_ = "fsync"; }
+    if (!first_err_) {
+      first_err_ = -e;
+      err_op_ = "fsync";
+    }
     return -e;
   }
   return 0;

@@ -1,5 +1,5 @@
-// Sequential file writer for checkpoints (the io_uring FileWriter engine, file_engine.hpp): io_uring writes from page-aligned buffers, O_DIRECT
-// where the filesystem accepts it, `depth` buffers in flight (2 = double buffering, the
+// Sequential file writer for checkpoints (the io_uring FileWriter engine, file_engine.hpp): io_uring writes from
+// page-aligned buffers, O_DIRECT where the filesystem accepts it, `depth` buffers in flight (2 = double buffering, the
 // FastPersist design: one buffer is filled while the other is written).
 //
 // The caller fills the current request through reserve()/commit() (zero-copy: a compressor can
@@ -95,11 +95,11 @@ class UringFileWriter final : public FileWriter {
 
   std::string path_;
   UringWriterOptions opts_;
-  int fd_ = -1;        // O_DIRECT when direct_
-  int fd_tail_ = -1;   // buffered descriptor for the unaligned tail and short-write completion
+  int fd_ = -1;       // O_DIRECT when direct_
+  int fd_tail_ = -1;  // buffered descriptor for the unaligned tail and short-write completion
   bool direct_ = false;
   UringRing ring_;
-  std::vector<IoMemory> mem_;    // owns the buffers
+  std::vector<IoMemory> mem_;   // owns the buffers
   std::vector<uint8_t*> bufs_;  // mem_[i].get()
   // Per slot: the segments of its request (the slot's own buffer and/or the caller's memory for
   // append_stable), kept until the write completes; its file offset and length.
@@ -107,9 +107,9 @@ class UringFileWriter final : public FileWriter {
   std::vector<uint64_t> buf_off_;
   std::vector<size_t> buf_len_;
   std::vector<bool> busy_;
-  size_t cur_ = 0;       // slot whose request is being built
-  size_t fill_ = 0;      // bytes in the current request (copied + zero-copy)
-  size_t copied_ = 0;    // of those, bytes copied into bufs_[cur_] (always its first copied_ bytes)
+  size_t cur_ = 0;         // slot whose request is being built
+  size_t fill_ = 0;        // bytes in the current request (copied + zero-copy)
+  size_t copied_ = 0;      // of those, bytes copied into bufs_[cur_] (always its first copied_ bytes)
   uint64_t file_off_ = 0;  // file offset where the current request starts
   unsigned inflight_ = 0;  // writes and the background flush in flight
   bool flush_inflight_ = false;

@@ -15,12 +15,12 @@ namespace ioprobe {
 
 /// Whether real GPU copies can run here.
 struct CudaAvailability {
-  bool built = false;        // compiled against the CUDA runtime
-  int devices = 0;           // cudaGetDeviceCount; 0 when it failed
-  int runtime_version = 0;   // cudaRuntimeGetVersion (e.g. 13000)
-  int driver_version = 0;    // cudaDriverGetVersion; 0: no driver
-  std::string error;         // why not usable: "built without CUDA", "cudaGetDeviceCount: ...", ""
-  std::string device_name;   // device 0's name, "" when none
+  bool built = false;       // compiled against the CUDA runtime
+  int devices = 0;          // cudaGetDeviceCount; 0 when it failed
+  int runtime_version = 0;  // cudaRuntimeGetVersion (e.g. 13000)
+  int driver_version = 0;   // cudaDriverGetVersion; 0: no driver
+  std::string error;        // why not usable: "built without CUDA", "cudaGetDeviceCount: ...", ""
+  std::string device_name;  // device 0's name, "" when none
   bool usable() const { return built && devices > 0; }
 };
 

@@ -21,8 +21,7 @@ std::string cache_source_note(const std::vector<double>& resident) {
     lo = std::min(lo, f);
     hi = std::max(hi, f);
   }
-  if (std::string(residency_source(lo)) == "page cache")
-    return " [measured from the page cache, not the device]";
+  if (std::string(residency_source(lo)) == "page cache") return " [measured from the page cache, not the device]";
   if (std::string(residency_source(hi)) == "device")
     return fmt::format(" [read from the device: at most {:.0f}% of the data was in the page cache before an epoch]",
                        hi * 100);
@@ -64,8 +63,8 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
     au_sum += au;
     au_min = std::min(au_min, au);
     out.consumer_wait_s += static_cast<double>(rk.wait_ns) / 1e9;
-    out.consumer_lag_s +=
-        std::max<double>(0, static_cast<double>(rk.elapsed_ns - rk.wait_ns - rk.nominal_compute_ns) / 1e9);
+    out.consumer_lag_s += std::max<double>(0, static_cast<double>(rk.elapsed_ns - rk.wait_ns - rk.nominal_compute_ns) /
+                                                  1e9);
   }
   out.accelerator_utilization = r.ranks.empty() ? 0 : au_sum / static_cast<double>(r.ranks.size());
   out.accelerator_utilization_min = r.ranks.empty() ? 0 : au_min;
@@ -150,24 +149,27 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         "a faster link, or fewer samples/s per GPU will help",
         out.demand_bytes_per_s_per_gpu / 1e9, d.samples_per_s_per_gpu, in.sample_bytes, g.pci_address,
         g.bytes_per_s_per_direction / 1e9, g.basis,
-        g.downtrained ? "; the link is DOWNTRAINED: reseat the card or check the slot/riser to get its full speed" : "");
+        g.downtrained ? "; the link is DOWNTRAINED: reseat the card or check the slot/riser to get its full speed"
+                      : "");
     out.gpus_fed = 0;
   } else if (fed) {
     out.verdict = "none";
-    out.verdict_text = fmt::format("storage keeps up: AU {:.1f}% >= {:.0f}% target for {} x {}", out.accelerator_utilization * 100,
-                                   d.au_target * 100, d.gpus, d.accelerator_name);
+    out.verdict_text = fmt::format("storage keeps up: AU {:.1f}% >= {:.0f}% target for {} x {}",
+                                   out.accelerator_utilization * 100, d.au_target * 100, d.gpus, d.accelerator_name);
   } else if (cpu_use >= 0.85 * in.cpus_allowed) {
     out.verdict = "CPU";
     out.verdict_text = fmt::format(
         "CPU-bound: the process used {:.2f} of {} allowed CPUs{}; more workers will not help, more cores or cheaper "
         "per-sample work will",
         cpu_use, in.cpus_allowed,
-        in.cpu_per_sample_us > 0 ? fmt::format(" ({:.0f} µs of decode/transform per sample)", in.cpu_per_sample_us) : "");
+        in.cpu_per_sample_us > 0 ? fmt::format(" ({:.0f} µs of decode/transform per sample)", in.cpu_per_sample_us)
+                                 : "");
   } else if (cpu_starved(load)) {
     out.verdict = "CPU";
     out.verdict_text = fmt::format(
         "CPU-starved: the workers waited for a CPU {:.0f}% of the time they had work (runnable, no allowed CPU free; "
-        "the process itself used {:.2f} of {} allowed CPUs, so other processes on this host most likely took them); the storage "
+        "the process itself used {:.2f} of {} allowed CPUs, so other processes on this host most likely took them); "
+        "the storage "
         "was not the limit measured here: rerun on a quiet host, or with more cores",
         load.runq_share * 100, cpu_use, in.cpus_allowed);
   } else if (out.main_busy_fraction >= kSerialStageBound) {
@@ -199,9 +201,10 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         open_share * 100, out.delivered_samples_per_s);
   } else {
     out.verdict = "storage";
-    out.verdict_text = fmt::format("storage-bound: the loader delivered {:.0f} of the {:.0f} samples/s needed ({:.0f}%)",
-                                   out.delivered_samples_per_s, out.required_samples_per_s,
-                                   out.required_samples_per_s > 0 ? 100 * out.delivered_samples_per_s / out.required_samples_per_s : 0);
+    out.verdict_text = fmt::format(
+        "storage-bound: the loader delivered {:.0f} of the {:.0f} samples/s needed ({:.0f}%)",
+        out.delivered_samples_per_s, out.required_samples_per_s,
+        out.required_samples_per_s > 0 ? 100 * out.delivered_samples_per_s / out.required_samples_per_s : 0);
   }
   if (in.buffered_warm) out.verdict_text += cache_source_note(r.epoch_resident_fraction);
   return out;

@@ -15,24 +15,24 @@ namespace ioprobe {
 
 /// The demand side, resolved from the catalog or from the user's own figures.
 struct Demand {
-  std::string accelerator;     // "h100", or "custom"
+  std::string accelerator;  // "h100", or "custom"
   std::string accelerator_name;
   std::string model;
-  std::string rate_family;     // "training" | "emulation" | "user"
+  std::string rate_family;  // "training" | "emulation" | "user"
   double samples_per_s_per_gpu = 0;
-  std::string source;          // where samples_per_s_per_gpu comes from
+  std::string source;  // where samples_per_s_per_gpu comes from
   uint32_t gpus = 1;
-  double au_target = 0.9;      // fraction
+  double au_target = 0.9;  // fraction
 };
 
 /// One GPU's host-to-device link: the nominal ceiling the verdict checks the demand against
 /// (filled by ingest/h2d_link.hpp from the topology).
 struct GpuLinkCeiling {
-  std::string pci_address;              // "0000:81:00.0"
+  std::string pci_address;  // "0000:81:00.0"
   int numa_node = -1;
-  double bytes_per_s_per_direction = 0; // B/s, nominal; 0 unknown (no PCIe link facts)
-  std::string basis;                    // PcieLink::describe(): speed, width, "computed ... (nominal)"
-  bool downtrained = false;             // current speed or width below the maximum
+  double bytes_per_s_per_direction = 0;  // B/s, nominal; 0 unknown (no PCIe link facts)
+  std::string basis;                     // PcieLink::describe(): speed, width, "computed ... (nominal)"
+  bool downtrained = false;              // current speed or width below the maximum
 };
 
 /// Inputs beyond the loader result that the verdict needs.
@@ -42,9 +42,9 @@ struct AnalysisInputs {
   double cpu_per_sample_us = 0;
   double main_cpu_per_batch_us = 0;  // the main process's CPU per batch the run modelled, µs (0: none)
   uint32_t batch_size = 0;           // samples per full batch (the main-process ceiling is per batch)
-  double sample_bytes = 0;     // bytes per sample used for the bytes/s demand (measured mean or --sample-bytes)
-  bool buffered_warm = false;  // buffered reads without eviction: the page cache may serve them; the verdict
-                               // then says where they came from (cache_source_note)
+  double sample_bytes = 0;           // bytes per sample used for the bytes/s demand (measured mean or --sample-bytes)
+  bool buffered_warm = false;        // buffered reads without eviction: the page cache may serve them; the verdict
+                                     // then says where they came from (cache_source_note)
   std::vector<GpuLinkCeiling> gpu_links;  // the links of the GPUs this host's ranks feed; empty: no GPU seen
 };
 
@@ -54,34 +54,36 @@ struct IngestResult {
   double required_bytes_per_s = 0;    // required_samples_per_s x sample_bytes
   double delivered_samples_per_s = 0;
   double delivered_bytes_per_s = 0;
-  double accelerator_utilization = 0; // mean over ranks, fraction 0..1
+  double accelerator_utilization = 0;  // mean over ranks, fraction 0..1
   double accelerator_utilization_min = 0;
-  double consumer_wait_s = 0;         // summed over ranks
-  double consumer_lag_s = 0;          // summed over ranks: elapsed - wait - nominal compute (host delays)
-  double worker_busy_fraction = 0;    // mean fraction of wall time workers spent fetching
-  uint64_t gpus_fed = 0;              // measured by this run only: d.gpus when AU >= au_target, else 0 (fewer
-                                      // than d.gpus). How many this storage feeds is found by search
-                                      // (`ioprobe capacity`), never extrapolated from one run's rate.
+  double consumer_wait_s = 0;       // summed over ranks
+  double consumer_lag_s = 0;        // summed over ranks: elapsed - wait - nominal compute (host delays)
+  double worker_busy_fraction = 0;  // mean fraction of wall time workers spent fetching
+  uint64_t gpus_fed = 0;            // measured by this run only: d.gpus when AU >= au_target, else 0 (fewer
+                                    // than d.gpus). How many this storage feeds is found by search
+                                    // (`ioprobe capacity`), never extrapolated from one run's rate.
   // The serial stages of a rank beside its workers (0 when the run did not model them). A stage
   // busy >= kSerialStageBound of the time caps the rank at its ceiling however many workers it has.
-  double main_busy_fraction = 0;           // max over ranks: main-process work / elapsed
-  double main_ceiling_samples_per_s = 0;   // per rank: samples / main-process busy time (mean over ranks)
-  double pin_busy_fraction = 0;            // max over ranks: pin-thread copying / elapsed
-  double pin_ceiling_samples_per_s = 0;    // per rank: samples / pin-thread busy time (mean over ranks)
-  double worker_cpu_fraction = 0;          // workers' per-sample CPU work / their busy time, 0..1
-  double worker_runq_fraction = 0;         // workers' wait for a CPU / their busy time, 0..1; -1 not measured
-  double demand_bytes_per_s_per_gpu = 0;   // samples_per_s_per_gpu x sample_bytes
-  std::vector<GpuLinkCeiling> gpu_links;   // as given
+  double main_busy_fraction = 0;          // max over ranks: main-process work / elapsed
+  double main_ceiling_samples_per_s = 0;  // per rank: samples / main-process busy time (mean over ranks)
+  double pin_busy_fraction = 0;           // max over ranks: pin-thread copying / elapsed
+  double pin_ceiling_samples_per_s = 0;   // per rank: samples / pin-thread busy time (mean over ranks)
+  double worker_cpu_fraction = 0;         // workers' per-sample CPU work / their busy time, 0..1
+  double worker_runq_fraction = 0;        // workers' wait for a CPU / their busy time, 0..1; -1 not measured
+  double demand_bytes_per_s_per_gpu = 0;  // samples_per_s_per_gpu x sample_bytes
+  std::vector<GpuLinkCeiling> gpu_links;  // as given
   int h2d_limiting = -1;
   // The measured copies to the GPU (--h2d cuda), summed over ranks; zeros when none ran.
   uint64_t h2d_copies = 0;
   uint64_t h2d_bytes = 0;
-  double h2d_s = 0;                        // wall time of the copies, all ranks
-  double h2d_bytes_per_s = 0;              // h2d_bytes / h2d_s: one rank's copy rate, B/s
-  double h2d_share_of_step = 0;            // copy time / (copy time + GPU step time), fraction 0..1
-  std::string h2d_error;                   // the first rank's CUDA error, "" none                   // index in gpu_links of the slowest link below the demand, -1 none
-  std::string verdict;                // "none", "host-to-device link", "CPU", "main process", "pin memory", "workers", "metadata", "storage"
-  std::string verdict_text;           // one sentence for the report
+  double h2d_s = 0;              // wall time of the copies, all ranks
+  double h2d_bytes_per_s = 0;    // h2d_bytes / h2d_s: one rank's copy rate, B/s
+  double h2d_share_of_step = 0;  // copy time / (copy time + GPU step time), fraction 0..1
+  std::string h2d_error;  // the first rank's CUDA error, "" none                   // index in gpu_links of the slowest
+                          // link below the demand, -1 none
+  std::string
+      verdict;  // "none", "host-to-device link", "CPU", "main process", "pin memory", "workers", "metadata", "storage"
+  std::string verdict_text;  // one sentence for the report
 };
 
 /// AU of one rank, as MLPerf Storage defines it: compute time / total time, where compute time
@@ -125,8 +127,8 @@ inline bool cpu_starved(const WorkerLoad& w) { return w.runq_share >= kCpuStarve
 /// Computes the ingest analysis. Pure function of its inputs. The verdict, when the GPUs are not
 /// fed, is the first that holds of: host-to-device link (the demand per GPU, bytes/s, exceeds a
 /// known link ceiling of a GPU the ranks feed: checked first, since the emulated consumer does not
-/// cross that link, and the GPUs are then not fed whatever the loader delivered), CPU (the process used >= 85% of the allowed CPUs,
-/// or its workers waited >= kCpuStarvedShare of their busy time for a CPU: cpu_starved), main process
+/// cross that link, and the GPUs are then not fed whatever the loader delivered), CPU (the process used >= 85% of the
+/// allowed CPUs, or its workers waited >= kCpuStarvedShare of their busy time for a CPU: cpu_starved), main process
 /// (busy >= kSerialStageBound), pin memory (likewise), workers (busy >= 90% of the time, most of it
 /// per-sample CPU work: more num_workers help), metadata (open+close >= 50% of a file's time), storage.
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);

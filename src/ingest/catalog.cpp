@@ -70,7 +70,8 @@ const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::strin
   }
   if (!known_acc)
     throw UsageError(fmt::format("--gpu '{}' is not in the accelerator catalog (it has: {}); give the rate yourself "
-                                 "with --gpu-samples-per-s N or --step-time SECONDS", acc, kinds));
+                                 "with --gpu-samples-per-s N or --step-time SECONDS",
+                                 acc, kinds));
   throw UsageError(fmt::format(
       "--gpu '{}': the catalog has no rate for model '{}'{}; give the rate yourself with --gpu-samples-per-s N "
       "or --step-time SECONDS",

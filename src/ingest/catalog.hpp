@@ -36,6 +36,7 @@ double load_au_floor(const std::string& path, const std::string& model, std::str
 
 /// The row for (accelerator, model). Throws UsageError listing what the catalog has for that
 /// model (or accelerator) and pointing at --gpu-samples-per-s / --step-time.
-const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& accelerator, const std::string& model);
+const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& accelerator,
+                           const std::string& model);
 
 }  // namespace ioprobe

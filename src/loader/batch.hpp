@@ -33,9 +33,9 @@ struct Batch {
   /// global record index file x records_per_file + record (sharded and token datasets). One
   /// entry per successful sample (size() == samples).
   std::vector<uint64_t> sample_ids;
-  uint32_t epoch = 0;        // the epoch it belongs to (set when it is delivered)
-  int64_t delivered_ns = -1; // when it was handed to the training step, ns since the run started (the DDP
-                             // barrier included); -1 until then
+  uint32_t epoch = 0;         // the epoch it belongs to (set when it is delivered)
+  int64_t delivered_ns = -1;  // when it was handed to the training step, ns since the run started (the DDP
+                              // barrier included); -1 until then
 };
 
 }  // namespace ioprobe

@@ -18,43 +18,43 @@ class Consumer;  // loader/consumer.hpp
 constexpr uint32_t kMaxEpochs = 1000000;
 
 struct LoaderConfig {
-  uint32_t num_workers = 8;        // DataLoader num_workers (worker threads per rank)
-  uint32_t batch_size = 256;       // samples per batch
-  uint32_t prefetch_factor = 2;    // batches outstanding per worker
-  bool shuffle = true;             // RandomSampler, fresh permutation per epoch
+  uint32_t num_workers = 8;      // DataLoader num_workers (worker threads per rank)
+  uint32_t batch_size = 256;     // samples per batch
+  uint32_t prefetch_factor = 2;  // batches outstanding per worker
+  bool shuffle = true;           // RandomSampler, fresh permutation per epoch
   bool drop_last = false;
   uint32_t epochs = 1;
-  double duration_s = 0;           // stop after this many seconds (0: no time limit)
-  double cpu_per_sample_us = 0;    // real CPU work per sample after its read, microseconds
-  bool decode_jpeg = false;        // each worker decodes every sample it read with libjpeg-turbo (jpeg_decode.hpp),
-                                   // before the cpu_per_sample_us burn; a file that does not decode is an error
-  uint64_t seed = 0;               // sampler seed
-  uint32_t ranks = 1;              // GPU ranks in this process, each with its own loader (DDP)
-  uint32_t world_ranks = 0;        // GPU ranks of the whole job, all hosts (0: just `ranks`)
-  uint32_t first_rank = 0;         // the job-wide rank of this process's first GPU rank
-  double step_time_s = 0;          // GPU compute per batch, seconds (0: no consumer delay)
-  double worker_startup_cpu_us = 0; // CPU each worker burns at each epoch's start before its first sample: a
-                                    // fresh DataLoader worker's fork, start-up and first batches' one-time
-                                    // costs (a calibration's figure), microseconds; 0: none
-  double main_startup_cpu_us = 0;   // main-process CPU at each epoch's start (iter(): forking the workers),
-                                    // microseconds, burned by the rank's consumer thread; 0: none
-  double main_cpu_per_batch_us = 0; // main-process CPU per full batch (receive, unpickle, shared-memory attach),
-                                    // microseconds, burned beside the GPU step (loader/consumer.hpp); 0: none
-  bool pin_memory = false;         // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
-  double pin_bytes_per_batch = 0;  // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
-  bool h2d_cuda = false;           // copy each delivered batch to a GPU (loader/h2d_stage.hpp); the preflight
-                                   // has checked that CUDA and a device are there
-  int h2d_devices = 0;             // CUDA devices: rank r copies to device r mod h2d_devices
-  std::string engine = "io_uring"; // "io_uring" | "psync" (resolved, never "auto")
-  bool direct = true;              // O_DIRECT
-  bool evict_before_epoch = false; // buffered cold runs: posix_fadvise(DONTNEED) every file first
-  bool drop_caches = false;        // also write 3 to /proc/sys/vm/drop_caches before each epoch (root)
-  bool measure_residency = false;  // page-cache residency of (up to 1000 of) the files before each epoch
-  Placement placement;             // --numa, resolved (never Local here)
+  double duration_s = 0;             // stop after this many seconds (0: no time limit)
+  double cpu_per_sample_us = 0;      // real CPU work per sample after its read, microseconds
+  bool decode_jpeg = false;          // each worker decodes every sample it read with libjpeg-turbo (jpeg_decode.hpp),
+                                     // before the cpu_per_sample_us burn; a file that does not decode is an error
+  uint64_t seed = 0;                 // sampler seed
+  uint32_t ranks = 1;                // GPU ranks in this process, each with its own loader (DDP)
+  uint32_t world_ranks = 0;          // GPU ranks of the whole job, all hosts (0: just `ranks`)
+  uint32_t first_rank = 0;           // the job-wide rank of this process's first GPU rank
+  double step_time_s = 0;            // GPU compute per batch, seconds (0: no consumer delay)
+  double worker_startup_cpu_us = 0;  // CPU each worker burns at each epoch's start before its first sample: a
+                                     // fresh DataLoader worker's fork, start-up and first batches' one-time
+                                     // costs (a calibration's figure), microseconds; 0: none
+  double main_startup_cpu_us = 0;    // main-process CPU at each epoch's start (iter(): forking the workers),
+                                     // microseconds, burned by the rank's consumer thread; 0: none
+  double main_cpu_per_batch_us = 0;  // main-process CPU per full batch (receive, unpickle, shared-memory attach),
+                                     // microseconds, burned beside the GPU step (loader/consumer.hpp); 0: none
+  bool pin_memory = false;           // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
+  double pin_bytes_per_batch = 0;    // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
+  bool h2d_cuda = false;             // copy each delivered batch to a GPU (loader/h2d_stage.hpp); the preflight
+                                     // has checked that CUDA and a device are there
+  int h2d_devices = 0;               // CUDA devices: rank r copies to device r mod h2d_devices
+  std::string engine = "io_uring";   // "io_uring" | "psync" (resolved, never "auto")
+  bool direct = true;                // O_DIRECT
+  bool evict_before_epoch = false;   // buffered cold runs: posix_fadvise(DONTNEED) every file first
+  bool drop_caches = false;          // also write 3 to /proc/sys/vm/drop_caches before each epoch (root)
+  bool measure_residency = false;    // page-cache residency of (up to 1000 of) the files before each epoch
+  Placement placement;               // --numa, resolved (never Local here)
   double timeline_interval_s = 1.0;
-  bool record_deliveries = false;  // keep every batch's delivery time in RankStats::deliveries (tune, capacity:
-                                   // rates from completion times, not whole batches per timeline interval)
-  uint64_t read_size = 1ULL << 20; // sharded datasets: bytes per sequential shard read (multiple of 4 KiB)
+  bool record_deliveries = false;   // keep every batch's delivery time in RankStats::deliveries (tune, capacity:
+                                    // rates from completion times, not whole batches per timeline interval)
+  uint64_t read_size = 1ULL << 20;  // sharded datasets: bytes per sequential shard read (multiple of 4 KiB)
   // Called by rank 0 just before each epoch's first read (after the cache preparation) and once
   // more after every rank has finished: N epochs started give N + 1 calls. Device accounting
   // (topology/device_io.hpp) reads its counters here. Must not throw; may be empty.

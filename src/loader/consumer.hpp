@@ -22,8 +22,8 @@ class Consumer {
   virtual ~Consumer() = default;
   /// One training step on a delivered batch of batch.samples; returns when the loop asks for the
   /// next batch. The batch is the consumer's for the step (it may move
-  /// parts of it on); the loop drops the batch after the step. A partial batch (fewer than batch_size samples) takes its share of a full batch's
-  /// GPU and main-process time. Adds to stats.compute_ns (wall time of the step),
+  /// parts of it on); the loop drops the batch after the step. A partial batch (fewer than batch_size samples) takes
+  /// its share of a full batch's GPU and main-process time. Adds to stats.compute_ns (wall time of the step),
   /// stats.nominal_compute_ns (the GPU time the rate asks for, capped by what ran) and the
   /// main-process counters. `stop` is polled at least every 50 ms; the step ends early when it
   /// returns true. Does not throw.

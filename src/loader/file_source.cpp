@@ -61,8 +61,7 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
       // under a pids or thread limit): every later read would fail the same way, each after a
       // wait, so the run stops after a few instead of failing file by file through the epoch.
       if (fr.err == ECANCELED && env_.on_canceled_read) env_.on_canceled_read();
-      if (env_.on_error)
-        env_.on_error(ErrorRecord{.err = fr.err, .op = fr.failed_op, .path = index.display_path(idx)});
+      if (env_.on_error) env_.on_error(ErrorRecord{.err = fr.err, .op = fr.failed_op, .path = index.display_path(idx)});
     } else {
       ++ws.files;
       ws.bytes += static_cast<uint64_t>(fr.bytes);

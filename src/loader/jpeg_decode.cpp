@@ -4,8 +4,8 @@
 #include <csetjmp>
 #include <cstdio>
 
-#include <jpeglib.h>
 #include <jerror.h>
+#include <jpeglib.h>
 
 #include <new>
 
@@ -49,7 +49,7 @@ JpegDecoder::JpegDecoder() : impl_(new Impl{}) {
   impl_->jerr.pub.error_exit = on_error;
   impl_->jerr.pub.output_message = silent;
   impl_->jerr.pub.emit_message = on_message;
-  if (setjmp(impl_->jerr.jump)) {           // jpeg_create_decompress fails only when out of memory
+  if (setjmp(impl_->jerr.jump)) {  // jpeg_create_decompress fails only when out of memory
     delete impl_;
     throw std::bad_alloc();
   }

@@ -18,24 +18,24 @@ namespace ioprobe {
 
 /// What one worker thread did over the whole run.
 struct WorkerStats {
-  int rank = 0;                // global rank of the worker's DataLoader (kept as given by merge)
+  int rank = 0;  // global rank of the worker's DataLoader (kept as given by merge)
   int worker = 0;
-  uint64_t files = 0;          // files read successfully (records datasets: samples delivered)
+  uint64_t files = 0;  // files read successfully (records datasets: samples delivered)
   uint64_t bytes = 0;
-  uint64_t io_bytes = 0;       // bytes transferred, O_DIRECT alignment padding and dropped reads included
+  uint64_t io_bytes = 0;  // bytes transferred, O_DIRECT alignment padding and dropped reads included
   uint64_t errors = 0;
-  int64_t busy_ns = 0;         // wall time spent fetching batches (I/O + CPU work)
-  int64_t cpu_work_ns = 0;     // thread CPU time spent in the emulated per-sample work (JPEG decode included)
-  int64_t runq_wait_ns = 0;    // of busy_ns: time runnable but waiting for a CPU (core/clock.hpp
-                               // thread_runqueue_wait_ns); -1 when the kernel does not expose it
-  uint64_t decoded = 0;        // samples decoded (LoaderConfig::decode_jpeg)
-  uint64_t decode_errors = 0;  // samples read that did not decode (also counted in `errors`)
-  int64_t decode_cpu_ns = 0;   // thread CPU time spent decoding, both kinds
-  uint64_t decoded_pixels = 0; // pixels of the decoded images
+  int64_t busy_ns = 0;            // wall time spent fetching batches (I/O + CPU work)
+  int64_t cpu_work_ns = 0;        // thread CPU time spent in the emulated per-sample work (JPEG decode included)
+  int64_t runq_wait_ns = 0;       // of busy_ns: time runnable but waiting for a CPU (core/clock.hpp
+                                  // thread_runqueue_wait_ns); -1 when the kernel does not expose it
+  uint64_t decoded = 0;           // samples decoded (LoaderConfig::decode_jpeg)
+  uint64_t decode_errors = 0;     // samples read that did not decode (also counted in `errors`)
+  int64_t decode_cpu_ns = 0;      // thread CPU time spent decoding, both kinds
+  uint64_t decoded_pixels = 0;    // pixels of the decoded images
   LatencyHistogram file_latency;  // open + read + close per file, ns (records datasets: per read)
   LatencyHistogram open_latency;  // open (+ close) part, ns
-  std::string cpu_list;        // CPUs the worker thread was allowed on ("0-1"), after NUMA binding
-  std::string numa;            // what the binding did ("not bound: ...", "node 1: CPUs 2-3, ...")
+  std::string cpu_list;           // CPUs the worker thread was allowed on ("0-1"), after NUMA binding
+  std::string numa;               // what the binding did ("not bound: ...", "node 1: CPUs 2-3, ...")
 };
 
 /// One batch handed to a rank's training step (LoaderConfig::record_deliveries).
@@ -48,29 +48,29 @@ struct Delivery {
 
 /// What one rank's consumer (training loop) saw.
 struct RankStats {
-  int rank = 0;                 // global rank (kept as given by merge)
+  int rank = 0;  // global rank (kept as given by merge)
   uint64_t batches = 0;
   uint64_t samples = 0;
   uint64_t bytes = 0;
-  int64_t wait_ns = 0;          // time the consumer waited for the next batch
-  int64_t compute_ns = 0;       // emulated GPU step time spent (wall time of the step's sleep)
+  int64_t wait_ns = 0;             // time the consumer waited for the next batch
+  int64_t compute_ns = 0;          // emulated GPU step time spent (wall time of the step's sleep)
   int64_t nominal_compute_ns = 0;  // step time the GPUs' rate asks for, summed over delivered batches
-  int64_t first_batch_ns = 0;   // from the epoch start to the first batch of the first epoch
+  int64_t first_batch_ns = 0;      // from the epoch start to the first batch of the first epoch
   int64_t elapsed_ns = 0;
   LatencyHistogram batch_wait;  // per-batch wait, ns
   Timeline timeline;
-  uint64_t max_outstanding = 0; // most batches in flight (<= num_workers x prefetch_factor)
+  uint64_t max_outstanding = 0;      // most batches in flight (<= num_workers x prefetch_factor)
   std::vector<Delivery> deliveries;  // every batch in order, only with LoaderConfig::record_deliveries
-  int64_t main_busy_ns = 0;     // wall time the main process spent on its per-batch work (consumer.hpp)
-  int64_t main_cpu_ns = 0;      // its CPU time
-  int64_t pin_busy_ns = 0;      // wall time the pin thread spent copying batches (pin_stage.hpp); 0: no pin thread
-  int64_t pin_cpu_ns = 0;       // its CPU time
-  uint64_t pin_bytes = 0;       // bytes it copied into page-locked memory
-  int64_t h2d_ns = 0;           // wall time of the host-to-device copies (--h2d cuda: cudaMemcpyAsync + sync); 0: none
-  uint64_t h2d_bytes = 0;       // bytes copied to the GPU
-  uint64_t h2d_copies = 0;      // batches copied
-  int h2d_device = -1;          // the CUDA device this rank copied to, -1 none
-  std::string h2d_error;        // the first CUDA error (copies stop after it), "" none
+  int64_t main_busy_ns = 0;          // wall time the main process spent on its per-batch work (consumer.hpp)
+  int64_t main_cpu_ns = 0;           // its CPU time
+  int64_t pin_busy_ns = 0;           // wall time the pin thread spent copying batches (pin_stage.hpp); 0: no pin thread
+  int64_t pin_cpu_ns = 0;            // its CPU time
+  uint64_t pin_bytes = 0;            // bytes it copied into page-locked memory
+  int64_t h2d_ns = 0;       // wall time of the host-to-device copies (--h2d cuda: cudaMemcpyAsync + sync); 0: none
+  uint64_t h2d_bytes = 0;   // bytes copied to the GPU
+  uint64_t h2d_copies = 0;  // batches copied
+  int h2d_device = -1;      // the CUDA device this rank copied to, -1 none
+  std::string h2d_error;    // the first CUDA error (copies stop after it), "" none
   std::vector<uint64_t> epoch_samples;  // samples delivered in each epoch started (the last may be partial)
   std::vector<uint64_t> epoch_bytes;    // bytes delivered in each epoch started
   std::vector<int64_t> epoch_ns;        // wall time of each epoch started, ns: its start to its end, or to the
@@ -83,21 +83,21 @@ inline constexpr size_t kMaxErrorSamples = 10;
 struct LoaderResult {
   std::vector<WorkerStats> workers;
   std::vector<RankStats> ranks;
-  int64_t elapsed_ns = 0;       // first dispatch to the last batch delivered, all ranks
+  int64_t elapsed_ns = 0;  // first dispatch to the last batch delivered, all ranks
   uint32_t epochs_completed = 0;
-  bool partial = false;         // stopped by a signal or --duration before the epochs ended
-  std::string stop_reason;      // "completed", "duration reached", "interrupted (SIGINT)", ...
-  bool stopped_on_errors = false;  // stopped early because io_uring canceled reads (no verdict on storage)
+  bool partial = false;                         // stopped by a signal or --duration before the epochs ended
+  std::string stop_reason;                      // "completed", "duration reached", "interrupted (SIGINT)", ...
+  bool stopped_on_errors = false;               // stopped early because io_uring canceled reads (no verdict on storage)
   uint64_t samples = 0, bytes = 0, errors = 0;  // samples, bytes: summed over ranks; errors: over workers
-  uint64_t io_bytes = 0;                    // sum of WorkerStats::io_bytes
+  uint64_t io_bytes = 0;                        // sum of WorkerStats::io_bytes
   std::vector<ErrorRecord> error_samples;  // the first distinct failures (<= kMaxErrorSamples), each with its count
-  LatencyHistogram file_latency;            // merged over all workers, ns
-  LatencyHistogram open_latency;            // merged over all workers, ns
-  LatencyHistogram batch_wait;              // merged over all ranks, ns
-  Timeline timeline;                        // merged over all ranks, interval by interval
-  int64_t wait_ns = 0;                      // consumer wait, summed over ranks
-  int64_t first_batch_ns = 0;               // time to the first batch, max over ranks
-  double cpu_user_s = 0, cpu_sys_s = 0;     // getrusage(RUSAGE_SELF) during the run, all threads; summed over processes
+  LatencyHistogram file_latency;           // merged over all workers, ns
+  LatencyHistogram open_latency;           // merged over all workers, ns
+  LatencyHistogram batch_wait;             // merged over all ranks, ns
+  Timeline timeline;                       // merged over all ranks, interval by interval
+  int64_t wait_ns = 0;                     // consumer wait, summed over ranks
+  int64_t first_batch_ns = 0;              // time to the first batch, max over ranks
+  double cpu_user_s = 0, cpu_sys_s = 0;    // getrusage(RUSAGE_SELF) during the run, all threads; summed over processes
   std::vector<double> epoch_resident_fraction;  // page-cache residency before each epoch (rank 0's files; merged:
                                                 // the first part that measured it, a sample rather than a sum)
   std::string residency_method;                 // "cachestat" | "mincore" | "" (not measured)
@@ -114,9 +114,9 @@ struct LoaderResult {
   /// stopped_on_errors true if either is; error_samples fold by add_error (identical failures
   /// count up, at most kMaxErrorSamples distinct ones kept);
   /// stop_reason stays unless it is "completed" and the other's is not; epoch_samples and
-  /// epoch_bytes add epoch by epoch (the longer list's length), epoch_ns is the max epoch by epoch. Merging into a result
-  /// with no ranks and no workers gives `other`. Throws UsageError when both timelines have
-  /// points and their intervals differ (nothing changed then).
+  /// epoch_bytes add epoch by epoch (the longer list's length), epoch_ns is the max epoch by epoch. Merging into a
+  /// result with no ranks and no workers gives `other`. Throws UsageError when both timelines have points and their
+  /// intervals differ (nothing changed then).
   void merge(const LoaderResult& other);
 };
 

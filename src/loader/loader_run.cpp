@@ -61,12 +61,12 @@ struct Shared {
   int64_t deadline_ns = 0;  // 0: none
   std::atomic<bool> stop{false};
   std::atomic<int> stop_kind{0};  // a StopKind: 1 duration, 2 signal, 3 io_uring canceled reads, 4 stonewall, 5 failed
-  std::atomic<int64_t> stop_ns{0};  // when the stop was seen (elapsed ends there)
+  std::atomic<int64_t> stop_ns{0};    // when the stop was seen (elapsed ends there)
   std::atomic<uint32_t> canceled{0};  // reads io_uring completed with ECANCELED
   std::mutex err_mu;
   std::vector<ErrorRecord> error_samples;
   std::unique_ptr<std::barrier<StepCompletion>> step_barrier;  // DDP: ranks step together
-  StepSync* sync = nullptr;  // other processes of the job (null: this process alone)
+  StepSync* sync = nullptr;                                    // other processes of the job (null: this process alone)
   LoaderProgress* progress = nullptr;
   const Topology* topo = nullptr;
   // Cache state before each epoch (rank 0 measures).
@@ -141,14 +141,13 @@ class RankLoader {
           worker_startup(w, cancel);
           Batch b = source_->fetch(static_cast<uint32_t>(w), t, ws, cancel);
           ws.busy_ns += now_ns() - t0;
-          if (q0 < 0 || ws.runq_wait_ns < 0)
-            ws.runq_wait_ns = -1;
-          else
-            ws.runq_wait_ns += std::max<int64_t>(0, thread_runqueue_wait_ns() - q0);
+          if (q0 < 0 || ws.runq_wait_ns < 0) ws.runq_wait_ns = -1;
+          else ws.runq_wait_ns += std::max<int64_t>(0, thread_runqueue_wait_ns() - q0);
           return b;
         });
 
-    std::unique_ptr<Consumer> consumer = cfg.consumer_factory ? cfg.consumer_factory(global_rank()) : make_consumer(cfg);
+    std::unique_ptr<Consumer> consumer = cfg.consumer_factory ? cfg.consumer_factory(global_rank())
+                                                              : make_consumer(cfg);
     std::unique_ptr<H2dStage> h2d;
     if (cfg.h2d_cuda) h2d = std::make_unique<H2dStage>(cfg, global_rank());
     std::unique_ptr<PinStage> pin;
@@ -313,9 +312,9 @@ class RankLoader {
   WorkerStats* workers_;
   RankStats& stats_;
   std::unique_ptr<SampleSource> source_;  // the dataset kind's sampler and reads (sample_source.hpp)
-  std::vector<uint32_t> started_epoch_;  // per worker (its thread only): the epoch_no_ whose start-up it paid
-  std::atomic<uint32_t> epoch_no_{0};    // 1 + the epoch being run
-  std::vector<uint64_t> epoch_files_;  // files this rank reads in the epoch (cache preparation)
+  std::vector<uint32_t> started_epoch_;   // per worker (its thread only): the epoch_no_ whose start-up it paid
+  std::atomic<uint32_t> epoch_no_{0};     // 1 + the epoch being run
+  std::vector<uint64_t> epoch_files_;     // files this rank reads in the epoch (cache preparation)
 };
 
 double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
@@ -404,7 +403,7 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderP
   res.stopped_on_errors = kind == 3;
   res.stop_reason = kind == 5   ? "stopped: a rank of another process failed (see its error)"
                     : kind == 4 ? "stonewall: the first host to read its share ended the measurement"
-                    : kind == 2   ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
+                    : kind == 2 ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
                     : kind == 3 ? fmt::format("stopped early: io_uring canceled {} reads (ECANCELED, see ERRORS)",
                                               sh.canceled.load())
                     : kind == 1 ? "duration reached"

@@ -34,7 +34,6 @@ struct LoaderProgress {
 /// `sync` (may be null: this process alone) joins the DDP step barrier of the other processes of
 /// a multi-host job; cfg.world_ranks and cfg.first_rank then place this process's ranks among all.
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress = nullptr,
-                        const Topology* topo = nullptr, const RecordLayout* layout = nullptr,
-                        StepSync* sync = nullptr);
+                        const Topology* topo = nullptr, const RecordLayout* layout = nullptr, StepSync* sync = nullptr);
 
 }  // namespace ioprobe

@@ -36,13 +36,15 @@ class PinStage {
   void end_epoch();
 
   int64_t busy_ns() const { return busy_ns_; }  // wall time spent copying, all epochs (buffer setup excluded)
-  int64_t setup_ns() const { return setup_ns_; }  // wall time mapping, filling and mlock'ing the buffers when a
-                                                  // batch outgrew them (PyTorch's caching host allocator pays it
-                                                  // once per size, not per batch)
-  int64_t cpu_ns() const { return cpu_ns_; }    // the pin thread's CPU time copying
+  int64_t setup_ns() const {
+    return setup_ns_;
+  }                                           // wall time mapping, filling and mlock'ing the buffers when a
+                                              // batch outgrew them (PyTorch's caching host allocator pays it
+                                              // once per size, not per batch)
+  int64_t cpu_ns() const { return cpu_ns_; }  // the pin thread's CPU time copying
   uint64_t batches() const { return batches_; }
   uint64_t pinned_bytes() const { return bytes_; }
-  bool locked() const { return locked_; }       // false: mlock was refused (RLIMIT_MEMLOCK); copies went to ordinary memory
+  bool locked() const { return locked_; }  // false: mlock was refused (RLIMIT_MEMLOCK); copies went to ordinary memory
 
  private:
   void loop();

@@ -65,10 +65,8 @@ void PrefetchQueue::try_put_task() {
   if (outstanding_ >= static_cast<uint64_t>(num_workers_) * prefetch_factor_) return;
   const BatchTask& t = epoch_tasks_[send_idx_++];
   int w = static_cast<int>(next_worker_);
-  if (t.worker >= 0)
-    w = t.worker % static_cast<int>(num_workers_);  // pinned: the order already encodes the cycle
-  else
-    next_worker_ = (next_worker_ + 1) % num_workers_;
+  if (t.worker >= 0) w = t.worker % static_cast<int>(num_workers_);  // pinned: the order already encodes the cycle
+  else next_worker_ = (next_worker_ + 1) % num_workers_;
   dispatch_log_.push_back(w);
   ++outstanding_;
   max_outstanding_ = std::max(max_outstanding_, outstanding_);

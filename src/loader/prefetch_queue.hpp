@@ -73,8 +73,8 @@ class PrefetchQueue {
 
   // Main-thread state.
   std::vector<BatchTask> epoch_tasks_;
-  uint64_t send_idx_ = 0;   // next task to dispatch
-  uint64_t rcvd_idx_ = 0;   // next task to hand out
+  uint64_t send_idx_ = 0;  // next task to dispatch
+  uint64_t rcvd_idx_ = 0;  // next task to hand out
   uint64_t outstanding_ = 0;
   uint64_t max_outstanding_ = 0;
   uint32_t next_worker_ = 0;

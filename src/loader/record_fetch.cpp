@@ -52,8 +52,8 @@ void ShardStream::fail_shard(RangeReader& reader, const RecordFetchEnv& env, con
   failed_ = true;  // the shard's remaining records are yielded as errors, batch by batch
 }
 
-Batch ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin,
-                               uint64_t end, const std::atomic<bool>& cancel) {
+Batch ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin, uint64_t end,
+                         const std::atomic<bool>& cancel) {
   Batch r;
   const RecordLayout& L = *env.layout;
   const uint64_t K = L.records_per_file();
@@ -62,7 +62,8 @@ Batch ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerS
     if (env.on_error)
       env.on_error(ErrorRecord{.op = "fetch batch",
                                .detail = fmt::format("internal: the batch starts at record {} of the worker's stream, "
-                                                     "expected {}", begin, next_pos_)});
+                                                     "expected {}",
+                                                     begin, next_pos_)});
     return r;
   }
   while (next_pos_ < end) {
@@ -128,8 +129,8 @@ TokenFetcher::~TokenFetcher() {
 }
 
 Batch TokenFetcher::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws,
-                                const std::vector<uint64_t>& order, uint64_t begin, uint64_t end,
-                                const std::atomic<bool>& cancel) {
+                          const std::vector<uint64_t>& order, uint64_t begin, uint64_t end,
+                          const std::atomic<bool>& cancel) {
   Batch r;
   if (fds_.empty()) fds_.assign(env.layout->files(), -1);
   for (uint64_t pos = begin; pos < end; ++pos) {

@@ -19,19 +19,19 @@
 #include "dataset/file_index.hpp"
 #include "dataset/record_layout.hpp"
 #include "engine/range_reader.hpp"
-#include "loader/loader_result.hpp"
 #include "loader/batch.hpp"
+#include "loader/loader_result.hpp"
 
 namespace ioprobe {
 
 /// What a record fetch needs from its rank.
 struct RecordFetchEnv {
-  int dirfd = -1;                 // directory the index's paths are relative to
+  int dirfd = -1;  // directory the index's paths are relative to
   const FileIndex* index = nullptr;
   const RecordLayout* layout = nullptr;
-  uint64_t read_size = 1 << 20;   // shard reads, bytes (a multiple of 4 KiB)
-  std::function<void(const ErrorRecord&)> on_error;       // a failed read, for LoaderResult::error_samples
-  std::function<void()> per_sample;                       // the emulated CPU work after each sample
+  uint64_t read_size = 1 << 20;                      // shard reads, bytes (a multiple of 4 KiB)
+  std::function<void(const ErrorRecord&)> on_error;  // a failed read, for LoaderResult::error_samples
+  std::function<void()> per_sample;                  // the emulated CPU work after each sample
 };
 
 /// One worker's sequential reader of its shards. Not thread-safe: one per worker.
@@ -44,7 +44,7 @@ class ShardStream {
   /// batch ended. A failed open or read turns the shard's remaining records into errors (so
   /// samples + errors = records), then the stream moves to the next shard. Never throws.
   Batch fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin, uint64_t end,
-                    const std::atomic<bool>& cancel);
+              const std::atomic<bool>& cancel);
 
  private:
   void close_shard(RangeReader& reader, WorkerStats& ws);
@@ -57,7 +57,7 @@ class ShardStream {
   uint64_t read_off_ = 0;    // bytes of the shard read so far
   uint64_t next_pos_ = 0;    // position of the next record in the worker's stream
   int fd_ = -1;
-  bool failed_ = false;      // the current shard's open or a read failed
+  bool failed_ = false;  // the current shard's open or a read failed
   int64_t open_ns_ = 0;
 };
 
@@ -67,7 +67,7 @@ class TokenFetcher {
   ~TokenFetcher();
   /// Reads the samples order[begin..end) (global sample indices). Never throws.
   Batch fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, const std::vector<uint64_t>& order,
-                    uint64_t begin, uint64_t end, const std::atomic<bool>& cancel);
+              uint64_t begin, uint64_t end, const std::atomic<bool>& cancel);
 
  private:
   std::vector<int> fds_;  // per token file, -1 until opened

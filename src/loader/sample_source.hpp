@@ -35,15 +35,15 @@ namespace ioprobe {
 /// What a rank's source needs from the run. Pointers stay valid for the source's life.
 struct SourceEnv {
   const LoaderConfig* cfg = nullptr;
-  const FileIndex* index = nullptr;    // paths relative to dirfd
+  const FileIndex* index = nullptr;      // paths relative to dirfd
   const RecordLayout* layout = nullptr;  // null, or kind files: one sample per file
   int dirfd = -1;
-  uint32_t rank = 0;   // this rank among all GPU ranks of the job (DistributedSampler's rank)
-  uint32_t world = 1;  // GPU ranks of the job (num_replicas)
+  uint32_t rank = 0;                            // this rank among all GPU ranks of the job (DistributedSampler's rank)
+  uint32_t world = 1;                           // GPU ranks of the job (num_replicas)
   const std::atomic<bool>* run_stop = nullptr;  // the run's stop: per-sample CPU work ends at it
   std::atomic<uint64_t>* bytes_read = nullptr;  // live progress: bytes as each read completes (may be null)
-  std::function<void(const ErrorRecord&)> on_error;       // a failed read or decode, for LoaderResult::error_samples
-  std::function<void()> on_canceled_read;  // a read io_uring completed with ECANCELED (the run may stop)
+  std::function<void(const ErrorRecord&)> on_error;  // a failed read or decode, for LoaderResult::error_samples
+  std::function<void()> on_canceled_read;            // a read io_uring completed with ECANCELED (the run may stop)
 };
 
 /// One epoch of a rank: its batches in delivery order, and the files it reads (cache preparation:

@@ -11,8 +11,8 @@ EpochPlan ShardSource::plan_epoch(uint32_t epoch) {
   EpochPlan plan;
   std::vector<uint64_t> records(cfg.num_workers);
   for (uint32_t w = 0; w < cfg.num_workers; ++w) {
-    std::vector<uint64_t> mine = shards_for_worker(index_space(), cfg.shuffle, cfg.seed, epoch, env_.rank,
-                                                   env_.world, w, cfg.num_workers);
+    std::vector<uint64_t> mine = shards_for_worker(index_space(), cfg.shuffle, cfg.seed, epoch, env_.rank, env_.world,
+                                                   w, cfg.num_workers);
     records[w] = mine.size() * env_.layout->records_per_file();
     plan.files.insert(plan.files.end(), mine.begin(), mine.end());
     streams_[w].reset(std::move(mine));  // no batch of this rank is in flight between epochs

@@ -26,7 +26,7 @@ class ShardSource final : public SampleSource {
 
  private:
   SourceEnv env_;
-  WorkerRangeReaders readers_;         // after env_: it points at env_
+  WorkerRangeReaders readers_;        // after env_: it points at env_
   std::vector<ShardStream> streams_;  // one per worker
 };
 

@@ -2,8 +2,7 @@
 
 namespace ioprobe {
 
-TokenSource::TokenSource(const SourceEnv& env)
-    : MapStyleSource(env), readers_(env_), tokens_(env.cfg->num_workers) {}
+TokenSource::TokenSource(const SourceEnv& env) : MapStyleSource(env), readers_(env_), tokens_(env.cfg->num_workers) {}
 
 std::vector<uint64_t> TokenSource::epoch_files(const std::vector<uint64_t>&) const {
   std::vector<uint64_t> files(env_.layout->files());

@@ -26,7 +26,7 @@ class TokenSource final : public MapStyleSource {
   std::vector<uint64_t> epoch_files(const std::vector<uint64_t>& order) const override;
 
  private:
-  WorkerRangeReaders readers_;       // points at MapStyleSource::env_
+  WorkerRangeReaders readers_;        // points at MapStyleSource::env_
   std::vector<TokenFetcher> tokens_;  // one per worker
 };
 

@@ -15,21 +15,21 @@ inline bool pattern_is_write(RawPattern p) { return p == RawPattern::write || p 
 inline bool pattern_is_random(RawPattern p) { return p == RawPattern::randread || p == RawPattern::randwrite; }
 
 struct RawConfig {
-  std::string filename;       // file or block device path, used verbatim (never split on ':')
+  std::string filename;  // file or block device path, used verbatim (never split on ':')
   RawPattern rw = RawPattern::read;
-  uint32_t bs = 4096;         // bytes per request
-  unsigned iodepth = 1;       // requests in flight per job (io_uring); psync is 1
-  unsigned numjobs = 1;       // threads, each with its own fd and engine
-  uint64_t size = 0;          // bytes of the file each job covers; 0 = the whole existing file
-  bool direct = false;        // O_DIRECT (bypass the page cache)
-  std::string engine = "auto";  // "io_uring", "psync" or "auto" (chosen per target)
-  double runtime_s = 0;       // > 0: run this long, wrapping over the region (fio time_based); 0: one pass
-  bool fixed_buffers = true;  // register the buffers with io_uring (off when RLIMIT_MEMLOCK is too low)
-  bool sqpoll = false;        // ask io_uring for a submission-queue polling thread
+  uint32_t bs = 4096;            // bytes per request
+  unsigned iodepth = 1;          // requests in flight per job (io_uring); psync is 1
+  unsigned numjobs = 1;          // threads, each with its own fd and engine
+  uint64_t size = 0;             // bytes of the file each job covers; 0 = the whole existing file
+  bool direct = false;           // O_DIRECT (bypass the page cache)
+  std::string engine = "auto";   // "io_uring", "psync" or "auto" (chosen per target)
+  double runtime_s = 0;          // > 0: run this long, wrapping over the region (fio time_based); 0: one pass
+  bool fixed_buffers = true;     // register the buffers with io_uring (off when RLIMIT_MEMLOCK is too low)
+  bool sqpoll = false;           // ask io_uring for a submission-queue polling thread
   bool allow_overwrite = false;  // permit writes to a file or device ioprobe did not create
-  uint64_t seed = 0x10b50be;  // random-offset generator seed (job j uses seed + j)
-  bool cold = true;           // buffered reads: evict the region's pages before the run (fio's invalidate=1),
-                              // so that they measure the device; false keeps what is cached (--cache warm)
+  uint64_t seed = 0x10b50be;     // random-offset generator seed (job j uses seed + j)
+  bool cold = true;              // buffered reads: evict the region's pages before the run (fio's invalidate=1),
+                                 // so that they measure the device; false keeps what is cached (--cache warm)
 };
 
 /// Whether the run evicts the target's pages before it starts: buffered reads with cfg.cold.

@@ -13,16 +13,16 @@ namespace ioprobe {
 
 /// Everything measured by one raw run (one job, one process, or a whole cluster once merged).
 struct RawResults {
-  uint64_t ios = 0;          // completed requests of bs bytes
+  uint64_t ios = 0;  // completed requests of bs bytes
   uint64_t bytes = 0;
   double elapsed_s = 0;      // from the common start of all jobs to the last one's end (s)
   LatencyHistogram latency;  // ns per request, queue() to completion, all jobs merged
   double cpu_user_s = 0;     // getrusage(RUSAGE_SELF): every thread incl. io_uring workers (s)
   double cpu_sys_s = 0;
   uint64_t errors = 0;
-  ErrorRecord first_error;   // {EIO, "read of 4096 B at offset 8192"}; empty() when none
-  bool partial = false;      // interrupted or stopped by an error
-  std::string stop_reason;   // "runtime reached", "one pass over the region", "interrupted (SIGTERM)", ...
+  ErrorRecord first_error;                // {EIO, "read of 4096 B at offset 8192"}; empty() when none
+  bool partial = false;                   // interrupted or stopped by an error
+  std::string stop_reason;                // "runtime reached", "one pass over the region", "interrupted (SIGTERM)", ...
   std::vector<std::string> engine_notes;  // job 0's caps notes
   bool fixed_buffers = false, registered_files = false, sqpoll = false;
 

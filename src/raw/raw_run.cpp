@@ -81,8 +81,8 @@ void note_error(RawResults& r, const RawConfig& cfg, uint64_t offset, int err) {
   ++r.errors;
   if (r.first_error.empty())
     r.first_error = ErrorRecord{.err = err < 0 ? -err : 0,
-                                .op = fmt::format("{} of {} B at offset {}", pattern_is_write(cfg.rw) ? "write" : "read",
-                                                  cfg.bs, offset),
+                                .op = fmt::format("{} of {} B at offset {}",
+                                                  pattern_is_write(cfg.rw) ? "write" : "read", cfg.bs, offset),
                                 .detail = err < 0 ? std::string() : fmt::format("short transfer of {} B", err)};
 }
 
@@ -284,8 +284,9 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
   out.cpu_sys_s = seconds(ru1.ru_stime) - seconds(ru0.ru_stime);
   out.partial = interrupted() || out.errors > 0;
   // Said in every summary, also after SIGTERM (issue #16 item 8: it was left unsaid).
-  out.stop_reason = interrupted()     ? fmt::format("interrupted ({})", interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
-                    : out.errors > 0  ? "stopped early by I/O errors"
+  out.stop_reason = interrupted()
+                        ? fmt::format("interrupted ({})", interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
+                    : out.errors > 0    ? "stopped early by I/O errors"
                     : cfg.runtime_s > 0 ? "runtime reached"
                                         : "one pass over the region";
   return out;

@@ -29,10 +29,14 @@ namespace ioprobe {
 
 const char* pattern_name(RawPattern p) {
   switch (p) {
-    case RawPattern::read: return "read";
-    case RawPattern::randread: return "randread";
-    case RawPattern::write: return "write";
-    case RawPattern::randwrite: return "randwrite";
+    case RawPattern::read:
+      return "read";
+    case RawPattern::randread:
+      return "randread";
+    case RawPattern::write:
+      return "write";
+    case RawPattern::randwrite:
+      return "randwrite";
   }
   return "?";
 }
@@ -52,7 +56,7 @@ bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
   constexpr size_t kChunk = size_t{1} << 20;
   std::vector<uint64_t> buf(kChunk / sizeof(uint64_t));
   Xoshiro256 rng(0x2545F4914F6CDD1DULL ^ from);  // core/rng.hpp: the project's one generator
-  ProgressLine line(true, 0.5, 0);  // on a terminal only
+  ProgressLine line(true, 0.5, 0);               // on a terminal only
   for (uint64_t off = from; off < to;) {
     if (interrupted()) return false;
     for (auto& w : buf) w = rng.next();
@@ -82,8 +86,9 @@ void check_space(const std::string& where, const std::string& shown, uint64_t ne
   const uint64_t free_bytes = fs->bytes;
   if (need > free_bytes)
     throw Error(fmt::format("not enough space to {} '{}': it needs {}{}, {} are free there; give a smaller "
-                            "--size or a path on a filesystem with room", what, shown, format_bytes(need),
-                            std::strcmp(what, "extend") == 0 ? " more" : "", format_bytes(free_bytes)),
+                            "--size or a path on a filesystem with room",
+                            what, shown, format_bytes(need), std::strcmp(what, "extend") == 0 ? " more" : "",
+                            format_bytes(free_bytes)),
                 kExitFailure);
 }
 
@@ -91,8 +96,8 @@ void mark(const std::string& path, RawTarget& t) {
   if (setxattr(path.c_str(), kLayoutXattr, kMarkValue, sizeof(kMarkValue) - 1, 0) == 0) {
     t.ioprobe_marked = true;
   } else {
-    t.note += fmt::format("; could not set xattr {} ({}), so later write runs need --allow-overwrite",
-                          kLayoutXattr, errno_name(errno));
+    t.note += fmt::format("; could not set xattr {} ({}), so later write runs need --allow-overwrite", kLayoutXattr,
+                          errno_name(errno));
   }
 }
 
@@ -107,9 +112,11 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
     // A directory that is missing or not writable is the user's path to change (exit 2), named
     // as given: not the temporary file, which the user never named.
     if (e == ENOENT || e == ENOTDIR || e == EACCES || e == EPERM || e == EROFS)
-      throw UsageError(fmt::format("cannot create '{}': its directory '{}' {} ({}); give a path in a directory that exists "
-                                   "and that you may write to", escape_bytes(path), escape_bytes(parent.empty() ? "." : parent),
-                                   e == ENOENT || e == ENOTDIR ? "does not exist" : "is not writable", errno_text(e)));
+      throw UsageError(
+          fmt::format("cannot create '{}': its directory '{}' {} ({}); give a path in a directory that exists "
+                      "and that you may write to",
+                      escape_bytes(path), escape_bytes(parent.empty() ? "." : parent),
+                      e == ENOENT || e == ENOTDIR ? "does not exist" : "is not writable", errno_text(e)));
     throw IoError(e, "create", escape_bytes(tmp), "check that the directory exists and is writable");
   }
   int64_t t0 = now_ns();
@@ -139,7 +146,8 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
   t.file_bytes = cfg.size;
   t.note = fmt::format("created {} in {}", format_bytes(cfg.size), format_seconds((now_ns() - t0) / 1e9));
   if (!has_mark(path))
-    t.note += fmt::format("; the filesystem refused xattr {}, so later write runs need --allow-overwrite", kLayoutXattr);
+    t.note += fmt::format("; the filesystem refused xattr {}, so later write runs need --allow-overwrite",
+                          kLayoutXattr);
 }
 
 }  // namespace
@@ -154,7 +162,8 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
     if (errno != ENOENT) throw IoError(errno, "stat", shown);
     if (cfg.size == 0)
       throw UsageError(fmt::format("--filename '{}' does not exist; give --size (e.g. --size 1G) so ioprobe can "
-                                   "create it", shown));
+                                   "create it",
+                                   shown));
     create_file(cfg, t);
     if (t.created) t.region_bytes = cfg.size / cfg.bs * cfg.bs;
     return t;
@@ -165,7 +174,8 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
     // writing in raw_run): a write test needs --allow-overwrite, and never runs on a device in use.
     if (write && !cfg.allow_overwrite)
       throw UsageError(fmt::format("--rw {} on block device '{}' destroys the data on it; add --allow-overwrite if "
-                                   "that is what you want", pattern_name(cfg.rw), shown));
+                                   "that is what you want",
+                                   pattern_name(cfg.rw), shown));
     // For a write test the device is opened read-only with O_EXCL: the kernel refuses that (EBUSY)
     // while the device or one of its partitions is mounted or held (LVM, md RAID, swap, another
     // exclusive opener), and while this descriptor stays open nobody can mount or claim it; it is
@@ -184,10 +194,8 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
       close(fd);
       throw IoError(e, "ioctl(BLKGETSIZE64) on", shown);
     }
-    if (write)
-      t.exclusive_claim = std::shared_ptr<void>(nullptr, [fd](void*) { close(fd); });
-    else
-      close(fd);
+    if (write) t.exclusive_claim = std::shared_ptr<void>(nullptr, [fd](void*) { close(fd); });
+    else close(fd);
     t.file_bytes = bytes;
     t.ioprobe_marked = false;
   } else if (S_ISREG(st.st_mode)) {
@@ -195,12 +203,13 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
     t.ioprobe_marked = has_mark(cfg.filename);
     if (write && !t.ioprobe_marked && !cfg.allow_overwrite)
       throw UsageError(fmt::format("--rw {} would overwrite '{}', which ioprobe did not create; give a new path or "
-                                   "add --allow-overwrite", pattern_name(cfg.rw), shown));
+                                   "add --allow-overwrite",
+                                   pattern_name(cfg.rw), shown));
     if (cfg.size > t.file_bytes) {
       if (!t.ioprobe_marked)
         throw UsageError(fmt::format("'{}' is {}, smaller than --size {}, and ioprobe did not create it; give "
-                                     "--size {} or less, or a new path", shown, format_bytes(t.file_bytes),
-                                     format_bytes(cfg.size), t.file_bytes));
+                                     "--size {} or less, or a new path",
+                                     shown, format_bytes(t.file_bytes), format_bytes(cfg.size), t.file_bytes));
       check_space(cfg.filename, shown, cfg.size - t.file_bytes, "extend");
       int fd = open(cfg.filename.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0) throw IoError(errno, "open for extension", shown);
@@ -236,8 +245,8 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
   uint64_t region = cfg.size ? cfg.size : t.file_bytes;
   t.region_bytes = region / cfg.bs * cfg.bs;
   if (t.region_bytes == 0)
-    throw UsageError(fmt::format("'{}' holds {} B, less than one block of --bs {}; give a larger file or --size",
-                                 shown, t.file_bytes, cfg.bs));
+    throw UsageError(fmt::format("'{}' holds {} B, less than one block of --bs {}; give a larger file or --size", shown,
+                                 t.file_bytes, cfg.bs));
   return t;
 }
 

@@ -22,7 +22,7 @@ namespace ioprobe {
 constexpr const char* kLayoutXattr = "user.ioprobe";
 
 struct RawTarget {
-  std::string path;             // as given
+  std::string path;  // as given
   bool block_device = false;
   uint64_t file_bytes = 0;      // size of the file / device (bytes)
   uint64_t region_bytes = 0;    // bytes each job covers: min(--size or file size), a multiple of bs

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace ioprobe {
 
 namespace {
@@ -23,20 +22,22 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   const auto& f = doc.at("figures");
   const uint32_t batch = doc.value("batch_size", 0U);
   o += "Calibration of the user's DataLoader\n";
-  line("code", fmt::format("{}:{} ({})", code.value("file", ""), code.value("function", ""), code.value("collate", "")));
+  line("code",
+       fmt::format("{}:{} ({})", code.value("file", ""), code.value("function", ""), code.value("collate", "")));
   line("data", fmt::format("{} files, {} bytes of {} (read into the page cache first)", data.value("files", 0ULL),
                            data.value("bytes", 0ULL), data.value("dir", "")));
   line("host", fmt::format("{} ({} CPUs allowed, kernel {})", doc.at("host").value("hostname", ""),
                            doc.at("host").value("cpus_allowed", 0), doc.at("host").value("kernel", "")));
-  line("python", fmt::format("{} {}, torch {}{}", py.value("executable", ""), py.value("version", ""),
-                             py.value("torch_version", ""), py.value("cuda_available", false) ? ", CUDA" : ", no CUDA"));
+  line("python",
+       fmt::format("{} {}, torch {}{}", py.value("executable", ""), py.value("version", ""),
+                   py.value("torch_version", ""), py.value("cuda_available", false) ? ", CUDA" : ", no CUDA"));
   line("batch size", fmt::format("{}", batch));
   o += "\nFigures (mean over num_workers 1 and 2; min/max over those runs)\n";
   line("worker CPU per sample", fig(f.at("worker_cpu_per_sample_us"), "µs"));
-  line("main process per batch", fig(f.at("main_cpu_per_batch_us"), "µs CPU") +
-                                     fmt::format("; per batch p10 {:.1f}, p90 {:.1f} µs (main thread)",
-                                                 f.value("main_cpu_per_batch_p10_us", 0.0),
-                                                 f.value("main_cpu_per_batch_p90_us", 0.0)));
+  line("main process per batch",
+       fig(f.at("main_cpu_per_batch_us"), "µs CPU") + fmt::format("; per batch p10 {:.1f}, p90 {:.1f} µs (main thread)",
+                                                                  f.value("main_cpu_per_batch_p10_us", 0.0),
+                                                                  f.value("main_cpu_per_batch_p90_us", 0.0)));
   line("main process per sample", fmt::format("{:.2f} µs", f.value("main_cpu_per_sample_us", 0.0)));
   line("num_workers=0 per sample", fig(f.at("inprocess_cpu_per_sample_us"), "µs CPU"));
   line("bytes per batch", fig(f.at("bytes_per_batch"), "B", 0));
@@ -48,8 +49,7 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   const auto& pin = f.at("pin_memory");
   if (pin.value("measured", false))
     line("pin_memory per batch", fig(pin.at("cpu_per_batch_us"), "µs CPU") + "; " + pin.value("method", ""));
-  else
-    line("pin_memory", pin.value("method", ""));
+  else line("pin_memory", pin.value("method", ""));
   const double main_us = f.at("main_cpu_per_batch_us").value("value", 0.0);
   const double worker_us = f.at("worker_cpu_per_sample_us").value("value", 0.0);
   o += "\nWhat it implies per rank (one main process)\n";

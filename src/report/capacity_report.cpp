@@ -95,8 +95,8 @@ std::string headline(const json& c) {
   if (bound == "workers") return fmt::format("worker-bound at {} x {}: more --workers (num_workers)", n, name);
   if (bound == "budget") return fmt::format("at least {} x {} fed (the search's time budget ran out)", n, name);
   if (bound == "limit") return fmt::format("at least {} x {} fed (every count up to --max-gpus passed)", n, name);
-  return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(), bound,
-                     n + 1);
+  return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(),
+                     bound, n + 1);
 }
 // The rule of thumb "CPU cores = 4 x GPUs" beside the CPUs the emulation used at the answer N:
 // process CPU time / wall time at the point with N accelerators, per accelerator.
@@ -106,10 +106,11 @@ std::string cores_rule_text(const json& c, int cpus_allowed) {
   for (const auto& p : c.at("points")) {
     if (p.value("gpus", 0u) != n) continue;
     const double used = p.value("cpu_fraction", 0.0) * cpus_allowed;
-    return fmt::format("\nRule of thumb \"CPU cores = 4 x GPUs\": {} cores for the {} fed here; this host allows {} and "
-                       "the loader emulation used {:.2f} CPUs at {} ({:.2f} per accelerator, measured: process CPU "
-                       "time / wall time, with the per-sample cost as modelled by --cpu-per-sample or --calibration).\n",
-                       4 * n, n, cpus_allowed, used, n, used / n);
+    return fmt::format(
+        "\nRule of thumb \"CPU cores = 4 x GPUs\": {} cores for the {} fed here; this host allows {} and "
+        "the loader emulation used {:.2f} CPUs at {} ({:.2f} per accelerator, measured: process CPU "
+        "time / wall time, with the per-sample cost as modelled by --cpu-per-sample or --calibration).\n",
+        4 * n, n, cpus_allowed, used, n, used / n);
   }
   return "";
 }
@@ -129,16 +130,17 @@ std::string host_rows_text(const json& p) {
     std::string ranks;
     for (const auto& r : h.at("mpi_ranks")) ranks += (ranks.empty() ? "" : ",") + std::to_string(r.get<int>());
     if (h.value("gpus", 0) == 0) {
-      o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): no accelerator at this point\n", h.value("hostname", "?"), 0,
-                       ranks);
+      o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): no accelerator at this point\n",
+                       h.value("hostname", "?"), 0, ranks);
       continue;
     }
-    o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): AU {:.1f}% (min {:.1f}%), {:.0f} samples/s, {:.1f} MB/s, "
-                     "CPU {:.0f}% of {}, device read {}{}\n",
-                     h.value("hostname", "?"), h.value("gpus", 0), ranks, 100 * h.value("au", 0.0),
-                     100 * h.value("au_min", 0.0), h.value("samples_per_s", 0.0), h.value("bytes_per_s", 0.0) / 1e6,
-                     100 * h.value("cpu_fraction", 0.0), h.value("cpus_allowed", 0), read_ratio_text(h),
-                     h.value("client_bound", false) ? "  CLIENT-BOUND: " + h.value("note", "") : "");
+    o +=
+        fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): AU {:.1f}% (min {:.1f}%), {:.0f} samples/s, {:.1f} MB/s, "
+                    "CPU {:.0f}% of {}, device read {}{}\n",
+                    h.value("hostname", "?"), h.value("gpus", 0), ranks, 100 * h.value("au", 0.0),
+                    100 * h.value("au_min", 0.0), h.value("samples_per_s", 0.0), h.value("bytes_per_s", 0.0) / 1e6,
+                    100 * h.value("cpu_fraction", 0.0), h.value("cpus_allowed", 0), read_ratio_text(h),
+                    h.value("client_bound", false) ? "  CLIENT-BOUND: " + h.value("note", "") : "");
   }
   return o;
 }
@@ -163,8 +165,8 @@ std::string host_rows_html(const json& p) {
     o += head + fmt::format("<td>{:.1f}%</td><td>{:.1f}%</td><td>{:.0f}</td><td></td><td>{:.1f}</td><td></td>"
                             "<td>{:.0f}% of {}</td><td></td><td{}>{}</td></tr>\n",
                             100 * h.value("au", 0.0), 100 * h.value("au_min", 0.0), h.value("samples_per_s", 0.0),
-                            h.value("bytes_per_s", 0.0) / 1e6, 100 * h.value("cpu_fraction", 0.0), h.value("cpus_allowed", 0),
-                            client ? " class=\"warn\"" : "",
+                            h.value("bytes_per_s", 0.0) / 1e6, 100 * h.value("cpu_fraction", 0.0),
+                            h.value("cpus_allowed", 0), client ? " class=\"warn\"" : "",
                             client ? html_escape("client-bound: " + h.value("note", "")) : "");
   }
   return o;
@@ -200,7 +202,8 @@ std::string render_capacity_text(const json& doc) {
                    doc.value("partial", false) ? fmt::format("  [PARTIAL: {}]", c.value("stop_reason", "")) : "");
   o += fmt::format("  target     {} ({}, {}), {} files, {}\n", tg.value("path", ""), tg.value("fs_type", "?"),
                    tg.value("direct", false) ? "O_DIRECT" : "buffered",
-                   format_count(doc.at("dataset").value("files", 0ULL)), format_bytes(doc.at("dataset").value("bytes", 0ULL)));
+                   format_count(doc.at("dataset").value("files", 0ULL)),
+                   format_bytes(doc.at("dataset").value("bytes", 0ULL)));
   o += render_targets(doc, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
                    host.value("cpu_list", ""), host.value("cpus_online", 0));
@@ -209,13 +212,14 @@ std::string render_capacity_text(const json& doc) {
                    format_rate(c.value("samples_per_s_per_gpu", 0.0) * c.value("sample_bytes", 0.0)),
                    100 * c.at("au_target").get<double>());
   o += fmt::format("  search     doubling then bisection; {} repeat(s) of {} s per point; {} in {} (budget {})\n\n",
-                   c.value("repeats", 0), c.value("point_s", 0.0), c.at("points").size() == 1 ? "1 point" :
-                   fmt::format("{} points", c.at("points").size()), format_seconds(c.value("elapsed_s", 0.0)),
-                   format_seconds(c.value("budget_s", 0.0)));
+                   c.value("repeats", 0), c.value("point_s", 0.0),
+                   c.at("points").size() == 1 ? "1 point" : fmt::format("{} points", c.at("points").size()),
+                   format_seconds(c.value("elapsed_s", 0.0)), format_seconds(c.value("budget_s", 0.0)));
   if (doc.contains("cluster") && doc["cluster"].is_object()) {
     const json& cl = doc["cluster"];
     std::string names;
-    for (const auto& n : cl.value("hostnames", json::array())) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    for (const auto& n : cl.value("hostnames", json::array()))
+      names += (names.empty() ? "" : ", ") + n.get<std::string>();
     o += fmt::format("  hosts      {} ({}), {} MPI ranks, {}; each point split {}\n", cl.value("hosts", 0), names,
                      cl.value("mpi_ranks", 0), cl.value("launcher", ""),
                      "evenly over the hosts, then over each host's processes");
@@ -232,16 +236,18 @@ std::string render_capacity_text(const json& doc) {
       res += " on host " + p["client_host"].get<std::string>();
     o += fmt::format("  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>6.1f}% {:>4.0f}% {:>5} {:>7}  {}\n",
                      p.value("gpus", 0), 100 * p.value("au", 0.0), 100 * p.value("au_min", 0.0),
-                     p.value("samples_per_s", 0.0), p.value("demand_samples_per_s", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
-                     100 * p.value("spread", 0.0), 100 * p.value("cpu_fraction", 0.0), p.value("repeats", 0),
-                     read_ratio_text(p), res);
+                     p.value("samples_per_s", 0.0), p.value("demand_samples_per_s", 0.0),
+                     p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("spread", 0.0),
+                     100 * p.value("cpu_fraction", 0.0), p.value("repeats", 0), read_ratio_text(p), res);
     o += host_rows_text(p);
   }
-  o += "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s and MB/s\n"
-       "   (10^6 B/s): median over repeats, from sample completion times in the steady window; CPU: process CPU time /\n"
-       "   wall time / allowed CPUs, all hosts' CPUs together across hosts; dev rd: device bytes read / bytes delivered)\n";
+  o +=
+      "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s and MB/s\n"
+      "   (10^6 B/s): median over repeats, from sample completion times in the steady window; CPU: process CPU time /\n"
+      "   wall time / allowed CPUs, all hosts' CPUs together across hosts; dev rd: device bytes read / bytes "
+      "delivered)\n";
   o += device_note_text(c) + "\n";
-         for (const auto& p : c.at("points"))
+  for (const auto& p : c.at("points"))
     if (p.contains("decode_us_per_sample")) {
       std::string per;
       for (const auto& q : c.at("points"))
@@ -277,7 +283,8 @@ std::string render_capacity_html(const json& doc) {
   rate.title = "samples/s against emulated accelerators";
   rate.x_label = au.x_label;
   rate.y_label = "samples/s";
-  SvgSeries got{"delivered (median of repeats)", {}, true}, need{"demand (accelerators x per-accelerator rate)", {}, false};
+  SvgSeries got{"delivered (median of repeats)", {}, true},
+      need{"demand (accelerators x per-accelerator rate)", {}, false};
   for (const auto& p : c.at("points")) {
     const double g = p.value("gpus", 0.0);
     mean.points.push_back({g, 100 * p.value("au", 0.0)});
@@ -289,17 +296,19 @@ std::string render_capacity_html(const json& doc) {
   rate.series = {got, need};
   const uint64_t n = c.at("gpus_fed").get<uint64_t>();
   for (const auto& p : c.at("points"))
-    if (p.value("gpus", 0ULL) == n && n > 0) au.marks.push_back({static_cast<double>(n), 100 * p.value("au", 0.0), "fed"});
+    if (p.value("gpus", 0ULL) == n && n > 0)
+      au.marks.push_back({static_cast<double>(n), 100 * p.value("au", 0.0), "fed"});
   o += render_line_chart(au) + render_line_chart(rate);
   if (doc.contains("cluster") && doc["cluster"].is_object()) {
     const json& cl = doc["cluster"];
     std::string names;
     for (const auto& n : cl.value("hostnames", json::array()))
       if (n.is_string()) names += (names.empty() ? "" : ", ") + n.get<std::string>();
-    o += fmt::format("<p class=\"note\">Across {} hosts ({}), {} MPI ranks, started by {}: each point split evenly over "
-                     "the hosts, then over each host's processes; each host's share in the rows under the point (CPU: "
-                     "of that host's allowed CPUs).</p>\n",
-                     cl.value("hosts", 0), html_escape(names), cl.value("mpi_ranks", 0), html_escape(cl.value("launcher", "")));
+    o += fmt::format(
+        "<p class=\"note\">Across {} hosts ({}), {} MPI ranks, started by {}: each point split evenly over "
+        "the hosts, then over each host's processes; each host's share in the rows under the point (CPU: "
+        "of that host's allowed CPUs).</p>\n",
+        cl.value("hosts", 0), html_escape(names), cl.value("mpi_ranks", 0), html_escape(cl.value("launcher", "")));
   }
   o += "<table class=\"grid\"><tr><th>GPUs</th><th>AU</th><th>AU min</th><th>samples/s</th><th>demand</th><th>MB/s</th>"
        "<th>spread</th><th>CPU</th><th>repeats</th><th>fed</th></tr>\n";
@@ -308,8 +317,9 @@ std::string render_capacity_html(const json& doc) {
                      "<td>{:.1f}%</td><td>{:.0f}%</td><td>{}</td><td>{}</td></tr>\n",
                      p.value("gpus", 0), 100 * p.value("au", 0.0), 100 * p.value("au_min", 0.0),
                      p.value("samples_per_s", 0.0), p.value("demand_samples_per_s", 0.0),
-                     p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("spread", 0.0), 100 * p.value("cpu_fraction", 0.0),
-                     p.value("repeats", 0), html_escape(p.value("passed", false) ? "yes" : "no"));
+                     p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("spread", 0.0),
+                     100 * p.value("cpu_fraction", 0.0), p.value("repeats", 0),
+                     html_escape(p.value("passed", false) ? "yes" : "no"));
     o += host_rows_html(p);
   }
   return o + "</table><p class=\"note\">MB/s = 10^6 B/s. Rates from sample completion times in each run's steady "

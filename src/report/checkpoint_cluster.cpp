@@ -19,10 +19,29 @@ namespace {
 double sec(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 json save_rank_json(const checkpoint::RankSaveResult& r) {
-  return {r.rank, r.path, r.logical_bytes, r.stored_bytes, r.written_bytes, r.zero_copy_bytes, r.chunks_done,
-          r.chunks_total, r.stage_ns, r.compress_ns, r.compress_busy_ns, r.compress_active_ns,
-          r.compress_workers_used, r.checksum_cpu_ns, r.frames, r.write_wait_ns, r.fsync_ns, r.total_ns, r.direct,
-          r.interrupted, r.err, r.err_op, r.err_detail};
+  return {r.rank,
+          r.path,
+          r.logical_bytes,
+          r.stored_bytes,
+          r.written_bytes,
+          r.zero_copy_bytes,
+          r.chunks_done,
+          r.chunks_total,
+          r.stage_ns,
+          r.compress_ns,
+          r.compress_busy_ns,
+          r.compress_active_ns,
+          r.compress_workers_used,
+          r.checksum_cpu_ns,
+          r.frames,
+          r.write_wait_ns,
+          r.fsync_ns,
+          r.total_ns,
+          r.direct,
+          r.interrupted,
+          r.err,
+          r.err_op,
+          r.err_detail};
 }
 
 checkpoint::RankSaveResult save_rank_from(const json& j) {
@@ -38,8 +57,8 @@ checkpoint::RankSaveResult save_rank_from(const json& j) {
 }
 
 json restore_rank_json(const checkpoint::RankRestoreResult& r) {
-  return {r.path, r.logical_bytes, r.stored_bytes, r.chunks_verified, r.chunks_total, r.total_ns, r.read_ns,
-          r.direct, r.decompress_ns, r.decode_threads, r.decode_wait_ns, r.interrupted, r.corrupt, r.error};
+  return {r.path,   r.logical_bytes, r.stored_bytes,   r.chunks_verified, r.chunks_total, r.total_ns, r.read_ns,
+          r.direct, r.decompress_ns, r.decode_threads, r.decode_wait_ns,  r.interrupted,  r.corrupt,  r.error};
 }
 
 checkpoint::RankRestoreResult restore_rank_from(const json& j) {
@@ -64,18 +83,33 @@ std::string encode_checkpoint_part(const CheckpointPart& p) {
   json ranks = json::array();
   for (const auto& r : p.save.ranks) ranks.push_back(save_rank_json(r));
   const auto& s = p.save;
-  json j = {{"v", 1}, {"mpi_rank", p.mpi_rank}, {"host_index", p.host_index}, {"hostname", p.hostname},
+  json j = {{"v", 1},
+            {"mpi_rank", p.mpi_rank},
+            {"host_index", p.host_index},
+            {"hostname", p.hostname},
             {"state", state},
-            {"save", {{"ranks", ranks}, {"ok", s.ok}, {"interrupted", s.interrupted}, {"staged_ns", s.staged_ns},
-                      {"ranks_done_ns", s.ranks_done_ns}, {"publish_ns", s.publish_ns}, {"durable_ns", s.durable_ns},
-                      {"user_cpu_s", s.user_cpu_s}, {"sys_cpu_s", s.sys_cpu_s}, {"final_paths", s.final_paths},
-                      {"failed_rank", s.failed_rank}, {"failure", s.failure}}},
-            {"file_bytes", p.file_bytes}, {"restore_shards", p.restore_shards},
+            {"save",
+             {{"ranks", ranks},
+              {"ok", s.ok},
+              {"interrupted", s.interrupted},
+              {"staged_ns", s.staged_ns},
+              {"ranks_done_ns", s.ranks_done_ns},
+              {"publish_ns", s.publish_ns},
+              {"durable_ns", s.durable_ns},
+              {"user_cpu_s", s.user_cpu_s},
+              {"sys_cpu_s", s.sys_cpu_s},
+              {"final_paths", s.final_paths},
+              {"failed_rank", s.failed_rank},
+              {"failure", s.failure}}},
+            {"file_bytes", p.file_bytes},
+            {"restore_shards", p.restore_shards},
             {"restore_writer_host", p.restore_writer_host}};
   if (p.restore) {
     json rr = json::array();
     for (const auto& r : p.restore->ranks) rr.push_back(restore_rank_json(r));
-    j["restore"] = {{"ranks", rr}, {"wall_ns", p.restore->wall_ns}, {"ok", p.restore->ok},
+    j["restore"] = {{"ranks", rr},
+                    {"wall_ns", p.restore->wall_ns},
+                    {"ok", p.restore->ok},
                     {"interrupted", p.restore->interrupted}};
   }
   if (p.restore_device_io) j["restore_device_io"] = device_io_json(*p.restore_device_io);
@@ -129,7 +163,9 @@ CheckpointPart decode_checkpoint_part(const std::string& text) {
     return p;
   } catch (const std::exception& e) {
     throw Error(fmt::format("a process sent a checkpoint result this ioprobe cannot read ({}): run the same ioprobe "
-                            "build on every host", e.what()), kExitFailure);
+                            "build on every host",
+                            e.what()),
+                kExitFailure);
   }
 }
 
@@ -154,15 +190,19 @@ json checkpoint_cluster_json(const CheckpointCluster& c, const std::string& laun
   checkpoint::SaveTotals tot;
   for (const auto& h : c.hosts) tot.merge(h.save);
   const bool ok = c.save.ok;
-  json j = {{"launcher", launcher}, {"hosts", c.hosts.size()}, {"mpi_ranks", c.mpi_ranks},
-            {"ckpt_ranks", c.state.size()}, {"dir_placement", dir_placement},
+  json j = {{"launcher", launcher},
+            {"hosts", c.hosts.size()},
+            {"mpi_ranks", c.mpi_ranks},
+            {"ckpt_ranks", c.state.size()},
+            {"dir_placement", dir_placement},
             {"restore_placement", restore_placement},
             {"merge", "every process starts its save after a common barrier and times its ranks on its own monotonic "
                       "clock; duration = max over ranks (time to durable), throughput = total bytes / that duration "
                       "(MLPerf Storage); the raw baseline runs on every host at once and merges the same way"},
             {"save_bytes", tot.logical_bytes},
             {"save_duration_max_s", ok ? json(sec(c.save.durable_ns)) : json(nullptr)},
-            {"save_bytes_per_s", ok ? json(checkpoint::rate_bytes_per_s(tot.logical_bytes, c.save.durable_ns)) : json(nullptr)}};
+            {"save_bytes_per_s",
+             ok ? json(checkpoint::rate_bytes_per_s(tot.logical_bytes, c.save.durable_ns)) : json(nullptr)}};
   if (c.restore) j["restores_from_other_host"] = c.restores_from_other_host;
   return j;
 }
@@ -170,7 +210,8 @@ json checkpoint_cluster_json(const CheckpointCluster& c, const std::string& laun
 json checkpoint_hosts_json(const CheckpointCluster& c) {
   json a = json::array();
   for (const auto& h : c.hosts) {
-    json r = {{"save_bytes", h.save.logical_bytes}, {"save_duration_max_s", sec(h.save.duration_max_ns)},
+    json r = {{"save_bytes", h.save.logical_bytes},
+              {"save_duration_max_s", sec(h.save.duration_max_ns)},
               {"time_to_durable_s", sec(h.durable_ns)},
               {"save_bytes_per_s", checkpoint::rate_bytes_per_s(h.save.logical_bytes, h.durable_ns)},
               {"min_rank_bytes_per_s", h.save.min_rank_bytes_per_s}};
@@ -189,8 +230,11 @@ json checkpoint_hosts_json(const CheckpointCluster& c) {
       r["restore_device_io"] = device_io_json(io, DeviceRef::kRead, h.restore_file_bytes);
       r["restore_served_from"] = bytes_source(io, h.restore_file_bytes);
     }
-    a.push_back({{"hostname", h.hostname}, {"host_index", h.host_index}, {"mpi_ranks", h.mpi_ranks},
-                 {"ckpt_ranks", h.ckpt_ranks}, {"results", r}});
+    a.push_back({{"hostname", h.hostname},
+                 {"host_index", h.host_index},
+                 {"mpi_ranks", h.mpi_ranks},
+                 {"ckpt_ranks", h.ckpt_ranks},
+                 {"results", r}});
   }
   return a;
 }
@@ -211,11 +255,14 @@ void add_cluster_save_device_io(json& ck, const CheckpointCluster& c) {
   DeviceIo io;
   if (c.save_device_io) io = *c.save_device_io;
   else io.reason = "not measurable: no host sent its save accounting (no save ran)";
-  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number() ? sv["bytes_on_disk"].get<uint64_t>() : 0;
+  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number()
+                               ? sv["bytes_on_disk"].get<uint64_t>()
+                               : 0;
   const uint64_t logical = sv.value("logical_bytes", 0ULL);
   json j = device_io_json(io, DeviceRef::kWrite, on_disk);
   j["logical_bytes"] = logical;
-  j["written_over_logical"] = io.measured() && logical ? json(static_cast<double>(io.bytes_written) / logical) : json(nullptr);
+  j["written_over_logical"] = io.measured() && logical ? json(static_cast<double>(io.bytes_written) / logical)
+                                                       : json(nullptr);
   j["scope"] = "every host's own devices over the save window, added, each host counted once (the processes of a host "
                "share its devices)";
   sv["device_io"] = j;
@@ -271,12 +318,13 @@ std::string render_checkpoint_hosts_text(const json& doc) {
                 : fmt::format("{:.2f} MB ({})", static_cast<double>(io.value("bytes_read", 0ULL)) / 1e6,
                               r.value("restore_served_from", "unknown"));
     }
-    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14} {:>22}  {}\n", h.value("hostname", "?"),
-                     h.at("mpi_ranks").size(), h.at("ckpt_ranks").size(), static_cast<double>(r.value("save_bytes", 0ULL)) / 1e6,
-                     r.value("time_to_durable_s", 0.0), r.value("save_bytes_per_s", 0.0) / 1e6,
-                     r.value("min_rank_bytes_per_s", 0.0) / 1e6,
-                     r.contains("restore_bytes_per_s") ? fmt::format("{:.2f}", r["restore_bytes_per_s"].get<double>() / 1e6)
-                                                       : std::string("-"),
+    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14} {:>22}  {}\n",
+                     h.value("hostname", "?"), h.at("mpi_ranks").size(), h.at("ckpt_ranks").size(),
+                     static_cast<double>(r.value("save_bytes", 0ULL)) / 1e6, r.value("time_to_durable_s", 0.0),
+                     r.value("save_bytes_per_s", 0.0) / 1e6, r.value("min_rank_bytes_per_s", 0.0) / 1e6,
+                     r.contains("restore_bytes_per_s")
+                         ? fmt::format("{:.2f}", r["restore_bytes_per_s"].get<double>() / 1e6)
+                         : std::string("-"),
                      dev, from.empty() ? "-" : from);
     if (r.contains("save_device_io"))
       save_lines += fmt::format("  {:<16} save device I/O {}\n", h.value("hostname", "?"),

@@ -28,9 +28,13 @@ json checkpoint_series_json(const SeriesResult& s, uint64_t repeat, double durat
   json saves = json::array();
   std::vector<double> w, r;
   for (const auto& x : s.saves) {
-    saves.push_back({{"index", x.index}, {"logical_bytes", x.logical_bytes}, {"bytes_on_disk", x.bytes_on_disk},
-                     {"time_to_durable_s", x.time_to_durable_s}, {"write_bytes_per_s", x.write_bytes_per_s},
-                     {"user_cpu_s", x.user_cpu_s}, {"sys_cpu_s", x.sys_cpu_s},
+    saves.push_back({{"index", x.index},
+                     {"logical_bytes", x.logical_bytes},
+                     {"bytes_on_disk", x.bytes_on_disk},
+                     {"time_to_durable_s", x.time_to_durable_s},
+                     {"write_bytes_per_s", x.write_bytes_per_s},
+                     {"user_cpu_s", x.user_cpu_s},
+                     {"sys_cpu_s", x.sys_cpu_s},
                      {"restore_bytes_per_s", x.restore_bytes_per_s ? json(*x.restore_bytes_per_s) : json(nullptr)}});
     w.push_back(x.write_bytes_per_s);
     if (x.restore_bytes_per_s) r.push_back(*x.restore_bytes_per_s);
@@ -64,9 +68,15 @@ std::string render_series_text(const json& doc) {
   std::string o = fmt::format("\nrepeated saves: {} completed in {:.1f} s (stopped: {}{}{}); each published, then "
                               "removed before the next\n",
                               s.at("saves_completed").get<uint64_t>(), s.at("elapsed_s").get<double>(),
-                              by == "repeat" ? "count reached" : by == "duration" ? "time limit reached" : by,
-                              s.at("repeat_requested").is_null() ? "" : fmt::format("; --repeat {}", s.at("repeat_requested").get<uint64_t>()),
-                              s.at("duration_limit_s").is_null() ? "" : fmt::format("; --duration {:.0f} s", s.at("duration_limit_s").get<double>()));
+                              by == "repeat"     ? "count reached"
+                              : by == "duration" ? "time limit reached"
+                                                 : by,
+                              s.at("repeat_requested").is_null()
+                                  ? ""
+                                  : fmt::format("; --repeat {}", s.at("repeat_requested").get<uint64_t>()),
+                              s.at("duration_limit_s").is_null()
+                                  ? ""
+                                  : fmt::format("; --duration {:.0f} s", s.at("duration_limit_s").get<double>()));
   const json& w = s.at("write_bytes_per_s");
   if (w.is_null()) {
     o += "  no save completed: no rate is claimed\n";
@@ -80,7 +90,10 @@ std::string render_series_text(const json& doc) {
   if (!r.is_null())
     o += fmt::format("  restore MB/s (10^6 B/s, {}, verified): min {}  median {}  max {}\n",
                      // --restore-cache warm reads what the page cache holds: never call it cold
-                     c.contains("restore") && c.at("restore").is_object() && c.at("restore").value("cache", "").rfind("warm", 0) == 0 ? "warm" : "cold",
+                     c.contains("restore") && c.at("restore").is_object() &&
+                             c.at("restore").value("cache", "").rfind("warm", 0) == 0
+                         ? "warm"
+                         : "cold",
                      mbs(r.at("min")), mbs(r.at("median")), mbs(r.at("max")));
   o += "  (the save section above shows the last save attempted)\n";
   return o;

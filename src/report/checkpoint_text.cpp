@@ -4,8 +4,8 @@
 
 #include "core/units.hpp"
 #include "report/checkpoint_cluster.hpp"
-#include "report/device_io_report.hpp"
 #include "report/checkpoint_report.hpp"
+#include "report/device_io_report.hpp"
 
 namespace ioprobe {
 
@@ -26,7 +26,8 @@ std::string no_saving_cause(const std::string& compress, const std::string& cont
   const int level = colon == std::string::npos ? 3 : std::atoi(compress.c_str() + colon + 1);
   if (level < 1)
     return fmt::format("{} is one of zstd's fast (negative) levels, which trade ratio for speed and may save nothing; "
-                       "zstd:1 or higher compresses", compress);
+                       "zstd:1 or higher compresses",
+                       compress);
   return fmt::format("this data did not compress at {}", compress);
 }
 std::string secs(const json& v) { return fmt::format("{:.3f} s", v.get<double>()); }
@@ -47,8 +48,8 @@ std::string render_checkpoint_text(const json& doc) {
                                               doc["cluster"].value("mpi_ranks", 0))
                                 : std::string("on this host");
   o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) {} of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
-                   bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(), where,
-                   st.at("world_size").get<int>(), st.at("tp").get<int>(), st.at("pp").get<int>(),
+                   bytes(st.at("host_bytes")), st.at("source").get<std::string>(), st.at("ranks_on_host").get<int>(),
+                   where, st.at("world_size").get<int>(), st.at("tp").get<int>(), st.at("pp").get<int>(),
                    st.at("dp").get<int>(), st.at("zero_stage").get<int>());
   o += fmt::format("  target      {} ({}{}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),
                    tg.value("device", "").empty() ? "" : ", " + tg.value("device", ""),
@@ -57,35 +58,42 @@ std::string render_checkpoint_text(const json& doc) {
                    bytes(cfg.at("chunk_bytes")), cfg.at("compress").get<std::string>(),
                    cfg.at("byte_group").get<bool>() ? " + byte grouping" : "",
                    format_bytes(cfg.at("io_bytes").get<uint64_t>()), cfg.at("io_depth").get<int>(),
-                   sv.at("direct").get<bool>()                                           ? "O_DIRECT"
-                   : !sv.value("ok", false) && cfg.value("direct_requested", false) ? "O_DIRECT requested (no save completed)"
-                                                                                    : "buffered (O_DIRECT refused or off)",
+                   sv.at("direct").get<bool>() ? "O_DIRECT"
+                   : !sv.value("ok", false) && cfg.value("direct_requested", false)
+                       ? "O_DIRECT requested (no save completed)"
+                       : "buffered (O_DIRECT refused or off)",
                    sv.at("durability").get<std::string>());
   if (cfg.value("flush_every_bytes", uint64_t{0}) > 0)
     o += fmt::format("  flush       background fdatasync every {} written (--flush-every){}\n",
                      bytes(cfg.at("flush_every_bytes")),
-                     c.contains("raw_write") && c.at("raw_write").value("available", false) ? ", raw baseline alike" : "");
+                     c.contains("raw_write") && c.at("raw_write").value("available", false) ? ", raw baseline alike"
+                                                                                            : "");
   if (cfg.at("compress").get<std::string>() != "none" && cfg.value("compress_pool", "zstd") == "zstd")
-    o += fmt::format("  zstd        zstd's own pool: {} worker(s) per rank; job size {}: {} worker(s) can be busy per chunk\n",
-                     cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.at("zstd_job_bytes")),
-                     cfg.at("zstd_workers_busy_per_chunk").get<int>());
+    o += fmt::format(
+        "  zstd        zstd's own pool: {} worker(s) per rank; job size {}: {} worker(s) can be busy per chunk\n",
+        cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.at("zstd_job_bytes")),
+        cfg.at("zstd_workers_busy_per_chunk").get<int>());
   else if (cfg.at("compress").get<std::string>() != "none")
-    o += fmt::format("  zstd        ioprobe's own threads (not zstd's pool): {} per rank, one zstd context each, one frame "
-                     "per {} piece\n",
-                     cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.value("frame_bytes", json(0))));
+    o += fmt::format(
+        "  zstd        ioprobe's own threads (not zstd's pool): {} per rank, one zstd context each, one frame "
+        "per {} piece\n",
+        cfg.at("compress_threads_per_rank").get<int>(), bytes(cfg.value("frame_bytes", json(0))));
   if (st.value("content", "tensors") != "tensors")
     o += fmt::format("  data        {} (--data {}): not training state; for compression tests\n",
-                     st.at("content").get<std::string>() == "text" ? "text-like bytes" : "random bytes (incompressible)",
+                     st.at("content").get<std::string>() == "text" ? "text-like bytes"
+                                                                   : "random bytes (incompressible)",
                      st.at("content").get<std::string>());
   // Older documents (before --huge-pages) carry neither key: nothing is said then.
   if (cfg.contains("huge_pages")) {
     if (cfg.at("huge_pages").get<bool>())
-      o += fmt::format("  memory      transparent huge pages advised for state and I/O buffers; state on huge pages: {} of {} "
-                       "(measured)\n",
-                       bytes(st.value("resident_huge_page_bytes", json(0))), bytes(st.at("resident_bytes")));
+      o += fmt::format(
+          "  memory      transparent huge pages advised for state and I/O buffers; state on huge pages: {} of {} "
+          "(measured)\n",
+          bytes(st.value("resident_huge_page_bytes", json(0))), bytes(st.at("resident_bytes")));
     else
-      o += "  memory      4 KiB pages for the save (--huge-pages false): O_DIRECT requests may be split at the device's "
-           "segment limit; the raw baseline keeps huge pages\n";
+      o +=
+          "  memory      4 KiB pages for the save (--huge-pages false): O_DIRECT requests may be split at the device's "
+          "segment limit; the raw baseline keeps huge pages\n";
   }
   if (st.at("resident_cyclic").get<bool>())
     o += fmt::format("  state       larger than the memory budget: {} resident, read cyclically\n",
@@ -152,36 +160,40 @@ std::string render_checkpoint_text(const json& doc) {
       o += fmt::format("  rank {:>4}  {}  {}  {}\n", r.at("rank").get<int>(), bytes(r.at("logical_bytes")),
                        secs(r.at("duration_s")), rate(r.at("write_bytes_per_s")));
     else
-      o += fmt::format("  rank {:>4}  {} chunk(s) of {} done  {} reached the kernel  elapsed {}\n", r.at("rank").get<int>(),
-                       r.value("chunks_done", 0), r.value("chunks_total", 0), bytes(r.value("written_bytes", json(0))),
-                       secs(r.at("duration_s")));
+      o += fmt::format("  rank {:>4}  {} chunk(s) of {} done  {} reached the kernel  elapsed {}\n",
+                       r.at("rank").get<int>(), r.value("chunks_done", 0), r.value("chunks_total", 0),
+                       bytes(r.value("written_bytes", json(0))), secs(r.at("duration_s")));
   }
   if (ok) {
     o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {}\n", secs(sv.at("duration_max_s")),
                      rate(sv.at("throughput_min_rank_bytes_per_s")));
     o += fmt::format("  aggregate write {} of logical state{}\n", rate(sv.at("write_bytes_per_s")),
-                     sv.at("durable").get<bool>() ? " (to durable)" : " -- NOT DURABLE (page cache), do not size storage on it");
+                     sv.at("durable").get<bool>() ? " (to durable)"
+                                                  : " -- NOT DURABLE (page cache), do not size storage on it");
   } else {
     o += fmt::format("  elapsed (max over ranks) {}\n", secs(sv.at("duration_max_s")));
   }
   if (sv.contains("compression")) {
     const json& z = sv.at("compression");
-    o += fmt::format("  compression workers busy (measured: their CPU time in zstd / wall): {:.2f} of {} per rank on average; "
-                     "{} used{}; checksums (xxh3 of each piece and frame) {:.3f} s of their CPU (max over ranks)\n",
-                     z.at("workers_busy_mean_per_rank").get<double>(), z.at("workers_per_rank").get<int>(),
-                     z.at("workers_used_min_over_ranks").get<int>(),
-                     z.at("workers_per_rank").get<int>() == 0 ? " (compressing in the rank's own thread)" : "",
-                     z.value("checksum_cpu_s_max_over_ranks", 0.0));
+    o += fmt::format(
+        "  compression workers busy (measured: their CPU time in zstd / wall): {:.2f} of {} per rank on average; "
+        "{} used{}; checksums (xxh3 of each piece and frame) {:.3f} s of their CPU (max over ranks)\n",
+        z.at("workers_busy_mean_per_rank").get<double>(), z.at("workers_per_rank").get<int>(),
+        z.at("workers_used_min_over_ranks").get<int>(),
+        z.at("workers_per_rank").get<int>() == 0 ? " (compressing in the rank's own thread)" : "",
+        z.value("checksum_cpu_s_max_over_ranks", 0.0));
   }
-  o += fmt::format("  CPU user {:.2f} s + sys {:.2f} s over {:.2f} s wall = {:.2f} cores busy\n", sv.at("user_cpu_s").get<double>(),
-                   sv.at("sys_cpu_s").get<double>(), sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());
+  o += fmt::format("  CPU user {:.2f} s + sys {:.2f} s over {:.2f} s wall = {:.2f} cores busy\n",
+                   sv.at("user_cpu_s").get<double>(), sv.at("sys_cpu_s").get<double>(),
+                   sv.at("ranks_done_s").get<double>(), sv.at("cpu_per_wall").get<double>());
   if (sv.contains("async")) {
     const json& a = sv.at("async");
     const int steps = a.at("steps_during_persistence").get<int>();
-    o += fmt::format("  async: training blocked {}; {} step{} ran during persistence, mean {:.3f} ms vs {:.3f} ms idle ({:+.1f}%)\n",
-                     secs(a.at("training_blocked_s")), steps, steps == 1 ? "" : "s",
-                     a.at("step_mean_during_persistence_s").get<double>() * 1e3, a.at("step_baseline_s").get<double>() * 1e3,
-                     a.at("step_slowdown").get<double>() * 100);
+    o += fmt::format(
+        "  async: training blocked {}; {} step{} ran during persistence, mean {:.3f} ms vs {:.3f} ms idle ({:+.1f}%)\n",
+        secs(a.at("training_blocked_s")), steps, steps == 1 ? "" : "s",
+        a.at("step_mean_during_persistence_s").get<double>() * 1e3, a.at("step_baseline_s").get<double>() * 1e3,
+        a.at("step_slowdown").get<double>() * 100);
   }
   if (sv.contains("failure")) o += "  FAILED: " + sv.at("failure").get<std::string>() + "\n";
   const json& rw = c.value("raw_write", json::object());
@@ -192,8 +204,8 @@ std::string render_checkpoint_text(const json& doc) {
     std::string runs;
     for (const auto& v : rw.value("runs_bytes_per_s", json::array()))
       runs += fmt::format("{}{:.1f}", runs.empty() ? "" : ", ", v.get<double>() / 1e6);
-    o += fmt::format("\nraw sequential write, same target, same run: {} in {} = {} ({}, fsync{})\n", bytes(rw.at("bytes")),
-                     secs(rw.at("duration_max_s")), rate(rw.at("write_bytes_per_s")),
+    o += fmt::format("\nraw sequential write, same target, same run: {} in {} = {} ({}, fsync{})\n",
+                     bytes(rw.at("bytes")), secs(rw.at("duration_max_s")), rate(rw.at("write_bytes_per_s")),
                      rw.at("direct").get<bool>() ? "O_DIRECT" : "buffered",
                      runs.empty() ? "" : "; best of runs before/after the save: " + runs + " MB/s");
     if (rw.contains("after_save_skipped"))
@@ -212,30 +224,34 @@ std::string render_checkpoint_text(const json& doc) {
     if (cmp.contains("zstd_multithread_in_memory_bytes_per_s"))
       // The ratio to zstd's pool only where the save used zstd's pool: with ioprobe's threads the
       // measured-limit line below compares with the pool the save used.
-      o += fmt::format("  in memory, no I/O, {} core(s): zstd's own pool {}{}{}\n",
-                       cmp.at("cores").get<int>(), rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
+      o += fmt::format("  in memory, no I/O, {} core(s): zstd's own pool {}{}{}\n", cmp.at("cores").get<int>(),
+                       rate(cmp.at("zstd_multithread_in_memory_bytes_per_s")),
                        cmp.contains("ioprobe_pool_in_memory_bytes_per_s")
-                           ? ", ioprobe's threads " + rate(cmp.at("ioprobe_pool_in_memory_bytes_per_s")) + " (this save used " +
-                                 cmp.value("compress_pool", std::string("ioprobe")) + "'s)"
+                           ? ", ioprobe's threads " + rate(cmp.at("ioprobe_pool_in_memory_bytes_per_s")) +
+                                 " (this save used " + cmp.value("compress_pool", std::string("ioprobe")) + "'s)"
                            : std::string(),
                        cmp.value("compress_pool", std::string("ioprobe")) == "zstd"
                            ? fmt::format("; checkpoint / zstd's pool = {:.3f}",
                                          cmp.at("checkpoint_over_zstd_multithread").get<double>())
                            : std::string());
     if (cmp.contains("checkpoint_over_limit"))
-      o += fmt::format("  checkpoint / limit = {:.3f} ({} ioprobe's design target of 0.90: what a FastPersist-style writer "
-                       "should reach here)\n", cmp.at("checkpoint_over_limit").get<double>(),
-                       cmp.at("checkpoint_over_limit").get<double>() >= 0.9 ? "at or above" : "below");
+      o += fmt::format(
+          "  checkpoint / limit = {:.3f} ({} ioprobe's design target of 0.90: what a FastPersist-style writer "
+          "should reach here)\n",
+          cmp.at("checkpoint_over_limit").get<double>(),
+          cmp.at("checkpoint_over_limit").get<double>() >= 0.9 ? "at or above" : "below");
     if (cmp.contains("checkpoint_over_measured_limit"))
-      o += fmt::format("  checkpoint / measured limit = {:.3f} (min(write x ratio, the pool's measured {} core(s) {} = {:.2f}x "
-                       "one core's speed))\n",
-                       cmp.at("checkpoint_over_measured_limit").get<double>(), cmp.at("cores").get<int>(),
-                       rate(cmp.at("measured_cpu_limit_bytes_per_s")), cmp.at("cores_speedup_measured").get<double>());
+      o += fmt::format(
+          "  checkpoint / measured limit = {:.3f} (min(write x ratio, the pool's measured {} core(s) {} = {:.2f}x "
+          "one core's speed))\n",
+          cmp.at("checkpoint_over_measured_limit").get<double>(), cmp.at("cores").get<int>(),
+          rate(cmp.at("measured_cpu_limit_bytes_per_s")), cmp.at("cores_speedup_measured").get<double>());
     if (cmp.contains("cores_speedup_measured") &&
         cmp.at("cores_speedup_measured").get<double>() > 1.05 * cmp.at("cores").get<int>())
-      o += fmt::format("  note: a speedup above {} core(s) means the one-core probe ran slower than the cores did together: "
-                       "this host's CPU speed varies between probes (each best of 3), so take both limits as approximate\n",
-                       cmp.at("cores").get<int>());
+      o += fmt::format(
+          "  note: a speedup above {} core(s) means the one-core probe ran slower than the cores did together: "
+          "this host's CPU speed varies between probes (each best of 3), so take both limits as approximate\n",
+          cmp.at("cores").get<int>());
   }
   if (c.contains("restore")) {
     const json& r = c.at("restore");
@@ -248,9 +264,11 @@ std::string render_checkpoint_text(const json& doc) {
     const std::string why = cfg.at("compress").get<std::string>() == "none" ? "uncompressed: nothing to decode"
                             : pool == "zstd" ? "one zstd frame per chunk (--compress-pool zstd)"
                                              : "--restore-threads 0";
-    o += decoders > 0 ? fmt::format("  {} decompression worker(s) per rank (--restore-threads), reading on the rank's thread\n", decoders)
-                      : fmt::format("  read{} on each rank's thread ({})\n",
-                                    cfg.at("compress").get<std::string>() == "none" ? "" : " and decoded", why);
+    o += decoders > 0
+             ? fmt::format("  {} decompression worker(s) per rank (--restore-threads), reading on the rank's thread\n",
+                           decoders)
+             : fmt::format("  read{} on each rank's thread ({})\n",
+                           cfg.at("compress").get<std::string>() == "none" ? "" : " and decoded", why);
     uint64_t verified = 0, total = 0;
     for (const auto& x : r.value("ranks", json::array())) {
       verified += x.value("chunks_verified", uint64_t{0});

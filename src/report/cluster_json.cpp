@@ -48,11 +48,11 @@ cluster::ProcessPart decode_part(const std::string& text) {
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("a process sent a result rank 0 cannot read ({}): are all hosts running the same ioprobe "
-                            "version?", e.what()),
+                            "version?",
+                            e.what()),
                 kExitFailure);
   }
 }
-
 
 nlohmann::json cluster_json(const cluster::ClusterRun& c, const std::string& launcher, int host_count,
                             const std::string& placement, const std::string& placement_how) {
@@ -122,8 +122,10 @@ std::string render_hosts_text(const nlohmann::json& doc) {
                    elapsed > 0 ? 100 * c.value("step_exchange_s", 0.0) / elapsed : 0.0);
   if (c.value("interrupted", false))
     o += fmt::format("  {:<20} INTERRUPTED (Ctrl-C / SIGTERM on mpirun): every host stopped early; the merged figures "
-                     "cover the work done until then (a partial result)\n", "interrupted");
-  o += fmt::format("  {:<20} {} ({})\n", "dataset", c.value("dataset_placement", "?"), c.value("dataset_placement_how", ""));
+                     "cover the work done until then (a partial result)\n",
+                     "interrupted");
+  o += fmt::format("  {:<20} {} ({})\n", "dataset", c.value("dataset_placement", "?"),
+                   c.value("dataset_placement_how", ""));
   o += fmt::format("  {:<20} {} RAM summed once per host, {} CPUs allowed\n", "resources",
                    format_bytes(c.value("memory_bytes", 0ULL)), c.value("cpus_allowed", 0));
   o += fmt::format("  {:<16} {:>5} {:>5} {:>10} {:>12} {:>14} {:>10} {:>9} {:>9} {:>7}  {}\n", "host", "MPI", "GPUs",
@@ -141,8 +143,8 @@ std::string render_hosts_text(const nlohmann::json& doc) {
   }
   for (const auto& h : doc["hosts"])
     if (h.contains("device_io"))
-      o += fmt::format("  {:<16} device I/O {}{}\n", h.value("hostname", "?"), device_io_summary(h["device_io"], "delivered"),
-                       host_cold_read_flag_text(h["device_io"]));
+      o += fmt::format("  {:<16} device I/O {}{}\n", h.value("hostname", "?"),
+                       device_io_summary(h["device_io"], "delivered"), host_cold_read_flag_text(h["device_io"]));
   o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start)\n";
   return o;
 }

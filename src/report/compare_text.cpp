@@ -24,11 +24,16 @@ enum class Fmt { count, rate, percent, micros, seconds };
 
 std::string value_text(double v, Fmt f) {
   switch (f) {
-    case Fmt::count: return format_count(static_cast<uint64_t>(v + 0.5));
-    case Fmt::rate: return fmt::format("{:.1f}", v);
-    case Fmt::percent: return fmt::format("{:.1f}", v);
-    case Fmt::micros: return fmt::format("{:.1f}", v);
-    case Fmt::seconds: return fmt::format("{:.3f}", v);
+    case Fmt::count:
+      return format_count(static_cast<uint64_t>(v + 0.5));
+    case Fmt::rate:
+      return fmt::format("{:.1f}", v);
+    case Fmt::percent:
+      return fmt::format("{:.1f}", v);
+    case Fmt::micros:
+      return fmt::format("{:.1f}", v);
+    case Fmt::seconds:
+      return fmt::format("{:.3f}", v);
   }
   return "?";
 }
@@ -67,9 +72,10 @@ MeasurementConditions measurement_conditions(const std::vector<json>& docs) {
       cache += (cache.empty() ? "" : ", ") + std::string(t["direct"].get<bool>() ? "O_DIRECT" : "buffered");
     m.cache.push_back(cache.empty() ? "?" : cache);
     std::string where = t.value("path", "");
-    const std::string fs = t.value("fs_type", ""), dev = t.is_object() && t.contains("device") && t["device"].is_string()
-                                                             ? t["device"].get<std::string>()
-                                                             : "";
+    const std::string fs = t.value("fs_type", ""),
+                      dev = t.is_object() && t.contains("device") && t["device"].is_string()
+                                ? t["device"].get<std::string>()
+                                : "";
     if (!fs.empty()) where += fmt::format(" ({}{})", fs, dev.empty() ? "" : " on " + dev);
     m.target.push_back(where.empty() ? "?" : where);
   }
@@ -97,8 +103,11 @@ std::string comparison_refusal(const std::vector<json>& docs, const std::vector<
   std::string got;
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string k = docs[i].value("kind", "");
-    got += fmt::format("{}'{}' is {}", i == 0 ? "" : i + 1 == docs.size() ? " and " : ", ", names[i],
-                       k.empty() ? "a document without a kind" : fmt::format("a {} result", k));
+    got += fmt::format("{}'{}' is {}",
+                       i == 0                 ? ""
+                       : i + 1 == docs.size() ? " and "
+                                              : ", ",
+                       names[i], k.empty() ? "a document without a kind" : fmt::format("a {} result", k));
   }
   return fmt::format("report: comparison works on run results (ioprobe run) and tune results (ioprobe tune); {}. "
                      "Give run or tune documents, or report one file at a time",
@@ -106,25 +115,32 @@ std::string comparison_refusal(const std::vector<json>& docs, const std::vector<
 }
 
 std::string render_comparison_text(const std::vector<json>& docs, const std::vector<std::string>& names) {
-  struct Row { const char* label; const char* unit; const char* run; const char* tune; double scale; Fmt f; };
-  const Row rows[] = {
-      {"throughput", "samples/s", "/results/samples_per_s", "/best_run/samples_per_s", 1, Fmt::rate},
-      {"throughput", "MB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMB, Fmt::rate},
-      {"throughput", "MiB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMiB, Fmt::rate},
-      {"accelerator util.", "%", "/ingest/accelerator_utilization", "", 100, Fmt::percent},
-      {"GPU demand", "samples/s", "/ingest/required_samples_per_s", "/demand/required_samples_per_s", 1, Fmt::rate},
-      {"file latency p50", "µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1, Fmt::micros},
-      {"file latency p99", "µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1, Fmt::micros},
-      {"num_workers", "count", "/loader/num_workers", "", 1, Fmt::count},
-      {"prefetch_factor", "count", "/loader/prefetch_factor", "", 1, Fmt::count},
-      {"GPU ranks", "count", "/loader/gpus", "/loader/gpus", 1, Fmt::count},
-      {"samples read", "count", "/results/samples", "/best_run/samples", 1, Fmt::count},
-      {"elapsed", "s", "/results/elapsed_s", "/tune/elapsed_s", 1, Fmt::seconds}};
+  struct Row {
+    const char* label;
+    const char* unit;
+    const char* run;
+    const char* tune;
+    double scale;
+    Fmt f;
+  };
+  const Row rows[] =
+      {{"throughput", "samples/s", "/results/samples_per_s", "/best_run/samples_per_s", 1, Fmt::rate},
+       {"throughput", "MB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMB, Fmt::rate},
+       {"throughput", "MiB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMiB, Fmt::rate},
+       {"accelerator util.", "%", "/ingest/accelerator_utilization", "", 100, Fmt::percent},
+       {"GPU demand", "samples/s", "/ingest/required_samples_per_s", "/demand/required_samples_per_s", 1, Fmt::rate},
+       {"file latency p50", "µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1, Fmt::micros},
+       {"file latency p99", "µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1, Fmt::micros},
+       {"num_workers", "count", "/loader/num_workers", "", 1, Fmt::count},
+       {"prefetch_factor", "count", "/loader/prefetch_factor", "", 1, Fmt::count},
+       {"GPU ranks", "count", "/loader/gpus", "/loader/gpus", 1, Fmt::count},
+       {"samples read", "count", "/results/samples", "/best_run/samples", 1, Fmt::count},
+       {"elapsed", "s", "/results/elapsed_s", "/tune/elapsed_s", 1, Fmt::seconds}};
   std::string o = "Comparison\n";
   for (size_t i = 0; i < docs.size(); ++i)
-    o += fmt::format("  {}: {} ({}, {}){}; target {}\n", static_cast<char>('A' + i % 26), names[i], docs[i].value("kind", "?"),
-                     docs[i].value("created_utc", ""), docs[i].value("partial", false) ? " [PARTIAL]" : "",
-                     measurement_conditions({docs[i]}).target[0]);
+    o += fmt::format("  {}: {} ({}, {}){}; target {}\n", static_cast<char>('A' + i % 26), names[i],
+                     docs[i].value("kind", "?"), docs[i].value("created_utc", ""),
+                     docs[i].value("partial", false) ? " [PARTIAL]" : "", measurement_conditions({docs[i]}).target[0]);
   // The conditions first, beside the numbers they qualify; columns as wide as the widest.
   const MeasurementConditions cond = measurement_conditions(docs);
   size_t cw = 14;
@@ -141,7 +157,8 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
   o += fmt::format("  {:<18} {:<10}", "cache", cache_differs ? "DIFFERS" : "");
   for (const auto& v : cond.cache) o += fmt::format(" {:>{}}", v, cw);
   o += "\n";
-  if (target_differs) o += fmt::format("  {:<18} {:<10} (each document's target is in the list above)\n", "target", "DIFFERS");
+  if (target_differs)
+    o += fmt::format("  {:<18} {:<10} (each document's target is in the list above)\n", "target", "DIFFERS");
   for (const auto& r : rows) {
     std::vector<double> v;
     for (const auto& d : docs) v.push_back(fig(d, r.run, r.tune));
@@ -150,7 +167,8 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     if (!any) continue;
     o += fmt::format("  {:<18} {:<10}", r.label, r.unit);  // fmt pads by display width ("µs" is 2 columns)
     for (double x : v) o += fmt::format(" {:>{}}", x >= 0 ? value_text(x * r.scale, r.f) : "-", cw);
-    if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format(" {:>7.2f}x", v[1] / v[0]) : fmt::format(" {:>8}", "-");
+    if (docs.size() == 2)
+      o += v[0] > 0 && v[1] >= 0 ? fmt::format(" {:>7.2f}x", v[1] / v[0]) : fmt::format(" {:>8}", "-");
     o += "\n";
   }
   o += "  (MB/s = 10^6 B/s, MiB/s = 2^20 B/s; B/A = column B / column A)\n";
@@ -161,9 +179,9 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     const DatasetId other = dataset_of(docs[i]);
     if (!first.known || !other.known) continue;
     if (first.root != other.root || first.files != other.files || first.bytes != other.bytes)
-      o += fmt::format("  warning: {} and {} read different datasets ({}: {}; {}: {}); their ratios compare different work\n",
-                       'A', static_cast<char>('A' + i % 26), 'A', first.text(), static_cast<char>('A' + i % 26),
-                       other.text());
+      o += fmt::format(
+          "  warning: {} and {} read different datasets ({}: {}; {}: {}); their ratios compare different work\n", 'A',
+          static_cast<char>('A' + i % 26), 'A', first.text(), static_cast<char>('A' + i % 26), other.text());
   }
   for (size_t i = 0; i < docs.size(); ++i)
     if (docs[i].value("kind", "") == "tune" && docs[i].contains("recommendation"))

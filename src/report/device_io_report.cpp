@@ -149,8 +149,8 @@ std::string device_io_summary(const nlohmann::json& dio, const std::string& what
                               format_bytes(dio.value("bytes_written", 0ULL)), wr,
                               format_count(dio.value("writes", 0ULL)), dio.value("source", ""));
   if (dio.value("idle_window_s", 0.0) > 0)
-    s += fmt::format("; other traffic before the run {} over {:.1f} s{}", format_rate(dio.value("idle_bytes_per_s_before", 0.0)),
-                     dio.value("idle_window_s", 0.0),
+    s += fmt::format("; other traffic before the run {} over {:.1f} s{}",
+                     format_rate(dio.value("idle_bytes_per_s_before", 0.0)), dio.value("idle_window_s", 0.0),
                      dio.value("share_unclear", false) ? ": the run's own share cannot be told apart" : "");
   return s;
 }
@@ -179,7 +179,8 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<{}} {}\n", k, width, v); };
   if (r.contains("device_io")) line("device I/O", device_io_summary(r["device_io"], "delivered"));
-  if (r.contains("device_io") && r["device_io"].contains("merge_note")) line("", r["device_io"].value("merge_note", ""));
+  if (r.contains("device_io") && r["device_io"].contains("merge_note"))
+    line("", r["device_io"].value("merge_note", ""));
   if (r.contains("epochs") && r["epochs"].is_array() && r["epochs"].size() > 0) {
     const nlohmann::json& all = r["epochs"];
     const size_t n = all.size();
@@ -200,9 +201,10 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
                                             d.value("bytes_source", "unknown"))
                               : "");
       if (e.value("partial", false) && d.is_object() && d.value("source", "none") != "none")
-        dev = fmt::format("device read {} (cut short: includes batches fetched ahead and never delivered, so no ratio{})",
-                          format_bytes(d.value("bytes_read", 0ULL)),
-                          d.value("bytes_source", "") == "page cache" ? "; from page cache" : "");
+        dev =
+            fmt::format("device read {} (cut short: includes batches fetched ahead and never delivered, so no ratio{})",
+                        format_bytes(d.value("bytes_read", 0ULL)),
+                        d.value("bytes_source", "") == "page cache" ? "; from page cache" : "");
       const bool cut = e.value("partial", false);
       std::string when;
       if (e.contains("elapsed_s") && e["elapsed_s"].is_number())
@@ -210,7 +212,8 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
                            e.value("samples_per_s", 0.0), cut ? " over the time it ran" : "");
       line(fmt::format("epoch {}{}", e.value("epoch", 0), cut ? " (cut short)" : ""),
            fmt::format("{}{} samples, {} delivered{}; {}{}",
-                       cut ? fmt::format("cut short by the stop ({}), not a whole epoch: ", e.value("cut_by", "?")) : "",
+                       cut ? fmt::format("cut short by the stop ({}), not a whole epoch: ", e.value("cut_by", "?"))
+                           : "",
                        format_count(e.value("samples", 0ULL)), format_bytes(e.value("bytes", 0ULL)), when, dev,
                        e.contains("residency") && e["residency"].is_number()
                            ? fmt::format("; {:.0f}% resident before", 100 * e["residency"].get<double>())
@@ -258,10 +261,10 @@ std::string host_cold_read_warning(const std::string& host, const std::string& w
     for (const auto& d : io.devices) n += (n.empty() ? "" : ", ") + d.name;
     return "its devices (" + n + ")";
   }();
-  const std::string read = c == ColdRead::kNothing
-                               ? "read nothing"
-                               : fmt::format("read only {} ({:.0f}%)", format_bytes(io.bytes_read),
-                                             100.0 * static_cast<double>(io.bytes_read) / static_cast<double>(delivered));
+  const std::string read = c == ColdRead::kNothing ? "read nothing"
+                                                   : fmt::format("read only {} ({:.0f}%)", format_bytes(io.bytes_read),
+                                                                 100.0 * static_cast<double>(io.bytes_read) /
+                                                                     static_cast<double>(delivered));
   return fmt::format("host {}: its {} was cold and delivered {}, but {} {}: its bytes came from a cache (its page "
                      "cache was not dropped, a filesystem that did not honour O_DIRECT, the host of a virtual disk, or "
                      "an array or controller cache in front of its devices)",
@@ -274,9 +277,10 @@ std::string merge_note(size_t docs, size_t hosts, size_t overlapped) {
   std::string n = fmt::format("{} documents from {} host(s): devices named HOST:NAME, the hosts' figures added", docs,
                               hosts);
   if (overlapped)
-    n += fmt::format("; {} document(s) shared a host with another: one host's devices measured over overlapping "
-                     "intervals count each other's traffic, so the largest of that host's figures is taken, not the sum",
-                     overlapped);
+    n +=
+        fmt::format("; {} document(s) shared a host with another: one host's devices measured over overlapping "
+                    "intervals count each other's traffic, so the largest of that host's figures is taken, not the sum",
+                    overlapped);
   return n + "; idle_bytes_per_s_before is the sum of each host's own idle window before its run (not one moment)";
 }
 
@@ -296,8 +300,8 @@ DeviceIo merge_sections(const std::vector<nlohmann::json>& sections, const std::
       by_host.emplace_back(host, io);
     } else {
       ++overlapped;
-      if (io.measured() && (!it->second.measured() || io.bytes_read + io.bytes_written >
-                                                           it->second.bytes_read + it->second.bytes_written))
+      if (io.measured() && (!it->second.measured() ||
+                            io.bytes_read + io.bytes_written > it->second.bytes_read + it->second.bytes_written))
         it->second = io;
     }
   }
@@ -348,7 +352,8 @@ nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const
       bytes += x.value("bytes", uint64_t{0});
       partial = partial || x.value("partial", false);
       if (cut_by.empty() && x.contains("cut_by") && x["cut_by"].is_string()) cut_by = x["cut_by"].get<std::string>();
-      if (x.contains("elapsed_s") && x["elapsed_s"].is_number()) elapsed = std::max(elapsed, x["elapsed_s"].get<double>());
+      if (x.contains("elapsed_s") && x["elapsed_s"].is_number())
+        elapsed = std::max(elapsed, x["elapsed_s"].get<double>());
       if (x.contains("device_io")) sections[i] = x["device_io"];
     }
     nlohmann::json row = {{"epoch", e + 1}, {"samples", samples}, {"bytes", bytes}, {"residency", nullptr}};

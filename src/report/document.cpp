@@ -52,11 +52,12 @@ nlohmann::json target_json(const TargetInfo& t) {
           {"disk", t.disk},
           {"device_chain", chain},
           {"backing_file", escape_bytes(t.backing_file)},
-          {"raid", {{"kind", t.raid_kind},
-                    {"level", t.raid_level},
-                    {"metadata_level", t.raid_metadata_level},
-                    {"members", members},
-                    {"member_count", t.raid_members.size()}}},
+          {"raid",
+           {{"kind", t.raid_kind},
+            {"level", t.raid_level},
+            {"metadata_level", t.raid_metadata_level},
+            {"members", members},
+            {"member_count", t.raid_members.size()}}},
           {"rotational", or_null(t.rotational, -1)},
           {"logical_block_bytes", or_null(t.logical_block_bytes, 0u)},
           {"physical_block_bytes", or_null(t.physical_block_bytes, 0u)},
@@ -67,12 +68,14 @@ nlohmann::json target_json(const TargetInfo& t) {
           {"device_model", escape_bytes(t.device_model)},
           {"nvme", t.nvme},
           {"device_numa_node", t.device_numa_node},
-          {"o_direct", t.o_direct < 0 ? nlohmann::json("not probed") : nlohmann::json(t.o_direct == 1 ? "accepted" : "refused")},
+          {"o_direct",
+           t.o_direct < 0 ? nlohmann::json("not probed") : nlohmann::json(t.o_direct == 1 ? "accepted" : "refused")},
           {"o_direct_errno", t.o_direct_errno ? errno_name(t.o_direct_errno) : ""},
           {"o_direct_probe_file", escape_bytes(t.o_direct_probe_file)},
           {"memory_backed", t.memory_backed},
           {"network", t.network},
-          {"free_bytes", t.free_bytes}, {"free_bytes_known", t.free_known},
+          {"free_bytes", t.free_bytes},
+          {"free_bytes_known", t.free_known},
           {"free_inodes", t.free_inodes},
           {"warnings", warnings}};
 }
@@ -90,7 +93,8 @@ nlohmann::json targets_json(const std::vector<TargetShare>& targets) {
     j["bytes"] = g.bytes;
     j["files_fraction"] = files ? static_cast<double>(g.files) / static_cast<double>(files) : 0.0;
     // null when no size is known (a --data walk does not stat its files)
-    j["bytes_fraction"] = bytes ? nlohmann::json(static_cast<double>(g.bytes) / static_cast<double>(bytes)) : nlohmann::json();
+    j["bytes_fraction"] = bytes ? nlohmann::json(static_cast<double>(g.bytes) / static_cast<double>(bytes))
+                                : nlohmann::json();
     out.push_back(std::move(j));
   }
   return out;
@@ -104,9 +108,14 @@ nlohmann::json document_header(const std::string& kind, const std::vector<std::s
   gmtime_r(&now, &tm);
   char when[32];
   std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return {{"schema", kResultSchema}, {"ioprobe_version", IOPROBE_VERSION}, {"kind", kind},
-          {"command", cmd},          {"created_utc", when},                {"host", host_json(host)},
-          {"partial", false},        {"warnings", nlohmann::json::array()}};
+  return {{"schema", kResultSchema},
+          {"ioprobe_version", IOPROBE_VERSION},
+          {"kind", kind},
+          {"command", cmd},
+          {"created_utc", when},
+          {"host", host_json(host)},
+          {"partial", false},
+          {"warnings", nlohmann::json::array()}};
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& doc) {
@@ -167,32 +176,34 @@ nlohmann::json read_json_file(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte: the 1-based byte where parsing stopped; past the end: the text ended too early.
     const bool at_end = e.byte > text.size();
-    throw UsageError(fmt::format("'{}' is not valid JSON: parsing failed at {}{}: {}; {}", name,
-                                 text_position(text, std::min<size_t>(e.byte, text.size())),
-                                 at_end ? ", the end of the file (truncated? a run still writing it, or a copy cut short)"
-                                        : "",
-                                 json_error_text(e), expects()));
+    throw UsageError(
+        fmt::format("'{}' is not valid JSON: parsing failed at {}{}: {}; {}", name,
+                    text_position(text, std::min<size_t>(e.byte, text.size())),
+                    at_end ? ", the end of the file (truncated? a run still writing it, or a copy cut short)" : "",
+                    json_error_text(e), expects()));
   }
   if (!doc.is_object())
     throw UsageError(fmt::format("'{}' is JSON but not an ioprobe result document: its top level is {} {}, not an "
                                  "object; {}",
                                  name, doc.is_array() || doc.is_object() ? "an" : "a", doc.type_name(), expects()));
   if (!doc.contains("schema") || !doc["schema"].is_string())
-    throw UsageError(fmt::format("'{}' is JSON but not an ioprobe result document: it has no \"schema\" string (keys: "
-                                 "{}); {}",
-                                 name, [&] {
-                                   std::string keys;
-                                   size_t k = 0;
-                                   for (auto it = doc.begin(); it != doc.end(); ++it) {
-                                     if (k++ == 6) {
-                                       keys += ", ...";
-                                       break;
-                                     }
-                                     keys += (keys.empty() ? "" : ", ") + escape_bytes(it.key());
-                                   }
-                                   return keys.empty() ? std::string("none") : keys;
-                                 }(),
-                                 expects()));
+    throw UsageError(fmt::format(
+        "'{}' is JSON but not an ioprobe result document: it has no \"schema\" string (keys: "
+        "{}); {}",
+        name,
+        [&] {
+          std::string keys;
+          size_t k = 0;
+          for (auto it = doc.begin(); it != doc.end(); ++it) {
+            if (k++ == 6) {
+              keys += ", ...";
+              break;
+            }
+            keys += (keys.empty() ? "" : ", ") + escape_bytes(it.key());
+          }
+          return keys.empty() ? std::string("none") : keys;
+        }(),
+        expects()));
   if (const std::string schema = doc["schema"].get<std::string>(); schema != kResultSchema)
     throw UsageError(fmt::format("'{}' has schema '{}', not {}: {}{}", name, escape_bytes(schema), kResultSchema,
                                  schema.rfind("ioprobe.result/", 0) == 0

@@ -21,9 +21,10 @@ const char* measure_of(std::string_view key) {
     if (ends_with(key, t)) return ends_with(key, "_per_s") ? "a rate" : "a duration";
   if (ends_with(key, "bytes") || key == "size") return "a size";
   if (key == "iops") return "a rate";
-  static constexpr std::array<std::string_view, 16> kCounts = {
-      "samples", "files", "records", "ios", "errors", "epochs", "chunks", "dirs", "skipped", "duplicates",
-      "_completed", "_total", "_done", "_count", "records_per_file", "batches"};
+  static constexpr std::array<std::string_view, 16> kCounts = {"samples", "files",      "records",          "ios",
+                                                               "errors",  "epochs",     "chunks",           "dirs",
+                                                               "skipped", "duplicates", "_completed",       "_total",
+                                                               "_done",   "_count",     "records_per_file", "batches"};
   for (auto c : kCounts)
     if (key == c || (c.front() == '_' && ends_with(key, c)) || ends_with(key, std::string("_") + std::string(c)))
       return "a count";

@@ -89,11 +89,12 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
   if (out["results"].contains("device_io"))  // where the merged bytes came from, by the devices' reads
     out["ingest"]["bytes_source"] = out["results"]["device_io"].value("bytes_source", "unknown");
   json warnings = merged_warnings(docs);
-  warnings.push_back(fmt::format("merged from {} documents (ioprobe report --merge): counts summed, elapsed the longest "
-                                 "(the inputs are taken as parts of one test run at the same time), latency from the "
-                                 "added buckets; the configuration shown is the first's; the GPU ingest section is not "
-                                 "recomputed (see GPU ingest)",
-                                 docs.size()));
+  warnings.push_back(
+      fmt::format("merged from {} documents (ioprobe report --merge): counts summed, elapsed the longest "
+                  "(the inputs are taken as parts of one test run at the same time), latency from the "
+                  "added buckets; the configuration shown is the first's; the GPU ingest section is not "
+                  "recomputed (see GPU ingest)",
+                  docs.size()));
   out["warnings"] = warnings;
   return out;
 }
@@ -163,20 +164,23 @@ json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& n
   std::vector<std::string> hosts;
   bool write = false;
   for (const auto& d : docs) {
-    const json res = d.contains("raw") && d["raw"].is_object() ? d["raw"].value("results", json::object()) : json::object();
+    const json res = d.contains("raw") && d["raw"].is_object() ? d["raw"].value("results", json::object())
+                                                               : json::object();
     dio.push_back(res.contains("device_io") ? res["device_io"] : json());
     write = write || (res.contains("device_io") && res["device_io"].contains("write_ratio"));
     hosts.push_back(hostname_of(d));
   }
-  if (json m = merge_device_io_json(dio, hosts, write ? DeviceRef::kWrite : DeviceRef::kRead, total.bytes); !m.is_null())
+  if (json m = merge_device_io_json(dio, hosts, write ? DeviceRef::kWrite : DeviceRef::kRead, total.bytes);
+      !m.is_null())
     out["raw"]["results"]["device_io"] = m;
   out["sources"] = sources;
   out["partial"] = partial;
   json warnings = merged_warnings(docs);
-  warnings.push_back(fmt::format("merged from {} documents (ioprobe report --merge): I/Os, bytes and CPU summed, elapsed "
-                                 "the longest (the inputs are taken as parts of one test run at the same time), latency "
-                                 "from the added buckets; the configuration shown is the first's",
-                                 docs.size()));
+  warnings.push_back(
+      fmt::format("merged from {} documents (ioprobe report --merge): I/Os, bytes and CPU summed, elapsed "
+                  "the longest (the inputs are taken as parts of one test run at the same time), latency "
+                  "from the added buckets; the configuration shown is the first's",
+                  docs.size()));
   out["warnings"] = warnings;
   return out;
 }
@@ -189,8 +193,9 @@ json merge_documents(const std::vector<json>& docs, const std::vector<std::strin
   const std::string kind = docs.front().value("kind", "");
   for (size_t i = 1; i < docs.size(); ++i)
     if (docs[i].value("kind", "") != kind)
-      throw UsageError(fmt::format("--merge: '{}' is a '{}' document and '{}' a '{}' one: only documents of one kind merge",
-                                   names.front(), kind, names[i], docs[i].value("kind", "")));
+      throw UsageError(
+          fmt::format("--merge: '{}' is a '{}' document and '{}' a '{}' one: only documents of one kind merge",
+                      names.front(), kind, names[i], docs[i].value("kind", "")));
   if (kind != "run" && kind != "raw")
     throw UsageError(fmt::format("--merge: documents of kind '{}' ('{}') cannot be merged; run and raw documents can",
                                  kind, names.front()));
@@ -217,11 +222,12 @@ std::string render_merged_raw_text(const json& merged) {
   auto ns = [](const json& us) { return format_ns(us.get<double>() * 1e3); };
   std::string o = fmt::format("ioprobe raw, merged from {} documents (counts summed, elapsed the longest)\n",
                               merged.at("sources").size());
-  o += fmt::format("  I/Os        {} in {}\n", format_count(r.at("ios").get<uint64_t>()), format_seconds(r.at("elapsed_s").get<double>()));
+  o += fmt::format("  I/Os        {} in {}\n", format_count(r.at("ios").get<uint64_t>()),
+                   format_seconds(r.at("elapsed_s").get<double>()));
   o += fmt::format("  IOPS        {:.0f}\n", r.at("iops").get<double>());
   o += fmt::format("  throughput  {}\n", format_rate(r.at("bytes_per_s").get<double>()));
-  o += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns(l.at("mean")), ns(l.at("p50")),
-                   ns(l.at("p90")), ns(l.at("p99")), ns(l.at("p999")), ns(l.at("max")));
+  o += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns(l.at("mean")),
+                   ns(l.at("p50")), ns(l.at("p90")), ns(l.at("p99")), ns(l.at("p999")), ns(l.at("max")));
   if (r.contains("device_io"))
     o += fmt::format("  device I/O  {}\n              {}\n",
                      device_io_summary(r["device_io"], r["device_io"].contains("write_ratio") ? "written" : "read"),

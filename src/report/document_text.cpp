@@ -53,13 +53,14 @@ std::string render_raw_document_text(const json& doc) {
   const double residency = r.value("page_cache_resident_fraction", -1.0);
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
-                       raw_cache_note(r.value("direct", false), r.value("rw", std::string("read")).find("write") !=
-                                                                    std::string::npos,
+                       raw_cache_note(r.value("direct", false),
+                                      r.value("rw", std::string("read")).find("write") != std::string::npos,
                                       r.value("cache", std::string()), r.value("page_cache_evicted", json()) == true,
                                       residency));
   out += fmt::format("  engine      {} ({})\n", engine.value("name", "?"), engine.value("reason", ""));
   std::string notes;
-  for (const auto& n : engine.value("notes", json::array())) notes += (notes.empty() ? "" : ", ") + n.get<std::string>();
+  for (const auto& n : engine.value("notes", json::array()))
+    notes += (notes.empty() ? "" : ", ") + n.get<std::string>();
   if (!notes.empty()) out += fmt::format("              {}\n", notes);
   out += fmt::format("  I/Os        {} in {}{}\n", format_count(res.at("ios").get<uint64_t>()),
                      format_seconds(res.at("elapsed_s").get<double>()),
@@ -77,9 +78,9 @@ std::string render_raw_document_text(const json& doc) {
     out += fmt::format("  errors      {} (first: {}); the run stopped early\n",
                        format_count(res.at("errors").get<uint64_t>()), res.value("first_error", ""));
     // The hint from the errno stored beside the text (documents before it have none: no hint).
-    const std::string hint =
-        res.contains("first_error_detail") && res["first_error_detail"].is_object() ? error_hint(error_record_from_json(res["first_error_detail"], "raw.results"))
-                                           : std::string();
+    const std::string hint = res.contains("first_error_detail") && res["first_error_detail"].is_object()
+                                 ? error_hint(error_record_from_json(res["first_error_detail"], "raw.results"))
+                                 : std::string();
     if (!hint.empty()) out += "              " + hint + "\n";
   }
   if (res.contains("device_io")) {  // as `raw` printed it when it ran

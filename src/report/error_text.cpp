@@ -19,12 +19,9 @@ std::string error_text(const ErrorRecord& e) {
 std::string error_hint(const ErrorRecord& e) { return io_uring_canceled_hint(e.err); }
 
 nlohmann::json error_record_json(const ErrorRecord& e) {
-  return {{"errno", e.err},
-          {"errno_name", e.err ? errno_name(e.err) : std::string()},
-          {"op", e.op},
-          {"path", escape_bytes(e.path)},
-          {"detail", e.detail},
-          {"count", e.count},
+  return {{"errno", e.err},       {"errno_name", e.err ? errno_name(e.err) : std::string()},
+          {"op", e.op},           {"path", escape_bytes(e.path)},
+          {"detail", e.detail},   {"count", e.count},
           {"text", error_line(e)}};
 }
 

@@ -1,5 +1,5 @@
-#include "report/device_io_report.hpp"
 #include "report/html_report.hpp"
+#include "report/device_io_report.hpp"
 
 #include <map>
 #include <stdexcept>
@@ -11,8 +11,8 @@
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/compare_text.hpp"
-#include "report/html_template.hpp"  // generated from reports/report.html.mustache
 #include "report/document_text.hpp"
+#include "report/html_template.hpp"  // generated from reports/report.html.mustache
 #include "report/probe_text.hpp"
 #include "report/svg_chart.hpp"
 
@@ -22,12 +22,23 @@ std::string html_escape(std::string_view s) {
   std::string o;
   o.reserve(s.size());
   for (char c : s) switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += c;
     }
   return o;
 }
@@ -75,12 +86,14 @@ std::string timeline_chart(const json& results, double gpus, const std::string& 
     s.points.push_back({t, rate});
     s.points.push_back({t + iv, rate});
     if (first) c.shades.push_back({t, t + iv, "warm-up (first interval)", "#999"});
-    else if (p.value("wait_s", 0.0) > 0.5 * iv * std::max(1.0, gpus)) c.shades.push_back({t, t + iv, "stall: GPUs waited > half the interval", "#d62728"});
+    else if (p.value("wait_s", 0.0) > 0.5 * iv * std::max(1.0, gpus))
+      c.shades.push_back({t, t + iv, "stall: GPUs waited > half the interval", "#d62728"});
     first = false;
   }
   c.series.push_back(s);
-  return render_line_chart(c) + "<p class=\"note\">Grey: warm-up interval. Red: stalls, intervals where the GPUs waited for "
-                                "data more than half the time.</p>\n";
+  return render_line_chart(c) +
+         "<p class=\"note\">Grey: warm-up interval. Red: stalls, intervals where the GPUs waited for "
+         "data more than half the time.</p>\n";
 }
 
 std::string latency_chart(const json& lat, const std::string& title, const std::string& what = "") {
@@ -94,9 +107,11 @@ std::string latency_chart(const json& lat, const std::string& title, const std::
   for (const char* k : {"p50", "p90", "p99", "p999", "max"})
     if (lat.contains(k)) b.bars.push_back({std::string(k) == "p999" ? "p99.9" : k, lat.value(k, 0.0)});
   if (!what.empty())
-    return render_bar_chart(b) + fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), lat.value("mean", 0.0));
-  return render_bar_chart(b) + fmt::format("<p class=\"note\">Per-file open+read+close latency over {} files; mean {:.1f} µs.</p>\n",
-                                           lat.value("count", 0ULL), lat.value("mean", 0.0));
+    return render_bar_chart(b) +
+           fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), lat.value("mean", 0.0));
+  return render_bar_chart(b) +
+         fmt::format("<p class=\"note\">Per-file open+read+close latency over {} files; mean {:.1f} µs.</p>\n",
+                     lat.value("count", 0ULL), lat.value("mean", 0.0));
 }
 
 // Multi-host documents (run and raw): one bar per host of `metric` (a pointer into each host's
@@ -116,16 +131,18 @@ std::string hosts_section(const json& d, const std::string& metric, const std::s
     b.bars.push_back({name, v});
     b.marked.push_back(straggler);
     const json& r = h.value("results", json::object());
-    rows += fmt::format("<tr{}><th>{}</th><td>{}</td><td>{:.1f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td></tr>\n",
-                        straggler ? " class=\"warn\"" : "", html_escape(name), h.value("mpi_ranks", json::array()).size(), v,
-                        r.value("bytes_per_s", 0.0) / 1e6, r.value("first_done_s", 0.0), r.value("last_done_s", 0.0),
-                        straggler ? "STRAGGLER" : "");
+    rows += fmt::format(
+        "<tr{}><th>{}</th><td>{}</td><td>{:.1f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td></tr>\n",
+        straggler ? " class=\"warn\"" : "", html_escape(name), h.value("mpi_ranks", json::array()).size(), v,
+        r.value("bytes_per_s", 0.0) / 1e6, r.value("first_done_s", 0.0), r.value("last_done_s", 0.0),
+        straggler ? "STRAGGLER" : "");
   }
   const json& c = d.value("cluster", json::object());
-  std::string o = fmt::format("<h3>Hosts</h3><p class=\"note\">{} host(s), {} MPI rank(s), started by {}; start skew &lt;= "
-                              "{:.3f} ms. Merged figures: {}.</p>\n",
-                              c.value("hosts", 0), c.value("mpi_ranks", 0), html_escape(c.value("launcher", "?")),
-                              1e3 * c.value("start_skew_s", 0.0), html_escape(c.value("merge", "")));
+  std::string o =
+      fmt::format("<h3>Hosts</h3><p class=\"note\">{} host(s), {} MPI rank(s), started by {}; start skew &lt;= "
+                  "{:.3f} ms. Merged figures: {}.</p>\n",
+                  c.value("hosts", 0), c.value("mpi_ranks", 0), html_escape(c.value("launcher", "?")),
+                  1e3 * c.value("start_skew_s", 0.0), html_escape(c.value("merge", "")));
   o += render_bar_chart(b);
   o += "<table class=\"grid hosts\"><tr><th>host</th><th>MPI ranks</th><th>" + html_escape(label) +
        "</th><th>MB/s (10^6 B/s)</th><th>first done s</th><th>last done s</th><th></th></tr>\n" + rows + "</table>\n";
@@ -136,12 +153,15 @@ std::string run_section(const json& d) {
   std::string o;
   const json& r = d.value("results", json::object());
   o += "<table class=\"kv\">\n";
-  o += row("target", fmt::format("{} ({}), {}", str_at(d, "/target/path"), str_at(d, "/target/fs_type"), str_at(d, "/target/cache_detail")));
+  o += row("target", fmt::format("{} ({}), {}", str_at(d, "/target/path"), str_at(d, "/target/fs_type"),
+                                 str_at(d, "/target/cache_detail")));
   o += row("dataset", fmt::format("{}: {} files, {}", str_at(d, "/dataset/preset"), num_at(d, "/dataset/files"),
                                   format_bytes(static_cast<uint64_t>(num_at(d, "/dataset/bytes")))));
-  o += row("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)", num_at(d, "/loader/num_workers"),
-                                     num_at(d, "/loader/batch_size"), num_at(d, "/loader/prefetch_factor"), num_at(d, "/loader/gpus", 1)));
-  o += row("throughput", fmt::format("{:.0f} samples/s, {}", num_at(d, "/results/samples_per_s"), format_rate(num_at(d, "/results/bytes_per_s"))));
+  o += row("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)",
+                                     num_at(d, "/loader/num_workers"), num_at(d, "/loader/batch_size"),
+                                     num_at(d, "/loader/prefetch_factor"), num_at(d, "/loader/gpus", 1)));
+  o += row("throughput", fmt::format("{:.0f} samples/s, {}", num_at(d, "/results/samples_per_s"),
+                                     format_rate(num_at(d, "/results/bytes_per_s"))));
   if (has(d, "/results/device_io")) {
     o += row("device I/O", device_io_summary(r.at("device_io"), "delivered"));
     const json epochs = r.value("epochs", json::array());
@@ -152,15 +172,18 @@ std::string run_section(const json& d) {
       }
       const json& e = epochs[i];
       o += row(fmt::format("epoch {}{}", e.value("epoch", 0),
-                           e.value("partial", false) ? " (cut short: " + e.value("cut_by", std::string("stopped")) + ")" : ""),
+                           e.value("partial", false) ? " (cut short: " + e.value("cut_by", std::string("stopped")) + ")"
+                                                     : ""),
                device_io_summary(e.value("device_io", json()), "delivered"));
     }
   }
   if (has(d, "/ingest")) {
-    o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", num_at(d, "/ingest/required_samples_per_s"), num_at(d, "/ingest/gpus", 1),
-                                   str_at(d, "/ingest/accelerator_name")));
-    o += row("AU", fmt::format("{:.1f}% (target {:.0f}%){}", 100 * num_at(d, "/ingest/accelerator_utilization"), 100 * num_at(d, "/ingest/au_target"),
-                               has(d, "/ingest/bytes_source") ? "; bytes from: " + str_at(d, "/ingest/bytes_source") : ""));
+    o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", num_at(d, "/ingest/required_samples_per_s"),
+                                   num_at(d, "/ingest/gpus", 1), str_at(d, "/ingest/accelerator_name")));
+    o += row("AU",
+             fmt::format("{:.1f}% (target {:.0f}%){}", 100 * num_at(d, "/ingest/accelerator_utilization"),
+                         100 * num_at(d, "/ingest/au_target"),
+                         has(d, "/ingest/bytes_source") ? "; bytes from: " + str_at(d, "/ingest/bytes_source") : ""));
     o += row("verdict", str_at(d, "/ingest/verdict") + ": " + str_at(d, "/ingest/verdict_text"));
   }
   o += "</table>\n";
@@ -177,12 +200,17 @@ std::string tune_section(const json& d) {
   const double demand = num_at(d, "/demand/required_samples_per_s");
   o += "<div class=\"rec\"><h3>Recommendation (per GPU rank)</h3>\n";
   if (rec.value("valid", false)) {
-    o += "<pre>" + html_escape(rec.value("dataloader", "")) + (rec.value("numactl", "").empty() ? "" : "\n" + html_escape(rec.value("numactl", ""))) + "</pre>\n";
-    o += "<p>" + html_escape(rec.value("meets_demand", false) ? "Meets the GPUs' demand: the smallest such setting."
-                                                              : fmt::format("Demand not met: short by {:.0f} samples/s of {:.0f}.",
-                                                                            rec.value("shortfall_samples_per_s", 0.0), demand)) + "</p>\n";
+    o += "<pre>" + html_escape(rec.value("dataloader", "")) +
+         (rec.value("numactl", "").empty() ? "" : "\n" + html_escape(rec.value("numactl", ""))) + "</pre>\n";
+    o += "<p>" +
+         html_escape(rec.value("meets_demand", false)
+                         ? "Meets the GPUs' demand: the smallest such setting."
+                         : fmt::format("Demand not met: short by {:.0f} samples/s of {:.0f}.",
+                                       rec.value("shortfall_samples_per_s", 0.0), demand)) +
+         "</p>\n";
     o += "<p>NUMA: " + html_escape(rec.value("numa_reason", "")) + "</p>\n";
-    for (const auto& n : rec.value("notes", json::array())) o += "<p class=\"warn\">" + html_escape(n.get<std::string>()) + "</p>\n";
+    for (const auto& n : rec.value("notes", json::array()))
+      o += "<p class=\"warn\">" + html_escape(n.get<std::string>()) + "</p>\n";
   } else {
     o += "<p>No setting was measured.</p>\n";
   }
@@ -205,17 +233,21 @@ std::string tune_section(const json& d) {
   }
   if (rec.value("valid", false)) {
     size_t k = rec.value("knee", size_t{0}), r = rec.value("point", size_t{0});
-    if (k < pts.size()) c.marks.push_back({pts[k].value("num_workers", 0.0), pts[k].value("samples_per_s", 0.0), "knee"});
-    if (r < pts.size() && r != k) c.marks.push_back({pts[r].value("num_workers", 0.0), pts[r].value("samples_per_s", 0.0), "recommended"});
+    if (k < pts.size())
+      c.marks.push_back({pts[k].value("num_workers", 0.0), pts[k].value("samples_per_s", 0.0), "knee"});
+    if (r < pts.size() && r != k)
+      c.marks.push_back({pts[r].value("num_workers", 0.0), pts[r].value("samples_per_s", 0.0), "recommended"});
   }
   o += render_line_chart(c);
-  o += "<table class=\"grid\"><tr><th>num_workers</th><th>prefetch_factor</th><th>numa</th><th>samples/s</th><th>spread</th>"
+  o += "<table "
+       "class=\"grid\"><tr><th>num_workers</th><th>prefetch_factor</th><th>numa</th><th>samples/s</th><th>spread</th>"
        "<th>MB/s</th><th>AU</th><th>CPU used</th><th>repeats</th></tr>\n";
   for (const auto& p : pts)
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</td><td>{:.2f}</td><td>{}</td></tr>\n",
-                     p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")), p.value("samples_per_s", 0.0),
-                     100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0), p.value("cpu_used", 0.0),
-                     p.value("repeats", 0));
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</"
+                     "td><td>{:.2f}</td><td>{}</td></tr>\n",
+                     p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")),
+                     p.value("samples_per_s", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
+                     100 * p.value("au", 0.0), p.value("cpu_used", 0.0), p.value("repeats", 0));
   o += "</table><p class=\"note\">MB/s = 10^6 B/s. Spread = (max - min) / median of the repeats.</p>\n";
   if (d.contains("best_run")) {
     o += timeline_chart(d["best_run"], num_at(d, "/loader/gpus", 1), "Throughput over time (fastest run)");
@@ -237,14 +269,16 @@ std::string phase_label(const std::string& key) {
 // Key figures of a raw result (IOPS, MB/s, latency, CPU), its latency chart and the text report.
 std::string raw_section(const json& d) {
   std::string o = "<table class=\"kv\">\n";
-  o += row("pattern", fmt::format("{} {} B, iodepth {}, numjobs {}, {}", str_at(d, "/raw/rw"), num_at(d, "/raw/bs"),
-                                  num_at(d, "/raw/iodepth"), num_at(d, "/raw/numjobs"),
-                                  has(d, "/raw/direct") && d.at(json::json_pointer("/raw/direct")).get<bool>() ? "O_DIRECT" : "buffered"));
+  o += row("pattern",
+           fmt::format("{} {} B, iodepth {}, numjobs {}, {}", str_at(d, "/raw/rw"), num_at(d, "/raw/bs"),
+                       num_at(d, "/raw/iodepth"), num_at(d, "/raw/numjobs"),
+                       has(d, "/raw/direct") && d.at(json::json_pointer("/raw/direct")).get<bool>() ? "O_DIRECT"
+                                                                                                    : "buffered"));
   o += row("IOPS", fmt::format("{:.0f}", num_at(d, "/raw/results/iops")));
   o += row("throughput", format_rate(num_at(d, "/raw/results/bytes_per_s")));
-  o += row("latency", fmt::format("p50 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs", num_at(d, "/raw/results/latency_us/p50"),
-                                  num_at(d, "/raw/results/latency_us/p99"), num_at(d, "/raw/results/latency_us/p999"),
-                                  num_at(d, "/raw/results/latency_us/max")));
+  o += row("latency", fmt::format("p50 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs",
+                                  num_at(d, "/raw/results/latency_us/p50"), num_at(d, "/raw/results/latency_us/p99"),
+                                  num_at(d, "/raw/results/latency_us/p999"), num_at(d, "/raw/results/latency_us/max")));
   o += row("CPU", fmt::format("user {:.2f} s, sys {:.2f} s, {:.2f} µs per I/O", num_at(d, "/raw/results/cpu/user_s"),
                               num_at(d, "/raw/results/cpu/sys_s"), num_at(d, "/raw/results/cpu/per_io_us")));
   o += row("engine", str_at(d, "/raw/engine/name") + " (" + str_at(d, "/raw/engine/reason") + ")");
@@ -270,9 +304,11 @@ std::string checkpoint_section(const json& d) {
     std::vector<std::pair<std::string, double>> parts;
     for (const auto& [k, v] : d.at(json::json_pointer(ptr)).items())
       if (v.is_number()) parts.push_back({phase_label(k), v.get<double>()});
-    o += render_stacked_bar("checkpoint", "Checkpoint phases (max over ranks; phases overlap when double-buffered)", parts, "s");
+    o += render_stacked_bar("checkpoint", "Checkpoint phases (max over ranks; phases overlap when double-buffered)",
+                            parts, "s");
   } else {
-    o += "<p class=\"warn\">This checkpoint document has no checkpoint.save.phases_max_over_ranks_s section to chart.</p>\n";
+    o += "<p class=\"warn\">This checkpoint document has no checkpoint.save.phases_max_over_ranks_s section to "
+         "chart.</p>\n";
   }
   // The figures with their units, as `ioprobe report FILE` prints them (save, raw write,
   // comparison, restore); the JSON keeps every raw value.
@@ -280,14 +316,19 @@ std::string checkpoint_section(const json& d) {
   try {
     o += "<pre class=\"text\">" + html_escape(render_checkpoint_text(d)) + "</pre>\n";
   } catch (const json::exception& e) {
-    o += "<p class=\"warn\">The checkpoint figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
+    o += "<p class=\"warn\">The checkpoint figures need fields this document lacks: " + html_escape(e.what()) +
+         "</p>\n";
   }
   return o;
 }
 
 // Figures compared across documents: label, JSON pointer per kind.
 std::string comparison(const std::vector<json>& docs) {
-  struct Fig { const char* label; const char* run; const char* tune; };
+  struct Fig {
+    const char* label;
+    const char* run;
+    const char* tune;
+  };
   const Fig figs[] = {{"samples/s", "/results/samples_per_s", "/best_run/samples_per_s"},
                       {"MB/s (10^6 B/s)", "/results/bytes_per_s", "/best_run/bytes_per_s"},
                       {"AU %", "/ingest/accelerator_utilization", ""},
@@ -296,7 +337,8 @@ std::string comparison(const std::vector<json>& docs) {
                       {"num_workers", "/loader/num_workers", ""},
                       {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s"}};
   std::string o = "<h2>Comparison</h2><table class=\"grid\"><tr><th>figure</th>";
-  for (size_t i = 0; i < docs.size(); ++i) o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(docs[i].value("kind", "")));
+  for (size_t i = 0; i < docs.size(); ++i)
+    o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(docs[i].value("kind", "")));
   if (docs.size() == 2) o += "<th>B / A</th>";
   o += "</tr>\n";
   // What each was measured under, beside the numbers (report/compare_text.hpp).
@@ -312,7 +354,10 @@ std::string comparison(const std::vector<json>& docs) {
     for (const auto& d : docs) {
       std::string p = d.value("kind", "") == "tune" ? f.tune : f.run;
       bool ok = !p.empty() && has(d, p) && d.at(json::json_pointer(p)).is_number();
-      double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %" ? 100 : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6 : 1) : -1;
+      double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %"               ? 100
+                                      : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6
+                                                                                   : 1)
+                    : -1;
       v.push_back(x);
       cells += ok ? fmt::format("<td>{:.1f}</td>", x) : "<td>-</td>";
     }
@@ -339,7 +384,8 @@ std::string render_html_report(const std::vector<json>& docs) {
     const json& d = docs[i];
     std::string kind = d.value("kind", "");
     std::string cmd;
-    for (const auto& a : d.value("command", json::array())) cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
+    for (const auto& a : d.value("command", json::array()))
+      cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
     std::string body;
     try {
       if (kind == "run") body = run_section(d);
@@ -352,7 +398,8 @@ std::string render_html_report(const std::vector<json>& docs) {
         for (const auto& [k, v] : d.items())
           if (v.is_object() && k != "host") body += scalars_table(k, v);
     } catch (const json::exception& e) {
-      body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) + " section needs: " + html_escape(e.what()) + "</p>\n";
+      body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
+             " section needs: " + html_escape(e.what()) + "</p>\n";
     }
     data doc;
     doc.set("kind", kind);

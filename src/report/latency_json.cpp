@@ -20,7 +20,8 @@ bool is_count(const json& v) { return v.is_number_unsigned() || (v.is_number_int
 double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 uint64_t ns_from_us(const json& v, const std::string& where) {
-  if (!v.is_number() || v.get<double>() < 0) throw UsageError(fmt::format("{}: {} is not a latency in µs", where, v.dump()));
+  if (!v.is_number() || v.get<double>() < 0)
+    throw UsageError(fmt::format("{}: {} is not a latency in µs", where, v.dump()));
   return static_cast<uint64_t>(std::llround(v.get<double>() * 1e3));
 }
 
@@ -52,7 +53,8 @@ std::vector<HistogramBucket> buckets_from_json(const json& j, const std::string&
   std::vector<HistogramBucket> out;
   for (const auto& e : b) {
     if (!e.is_array() || e.size() != 2 || !is_count(e[0]) || !is_count(e[1]))
-      throw UsageError(fmt::format("{}: bucket {} is not [lower_bound_ns, count] (two unsigned integers)", where, e.dump()));
+      throw UsageError(
+          fmt::format("{}: bucket {} is not [lower_bound_ns, count] (two unsigned integers)", where, e.dump()));
     out.push_back({e[0].get<uint64_t>(), e[1].get<uint64_t>()});
   }
   return out;
@@ -75,7 +77,8 @@ LatencyHistogram build(const std::vector<HistogramBucket>& b, uint64_t min, uint
     throw UsageError(fmt::format("{}: {}", where, e.what()));
   }
   if (j.contains("count") && is_count(j["count"]) && j["count"].get<uint64_t>() != h.count())
-    throw UsageError(fmt::format("{}: count {} differs from the buckets' total {}", where, j["count"].get<uint64_t>(), h.count()));
+    throw UsageError(
+        fmt::format("{}: count {} differs from the buckets' total {}", where, j["count"].get<uint64_t>(), h.count()));
   return h;
 }
 
@@ -109,7 +112,10 @@ LatencyHistogram latency_from_us_json(const json& j, const std::string& where) {
 }
 
 json histogram_ns_json(const LatencyHistogram& h) {
-  return {{"count", h.count()}, {"min_ns", h.min()}, {"max_ns", h.max()}, {"sum_ns", sum_json(h.sum_ns())},
+  return {{"count", h.count()},
+          {"min_ns", h.min()},
+          {"max_ns", h.max()},
+          {"sum_ns", sum_json(h.sum_ns())},
           {"buckets", buckets_json(h)}};
 }
 
@@ -126,7 +132,8 @@ LatencyHistogram histogram_from_ns_json(const json& j, const std::string& where)
 
 json timeline_points_json(const Timeline& t) {
   json out = json::array();
-  for (const auto& p : t.points()) out.push_back({{"t_s", p.t_s}, {"samples", p.samples}, {"bytes", p.bytes}, {"wait_s", p.wait_s}});
+  for (const auto& p : t.points())
+    out.push_back({{"t_s", p.t_s}, {"samples", p.samples}, {"bytes", p.bytes}, {"wait_s", p.wait_s}});
   return out;
 }
 
@@ -150,7 +157,8 @@ std::vector<TimelinePoint> timeline_points_from_json(const json& points, const s
 
 Timeline timeline_from_json(const json& points, double interval_s, const std::string& where) {
   const int64_t ns = interval_s > 0 && interval_s < 1e9 ? std::llround(interval_s * 1e9) : 0;
-  if (ns <= 0) throw UsageError(fmt::format("{}: timeline interval {} s must be > 0 (and under 10^9 s)", where, interval_s));
+  if (ns <= 0)
+    throw UsageError(fmt::format("{}: timeline interval {} s must be > 0 (and under 10^9 s)", where, interval_s));
   return Timeline::from_points(ns, timeline_points_from_json(points, where));
 }
 

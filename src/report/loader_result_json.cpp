@@ -23,7 +23,9 @@ T get(const json& j, const char* key, const std::string& where) {
   }
 }
 
-json timeline_json(const Timeline& t) { return {{"interval_ns", t.interval_ns()}, {"points", timeline_points_json(t)}}; }
+json timeline_json(const Timeline& t) {
+  return {{"interval_ns", t.interval_ns()}, {"points", timeline_points_json(t)}};
+}
 
 Timeline timeline_of(const json& j, const std::string& where) {
   const std::string w = where + " timeline";
@@ -139,7 +141,8 @@ LoaderResult loader_result_from_json(const json& j) {
   r.bytes = get<uint64_t>(j, "bytes", w);
   r.errors = get<uint64_t>(j, "errors", w);
   r.io_bytes = get<uint64_t>(j, "io_bytes", w);
-  for (const auto& e : json_at(j, "error_samples", w)) r.error_samples.push_back(error_record_from_json(e, w + ".error_samples"));
+  for (const auto& e : json_at(j, "error_samples", w))
+    r.error_samples.push_back(error_record_from_json(e, w + ".error_samples"));
   r.file_latency = hist_of(j, "file_latency", w);
   r.open_latency = hist_of(j, "open_latency", w);
   r.batch_wait = hist_of(j, "batch_wait", w);

@@ -30,10 +30,11 @@ void line(std::string& out, const std::string& key, const std::string& value) {
 void target_text(std::string& out, const nlohmann::json& t) {
   out += "Target\n";
   line(out, "path", str(t, "path"));
-  line(out, "filesystem", fmt::format("{} (statfs magic {}; mountinfo type {})", str(t, "fs_type"),
-                                      str(t, "fs_magic"), str(t, "mount_fstype")));
-  line(out, "mount", fmt::format("{} on {} ({})", str(t, "mount_source"), str(t, "mount_point"),
-                                 str(t, "mount_options")));
+  line(out, "filesystem",
+       fmt::format("{} (statfs magic {}; mountinfo type {})", str(t, "fs_type"), str(t, "fs_magic"),
+                   str(t, "mount_fstype")));
+  line(out, "mount",
+       fmt::format("{} on {} ({})", str(t, "mount_source"), str(t, "mount_point"), str(t, "mount_options")));
   if (t.value("network", false)) line(out, "network filesystem", "yes");
   if (t.value("memory_backed", false)) line(out, "memory backed", "yes (RAM, not a device)");
   std::string chain;
@@ -46,14 +47,13 @@ void target_text(std::string& out, const nlohmann::json& t) {
   line(out, "device chain", chain.empty() ? "none (no block device)" : chain);
   const auto& r = t.value("raid", nlohmann::json::object());
   if (!r.value("kind", "").empty())
-    line(out, "RAID", fmt::format("{} {} over {} members{}", r.value("kind", ""), r.value("level", ""),
-                                  r.value("member_count", 0),
-                                  r.value("metadata_level", "").empty() ? ""
-                                                                         : " (metadata " + r.value("metadata_level", "") + ")"));
+    line(out, "RAID",
+         fmt::format("{} {} over {} members{}", r.value("kind", ""), r.value("level", ""), r.value("member_count", 0),
+                     r.value("metadata_level", "").empty() ? "" : " (metadata " + r.value("metadata_level", "") + ")"));
   if (!t.value("device", "").empty()) {
     line(out, "rotational", str(t, "rotational"));
-    line(out, "block size", fmt::format("logical {} B, physical {} B", str(t, "logical_block_bytes"),
-                                        str(t, "physical_block_bytes")));
+    line(out, "block size",
+         fmt::format("logical {} B, physical {} B", str(t, "logical_block_bytes"), str(t, "physical_block_bytes")));
     line(out, "queue", fmt::format("nr_requests {}, scheduler {}", str(t, "nr_requests"), str(t, "scheduler")));
     line(out, "model", fmt::format("{}{}", str(t, "device_model"), t.value("nvme", false) ? " (NVMe)" : ""));
     int node = t.value("device_numa_node", -1);
@@ -63,15 +63,16 @@ void target_text(std::string& out, const nlohmann::json& t) {
   if (od == "refused") od += " (" + str(t, "o_direct_errno") + ")";
   if (od != "not probed") od += ", probed on " + str(t, "o_direct_probe_file");
   line(out, "O_DIRECT", od);
-  line(out, "DIO alignment", t["dio_mem_align_bytes"].is_null()
-                                 ? std::string("not reported (statx STATX_DIOALIGN)")
-                                 : fmt::format("memory {} B, offset {} B", str(t, "dio_mem_align_bytes"),
-                                               str(t, "dio_offset_align_bytes")));
+  line(out, "DIO alignment",
+       t["dio_mem_align_bytes"].is_null()
+           ? std::string("not reported (statx STATX_DIOALIGN)")
+           : fmt::format("memory {} B, offset {} B", str(t, "dio_mem_align_bytes"), str(t, "dio_offset_align_bytes")));
   if (!t.value("free_bytes_known", true))
     line(out, "free", "not reported (the filesystem has no size limit, e.g. ramfs)");
   else
-    line(out, "free", fmt::format("{}, {} inodes", bytes(t, "free_bytes"),
-                                  t.contains("free_inodes") ? format_count(t["free_inodes"].get<uint64_t>()) : "?"));
+    line(out, "free",
+         fmt::format("{}, {} inodes", bytes(t, "free_bytes"),
+                     t.contains("free_inodes") ? format_count(t["free_inodes"].get<uint64_t>()) : "?"));
 }
 
 void topology_text(std::string& out, const nlohmann::json& topo) {
@@ -83,8 +84,9 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
          fmt::format("CPUs {}, distances [{}], memory {}", n.value("cpus", ""), d, bytes(n, "memory_bytes")));
   }
   line(out, "online CPUs", str(topo, "online_cpus"));
-  line(out, "allowed CPUs", fmt::format("{} ({} CPUs: sched_getaffinity and cpuset)", str(topo, "allowed_cpus"),
-                                        str(topo, "allowed_cpu_count")));
+  line(out, "allowed CPUs",
+       fmt::format("{} ({} CPUs: sched_getaffinity and cpuset)", str(topo, "allowed_cpus"),
+                   str(topo, "allowed_cpu_count")));
   for (const auto& p : topo.value("pci", nlohmann::json::array()))
     line(out, p.value("kind", "") + " " + p.value("address", ""),
          fmt::format("class {}, {}:{}, numa_node {}", p.value("class", ""), p.value("vendor", ""),
@@ -93,8 +95,10 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
     const auto& l = g.at("pcie");
     std::string link = "no PCIe link facts in sysfs";
     if (!l.at("bytes_per_s_per_direction").is_null()) {
-      link = fmt::format("PCIe {:g} GT/s x{}: {:.1f} GB/s per direction (nominal: computed from the link's speed and width)", l.at("link_speed_gts").get<double>(),
-                         l.at("link_width").get<int>(), l.at("bytes_per_s_per_direction").get<double>() / 1e9);
+      link = fmt::format(
+          "PCIe {:g} GT/s x{}: {:.1f} GB/s per direction (nominal: computed from the link's speed and width)",
+          l.at("link_speed_gts").get<double>(), l.at("link_width").get<int>(),
+          l.at("bytes_per_s_per_direction").get<double>() / 1e9);
       if (!l.at("max_link_speed_gts").is_null() && !l.at("max_link_width").is_null() &&
           (l.at("max_link_speed_gts").get<double>() > l.at("link_speed_gts").get<double>() ||
            l.at("max_link_width").get<int>() > l.at("link_width").get<int>()))
@@ -104,9 +108,11 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
     std::string near;
     for (const char* k : {"same_upstream", "same_node"}) {
       std::string list;
-      for (const auto& a : g.value(k, nlohmann::json::array())) list += (list.empty() ? "" : " ") + a.get<std::string>();
+      for (const auto& a : g.value(k, nlohmann::json::array()))
+        list += (list.empty() ? "" : " ") + a.get<std::string>();
       if (!list.empty())
-        near += fmt::format("; {} {}", std::string(k) == "same_upstream" ? "same switch/root port:" : "same node:", list);
+        near += fmt::format("; {} {}",
+                            std::string(k) == "same_upstream" ? "same switch/root port:" : "same node:", list);
     }
     line(out, "GPU " + g.value("pci_address", ""),
          fmt::format("{} {}, node {}, {}{}", g.value("vendor_name", ""), g.value("device", ""),
@@ -152,8 +158,9 @@ std::string render_probe_text(const nlohmann::json& doc) {
     const auto& c = doc["cache"];
     out += "\nPage cache\n";
     const std::string src = c.value("cache_budget_source", "");
-    line(out, "cache budget", bytes(c, "cache_budget_bytes") + " (smaller of RAM and the cgroup memory limit" +
-                                  (src.empty() ? std::string(")") : "; set by " + src + ")"));
+    line(out, "cache budget",
+         bytes(c, "cache_budget_bytes") + " (smaller of RAM and the cgroup memory limit" +
+             (src.empty() ? std::string(")") : "; set by " + src + ")"));
   }
   const auto& w = doc.value("warnings", nlohmann::json::array());
   if (!w.empty()) {

@@ -147,7 +147,8 @@ std::string render_raw_hosts_text(const json& doc) {
                      h.value("hostname", "?"), h.at("mpi_ranks").size(), format_count(r.value("ios", 0ULL)),
                      r.value("iops", 0.0), r.value("bytes_per_s", 0.0) / 1e6, format_ns(lat.value("p50", 0.0) * 1e3),
                      format_ns(lat.value("p99", 0.0) * 1e3), r.value("first_done_s", 0.0), r.value("last_done_s", 0.0),
-                     t.value("fs_type", "?"), r.value("errors", 0ULL) ? fmt::format("  {} errors", r.value("errors", 0ULL)) : "",
+                     t.value("fs_type", "?"),
+                     r.value("errors", 0ULL) ? fmt::format("  {} errors", r.value("errors", 0ULL)) : "",
                      h.value("straggler", false) ? "  STRAGGLER" : "");
   }
   bool any_io = false;

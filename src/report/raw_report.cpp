@@ -63,53 +63,54 @@ double cpu_per_io_us(const RawResults& r) {
 }
 }  // namespace
 
-nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine,
-                        double residency, const RawResults& r) {
+nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
+                        const RawResults& r) {
   const auto& h = r.latency;
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& n : r.engine_notes) notes.push_back(n);
-  return {
-      {"filename", escape_bytes(cfg.filename)},
-      {"rw", pattern_name(cfg.rw)},
-      {"bs", cfg.bs},
-      {"iodepth", cfg.iodepth},
-      {"numjobs", cfg.numjobs},
-      {"size_bytes", cfg.size},
-      {"direct", cfg.direct},
-      {"engine_requested", cfg.engine},
-      {"runtime_s", cfg.runtime_s},
-      {"sqpoll_requested", cfg.sqpoll},
-      {"seed", cfg.seed},
-      {"engine",
-       {{"name", engine.name},
-        {"reason", engine.reason},
-        {"fixed_buffers", r.fixed_buffers},
-        {"registered_files", r.registered_files},
-        {"sqpoll", r.sqpoll},
-        {"notes", notes}}},
-      {"layout",
-       {{"block_device", target.block_device},
-        {"file_bytes", target.file_bytes},
-        {"region_bytes", target.region_bytes},
-        {"created", target.created},
-        {"note", target.note}}},
-      {"page_cache_resident_fraction", residency},
-      {"cache", cfg.direct ? "bypassed (O_DIRECT)" : cfg.cold ? "cold" : "warm"},
-      {"page_cache_evicted", target.evicted == 1 ? nlohmann::json(nullptr) : nlohmann::json(target.evicted == 0)},
-      {"evict_error", target.evicted < 0 ? errno_text(-target.evicted) : ""},
-      {"reads_from", reads_from(cfg.direct, pattern_is_write(cfg.rw), residency)},
-      {"results",
-       {{"ios", r.ios},
-        {"bytes", r.bytes},
-        {"elapsed_s", r.elapsed_s},
-        {"iops", per_s(static_cast<double>(r.ios), r.elapsed_s)},
-        {"bytes_per_s", per_s(static_cast<double>(r.bytes), r.elapsed_s)},
-        {"latency_us", latency_us_json(h)},
-        {"errors", r.errors},
-        {"first_error", error_line(r.first_error)},
-        {"first_error_detail", r.first_error.empty() ? nlohmann::json() : error_record_json(r.first_error)},
-        {"stop_reason", r.stop_reason},
-        {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};
+  return {{"filename", escape_bytes(cfg.filename)},
+          {"rw", pattern_name(cfg.rw)},
+          {"bs", cfg.bs},
+          {"iodepth", cfg.iodepth},
+          {"numjobs", cfg.numjobs},
+          {"size_bytes", cfg.size},
+          {"direct", cfg.direct},
+          {"engine_requested", cfg.engine},
+          {"runtime_s", cfg.runtime_s},
+          {"sqpoll_requested", cfg.sqpoll},
+          {"seed", cfg.seed},
+          {"engine",
+           {{"name", engine.name},
+            {"reason", engine.reason},
+            {"fixed_buffers", r.fixed_buffers},
+            {"registered_files", r.registered_files},
+            {"sqpoll", r.sqpoll},
+            {"notes", notes}}},
+          {"layout",
+           {{"block_device", target.block_device},
+            {"file_bytes", target.file_bytes},
+            {"region_bytes", target.region_bytes},
+            {"created", target.created},
+            {"note", target.note}}},
+          {"page_cache_resident_fraction", residency},
+          {"cache", cfg.direct ? "bypassed (O_DIRECT)"
+                    : cfg.cold ? "cold"
+                               : "warm"},
+          {"page_cache_evicted", target.evicted == 1 ? nlohmann::json(nullptr) : nlohmann::json(target.evicted == 0)},
+          {"evict_error", target.evicted < 0 ? errno_text(-target.evicted) : ""},
+          {"reads_from", reads_from(cfg.direct, pattern_is_write(cfg.rw), residency)},
+          {"results",
+           {{"ios", r.ios},
+            {"bytes", r.bytes},
+            {"elapsed_s", r.elapsed_s},
+            {"iops", per_s(static_cast<double>(r.ios), r.elapsed_s)},
+            {"bytes_per_s", per_s(static_cast<double>(r.bytes), r.elapsed_s)},
+            {"latency_us", latency_us_json(h)},
+            {"errors", r.errors},
+            {"first_error", error_line(r.first_error)},
+            {"first_error_detail", r.first_error.empty() ? nlohmann::json() : error_record_json(r.first_error)},
+            {"stop_reason", r.stop_reason},
+            {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};
 }
 
 std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
@@ -120,11 +121,13 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
                      cfg.iodepth, cfg.numjobs, cfg.direct ? 1 : 0, escape_bytes(cfg.filename),
                      r.partial ? "  [PARTIAL: " + r.stop_reason + "]" : "");
   out += fmt::format("  region      {} per job{}{}\n", format_bytes(target.region_bytes),
-                     target.block_device ? " (block device)" : "",
-                     target.note.empty() ? "" : "; " + target.note);
+                     target.block_device ? " (block device)" : "", target.note.empty() ? "" : "; " + target.note);
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
-                       raw_cache_note(cfg.direct, pattern_is_write(cfg.rw), cfg.direct ? "" : cfg.cold ? "cold" : "warm",
+                       raw_cache_note(cfg.direct, pattern_is_write(cfg.rw),
+                                      cfg.direct ? ""
+                                      : cfg.cold ? "cold"
+                                                 : "warm",
                                       target.evicted == 0, residency));
   out += fmt::format("  engine      {} ({})\n", engine.name, engine.reason);
   if (!r.engine_notes.empty()) {

@@ -8,8 +8,9 @@
 //   cache ("cold" | "warm" | "bypassed (O_DIRECT)"), page_cache_evicted (true/false, null: not tried),
 //   evict_error ("" or the errno text), reads_from (reads: "device", "page cache", "mixed", "unknown"; writes: ""),
 //   results{ios, bytes, elapsed_s, iops, bytes_per_s,
-//           latency_us{count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets} (report/latency_json.hpp), errors, first_error, first_error_detail (null or report/error_text.hpp), stop_reason,
-//           cpu{user_s, sys_s, per_io_us}}}
+//           latency_us{count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets} (report/latency_json.hpp), errors,
+//           first_error, first_error_detail (null or report/error_text.hpp), stop_reason, cpu{user_s, sys_s,
+//           per_io_us}}}
 // cpu counts every thread of the process (getrusage RUSAGE_SELF), io_uring workers included.
 #pragma once
 
@@ -38,8 +39,8 @@ std::string raw_cache_note(bool direct, bool write, const std::string& cache, bo
 std::vector<std::string> raw_cache_warnings(const RawConfig& cfg, const RawTarget& target, double residency,
                                             bool memory_backed);
 
-nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine,
-                        double residency, const RawResults& res);
+nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
+                        const RawResults& res);
 
 /// Multi-line human report (IOPS, MB/s and MiB/s, latency percentiles, CPU, engine and why).
 std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,

@@ -36,18 +36,19 @@ RunResults run_results_of(const LoaderResult& r) {
     o.decode_cpu_ns += w.decode_cpu_ns;
   }
   for (const auto& w : r.workers)
-    o.workers.push_back({{"rank", w.rank},
-                         {"worker", w.worker},
-                         {"files", w.files},
-                         {"bytes", w.bytes},
-                         {"io_bytes", w.io_bytes},
-                         {"errors", w.errors},
-                         {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
-                         {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
-                         {"runq_wait_s", w.runq_wait_ns < 0 ? nlohmann::json(nullptr)
-                                                            : nlohmann::json(static_cast<double>(w.runq_wait_ns) / 1e9)},
-                         {"cpu_list", w.cpu_list},
-                         {"numa", w.numa}});
+    o.workers.push_back(
+        {{"rank", w.rank},
+         {"worker", w.worker},
+         {"files", w.files},
+         {"bytes", w.bytes},
+         {"io_bytes", w.io_bytes},
+         {"errors", w.errors},
+         {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
+         {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
+         {"runq_wait_s",
+          w.runq_wait_ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(static_cast<double>(w.runq_wait_ns) / 1e9)},
+         {"cpu_list", w.cpu_list},
+         {"numa", w.numa}});
   o.error_samples = r.error_samples;
   return o;
 }
@@ -85,29 +86,29 @@ nlohmann::json run_results_json(const RunResults& r) {
   const double elapsed = r.elapsed_s;
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
   nlohmann::json j = {{"samples", r.samples},
-          {"bytes", r.bytes},
-          {"io_bytes", r.io_bytes},
-          {"errors", r.errors},
-          {"elapsed_s", elapsed},
-          {"samples_per_s", elapsed > 0 ? static_cast<double>(r.samples) / elapsed : 0.0},
-          {"bytes_per_s", elapsed > 0 ? static_cast<double>(r.bytes) / elapsed : 0.0},
-          {"files_per_s", elapsed > 0 ? static_cast<double>(r.samples + r.errors) / elapsed : 0.0},
-          {"epochs_completed", r.epochs_completed},
-          {"stop_reason", r.stop_reason},
-          {"first_batch_s", r.first_batch_s},
-          {"file_latency_us", latency_us_json(r.file_latency)},
-          {"open_close_latency_us", latency_us_json(r.open_latency)},
-          {"batch_wait_us", latency_us_json(r.batch_wait)},
-          {"consumer_wait_s", r.consumer_wait_s},
-          {"cpu",
-           {{"user_s", r.cpu_user_s},
-            {"sys_s", r.cpu_sys_s},
-            {"per_sample_us", r.samples ? cpu_s * 1e6 / static_cast<double>(r.samples) : 0.0}}},
-          {"timeline_interval_s", r.timeline.interval_s()},
-          {"timeline", timeline_points_json(r.timeline)},
-          {"workers", r.workers.is_array() ? r.workers : nlohmann::json::array()},
-          {"error_samples", nlohmann::json::array()},
-          {"error_details", nlohmann::json::array()}};
+                      {"bytes", r.bytes},
+                      {"io_bytes", r.io_bytes},
+                      {"errors", r.errors},
+                      {"elapsed_s", elapsed},
+                      {"samples_per_s", elapsed > 0 ? static_cast<double>(r.samples) / elapsed : 0.0},
+                      {"bytes_per_s", elapsed > 0 ? static_cast<double>(r.bytes) / elapsed : 0.0},
+                      {"files_per_s", elapsed > 0 ? static_cast<double>(r.samples + r.errors) / elapsed : 0.0},
+                      {"epochs_completed", r.epochs_completed},
+                      {"stop_reason", r.stop_reason},
+                      {"first_batch_s", r.first_batch_s},
+                      {"file_latency_us", latency_us_json(r.file_latency)},
+                      {"open_close_latency_us", latency_us_json(r.open_latency)},
+                      {"batch_wait_us", latency_us_json(r.batch_wait)},
+                      {"consumer_wait_s", r.consumer_wait_s},
+                      {"cpu",
+                       {{"user_s", r.cpu_user_s},
+                        {"sys_s", r.cpu_sys_s},
+                        {"per_sample_us", r.samples ? cpu_s * 1e6 / static_cast<double>(r.samples) : 0.0}}},
+                      {"timeline_interval_s", r.timeline.interval_s()},
+                      {"timeline", timeline_points_json(r.timeline)},
+                      {"workers", r.workers.is_array() ? r.workers : nlohmann::json::array()},
+                      {"error_samples", nlohmann::json::array()},
+                      {"error_details", nlohmann::json::array()}};
   for (const ErrorRecord& e : r.error_samples) {
     j["error_samples"].push_back(error_text(e));
     j["error_details"].push_back(error_record_json(e));
@@ -145,9 +146,11 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
     r.workers = get("workers");
     if (!r.workers.is_array()) throw UsageError(fmt::format("{}: 'workers' is not an array", where));
     if (j.contains("error_details")) {
-      for (const auto& e : get("error_details")) r.error_samples.push_back(error_record_from_json(e, where + ".error_details"));
+      for (const auto& e : get("error_details"))
+        r.error_samples.push_back(error_record_from_json(e, where + ".error_details"));
     } else {  // a document written before error_details: the texts, with no errno
-      for (const auto& s : get("error_samples").get<std::vector<std::string>>()) r.error_samples.push_back({.detail = s});
+      for (const auto& s : get("error_samples").get<std::vector<std::string>>())
+        r.error_samples.push_back({.detail = s});
     }
     if (j.contains("decode")) {  // --decode runs only
       const nlohmann::json& d = get("decode");
@@ -178,12 +181,13 @@ namespace {
 nlohmann::json h2d_json(const IngestResult& in) {
   nlohmann::json links = nlohmann::json::array();
   for (const auto& g : in.gpu_links)
-    links.push_back({{"pci_address", g.pci_address},
-                     {"numa_node", g.numa_node},
-                     {"bytes_per_s_per_direction", g.bytes_per_s_per_direction > 0 ? nlohmann::json(g.bytes_per_s_per_direction)
-                                                                                    : nlohmann::json(nullptr)},
-                     {"basis", g.basis},
-                     {"downtrained", g.downtrained}});
+    links.push_back(
+        {{"pci_address", g.pci_address},
+         {"numa_node", g.numa_node},
+         {"bytes_per_s_per_direction",
+          g.bytes_per_s_per_direction > 0 ? nlohmann::json(g.bytes_per_s_per_direction) : nlohmann::json(nullptr)},
+         {"basis", g.basis},
+         {"downtrained", g.downtrained}});
   nlohmann::json copy = nullptr;
   if (in.h2d_copies > 0 || !in.h2d_error.empty())
     copy = {{"api", "cudaMemcpyAsync from cudaHostAlloc memory, one stream per rank, synchronized per batch"},
@@ -196,8 +200,9 @@ nlohmann::json h2d_json(const IngestResult& in) {
   return {{"copy", copy},
           {"demand_bytes_per_s_per_gpu", in.demand_bytes_per_s_per_gpu},
           {"gpus", links},
-          {"limiting", in.h2d_limiting >= 0 ? nlohmann::json(in.gpu_links[static_cast<size_t>(in.h2d_limiting)].pci_address)
-                                            : nlohmann::json(nullptr)},
+          {"limiting", in.h2d_limiting >= 0
+                           ? nlohmann::json(in.gpu_links[static_cast<size_t>(in.h2d_limiting)].pci_address)
+                           : nlohmann::json(nullptr)},
           {"label", "nominal per-direction ceilings, computed from each link's speed and width"}};
 }
 }  // namespace
@@ -228,7 +233,8 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"pin_busy_fraction", in.pin_busy_fraction},
           {"pin_ceiling_samples_per_s", in.pin_ceiling_samples_per_s},
           {"worker_cpu_fraction", in.worker_cpu_fraction},
-          {"worker_runq_fraction", in.worker_runq_fraction < 0 ? nlohmann::json(nullptr) : nlohmann::json(in.worker_runq_fraction)},
+          {"worker_runq_fraction",
+           in.worker_runq_fraction < 0 ? nlohmann::json(nullptr) : nlohmann::json(in.worker_runq_fraction)},
           {"verdict", in.verdict},
           {"verdict_text", in.verdict_text},
           {"host_to_device", h2d_json(in)}};

@@ -8,18 +8,21 @@
 //   loader   {num_workers, batch_size, prefetch_factor, shuffle, drop_last, epochs, duration_s,
 //             cpu_per_sample_us, gpus, engine, direct, step_time_s, max_outstanding_batches, pattern;
 //             sharded: read_size_bytes}
-//   results  {samples, bytes (delivered in batches), io_bytes (transferred, O_DIRECT padding included), errors, elapsed_s, samples_per_s, bytes_per_s, files_per_s,
+//   results  {samples, bytes (delivered in batches), io_bytes (transferred, O_DIRECT padding included), errors,
+//   elapsed_s, samples_per_s, bytes_per_s, files_per_s,
 //             epochs_completed, stop_reason, first_batch_s,
-//             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (report/latency_json.hpp), open_close_latency_us{...}, batch_wait_us{...},
-//             consumer_wait_s, cpu{user_s, sys_s, per_sample_us}, workers[...], timeline[...], error_samples[] (their lines), error_details[] (report/error_text.hpp);
-//             with --decode jpeg: decode{codec, samples, errors, cpu_s, cpu_us_per_sample, megapixels,
-//             us_per_megapixel}: worker-thread CPU of libjpeg-turbo's decode, measured per sample}
+//             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (report/latency_json.hpp),
+//             open_close_latency_us{...}, batch_wait_us{...}, consumer_wait_s, cpu{user_s, sys_s, per_sample_us},
+//             workers[...], timeline[...], error_samples[] (their lines), error_details[] (report/error_text.hpp); with
+//             --decode jpeg: decode{codec, samples, errors, cpu_s, cpu_us_per_sample, megapixels, us_per_megapixel}:
+//             worker-thread CPU of libjpeg-turbo's decode, measured per sample}
 //   ingest   {accelerator, accelerator_name, model, gpus, rate_family, samples_per_s_per_gpu, source,
 //             required_samples_per_s, required_bytes_per_s, sample_bytes, delivered_samples_per_s,
 //             delivered_bytes_per_s, accelerator_utilization, accelerator_utilization_min, au_target,
 //             worker_busy_fraction, gpus_fed (measured by this run), main_busy_fraction,
 //             main_ceiling_samples_per_s, pin_busy_fraction, pin_ceiling_samples_per_s, worker_cpu_fraction,
-//             worker_runq_fraction (workers' wait for a CPU / their busy time; null: not measured), verdict, verdict_text}
+//             worker_runq_fraction (workers' wait for a CPU / their busy time; null: not measured), verdict,
+//             verdict_text}
 #pragma once
 
 #include <string>
@@ -38,16 +41,16 @@ namespace ioprobe {
 /// `ioprobe report --merge` reads back from saved documents, adds and writes again.
 struct RunResults {
   uint64_t samples = 0, bytes = 0, io_bytes = 0, errors = 0;
-  double elapsed_s = 0;                  // from the common start to the last batch
+  double elapsed_s = 0;  // from the common start to the last batch
   uint32_t epochs_completed = 0;
   std::string stop_reason;
-  double first_batch_s = 0;              // max over ranks
+  double first_batch_s = 0;                                 // max over ranks
   LatencyHistogram file_latency, open_latency, batch_wait;  // ns
-  double consumer_wait_s = 0;            // summed over ranks
-  double cpu_user_s = 0, cpu_sys_s = 0;  // summed over processes
-  Timeline timeline;                     // summed over ranks, interval by interval
-  nlohmann::json workers = nlohmann::json::array();  // per-worker rows, as written
-  std::vector<ErrorRecord> error_samples;            // the first kMaxErrorSamples distinct failures, with counts
+  double consumer_wait_s = 0;                               // summed over ranks
+  double cpu_user_s = 0, cpu_sys_s = 0;                     // summed over processes
+  Timeline timeline;                                        // summed over ranks, interval by interval
+  nlohmann::json workers = nlohmann::json::array();         // per-worker rows, as written
+  std::vector<ErrorRecord> error_samples;                   // the first kMaxErrorSamples distinct failures, with counts
   // --decode jpeg, summed over workers (and parts): samples decoded, those that failed, the
   // workers' CPU time decoding (ns) and the pixels decoded. All 0: no decode ran.
   uint64_t decoded = 0, decode_errors = 0, decoded_pixels = 0;

@@ -37,23 +37,27 @@ std::string render_run_text(const nlohmann::json& doc) {
   const auto& host = doc.at("host");
   bool partial = doc.value("partial", false);
 
-  o += fmt::format("ioprobe {} run{}\n", doc.value("ioprobe_version", "?"), partial ? "  [INTERRUPTED: partial result]" : "");
+  o += fmt::format("ioprobe {} run{}\n", doc.value("ioprobe_version", "?"),
+                   partial ? "  [INTERRUPTED: partial result]" : "");
   o += "\nTarget\n";
   std::string dev = t.value("device", "");
   line("path", t.value("path", ""));
   line("filesystem", fmt::format("{}{}{}", t.value("fs_type", "?"),
                                  t.value("mount_fstype", "").empty() ? "" : " (" + t.value("mount_fstype", "") + ")",
                                  t.value("memory_backed", false) ? ": RAM, not a device measurement" : ""));
-  line("device", dev.empty() ? fmt::format("none ({})", t.value("mount_source", "?")) :
-                               fmt::format("{}{}", dev, t.value("rotational", -1) == 1 ? " (rotational)" :
-                                                        t.value("rotational", -1) == 0 ? " (solid state)" : ""));
+  line("device", dev.empty() ? fmt::format("none ({})", t.value("mount_source", "?"))
+                             : fmt::format("{}{}", dev,
+                                           t.value("rotational", -1) == 1   ? " (rotational)"
+                                           : t.value("rotational", -1) == 0 ? " (solid state)"
+                                                                            : ""));
   o += render_targets(doc, "filesystems", 20);
   line("cache", fmt::format("{}: {}", t.value("cache", "?"), t.value("cache_detail", "")));
   if (t.contains("cache_budget")) {
     const auto& b = t["cache_budget"];
-    line("cache budget", fmt::format("{} ({}); the dataset ({}) {}", format_bytes(b.value("bytes", 0ULL)),
-                                     b.value("source", ""), format_bytes(b.value("dataset_bytes", 0ULL)),
-                                     b.value("fits", false) ? "fits" : "does not fit: later epochs partly from the device"));
+    line("cache budget",
+         fmt::format("{} ({}); the dataset ({}) {}", format_bytes(b.value("bytes", 0ULL)), b.value("source", ""),
+                     format_bytes(b.value("dataset_bytes", 0ULL)),
+                     b.value("fits", false) ? "fits" : "does not fit: later epochs partly from the device"));
   }
   if (t.contains("epoch_resident_fraction") && !t["epoch_resident_fraction"].empty()) {
     std::string res;
@@ -72,14 +76,17 @@ std::string render_run_text(const nlohmann::json& doc) {
     line("resident before", res + " [" + t.value("residency_method", "") + "]");
   }
   line("engine", fmt::format("{} ({})", t.value("engine", "?"), t.value("engine_reason", "")));
-  if (t.contains("numa")) line("NUMA", fmt::format("{}{}", t.value("numa", ""), t.value("numa_reason", "").empty() ? "" : " (" + t.value("numa_reason", "") + ")"));
+  if (t.contains("numa"))
+    line("NUMA", fmt::format("{}{}", t.value("numa", ""),
+                             t.value("numa_reason", "").empty() ? "" : " (" + t.value("numa_reason", "") + ")"));
   line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.value("cpus_allowed", 0),
                            host.value("cpu_list", ""), host.value("cpus_online", 0),
                            format_bytes(host.value("memory_bytes", 0ULL)), host.value("kernel", "")));
 
   o += "\nDataset\n";
   uint64_t files = ds.value("files", 0ULL), full = ds.value("full_files", 0ULL);
-  line("preset", ds.value("preset", "none") + (ds.value("description", "").empty() ? "" : ": " + ds.value("description", "")));
+  line("preset",
+       ds.value("preset", "none") + (ds.value("description", "").empty() ? "" : ": " + ds.value("description", "")));
   const std::string kind = ds.value("kind", "files");
   line("files", fmt::format("{} {}, {}{}", format_count(files),
                             kind == "sharded" ? (files == 1 ? "shard" : "shards")
@@ -87,19 +94,23 @@ std::string render_run_text(const nlohmann::json& doc) {
                                               : (files == 1 ? "file" : "files"),
                             format_bytes(ds.value("bytes", 0ULL)) +
                                 (ds.contains("bytes_basis") ? " (" + ds.value("bytes_basis", "") + ")" : ""),
-                            full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full, format_count(full)) : ""));
+                            full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full,
+                                               format_count(full))
+                                 : ""));
   if (kind == "sharded")
     line("records", fmt::format("{} records in {} shards of {} records ({} mean record, {})",
                                 format_count(ds.value("records", 0ULL)), format_count(files),
                                 format_count(ds.value("records_per_file", 0ULL)),
                                 format_bytes(ds.value("size_mean_bytes", 0ULL)), ds.value("size_dist", "")));
   if (kind == "token")
-    line("records", fmt::format("{} samples of {} tokens x {} B in {} token file(s), {} samples each",
-                                format_count(ds.value("records", 0ULL)), ds.value("seq_len", 0ULL),
-                                ds.value("token_bytes", 0ULL), format_count(files),
-                                format_count(ds.value("records_per_file", 0ULL))));
-  line("location", fmt::format("{} ({}{})", ds.value("root", ""), ds.value("action", ""),
-                               ds.value("generate_s", 0.0) > 0 ? fmt::format(" in {}", format_seconds(ds.value("generate_s", 0.0))) : ""));
+    line("records",
+         fmt::format("{} samples of {} tokens x {} B in {} token file(s), {} samples each",
+                     format_count(ds.value("records", 0ULL)), ds.value("seq_len", 0ULL), ds.value("token_bytes", 0ULL),
+                     format_count(files), format_count(ds.value("records_per_file", 0ULL))));
+  line("location",
+       fmt::format("{} ({}{})", ds.value("root", ""), ds.value("action", ""),
+                   ds.value("generate_s", 0.0) > 0 ? fmt::format(" in {}", format_seconds(ds.value("generate_s", 0.0)))
+                                                   : ""));
   if (ds.contains("generation") && ds["generation"].is_object())  // written by several hosts, each its share
     for (const auto& h : ds["generation"].value("hosts", nlohmann::json::array())) {
       const double hs = h.value("generate_s", 0.0);
@@ -111,22 +122,23 @@ std::string render_run_text(const nlohmann::json& doc) {
   if (ds.value("enumerate_s", 0.0) > 0) line("enumeration", format_seconds(ds.value("enumerate_s", 0.0)));
 
   o += "\nLoader\n";
-  line("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={} shuffle={} drop_last={} epochs={}",
-                                 ld.value("num_workers", 0), ld.value("batch_size", 0), ld.value("prefetch_factor", 0),
-                                 ld.value("shuffle", false) ? "True" : "False", ld.value("drop_last", false) ? "True" : "False",
-                                 // With --duration and no --epochs the epoch count is only a cap.
-                                 ld.value("duration_s", 0.0) > 0 && ld.value("epochs", 0u) >= kMaxEpochs
-                                     ? fmt::format("until --duration {}", format_seconds(ld.value("duration_s", 0.0)))
-                                     : std::to_string(ld.value("epochs", 0))));
+  line("DataLoader",
+       fmt::format("num_workers={} batch_size={} prefetch_factor={} shuffle={} drop_last={} epochs={}",
+                   ld.value("num_workers", 0), ld.value("batch_size", 0), ld.value("prefetch_factor", 0),
+                   ld.value("shuffle", false) ? "True" : "False", ld.value("drop_last", false) ? "True" : "False",
+                   // With --duration and no --epochs the epoch count is only a cap.
+                   ld.value("duration_s", 0.0) > 0 && ld.value("epochs", 0u) >= kMaxEpochs
+                       ? fmt::format("until --duration {}", format_seconds(ld.value("duration_s", 0.0)))
+                       : std::to_string(ld.value("epochs", 0))));
   if (ld.contains("pattern") && kind != "files") line("pattern", ld.value("pattern", ""));
   line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample; step {} per full batch "
                             "(a partial batch its share)",
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
   if (ld.value("main_cpu_per_batch_us", 0.0) > 0 || ld.value("pin_memory", false))
-    line("main process", fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}",
-                                     ld.value("main_cpu_per_batch_us", 0.0),
-                                     ld.value("pin_memory", false) ? "; pin_memory: a pin thread per rank" : ""));
+    line("main process",
+         fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", ld.value("main_cpu_per_batch_us", 0.0),
+                     ld.value("pin_memory", false) ? "; pin_memory: a pin thread per rank" : ""));
   if (ld.contains("calibration")) {
     const auto& cal = ld["calibration"];
     line("calibration", fmt::format("{} ({}:{} on {}, torch {}, batch size {})", cal.value("file", ""),
@@ -136,13 +148,13 @@ std::string render_run_text(const nlohmann::json& doc) {
 
   o += "\nResults\n";
   double elapsed = r.value("elapsed_s", 0.0);
-  line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.value("samples", 0ULL)),
-                                format_bytes(r.value("bytes", 0ULL)), format_seconds(elapsed), r.value("stop_reason", ""),
-                                r.value("epochs_completed", 0)));
+  line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)",
+                                format_count(r.value("samples", 0ULL)), format_bytes(r.value("bytes", 0ULL)),
+                                format_seconds(elapsed), r.value("stop_reason", ""), r.value("epochs_completed", 0)));
   // Files per second only where a sample is a file; records and token windows are reads.
-  line("throughput", fmt::format("{:.0f} samples/s, {}{}", r.value("samples_per_s", 0.0),
-                                 format_rate(r.value("bytes_per_s", 0.0)),
-                                 kind == "files" ? fmt::format(", {:.0f} files/s", r.value("files_per_s", 0.0)) : ""));
+  line("throughput",
+       fmt::format("{:.0f} samples/s, {}{}", r.value("samples_per_s", 0.0), format_rate(r.value("bytes_per_s", 0.0)),
+                   kind == "files" ? fmt::format(", {:.0f} files/s", r.value("files_per_s", 0.0)) : ""));
   if (r.contains("decode")) {
     const auto& d = r["decode"];
     line("JPEG decode", fmt::format("{:.1f} µs CPU per sample on the worker threads (libjpeg-turbo, measured; {} "
@@ -169,7 +181,8 @@ std::string render_run_text(const nlohmann::json& doc) {
     std::map<std::string, int> sets;
     for (const auto& w : r["workers"]) ++sets[w.value("cpu_list", "?")];
     std::string txt;
-    for (const auto& [cpus, n] : sets) txt += fmt::format("{}{} worker(s) on CPUs {}", txt.empty() ? "" : "; ", n, cpus);
+    for (const auto& [cpus, n] : sets)
+      txt += fmt::format("{}{} worker(s) on CPUs {}", txt.empty() ? "" : "; ", n, cpus);
     line("worker CPU sets", txt);
   }
   const auto& cpu = r.at("cpu");
@@ -177,7 +190,8 @@ std::string render_run_text(const nlohmann::json& doc) {
                                     cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
   o += render_device_io_text(r, 20);
   if (r.value("errors", 0ULL) > 0) {
-    line("ERRORS", fmt::format("{} file{} failed; first ones:", r.value("errors", 0ULL), r.value("errors", 0ULL) == 1 ? "" : "s"));
+    line("ERRORS", fmt::format("{} file{} failed; first ones:", r.value("errors", 0ULL),
+                               r.value("errors", 0ULL) == 1 ? "" : "s"));
     if (r.contains("error_details")) {  // identical failures once, with their count; hints from the errno
       std::vector<ErrorRecord> errors;
       for (const auto& e : r["error_details"]) errors.push_back(error_record_from_json(e, "results.error_details"));
@@ -190,11 +204,11 @@ std::string render_run_text(const nlohmann::json& doc) {
   if (doc.contains("sources") && doc["sources"].is_array()) {
     o += fmt::format("\nSources (merged: counts summed, elapsed the longest, latency from the added buckets)\n");
     for (const auto& src : doc["sources"])
-      line(src.value("file", "?"), fmt::format("{}: {} samples in {}, {:.0f} samples/s, {}, file p99 {}",
-                                                src.value("hostname", "?"), format_count(src.value("samples", 0ULL)),
-                                                format_seconds(src.value("elapsed_s", 0.0)), src.value("samples_per_s", 0.0),
-                                                format_rate(src.value("bytes_per_s", 0.0)),
-                                                format_ns(src.value("file_latency_p99_us", 0.0) * 1e3)));
+      line(src.value("file", "?"),
+           fmt::format("{}: {} samples in {}, {:.0f} samples/s, {}, file p99 {}", src.value("hostname", "?"),
+                       format_count(src.value("samples", 0ULL)), format_seconds(src.value("elapsed_s", 0.0)),
+                       src.value("samples_per_s", 0.0), format_rate(src.value("bytes_per_s", 0.0)),
+                       format_ns(src.value("file_latency_p99_us", 0.0) * 1e3)));
   }
 
   o += "\nGPU ingest\n";
@@ -203,23 +217,26 @@ std::string render_run_text(const nlohmann::json& doc) {
     o += render_warnings(doc);
     return o;
   }
-  line("demand", fmt::format("{} x {} training {}: {:.0f} samples/s per GPU ({} rate: {})", in.value("gpus", 1),
-                             in.value("accelerator_name", ""), in.value("model", ""), in.value("samples_per_s_per_gpu", 0.0),
-                             in.value("rate_family", ""), in.value("source", "")));
+  line("demand",
+       fmt::format("{} x {} training {}: {:.0f} samples/s per GPU ({} rate: {})", in.value("gpus", 1),
+                   in.value("accelerator_name", ""), in.value("model", ""), in.value("samples_per_s_per_gpu", 0.0),
+                   in.value("rate_family", ""), in.value("source", "")));
   line("required", fmt::format("{:.0f} samples/s = {} at {:.0f} B/sample", in.value("required_samples_per_s", 0.0),
                                format_rate(in.value("required_bytes_per_s", 0.0)), in.value("sample_bytes", 0.0)));
   line("delivered", fmt::format("{:.0f} samples/s = {}", in.value("delivered_samples_per_s", 0.0),
                                 format_rate(in.value("delivered_bytes_per_s", 0.0))));
-  line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%){}", 100 * in.value("accelerator_utilization", 0.0),
-                         100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0),
-                         in.contains("bytes_source") ? "; bytes from: " + in.value("bytes_source", "unknown") : ""));
+  line("AU",
+       fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%){}", 100 * in.value("accelerator_utilization", 0.0),
+                   100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0),
+                   in.contains("bytes_source") ? "; bytes from: " + in.value("bytes_source", "unknown") : ""));
   if (in.value("main_ceiling_samples_per_s", 0.0) > 0)
-    line("main process", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
-                                     100 * in.value("main_busy_fraction", 0.0),
-                                     in.value("main_ceiling_samples_per_s", 0.0)));
+    line("main process",
+         fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
+                     100 * in.value("main_busy_fraction", 0.0), in.value("main_ceiling_samples_per_s", 0.0)));
   if (in.value("pin_ceiling_samples_per_s", 0.0) > 0)
-    line("pin memory", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
-                                   100 * in.value("pin_busy_fraction", 0.0), in.value("pin_ceiling_samples_per_s", 0.0)));
+    line("pin memory",
+         fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
+                     100 * in.value("pin_busy_fraction", 0.0), in.value("pin_ceiling_samples_per_s", 0.0)));
   if (in.contains("host_to_device"))
     for (const auto& g : in["host_to_device"].value("gpus", nlohmann::json::array())) {
       const bool known = g.value("bytes_per_s_per_direction", nlohmann::json(nullptr)).is_number();
@@ -233,27 +250,30 @@ std::string render_run_text(const nlohmann::json& doc) {
   if (in.contains("host_to_device") && in["host_to_device"].value("copy", nlohmann::json(nullptr)).is_object()) {
     const auto& c = in["host_to_device"]["copy"];
     if (c.value("copies", 0ULL) > 0)
-      line("copy to GPU", fmt::format("{} batches, {:.2f} GB/s per rank (cudaMemcpyAsync from page-locked memory, "
-                                      "measured), {:.0f}% of the step (copy + GPU step){}",
-                                      c.value("copies", 0ULL), c.value("bytes_per_s", 0.0) / 1e9,
-                                      100 * c.value("share_of_step", 0.0),
-                                      c.value("error", "").empty() ? "" : "; stopped: " + c.value("error", "")));
-    else
-      line("copy to GPU", "failed: " + c.value("error", ""));
+      line("copy to GPU",
+           fmt::format("{} batches, {:.2f} GB/s per rank (cudaMemcpyAsync from page-locked memory, "
+                       "measured), {:.0f}% of the step (copy + GPU step){}",
+                       c.value("copies", 0ULL), c.value("bytes_per_s", 0.0) / 1e9, 100 * c.value("share_of_step", 0.0),
+                       c.value("error", "").empty() ? "" : "; stopped: " + c.value("error", "")));
+    else line("copy to GPU", "failed: " + c.value("error", ""));
   }
-  line("verdict", in.value("verdict", "") + (in.contains("bytes_source") ? " [" + in.value("bytes_source", "") + "]" : "") +
-                      ": " + in.value("verdict_text", ""));
+  line("verdict", in.value("verdict", "") +
+                      (in.contains("bytes_source") ? " [" + in.value("bytes_source", "") + "]" : "") + ": " +
+                      in.value("verdict_text", ""));
   // Only what the run measured; how many GPUs the storage feeds comes from a search, not from a
   // multiple of this run's rate (older documents' estimates are not shown).
-  const bool fed = in.value("accelerator_utilization", 0.0) >= in.value("au_target", 0.0) && in.value("gpus_fed", 0ULL) > 0;
+  const bool fed = in.value("accelerator_utilization", 0.0) >= in.value("au_target", 0.0) &&
+                   in.value("gpus_fed", 0ULL) > 0;
   if (fed)
-    line("GPUs fed", fmt::format("{} x {} at AU >= {:.0f}% (measured by this run); for the most this storage feeds, "
-                                 "run `ioprobe capacity` with the same options",
-                                 in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
+    line("GPUs fed",
+         fmt::format("{} x {} at AU >= {:.0f}% (measured by this run); for the most this storage feeds, "
+                     "run `ioprobe capacity` with the same options",
+                     in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
   else
-    line("GPUs fed", fmt::format("fewer than {} x {} at AU >= {:.0f}% (measured by this run); for how many, run "
-                                 "`ioprobe capacity` with the same options",
-                                 in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
+    line("GPUs fed",
+         fmt::format("fewer than {} x {} at AU >= {:.0f}% (measured by this run); for how many, run "
+                     "`ioprobe capacity` with the same options",
+                     in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
   o += render_hosts_text(doc);
   o += render_warnings(doc);
   return o;

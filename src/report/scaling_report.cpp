@@ -12,9 +12,15 @@ namespace {
 using json = nlohmann::json;
 
 json point_json(const ScalingPoint& p) {
-  json j = {{"path", escape_bytes(p.path)}, {"iops", p.iops},       {"bytes_per_s", p.bytes_per_s},
-            {"p50_us", p.p50_us},           {"p99_us", p.p99_us},   {"ios", p.ios},
-            {"bytes", p.bytes},             {"elapsed_s", p.elapsed_s}, {"engine", p.engine},
+  json j = {{"path", escape_bytes(p.path)},
+            {"iops", p.iops},
+            {"bytes_per_s", p.bytes_per_s},
+            {"p50_us", p.p50_us},
+            {"p99_us", p.p99_us},
+            {"ios", p.ios},
+            {"bytes", p.bytes},
+            {"elapsed_s", p.elapsed_s},
+            {"engine", p.engine},
             {"error", p.error.empty() ? json(nullptr) : json(p.error)}};
   return j;
 }
@@ -70,15 +76,15 @@ json scaling_json(const ScalingConfig& cfg, const ScalingResult& r) {
 std::string render_scaling_text(const json& doc) {
   const json& s = doc.at("scaling");
   const json& members = s.at("members");
-  std::string out = fmt::format(
-      "ioprobe scaling: {} {} B, iodepth {}, O_DIRECT, {:g} s each, on {}{}\n", s.at("rw").get<std::string>(),
-      s.at("bs").get<uint64_t>(), s.at("iodepth").get<int>(), s.at("runtime_s").get<double>(),
-      s.at("dir").get<std::string>(), s.value("interrupted", false) ? "  [PARTIAL: interrupted]" : "");
+  std::string out = fmt::format("ioprobe scaling: {} {} B, iodepth {}, O_DIRECT, {:g} s each, on {}{}\n",
+                                s.at("rw").get<std::string>(), s.at("bs").get<uint64_t>(), s.at("iodepth").get<int>(),
+                                s.at("runtime_s").get<double>(), s.at("dir").get<std::string>(),
+                                s.value("interrupted", false) ? "  [PARTIAL: interrupted]" : "");
   const std::string level = s.value("level", json(nullptr)).is_null() ? "" : s.at("level").get<std::string>();
-  out += fmt::format("  array       {}\n", level.empty() ? "one device (no RAID)"
-                                                          : fmt::format("{} {} over {} members",
-                                                                        s.value("raid_kind", ""), level,
-                                                                        members.size()));
+  out += fmt::format("  array       {}\n",
+                     level.empty()
+                         ? "one device (no RAID)"
+                         : fmt::format("{} {} over {} members", s.value("raid_kind", ""), level, members.size()));
   out += "  each member alone (read-only, the device node):\n";
   for (const auto& m : members) out += row(m.at("device").get<std::string>(), m);
   if (members.size() > 1)

@@ -16,8 +16,8 @@ struct SvgSeries {
 
 struct SvgShade {
   double x0 = 0, x1 = 0;
-  std::string label;   // legend text, e.g. "warm-up", "stall"
-  std::string color;   // CSS color
+  std::string label;  // legend text, e.g. "warm-up", "stall"
+  std::string color;  // CSS color
 };
 
 struct SvgMark {
@@ -26,13 +26,13 @@ struct SvgMark {
 };
 
 struct LineChart {
-  std::string id;            // data-chart attribute
+  std::string id;  // data-chart attribute
   std::string title, x_label, y_label;
   bool log2_x = false;
   std::vector<SvgSeries> series;
   std::vector<SvgShade> shades;
   std::vector<SvgMark> marks;
-  double hline = -1;         // reference line at y (< 0: none)
+  double hline = -1;  // reference line at y (< 0: none)
   std::string hline_label;
 };
 

@@ -23,8 +23,8 @@ std::string render_targets(const nlohmann::json& doc, const std::string& label, 
     const uint64_t files = g.value("files", 0ULL);
     o += fmt::format("  {:<{}} {} at {}{}: {} file{} ({:.0f}%), {}{}, O_DIRECT {}{}\n", o.empty() ? label : "", width,
                      g.value("fs_type", "?"), g.value("path", ""), dev.empty() ? "" : " (" + dev + ")",
-                     format_count(files), files == 1 ? "" : "s",
-                     100 * g.value("files_fraction", 0.0), format_bytes(g.value("bytes", 0ULL)),
+                     format_count(files), files == 1 ? "" : "s", 100 * g.value("files_fraction", 0.0),
+                     format_bytes(g.value("bytes", 0ULL)),
                      bf.is_number() ? fmt::format(" ({:.0f}%)", 100 * bf.get<double>()) : "",
                      g.value("o_direct", "not probed"), g.value("memory_backed", false) ? "; RAM, not a device" : "");
   }

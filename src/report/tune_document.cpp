@@ -67,9 +67,9 @@ std::string render_tune_csv(const nlohmann::json& doc) {
   for (const auto& p : doc.at("points"))
     o += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.2f},{:.1f},{:.2f},{:.1f}\n", p.value("num_workers", 0),
                      p.value("prefetch_factor", 0), csv_field(p.value("numa", "")), p.value("repeats", 0),
-                     p.value("samples_per_s", 0.0), p.value("samples_per_s_min", 0.0), p.value("samples_per_s_max", 0.0),
-                     100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
-                     p.value("cpu_used", 0.0), 100 * p.value("worker_busy", 0.0));
+                     p.value("samples_per_s", 0.0), p.value("samples_per_s_min", 0.0),
+                     p.value("samples_per_s_max", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
+                     100 * p.value("au", 0.0), p.value("cpu_used", 0.0), 100 * p.value("worker_busy", 0.0));
   return o;
 }
 

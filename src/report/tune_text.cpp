@@ -20,29 +20,32 @@ std::string render_tune_text(const nlohmann::json& doc) {
   o += fmt::format("ioprobe {} tune{}\n\n", doc.value("ioprobe_version", "?"),
                    partial ? fmt::format("  [PARTIAL: {}]", t.value("stop_reason", "")) : "");
   o += fmt::format("  target     {} ({}, {}), {} files, {}\n", tg.value("path", ""), tg.value("fs_type", "?"),
-                   tg.value("direct", false) ? "O_DIRECT" : "buffered", format_count(doc.at("dataset").value("files", 0ULL)),
+                   tg.value("direct", false) ? "O_DIRECT" : "buffered",
+                   format_count(doc.at("dataset").value("files", 0ULL)),
                    format_bytes(doc.at("dataset").value("bytes", 0ULL)));
   o += render_targets(doc, "spans", 10);
-  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0), host.value("cpu_list", ""),
-                   host.value("cpus_online", 0));
+  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
+                   host.value("cpu_list", ""), host.value("cpus_online", 0));
   o += fmt::format("  demand     {} x {} ({}): {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.value("gpus", 1),
                    d.value("accelerator_name", ""), d.value("model", ""), d.value("required_samples_per_s", 0.0),
                    format_rate(d.value("required_bytes_per_s", 0.0)), 100 * d.value("au_target", 0.0));
   if (doc.contains("cluster")) {
     const auto& c = doc.at("cluster");
-    o += fmt::format("  across     {} host(s), {} MPI rank(s), {} GPU rank(s), started by {}; dataset {}: every setting "
-                     "ran on all of them at once, its figures merged\n",
-                     c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0), c.value("launcher", "?"),
-                     c.value("dataset_placement", "?"));
+    o +=
+        fmt::format("  across     {} host(s), {} MPI rank(s), {} GPU rank(s), started by {}; dataset {}: every setting "
+                    "ran on all of them at once, its figures merged\n",
+                    c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0), c.value("launcher", "?"),
+                    c.value("dataset_placement", "?"));
   }
   o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.value("runs_done", 0),
                    t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
                    t.value("placements_reason", ""));
   if (doc.contains("best_run") && doc["best_run"].contains("decode")) {  // --decode jpeg
     const auto& dc = doc["best_run"]["decode"];
-    o += fmt::format("  decode     JPEG (libjpeg-turbo) on the worker threads: {:.1f} µs CPU per sample, measured in the "
-                     "fastest run ({:.1f} µs per megapixel)\n",
-                     dc.value("cpu_us_per_sample", 0.0), dc.value("us_per_megapixel", 0.0));
+    o += fmt::format(
+        "  decode     JPEG (libjpeg-turbo) on the worker threads: {:.1f} µs CPU per sample, measured in the "
+        "fastest run ({:.1f} µs per megapixel)\n",
+        dc.value("cpu_us_per_sample", 0.0), dc.value("us_per_megapixel", 0.0));
   }
   o += "\n";
 
@@ -55,10 +58,10 @@ std::string render_tune_text(const nlohmann::json& doc) {
     std::string mark = r.value("valid", false) ? (i == rec ? "  <- recommended" : i == knee ? "  <- knee" : "") : "";
     if (r.value("valid", false) && i == rec && i == knee) mark = "  <- recommended (knee)";
     if (p.value("steady_runs", 1) == 0) mark = "  (no steady state: not used)";
-    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>7.1f}% {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n", p.value("num_workers", 0),
-                     p.value("prefetch_factor", 0), p.value("numa", ""), p.value("samples_per_s", 0.0),
-                     100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
-                     p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
+    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>7.1f}% {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n",
+                     p.value("num_workers", 0), p.value("prefetch_factor", 0), p.value("numa", ""),
+                     p.value("samples_per_s", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
+                     100 * p.value("au", 0.0), p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
   }
   o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state, from sample completion times;\n"
        "   spread = (max - min) / median;\n"
@@ -77,12 +80,13 @@ std::string render_tune_text(const nlohmann::json& doc) {
       o += fmt::format("Demand met: the smallest setting that feeds the GPUs (AU >= {:.0f}%) is below.\n",
                        100 * d.value("au_target", 0.0));
     else
-      o += fmt::format("Demand NOT met: best {:.0f} samples/s ({}) vs {:.0f} needed: short by {:.0f} samples/s ({:.0f}%).\n",
-                       bp.value("samples_per_s", 0.0), format_rate(bp.value("bytes_per_s", 0.0)),
-                       d.value("required_samples_per_s", 0.0), r.value("shortfall_samples_per_s", 0.0),
-                       d.value("required_samples_per_s", 0.0) > 0
-                           ? 100 * r.value("shortfall_samples_per_s", 0.0) / d.value("required_samples_per_s", 1.0)
-                           : 0.0);
+      o += fmt::format(
+          "Demand NOT met: best {:.0f} samples/s ({}) vs {:.0f} needed: short by {:.0f} samples/s ({:.0f}%).\n",
+          bp.value("samples_per_s", 0.0), format_rate(bp.value("bytes_per_s", 0.0)),
+          d.value("required_samples_per_s", 0.0), r.value("shortfall_samples_per_s", 0.0),
+          d.value("required_samples_per_s", 0.0) > 0
+              ? 100 * r.value("shortfall_samples_per_s", 0.0) / d.value("required_samples_per_s", 1.0)
+              : 0.0);
     o += "\nRecommendation (per GPU rank):\n";
     o += "  " + r.value("dataloader", "") + "\n";
     if (!r.value("numactl", "").empty()) o += "  " + r.value("numactl", "") + "\n";

@@ -35,7 +35,8 @@ ScalingExpectation raid_expectation(const std::string& level, size_t members) {
   } else if (level == "raid1" || level == "raid1c3" || level == "raid1c4") {
     e.factor = 1;
     e.rule = fmt::format("{} reads may come from any copy: up to the sum of {} members with enough readers, one "
-                         "member's rate for a single sequential reader", level, members);
+                         "member's rate for a single sequential reader",
+                         level, members);
   } else if ((level == "raid4" || level == "raid5") && members >= 3) {
     e.factor = (n - 1) / n;
     e.rule = fmt::format("{} over {} members reads {} members' worth of data per stripe: (n-1)/n of the sum", level,
@@ -58,8 +59,11 @@ std::vector<std::string> scaling_members(const TargetInfo& t) {
   if (!t.raid_members.empty()) return t.raid_members;
   if (t.memory_backed || t.device.empty())
     throw UsageError(fmt::format("'{}' is on {} ({}): there is no block device to measure; give a directory on a "
-                                 "disk or a RAID array", escape_bytes(t.path), t.fs_type,
-                                 t.memory_backed ? "memory" : t.network ? "a network filesystem" : "no device"));
+                                 "disk or a RAID array",
+                                 escape_bytes(t.path), t.fs_type,
+                                 t.memory_backed ? "memory"
+                                 : t.network     ? "a network filesystem"
+                                                 : "no device"));
   return {t.device};
 }
 
@@ -77,8 +81,7 @@ void finish_scaling(ScalingResult& r) {
   const bool all = measured == r.members.size() && measured > 0;
   r.efficiency = all && r.array.error.empty() && r.array.bytes_per_s > 0 ? r.array.bytes_per_s / r.sum_bytes_per_s : 0;
   r.expected_bytes_per_s = all ? r.expectation.factor * r.sum_bytes_per_s : 0;
-  if (!all && !r.members.empty())
-    r.notes.push_back("not every member was measured: no efficiency is claimed");
+  if (!all && !r.members.empty()) r.notes.push_back("not every member was measured: no efficiency is claimed");
   if (r.efficiency > 1.05)
     r.notes.push_back(fmt::format("efficiency {:.2f} is above 1: the array read faster than its members together, so "
                                   "a cache served part of its reads (the page cache under loop devices' backing "
@@ -129,11 +132,13 @@ std::string dev_path(const std::string& name) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0)
     throw UsageError(fmt::format("member device {} has no node {} ({}); run where /dev shows the array's members "
-                                 "(not inside a container without them)", name, path, std::strerror(errno)));
+                                 "(not inside a container without them)",
+                                 name, path, std::strerror(errno)));
   if (!S_ISBLK(st.st_mode)) throw UsageError(fmt::format("{} is not a block device", path));
   if (access(path.c_str(), R_OK) != 0)
     throw UsageError(fmt::format("cannot read {} ({}): reading member devices needs root or the disk group; ioprobe "
-                                 "only reads them", path, std::strerror(errno)));
+                                 "only reads them",
+                                 path, std::strerror(errno)));
   return path;
 }
 
@@ -169,8 +174,8 @@ ScalingResult run_scaling(const ScalingConfig& cfg, const TargetInfo& target,
     file = fmt::format("{}/.ioprobe-scaling-{}.bin", cfg.dir, getpid());
     struct stat st {};
     if (stat(file.c_str(), &st) == 0)
-      throw UsageError(fmt::format("'{}' exists and ioprobe did not create it now; remove it or give --file",
-                                   escape_bytes(file)));
+      throw UsageError(
+          fmt::format("'{}' exists and ioprobe did not create it now; remove it or give --file", escape_bytes(file)));
   }
   for (size_t i = 0; i < names.size() && !interrupted(); ++i) {
     progress(fmt::format("member {} ({}/{}): {} {} B, iodepth {}, O_DIRECT, {:g} s, read-only", names[i], i + 1,
@@ -181,7 +186,8 @@ ScalingResult run_scaling(const ScalingConfig& cfg, const TargetInfo& target,
   }
   if (!interrupted()) {
     progress(fmt::format("array through {}{}", escape_bytes(file),
-                         cfg.file.empty() ? fmt::format(" (creating {} B, removed after)", cfg.file_bytes) : " (read-only)"));
+                         cfg.file.empty() ? fmt::format(" (creating {} B, removed after)", cfg.file_bytes)
+                                          : " (read-only)"));
     try {
       if (cfg.file.empty()) r.array_file_created = true;  // prepare_raw_target creates it below
       r.array = measure(cfg, "array", file, cfg.file.empty() ? cfg.file_bytes : 0, target);
@@ -190,8 +196,8 @@ ScalingResult run_scaling(const ScalingConfig& cfg, const TargetInfo& target,
       throw;
     }
     if (r.array_file_created && unlink(file.c_str()) != 0)
-      r.notes.push_back(fmt::format("could not remove {} ({}): remove it by hand", escape_bytes(file),
-                                    std::strerror(errno)));
+      r.notes.push_back(
+          fmt::format("could not remove {} ({}): remove it by hand", escape_bytes(file), std::strerror(errno)));
   }
   r.interrupted = interrupted();
   shared_backing_note(names, r.notes);

@@ -21,19 +21,19 @@ namespace ioprobe {
 struct TargetInfo;
 
 struct ScalingConfig {
-  std::string dir;             // a directory on the array (its filesystem names the members)
-  std::string file;            // an existing file on the array to read (read-only); "" = ioprobe creates one
+  std::string dir;                   // a directory on the array (its filesystem names the members)
+  std::string file;                  // an existing file on the array to read (read-only); "" = ioprobe creates one
   RawPattern rw = RawPattern::read;  // read | randread (writes are never issued)
-  uint32_t bs = 128 * 1024;    // bytes per request, a multiple of 4096 (O_DIRECT)
-  unsigned iodepth = 16;       // requests in flight (io_uring)
-  double runtime_s = 5;        // seconds per measurement (each member, then the array)
+  uint32_t bs = 128 * 1024;          // bytes per request, a multiple of 4096 (O_DIRECT)
+  unsigned iodepth = 16;             // requests in flight (io_uring)
+  double runtime_s = 5;              // seconds per measurement (each member, then the array)
   uint64_t file_bytes = 1ULL << 30;  // size of the file ioprobe creates, bytes
 };
 
 /// What the RAID level lets one expect of the array, as a multiple of the members' summed rate.
 struct ScalingExpectation {
-  double factor = 0;   // array / sum of members expected at best (0 when the level is unknown)
-  std::string rule;    // e.g. "raid0 stripes every read over all 2 members: up to the sum"
+  double factor = 0;  // array / sum of members expected at best (0 when the level is unknown)
+  std::string rule;   // e.g. "raid0 stripes every read over all 2 members: up to the sum"
 };
 
 /// Expectation for reads of level `level` ("raid0", "raid1", "raid10", "raid5", "raid6",
@@ -47,25 +47,25 @@ ScalingExpectation raid_expectation(const std::string& level, size_t members);
 
 /// One measurement: a member device read alone, or the array through a file.
 struct ScalingPoint {
-  std::string name;          // "loop0", or "array"
-  std::string path;          // "/dev/loop0", or the file read
+  std::string name;  // "loop0", or "array"
+  std::string path;  // "/dev/loop0", or the file read
   uint64_t ios = 0, bytes = 0;
   double elapsed_s = 0;
   double iops = 0, bytes_per_s = 0;  // measured, B/s
   double p50_us = 0, p99_us = 0;     // request latency, µs
   std::string engine;
-  NominalSpeed nominal;      // members: their disk's interface ceiling (nominal, not measured)
-  std::string error;         // "" when measured
+  NominalSpeed nominal;  // members: their disk's interface ceiling (nominal, not measured)
+  std::string error;     // "" when measured
 };
 
 struct ScalingResult {
-  std::string raid_kind;     // "md" | "btrfs" | "" (one device)
-  std::string level;         // "raid0", ... ; "" for one device
+  std::string raid_kind;  // "md" | "btrfs" | "" (one device)
+  std::string level;      // "raid0", ... ; "" for one device
   std::vector<ScalingPoint> members;
   ScalingPoint array;
-  bool array_file_created = false;  // ioprobe laid the file out (and removed it after)
+  bool array_file_created = false;           // ioprobe laid the file out (and removed it after)
   double sum_bytes_per_s = 0, sum_iops = 0;  // over the members measured without error
-  double efficiency = 0;     // array bytes_per_s / sum_bytes_per_s; 0 when either is missing
+  double efficiency = 0;                     // array bytes_per_s / sum_bytes_per_s; 0 when either is missing
   ScalingExpectation expectation;
   double expected_bytes_per_s = 0;  // expectation.factor x sum (0 unknown)
   bool interrupted = false;

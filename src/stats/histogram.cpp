@@ -81,7 +81,8 @@ LatencyHistogram LatencyHistogram::from_buckets(const std::vector<HistogramBucke
     const int b = bucket_of(bk.lower_ns);
     if (bucket_lower(b) != bk.lower_ns)
       throw std::invalid_argument("histogram bucket lower bound " + std::to_string(bk.lower_ns) +
-                                  " ns is not a bucket bound (the nearest is " + std::to_string(bucket_lower(b)) + " ns)");
+                                  " ns is not a bucket bound (the nearest is " + std::to_string(bucket_lower(b)) +
+                                  " ns)");
     if (b <= prev)
       throw std::invalid_argument("histogram bucket " + std::to_string(bk.lower_ns) +
                                   " ns repeats or is out of order: bounds must ascend");
@@ -93,7 +94,8 @@ LatencyHistogram LatencyHistogram::from_buckets(const std::vector<HistogramBucke
     h.count_ += bk.count;
   }
   if (h.count_ == 0) return h;
-  if (bucket_of(min_ns) != bucket_of(buckets.front().lower_ns) || bucket_of(max_ns) != bucket_of(buckets.back().lower_ns))
+  if (bucket_of(min_ns) != bucket_of(buckets.front().lower_ns) ||
+      bucket_of(max_ns) != bucket_of(buckets.back().lower_ns))
     throw std::invalid_argument("histogram min " + std::to_string(min_ns) + " ns / max " + std::to_string(max_ns) +
                                 " ns do not fall in its first (" + std::to_string(buckets.front().lower_ns) +
                                 " ns) / last (" + std::to_string(buckets.back().lower_ns) + " ns) bucket");

@@ -14,7 +14,8 @@ namespace ioprobe {
 Timeline::Timeline(double interval_s) : interval_ns_(std::max<int64_t>(1, std::llround(interval_s * 1e9))) {}
 
 Timeline Timeline::from_points(int64_t interval_ns, std::vector<TimelinePoint> points) {
-  if (interval_ns <= 0) throw std::invalid_argument("timeline interval " + std::to_string(interval_ns) + " ns: must be > 0");
+  if (interval_ns <= 0)
+    throw std::invalid_argument("timeline interval " + std::to_string(interval_ns) + " ns: must be > 0");
   Timeline t;
   t.interval_ns_ = interval_ns;
   t.points_ = std::move(points);

@@ -8,10 +8,10 @@ namespace ioprobe {
 
 /// One interval of the run as the consumer (the training loop) saw it.
 struct TimelinePoint {
-  double t_s = 0;              // interval start, seconds since the run started
-  uint64_t samples = 0;        // samples delivered in the interval
-  uint64_t bytes = 0;          // bytes delivered in the interval
-  double wait_s = 0;           // seconds the consumer waited for data within the interval (<= its length)
+  double t_s = 0;        // interval start, seconds since the run started
+  uint64_t samples = 0;  // samples delivered in the interval
+  uint64_t bytes = 0;    // bytes delivered in the interval
+  double wait_s = 0;     // seconds the consumer waited for data within the interval (<= its length)
 };
 
 /// Accumulates deliveries into intervals of `interval_s` seconds. Not thread-safe: one consumer.

@@ -29,7 +29,6 @@ std::string resolve(const std::string& path) { return sysfs_resolve(path); }
 std::string base_name(const std::string& p) { return sysfs_base_name(p); }
 std::string dir_name(const std::string& p) { return sysfs_dir_name(p); }
 
-
 // The device's directory under /sys/devices (resolved), found via class/block (which also lists
 // partitions) or block/.
 std::string device_dir(const std::string& name, const std::string& root) {

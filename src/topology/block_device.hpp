@@ -23,20 +23,20 @@ struct BlockLink {
 
 /// Facts of one block device (the outermost device of a chain) and the chain below it.
 struct BlockDeviceInfo {
-  std::string name;                 // kernel name of the outermost device, "" when not found
-  std::vector<BlockLink> chain;     // outermost first; members of md/dm appear after their array
-  std::string disk;                 // the whole disk holding `name` (== name unless a partition)
-  std::string backing_file;         // loop devices: the file behind them, else ""
-  std::string raid_level;           // md: /sys/block/mdN/md/level ("raid0", "raid1", ...), else ""
-  std::vector<std::string> members; // md/dm: slave device names (sorted), else empty
-  int rotational = -1;              // queue/rotational: 1 spinning, 0 solid state, -1 unknown
-  uint32_t logical_block_bytes = 0; // queue/logical_block_size, 0 unknown
-  uint32_t physical_block_bytes = 0;// queue/physical_block_size, 0 unknown
-  int nr_requests = -1;             // queue/nr_requests: the block layer's queue depth per hw queue
-  std::string scheduler;            // selected I/O scheduler ("none", "mq-deadline", ...), "" unknown
-  std::string model;                // device/model (trimmed), "" when absent
-  bool nvme = false;                // the disk is an NVMe namespace (name "nvme*")
-  int numa_node = -1;               // numa_node of the nearest PCI ancestor; -1 none/unknown
+  std::string name;                   // kernel name of the outermost device, "" when not found
+  std::vector<BlockLink> chain;       // outermost first; members of md/dm appear after their array
+  std::string disk;                   // the whole disk holding `name` (== name unless a partition)
+  std::string backing_file;           // loop devices: the file behind them, else ""
+  std::string raid_level;             // md: /sys/block/mdN/md/level ("raid0", "raid1", ...), else ""
+  std::vector<std::string> members;   // md/dm: slave device names (sorted), else empty
+  int rotational = -1;                // queue/rotational: 1 spinning, 0 solid state, -1 unknown
+  uint32_t logical_block_bytes = 0;   // queue/logical_block_size, 0 unknown
+  uint32_t physical_block_bytes = 0;  // queue/physical_block_size, 0 unknown
+  int nr_requests = -1;               // queue/nr_requests: the block layer's queue depth per hw queue
+  std::string scheduler;              // selected I/O scheduler ("none", "mq-deadline", ...), "" unknown
+  std::string model;                  // device/model (trimmed), "" when absent
+  bool nvme = false;                  // the disk is an NVMe namespace (name "nvme*")
+  int numa_node = -1;                 // numa_node of the nearest PCI ancestor; -1 none/unknown
 };
 
 /// Describes the block device with number maj:min (e.g. a file's st_dev). Returns an empty

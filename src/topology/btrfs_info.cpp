@@ -18,7 +18,6 @@ namespace ioprobe {
 
 namespace {
 
-
 bool is_profile(const std::string& n) {
   static const char* kProfiles[] = {"single", "dup",   "raid0",   "raid1",  "raid10",
                                     "raid5",  "raid6", "raid1c3", "raid1c4"};
@@ -53,9 +52,9 @@ std::string fsid_by_ioctl(const std::string& path) {
   close(fd);
   if (rc != 0) return "";
   const unsigned char* u = args.fsid;
-  return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-                     u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-                     u[15]);
+  return fmt::format(
+      "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}", u[0],
+      u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
 }  // namespace

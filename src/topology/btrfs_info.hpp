@@ -13,11 +13,11 @@
 namespace ioprobe {
 
 struct BtrfsInfo {
-  std::string fsid;                     // filesystem UUID, "" when not found
-  std::string data_profile;             // the data profile holding the most bytes ("raid0"), "" unknown
-  std::string metadata_profile;         // likewise for metadata
+  std::string fsid;                        // filesystem UUID, "" when not found
+  std::string data_profile;                // the data profile holding the most bytes ("raid0"), "" unknown
+  std::string metadata_profile;            // likewise for metadata
   std::vector<std::string> data_profiles;  // every data profile present (more than one mid-balance)
-  std::vector<std::string> members;     // member device names, sorted ("loop0", "loop1")
+  std::vector<std::string> members;        // member device names, sorted ("loop0", "loop1")
 };
 
 /// Describes the btrfs filesystem holding `path`. Finds the fsid with BTRFS_IOC_FS_INFO, or

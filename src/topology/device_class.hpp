@@ -18,11 +18,11 @@ namespace ioprobe {
 
 /// A PCIe link as sysfs reports it (current_link_speed "16.0 GT/s PCIe", current_link_width "4").
 struct PcieLink {
-  std::string pci_address;      // "0000:81:00.0", "" when no PCI function was found
-  double speed_gts = 0;         // current link speed, GT/s per lane; 0 unknown
-  int width = 0;                // current link width, lanes; 0 unknown
-  double max_speed_gts = 0;     // max_link_speed, 0 unknown
-  int max_width = 0;            // max_link_width, 0 unknown
+  std::string pci_address;               // "0000:81:00.0", "" when no PCI function was found
+  double speed_gts = 0;                  // current link speed, GT/s per lane; 0 unknown
+  int width = 0;                         // current link width, lanes; 0 unknown
+  double max_speed_gts = 0;              // max_link_speed, 0 unknown
+  int max_width = 0;                     // max_link_width, 0 unknown
   double bytes_per_s_per_direction = 0;  // payload ceiling of the current link, B/s; 0 unknown
 
   /// The link runs slower or narrower than the device's maximum (both known): it trained down

@@ -94,8 +94,7 @@ std::optional<IoCounters> parse_mountstats(const std::string& text, const std::s
       std::istringstream ls(line);
       std::string dev, src, mounted, on, mp, with, fstype_kw, fstype;
       ls >> dev >> src >> mounted >> on >> mp >> with >> fstype_kw >> fstype;
-      inside = mounted == "mounted" && on == "on" && unescape_octal(mp) == mount_point &&
-               fstype.rfind("nfs", 0) == 0;
+      inside = mounted == "mounted" && on == "on" && unescape_octal(mp) == mount_point && fstype.rfind("nfs", 0) == 0;
       continue;
     }
     if (!inside) continue;
@@ -178,12 +177,14 @@ DeviceIoPlan accounting_devices(const TargetInfo& t) {
   if (t.network) {
     p.reason = fmt::format("not measurable: {} is a network filesystem whose client exposes no byte counters to "
                            "read (the kernel has them for NFS only, in /proc/self/mountstats); the server's devices "
-                           "are not visible from this host", type);
+                           "are not visible from this host",
+                           type);
     return p;
   }
   if (t.fs_type.rfind("fuse", 0) == 0) {
     p.reason = fmt::format("not measurable: {} is a FUSE filesystem; its daemon's reads are not attributed to a "
-                           "block device of this mount", type);
+                           "block device of this mount",
+                           type);
     return p;
   }
   if (!t.raid_members.empty()) {
@@ -217,8 +218,9 @@ DeviceIoSnapshot DeviceIoMeter::snapshot() const {
       if (it != all.end()) s.devices[d] = it->second;
     }
     s.ok = !s.devices.empty();
-    if (!s.ok) s.error = fmt::format("none of the devices ({}) is listed in {}/diskstats", fmt::join(plan_.devices, ", "),
-                                     proc_root_);
+    if (!s.ok)
+      s.error = fmt::format("none of the devices ({}) is listed in {}/diskstats", fmt::join(plan_.devices, ", "),
+                            proc_root_);
     return s;
   }
   if (!read_file(proc_root_ + "/self/mountstats", text, s.error)) return s;

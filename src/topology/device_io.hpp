@@ -65,10 +65,10 @@ struct DeviceIo {
   std::string reason;                   // source "none": why not measurable ("no block device: RAM (tmpfs)")
   std::vector<DeviceIoDevice> devices;  // sorted by name
   uint64_t bytes_read = 0, bytes_written = 0, reads = 0, writes = 0;  // sums over devices
-  double interval_s = 0;                // the interval measured, seconds (merged: the longest)
-  double idle_window_s = 0;             // the idle window before the run, seconds (0: none measured)
-  double idle_bytes_per_s_before = 0;   // read + written bytes/s (10^0 B/s) of the devices in that window
-  uint64_t hosts = 1;                   // hosts whose accounting this sums (merged: added)
+  double interval_s = 0;               // the interval measured, seconds (merged: the longest)
+  double idle_window_s = 0;            // the idle window before the run, seconds (0: none measured)
+  double idle_bytes_per_s_before = 0;  // read + written bytes/s (10^0 B/s) of the devices in that window
+  uint64_t hosts = 1;                  // hosts whose accounting this sums (merged: added)
 
   /// Whether anything was measured (source is not "none").
   bool measured() const { return source != "none"; }
@@ -175,9 +175,9 @@ constexpr double kColdReadMinRatio = 0.5;
 
 /// How a cold read's device bytes compare with the bytes it delivered.
 enum class ColdRead {
-  kOk,        // not cold, not measured, nothing delivered, or the devices read enough
-  kNothing,   // bytes were delivered, the devices read 0 B
-  kFarLess,   // at least kColdReadCheckedBytes delivered, the devices read under kColdReadMinRatio of them
+  kOk,       // not cold, not measured, nothing delivered, or the devices read enough
+  kNothing,  // bytes were delivered, the devices read 0 B
+  kFarLess,  // at least kColdReadCheckedBytes delivered, the devices read under kColdReadMinRatio of them
 };
 
 /// Judges a measurement (`cold`: O_DIRECT or page cache evicted before it) by the rules above.

@@ -10,11 +10,11 @@ namespace ioprobe {
 /// What the host offers this process.
 struct HostInfo {
   std::string hostname;
-  std::string kernel;              // uname -r, e.g. "6.1.0-18-amd64"
-  int cpus_online = 0;             // sysconf(_SC_NPROCESSORS_ONLN)
-  int cpus_allowed = 0;            // CPUs in sched_getaffinity(0): what this process may run on
+  std::string kernel;    // uname -r, e.g. "6.1.0-18-amd64"
+  int cpus_online = 0;   // sysconf(_SC_NPROCESSORS_ONLN)
+  int cpus_allowed = 0;  // CPUs in sched_getaffinity(0): what this process may run on
   std::vector<int> allowed_cpu_list;
-  uint64_t memory_bytes = 0;       // MemTotal from sysinfo(2), bytes
+  uint64_t memory_bytes = 0;               // MemTotal from sysinfo(2), bytes
   uint64_t cgroup_memory_limit_bytes = 0;  // this cgroup's memory limit (v1 or v2), 0 when unlimited/unknown
   std::string cgroup_memory_limit_source;  // "cgroup v2 memory.max of /a/b", "cgroup v1 ...", "" when none
 };
@@ -23,8 +23,8 @@ struct HostInfo {
 /// to the root (a parent's limit bounds its children), cgroup v2 (memory.max; "max" = none) and
 /// cgroup v1 (memory.limit_in_bytes of the memory controller; values >= 2^62 mean none).
 struct CgroupMemoryLimit {
-  uint64_t bytes = 0;   // 0 when no limit applies or nothing could be read
-  std::string source;   // which file set it, e.g. "cgroup v1 memory.limit_in_bytes of /docker/abc"
+  uint64_t bytes = 0;  // 0 when no limit applies or nothing could be read
+  std::string source;  // which file set it, e.g. "cgroup v1 memory.limit_in_bytes of /docker/abc"
 };
 
 /// Reads /proc/self/cgroup and the limit files under /sys/fs/cgroup, both below `root` ("" = the

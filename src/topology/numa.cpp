@@ -28,7 +28,6 @@ std::string read_text(const std::string& path) {
   return s;
 }
 
-
 std::vector<int> cpus_or_empty(const std::string& text) {
   try {
     return parse_cpu_list(text);
@@ -191,10 +190,14 @@ std::vector<std::string> Topology::same_node_only(const PciDevice& dev) const {
 
 std::string Placement::text() const {
   switch (kind) {
-    case Kind::None: return "none";
-    case Kind::Local: return "local";
-    case Kind::Interleave: return "interleave";
-    case Kind::Node: return fmt::format("node:{}", node);
+    case Kind::None:
+      return "none";
+    case Kind::Local:
+      return "local";
+    case Kind::Interleave:
+      return "interleave";
+    case Kind::Node:
+      return fmt::format("node:{}", node);
   }
   return "none";
 }
@@ -328,11 +331,12 @@ GpuPlacementAdvice gpu_placement_advice(const Topology& topo, int data_node) {
   if (!a.split) {
     const auto& g = a.groups.front();
     a.command = g.advice.command;
-    a.reason = g.advice.binding_needed
-                   ? fmt::format("the GPUs ({}) are on node {}: bind the training processes and their DataLoader "
-                                 "workers there at launch, so pinned buffers are first touched next to the GPUs they feed",
-                                 join(g.gpus), g.node)
-                   : g.advice.reason;
+    a.reason =
+        g.advice.binding_needed
+            ? fmt::format("the GPUs ({}) are on node {}: bind the training processes and their DataLoader "
+                          "workers there at launch, so pinned buffers are first touched next to the GPUs they feed",
+                          join(g.gpus), g.node)
+            : g.advice.reason;
   } else {
     std::string per;
     for (const auto& g : a.groups)

@@ -22,30 +22,30 @@ namespace ioprobe {
 
 struct NumaNode {
   int id = 0;
-  std::vector<int> cpus;        // from nodeN/cpulist
-  std::vector<int> distances;   // nodeN/distance: SLIT distance to node i (10 = local), index = position in nodes
-  uint64_t memory_bytes = 0;    // "Node N MemTotal" from nodeN/meminfo, 0 unknown
+  std::vector<int> cpus;       // from nodeN/cpulist
+  std::vector<int> distances;  // nodeN/distance: SLIT distance to node i (10 = local), index = position in nodes
+  uint64_t memory_bytes = 0;   // "Node N MemTotal" from nodeN/meminfo, 0 unknown
 };
 
 /// A PCI function of interest and the node its slot is attached to.
 struct PciDevice {
-  std::string address;     // "0000:81:00.0"
-  uint32_t class_code = 0; // 24-bit class from `class` (0x010802 NVMe, 0x030200 3D controller, ...)
-  std::string kind;        // "nvme" | "gpu" | "nic" | "storage" | "other"
-  int numa_node = -1;      // -1: firmware gave no locality (typical on VMs and single-socket boxes)
-  std::string vendor;      // "0x10de"
-  std::string device;      // "0x2330"
-  PcieLink link;           // its own current/max link (topology/device_class.hpp); zeros when sysfs has none
-  std::string upstream;    // the sysfs parent: the bridge or switch port above it ("0000:c0:01.0"), or the
-                           // root complex ("pci0000:c0") when it sits directly on one
+  std::string address;      // "0000:81:00.0"
+  uint32_t class_code = 0;  // 24-bit class from `class` (0x010802 NVMe, 0x030200 3D controller, ...)
+  std::string kind;         // "nvme" | "gpu" | "nic" | "storage" | "other"
+  int numa_node = -1;       // -1: firmware gave no locality (typical on VMs and single-socket boxes)
+  std::string vendor;       // "0x10de"
+  std::string device;       // "0x2330"
+  PcieLink link;            // its own current/max link (topology/device_class.hpp); zeros when sysfs has none
+  std::string upstream;     // the sysfs parent: the bridge or switch port above it ("0000:c0:01.0"), or the
+                            // root complex ("pci0000:c0") when it sits directly on one
 };
 
 struct Topology {
-  std::string sysfs_root;              // where it was read from
-  std::vector<NumaNode> nodes;         // sorted by id; empty when the tree has no node directory
+  std::string sysfs_root;       // where it was read from
+  std::vector<NumaNode> nodes;  // sorted by id; empty when the tree has no node directory
   std::vector<int> online_cpus;
-  std::vector<int> allowed_cpus;       // online ∩ sched_getaffinity ∩ cpuset: what workers may use
-  std::vector<PciDevice> pci;          // only kinds nvme, gpu, nic, storage
+  std::vector<int> allowed_cpus;  // online ∩ sched_getaffinity ∩ cpuset: what workers may use
+  std::vector<PciDevice> pci;     // only kinds nvme, gpu, nic, storage
   bool live() const { return sysfs_root == "/sys"; }
   /// Node holding CPU `cpu`, -1 when none does.
   int node_of_cpu(int cpu) const;
@@ -80,7 +80,7 @@ std::string pci_kind(uint32_t class_code);
 struct Placement {
   enum class Kind { None, Local, Interleave, Node };
   Kind kind = Kind::None;
-  int node = -1;  // Kind::Node: the node; after resolve_local(): the device's node
+  int node = -1;             // Kind::Node: the node; after resolve_local(): the device's node
   std::string text() const;  // "none", "local", "interleave", "node:1"
 };
 
@@ -93,10 +93,10 @@ Placement resolve_local(const Placement& p, int device_node, const Topology& top
 
 /// The result of binding one thread.
 struct BindResult {
-  bool bound = false;          // a policy was applied
-  int err = 0;                 // errno when binding failed, else 0
-  std::string description;     // "node 1: CPUs 2-3, memory preferred on node 1", "not bound: ..."
-  std::vector<int> cpus;       // the thread's CPU mask after the call (sched_getaffinity)
+  bool bound = false;       // a policy was applied
+  int err = 0;              // errno when binding failed, else 0
+  std::string description;  // "node 1: CPUs 2-3, memory preferred on node 1", "not bound: ..."
+  std::vector<int> cpus;    // the thread's CPU mask after the call (sched_getaffinity)
 };
 
 /// Applies `p` to the calling thread with libnuma: Node -> numa_run_on_node(N) and
@@ -124,15 +124,15 @@ NumactlAdvice numactl_line(const Topology& topo, int node);
 /// the node of the GPUs they feed, whatever node the data comes from.
 struct GpuPlacementAdvice {
   struct NodeGroup {
-    int node = -1;                    // -1: these GPUs report no node
-    std::vector<std::string> gpus;    // PCI addresses, sorted
-    NumactlAdvice advice;             // numactl_line(topo, node)
+    int node = -1;                  // -1: these GPUs report no node
+    std::vector<std::string> gpus;  // PCI addresses, sorted
+    NumactlAdvice advice;           // numactl_line(topo, node)
   };
-  std::vector<NodeGroup> groups;      // one per node holding GPUs, by node; empty without GPUs
-  bool split = false;                 // GPUs on more than one node: one process (or rank set) per node
-  std::string command;                // the one numactl line when all GPUs share a bindable node, else ""
-  std::string reason;                 // one or two sentences: where to bind and why
-  std::string data_note;              // when the data's device and (some) GPUs are on different nodes
+  std::vector<NodeGroup> groups;  // one per node holding GPUs, by node; empty without GPUs
+  bool split = false;             // GPUs on more than one node: one process (or rank set) per node
+  std::string command;            // the one numactl line when all GPUs share a bindable node, else ""
+  std::string reason;             // one or two sentences: where to bind and why
+  std::string data_note;          // when the data's device and (some) GPUs are on different nodes
 };
 
 /// Advice for the GPUs of `topo`, with the data's device on `data_node` (-1 unknown). Never throws.

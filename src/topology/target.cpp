@@ -7,10 +7,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <algorithm>
-#include <cstdlib>
 #include <dirent.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -24,40 +24,63 @@ namespace ioprobe {
 
 std::string fs_type_name(uint64_t magic) {
   switch (magic) {
-    case EXT4_SUPER_MAGIC: return "ext4";  // ext2/3/4 share the magic
-    case XFS_SUPER_MAGIC: return "xfs";
-    case BTRFS_SUPER_MAGIC: return "btrfs";
-    case TMPFS_MAGIC: return "tmpfs";
-    case RAMFS_MAGIC: return "ramfs";
-    case NFS_SUPER_MAGIC: return "nfs";
-    case 0xFF534D42: return "cifs";
-    case 0xFE534D42: return "smb2";
-    case 0x65735546: return "fuse";
-    case 0x0BD00BD0: return "lustre";
-    case 0x19830326: return "beegfs";
-    case 0x47504653: return "gpfs";
-    case 0x00C36400: return "cephfs";
-    case OVERLAYFS_SUPER_MAGIC: return "overlayfs";
-    case 0x2FC12FC1: return "zfs";
-    case F2FS_SUPER_MAGIC: return "f2fs";
-    case V9FS_MAGIC: return "9p";
-    case SQUASHFS_MAGIC: return "squashfs";
-    case MSDOS_SUPER_MAGIC: return "vfat";
-    case 0x2011BAB0: return "exfat";
-    case 0xCA451A4E: return "bcachefs";
-    default: return fmt::format("unknown(0x{:x})", magic);
+    case EXT4_SUPER_MAGIC:
+      return "ext4";  // ext2/3/4 share the magic
+    case XFS_SUPER_MAGIC:
+      return "xfs";
+    case BTRFS_SUPER_MAGIC:
+      return "btrfs";
+    case TMPFS_MAGIC:
+      return "tmpfs";
+    case RAMFS_MAGIC:
+      return "ramfs";
+    case NFS_SUPER_MAGIC:
+      return "nfs";
+    case 0xFF534D42:
+      return "cifs";
+    case 0xFE534D42:
+      return "smb2";
+    case 0x65735546:
+      return "fuse";
+    case 0x0BD00BD0:
+      return "lustre";
+    case 0x19830326:
+      return "beegfs";
+    case 0x47504653:
+      return "gpfs";
+    case 0x00C36400:
+      return "cephfs";
+    case OVERLAYFS_SUPER_MAGIC:
+      return "overlayfs";
+    case 0x2FC12FC1:
+      return "zfs";
+    case F2FS_SUPER_MAGIC:
+      return "f2fs";
+    case V9FS_MAGIC:
+      return "9p";
+    case SQUASHFS_MAGIC:
+      return "squashfs";
+    case MSDOS_SUPER_MAGIC:
+      return "vfat";
+    case 0x2011BAB0:
+      return "exfat";
+    case 0xCA451A4E:
+      return "bcachefs";
+    default:
+      return fmt::format("unknown(0x{:x})", magic);
   }
 }
 
 bool is_network_fs(const std::string& fs_type, const std::string& mount_fstype) {
-  static const char* kNet[] = {"nfs", "nfs4", "cifs", "smb2", "smb3", "lustre", "beegfs", "gpfs", "cephfs", "ceph", "9p"};
+  static const char* kNet[] = {"nfs",    "nfs4", "cifs",   "smb2", "smb3", "lustre",
+                               "beegfs", "gpfs", "cephfs", "ceph", "9p"};
   for (const char* n : kNet)
     if (fs_type == n || mount_fstype == n) return true;
   // FUSE clients of remote stores. Local FUSE filesystems (mergerfs over local disks, ntfs-3g) are
   // not listed; mergerfs over sshfs shows up as the sshfs mount when probed at the branch.
-  static const char* kNetFuse[] = {"fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone", "fuse.glusterfs",
-                                   "fuse.juicefs", "fuse.ceph-fuse", "fuse.goofys", "fuse.blobfuse",
-                                   "fuse.blobfuse2", "fuse.mountpoint-s3", "fuse.weka"};
+  static const char* kNetFuse[] = {"fuse.sshfs",     "fuse.s3fs",      "fuse.gcsfuse",       "fuse.rclone",
+                                   "fuse.glusterfs", "fuse.juicefs",   "fuse.ceph-fuse",     "fuse.goofys",
+                                   "fuse.blobfuse",  "fuse.blobfuse2", "fuse.mountpoint-s3", "fuse.weka"};
   for (const char* n : kNetFuse)
     if (mount_fstype == n) return true;
   return false;
@@ -73,10 +96,17 @@ std::string unescape_mountinfo(const std::string& s) {
       int v = 0;
       bool ok = true;
       for (int k = 1; k <= 3; ++k) {
-        if (i + k >= s.size() || s[i + k] < '0' || s[i + k] > '7') { ok = false; break; }
+        if (i + k >= s.size() || s[i + k] < '0' || s[i + k] > '7') {
+          ok = false;
+          break;
+        }
         v = v * 8 + (s[i + k] - '0');
       }
-      if (ok) { out += static_cast<char>(v); i += 3; continue; }
+      if (ok) {
+        out += static_cast<char>(v);
+        i += 3;
+        continue;
+      }
     }
     out += s[i];
   }
@@ -262,10 +292,11 @@ void add_warnings(TargetInfo& t) {
         "dataset larger than client RAM",
         escape_bytes(path), t.fs_type));
   if (t.o_direct == 0)
-    t.warnings.push_back(fmt::format("O_DIRECT refused on {} (probed on {}): {}; cold runs must evict the page cache instead",
-                                     t.fs_type, t.o_direct_probe_file == "(temporary file)" ? "a temporary file"
-                                                                                          : escape_bytes(t.o_direct_probe_file),
-                                     errno_text(t.o_direct_errno)));
+    t.warnings.push_back(
+        fmt::format("O_DIRECT refused on {} (probed on {}): {}; cold runs must evict the page cache instead", t.fs_type,
+                    t.o_direct_probe_file == "(temporary file)" ? "a temporary file"
+                                                                : escape_bytes(t.o_direct_probe_file),
+                    errno_text(t.o_direct_errno)));
 }
 
 // An O_DIRECT failure that says something about the filesystem, not about the file itself.

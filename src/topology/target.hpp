@@ -21,31 +21,31 @@ struct TargetInfo {
   std::string mount_source;  // e.g. "/dev/nvme0n1p2", "server:/export"
   std::string mount_fstype;  // mountinfo's fs type, e.g. "fuse.sshfs"
   std::string mount_options;
-  std::string device;        // block device name, e.g. "nvme0n1p2", "" when none (tmpfs, network)
-  int rotational = -1;       // 1 spinning, 0 solid state, -1 unknown
+  std::string device;          // block device name, e.g. "nvme0n1p2", "" when none (tmpfs, network)
+  int rotational = -1;         // 1 spinning, 0 solid state, -1 unknown
   bool memory_backed = false;  // tmpfs / ramfs: a RAM measurement, not a device one
   bool network = false;        // nfs, cifs, fuse.sshfs, lustre, ...
   uint64_t free_bytes = 0;
-  bool free_known = true;    // false when the filesystem reports no size at all (statfs f_blocks 0: ramfs, sysfs)
+  bool free_known = true;  // false when the filesystem reports no size at all (statfs f_blocks 0: ramfs, sysfs)
   uint64_t free_inodes = 0;
 
   // Device chain and queue facts (topology/block_device.hpp). For btrfs, the facts are those of
   // the first member device and `rotational` is 1 when any member spins.
-  std::vector<BlockLink> device_chain;  // outermost first: partition -> disk, loop (backing file),
-                                        // md/btrfs array -> each member's chain
-  std::string disk;                     // whole disk under `device` ("nvme0n1"), "" when none
-  std::string backing_file;             // loop device: its backing file
-  std::string raid_kind;                // "md" | "btrfs" | "" (no array)
-  std::string raid_level;               // md level or btrfs data profile: "raid0", "raid1", "single", ...
-  std::string raid_metadata_level;      // btrfs metadata profile, "" otherwise
+  std::vector<BlockLink> device_chain;    // outermost first: partition -> disk, loop (backing file),
+                                          // md/btrfs array -> each member's chain
+  std::string disk;                       // whole disk under `device` ("nvme0n1"), "" when none
+  std::string backing_file;               // loop device: its backing file
+  std::string raid_kind;                  // "md" | "btrfs" | "" (no array)
+  std::string raid_level;                 // md level or btrfs data profile: "raid0", "raid1", "single", ...
+  std::string raid_metadata_level;        // btrfs metadata profile, "" otherwise
   std::vector<std::string> raid_members;  // member device names, sorted ("loop0", "loop1")
-  uint32_t logical_block_bytes = 0;     // queue/logical_block_size, 0 unknown
-  uint32_t physical_block_bytes = 0;    // queue/physical_block_size, 0 unknown
-  int nr_requests = -1;                 // block-layer queue depth (queue/nr_requests), -1 unknown
-  std::string scheduler;                // selected I/O scheduler, "" unknown
-  std::string device_model;             // device/model, "" when absent
-  bool nvme = false;                    // the disk is an NVMe namespace
-  int device_numa_node = -1;            // NUMA node of the device's PCI function, -1 none/unknown
+  uint32_t logical_block_bytes = 0;       // queue/logical_block_size, 0 unknown
+  uint32_t physical_block_bytes = 0;      // queue/physical_block_size, 0 unknown
+  int nr_requests = -1;                   // block-layer queue depth (queue/nr_requests), -1 unknown
+  std::string scheduler;                  // selected I/O scheduler, "" unknown
+  std::string device_model;               // device/model, "" when absent
+  bool nvme = false;                      // the disk is an NVMe namespace
+  int device_numa_node = -1;              // NUMA node of the device's PCI function, -1 none/unknown
 
   // O_DIRECT, probed by a real open + aligned read (see probe_o_direct), never assumed.
   int o_direct = -1;                    // 1 accepted, 0 refused, -1 not probed (nothing to read)
@@ -54,7 +54,7 @@ struct TargetInfo {
   uint32_t dio_mem_align_bytes = 0;     // statx STATX_DIOALIGN stx_dio_mem_align; 0 unknown/unsupported
   uint32_t dio_offset_align_bytes = 0;  // stx_dio_offset_align; 0 unknown/unsupported
 
-  std::vector<std::string> warnings;    // for the report: network caching, tmpfs is RAM, ...
+  std::vector<std::string> warnings;  // for the report: network caching, tmpfs is RAM, ...
 };
 
 /// Probes the filesystem holding `path` (which must exist): statfs, /proc/self/mountinfo, the

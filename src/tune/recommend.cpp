@@ -63,11 +63,12 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
           "fewer than {} timeline intervals of {} s, so none between the warm-up interval and the cut-short last one",
           kSteadyMinIntervals, kTuneIntervalS);
       const std::string too_few = fmt::format("fewer than {} batches per worker between the warm-up interval and the "
-                                              "last one", kSteadyBatchesPerWorker);
+                                              "last one",
+                                              kSteadyBatchesPerWorker);
       const std::string why = short_runs == p.runs.size() ? too_short
                               : short_runs == 0           ? too_few
-                                                          : fmt::format("{} run(s) with {}; {} with {}", short_runs, too_short,
-                                                                        p.runs.size() - short_runs, too_few);
+                                                : fmt::format("{} run(s) with {}; {} with {}", short_runs, too_short,
+                                                              p.runs.size() - short_runs, too_few);
       r.notes.push_back(fmt::format(
           "num_workers={} prefetch_factor={} numa={}: no steady state in any of its {} runs ({}); left out of the "
           "recommendation: raise --point-time or --budget",
@@ -95,7 +96,8 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
   // Smallest setting that feeds the GPUs.
   std::vector<size_t> sorted = idx;
   std::sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
-    return std::tie(table[a].num_workers, table[a].prefetch_factor) < std::tie(table[b].num_workers, table[b].prefetch_factor);
+    return std::tie(table[a].num_workers, table[a].prefetch_factor) <
+           std::tie(table[b].num_workers, table[b].prefetch_factor);
   });
   r.meets_demand = false;
   for (size_t i : sorted)
@@ -117,7 +119,8 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
           100 * table[r.knee].samples_per_s / table[r.best].samples_per_s, 100 * r.tolerance));
   }
   const TunePoint& p = table[r.point];
-  r.dataloader = fmt::format("DataLoader(num_workers={}, prefetch_factor={}, pin_memory=True)", p.num_workers, p.prefetch_factor);
+  r.dataloader = fmt::format("DataLoader(num_workers={}, prefetch_factor={}, pin_memory=True)", p.num_workers,
+                             p.prefetch_factor);
 
   // NUMA advice.
   const bool multi = topo.nodes.size() > 1;
@@ -150,13 +153,15 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
     const int measured = r.binding_helped ? node_of(chosen) : -1;
     if (g.split) {
       r.numactl.clear();
-      r.numa_reason = g.reason + (measured >= 0 ? fmt::format(" (the sweep read fastest bound to node {})", measured) : "");
+      r.numa_reason = g.reason +
+                      (measured >= 0 ? fmt::format(" (the sweep read fastest bound to node {})", measured) : "");
     } else if (!g.groups.empty() && g.groups.front().advice.binding_needed) {
       const int gpu_node = g.groups.front().node;
       if (measured >= 0 && measured != gpu_node) {
         r.numactl = g.command + " python train.py";
         r.numa_reason = fmt::format(
-            "the GPUs are on node {}, the fastest reads bound to node {} ({:.0f} vs {:.0f} samples/s unbound): the data "
+            "the GPUs are on node {}, the fastest reads bound to node {} ({:.0f} vs {:.0f} samples/s unbound): the "
+            "data "
             "and the GPUs are on different nodes; bind to the GPUs' node {} so the workers' pinned buffers sit next to "
             "the GPUs they feed (the reads then cross the inter-socket link), or move the data to a device on node {}",
             gpu_node, measured, table[r.best].samples_per_s, table[base_best].samples_per_s, gpu_node, gpu_node);
@@ -179,14 +184,16 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
         within = std::max(within, table[i].samples_per_s);
     const bool helped = within > 0 && p.samples_per_s > (1 + r.tolerance) * within;
     r.notes.push_back(fmt::format(
-        "oversubscribed: {} worker(s) x {} rank(s) = {} worker processes on {} allowed CPU(s){}. Each PyTorch worker is "
+        "oversubscribed: {} worker(s) x {} rank(s) = {} worker processes on {} allowed CPU(s){}. Each PyTorch worker "
+        "is "
         "a process with its own memory; if your transforms cost CPU (decode, augmentation), fewer workers will do: "
         "re-run tune with --cpu-per-sample",
         p.num_workers, in.gpus, threads, in.cpus_allowed,
         helped ? fmt::format("; the sweep measured that more workers than CPUs help ({:.0f} vs {:.0f} samples/s at "
                              "most one worker per CPU) because they mostly wait on I/O (CPU use {:.2f} of {})",
                              p.samples_per_s, within, p.cpu_used, in.cpus_allowed)
-                : within > 0 ? "" : "; every setting swept puts more workers than CPUs with this many ranks"));
+        : within > 0 ? ""
+                     : "; every setting swept puts more workers than CPUs with this many ranks"));
   }
   uint32_t max_w = 0, min_w = UINT32_MAX;
   for (size_t i : idx) {
@@ -202,7 +209,8 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
     if (table[i].spread > 0.2) {
       r.notes.push_back(fmt::format("noisy measurements: spread up to {:.0f}% between repeats (e.g. num_workers={} "
                                     "prefetch_factor={}); settings closer than {:.0f}% are not told apart",
-                                    100 * table[i].spread, table[i].num_workers, table[i].prefetch_factor, 100 * r.tolerance));
+                                    100 * table[i].spread, table[i].num_workers, table[i].prefetch_factor,
+                                    100 * r.tolerance));
       break;
     }
   return r;

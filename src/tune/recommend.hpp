@@ -35,20 +35,20 @@ struct RecommendInputs {
 };
 
 struct Recommendation {
-  bool valid = false;                 // false when no point reached a steady state (TunePoint::steady_runs)
+  bool valid = false;  // false when no point reached a steady state (TunePoint::steady_runs)
   bool meets_demand = false;
-  size_t point = 0;                   // index into the table of the recommended setting
-  size_t best = 0;                    // index of the fastest point (chosen placement)
-  size_t knee = 0;                    // index of the knee point (chosen placement)
-  double tolerance = 0.05;            // fraction
-  double shortfall_samples_per_s = 0; // required - best, when demand is not met
-  std::string numa = "none";          // chosen placement
+  size_t point = 0;                    // index into the table of the recommended setting
+  size_t best = 0;                     // index of the fastest point (chosen placement)
+  size_t knee = 0;                     // index of the knee point (chosen placement)
+  double tolerance = 0.05;             // fraction
+  double shortfall_samples_per_s = 0;  // required - best, when demand is not met
+  std::string numa = "none";           // chosen placement
   bool binding_helped = false;
-  std::string numa_reason;            // why (not) bind, one sentence
-  std::string numactl;                // "numactl --cpunodebind=N --membind=N python train.py" or ""
-  std::string dataloader;             // "DataLoader(num_workers=8, prefetch_factor=2, pin_memory=True)"
-  bool oversubscribed = false;        // recommended workers x gpus > cpus_allowed
-  std::vector<std::string> notes;     // oversubscription, noise, sweep edge
+  std::string numa_reason;         // why (not) bind, one sentence
+  std::string numactl;             // "numactl --cpunodebind=N --membind=N python train.py" or ""
+  std::string dataloader;          // "DataLoader(num_workers=8, prefetch_factor=2, pin_memory=True)"
+  bool oversubscribed = false;     // recommended workers x gpus > cpus_allowed
+  std::vector<std::string> notes;  // oversubscription, noise, sweep edge
 };
 
 /// Index of the knee among `idx` (points of one placement): see the header comment.

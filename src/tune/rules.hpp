@@ -15,14 +15,14 @@ namespace ioprobe {
 
 /// "num_workers = 4 x CPU cores" against the sweep.
 struct WorkersRule {
-  uint32_t rule_workers = 0;       // 4 x cpus_allowed
-  bool swept = false;              // the sweep ran rule_workers (steady or not)
-  bool measured = false;           // a steady point at rule_workers exists in the recommendation's placement
-  size_t rule_point = 0;           // its index (the best prefetch_factor at that num_workers), when measured
-  size_t best_point = 0;           // the fastest point (Recommendation::best)
-  double rule_samples_per_s = 0;   // median samples/s at the rule's setting, when measured
+  uint32_t rule_workers = 0;      // 4 x cpus_allowed
+  bool swept = false;             // the sweep ran rule_workers (steady or not)
+  bool measured = false;          // a steady point at rule_workers exists in the recommendation's placement
+  size_t rule_point = 0;          // its index (the best prefetch_factor at that num_workers), when measured
+  size_t best_point = 0;          // the fastest point (Recommendation::best)
+  double rule_samples_per_s = 0;  // median samples/s at the rule's setting, when measured
   double best_samples_per_s = 0;
-  bool holds = false;              // the rule's setting is within the sweep's tolerance of the best
+  bool holds = false;  // the rule's setting is within the sweep's tolerance of the best
 };
 
 /// Reads the rule off `table` with `rec` (a valid recommendation of that table) for a host with

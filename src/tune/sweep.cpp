@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/value_range.hpp"
 #include "core/units.hpp"
+#include "core/value_range.hpp"
 
 namespace ioprobe {
 
@@ -22,7 +22,8 @@ double median(std::vector<double> v) {
 
 void summarize_point(TunePoint& p) {
   std::vector<double> sps, bps, au, cpu, busy;
-  p.steady_runs = static_cast<size_t>(std::count_if(p.runs.begin(), p.runs.end(), [](const TuneSample& r) { return r.steady; }));
+  p.steady_runs = static_cast<size_t>(
+      std::count_if(p.runs.begin(), p.runs.end(), [](const TuneSample& r) { return r.steady; }));
   for (const auto& r : p.runs) {
     if (p.steady_runs > 0 && !r.steady) continue;
     sps.push_back(r.samples_per_s);
@@ -57,7 +58,8 @@ std::vector<uint32_t> parse_uint_list(const std::string& text, const std::string
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     uint64_t v = 0;
     const auto out_of_range = [&] {
-      return UsageError(fmt::format("{} '{}': {} is out of range; give values from {} to {}", option, text, item, lo, hi));
+      return UsageError(
+          fmt::format("{} '{}': {} is out of range; give values from {} to {}", option, text, item, lo, hi));
     };
     try {
       v = parse_count(item, option);
@@ -80,7 +82,9 @@ std::vector<uint32_t> parse_uint_list(const std::string& text, const std::string
 std::vector<std::string> placements_to_sweep(const Topology& topo, int device_node, std::string* why) {
   std::vector<std::string> out{"none"};
   if (topo.nodes.size() <= 1) {
-    if (why) *why = topo.nodes.empty() ? "no NUMA nodes visible: only unbound runs" : "single NUMA node: binding cannot change placement, only unbound runs";
+    if (why)
+      *why = topo.nodes.empty() ? "no NUMA nodes visible: only unbound runs"
+                                : "single NUMA node: binding cannot change placement, only unbound runs";
     return out;
   }
   if (device_node >= 0 && topo.has_node(device_node)) out.push_back(fmt::format("node:{}", device_node));
@@ -112,10 +116,11 @@ SweepPlan make_plan(const std::vector<uint32_t>& workers, const std::vector<uint
   const double share = (budget_s - setup_s) / runs - kRunOverheadS;
   if (share < min_run_s) {
     double need = setup_s + runs * (min_run_s + kRunOverheadS);
-    throw UsageError(fmt::format("--budget {}: {} settings x {} repeats need at least {} ({} s per run); raise --budget, "
-                                 "or narrow the sweep with --workers, --prefetch-factors, --numa or --repeats",
-                                 format_seconds(budget_s), plan.points.size(), plan.repeats, format_seconds(std::ceil(need)),
-                                 min_run_s));
+    throw UsageError(
+        fmt::format("--budget {}: {} settings x {} repeats need at least {} ({} s per run); raise --budget, "
+                    "or narrow the sweep with --workers, --prefetch-factors, --numa or --repeats",
+                    format_seconds(budget_s), plan.points.size(), plan.repeats, format_seconds(std::ceil(need)),
+                    min_run_s));
   }
   plan.run_s = std::min(max_run_s, share);
   plan.run_s = std::floor(plan.run_s * 10) / 10;

@@ -13,17 +13,17 @@ namespace ioprobe {
 
 /// One measured repetition of one setting.
 struct TuneSample {
-  double samples_per_s = 0;     // steady state (first timeline interval dropped), samples/s
-  double bytes_per_s = 0;       // steady state, B/s
-  double au = 0;                // accelerator utilization of the run, fraction 0..1 (mean over ranks)
-  double au_min = 0;            // the lowest rank's AU in the same window, fraction 0..1
-  double cpu_used = 0;          // CPUs busy on average: (user + sys CPU s) / wall s
-  double worker_busy = 0;       // mean fraction of wall time workers spent fetching
+  double samples_per_s = 0;  // steady state (first timeline interval dropped), samples/s
+  double bytes_per_s = 0;    // steady state, B/s
+  double au = 0;             // accelerator utilization of the run, fraction 0..1 (mean over ranks)
+  double au_min = 0;         // the lowest rank's AU in the same window, fraction 0..1
+  double cpu_used = 0;       // CPUs busy on average: (user + sys CPU s) / wall s
+  double worker_busy = 0;    // mean fraction of wall time workers spent fetching
   double elapsed_s = 0;
-  uint64_t steady_samples = 0;  // samples delivered inside the steady window
-  size_t intervals = 0;         // timeline intervals the run recorded (kSteadyMinIntervals needed)
-  bool steady = false;          // >= kSteadyMinIntervals intervals and the window held
-                                // >= kSteadyBatchesPerWorker batches per worker
+  uint64_t steady_samples = 0;    // samples delivered inside the steady window
+  size_t intervals = 0;           // timeline intervals the run recorded (kSteadyMinIntervals needed)
+  bool steady = false;            // >= kSteadyMinIntervals intervals and the window held
+                                  // >= kSteadyBatchesPerWorker batches per worker
   bool from_completions = false;  // rates from batch completion times (Delivery), not interval counts
 };
 
@@ -47,15 +47,15 @@ constexpr uint32_t kSteadyBatchesPerWorker = 2;
 
 /// One setting of the sweep and what its repetitions measured.
 struct TunePoint {
-  uint32_t num_workers = 1;     // per GPU rank
+  uint32_t num_workers = 1;  // per GPU rank
   uint32_t prefetch_factor = 2;
-  std::string numa = "none";    // Placement::text(): "none" | "node:N"
+  std::string numa = "none";  // Placement::text(): "none" | "node:N"
   std::vector<TuneSample> runs;
   // Summary over runs (summarize_point()): medians, and the spread of samples/s.
   double samples_per_s = 0, bytes_per_s = 0, au = 0, cpu_used = 0, worker_busy = 0;
   double samples_per_s_min = 0, samples_per_s_max = 0;
-  double spread = 0;            // (max - min) / median of samples/s, fraction; 0 with one run
-  size_t steady_runs = 0;       // runs that reached a steady state (TuneSample::steady)
+  double spread = 0;       // (max - min) / median of samples/s, fraction; 0 with one run
+  size_t steady_runs = 0;  // runs that reached a steady state (TuneSample::steady)
 };
 
 /// Fills the summary fields of `p` from p.runs: medians and spread over the steady runs, or over
@@ -80,8 +80,8 @@ std::vector<std::string> placements_to_sweep(const Topology& topo, int device_no
 struct SweepPlan {
   std::vector<TunePoint> points;  // measurements empty
   uint32_t repeats = 3;
-  double run_s = 0;               // wall time of each run (--duration of the loader), seconds
-  double estimated_s = 0;         // runs x (run_s + per-run overhead)
+  double run_s = 0;        // wall time of each run (--duration of the loader), seconds
+  double estimated_s = 0;  // runs x (run_s + per-run overhead)
 };
 
 /// Plans the cross product of `workers` x `prefetch` x `placements` with `repeats` runs each,

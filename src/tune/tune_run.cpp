@@ -138,7 +138,9 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
   out.stop_reason = "completed";
   for (uint32_t rep = 0; rep < plan.repeats && !out.partial; ++rep) {
     for (size_t i = 0; i < plan.points.size(); ++i) {
-      int stop = interrupted() ? 2 : deadline_ns && now_ns() + static_cast<int64_t>(plan.run_s * 1e9) > deadline_ns ? 1 : 0;
+      int stop = interrupted()                                                                    ? 2
+                 : deadline_ns && now_ns() + static_cast<int64_t>(plan.run_s * 1e9) > deadline_ns ? 1
+                                                                                                  : 0;
       if (across.agree_stop) stop = across.agree_stop(stop);
       if (stop) {
         out.partial = true;

@@ -16,16 +16,16 @@
 namespace ioprobe {
 
 /// Called before (done == nullptr) and after each run. `run` counts from 0 up to `runs`.
-using TuneProgressFn = std::function<void(size_t run, size_t runs, const TunePoint& point, uint32_t repeat,
-                                          const TuneSample* done)>;
+using TuneProgressFn =
+    std::function<void(size_t run, size_t runs, const TunePoint& point, uint32_t repeat, const TuneSample* done)>;
 
 struct TuneOutcome {
-  bool partial = false;         // stopped early: interrupted or out of budget
-  std::string stop_reason;      // "completed" | "budget" | "interrupted (SIGINT)" ...
+  bool partial = false;     // stopped early: interrupted or out of budget
+  std::string stop_reason;  // "completed" | "budget" | "interrupted (SIGINT)" ...
   double elapsed_s = 0;
   size_t runs_done = 0;
-  LoaderResult best_run;        // the full result of the fastest single run (for its timeline)
-  size_t best_point = 0;        // its point index
+  LoaderResult best_run;  // the full result of the fastest single run (for its timeline)
+  size_t best_point = 0;  // its point index
 };
 
 /// Steady-state figures of one loader run. The steady window is the run's timeline intervals
@@ -41,8 +41,8 @@ struct TuneOutcome {
 /// AU = 1 - waited / (ranks x window). With fewer intervals the whole run is used. `steady` is set
 /// when the window held at least `min_steady_samples` samples (with fewer than
 /// kSteadyMinIntervals intervals: never; TuneSample::intervals tells which condition failed). Pure.
-TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples = 0,
-                         double step_time_s = 0, uint32_t batch_size = 0);
+TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_steady_samples = 0, double step_time_s = 0,
+                         uint32_t batch_size = 0);
 
 /// How a sweep runs across the processes of a multi-host job: every setting runs on every
 /// process at once (one DDP job over all hosts), and its measurement is the merged result.

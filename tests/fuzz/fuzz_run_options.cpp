@@ -67,9 +67,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     default:
-      try { ioprobe::parse_size(payload, "--fuzz"); } catch (const ioprobe::UsageError&) {}
-      try { ioprobe::parse_count(payload, "--fuzz"); } catch (const ioprobe::UsageError&) {}
-      try { ioprobe::parse_duration(payload, "--fuzz"); } catch (const ioprobe::UsageError&) {}
+      try {
+        ioprobe::parse_size(payload, "--fuzz");
+      } catch (const ioprobe::UsageError&) {
+      }
+      try {
+        ioprobe::parse_count(payload, "--fuzz");
+      } catch (const ioprobe::UsageError&) {
+      }
+      try {
+        ioprobe::parse_duration(payload, "--fuzz");
+      } catch (const ioprobe::UsageError&) {
+      }
   }
   return 0;
 }

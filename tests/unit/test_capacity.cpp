@@ -257,7 +257,8 @@ TEST_CASE("capacity: repeat_sample takes CPU per allowed CPU and the consumers' 
   CHECK(summarize_repeats(1, {s}).client_bound);
 }
 
-TEST_CASE("capacity document: text and HTML name the answer; the charts have the floor and demand lines", "[capacity][report]") {
+TEST_CASE("capacity document: text and HTML name the answer; the charts have the floor and demand lines",
+          "[capacity][report]") {
   Table t;
   for (uint32_t g = 1; g <= 4; ++g) t.points[g] = at(g <= 2 ? 0.97 : 0.5);
   t.points[2].cpu_fraction = 0.3;  // 0.6 of the host's 2 CPUs at the answer, 2 accelerators

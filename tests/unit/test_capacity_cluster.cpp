@@ -57,7 +57,8 @@ PointPart part(int rank, int host, const std::string& name, uint32_t point, uint
 
 }  // namespace
 
-TEST_CASE("split_gpus: evenly over hosts, then over each host's processes; the sums are the point", "[capacity][cluster]") {
+TEST_CASE("split_gpus: evenly over hosts, then over each host's processes; the sums are the point",
+          "[capacity][cluster]") {
   // 2 hosts x 2 processes (ranks 0,1 on host 0; 2,3 on host 1).
   const std::vector<int> two_by_two{0, 0, 1, 1};
   CHECK(split_gpus(1, two_by_two) == std::vector<uint32_t>{1, 0, 0, 0});
@@ -77,7 +78,8 @@ TEST_CASE("split_gpus: evenly over hosts, then over each host's processes; the s
   CHECK_THROWS_AS(split_gpus(4, {0, 2}), Error);  // host index 1 has no rank
 }
 
-TEST_CASE("merge_point_parts: sums, duration max, histograms added, every GPU rank kept, one row per host", "[capacity][cluster]") {
+TEST_CASE("merge_point_parts: sums, duration max, histograms added, every GPU rank kept, one row per host",
+          "[capacity][cluster]") {
   std::vector<PointPart> parts{part(2, 1, "h2", 3, 1, 2, 3.4, 0.5, 2000), part(0, 0, "h1", 3, 1, 0, 3.1, 0.4, 1000),
                                part(1, 0, "h1", 3, 1, 1, 3.2, 0.3, 1000), part(3, 1, "h2", 3, 0, 3, 0, 0, 0)};
   const PointMerge m = merge_point_parts(parts);
@@ -109,12 +111,14 @@ TEST_CASE("merge_point_parts: sums, duration max, histograms added, every GPU ra
   CHECK_THROWS_AS(merge_point_parts({part(0, 0, "h1", 3, 1, 0, 3, 0, 1), part(1, 1, "h2", 3, 1, 1, 3, 0, 1)}), Error);
 }
 
-TEST_CASE("capacity across hosts: rates from completion times, the client judged per host and named", "[capacity][cluster]") {
+TEST_CASE("capacity across hosts: rates from completion times, the client judged per host and named",
+          "[capacity][cluster]") {
   LoaderConfig c;
   c.batch_size = 10;
   c.step_time_s = 0.09;
   // h1 busy (1.9 CPU s per s on 2 CPUs = 95%), h2 idle.
-  const PointMerge m = merge_point_parts({part(0, 0, "h1", 2, 1, 0, 3.0, 5.7, 1000), part(1, 1, "h2", 2, 1, 1, 3.0, 0.3, 1000)});
+  const PointMerge m = merge_point_parts(
+      {part(0, 0, "h1", 2, 1, 0, 3.0, 5.7, 1000), part(1, 1, "h2", 2, 1, 1, 3.0, 0.3, 1000)});
   const RepeatAcross r = repeat_across(m, c);
   // Each rank: 10 samples per 0.1 s in the steady window = 100 samples/s, two ranks.
   CHECK(r.cluster.samples_per_s == Approx(200).epsilon(0.01));
@@ -150,7 +154,8 @@ TEST_CASE("capacity across hosts: rates from completion times, the client judged
                         {"target", {{"path", "/d"}}},
                         {"dataset", {{"files", 10}, {"bytes", 100}}},
                         {"host", {{"cpus_allowed", 2}}},
-                        {"cluster", {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 2}, {"launcher", "OpenMPI mpirun"}}},
+                        {"cluster",
+                         {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 2}, {"launcher", "OpenMPI mpirun"}}},
                         {"capacity", capacity_json(a, in)}};
   const std::string text = render_capacity_text(doc);
   CHECK_THAT(text, Catch::Contains("client-bound on host h1 at 1 x H100: add hosts"));
@@ -173,7 +178,8 @@ TEST_CASE("a loader result's recorded deliveries survive the wire form", "[capac
   CHECK_FALSE(loader_result_to_json(plain)["ranks"][0].contains("deliveries"));
 }
 
-TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' sum, ratios to delivered bytes", "[capacity][cluster]") {
+TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' sum, ratios to delivered bytes",
+          "[capacity][cluster]") {
   TargetInfo t;
   t.fs_type = "tmpfs";  // nothing to sleep an idle window over
   cli::CapacityDeviceIo d(t);

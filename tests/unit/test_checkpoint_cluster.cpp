@@ -128,7 +128,8 @@ TEST_CASE("checkpoint across hosts: a failed process fails the save; numbering g
   CHECK_THROWS_WITH(merge_checkpoint_parts(gap), Catch::Contains("none wrote rank 1"));
 }
 
-TEST_CASE("raw write baselines of every host merge: bytes summed, duration the slowest rank's", "[checkpoint][cluster]") {
+TEST_CASE("raw write baselines of every host merge: bytes summed, duration the slowest rank's",
+          "[checkpoint][cluster]") {
   RawWriteResult a, b;
   a.bytes = 100;
   a.rank_ns = {1'000'000'000};
@@ -152,7 +153,7 @@ TEST_CASE("raw write baselines of every host merge: bytes summed, duration the s
 TEST_CASE("restore sources: every process reads another host's shards when the hosts allow", "[checkpoint][cluster]") {
   CHECK(restore_sources({0, 0, 1, 1}) == std::vector<int>{2, 3, 0, 1});  // 2 hosts x 2 processes
   CHECK(restore_sources({0, 1}) == std::vector<int>{1, 0});
-  CHECK(restore_sources({0, 0}) == std::vector<int>{1, 0});               // one host: another process's
+  CHECK(restore_sources({0, 0}) == std::vector<int>{1, 0});  // one host: another process's
   CHECK(restore_sources({0}) == std::vector<int>{0});
   const std::vector<int> s = restore_sources({0, 0, 0, 1, 1, 1});
   for (size_t p = 0; p < s.size(); ++p) CHECK((p < 3) != (s[p] < 3));  // always the other host
@@ -211,7 +212,7 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
   REQUIRE(c.hosts[0].restore_device_io);
   CHECK(c.hosts[0].restore_device_io->bytes_read == 110);   // process 0's, not process 1's
   CHECK(c.hosts[1].restore_device_io->bytes_read == 4400);  // process 2's
-  CHECK(c.hosts[0].restore_file_bytes == 2 * 1100);             // the two shard files h1 read (bytes on disk)
+  CHECK(c.hosts[0].restore_file_bytes == 2 * 1100);         // the two shard files h1 read (bytes on disk)
   CHECK(c.hosts[1].restore_file_bytes == 2 * 1100);
   REQUIRE(c.restore_device_io);
   CHECK(c.restore_device_io->bytes_read == 110 + 4400);
@@ -233,7 +234,8 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
 TEST_CASE("raise_failures names every process, one line per distinct message", "[cluster]") {
   dist::LocalComm comm;  // rank 0: holds the message
   try {
-    cluster::raise_failures(comm, {"2 --size: bad", "", "2 --size: bad", "1 no space"}, {"h1", "h1", "h2", "h2"}, "step");
+    cluster::raise_failures(comm, {"2 --size: bad", "", "2 --size: bad", "1 no space"}, {"h1", "h1", "h2", "h2"},
+                            "step");
     FAIL("no failure raised");
   } catch (const cluster::JobFailure& e) {
     const std::string m = e.what();

@@ -68,10 +68,36 @@ TEST_CASE("checkpoint config: defaults", "[cli][checkpoint]") {
 }
 
 TEST_CASE("checkpoint config: values reach their fields", "[cli][checkpoint]") {
-  const ParsedCheckpoint p =
-      parse({"--dir", "/tmp/x", "--size", "64MiB", "--ranks", "4", "--compress", "zstd:3", "--compress-threads", "2",
-             "--io-size", "1MiB", "--io-depth", "4", "--restore", "--restore-threads", "3", "--restore-cache", "warm",
-             "--repeat", "5", "--raw-baseline", "off", "--keep", "--data", "text", "--seed", "9", "--json", "r.json"});
+  const ParsedCheckpoint p = parse({"--dir",
+                                    "/tmp/x",
+                                    "--size",
+                                    "64MiB",
+                                    "--ranks",
+                                    "4",
+                                    "--compress",
+                                    "zstd:3",
+                                    "--compress-threads",
+                                    "2",
+                                    "--io-size",
+                                    "1MiB",
+                                    "--io-depth",
+                                    "4",
+                                    "--restore",
+                                    "--restore-threads",
+                                    "3",
+                                    "--restore-cache",
+                                    "warm",
+                                    "--repeat",
+                                    "5",
+                                    "--raw-baseline",
+                                    "off",
+                                    "--keep",
+                                    "--data",
+                                    "text",
+                                    "--seed",
+                                    "9",
+                                    "--json",
+                                    "r.json"});
   const checkpoint::CheckpointConfig& c = p.config;
   CHECK(c.dir == "/tmp/x");
   CHECK(c.state.host_bytes == (64ull << 20));

@@ -17,7 +17,8 @@ double zstd3_ratio(const std::vector<uint8_t>& v) {
 }
 }  // namespace
 
-TEST_CASE("checkpoint --data text is text-like and compressible, --data random is not, both deterministic", "[checkpoint]") {
+TEST_CASE("checkpoint --data text is text-like and compressible, --data random is not, both deterministic",
+          "[checkpoint]") {
   const size_t len = 4 << 20;
   std::vector<uint8_t> text(len), text2(len), rnd(len);
   checkpoint::fill_state_content(checkpoint::StateContent::text, 7, text.data(), len);
@@ -30,9 +31,9 @@ TEST_CASE("checkpoint --data text is text-like and compressible, --data random i
     spaces += c == ' ';
     newlines += c == '\n';
   }
-  CHECK(printable == len);        // only printable ASCII and line breaks
-  CHECK(spaces > len / 12);       // words of a few letters
-  CHECK(newlines > len / 100);    // lines of about 72 characters
+  CHECK(printable == len);      // only printable ASCII and line breaks
+  CHECK(spaces > len / 12);     // words of a few letters
+  CHECK(newlines > len / 100);  // lines of about 72 characters
   const double rt = zstd3_ratio(text), rr = zstd3_ratio(rnd);
   INFO("zstd -3 ratios: text " << rt << ", random " << rr);
   CHECK(rt > 2.0);

@@ -122,7 +122,8 @@ TEST_CASE("zstd multithreading job size: small chunks keep one worker busy", "[c
   CHECK_THROWS(parse_compression("lz4"));
 }
 
-TEST_CASE("resident state: each region's memory is congruent with its file offset modulo the page size", "[checkpoint]") {
+TEST_CASE("resident state: each region's memory is congruent with its file offset modulo the page size",
+          "[checkpoint]") {
   // Regions of --size start at offsets that are not 4 KiB multiples (2:12 split of 14 B/param).
   StateSpec s = state_from_size((64ull << 20) + 12345, 1);
   REQUIRE(s.ranks[0].regions.size() == 4);

@@ -85,7 +85,8 @@ Built build_shard(uint32_t version, Layout layout, const RankState& rank, const 
   t.version = version;
   t.codec = layout == Layout::kRaw ? 0 : 1;
   t.flags = layout == Layout::kFramePerPiece ? kFlagFramePerPiece
-            : layout == Layout::kPieceHashes ? kFlagFramePerPiece | kFlagPieceHashes : 0;
+            : layout == Layout::kPieceHashes ? kFlagFramePerPiece | kFlagPieceHashes
+                                             : 0;
   t.piece_bytes = piece;
   t.logical_bytes = logical.size();
   t.meta_offset = b.file.size();

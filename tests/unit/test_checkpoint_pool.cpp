@@ -70,7 +70,13 @@ int count_frames(const uint8_t* p, size_t n) {
 }  // namespace
 
 TEST_CASE("ioprobe's compression pool: one zstd frame per piece, restored and verified", "[checkpoint][io]") {
-  struct Case { CompressPool pool; int threads; bool group; uint64_t chunk; uint64_t bytes; };
+  struct Case {
+    CompressPool pool;
+    int threads;
+    bool group;
+    uint64_t chunk;
+    uint64_t bytes;
+  };
   const Case cases[] = {{CompressPool::kIoprobe, 2, false, 9000001, 20000003},
                         {CompressPool::kIoprobe, 0, false, 5000011, 9000007},
                         {CompressPool::kIoprobe, 3, true, 1000003, 13000019},
@@ -152,9 +158,9 @@ TEST_CASE("shard versions: 1 to 3 are read, others refused naming the version", 
   CHECK_FALSE(decode_trailer(trailer_of(1, kFlagFramePerPiece).data(), t, why));
   CHECK(why.find("needs version 2") != std::string::npos);
   // Piece checksums: only in version 3, only with one zstd frame per piece.
-  for (auto [version, flags, codec] : {std::tuple{2u, kFlagFramePerPiece | kFlagPieceHashes, 1u},
-                                       std::tuple{3u, kFlagPieceHashes, 1u},
-                                       std::tuple{3u, kFlagFramePerPiece | kFlagPieceHashes, 0u}}) {
+  for (auto [version, flags, codec] :
+       {std::tuple{2u, kFlagFramePerPiece | kFlagPieceHashes, 1u}, std::tuple{3u, kFlagPieceHashes, 1u},
+        std::tuple{3u, kFlagFramePerPiece | kFlagPieceHashes, 0u}}) {
     INFO("version " << version << " flags " << flags << " codec " << codec);
     why.clear();
     CHECK_FALSE(decode_trailer(trailer_of(version, flags, codec).data(), t, why));
@@ -181,15 +187,45 @@ TEST_CASE("shard metadata: tables that do not describe a shard ioprobe writes ar
   };
   std::string why;
   REQUIRE(decode(regions, index, base, why));
-  struct Bad { const char* what; std::vector<Region> rg; std::vector<IndexEntry> ix; uint64_t logical; const char* says; };
+  struct Bad {
+    const char* what;
+    std::vector<Region> rg;
+    std::vector<IndexEntry> ix;
+    uint64_t logical;
+    const char* says;
+  };
   const std::vector<Bad> bad = {
-      {"a gap between regions", {{TensorKind::kWeightsBf16, 0, 1000}, {TensorKind::kMasterFp32, 1001, 2999}}, index, 4000, "region table"},
-      {"an empty region", {{TensorKind::kWeightsBf16, 0, 0}, {TensorKind::kMasterFp32, 0, 4000}}, index, 4000, "region table"},
-      {"an unknown tensor kind", {{TensorKind::kWeightsBf16, 0, 1000}, {static_cast<TensorKind>(9), 1000, 3000}}, index, 4000, "kind 9"},
-      {"regions beyond the logical bytes", {{TensorKind::kWeightsBf16, 0, 1000}, {TensorKind::kMasterFp32, 1000, ~uint64_t{0} - 500}}, index, 4000, "region table"},
+      {"a gap between regions",
+       {{TensorKind::kWeightsBf16, 0, 1000}, {TensorKind::kMasterFp32, 1001, 2999}},
+       index,
+       4000,
+       "region table"},
+      {"an empty region",
+       {{TensorKind::kWeightsBf16, 0, 0}, {TensorKind::kMasterFp32, 0, 4000}},
+       index,
+       4000,
+       "region table"},
+      {"an unknown tensor kind",
+       {{TensorKind::kWeightsBf16, 0, 1000}, {static_cast<TensorKind>(9), 1000, 3000}},
+       index,
+       4000,
+       "kind 9"},
+      {"regions beyond the logical bytes",
+       {{TensorKind::kWeightsBf16, 0, 1000}, {TensorKind::kMasterFp32, 1000, ~uint64_t{0} - 500}},
+       index,
+       4000,
+       "region table"},
       {"chunks overlapping", regions, {{0, 2000, 0, 900, 1, 2}, {1999, 2001, 900, 2500, 3, 4}}, 4000, "chunk index"},
-      {"stored bytes past the data", regions, {{0, 2000, 0, 900, 1, 2}, {2000, 2000, 900, 2501, 3, 4}}, 4000, "chunk index"},
-      {"a chunk zstd could not have packed", regions, {{0, 2000, 0, 900, 1, 2}, {2000, 2000, 900, 0, 3, 4}}, 4000, "chunk index"},
+      {"stored bytes past the data",
+       regions,
+       {{0, 2000, 0, 900, 1, 2}, {2000, 2000, 900, 2501, 3, 4}},
+       4000,
+       "chunk index"},
+      {"a chunk zstd could not have packed",
+       regions,
+       {{0, 2000, 0, 900, 1, 2}, {2000, 2000, 900, 0, 3, 4}},
+       4000,
+       "chunk index"},
       {"chunks short of the state", regions, {{0, 2000, 0, 900, 1, 2}}, 4000, "covers 2000 B of 4000 B"},
   };
   for (const Bad& b : bad) {
@@ -223,7 +259,8 @@ TEST_CASE("shard metadata: tables that do not describe a shard ioprobe writes ar
   CHECK(why.find("regions") != std::string::npos);
 }
 
-TEST_CASE("version 3: a chunk's checksums are XXH3 of its pieces' and frames' XXH3, as documented", "[checkpoint][io]") {
+TEST_CASE("version 3: a chunk's checksums are XXH3 of its pieces' and frames' XXH3, as documented",
+          "[checkpoint][io]") {
   // Recomputed here from the file and the state alone, without the writer's or restorer's code:
   // each frame found with ZSTD_findFrameCompressedSize, each piece cut by for_each_piece.
   TempDir d;
@@ -340,9 +377,13 @@ TEST_CASE("version 3: a byte flipped anywhere in the trailer is caught at restor
   }
 }
 
-TEST_CASE("version 3 restores decode frames in parallel, whatever the read size, with the same verdict", "[checkpoint][io]") {
+TEST_CASE("version 3 restores decode frames in parallel, whatever the read size, with the same verdict",
+          "[checkpoint][io]") {
   TempDir d;
-  struct Case { bool group; uint64_t chunk; };
+  struct Case {
+    bool group;
+    uint64_t chunk;
+  };
   for (const Case c : {Case{false, 9000001}, Case{true, 3000017}, Case{false, 4096}}) {
     StateSpec s = state_from_size(17000023, 1);
     std::vector<ResidentState> states;
@@ -485,7 +526,8 @@ TEST_CASE("UringFileReader streams any byte range of a file in order", "[io]") {
   const uint8_t* p = nullptr;
   size_t len = 0;
   int r = 0;
-  while ((r = rd.next(p, len)) == 0) {}
+  while ((r = rd.next(p, len)) == 0) {
+  }
   CHECK(r == -EIO);
   CHECK(rd.last_error().find("ends at offset") != std::string::npos);
 }

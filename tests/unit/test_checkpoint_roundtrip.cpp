@@ -45,9 +45,16 @@ void flip_byte(const std::string& path, off_t off) {
 }  // namespace
 
 TEST_CASE("save and restore round-trip with chunk sizes that are not multiples of 4096", "[checkpoint][io]") {
-  struct Case { const char* compress; bool group; uint64_t chunk; uint64_t bytes; };
-  const Case cases[] = {{"none", false, 4097, 300001},    {"none", true, 1000003, 3000017},
-                        {"zstd:1", false, 65537, 2000003}, {"zstd:3", true, 1234567, 5000011},
+  struct Case {
+    const char* compress;
+    bool group;
+    uint64_t chunk;
+    uint64_t bytes;
+  };
+  const Case cases[] = {{"none", false, 4097, 300001},
+                        {"none", true, 1000003, 3000017},
+                        {"zstd:1", false, 65537, 2000003},
+                        {"zstd:3", true, 1234567, 5000011},
                         {"zstd:1", false, 1, 5000}};
   for (const Case& c : cases) {
     INFO(c.compress << " group " << c.group << " chunk " << c.chunk);
@@ -94,7 +101,8 @@ TEST_CASE("a flipped byte is caught at restore, naming the chunk", "[checkpoint]
   }
 }
 
-TEST_CASE("async save: time to durable ends with the last rank, not with the training step in flight", "[checkpoint][io]") {
+TEST_CASE("async save: time to durable ends with the last rank, not with the training step in flight",
+          "[checkpoint][io]") {
   TempDir d;
   auto states = make_states(2u << 20, 1);
   SaveOptions o;
@@ -128,7 +136,7 @@ TEST_CASE("publishing never replaces a file that appeared under the final name d
   CHECK_FALSE(r.ok);
   CHECK(r.failure.find("appeared while this save ran") != std::string::npos);
   CHECK(std::filesystem::file_size(final0) == 5);  // kept as it was
-  CHECK(d.count_files() == 1);                      // and this save's temporary file removed
+  CHECK(d.count_files() == 1);                     // and this save's temporary file removed
 }
 
 TEST_CASE("a failed save publishes nothing and removes its temporary files", "[checkpoint][io]") {
@@ -136,7 +144,11 @@ TEST_CASE("a failed save publishes nothing and removes its temporary files", "[c
   auto states = make_states(1000000, 2);
   // A file already under the temporary name makes rank 1's O_EXCL create fail (EEXIST).
   std::string blocker = shard_path(d.path, 1) + ".ioprobe-tmp." + std::to_string(getpid());
-  { int fd = ::open(blocker.c_str(), O_CREAT | O_WRONLY, 0644); REQUIRE(fd >= 0); ::close(fd); }
+  {
+    int fd = ::open(blocker.c_str(), O_CREAT | O_WRONLY, 0644);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
   SaveOptions o;
   o.io.io_size = 64 * 1024;
   SaveResult r = save(d, states, o);

@@ -34,7 +34,8 @@ TEST_CASE("SaveTotals: MLPerf-style duration max, slowest-rank rate min, bytes s
   CHECK(SaveTotals{}.direct() == false);
 }
 
-TEST_CASE("SaveTotals/RestoreTotals: merging two hosts' totals equals adding all ranks to one", "[checkpoint][totals]") {
+TEST_CASE("SaveTotals/RestoreTotals: merging two hosts' totals equals adding all ranks to one",
+          "[checkpoint][totals]") {
   const RankSaveResult a = save_rank(1000, 3'000'000'000, true, 5), b = save_rank(7000, 1'000'000'000, false, 2),
                        c = save_rank(2000, 2'000'000'000, true, 8);
   SaveTotals all, h1, h2;

@@ -42,8 +42,11 @@ TEST_CASE("bad values name the option", "[cli]") {
   cli::CommandContext ctx;
   ctx.argv = {"ioprobe"};
   cli::RunConfig c;
-  for (std::vector<std::string> args : {std::vector<std::string>{"--workers", "-1"}, {"--batch-size", "0"},
-                                        {"--file-size", "10XB"}, {"--cache", "hot"}, {"--numa", "node:x"}}) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--workers", "-1"},
+                                        {"--batch-size", "0"},
+                                        {"--file-size", "10XB"},
+                                        {"--cache", "hot"},
+                                        {"--numa", "node:x"}}) {
     ctx.args = args;
     try {
       cli::build_run_config(ctx, false, c);
@@ -60,10 +63,12 @@ TEST_CASE("a numeric option out of range names the option, the value given and t
   cli::RunConfig c;
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       // Over 2^64 - 1: the parser's overflow, with the option's range.
-      {{"--files", "99999999999999999999"}, "--files: 99999999999999999999 is out of range; give a value from 1 to 100,000,000"},
+      {{"--files", "99999999999999999999"},
+       "--files: 99999999999999999999 is out of range; give a value from 1 to 100,000,000"},
       {{"--files", "0"}, "--files: 0 is out of range; give a value from 1 to 100,000,000"},
       {{"--workers", "1,000,000"}, "--workers: 1,000,000 is out of range; give a value from 1 to 4,096"},
-      {{"--seed", "99999999999999999999"}, "--seed: 99999999999999999999 is out of range; give a value from 0 to 18,446,744,073,709,551,615"},
+      {{"--seed", "99999999999999999999"},
+       "--seed: 99999999999999999999 is out of range; give a value from 0 to 18,446,744,073,709,551,615"},
       {{"--file-size", "1e99"}, "--file-size: 1e99 is out of range; give a size from 0 B to 64.00 GiB"},
       {{"--file-size", "65GiB"}, "--file-size: 65GiB is out of range; give a size from 0 B to 64.00 GiB"},
       {{"--duration", "1e400s"}, "--duration: 1e400s is out of range; give a duration from 0 s to 365 days"},
@@ -86,12 +91,14 @@ TEST_CASE("bad values inside a workload INI file name the file, the key and the 
   char tmpl[] = "/tmp/ioprobe-ini-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const std::string dir = tmpl;
-  struct Case { std::string line, key, value; };
+  struct Case {
+    std::string line, key, value;
+  };
   for (const Case& k : {Case{"files = abc", "files", "abc"}, Case{"file-size = 4XB", "file-size", "4XB"},
                         Case{"workers = -1", "workers", "-1"}, Case{"duration = 1e400s", "duration", "1e400s"},
                         Case{"shuffle = maybe", "shuffle", "maybe"}, Case{"cache = hot", "cache", "hot"},
-                        Case{"file-size-dist = zipf", "file-size-dist", "zipf"}, Case{"numa = node:x", "numa", "node:x"},
-                        Case{"au-target = 400", "au-target", "400"}}) {
+                        Case{"file-size-dist = zipf", "file-size-dist", "zipf"},
+                        Case{"numa = node:x", "numa", "node:x"}, Case{"au-target = 400", "au-target", "400"}}) {
     const std::string path = dir + "/bad set.ini";
     {
       std::ofstream f(path);
@@ -142,12 +149,13 @@ TEST_CASE("gen --help lists only what gen uses, run --help keeps the run options
     return out.str();
   };
   const std::string gen = help_of(true), run = help_of(false);
-  for (const char* o : {"--dataset", "--dir", "--files", "--dirs", "--file-size ", "--file-size-dist", "--seed", "--quiet"}) {
+  for (const char* o :
+       {"--dataset", "--dir", "--files", "--dirs", "--file-size ", "--file-size-dist", "--seed", "--quiet"}) {
     CHECK_THAT(gen, Catch::Contains(o));
     CHECK_THAT(run, Catch::Contains(o));
   }
-  for (const char* o : {"--workers", "--batch-size", "--epochs", "--duration", "--gpu ", "--gpus", "--cache", "--engine",
-                        "--json", "--data ", "--file-list", "--step-time", "--numa"}) {
+  for (const char* o : {"--workers", "--batch-size", "--epochs", "--duration", "--gpu ", "--gpus", "--cache",
+                        "--engine", "--json", "--data ", "--file-list", "--step-time", "--numa"}) {
     CHECK_THAT(gen, !Catch::Contains(o));
     CHECK_THAT(run, Catch::Contains(o));
   }
@@ -159,7 +167,8 @@ TEST_CASE("tune's --workers and --numa lists are not read as run's single values
   // shares must leave them alone instead of tune erasing them from the options first.
   {
     cli::po::options_description desc = cli::run_options_description();
-    cli::po::variables_map vm = cli::parse_command_line({"--workers", "1,2,4", "--numa", "auto", "--files", "10"}, desc, "tune");
+    cli::po::variables_map vm = cli::parse_command_line({"--workers", "1,2,4", "--numa", "auto", "--files", "10"}, desc,
+                                                        "tune");
     cli::RunConfig c;
     cli::run_config_from_vm(vm, desc, cli::RunCommandKind::kTune, c);
     CHECK(c.loader.num_workers == 8);

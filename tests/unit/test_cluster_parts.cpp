@@ -69,8 +69,8 @@ TEST_CASE("merge_parts: totals add, duration is the max, RAM once per host, host
 }
 
 TEST_CASE("merge_parts flags a host that finished more than 10% after the first, and duplicate names", "[cluster]") {
-  const ClusterRun c = merge_parts({part(0, 0, "a", 100, 2.0, 1000), part(1, 1, "b", 100, 2.5, 1000),
-                                    part(2, 2, "b", 100, 2.1, 1000)});
+  const ClusterRun c = merge_parts(
+      {part(0, 0, "a", 100, 2.0, 1000), part(1, 1, "b", 100, 2.5, 1000), part(2, 2, "b", 100, 2.1, 1000)});
   REQUIRE(c.hosts.size() == 3);
   CHECK_FALSE(c.hosts[0].straggler);
   CHECK(c.hosts[1].straggler);

@@ -23,7 +23,10 @@ json run_doc(uint64_t files, uint64_t bytes, double seconds) {
           {"dataset", {{"root", "/data/ds"}, {"preset", "imagenet-like"}, {"files", files}, {"bytes", bytes}}},
           {"loader", {{"num_workers", 8}, {"prefetch_factor", 2}, {"gpus", 1}}},
           {"results",
-           {{"samples", files}, {"samples_per_s", files / seconds}, {"bytes_per_s", bytes / seconds}, {"elapsed_s", seconds},
+           {{"samples", files},
+            {"samples_per_s", files / seconds},
+            {"bytes_per_s", bytes / seconds},
+            {"elapsed_s", seconds},
             {"file_latency_us", {{"p50", 120.25}, {"p99", 900.0}}}}},
           {"ingest", {{"accelerator_utilization", 0.5}, {"required_samples_per_s", 2000.0}}}};
 }
@@ -34,7 +37,8 @@ TEST_CASE("report compare: one format per kind of figure, units in their own col
                                                {"a.json", "b.json"});
   INFO(t);
   // 1,048,576,000 B in 2 s = 524.288 MB/s = 500.0 MiB/s; counts print as whole numbers.
-  CHECK_THAT(t, Catch::Contains("MB/s") && Catch::Contains("524.3") && Catch::Contains("MiB/s") && Catch::Contains("500.0"));
+  CHECK_THAT(t, Catch::Contains("MB/s") && Catch::Contains("524.3") && Catch::Contains("MiB/s") &&
+                    Catch::Contains("500.0"));
   CHECK(line_of(t, "num_workers") == "num_workers count 8 8 1.00x");
   CHECK_THAT(t, !Catch::Contains("8.0 "));
   CHECK_THAT(t, Catch::Contains("samples/s") && Catch::Contains("500.0") && Catch::Contains("250.0") &&
@@ -45,8 +49,8 @@ TEST_CASE("report compare: one format per kind of figure, units in their own col
 }
 
 TEST_CASE("report compare: a warning when the two runs read different datasets", "[report]") {
-  const std::string t =
-      render_comparison_text({run_doc(1000, 1'048'576'000, 2.0), run_doc(2000, 2'097'152'000, 2.0)}, {"a.json", "b.json"});
+  const std::string t = render_comparison_text({run_doc(1000, 1'048'576'000, 2.0), run_doc(2000, 2'097'152'000, 2.0)},
+                                               {"a.json", "b.json"});
   INFO(t);
   CHECK_THAT(t, Catch::Contains("warning: A and B read different datasets"));
   CHECK_THAT(t, Catch::Contains("1,000 files") && Catch::Contains("2,000 files"));
@@ -57,8 +61,9 @@ TEST_CASE("report compare: kinds without the compared figures are refused, namin
   const json ck = {{"kind", "checkpoint"}, {"created_utc", "2026-11-29T00:00:00Z"}};
   json tune = {{"kind", "tune"}, {"best_run", {{"samples_per_s", 100.0}}}};
   const std::string two_ck = comparison_refusal({ck, ck}, {"A.json", "B.json"});
-  CHECK_THAT(two_ck, Catch::Contains("'A.json' is a checkpoint result") && Catch::Contains("'B.json' is a checkpoint result") &&
-                         Catch::Contains("run results") && Catch::Contains("tune results"));
+  CHECK_THAT(two_ck, Catch::Contains("'A.json' is a checkpoint result") &&
+                         Catch::Contains("'B.json' is a checkpoint result") && Catch::Contains("run results") &&
+                         Catch::Contains("tune results"));
   CHECK(two_ck.find('\n') == std::string::npos);
   CHECK_THAT(comparison_refusal({tune, ck}, {"t.json", "c.json"}),
              Catch::Contains("'t.json' is a tune result") && Catch::Contains("'c.json' is a checkpoint result"));

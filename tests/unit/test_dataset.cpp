@@ -23,9 +23,7 @@ std::string temp_dir() {
   REQUIRE(mkdtemp(tmpl) != nullptr);
   return tmpl;
 }
-void write_file(const std::string& p, size_t n) {
-  std::ofstream(p, std::ios::binary) << std::string(n, 'x');
-}
+void write_file(const std::string& p, size_t n) { std::ofstream(p, std::ios::binary) << std::string(n, 'x'); }
 }  // namespace
 
 TEST_CASE("generated size distributions keep the stated mean within 2%", "[dataset]") {
@@ -46,7 +44,7 @@ TEST_CASE("generated size distributions keep the stated mean within 2%", "[datas
     INFO(size_dist_name(dist) << " mean " << mean << " sd " << sd);
     CHECK(std::fabs(mean - 114660) / 114660 < 0.02);
     CHECK(std::fabs(sd - 57330) / 57330 < 0.05);  // the spread too, unlike DLIO's ~0.71x
-    CHECK(draw_file_sizes(s) == sizes);            // deterministic
+    CHECK(draw_file_sizes(s) == sizes);           // deterministic
   }
 }
 
@@ -195,7 +193,8 @@ TEST_CASE("read_path_list: CRLF, comments, blank lines, duplicates, missing list
   write_file(ds + "/a.bin", 100);
   write_file(ds + "/b.bin", 200);
   std::string list = ds + "/list.txt";
-  std::ofstream(list, std::ios::binary) << "# my dataset\r\n\r\n   \r\n" << ds << "/a.bin\r\n  # indented comment\n"
+  std::ofstream(list, std::ios::binary) << "# my dataset\r\n\r\n   \r\n"
+                                        << ds << "/a.bin\r\n  # indented comment\n"
                                         << ds << "/b.bin\n";
   WalkResult w = read_path_list(list);
   REQUIRE(w.index.size() == 2);
@@ -205,8 +204,11 @@ TEST_CASE("read_path_list: CRLF, comments, blank lines, duplicates, missing list
   CHECK(w.warnings.empty());
 
   // The same file named three more times, once through ./ and b/../ spellings.
-  std::ofstream(list, std::ios::binary) << ds << "/a.bin\n" << ds << "/./a.bin\n" << ds << "/b.bin\n" << ds
-                                        << "/x/../a.bin\n" << ds << "/a.bin\n";
+  std::ofstream(list, std::ios::binary) << ds << "/a.bin\n"
+                                        << ds << "/./a.bin\n"
+                                        << ds << "/b.bin\n"
+                                        << ds << "/x/../a.bin\n"
+                                        << ds << "/a.bin\n";
   w = read_path_list(list);
   CHECK(w.index.size() == 5);
   CHECK(w.duplicates == 3);

@@ -91,9 +91,10 @@ TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, s
           "[device_io][hosts][raw]") {
   // Two hosts x 2 processes; each host has its own loop device. h2's second process read the
   // host's devices over the wider window (it finished last there).
-  std::vector<cluster::RawProcessPart> parts = {
-      raw_part(0, 0, "h1", 1024, disk("loop5", 4 * MiB + 8192)), raw_part(1, 0, "h1", 1024, disk("loop5", 8 * MiB + 8192)),
-      raw_part(2, 1, "h2", 1024, disk("loop6", 5 * MiB)), raw_part(3, 1, "h2", 1024, disk("loop6", 8 * MiB + 4096))};
+  std::vector<cluster::RawProcessPart> parts = {raw_part(0, 0, "h1", 1024, disk("loop5", 4 * MiB + 8192)),
+                                                raw_part(1, 0, "h1", 1024, disk("loop5", 8 * MiB + 8192)),
+                                                raw_part(2, 1, "h2", 1024, disk("loop6", 5 * MiB)),
+                                                raw_part(3, 1, "h2", 1024, disk("loop6", 8 * MiB + 4096))};
   // The wire form keeps the accounting.
   const cluster::RawProcessPart back = decode_raw_part(encode_raw_part(parts[3]));
   CHECK(back.device_io.bytes_read == 8 * MiB + 4096);
@@ -154,7 +155,8 @@ TEST_CASE("raw across hosts: a host whose cold read took nothing or far less fro
                         {"hosts", hosts},
                         {"warnings", nlohmann::json::array()}};
   cli::add_raw_device_io(doc, c.device_io, c.merged.bytes, false, TargetInfo{});
-  CHECK(has_warning(doc, {"host h2: its raw read was cold and delivered 4.00 MiB", "its devices (loop6) read nothing"}));
+  CHECK(
+      has_warning(doc, {"host h2: its raw read was cold and delivered 4.00 MiB", "its devices (loop6) read nothing"}));
   CHECK(has_warning(doc, {"host h3: its raw read was cold and delivered 32.00 MiB",
                           "its devices (loop7) read only 1.00 MiB", "(3%)"}));
   CHECK_FALSE(has_warning(doc, {"host h1"}));
@@ -177,12 +179,14 @@ TEST_CASE("run across hosts: a host whose cold run read far less than it deliver
   const nlohmann::json cold = {{"cache", "cold"}};
   nlohmann::json doc = {{"results", nlohmann::json::object()}, {"warnings", nlohmann::json::array()}};
   doc["hosts"] = nlohmann::json::array();
-  doc["hosts"].push_back({{"hostname", "h1"},
-                          {"device_io", host_device_io_json(part_device_io_json(disk("sda", 64 * MiB), {}), 64 * MiB, cold)},
-                          {"results", {{"bytes", 64 * MiB}}}});
-  doc["hosts"].push_back({{"hostname", "h2"},
-                          {"device_io", host_device_io_json(part_device_io_json(disk("sdb", 2 * MiB), {}), 64 * MiB, cold)},
-                          {"results", {{"bytes", 64 * MiB}}}});
+  doc["hosts"].push_back(
+      {{"hostname", "h1"},
+       {"device_io", host_device_io_json(part_device_io_json(disk("sda", 64 * MiB), {}), 64 * MiB, cold)},
+       {"results", {{"bytes", 64 * MiB}}}});
+  doc["hosts"].push_back(
+      {{"hostname", "h2"},
+       {"device_io", host_device_io_json(part_device_io_json(disk("sdb", 2 * MiB), {}), 64 * MiB, cold)},
+       {"results", {{"bytes", 64 * MiB}}}});
   CHECK(doc["hosts"][1]["device_io"]["cold_read_short"] == true);
   CHECK(doc["hosts"][1]["device_io"]["cold_read_nothing"] == false);
   LoaderResult lr;
@@ -190,7 +194,8 @@ TEST_CASE("run across hosts: a host whose cold run read far less than it deliver
   cli::add_run_device_io(doc, lr, DeviceIo{}, {}, true, TargetInfo{});
   // The cluster's 66 MiB for 128 MiB is above half: only the host's own flag catches h2.
   CHECK(doc["results"]["device_io"]["bytes_read"] == 66 * MiB);
-  CHECK(has_warning(doc, {"host h2: its run was cold and delivered 64.00 MiB", "its devices (sdb) read only 2.00 MiB"}));
+  CHECK(
+      has_warning(doc, {"host h2: its run was cold and delivered 64.00 MiB", "its devices (sdb) read only 2.00 MiB"}));
   CHECK_FALSE(has_warning(doc, {"host h1"}));
 }
 

@@ -59,7 +59,10 @@ json run_doc(const char* host, const LoaderResult& r, const DeviceIo& io) {
   json res = loader_results_json(r);
   res["device_io"] = device_io_json(io, DeviceRef::kRead, r.bytes);
   res["epochs"] = epochs_json(r, {io});
-  return {{"kind", "run"}, {"host", {{"hostname", host}}}, {"loader", {{"gpus", 1}}}, {"results", res},
+  return {{"kind", "run"},
+          {"host", {{"hostname", host}}},
+          {"loader", {{"gpus", 1}}},
+          {"results", res},
           {"ingest", {{"verdict", "none"}}}};
 }
 
@@ -113,9 +116,11 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
   CHECK(epochs_json(sig, {})[1]["cut_by"] == "interrupted (SIGINT)");
 }
 
-TEST_CASE("report --merge: device I/O per host, summed; one host's documents not double-counted", "[device_io][merge]") {
+TEST_CASE("report --merge: device I/O per host, summed; one host's documents not double-counted",
+          "[device_io][merge]") {
   const LoaderResult a = run_part(100, 1'000'000'000), b = run_part(50, 2'000'000'000);
-  const json m = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)), run_doc("h2", b, reads("sda", 50 * 4096))},
+  const json m = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)),
+                                  run_doc("h2", b, reads("sda", 50 * 4096))},
                                  {"a.json", "b.json"});
   const json& d = m["results"]["device_io"];
   REQUIRE(d.is_object());
@@ -137,7 +142,8 @@ TEST_CASE("report --merge: device I/O per host, summed; one host's documents not
   CHECK(text.find("idle window") != std::string::npos);
 
   // Two documents of one host: the same devices, overlapping intervals: the larger, not the sum.
-  const json same = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)), run_doc("h1", b, reads("sda", 300 * 4096))},
+  const json same = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)),
+                                     run_doc("h1", b, reads("sda", 300 * 4096))},
                                     {"a.json", "b.json"});
   CHECK(same["results"]["device_io"]["bytes_read"] == 400 * 4096);
   CHECK(same["results"]["device_io"]["hosts"] == 1);
@@ -152,11 +158,21 @@ TEST_CASE("report on a raw document and report --merge of raw documents show the
     return json{{"kind", "raw"},
                 {"host", {{"hostname", host}}},
                 {"raw",
-                 {{"rw", "randread"}, {"bs", 4096}, {"iodepth", 8}, {"numjobs", 1}, {"direct", true},
+                 {{"rw", "randread"},
+                  {"bs", 4096},
+                  {"iodepth", 8},
+                  {"numjobs", 1},
+                  {"direct", true},
                   {"filename", "/x"},
                   {"results",
-                   {{"ios", 100}, {"bytes", 100 * 4096}, {"elapsed_s", 1.0}, {"iops", 100.0}, {"bytes_per_s", 409600.0},
-                    {"latency_us", latency_us_json(h)}, {"errors", 0}, {"first_error", ""},
+                   {{"ios", 100},
+                    {"bytes", 100 * 4096},
+                    {"elapsed_s", 1.0},
+                    {"iops", 100.0},
+                    {"bytes_per_s", 409600.0},
+                    {"latency_us", latency_us_json(h)},
+                    {"errors", 0},
+                    {"first_error", ""},
                     {"cpu", {{"user_s", 0.1}, {"sys_s", 0.1}, {"per_io_us", 2.0}}},
                     {"device_io", device_io_json(io, DeviceRef::kRead, 100 * 4096)}}}}}};
   };

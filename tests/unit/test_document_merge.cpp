@@ -38,8 +38,12 @@ json raw_doc(const char* host, uint64_t ios, double elapsed_s, const LatencyHist
 }
 
 json run_doc(const char* host, const LoaderResult& r) {
-  return {{"kind", "run"}, {"host", {{"hostname", host}}}, {"loader", {{"gpus", 2}}}, {"results", loader_results_json(r)},
-          {"ingest", {{"verdict", "none"}}}, {"warnings", json::array({"same warning"})}};
+  return {{"kind", "run"},
+          {"host", {{"hostname", host}}},
+          {"loader", {{"gpus", 2}}},
+          {"results", loader_results_json(r)},
+          {"ingest", {{"verdict", "none"}}},
+          {"warnings", json::array({"same warning"})}};
 }
 
 LoaderResult run_part(uint32_t seed, int64_t elapsed_ns) {

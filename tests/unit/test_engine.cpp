@@ -21,7 +21,9 @@ constexpr uint32_t kBlock = 4096;
 constexpr unsigned kBlocks = 256;  // 1 MiB file
 
 // Byte i of block b: known, distinct per block and position.
-unsigned char expected_byte(uint64_t block, size_t i) { return static_cast<unsigned char>((block * 131 + i * 7 + (i >> 8)) & 0xff); }
+unsigned char expected_byte(uint64_t block, size_t i) {
+  return static_cast<unsigned char>((block * 131 + i * 7 + (i >> 8)) & 0xff);
+}
 
 struct TempFile {
   std::string path;
@@ -168,10 +170,10 @@ TEST_CASE("engine: io_uring queue gives back-pressure when the submission queue 
     CHECK(e->queue(s) == QueueStatus::queued);
   }
   REQUIRE(e->prep(4, IoDir::read, 4 * kBlock, kBlock) == 0);
-  CHECK(e->queue(4) == QueueStatus::busy);      // SQ full until commit
+  CHECK(e->queue(4) == QueueStatus::busy);              // SQ full until commit
   CHECK(e->prep(0, IoDir::read, 0, kBlock) == -EBUSY);  // slot 0 is in flight
   CHECK(e->commit() == 4);
-  CHECK(e->queue(4) == QueueStatus::queued);    // room again
+  CHECK(e->queue(4) == QueueStatus::queued);  // room again
   std::vector<IoCompletion> done(8);
   unsigned got = 0;
   while (got < 5) {

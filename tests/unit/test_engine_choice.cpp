@@ -286,10 +286,12 @@ TEST_CASE("one engine chooser: raw, the loader and probe get the same engine for
   const RawEngineChoice fb = choose_raw_engine(raw_config(false, 16), dev, -1, refused);
   CHECK(fb.name == "psync");
   CHECK_THAT(fb.warning, Catch::Contains("io_uring_disabled=2"));
-  CHECK_THROWS_AS(choose_raw_engine([] {
-                    RawConfig c = raw_config(false, 16);
-                    c.engine = "io_uring";
-                    return c;
-                  }(), dev, -1, refused),
+  CHECK_THROWS_AS(choose_raw_engine(
+                      [] {
+                        RawConfig c = raw_config(false, 16);
+                        c.engine = "io_uring";
+                        return c;
+                      }(),
+                      dev, -1, refused),
                   IoError);
 }

@@ -20,7 +20,7 @@ TEST_CASE("error records: identical failures fold into one with a count, at most
   CHECK(list[0].count == 5);
   add_error(list, ErrorRecord{.err = ENOENT, .op = "open", .path = "d/x.jpg"}, 3);  // another errno: another record
   add_error(list, ErrorRecord{.err = EIO, .op = "read", .path = "d/y.jpg"}, 3);
-  add_error(list, ErrorRecord{.err = EIO, .op = "read", .path = "d/z.jpg"}, 3);    // a fourth distinct one: dropped
+  add_error(list, ErrorRecord{.err = EIO, .op = "read", .path = "d/z.jpg"}, 3);  // a fourth distinct one: dropped
   CHECK(list.size() == 3);
   add_error(list, ErrorRecord{.err = EIO, .op = "read", .path = "d/x.jpg", .count = 2}, 3);  // a merged part's
   CHECK(list[0].count == 7);

@@ -92,8 +92,8 @@ TEST_CASE("numactl advice follows the GPUs' node and says when the data is elsew
   CHECK(a.groups[1].gpus == std::vector<std::string>{"0000:81:00.0", "0000:82:00.0"});
   CHECK_THAT(a.reason, Catch::Contains("numactl --cpunodebind=0 --membind=0 for 0000:41:00.0") &&
                            Catch::Contains("numactl --cpunodebind=1 --membind=1 for 0000:81:00.0 0000:82:00.0"));
-  CHECK_THAT(a.data_note, Catch::Contains("node 0") && Catch::Contains("0000:81:00.0") &&
-                              !Catch::Contains("0000:41:00.0"));
+  CHECK_THAT(a.data_note,
+             Catch::Contains("node 0") && Catch::Contains("0000:81:00.0") && !Catch::Contains("0000:41:00.0"));
 
   const Topology one = discover(kNode1);
   GpuPlacementAdvice b = gpu_placement_advice(one, 1);  // data and GPUs both on node 1

@@ -19,8 +19,8 @@ uint64_t reference_percentile(const std::vector<uint64_t>& sorted, double p) {
 }  // namespace
 
 TEST_CASE("histogram: buckets tile the value range with relative width <= 1/64", "[histogram]") {
-  for (uint64_t v : std::initializer_list<uint64_t>{0ULL, 1ULL, 63ULL, 64ULL, 65ULL, 127ULL, 128ULL, 129ULL, 1000ULL, 123456789ULL,
-                     (1ULL << 40) + 12345, UINT64_MAX}) {
+  for (uint64_t v : std::initializer_list<uint64_t>{0ULL, 1ULL, 63ULL, 64ULL, 65ULL, 127ULL, 128ULL, 129ULL, 1000ULL,
+                                                    123456789ULL, (1ULL << 40) + 12345, UINT64_MAX}) {
     int i = LatencyHistogram::bucket_of(v);
     REQUIRE(i >= 0);
     REQUIRE(i < LatencyHistogram::kBuckets);

@@ -44,10 +44,11 @@ TEST_CASE("histogram: buckets() and from_buckets() round-trip exactly", "[histog
 }
 
 TEST_CASE("histogram: from_buckets refuses buckets that are not its own", "[histogram]") {
-  CHECK_THROWS_AS(LatencyHistogram::from_buckets({{129, 1}}, 129, 129, 129), std::invalid_argument);  // 128..129 is one bucket
+  CHECK_THROWS_AS(LatencyHistogram::from_buckets({{129, 1}}, 129, 129, 129),
+                  std::invalid_argument);  // 128..129 is one bucket
   CHECK_THROWS_AS(LatencyHistogram::from_buckets({{10, 1}, {5, 1}}, 5, 10, 15), std::invalid_argument);  // out of order
-  CHECK_THROWS_AS(LatencyHistogram::from_buckets({{10, 0}}, 10, 10, 0), std::invalid_argument);  // empty bucket
-  CHECK_THROWS_AS(LatencyHistogram::from_buckets({{10, 1}}, 9, 10, 10), std::invalid_argument);  // min outside
+  CHECK_THROWS_AS(LatencyHistogram::from_buckets({{10, 0}}, 10, 10, 0), std::invalid_argument);          // empty bucket
+  CHECK_THROWS_AS(LatencyHistogram::from_buckets({{10, 1}}, 9, 10, 10), std::invalid_argument);          // min outside
 }
 
 TEST_CASE("latency JSON: µs object and ns object round-trip, merged equals all values", "[histogram][json]") {
@@ -72,7 +73,8 @@ TEST_CASE("latency JSON: µs object and ns object round-trip, merged equals all 
   CHECK(latency_from_us_json(latency_us_json(LatencyHistogram{}), "empty").count() == 0);
   nlohmann::json odd = ja;
   odd["buckets"] = nlohmann::json::array({nlohmann::json::array({129, 1})});
-  CHECK_THROWS_WITH(latency_from_us_json(odd, "B.json x"), Catch::Contains("B.json x: histogram bucket lower bound 129"));
+  CHECK_THROWS_WITH(latency_from_us_json(odd, "B.json x"),
+                    Catch::Contains("B.json x: histogram bucket lower bound 129"));
 }
 
 TEST_CASE("timeline JSON: points round-trip and an odd interval survives", "[timeline][json]") {

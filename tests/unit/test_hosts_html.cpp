@@ -31,7 +31,8 @@ TEST_CASE("HTML: one bar per host, the straggler in red and named", "[report][ho
     const char* metric = std::string(kind) == "run" ? "samples_per_s" : "iops";
     json d = {{"kind", kind},
               {"cluster", {{"hosts", 3}, {"mpi_ranks", 6}, {"launcher", "OpenMPI mpirun"}, {"start_skew_s", 0.0002}}},
-              {"hosts", {host("h1", 1000, false, metric), host("h2", 400, true, metric), host("h3", 990, false, metric)}}};
+              {"hosts",
+               {host("h1", 1000, false, metric), host("h2", 400, true, metric), host("h3", 990, false, metric)}}};
     if (std::string(kind) == "raw") d["raw"] = {{"rw", "randread"}, {"results", {{"iops", 2390}}}};
     const std::string html = render_html_report({d});
     INFO(kind);

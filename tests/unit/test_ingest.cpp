@@ -6,7 +6,8 @@
 using namespace ioprobe;
 
 namespace {
-LoaderResult fake_run(double elapsed_s, uint64_t samples, uint64_t bytes, double compute_s, double wait_s, double busy) {
+LoaderResult fake_run(double elapsed_s, uint64_t samples, uint64_t bytes, double compute_s, double wait_s,
+                      double busy) {
   LoaderResult r;
   r.elapsed_ns = static_cast<int64_t>(elapsed_s * 1e9);
   r.samples = samples;
@@ -75,7 +76,7 @@ TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]")
   // Workers that waited on the run queue for a CPU most of the time they had work, while this
   // process used little CPU: the host's CPUs went elsewhere; not a storage verdict.
   LoaderResult contended = fake_run(10, 9000, 900000000, 5, 5, 1.0);
-  contended.cpu_user_s = 4;  // 0.4 of 4 CPUs
+  contended.cpu_user_s = 4;                           // 0.4 of 4 CPUs
   contended.workers[0].runq_wait_ns = 6'000'000'000;  // 60% of its 10 s busy
   auto ct = analyze_ingest(contended, d, in);
   CHECK(ct.verdict == "CPU");

@@ -34,8 +34,7 @@ TEST_CASE("I/O memory: 2 MiB-aligned when huge, 4 KiB otherwise, and huge pages 
   const std::string enabled = thp_setting("enabled"), defrag = thp_setting("defrag");
   // Advised memory gets huge pages at fault time where THP is on for it and the fault may
   // compact memory to find one (defrag always / madvise / defer+madvise).
-  if ((enabled == "always" || enabled == "madvise") && defrag != "never" && defrag != "defer")
-    CHECK(h > 0);
+  if ((enabled == "always" || enabled == "madvise") && defrag != "never" && defrag != "defer") CHECK(h > 0);
   else
     WARN("transparent huge pages enabled=" << enabled << " defrag=" << defrag << ": advised memory need not get them");
   // Memory not advised gets no huge pages where THP is madvise-only.

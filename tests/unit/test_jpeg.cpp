@@ -43,8 +43,7 @@ std::vector<unsigned char> slurp(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("make_jpeg_file: exactly the drawn size, ImageNet-like dimensions, decodes, real image data",
-          "[jpeg]") {
+TEST_CASE("make_jpeg_file: exactly the drawn size, ImageNet-like dimensions, decodes, real image data", "[jpeg]") {
   const DatasetSpec s = imagenet_like(40, 11);
   std::vector<uint64_t> sizes = draw_file_sizes(s);
   // The bounds and the sizes whose padding would be 1-3 bytes short of a COM segment.

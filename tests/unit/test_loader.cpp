@@ -60,19 +60,18 @@ TEST_CASE("PrefetchQueue: round-robin dispatch, prefetch bound and in-order deli
           "[prefetch]") {
   const uint32_t workers = 4, pf = 2;
   std::atomic<int> in_flight{0}, max_in_flight{0};
-  PrefetchQueue q(
-      workers, pf, nullptr, [&](int w, const BatchTask& t, const std::atomic<bool>&) {
-        int now = ++in_flight;
-        int prev = max_in_flight.load();
-        while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {
-        }
-        // Worker 1 is slow: the batches behind its batch must wait for it (head-of-line blocking).
-        std::this_thread::sleep_for(std::chrono::milliseconds(w == 1 ? 20 : 1));
-        --in_flight;
-        Batch r;
-        r.samples = t.end - t.begin;
-        return r;
-      });
+  PrefetchQueue q(workers, pf, nullptr, [&](int w, const BatchTask& t, const std::atomic<bool>&) {
+    int now = ++in_flight;
+    int prev = max_in_flight.load();
+    while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {
+    }
+    // Worker 1 is slow: the batches behind its batch must wait for it (head-of-line blocking).
+    std::this_thread::sleep_for(std::chrono::milliseconds(w == 1 ? 20 : 1));
+    --in_flight;
+    Batch r;
+    r.samples = t.end - t.begin;
+    return r;
+  });
   std::vector<BatchTask> tasks;
   for (uint64_t i = 0; i < 40; ++i) tasks.push_back({0, i * 3, i * 3 + 3});
   q.start_epoch(tasks);

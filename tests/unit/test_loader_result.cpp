@@ -12,7 +12,8 @@ using namespace ioprobe;
 namespace {
 
 // A rank's part with `n` file reads of pseudo-random latency, one worker, one rank.
-LoaderResult part(int rank, uint32_t seed, int n, int64_t elapsed_ns, uint32_t epochs, LatencyHistogram* all = nullptr) {
+LoaderResult part(int rank, uint32_t seed, int n, int64_t elapsed_ns, uint32_t epochs,
+                  LatencyHistogram* all = nullptr) {
   std::mt19937_64 rng(seed);
   std::lognormal_distribution<double> lat(11.0, 1.2);  // ~60 us median, a long tail
   RankStats rk;
@@ -29,7 +30,8 @@ LoaderResult part(int rank, uint32_t seed, int n, int64_t elapsed_ns, uint32_t e
     w.bytes += 1000 + static_cast<uint64_t>(i);
     w.io_bytes += 4096;
     rk.batch_wait.record(ns / 2);
-    rk.timeline.add(static_cast<int64_t>(i) * 10'000'000, 1, 1000 + static_cast<uint64_t>(i), static_cast<int64_t>(ns / 2));
+    rk.timeline.add(static_cast<int64_t>(i) * 10'000'000, 1, 1000 + static_cast<uint64_t>(i),
+                    static_cast<int64_t>(ns / 2));
     ++rk.samples;
     rk.bytes += 1000 + static_cast<uint64_t>(i);
     rk.wait_ns += static_cast<int64_t>(ns / 2);

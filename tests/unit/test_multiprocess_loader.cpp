@@ -154,7 +154,7 @@ TEST_CASE("a stop on one process (its --duration) stops the others at the next s
       LoaderConfig c = base_config();
       c.world_ranks = 2;
       c.first_rank = static_cast<uint32_t>(p);
-      c.epochs = kMaxEpochs;         // would run for hours without the stop
+      c.epochs = kMaxEpochs;  // would run for hours without the stop
       c.step_time_s = 0.005;
       c.duration_s = p == 1 ? 0.3 : 0;  // only process 1 has a deadline
       FakeSync sync(job);
@@ -171,8 +171,8 @@ TEST_CASE("detect_launcher reads OpenMPI, PMIx, MPICH and Slurm variables", "[di
   using dist::detect_launcher;
   CHECK(detect_launcher({}).launcher == "none");
   CHECK(detect_launcher({}).size == 1);
-  auto o = detect_launcher({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "3"}, {"PMIX_RANK", "3"},
-                            {"PMIX_NAMESPACE", "x"}});
+  auto o = detect_launcher(
+      {{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "3"}, {"PMIX_RANK", "3"}, {"PMIX_NAMESPACE", "x"}});
   CHECK(o.launcher == "OpenMPI mpirun");
   CHECK(o.size == 4);
   CHECK(o.rank == 3);
@@ -198,10 +198,11 @@ TEST_CASE("detect_launcher reads OpenMPI, PMIx, MPICH and Slurm variables", "[di
 // with `env` in a step on Debian 12; tests/integration/slurm_srun.sh runs the real thing).
 TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
   using dist::detect_launcher;
-  std::map<std::string, std::string> pmix = {
-      {"PMIX_RANK", "1"},       {"PMIX_NAMESPACE", "slurm.pmix.2.0"}, {"PMIX_HOSTNAME", "vm"},
-      {"SLURM_MPI_TYPE", "pmix"}, {"SLURM_NTASKS", "2"},             {"SLURM_NPROCS", "2"},
-      {"SLURM_PROCID", "1"},    {"SLURM_STEP_ID", "0"},            {"SLURM_STEP_NUM_TASKS", "2"}};
+  std::map<std::string, std::string> pmix = {{"PMIX_RANK", "1"},           {"PMIX_NAMESPACE", "slurm.pmix.2.0"},
+                                             {"PMIX_HOSTNAME", "vm"},      {"SLURM_MPI_TYPE", "pmix"},
+                                             {"SLURM_NTASKS", "2"},        {"SLURM_NPROCS", "2"},
+                                             {"SLURM_PROCID", "1"},        {"SLURM_STEP_ID", "0"},
+                                             {"SLURM_STEP_NUM_TASKS", "2"}};
   auto p = detect_launcher(pmix);
   CHECK(p.launcher == "Slurm srun --mpi=pmix");  // it read "PMIx (srun --mpi=pmix / prterun)"
   CHECK(p.mpi_plugin == "pmix");
@@ -209,26 +210,43 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
   CHECK(p.size == 2);
   CHECK(dist::srun_without_mpi_plugin(p).empty());
   // srun --mpi=pmi2 sets PMI_RANK/PMI_SIZE as MPICH's hydra does: still Slurm's srun.
-  auto q = detect_launcher({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"PMI_FD", "11"}, {"SLURM_MPI_TYPE", "pmi2"},
-                            {"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"},
+  auto q = detect_launcher({{"PMI_RANK", "0"},
+                            {"PMI_SIZE", "2"},
+                            {"PMI_FD", "11"},
+                            {"SLURM_MPI_TYPE", "pmi2"},
+                            {"SLURM_PROCID", "0"},
+                            {"SLURM_STEP_ID", "0"},
+                            {"SLURM_STEP_NUM_TASKS", "2"},
                             {"SLURM_NTASKS", "2"}});
   CHECK(q.launcher == "Slurm srun --mpi=pmi2");
   CHECK(q.size == 2);
   // The step's own task count, not the allocation's (sbatch -n 4, then srun -n 2 in the script).
-  auto st = detect_launcher({{"SLURM_PROCID", "1"}, {"SLURM_STEP_ID", "3"}, {"SLURM_STEP_NUM_TASKS", "2"},
-                             {"SLURM_NTASKS", "4"}, {"SLURM_MPI_TYPE", "pmix"}, {"PMIX_RANK", "1"},
+  auto st = detect_launcher({{"SLURM_PROCID", "1"},
+                             {"SLURM_STEP_ID", "3"},
+                             {"SLURM_STEP_NUM_TASKS", "2"},
+                             {"SLURM_NTASKS", "4"},
+                             {"SLURM_MPI_TYPE", "pmix"},
+                             {"PMIX_RANK", "1"},
                              {"PMIX_NAMESPACE", "slurm.pmix.7.3"}});
   CHECK(st.size == 2);
   CHECK(st.rank == 1);
   // mpirun inside an allocation: its ranks inherit the batch's SLURM_* but are OpenMPI's.
-  auto o = detect_launcher({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "2"}, {"SLURM_PROCID", "0"},
-                            {"SLURM_STEP_ID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_JOB_ID", "9"}});
+  auto o = detect_launcher({{"OMPI_COMM_WORLD_SIZE", "4"},
+                            {"OMPI_COMM_WORLD_RANK", "2"},
+                            {"SLURM_PROCID", "0"},
+                            {"SLURM_STEP_ID", "0"},
+                            {"SLURM_NTASKS", "1"},
+                            {"SLURM_JOB_ID", "9"}});
   CHECK(o.launcher == "OpenMPI mpirun");
   CHECK(o.size == 4);
   // MPICH's mpiexec inside an allocation: its ranks run under a daemon that srun started (a step
   // without an MPI plugin); hydra's PMI numbers them, not Slurm.
-  auto h = detect_launcher({{"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"SLURM_PROCID", "1"}, {"SLURM_STEP_ID", "0"},
-                            {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "2"}});
+  auto h = detect_launcher({{"PMI_RANK", "5"},
+                            {"PMI_SIZE", "8"},
+                            {"SLURM_PROCID", "1"},
+                            {"SLURM_STEP_ID", "0"},
+                            {"SLURM_STEP_NUM_TASKS", "2"},
+                            {"SLURM_NTASKS", "2"}});
   CHECK(h.launcher == "MPICH hydra (PMI)");
   CHECK(h.rank == 5);
   CHECK(h.size == 8);
@@ -236,14 +254,14 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
   // A batch script run by sbatch -n 2 (no step): not a launch.
   CHECK(detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "5"}}).launcher == "none");
   // srun -n 2 without --mpi (MpiDefault=none): refused before MPI_Init, naming the count and the fix.
-  auto none = detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"},
-                               {"SLURM_NTASKS", "2"}});
+  auto none = detect_launcher(
+      {{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "2"}});
   const std::string why = dist::srun_without_mpi_plugin(none);
   CHECK(why.find("one of 2 tasks") != std::string::npos);
   CHECK(why.find("srun --mpi=pmix -n 2") != std::string::npos);
   // One task alone needs no MPI: nothing to refuse.
-  CHECK(dist::srun_without_mpi_plugin(detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"},
-                                                       {"SLURM_STEP_NUM_TASKS", "1"}}))
+  CHECK(dist::srun_without_mpi_plugin(
+            detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "1"}}))
             .empty());
 }
 
@@ -253,10 +271,11 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
 TEST_CASE("srun --mpi=pmi2 is recognised before MPI_Init and refused with the fix", "[dist]") {
   using dist::detect_launcher;
   using dist::srun_pmi2_needs_pmix;
-  const std::map<std::string, std::string> pmi2 = {
-      {"PMI_FD", "11"},         {"PMI_JOBID", "4.0"},     {"PMI_RANK", "1"},          {"PMI_SIZE", "2"},
-      {"SLURM_MPI_TYPE", "pmi2"}, {"SLURM_PROCID", "1"},    {"SLURM_STEP_ID", "0"},
-      {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "2"}};
+  const std::map<std::string, std::string> pmi2 = {{"PMI_FD", "11"},           {"PMI_JOBID", "4.0"},
+                                                   {"PMI_RANK", "1"},          {"PMI_SIZE", "2"},
+                                                   {"SLURM_MPI_TYPE", "pmi2"}, {"SLURM_PROCID", "1"},
+                                                   {"SLURM_STEP_ID", "0"},     {"SLURM_STEP_NUM_TASKS", "2"},
+                                                   {"SLURM_NTASKS", "2"}};
   const dist::LaunchInfo li = detect_launcher(pmi2);
   CHECK(li.mpi_plugin == "pmi2");
   CHECK(li.launcher == "Slurm srun --mpi=pmi2");
@@ -278,12 +297,19 @@ TEST_CASE("srun --mpi=pmi2 is recognised before MPI_Init and refused with the fi
 
   // Not PMI-2: srun --mpi=pmix, MPICH's hydra inside a step (PMI_FD and PMI_RANK, none of Slurm's
   // PMI-2 marks), mpirun, no launcher.
-  CHECK(srun_pmi2_needs_pmix(detect_launcher({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "slurm.pmix.2.0"},
-                                              {"SLURM_MPI_TYPE", "pmix"}, {"SLURM_PROCID", "1"},
-                                              {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}}))
+  CHECK(srun_pmi2_needs_pmix(detect_launcher({{"PMIX_RANK", "1"},
+                                              {"PMIX_NAMESPACE", "slurm.pmix.2.0"},
+                                              {"SLURM_MPI_TYPE", "pmix"},
+                                              {"SLURM_PROCID", "1"},
+                                              {"SLURM_STEP_ID", "0"},
+                                              {"SLURM_STEP_NUM_TASKS", "2"}}))
             .empty());
-  const auto hydra = detect_launcher({{"PMI_FD", "6"}, {"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"SLURM_PROCID", "1"},
-                                      {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}});
+  const auto hydra = detect_launcher({{"PMI_FD", "6"},
+                                      {"PMI_RANK", "5"},
+                                      {"PMI_SIZE", "8"},
+                                      {"SLURM_PROCID", "1"},
+                                      {"SLURM_STEP_ID", "0"},
+                                      {"SLURM_STEP_NUM_TASKS", "2"}});
   CHECK(hydra.launcher == "MPICH hydra (PMI)");
   CHECK(srun_pmi2_needs_pmix(hydra).empty());
   CHECK(srun_pmi2_needs_pmix(detect_launcher({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "0"}})).empty());

@@ -26,8 +26,9 @@ TEST_CASE("an output path that holds someone else's file is refused and the file
   TempDir tmp("outpath");
   const std::string& d = tmp.path;
   put(d + "/user.json", "precious\n");
-  CHECK_THROWS_WITH(check_output_path(d + "/user.json", "--json"),
-                    Catch::Contains("--json") && Catch::Contains("user.json") && Catch::Contains("not an ioprobe output"));
+  CHECK_THROWS_WITH(check_output_path(d + "/user.json", "--json"), Catch::Contains("--json") &&
+                                                                       Catch::Contains("user.json") &&
+                                                                       Catch::Contains("not an ioprobe output"));
   CHECK(get(d + "/user.json") == "precious\n");
   put(d + "/page.html", "<html><title>my notes</title></html>");
   CHECK_THROWS_AS(check_output_path(d + "/page.html", "--html"), UsageError);

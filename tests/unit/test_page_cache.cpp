@@ -45,7 +45,8 @@ void write_file(const std::string& path, size_t bytes) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   REQUIRE(fd >= 0);
   std::vector<char> buf(1 << 20, 'a');
-  for (size_t off = 0; off < bytes; off += buf.size()) REQUIRE(write(fd, buf.data(), buf.size()) == (ssize_t)buf.size());
+  for (size_t off = 0; off < bytes; off += buf.size())
+    REQUIRE(write(fd, buf.data(), buf.size()) == (ssize_t)buf.size());
   close(fd);
 }
 
@@ -68,7 +69,7 @@ TEST_CASE("page cache: a read file is resident; DONTNEED evicts it (C3)", "[page
     return;
   }
   std::string f = dir.path + "/data.bin";
-  write_file(f, 8 << 20);  // 8 MiB = 2048 pages of 4 KiB
+  write_file(f, 8 << 20);       // 8 MiB = 2048 pages of 4 KiB
   REQUIRE(evict_file(f) == 0);  // fdatasync + DONTNEED: even freshly written pages go
   read_file(f);
 

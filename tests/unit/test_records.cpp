@@ -29,8 +29,7 @@ std::string temp_dir() {
 }
 }  // namespace
 
-TEST_CASE("shards are dealt rank-major then worker: every shard once per epoch across ranks x workers",
-          "[shards]") {
+TEST_CASE("shards are dealt rank-major then worker: every shard once per epoch across ranks x workers", "[shards]") {
   for (uint64_t n : {1ULL, 7ULL, 64ULL, 1000ULL})
     for (uint32_t world : {1u, 2u, 3u})
       for (uint32_t workers : {1u, 4u, 5u}) {

@@ -85,7 +85,7 @@ TEST_CASE("scaling: members of the target; no device is refused", "[scaling]") {
 
 TEST_CASE("device class: PCIe payload ceilings per generation", "[scaling][target]") {
   CHECK(pcie_bytes_per_s(16, 4) == Approx(16e9 * 128 / 130 / 8 * 4));  // Gen4 x4: 7.88 GB/s
-  CHECK(pcie_bytes_per_s(32, 16) == Approx(63.02e9).epsilon(0.001));  // Gen5 x16: 63 GB/s
+  CHECK(pcie_bytes_per_s(32, 16) == Approx(63.02e9).epsilon(0.001));   // Gen5 x16: 63 GB/s
   CHECK(pcie_bytes_per_s(2.5, 1) == Approx(250e6));                    // Gen1 8b/10b
   CHECK(pcie_bytes_per_s(7, 4) == 0);                                  // not a PCIe rate
   CHECK(pcie_bytes_per_s(16, 0) == 0);

@@ -30,7 +30,7 @@ TEST_CASE("run_threads runs every item and rethrows an item's exception after al
     ++finished;
   };
   CHECK_THROWS_AS(run_threads(5, failing), std::bad_alloc);  // the lowest index's exception
-  CHECK(finished.load() == 3);  // the others ran to their end before the rethrow
+  CHECK(finished.load() == 3);                               // the others ran to their end before the rethrow
   run_threads(0, [&](size_t) { FAIL("no item"); });
 }
 

@@ -37,7 +37,8 @@ TEST_CASE("timeline: a wait inside one interval stays there, and one ending on a
   CHECK(p[2].samples == 2);  // the second delivery happened at 1.0 s, in [1.0, 1.5)
 }
 
-TEST_CASE("timeline: a wait starting before the run counts in the first interval, and merge keeps the split", "[timeline]") {
+TEST_CASE("timeline: a wait starting before the run counts in the first interval, and merge keeps the split",
+          "[timeline]") {
   Timeline a(1.0), b(1.0);
   a.add(500'000'000, 1, 1, 800'000'000);  // -0.3 .. 0.5 s
   REQUIRE(a.points().size() == 1);

@@ -135,7 +135,7 @@ TEST_CASE("knee on a noisy table: noise past the knee does not move it", "[tune]
 }
 
 TEST_CASE("recommend: the smallest setting that meets demand (AU >= target)", "[tune]") {
-  std::vector<TunePoint> t = {pt(1, 1, {800}, 0.40), pt(1, 2, {850}, 0.42), pt(2, 1, {1700}, 0.85),
+  std::vector<TunePoint> t = {pt(1, 1, {800}, 0.40),  pt(1, 2, {850}, 0.42),  pt(2, 1, {1700}, 0.85),
                               pt(2, 2, {1800}, 0.91), pt(4, 1, {1900}, 0.95), pt(4, 2, {1900}, 0.95)};
   Recommendation r = recommend(t, demand(1950), one_node());
   REQUIRE(r.meets_demand);
@@ -148,10 +148,11 @@ TEST_CASE("recommend: the smallest setting that meets demand (AU >= target)", "[
   CHECK_FALSE(r.oversubscribed);
 }
 
-TEST_CASE("recommend: nothing meets demand -> best and shortfall; past the CPUs -> oversubscription warning", "[tune]") {
+TEST_CASE("recommend: nothing meets demand -> best and shortfall; past the CPUs -> oversubscription warning",
+          "[tune]") {
   // Cold storage: workers wait on I/O, so 16 workers on 2 CPUs still help (CPU use stays low).
-  std::vector<TunePoint> t = {pt(1, 2, {300}, 0.05, "none", 0.1), pt(2, 2, {590}, 0.1, "none", 0.15),
-                              pt(4, 2, {1150}, 0.2, "none", 0.3), pt(8, 2, {2100}, 0.35, "none", 0.5),
+  std::vector<TunePoint> t = {pt(1, 2, {300}, 0.05, "none", 0.1),   pt(2, 2, {590}, 0.1, "none", 0.15),
+                              pt(4, 2, {1150}, 0.2, "none", 0.3),   pt(8, 2, {2100}, 0.35, "none", 0.5),
                               pt(16, 2, {2600}, 0.45, "none", 0.6), pt(32, 2, {2650}, 0.45, "none", 0.6)};
   Recommendation r = recommend(t, demand(24000, 1, 2), one_node());
   CHECK_FALSE(r.meets_demand);
@@ -201,13 +202,15 @@ TEST_CASE("a run without a steady state is no measurement of its setting", "[tun
   summarize_point(mixed);
   CHECK(mixed.steady_runs == 2);
   CHECK(mixed.samples_per_s == Approx(1050));
-  std::vector<TunePoint> t = {pt(1, 2, {630, 632}), pt(2, 2, {650, 640}), pt(16, 2, {0, 0, 5}, 0.5, "none", 1.0, false)};
+  std::vector<TunePoint> t = {pt(1, 2, {630, 632}), pt(2, 2, {650, 640}),
+                              pt(16, 2, {0, 0, 5}, 0.5, "none", 1.0, false)};
   Recommendation rec = recommend(t, demand(1e6), one_node());
   REQUIRE(rec.valid);
   CHECK(t[rec.point].num_workers == 2);  // the best median (645) with demand unmet
   CHECK(t[rec.knee].num_workers == 1);   // 631 is within 5% of 645
   bool named = false;
-  for (const auto& n : rec.notes) named = named || (n.find("num_workers=16") != std::string::npos && n.find("steady") != std::string::npos);
+  for (const auto& n : rec.notes)
+    named = named || (n.find("num_workers=16") != std::string::npos && n.find("steady") != std::string::npos);
   CHECK(named);
   std::vector<TunePoint> none = {pt(16, 2, {0, 3}, 0.5, "none", 1.0, false)};
   CHECK_FALSE(recommend(none, demand(100), one_node()).valid);
@@ -228,7 +231,7 @@ TEST_CASE("numactl on the two-socket fixture: only when binding helped, never no
   CHECK(numactl_line(two, -1).command.find("-1") == std::string::npos);
 
   // Binding to node 1 measurably helps: advised at launch.
-  std::vector<TunePoint> helped = {pt(4, 2, {3000, 3050}, 0.5, "none"), pt(8, 2, {3100, 3150}, 0.5, "none"),
+  std::vector<TunePoint> helped = {pt(4, 2, {3000, 3050}, 0.5, "none"),   pt(8, 2, {3100, 3150}, 0.5, "none"),
                                    pt(4, 2, {3900, 3950}, 0.5, "node:1"), pt(8, 2, {4000, 4050}, 0.5, "node:1"),
                                    pt(4, 2, {2500, 2550}, 0.5, "node:0"), pt(8, 2, {2600, 2650}, 0.5, "node:0")};
   Recommendation r = recommend(helped, demand(1e6, 1, 4), two);
@@ -253,9 +256,14 @@ TEST_CASE("CSV fields and HTML escaping", "[tune][report]") {
   CHECK(csv_field("node:1") == "node:1");
   CHECK(csv_field("a,b") == "\"a,b\"");
   CHECK(csv_field("say \"x\"") == "\"say \"\"x\"\"\"");
-  CHECK(html_escape("<script>alert('x')</script> & \"") == "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;");
-  nlohmann::json doc = {{"kind", "checkpoint"}, {"schema", "ioprobe.result/1"}, {"command", {"ioprobe", "<b>"}},
-                        {"checkpoint", {{"save", {{"phases_max_over_ranks_s", {{"stage", 1.0}, {"write_wait", 3.0}, {"fsync", 0.5}}}}}}}};
+  CHECK(html_escape("<script>alert('x')</script> & \"") ==
+        "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;");
+  nlohmann::json doc = {{"kind", "checkpoint"},
+                        {"schema", "ioprobe.result/1"},
+                        {"command", {"ioprobe", "<b>"}},
+                        {"checkpoint",
+                         {{"save",
+                           {{"phases_max_over_ranks_s", {{"stage", 1.0}, {"write_wait", 3.0}, {"fsync", 0.5}}}}}}}};
   std::string html = render_html_report({doc});
   CHECK(html.find("<b>") == std::string::npos);
   CHECK(html.find("data-chart=\"checkpoint\"") != std::string::npos);

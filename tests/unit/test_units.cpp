@@ -68,7 +68,8 @@ TEST_CASE("rates print both MB/s and MiB/s (field case C9)", "[units]") {
 }
 
 TEST_CASE("escape_bytes is reversible for invalid UTF-8 (field case C7)", "[text]") {
-  std::string latin1 = "V\xED" "ctor.bin";
+  std::string latin1 = "V\xED"
+                       "ctor.bin";
   CHECK(escape_bytes(latin1) == "V\\xEDctor.bin");
   CHECK(unescape_bytes(escape_bytes(latin1)) == latin1);
   std::string cyr = "Комерція.bin";
