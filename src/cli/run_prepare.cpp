@@ -133,20 +133,42 @@ std::vector<TargetShare> probe_data_targets(PreparedData& data) {
     one.bytes = data.index.total_known_bytes();
     return {std::move(one)};
   }
+  FileTargets ft = probe_file_targets(data.index.size(), [&](size_t i) { return std::string(data.index.path(i)); });
+  if (!ft.not_regular.empty()) {
+    // Left out, not read: a FIFO's open blocks until a writer comes (a run hung on one, and a
+    // signal could not end it) and a character device such as /dev/zero never ends. Missing
+    // paths stay in the list and count as read errors.
+    const std::string first = escape_bytes(data.index.path(ft.not_regular.front()));
+    FileIndex kept(data.index.root());
+    for (size_t i = 0, k = 0; i < data.index.size(); ++i) {
+      if (k < ft.not_regular.size() && ft.not_regular[k] == i) {
+        ++k;
+        continue;
+      }
+      kept.add(data.index.path(i), data.index.file_size(i));
+    }
+    data.warnings.push_back(fmt::format("skipped {} of the {} listed paths: not regular files (first: '{}': {})",
+                                        format_count(ft.not_regular.size()), format_count(data.index.size()), first,
+                                        ft.first_not_regular_kind));
+    if (kept.empty())
+      throw UsageError(fmt::format("--file-list: none of its {} paths is a regular file (first: '{}': {}); list the "
+                                   "files to read",
+                                   format_count(data.index.size()), first, ft.first_not_regular_kind));
+    data.index = std::move(kept);
+    if (data.dataset.is_object()) data.dataset["files"] = data.index.size();
+  }
   const FileIndex& index = data.index;
-  FileTargets ft = probe_file_targets(index.size(), [&](size_t i) { return std::string(index.path(i)); });
   if (ft.groups.empty())
     throw UsageError(fmt::format("--file-list: none of its {} paths is a regular file (first: '{}': {}); relative "
                                  "paths are relative to the working directory",
                                  format_count(index.size()), escape_bytes(ft.first_missing),
-                                 ft.first_missing_errno ? errno_text(ft.first_missing_errno) : "not a regular file"));
+                                 errno_text(ft.first_missing_errno)));
   if (ft.missing)
     data.warnings.push_back(
-        fmt::format("{} of the {} listed paths {} not a regular file (first: '{}': {}); each counts "
+        fmt::format("{} of the {} listed paths could not be found or read (first: '{}': {}); each counts "
                     "as a read error",
-                    format_count(ft.missing), format_count(index.size()), ft.missing == 1 ? "is" : "are",
-                    escape_bytes(ft.first_missing),
-                    ft.first_missing_errno ? errno_text(ft.first_missing_errno) : "not a regular file"));
+                    format_count(ft.missing), format_count(index.size()), escape_bytes(ft.first_missing),
+                    errno_text(ft.first_missing_errno)));
   data.target_path = ft.groups.front().info.path;
   return std::move(ft.groups);
 }

@@ -323,7 +323,18 @@ FileTargets probe_file_targets(size_t count, const std::function<std::string(siz
     const std::string p = path_of(i);
     struct stat st {};
     const int rc = stat(p.c_str(), &st);
-    if (rc != 0 || !S_ISREG(st.st_mode)) {
+    if (rc == 0 && !S_ISREG(st.st_mode)) {
+      if (out.not_regular.empty())
+        out.first_not_regular_kind = S_ISFIFO(st.st_mode)   ? "a FIFO (named pipe)"
+                                     : S_ISDIR(st.st_mode)  ? "a directory"
+                                     : S_ISCHR(st.st_mode)  ? "a character device"
+                                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                                            : "not a regular file";
+      out.not_regular.push_back(i);
+      continue;
+    }
+    if (rc != 0) {
       if (out.missing++ == 0) {
         out.first_missing = p;
         out.first_missing_errno = rc != 0 ? errno : 0;

@@ -77,9 +77,14 @@ struct TargetShare {
 /// The filesystems a list of files lives on.
 struct FileTargets {
   std::vector<TargetShare> groups;  // most bytes first (then most files); empty when no file exists
-  uint64_t missing = 0;             // listed paths stat() failed on (or not regular files)
+  uint64_t missing = 0;             // listed paths stat() failed on
   std::string first_missing;        // the first of them, as listed
-  int first_missing_errno = 0;      // its errno (0: exists but not a regular file)
+  int first_missing_errno = 0;      // its errno
+  /// The listed paths that exist but are not regular files (a FIFO, a device, a directory, a
+  /// socket), by index: opening a FIFO for reading blocks until a writer comes, and a character
+  /// device such as /dev/zero never ends, so a caller leaves them out rather than reading them.
+  std::vector<size_t> not_regular;
+  std::string first_not_regular_kind;  // e.g. "a FIFO (named pipe)"
 };
 
 /// Stats each of the `count` paths given by `path_of(i)` (one stat per file), groups them by

@@ -71,7 +71,7 @@ import json, sys
 d = json.load(open(sys.argv[1])); t = d['target']
 assert t['o_direct'] == 'accepted' and t['direct'] is True, (t['o_direct'], t['cache_detail'])
 assert t['o_direct_probe_file'].endswith('/f0'), t['o_direct_probe_file']
-assert any('gone' in w and 'not a regular file' in w for w in d['warnings']), d['warnings']
+assert any('gone' in w and 'could not be found' in w for w in d['warnings']), d['warnings']
 assert d['results']['samples'] == 2 and d['results']['errors'] == 1, d['results']['errors']
 print(f"ok: missing first file: still O_DIRECT (probed on {t['o_direct_probe_file']}), exit 1")
 PY
