@@ -46,9 +46,15 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
         break;
       }
     }
+    // A file whose size changed since the dataset was indexed: no system call failed, so no errno
+    // (an EIO here read as a failing device); the record says what changed.
+    std::string size_changed;
     if (fr.err == 0 && hint >= 0 && fr.bytes != hint) {
-      fr.err = EIO;
-      fr.failed_op = "read (size changed)";
+      fr.err = EIO;  // counted as a failed sample below
+      fr.failed_op = "read";
+      size_changed = fmt::format("size changed: {} B read, {} B when the dataset was indexed (the file was modified "
+                                 "or truncated after; regenerate or re-list the dataset)",
+                                 fr.bytes, hint);
     }
     if (fr.err == 0 && env_.cfg->decode_jpeg && !decode(w, ws, fr, idx)) {
       ++ws.errors;
@@ -61,7 +67,10 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
       // under a pids or thread limit): every later read would fail the same way, each after a
       // wait, so the run stops after a few instead of failing file by file through the epoch.
       if (fr.err == ECANCELED && env_.on_canceled_read) env_.on_canceled_read();
-      if (env_.on_error) env_.on_error(ErrorRecord{.err = fr.err, .op = fr.failed_op, .path = index.display_path(idx)});
+      if (env_.on_error)
+        env_.on_error(size_changed.empty()
+                          ? ErrorRecord{.err = fr.err, .op = fr.failed_op, .path = index.display_path(idx)}
+                          : ErrorRecord{.op = fr.failed_op, .path = index.display_path(idx), .detail = size_changed});
     } else {
       ++ws.files;
       ws.bytes += static_cast<uint64_t>(fr.bytes);

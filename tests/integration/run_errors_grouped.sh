@@ -18,4 +18,16 @@ json "$W/r.json" 'd["results"]["error_samples"]' | grep -qF "(3 times)" || fail 
 [ "$(json "$W/r.json" '[(e["errno_name"], e["op"], e["count"]) for e in d["results"]["error_details"]]')" = \
   "[('ENOENT', 'open', 3)]" ] || fail "error_details: $(json "$W/r.json" 'd["results"]["error_details"]')"
 "$IOPROBE" report "$W/r.json" | grep -qF "    $line" || fail "ioprobe report does not render the grouped line"
+# A file truncated after generation: "size changed", the sizes named, no errno (an EIO read as a
+# failing device).
+f=$(find "$W/ds" -type f -name '*.bin' | head -1)
+truncate -s 10 "$f"
+"$IOPROBE" run --dir "$W/ds" --files 24 --file-size 4KiB --file-size-dist fixed --epochs 1 --workers 2 --batch-size 4 \
+  --cache warm --json "$W/t.json" >"$W/tout" 2>&1; rc=$?
+[ $rc = 1 ] || { cat "$W/tout"; fail "a run with a truncated file exited $rc, expected 1"; }
+grep -qF "read $f: size changed: 10 B read, 4096 B when the dataset was indexed" "$W/tout" ||
+  { cat "$W/tout"; fail "the truncated file is not named with its sizes"; }
+grep -F "$f" "$W/tout" | grep -q "EIO" && { cat "$W/tout"; fail "a size change is reported as EIO"; }
+[ "$(json "$W/t.json" '[e.get("errno", 0) for e in d["results"]["error_details"]]')" = "[0]" ] ||
+  fail "error_details: $(json "$W/t.json" 'd["results"]["error_details"]')"
 echo PASS
