@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -39,9 +40,13 @@ std::optional<Manifest> read_manifest(const std::string& dir) {
     if (j.contains("records")) m.records = j.at("records");
     return m;
   } catch (const std::exception& e) {
-    throw UsageError(fmt::format("'{}' is not a valid ioprobe dataset manifest ({}); remove the directory's "
-                                 "manifest or choose another --dir",
-                                 escape_bytes(path), e.what()));
+    // Without a manifest ioprobe cannot tell its files from others, so it will not remove or
+    // overwrite any: removing the manifest alone leaves a directory it refuses to write into.
+    throw UsageError(fmt::format("'{}' is not a valid ioprobe dataset manifest ({}); ioprobe cannot tell which "
+                                 "files there it created, so it will not replace them: remove the directory "
+                                 "yourself if it holds only an ioprobe dataset (rm -r '{}'), or choose another --dir",
+                                 escape_bytes(path), e.what(),
+                                 escape_bytes(std::filesystem::path(path).parent_path().string())));
   }
 }
 
@@ -85,16 +90,18 @@ FileIndex read_file_list(const std::string& dir, const std::string& expected) {
   std::string path = dir + "/" + kFileListName;
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw UsageError(fmt::format("dataset file list '{}' is missing: {}; the dataset will be regenerated "
-                                 "if you remove its manifest",
-                                 escape_bytes(path), errno_text(errno)));
+    throw UsageError(fmt::format("dataset file list '{}' is missing: {}; ioprobe cannot tell which files there it "
+                                 "created: remove the directory yourself if it holds only an ioprobe dataset "
+                                 "(rm -r '{}'), or choose another --dir",
+                                 escape_bytes(path), errno_text(errno), escape_bytes(dir)));
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
   if (!expected.empty() && hex64(XXH64(text.data(), text.size(), 0)) != expected)
     throw UsageError(fmt::format("dataset file list '{}' does not match its manifest (changed after generation); "
-                                 "remove the dataset with its manifest or choose another --dir",
-                                 escape_bytes(path)));
+                                 "remove the directory yourself if it holds only an ioprobe dataset (rm -r '{}'), or "
+                                 "choose another --dir",
+                                 escape_bytes(path), escape_bytes(dir)));
   FileIndex index(dir);
   size_t pos = 0, lineno = 0;
   while (pos < text.size()) {
