@@ -55,9 +55,15 @@ CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySear
   const CapacityPoint* fail = hi ? &seen[hi] : nullptr;
   if (a.boundary_measured && fail->client_bound) {
     a.bound = "client-cpu";
-    a.text = fmt::format("client-bound{} at {}: add hosts (at {} the client limited the run: {}); the storage was not "
-                         "the limit measured here",
-                         fail->client_host.empty() ? "" : " on host " + fail->client_host, lo, hi, fail->note);
+    const std::string where = fail->client_host.empty() ? "" : " on host " + fail->client_host;
+    a.text = lo == 0
+                 ? fmt::format("client-bound{}: this client could not emulate even 1 accelerator at its rate ({}); "
+                               "use a client with more CPUs, or more hosts; the storage was not the limit "
+                               "measured here",
+                               where, fail->note)
+                 : fmt::format("client-bound{} at {}: add hosts (at {} the client limited the run: {}); the storage "
+                               "was not the limit measured here",
+                               where, lo, hi, fail->note);
   } else if (a.boundary_measured && fail->workers_bound) {
     a.bound = "workers";
     a.text = fmt::format("worker-bound at {}: more num_workers (--workers) or cheaper per-sample work would feed more "

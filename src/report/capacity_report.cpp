@@ -90,6 +90,10 @@ std::string headline(const json& c) {
     for (const auto& p : c.at("points"))
       if (p.value("gpus", 0ULL) == n + 1 && p.contains("client_host") && p["client_host"].is_string())
         host = p["client_host"].get<std::string>();
+    if (n == 0)  // not even one accelerator: "at 0 x" read as an answer about the storage
+      return fmt::format("client-bound{}: this client could not emulate even 1 x {} at its rate; use a client with "
+                         "more CPUs, or more hosts",
+                         host.empty() ? "" : " on host " + host, name);
     return fmt::format("client-bound{} at {} x {}: add hosts", host.empty() ? "" : " on host " + host, n, name);
   }
   if (bound == "workers") return fmt::format("worker-bound at {} x {}: more --workers (num_workers)", n, name);

@@ -135,6 +135,14 @@ TEST_CASE("capacity: client-bound at N+1 says add hosts, not storage", "[capacit
   Table u;
   u.points = {{1, at(0.97, true)}, {2, at(0.5)}};
   CHECK(search_capacity(u.fn(), opts()).bound == "storage");
+  // Not even one accelerator: no "at 0" that reads as an answer.
+  Table none;
+  none.points = {{1, at(0.5, true)}};
+  CapacityAnswer z = search_capacity(none.fn(), opts());
+  CHECK(z.gpus_fed == 0);
+  CHECK(z.bound == "client-cpu");
+  CHECK_THAT(z.text, Catch::StartsWith("client-bound: this client could not emulate even 1 accelerator"));
+  CHECK_THAT(z.text, !Catch::Contains("at 0"));
 }
 
 TEST_CASE("capacity: the budget ends the search with the largest passing count; max_gpus caps it", "[capacity]") {
