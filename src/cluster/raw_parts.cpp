@@ -9,7 +9,7 @@ namespace ioprobe::cluster {
 
 namespace {
 
-std::string target_key(const nlohmann::json& t) {
+std::string raw_target_key(const nlohmann::json& t) {
   return fmt::format("{} {}", t.value("fs_type", "?"), t.value("memory_backed", false) ? "RAM" : "");
 }
 
@@ -52,8 +52,8 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
     if (c.hosts.empty()) c.device_io = h.device_io;
     else c.device_io.merge(h.device_io);
     ++names[h.hostname];
-    if (first_key.empty()) first_key = target_key(h.target);
-    else if (target_key(h.target) != first_key) targets_differ = true;
+    if (first_key.empty()) first_key = raw_target_key(h.target);
+    else if (raw_target_key(h.target) != first_key) targets_differ = true;
     c.hosts.push_back(h);
   }
   for (const auto& [name, n] : names)
@@ -64,7 +64,7 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
   if (targets_differ) {
     std::string list;
     for (const auto& h : c.hosts)
-      list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, target_key(h.target));
+      list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, raw_target_key(h.target));
     c.warnings.push_back("the hosts measured different kinds of target (" + list +
                          "): the merged figures mix them; see each host's row");
   }

@@ -12,6 +12,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "engine/engine.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/file_ops.hpp"
 #include "engine/uring_ring.hpp"
@@ -19,8 +20,6 @@
 namespace ioprobe {
 
 namespace {
-
-constexpr uint64_t kAlign = 4096;
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -31,9 +30,9 @@ class AlignedBuffer {
   char* get(uint64_t len) {
     if (len > cap_) {
       std::free(ptr_);
-      cap_ = round_up(std::max<uint64_t>(len, 256 * 1024), kAlign);
+      cap_ = round_up(std::max<uint64_t>(len, 256 * 1024), kDirectAlign);
       ptr_ = nullptr;
-      if (posix_memalign(reinterpret_cast<void**>(&ptr_), kAlign, cap_) != 0) {
+      if (posix_memalign(reinterpret_cast<void**>(&ptr_), kDirectAlign, cap_) != 0) {
         cap_ = 0;
         return nullptr;
       }
@@ -52,7 +51,7 @@ bool stop_requested(const ReadControl& ctl) { return ctl.stop && ctl.stop->load(
 // (rounded up to 4 KiB), so that a single read returns short and proves end of file.
 uint64_t first_read_len(int64_t hint, uint64_t chunk) {
   if (hint < 0) return chunk;
-  return std::min<uint64_t>(round_up(static_cast<uint64_t>(hint) + 1, kAlign), chunk);
+  return std::min<uint64_t>(round_up(static_cast<uint64_t>(hint) + 1, kDirectAlign), chunk);
 }
 
 class PsyncReader final : public FileReader {

@@ -13,17 +13,16 @@
 
 #include "core/error.hpp"
 #include "core/io_memory.hpp"
+#include "engine/engine.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/uring_ring.hpp"
 
 namespace ioprobe {
 
-namespace {
-constexpr uint64_t kAlign = 4096;
-}  // namespace
+namespace {}  // namespace
 
 UringFileReader::UringFileReader(const std::string& path, const UringReaderOptions& opts) : path_(path), opts_(opts) {
-  opts_.io_size = std::max<size_t>(kAlign, (opts_.io_size + kAlign - 1) / kAlign * kAlign);
+  opts_.io_size = std::max<size_t>(kDirectAlign, (opts_.io_size + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
   if (opts_.depth == 0) opts_.depth = 1;
   if (opts_.direct) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
@@ -83,7 +82,8 @@ int UringFileReader::submit(size_t slot) {
   io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
   if (!sqe) return -EBUSY;  // cannot happen: at most `depth` reads, the ring has `depth` entries
   const uint64_t rest = end_ - next_off_;
-  const size_t len = static_cast<size_t>(std::min<uint64_t>(opts_.io_size, (rest + kAlign - 1) / kAlign * kAlign));
+  const size_t len = static_cast<size_t>(
+      std::min<uint64_t>(opts_.io_size, (rest + kDirectAlign - 1) / kDirectAlign * kDirectAlign));
   io_uring_prep_read(sqe, fd_, bufs_[slot], static_cast<unsigned>(len), next_off_);
   io_uring_sqe_set_data64(sqe, slot);
   off_[slot] = next_off_;
@@ -104,7 +104,7 @@ int UringFileReader::start(uint64_t begin, uint64_t end) {
   cancel_all();
   begin_ = begin;
   end_ = std::max(begin, end);
-  next_off_ = begin / kAlign * kAlign;
+  next_off_ = begin / kDirectAlign * kDirectAlign;
   head_ = 0;
   head_out_ = false;
   for (size_t i = 0; i < bufs_.size() && next_off_ < end_; ++i) {

@@ -15,6 +15,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/io_memory.hpp"
+#include "engine/engine.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/page_cache.hpp"
 #include "engine/uring_ring.hpp"
@@ -22,7 +23,6 @@
 namespace ioprobe {
 
 namespace {
-constexpr size_t kAlign = 4096;
 constexpr uint64_t kFlushTag = ~uint64_t{0};  // user_data of the background fdatasync
 // Segments per request at most (a zero-copy segment may bring one copied segment after it);
 // far below the kernel's UIO_MAXIOV (1024). Region and chunk ends give a handful per request.
@@ -37,7 +37,8 @@ int retry_wait_cqe(io_uring* ring, io_uring_cqe** cqe) {
 }  // namespace
 
 UringFileWriter::UringFileWriter(const std::string& path, const UringWriterOptions& opts) : path_(path), opts_(opts) {
-  if (opts_.io_size == 0 || opts_.io_size % kAlign) opts_.io_size = (opts_.io_size / kAlign + 1) * kAlign;
+  if (opts_.io_size == 0 || opts_.io_size % kDirectAlign)
+    opts_.io_size = (opts_.io_size / kDirectAlign + 1) * kDirectAlign;
   if (opts_.depth == 0) opts_.depth = 1;
   // Buffers first: when memory is short (std::bad_alloc) no file has been created yet.
   for (unsigned i = 0; i < opts_.depth; ++i) {
@@ -287,15 +288,15 @@ int UringFileWriter::append_stable(const void* data, size_t n) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
   while (n > 0) {
     if (first_err_) return first_err_;
-    const bool aligned = reinterpret_cast<uintptr_t>(p) % kAlign == 0;
-    if (direct_ && aligned && n >= kAlign && fill_ % kAlign == 0) {
+    const bool aligned = reinterpret_cast<uintptr_t>(p) % kDirectAlign == 0;
+    if (direct_ && aligned && n >= kDirectAlign && fill_ % kDirectAlign == 0) {
       // Whole blocks from the caller's memory join the current request (after any bytes copied
       // before it, e.g. the block that joins two regions); the request goes when it is full.
       if (seg_[cur_].size() + 2 > kMaxSegments && fill_ > 0) {
         if (int r = submit_current()) return r;
       }
       if (int r = begin_request()) return r;
-      size_t len = std::min(opts_.io_size - fill_, n - n % kAlign);
+      size_t len = std::min(opts_.io_size - fill_, n - n % kDirectAlign);
       add_segment(p, len);
       stats_.zero_copy_bytes += len;
       p += len;
@@ -313,8 +314,8 @@ int UringFileWriter::append_stable(const void* data, size_t n) {
     if (!dst) return err;
     size_t k = std::min(n, avail);
     if (direct_) {
-      size_t to_boundary = kAlign - fill_ % kAlign;
-      if (reinterpret_cast<uintptr_t>(p + to_boundary) % kAlign == 0) k = std::min(k, to_boundary);
+      size_t to_boundary = kDirectAlign - fill_ % kDirectAlign;
+      if (reinterpret_cast<uintptr_t>(p + to_boundary) % kDirectAlign == 0) k = std::min(k, to_boundary);
     }
     std::memcpy(dst, p, k);
     p += k;
@@ -332,7 +333,7 @@ int UringFileWriter::finish() {
   if (direct_) {
     // An unaligned end is always copied bytes (zero-copy segments are whole blocks that start
     // on a block boundary), so the tail is the end of the last segment, in this slot's buffer.
-    tail = fill_ % kAlign;
+    tail = fill_ % kDirectAlign;
     if (tail) {
       tail_src = bufs_[cur_] + copied_ - tail;
       iovec& last = seg_[cur_].back();

@@ -19,7 +19,7 @@ using namespace checkpoint;
 
 namespace {
 
-double sec(int64_t ns) { return ns / 1e9; }
+double json_sec(int64_t ns) { return ns / 1e9; }
 double rate(uint64_t bytes, int64_t ns) { return rate_bytes_per_s(bytes, ns); }
 
 json state_json(const CheckpointRunData& d) {
@@ -119,12 +119,12 @@ json checkpoint_json(const CheckpointRunData& d) {
                      {"logical_bytes", r.logical_bytes},
                      {"stored_bytes", r.stored_bytes},
                      {"bytes_on_disk", s.ok ? json(disk) : json(nullptr)},
-                     {"duration_s", sec(r.total_ns)},
+                     {"duration_s", json_sec(r.total_ns)},
                      {"write_bytes_per_s", s.ok ? json(rr) : json(nullptr)},
-                     {"stage_s", sec(r.stage_ns)},
-                     {"compress_s", sec(r.compress_ns)},
-                     {"write_wait_s", sec(r.write_wait_ns)},
-                     {"fsync_s", sec(r.fsync_ns)},
+                     {"stage_s", json_sec(r.stage_ns)},
+                     {"compress_s", json_sec(r.compress_ns)},
+                     {"write_wait_s", json_sec(r.write_wait_ns)},
+                     {"fsync_s", json_sec(r.fsync_ns)},
                      {"written_bytes", r.written_bytes},
                      {"chunks_done", r.chunks_done},
                      {"chunks_total", r.chunks_total},
@@ -133,11 +133,11 @@ json checkpoint_json(const CheckpointRunData& d) {
                      {"zero_copy_bytes", r.zero_copy_bytes}});
     if (r.compress_active_ns > 0) {
       // Measured: time inside zstd summed over this rank's workers / the pool's wall time.
-      ranks.back()["compress_busy_s"] = sec(r.compress_busy_ns);
+      ranks.back()["compress_busy_s"] = json_sec(r.compress_busy_ns);
       ranks.back()["compress_workers_busy_mean"] = static_cast<double>(r.compress_busy_ns) /
                                                    static_cast<double>(r.compress_active_ns);
       ranks.back()["compress_workers_used"] = r.compress_workers_used;
-      ranks.back()["checksum_cpu_s"] = sec(r.checksum_cpu_ns);  // the workers' XXH3 of pieces and frames
+      ranks.back()["checksum_cpu_s"] = json_sec(r.checksum_cpu_ns);  // the workers' XXH3 of pieces and frames
     }
     // Ranks with no state to write (ZeRO-0 beyond DP rank 0, more ranks than state) bound nothing.
     tot.add_rank(r, disk, !empty_rank(i));
@@ -165,36 +165,36 @@ json checkpoint_json(const CheckpointRunData& d) {
                {"stored_bytes", stored},
                {"bytes_on_disk", s.ok ? json(on_disk) : json(nullptr)},
                {"ratio", valid(ratio)},
-               {"duration_max_s", sec(max_ns)},
+               {"duration_max_s", json_sec(max_ns)},
                {"throughput_min_rank_bytes_per_s", valid(min_rate)},
-               {"time_to_staged_s", sec(s.staged_ns)},
-               {"ranks_done_s", sec(s.ranks_done_ns)},
-               {"publish_s", sec(s.publish_ns)},
-               {"time_to_durable_s", valid(sec(durable))},
+               {"time_to_staged_s", json_sec(s.staged_ns)},
+               {"ranks_done_s", json_sec(s.ranks_done_ns)},
+               {"publish_s", json_sec(s.publish_ns)},
+               {"time_to_durable_s", valid(json_sec(durable))},
                {"write_bytes_per_s", valid(agg)},
                {"stored_write_bytes_per_s", valid(rate(stored, durable))},
                {"phases_max_over_ranks_s",
-                {{"stage", sec(tot.stage_ns)},
-                 {"compress", sec(tot.compress_ns)},
-                 {"write_wait", sec(tot.write_wait_ns)},
-                 {"fsync", sec(tot.fsync_ns)}}},
+                {{"stage", json_sec(tot.stage_ns)},
+                 {"compress", json_sec(tot.compress_ns)},
+                 {"write_wait", json_sec(tot.write_wait_ns)},
+                 {"fsync", json_sec(tot.fsync_ns)}}},
                {"user_cpu_s", s.user_cpu_s},
                {"sys_cpu_s", s.sys_cpu_s},
-               {"cpu_per_wall", s.ranks_done_ns > 0 ? (s.user_cpu_s + s.sys_cpu_s) / sec(s.ranks_done_ns) : 0},
+               {"cpu_per_wall", s.ranks_done_ns > 0 ? (s.user_cpu_s + s.sys_cpu_s) / json_sec(s.ranks_done_ns) : 0},
                {"ranks", ranks}};
   if (tot.workers_used_min >= 0 && tot.ranks > 0) {
     save["compression"] = {{"pool", "ioprobe"},
                            {"workers_per_rank", d.opts.compress_threads},
                            {"workers_busy_mean_per_rank", tot.workers_busy_sum / static_cast<double>(tot.ranks)},
                            {"workers_used_min_over_ranks", tot.workers_used_min},
-                           {"checksum_cpu_s_max_over_ranks", sec(tot.checksum_cpu_max_ns)}};
+                           {"checksum_cpu_s_max_over_ranks", json_sec(tot.checksum_cpu_max_ns)}};
   }
   if (!s.failure.empty()) save["failure"] = escape_bytes(s.failure);
   if (d.async) {
     double sum = 0;
     for (double x : s.step_s) sum += x;
     double mean = s.step_s.empty() ? 0 : sum / s.step_s.size();
-    save["async"] = {{"training_blocked_s", sec(s.staged_ns)},
+    save["async"] = {{"training_blocked_s", json_sec(s.staged_ns)},
                      {"steps_during_persistence", s.step_s.size()},
                      {"step_baseline_s", d.baseline_step_s},
                      {"step_mean_during_persistence_s", mean},
@@ -205,7 +205,7 @@ json checkpoint_json(const CheckpointRunData& d) {
   if (d.raw) {
     double raw = d.raw->bytes_per_s();
     json rj = {{"bytes", d.raw->bytes},
-               {"duration_max_s", sec(d.raw->max_ns)},
+               {"duration_max_s", json_sec(d.raw->max_ns)},
                {"write_bytes_per_s", raw},
                {"direct", d.raw->direct},
                {"fsync", true},
@@ -235,7 +235,7 @@ json checkpoint_json(const CheckpointRunData& d) {
   } else if (d.raw) {
     const double raw = d.raw->bytes_per_s();
     json cmp = {{"available", true}, {"checkpoint_over_raw", raw > 0 ? agg / raw : 0}};
-    const std::string small = ratio_size_note(logical, sec(durable), d.raw->bytes, sec(d.raw->max_ns));
+    const std::string small = ratio_size_note(logical, json_sec(durable), d.raw->bytes, json_sec(d.raw->max_ns));
     cmp["ratio_meaningful"] = small.empty();
     if (!small.empty()) cmp["ratio_note"] = small;
     // Goals of the issue: uncompressed >= 90% of raw; compressed >= 90% of
@@ -296,15 +296,15 @@ json checkpoint_json(const CheckpointRunData& d) {
       rr.push_back({{"path", escape_bytes(x.path)},
                     {"logical_bytes", x.logical_bytes},
                     {"stored_bytes", x.stored_bytes},
-                    {"duration_s", sec(x.total_ns)},
-                    {"read_s", sec(x.read_ns)},
-                    {"decompress_s", sec(x.decompress_ns)},
+                    {"duration_s", json_sec(x.total_ns)},
+                    {"read_s", json_sec(x.read_ns)},
+                    {"decompress_s", json_sec(x.decompress_ns)},
                     {"restore_bytes_per_s", v},
                     {"chunks_verified", x.chunks_verified},
                     {"chunks_total", x.chunks_total},
                     {"direct", x.direct},
                     {"decode_threads", x.decode_threads},
-                    {"decode_wait_s", sec(x.decode_wait_ns)}});
+                    {"decode_wait_s", json_sec(x.decode_wait_ns)}});
       rt.add_rank(x, !empty_rank(i));
     }
     const bool rdirect = rt.direct();
@@ -324,7 +324,7 @@ json checkpoint_json(const CheckpointRunData& d) {
                {"cache", cache},
                {"direct", rdirect},
                {"logical_bytes", rt.logical_bytes},
-               {"duration_max_s", sec(rt.duration_max_ns)},
+               {"duration_max_s", json_sec(rt.duration_max_ns)},
                {"restore_bytes_per_s", rt.bytes_per_s()},
                {"throughput_min_rank_bytes_per_s", rt.min_rank_bytes_per_s},
                {"decode_threads_per_rank", decoders},

@@ -28,7 +28,7 @@ uint64_t read_limit_file(const std::string& path) {
   }
 }
 
-bool exists(const std::string& path) { return std::ifstream(path).good(); }
+bool readable(const std::string& path) { return std::ifstream(path).good(); }
 
 // Smallest limit from `dir` + cgroup path up to `dir`, reading `file` in each directory.
 void walk_limits(const std::string& mount, std::string cg, const std::string& file, const std::string& version,
@@ -36,7 +36,7 @@ void walk_limits(const std::string& mount, std::string cg, const std::string& fi
   if (cg.empty() || cg[0] != '/') cg = "/" + cg;
   while (cg.size() > 1 && cg.back() == '/') cg.pop_back();
   // In a cgroup namespace the path may not exist under the mount: the mount's top is our cgroup.
-  if (!exists(mount + (cg == "/" ? "" : cg) + "/" + file)) cg = "/";
+  if (!readable(mount + (cg == "/" ? "" : cg) + "/" + file)) cg = "/";
   for (;;) {
     const std::string dir = mount + (cg == "/" ? "" : cg);
     const uint64_t b = read_limit_file(dir + "/" + file);

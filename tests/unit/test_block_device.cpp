@@ -8,16 +8,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sysfs_fixtures.hpp"
 #include "topology/block_device.hpp"
 #include "topology/btrfs_info.hpp"
 #include "topology/target.hpp"
 
 using namespace ioprobe;
-
-namespace {
-const std::string kTwoSocket = std::string(IOPROBE_FIXTURES) + "/sysfs/two-socket-nvme-gpu-node1";
-const std::string kMinusOne = std::string(IOPROBE_FIXTURES) + "/sysfs/numa-minus-one";
-}  // namespace
 
 TEST_CASE("block device: NVMe partition -> disk with queue facts and node", "[target]") {
   BlockDeviceInfo d = describe_block_device(259, 1, kTwoSocket);

@@ -38,7 +38,7 @@ LoaderResult cut_run() {
   return r;
 }
 
-LoaderResult run_part(uint64_t samples, int64_t elapsed_ns) {
+LoaderResult io_run_part(uint64_t samples, int64_t elapsed_ns) {
   RankStats rk;
   rk.timeline = Timeline(1.0);
   WorkerStats w;
@@ -118,7 +118,7 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
 
 TEST_CASE("report --merge: device I/O per host, summed; one host's documents not double-counted",
           "[device_io][merge]") {
-  const LoaderResult a = run_part(100, 1'000'000'000), b = run_part(50, 2'000'000'000);
+  const LoaderResult a = io_run_part(100, 1'000'000'000), b = io_run_part(50, 2'000'000'000);
   const json m = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)),
                                   run_doc("h2", b, reads("sda", 50 * 4096))},
                                  {"a.json", "b.json"});

@@ -3,14 +3,10 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "sysfs_fixtures.hpp"
 #include "topology/numa.hpp"
 
 using namespace ioprobe;
-
-namespace {
-const std::string kTwoSocket = std::string(IOPROBE_FIXTURES) + "/sysfs/two-socket-nvme-gpu-node1";
-const std::string kMinusOne = std::string(IOPROBE_FIXTURES) + "/sysfs/numa-minus-one";
-}  // namespace
 
 TEST_CASE("NUMA fixture: two sockets, NVMe and GPUs on node 1 (C10)", "[numa]") {
   Topology t = discover(kTwoSocket);

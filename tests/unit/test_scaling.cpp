@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "scaling/scaling.hpp"
+#include "sysfs_fixtures.hpp"
 #include "topology/block_device.hpp"
 #include "topology/device_class.hpp"
 #include "topology/target.hpp"
@@ -8,7 +9,6 @@
 using namespace ioprobe;
 
 namespace {
-const std::string kTwoSocket = std::string(IOPROBE_FIXTURES) + "/sysfs/two-socket-nvme-gpu-node1";
 
 ScalingPoint point(const char* name, double bytes_per_s) {
   ScalingPoint p;
