@@ -6,7 +6,7 @@
 //  (histograms: {count, min_ns, max_ns, sum_ns, buckets[[lower_ns, count], ...]}), timeline {interval_ns, points[{t_s,
 //  samples, bytes, wait_s}]}, wait_ns, first_batch_ns, cpu_user_s, cpu_sys_s, epoch_resident_fraction[],
 //  residency_method, cache_notes[],
-//  workers[{rank, worker, files, bytes, io_bytes, errors, busy_ns, cpu_work_ns, runq_wait_ns, decoded, decode_errors,
+//  workers[{rank, worker, files, bytes, io_bytes, errors, busy_ns, cpu_work_ns, put_cpu_ns, runq_wait_ns, decoded, decode_errors,
 //           decode_cpu_ns, decoded_pixels, file_latency,
 //           open_latency, cpu_list, numa}],
 //  ranks[{rank, batches, samples, bytes, wait_ns, compute_ns, nominal_compute_ns, first_batch_ns,
