@@ -250,8 +250,8 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     c.worker_cpu_per_sample_us = over_rows(rows, "worker_cpu_per_sample_us", plain, where);
     bool split = true;
     for (const json& r : rows)
-      split = split && (!plain(r) || (r.contains("worker_loop_cpu_per_sample_us") &&
-                                      r.contains("worker_put_cpu_per_sample_us")));
+      split = split && (!plain(r) ||
+                        (r.contains("worker_loop_cpu_per_sample_us") && r.contains("worker_put_cpu_per_sample_us")));
     c.split_measured = split;
     if (split) {
       c.worker_loop_cpu_per_sample_us = over_rows(rows, "worker_loop_cpu_per_sample_us", plain, where);

@@ -43,7 +43,8 @@ struct Calibration {
   bool cuda_available = false;
   uint32_t batch_size = 0;
   // Figures (the model's inputs).
-  CalFigure worker_cpu_per_sample_us;     // CPU per sample in a worker process (all threads): fetch + collate + IPC put, µs
+  CalFigure
+      worker_cpu_per_sample_us;  // CPU per sample in a worker process (all threads): fetch + collate + IPC put, µs
   CalFigure inprocess_cpu_per_sample_us;  // num_workers=0: the same work in the main process, µs
   CalFigure main_cpu_per_batch_us;        // main process per batch: receive + unpickle + shm attach, µs
   double main_cpu_per_batch_p10_us = 0, main_cpu_per_batch_p90_us = 0;  // per-batch spread (main thread)

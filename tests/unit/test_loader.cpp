@@ -140,8 +140,7 @@ TEST_CASE("PrefetchQueue with a put stage: the worker fetches its next batch whi
         {
           std::unique_lock<std::mutex> lk(mu);
           if (std::this_thread::get_id() != worker_thread) ++put_threads_seen;
-          if (b.seq == 0)
-            overlapped = cv.wait_for(lk, std::chrono::seconds(60), [&] { return fetch_started[1] == 1; });
+          if (b.seq == 0) overlapped = cv.wait_for(lk, std::chrono::seconds(60), [&] { return fetch_started[1] == 1; });
         }
         put_done[b.seq] = true;
       });
@@ -180,8 +179,8 @@ TEST_CASE("PrefetchQueue with a put stage: cancel ends an hour-long put promptly
     CHECK_FALSE(q.next().has_value());
   }  // the destructor joins the workers and the feeders
   CHECK(puts.load() >= 1);
-  CHECK(puts.load() <= 2);                    // a cancelled queue puts nothing more
-  CHECK(put_cpu.load() < 60'000'000'000LL);   // far from the hour asked: the cancel ended it
+  CHECK(puts.load() <= 2);                   // a cancelled queue puts nothing more
+  CHECK(put_cpu.load() < 60'000'000'000LL);  // far from the hour asked: the cancel ended it
 }
 
 TEST_CASE("spend_cpu_us: a stop ends even an hour of per-sample CPU work", "[loader]") {
