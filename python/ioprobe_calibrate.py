@@ -14,6 +14,14 @@ figures over the batches from the first to the last (worker start-up and the fir
   worker CPU per sample   steady CPU time of the worker processes (each one's process CPU clock, all
                           threads) per sample, from the end of each worker's 2nd collate to the end of
                           its last: __getitem__, collate, and putting the batch into shared memory
+    its two parts         over the same window: the worker loop thread's own CPU clock (thread_time:
+                          __getitem__ and collate) and the rest of the process clock, which is the
+                          multiprocessing.Queue feeder thread pickling the batch (moving each tensor's
+                          storage into shared memory) and writing it to the pipe while the loop already
+                          builds its next batch. The window holds the loop's batches 3..last and the
+                          feeder's puts of about batches 2..last-but-one: as many puts as batches when
+                          the feeder keeps up, and when it lags it is busy through the whole window, so
+                          the window's CPU is still its steady cost; the two parts add up to the total
   worker first batches    each worker's CPU from its worker_init_fn to the end of the pass beyond that
                           steady cost: one-time costs of a fresh worker (feeder thread, first
                           allocations, lazy imports), paid once per worker per epoch
@@ -210,9 +218,10 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     cpu0 = torch.full((max(workers, 1),), -1.0, dtype=torch.float64).share_memory_()
 
     # Per worker, written by the worker: batches collated, samples in them, its CPU clock after
-    # its 2nd collate and after its latest, and the samples of its batches from the 3rd on.
-    nbat, tot_n, win_n, mark_cpu, last_cpu = (torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_()
-                                              for _ in range(5))
+    # its 2nd collate and after its latest (the process clock, and the loop thread's own clock at
+    # the same marks), and the samples of its batches from the 3rd on.
+    nbat, tot_n, win_n, mark_cpu, last_cpu, mark_loop, last_loop = (
+        torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_() for _ in range(7))
 
     def init_fn(wid):
         starts[wid] = time.time()
@@ -228,9 +237,11 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
             nbat[w] += 1
             tot_n[w] += len(samples)
             if nbat[w] == 2:
+                mark_loop[w] = time.thread_time()
                 mark_cpu[w] = time.process_time()
             elif nbat[w] > 2:
                 win_n[w] += len(samples)
+            last_loop[w] = time.thread_time()
             last_cpu[w] = time.process_time()
         return out
 
@@ -309,6 +320,14 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         win = sum(last_cpu.tolist()[w] - mark_cpu.tolist()[w] for w in range(workers))
         per = win / sum(win_n.tolist()[:workers])
         res["worker_cpu_per_sample_us"] = per * 1e6
+        # Its two parts over the same window: the loop thread (fetch + collate) and the rest of the
+        # process (the Queue's feeder thread pickling and writing the batches, overlapped with the
+        # loop). The same window, not the whole pass: the feeder's start-up and first put stay out,
+        # and loop + put is the total exactly.
+        loop = sum(last_loop.tolist()[w] - mark_loop.tolist()[w] for w in range(workers))
+        loop = min(max(loop, 0.0), win)
+        res["worker_loop_cpu_per_sample_us"] = loop / sum(win_n.tolist()[:workers]) * 1e6
+        res["worker_put_cpu_per_sample_us"] = (win - loop) / sum(win_n.tolist()[:workers]) * 1e6
         whole = [e - s for e, s in zip(wb, cpu0.tolist())]
         res["worker_cpu_pass_per_sample_us"] = sum(whole) * 1e6 / sum(sizes)
         first = [max(0.0, c - per * n) for c, n in zip(whole, tot_n.tolist())]

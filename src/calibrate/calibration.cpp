@@ -88,6 +88,11 @@ json calibration_to_json(const Calibration& c) {
     startup["worker_s"] = figure_json(c.worker_startup_cpu_s);
     startup["main_s"] = figure_json(c.main_startup_cpu_s);
   }
+  json split = {{"measured", c.split_measured}};
+  if (c.split_measured) {
+    split["loop_per_sample_us"] = figure_json(c.worker_loop_cpu_per_sample_us);
+    split["put_per_sample_us"] = figure_json(c.worker_put_cpu_per_sample_us);
+  }
   return {{"schema", "ioprobe.calibration/1"},
           {"kind", "calibration"},
           {"schema_version", c.schema_version},
@@ -105,6 +110,7 @@ json calibration_to_json(const Calibration& c) {
           {"batch_size", c.batch_size},
           {"figures",
            {{"worker_cpu_per_sample_us", figure_json(c.worker_cpu_per_sample_us)},
+            {"worker_cpu_split", split},
             {"inprocess_cpu_per_sample_us", figure_json(c.inprocess_cpu_per_sample_us)},
             {"main_cpu_per_batch_us", figure_json(c.main_cpu_per_batch_us)},
             {"main_cpu_per_batch_p10_us", c.main_cpu_per_batch_p10_us},
@@ -157,6 +163,22 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.batch_size = static_cast<uint32_t>(bs);
   const json& f = field(j, "figures", where);
   c.worker_cpu_per_sample_us = figure(f, "worker_cpu_per_sample_us", where);
+  if (f.contains("worker_cpu_split")) {  // absent from documents written before it was measured
+    const std::string w = where + ": figures.worker_cpu_split";
+    const json& sp = f.at("worker_cpu_split");
+    c.split_measured = field(sp, "measured", w).get<bool>();
+    if (c.split_measured) {
+      c.worker_loop_cpu_per_sample_us = figure(sp, "loop_per_sample_us", w);
+      c.worker_put_cpu_per_sample_us = figure(sp, "put_per_sample_us", w);
+      const double total = c.worker_cpu_per_sample_us.value;
+      const double sum = c.worker_loop_cpu_per_sample_us.value + c.worker_put_cpu_per_sample_us.value;
+      if (std::abs(sum - total) > 0.01 * std::max(1.0, total))
+        throw UsageError(fmt::format("{}: loop {} + put {} µs per sample is not the worker's total {}; the document "
+                                     "was edited or damaged, rerun `ioprobe calibrate`",
+                                     w, c.worker_loop_cpu_per_sample_us.value, c.worker_put_cpu_per_sample_us.value,
+                                     total));
+    }
+  }
   c.inprocess_cpu_per_sample_us = figure(f, "inprocess_cpu_per_sample_us", where);
   c.main_cpu_per_batch_us = figure(f, "main_cpu_per_batch_us", where);
   c.main_cpu_per_batch_p10_us = number(f, "main_cpu_per_batch_p10_us", where + ": figures");
@@ -226,6 +248,15 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     for (const json& r : rows) any = any || plain(r);
     if (!any) throw Error(fmt::format("{}: no run with num_workers > 0 was measured", where), kExitFailure);
     c.worker_cpu_per_sample_us = over_rows(rows, "worker_cpu_per_sample_us", plain, where);
+    bool split = true;
+    for (const json& r : rows)
+      split = split && (!plain(r) ||
+                        (r.contains("worker_loop_cpu_per_sample_us") && r.contains("worker_put_cpu_per_sample_us")));
+    c.split_measured = split;
+    if (split) {
+      c.worker_loop_cpu_per_sample_us = over_rows(rows, "worker_loop_cpu_per_sample_us", plain, where);
+      c.worker_put_cpu_per_sample_us = over_rows(rows, "worker_put_cpu_per_sample_us", plain, where);
+    }
     c.inprocess_cpu_per_sample_us = over_rows(rows, "inprocess_cpu_per_sample_us", inproc, where, false);
     c.main_cpu_per_batch_us = over_rows(rows, "main_cpu_per_batch_us", plain, where);
     c.bytes_per_batch = over_rows(rows, "bytes_per_batch", plain, where);

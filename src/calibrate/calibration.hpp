@@ -43,7 +43,8 @@ struct Calibration {
   bool cuda_available = false;
   uint32_t batch_size = 0;
   // Figures (the model's inputs).
-  CalFigure worker_cpu_per_sample_us;     // CPU per sample in a worker process: fetch + collate + IPC put, µs
+  CalFigure
+      worker_cpu_per_sample_us;  // CPU per sample in a worker process (all threads): fetch + collate + IPC put, µs
   CalFigure inprocess_cpu_per_sample_us;  // num_workers=0: the same work in the main process, µs
   CalFigure main_cpu_per_batch_us;        // main process per batch: receive + unpickle + shm attach, µs
   double main_cpu_per_batch_p10_us = 0, main_cpu_per_batch_p90_us = 0;  // per-batch spread (main thread)
@@ -55,6 +56,14 @@ struct Calibration {
   bool startup_measured = false;
   CalFigure worker_startup_cpu_s;
   CalFigure main_startup_cpu_s;
+  // The worker's steady CPU in its two threads (they add up to worker_cpu_per_sample_us): the loop
+  // (__getitem__ + collate) and the multiprocessing.Queue feeder thread's put (pickling the batch,
+  // moving its tensors into shared memory, writing the pipe), which overlaps the loop's next batch;
+  // µs per sample. Documents written before the split was measured lack them: split_measured
+  // false, zeros (the whole cost is then the loop's).
+  bool split_measured = false;
+  CalFigure worker_loop_cpu_per_sample_us;
+  CalFigure worker_put_cpu_per_sample_us;
   bool pin_measured = false;                      // false: no pin figure (reason in pin_method)
   std::string pin_method;                         // how the pin cost was measured, or why it was not
   CalFigure pin_cpu_per_batch_us;                 // pin thread's CPU per batch, µs

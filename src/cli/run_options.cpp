@@ -288,7 +288,17 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   });
   LoaderConfig& l = c.loader;
   const double scale = static_cast<double>(l.batch_size) / cal.batch_size;
-  l.cpu_per_sample_us = cal.worker_cpu_per_sample_us.value;
+  // The worker's two threads: its loop burns the fetch + collate part, its feeder thread the put,
+  // overlapped. Older documents lack the split: the whole cost stays in the worker's loop.
+  l.cpu_per_sample_us = cal.split_measured ? cal.worker_loop_cpu_per_sample_us.value
+                                           : cal.worker_cpu_per_sample_us.value;
+  l.worker_put_cpu_per_sample_us = cal.split_measured ? cal.worker_put_cpu_per_sample_us.value : 0;
+  if (!cal.split_measured)
+    c.calibration_notes.push_back(fmt::format(
+        "--calibration {} predates the split of the worker's CPU into its loop and its queue feeder thread: the "
+        "whole {:.0f} µs per sample is burned serially by each worker, which underestimates workers whose batches "
+        "take long to pickle (rerun `ioprobe calibrate`)",
+        escape_bytes(c.calibration_path), cal.worker_cpu_per_sample_us.value));
   l.main_cpu_per_batch_us = cal.main_cpu_per_batch_us.value * scale;
   l.worker_startup_cpu_us = cal.worker_startup_cpu_s.value * 1e6;  // zeros when not measured
   l.main_startup_cpu_us = cal.main_startup_cpu_s.value * 1e6;

@@ -24,8 +24,14 @@ struct LoaderConfig {
   bool shuffle = true;           // RandomSampler, fresh permutation per epoch
   bool drop_last = false;
   uint32_t epochs = 1;
-  double duration_s = 0;             // stop after this many seconds (0: no time limit)
-  double cpu_per_sample_us = 0;      // real CPU work per sample after its read, microseconds
+  double duration_s = 0;                    // stop after this many seconds (0: no time limit)
+  double cpu_per_sample_us = 0;             // real CPU work per sample after its read, microseconds
+  double worker_put_cpu_per_sample_us = 0;  // CPU of the DataLoader worker's queue feeder thread per sample
+                                            // (multiprocessing.Queue pickling the batch into shared memory),
+                                            // microseconds: burned per batch (x its samples) by a feeder thread
+                                            // per worker after the batch is built and before the rank's
+                                            // consumer can take it, overlapping the worker's next fetch; 0: none
+                                            // (no feeder thread, the batch is visible once fetched)
   bool decode_jpeg = false;          // each worker decodes every sample it read with libjpeg-turbo (jpeg_decode.hpp),
                                      // before the cpu_per_sample_us burn; a file that does not decode is an error
   uint64_t seed = 0;                 // sampler seed

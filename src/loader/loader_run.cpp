@@ -144,7 +144,8 @@ class RankLoader {
           if (q0 < 0 || ws.runq_wait_ns < 0) ws.runq_wait_ns = -1;
           else ws.runq_wait_ns += std::max<int64_t>(0, thread_runqueue_wait_ns() - q0);
           return b;
-        });
+        },
+        put_fn());
 
     std::unique_ptr<Consumer> consumer = cfg.consumer_factory ? cfg.consumer_factory(global_rank())
                                                               : make_consumer(cfg);
@@ -297,6 +298,19 @@ class RankLoader {
     spend_cpu_us(sh_.cfg.worker_startup_cpu_us,
                  [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
     ws.cpu_work_ns += thread_cpu_ns() - c0;
+  }
+
+  // The DataLoader worker's queue feeder thread (LoaderConfig::worker_put_cpu_per_sample_us): burns
+  // the put's CPU for each batch in the worker's feeder thread, overlapping the worker's next fetch.
+  // Empty (no feeder threads) when the figure is 0.
+  PrefetchQueue::PutFn put_fn() {
+    if (sh_.cfg.worker_put_cpu_per_sample_us <= 0) return {};
+    return [this](int w, Batch& b, const std::atomic<bool>& cancel) {
+      const int64_t c0 = thread_cpu_ns();
+      spend_cpu_us(sh_.cfg.worker_put_cpu_per_sample_us * static_cast<double>(b.samples),
+                   [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
+      workers_[w].put_cpu_ns += thread_cpu_ns() - c0;  // this feeder's field alone
+    };
   }
 
   void note_canceled_read() {

@@ -6,11 +6,17 @@
 
 namespace ioprobe {
 
-PrefetchQueue::PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, InitFn init, FetchFn fetch)
-    : init_(std::move(init)), fetch_(std::move(fetch)), num_workers_(std::max(1u, num_workers)),
+PrefetchQueue::PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, InitFn init, FetchFn fetch, PutFn put)
+    : init_(std::move(init)), fetch_(std::move(fetch)), put_(std::move(put)), num_workers_(std::max(1u, num_workers)),
       prefetch_factor_(std::max(1u, prefetch_factor)) {
   for (uint32_t i = 0; i < num_workers_; ++i) queues_.push_back(std::make_unique<WorkerQueue>());
+  if (put_)
+    for (uint32_t i = 0; i < num_workers_; ++i) feeds_.push_back(std::make_unique<FeederQueue>());
   try {
+    // Feeders first: a worker hands its batches to its feeder from its first task on.
+    if (put_)
+      for (uint32_t i = 0; i < num_workers_; ++i)
+        feeders_.emplace_back([this, i] { feeder_loop(static_cast<int>(i)); });
     for (uint32_t i = 0; i < num_workers_; ++i) threads_.emplace_back([this, i] { worker_loop(static_cast<int>(i)); });
   } catch (...) {
     // A worker's thread could not start (EAGAIN at a thread or pids limit): the destructor does
@@ -30,6 +36,39 @@ void PrefetchQueue::stop_workers() {
     q->cv.notify_all();
   }
   for (auto& t : threads_) t.join();
+  // The workers are gone, so no batch reaches a feeder any more: each ends once its queue is empty
+  // (cancel_ is set, so the batches left skip the put).
+  feeders_shutdown_ = true;
+  for (auto& f : feeds_) {
+    std::lock_guard<std::mutex> g(f->mu);
+    f->cv.notify_all();
+  }
+  for (auto& t : feeders_) t.join();
+}
+
+void PrefetchQueue::deliver(Batch r) {
+  {
+    std::lock_guard<std::mutex> g(result_mu_);
+    const uint64_t seq = r.seq;
+    results_[seq] = std::move(r);
+  }
+  result_cv_.notify_all();
+}
+
+void PrefetchQueue::feeder_loop(int id) {
+  FeederQueue& f = *feeds_[static_cast<size_t>(id)];
+  for (;;) {
+    Batch r;
+    {
+      std::unique_lock<std::mutex> lk(f.mu);
+      f.cv.wait(lk, [&] { return feeders_shutdown_.load() || !f.batches.empty(); });
+      if (f.batches.empty()) return;  // shut down
+      r = std::move(f.batches.front());
+      f.batches.pop_front();
+    }
+    if (!r.cancelled && !cancel_) put_(id, r, cancel_);
+    deliver(std::move(r));
+  }
 }
 
 void PrefetchQueue::worker_loop(int id) {
@@ -52,11 +91,16 @@ void PrefetchQueue::worker_loop(int id) {
     }
     r.seq = task.seq;
     r.worker = id;
-    {
-      std::lock_guard<std::mutex> g(result_mu_);
-      results_[task.seq] = std::move(r);
+    if (put_) {  // the feeder thread puts it; this worker goes on to its next task
+      FeederQueue& f = *feeds_[static_cast<size_t>(id)];
+      {
+        std::lock_guard<std::mutex> g(f.mu);
+        f.batches.push_back(std::move(r));
+      }
+      f.cv.notify_one();
+    } else {
+      deliver(std::move(r));
     }
-    result_cv_.notify_all();
   }
 }
 

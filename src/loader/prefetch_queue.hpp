@@ -4,7 +4,12 @@
 //  - an epoch starts by priming num_workers x prefetch_factor tasks, round-robin over workers
 //    (itertools.cycle, regardless of each worker's backlog, as with in_order=True);
 //  - each batch handed to the consumer triggers exactly one new task;
-//  - batches are handed out in sampler order: a slow worker holds back every batch behind it.
+//  - batches are handed out in sampler order: a slow worker holds back every batch behind it;
+//  - optionally (a PutFn), each worker's multiprocessing.Queue feeder thread: a thread per worker
+//    takes the worker's finished batches in order, runs the put (pickling the batch into shared
+//    memory) and only then makes the batch visible to next(); the worker goes on to its next task
+//    meanwhile, as the real worker does (its Queue buffer is unbounded; prefetch accounting alone
+//    limits the batches it holds).
 #pragma once
 
 #include <atomic>
@@ -30,7 +35,13 @@ class PrefetchQueue {
   /// Fetches one batch in a worker thread. `cancel` turns true when the run stops: return early.
   using FetchFn = std::function<Batch(int worker, const BatchTask& task, const std::atomic<bool>& cancel)>;
 
-  PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, InitFn init, FetchFn fetch);
+  /// Runs in worker `worker`'s feeder thread on each batch it fetched, in the order fetched, before
+  /// the batch becomes visible to next(). `cancel` turns true when the run stops: return early.
+  /// Not called for a batch already cancelled.
+  using PutFn = std::function<void(int worker, Batch& batch, const std::atomic<bool>& cancel)>;
+
+  /// `put` empty: no feeder threads, a worker's batch is visible as soon as it is fetched.
+  PrefetchQueue(uint32_t num_workers, uint32_t prefetch_factor, InitFn init, FetchFn fetch, PutFn put = {});
   ~PrefetchQueue();
   PrefetchQueue(const PrefetchQueue&) = delete;
   PrefetchQueue& operator=(const PrefetchQueue&) = delete;
@@ -53,16 +64,27 @@ class PrefetchQueue {
     std::condition_variable cv;
     std::deque<BatchTask> tasks;
   };
+  struct FeederQueue {  // a worker's fetched batches waiting for its feeder thread
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Batch> batches;
+  };
   void worker_loop(int id);
+  void feeder_loop(int id);
+  void deliver(Batch r);  // makes a batch visible to next()
   void try_put_task();
   void stop_workers();  // cancels the queued tasks and joins every started worker
 
   InitFn init_;
   FetchFn fetch_;
+  PutFn put_;
   uint32_t num_workers_;
   uint32_t prefetch_factor_;
   std::vector<std::unique_ptr<WorkerQueue>> queues_;
   std::vector<std::thread> threads_;
+  std::vector<std::unique_ptr<FeederQueue>> feeds_;  // one per worker when put_ is set
+  std::vector<std::thread> feeders_;
+  std::atomic<bool> feeders_shutdown_{false};  // set once every worker has been joined
   std::atomic<bool> shutdown_{false};
   std::atomic<bool> cancel_{false};
 

@@ -244,6 +244,7 @@ void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std
                         const nlohmann::json& cal) {
   loader["main_cpu_per_batch_us"] = l.main_cpu_per_batch_us;
   loader["worker_startup_cpu_us"] = l.worker_startup_cpu_us;
+  loader["worker_put_cpu_per_sample_us"] = l.worker_put_cpu_per_sample_us;
   loader["main_startup_cpu_us"] = l.main_startup_cpu_us;
   loader["decode"] = l.decode_jpeg ? "jpeg" : "none";
   loader["pin_memory"] = l.pin_memory;

@@ -135,6 +135,9 @@ std::string render_run_text(const nlohmann::json& doc) {
                             "(a partial batch its share)",
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
+  if (ld.value("worker_put_cpu_per_sample_us", 0.0) > 0)
+    line("worker CPU", fmt::format("{:.0f} µs/sample (loop) + {:.0f} µs/sample (queue feeder thread, overlapped)",
+                                   ld.value("cpu_per_sample_us", 0.0), ld.value("worker_put_cpu_per_sample_us", 0.0)));
   if (ld.value("main_cpu_per_batch_us", 0.0) > 0 || ld.value("pin_memory", false))
     line("main process",
          fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", ld.value("main_cpu_per_batch_us", 0.0),

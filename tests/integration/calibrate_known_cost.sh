@@ -62,6 +62,12 @@ within() {  # WHAT VALUE
   json "$W/cal.json" "1900 <= $2 <= 2800" | grep -qx True || fail "$1 is $(json "$W/cal.json" "$2") µs, not 2000 µs (1900-2800)"
 }
 within "worker CPU per sample" 'd["figures"]["worker_cpu_per_sample_us"]["value"]'
+# The burn is in __getitem__, on the worker loop's thread; the flat batch pickles cheaply, so the
+# feeder thread's part is small, and the two add up to the total.
+json "$W/cal.json" 'd["figures"]["worker_cpu_split"]["measured"]' | grep -qx True || fail "worker CPU split not measured"
+within "worker loop CPU per sample" 'd["figures"]["worker_cpu_split"]["loop_per_sample_us"]["value"]'
+json "$W/cal.json" 'd["figures"]["worker_cpu_split"]["put_per_sample_us"]["value"] < 500' | grep -qx True \
+  || fail "worker put CPU per sample: $(json "$W/cal.json" 'd["figures"]["worker_cpu_split"]') (a flat batch of 16 samples)"
 within "in-process CPU per sample" 'd["figures"]["inprocess_cpu_per_sample_us"]["value"]'
 for r in 0 1 2 3 4 5; do
   within "row $r's CPU per sample" "[r.get('worker_cpu_per_sample_us', r.get('inprocess_cpu_per_sample_us')) for r in d['rows']][$r]"

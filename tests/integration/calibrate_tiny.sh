@@ -56,6 +56,9 @@ fi
 "$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --batch-size 32 --workers 1 --cache warm \
   --gpu-samples-per-s 1e9 --pin-memory --quiet --json "$W/run.json" > /dev/null || fail "run --calibration exit $?"
 json "$W/run.json" 'abs(d["loader"]["main_cpu_per_batch_us"] - '"$(json "$W/cal.json" 'd["figures"]["main_cpu_per_batch_us"]["value"]')"') < 1e-6' | grep -qx True || fail "main cost not taken"
+# The worker's cost splits into its loop (the workers' per-sample CPU) and its feeder thread's put.
+json "$W/run.json" 'abs(d["loader"]["cpu_per_sample_us"] - '"$(json "$W/cal.json" 'd["figures"]["worker_cpu_split"]["loop_per_sample_us"]["value"]')"') < 1e-6' | grep -qx True || fail "loop cost not taken"
+json "$W/run.json" 'abs(d["loader"]["worker_put_cpu_per_sample_us"] - '"$(json "$W/cal.json" 'd["figures"]["worker_cpu_split"]["put_per_sample_us"]["value"]')"') < 1e-6' | grep -qx True || fail "put cost not taken"
 json "$W/run.json" 'd["loader"]["calibration"]["function"]' | grep -qx make || fail "calibration not named"
 json "$W/run.json" 'd["ingest"]["main_ceiling_samples_per_s"] > 0 and d["ingest"]["pin_ceiling_samples_per_s"] > 0' | grep -qx True || fail "no ceilings"
 "$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --cpu-per-sample 5 --quiet > "$W/e.txt" 2>&1

@@ -55,6 +55,8 @@ json driver_output() {
                     {"main_thread_cpu_per_batch_us", spread(1152, 1000, w == 1 ? 1300 : 1500)},
                     {"bytes_per_batch", spread(16384, 16384, 16384)},
                     {"worker_cpu_per_sample_us", w == 1 ? 52.0 : 60.0},
+                    {"worker_loop_cpu_per_sample_us", w == 1 ? 30.0 : 34.0},
+                    {"worker_put_cpu_per_sample_us", w == 1 ? 22.0 : 26.0},
                     {"worker_startup_s", spread(w == 1 ? 0.777 : 0.9, w == 1 ? 0.777 : 0.85, w == 1 ? 0.777 : 0.95)},
                     {"worker_startup_cpu_s", spread(w == 1 ? 0.1 : 0.2, w == 1 ? 0.1 : 0.15, w == 1 ? 0.1 : 0.25)},
                     {"main_startup_cpu_s", w == 1 ? 0.01 : 0.03}});
@@ -149,6 +151,40 @@ TEST_CASE("calibration start-up CPU: round trip, and documents written before it
   json out = driver_output();
   for (json& r : out["rows"]) r.erase("worker_startup_cpu_s");
   CHECK_FALSE(calibration_from_driver(out, "drv").startup_measured);
+}
+
+TEST_CASE("calibration worker CPU split: loop and feeder parts from the driver, round trip, older documents without it",
+          "[calibrate]") {
+  const Calibration c = sample_calibration();
+  REQUIRE(c.split_measured);
+  // Means over the worker rows without pin: loop (30, 34), put (22, 26); they add up to the total.
+  CHECK(c.worker_loop_cpu_per_sample_us.value == Approx(32));
+  CHECK(c.worker_loop_cpu_per_sample_us.min == Approx(30));
+  CHECK(c.worker_loop_cpu_per_sample_us.max == Approx(34));
+  CHECK(c.worker_put_cpu_per_sample_us.value == Approx(24));
+  CHECK(c.worker_loop_cpu_per_sample_us.value + c.worker_put_cpu_per_sample_us.value ==
+        Approx(c.worker_cpu_per_sample_us.value));
+  json j = calibration_to_json(c);
+  CHECK(j["figures"]["worker_cpu_split"]["measured"] == true);
+  const Calibration back = calibration_from_json(j, "cal.json");
+  CHECK(back.split_measured);
+  CHECK(back.worker_loop_cpu_per_sample_us.value == Approx(32));
+  CHECK(back.worker_put_cpu_per_sample_us.max == Approx(26));
+  // A split that does not add up to the total is refused, naming the figure.
+  json bad = j;
+  bad["figures"]["worker_cpu_split"]["put_per_sample_us"] = {{"value", 100}, {"min", 100}, {"max", 100}};
+  CHECK_THAT(refusal(bad), Catch::Contains("cal.json: figures.worker_cpu_split: loop 32 + put 100"));
+  // A document written before the split: not measured, zeros; the total is read as before.
+  j["figures"].erase("worker_cpu_split");
+  const Calibration old = calibration_from_json(j, "cal.json");
+  CHECK_FALSE(old.split_measured);
+  CHECK(old.worker_loop_cpu_per_sample_us.value == 0);
+  CHECK(old.worker_put_cpu_per_sample_us.value == 0);
+  CHECK(old.worker_cpu_per_sample_us.value == Approx(56));
+  // An older driver's rows lack the parts: not measured.
+  json out = driver_output();
+  for (json& r : out["rows"]) r.erase("worker_put_cpu_per_sample_us");
+  CHECK_FALSE(calibration_from_driver(out, "drv").split_measured);
 }
 
 TEST_CASE("calibration from a driver that ran no worker is refused", "[calibrate]") {
@@ -327,6 +363,27 @@ TEST_CASE("model: each worker burns the start-up CPU once per epoch before its f
   CHECK(m.result.ranks.at(0).main_cpu_ns >= 2 * 20000000LL);
   const ModelRun none = model_run([](LoaderConfig& c) { c.num_workers = 2; });
   for (const WorkerStats& w : none.result.workers) CHECK(w.cpu_work_ns < 10000000LL);
+}
+
+TEST_CASE("model: the put part is burned by a feeder thread per worker, the loop part by the worker",
+          "[calibrate][model]") {
+  // 256 samples, one worker: loop 100 µs and put 200 µs per sample. The worker thread's CPU in the
+  // emulated work is the loop part alone (CPU clocks, not wall time); the feeder thread burned the
+  // put for every sample delivered.
+  const ModelRun m = model_run([](LoaderConfig& c) {
+    c.cpu_per_sample_us = 100;
+    c.worker_put_cpu_per_sample_us = 200;
+  });
+  REQUIRE(m.result.samples == 256);
+  REQUIRE(m.result.workers.size() == 1);
+  const WorkerStats& w = m.result.workers.at(0);
+  CHECK(w.cpu_work_ns >= 256 * 100000LL);
+  CHECK(w.cpu_work_ns < 256 * 200000LL);  // the put is not on the worker's thread
+  CHECK(w.put_cpu_ns >= 256 * 200000LL);
+  CHECK(w.put_cpu_ns < 256 * 300000LL);
+  // Without the figure no feeder thread burns anything.
+  const ModelRun none = model_run([](LoaderConfig& c) { c.cpu_per_sample_us = 100; });
+  CHECK(none.result.workers.at(0).put_cpu_ns == 0);
 }
 
 TEST_CASE("model: pin_memory copies each batch's bytes and can be the bottleneck", "[calibrate][model]") {

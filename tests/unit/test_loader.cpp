@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "core/clock.hpp"
 #include "loader/consumer.hpp"
@@ -104,6 +107,80 @@ TEST_CASE("PrefetchQueue: cancel stops dispatch and returns with nothing in flig
   q.cancel();
   CHECK_FALSE(q.next().has_value());
   CHECK(fetched.load() <= 6);  // at most the primed tasks plus one, never the whole epoch
+}
+
+TEST_CASE("PrefetchQueue with a put stage: the worker fetches its next batch while the feeder puts the last",
+          "[prefetch][loader]") {
+  // The put of a worker's first batch waits until the same worker has started fetching its second:
+  // with the put burned serially in the worker (as before the feeder thread) that never happens,
+  // and the wait gives up after a minute. Each batch becomes visible only after its put, in order.
+  const int n = 12;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> fetch_started(n, 0);
+  std::vector<std::atomic<bool>> put_done(n);
+  bool overlapped = false;
+  std::atomic<int> put_threads_seen{0};
+  std::thread::id worker_thread;
+  PrefetchQueue q(
+      1, 2, nullptr,
+      [&](int, const BatchTask& t, const std::atomic<bool>&) {
+        {
+          std::lock_guard<std::mutex> g(mu);
+          worker_thread = std::this_thread::get_id();
+          fetch_started[t.seq] = 1;
+        }
+        cv.notify_all();
+        Batch r;
+        r.samples = t.end - t.begin;
+        return r;
+      },
+      [&](int w, Batch& b, const std::atomic<bool>&) {
+        CHECK(w == 0);
+        {
+          std::unique_lock<std::mutex> lk(mu);
+          if (std::this_thread::get_id() != worker_thread) ++put_threads_seen;
+          if (b.seq == 0) overlapped = cv.wait_for(lk, std::chrono::seconds(60), [&] { return fetch_started[1] == 1; });
+        }
+        put_done[b.seq] = true;
+      });
+  std::vector<BatchTask> tasks;
+  for (uint64_t i = 0; i < n; ++i) tasks.push_back({0, i * 4, i * 4 + 4});
+  q.start_epoch(tasks);
+  uint64_t expect = 0;
+  while (auto r = q.next()) {
+    CHECK(r->seq == expect);
+    CHECK(put_done[r->seq].load());  // not visible before its put
+    ++expect;
+  }
+  CHECK(expect == n);
+  CHECK(overlapped);
+  CHECK(put_threads_seen.load() == n);  // every put on the feeder thread, none on the worker's
+  CHECK(q.max_outstanding() == 2);      // the prefetch bound holds with the feeder
+}
+
+TEST_CASE("PrefetchQueue with a put stage: cancel ends an hour-long put promptly", "[prefetch][loader]") {
+  std::atomic<bool> put_started{false};
+  std::atomic<int64_t> put_cpu{0};
+  std::atomic<int> puts{0};
+  {
+    PrefetchQueue q(
+        2, 2, nullptr, [](int, const BatchTask&, const std::atomic<bool>&) { return Batch{}; },
+        [&](int, Batch&, const std::atomic<bool>& cancel) {
+          ++puts;
+          put_started = true;
+          const int64_t c0 = thread_cpu_ns();
+          spend_cpu_us(3600e6, [&] { return cancel.load(); });
+          put_cpu += thread_cpu_ns() - c0;
+        });
+    q.start_epoch(std::vector<BatchTask>(100));
+    while (!put_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    q.cancel();  // returns once every batch in flight is back: the puts ended
+    CHECK_FALSE(q.next().has_value());
+  }  // the destructor joins the workers and the feeders
+  CHECK(puts.load() >= 1);
+  CHECK(puts.load() <= 2);                   // a cancelled queue puts nothing more
+  CHECK(put_cpu.load() < 60'000'000'000LL);  // far from the hour asked: the cancel ended it
 }
 
 TEST_CASE("spend_cpu_us: a stop ends even an hour of per-sample CPU work", "[loader]") {
