@@ -64,7 +64,8 @@ DirState inspect_dir(const std::string& dir) {
   while (dirent* e = readdir(d))
     // ioprobe's own files (".ioprobe-*": the lock, a file list or manifest another process is
     // writing before its manifest appears) do not make a directory foreign.
-    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") && std::strncmp(e->d_name, ".ioprobe-", 9)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0 &&
+        std::strncmp(e->d_name, ".ioprobe-", 9) != 0) {
       empty = false;
       break;
     }

@@ -57,10 +57,9 @@ class RecordLayout {
   /// Writes the size list (when sizes vary) into `dir` atomically and returns the manifest's
   /// "records" object: {kind, records_per_file, fixed_size_bytes | list + list_xxh64}. Throws IoError.
   nlohmann::json write(const std::string& dir) const;
-  /// Reads the layout back from the manifest's "records" object and `dir`, checking the list's
+  /// Reads the layout back from the manifest's "records" object `rj` and `dir`, checking the list's
   /// xxh64 and length and that each file's records add up to `file_sizes[f]`. Throws UsageError.
-  static RecordLayout read(const std::string& dir, const nlohmann::json& records,
-                           const std::vector<int64_t>& file_sizes);
+  static RecordLayout read(const std::string& dir, const nlohmann::json& rj, const std::vector<int64_t>& file_sizes);
 
  private:
   DatasetKind kind_ = DatasetKind::kFiles;

@@ -202,7 +202,7 @@ WalkResult read_path_list(const std::string& list_file) {
     const size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;  // blank or a comment
     const std::string key = list_key(line);
-    keys.push_back({XXH3_64bits(key.data(), key.size()), out.index.size()});
+    keys.emplace_back(XXH3_64bits(key.data(), key.size()), out.index.size());
     out.index.add(line, FileIndex::kUnknownSize);
   }
   if (in.bad()) throw UsageError(fmt::format("--file-list '{}': read failed: {}", shown, errno_text(errno)));

@@ -73,12 +73,13 @@ UringAvailability explain(int setup_err, int disabled, const MemlockLimit& limit
 
 }  // namespace
 
-UringAvailability explain_io_uring(int setup_err, int disabled, uint64_t limit, uint64_t needed, bool cap_ipc_lock) {
+UringAvailability explain_io_uring(int setup_err, int io_uring_disabled, uint64_t memlock_limit_bytes,
+                                   uint64_t memlock_needed_bytes, bool cap_ipc_lock) {
   MemlockLimit l;
-  l.soft = limit;
-  l.hard = limit;
+  l.soft = memlock_limit_bytes;
+  l.hard = memlock_limit_bytes;
   l.cap_ipc_lock = cap_ipc_lock;
-  return explain(setup_err, disabled, l, needed);
+  return explain(setup_err, io_uring_disabled, l, memlock_needed_bytes);
 }
 
 UringAvailability probe_io_uring(uint64_t registered_bytes) {

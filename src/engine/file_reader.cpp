@@ -30,7 +30,7 @@ class AlignedBuffer {
   char* get(uint64_t len) {
     if (len > cap_) {
       std::free(ptr_);
-      cap_ = round_up(std::max<uint64_t>(len, 256 * 1024), kDirectAlign);
+      cap_ = round_up(std::max<uint64_t>(len, uint64_t{256} * 1024), kDirectAlign);
       ptr_ = nullptr;
       if (posix_memalign(reinterpret_cast<void**>(&ptr_), kDirectAlign, cap_) != 0) {
         cap_ = 0;

@@ -24,7 +24,7 @@ class PreadEngine final : public Engine {
     options_.depth = 1;
     caps_ = EngineCaps{};
     caps_.max_depth = 1;
-    if (options.depth > 1) caps_.notes.push_back("psync is synchronous: queue depth 1 per job");
+    if (options.depth > 1) caps_.notes.emplace_back("psync is synchronous: queue depth 1 per job");
     allocate_slots(1, options.buffer_bytes, "psync engine");
   }
 

@@ -58,7 +58,7 @@ class UringEngine final : public Engine {
       if (r == 0) {
         caps_.registered_files = true;
         fd_ = 0;
-        caps_.notes.push_back("registered file: on");
+        caps_.notes.emplace_back("registered file: on");
       } else {
         caps_.notes.push_back(fmt::format("registered file: off ({})", errno_name(-r)));
       }
@@ -71,7 +71,7 @@ class UringEngine final : public Engine {
       int r = io_uring_register_buffers(ring_.get(), iov.data(), depth);
       if (r == 0) {
         caps_.fixed_buffers = true;
-        caps_.notes.push_back("fixed buffers: on");
+        caps_.notes.emplace_back("fixed buffers: on");
       } else {
         caps_.notes.push_back(fmt::format("fixed buffers: off ({}; RLIMIT_MEMLOCK {}: raise with ulimit -l)",
                                           errno_name(-r), memlock_text(read_memlock_limit().soft)));

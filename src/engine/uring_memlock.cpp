@@ -75,11 +75,11 @@ uint64_t registered_locked_bytes(uint64_t bytes) {
   return bytes >= kHugePageBytes ? round_up(bytes, kHugePageBytes) : round_up(bytes, 4096);
 }
 
-std::string memlock_text(uint64_t v) {
-  if (v == UINT64_MAX) return "unlimited";
-  const uint64_t kib = (v + 1023) / 1024;  // ulimit -l counts KiB
+std::string memlock_text(uint64_t bytes) {
+  if (bytes == UINT64_MAX) return "unlimited";
+  const uint64_t kib = (bytes + 1023) / 1024;  // ulimit -l counts KiB
   if (kib < 1024) return fmt::format("{} KiB", kib);
-  return fmt::format("{} KiB ({:.2f} MiB)", kib, static_cast<double>(v) / (1024.0 * 1024.0));
+  return fmt::format("{} KiB ({:.2f} MiB)", kib, static_cast<double>(bytes) / (1024.0 * 1024.0));
 }
 
 std::string memlock_fix_text(uint64_t needed) {

@@ -85,9 +85,9 @@ UringFileWriter::~UringFileWriter() {
 }
 
 // Writes bytes [done, len) of slot i's request with pwrite, segment by segment.
-int UringFileWriter::complete_short(size_t i, uint64_t off, size_t done, size_t len) {
+int UringFileWriter::complete_short(size_t buf_index, uint64_t off, size_t done, size_t len) {
   size_t seg_start = 0;
-  for (const iovec& v : seg_[i]) {
+  for (const iovec& v : seg_[buf_index]) {
     const size_t seg_end = seg_start + v.iov_len;
     while (done < len && done < seg_end) {
       const uint8_t* src = static_cast<const uint8_t*>(v.iov_base) + (done - seg_start);

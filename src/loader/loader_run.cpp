@@ -49,7 +49,7 @@ struct Shared;
 // the other processes of a multi-host job (StepSync) and takes over a stop any of them asked for.
 struct StepCompletion {
   Shared* sh = nullptr;
-  void operator()() noexcept;
+  void operator()() const noexcept;
 };
 
 struct Shared {
@@ -84,7 +84,7 @@ StopKind local_stop_kind(const Shared& sh) {
   return k ? static_cast<StopKind>(k) : StopKind::kFailed;
 }
 
-void StepCompletion::operator()() noexcept {
+void StepCompletion::operator()() const noexcept {
   if (!sh || !sh->sync) return;
   const StopKind job = sh->sync->exchange(local_stop_kind(*sh));
   if (job != StopKind::kNone && !sh->stop) {

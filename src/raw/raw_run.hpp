@@ -42,11 +42,11 @@ RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target
 /// its own error to end the run before any I/O (the jobs are released and joined first).
 using RawStartHook = std::function<void(std::exception_ptr setup)>;
 
-/// Runs cfg.numjobs jobs on `target` with `engine`. Throws IoError when a job cannot open the
+/// Runs cfg.numjobs jobs on `target` with the engine `choice`. Throws IoError when a job cannot open the
 /// file or set up its engine; I/O errors end the run early and are reported in the results.
 /// `at_start` (optional, see RawStartHook): the clock and --runtime start when it returns, so
 /// elapsed_s is measured locally from that moment.
-RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine,
+RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& choice,
                    const RawStartHook& at_start = {});
 
 }  // namespace ioprobe

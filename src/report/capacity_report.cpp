@@ -291,10 +291,10 @@ std::string render_capacity_html(const json& doc) {
       need{"demand (accelerators x per-accelerator rate)", {}, false};
   for (const auto& p : c.at("points")) {
     const double g = p.value("gpus", 0.0);
-    mean.points.push_back({g, 100 * p.value("au", 0.0)});
-    low.points.push_back({g, 100 * p.value("au_min", 0.0)});
-    got.points.push_back({g, p.value("samples_per_s", 0.0)});
-    need.points.push_back({g, p.value("demand_samples_per_s", 0.0)});
+    mean.points.emplace_back(g, 100 * p.value("au", 0.0));
+    low.points.emplace_back(g, 100 * p.value("au_min", 0.0));
+    got.points.emplace_back(g, p.value("samples_per_s", 0.0));
+    need.points.emplace_back(g, p.value("demand_samples_per_s", 0.0));
   }
   au.series = {mean, low};
   rate.series = {got, need};

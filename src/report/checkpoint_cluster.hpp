@@ -35,19 +35,19 @@ nlohmann::json checkpoint_cluster_json(const checkpoint::CheckpointCluster& c, c
                                        const std::string& dir_placement, const std::string& restore_placement);
 nlohmann::json checkpoint_hosts_json(const checkpoint::CheckpointCluster& c);
 
-/// The restore's device accounting of the whole job into the document's checkpoint section:
+/// The restore's device accounting of the whole job into the document's checkpoint section `ck`:
 /// restore.device_io (every host's devices over the restore window, added, against the bytes of
 /// every shard file restored) and restore.served_from ("device", "page cache", "mixed", "unknown").
-void add_cluster_restore_device_io(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
+void add_cluster_restore_device_io(nlohmann::json& ck, const checkpoint::CheckpointCluster& c);
 
-/// The save's device accounting of the whole job into the document's checkpoint section:
+/// The save's device accounting of the whole job into the document's checkpoint section `ck`:
 /// save.device_io (every host's devices over the save window, added, each host counted once, against
 /// save.bytes_on_disk, with logical_bytes and written_over_logical, and a "scope" saying so).
-void add_cluster_save_device_io(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
+void add_cluster_save_device_io(nlohmann::json& ck, const checkpoint::CheckpointCluster& c);
 
-/// Adds "host" to every rank row of the document's save and "shard_rank", "read_on_host",
-/// "written_on_host" to every restore row.
-void annotate_checkpoint_ranks(nlohmann::json& checkpoint_section, const checkpoint::CheckpointCluster& c);
+/// Adds "host" to every rank row of the save in `ck` (the document's checkpoint section) and
+/// "shard_rank", "read_on_host", "written_on_host" to every restore row.
+void annotate_checkpoint_ranks(nlohmann::json& ck, const checkpoint::CheckpointCluster& c);
 
 /// The "Hosts" section of a checkpoint's text report ("" for a single-host document).
 std::string render_checkpoint_hosts_text(const nlohmann::json& doc);

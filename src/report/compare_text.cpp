@@ -1,6 +1,7 @@
 #include "report/compare_text.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -25,11 +26,9 @@ enum class Fmt { count, rate, percent, micros, seconds };
 std::string value_text(double v, Fmt f) {
   switch (f) {
     case Fmt::count:
-      return format_count(static_cast<uint64_t>(v + 0.5));
+      return format_count(static_cast<uint64_t>(std::llround(v)));  // counts are never negative
     case Fmt::rate:
-      return fmt::format("{:.1f}", v);
     case Fmt::percent:
-      return fmt::format("{:.1f}", v);
     case Fmt::micros:
       return fmt::format("{:.1f}", v);
     case Fmt::seconds:

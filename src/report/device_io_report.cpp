@@ -181,7 +181,7 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
   if (r.contains("device_io")) line("device I/O", device_io_summary(r["device_io"], "delivered"));
   if (r.contains("device_io") && r["device_io"].contains("merge_note"))
     line("", r["device_io"].value("merge_note", ""));
-  if (r.contains("epochs") && r["epochs"].is_array() && r["epochs"].size() > 0) {
+  if (r.contains("epochs") && r["epochs"].is_array() && !r["epochs"].empty()) {
     const nlohmann::json& all = r["epochs"];
     const size_t n = all.size();
     for (size_t i = 0; i < n; ++i) {

@@ -81,9 +81,9 @@ nlohmann::json host_device_io_json(const nlohmann::json& part_device_io, uint64_
 /// both false for a warm read or a write.
 nlohmann::json host_device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold);
 
-/// The text flag of a host row's device_io: "  COLD RUN READ NOTHING FROM ITS DEVICES",
+/// The text flag of a host row's device_io `d`: "  COLD RUN READ NOTHING FROM ITS DEVICES",
 /// "  COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES", or "".
-std::string host_cold_read_flag_text(const nlohmann::json& host_device_io);
+std::string host_cold_read_flag_text(const nlohmann::json& d);
 
 /// The warning for a host whose cold read fell short (cold_read_check; "" when it did not):
 /// names the host, what it delivered, what its devices read, and the likely caches. `what`

@@ -1,5 +1,7 @@
 #include "report/document_text.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -65,7 +67,8 @@ std::string render_raw_document_text(const json& doc) {
   out += fmt::format("  I/Os        {} in {}{}\n", format_count(res.at("ios").get<uint64_t>()),
                      format_seconds(res.at("elapsed_s").get<double>()),
                      res.contains("stop_reason") ? " (" + res.value("stop_reason", "") + ")" : "");
-  out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(res.at("iops").get<double>() + 0.5)));
+  out += fmt::format("  IOPS        {}\n",
+                     format_count(static_cast<uint64_t>(std::llround(res.at("iops").get<double>()))));
   out += fmt::format("  throughput  {}\n", format_rate(res.at("bytes_per_s").get<double>()));
   auto ns = [&](const char* k) { return format_ns(lat.at(k).get<double>() * 1000.0); };
   out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns("mean"), ns("p50"),

@@ -83,8 +83,8 @@ std::string timeline_chart(const json& results, double gpus, const std::string& 
   for (const auto& p : results["timeline"]) {
     double t = p.value("t_s", 0.0);
     double rate = p.value("samples", 0.0) / iv;
-    s.points.push_back({t, rate});
-    s.points.push_back({t + iv, rate});
+    s.points.emplace_back(t, rate);
+    s.points.emplace_back(t + iv, rate);
     if (first) c.shades.push_back({t, t + iv, "warm-up (first interval)", "#999"});
     else if (p.value("wait_s", 0.0) > 0.5 * iv * std::max(1.0, gpus))
       c.shades.push_back({t, t + iv, "stall: GPUs waited > half the interval", "#d62728"});
@@ -105,7 +105,7 @@ std::string latency_chart(const json& lat, const std::string& title, const std::
   b.log_y = true;
   b.value_unit = " µs";
   for (const char* k : {"p50", "p90", "p99", "p999", "max"})
-    if (lat.contains(k)) b.bars.push_back({std::string(k) == "p999" ? "p99.9" : k, lat.value(k, 0.0)});
+    if (lat.contains(k)) b.bars.emplace_back(std::string(k) == "p999" ? "p99.9" : k, lat.value(k, 0.0));
   if (!what.empty())
     return render_bar_chart(b) +
            fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), lat.value("mean", 0.0));
@@ -128,7 +128,7 @@ std::string hosts_section(const json& d, const std::string& metric, const std::s
     const std::string name = h.value("hostname", "?");
     const bool straggler = h.value("straggler", false);
     const double v = num_at(h, "/results" + metric);
-    b.bars.push_back({name, v});
+    b.bars.emplace_back(name, v);
     b.marked.push_back(straggler);
     const json& r = h.value("results", json::object());
     rows += fmt::format(
@@ -229,7 +229,7 @@ std::string tune_section(const json& d) {
     if (p.value("repeats", 0) == 0) continue;
     std::string key = fmt::format("prefetch_factor={} numa={}", p.value("prefetch_factor", 0), p.value("numa", ""));
     if (!idx.count(key)) idx[key] = c.series.size(), c.series.push_back({key, {}, true});
-    c.series[idx[key]].points.push_back({p.value("num_workers", 0.0), p.value("samples_per_s", 0.0)});
+    c.series[idx[key]].points.emplace_back(p.value("num_workers", 0.0), p.value("samples_per_s", 0.0));
   }
   if (rec.value("valid", false)) {
     size_t k = rec.value("knee", size_t{0}), r = rec.value("point", size_t{0});
@@ -303,7 +303,7 @@ std::string checkpoint_section(const json& d) {
   if (has(d, ptr) && d.at(json::json_pointer(ptr)).is_object()) {
     std::vector<std::pair<std::string, double>> parts;
     for (const auto& [k, v] : d.at(json::json_pointer(ptr)).items())
-      if (v.is_number()) parts.push_back({phase_label(k), v.get<double>()});
+      if (v.is_number()) parts.emplace_back(phase_label(k), v.get<double>());
     o += render_stacked_bar("checkpoint", "Checkpoint phases (max over ranks; phases overlap when double-buffered)",
                             parts, "s");
   } else {

@@ -1,5 +1,7 @@
 #include "report/raw_report.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -22,7 +24,7 @@ std::string raw_cache_note(bool direct, bool write, const std::string& cache, bo
   if (direct) return " (bypassed: O_DIRECT)";
   if (write) return "";
   const std::string from = reads_from(direct, write, residency);
-  const std::string how = evicted ? "; evicted before the run (--cache cold)" : cache == "warm" ? "; --cache warm" : "";
+  std::string how = evicted ? "; evicted before the run (--cache cold)" : cache == "warm" ? "; --cache warm" : "";
   if (from == "page cache")
     return fmt::format("{}: the reads come from the page cache, a memory figure, not the device's", how);
   if (from == "mixed") return fmt::format("{}: the reads come partly from the page cache (mixed)", how);
@@ -137,7 +139,7 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
   }
   double iops = per_s(static_cast<double>(r.ios), r.elapsed_s);
   out += fmt::format("  I/Os        {} in {} ({})\n", format_count(r.ios), format_seconds(r.elapsed_s), r.stop_reason);
-  out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(iops + 0.5)));
+  out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(std::llround(iops))));
   out += fmt::format("  throughput  {}\n", format_rate(per_s(static_cast<double>(r.bytes), r.elapsed_s)));
   out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", format_ns(h.mean()),
                      format_ns(static_cast<double>(h.percentile(50))), format_ns(static_cast<double>(h.percentile(90))),

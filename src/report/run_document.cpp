@@ -1,6 +1,7 @@
 #include "report/run_document.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -157,8 +158,8 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
       const std::string dw = where + ".decode";
       r.decoded = json_at(d, "samples", dw).get<uint64_t>();
       r.decode_errors = json_at(d, "errors", dw).get<uint64_t>();
-      r.decode_cpu_ns = static_cast<int64_t>(json_at(d, "cpu_s", dw).get<double>() * 1e9 + 0.5);
-      r.decoded_pixels = static_cast<uint64_t>(json_at(d, "megapixels", dw).get<double>() * 1e6 + 0.5);
+      r.decode_cpu_ns = static_cast<int64_t>(std::llround(json_at(d, "cpu_s", dw).get<double>() * 1e9));
+      r.decoded_pixels = static_cast<uint64_t>(std::llround(json_at(d, "megapixels", dw).get<double>() * 1e6));
     }
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));

@@ -68,10 +68,10 @@ struct RunResults {
 RunResults run_results_of(const LoaderResult& r);
 /// The results section (keys above; rates = totals / elapsed_s).
 nlohmann::json run_results_json(const RunResults& r);
-/// Reads a results section back. Throws UsageError naming `where` ("'A.json' results") and the
+/// Reads a results section `j` back. Throws UsageError naming `where` ("'A.json' results") and the
 /// key that is missing or mistyped; documents written before latency buckets were saved are
 /// refused with that reason.
-RunResults run_results_from_json(const nlohmann::json& results, const std::string& where);
+RunResults run_results_from_json(const nlohmann::json& j, const std::string& where);
 
 /// nlohmann's hooks: `nlohmann::json j = results;` and `j.get<RunResults>()` (errors name "results").
 void to_json(nlohmann::json& j, const RunResults& r);

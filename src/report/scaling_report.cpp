@@ -1,5 +1,7 @@
 #include "report/scaling_report.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/text.hpp"
@@ -31,7 +33,7 @@ std::string row(const std::string& name, const json& p) {
   if (!p.value("error", json(nullptr)).is_null())
     return fmt::format("  {:<10} error: {}\n", name, p.at("error").get<std::string>());
   return fmt::format("  {:<10} {:>10} IOPS  {:>32}  p50 {:>9}  p99 {:>9}\n", name,
-                     format_count(static_cast<uint64_t>(p.at("iops").get<double>() + 0.5)),
+                     format_count(static_cast<uint64_t>(std::llround(p.at("iops").get<double>()))),
                      format_rate(p.at("bytes_per_s").get<double>()), format_ns(p.at("p50_us").get<double>() * 1e3),
                      format_ns(p.at("p99_us").get<double>() * 1e3));
 }
@@ -89,7 +91,7 @@ std::string render_scaling_text(const json& doc) {
   for (const auto& m : members) out += row(m.at("device").get<std::string>(), m);
   if (members.size() > 1)
     out += fmt::format("  {:<10} {:>10} IOPS  {:>32}\n", "sum",
-                       format_count(static_cast<uint64_t>(s.at("sum_iops").get<double>() + 0.5)),
+                       format_count(static_cast<uint64_t>(std::llround(s.at("sum_iops").get<double>()))),
                        format_rate(s.at("sum_bytes_per_s").get<double>()));
   out += fmt::format("  the array, through {}{}:\n", s.at("file").get<std::string>(),
                      s.value("file_created", false) ? " (created by ioprobe, removed after)" : " (read-only)");

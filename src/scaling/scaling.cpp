@@ -81,7 +81,7 @@ void finish_scaling(ScalingResult& r) {
   const bool all = measured == r.members.size() && measured > 0;
   r.efficiency = all && r.array.error.empty() && r.array.bytes_per_s > 0 ? r.array.bytes_per_s / r.sum_bytes_per_s : 0;
   r.expected_bytes_per_s = all ? r.expectation.factor * r.sum_bytes_per_s : 0;
-  if (!all && !r.members.empty()) r.notes.push_back("not every member was measured: no efficiency is claimed");
+  if (!all && !r.members.empty()) r.notes.emplace_back("not every member was measured: no efficiency is claimed");
   if (r.efficiency > 1.05)
     r.notes.push_back(fmt::format("efficiency {:.2f} is above 1: the array read faster than its members together, so "
                                   "a cache served part of its reads (the page cache under loop devices' backing "
@@ -128,7 +128,7 @@ ScalingPoint measure(const ScalingConfig& cfg, const std::string& name, const st
 }
 
 std::string dev_path(const std::string& name) {
-  const std::string path = "/dev/" + name;
+  std::string path = "/dev/" + name;
   struct stat st {};
   if (stat(path.c_str(), &st) != 0)
     throw UsageError(fmt::format("member device {} has no node {} ({}); run where /dev shows the array's members "

@@ -52,8 +52,8 @@ class LatencyHistogram {
   static LatencyHistogram from_buckets(const std::vector<HistogramBucket>& buckets, uint64_t min_ns, uint64_t max_ns,
                                        unsigned __int128 sum_ns);
 
-  /// Bucket index for a value, and the [lower, upper] value range of a bucket (for tests).
-  static int bucket_of(uint64_t ns);
+  /// Bucket index for a value `v`, and the [lower, upper] value range of a bucket (for tests).
+  static int bucket_of(uint64_t v);
   static uint64_t bucket_lower(int b);
   static uint64_t bucket_upper(int b);
 

@@ -50,8 +50,8 @@ BlockDeviceInfo describe_block_device_named(const std::string& name, const std::
 /// a line without brackets (single choice) is returned trimmed.
 std::string selected_scheduler(const std::string& line);
 
-/// The numa_node of the nearest ancestor of sysfs directory `dir` (resolved) that has one,
+/// The numa_node of the nearest ancestor of sysfs directory `start` (resolved) that has one,
 /// walking up towards /sys/devices; -1 when none has one or it says -1.
-int nearest_numa_node(const std::string& dir);
+int nearest_numa_node(const std::string& start);
 
 }  // namespace ioprobe

@@ -37,9 +37,9 @@ struct PcieLink {
 /// 0 for an unknown speed or lanes <= 0.
 double pcie_bytes_per_s(double gts, int lanes);
 
-/// The link of the nearest PCI function at or above sysfs directory `dir` (resolved) that has
+/// The link of the nearest PCI function at or above sysfs directory `start` (resolved) that has
 /// current_link_speed; an empty pci_address when none has one.
-PcieLink read_pcie_link(const std::string& dir);
+PcieLink read_pcie_link(const std::string& start);
 
 /// The interface class of a whole disk and the nominal ceiling it implies.
 struct NominalSpeed {
