@@ -142,6 +142,7 @@ int cmd_capacity(const CommandContext& ctx) {
     if (comm.rank() != 0) return;
     if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
     if (!html.empty()) check_output_path(html, "--html");
+    check_outputs_distinct({{"--json", c.json_path}, {"--html", html}});
   });
 
   const int64_t t0 = now_ns();

@@ -151,6 +151,7 @@ int cmd_tune(const CommandContext& ctx) {
     if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
     if (!html.empty()) check_output_path(html, "--html");
     if (!csv.empty()) check_output_path(csv, "--csv");
+    check_outputs_distinct({{"--json", c.json_path}, {"--html", html}, {"--csv", csv}});
   });
   const int64_t t0 = now_ns();
   const int64_t deadline = t0 + static_cast<int64_t>(budget_s * 1e9);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -115,6 +116,22 @@ void write_file_atomically(const std::string& path, const std::string& text, con
     int e = errno;
     unlink(tmp.c_str());
     throw IoError(e, "rename", tmp + " -> " + path);
+  }
+}
+
+void check_outputs_distinct(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::pair<std::string, std::string>> seen;  // {canonical path, option}
+  for (const auto& [option, path] : outputs) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    std::filesystem::path canon = std::filesystem::weakly_canonical(path, ec);
+    const std::string key = ec ? path : canon.string();
+    for (const auto& [other, other_option] : seen)
+      if (other == key)
+        throw UsageError(fmt::format("{} and {} both name '{}': the second would replace the first; give each its "
+                                     "own file",
+                                     other_option, option, escape_bytes(path)));
+    seen.emplace_back(key, option);
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ioprobe {
@@ -33,5 +34,11 @@ void check_can_create_in(const std::string& dir, const std::string& option);
 /// exist yet cannot be an input. Throws UsageError (exit 2) naming the option, the path and the
 /// input, before anything is written.
 void check_output_not_input(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
+
+/// Refuses two outputs of one command that name the same file (`tune --json X --csv X` wrote the
+/// CSV over the JSON): `outputs` holds {option, path} pairs, empty paths skipped; paths compare
+/// after std::filesystem::weakly_canonical (so ./x and x, or a symlinked directory, count).
+/// Throws UsageError (exit 2) naming both options and the path, before anything is written.
+void check_outputs_distinct(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 }  // namespace ioprobe

@@ -487,8 +487,14 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     });
   } catch (const IoError& e) {
     // A directory this process may not write and that holds no lock file: it can only read a
-    // complete dataset there (anything else fails below, naming the directory), unlocked.
+    // complete dataset there, unlocked; without one there is nothing to read and nothing may be
+    // written (the error named the file list's temporary file, exit 1).
     if (e.err() != EACCES && e.err() != EROFS && e.err() != EPERM) throw;
+    const std::optional<Manifest> m = read_manifest(dir);
+    if (!m || !m->complete)
+      throw UsageError(fmt::format("--dir '{}' is not writable ({}) and holds no complete dataset to read; ioprobe "
+                                   "writes the dataset there: choose a writable --dir",
+                                   escape_bytes(dir), errno_text(e.err())));
   }
   DatasetOutcome out;
   try {

@@ -2,7 +2,8 @@
 # A directory ioprobe must create a file in that is missing or not writable is the user's path to
 # change: exit 2 for both, the message naming the path as given (never a temporary file of
 # ioprobe's) and what to do. scaling --dir (ioprobe creates the array's file there) and raw
-# --filename (a new layout file) on a read-only tmpfs; a missing directory for comparison.
+# --filename (a new layout file) and run/gen --dir (a dataset) on a read-only tmpfs; a missing
+# directory for comparison.
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
 scratch_mount dir-ro tmpfs size=8m,ro
@@ -18,6 +19,14 @@ expect() {  # $1 label, $2 exit code, $3 grep -E pattern the message must match;
 expect "scaling --dir read-only" 2 "--dir '$MNT' is not writable \(Read-only file system \(EROFS\)\).*give a --dir you may write to"
 "$IOPROBE" scaling --dir "$W/missing" --runtime 1s >"$W/out" 2>&1; rc=$?
 expect "scaling --dir missing" 2 "--dir '$W/missing' is not a directory"
+
+# An existing --dir for a dataset that cannot be written and holds no dataset (it named the file
+# list's temporary file, exit 1).
+"$IOPROBE" --dir "$MNT" --files 10 --gpu-samples-per-s 1e9 >"$W/out" 2>&1; rc=$?
+expect "run --dir read-only, empty" 2 "--dir '$MNT' is not writable \(Read-only file system \(EROFS\)\) and holds no complete dataset.*choose a writable --dir"
+"$IOPROBE" gen --dir "$MNT" --files 10 >"$W/out" 2>&1; rc=$?
+expect "gen --dir read-only, empty" 2 "--dir '$MNT' is not writable"
+grep -q 'ioprobe-tmp' "$W/out" && fail "gen names a temporary file: $(cat "$W/out")"
 
 "$IOPROBE" raw --filename "$MNT/new.bin" --size 1MiB --rw read --runtime 1s >"$W/out" 2>&1; rc=$?
 expect "raw --filename in a read-only directory" 2 \

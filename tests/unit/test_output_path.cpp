@@ -70,3 +70,15 @@ TEST_CASE("an output that is one of the inputs is refused, by file identity", "[
   CHECK_NOTHROW(check_output_not_input(d + "/old.html", "--html", {d + "/ck.json"}));
   CHECK_NOTHROW(check_output_not_input(d + "/new.html", "--html", {d + "/ck.json"}));
 }
+
+TEST_CASE("two outputs of one command naming the same file are refused", "[output]") {
+  TempDir dir("outdistinct");
+  const std::string a = dir.path + "/a.out";
+  CHECK_NOTHROW(check_outputs_distinct({{"--json", a}, {"--html", ""}, {"--csv", dir.path + "/b.csv"}}));
+  try {
+    check_outputs_distinct({{"--json", a}, {"--csv", dir.path + "/./a.out"}});
+    FAIL("the same file twice was accepted");
+  } catch (const UsageError& e) {
+    CHECK(std::string(e.what()).find("--json and --csv both name") != std::string::npos);
+  }
+}
