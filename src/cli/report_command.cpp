@@ -44,9 +44,8 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   if (!html.empty()) {
     check_output_path(html, "--html");
     check_output_not_input(html, "--html", files);
-    if (html == out)
-      throw UsageError(fmt::format("--html and --json both name '{}'; give two file names", escape_bytes(html)));
   }
+  check_outputs_distinct({{"--json", out}, {"--html", html}});
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(escape_bytes(f));
   const nlohmann::json merged = merge_documents(docs, names);
@@ -136,8 +135,7 @@ int cmd_report(const CommandContext& ctx) {
   if (!html.empty()) check_output_not_input(html, "--html", files);
   if (!csv.empty()) check_output_not_input(csv, "--csv", files);
   if (!html.empty() && !csv.empty()) check_output_not_input(csv, "--csv", {html});
-  if (!html.empty() && html == csv)
-    throw UsageError(fmt::format("--html and --csv both name '{}'; give two file names", escape_bytes(html)));
+  check_outputs_distinct({{"--html", html}, {"--csv", csv}});
   if (!csv.empty() && docs.size() != 1)
     throw UsageError("--csv writes one document as CSV (a tune's points, any other kind's figures by JSON key); give "
                      "exactly one FILE.json");
