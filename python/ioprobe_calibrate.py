@@ -14,11 +14,14 @@ figures over the batches from the first to the last (worker start-up and the fir
   worker CPU per sample   steady CPU time of the worker processes (each one's process CPU clock, all
                           threads) per sample, from the end of each worker's 2nd collate to the end of
                           its last: __getitem__, collate, and putting the batch into shared memory
-    its two parts         over the same window: the worker loop thread's own CPU clock (thread_time:
-                          __getitem__ and collate) and the rest of the process clock, which is the
-                          multiprocessing.Queue feeder thread pickling the batch (moving each tensor's
-                          storage into shared memory) and writing it to the pipe while the loop already
-                          builds its next batch. The window holds the loop's batches 3..last and the
+    its parts             over the same window: the worker loop thread's own CPU clock (thread_time:
+                          __getitem__ and collate); the multiprocessing.Queue feeder thread's own CPU
+                          clock (QueueFeederThread: pickling the batch, moving each tensor's storage
+                          into shared memory, writing the pipe while the loop already builds its next
+                          batch); and the rest of the process clock, its other threads: chiefly
+                          multiprocessing's resource sharer, which hands each tensor's file descriptor
+                          to the main process, one round trip per tensor as it unpickles the batch
+                          (torch's file_descriptor sharing strategy). The window holds the loop's batches 3..last and the
                           feeder's puts of about batches 2..last-but-one: as many puts as batches when
                           the feeder keeps up, and when it lags it is busy through the whole window, so
                           the window's CPU is still its steady cost; the two parts add up to the total
@@ -30,6 +33,8 @@ figures over the batches from the first to the last (worker start-up and the fir
                           unpickling and attaching the batch's shared memory; per-batch spread from
                           the main thread's CPU clock around each next()
   bytes per batch         bytes of the tensors in a batch (what crosses to the main process)
+  tensors per batch       tensors in a batch: with torch's file_descriptor sharing strategy each is
+                          one round trip of the main process with the worker's resource sharer
   worker start-up         from iter(loader) to each worker's worker_init_fn, seconds
   worker start-up CPU     a worker's CPU from its fork to worker_init_fn plus its first batches' one-time
                           CPU, seconds; main start-up CPU: the main thread's CPU in iter() (the forks)
@@ -49,6 +54,7 @@ import platform
 import resource
 import statistics
 import sys
+import threading
 import time
 import traceback
 
@@ -211,6 +217,18 @@ class LockedBuffer:
             off += n
 
 
+def feeder_cpu_s():
+    """CPU time (s) of this process's multiprocessing.Queue feeder thread (QueueFeederThread, one per
+    DataLoader worker: its data queue's), from its own CPU clock; -1 when there is none (yet)."""
+    for t in threading.enumerate():
+        if t.name == "QueueFeederThread" and t.ident is not None:
+            try:
+                return time.clock_gettime(time.pthread_getcpuclockid(t.ident))
+            except (OSError, AttributeError):
+                return -1.0
+    return -1.0
+
+
 def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_holder):
     from torch.utils.data import DataLoader, get_worker_info
     ds = make_ds(paths)
@@ -218,10 +236,11 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     cpu0 = torch.full((max(workers, 1),), -1.0, dtype=torch.float64).share_memory_()
 
     # Per worker, written by the worker: batches collated, samples in them, its CPU clock after
-    # its 2nd collate and after its latest (the process clock, and the loop thread's own clock at
-    # the same marks), and the samples of its batches from the 3rd on.
-    nbat, tot_n, win_n, mark_cpu, last_cpu, mark_loop, last_loop = (
-        torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_() for _ in range(7))
+    # its 2nd collate and after its latest (the process clock, and the loop thread's and the queue
+    # feeder thread's own clocks at the same marks; the feeder's -1 when it was not found), and the
+    # samples of its batches from the 3rd on.
+    nbat, tot_n, win_n, mark_cpu, last_cpu, mark_loop, last_loop, mark_feed, last_feed = (
+        torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_() for _ in range(9))
 
     def init_fn(wid):
         starts[wid] = time.time()
@@ -239,10 +258,12 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
             if nbat[w] == 2:
                 mark_loop[w] = time.thread_time()
                 mark_cpu[w] = time.process_time()
+                mark_feed[w] = feeder_cpu_s()
             elif nbat[w] > 2:
                 win_n[w] += len(samples)
             last_loop[w] = time.thread_time()
             last_cpu[w] = time.process_time()
+            last_feed[w] = feeder_cpu_s()
         return out
 
     g = torch.Generator()
@@ -256,7 +277,7 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     m0 = time.thread_time()
     it = iter(loader)  # forks and starts the workers
     main_startup = time.thread_time() - m0
-    main_batch_cpu, pin_batch_cpu, batch_bytes = [], [], []
+    main_batch_cpu, pin_batch_cpu, batch_bytes, batch_tensors = [], [], [], []
     sizes = batch_sizes(len(ds), batch)
     snap = {}
     nb = len(loader)
@@ -277,6 +298,7 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         if k > 1:
             main_batch_cpu.append((c1 - c0) * 1e6)
             batch_bytes.append(nbytes)
+            batch_tensors.append(len(ts))
         if pin:
             p0 = time.thread_time()
             if pin == "cuda":
@@ -304,6 +326,7 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         "main_cpu_per_batch_us": ((rb - ra) - pin_s) * 1e6 / (kb - ka),
         "main_thread_cpu_per_batch_us": spread(main_batch_cpu),
         "bytes_per_batch": spread(batch_bytes),
+        "tensors_per_batch": spread(batch_tensors),
     }
     if workers > 0:
         if len(wb) != workers or min(cpu0.tolist()[:workers]) < 0:
@@ -328,6 +351,13 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         loop = min(max(loop, 0.0), win)
         res["worker_loop_cpu_per_sample_us"] = loop / sum(win_n.tolist()[:workers]) * 1e6
         res["worker_put_cpu_per_sample_us"] = (win - loop) / sum(win_n.tolist()[:workers]) * 1e6
+        # The put's own thread, when every worker's feeder thread was found at both marks: the
+        # rest of the put is the worker's other threads (the resource sharer), which run beside it.
+        if min(mark_feed.tolist()[:workers]) >= 0 and min(last_feed.tolist()[:workers]) >= 0:
+            feed = sum(last_feed.tolist()[w] - mark_feed.tolist()[w] for w in range(workers))
+            feed = min(max(feed, 0.0), win - loop)
+            res["worker_feeder_cpu_per_sample_us"] = feed / sum(win_n.tolist()[:workers]) * 1e6
+            res["worker_other_cpu_per_sample_us"] = (win - loop - feed) / sum(win_n.tolist()[:workers]) * 1e6
         whole = [e - s for e, s in zip(wb, cpu0.tolist())]
         res["worker_cpu_pass_per_sample_us"] = sum(whole) * 1e6 / sum(sizes)
         first = [max(0.0, c - per * n) for c, n in zip(whole, tot_n.tolist())]

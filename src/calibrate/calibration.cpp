@@ -92,6 +92,7 @@ json calibration_to_json(const Calibration& c) {
   if (c.split_measured) {
     split["loop_per_sample_us"] = figure_json(c.worker_loop_cpu_per_sample_us);
     split["put_per_sample_us"] = figure_json(c.worker_put_cpu_per_sample_us);
+    if (c.other_measured) split["other_per_sample_us"] = figure_json(c.worker_other_cpu_per_sample_us);
   }
   return {{"schema", "ioprobe.calibration/1"},
           {"kind", "calibration"},
@@ -117,6 +118,7 @@ json calibration_to_json(const Calibration& c) {
             {"main_cpu_per_batch_p90_us", c.main_cpu_per_batch_p90_us},
             {"main_cpu_per_sample_us", c.main_cpu_per_sample_us()},
             {"bytes_per_batch", figure_json(c.bytes_per_batch)},
+            {"tensors_per_batch", figure_json(c.tensors_per_batch)},
             {"worker_startup_s", figure_json(c.worker_startup_s)},
             {"startup_cpu", startup},
             {"pin_memory", pin}}},
@@ -170,13 +172,16 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
     if (c.split_measured) {
       c.worker_loop_cpu_per_sample_us = figure(sp, "loop_per_sample_us", w);
       c.worker_put_cpu_per_sample_us = figure(sp, "put_per_sample_us", w);
+      c.other_measured = sp.contains("other_per_sample_us");  // absent before the feeder's own clock was read
+      if (c.other_measured) c.worker_other_cpu_per_sample_us = figure(sp, "other_per_sample_us", w);
       const double total = c.worker_cpu_per_sample_us.value;
-      const double sum = c.worker_loop_cpu_per_sample_us.value + c.worker_put_cpu_per_sample_us.value;
+      const double sum = c.worker_loop_cpu_per_sample_us.value + c.worker_put_cpu_per_sample_us.value +
+                         c.worker_other_cpu_per_sample_us.value;
       if (std::abs(sum - total) > 0.01 * std::max(1.0, total))
-        throw UsageError(fmt::format("{}: loop {} + put {} µs per sample is not the worker's total {}; the document "
-                                     "was edited or damaged, rerun `ioprobe calibrate`",
+        throw UsageError(fmt::format("{}: loop {} + put {} + other {} µs per sample is not the worker's total {}; the "
+                                     "document was edited or damaged, rerun `ioprobe calibrate`",
                                      w, c.worker_loop_cpu_per_sample_us.value, c.worker_put_cpu_per_sample_us.value,
-                                     total));
+                                     c.worker_other_cpu_per_sample_us.value, total));
     }
   }
   c.inprocess_cpu_per_sample_us = figure(f, "inprocess_cpu_per_sample_us", where);
@@ -184,6 +189,8 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.main_cpu_per_batch_p10_us = number(f, "main_cpu_per_batch_p10_us", where + ": figures");
   c.main_cpu_per_batch_p90_us = number(f, "main_cpu_per_batch_p90_us", where + ": figures");
   c.bytes_per_batch = figure(f, "bytes_per_batch", where);
+  if (f.contains("tensors_per_batch"))  // absent from documents written before it was counted
+    c.tensors_per_batch = figure(f, "tensors_per_batch", where);
   c.worker_startup_s = figure(f, "worker_startup_s", where);
   if (f.contains("startup_cpu")) {  // absent from documents written before it was measured
     const json& st = f.at("startup_cpu");
@@ -255,11 +262,25 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     c.split_measured = split;
     if (split) {
       c.worker_loop_cpu_per_sample_us = over_rows(rows, "worker_loop_cpu_per_sample_us", plain, where);
-      c.worker_put_cpu_per_sample_us = over_rows(rows, "worker_put_cpu_per_sample_us", plain, where);
+      // The feeder thread's own clock, where every run read it: the put is that thread's, the
+      // rest the worker's other threads; else the put is all but the loop (older drivers).
+      bool other = true;
+      for (const json& r : rows)
+        other = other && (!plain(r) || (r.contains("worker_feeder_cpu_per_sample_us") &&
+                                        r.contains("worker_other_cpu_per_sample_us")));
+      c.other_measured = other;
+      c.worker_put_cpu_per_sample_us = over_rows(rows,
+                                                 other ? "worker_feeder_cpu_per_sample_us"
+                                                       : "worker_put_cpu_per_sample_us",
+                                                 plain, where);
+      if (other) c.worker_other_cpu_per_sample_us = over_rows(rows, "worker_other_cpu_per_sample_us", plain, where);
     }
     c.inprocess_cpu_per_sample_us = over_rows(rows, "inprocess_cpu_per_sample_us", inproc, where, false);
     c.main_cpu_per_batch_us = over_rows(rows, "main_cpu_per_batch_us", plain, where);
     c.bytes_per_batch = over_rows(rows, "bytes_per_batch", plain, where);
+    bool tensors = true;
+    for (const json& r : rows) tensors = tensors && (!plain(r) || r.contains("tensors_per_batch"));
+    if (tensors) c.tensors_per_batch = over_rows(rows, "tensors_per_batch", plain, where);
     c.worker_startup_s = over_rows(rows, "worker_startup_s", plain, where);
     bool startup = true;
     for (const json& r : rows) startup = startup && (!plain(r) || r.contains("worker_startup_cpu_s"));

@@ -48,22 +48,29 @@ struct Calibration {
   CalFigure inprocess_cpu_per_sample_us;  // num_workers=0: the same work in the main process, µs
   CalFigure main_cpu_per_batch_us;        // main process per batch: receive + unpickle + shm attach, µs
   double main_cpu_per_batch_p10_us = 0, main_cpu_per_batch_p90_us = 0;  // per-batch spread (main thread)
-  CalFigure bytes_per_batch;   // bytes of the batch's tensors (what crosses to the main process), B
-  CalFigure worker_startup_s;  // iter(loader) to a worker's worker_init_fn, s
+  CalFigure bytes_per_batch;    // bytes of the batch's tensors (what crosses to the main process), B
+  CalFigure tensors_per_batch;  // tensors in a batch (the main process's round trips with the worker's sharer);
+                                // zeros in documents written before it was counted
+  CalFigure worker_startup_s;   // iter(loader) to a worker's worker_init_fn, s
   // A fresh worker's one-time CPU each epoch (fork to worker_init_fn, plus its first batches'
   // costs beyond the steady per-sample cost), s; and the main thread's CPU in iter() (the forks),
   // s. Documents written before these were measured lack them: startup_measured false, zeros.
   bool startup_measured = false;
   CalFigure worker_startup_cpu_s;
   CalFigure main_startup_cpu_s;
-  // The worker's steady CPU in its two threads (they add up to worker_cpu_per_sample_us): the loop
-  // (__getitem__ + collate) and the multiprocessing.Queue feeder thread's put (pickling the batch,
+  // The worker's steady CPU by thread (they add up to worker_cpu_per_sample_us), µs per sample: the
+  // loop (__getitem__ + collate); the multiprocessing.Queue feeder thread's put (pickling the batch,
   // moving its tensors into shared memory, writing the pipe), which overlaps the loop's next batch;
-  // µs per sample. Documents written before the split was measured lack them: split_measured
-  // false, zeros (the whole cost is then the loop's).
+  // and the worker's other threads (chiefly multiprocessing's resource sharer, handing each
+  // tensor's file descriptor to the main process as it unpickles: a round trip per tensor). Documents written
+  // before the split was measured lack them: split_measured false, zeros (the whole cost is then
+  // the loop's); documents written before the feeder thread's own clock was read lack the third:
+  // other_measured false, and the put holds the other threads' CPU too.
   bool split_measured = false;
   CalFigure worker_loop_cpu_per_sample_us;
   CalFigure worker_put_cpu_per_sample_us;
+  bool other_measured = false;
+  CalFigure worker_other_cpu_per_sample_us;
   bool pin_measured = false;                      // false: no pin figure (reason in pin_method)
   std::string pin_method;                         // how the pin cost was measured, or why it was not
   CalFigure pin_cpu_per_batch_us;                 // pin thread's CPU per batch, µs

@@ -131,7 +131,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
   }
   p.client_bound = !notes.empty();
   const WorkerLoad load{median(wbusy), median(wcpu)};
-  p.workers_bound = !p.client_bound && workers_bound(load);
+  p.workers_bound = !p.client_bound && (workers_bound(load) || feeder_bound(load));
   if (p.workers_bound)
     notes.push_back(fmt::format("the workers fetched {:.0f}% of the time, {:.0f}% of it per-sample CPU work",
                                 load.busy * 100, load.cpu_share * 100));

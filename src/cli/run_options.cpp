@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -288,11 +289,13 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   });
   LoaderConfig& l = c.loader;
   const double scale = static_cast<double>(l.batch_size) / cal.batch_size;
-  // The worker's two threads: its loop burns the fetch + collate part, its feeder thread the put,
+  // The worker's threads: its loop burns the fetch + collate part, its feeder thread the put,
   // overlapped. Older documents lack the split: the whole cost stays in the worker's loop.
   l.cpu_per_sample_us = cal.split_measured ? cal.worker_loop_cpu_per_sample_us.value
                                            : cal.worker_cpu_per_sample_us.value;
   l.worker_put_cpu_per_sample_us = cal.split_measured ? cal.worker_put_cpu_per_sample_us.value : 0;
+  // Its other threads (the resource sharer), beside both; documents without them have that CPU in the put.
+  l.worker_other_cpu_per_sample_us = cal.other_measured ? cal.worker_other_cpu_per_sample_us.value : 0;
   if (!cal.split_measured)
     c.calibration_notes.push_back(fmt::format(
         "--calibration {} predates the split of the worker's CPU into its loop and its queue feeder thread: the "
@@ -308,12 +311,17 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
         "(rerun `ioprobe calibrate`)",
         escape_bytes(c.calibration_path)));
   l.pin_bytes_per_batch = cal.bytes_per_batch.value * scale;
+  // The main process's round trips with the worker's sharer, one per tensor: a batch of one (or
+  // more) tensors per sample scales with the batch size, a collate into a few tensors does not.
+  const double tensors = cal.tensors_per_batch.value;
+  l.tensors_per_batch = static_cast<uint32_t>(std::llround(tensors >= cal.batch_size ? tensors * scale : tensors));
   c.calibration = calibration_to_json(cal);
   if (cal.batch_size != l.batch_size)
-    c.calibration_notes.push_back(fmt::format(
-        "--calibration {} was measured at batch size {}; its per-batch figures (main process, bytes) are scaled "
-        "by {:.3g} to --batch-size {}: calibrate at this batch size for measured figures",
-        escape_bytes(c.calibration_path), cal.batch_size, scale, l.batch_size));
+    c.calibration_notes.push_back(
+        fmt::format("--calibration {} was measured at batch size {}; its per-batch figures (main process, bytes, "
+                    "tensors) are scaled "
+                    "by {:.3g} to --batch-size {}: calibrate at this batch size for measured figures",
+                    escape_bytes(c.calibration_path), cal.batch_size, scale, l.batch_size));
 }
 
 // --content and --decode: what a generation writes, and whether the workers decode JPEG.

@@ -32,17 +32,19 @@ std::string cache_source_note(const std::vector<double>& resident) {
 
 WorkerLoad worker_load(const LoaderResult& r) {
   WorkerLoad w;
-  double busy = 0, cpu_work = 0, runq = 0;
+  double busy = 0, cpu_work = 0, runq = 0, put = 0;
   bool runq_known = !r.workers.empty();
   for (const auto& wk : r.workers) {
     busy += static_cast<double>(wk.busy_ns);
     cpu_work += static_cast<double>(wk.cpu_work_ns);
+    put += static_cast<double>(wk.put_cpu_ns);
     runq += static_cast<double>(std::max<int64_t>(0, wk.runq_wait_ns));
     runq_known = runq_known && wk.runq_wait_ns >= 0;
   }
   const double worker_time = static_cast<double>(r.elapsed_ns) * static_cast<double>(r.workers.size());
   w.busy = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
   w.cpu_share = busy > 0 ? std::min(1.0, cpu_work / busy) : 0;
+  w.feeder_busy = worker_time > 0 ? std::min(1.0, put / worker_time) : 0;
   w.runq_share = !runq_known ? (r.workers.empty() ? 0 : -1) : busy > 0 ? std::min(1.0, runq / busy) : 0;
   return w;
 }
@@ -73,6 +75,14 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   out.worker_busy_fraction = load.busy;
   out.worker_cpu_fraction = load.cpu_share;
   out.worker_runq_fraction = load.runq_share;
+  out.worker_feeder_busy_fraction = load.feeder_busy;
+  {
+    double put_ns = 0;
+    for (const auto& wk : r.workers) put_ns += static_cast<double>(wk.put_cpu_ns);
+    if (put_ns > 0)
+      out.worker_feeder_ceiling_samples_per_s = static_cast<double>(r.samples) * static_cast<double>(r.workers.size()) /
+                                                (put_ns / 1e9);
+  }
 
   const bool fed = out.accelerator_utilization >= d.au_target;
   out.demand_bytes_per_s_per_gpu = d.samples_per_s_per_gpu * in.sample_bytes;
@@ -186,6 +196,14 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         "page-locked memory, which caps a rank at {:.0f} samples/s; smaller batches in bytes (uint8 instead of "
         "float32) or pin_memory=False with a non-blocking copy will help",
         out.pin_busy_fraction * 100, out.pin_ceiling_samples_per_s);
+  } else if (feeder_bound(load) && !workers_bound(load)) {
+    out.verdict = "workers";
+    out.verdict_text = fmt::format(
+        "worker-bound (queue feeder): each worker's feeder thread was busy {:.0f}% of the time putting batches on "
+        "the queue to the main process (pickling, moving tensors into shared memory), which caps the {} workers at "
+        "{:.0f} samples/s; more num_workers (up to the {} allowed CPUs) or a collate output that is cheaper to send "
+        "(one tensor per batch) will help",
+        load.feeder_busy * 100, in.num_workers_total, out.worker_feeder_ceiling_samples_per_s, in.cpus_allowed);
   } else if (workers_bound(load)) {
     out.verdict = "workers";
     out.verdict_text = fmt::format(

@@ -70,6 +70,11 @@ struct IngestResult {
   double pin_ceiling_samples_per_s = 0;   // per rank: samples / pin-thread busy time (mean over ranks)
   double worker_cpu_fraction = 0;         // workers' per-sample CPU work / their busy time, 0..1
   double worker_runq_fraction = 0;        // workers' wait for a CPU / their busy time, 0..1; -1 not measured
+  // The workers' queue feeder threads (LoaderConfig::worker_put_cpu_per_sample_us), 0 when not modelled:
+  // their put CPU / (elapsed x workers), and the rate they cap all workers at (samples / put CPU
+  // time per worker, samples/s). Busy >= kSerialStageBound: the put, not the fetch, sets the pace.
+  double worker_feeder_busy_fraction = 0;
+  double worker_feeder_ceiling_samples_per_s = 0;
   double demand_bytes_per_s_per_gpu = 0;  // samples_per_s_per_gpu x sample_bytes
   std::vector<GpuLinkCeiling> gpu_links;  // as given
   int h2d_limiting = -1;
@@ -105,18 +110,25 @@ inline constexpr double kSerialStageBound = 0.8;
 /// How busy a run's workers were. busy: their wall time spent fetching (I/O + per-sample CPU
 /// work) / (elapsed x number of workers); cpu_share: their per-sample CPU work (thread CPU time)
 /// / that busy time; runq_share: their run-queue wait inside that busy time (runnable, no CPU free:
-/// WorkerStats::runq_wait_ns) / that busy time, -1 when not measured. Fractions 0..1; all 0 when
-/// the run had no workers.
+/// WorkerStats::runq_wait_ns) / that busy time, -1 when not measured; feeder_busy: the workers'
+/// queue feeder threads' CPU in the put (WorkerStats::put_cpu_ns) / (elapsed x number of workers),
+/// 0 when the run modelled no put. Fractions 0..1; all 0 when the run had no workers.
 struct WorkerLoad {
   double busy = 0;
   double cpu_share = 0;
   double runq_share = 0;
+  double feeder_busy = 0;
 };
 WorkerLoad worker_load(const LoaderResult& r);
 
 /// Worker-bound: the workers fetched >= 90% of the time, at least half of it per-sample CPU work,
 /// so more num_workers (or cheaper per-sample work), not faster storage, would deliver more.
 inline bool workers_bound(const WorkerLoad& w) { return w.busy >= 0.9 && w.cpu_share >= 0.5; }
+
+/// Feeder-bound: the workers' queue feeder threads put batches >= kSerialStageBound of the time, so
+/// each worker's loop waits for its put, and more num_workers (or a cheaper-to-send collate
+/// output), not faster storage, would deliver more.
+inline bool feeder_bound(const WorkerLoad& w) { return w.feeder_busy >= kSerialStageBound; }
 
 /// Share of the workers' busy time spent waiting for a CPU at and above which they were starved of
 /// CPUs: the host's CPUs, not the storage, set the pace (another process on the host, or more
@@ -130,7 +142,8 @@ inline bool cpu_starved(const WorkerLoad& w) { return w.runq_share >= kCpuStarve
 /// cross that link, and the GPUs are then not fed whatever the loader delivered), CPU (the process used >= 85% of the
 /// allowed CPUs, or its workers waited >= kCpuStarvedShare of their busy time for a CPU: cpu_starved), main process
 /// (busy >= kSerialStageBound), pin memory (likewise), workers (busy >= 90% of the time, most of it
-/// per-sample CPU work: more num_workers help), metadata (open+close >= 50% of a file's time), storage.
+/// per-sample CPU work, or their queue feeder threads busy >= kSerialStageBound: more num_workers
+/// help), metadata (open+close >= 50% of a file's time), storage.
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);
 
 }  // namespace ioprobe

@@ -24,14 +24,20 @@ struct LoaderConfig {
   bool shuffle = true;           // RandomSampler, fresh permutation per epoch
   bool drop_last = false;
   uint32_t epochs = 1;
-  double duration_s = 0;                    // stop after this many seconds (0: no time limit)
-  double cpu_per_sample_us = 0;             // real CPU work per sample after its read, microseconds
-  double worker_put_cpu_per_sample_us = 0;  // CPU of the DataLoader worker's queue feeder thread per sample
-                                            // (multiprocessing.Queue pickling the batch into shared memory),
-                                            // microseconds: burned per batch (x its samples) by a feeder thread
-                                            // per worker after the batch is built and before the rank's
-                                            // consumer can take it, overlapping the worker's next fetch; 0: none
-                                            // (no feeder thread, the batch is visible once fetched)
+  double duration_s = 0;                      // stop after this many seconds (0: no time limit)
+  double cpu_per_sample_us = 0;               // real CPU work per sample after its read, microseconds
+  double worker_put_cpu_per_sample_us = 0;    // CPU of the DataLoader worker's queue feeder thread per sample
+                                              // (multiprocessing.Queue pickling the batch into shared memory),
+                                              // microseconds: burned per batch (x its samples) by a feeder thread
+                                              // per worker after the batch is built and before the rank's
+                                              // consumer can take it, overlapping the worker's next fetch; 0: none
+                                              // (no feeder thread, the batch is visible once fetched)
+  double worker_other_cpu_per_sample_us = 0;  // CPU of the DataLoader worker's other threads per sample (chiefly
+                                              // multiprocessing's resource sharer handing each tensor's fd to the
+                                              // main process), microseconds: burned by a thread per worker
+                                              // (loader/sharer_thread.hpp) in tensors_per_batch round trips with
+                                              // the rank's consumer as it receives the batch; 0: none
+  uint32_t tensors_per_batch = 0;             // tensors in a delivered batch (the round trips above); 0: one
   bool decode_jpeg = false;          // each worker decodes every sample it read with libjpeg-turbo (jpeg_decode.hpp),
                                      // before the cpu_per_sample_us burn; a file that does not decode is an error
   uint64_t seed = 0;                 // sampler seed
@@ -54,9 +60,12 @@ struct LoaderConfig {
   std::string engine = "io_uring";   // "io_uring" | "psync" (resolved, never "auto")
   bool direct = true;                // O_DIRECT
   bool evict_before_epoch = false;   // buffered cold runs: posix_fadvise(DONTNEED) every file first
-  bool drop_caches = false;          // also write 3 to /proc/sys/vm/drop_caches before each epoch (root)
-  bool measure_residency = false;    // page-cache residency of (up to 1000 of) the files before each epoch
-  Placement placement;               // --numa, resolved (never Local here)
+  bool drop_caches = false;          // also write 3 to /proc/sys/vm/drop_caches before each epoch (root); when
+                                     // that succeeds the per-file eviction is skipped (it would reread every
+                                     // file's inode and start the epoch with warm metadata)
+  std::string drop_caches_file = "/proc/sys/vm/drop_caches";  // where drop_caches writes (tests: a plain file)
+  bool measure_residency = false;  // page-cache residency of (up to 1000 of) the files before each epoch
+  Placement placement;             // --numa, resolved (never Local here)
   double timeline_interval_s = 1.0;
   bool record_deliveries = false;   // keep every batch's delivery time in RankStats::deliveries (tune, capacity:
                                     // rates from completion times, not whole batches per timeline interval)

@@ -30,11 +30,19 @@ class Consumer {
   virtual void step(Batch& batch, RankStats& stats, const std::function<bool()>& stop) = 0;
 };
 
+/// One round trip of the main process's receive with the worker that built `batch` (its resource
+/// sharer, loader/sharer_thread.hpp): burns `us` of that worker's CPU while the caller waits.
+using ServeFn = std::function<void(const Batch& batch, double us)>;
+
 /// The consumer for `cfg`: the GPU step of cfg.step_time_s per full batch, and when
-/// cfg.main_cpu_per_batch_us > 0 that much real CPU work of the main process beside it. Null when
-/// both are zero (the loop takes the next batch at once). LoaderConfig::consumer_factory, when set,
-/// replaces it.
-std::unique_ptr<Consumer> make_consumer(const LoaderConfig& cfg);
+/// cfg.main_cpu_per_batch_us > 0 that much real CPU work of the main process beside it. With
+/// `serve` and cfg.worker_other_cpu_per_sample_us > 0, that work is cut into
+/// cfg.tensors_per_batch pieces (at least 1), each followed by a round trip through `serve` of
+/// its share of the worker's other-thread CPU (worker_other_cpu_per_sample_us x samples), as
+/// unpickling asks the worker for each tensor's file descriptor. Null when there is no step, no
+/// main-process work and no round trip (the loop takes the next batch at once).
+/// LoaderConfig::consumer_factory, when set, replaces it.
+std::unique_ptr<Consumer> make_consumer(const LoaderConfig& cfg, ServeFn serve = {});
 
 /// Real CPU work standing in for decode, transforms or unpickling: integer mixing until the
 /// calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) has advanced by `us` microseconds, or

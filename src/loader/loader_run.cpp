@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "loader/pin_stage.hpp"
 #include "loader/prefetch_queue.hpp"
 #include "loader/sample_source.hpp"
+#include "loader/sharer_thread.hpp"
 #include "topology/host.hpp"
 
 namespace ioprobe {
@@ -66,6 +68,10 @@ struct Shared {
   // residency sample, the epoch_mark callback): taken out of the elapsed time, so that samples/s
   // covers the epochs alone.
   std::atomic<int64_t> cache_prep_ns{0};
+  // drop_caches before each epoch: rank 0 writes it; the others wait for that epoch's attempt
+  // (dropped_epoch = 1 + the epoch) and evict their files one by one only if it was refused.
+  std::atomic<uint32_t> dropped_epoch{0};
+  std::atomic<bool> drop_ok{false};
   std::atomic<uint32_t> canceled{0};  // reads io_uring completed with ECANCELED
   std::mutex err_mu;
   std::vector<ErrorRecord> error_samples;
@@ -122,6 +128,12 @@ class RankLoader {
     const LoaderConfig& cfg = sh_.cfg;
     std::exception_ptr init_error;
     std::mutex init_mu;
+    // Each worker's other threads (the resource sharer), serving the rank consumer's round trips
+    // as it receives each batch (when the consumer is the built-in one).
+    if (cfg.worker_other_cpu_per_sample_us > 0 && !cfg.consumer_factory)
+      for (uint32_t w = 0; w < cfg.num_workers; ++w)
+        sharers_.push_back(std::make_unique<SharerThread>([this] { return sh_.stop.load(std::memory_order_relaxed); },
+                                                          &workers_[w].other_cpu_ns));
     PrefetchQueue queue(
         cfg.num_workers, cfg.prefetch_factor,
         [&](int w) {
@@ -151,8 +163,11 @@ class RankLoader {
         },
         put_fn());
 
+    ServeFn serve;
+    if (!sharers_.empty())
+      serve = [this](const Batch& b, double us) { sharers_[static_cast<size_t>(b.worker)]->serve(us); };
     std::unique_ptr<Consumer> consumer = cfg.consumer_factory ? cfg.consumer_factory(global_rank())
-                                                              : make_consumer(cfg);
+                                                              : make_consumer(cfg, std::move(serve));
     std::unique_ptr<H2dStage> h2d;
     if (cfg.h2d_cuda) h2d = std::make_unique<H2dStage>(cfg, global_rank());
     std::unique_ptr<PinStage> pin;
@@ -259,18 +274,29 @@ class RankLoader {
     return sh_.stop;
   }
 
-  // Before an epoch: drop caches (root, --drop-caches), evict this rank's files (cold runs
-  // without O_DIRECT), then measure how much of the data is resident (rank 0, buffered runs).
+  // Before an epoch: drop caches (root, --drop-caches: rank 0, the other ranks waiting for it),
+  // or where that was refused or not asked for, evict this rank's files one by one (cold runs
+  // without O_DIRECT); then measure how much of the data is resident (rank 0, buffered runs).
   void prepare_cache(uint32_t epoch) {
     const LoaderConfig& cfg = sh_.cfg;
-    if (cfg.drop_caches && rank_ == 0) {
-      DropCachesResult d = drop_caches();
-      if (!d.dropped && epoch == 0) {
-        std::lock_guard<std::mutex> g(sh_.cache_mu);
-        sh_.cache_notes.push_back(d.reason);
+    bool dropped = false;
+    if (cfg.drop_caches) {
+      if (rank_ == 0) {
+        DropCachesResult d = drop_caches(cfg.drop_caches_file);
+        if (!d.dropped && epoch == 0) {
+          std::lock_guard<std::mutex> g(sh_.cache_mu);
+          sh_.cache_notes.push_back(d.reason);
+        }
+        sh_.drop_ok = d.dropped;
+        sh_.dropped_epoch = epoch + 1;
+      } else {
+        // Rank 0 makes the attempt (or fails, and the run stops): never waits past a stop.
+        while (sh_.dropped_epoch.load() < epoch + 1 && !sh_.stop.load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
+      dropped = sh_.drop_ok.load();
     }
-    if (cfg.evict_before_epoch)
+    if (cfg.evict_before_epoch && !dropped)
       for (uint64_t idx : epoch_files_) {
         int fd = openat(sh_.dirfd, sh_.index.path(idx), O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
@@ -339,6 +365,7 @@ class RankLoader {
   std::atomic<uint32_t> epoch_no_{0};     // 1 + the epoch being run
   std::vector<uint64_t> epoch_files_;     // files this rank reads in the epoch (cache preparation)
   int64_t cache_prep_ns_ = 0;             // this rank's time in prepare_cache, all epochs
+  std::vector<std::unique_ptr<SharerThread>> sharers_;  // per worker, when the other threads' CPU is modelled
 };
 
 double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }

@@ -61,6 +61,7 @@ json loader_result_to_json(const LoaderResult& r) {
                        {"busy_ns", w.busy_ns},
                        {"cpu_work_ns", w.cpu_work_ns},
                        {"put_cpu_ns", w.put_cpu_ns},
+                       {"other_cpu_ns", w.other_cpu_ns},
                        {"runq_wait_ns", w.runq_wait_ns},
                        {"decoded", w.decoded},
                        {"decode_errors", w.decode_errors},
@@ -172,6 +173,7 @@ LoaderResult loader_result_from_json(const json& j) {
     s.busy_ns = get<int64_t>(x, "busy_ns", ww);
     s.cpu_work_ns = get<int64_t>(x, "cpu_work_ns", ww);
     s.put_cpu_ns = x.value("put_cpu_ns", int64_t{0});       // senders without it: no feeder thread
+    s.other_cpu_ns = x.value("other_cpu_ns", int64_t{0});   // senders without it: no sharer thread
     s.runq_wait_ns = x.value("runq_wait_ns", int64_t{-1});  // senders without it: not measured
     // --decode jpeg's counters; senders without them decoded nothing.
     s.decoded = x.value("decoded", uint64_t{0});

@@ -46,6 +46,8 @@ RunResults run_results_of(const LoaderResult& r) {
          {"errors", w.errors},
          {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
          {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
+         {"put_cpu_s", static_cast<double>(w.put_cpu_ns) / 1e9},
+         {"other_cpu_s", static_cast<double>(w.other_cpu_ns) / 1e9},
          {"runq_wait_s",
           w.runq_wait_ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(static_cast<double>(w.runq_wait_ns) / 1e9)},
          {"cpu_list", w.cpu_list},
@@ -236,6 +238,8 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"worker_cpu_fraction", in.worker_cpu_fraction},
           {"worker_runq_fraction",
            in.worker_runq_fraction < 0 ? nlohmann::json(nullptr) : nlohmann::json(in.worker_runq_fraction)},
+          {"worker_feeder_busy_fraction", in.worker_feeder_busy_fraction},
+          {"worker_feeder_ceiling_samples_per_s", in.worker_feeder_ceiling_samples_per_s},
           {"verdict", in.verdict},
           {"verdict_text", in.verdict_text},
           {"host_to_device", h2d_json(in)}};
@@ -246,6 +250,8 @@ void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std
   loader["main_cpu_per_batch_us"] = l.main_cpu_per_batch_us;
   loader["worker_startup_cpu_us"] = l.worker_startup_cpu_us;
   loader["worker_put_cpu_per_sample_us"] = l.worker_put_cpu_per_sample_us;
+  loader["worker_other_cpu_per_sample_us"] = l.worker_other_cpu_per_sample_us;
+  loader["tensors_per_batch"] = l.tensors_per_batch;
   loader["main_startup_cpu_us"] = l.main_startup_cpu_us;
   loader["decode"] = l.decode_jpeg ? "jpeg" : "none";
   loader["pin_memory"] = l.pin_memory;

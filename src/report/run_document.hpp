@@ -21,8 +21,10 @@
 //             delivered_bytes_per_s, accelerator_utilization, accelerator_utilization_min, au_target,
 //             worker_busy_fraction, gpus_fed (measured by this run), main_busy_fraction,
 //             main_ceiling_samples_per_s, pin_busy_fraction, pin_ceiling_samples_per_s, worker_cpu_fraction,
-//             worker_runq_fraction (workers' wait for a CPU / their busy time; null: not measured), verdict,
-//             verdict_text}
+//             worker_runq_fraction (workers' wait for a CPU / their busy time; null: not measured),
+//             worker_feeder_busy_fraction, worker_feeder_ceiling_samples_per_s (the workers' queue feeder
+//             threads: put CPU / (elapsed x workers), and the samples/s they cap the workers at; 0: no put
+//             modelled), verdict, verdict_text}
 #pragma once
 
 #include <string>

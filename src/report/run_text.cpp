@@ -1,5 +1,6 @@
 #include "report/run_text.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -136,8 +137,14 @@ std::string render_run_text(const nlohmann::json& doc) {
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
   if (ld.value("worker_put_cpu_per_sample_us", 0.0) > 0)
-    line("worker CPU", fmt::format("{:.0f} µs/sample (loop) + {:.0f} µs/sample (queue feeder thread, overlapped)",
-                                   ld.value("cpu_per_sample_us", 0.0), ld.value("worker_put_cpu_per_sample_us", 0.0)));
+    line("worker CPU", fmt::format("{:.0f} µs/sample (loop) + {:.0f} µs/sample (queue feeder thread, overlapped){}",
+                                   ld.value("cpu_per_sample_us", 0.0), ld.value("worker_put_cpu_per_sample_us", 0.0),
+                                   ld.value("worker_other_cpu_per_sample_us", 0.0) > 0
+                                       ? fmt::format(" + {:.0f} µs/sample (resource sharer thread, in {} round "
+                                                     "trips per batch with the main process)",
+                                                     ld.value("worker_other_cpu_per_sample_us", 0.0),
+                                                     std::max(1U, ld.value("tensors_per_batch", 0U)))
+                                       : ""));
   if (ld.value("main_cpu_per_batch_us", 0.0) > 0 || ld.value("pin_memory", false))
     line("main process",
          fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", ld.value("main_cpu_per_batch_us", 0.0),
@@ -240,6 +247,11 @@ std::string render_run_text(const nlohmann::json& doc) {
     line("pin memory",
          fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
                      100 * in.value("pin_busy_fraction", 0.0), in.value("pin_ceiling_samples_per_s", 0.0)));
+  if (in.value("worker_feeder_ceiling_samples_per_s", 0.0) > 0)
+    line("queue feeders",
+         fmt::format("busy {:.0f}% of the time (mean over workers); cap the workers at {:.0f} samples/s",
+                     100 * in.value("worker_feeder_busy_fraction", 0.0),
+                     in.value("worker_feeder_ceiling_samples_per_s", 0.0)));
   if (in.contains("host_to_device"))
     for (const auto& g : in["host_to_device"].value("gpus", nlohmann::json::array())) {
       const bool known = g.value("bytes_per_s_per_direction", nlohmann::json(nullptr)).is_number();

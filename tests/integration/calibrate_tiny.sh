@@ -59,6 +59,13 @@ json "$W/run.json" 'abs(d["loader"]["main_cpu_per_batch_us"] - '"$(json "$W/cal.
 # The worker's cost splits into its loop (the workers' per-sample CPU) and its feeder thread's put.
 json "$W/run.json" 'abs(d["loader"]["cpu_per_sample_us"] - '"$(json "$W/cal.json" 'd["figures"]["worker_cpu_split"]["loop_per_sample_us"]["value"]')"') < 1e-6' | grep -qx True || fail "loop cost not taken"
 json "$W/run.json" 'abs(d["loader"]["worker_put_cpu_per_sample_us"] - '"$(json "$W/cal.json" 'd["figures"]["worker_cpu_split"]["put_per_sample_us"]["value"]')"') < 1e-6' | grep -qx True || fail "put cost not taken"
+# The feeder thread's own clock was read: the rest of the worker's CPU is its other threads (the
+# resource sharer), burned in one round trip per tensor of the batch as the main process receives it.
+json "$W/cal.json" '"other_per_sample_us" in d["figures"]["worker_cpu_split"] and d["figures"]["tensors_per_batch"]["value"] >= 1' \
+  | grep -qx True || fail "no other-thread figure or tensors per batch: $(json "$W/cal.json" 'd["figures"]["worker_cpu_split"]')"
+json "$W/run.json" 'abs(d["loader"]["worker_other_cpu_per_sample_us"] - '"$(json "$W/cal.json" 'd["figures"]["worker_cpu_split"]["other_per_sample_us"]["value"]')"') < 1e-6' | grep -qx True || fail "other cost not taken"
+json "$W/run.json" 'd["loader"]["tensors_per_batch"] >= 1 and sum(w["other_cpu_s"] for w in d["results"]["workers"]) > 0' \
+  | grep -qx True || fail "no round trips with the worker's sharer: $(json "$W/run.json" 'd["loader"]')"
 json "$W/run.json" 'd["loader"]["calibration"]["function"]' | grep -qx make || fail "calibration not named"
 json "$W/run.json" 'd["ingest"]["main_ceiling_samples_per_s"] > 0 and d["ingest"]["pin_ceiling_samples_per_s"] > 0' | grep -qx True || fail "no ceilings"
 "$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --cpu-per-sample 5 --quiet > "$W/e.txt" 2>&1

@@ -185,6 +185,51 @@ TEST_CASE("calibration worker CPU split: loop and feeder parts from the driver, 
   json out = driver_output();
   for (json& r : out["rows"]) r.erase("worker_put_cpu_per_sample_us");
   CHECK_FALSE(calibration_from_driver(out, "drv").split_measured);
+  // A driver that read no feeder thread's own clock: the put is all but the loop, no other threads.
+  CHECK_FALSE(c.other_measured);
+  CHECK(j["figures"]["worker_cpu_split"].contains("other_per_sample_us") == false);
+}
+
+TEST_CASE("calibration worker CPU split: the feeder thread's own clock and the other threads", "[calibrate]") {
+  // The driver read each worker's QueueFeederThread clock: feeder (16, 20) of the put (22, 26),
+  // the rest (6, 6) the other threads (the resource sharer).
+  json out = driver_output();
+  for (json& r : out["rows"])
+    if (r["num_workers"] == 1 || r["num_workers"] == 2) {
+      if (r["pin_memory"] == true) continue;
+      const bool one = r["num_workers"] == 1;
+      r["worker_feeder_cpu_per_sample_us"] = one ? 16.0 : 20.0;
+      r["worker_other_cpu_per_sample_us"] = 6.0;
+      r["tensors_per_batch"] = {{"mean", 64.0}, {"min", 64.0}, {"max", 64.0}, {"p10", 64.0}, {"p90", 64.0}};
+    }
+  const Calibration c = calibration_from_driver(out, "drv");
+  CHECK(c.tensors_per_batch.value == Approx(64));
+  REQUIRE(c.split_measured);
+  REQUIRE(c.other_measured);
+  CHECK(c.worker_put_cpu_per_sample_us.value == Approx(18));
+  CHECK(c.worker_put_cpu_per_sample_us.min == Approx(16));
+  CHECK(c.worker_other_cpu_per_sample_us.value == Approx(6));
+  CHECK(c.worker_loop_cpu_per_sample_us.value + c.worker_put_cpu_per_sample_us.value +
+            c.worker_other_cpu_per_sample_us.value ==
+        Approx(c.worker_cpu_per_sample_us.value));
+  // Written and read back; the three parts must add up to the total.
+  json j = calibration_to_json(c);
+  CHECK(j["figures"]["worker_cpu_split"]["other_per_sample_us"]["value"] == Approx(6));
+  const Calibration back = calibration_from_json(j, "cal.json");
+  CHECK(back.other_measured);
+  CHECK(back.worker_other_cpu_per_sample_us.value == Approx(6));
+  CHECK(back.worker_put_cpu_per_sample_us.value == Approx(18));
+  CHECK(back.tensors_per_batch.max == Approx(64));
+  json bad = j;
+  bad["figures"]["worker_cpu_split"]["other_per_sample_us"] = {{"value", 50}, {"min", 50}, {"max", 50}};
+  CHECK_THAT(refusal(bad), Catch::Contains("loop 32 + put 18 + other 50"));
+  // One worker row without the feeder's clock: the older split (put = all but the loop).
+  for (json& r : out["rows"])
+    if (r["num_workers"] == 2 && r["pin_memory"] == false) r.erase("worker_feeder_cpu_per_sample_us");
+  const Calibration older = calibration_from_driver(out, "drv");
+  CHECK_FALSE(older.other_measured);
+  CHECK(older.worker_put_cpu_per_sample_us.value == Approx(24));
+  CHECK(older.worker_other_cpu_per_sample_us.value == 0);
 }
 
 TEST_CASE("calibration from a driver that ran no worker is refused", "[calibrate]") {
@@ -384,6 +429,36 @@ TEST_CASE("model: the put part is burned by a feeder thread per worker, the loop
   // Without the figure no feeder thread burns anything.
   const ModelRun none = model_run([](LoaderConfig& c) { c.cpu_per_sample_us = 100; });
   CHECK(none.result.workers.at(0).put_cpu_ns == 0);
+  CHECK(none.result.workers.at(0).other_cpu_ns == 0);
+}
+
+TEST_CASE("model: the worker's other-thread part is burned by its sharer in round trips with the main process",
+          "[calibrate][model]") {
+  // 256 samples, two workers, batches of 8: the main process's 800 µs per batch is cut into 4
+  // pieces (4 tensors per batch), each followed by a round trip in which the batch's worker's
+  // sharer thread burns a quarter of the batch's 150 µs x 8 samples. CPU clocks, not wall time.
+  const ModelRun m = model_run([](LoaderConfig& c) {
+    c.num_workers = 2;
+    c.main_cpu_per_batch_us = 800;
+    c.worker_other_cpu_per_sample_us = 150;
+    c.tensors_per_batch = 4;
+  });
+  REQUIRE(m.result.samples == 256);
+  int64_t other = 0;
+  for (const WorkerStats& w : m.result.workers) {
+    other += w.other_cpu_ns;
+    CHECK(w.other_cpu_ns > 0);  // both workers' batches were received
+    CHECK(w.put_cpu_ns == 0);   // no feeder figure: no feeder thread
+  }
+  CHECK(other >= 256 * 150000LL);
+  CHECK(other < 256 * 250000LL);
+  // The sharer's CPU is not the main process's: the rank burned its 800 µs per batch alone.
+  const int64_t batches = 256 / 8;  // model_run: batches of 8
+  CHECK(m.result.ranks.at(0).main_cpu_ns >= batches * 800000LL);
+  CHECK(m.result.ranks.at(0).main_cpu_ns < batches * 800000LL + 256 * 100000LL);
+  // Without main-process work the round trips still run (the consumer exists for them).
+  const ModelRun alone = model_run([](LoaderConfig& c) { c.worker_other_cpu_per_sample_us = 100; });
+  CHECK(alone.result.workers.at(0).other_cpu_ns >= 256 * 100000LL);
 }
 
 TEST_CASE("model: pin_memory copies each batch's bytes and can be the bottleneck", "[calibrate][model]") {
@@ -432,6 +507,22 @@ TEST_CASE("model: workers waiting on reads (no CPU work) give the storage verdic
   const IngestResult workers = analyze_ingest(r, dem, in);
   CHECK(workers.verdict == "workers");
   CHECK_THAT(workers.verdict_text, Catch::Contains("more num_workers"));
+  CHECK(workers.worker_feeder_ceiling_samples_per_s == 0);  // no put modelled
+  // With the fetch cheap (busy 40%) but the worker's queue feeder thread putting batches 90% of the
+  // time, the feeder is named, with the rate it caps the workers at: 1000 samples / 0.9 s.
+  {
+    LoaderResult f = r;
+    f.workers[0].busy_ns = 400000000;
+    f.workers[0].cpu_work_ns = 300000000;
+    f.workers[0].put_cpu_ns = 900000000;
+    const IngestResult feed = analyze_ingest(f, dem, in);
+    CHECK(feed.verdict == "workers");
+    CHECK_THAT(feed.verdict_text, Catch::Contains("feeder"));
+    CHECK(feed.worker_feeder_busy_fraction == Approx(0.9));
+    CHECK(feed.worker_feeder_ceiling_samples_per_s == Approx(1000 / 0.9));
+    f.workers[0].put_cpu_ns = 500000000;  // half the time: not the bound, the storage is
+    CHECK(analyze_ingest(f, dem, in).verdict == "storage");
+  }
   // And with the main process busy 90% of the time, the main process is named.
   r.ranks[0].main_busy_ns = 900000000;
   in.main_cpu_per_batch_us = 900;

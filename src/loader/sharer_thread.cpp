@@ -1,0 +1,50 @@
+#include "loader/sharer_thread.hpp"
+
+#include <chrono>
+#include <utility>
+
+#include "core/clock.hpp"
+#include "loader/consumer.hpp"
+
+namespace ioprobe {
+
+SharerThread::SharerThread(std::function<bool()> stop, int64_t* cpu_ns)
+    : stop_(std::move(stop)), cpu_ns_(cpu_ns), thread_([this] { loop(); }) {}
+
+SharerThread::~SharerThread() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    shutdown_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void SharerThread::serve(double us) {
+  if (us <= 0) return;
+  std::unique_lock<std::mutex> lk(mu_);
+  request_us_ = us;
+  busy_ = true;
+  cv_.notify_one();
+  // The stop is polled (the burn checks it too): a stopped run never waits for the request.
+  while (busy_ && !(stop_ && stop_())) done_cv_.wait_for(lk, std::chrono::milliseconds(50));
+}
+
+void SharerThread::loop() {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [this] { return shutdown_ || (busy_ && request_us_ > 0); });
+    if (shutdown_) return;
+    const double us = request_us_;
+    request_us_ = 0;
+    lk.unlock();
+    const int64_t c0 = thread_cpu_ns();
+    spend_cpu_us(us, [this] { return stop_ && stop_(); });
+    *cpu_ns_ += thread_cpu_ns() - c0;
+    lk.lock();
+    busy_ = false;
+    done_cv_.notify_all();
+  }
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,47 @@
+// A DataLoader worker's threads beside its loop and its queue feeder: chiefly multiprocessing's
+// resource sharer. With torch's file_descriptor sharing strategy the main process, unpickling a
+// batch, asks the worker's sharer for each tensor's file descriptor over a socket and waits for
+// it: one round trip per tensor, the sharer's CPU on the worker's side, the wait (for a CPU too,
+// when the host is busy) on the main process's. The calibration measures the sharer side's CPU
+// per sample (Calibration::worker_other_cpu_per_sample_us) and the tensors per batch; the rank's
+// consumer calls serve() once per tensor of each batch on the worker that built it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace ioprobe {
+
+class SharerThread {
+ public:
+  /// `stop` (asked about once per millisecond of CPU while burning, and while serve() waits) ends
+  /// a request early: the run stopped. `cpu_ns` receives the thread's CPU time spent burning (ns),
+  /// written by this thread alone until it is joined.
+  SharerThread(std::function<bool()> stop, int64_t* cpu_ns);
+  /// Joins the thread (a request in progress ends first, or at once on `stop`).
+  ~SharerThread();
+  SharerThread(const SharerThread&) = delete;
+  SharerThread& operator=(const SharerThread&) = delete;
+
+  /// One round trip: this thread burns `us` microseconds of CPU while the caller waits for it to
+  /// finish (or for `stop`). One caller at a time (the rank's main loop). us <= 0: returns at once.
+  void serve(double us);
+
+ private:
+  void loop();
+
+  std::function<bool()> stop_;
+  int64_t* cpu_ns_;
+  std::mutex mu_;
+  std::condition_variable cv_;       // a request, or the shutdown
+  std::condition_variable done_cv_;  // the request is done
+  double request_us_ = 0;
+  bool busy_ = false;  // a request is posted and not yet done
+  bool shutdown_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ioprobe
