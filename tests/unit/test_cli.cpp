@@ -46,13 +46,19 @@ TEST_CASE("bad values name the option", "[cli]") {
                                         {"--batch-size", "0"},
                                         {"--file-size", "10XB"},
                                         {"--cache", "hot"},
-                                        {"--numa", "node:x"}}) {
+                                        {"--numa", "node:x"},
+                                        // Decimal only: strtod took these as 80, 1 and infinity.
+                                        {"--au-target", "0x50"},
+                                        {"--cpu-per-sample", "0x1"},
+                                        {"--gpu-samples-per-s", "inf"},
+                                        {"--files", "0x10"},
+                                        {"--file-size", "0x1000"}}) {
     ctx.args = args;
     try {
       cli::build_run_config(ctx, false, c);
       FAIL("accepted " << args[0] << " " << args[1]);
     } catch (const UsageError& e) {
-      CHECK_THAT(std::string(e.what()), Catch::Contains(args[0]));
+      CHECK_THAT(std::string(e.what()), Catch::Contains(args[0]) && Catch::Contains(args[1]));
     }
   }
 }
