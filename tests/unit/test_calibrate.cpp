@@ -222,6 +222,22 @@ TEST_CASE("bad calibration documents are refused naming the file and the field",
   j = good;
   j["schema_version"] = 2;
   CHECK_THAT(refusal(j), Catch::Contains("schema_version 2"));
+  // The "schema" identifier is checked as a result document's is: missing, not a string, another
+  // version's, another document's; each names the file and the field.
+  j = good;
+  j.erase("schema");
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is missing"));
+  j = good;
+  j["schema"] = 1;
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is 1"));
+  j = good;
+  j["schema"] = "ioprobe.calibration/2";
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is \"ioprobe.calibration/2\"") &&
+                             Catch::Contains("another ioprobe version"));
+  j = good;
+  j["schema"] = "ioprobe.result/1";
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is \"ioprobe.result/1\"") &&
+                             Catch::Contains("not a calibration document"));
   j = good;
   j["figures"].erase("main_cpu_per_batch_us");
   CHECK_THAT(refusal(j), Catch::Contains("missing field 'main_cpu_per_batch_us'"));
