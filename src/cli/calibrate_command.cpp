@@ -87,7 +87,7 @@ int cmd_calibrate(const CommandContext& ctx) {
   const uint64_t batch = get_count(vm, "batch-size", 256, 1, 1 << 20);
   const uint64_t samples = get_count(vm, "samples", 16 * batch, 3 * batch, 1ULL << 32);
   const std::string json_path = get_string(vm, "json");
-  if (!json_path.empty()) check_output_path(json_path, "--json");
+  if (!json_path.empty()) check_output_path(json_path, "--json", "calibration");
 
   const std::string driver = find_calibration_driver();
   const std::vector<std::string> pythons = python_candidates(get_string(vm, "python"));

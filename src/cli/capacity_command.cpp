@@ -140,8 +140,8 @@ int cmd_capacity(const CommandContext& ctx) {
   // Rank 0 alone writes them; a refusal there ends every process.
   cluster::on_every_host(comm, "check the output paths", [&] {
     if (comm.rank() != 0) return;
-    if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
-    if (!html.empty()) check_output_path(html, "--html");
+    if (!c.json_path.empty()) check_output_path(c.json_path, "--json", "capacity");
+    if (!html.empty()) check_output_path(html, "--html", kHtmlOutput);
     check_outputs_distinct({{"--json", c.json_path}, {"--html", html}});
   });
 

@@ -169,7 +169,7 @@ int cmd_raw(const CommandContext& ctx) {
   RemoveCreatedFile remove_created;
   cluster::on_every_host(comm, "prepare the raw target", [&] {
     // Before any work: a file that is not ours is never overwritten, an unwritable place is named.
-    if (!json_path.empty() && comm.rank() == 0) check_output_path(json_path, "--json");
+    if (!json_path.empty() && comm.rank() == 0) check_output_path(json_path, "--json", "raw");
     if (multi) cfg.filename = process_raw_filename(cfg, comm.rank(), &files_how);
     target = prepare_raw_target(cfg);
     if (multi && target.created) remove_created.path = target.path;

@@ -37,12 +37,12 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   const std::string out = vm.count("json") ? vm["json"].as<std::string>() : "";
   if (vm.count("json") && out.empty()) throw UsageError("--json: empty path; give a file name");
   if (!out.empty()) {
-    check_output_path(out, "--json");
+    check_output_path(out, "--json", docs.front().value("kind", ""));
     check_output_not_input(out, "--json", files);
   }
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
   if (!html.empty()) {
-    check_output_path(html, "--html");
+    check_output_path(html, "--html", kHtmlOutput);
     check_output_not_input(html, "--html", files);
   }
   check_outputs_distinct({{"--json", out}, {"--html", html}});
@@ -129,8 +129,8 @@ int cmd_report(const CommandContext& ctx) {
     throw UsageError("--json writes a merged document; use it with --merge (report re-renders documents that exist)");
   if (vm.count("merge")) return merge_command(files, docs, vm, html, csv);
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
-  if (!html.empty()) check_output_path(html, "--html");
-  if (!csv.empty()) check_output_path(csv, "--csv");
+  if (!html.empty()) check_output_path(html, "--html", kHtmlOutput);
+  if (!csv.empty()) check_output_path(csv, "--csv", kCsvOutput);
   // An output must never replace an input (`report ck.json --html ck.json`), nor the other output.
   if (!html.empty()) check_output_not_input(html, "--html", files);
   if (!csv.empty()) check_output_not_input(csv, "--csv", files);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
@@ -108,6 +109,8 @@ int cmd_scaling(const CommandContext& ctx) {
   }
   ScalingConfig cfg = build_config(vm);
   const std::string json_path = get_string(vm, "json");
+  if (vm.count("json") && json_path.empty()) throw UsageError("--json: empty path; give a file name");
+  if (!json_path.empty()) check_output_path(json_path, "--json", "scaling");  // before any device is read
   HostInfo host = probe_host();
   TargetInfo target = probe_target(cfg.dir);
   ProgressLine progress(true, 0.2, 1e-9);
