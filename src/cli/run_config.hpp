@@ -70,6 +70,9 @@ struct RunConfig {
   std::string calibration_path;
   nlohmann::json calibration;                  // null without --calibration
   std::vector<std::string> calibration_notes;  // warnings for the result document (batch size scaled)
+  // Warnings for the result document about the options themselves (which of a workload file's
+  // gpu and the command line's --step-time set the GPU's step time).
+  std::vector<std::string> notes;
 
   // Many hosts (mpirun / srun).
   bool stonewall = false;      // --stonewall: the first host to finish ends every host's measurement

@@ -386,6 +386,39 @@ void refuse_generation_options(const po::variables_map& vm) {
 
 }  // namespace
 
+namespace {
+
+// --gpu sets the GPU's step time through the catalog's rate (workloads/accelerators.json);
+// --step-time and --gpu-samples-per-s set it themselves, and --gpu was then dropped without a word.
+// One source sets it: both given in one place (the command line, or workload files) is refused;
+// across places the command line wins, as for every option, and the notes say which one set it.
+void resolve_rate_source(const po::variables_map& vm, RunConfig& c) {
+  const char* own = vm.count("step-time") ? "step-time" : vm.count("gpu-samples-per-s") ? "gpu-samples-per-s" : nullptr;
+  if (!own || !vm.count("gpu")) return;
+  const std::string gpu = get_string(vm, "gpu"), rate = get_string(vm, own);
+  const bool gpu_in_ini = !ini_source(vm, "gpu").empty(), rate_in_ini = !ini_source(vm, own).empty();
+  if (gpu_in_ini == rate_in_ini)
+    throw UsageError(fmt::format("{} {} and {} {} both set the GPU's step time (--gpu through the catalog's rate in "
+                                 "workloads/accelerators.json); give one: --gpu for the catalog's figure, or --{} "
+                                 "alone for your own (the report then names the GPU 'custom GPU')",
+                                 option_label(vm, "gpu"), escape_bytes(gpu), option_label(vm, own), escape_bytes(rate),
+                                 own));
+  if (gpu_in_ini) {  // a preset's gpu under the command line's own rate
+    c.notes.push_back(fmt::format("the GPU's step time comes from --{} {}, not from {} = {} (the catalog's {} rate is "
+                                  "not used; the report names the GPU 'custom GPU')",
+                                  own, escape_bytes(rate), option_label(vm, "gpu"), escape_bytes(gpu),
+                                  escape_bytes(gpu)));
+    return;
+  }
+  // --gpu on the command line over a workload file's own rate: the catalog's rate.
+  c.notes.push_back(fmt::format("the GPU's step time comes from --gpu {} (the catalog's rate), not from {} = {}",
+                                escape_bytes(gpu), option_label(vm, own), escape_bytes(rate)));
+  c.user_step_time_s = -1;
+  c.user_samples_per_s = 0;
+}
+
+}  // namespace
+
 void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& c) {
   const bool for_gen = kind == RunCommandKind::kGen, for_tune = kind == RunCommandKind::kTune;
   const bool own_data = vm.count("data") || vm.count("file-list");
@@ -544,6 +577,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   }
   if (vm.count("gpu-samples-per-s") && vm.count("step-time"))
     throw UsageError("--gpu-samples-per-s and --step-time both set the GPU's rate; give one");
+  resolve_rate_source(vm, c);
   c.sample_bytes = static_cast<double>(get_size(vm, "sample-bytes", 0, 1, 1ULL << 40));
   c.au_target = get_double(vm, "au-target", 90, 1, 100) / 100.0;
   c.au_target_given = vm.count("au-target") > 0;

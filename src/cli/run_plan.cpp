@@ -39,6 +39,7 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
     p.interrupted = true;
     return p;
   }
+  p.data.warnings.insert(p.data.warnings.end(), c.notes.begin(), c.notes.end());  // which option set the step time
   p.targets = probe_data_targets(p.data);
   for (const TargetShare& g : p.targets)
     for (const auto& w : g.info.warnings) p.data.warnings.push_back(w);

@@ -187,3 +187,39 @@ TEST_CASE("tune's --workers and --numa lists are not read as run's single values
   cli::RunConfig c;
   CHECK_THROWS_AS(cli::run_config_from_vm(vm, desc, cli::RunCommandKind::kRun, c), UsageError);
 }
+
+TEST_CASE("--gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are not both taken silently", "[cli]") {
+  // `run --gpu h100 --step-time 0.1` dropped --gpu without a word (the catalog's rate is what --gpu sets).
+  for (const char* own : {"--step-time", "--gpu-samples-per-s"}) {
+    INFO(own);
+    for (cli::RunCommandKind kind : {cli::RunCommandKind::kRun, cli::RunCommandKind::kTune}) {
+      cli::po::options_description desc = cli::run_options_description();
+      cli::po::variables_map vm = cli::parse_command_line({"--gpu", "h100", own, "0.1", "--files", "10"}, desc, "run");
+      cli::RunConfig c;
+      try {
+        cli::run_config_from_vm(vm, desc, kind, c);
+        FAIL("--gpu with " << own << " accepted");
+      } catch (const UsageError& e) {
+        CHECK(e.exit_code() == 2);
+        CHECK_THAT(std::string(e.what()), Catch::Contains("--gpu h100 and " + std::string(own) + " 0.1 both set") &&
+                                              Catch::Contains("give one"));
+      }
+    }
+  }
+  // A preset's gpu (retinanet-like sets gpu = b200) under the command line's own rate: the command
+  // line wins, as for every option, and the notes say so; the report does not call it a b200.
+  cli::CommandContext ctx;
+  ctx.argv = {"ioprobe"};
+  ctx.args = {"--dataset", "retinanet-like", "--step-time", "0.2"};
+  cli::RunConfig c;
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(c.user_step_time_s == Approx(0.2));
+  REQUIRE(c.notes.size() == 1);
+  CHECK_THAT(c.notes[0], Catch::Contains("--step-time 0.2") && Catch::Contains("key 'gpu' = b200"));
+  // Each alone: no note.
+  ctx.args = {"--gpu", "h200", "--files", "10"};
+  cli::RunConfig plain;
+  REQUIRE(cli::build_run_config(ctx, false, plain));
+  CHECK(plain.notes.empty());
+  CHECK(plain.gpu == "h200");
+}
