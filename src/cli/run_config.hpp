@@ -100,6 +100,15 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
 /// "records"). Called before a synthetic dataset is generated, and once --data is enumerated.
 void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit);
 
+/// DistributedSampler deals an epoch's `units` (samples; shards for a sharded dataset, which an
+/// IterableDataset deals whole) to the job's GPU ranks, `l.ranks` on each of `processes`, one rank
+/// each. Throws UsageError (exit 2) naming the counts and what to do when some rank would get none
+/// (`run --gpus 1000 --files 402`: it reads nothing, yet its GPU counts in the demand). Returns a
+/// warning when, without drop_last, every rank gets fewer of the epoch's `samples` than one
+/// batch (each step a partial batch), else "".
+std::string check_rank_shares(const LoaderConfig& l, uint32_t processes, uint64_t units, const char* unit,
+                              uint64_t samples);
+
 /// Parses args (and the preset named by --dataset) into `c`. `for_gen` relaxes the
 /// options that only a run uses. Throws UsageError with a clear message for any bad value.
 /// Returns false when --help was printed.

@@ -544,6 +544,13 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (!own_data)
     check_drop_last_batches(l, s.kind == DatasetKind::kFiles ? s.files : s.files * s.records_per_file,
                             s.kind == DatasetKind::kFiles ? "samples" : "records");
+  // Ranks left without a sample, refused before generation too (this process's ranks are the
+  // least the job has; prepare_run checks the whole job's and warns about partial batches).
+  if (!own_data && !for_gen) {
+    const bool shards = s.kind == DatasetKind::kSharded;
+    const uint64_t samples = s.kind == DatasetKind::kFiles ? s.files : s.files * s.records_per_file;
+    (void)check_rank_shares(l, 1, shards ? s.files : samples, shards ? "shards" : "samples", samples);
+  }
   c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"}) == "warm" ? CacheMode::kWarm : CacheMode::kCold;
   const std::string direct = get_choice(vm, "direct", "auto", {"auto", "on", "off"});
   c.direct = direct == "on" ? DirectMode::kOn : direct == "off" ? DirectMode::kOff : DirectMode::kAuto;
@@ -591,6 +598,26 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
     throw UsageError(fmt::format("--mpi-timeout {} s is too short: a step of the slowest host must fit in it (at least "
                                  "1s; the default 300s)",
                                  c.mpi_timeout_s));
+}
+
+std::string check_rank_shares(const LoaderConfig& l, uint32_t processes, uint64_t units, const char* unit,
+                              uint64_t samples) {
+  const uint64_t world = uint64_t{l.ranks} * std::max<uint32_t>(1, processes);
+  const std::string ranks = processes > 1 ? fmt::format("--gpus {} on each of {} processes ({} GPU ranks)", l.ranks,
+                                                        processes, world)
+                                          : fmt::format("--gpus {}", l.ranks);
+  if (units < world)
+    throw UsageError(fmt::format("{} with {} {}: {} rank(s) would get no {} in any epoch (each goes to one rank) and "
+                                 "read nothing while their GPUs count in the demand; use at least {} {} (--files) or "
+                                 "at most {} GPU ranks",
+                                 ranks, format_count(units), unit, format_count(world - units), unit,
+                                 format_count(world), unit, format_count(units)));
+  if (l.drop_last || samples >= world * l.batch_size) return "";
+  return fmt::format("{} with {} samples: each rank gets about {} per epoch, less than one --batch-size {} batch, so "
+                     "every step is one partial batch and the figures weigh each epoch's start more than steady "
+                     "loading; use at least {} samples, a smaller --batch-size or fewer --gpus",
+                     ranks, format_count(samples), format_count(samples / world), l.batch_size,
+                     format_count(world * l.batch_size));
 }
 
 void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit) {

@@ -158,6 +158,7 @@ int cmd_tune(const CommandContext& ctx) {
   nlohmann::json doc = document_header("tune", ctx.argv, host);
   PrepareOptions prep;
   prep.max_workers = *std::max_element(workers.begin(), workers.end());
+  prep.processes = static_cast<uint32_t>(comm.size());
   RunPlan run_plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
   if (run_plan.interrupted) {

@@ -223,3 +223,29 @@ TEST_CASE("--gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are 
   CHECK(plain.notes.empty());
   CHECK(plain.gpu == "h200");
 }
+
+TEST_CASE("GPU ranks that would get no sample are refused; less than a batch each is warned", "[cli]") {
+  // `run --gpus 1000 --files 402` ran 598 ranks with nothing to read (the sampler does not pad).
+  LoaderConfig l;
+  l.ranks = 1000;
+  l.batch_size = 256;
+  try {
+    cli::check_rank_shares(l, 1, 402, "samples", 402);
+    FAIL("ranks without a sample accepted");
+  } catch (const UsageError& e) {
+    CHECK(e.exit_code() == 2);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("--gpus 1000 with 402 samples: 598 rank(s) would get no") &&
+                                          Catch::Contains("use at least 1,000 samples (--files) or at most 402"));
+  }
+  // Across processes the world is every process's ranks: 4 x 2 = 8 ranks for 7 shards.
+  l.ranks = 4;
+  CHECK_THROWS_WITH(cli::check_rank_shares(l, 2, 7, "shards", 7 * 53),
+                    Catch::Contains("--gpus 4 on each of 2 processes (8 GPU ranks) with 7 shards: 1 rank(s)"));
+  // Every rank gets a share but less than one batch: a warning naming the counts and what to do.
+  const std::string w = cli::check_rank_shares(l, 1, 402, "samples", 402);
+  CHECK_THAT(w, Catch::Contains("--gpus 4 with 402 samples: each rank gets about 100 per epoch") &&
+                    Catch::Contains("--batch-size 256") && Catch::Contains("at least 1,024 samples"));
+  CHECK(cli::check_rank_shares(l, 1, 1024, "samples", 1024).empty());
+  l.drop_last = true;  // refused elsewhere (check_drop_last_batches) when no batch is left
+  CHECK(cli::check_rank_shares(l, 1, 402, "samples", 402).empty());
+}
