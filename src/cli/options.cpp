@@ -61,6 +61,13 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
     if (vm.count(kStray))
       throw UsageError(fmt::format("{}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",
                                    command, escape_bytes(vm[kStray].as<std::vector<std::string>>().front()), command));
+  } catch (const po::unknown_option& e) {
+    // The commands with progress lines take --quiet; the others say so rather than "unknown option".
+    if (e.get_option_name() == "--quiet")
+      throw UsageError(fmt::format("{}: 'ioprobe {}' takes no --quiet (the commands with progress lines take it: "
+                                   "run, gen, tune, capacity, checkpoint, raw, scaling); drop it",
+                                   command, command));
+    throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));
   } catch (const po::error& e) {
     throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));
   }

@@ -52,11 +52,11 @@ bool has_mark(const std::string& path) {
 }
 
 // Appends pseudo-random bytes to `fd` from `from` to `to`. Returns false when interrupted.
-bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
+bool fill(int fd, const std::string& path, uint64_t from, uint64_t to, bool progress) {
   constexpr size_t kChunk = size_t{1} << 20;
   std::vector<uint64_t> buf(kChunk / sizeof(uint64_t));
   Xoshiro256 rng(0x2545F4914F6CDD1DULL ^ from);  // core/rng.hpp: the project's one generator
-  ProgressLine line(true, 0.5, 0);               // on a terminal only
+  ProgressLine line(progress, 0.5, 0);           // on a terminal only
   for (uint64_t off = from; off < to;) {
     if (interrupted()) return false;
     for (auto& w : buf) w = rng.next();
@@ -122,7 +122,7 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
   int64_t t0 = now_ns();
   bool done = false;
   try {
-    done = fill(fd, tmp, 0, cfg.size);
+    done = fill(fd, tmp, 0, cfg.size, cfg.progress);
   } catch (...) {
     close(fd);
     unlink(tmp.c_str());
@@ -223,7 +223,7 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
       };
       bool done = false;
       try {
-        done = fill(fd, cfg.filename, t.file_bytes, cfg.size);
+        done = fill(fd, cfg.filename, t.file_bytes, cfg.size, cfg.progress);
       } catch (...) {
         undo();
         throw;

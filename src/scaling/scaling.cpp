@@ -103,6 +103,7 @@ ScalingPoint measure(const ScalingConfig& cfg, const std::string& name, const st
   rc.direct = true;
   rc.engine = "auto";
   rc.runtime_s = cfg.runtime_s;
+  rc.progress = cfg.progress;
   ScalingPoint p;
   p.name = name;
   p.path = path;
