@@ -152,6 +152,18 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
 
 }  // namespace
 
+std::string device_open_hint(const std::string& path, int err, unsigned euid) {
+  if (err != EACCES && err != EPERM) return "";
+  if (euid != 0)
+    return fmt::format("reading a block device needs read permission on it: run as root or as a member of its group "
+                       "(ls -l {}; usually 'disk')",
+                       escape_bytes(path));
+  return fmt::format("refused although ioprobe runs as root, so not by the device's permissions: a container's device "
+                     "cgroup (docker run --device {}), a security module (SELinux, AppArmor: see the audit log or "
+                     "dmesg) or kernel lockdown forbids it; run on the host or allow this device",
+                     escape_bytes(path));
+}
+
 RawTarget prepare_raw_target(const RawConfig& cfg) {
   RawTarget t;
   t.path = cfg.filename;
@@ -186,7 +198,10 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
                                    "is, or held by LVM, md RAID, swap or another program); ioprobe never writes to "
                                    "a device in use: unmount or release it first (see lsblk)",
                                    pattern_name(cfg.rw), shown));
-    if (fd < 0) throw IoError(errno, "open", shown, "block devices need read permission (root or the disk group)");
+    if (fd < 0) {
+      const int e = errno;
+      throw IoError(e, "open", shown, device_open_hint(cfg.filename, e, geteuid()));
+    }
     uint64_t bytes = 0;
     int r = ioctl(fd, BLKGETSIZE64, &bytes);
     int e = errno;
