@@ -43,7 +43,8 @@ figures over the batches from the first to the last (worker start-up and the fir
                           (the same bytes moved into page-locked memory), marked as such
 
 Exit codes: 0 done; 2 the user's code or data is unusable (the message names the file and what to
-do); 1 a measurement failed.
+do); 1 a measurement failed; 128+N interrupted by signal N (SIGINT from Ctrl-C, or SIGINT/SIGTERM
+sent on by ioprobe): the driver ends quietly, without a traceback and without a result.
 """
 import argparse
 import ctypes
@@ -52,6 +53,7 @@ import json
 import os
 import platform
 import resource
+import signal
 import statistics
 import sys
 import threading
@@ -442,5 +444,24 @@ def main():
     }), flush=True)
 
 
+_interrupted_by = 0
+
+
+def _on_interrupt(signum, frame):
+    # Ctrl-C reaches this process from the terminal and, sent on, from ioprobe as well: the first
+    # signal ends the driver, any more are ignored so the unwinding prints no second traceback.
+    global _interrupted_by
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _interrupted_by = signum
+    raise KeyboardInterrupt
+
+
 if __name__ == "__main__":
-    main()
+    signal.signal(signal.SIGINT, _on_interrupt)
+    signal.signal(signal.SIGTERM, _on_interrupt)
+    try:
+        main()
+    except KeyboardInterrupt:
+        # No traceback and no result: ioprobe writes no document and exits 130 / 143.
+        sys.exit(128 + (_interrupted_by or signal.SIGINT))

@@ -94,7 +94,7 @@ json calibration_to_json(const Calibration& c) {
     split["put_per_sample_us"] = figure_json(c.worker_put_cpu_per_sample_us);
     if (c.other_measured) split["other_per_sample_us"] = figure_json(c.worker_other_cpu_per_sample_us);
   }
-  return {{"schema", "ioprobe.calibration/1"},
+  return {{"schema", kCalibrationSchema},
           {"kind", "calibration"},
           {"schema_version", c.schema_version},
           {"ioprobe_version", c.ioprobe_version},
@@ -130,6 +130,20 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
     throw UsageError(fmt::format("{}: not a calibration document (kind is {}); make one with `ioprobe calibrate "
                                  "--dataset-factory FILE.py:FUNC --data DIR --json {}`",
                                  where, j.is_object() && j.contains("kind") ? j.at("kind").dump() : "missing", where));
+  // The schema identifier, checked as `report` checks a result document's: present, a string, and
+  // this build's ("ioprobe.calibration/1"); another version's names the version.
+  if (!j.contains("schema") || !j.at("schema").is_string())
+    throw UsageError(fmt::format("{}: field \"schema\" is {}, not \"{}\": not a calibration document ioprobe wrote "
+                                 "(edited or cut?); make one with `ioprobe calibrate --dataset-factory FILE.py:FUNC "
+                                 "--data DIR --json {}`",
+                                 where, j.contains("schema") ? j.at("schema").dump() : "missing", kCalibrationSchema,
+                                 where));
+  if (const std::string schema = j.at("schema").get<std::string>(); schema != kCalibrationSchema)
+    throw UsageError(fmt::format(
+        "{}: field \"schema\" is \"{}\", not \"{}\": {}", where, escape_bytes(schema), kCalibrationSchema,
+        schema.rfind("ioprobe.calibration/", 0) == 0
+            ? "a calibration document of another ioprobe version; rerun `ioprobe calibrate` with this version"
+            : "not a calibration document this ioprobe reads; make one with `ioprobe calibrate`"));
   const json& ver = field(j, "schema_version", where);
   if (!ver.is_number_integer() || ver.get<int>() != kCalibrationSchemaVersion)
     throw UsageError(fmt::format("{}: schema_version {} is not the {} this ioprobe reads; rerun `ioprobe calibrate` "

@@ -15,6 +15,8 @@ namespace ioprobe {
 
 /// The document's schema version this build writes and reads.
 inline constexpr int kCalibrationSchemaVersion = 1;
+/// Its "schema" identifier (reports/calibration.schema.json), written and checked on reading.
+inline constexpr const char* kCalibrationSchema = "ioprobe.calibration/1";
 
 /// A measured figure with its spread over the runs (and batches) it comes from.
 struct CalFigure {
@@ -84,7 +86,7 @@ struct Calibration {
 nlohmann::json calibration_to_json(const Calibration& c);
 
 /// Reads a document back. Throws UsageError naming `where` (the file) and the field when it is not
-/// a calibration document, has another schema_version, lacks a field, or holds a figure that is
+/// a calibration document, has another "schema" or schema_version, lacks a field, or holds a figure that is
 /// negative, not finite, or out of order (min <= value <= max).
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 

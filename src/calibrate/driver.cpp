@@ -1,17 +1,21 @@
 #include "calibrate/driver.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/text.hpp"
 
 extern char** environ;
@@ -85,12 +89,41 @@ std::vector<std::string> python_candidates(const std::string& given) {
   return out;
 }
 
+namespace {
+
+void write_all(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;  // our stderr is gone: nothing more to show
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// Sends ioprobe's interrupt on to the interpreter, once: a Ctrl-C on the terminal reaches both,
+// a signal sent to ioprobe alone (kill, a supervisor) only ioprobe.
+void forward_interrupt(pid_t pid, DriverRun& r) {
+  if (r.forwarded || !interrupted()) return;
+  r.forwarded = true;
+  kill(pid, interrupt_signal());
+}
+
+}  // namespace
+
 DriverRun run_driver(const std::string& python, const std::string& driver, const std::vector<std::string>& args) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw IoError(errno, "pipe", "(calibration driver output)");
+  int out_fds[2], err_fds[2];
+  if (pipe2(out_fds, O_CLOEXEC) != 0) throw IoError(errno, "pipe", "(calibration driver output)");
+  if (pipe2(err_fds, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close(out_fds[0]);
+    close(out_fds[1]);
+    throw IoError(e, "pipe", "(calibration driver messages)");
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, out_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err_fds[1], STDERR_FILENO);
   std::vector<std::string> argv_s{python, driver};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -101,25 +134,84 @@ DriverRun run_driver(const std::string& python, const std::string& driver, const
                      ? posix_spawnp(&pid, python.c_str(), &fa, nullptr, argv.data(), environ)
                      : posix_spawn(&pid, python.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
+  close(out_fds[1]);
+  close(err_fds[1]);
   if (rc != 0) {
-    close(fds[0]);
+    close(out_fds[0]);
+    close(err_fds[0]);
     throw UsageError(fmt::format("cannot start {} ({}); give --python with a python3 that imports torch",
                                  escape_bytes(python), errno_text(rc)));
   }
   DriverRun r;
+  // stdout is collected, stderr passed through as it comes (and counted: a failure that printed
+  // nothing is told apart from one that explained itself).
+  pollfd fds[2] = {{out_fds[0], POLLIN, 0}, {err_fds[0], POLLIN, 0}};
+  int open_fds = 2;
   char buf[65536];
-  for (;;) {
-    const ssize_t got = read(fds[0], buf, sizeof(buf));
-    if (got > 0) r.out.append(buf, static_cast<size_t>(got));
-    else if (got == 0 || errno != EINTR) break;
+  while (open_fds > 0) {
+    forward_interrupt(pid, r);
+    // A bounded wait: a signal landing between the check above and poll() is acted on soon.
+    const int n = poll(fds, 2, 200);
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t got = read(fds[i].fd, buf, sizeof(buf));
+      if (got > 0) {
+        if (i == 0) {
+          r.out.append(buf, static_cast<size_t>(got));
+        } else {
+          r.err_bytes += static_cast<uint64_t>(got);
+          write_all(STDERR_FILENO, buf, static_cast<size_t>(got));
+        }
+      } else if (got == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;  // poll() skips it
+        --open_fds;
+      }
+    }
   }
-  close(fds[0]);
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) forward_interrupt(pid, r);
+  if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
+    r.exit_code = 128 + r.signal;
+  } else {
+    r.exit_code = WEXITSTATUS(status);
   }
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+std::string driver_failure_text(const std::string& python, const std::string& driver, const DriverRun& r) {
+  const std::string py = escape_bytes(python);
+  const std::string check =
+      fmt::format("check that {} is a Python 3 with PyTorch ({} -c 'import torch' must work), or give --python with "
+                  "the interpreter your training uses",
+                  py, py);
+  if (r.signal) {
+    const char* name = sigabbrev_np(r.signal);
+    return fmt::format("{} running the calibration driver {} was killed by signal {} ({}){}; {}", py,
+                       escape_bytes(driver), r.signal, name ? fmt::format("SIG{}", name) : "unknown",
+                       r.silent() ? " before printing anything" : "",
+                       r.signal == SIGKILL ? "SIGKILL is what the kernel's out-of-memory killer sends (see dmesg): "
+                                             "lower --batch-size or --samples, or free memory, and run it again"
+                                           : check);
+  }
+  if (r.exit_code == 0) return "";
+  if (r.silent())
+    return fmt::format("{} exited with status {} and printed nothing (no message, no result): it did not run the "
+                       "calibration driver {}; {}",
+                       py, r.exit_code, escape_bytes(driver), check);
+  std::string last = r.out;  // stdout is not shown as it comes: its last line may say why
+  while (!last.empty() && (last.back() == '\n' || last.back() == '\r')) last.pop_back();
+  if (const size_t nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
+  return fmt::format("the calibration driver {} under {} failed (exit status {}); {}", escape_bytes(driver), py,
+                     r.exit_code,
+                     r.err_bytes ? std::string("see its messages above")
+                                 : fmt::format("it printed no message, only on stdout: '{}'",
+                                               escape_bytes(last.substr(0, 300))));
 }
 
 }  // namespace ioprobe

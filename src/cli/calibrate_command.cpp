@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "report/calibration_text.hpp"
 #include "report/document.hpp"
@@ -87,7 +88,7 @@ int cmd_calibrate(const CommandContext& ctx) {
   const uint64_t batch = get_count(vm, "batch-size", 256, 1, 1 << 20);
   const uint64_t samples = get_count(vm, "samples", 16 * batch, 3 * batch, 1ULL << 32);
   const std::string json_path = get_string(vm, "json");
-  if (!json_path.empty()) check_output_path(json_path, "--json");
+  if (!json_path.empty()) check_output_path(json_path, "--json", "calibration");
 
   const std::string driver = find_calibration_driver();
   const std::vector<std::string> pythons = python_candidates(get_string(vm, "python"));
@@ -99,21 +100,30 @@ int cmd_calibrate(const CommandContext& ctx) {
                                       "--samples", std::to_string(samples)};
   DriverRun run;
   std::string used;
-  for (size_t i = 0; i < pythons.size(); ++i) {
+  // The driver's own "no torch" exit says so on stderr; a silent exit 3 is some other program's.
+  const auto no_torch = [](const DriverRun& r) {
+    return r.exit_code == kDriverNoTorch && r.signal == 0 && !r.silent();
+  };
+  for (size_t i = 0; i < pythons.size() && !interrupted(); ++i) {
     used = pythons[i];
     run = run_driver(used, driver, args);
-    if (run.exit_code != kDriverNoTorch) break;
+    if (!no_torch(run)) break;
     if (i + 1 < pythons.size()) std::cerr << fmt::format("ioprobe calibrate: trying {} instead\n", pythons[i + 1]);
   }
-  if (run.exit_code == kDriverNoTorch)
+  // Ctrl-C (or SIGTERM): the driver was told and ended quietly; no document, exit 130 / 143 as a
+  // run's. Nothing was written: the document is written whole, after a driver that finished.
+  if (interrupted()) {
+    std::cerr << "ioprobe calibrate: interrupted; no calibration document was written\n";
+    return interrupt_exit_code();
+  }
+  if (no_torch(run))
     throw UsageError(fmt::format("no python3 that imports torch (tried {}); install PyTorch (Debian: apt-get install "
                                  "python3-torch) or give --python with the interpreter your training uses",
                                  fmt::join(pythons, ", ")));
-  if (run.exit_code == 2) return kExitUsage;  // the driver named the file and what to do
-  if (run.exit_code != 0)
-    throw Error(fmt::format("the calibration driver {} under {} failed (exit {}); see its messages above", driver, used,
-                            run.exit_code),
-                kExitFailure);
+  if (run.exit_code != 0 && driver_failure_is_usage(run))
+    throw UsageError(driver_failure_text(used, driver, run));    // not a Python that ran the driver
+  if (run.exit_code == 2 && run.signal == 0) return kExitUsage;  // the driver named the file and what to do
+  if (run.exit_code != 0) throw Error(driver_failure_text(used, driver, run), kExitFailure);
   // The driver's result is its last stdout line; the user's code may have printed before it.
   std::string last = run.out;
   while (!last.empty() && last.back() == '\n') last.pop_back();

@@ -120,7 +120,7 @@ int cmd_capacity(const CommandContext& ctx) {
                                  "timeline intervals after the first (warm-up) and before the last (cut short); e.g. "
                                  "--point-time 3s",
                                  get_string(vm, "point-time"), kMinRunS, kTuneIntervalS));
-  const uint32_t max_gpus = static_cast<uint32_t>(get_count(vm, "max-gpus", 64, 1, 1024));
+  uint32_t max_gpus = static_cast<uint32_t>(get_count(vm, "max-gpus", 64, 1, 1024));
   const std::string html = get_string(vm, "html");
 
   RunConfig c;
@@ -140,8 +140,8 @@ int cmd_capacity(const CommandContext& ctx) {
   // Rank 0 alone writes them; a refusal there ends every process.
   cluster::on_every_host(comm, "check the output paths", [&] {
     if (comm.rank() != 0) return;
-    if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
-    if (!html.empty()) check_output_path(html, "--html");
+    if (!c.json_path.empty()) check_output_path(c.json_path, "--json", "capacity");
+    if (!html.empty()) check_output_path(html, "--html", kHtmlOutput);
     check_outputs_distinct({{"--json", c.json_path}, {"--html", html}});
   });
 
@@ -149,6 +149,7 @@ int cmd_capacity(const CommandContext& ctx) {
   nlohmann::json doc = document_header("capacity", ctx.argv, host);
   PrepareOptions prep;
   prep.max_workers = std::max<uint32_t>(my_max, 1) * c.loader.num_workers;  // the widest point, for the memlock plan
+  prep.check_rank_shares = false;  // the points vary the rank count: the search is bounded below instead
   RunPlan plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
@@ -160,6 +161,17 @@ int cmd_capacity(const CommandContext& ctx) {
   const Demand& demand = plan.demand;
   const LoaderConfig& base = plan.loader;
   const double sample_bytes = plan.dataset_sample_bytes;
+  // A point with more GPU ranks than the epoch has samples (or shards) gives ranks nothing to read
+  // while their GPUs count in the demand: the search stops where every rank still gets a share.
+  if (plan.rank_units < max_gpus) {
+    if (plan.rank_units == 0)
+      throw UsageError("capacity: the dataset holds no sample; give --files or --data with files");
+    plan.data.warnings.push_back(fmt::format("--max-gpus {} lowered to {}: the dataset has {} {} per epoch and a GPU "
+                                             "rank without one reads nothing; use more --files to search further",
+                                             max_gpus, plan.rank_units, format_count(plan.rank_units), plan.rank_unit));
+    if (!c.quiet) fmt::print(stderr, "ioprobe: warning: {}\n", plan.data.warnings.back());
+    max_gpus = static_cast<uint32_t>(plan.rank_units);
+  }
 
   if (!c.quiet)
     fmt::print(stderr,

@@ -61,7 +61,7 @@ CheckpointDir::CheckpointDir(const std::string& dir, const StateSpec& state, con
                         escape_bytes(shard_path(dir, r.rank))));
     if (!json_path.empty()) {
       // After --dir exists, so that the document may go inside a --dir this run creates.
-      check_output_path(json_path, "--json");
+      check_output_path(json_path, "--json", "checkpoint");
       const auto json_abs = std::filesystem::weakly_canonical(json_path, ec);
       for (const auto& r : state.ranks)
         if (json_abs == std::filesystem::weakly_canonical(shard_path(dir, r.rank), ec))

@@ -171,10 +171,17 @@ double parse_params(const std::string& t) {
     else if (c == 'T') mul = 1e12;
     if (mul != 1) s.pop_back();
   }
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || !std::isfinite(v))
-    throw UsageError(fmt::format("--params: '{}' is not a parameter count like 7B, 405B, 1.2T or 8e9", t));
+  // Decimal only (core/units.hpp parse_decimal): strtod read "0x10B" as 0x10 x 10^9.
+  double v = 0;
+  try {
+    v = parse_decimal(s, "--params");
+  } catch (const UsageError&) {
+    v = 0;
+  }
+  if (!(v > 0) || !std::isfinite(v))
+    throw UsageError(fmt::format("--params: '{}' is not a parameter count like 7B, 405B, 1.2T or 8e9 (decimal "
+                                 "digits, an optional fraction or exponent, then K, M, B/G or T)",
+                                 escape_bytes(t)));
   // A count is whole: 1.5 would be cut to 1 in the per-rank shard sizes (issue #16 item 8).
   const double count = v * mul, whole = std::round(count);
   if (std::fabs(count - whole) > 1e-9 * std::max(1.0, count))  // above double rounding of 1.2T

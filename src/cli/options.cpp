@@ -61,6 +61,13 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
     if (vm.count(kStray))
       throw UsageError(fmt::format("{}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",
                                    command, escape_bytes(vm[kStray].as<std::vector<std::string>>().front()), command));
+  } catch (const po::unknown_option& e) {
+    // The commands with progress lines take --quiet; the others say so rather than "unknown option".
+    if (e.get_option_name() == "--quiet")
+      throw UsageError(fmt::format("{}: 'ioprobe {}' takes no --quiet (the commands with progress lines take it: "
+                                   "run, gen, tune, capacity, checkpoint, raw, scaling); drop it",
+                                   command, command));
+    throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));
   } catch (const po::error& e) {
     throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));
   }
@@ -254,13 +261,21 @@ double get_double(const po::variables_map& vm, const std::string& name, double f
   if (!vm.count(name)) return fallback;
   const std::string& s = vm[name].as<std::string>();
   std::string opt = option_label(vm, name);
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || std::isnan(v))
-    throw UsageError(fmt::format("{}: '{}' is not a number; give a number from {} to {}", opt, escape_bytes(s),
-                                 number_text(lo), number_text(hi)));
-  if (errno == ERANGE || !(v >= lo && v <= hi)) out_of_range(opt, s, number_text(lo), number_text(hi));
+  // Decimal only (core/units.hpp parse_decimal): strtod took "0x10" as 16 and "inf" as a number.
+  // A leading '-' is the number's sign, checked against the range like any other value.
+  const bool negative = !s.empty() && s.front() == '-';
+  double v = 0;
+  try {
+    v = parse_decimal(negative ? std::string_view(s).substr(1) : std::string_view(s), opt);
+  } catch (const ValueOutOfRange&) {
+    out_of_range(opt, s, number_text(lo), number_text(hi));
+  } catch (const UsageError&) {
+    throw UsageError(fmt::format("{}: '{}' is not a decimal number; give a number from {} to {} (digits, an optional "
+                                 "fraction and exponent, e.g. 12, 0.5, 1e6)",
+                                 opt, escape_bytes(s), number_text(lo), number_text(hi)));
+  }
+  if (negative) v = -v;
+  if (!(v >= lo && v <= hi)) out_of_range(opt, s, number_text(lo), number_text(hi));
   return v;
 }
 

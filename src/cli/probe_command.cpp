@@ -57,7 +57,7 @@ int cmd_probe(const CommandContext& ctx) {
         fmt::format("--sysfs-root '{}' has no devices/ directory; give a sysfs tree", escape_bytes(sysfs_root)));
 
   // Before any work: a file that is not ours is never overwritten, an unwritable place is named.
-  if (vm.count("json")) check_output_path(get_string(vm, "json"), "--json");
+  if (vm.count("json")) check_output_path(get_string(vm, "json"), "--json", "probe");
   HostInfo host = probe_host();
   TargetInfo target = probe_target(dir);
   Topology topo = discover(sysfs_root);

@@ -60,7 +60,8 @@ po::options_description raw_options() {
       ("cache", str(), "buffered reads: cold | warm (default cold: the region's pages are evicted before the run, "
                        "posix_fadvise DONTNEED after fdatasync as fio's invalidate=1, so a file just laid out is read "
                        "from the device; warm keeps what is cached, and a resident region is labelled page cache)")
-      ("json", str(), "also write the result document to this file (atomically)");
+      ("json", str(), "also write the result document to this file (atomically)")
+      ("quiet", str()->implicit_value("true"), "no progress lines (layout and run; warnings stay)");
   // clang-format on
   return d;
 }
@@ -70,6 +71,7 @@ RawConfig build_config(const po::variables_map& vm) {
   if (!has(vm, "filename")) throw UsageError("raw: --filename is required (a file or block device path); see --help");
   c.filename = get_string(vm, "filename");
   if (c.filename.empty()) throw UsageError("raw: --filename is empty; give a file or block device path");
+  c.progress = !get_bool(vm, "quiet", false);
   std::string rw = get_choice(vm, "rw", "read", {"read", "randread", "write", "randwrite"});
   c.rw = rw == "read"       ? RawPattern::read
          : rw == "randread" ? RawPattern::randread
@@ -169,7 +171,7 @@ int cmd_raw(const CommandContext& ctx) {
   RemoveCreatedFile remove_created;
   cluster::on_every_host(comm, "prepare the raw target", [&] {
     // Before any work: a file that is not ours is never overwritten, an unwritable place is named.
-    if (!json_path.empty() && comm.rank() == 0) check_output_path(json_path, "--json");
+    if (!json_path.empty() && comm.rank() == 0) check_output_path(json_path, "--json", "raw");
     if (multi) cfg.filename = process_raw_filename(cfg, comm.rank(), &files_how);
     target = prepare_raw_target(cfg);
     if (multi && target.created) remove_created.path = target.path;

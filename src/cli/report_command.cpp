@@ -36,14 +36,15 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
                      "'ioprobe report M.json --csv FILE'");
   const std::string out = vm.count("json") ? vm["json"].as<std::string>() : "";
   if (vm.count("json") && out.empty()) throw UsageError("--json: empty path; give a file name");
+  // An output that is an input is named as such first: more telling than its kind.
   if (!out.empty()) {
-    check_output_path(out, "--json");
     check_output_not_input(out, "--json", files);
+    check_output_path(out, "--json", docs.front().value("kind", ""));
   }
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
   if (!html.empty()) {
-    check_output_path(html, "--html");
     check_output_not_input(html, "--html", files);
+    check_output_path(html, "--html", kHtmlOutput);
   }
   check_outputs_distinct({{"--json", out}, {"--html", html}});
   std::vector<std::string> names;
@@ -129,11 +130,12 @@ int cmd_report(const CommandContext& ctx) {
     throw UsageError("--json writes a merged document; use it with --merge (report re-renders documents that exist)");
   if (vm.count("merge")) return merge_command(files, docs, vm, html, csv);
   if (vm.count("html") && html.empty()) throw UsageError("--html: empty path; give a file name");
-  if (!html.empty()) check_output_path(html, "--html");
-  if (!csv.empty()) check_output_path(csv, "--csv");
-  // An output must never replace an input (`report ck.json --html ck.json`), nor the other output.
+  // An output must never replace an input (`report ck.json --html ck.json`), nor the other output;
+  // an input is named as such before an output's kind is checked.
   if (!html.empty()) check_output_not_input(html, "--html", files);
   if (!csv.empty()) check_output_not_input(csv, "--csv", files);
+  if (!html.empty()) check_output_path(html, "--html", kHtmlOutput);
+  if (!csv.empty()) check_output_path(csv, "--csv", kCsvOutput);
   if (!html.empty() && !csv.empty()) check_output_not_input(csv, "--csv", {html});
   check_outputs_distinct({{"--html", html}, {"--csv", csv}});
   if (!csv.empty() && docs.size() != 1)

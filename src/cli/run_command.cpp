@@ -130,10 +130,12 @@ int cmd_run(const CommandContext& ctx) {
   nlohmann::json doc = document_header("run", ctx.argv, host);
   // Rank 0 alone writes the document; its refusal of the path ends every process.
   cluster::on_every_host(comm, "check --json", [&] {
-    if (!c.json_path.empty() && lead) check_output_path(c.json_path, "--json");
+    if (!c.json_path.empty() && lead) check_output_path(c.json_path, "--json", "run");
   });
   RunPlan plan;
-  const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan);
+  PrepareOptions prep;
+  prep.processes = static_cast<uint32_t>(comm.size());  // the DistributedSampler's world: every process's ranks
+  const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
     fmt::print(stderr,
                "ioprobe: interrupted during dataset generation; '{}' is marked incomplete and will be "

@@ -70,6 +70,9 @@ struct RunConfig {
   std::string calibration_path;
   nlohmann::json calibration;                  // null without --calibration
   std::vector<std::string> calibration_notes;  // warnings for the result document (batch size scaled)
+  // Warnings for the result document about the options themselves (which of a workload file's
+  // gpu and the command line's --step-time set the GPU's step time).
+  std::vector<std::string> notes;
 
   // Many hosts (mpirun / srun).
   bool stonewall = false;      // --stonewall: the first host to finish ends every host's measurement
@@ -96,6 +99,15 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
 /// `samples` per rank (DistributedSampler's share, rounded up); `unit` names them ("samples",
 /// "records"). Called before a synthetic dataset is generated, and once --data is enumerated.
 void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit);
+
+/// DistributedSampler deals an epoch's `units` (samples; shards for a sharded dataset, which an
+/// IterableDataset deals whole) to the job's GPU ranks, `l.ranks` on each of `processes`, one rank
+/// each. Throws UsageError (exit 2) naming the counts and what to do when some rank would get none
+/// (`run --gpus 1000 --files 402`: it reads nothing, yet its GPU counts in the demand). Returns a
+/// warning when, without drop_last, every rank gets fewer of the epoch's `samples` than one
+/// batch (each step a partial batch), else "".
+std::string check_rank_shares(const LoaderConfig& l, uint32_t processes, uint64_t units, const char* unit,
+                              uint64_t samples);
 
 /// Parses args (and the preset named by --dataset) into `c`. `for_gen` relaxes the
 /// options that only a run uses. Throws UsageError with a clear message for any bad value.

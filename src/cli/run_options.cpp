@@ -394,6 +394,39 @@ void refuse_generation_options(const po::variables_map& vm) {
 
 }  // namespace
 
+namespace {
+
+// --gpu sets the GPU's step time through the catalog's rate (workloads/accelerators.json);
+// --step-time and --gpu-samples-per-s set it themselves, and --gpu was then dropped without a word.
+// One source sets it: both given in one place (the command line, or workload files) is refused;
+// across places the command line wins, as for every option, and the notes say which one set it.
+void resolve_rate_source(const po::variables_map& vm, RunConfig& c) {
+  const char* own = vm.count("step-time") ? "step-time" : vm.count("gpu-samples-per-s") ? "gpu-samples-per-s" : nullptr;
+  if (!own || !vm.count("gpu")) return;
+  const std::string gpu = get_string(vm, "gpu"), rate = get_string(vm, own);
+  const bool gpu_in_ini = !ini_source(vm, "gpu").empty(), rate_in_ini = !ini_source(vm, own).empty();
+  if (gpu_in_ini == rate_in_ini)
+    throw UsageError(fmt::format("{} {} and {} {} both set the GPU's step time (--gpu through the catalog's rate in "
+                                 "workloads/accelerators.json); give one: --gpu for the catalog's figure, or --{} "
+                                 "alone for your own (the report then names the GPU 'custom GPU')",
+                                 option_label(vm, "gpu"), escape_bytes(gpu), option_label(vm, own), escape_bytes(rate),
+                                 own));
+  if (gpu_in_ini) {  // a preset's gpu under the command line's own rate
+    c.notes.push_back(fmt::format("the GPU's step time comes from --{} {}, not from {} = {} (the catalog's {} rate is "
+                                  "not used; the report names the GPU 'custom GPU')",
+                                  own, escape_bytes(rate), option_label(vm, "gpu"), escape_bytes(gpu),
+                                  escape_bytes(gpu)));
+    return;
+  }
+  // --gpu on the command line over a workload file's own rate: the catalog's rate.
+  c.notes.push_back(fmt::format("the GPU's step time comes from --gpu {} (the catalog's rate), not from {} = {}",
+                                escape_bytes(gpu), option_label(vm, own), escape_bytes(rate)));
+  c.user_step_time_s = -1;
+  c.user_samples_per_s = 0;
+}
+
+}  // namespace
+
 void run_config_from_vm(po::variables_map& vm, const po::options_description& desc, RunCommandKind kind, RunConfig& c) {
   const bool for_gen = kind == RunCommandKind::kGen, for_tune = kind == RunCommandKind::kTune;
   const bool own_data = vm.count("data") || vm.count("file-list");
@@ -519,6 +552,13 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (!own_data)
     check_drop_last_batches(l, s.kind == DatasetKind::kFiles ? s.files : s.files * s.records_per_file,
                             s.kind == DatasetKind::kFiles ? "samples" : "records");
+  // Ranks left without a sample, refused before generation too (this process's ranks are the
+  // least the job has; prepare_run checks the whole job's and warns about partial batches).
+  if (!own_data && !for_gen) {
+    const bool shards = s.kind == DatasetKind::kSharded;
+    const uint64_t samples = s.kind == DatasetKind::kFiles ? s.files : s.files * s.records_per_file;
+    (void)check_rank_shares(l, 1, shards ? s.files : samples, shards ? "shards" : "samples", samples);
+  }
   c.cache = get_choice(vm, "cache", "cold", {"cold", "warm"}) == "warm" ? CacheMode::kWarm : CacheMode::kCold;
   const std::string direct = get_choice(vm, "direct", "auto", {"auto", "on", "off"});
   c.direct = direct == "on" ? DirectMode::kOn : direct == "off" ? DirectMode::kOff : DirectMode::kAuto;
@@ -552,6 +592,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   }
   if (vm.count("gpu-samples-per-s") && vm.count("step-time"))
     throw UsageError("--gpu-samples-per-s and --step-time both set the GPU's rate; give one");
+  resolve_rate_source(vm, c);
   c.sample_bytes = static_cast<double>(get_size(vm, "sample-bytes", 0, 1, 1ULL << 40));
   c.au_target = get_double(vm, "au-target", 90, 1, 100) / 100.0;
   c.au_target_given = vm.count("au-target") > 0;
@@ -565,6 +606,26 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
     throw UsageError(fmt::format("--mpi-timeout {} s is too short: a step of the slowest host must fit in it (at least "
                                  "1s; the default 300s)",
                                  c.mpi_timeout_s));
+}
+
+std::string check_rank_shares(const LoaderConfig& l, uint32_t processes, uint64_t units, const char* unit,
+                              uint64_t samples) {
+  const uint64_t world = uint64_t{l.ranks} * std::max<uint32_t>(1, processes);
+  const std::string ranks = processes > 1 ? fmt::format("--gpus {} on each of {} processes ({} GPU ranks)", l.ranks,
+                                                        processes, world)
+                                          : fmt::format("--gpus {}", l.ranks);
+  if (units < world)
+    throw UsageError(fmt::format("{} with {} {}: {} rank(s) would get no {} in any epoch (each goes to one rank) and "
+                                 "read nothing while their GPUs count in the demand; use at least {} {} (--files) or "
+                                 "at most {} GPU ranks",
+                                 ranks, format_count(units), unit, format_count(world - units), unit,
+                                 format_count(world), unit, format_count(units)));
+  if (l.drop_last || samples >= world * l.batch_size) return "";
+  return fmt::format("{} with {} samples: each rank gets about {} per epoch, less than one --batch-size {} batch, so "
+                     "every step is one partial batch and the figures weigh each epoch's start more than steady "
+                     "loading; use at least {} samples, a smaller --batch-size or fewer --gpus",
+                     ranks, format_count(samples), format_count(samples / world), l.batch_size,
+                     format_count(world * l.batch_size));
 }
 
 void check_drop_last_batches(const LoaderConfig& l, uint64_t samples, const char* unit) {

@@ -2,6 +2,8 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/uring_memlock.hpp"
@@ -39,6 +41,7 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
     p.interrupted = true;
     return p;
   }
+  p.data.warnings.insert(p.data.warnings.end(), c.notes.begin(), c.notes.end());  // which option set the step time
   p.targets = probe_data_targets(p.data);
   for (const TargetShare& g : p.targets)
     for (const auto& w : g.info.warnings) p.data.warnings.push_back(w);
@@ -64,8 +67,17 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
                                           p.model, c.spec.seq_len, c.spec.seq_len));
   const bool records = p.data.layout.records_in_files();
   p.samples_per_epoch = records ? p.data.layout.total_records() : p.data.index.size();
+  // Over the whole job's ranks (every process runs --gpus of them).
+  LoaderConfig job = l;
+  job.ranks = l.ranks * std::max<uint32_t>(1, o.processes);
   // drop_last with fewer samples per rank than one batch delivers nothing, epoch after epoch.
-  check_drop_last_batches(l, p.samples_per_epoch, records ? "records" : "samples");
+  check_drop_last_batches(job, p.samples_per_epoch, records ? "records" : "samples");
+  const bool shards = p.data.layout.kind() == DatasetKind::kSharded;
+  p.rank_units = shards ? p.data.layout.files() : p.samples_per_epoch;
+  p.rank_unit = shards ? "shards" : "samples";
+  if (o.check_rank_shares)
+    if (std::string w = check_rank_shares(l, o.processes, p.rank_units, p.rank_unit, p.samples_per_epoch); !w.empty())
+      p.data.warnings.push_back(std::move(w));
   p.dataset_sample_bytes = c.sample_bytes > 0 ? c.sample_bytes : dataset_mean_sample_bytes(p.data, p.samples_per_epoch);
   if (p.dataset_sample_bytes == 0 && p.data.from_list) {
     // A file list's sizes are not in its index, but probe_data_targets stat'ed every listed file.

@@ -22,6 +22,11 @@ struct PrepareOptions {
   /// The most num_workers any run of the command will use (tune: its largest), for the open-files
   /// check made before a dataset is generated; 0: the config's --workers.
   uint32_t max_workers = 0;
+  /// The job's processes (a launcher's ranks), each running the config's --gpus ranks: the
+  /// DistributedSampler's world is their product (check_rank_shares, the drop_last check).
+  uint32_t processes = 1;
+  /// Capacity varies the rank count per point: no rank-share check here (it bounds its search).
+  bool check_rank_shares = true;
 };
 
 /// Everything decided before the first read. Built once by prepare_run and then only read:
@@ -38,6 +43,8 @@ struct RunPlan {
   LoaderConfig loader;               // finished: engine, direct, eviction, placement and step time decided
   Topology topo;                     // NUMA nodes and PCI devices (topology/numa.hpp)
   uint64_t samples_per_epoch = 0;    // records for sharded/token datasets, files otherwise
+  uint64_t rank_units = 0;           // what ranks are dealt per epoch: shards of a sharded dataset, else samples
+  const char* rank_unit = "samples";
   /// Bytes per sample for the bytes/s demand before any read: --sample-bytes, else the dataset's
   /// mean (bytes of its records or files / samples; a file list: of the listed files that exist);
   /// 0 when the sizes are not all known (a --data walk).
@@ -51,8 +58,8 @@ struct RunPlan {
 /// The preflight of run and tune, in order: the GPU demand (a typo in --gpu costs nothing), the
 /// open-files limit, the dataset (generated, walked or listed), the filesystems it lives on, the
 /// NUMA placement, O_DIRECT / buffered and the engine, the step time, and the checks that need
-/// the enumerated dataset (drop_last). Throws UsageError (exit 2) and Error/IoError (exit 1) as
-/// the steps above document; returns with `interrupted` set when generation was stopped.
+/// the enumerated dataset (drop_last; every GPU rank gets a share, check_rank_shares). Throws UsageError (exit 2) and
+/// Error/IoError (exit 1) as the steps above document; returns with `interrupted` set when generation was stopped.
 RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o = {});
 
 /// The result document's "target" section of a plan read with loader settings `l` (run: its

@@ -100,7 +100,8 @@ Demand resolve_demand(const RunConfig& c, const std::string& model) {
   d.model = model;
   if (c.user_samples_per_s > 0 || c.user_step_time_s > 0) {
     d.accelerator = "custom";
-    d.accelerator_name = c.gpu == "h100" ? "custom GPU" : c.gpu;
+    // Not --gpu's name: its catalog rate is not what sets this demand (run_options' resolve_rate_source).
+    d.accelerator_name = "custom GPU";
     d.rate_family = "user";
     d.samples_per_s_per_gpu = c.user_samples_per_s > 0 ? c.user_samples_per_s
                                                        : c.loader.batch_size / c.user_step_time_s;

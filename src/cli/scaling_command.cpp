@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
@@ -39,7 +40,8 @@ po::options_description scaling_options() {
       ("iodepth", str(), "requests in flight (default 16)")
       ("runtime", str(), "seconds per measurement: each member, then the array (default 5s)")
       ("size", str(), "size of the file ioprobe creates for the array figure (default 1G)")
-      ("json", str(), "also write the result document to this file (atomically)");
+      ("json", str(), "also write the result document to this file (atomically)")
+      ("quiet", str()->implicit_value("true"), "no progress lines (warnings and the report stay)");
   // clang-format on
   return d;
 }
@@ -85,6 +87,7 @@ ScalingConfig build_config(const po::variables_map& vm) {
   c.runtime_s = get_duration(vm, "runtime", c.runtime_s);
   if (c.runtime_s <= 0) throw UsageError("--runtime must be above 0, e.g. 5s");
   c.file_bytes = get_size(vm, "size", c.file_bytes, c.bs, UINT64_MAX);
+  c.progress = !get_bool(vm, "quiet", false);
   return c;
 }
 
@@ -108,9 +111,11 @@ int cmd_scaling(const CommandContext& ctx) {
   }
   ScalingConfig cfg = build_config(vm);
   const std::string json_path = get_string(vm, "json");
+  if (vm.count("json") && json_path.empty()) throw UsageError("--json: empty path; give a file name");
+  if (!json_path.empty()) check_output_path(json_path, "--json", "scaling");  // before any device is read
   HostInfo host = probe_host();
   TargetInfo target = probe_target(cfg.dir);
-  ProgressLine progress(true, 0.2, 1e-9);
+  ProgressLine progress(cfg.progress, 0.2, 1e-9);
   ScalingResult r = run_scaling(cfg, target, [&](const std::string& s) { progress.print_line("scaling: " + s); });
   progress.finish();
 

@@ -148,9 +148,9 @@ int cmd_tune(const CommandContext& ctx) {
   // Rank 0 alone writes them; a refusal there ends every process.
   cluster::on_every_host(comm, "check the output paths", [&] {
     if (comm.rank() != 0) return;
-    if (!c.json_path.empty()) check_output_path(c.json_path, "--json");
-    if (!html.empty()) check_output_path(html, "--html");
-    if (!csv.empty()) check_output_path(csv, "--csv");
+    if (!c.json_path.empty()) check_output_path(c.json_path, "--json", "tune");
+    if (!html.empty()) check_output_path(html, "--html", kHtmlOutput);
+    if (!csv.empty()) check_output_path(csv, "--csv", kCsvOutput);
     check_outputs_distinct({{"--json", c.json_path}, {"--html", html}, {"--csv", csv}});
   });
   const int64_t t0 = now_ns();
@@ -158,6 +158,7 @@ int cmd_tune(const CommandContext& ctx) {
   nlohmann::json doc = document_header("tune", ctx.argv, host);
   PrepareOptions prep;
   prep.max_workers = *std::max_element(workers.begin(), workers.end());
+  prep.processes = static_cast<uint32_t>(comm.size());
   RunPlan run_plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
   if (run_plan.interrupted) {

@@ -8,21 +8,29 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
 
 namespace ioprobe {
 
-bool written_by_ioprobe(const std::string& path) {
+namespace {
+
+// The text of `path` when it is a regular file small enough to be one of ioprobe's outputs.
+bool read_small_file(const std::string& path, std::string& text, bool& empty) {
   constexpr off_t kMaxOwnOutput = off_t{256} << 20;  // result documents and pages are far smaller
   struct stat st {};
+  empty = false;
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (st.st_size == 0) return true;  // nothing to lose
+  if (st.st_size == 0) {
+    empty = true;
+    return true;
+  }
   if (st.st_size > kMaxOwnOutput) return false;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  std::string text(static_cast<size_t>(st.st_size), '\0');
+  text.assign(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < text.size()) {
     ssize_t n = read(fd, text.data() + got, text.size() - got);
@@ -32,23 +40,81 @@ bool written_by_ioprobe(const std::string& path) {
   }
   close(fd);
   text.resize(got);
-  // The marks of ioprobe's outputs: a result document's schema, the HTML page's title, the
-  // tune CSV's header, any other document's CSV header (report/document.hpp,
-  // report/html_report.cpp, report/tune_document.cpp, report/document_text.hpp).
-  return text.find("\"schema\": \"ioprobe.result/") != std::string::npos ||
-         text.find("\"schema\": \"ioprobe.calibration/") != std::string::npos ||
-         text.find("<title>ioprobe report</title>") != std::string::npos ||
-         text.rfind("num_workers,prefetch_factor,numa,", 0) == 0 || text.rfind("ioprobe_field,value\n", 0) == 0;
+  return true;
 }
 
-void check_output_path(const std::string& path, const std::string& option) {
+// The marks of ioprobe's outputs: a result document's schema, a calibration document's, the HTML
+// page's title, the tune CSV's header, any other document's CSV header (report/document.hpp,
+// calibrate/calibration.hpp, report/html_report.cpp, report/tune_document.cpp,
+// report/document_text.hpp). Returns the output's kind, "json" for a document whose kind cannot be
+// read, or "" when no mark is there.
+std::string marked_kind(const std::string& text) {
+  const bool result = text.find("\"schema\": \"ioprobe.result/") != std::string::npos;
+  const bool calibration = text.find("\"schema\": \"ioprobe.calibration/") != std::string::npos;
+  if (result || calibration) {
+    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_object() && doc.contains("kind") && doc["kind"].is_string() && !doc["kind"].get<std::string>().empty())
+      return doc["kind"].get<std::string>();
+    return "json";
+  }
+  if (text.find("<title>ioprobe report</title>") != std::string::npos) return kHtmlOutput;
+  if (text.rfind("num_workers,prefetch_factor,numa,", 0) == 0 || text.rfind("ioprobe_field,value\n", 0) == 0)
+    return kCsvOutput;
+  return "";
+}
+
+// "a calibration document", "a run result document", "an HTML report", "a CSV table".
+std::string describe_kind(const std::string& kind) {
+  if (kind == kHtmlOutput) return "an HTML report";
+  if (kind == kCsvOutput) return "a CSV table";
+  if (kind == "calibration") return "a calibration document";
+  if (kind == "json") return "an ioprobe document";
+  return fmt::format("a '{}' result document", kind);
+}
+
+}  // namespace
+
+bool written_by_ioprobe(const std::string& path) {
+  std::string text;
+  bool empty = false;
+  if (!read_small_file(path, text, empty)) return false;
+  return empty || !marked_kind(text).empty();  // empty: nothing to lose
+}
+
+std::string output_kind(const std::string& path) {
+  std::string text;
+  bool empty = false;
+  if (!read_small_file(path, text, empty) || empty) return "";
+  const std::string kind = marked_kind(text);
+  return kind == "json" ? "" : kind;
+}
+
+void check_replaceable(const std::string& path, const std::string& label, const std::string& kind) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return;  // nothing there to lose
+  const std::string named = label.empty() ? fmt::format("'{}'", escape_bytes(path))
+                                          : fmt::format("{} '{}'", label, escape_bytes(path));
+  std::string text;
+  bool empty = false;
+  const bool readable = read_small_file(path, text, empty);
+  if (readable && empty) return;
+  const std::string existing = readable ? marked_kind(text) : "";
+  if (existing.empty())
+    throw UsageError(fmt::format("{} exists and is not an ioprobe output; ioprobe never overwrites other files: "
+                                 "remove it or choose another name",
+                                 named));
+  // A document whose kind cannot be read (edited?) is replaced as before: it carries ioprobe's mark.
+  if (existing == "json" || existing == kind) return;
+  throw UsageError(fmt::format("{} is {}; this command writes {} and would replace it: choose another file name, or "
+                               "remove '{}' first if it is no longer needed",
+                               named, describe_kind(existing), describe_kind(kind), escape_bytes(path)));
+}
+
+void check_output_path(const std::string& path, const std::string& option, const std::string& kind) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw UsageError(fmt::format("{} '{}' is a directory; give a file name", option, escape_bytes(path)));
-  if (stat(path.c_str(), &st) == 0 && !written_by_ioprobe(path))
-    throw UsageError(fmt::format("{} '{}' exists and is not an ioprobe output; ioprobe never overwrites other files: "
-                                 "remove it or choose another name",
-                                 option, escape_bytes(path)));
+  check_replaceable(path, option, kind);
   std::string probe = path + ".ioprobe-tmp";
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {

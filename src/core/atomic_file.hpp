@@ -16,11 +16,29 @@ void write_file_atomically(const std::string& path, const std::string& text, con
 /// CSV, told by their marks) or empty: the only existing files an output may replace.
 bool written_by_ioprobe(const std::string& path);
 
-/// Preflight for an output file named by option `option` (e.g. "--json"): `path` must not be a
-/// directory, must not be an existing file ioprobe did not write (written_by_ioprobe), and its
+/// The kinds of output that are not JSON documents, for output_kind() and check_output_path().
+/// A JSON document's kind is its "kind" field: "run", "tune", "capacity", "checkpoint", "raw",
+/// "probe", "scaling", "calibration".
+inline constexpr const char* kHtmlOutput = "html";
+inline constexpr const char* kCsvOutput = "csv";
+
+/// What the ioprobe output at `path` holds, told by its marks (written_by_ioprobe): a document's
+/// "kind" (a result document's or "calibration"), kHtmlOutput or kCsvOutput (a tune CSV or a
+/// document's); "" when the file is absent, empty, not ioprobe's, or its kind cannot be read.
+std::string output_kind(const std::string& path);
+
+/// The output policy, in one place: an existing file at `path` may be replaced by an output of
+/// `kind` (a document kind, kHtmlOutput or kCsvOutput) when it is absent, empty, or ioprobe's own
+/// output of the same kind. Throws UsageError (exit 2) naming `label` (the option, e.g. "--json",
+/// or "" for none), the path, what the file holds and what to do: for a file ioprobe did not write,
+/// and for an ioprobe output of another kind (`run --json cal.json` over a calibration document).
+void check_replaceable(const std::string& path, const std::string& label, const std::string& kind);
+
+/// Preflight for an output file named by option `option` (e.g. "--json") that will hold `kind`
+/// (as above): `path` must not be a directory, must be replaceable (check_replaceable), and its
 /// directory must accept a new file (a probe file is created and removed).
 /// Throws UsageError (exit 2) naming the option, the path and the reason, before any work is done.
-void check_output_path(const std::string& path, const std::string& option);
+void check_output_path(const std::string& path, const std::string& option, const std::string& kind);
 
 /// Preflight for a directory a command writes into (`option`, e.g. "--dir"): a file can be
 /// created there now. access(W_OK) is not enough: root passes it on /proc and on read-only

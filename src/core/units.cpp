@@ -51,10 +51,44 @@ Number split_number(std::string_view s, double& value, std::string& suffix) {
   return Number::ok;
 }
 
+// "0x10", "0X1p3", "0b101", "0o17": a C or Python literal in another base. Every parser here reads
+// decimal only, so such a value is refused by name rather than read as its first digit or as a
+// unit ("0x10" would be 0 with the unknown unit "x10").
+void refuse_other_base(std::string_view s, std::string_view text, std::string_view what) {
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) s.remove_prefix(1);
+  if (s.size() < 2 || s[0] != '0') return;
+  const char b = static_cast<char>(std::tolower(static_cast<unsigned char>(s[1])));
+  if (b != 'x' && b != 'b' && b != 'o') return;
+  // "0b" alone is zero bytes ("0B"): only a digit after the prefix makes it a literal in another base.
+  if (s.size() < 3 || !std::isxdigit(static_cast<unsigned char>(s[2]))) return;
+  throw UsageError(fmt::format("{}: '{}' is written in base {}; give the value in decimal digits", what, text,
+                               b == 'x'   ? 16
+                               : b == 'b' ? 2
+                                          : 8));
+}
+
 }  // namespace
+
+double parse_decimal(std::string_view text, std::string_view what) {
+  const std::string_view s = trim(text);
+  refuse_other_base(s, text, what);
+  // from_chars alone would take "inf" and "nan"; a number starts with a digit or '.'.
+  const bool starts = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.');
+  double v = 0;
+  auto [ptr, ec] = starts ? std::from_chars(s.data(), s.data() + s.size(), v, std::chars_format::general)
+                          : std::from_chars_result{s.data(), std::errc::invalid_argument};
+  if (ec == std::errc::result_out_of_range && ptr == s.data() + s.size())
+    throw ValueOutOfRange(fmt::format("{}: '{}' is out of range", what, text));
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
+    throw UsageError(fmt::format("{}: '{}' is not a decimal number (digits, an optional fraction and exponent, as in "
+                                 "12, 0.5 or 8e9)",
+                                 what, text));
+  return v;
+}
 
 uint64_t parse_size(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
+  refuse_other_base(s, text, what);
   double v = 0;
   std::string suf;
   Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
@@ -88,6 +122,7 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
 
 double parse_duration(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
+  refuse_other_base(s, text, what);
   double v = 0;
   std::string suf;
   Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
@@ -110,6 +145,7 @@ double parse_duration(std::string_view text, std::string_view what) {
 
 uint64_t parse_count(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
+  refuse_other_base(s, text, what);
   std::string digits;
   // '_' or ',' may group thousands ("1,281,167", "1_281_167"): one kind per number, a first group
   // of 1-3 digits and then groups of exactly 3. Anything else ("1,2") is refused, not read as 12.

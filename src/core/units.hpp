@@ -4,6 +4,8 @@
 // "4k", "1M", "2G", "1T" are binary (2^10, 2^20, ...), as in fio and dd; write "KB" for 10^3.
 // Durations: "60" or "60s", "500ms", "10m", "1h", "1.5s".
 // Rates printed: MB/s = 10^6 B/s, MiB/s = 2^20 B/s; both are always labelled.
+// Numbers are decimal only: "0x10", "0b101", "inf", "nan", a sign or a space inside are refused
+// (strtod would read "0x10B" as 16e9), naming the option and the value.
 // Parse errors throw UsageError naming the option and the value.
 #pragma once
 
@@ -12,6 +14,12 @@
 #include <string_view>
 
 namespace ioprobe {
+
+/// Parses a plain decimal number: digits with an optional fraction and exponent ("12", "0.5",
+/// ".5", "70e9"), surrounding spaces allowed; no sign, no hexadecimal/binary/octal prefix ("0x10"),
+/// no inf/nan. Throws UsageError naming `what` and the value (ValueOutOfRange, a UsageError, when
+/// it overflows a double).
+double parse_decimal(std::string_view text, std::string_view what);
 
 /// Parses a byte size; `what` names the option for the error message. Throws UsageError.
 uint64_t parse_size(std::string_view text, std::string_view what);

@@ -30,6 +30,7 @@ struct RawConfig {
   uint64_t seed = 0x10b50be;     // random-offset generator seed (job j uses seed + j)
   bool cold = true;              // buffered reads: evict the region's pages before the run (fio's invalidate=1),
                                  // so that they measure the device; false keeps what is cached (--cache warm)
+  bool progress = true;          // progress lines on a terminal while laying out and running (false: --quiet)
 };
 
 /// Whether the run evicts the target's pages before it starts: buffered reads with cfg.cold.

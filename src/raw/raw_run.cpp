@@ -248,7 +248,7 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
   sh.go.store(true, std::memory_order_release);
 
   // Progress on a terminal, once a second, from the jobs' relaxed counters.
-  ProgressLine line(!sh.abort, 1, 0);
+  ProgressLine line(!sh.abort && cfg.progress, 1, 0);
   auto all_done = [&] {
     for (const auto& j : jobs)
       if (!j->finished.load(std::memory_order_acquire)) return false;

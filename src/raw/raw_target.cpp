@@ -52,11 +52,11 @@ bool has_mark(const std::string& path) {
 }
 
 // Appends pseudo-random bytes to `fd` from `from` to `to`. Returns false when interrupted.
-bool fill(int fd, const std::string& path, uint64_t from, uint64_t to) {
+bool fill(int fd, const std::string& path, uint64_t from, uint64_t to, bool progress) {
   constexpr size_t kChunk = size_t{1} << 20;
   std::vector<uint64_t> buf(kChunk / sizeof(uint64_t));
   Xoshiro256 rng(0x2545F4914F6CDD1DULL ^ from);  // core/rng.hpp: the project's one generator
-  ProgressLine line(true, 0.5, 0);               // on a terminal only
+  ProgressLine line(progress, 0.5, 0);           // on a terminal only
   for (uint64_t off = from; off < to;) {
     if (interrupted()) return false;
     for (auto& w : buf) w = rng.next();
@@ -122,7 +122,7 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
   int64_t t0 = now_ns();
   bool done = false;
   try {
-    done = fill(fd, tmp, 0, cfg.size);
+    done = fill(fd, tmp, 0, cfg.size, cfg.progress);
   } catch (...) {
     close(fd);
     unlink(tmp.c_str());
@@ -151,6 +151,18 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
 }
 
 }  // namespace
+
+std::string device_open_hint(const std::string& path, int err, unsigned euid) {
+  if (err != EACCES && err != EPERM) return "";
+  if (euid != 0)
+    return fmt::format("reading a block device needs read permission on it: run as root or as a member of its group "
+                       "(ls -l {}; usually 'disk')",
+                       escape_bytes(path));
+  return fmt::format("refused although ioprobe runs as root, so not by the device's permissions: a container's device "
+                     "cgroup (docker run --device {}), a security module (SELinux, AppArmor: see the audit log or "
+                     "dmesg) or kernel lockdown forbids it; run on the host or allow this device",
+                     escape_bytes(path));
+}
 
 RawTarget prepare_raw_target(const RawConfig& cfg) {
   RawTarget t;
@@ -186,7 +198,10 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
                                    "is, or held by LVM, md RAID, swap or another program); ioprobe never writes to "
                                    "a device in use: unmount or release it first (see lsblk)",
                                    pattern_name(cfg.rw), shown));
-    if (fd < 0) throw IoError(errno, "open", shown, "block devices need read permission (root or the disk group)");
+    if (fd < 0) {
+      const int e = errno;
+      throw IoError(e, "open", shown, device_open_hint(cfg.filename, e, geteuid()));
+    }
     uint64_t bytes = 0;
     int r = ioctl(fd, BLKGETSIZE64, &bytes);
     int e = errno;
@@ -223,7 +238,7 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
       };
       bool done = false;
       try {
-        done = fill(fd, cfg.filename, t.file_bytes, cfg.size);
+        done = fill(fd, cfg.filename, t.file_bytes, cfg.size, cfg.progress);
       } catch (...) {
         undo();
         throw;

@@ -35,6 +35,12 @@ struct RawTarget {
   std::shared_ptr<void> exclusive_claim;
 };
 
+/// What to do when opening block device `path` for reading failed with `err`: EACCES or EPERM for
+/// a user other than root (`euid` != 0): read permission (root or the disk group). As root the
+/// file mode cannot be the cause, so the text names what can refuse root: a container's device
+/// cgroup, a security module (SELinux, AppArmor) or kernel lockdown. Other errors: "".
+std::string device_open_hint(const std::string& path, int err, unsigned euid);
+
 /// Checks `cfg.filename` and creates or extends it when allowed (see above).
 /// Throws UsageError for a refused path, size or busy device (with what to do), IoError for failed system
 /// calls, and returns with target.note saying "interrupted" when SIGINT stopped the layout.

@@ -119,6 +119,9 @@ nlohmann::json document_header(const std::string& kind, const std::vector<std::s
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& doc) {
+  // The output policy (core/atomic_file.hpp), again at the moment of writing: every command's
+  // preflight checked it, but a file of another kind may have appeared at `path` since.
+  check_replaceable(path, "", doc.is_object() ? doc.value("kind", "") : "");
   // Paths are escaped reversibly with escape_bytes() before they enter the document; `replace`
   // only guards against a stray invalid byte elsewhere (it must never abort a finished run).
   write_file_atomically(path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",

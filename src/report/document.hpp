@@ -44,7 +44,9 @@ nlohmann::json target_json(const TargetInfo& target);
 nlohmann::json targets_json(const std::vector<TargetShare>& targets);
 
 /// Writes `doc` (pretty, 2-space indent) to `path` atomically: a temporary file in the same
-/// directory, fsync, rename. A failed write leaves no file under `path`. Throws IoError.
+/// directory, fsync, rename. A failed write leaves no file under `path`. Throws IoError; throws
+/// UsageError when `path` holds a file that is not ioprobe's or an ioprobe output of another kind
+/// than doc["kind"] (check_replaceable).
 void write_json_file(const std::string& path, const nlohmann::json& doc);
 
 /// Reads a result document. Throws UsageError, naming the file and what `report` expects (schema

@@ -1,5 +1,6 @@
 #include "scaling/scaling.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -103,6 +104,7 @@ ScalingPoint measure(const ScalingConfig& cfg, const std::string& name, const st
   rc.direct = true;
   rc.engine = "auto";
   rc.runtime_s = cfg.runtime_s;
+  rc.progress = cfg.progress;
   ScalingPoint p;
   p.name = name;
   p.path = path;
@@ -135,10 +137,16 @@ std::string dev_path(const std::string& name) {
                                  "(not inside a container without them)",
                                  name, path, std::strerror(errno)));
   if (!S_ISBLK(st.st_mode)) throw UsageError(fmt::format("{} is not a block device", path));
-  if (access(path.c_str(), R_OK) != 0)
-    throw UsageError(fmt::format("cannot read {} ({}): reading member devices needs root or the disk group; ioprobe "
-                                 "only reads them",
-                                 path, std::strerror(errno)));
+  // Opened, not access()'ed: root passes access() whatever a device cgroup or a security module
+  // will do to the open, and the open is what the measurement needs.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    const std::string hint = device_open_hint(path, e, geteuid());
+    throw UsageError(fmt::format("cannot open member device {} for reading ({}){}{}; ioprobe only reads it", path,
+                                 errno_text(e), hint.empty() ? "" : ": ", hint));
+  }
+  close(fd);
   return path;
 }
 

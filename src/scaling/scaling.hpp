@@ -28,6 +28,7 @@ struct ScalingConfig {
   unsigned iodepth = 16;             // requests in flight (io_uring)
   double runtime_s = 5;              // seconds per measurement (each member, then the array)
   uint64_t file_bytes = 1ULL << 30;  // size of the file ioprobe creates, bytes
+  bool progress = true;              // progress lines of each measurement (false: --quiet)
 };
 
 /// What the RAID level lets one expect of the array, as a multiple of the members' summed rate.

@@ -53,24 +53,32 @@ std::vector<uint32_t> parse_uint_list(const std::string& text, const std::string
   std::vector<uint32_t> out;
   size_t pos = 0;
   if (text.empty()) throw UsageError(fmt::format("{}: empty list; give values like 4,8,16", option));
-  while (pos <= text.size()) {
+  // The list is split on commas, so "1,000" is the two values 1 and 000: every message names the
+  // element, its place in the list and that commas separate values here.
+  const bool thousands = text.find(',') != std::string::npos;
+  for (size_t n = 1; pos <= text.size(); ++n) {
     size_t comma = text.find(',', pos);
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const std::string which = thousands ? fmt::format("element {} of the comma-separated list, '{}',", n, item) : item;
+    const std::string no_grouping =
+        thousands ? "; commas separate the values here, so write a number without thousands separators (1000)" : "";
     uint64_t v = 0;
     const auto out_of_range = [&] {
-      return UsageError(
-          fmt::format("{} '{}': {} is out of range; give values from {} to {}", option, text, item, lo, hi));
+      return UsageError(fmt::format("{} '{}': {} is out of range; give values from {} to {}{}", option, text, which, lo,
+                                    hi, no_grouping));
     };
     try {
       v = parse_count(item, option);
     } catch (const ValueOutOfRange&) {  // over 2^64 - 1: a number, too large
       throw out_of_range();
     } catch (const UsageError&) {
-      throw UsageError(fmt::format("{} '{}': '{}' is not a whole number; give a list like 4,8,16", option, text, item));
+      throw UsageError(fmt::format("{} '{}': {} is not a whole number; give a comma-separated list like 4,8,16{}",
+                                   option, text, which, item.empty() ? " (no empty element)" : ""));
     }
     if (v < lo || v > hi) throw out_of_range();
     if (std::find(out.begin(), out.end(), v) != out.end())
-      throw UsageError(fmt::format("{} '{}': {} appears twice", option, text, v));
+      throw UsageError(
+          fmt::format("{} '{}': {} appears twice (the list is comma-separated){}", option, text, v, no_grouping));
     out.push_back(static_cast<uint32_t>(v));
     if (comma == std::string::npos) break;
     pos = comma + 1;

@@ -70,9 +70,14 @@ json "$W/run.json" 'd["loader"]["calibration"]["function"]' | grep -qx make || f
 json "$W/run.json" 'd["ingest"]["main_ceiling_samples_per_s"] > 0 and d["ingest"]["pin_ceiling_samples_per_s"] > 0' | grep -qx True || fail "no ceilings"
 "$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --cpu-per-sample 5 --quiet > "$W/e.txt" 2>&1
 [ $? = 2 ] && grep -q "give one" "$W/e.txt" || fail "--calibration with --cpu-per-sample: $(cat "$W/e.txt")"
-echo '{"kind": "calibration", "schema_version": 9}' > "$W/bad.json"
+echo '{"kind": "calibration", "schema": "ioprobe.calibration/1", "schema_version": 9}' > "$W/bad.json"
 "$IOPROBE" run --data "$W/data" --calibration "$W/bad.json" --quiet > "$W/e.txt" 2>&1
 [ $? = 2 ] && grep -q "schema_version 9" "$W/e.txt" || fail "bad calibration accepted: $(cat "$W/e.txt")"
+# The "schema" field is checked as well, naming the file and the field.
+echo '{"kind": "calibration", "schema_version": 1}' > "$W/noschema.json"
+"$IOPROBE" run --data "$W/data" --calibration "$W/noschema.json" --quiet > "$W/e.txt" 2>&1
+[ $? = 2 ] && grep -qF "noschema.json: field \"schema\" is missing" "$W/e.txt" \
+  || fail "calibration without a schema accepted: $(cat "$W/e.txt")"
 
 # The user's errors name their file and exit 2.
 expect_error() {  # WHAT FACTORY PATTERN [PYTHON]

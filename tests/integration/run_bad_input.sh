@@ -64,6 +64,20 @@ mkdir outdir
 expect2 "--json 'outdir' is a directory" --json outdir --files 10
 expect2 "a parent of it is a file" --dir afile/sub --files 10
 out=$("$IOPROBE" report outdir 2>&1); [ $? = 2 ] && echo "$out" | grep -q "not a regular file" || fail "report on a directory: $out"
+# Numbers are decimal: hexadecimal was read by strtod (--au-target 0x50 = 80, --params 0x10B = 16e9).
+expect2 "--au-target: '0x50' is not a decimal number" --au-target 0x50 --files 10
+expect2 "--files: '0x10' is written in base 16" --files 0x10
+out=$("$IOPROBE" checkpoint --params 0x10B 2>&1); [ $? = 2 ] && echo "$out" | grep -q "params: '0x10B' is not a parameter count" \
+  || fail "checkpoint --params 0x10B: $out"
+# --gpu and a rate of one's own both set the GPU's step time: refused, not --gpu silently dropped.
+expect2 "--gpu h100 and --step-time 0.1 both set the GPU's step time" --gpu h100 --step-time 0.1 --files 10
+expect2 "--gpu h200 and --gpu-samples-per-s 500 both set" --gpu h200 --gpu-samples-per-s 500 --files 10
+# More GPU ranks than samples: ranks that read nothing are refused, naming the counts, before generation.
+expect2 "--gpus 1000 with 402 samples: 598 rank(s) would get no samples" --gpus 1000 --workers 1 --files 402
+# The commands without progress lines say which ones take --quiet; raw and scaling take it.
+out=$("$IOPROBE" probe --quiet 2>&1); [ $? = 2 ] && echo "$out" | grep -q "takes no --quiet (the commands with" \
+  || fail "probe --quiet: $out"
+"$IOPROBE" raw --quiet --filename "$work/raw.bin" --size 1M --bs 64k > raw.txt 2>&1 || fail "raw --quiet: $(cat raw.txt)"
 [ ! -e ioprobe-data ] || fail "a failed run generated a dataset"
 
 # A file that cannot be read is counted and named, the run goes on, and the exit code says so (1).

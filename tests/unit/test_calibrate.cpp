@@ -4,9 +4,13 @@
 // storage-bound runs.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <csignal>
 #include <fstream>
 
 #include "calibrate/calibration.hpp"
+#include "calibrate/driver.hpp"
 #include "core/error.hpp"
 #include "dataset/walker.hpp"
 #include "ingest/analysis.hpp"
@@ -267,6 +271,22 @@ TEST_CASE("bad calibration documents are refused naming the file and the field",
   j = good;
   j["schema_version"] = 2;
   CHECK_THAT(refusal(j), Catch::Contains("schema_version 2"));
+  // The "schema" identifier is checked as a result document's is: missing, not a string, another
+  // version's, another document's; each names the file and the field.
+  j = good;
+  j.erase("schema");
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is missing"));
+  j = good;
+  j["schema"] = 1;
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is 1"));
+  j = good;
+  j["schema"] = "ioprobe.calibration/2";
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is \"ioprobe.calibration/2\"") &&
+                             Catch::Contains("another ioprobe version"));
+  j = good;
+  j["schema"] = "ioprobe.result/1";
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: field \"schema\" is \"ioprobe.result/1\"") &&
+                             Catch::Contains("not a calibration document"));
   j = good;
   j["figures"].erase("main_cpu_per_batch_us");
   CHECK_THAT(refusal(j), Catch::Contains("missing field 'main_cpu_per_batch_us'"));
@@ -539,4 +559,68 @@ TEST_CASE("model: workers waiting on reads (no CPU work) give the storage verdic
   const IngestResult pin = analyze_ingest(r, dem, in);
   CHECK(pin.verdict == "pin memory");
   CHECK(pin.pin_ceiling_samples_per_s == Approx(1000 / 0.95));
+}
+
+namespace {
+
+// An executable script standing in for the user's python.
+std::string fake_python(const TempDir& d, const std::string& name, const std::string& body) {
+  const std::string path = d.path + "/" + name;
+  std::ofstream(path) << body;
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a python that fails without a word, or dies by a signal, is named with its status and what to do",
+          "[calibrate][driver]") {
+  // `calibrate --python /bin/false` said "see its messages above" with nothing above.
+  TempDir d("caldriver");
+  const DriverRun f = run_driver("/bin/false", "/x/ioprobe_calibrate.py", {"--factory", "f.py"});
+  CHECK(f.exit_code == 1);
+  CHECK(f.signal == 0);
+  CHECK(f.silent());
+  CHECK(driver_failure_is_usage(f));
+  CHECK_THAT(driver_failure_text("/bin/false", "/x/ioprobe_calibrate.py", f),
+             Catch::Contains("/bin/false exited with status 1 and printed nothing") &&
+                 Catch::Contains("check that /bin/false is a Python 3 with PyTorch"));
+
+  // Exit 3 is the driver's "no torch" only when it says so; silent, it is this failure too.
+  const DriverRun three = run_driver(fake_python(d, "three", "#!/bin/sh\nexit 3\n"), "drv.py", {});
+  CHECK(three.exit_code == 3);
+  CHECK(three.silent());
+  CHECK_THAT(driver_failure_text("three", "drv.py", three),
+             Catch::Contains("exited with status 3 and printed nothing"));
+  const DriverRun told = run_driver(fake_python(d, "told", "#!/bin/sh\necho 'no torch here' >&2\nexit 3\n"), "drv.py",
+                                    {});
+  CHECK(told.exit_code == 3);
+  CHECK(told.err_bytes == 14);  // passed through to ioprobe's stderr, and counted
+  CHECK_FALSE(told.silent());
+  CHECK_FALSE(driver_failure_is_usage(told));
+  CHECK_THAT(driver_failure_text("told", "drv.py", told), Catch::Contains("see its messages above"));
+
+  // Killed by a signal: its number and name, not "exit 137"; SIGKILL points at the OOM killer.
+  const DriverRun killed = run_driver(fake_python(d, "killed", "#!/bin/sh\nkill -KILL $$\n"), "drv.py", {});
+  CHECK(killed.signal == SIGKILL);
+  CHECK(killed.exit_code == 128 + SIGKILL);
+  CHECK_FALSE(driver_failure_is_usage(killed));
+  CHECK_THAT(driver_failure_text("killed", "drv.py", killed),
+             Catch::Contains("killed by signal 9 (SIGKILL) before printing anything") && Catch::Contains("dmesg"));
+  const DriverRun sigint = run_driver(fake_python(d, "sigint",
+                                                  "#!/usr/bin/python3\nimport os, signal\n"
+                                                  "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+                                                  "os.kill(os.getpid(), signal.SIGINT)\n"),
+                                      "drv.py", {});
+  CHECK(sigint.signal == SIGINT);
+  CHECK_FALSE(sigint.forwarded);  // ioprobe itself was not interrupted: a failure of the driver, named
+  CHECK_THAT(driver_failure_text("sigint", "drv.py", sigint),
+             Catch::Contains("killed by signal 2 (SIGINT)") && Catch::Contains("Python 3 with PyTorch"));
+
+  // What it printed on stdout is collected (the JSON result), and exit 0 is no failure.
+  const DriverRun ok = run_driver(fake_python(d, "ok", "#!/bin/sh\necho '{\"rows\": []}'\n"), "drv.py", {});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == "{\"rows\": []}\n");
+  CHECK(driver_failure_text("ok", "drv.py", ok).empty());
+  CHECK_THROWS_WITH(run_driver(d.path + "/none", "drv.py", {}), Catch::Contains("cannot start"));
 }

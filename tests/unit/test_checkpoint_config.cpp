@@ -155,6 +155,10 @@ TEST_CASE("checkpoint config: refusals name the option and what to do", "[cli][c
       {{"--duration", "0s"}, "--duration"},
       {{"--json", ""}, "--json: empty path"},
       {{"--data", "zeros"}, "--data"},
+      // Decimal only: strtod read 0x10B as 16 x 10^9 parameters.
+      {{"--params", "0x10B"}, "--params: '0x10B' is not a parameter count"},
+      {{"--params", "infB"}, "--params: 'infB' is not a parameter count"},
+      {{"--params", "+7B"}, "--params: '+7B' is not a parameter count"},
   };
   for (const Bad& b : bad) {
     std::string line;

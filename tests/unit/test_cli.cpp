@@ -46,13 +46,19 @@ TEST_CASE("bad values name the option", "[cli]") {
                                         {"--batch-size", "0"},
                                         {"--file-size", "10XB"},
                                         {"--cache", "hot"},
-                                        {"--numa", "node:x"}}) {
+                                        {"--numa", "node:x"},
+                                        // Decimal only: strtod took these as 80, 1 and infinity.
+                                        {"--au-target", "0x50"},
+                                        {"--cpu-per-sample", "0x1"},
+                                        {"--gpu-samples-per-s", "inf"},
+                                        {"--files", "0x10"},
+                                        {"--file-size", "0x1000"}}) {
     ctx.args = args;
     try {
       cli::build_run_config(ctx, false, c);
       FAIL("accepted " << args[0] << " " << args[1]);
     } catch (const UsageError& e) {
-      CHECK_THAT(std::string(e.what()), Catch::Contains(args[0]));
+      CHECK_THAT(std::string(e.what()), Catch::Contains(args[0]) && Catch::Contains(args[1]));
     }
   }
 }
@@ -180,4 +186,66 @@ TEST_CASE("tune's --workers and --numa lists are not read as run's single values
   cli::po::variables_map vm = cli::parse_command_line({"--workers", "1,2,4", "--files", "10"}, desc, "run");
   cli::RunConfig c;
   CHECK_THROWS_AS(cli::run_config_from_vm(vm, desc, cli::RunCommandKind::kRun, c), UsageError);
+}
+
+TEST_CASE("--gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are not both taken silently", "[cli]") {
+  // `run --gpu h100 --step-time 0.1` dropped --gpu without a word (the catalog's rate is what --gpu sets).
+  for (const char* own : {"--step-time", "--gpu-samples-per-s"}) {
+    INFO(own);
+    for (cli::RunCommandKind kind : {cli::RunCommandKind::kRun, cli::RunCommandKind::kTune}) {
+      cli::po::options_description desc = cli::run_options_description();
+      cli::po::variables_map vm = cli::parse_command_line({"--gpu", "h100", own, "0.1", "--files", "10"}, desc, "run");
+      cli::RunConfig c;
+      try {
+        cli::run_config_from_vm(vm, desc, kind, c);
+        FAIL("--gpu with " << own << " accepted");
+      } catch (const UsageError& e) {
+        CHECK(e.exit_code() == 2);
+        CHECK_THAT(std::string(e.what()), Catch::Contains("--gpu h100 and " + std::string(own) + " 0.1 both set") &&
+                                              Catch::Contains("give one"));
+      }
+    }
+  }
+  // A preset's gpu (retinanet-like sets gpu = b200) under the command line's own rate: the command
+  // line wins, as for every option, and the notes say so; the report does not call it a b200.
+  cli::CommandContext ctx;
+  ctx.argv = {"ioprobe"};
+  ctx.args = {"--dataset", "retinanet-like", "--step-time", "0.2"};
+  cli::RunConfig c;
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(c.user_step_time_s == Approx(0.2));
+  REQUIRE(c.notes.size() == 1);
+  CHECK_THAT(c.notes[0], Catch::Contains("--step-time 0.2") && Catch::Contains("key 'gpu' = b200"));
+  // Each alone: no note.
+  ctx.args = {"--gpu", "h200", "--files", "10"};
+  cli::RunConfig plain;
+  REQUIRE(cli::build_run_config(ctx, false, plain));
+  CHECK(plain.notes.empty());
+  CHECK(plain.gpu == "h200");
+}
+
+TEST_CASE("GPU ranks that would get no sample are refused; less than a batch each is warned", "[cli]") {
+  // `run --gpus 1000 --files 402` ran 598 ranks with nothing to read (the sampler does not pad).
+  LoaderConfig l;
+  l.ranks = 1000;
+  l.batch_size = 256;
+  try {
+    cli::check_rank_shares(l, 1, 402, "samples", 402);
+    FAIL("ranks without a sample accepted");
+  } catch (const UsageError& e) {
+    CHECK(e.exit_code() == 2);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("--gpus 1000 with 402 samples: 598 rank(s) would get no") &&
+                                          Catch::Contains("use at least 1,000 samples (--files) or at most 402"));
+  }
+  // Across processes the world is every process's ranks: 4 x 2 = 8 ranks for 7 shards.
+  l.ranks = 4;
+  CHECK_THROWS_WITH(cli::check_rank_shares(l, 2, 7, "shards", 7 * 53),
+                    Catch::Contains("--gpus 4 on each of 2 processes (8 GPU ranks) with 7 shards: 1 rank(s)"));
+  // Every rank gets a share but less than one batch: a warning naming the counts and what to do.
+  const std::string w = cli::check_rank_shares(l, 1, 402, "samples", 402);
+  CHECK_THAT(w, Catch::Contains("--gpus 4 with 402 samples: each rank gets about 100 per epoch") &&
+                    Catch::Contains("--batch-size 256") && Catch::Contains("at least 1,024 samples"));
+  CHECK(cli::check_rank_shares(l, 1, 1024, "samples", 1024).empty());
+  l.drop_last = true;  // refused elsewhere (check_drop_last_batches) when no batch is left
+  CHECK(cli::check_rank_shares(l, 1, 402, "samples", 402).empty());
 }

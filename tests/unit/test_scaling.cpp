@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+
+#include "raw/raw_target.hpp"
 #include "scaling/scaling.hpp"
 #include "sysfs_fixtures.hpp"
 #include "topology/block_device.hpp"
@@ -121,4 +124,16 @@ TEST_CASE("scaling: an md raid0 fixture gives its members, level and each member
   CHECK(nominal_device_speed(disk, kTwoSocket).device_class == "NVMe");
   CHECK(nominal_device_speed(describe_block_device_named("loop0", kTwoSocket).disk, kTwoSocket).device_class ==
         "loop device");
+}
+
+TEST_CASE("a block device refused to root is not blamed on permissions", "[scaling][raw]") {
+  // `ioprobe scaling` as root on EPERM said "needs root or the disk group".
+  const std::string root = device_open_hint("/dev/sdb", EPERM, 0);
+  CHECK_THAT(root, Catch::Contains("although ioprobe runs as root") && Catch::Contains("device cgroup") &&
+                       Catch::Contains("SELinux") && Catch::Contains("/dev/sdb"));
+  CHECK_THAT(root, !Catch::Contains("disk group") && !Catch::Contains("run as root"));
+  CHECK_THAT(device_open_hint("/dev/sdb", EACCES, 0), Catch::Contains("although ioprobe runs as root"));
+  const std::string user = device_open_hint("/dev/sdb", EACCES, 1000);
+  CHECK_THAT(user, Catch::Contains("run as root or as a member of its group") && Catch::Contains("ls -l /dev/sdb"));
+  CHECK(device_open_hint("/dev/sdb", ENOENT, 0).empty());
 }

@@ -81,7 +81,14 @@ TEST_CASE("parse_uint_list: sorted, bad values named", "[tune]") {
   CHECK_THROWS_WITH(parse_uint_list("4,,8", "--workers", 1, 4096), Catch::Contains("--workers"));
   // Too large, even for 64 bits: out of range with the range, not "not a whole number".
   CHECK_THROWS_WITH(parse_uint_list("4,99999999999999999999", "--workers", 1, 4096),
-                    Catch::Contains("99999999999999999999 is out of range; give values from 1 to 4096"));
+                    Catch::Contains("'99999999999999999999', is out of range; give values from 1 to 4096"));
+  // "1,000" is split on the comma: the message says the list is comma-separated and names the element.
+  CHECK_THROWS_WITH(parse_uint_list("1,000", "--workers", 1, 4096),
+                    Catch::Contains("--workers '1,000': element 2 of the comma-separated list, '000', is out of "
+                                    "range; give values from 1 to 4096") &&
+                        Catch::Contains("without thousands separators (1000)"));
+  CHECK_THROWS_WITH(parse_uint_list("4,x", "--workers", 1, 4096),
+                    Catch::Contains("element 2 of the comma-separated list, 'x', is not a whole number"));
   CHECK_THROWS_WITH(parse_uint_list("5000", "--workers", 1, 4096),
                     Catch::Contains("5000 is out of range; give values from 1 to 4096"));
 }

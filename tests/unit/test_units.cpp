@@ -106,3 +106,39 @@ TEST_CASE("absurd exponents give the out-of-range message, not 'unknown unit'", 
   CHECK(message([] { parse_duration("1es", "d"); }).find("unknown time unit") != std::string::npos);
   CHECK(message([] { parse_duration("e5s", "d"); }).find("is not a duration") != std::string::npos);
 }
+
+TEST_CASE("numbers are decimal only: another base, inf, nan or a sign is refused naming the option", "[units]") {
+  CHECK(parse_decimal("12", "--x") == 12.0);
+  CHECK(parse_decimal("0.5", "--x") == 0.5);
+  CHECK(parse_decimal(".5", "--x") == 0.5);
+  CHECK(parse_decimal("70e9", "--x") == 70e9);
+  CHECK(parse_decimal(" 7 ", "--x") == 7.0);
+  CHECK(parse_decimal("010", "--x") == 10.0);  // a leading zero is still decimal, not octal
+  for (const char* bad : {"0x10", "0X1p3", "0x10B", "inf", "nan", "infinity", "+1", "-1", "1e", "1.2.3", "", "1 2",
+                          "0b101", "0o17", "1,5"}) {
+    INFO(bad);
+    try {
+      parse_decimal(bad, "--params");
+      FAIL("accepted '" << bad << "'");
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("--params") && Catch::Contains(std::string("'") + bad + "'"));
+      CHECK(e.exit_code() == 2);
+    }
+  }
+  // Sizes, durations and counts: a hexadecimal value is named as such, not read as "0" with the unit "x10".
+  for (const char* hex : {"0x10", "0x10B", "0X400k"}) {
+    INFO(hex);
+    try {
+      parse_size(hex, "--file-size");
+      FAIL("accepted");
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()),
+                 Catch::Contains("--file-size") && Catch::Contains("base 16") && Catch::Contains("decimal"));
+    }
+  }
+  CHECK_THROWS_WITH(parse_duration("0x10s", "--duration"), Catch::Contains("--duration") && Catch::Contains("base 16"));
+  CHECK_THROWS_WITH(parse_count("0x10", "--files"), Catch::Contains("--files") && Catch::Contains("base 16"));
+  CHECK_THROWS_WITH(parse_count("0b11", "--files"), Catch::Contains("base 2"));
+  CHECK(parse_size("0B", "x") == 0);  // zero bytes, not a binary literal
+  CHECK(parse_size("0b", "x") == 0);
+}
