@@ -152,8 +152,7 @@ int cmd_capacity(const CommandContext& ctx) {
   RunPlan plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
-    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n",
-               escape_bytes(c.dir));
+    fmt::print(stderr, "ioprobe: {}\n", interrupted_dataset_text(c, plan.data));
     return interrupt_exit_code();
   }
   const PreparedData& data = plan.data;

@@ -161,8 +161,7 @@ int cmd_tune(const CommandContext& ctx) {
   RunPlan run_plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
   if (run_plan.interrupted) {
-    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n",
-               escape_bytes(c.dir));
+    fmt::print(stderr, "ioprobe: {}\n", interrupted_dataset_text(c, run_plan.data));
     return interrupt_exit_code();
   }
   const PreparedData& data = run_plan.data;
