@@ -22,7 +22,7 @@ grep -q -- "--budget 30s: too short for even one point" "$W/short.out" && grep -
 echo "ok: $(cat "$W/short.out")"
 
 "$IOPROBE" gen --quiet "${ds[@]}" --dir "$W/ds" > /dev/null || fail "gen failed"
-"$IOPROBE" capacity "${ds[@]}" --dir "$W/ds" --gpu-samples-per-s 50 --point-time 2s --repeats 1 --max-gpus 64 \
+"$IOPROBE" capacity "${ds[@]}" --dir "$W/ds" --gpu-samples-per-s 500 --point-time 2s --repeats 1 --max-gpus 64 \
   --budget 300s --json "$W/cap.json" > "$W/cap.txt" 2> "$W/cap.err" &
 pid=$!
 sleep 5
@@ -40,7 +40,7 @@ assert d['partial'] is True, d['partial']
 assert c['stop_reason'] == 'interrupted', c['stop_reason']
 assert c['bound'] == 'interrupted', c['bound']
 assert 'budget' not in c['answer'], c['answer']
-assert not any('budget' in w for w in d.get('warnings', [])), d['warnings']
+assert not any("left no room" in w for w in d.get("warnings", [])), d["warnings"]
 for p in c['points']:
     assert p['repeats'] == 1 and p['samples_per_s'] > 0, p   # only whole, measured points
 print('points measured before the signal:', [p['gpus'] for p in c['points']], '|', c['answer'])
