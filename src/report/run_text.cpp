@@ -282,7 +282,8 @@ std::string render_run_text(const nlohmann::json& doc) {
   return o;
 }
 
-std::string render_gen_line(const nlohmann::json& ds, uint64_t files, uint64_t bytes) {
+std::string render_gen_line(const nlohmann::json& dataset, uint64_t files, uint64_t bytes) {
+  const nlohmann::json& ds = dataset;
   const std::string preset = ds.value("preset", ""), root = ds.value("root", "");
   const uint64_t source = ds.value("source_files", uint64_t{0});
   if (source > files)  // a larger dataset there: its first `files` files are the one asked for
