@@ -146,6 +146,10 @@ double point_run_s(double point_s, double step_time_s) {
   return std::max(point_s, kMinWarmupS + kMinStepsPerPoint * step_time_s);
 }
 
+double point_need_s(uint32_t repeats, double point_s, double step_time_s) {
+  return repeats * (point_run_s(point_s, step_time_s) + kRunOverheadS);
+}
+
 LoaderConfig repeat_config(const LoaderConfig& base, uint32_t ranks, uint32_t world_ranks, uint32_t first_rank,
                            double run_s, uint32_t repeat) {
   LoaderConfig c = base;
@@ -172,7 +176,7 @@ std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderC
   // Long enough for every rank to complete several steps after the warm-up: a point whose window
   // holds one or two batches per rank has no rate between completions.
   const double run_s = point_run_s(o.point_s, base.step_time_s);
-  const double need_s = o.repeats * (run_s + kRunOverheadS);
+  const double need_s = point_need_s(o.repeats, o.point_s, base.step_time_s);
   if (interrupted() || (o.deadline_ns && now_ns() + static_cast<int64_t>(need_s * 1e9) > o.deadline_ns))
     return std::nullopt;
   std::vector<RepeatSample> runs;

@@ -87,6 +87,11 @@ struct PointRunOptions {
 /// kMinStepsPerPoint x step_time_s).
 double point_run_s(double point_s, double step_time_s);
 
+/// The least time a point of `repeats` runs needs, seconds: repeats x (point_run_s(point_s,
+/// step_time_s) + kRunOverheadS). measure_point() skips a point when less is left before the
+/// deadline, so a search budget below this measures nothing.
+double point_need_s(uint32_t repeats, double point_s, double step_time_s);
+
 /// The loader configuration of one repeat: `base` with `ranks` GPU ranks of a job of
 /// `world_ranks` (0: this process alone) starting at `first_rank`, `run_s` seconds, seed + repeat,
 /// the tune timeline interval, deliveries recorded.

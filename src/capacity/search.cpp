@@ -81,6 +81,14 @@ CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySear
     a.text = fmt::format("at least {} fed: every count up to the search's limit of {} passed; raise the limit to "
                          "find the boundary",
                          lo, cap);
+  } else if (o.interrupted && o.interrupted()) {
+    a.bound = "interrupted";
+    const std::string next = hi ? fmt::format("the count between {} (passed) and {} (failed)", lo, hi)
+                                : fmt::format("a count above {}", lo);
+    a.text = a.points.empty() ? "interrupted before any count was measured; run the search again for an answer"
+                              : fmt::format("at least {} fed; the search was interrupted before {} was measured; "
+                                            "run it again for the boundary",
+                                            lo, next);
   } else {
     a.bound = "budget";
     a.text = fmt::format("at least {} fed; the budget ran out before {} was measured{}", lo,

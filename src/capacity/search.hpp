@@ -66,13 +66,16 @@ using MeasurePointFn = std::function<std::optional<CapacityPoint>(uint32_t gpus)
 struct CapacitySearchOptions {
   double au_target = 0.9;    // fraction
   uint32_t max_gpus = 1024;  // the search never measures more ranks than this
+  /// Asked when the callback returned nullopt: true when a signal (SIGINT/SIGTERM, on any host)
+  /// rather than the budget ended the point. Unset: the budget.
+  std::function<bool()> interrupted;
 };
 
 struct CapacityAnswer {
   uint32_t gpus_fed = 0;              // N: the largest count measured to pass with N+1 measured to fail
                                       // (or the largest passing count when the search stopped early)
   std::string bound;                  // what stopped it at N+1: "storage" | "metadata" | "workers" | "client-cpu" |
-                                      // "limit" (every count up to max_gpus passed) | "budget"
+                                      // "limit" (every count up to max_gpus passed) | "budget" | "interrupted"
   bool boundary_measured = false;     // N (or N = 0) and N+1 both measured
   std::vector<CapacityPoint> points;  // every measured count, ascending
   std::string text;                   // one sentence for the report
@@ -85,7 +88,8 @@ struct CapacityAnswer {
 /// the search met. The bound comes from the failing count N+1: client-cpu when the client was
 /// the limit there ("client-bound at N: add hosts"; across hosts "client-bound on host X at N: add
 /// hosts", X its client_host), metadata when opens dominated, else storage;
-/// "budget" when the callback returned nullopt (out of time) before N+1 was measured; "limit" when
+/// "budget" when the callback returned nullopt (out of time) before N+1 was measured, "interrupted"
+/// when it did so because of a signal (o.interrupted); "limit" when
 /// every count up to max_gpus passed.
 /// Each count is measured once. Pure apart from the callback.
 CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySearchOptions& o);

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -125,6 +126,25 @@ int cmd_capacity(const CommandContext& ctx) {
 
   RunConfig c;
   run_config_from_vm(vm, desc, RunCommandKind::kRun, c);
+  // A budget too short for one point (each of its repeats lengthened to kMinStepsPerPoint GPU steps
+  // after the warm-up when the steps are long) can measure nothing: refused before the dataset,
+  // from the demand alone (the catalog or --step-time / --gpu-samples-per-s).
+  const double step_s = plan_step_time_s(c, resolve_demand(c, plan_model(c)));
+  if (const double need_s = point_need_s(repeats, point_s, step_s); budget_s < need_s) {
+    const double run_s = point_run_s(point_s, step_s);
+    throw UsageError(fmt::format(
+        "--budget {}: too short for even one point of the search, which needs at least {}: {} repeat(s) (--repeats) "
+        "x ({} per run{} + {} s to start each run), before the dataset is checked; give --budget {}s or more{}",
+        vm.count("budget") ? get_string(vm, "budget") : format_seconds(budget_s) + " (the default)",
+        format_seconds(need_s), repeats, format_seconds(run_s),
+        run_s > point_s ? fmt::format(", lengthened past --point-time {} s to {} GPU steps of {:.3f} s after {:.0f} s "
+                                      "of warm-up",
+                                      point_s, kMinStepsPerPoint, step_s, kMinWarmupS)
+                        : "",
+        kRunOverheadS, static_cast<uint64_t>(std::ceil(need_s)),
+        run_s > point_s ? ", or shorter GPU steps (a smaller --batch-size, or --step-time / --gpu-samples-per-s)"
+                        : ", or fewer --repeats or a shorter --point-time"));
+  }
   dist::Comm& comm = *ctx.comm;
   const bool multi = comm.multi();
   if (multi && comm.rank() != 0) c.quiet = true;
@@ -153,8 +173,7 @@ int cmd_capacity(const CommandContext& ctx) {
   RunPlan plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
-    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n",
-               escape_bytes(c.dir));
+    fmt::print(stderr, "ioprobe: {}\n", interrupted_dataset_text(c, plan.data));
     return interrupt_exit_code();
   }
   const PreparedData& data = plan.data;
@@ -228,6 +247,7 @@ int cmd_capacity(const CommandContext& ctx) {
   CapacitySearchOptions so;
   so.au_target = demand.au_target;
   so.max_gpus = max_gpus;
+  so.interrupted = [&job_stop] { return interrupted() || job_stop == 2; };
   const CapacityAnswer answer = search_capacity(measure, so);
   ctx.job_outcome_shared = multi;  // every process saw every point's outcome
   if (multi && comm.rank() != 0) return share_exit_code(comm, 0);
@@ -276,7 +296,7 @@ int cmd_capacity(const CommandContext& ctx) {
   if (multi) doc["cluster"] = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
   doc["partial"] = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);
-  if (answer.points.empty())
+  if (answer.points.empty() && in.stop_reason != "interrupted")
     doc["warnings"].push_back(fmt::format("no point was measured: --budget {} left no room for {} x {} s after the "
                                           "dataset check; raise --budget",
                                           format_seconds(budget_s), repeats, point_s));

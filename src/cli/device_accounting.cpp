@@ -81,7 +81,8 @@ void TuneDeviceIo::add_to(nlohmann::json& points) const {
       nlohmann::json j = device_io_json(io);
       const double rate = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
       j["device_read_bytes_per_s"] = rate;
-      const double bps = p.value("bytes_per_s", 0.0);
+      // A setting the sweep never finished has bytes_per_s null ("not measured"): no ratio.
+      const double bps = p.contains("bytes_per_s") && p["bytes_per_s"].is_number() ? p["bytes_per_s"].get<double>() : 0;
       j["read_rate_ratio"] = io.measured() && bps > 0 ? nlohmann::json(rate / bps) : nlohmann::json(nullptr);
       p["device_io"] = j;
     }

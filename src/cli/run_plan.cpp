@@ -26,10 +26,16 @@ double dataset_mean_sample_bytes(const PreparedData& data, uint64_t samples) {
 
 }  // namespace
 
+std::string plan_model(const RunConfig& c) { return c.spec.model.empty() ? "resnet50" : c.spec.model; }
+
+double plan_step_time_s(const RunConfig& c, const Demand& d) {
+  return c.user_step_time_s > 0 ? c.user_step_time_s : c.loader.batch_size / d.samples_per_s_per_gpu;
+}
+
 RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
   RunPlan p;
   p.config = c;
-  p.model = c.spec.model.empty() ? "resnet50" : c.spec.model;
+  p.model = plan_model(c);
   // The GPU side first, so that a typo costs no dataset generation.
   p.demand = resolve_demand(c, p.model);
   LoaderConfig widest = c.loader;
@@ -58,7 +64,7 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
   apply_memlock_plan(name(c.engine_request),
                      loader_memlock_need(static_cast<uint64_t>(widest.ranks) * widest.num_workers, kernel),
                      read_memlock_limit(), l.engine, p.engine_reason, p.data.warnings);
-  l.step_time_s = c.user_step_time_s > 0 ? c.user_step_time_s : l.batch_size / p.demand.samples_per_s_per_gpu;
+  l.step_time_s = plan_step_time_s(c, p.demand);
 
   if (c.spec.kind == DatasetKind::kToken && p.demand.rate_family != "user" && p.model == "llama3.1-8b" &&
       c.spec.seq_len != 2048)

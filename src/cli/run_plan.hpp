@@ -55,6 +55,14 @@ struct RunPlan {
   const TargetInfo& target() const { return targets.front().info; }
 };
 
+/// The catalog model a run's demand is for: the preset's, else resnet50.
+std::string plan_model(const RunConfig& c);
+
+/// The GPU step time of one batch in seconds, as prepare_run sets it: --step-time, else the batch
+/// size over the demand's samples/s per GPU. Known before the dataset (capacity checks its budget
+/// with it).
+double plan_step_time_s(const RunConfig& c, const Demand& d);
+
 /// The preflight of run and tune, in order: the GPU demand (a typo in --gpu costs nothing), the
 /// open-files limit, the dataset (generated, walked or listed), the filesystems it lives on, the
 /// NUMA placement, O_DIRECT / buffered and the engine, the step time, and the checks that need

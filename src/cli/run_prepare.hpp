@@ -27,12 +27,17 @@ struct PreparedData {
   std::string target_path;        // the directory probed (generated dataset, --data); empty for --file-list
   bool from_list = false;         // --file-list: paths as listed, possibly on several filesystems
   bool interrupted = false;       // generation stopped by a signal
+  bool nothing_written = false;   // ... before anything was written (the size check or the planning)
   std::shared_ptr<DirLock> lock;  // generated datasets: held shared while this lives (dataset/generator.hpp)
 };
 
 /// Walks --data / reads --file-list, or generates (or checks) the synthetic dataset with a
 /// progress line unless c.quiet. Throws UsageError for empty trees, IoError for I/O failures.
 PreparedData prepare_dataset(const RunConfig& c);
+
+/// The message for an interrupted preparation of c.dir (data.interrupted): that nothing was
+/// written there, or that the dataset is marked incomplete and the next run regenerates it.
+std::string interrupted_dataset_text(const RunConfig& c, const PreparedData& data);
 
 /// The GPU demand from --gpu-samples-per-s / --step-time or the accelerator catalog.
 /// Throws UsageError for an unknown accelerator or model.

@@ -144,6 +144,20 @@ int cmd_tune(const CommandContext& ctx) {
     numa_mode = "none";
     if (comm.rank() != 0) c.quiet = true;
   }
+  // The budget against the sweep, before the dataset: a budget too short even for the unbound
+  // settings (the NUMA placements, known after the preflight, only add settings) can measure
+  // nothing. make_plan throws the UsageError naming --budget; checked again below with the
+  // placements and the setup time.
+  auto refuse_point_time = [&](const SweepPlan& p, double setup) {
+    if (point_s > 0 && setup + p.estimated_s > budget_s)
+      throw UsageError(fmt::format("--point-time {} s: {} runs need about {}, more than --budget {}; raise --budget "
+                                   "or shorten --point-time",
+                                   point_s, p.points.size() * p.repeats, format_seconds(setup + p.estimated_s),
+                                   format_seconds(budget_s)));
+  };
+  refuse_point_time(point_s > 0 ? make_plan(workers, prefetch, {"none"}, repeats, 1e12, 0, point_s, point_s)
+                                : make_plan(workers, prefetch, {"none"}, repeats, budget_s, 0),
+                    0);
   // Output paths are checked before the sweep, not after minutes of measuring.
   // Rank 0 alone writes them; a refusal there ends every process.
   cluster::on_every_host(comm, "check the output paths", [&] {
@@ -162,8 +176,7 @@ int cmd_tune(const CommandContext& ctx) {
   RunPlan run_plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
   if (run_plan.interrupted) {
-    fmt::print(stderr, "ioprobe: interrupted during dataset generation; '{}' is marked incomplete\n",
-               escape_bytes(c.dir));
+    fmt::print(stderr, "ioprobe: {}\n", interrupted_dataset_text(c, run_plan.data));
     return interrupt_exit_code();
   }
   const PreparedData& data = run_plan.data;
@@ -189,11 +202,7 @@ int cmd_tune(const CommandContext& ctx) {
   if (multi) setup_s = std::stod(comm.broadcast(fmt::format("{:.9g}", setup_s), "tune: the plan", 60));
   SweepPlan plan = point_s > 0 ? make_plan(workers, prefetch, placements, repeats, 1e12, 0, point_s, point_s)
                                : make_plan(workers, prefetch, placements, repeats, budget_s, setup_s);
-  if (point_s > 0 && setup_s + plan.estimated_s > budget_s)
-    throw UsageError(fmt::format("--point-time {} s: {} runs need about {}, more than --budget {}; raise --budget or "
-                                 "shorten --point-time",
-                                 point_s, plan.points.size() * plan.repeats, format_seconds(plan.estimated_s),
-                                 format_seconds(budget_s)));
+  refuse_point_time(plan, setup_s);
 
   if (!c.quiet)
     fmt::print(stderr, "ioprobe tune: {} setting(s) x {} repeat(s), {} s each (about {}); {} files on {} ({})\n",

@@ -24,24 +24,11 @@
 #include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
-#include "dataset/jpeg_content.hpp"
+#include "dataset/file_content.hpp"
+#include "dataset/footprint.hpp"
 #include "dataset/manifest.hpp"
 
 namespace ioprobe {
-
-void fill_pseudorandom(char* buf, size_t len, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    x += 0x9E3779B97F4A7C15ULL;  // splitmix64
-    uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    std::memcpy(buf + i, &z, 8);
-  }
-  for (; i < len; ++i) buf[i] = static_cast<char>(x >> (8 * (i % 8)));
-}
 
 namespace {
 
@@ -108,55 +95,35 @@ void remove_listed_files(const std::string& dir, const FileIndex& old) {
   for (auto it = folders.rbegin(); it != folders.rend(); ++it) rmdir(it->c_str());  // fails harmlessly if not empty
 }
 
-void check_space(const std::string& dir, uint64_t need_bytes, uint64_t need_inodes) {
+// Refuses a dataset of footprint `f` when the filesystem of `dir` lacks the space or inodes.
+// `freed_bytes` / `freed_files`: what removing the previous dataset there gives back. Each file
+// takes its size rounded up to 4 KiB; 1% + 1 MiB of headroom for the class folders and the
+// manifest. An estimate (f.exact false) refuses only beyond a 2% margin for its error.
+void check_space(const std::string& dir, const DatasetSpec& spec, const DatasetFootprint& f, uint64_t freed_bytes,
+                 uint64_t freed_files) {
   const std::optional<FreeSpace> fs = free_space(dir);
   if (!fs) return;
-  const uint64_t free_bytes = fs->bytes, free_inodes = fs->inodes;
-  if (fs->reported && free_bytes < need_bytes)  // no size reported: ramfs
-    throw Error(fmt::format("not enough space in '{}' for the dataset: need {}, available {}; use --files N for a "
-                            "smaller set or another --dir",
-                            escape_bytes(dir), format_bytes(need_bytes), format_bytes(free_bytes)),
+  const uint64_t need = f.disk_bytes + f.disk_bytes / 100 + (1ULL << 20);
+  const uint64_t free_bytes = fs->bytes + freed_bytes, free_inodes = fs->inodes + freed_files;
+  const uint64_t need_inodes = spec.files + spec.dirs + 16;
+  const std::string what = f.exact ? fmt::format("{} files of {} in all", format_count(f.files), format_bytes(f.bytes))
+                                   : fmt::format("{} files of about {} in all, estimated from the first {} sizes drawn",
+                                                 format_count(f.files), format_bytes(f.bytes), format_count(f.sampled));
+  const std::string freed = freed_bytes ? fmt::format(" (the {} the previous dataset there frees included)",
+                                                      format_bytes(freed_bytes))
+                                        : "";
+  const double margin = f.exact ? 1.0 : 1.02;
+  if (fs->reported && static_cast<double>(free_bytes) * margin < static_cast<double>(need))  // ramfs: no size
+    throw Error(fmt::format("not enough space in '{}' for the dataset: need {}{} for {}, available {}{}; nothing "
+                            "was written. Use --files N for a smaller set, or another --dir",
+                            escape_bytes(dir), f.exact ? "" : "about ", format_bytes(need), what,
+                            format_bytes(free_bytes), freed),
                 kExitFailure);
   if (fs->inodes_reported && free_inodes < need_inodes)
-    throw Error(fmt::format("not enough inodes in '{}' for the dataset: need {}, available {}; use --files N or "
-                            "another --dir",
+    throw Error(fmt::format("not enough inodes in '{}' for the dataset: need {}, available {}; nothing was written. "
+                            "Use --files N or another --dir",
                             escape_bytes(dir), format_count(need_inodes), format_count(free_inodes)),
                 kExitFailure);
-}
-
-// Writes all `len` bytes to `fd` (retrying short writes and EINTR); on failure closes `fd` and
-// throws IoError naming `path`.
-void write_all(int fd, const char* data, size_t len, const std::string& path) {
-  size_t off = 0;
-  while (off < len) {
-    ssize_t n = write(fd, data + off, len - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      throw IoError(e, "write", path, e == ENOSPC ? "the filesystem is full" : "");
-    }
-    off += static_cast<size_t>(n);
-  }
-}
-
-// Writes one file of `size` bytes; JPEG content: a real JPEG image of that size. Returns the
-// JPEG padding bytes (0 for synthetic content).
-uint64_t write_one(const std::string& path, uint64_t size, uint64_t seed, ContentKind content, std::vector<char>& buf) {
-  JpegFile jpeg;
-  if (content == ContentKind::kJpeg)
-    jpeg = make_jpeg_file(size, seed);  // before the file exists: a failure leaves none
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
-  if (content == ContentKind::kJpeg) {
-    write_all(fd, reinterpret_cast<const char*>(jpeg.bytes.data()), jpeg.bytes.size(), path);
-  } else {
-    if (buf.size() < size) buf.resize(size);
-    fill_pseudorandom(buf.data(), size, seed);
-    write_all(fd, buf.data(), size, path);
-  }
-  if (close(fd) != 0) throw IoError(errno, "close", path);
-  return content == ContentKind::kJpeg ? size - jpeg.image_bytes : 0;
 }
 
 // The spec with the content of the complete dataset `m` describes, when the content was not asked
@@ -184,33 +151,6 @@ std::string spec_difference(const nlohmann::json& want, const nlohmann::json& ha
   return out.empty() ? "generator version" : out;
 }
 
-// Writes a shard or token file: records [first, first + count) back to back, each filled from
-// its own seed, in writes of up to 4 MiB so that files of any size need bounded memory.
-void write_records(const std::string& path, const std::vector<uint64_t>& sizes, uint64_t first, uint64_t count,
-                   uint64_t seed, std::vector<char>& buf) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
-  constexpr size_t kChunk = 4u << 20;
-  if (buf.size() < kChunk) buf.resize(kChunk);
-  size_t used = 0;
-  auto flush = [&] {
-    write_all(fd, buf.data(), used, path);
-    used = 0;
-  };
-  for (uint64_t r = first; r < first + count; ++r) {
-    uint64_t left = sizes[r], piece = 0;
-    while (left > 0) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, kChunk - used));
-      fill_pseudorandom(buf.data() + used, n, seed ^ (r * 0x100000001B3ULL) ^ (piece++ << 48));
-      used += n;
-      left -= n;
-      if (used == kChunk) flush();
-    }
-  }
-  flush();
-  if (close(fd) != 0) throw IoError(errno, "close", path);
-}
-
 // The files of `spec` in `dir`: paths, sizes and records, from the seed alone (no disk access).
 struct FilePlan {
   FileIndex index;
@@ -218,21 +158,39 @@ struct FilePlan {
   std::vector<uint64_t> sizes, record_sizes;
   uint64_t total = 0;
   bool records = false;
+  bool stopped = false;  // the stop callback ended the planning: the fields above are incomplete
 };
 
-FilePlan plan_files(const std::string& dir, const DatasetSpec& spec) {
+// `stop` is polled every 65,536 files or records; when it says so the plan is left incomplete
+// with `stopped` set.
+FilePlan plan_files(const std::string& dir, const DatasetSpec& spec, const std::function<bool()>& stop = {}) {
   FilePlan p;
+  auto stopping = [&](uint64_t i) {
+    if ((i & 0xFFFF) != 0 || !stop || !stop()) return false;
+    p.stopped = true;
+    return true;
+  };
   p.records = spec.kind != DatasetKind::kFiles;
+  SizeStream stream(spec);
   if (p.records) {
-    p.record_sizes = draw_record_sizes(spec);
+    p.record_sizes.resize(spec.files * spec.records_per_file);
+    for (uint64_t r = 0; r < p.record_sizes.size(); ++r) {
+      if (stopping(r)) return p;
+      p.record_sizes[r] = stream.next();
+    }
     p.layout = RecordLayout(spec.kind, spec.files, spec.records_per_file, p.record_sizes);
     p.sizes.resize(spec.files);
     for (uint64_t f = 0; f < spec.files; ++f) p.sizes[f] = p.layout.file_bytes(f);
   } else {
-    p.sizes = draw_file_sizes(spec);
+    p.sizes.resize(spec.files);
+    for (uint64_t i = 0; i < spec.files; ++i) {
+      if (stopping(i)) return p;
+      p.sizes[i] = stream.next();
+    }
   }
   p.index = FileIndex(dir);
   for (uint64_t i = 0; i < spec.files; ++i) {
+    if (stopping(i)) return p;
     p.index.add(generated_file_path(spec, i), static_cast<int64_t>(p.sizes[i]));
     p.total += p.sizes[i];
   }
@@ -335,6 +293,8 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
                              DirState state, std::optional<Manifest>* pending = nullptr) {
   DatasetOutcome out;
   refuse_unusable(dir, state);
+  std::optional<FileIndex> old;  // a previous dataset to replace, removed once the new one is planned
+  std::optional<Manifest> old_manifest;
   const DatasetSpec spec = state == DirState::kOurs ? with_manifest_content(asked, read_manifest(dir)) : asked;
   out.content = spec.content;
   nlohmann::json identity = spec_identity(spec);
@@ -360,7 +320,9 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
         out.index.add(all.path(i), all.file_size(i));
         out.bytes += static_cast<uint64_t>(std::max<int64_t>(0, all.file_size(i)));
       }
-      out.action = fmt::format("reused: the first {} of its {} files", spec.files, all.size());
+      out.action = fmt::format("reused: the first {} of its {} files", format_count(spec.files),
+                               format_count(all.size()));
+      out.source_files = all.size();
       return out;
     }
     if (m.complete && !opts.regenerate)
@@ -370,28 +332,55 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
                       "  otherwise: choose another --dir, or add --regenerate to replace it (removes only the {} files "
                       "ioprobe wrote there)",
                       escape_bytes(dir), spec_difference(identity, m.spec), escape_bytes(dir), m.files));
-    FileIndex old = read_file_list(dir, m.list_xxh64);
+    old = read_file_list(dir, m.list_xxh64);
+    old_manifest = m;
     out.action = m.spec == identity ? "regenerated (previous generation incomplete)"
                  : m.complete       ? "regenerated (spec changed, --regenerate)"
                                     : "regenerated (previous generation incomplete, spec changed)";
-    remove_listed_files(dir, old);
-    if (!m.records.is_null()) unlink((dir + "/" + kRecordListName).c_str());  // our own record index
   } else {
     out.action = "generated";
   }
 
-  FilePlan plan = plan_files(dir, spec);
+  // The space first, before anything is planned or removed: an instant estimate refuses a
+  // dataset far too large for the filesystem, then the exact total, drawn without keeping the
+  // sizes. A signal during either (or during the planning) leaves the directory as it was.
+  uint64_t freed_bytes = 0;
+  if (old)
+    for (size_t i = 0; i < old->size(); ++i)
+      freed_bytes += (static_cast<uint64_t>(std::max<int64_t>(0, old->file_size(i))) + kFootprintBlock - 1) /
+                     kFootprintBlock * kFootprintBlock;
+  const uint64_t freed_files = old ? old->size() : 0;
+  const DatasetFootprint estimate = estimate_footprint(spec);
+  if (!estimate.exact) check_space(dir, spec, estimate, freed_bytes, freed_files);
+  const DatasetFootprint footprint = estimate.exact ? estimate : exact_footprint(spec, interrupted);
+  auto stopped = [&] {
+    out.interrupted = true;
+    out.nothing_written = true;
+    return out;
+  };
+  if (footprint.stopped) return stopped();
+  check_space(dir, spec, footprint, freed_bytes, freed_files);  // on failure the caller removes a dir it made
+  FilePlan plan = plan_files(dir, spec, interrupted);
+  if (plan.stopped) return stopped();
   const bool records = plan.records;
-  const std::vector<uint64_t>& sizes = plan.sizes;
   FileIndex& index = plan.index;
   const uint64_t total = plan.total;
   if (records) out.layout = plan.layout;
-  // Each file takes at least its size rounded up to 4 KiB; keep 1% + 1 MiB of headroom for the
-  // class folders and the manifest.
-  uint64_t need = 0;
-  for (uint64_t s : sizes) need += (s + 4095) / 4096 * 4096;
-  check_space(dir, need + need / 100 + (1ULL << 20), spec.files + spec.dirs + 16);  // on failure the caller
-                                                                                    // removes a dir it made
+  if (old) {
+    // Marked incomplete before its files go, so that a failure or a signal from here on never
+    // leaves a manifest that calls the remains complete.
+    Manifest gone = *old_manifest;
+    gone.complete = false;
+    write_manifest(dir, gone);
+    remove_listed_files(dir, *old);
+    if (!old_manifest->records.is_null()) unlink((dir + "/" + kRecordListName).c_str());  // our own record index
+  }
+  if (opts.progress) {
+    const std::optional<FreeSpace> fs = free_space(dir);
+    fmt::print(stderr, "ioprobe: writing the dataset: {} files, {} in '{}'{}\n", format_count(spec.files),
+               format_bytes(total), escape_bytes(dir),
+               fs && fs->reported ? fmt::format(" ({} free there)", format_bytes(fs->bytes)) : "");
+  }
 
   Manifest m;
   m.complete = false;
@@ -506,7 +495,13 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
     }
     throw;
   }
-  if (out.interrupted) return out;
+  if (out.interrupted) {
+    if (made_dir && out.nothing_written) {
+      lock.reset();        // removes the lock file
+      rmdir(dir.c_str());  // only when empty: leave nothing behind that we made
+    }
+    return out;
+  }
   if (!lock) return out;
   // Reading from here on: other readers may join, no writer may start.
   const std::optional<Manifest> before = read_manifest(dir);
@@ -541,6 +536,12 @@ SplitGeneration begin_split_generation(const std::string& dir, const DatasetSpec
     }
     throw;
   }
+  if (out.interrupted) {  // a signal before anything was written
+    g.interrupted = true;
+    g.lock.reset();
+    if (state == DirState::kMissing) rmdir(dir.c_str());
+    return g;
+  }
   if (!pending) {  // a complete dataset is there already: the plain path reuses it
     g.lock.reset();
     return g;
@@ -563,13 +564,14 @@ SliceOutcome write_dataset_slice(const std::string& dir, const DatasetSpec& spec
                             : m->complete ? "already complete"
                                           : "of another layout"),
                 kExitFailure);
-  const FilePlan plan = plan_files(dir, spec);
+  const FilePlan plan = plan_files(dir, spec, interrupted);
+  const uint64_t first = spec.files * slice / slices, end = spec.files * (slice + 1) / slices;
+  if (plan.stopped) return SliceOutcome{.first = first, .end = end, .interrupted = true};
   if (file_list_xxh64(plan.index) != list_xxh64)
     throw Error(fmt::format("this host lays out the dataset in '{}' differently from the owner (file list hash {} vs "
                             "{}); run the same ioprobe version on every host",
                             escape_bytes(dir), file_list_xxh64(plan.index), list_xxh64),
                 kExitFailure);
-  const uint64_t first = spec.files * slice / slices, end = spec.files * (slice + 1) / slices;
   SliceOutcome so = write_files(dir, spec, plan, first, end, opts);
   if (!so.interrupted) sync_dir(dir);
   return so;

@@ -37,6 +37,10 @@ struct DatasetOutcome {
   double generate_s = 0;     // seconds spent writing, 0 when reused
   uint64_t bytes = 0;        // total bytes of the dataset
   bool interrupted = false;  // generation stopped by SIGINT/SIGTERM (dataset left incomplete)
+  /// Interrupted before any file or manifest was written (while the size was checked or the
+  /// files planned): the directory is as it was (removed again when this call made it).
+  bool nothing_written = false;
+  uint64_t source_files = 0;  // "reused: the first N of its M files": M, the files the dataset there holds
   ContentKind content = ContentKind::kSynthetic;  // what the files hold (a reused dataset: its manifest's)
   uint64_t jpeg_padding_bytes = 0;                // generated JPEG content: COM-segment bytes added to reach the sizes
   /// Shared lock on the directory (core/dir_lock.hpp), held while this object (or a copy) lives:
@@ -50,7 +54,11 @@ struct DatasetOutcome {
 /// exactly the dataset asked for). An incomplete one is regenerated. Throws UsageError when `dir` is a file, is a
 /// non-empty directory ioprobe did not create, holds a complete ioprobe dataset of another shape and opts.regenerate is
 /// false (naming the fields that differ), or its parent is missing; IoError on write failures; Error (exit 1) when the
-/// filesystem lacks the space or inodes (numbers given). The directory is locked (DIR/.ioprobe-lock): exclusively while
+/// filesystem lacks the space or inodes (numbers given), found before the files are planned (dataset/footprint.hpp:
+/// an estimate first, then the exact total) and before anything is written or removed. SIGINT/SIGTERM while the size
+/// is checked or the files planned returns `interrupted` and `nothing_written`; while files are written, `interrupted`
+/// with the manifest "complete": false. Unless !opts.progress, one line on stderr names the files, bytes and directory
+/// before the first file is written. The directory is locked (DIR/.ioprobe-lock): exclusively while
 /// it is inspected and written, then shared for as long as the outcome's `lock` is kept. Another process that holds it
 /// makes this call wait, after one line on stderr naming the holder (PID, host, command); SIGINT or SIGTERM while
 /// waiting throws Error with the signal's exit code. A lock this process holds counts too: release an earlier outcome's
@@ -78,6 +86,7 @@ struct SplitGeneration {
   std::string list_xxh64;         // the file list's hash: writers check that they lay out the same files
   Manifest manifest;              // the incomplete manifest written, completed by publish_dataset()
   std::shared_ptr<DirLock> lock;  // exclusive, held until publish_dataset() (or this is destroyed)
+  bool interrupted = false;       // SIGINT/SIGTERM before anything was written: pending false, nothing to reuse
 };
 
 /// Owner: as ensure_dataset() (same refusals and errors, the directory locked exclusively), except

@@ -91,25 +91,41 @@ nlohmann::json spec_identity(const DatasetSpec& s) {
   return j;
 }
 
+SizeStream::SizeStream(const DatasetSpec& s)
+    : rng_(s.seed), dist_(s.dist), mean_(static_cast<double>(s.size_mean)), sd_(static_cast<double>(s.size_stdev)),
+      sigma2_(mean_ > 0 ? std::log(1.0 + (sd_ * sd_) / (mean_ * mean_)) : 0.0),
+      mu_(mean_ > 0 ? std::log(mean_) - sigma2_ / 2.0 : 0.0), lo_(static_cast<double>(s.size_min)),
+      hi_(static_cast<double>(s.size_max)) {
+  if (s.kind == DatasetKind::kToken) {
+    constant_ = true;
+    constant_size_ = s.seq_len * s.token_bytes;
+  } else if (s.dist == SizeDist::kFixed || (s.dist == SizeDist::kLognormal && mean_ <= 0)) {
+    constant_ = true;
+    constant_size_ = static_cast<uint64_t>(std::clamp(std::round(mean_), lo_, hi_));
+  }
+}
+
+// Box-Muller on our own uniform draws: std::normal_distribution's output differs between
+// standard libraries, and the sizes must not change with the toolchain.
+double SizeStream::uniform() { return (static_cast<double>(rng_() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+
+double SizeStream::gauss() { return std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * M_PI * uniform()); }
+
+uint64_t SizeStream::next() {
+  if (constant_) return constant_size_;
+  double v = mean_;
+  if (dist_ == SizeDist::kNormal) v = mean_ + sd_ * gauss();
+  if (dist_ == SizeDist::kLognormal && mean_ > 0) v = std::exp(mu_ + std::sqrt(sigma2_) * gauss());
+  v = std::clamp(std::round(v), lo_, hi_);
+  return static_cast<uint64_t>(v);
+}
+
 namespace {
 
 std::vector<uint64_t> draw_sizes(const DatasetSpec& s, uint64_t n) {
   std::vector<uint64_t> sizes(n);
-  std::mt19937_64 rng(s.seed);
-  // Box-Muller on our own uniform draws: std::normal_distribution's output differs between
-  // standard libraries, and the sizes must not change with the toolchain.
-  auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * (1.0 / 9007199254740992.0); };
-  auto gauss = [&] { return std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * M_PI * uniform()); };
-  const double mean = static_cast<double>(s.size_mean), sd = static_cast<double>(s.size_stdev);
-  const double sigma2 = mean > 0 ? std::log(1.0 + (sd * sd) / (mean * mean)) : 0.0;
-  const double mu = mean > 0 ? std::log(mean) - sigma2 / 2.0 : 0.0;
-  for (auto& size : sizes) {
-    double v = mean;
-    if (s.dist == SizeDist::kNormal) v = mean + sd * gauss();
-    if (s.dist == SizeDist::kLognormal && mean > 0) v = std::exp(mu + std::sqrt(sigma2) * gauss());
-    v = std::clamp(std::round(v), static_cast<double>(s.size_min), static_cast<double>(s.size_max));
-    size = static_cast<uint64_t>(v);
-  }
+  SizeStream stream(s);
+  for (auto& size : sizes) size = stream.next();
   return sizes;
 }
 
@@ -118,9 +134,7 @@ std::vector<uint64_t> draw_sizes(const DatasetSpec& s, uint64_t n) {
 std::vector<uint64_t> draw_file_sizes(const DatasetSpec& s) { return draw_sizes(s, s.files); }
 
 std::vector<uint64_t> draw_record_sizes(const DatasetSpec& s) {
-  const uint64_t n = s.files * s.records_per_file;
-  if (s.kind == DatasetKind::kToken) return std::vector<uint64_t>(n, s.seq_len * s.token_bytes);
-  return draw_sizes(s, n);
+  return draw_sizes(s, s.files * s.records_per_file);  // token records: SizeStream's constant size
 }
 
 std::string generated_file_path(const DatasetSpec& s, uint64_t i) {

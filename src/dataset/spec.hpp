@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,28 @@ std::vector<uint64_t> draw_file_sizes(const DatasetSpec& spec);
 /// at f * records_per_file + r), drawn as draw_file_sizes() draws file sizes; token datasets:
 /// every record is seq_len x token_bytes.
 std::vector<uint64_t> draw_record_sizes(const DatasetSpec& spec);
+
+/// The sizes draw_file_sizes() (kind kFiles) or draw_record_sizes() (other kinds) return, drawn
+/// one at a time in the same order with the same values, without keeping them: a dataset's total
+/// is known in constant memory before anything is planned. `constant()` tells when every size is
+/// the same (a fixed distribution, token records), so that the total needs no draws at all.
+class SizeStream {
+ public:
+  explicit SizeStream(const DatasetSpec& spec);
+  /// The next size in bytes.
+  uint64_t next();
+  /// True when every size equals next()'s first value.
+  bool constant() const { return constant_; }
+
+ private:
+  double uniform();
+  double gauss();
+  std::mt19937_64 rng_;
+  SizeDist dist_;
+  double mean_, sd_, sigma2_, mu_, lo_, hi_;
+  bool constant_ = false;
+  uint64_t constant_size_ = 0;
+};
 
 /// Relative path of file i: "c0042/000123.bin" (JPEG content: ".JPEG", as ImageNet names its
 /// files) (class folder = i mod dirs); sharded

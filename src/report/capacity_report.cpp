@@ -97,6 +97,11 @@ std::string headline(const json& c) {
     return fmt::format("client-bound{} at {} x {}: add hosts", host.empty() ? "" : " on host " + host, n, name);
   }
   if (bound == "workers") return fmt::format("worker-bound at {} x {}: more --workers (num_workers)", n, name);
+  // Documents written before bound "interrupted" existed said "budget" with stop_reason "interrupted".
+  if (bound == "interrupted" || (bound == "budget" && c.value("stop_reason", "") == "interrupted"))
+    return c.at("points").empty()
+               ? fmt::format("no count of {} measured (the search was interrupted before its first point)", name)
+               : fmt::format("at least {} x {} fed (the search was interrupted before it finished)", n, name);
   if (bound == "budget") return fmt::format("at least {} x {} fed (the search's time budget ran out)", n, name);
   if (bound == "limit") return fmt::format("at least {} x {} fed (every count up to --max-gpus passed)", n, name);
   return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(),
@@ -279,6 +284,8 @@ std::string render_capacity_html(const json& doc) {
   au.title = "AU against emulated accelerators";
   au.x_label = fmt::format("{} accelerators", c.value("accelerator_name", ""));
   au.y_label = "AU % (median of repeats)";
+  au.x_unit = "accelerators";
+  au.y_unit = "%";
   au.hline = 100 * target;
   au.hline_label = fmt::format("AU floor {:.0f}%", 100 * target);
   SvgSeries mean{"AU (mean over ranks)", {}, true}, low{"AU (lowest rank)", {}, true};
@@ -287,6 +294,8 @@ std::string render_capacity_html(const json& doc) {
   rate.title = "samples/s against emulated accelerators";
   rate.x_label = au.x_label;
   rate.y_label = "samples/s";
+  rate.x_unit = "accelerators";
+  rate.y_unit = "samples/s";
   SvgSeries got{"delivered (median of repeats)", {}, true},
       need{"demand (accelerators x per-accelerator rate)", {}, false};
   for (const auto& p : c.at("points")) {

@@ -15,6 +15,7 @@
 #include "report/html_template.hpp"  // generated from reports/report.html.mustache
 #include "report/probe_text.hpp"
 #include "report/svg_chart.hpp"
+#include "report/tune_document.hpp"
 
 namespace ioprobe {
 
@@ -78,6 +79,8 @@ std::string timeline_chart(const json& results, double gpus, const std::string& 
   c.title = title;
   c.x_label = "time since start (s)";
   c.y_label = "samples/s";
+  c.x_unit = "s";
+  c.y_unit = "samples/s";
   SvgSeries s{"delivered samples/s", {}, false};
   bool first = true;
   for (const auto& p : results["timeline"]) {
@@ -123,6 +126,7 @@ std::string hosts_section(const json& d, const std::string& metric, const std::s
   b.title = "Per host: " + label + " (stragglers in red)";
   b.y_label = label;
   b.marked_label = "straggler";
+  b.value_unit = " " + label;
   std::string rows;
   for (const auto& h : d["hosts"]) {
     const std::string name = h.value("hostname", "?");
@@ -221,12 +225,14 @@ std::string tune_section(const json& d) {
   c.title = "samples/s against num_workers";
   c.x_label = "num_workers per rank (log2)";
   c.y_label = "samples/s (median of repeats)";
+  c.x_unit = "num_workers";
+  c.y_unit = "samples/s";
   c.log2_x = true;
   c.hline = demand;
   c.hline_label = fmt::format("GPU demand {:.0f} samples/s", demand);
   std::map<std::string, size_t> idx;
   for (const auto& p : pts) {
-    if (p.value("repeats", 0) == 0) continue;
+    if (!tune_point_measured(p)) continue;
     std::string key = fmt::format("prefetch_factor={} numa={}", p.value("prefetch_factor", 0), p.value("numa", ""));
     if (!idx.count(key)) idx[key] = c.series.size(), c.series.push_back({key, {}, true});
     c.series[idx[key]].points.emplace_back(p.value("num_workers", 0.0), p.value("samples_per_s", 0.0));
@@ -243,11 +249,17 @@ std::string tune_section(const json& d) {
        "class=\"grid\"><tr><th>num_workers</th><th>prefetch_factor</th><th>numa</th><th>samples/s</th><th>spread</th>"
        "<th>MB/s</th><th>AU</th><th>CPU used</th><th>repeats</th></tr>\n";
   for (const auto& p : pts)
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</"
-                     "td><td>{:.2f}</td><td>{}</td></tr>\n",
-                     p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")),
-                     p.value("samples_per_s", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
-                     100 * p.value("au", 0.0), p.value("cpu_used", 0.0), p.value("repeats", 0));
+    if (!tune_point_measured(p))  // the sweep stopped before this setting ran
+      o += fmt::format("<tr class=\"not-measured\"><td>{}</td><td>{}</td><td>{}</td><td colspan=\"5\">not measured "
+                       "(the sweep stopped before it ran)</td><td>0</td></tr>\n",
+                       p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")));
+    else
+      o +=
+          fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</"
+                      "td><td>{:.2f}</td><td>{}</td></tr>\n",
+                      p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")),
+                      p.value("samples_per_s", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
+                      100 * p.value("au", 0.0), p.value("cpu_used", 0.0), p.value("repeats", 0));
   o += "</table><p class=\"note\">MB/s = 10^6 B/s. Spread = (max - min) / median of the repeats.</p>\n";
   if (d.contains("best_run")) {
     o += timeline_chart(d["best_run"], num_at(d, "/loader/gpus", 1), "Throughput over time (fastest run)");

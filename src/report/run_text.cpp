@@ -294,4 +294,18 @@ std::string render_run_text(const nlohmann::json& doc) {
   return o;
 }
 
+std::string render_gen_line(const nlohmann::json& dataset, uint64_t files, uint64_t bytes) {
+  const nlohmann::json& ds = dataset;
+  const std::string preset = ds.value("preset", ""), root = ds.value("root", "");
+  const uint64_t source = ds.value("source_files", uint64_t{0});
+  if (source > files)  // a larger dataset there: its first `files` files are the one asked for
+    return fmt::format("{}: reused the first {} of the {} files in '{}', {}", preset, format_count(files),
+                       format_count(source), root, format_bytes(bytes));
+  const double s = ds.value("generate_s", 0.0);
+  return fmt::format("{}: {} {} files, {} in '{}'{}", preset, ds.value("action", ""), format_count(files),
+                     format_bytes(bytes), root,
+                     s > 0 ? fmt::format(" in {} ({})", format_seconds(s), format_rate(static_cast<double>(bytes) / s))
+                           : "");
+}
+
 }  // namespace ioprobe

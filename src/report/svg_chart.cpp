@@ -32,6 +32,12 @@ std::string num(double v) {
   return fmt::format("{:.3g}", v);
 }
 
+// "1.2k samples/s", "97.5%": a tooltip's value with its unit ("%" joined, others after a space).
+std::string with_unit(const std::string& value, const std::string& unit) {
+  if (unit.empty()) return value;
+  return value + (unit == "%" ? "" : " ") + unit;
+}
+
 std::string svg_open(const std::string& id, const std::string& title) {
   return fmt::format(
       "<svg class=\"chart\" data-chart=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
@@ -101,7 +107,8 @@ std::string render_line_chart(const LineChart& c) {
       for (auto [x, y] : s.points)
         o += fmt::format(
             "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: {} at {}</title></circle>\n", px(x),
-            py(y), col, html_escape(s.name), num(y), num(x));
+            py(y), col, html_escape(s.name), html_escape(with_unit(num(y), c.y_unit)),
+            html_escape(with_unit(num(x), c.x_unit)));
     o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
                      "font-size=\"11\">{}</text>\n",
                      kW - 200, kT + 4 + 14 * i, col, kW - 186, kT + 13 + 14 * i, html_escape(s.name));
@@ -161,8 +168,9 @@ std::string render_stacked_bar(const std::string& id, const std::string& title,
   for (size_t i = 0; i < parts.size(); ++i) {
     double pw = std::max(0.0, parts[i].second) / total * w;
     o += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"60\" width=\"{:.1f}\" height=\"60\" fill=\"{}\"><title>{}: "
-                     "{}{}</title></rect>\n",
-                     x, pw, kColors[i % 8], html_escape(parts[i].first), num(parts[i].second), html_escape(unit));
+                     "{}</title></rect>\n",
+                     x, pw, kColors[i % 8], html_escape(parts[i].first),
+                     html_escape(with_unit(num(parts[i].second), unit)));
     o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
                      "font-size=\"12\">{}: {} {} "
                      "({:.0f}%)</text>\n",

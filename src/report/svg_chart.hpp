@@ -28,6 +28,9 @@ struct SvgMark {
 struct LineChart {
   std::string id;  // data-chart attribute
   std::string title, x_label, y_label;
+  /// The units a point's tooltip gives its values ("samples/s", "%", "s"; "" for a bare count):
+  /// "delivered: 1.2k samples/s at 4 GPUs".
+  std::string x_unit, y_unit;
   bool log2_x = false;
   std::vector<SvgSeries> series;
   std::vector<SvgShade> shades;
@@ -42,7 +45,7 @@ struct BarChart {
   std::string id, title, y_label;
   std::vector<std::pair<std::string, double>> bars;
   bool log_y = false;
-  std::string value_unit;    // appended to the value labels
+  std::string value_unit;    // appended to the value labels and tooltips (" µs", " samples/s")
   std::vector<bool> marked;  // per bar (may be shorter): drawn in red, its label followed by marked_label
   std::string marked_label;  // e.g. "straggler"
 };

@@ -4,9 +4,32 @@
 
 namespace ioprobe {
 
+bool tune_point_measured(const nlohmann::json& p) {
+  return p.value("status", std::string("measured")) != kTuneNotMeasured && p.value("repeats", 0) > 0;
+}
+
 nlohmann::json tune_points_json(const std::vector<TunePoint>& points) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& p : points) {
+    if (p.runs.empty()) {  // the sweep stopped before this setting ran: no figure, not zeros
+      const nlohmann::json none(nullptr);
+      a.push_back({{"num_workers", p.num_workers},
+                   {"prefetch_factor", p.prefetch_factor},
+                   {"numa", p.numa},
+                   {"status", kTuneNotMeasured},
+                   {"repeats", 0},
+                   {"steady_runs", 0},
+                   {"samples_per_s", none},
+                   {"samples_per_s_min", none},
+                   {"samples_per_s_max", none},
+                   {"spread", none},
+                   {"bytes_per_s", none},
+                   {"au", none},
+                   {"cpu_used", none},
+                   {"worker_busy", none},
+                   {"runs", nlohmann::json::array()}});
+      continue;
+    }
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& r : p.runs)
       runs.push_back({{"samples_per_s", r.samples_per_s},
@@ -21,6 +44,7 @@ nlohmann::json tune_points_json(const std::vector<TunePoint>& points) {
     a.push_back({{"num_workers", p.num_workers},
                  {"prefetch_factor", p.prefetch_factor},
                  {"numa", p.numa},
+                 {"status", "measured"},
                  {"repeats", p.runs.size()},
                  {"steady_runs", p.steady_runs},
                  {"samples_per_s", p.samples_per_s},
@@ -63,13 +87,19 @@ std::string csv_field(const std::string& s) {
 std::string render_tune_csv(const nlohmann::json& doc) {
   std::string o =
       "num_workers,prefetch_factor,numa,repeats,samples_per_s,samples_per_s_min,samples_per_s_max,spread_pct,"
-      "MB_per_s,au_pct,cpu_used_cpus,worker_busy_pct\n";
-  for (const auto& p : doc.at("points"))
-    o += fmt::format("{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.2f},{:.1f},{:.2f},{:.1f}\n", p.value("num_workers", 0),
-                     p.value("prefetch_factor", 0), csv_field(p.value("numa", "")), p.value("repeats", 0),
+      "MB_per_s,au_pct,cpu_used_cpus,worker_busy_pct,status\n";
+  for (const auto& p : doc.at("points")) {
+    o += fmt::format("{},{},{},{},", p.value("num_workers", 0), p.value("prefetch_factor", 0),
+                     csv_field(p.value("numa", "")), p.value("repeats", 0));
+    if (!tune_point_measured(p)) {  // empty figures: a setting the sweep never ran
+      o += fmt::format(",,,,,,,,{}\n", kTuneNotMeasured);
+      continue;
+    }
+    o += fmt::format("{:.1f},{:.1f},{:.1f},{:.1f},{:.2f},{:.1f},{:.2f},{:.1f},measured\n",
                      p.value("samples_per_s", 0.0), p.value("samples_per_s_min", 0.0),
                      p.value("samples_per_s_max", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
                      100 * p.value("au", 0.0), p.value("cpu_used", 0.0), 100 * p.value("worker_busy", 0.0));
+  }
   return o;
 }
 

@@ -6,9 +6,11 @@
 //                    required_samples_per_s, required_bytes_per_s, sample_bytes, au_target}
 //   tune            {workers[], prefetch_factors[], placements[], placements_reason, repeats, run_s, budget_s,
 //                    elapsed_s, runs_done, runs_planned, stop_reason}
-//   points          [{num_workers, prefetch_factor, numa, repeats, samples_per_s (median), samples_per_s_min,
-//                     samples_per_s_max, spread (fraction), bytes_per_s, au (fraction), cpu_used (CPUs),
-//                     worker_busy (fraction), runs[{samples_per_s, bytes_per_s, au, cpu_used, elapsed_s}]}]
+//   points          [{num_workers, prefetch_factor, numa, status ("measured" | "not measured": the sweep stopped,
+//                     interrupted or out of budget, before the setting ran; then repeats 0, runs [] and every
+//                     figure null), repeats, samples_per_s (median), samples_per_s_min, samples_per_s_max, spread
+//                     (fraction), bytes_per_s, au (fraction), cpu_used (CPUs), worker_busy (fraction),
+//                     runs[{samples_per_s, bytes_per_s, au, cpu_used, elapsed_s}]}]
 //   recommendation  {valid, meets_demand, point, best, knee (indexes into points), tolerance, shortfall_samples_per_s,
 //                    numa, binding_helped, numa_reason, numactl, dataloader, oversubscribed, notes[]}
 //   rules           [{rule, value, measured, num_workers, samples_per_s (null when not measured), best_num_workers,
@@ -30,7 +32,15 @@
 
 namespace ioprobe {
 
+/// The "status" of a point the sweep never ran.
+inline constexpr const char* kTuneNotMeasured = "not measured";
+
+/// The points array (above): a point without runs is "not measured", its figures null.
 nlohmann::json tune_points_json(const std::vector<TunePoint>& points);
+
+/// True when the point holds measurements: not "not measured" and at least one repeat (documents
+/// written before "status" existed gave an unmeasured point zeros and repeats 0).
+bool tune_point_measured(const nlohmann::json& point);
 nlohmann::json recommendation_json(const Recommendation& r);
 
 /// The "rules" array: "num_workers = 4 x CPU cores" read off `points`.
@@ -43,7 +53,8 @@ nlohmann::json sweep_cluster_json(const std::string& launcher, int hosts, int mp
 /// The text report of a "tune" document: the table, the knee and the recommendation.
 std::string render_tune_text(const nlohmann::json& doc);
 
-/// The points of a "tune" document as CSV (RFC 4180, header row, units in the column names).
+/// The points of a "tune" document as CSV (RFC 4180, header row, units in the column names); the
+/// last column is the status, and a "not measured" row has empty figure fields.
 std::string render_tune_csv(const nlohmann::json& doc);
 
 /// A CSV field: quoted when it holds a comma, quote, CR or LF; quotes doubled (RFC 4180).

@@ -54,7 +54,7 @@ std::string render_tune_text(const nlohmann::json& doc) {
   const size_t knee = r.value("knee", size_t{0}), rec = r.value("point", size_t{0});
   for (size_t i = 0; i < pts.size(); ++i) {
     const auto& p = pts[i];
-    if (p.value("repeats", 0) == 0) continue;
+    if (!tune_point_measured(p)) continue;  // counted below
     std::string mark = r.value("valid", false) ? (i == rec ? "  <- recommended" : i == knee ? "  <- knee" : "") : "";
     if (r.value("valid", false) && i == rec && i == knee) mark = "  <- recommended (knee)";
     if (p.value("steady_runs", 1) == 0) mark = "  (no steady state: not used)";
@@ -63,6 +63,18 @@ std::string render_tune_text(const nlohmann::json& doc) {
                      p.value("samples_per_s", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
                      100 * p.value("au", 0.0), p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
   }
+  size_t unmeasured = 0;
+  std::string which;
+  for (const auto& p : pts) {
+    if (tune_point_measured(p)) continue;
+    if (++unmeasured <= 4)
+      which += fmt::format("{}workers={} prefetch={} numa={}", which.empty() ? "" : "; ", p.value("num_workers", 0),
+                           p.value("prefetch_factor", 0), p.value("numa", ""));
+  }
+  if (unmeasured)
+    o += fmt::format("  NOT MEASURED: {} of {} settings ({}{}): the sweep stopped ({}) before they ran; they are left\n"
+                     "  out of the table and marked \"not measured\" (no figures) in the JSON and CSV\n",
+                     unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", t.value("stop_reason", "?"));
   o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state, from sample completion times;\n"
        "   spread = (max - min) / median;\n"
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Refusals of `report` and `tune` that must come before any work or write (exit 2, one line):
 # an output that is one of report's inputs, a comparison of kinds without the compared figures,
-# a tune --point-time of 0 or shorter than the steady-state rule needs.
+# a tune --point-time of 0 or shorter than the steady-state rule needs, a tune --budget too short for its sweep.
 set -uo pipefail
 IOPROBE=$1
 source "$IOPROBE_SOURCE_DIR/tests/integration/lib.sh"
@@ -43,6 +43,16 @@ for v in 0 0s 1s 1.9s; do
   echo "$out" | grep -q "at least 2 s" || fail "tune --point-time $v: the message does not state the minimum: $out"
   [ -e "$W/ds" ] && fail "tune --point-time $v: the dataset was generated before the refusal"
 done
+# 5. A --budget too short for the sweep: a usage error naming it, before any dataset work (it was
+#    found after the dataset was generated).
+out=$(timeout 60 "$IOPROBE" tune --quiet --budget 5s --workers 1,2,4 --files 50 --dir "$W/ds" 2>&1); rc=$?
+[ $rc = 2 ] || fail "tune --budget 5s: exit $rc, expected 2: $out"
+echo "$out" | grep -q -- "--budget 5.00 s: 9 settings x 3 repeats need at least" || fail "tune --budget 5s: message: $out"
+[ -e "$W/ds" ] && fail "tune --budget 5s: the dataset was generated before the refusal"
+out=$(timeout 60 "$IOPROBE" tune --quiet --budget 20s --point-time 5s --workers 1,2 --files 50 --dir "$W/ds" 2>&1); rc=$?
+[ $rc = 2 ] || fail "tune --point-time 5s --budget 20s: exit $rc, expected 2: $out"
+echo "$out" | grep -q -- "more than --budget 20.00 s" || fail "tune --point-time 5s --budget 20s: message: $out"
+[ -e "$W/ds" ] && fail "tune --point-time 5s --budget 20s: the dataset was generated before the refusal"
 # Into a file first: with pipefail, grep -q leaving early would fail the pipeline (SIGPIPE).
 "$IOPROBE" tune --help >"$W/tune-help" 2>&1 || fail "tune --help: exit $?"
 grep -q "at least 2 s" "$W/tune-help" || fail "tune --help does not state the --point-time minimum"

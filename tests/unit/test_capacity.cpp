@@ -12,6 +12,7 @@
 #include "ingest/catalog.hpp"
 #include "report/capacity_report.hpp"
 #include "report/html_report.hpp"
+#include "tune/sweep.hpp"
 
 using namespace ioprobe;
 
@@ -373,4 +374,69 @@ TEST_CASE("capacity: a repeat without completion times uses the whole run, never
   CHECK(s.au == Approx(0.512));
   CHECK(s.samples_per_s == Approx(8 * 3 * 256 / 3.0));
   CHECK_FALSE(point_passes(summarize_repeats(8, {s}), 0.9));
+}
+
+TEST_CASE("capacity: a signal ends the search as 'interrupted', never as the budget", "[capacity]") {
+  Table t;
+  for (uint32_t g = 1; g <= 16; ++g) t.points[g] = at(g <= 5 ? 0.97 : 0.6);
+  t.budget = 2;  // 1 and 2 measured, then the signal
+  CapacitySearchOptions o = opts();
+  o.interrupted = [] { return true; };
+  CapacityAnswer a = search_capacity(t.fn(), o);
+  CHECK(a.gpus_fed == 2);
+  CHECK(a.bound == "interrupted");
+  CHECK_FALSE(a.boundary_measured);
+  CHECK_THAT(a.text, Catch::Contains("interrupted before a count above 2 was measured"));
+  CHECK(a.text.find("budget") == std::string::npos);
+  CapacitySectionInputs in;
+  in.accelerator_name = "H100";
+  in.au_target = 0.9;
+  in.stop_reason = "interrupted";
+  nlohmann::json doc = {{"kind", "capacity"},
+                        {"partial", true},
+                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
+                        {"target", {{"path", "/mnt/x"}, {"fs_type", "tmpfs"}}},
+                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
+  doc["capacity"] = capacity_json(a, in);
+  const std::string text = render_capacity_text(doc);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("Capacity: at least 2 x H100 fed (the search was interrupted before it finished)"));
+  CHECK(text.find("budget ran out") == std::string::npos);
+  // A document of an older version: bound "budget" with stop_reason "interrupted".
+  doc["capacity"]["bound"] = "budget";
+  CHECK_THAT(render_capacity_text(doc), Catch::Contains("(the search was interrupted before it finished)"));
+  // Nothing measured before the signal.
+  Table none;
+  none.points[1] = at(0.99);
+  none.budget = 0;
+  CapacityAnswer b = search_capacity(none.fn(), o);
+  CHECK(b.bound == "interrupted");
+  CHECK_THAT(b.text, Catch::Contains("interrupted before any count was measured"));
+}
+
+TEST_CASE("capacity: the least time one point needs, its runs lengthened for long GPU steps", "[capacity]") {
+  // 2 repeats of 3 s (+ 0.3 s to start each) with short steps.
+  CHECK(point_need_s(2, 3, 0.1) == Approx(2 * (3 + kRunOverheadS)));
+  // 1 s steps: each run is lengthened to 1 s of warm-up + 8 steps = 9 s.
+  CHECK(point_run_s(3, 1.0) == Approx(kMinWarmupS + kMinStepsPerPoint * 1.0));
+  CHECK(point_need_s(2, 3, 1.0) == Approx(2 * (9 + kRunOverheadS)));
+}
+
+TEST_CASE("capacity HTML: the charts' tooltips give each figure its unit", "[capacity][report]") {
+  Table t;
+  for (uint32_t g = 1; g <= 4; ++g) t.points[g] = at(g <= 2 ? 0.97 : 0.5);
+  CapacityAnswer a = search_capacity(t.fn(), opts(0.85));
+  CapacitySectionInputs in;
+  in.accelerator_name = "B200";
+  in.au_target = 0.85;
+  in.samples_per_s_per_gpu = 100;
+  nlohmann::json doc = {{"kind", "capacity"},
+                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
+                        {"target", {{"path", "/mnt/x"}, {"fs_type", "tmpfs"}}},
+                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
+  doc["capacity"] = capacity_json(a, in);
+  const std::string html = render_capacity_html(doc);
+  INFO(html);
+  CHECK_THAT(html, Catch::Contains("AU (mean over ranks): 97% at 1 accelerators</title>"));
+  CHECK_THAT(html, Catch::Contains("delivered (median of repeats): 97 samples/s at 1 accelerators</title>"));
 }

@@ -463,3 +463,52 @@ TEST_CASE("steady AU counts a stall after the last batch: a burst then nothing i
   CHECK(p.au == Approx(1.0).epsilon(1e-3));
   CHECK(p.samples_per_s == Approx(150).epsilon(1e-3));
 }
+
+TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zeros, in JSON, CSV, text and HTML",
+          "[tune][report]") {
+  // Round-robin stopped after two settings: 4 and 8 workers never ran.
+  std::vector<TunePoint> t = {pt(1, 2, {100, 102}), pt(2, 2, {190, 195}), pt(4, 2, {}), pt(8, 2, {})};
+  const Recommendation rec = recommend(t, demand(150), one_node());
+  REQUIRE(rec.valid);
+  nlohmann::json doc = {{"kind", "tune"},
+                        {"schema", "ioprobe.result/1"},
+                        {"command", {"ioprobe", "tune"}},
+                        {"partial", true},
+                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}, {"cpu_list", "0-1"}}},
+                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}}},
+                        {"dataset", {{"files", 100}, {"bytes", 1000}}},
+                        {"demand", {{"required_samples_per_s", 150.0}, {"au_target", 0.9}, {"gpus", 1}}},
+                        {"tune", {{"runs_done", 4}, {"repeats", 2}, {"run_s", 2.0}, {"stop_reason", "interrupted"}}},
+                        {"points", tune_points_json(t)},
+                        {"recommendation", recommendation_json(rec)}};
+  const nlohmann::json& pts = doc["points"];
+  CHECK(pts[0]["status"] == "measured");
+  CHECK(pts[2]["status"] == "not measured");
+  CHECK(pts[2]["repeats"] == 0);
+  for (const char* k : {"samples_per_s", "bytes_per_s", "au", "spread", "cpu_used", "worker_busy"}) {
+    INFO(k);
+    CHECK(pts[2][k].is_null());
+    CHECK(pts[3][k].is_null());
+  }
+  CHECK(tune_point_measured(pts[1]));
+  CHECK_FALSE(tune_point_measured(pts[3]));
+  // A document written before "status" existed: repeats 0 marks the point unmeasured.
+  CHECK_FALSE(tune_point_measured(nlohmann::json{{"repeats", 0}, {"samples_per_s", 0.0}}));
+
+  const std::string csv = render_tune_csv(doc);
+  INFO(csv);
+  CHECK_THAT(csv, Catch::Contains(",status\n"));
+  CHECK_THAT(csv, Catch::Contains("\n4,2,none,0,,,,,,,,,not measured\n"));
+  CHECK_THAT(csv, Catch::Contains("\n1,2,none,2,101.0,"));
+  CHECK(csv.find("\n8,2,none,0,0") == std::string::npos);  // no zero figures for settings never run
+
+  const std::string text = render_tune_text(doc);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("NOT MEASURED: 2 of 4 settings (workers=4 prefetch=2 numa=none; workers=8"));
+  CHECK_THAT(text, Catch::Contains("the sweep stopped (interrupted)"));
+
+  const std::string html = render_html_report({doc});
+  CHECK_THAT(html, Catch::Contains("<tr class=\"not-measured\"><td>4</td><td>2</td><td>none</td>"));
+  // The chart's tooltips say what the figures are.
+  CHECK_THAT(html, Catch::Contains(" samples/s at 2 num_workers</title>"));
+}
