@@ -45,6 +45,9 @@ WorkerLoad worker_load(const LoaderResult& r) {
   w.busy = worker_time > 0 ? std::min(1.0, busy / worker_time) : 0;
   w.cpu_share = busy > 0 ? std::min(1.0, cpu_work / busy) : 0;
   w.feeder_busy = worker_time > 0 ? std::min(1.0, put / worker_time) : 0;
+  if (put > 0)
+    w.feeder_ceiling_samples_per_s =
+        static_cast<double>(r.samples) * static_cast<double>(r.workers.size()) / (put / 1e9);
   w.runq_share = !runq_known ? (r.workers.empty() ? 0 : -1) : busy > 0 ? std::min(1.0, runq / busy) : 0;
   return w;
 }
@@ -76,13 +79,7 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   out.worker_cpu_fraction = load.cpu_share;
   out.worker_runq_fraction = load.runq_share;
   out.worker_feeder_busy_fraction = load.feeder_busy;
-  {
-    double put_ns = 0;
-    for (const auto& wk : r.workers) put_ns += static_cast<double>(wk.put_cpu_ns);
-    if (put_ns > 0)
-      out.worker_feeder_ceiling_samples_per_s = static_cast<double>(r.samples) * static_cast<double>(r.workers.size()) /
-                                                (put_ns / 1e9);
-  }
+  out.worker_feeder_ceiling_samples_per_s = load.feeder_ceiling_samples_per_s;
 
   const bool fed = out.accelerator_utilization >= d.au_target;
   out.demand_bytes_per_s_per_gpu = d.samples_per_s_per_gpu * in.sample_bytes;

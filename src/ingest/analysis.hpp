@@ -112,12 +112,15 @@ inline constexpr double kSerialStageBound = 0.8;
 /// / that busy time; runq_share: their run-queue wait inside that busy time (runnable, no CPU free:
 /// WorkerStats::runq_wait_ns) / that busy time, -1 when not measured; feeder_busy: the workers'
 /// queue feeder threads' CPU in the put (WorkerStats::put_cpu_ns) / (elapsed x number of workers),
-/// 0 when the run modelled no put. Fractions 0..1; all 0 when the run had no workers.
+/// 0 when the run modelled no put; feeder_ceiling_samples_per_s: the samples/s the feeders could
+/// put if they ran all the time (samples x workers / their summed put CPU seconds), 0 when no put.
+/// Fractions 0..1; all 0 when the run had no workers.
 struct WorkerLoad {
   double busy = 0;
   double cpu_share = 0;
   double runq_share = 0;
   double feeder_busy = 0;
+  double feeder_ceiling_samples_per_s = 0;
 };
 WorkerLoad worker_load(const LoaderResult& r);
 
