@@ -397,9 +397,9 @@ def main():
     make_ds, collate = load_user_code(a.factory, a.func)
     limit = a.samples or 16 * a.batch_size
     paths = list_files(a.data, limit)
-    if len(paths) < 3 * a.batch_size:
-        fail(f"--data {a.data}: {len(paths)} files, fewer than 3 batches of {a.batch_size}; give a directory with "
-             f"more files or a smaller --batch-size", 2)
+    if len(paths) < 6 * a.batch_size:  # 3 steady batches per worker at num_workers=2
+        fail(f"--data {a.data}: {len(paths)} files, fewer than 6 batches of {a.batch_size} (3 per worker at "
+             f"num_workers=2); give a directory with more files or a smaller --batch-size", 2)
     note(f"reading {len(paths)} files of {a.data} into the page cache")
     data_bytes = warm(paths)
     try:

@@ -2,7 +2,9 @@
 """The real side of tools/bench-calibration: one epoch of a real DataLoader over the user's Dataset
 (FILE.py:FUNC, loaded as `ioprobe calibrate` loads it) and one JSON line: samples, elapsed_s,
 samples_per_s (iter() to the last batch, worker start-up included), steady_samples_per_s (first
-batch to the last), first_batch_s (iter() to the first batch: worker start-up and one batch).
+batch to the last), first_batch_s (iter() to the first batch: worker start-up and one batch),
+cpu_s (CPU seconds, user + system, of this process and its worker processes over the epoch, from
+getrusage: the workers are joined at the epoch's end, so their time is in RUSAGE_CHILDREN).
 
 usage: bench_calibration_epoch.py --factory FILE.py --func FUNC --data DIR --workers N --batch-size B
        [--samples N]
@@ -10,6 +12,7 @@ usage: bench_calibration_epoch.py --factory FILE.py --func FUNC --data DIR --wor
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 
@@ -24,6 +27,12 @@ def batch_samples(b, torch):
     if isinstance(b, (tuple, list)) and len(b) == 2 and isinstance(b[1], torch.Tensor):
         return len(b[1])
     return len(b)
+
+
+def cpu_s():
+    """User + system CPU seconds of this process and its reaped children."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main():
@@ -46,6 +55,7 @@ def main():
     if collate is not None:
         kw["collate_fn"] = collate
     loader = DataLoader(make(paths), **kw)
+    c0 = cpu_s()
     t0 = time.perf_counter()
     t1 = None
     n = n1 = 0
@@ -54,7 +64,8 @@ def main():
         if t1 is None:
             t1, n1 = time.perf_counter(), n
     t2 = time.perf_counter()
-    print(json.dumps({"samples": n, "elapsed_s": t2 - t0, "samples_per_s": n / (t2 - t0), "first_batch_s": t1 - t0,
+    c2 = cpu_s()
+    print(json.dumps({"cpu_s": c2 - c0, "samples": n, "elapsed_s": t2 - t0, "samples_per_s": n / (t2 - t0), "first_batch_s": t1 - t0,
                       "steady_samples_per_s": (n - n1) / (t2 - t1) if t2 > t1 else 0.0}), flush=True)
 
 

@@ -25,6 +25,9 @@ namespace ioprobe::cli {
 
 namespace {
 
+// Batches of files a calibration needs: its num_workers=2 pass takes 3 steady batches per worker.
+constexpr uint64_t kCalibrationMinBatches = 6;
+
 std::string absolute(const std::string& p) {
   char buf[PATH_MAX];
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
@@ -86,7 +89,14 @@ int cmd_calibrate(const CommandContext& ctx) {
     throw UsageError(fmt::format("--data '{}' {}; give the directory of your files", escape_bytes(data),
                                  errno == ENOENT ? "does not exist" : "is not a directory"));
   const uint64_t batch = get_count(vm, "batch-size", 256, 1, 1 << 20);
-  const uint64_t samples = get_count(vm, "samples", 16 * batch, 3 * batch, 1ULL << 32);
+  // The num_workers=2 pass needs 3 steady batches from each worker (python/ioprobe_calibrate.py):
+  // 6 batches in all, refused here before any pass runs, not after the first two.
+  const uint64_t samples = get_count(vm, "samples", 16 * batch, 1, 1ULL << 32);
+  if (samples < kCalibrationMinBatches * batch)
+    throw UsageError(fmt::format("--samples {}: calibration needs at least {} batches of --batch-size {} (3 per worker "
+                                 "at num_workers=2), {} samples; give --samples {} or more, or a smaller --batch-size",
+                                 samples, kCalibrationMinBatches, batch, kCalibrationMinBatches * batch,
+                                 kCalibrationMinBatches * batch));
   const std::string json_path = get_string(vm, "json");
   if (!json_path.empty()) check_output_path(json_path, "--json", "calibration");
 

@@ -91,4 +91,9 @@ expect_error "module not found" "$W/bad_import.py:make" "bad_import.py: importin
 expect_error "not a tensor" "$W/tiny_ds.py:strings" "not a tensor"
 printf '#!/bin/sh\nexec %s -S "$@"\n' "$PY" > "$W/notorch"; chmod +x "$W/notorch"   # -S: no site packages, no torch
 expect_error "no torch" "$W/tiny_ds.py:make" "imports torch" "$W/notorch"
+# Fewer than 6 batches (3 per worker at num_workers=2) is refused before any pass runs.
+"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --batch-size 32 --samples 160 \
+  --python "$PY" > "$W/e.txt" 2>&1
+[ $? = 2 ] && grep -q -- "--samples 160: calibration needs at least 6 batches" "$W/e.txt" && ! grep -q "one pass" "$W/e.txt" \
+  || fail "5 batches not refused up front: $(cat "$W/e.txt")"
 echo "PASS"
