@@ -28,10 +28,12 @@ CompressionSpec parse_compression(const std::string& text) {
     return c;
   }
   if (text.rfind("zstd:", 0) == 0) {
-    std::string lv = text.substr(5);
-    char* end = nullptr;
-    long v = std::strtol(lv.c_str(), &end, 10);
-    if (!lv.empty() && end == lv.c_str() + lv.size() && v >= ZSTD_minCLevel() && v <= ZSTD_maxCLevel() && v != 0) {
+    const std::string lv = text.substr(5);
+    // Decimal digits with an optional '-' (zstd's fast levels are negative): no '+', spaces or base prefix.
+    const size_t digits = lv.find_first_not_of("0123456789", lv.rfind('-', 0) == 0 ? 1 : 0);
+    const bool decimal = digits == std::string::npos && lv.size() > (lv.rfind('-', 0) == 0 ? 1u : 0u) && lv.size() <= 7;
+    const long v = decimal ? std::strtol(lv.c_str(), nullptr, 10) : 0;
+    if (decimal && v >= ZSTD_minCLevel() && v <= ZSTD_maxCLevel() && v != 0) {
       c.enabled = true;
       c.level = static_cast<int>(v);
       return c;

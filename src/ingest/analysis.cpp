@@ -46,8 +46,8 @@ WorkerLoad worker_load(const LoaderResult& r) {
   w.cpu_share = busy > 0 ? std::min(1.0, cpu_work / busy) : 0;
   w.feeder_busy = worker_time > 0 ? std::min(1.0, put / worker_time) : 0;
   if (put > 0)
-    w.feeder_ceiling_samples_per_s =
-        static_cast<double>(r.samples) * static_cast<double>(r.workers.size()) / (put / 1e9);
+    w.feeder_ceiling_samples_per_s = static_cast<double>(r.samples) * static_cast<double>(r.workers.size()) /
+                                     (put / 1e9);
   w.runq_share = !runq_known ? (r.workers.empty() ? 0 : -1) : busy > 0 ? std::min(1.0, runq / busy) : 0;
   return w;
 }

@@ -80,8 +80,8 @@ echo "search ok"
 on_host 1 mkdir -p "$HOSTS_LOCAL/mine"
 on_host 1 sh -c "for i in 1 2 3 4; do head -c 4096 /dev/urandom > '$HOSTS_LOCAL/mine/f\$i'; done"
 job_must_fail "$W/out" 30 "a host without the data" \
-  hosts_mpirun 2 "${MPI[@]}" "$IOPROBE" capacity --data "$HOSTS_LOCAL/mine" --gpu-samples-per-s 10 --point-time 2s \
-  --repeats 1 --budget 30s
+  hosts_mpirun 2 "${MPI[@]}" "$IOPROBE" capacity --data "$HOSTS_LOCAL/mine" --gpu-samples-per-s 10 --batch-size 1 \
+  --point-time 2s --repeats 1 --budget 30s   # batch 1: 0.1 s steps, so the budget passes its check before the data's
 grep -q "host h2 (rank 1)" "$W/out" || fail "the failing host and rank (h2, rank 1) are not named"
 grep -q "host h1 (rank" "$W/out" && fail "h1 is named as failing, but its data exists"
 echo "missing data named in $JOB_TOOK s"

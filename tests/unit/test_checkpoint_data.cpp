@@ -13,6 +13,7 @@
 #include "checkpoint/resident_state.hpp"
 #include "checkpoint/state_spec.hpp"
 #include "checkpoint/tensor_data.hpp"
+#include "core/error.hpp"
 
 using namespace ioprobe::checkpoint;
 
@@ -120,6 +121,12 @@ TEST_CASE("zstd multithreading job size: small chunks keep one worker busy", "[c
   CHECK(parse_compression("zstd:1").level == 1);
   CHECK_FALSE(parse_compression("none").enabled);
   CHECK_THROWS(parse_compression("lz4"));
+  // Decimal levels only, as every other number: a sign other than zstd's negative fast levels,
+  // spaces and base prefixes are refused.
+  CHECK(parse_compression("zstd:-5").level == -5);
+  CHECK(parse_compression("zstd:19").level == 19);
+  for (const char* bad : {"zstd:+3", "zstd: 3", "zstd:3 ", "zstd:0x3", "zstd:", "zstd:-", "zstd:0", "zstd:99999999999"})
+    CHECK_THROWS_AS(parse_compression(bad), ioprobe::UsageError);
 }
 
 TEST_CASE("resident state: each region's memory is congruent with its file offset modulo the page size",

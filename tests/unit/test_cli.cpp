@@ -188,7 +188,7 @@ TEST_CASE("tune's --workers and --numa lists are not read as run's single values
   CHECK_THROWS_AS(cli::run_config_from_vm(vm, desc, cli::RunCommandKind::kRun, c), UsageError);
 }
 
-TEST_CASE("--gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are not both taken silently", "[cli]") {
+TEST_CASE("the GPU demand: --gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are not both taken silently", "[cli]") {
   // `run --gpu h100 --step-time 0.1` dropped --gpu without a word (the catalog's rate is what --gpu sets).
   for (const char* own : {"--step-time", "--gpu-samples-per-s"}) {
     INFO(own);
@@ -224,7 +224,7 @@ TEST_CASE("--gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are 
   CHECK(plain.gpu == "h200");
 }
 
-TEST_CASE("GPU ranks that would get no sample are refused; less than a batch each is warned", "[cli]") {
+TEST_CASE("GPU ranks that would get no sample are refused, less than a batch each is warned", "[cli]") {
   // `run --gpus 1000 --files 402` ran 598 ranks with nothing to read (the sampler does not pad).
   LoaderConfig l;
   l.ranks = 1000;
