@@ -41,8 +41,9 @@ std::string text(const json& j, const char* key, const std::string& where) {
   return v.get<std::string>();
 }
 
-CalFigure figure(const json& j, const char* key, const std::string& where) {
-  const std::string w = fmt::format("{}: figures.{}", where, key);
+// `path`: where `j` sits in the document ("figures", "figures.worker_cpu_split"), for the messages.
+CalFigure figure(const json& j, const char* key, const std::string& where, const char* path = "figures") {
+  const std::string w = fmt::format("{}: {}.{}", where, path, key);
   const json& f = field(j, key, where);
   CalFigure out{number(f, "value", w), number(f, "min", w), number(f, "max", w)};
   // A mean lies within its spread; allow rounding in the last digits.
@@ -128,16 +129,15 @@ json calibration_to_json(const Calibration& c) {
 Calibration calibration_from_json(const json& j, const std::string& where) {
   if (!j.is_object() || j.value("kind", "") != "calibration")
     throw UsageError(fmt::format("{}: not a calibration document (kind is {}); make one with `ioprobe calibrate "
-                                 "--dataset-factory FILE.py:FUNC --data DIR --json {}`",
-                                 where, j.is_object() && j.contains("kind") ? j.at("kind").dump() : "missing", where));
+                                 "--dataset-factory FILE.py:FUNC --data DIR --json CAL.json` and give that file",
+                                 where, j.is_object() && j.contains("kind") ? j.at("kind").dump() : "missing"));
   // The schema identifier, checked as `report` checks a result document's: present, a string, and
   // this build's ("ioprobe.calibration/1"); another version's names the version.
   if (!j.contains("schema") || !j.at("schema").is_string())
     throw UsageError(fmt::format("{}: field \"schema\" is {}, not \"{}\": not a calibration document ioprobe wrote "
                                  "(edited or cut?); make one with `ioprobe calibrate --dataset-factory FILE.py:FUNC "
-                                 "--data DIR --json {}`",
-                                 where, j.contains("schema") ? j.at("schema").dump() : "missing", kCalibrationSchema,
-                                 where));
+                                 "--data DIR --json CAL.json` and give that file",
+                                 where, j.contains("schema") ? j.at("schema").dump() : "missing", kCalibrationSchema));
   if (const std::string schema = j.at("schema").get<std::string>(); schema != kCalibrationSchema)
     throw UsageError(fmt::format(
         "{}: field \"schema\" is \"{}\", not \"{}\": {}", where, escape_bytes(schema), kCalibrationSchema,
@@ -184,10 +184,10 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
     const json& sp = f.at("worker_cpu_split");
     c.split_measured = field(sp, "measured", w).get<bool>();
     if (c.split_measured) {
-      c.worker_loop_cpu_per_sample_us = figure(sp, "loop_per_sample_us", w);
-      c.worker_put_cpu_per_sample_us = figure(sp, "put_per_sample_us", w);
+      c.worker_loop_cpu_per_sample_us = figure(sp, "loop_per_sample_us", where, "figures.worker_cpu_split");
+      c.worker_put_cpu_per_sample_us = figure(sp, "put_per_sample_us", where, "figures.worker_cpu_split");
       c.other_measured = sp.contains("other_per_sample_us");  // absent before the feeder's own clock was read
-      if (c.other_measured) c.worker_other_cpu_per_sample_us = figure(sp, "other_per_sample_us", w);
+      if (c.other_measured) c.worker_other_cpu_per_sample_us = figure(sp, "other_per_sample_us", where, "figures.worker_cpu_split");
       const double total = c.worker_cpu_per_sample_us.value;
       const double sum = c.worker_loop_cpu_per_sample_us.value + c.worker_put_cpu_per_sample_us.value +
                          c.worker_other_cpu_per_sample_us.value;

@@ -159,7 +159,8 @@ int cmd_calibrate(const CommandContext& ctx) {
   std::cout << render_calibration_text(doc);
   if (!json_path.empty()) {
     write_json_file(json_path, doc);
-    std::cout << fmt::format("\nwritten: {}; use it with: ioprobe run ... --calibration {}\n", json_path, json_path);
+    std::cout << fmt::format("\nwritten: {}; use it with: ioprobe run ... --calibration {}\n", escape_bytes(json_path),
+                             shell_quote(json_path));
   }
   return kExitOk;
 }

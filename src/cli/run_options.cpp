@@ -468,7 +468,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
                                        : s.kind == DatasetKind::kSharded ? "size its records with --record-size*"
                                                                          : "size its files with --file-size*"));
       }
-  s.size_mean = get_size(vm, sz, 114660, 0, max_size);
+  s.size_mean = get_size(vm, sz, 114660, 1, max_size);  // a sample of 0 bytes reads nothing: no storage figure
   s.size_stdev = get_size(vm, sz + "-stdev", 0, 0, 64ULL << 30);
   s.size_min = get_size(vm, sz + "-min", 0, 0, max_size);
   s.size_max = get_size(vm, sz + "-max", std::min(max_size, std::max<uint64_t>(s.size_mean * 16, 4096)), 0, max_size);
@@ -594,7 +594,23 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
     throw UsageError("--gpu-samples-per-s and --step-time both set the GPU's rate; give one");
   resolve_rate_source(vm, c);
   c.sample_bytes = static_cast<double>(get_size(vm, "sample-bytes", 0, 1, 1ULL << 40));
-  c.au_target = get_double(vm, "au-target", 90, 1, 100) / 100.0;
+  // A percentage: below 10 is no training job's floor (MLPerf Storage's are 70-90), and is most
+  // likely a fraction typed for a percentage (0.9 meant as 90%), so it gets its own message.
+  try {
+    c.au_target = get_double(vm, "au-target", 90, 10, 100) / 100.0;
+  } catch (const UsageError&) {
+    const std::string given = vm["au-target"].as<std::string>();
+    double pct = -1;
+    try {
+      pct = parse_decimal(given, "--au-target");
+    } catch (const UsageError&) {
+    }
+    if (pct >= 0 && pct < 10)
+      throw UsageError(fmt::format("--au-target {}: a percentage, so {}% of the time computing would count as fed; "
+                                   "give a percentage from 10 to 100 (90 for 90%; MLPerf Storage's floors are 70-90)",
+                                   escape_bytes(given), escape_bytes(given)));
+    throw;
+  }
   c.au_target_given = vm.count("au-target") > 0;
 
   c.json_path = get_string(vm, "json");

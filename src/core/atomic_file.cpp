@@ -163,7 +163,12 @@ void write_file_atomically(const std::string& path, const std::string& text, con
     int e = errno;
     close(fd);
     unlink(tmp.c_str());
-    throw IoError(e, op, tmp, e == ENOSPC ? "the filesystem is full" : "");
+    // Named by the file the user asked for (the temporary is an implementation detail, removed).
+    throw IoError(e, op, path,
+                  fmt::format("{}nothing was written: the temporary copy is removed and '{}' is as it was; {}",
+                              e == ENOSPC ? "the filesystem is full; " : "", escape_bytes(path),
+                              e == ENOSPC || e == EDQUOT ? "free space there or write the output elsewhere"
+                                                         : "check the filesystem, or write the output elsewhere"));
   };
   size_t off = 0;
   while (off < text.size()) {

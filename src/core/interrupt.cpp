@@ -36,11 +36,11 @@ void on_signal(int sig, siginfo_t* info, void*) {
   g_first_sender = sender;
   g_first_ns = mono_ns();
   static const char msg_int[] =
-      "\nioprobe: interrupted; stopping after in-flight I/O (a run prints and writes its partial "
-      "result) (press Ctrl-C again to quit at once)\n";
+      "\nioprobe: interrupted; stopping after in-flight I/O, then saying what was done and what was "
+      "kept (press Ctrl-C again to quit at once)\n";
   static const char msg_term[] =
-      "\nioprobe: terminated (SIGTERM); stopping after in-flight I/O (a run prints and writes its "
-      "partial result) (a second signal quits at once)\n";
+      "\nioprobe: terminated (SIGTERM); stopping after in-flight I/O, then saying what was done and "
+      "what was kept (a second signal quits at once)\n";
   const bool term = sig == SIGTERM;
   ssize_t r = write(STDERR_FILENO, term ? msg_term : msg_int, term ? sizeof(msg_term) - 1 : sizeof(msg_int) - 1);
   (void)r;

@@ -10,16 +10,14 @@ GdsAvailability gds_availability() {
 #if IOPROBE_HAVE_CUFILE
   g.built_cufile = true;
 #endif
+  // What a user can act on first: no build of this version reads through cuFile, so installing
+  // GDS and rebuilding would only move the refusal. What this build lacks is said after it.
+  g.missing = "this version of ioprobe has no cuFile (GPUDirect Storage) reader yet, in any build: measure the "
+              "bounce-buffer path with --h2d cuda, and GDS itself with NVIDIA's gdsio";
   if (!g.built_cuda)
-    g.missing = "this ioprobe was built without CUDA (CMake found no CUDA toolkit, or -DIOPROBE_CUDA=OFF): install "
-                "the CUDA toolkit (e.g. under /usr/local/cuda) and rebuild";
+    g.missing += " (this build was also built without CUDA: CMake found no CUDA toolkit, or -DIOPROBE_CUDA=OFF)";
   else if (!g.built_cufile)
-    g.missing = "libcufile (GPUDirect Storage) was not found at build time: the CUDA toolkit here has no libcufile.so "
-                "/ cufile.h; install NVIDIA's GDS package (nvidia-gds, or libcufile-dev for your CUDA version) and "
-                "rebuild";
-  else
-    g.missing = "this version of ioprobe has no cuFile reader yet (libcufile was found at build time): measure the "
-                "bounce-buffer path with --h2d cuda, and GDS itself with NVIDIA's gdsio";
+    g.missing += " (this build also found no libcufile / cufile.h, NVIDIA's GDS package, at build time)";
   return g;
 }
 

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+#include "core/units.hpp"
+
 namespace ioprobe {
 
 namespace {
@@ -26,8 +29,8 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   o += "Calibration of the user's DataLoader\n";
   line("code",
        fmt::format("{}:{} ({})", code.value("file", ""), code.value("function", ""), code.value("collate", "")));
-  line("data", fmt::format("{} files, {} bytes of {} (read into the page cache first)", data.value("files", 0ULL),
-                           data.value("bytes", 0ULL), data.value("dir", "")));
+  line("data", fmt::format("{} files, {} of {} (read into the page cache first)", format_count(data.value("files", 0ULL)),
+                           format_bytes(data.value("bytes", 0ULL)), escape_bytes(data.value("dir", ""))));
   line("host", fmt::format("{} ({} CPUs allowed, kernel {})", doc.at("host").value("hostname", ""),
                            doc.at("host").value("cpus_allowed", 0), doc.at("host").value("kernel", "")));
   line("python",
@@ -40,7 +43,12 @@ std::string render_calibration_text(const nlohmann::json& doc) {
     const auto& sp = f.at("worker_cpu_split");
     line("  of it, worker loop", fig(sp.at("loop_per_sample_us"), "µs") + " (__getitem__ + collate)");
     line("  of it, queue feeder", fig(sp.at("put_per_sample_us"), "µs") + " (pickling the batch, overlapped)");
+    if (sp.contains("other_per_sample_us"))
+      line("  of it, other threads", fig(sp.at("other_per_sample_us"), "µs") +
+                                         " (multiprocessing's resource sharer: a round trip per tensor with the "
+                                         "main process)");
   }
+  if (f.contains("tensors_per_batch")) line("tensors per batch", fig(f.at("tensors_per_batch"), "tensors", 0));
   line("main process per batch",
        fig(f.at("main_cpu_per_batch_us"), "µs CPU") + fmt::format("; per batch p10 {:.1f}, p90 {:.1f} µs (main thread)",
                                                                   f.value("main_cpu_per_batch_p10_us", 0.0),

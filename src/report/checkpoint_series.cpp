@@ -70,6 +70,7 @@ std::string render_series_text(const json& doc) {
                               s.at("saves_completed").get<uint64_t>(), s.at("elapsed_s").get<double>(),
                               by == "repeat"     ? "count reached"
                               : by == "duration" ? "time limit reached"
+                              : by.empty()       ? "before the first save began"  // e.g. Ctrl-C while preparing
                                                  : by,
                               s.at("repeat_requested").is_null()
                                   ? ""

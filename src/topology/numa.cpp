@@ -58,6 +58,7 @@ std::vector<int> parse_cpu_list(const std::string& text, const std::string& what
   while (std::getline(ss, part, ',')) {
     part.erase(std::remove_if(part.begin(), part.end(), ::isspace), part.end());
     if (part.empty()) continue;
+    if (part.find_first_not_of("0123456789-") != std::string::npos) throw bad();  // decimal only: no '+', no 0x
     size_t dash = part.find('-');
     char* end = nullptr;
     long a = std::strtol(part.c_str(), &end, 10);

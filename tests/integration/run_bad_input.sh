@@ -21,7 +21,7 @@ expect2 "--workers" --workers -3
 expect2 "--workers" --workers abc
 expect2 "--workers: 0 is out of range" --workers 0
 expect2 "--files: 99999999999999999999 is out of range; give a value from 1 to 100,000,000" --files 99999999999999999999
-expect2 "--file-size: 1e99 is out of range; give a size from 0 B to" --file-size 1e99
+expect2 "--file-size: 1e99 is out of range; give a size from 1 B to" --file-size 1e99
 expect2 "--file-size" --file-size 4XB
 expect2 "--batch-size" --batch-size 1.5
 expect2 "--cache" --cache lukewarm
@@ -66,6 +66,9 @@ expect2 "a parent of it is a file" --dir afile/sub --files 10
 out=$("$IOPROBE" report outdir 2>&1); [ $? = 2 ] && echo "$out" | grep -q "not a regular file" || fail "report on a directory: $out"
 # Numbers are decimal: hexadecimal was read by strtod (--au-target 0x50 = 80, --params 0x10B = 16e9).
 expect2 "--au-target: '0x50' is not a decimal number" --au-target 0x50 --files 10
+# --au-target is a percentage: a fraction-style value is refused, not taken as 1.5%.
+expect2 "--au-target 1.5: a percentage" --au-target 1.5 --files 10
+expect2 "--file-size: 0 is out of range" --file-size 0 --file-size-dist fixed --files 10
 expect2 "--files: '0x10' is written in base 16" --files 0x10
 out=$("$IOPROBE" checkpoint --params 0x10B 2>&1); [ $? = 2 ] && echo "$out" | grep -q "params: '0x10B' is not a parameter count" \
   || fail "checkpoint --params 0x10B: $out"

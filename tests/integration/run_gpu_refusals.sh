@@ -21,5 +21,5 @@ refused() {  # refused "option text" pattern args...
   echo "ok: $* -> $out"
 }
 refused "--h2d cuda: " "built without CUDA.*rebuild|no CUDA GPU is usable here \(cudaGetDeviceCount.*NVIDIA GPU and its driver" --h2d cuda
-refused "--engine gds: " "built without CUDA|libcufile.*was not found.*install|no cuFile reader" --engine gds
+refused "--engine gds: " "no cuFile \(GPUDirect Storage\) reader yet" --engine gds
 refused "--h2d" "cuda" --h2d gpu

@@ -26,3 +26,15 @@ echo "$out" | grep -qE "not enough space in .*need [0-9.]+ [MG]iB.*available [0-
 [ -z "$(ls -A "$mnt")" ] || fail "left behind: $(ls -A "$mnt")"
 echo "ok: disk too small: exit $rc: $out"
 
+# A result that cannot be written (the filesystem filled up) is named by its --json path, not the
+# temporary's, and leaves neither a half-written document nor the temporary.
+"$IOPROBE" gen --quiet --dir "$work/tinyds" --files 8 --file-size 4KiB --file-size-dist fixed >/dev/null 2>&1 \
+  || fail "gen of the tiny dataset failed"
+dd if=/dev/zero of="$mnt/fill" bs=1M 2>/dev/null   # fills the 16 MiB tmpfs (dd stops on ENOSPC)
+out=$("$IOPROBE" run --quiet --data "$work/tinyds" --gpu-samples-per-s 1e6 --json "$mnt/r.json" 2>&1); rc=$?
+[ $rc = 1 ] || fail "a result on a full filesystem: exit $rc, not 1: $out"
+echo "$out" | grep -qF "$mnt/r.json: " && echo "$out" | grep -q "nothing was written" \
+  || fail "the full-disk error does not name the --json path and say nothing was written: $out"
+[ -z "$(ls "$mnt" | grep -v '^fill$')" ] || fail "left behind on the full filesystem: $(ls -A "$mnt")"
+echo "ok: --json on a full filesystem: $(echo "$out" | grep "r.json" | head -1)"
+

@@ -178,6 +178,10 @@ TEST_CASE("calibration worker CPU split: loop and feeder parts from the driver, 
   json bad = j;
   bad["figures"]["worker_cpu_split"]["put_per_sample_us"] = {{"value", 100}, {"min", 100}, {"max", 100}};
   CHECK_THAT(refusal(bad), Catch::Contains("cal.json: figures.worker_cpu_split: loop 32 + put 100"));
+  // A split figure whose spread does not hold is named by its path in the document.
+  bad = j;
+  bad["figures"]["worker_cpu_split"]["put_per_sample_us"]["min"] = 99;
+  CHECK_THAT(refusal(bad), Catch::Contains("cal.json: figures.worker_cpu_split.put_per_sample_us: min 99"));
   // A document written before the split: not measured, zeros; the total is read as before.
   j["figures"].erase("worker_cpu_split");
   const Calibration old = calibration_from_json(j, "cal.json");

@@ -75,11 +75,11 @@ TEST_CASE("a numeric option out of range names the option, the value given and t
       {{"--workers", "1,000,000"}, "--workers: 1,000,000 is out of range; give a value from 1 to 4,096"},
       {{"--seed", "99999999999999999999"},
        "--seed: 99999999999999999999 is out of range; give a value from 0 to 18,446,744,073,709,551,615"},
-      {{"--file-size", "1e99"}, "--file-size: 1e99 is out of range; give a size from 0 B to 64.00 GiB"},
-      {{"--file-size", "65GiB"}, "--file-size: 65GiB is out of range; give a size from 0 B to 64.00 GiB"},
+      {{"--file-size", "1e99"}, "--file-size: 1e99 is out of range; give a size from 1 B to 64.00 GiB"},
+      {{"--file-size", "65GiB"}, "--file-size: 65GiB is out of range; give a size from 1 B to 64.00 GiB"},
       {{"--duration", "1e400s"}, "--duration: 1e400s is out of range; give a duration from 0 s to 365 days"},
-      {{"--au-target", "1e999"}, "--au-target: 1e999 is out of range; give a value from 1 to 100"},
-      {{"--au-target", "101"}, "--au-target: 101 is out of range; give a value from 1 to 100"},
+      {{"--au-target", "1e999"}, "--au-target: 1e999 is out of range; give a value from 10 to 100"},
+      {{"--au-target", "101"}, "--au-target: 101 is out of range; give a value from 10 to 100"},
       {{"--cpu-per-sample", "-5"}, "--cpu-per-sample: -5 is out of range; give a value from 0 to 60000000"},
   };
   for (const auto& [args, want] : cases) {

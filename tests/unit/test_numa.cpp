@@ -52,6 +52,9 @@ TEST_CASE("parse_cpu_list and intersect_cpus", "[numa]") {
   CHECK_THROWS_AS(parse_cpu_list("3-1"), UsageError);
   CHECK_THROWS_AS(parse_cpu_list("a"), UsageError);
   CHECK_THROWS_AS(parse_cpu_list("1-x"), UsageError);
+  // Decimal only, as every other number: no sign, no base prefix; sysfs's trailing newline is fine.
+  CHECK(parse_cpu_list("0-1\n") == std::vector<int>{0, 1});
+  for (const char* bad : {"+1", "0-+3", "0x1", "-1", "1--2", "1-2-3"}) CHECK_THROWS_AS(parse_cpu_list(bad), UsageError);
   CHECK(intersect_cpus({0, 1, 2, 3}, {1, 3, 5}) == std::vector<int>{1, 3});
 }
 

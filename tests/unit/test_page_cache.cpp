@@ -41,7 +41,7 @@ bool on_evictable_fs(const std::string& dir) {
   return sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC;
 }
 
-void write_file(const std::string& path, size_t bytes) {
+void write_page_cache_file(const std::string& path, size_t bytes) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   REQUIRE(fd >= 0);
   std::vector<char> buf(1 << 20, 'a');
@@ -69,7 +69,7 @@ TEST_CASE("page cache: a read file is resident; DONTNEED evicts it (C3)", "[page
     return;
   }
   std::string f = dir.path + "/data.bin";
-  write_file(f, 8 << 20);       // 8 MiB = 2048 pages of 4 KiB
+  write_page_cache_file(f, 8 << 20);       // 8 MiB = 2048 pages of 4 KiB
   REQUIRE(evict_file(f) == 0);  // fdatasync + DONTNEED: even freshly written pages go
   read_file(f);
 
@@ -102,7 +102,7 @@ TEST_CASE("page cache: a read file is resident; DONTNEED evicts it (C3)", "[page
 TEST_CASE("page cache: residency of an empty file and errors", "[pagecache]") {
   ScratchDir dir;
   std::string f = dir.path + "/empty.bin";
-  write_file(f, 0);
+  write_page_cache_file(f, 0);
   Residency r;
   CHECK(file_residency(f, r) == 0);
   CHECK(r.total_pages == 0);
@@ -133,7 +133,7 @@ TEST_CASE("drop_caches on a read-only file system reports EROFS [root]", "[pagec
     return;
   }
   std::string f = dir.path + "/drop_caches";
-  write_file(f, 0);
+  write_page_cache_file(f, 0);
   bool ro = mount(nullptr, dir.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) == 0;
   DropCachesResult r;
   if (ro) r = drop_caches(f);
