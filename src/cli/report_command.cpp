@@ -135,7 +135,10 @@ int cmd_report(const CommandContext& ctx) {
   if (!html.empty()) check_output_not_input(html, "--html", files);
   if (!csv.empty()) check_output_not_input(csv, "--csv", files);
   if (!html.empty()) check_output_path(html, "--html", kHtmlOutput);
-  if (!csv.empty()) check_output_path(csv, "--csv", kCsvOutput);
+  // A tune document's CSV is its table; any other document's, its figures by JSON key.
+  if (!csv.empty())
+    check_output_path(csv, "--csv",
+                      docs.size() == 1 && docs[0].value("kind", "") == "tune" ? kTuneCsvOutput : kFieldsCsvOutput);
   if (!html.empty() && !csv.empty()) check_output_not_input(csv, "--csv", {html});
   check_outputs_distinct({{"--html", html}, {"--csv", csv}});
   if (!csv.empty() && docs.size() != 1)

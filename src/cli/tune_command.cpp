@@ -164,7 +164,7 @@ int cmd_tune(const CommandContext& ctx) {
     if (comm.rank() != 0) return;
     if (!c.json_path.empty()) check_output_path(c.json_path, "--json", "tune");
     if (!html.empty()) check_output_path(html, "--html", kHtmlOutput);
-    if (!csv.empty()) check_output_path(csv, "--csv", kCsvOutput);
+    if (!csv.empty()) check_output_path(csv, "--csv", kTuneCsvOutput);
     check_outputs_distinct({{"--json", c.json_path}, {"--html", html}, {"--csv", csv}});
   });
   const int64_t t0 = now_ns();

@@ -58,15 +58,16 @@ std::string marked_kind(const std::string& text) {
     return "json";
   }
   if (text.find("<title>ioprobe report</title>") != std::string::npos) return kHtmlOutput;
-  if (text.rfind("num_workers,prefetch_factor,numa,", 0) == 0 || text.rfind("ioprobe_field,value\n", 0) == 0)
-    return kCsvOutput;
+  if (text.rfind("num_workers,prefetch_factor,numa,", 0) == 0) return kTuneCsvOutput;
+  if (text.rfind("ioprobe_field,value\n", 0) == 0) return kFieldsCsvOutput;
   return "";
 }
 
 // "a calibration document", "a run result document", "an HTML report", "a CSV table".
 std::string describe_kind(const std::string& kind) {
   if (kind == kHtmlOutput) return "an HTML report";
-  if (kind == kCsvOutput) return "a CSV table";
+  if (kind == kTuneCsvOutput) return "a tune CSV table";
+  if (kind == kFieldsCsvOutput) return "a CSV table of a document's figures";
   if (kind == "calibration") return "a calibration document";
   if (kind == "json") return "an ioprobe document";
   return fmt::format("a '{}' result document", kind);

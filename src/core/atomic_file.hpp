@@ -12,23 +12,26 @@ namespace ioprobe {
 /// on the create step) naming the failing operation and path.
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint = "");
 
-/// Whether the file at `path` is one ioprobe wrote (a result document, an HTML report or a tune
-/// CSV, told by their marks) or empty: the only existing files an output may replace.
+/// Whether the file at `path` is one ioprobe wrote (a result document, an HTML report or a CSV
+/// table, told by their marks) or empty: the only existing files an output may replace.
 bool written_by_ioprobe(const std::string& path);
 
 /// The kinds of output that are not JSON documents, for output_kind() and check_output_path().
 /// A JSON document's kind is its "kind" field: "run", "tune", "capacity", "checkpoint", "raw",
 /// "probe", "scaling", "calibration".
 inline constexpr const char* kHtmlOutput = "html";
-inline constexpr const char* kCsvOutput = "csv";
+/// A tune's CSV table (header "num_workers,prefetch_factor,numa,...": report/tune_document.cpp).
+inline constexpr const char* kTuneCsvOutput = "tune-csv";
+/// Any other document's figures as CSV (header "ioprobe_field,value": report/document_text.hpp).
+inline constexpr const char* kFieldsCsvOutput = "fields-csv";
 
 /// What the ioprobe output at `path` holds, told by its marks (written_by_ioprobe): a document's
-/// "kind" (a result document's or "calibration"), kHtmlOutput or kCsvOutput (a tune CSV or a
-/// document's); "" when the file is absent, empty, not ioprobe's, or its kind cannot be read.
+/// "kind" (a result document's or "calibration"), kHtmlOutput, kTuneCsvOutput or kFieldsCsvOutput;
+/// "" when the file is absent, empty, not ioprobe's, or its kind cannot be read.
 std::string output_kind(const std::string& path);
 
 /// The output policy, in one place: an existing file at `path` may be replaced by an output of
-/// `kind` (a document kind, kHtmlOutput or kCsvOutput) when it is absent, empty, or ioprobe's own
+/// `kind` (a document kind, kHtmlOutput, kTuneCsvOutput or kFieldsCsvOutput) when it is absent, empty, or ioprobe's own
 /// output of the same kind. Throws UsageError (exit 2) naming `label` (the option, e.g. "--json",
 /// or "" for none), the path, what the file holds and what to do: for a file ioprobe did not write,
 /// and for an ioprobe output of another kind (`run --json cal.json` over a calibration document).

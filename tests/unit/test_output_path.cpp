@@ -39,13 +39,19 @@ TEST_CASE("an output path that holds someone else's file is refused and the file
   put(d + "/r.html", "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ioprobe report</title>");
   CHECK_NOTHROW(check_output_path(d + "/r.html", "--html", kHtmlOutput));
   put(d + "/t.csv", "num_workers,prefetch_factor,numa,repeats\n1,2,none,3\n");
-  CHECK_NOTHROW(check_output_path(d + "/t.csv", "--csv", kCsvOutput));
+  CHECK_NOTHROW(check_output_path(d + "/t.csv", "--csv", kTuneCsvOutput));
+  put(d + "/f.csv", "ioprobe_field,value\nkind,run\n");
+  CHECK_NOTHROW(check_output_path(d + "/f.csv", "--csv", kFieldsCsvOutput));
+  // A tune's table and a document's figures are different outputs: neither replaces the other.
+  CHECK_THROWS_WITH(check_output_path(d + "/f.csv", "--csv", kTuneCsvOutput),
+                    Catch::Contains("is a CSV table of a document's figures"));
+  CHECK_THROWS_WITH(check_output_path(d + "/t.csv", "--csv", kFieldsCsvOutput), Catch::Contains("is a tune CSV table"));
   put(d + "/empty.json", "");
   CHECK_NOTHROW(check_output_path(d + "/empty.json", "--json", "run"));
   CHECK_NOTHROW(check_output_path(d + "/new.json", "--json", "run"));
   // A CSV that merely mentions the header later is not ours.
   put(d + "/other.csv", "a,b\nnum_workers,prefetch_factor,numa,\n");
-  CHECK_THROWS_AS(check_output_path(d + "/other.csv", "--csv", kCsvOutput), UsageError);
+  CHECK_THROWS_AS(check_output_path(d + "/other.csv", "--csv", kTuneCsvOutput), UsageError);
 }
 
 TEST_CASE("an output that is one of the inputs is refused, by file identity", "[output]") {
@@ -108,13 +114,13 @@ TEST_CASE("an ioprobe output of another kind is refused naming the file, its kin
   CHECK_THROWS_WITH(check_output_path(d + "/tune.json", "--json", "run"),
                     Catch::Contains("is a 'tune' result document") && Catch::Contains("a 'run' result document"));
   CHECK_THROWS_WITH(check_output_path(d + "/tune.json", "--html", kHtmlOutput), Catch::Contains("an HTML report"));
-  CHECK_THROWS_AS(check_output_path(d + "/tune.json", "--csv", kCsvOutput), UsageError);
+  CHECK_THROWS_AS(check_output_path(d + "/tune.json", "--csv", kTuneCsvOutput), UsageError);
   CHECK_NOTHROW(check_output_path(d + "/tune.json", "--json", "tune"));
   put(d + "/r.html", "<title>ioprobe report</title>");
   CHECK(output_kind(d + "/r.html") == kHtmlOutput);
   CHECK_THROWS_WITH(check_output_path(d + "/r.html", "--json", "run"), Catch::Contains("is an HTML report"));
   put(d + "/t.csv", "num_workers,prefetch_factor,numa,repeats\n1,2,none,3\n");
-  CHECK_THROWS_WITH(check_output_path(d + "/t.csv", "--json", "tune"), Catch::Contains("is a CSV table"));
+  CHECK_THROWS_WITH(check_output_path(d + "/t.csv", "--json", "tune"), Catch::Contains("is a tune CSV table"));
   // The same rule where documents are written (check_replaceable, used by report/'s write_json_file).
   CHECK_THROWS_WITH(check_replaceable(d + "/cal.json", "", "scaling"),
                     Catch::Contains("'" + d + "/cal.json' is a calibration document"));
