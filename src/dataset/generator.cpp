@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +33,21 @@
 namespace ioprobe {
 
 namespace {
+
+// For the "writing the dataset" line: a tmpfs or ramfs dataset lives in RAM until removed, which a
+// user writing "just a few files" of a large preset (llm-tokens-like: 4 GiB each) should see.
+std::string ram_note(const std::string& dir, uint64_t bytes) {
+  struct statfs st {};
+  if (statfs(dir.c_str(), &st) != 0) return "";
+  const auto type = static_cast<unsigned long>(st.f_type);
+  if (type != TMPFS_MAGIC && type != RAMFS_MAGIC) return "";
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return "; that filesystem is RAM: the dataset occupies memory until it is removed";
+  const uint64_t ram = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  return fmt::format("; that filesystem is RAM: the dataset will hold {:.1f}% of this host's {} of memory until it is "
+                     "removed",
+                     100.0 * static_cast<double>(bytes) / static_cast<double>(ram), format_bytes(ram));
+}
 
 enum class DirState { kMissing, kEmpty, kOurs, kForeign, kNotADirectory };
 
@@ -377,9 +394,10 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
   }
   if (opts.progress) {
     const std::optional<FreeSpace> fs = free_space(dir);
-    fmt::print(stderr, "ioprobe: writing the dataset: {} files, {} in '{}'{}\n", format_count(spec.files),
+    fmt::print(stderr, "ioprobe: writing the dataset: {} files, {} in '{}'{}{}\n", format_count(spec.files),
                format_bytes(total), escape_bytes(dir),
-               fs && fs->reported ? fmt::format(" ({} free there)", format_bytes(fs->bytes)) : "");
+               fs && fs->reported ? fmt::format(" ({} free there)", format_bytes(fs->bytes)) : "",
+               ram_note(dir, total));
   }
 
   Manifest m;

@@ -27,6 +27,9 @@ echo "ok: refused in $ms ms: $(grep 'not enough' "$W/huge.out")"
   fail "gen of 4 MiB failed: $(cat "$W/small.err")"
 grep -q "writing the dataset: 4 files, 4.00 MiB (4,194,304 B) in '$MNT/small'" "$W/small.err" ||
   fail "no line naming the files, bytes and directory before writing: $(cat "$W/small.err")"
+# tmpfs is RAM: the line says the share of the host's memory the dataset will hold.
+grep -qE "that filesystem is RAM: the dataset will hold [0-9.]+% of this host's .* of memory" "$W/small.err" ||
+  fail "a tmpfs dataset is not said to hold RAM: $(cat "$W/small.err")"
 echo "ok: announced: $(grep 'writing the dataset' "$W/small.err")"
 
 R=$W/ramfs
