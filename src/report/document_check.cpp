@@ -10,12 +10,20 @@ namespace ioprobe {
 
 namespace {
 
+constexpr const char* kFraction = "a fraction (0 to 1)";
+
 bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
 // What the key's number measures, by the schema's naming; nullptr when it is not checked.
 const char* measure_of(std::string_view key) {
+  // Accelerator utilization and shares are fractions from 0 to 1 (the text shows them as %): a
+  // document edited to 7.5 would render "AU 750.0%". Process CPU shares are left out: CPU time
+  // over wall time can pass 1 by accounting granularity.
+  if (key == "au" || key == "au_min" || key == "au_target" || key.rfind("accelerator_utilization", 0) == 0 ||
+      (ends_with(key, "_fraction") && key.find("cpu") == std::string_view::npos))
+    return kFraction;
   static constexpr std::array<std::string_view, 4> kTime = {"_s", "_us", "_ns", "_ms"};
   for (auto t : kTime)
     if (ends_with(key, t)) return ends_with(key, "_per_s") ? "a rate" : "a duration";
@@ -47,6 +55,8 @@ std::string check(const nlohmann::json& j, const std::string& where, const char*
     return "";
   }
   if (!measure || !j.is_number()) return "";
+  if (measure == kFraction && (!std::isfinite(j.get<double>()) || j.get<double>() < 0 || j.get<double>() > 1 + 1e-9))
+    return fmt::format("field {} is {}: {} cannot be outside 0 to 1", where, j.dump(), measure);
   if (j.is_number_unsigned() && j.get<uint64_t>() > (uint64_t{1} << 63))
     return fmt::format("field {} is {}: {} this large is a wrapped negative number", where, j.get<uint64_t>(), measure);
   if (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0)

@@ -16,7 +16,10 @@ namespace ioprobe {
 /// The first number in `doc` that cannot be what ioprobe wrote: a negative (or non-finite)
 /// count, size, duration or rate, or a count above 2^63 (a wrapped negative). Returns
 /// "field /results/samples is -5: a count cannot be negative" (a JSON pointer and the value), or
-/// "" when every such number is plausible. Other numbers (NUMA node -1, percentages) are not checked.
+/// "" when every such number is plausible; an accelerator utilization (au, au_min, au_target,
+/// accelerator_utilization*) or a *_fraction outside 0 to 1 ("field /ingest/accelerator_utilization
+/// is 7.5: a fraction (0 to 1) cannot be outside 0 to 1"). Other numbers (NUMA node -1, CPU
+/// shares) are not checked.
 std::string implausible_number(const nlohmann::json& doc);
 
 }  // namespace ioprobe

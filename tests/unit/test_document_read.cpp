@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "report/document.hpp"
+#include "report/document_check.hpp"
 #include "temp_dir.hpp"
 
 using namespace ioprobe;
@@ -68,4 +69,22 @@ TEST_CASE("read_json_file: not JSON, cut short, or not a result: the file, the p
   CHECK(m.find("another ioprobe version") != std::string::npos);
 
   CHECK(refusal(f, "{\"schema\": \"ioprobe.result/1\", \"kind\": \"run\"}") == "(accepted)");
+}
+
+TEST_CASE("implausible_number: negative measures and fractions outside 0 to 1 are named by their place", "[report]") {
+  nlohmann::json doc = {{"kind", "run"},
+                        {"results", {{"samples", 10}, {"elapsed_s", 1.5}}},
+                        {"ingest", {{"accelerator_utilization", 0.97}, {"worker_busy_fraction", 1.0}}},
+                        {"numa", {{"node", -1}}},
+                        {"cpu_fraction", 1.02}};
+  CHECK(implausible_number(doc).empty());  // NUMA node -1 and a CPU share just over 1 are as written
+  doc["results"]["samples"] = -5;
+  CHECK(implausible_number(doc) == "field /results/samples is -5: a count cannot be negative");
+  doc["results"]["samples"] = 10;
+  doc["ingest"]["accelerator_utilization"] = 7.5;  // a percentage typed over a fraction: "AU 750.0%"
+  CHECK(implausible_number(doc) ==
+        "field /ingest/accelerator_utilization is 7.5: a fraction (0 to 1) cannot be outside 0 to 1");
+  doc["ingest"]["accelerator_utilization"] = 0.97;
+  doc["ingest"]["worker_busy_fraction"] = -0.1;
+  CHECK_THAT(implausible_number(doc), Catch::Contains("/ingest/worker_busy_fraction is -0.1"));
 }
