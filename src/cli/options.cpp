@@ -285,8 +285,8 @@ bool get_bool(const po::variables_map& vm, const std::string& name, bool fallbac
   std::transform(s.begin(), s.end(), s.begin(), ::tolower);
   if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
   if (s == "false" || s == "no" || s == "off" || s == "0") return false;
-  throw UsageError(
-      fmt::format("{}: '{}' is not a boolean; use true or false", option_label(vm, name), escape_bytes(s)));
+  throw UsageError(fmt::format("{}: '{}' is not a boolean; use true or false (also 1/0, yes/no, on/off)",
+                               option_label(vm, name), escape_bytes(s)));
 }
 
 std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -88,9 +89,18 @@ RawConfig build_config(const po::variables_map& vm) {
   c.allow_overwrite = get_bool(vm, "allow-overwrite", false);
   c.seed = get_count(vm, "seed", c.seed, 0, UINT64_MAX);
   c.cold = get_choice(vm, "cache", "cold", {"cold", "warm"}) == "cold";
-  if (c.direct && c.bs % kDirectAlign)
-    throw UsageError(
-        fmt::format("--bs {}: O_DIRECT needs a multiple of {} B; use e.g. --bs 4k or --direct 0", c.bs, kDirectAlign));
+  if (c.direct && c.bs % kDirectAlign) {
+    // 4MB is 4,000,000 B (decimal units); the binary unit of the same number is usually meant.
+    std::string hint;
+    for (const auto& [dec, bin, unit] :
+         {std::tuple{1000000000ULL, 1ULL << 30, "GiB"}, std::tuple{1000000ULL, 1ULL << 20, "MiB"},
+          std::tuple{1000ULL, 1ULL << 10, "KiB"}})
+      if (hint.empty() && c.bs % dec == 0 && (c.bs / dec * bin) % kDirectAlign == 0)
+        hint = fmt::format(" (KB, MB and GB are powers of 10; --bs {}{} is {} B)", c.bs / dec, unit,
+                           format_count(c.bs / dec * bin));
+    throw UsageError(fmt::format("--bs {}: O_DIRECT needs a multiple of {} B; use e.g. --bs 4k or --direct 0{}",
+                                 format_count(c.bs), kDirectAlign, hint));
+  }
   if (c.size && c.size < c.bs)
     throw UsageError(fmt::format("--size {} is smaller than --bs {}; give at least one block", c.size, c.bs));
   return c;
