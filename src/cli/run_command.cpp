@@ -328,8 +328,8 @@ int cmd_run(const CommandContext& ctx) {
   for (const auto& n : lr.cache_notes) doc["warnings"].push_back(n);
   for (const auto& w : measurement_warnings(lr, ing, l)) doc["warnings"].push_back(w);
   if (lr.errors)
-    doc["warnings"].push_back(fmt::format("{} file{} could not be read; see results.error_samples (exit code 1)",
-                                          lr.errors, lr.errors == 1 ? "" : "s"));
+    doc["warnings"].push_back(fmt::format("{}: see results.error_details (exit code 1)",
+                                          failed_reads_text(lr.errors, error_spread(lr.error_samples, lr.errors))));
 
   std::cout << render_run_text(doc) << std::flush;
   if (!c.json_path.empty()) {

@@ -30,6 +30,14 @@ std::string cache_source_note(const std::vector<double>& resident) {
                      lo * 100, hi * 100);
 }
 
+std::string failed_reads_note(const LoaderResult& r) {
+  if (r.errors == 0) return "";
+  const double attempted = static_cast<double>(r.samples + r.errors);
+  return fmt::format(", but {} ({:.0f}% of the samples attempted): the rate counts only the samples read (see ERRORS)",
+                     failed_reads_text(r.errors, error_spread(r.error_samples, r.errors)),
+                     100 * static_cast<double>(r.errors) / attempted);
+}
+
 WorkerLoad worker_load(const LoaderResult& r) {
   WorkerLoad w;
   double busy = 0, cpu_work = 0, runq = 0, put = 0;
@@ -221,6 +229,9 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         out.delivered_samples_per_s, out.required_samples_per_s,
         out.required_samples_per_s > 0 ? 100 * out.delivered_samples_per_s / out.required_samples_per_s : 0);
   }
+  // A verdict on a run some of whose reads failed: the rate and AU count only the samples read, so
+  // the verdict says so (a "keeps up" with a file unreadable every epoch is not a clean pass).
+  if (out.verdict != "failed" && r.errors > 0) out.verdict_text += failed_reads_note(r);
   if (in.buffered_warm) out.verdict_text += cache_source_note(r.epoch_resident_fraction);
   return out;
 }

@@ -103,6 +103,12 @@ double rank_accelerator_utilization(const RankStats& rk);
 /// device; otherwise "mixed" with the range. Empty `resident`: not measured.
 std::string cache_source_note(const std::vector<double>& resident);
 
+/// The clause a verdict other than "failed" gets when some reads failed (r.errors > 0): ", but 24
+/// failed reads of 1 file (11% of the samples attempted): the rate counts only the samples read
+/// (see ERRORS)"; the share is errors / (samples + errors), the files from r.error_samples
+/// (core/error_record.hpp error_spread: "at least" when records were dropped). "" when none failed.
+std::string failed_reads_note(const LoaderResult& r);
+
 /// Busy fraction of a serial stage (main process, pin thread) at and above which it is named the
 /// bottleneck: the stage then runs nearly all the time and the rank cannot go faster.
 inline constexpr double kSerialStageBound = 0.8;
@@ -146,7 +152,8 @@ inline bool cpu_starved(const WorkerLoad& w) { return w.runq_share >= kCpuStarve
 /// allowed CPUs, or its workers waited >= kCpuStarvedShare of their busy time for a CPU: cpu_starved), main process
 /// (busy >= kSerialStageBound), pin memory (likewise), workers (busy >= 90% of the time, most of it
 /// per-sample CPU work, or their queue feeder threads busy >= kSerialStageBound: more num_workers
-/// help), metadata (open+close >= 50% of a file's time), storage.
+/// help), metadata (open+close >= 50% of a file's time), storage. When some reads failed and the
+/// verdict is not "failed", verdict_text ends with failed_reads_note (the enum is unchanged).
 IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const AnalysisInputs& in);
 
 }  // namespace ioprobe

@@ -137,3 +137,36 @@ TEST_CASE("the shipped catalog has sourced rates for the presets' models", "[ing
   find_row(rows, "h100", "cosmoflow");
   CHECK_THROWS(find_row(rows, "mi300x", "resnet50"));
 }
+
+TEST_CASE("a verdict on a run with failed reads says how many reads of how many files failed", "[ingest]") {
+  Demand d;
+  d.samples_per_s_per_gpu = 100;
+  d.gpus = 1;
+  d.au_target = 0.9;
+  d.accelerator_name = "H100";
+  AnalysisInputs in;
+  in.cpus_allowed = 4;
+  in.sample_bytes = 1000;
+  // 9 files, one unreadable: 24 epochs of 8 samples read and 1 failed.
+  LoaderResult r = fake_run(2, 192, 192000, 1.9, 0.1, 0.2);
+  r.errors = 24;
+  ErrorRecord e;
+  e.err = 13;
+  e.op = "open";
+  e.path = "/d/f3";
+  e.count = 24;
+  r.error_samples.push_back(e);
+  auto a = analyze_ingest(r, d, in);
+  CHECK(a.verdict == "none");  // the enum is unchanged
+  CHECK_THAT(a.verdict_text, Catch::Contains("storage keeps up"));
+  CHECK_THAT(a.verdict_text, Catch::Contains("but 24 failed reads of 1 file (11% of the samples attempted)"));
+  CHECK_THAT(a.verdict_text, Catch::Contains("the rate counts only the samples read"));
+  // Without failures, no such clause.
+  r.errors = 0;
+  r.error_samples.clear();
+  CHECK_THAT(analyze_ingest(r, d, in).verdict_text, !Catch::Contains("failed"));
+  // A failed run keeps its own text (no "but").
+  r.samples = 0;
+  r.errors = 9;
+  CHECK_THAT(analyze_ingest(r, d, in).verdict_text, !Catch::Contains(", but"));
+}
