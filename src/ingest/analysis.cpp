@@ -38,6 +38,24 @@ std::string failed_reads_note(const LoaderResult& r) {
                      100 * static_cast<double>(r.errors) / attempted);
 }
 
+uint64_t batches_per_rank_epoch(uint64_t samples_per_epoch, uint32_t ranks, uint32_t batch_size, bool drop_last) {
+  if (samples_per_epoch == 0 || ranks == 0 || batch_size == 0) return 0;
+  const uint64_t per_rank = (samples_per_epoch + ranks - 1) / ranks;
+  return drop_last ? per_rank / batch_size : (per_rank + batch_size - 1) / batch_size;
+}
+
+std::string few_batches_warning(uint64_t batches, uint32_t ranks, uint32_t batch_size, const std::string& where,
+                                const std::string& longer) {
+  if (batches == 0 || batches >= kFewBatchesPerEpoch) return "";
+  return fmt::format(
+      "{} rests on {} batch{} per rank per epoch: each epoch start waits for the first batch again (the workers "
+      "refill the prefetch pipeline, as a DataLoader without persistent_workers does), and with fewer than {} "
+      "batches per epoch those waits, not the storage, can set the rate (their share was not measured); use "
+      "more --files (at least {} for {} rank{} at batch size {}), or a larger dataset with {}",
+      where, batches, batches == 1 ? "" : "es", kFewBatchesPerEpoch,
+      kFewBatchesPerEpoch * static_cast<uint64_t>(ranks) * batch_size, ranks, ranks == 1 ? "" : "s", batch_size, longer);
+}
+
 WorkerLoad worker_load(const LoaderResult& r) {
   WorkerLoad w;
   double busy = 0, cpu_work = 0, runq = 0, put = 0;
