@@ -86,7 +86,10 @@ std::string render_tune_text(const nlohmann::json& doc) {
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 
   if (!r.value("valid", false)) {
-    o += "Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n";
+    o += measured == 0 && cut_short
+             ? fmt::format("Recommendation: none (the sweep stopped ({}) before any setting was measured)\n",
+                           t.value("stop_reason", "?"))
+             : std::string("Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n");
     for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
   } else {
     const auto& kp = pts[knee];

@@ -522,6 +522,14 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   CHECK_THAT(ruled, !Catch::Contains("not in the sweep"));
   doc["rules"][0].erase("in_sweep");  // a document written before in_sweep: read off its points
   CHECK_THAT(render_tune_text(doc), Catch::Contains("in the sweep but not measured"));
+  // Stopped before any setting ran: says so, not "no steady state".
+  std::vector<TunePoint> none = {pt(4, 2, {}), pt(8, 2, {})};
+  nlohmann::json stopped = doc;
+  stopped["points"] = tune_points_json(none);
+  stopped["recommendation"] = recommendation_json(recommend(none, demand(150), one_node()));
+  const std::string empty = render_tune_text(stopped);
+  CHECK_THAT(empty, Catch::Contains("Recommendation: none (the sweep stopped (interrupted) before any setting was measured)"));
+  CHECK_THAT(empty, !Catch::Contains("no setting reached a steady state"));
 
   const std::string html = render_html_report({doc});
   CHECK_THAT(html, Catch::Contains("<tr class=\"not-measured\"><td>4</td><td>2</td><td>none</td>"));
