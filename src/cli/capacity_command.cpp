@@ -296,6 +296,15 @@ int cmd_capacity(const CommandContext& ctx) {
   if (multi) doc["cluster"] = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
   doc["partial"] = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);
+  // Storage-bound at N+1 ranks on a dataset of few batches per rank: the epoch boundaries may be the cause.
+  if (answer.bound == "storage") {
+    const uint32_t at = answer.gpus_fed + 1;
+    if (std::string w = few_batches_warning(
+            batches_per_rank_epoch(plan.samples_per_epoch, at, base.batch_size, base.drop_last), at, base.batch_size,
+            fmt::format("the answer (storage-bound at {} GPU rank{})", at, at == 1 ? "" : "s"), "--point-time");
+        !w.empty())
+      doc["warnings"].push_back(w);
+  }
   if (answer.points.empty() && in.stop_reason != "interrupted")
     doc["warnings"].push_back(fmt::format("no point was measured: --budget {} left no room for {} x {} s after the "
                                           "dataset check; raise --budget",

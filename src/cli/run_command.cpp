@@ -327,9 +327,16 @@ int cmd_run(const CommandContext& ctx) {
   for (const auto& w : warnings) doc["warnings"].push_back(w);
   for (const auto& n : lr.cache_notes) doc["warnings"].push_back(n);
   for (const auto& w : measurement_warnings(lr, ing, l)) doc["warnings"].push_back(w);
+  // A storage verdict on a dataset of few batches per rank: the epoch boundaries may be the cause.
+  if (ing.verdict == "storage")
+    if (std::string w = few_batches_warning(
+            batches_per_rank_epoch(samples_per_epoch, l.world_ranks, l.batch_size, l.drop_last), l.world_ranks,
+            l.batch_size, "the storage verdict");
+        !w.empty())
+      doc["warnings"].push_back(w);
   if (lr.errors)
-    doc["warnings"].push_back(fmt::format("{} file{} could not be read; see results.error_samples (exit code 1)",
-                                          lr.errors, lr.errors == 1 ? "" : "s"));
+    doc["warnings"].push_back(fmt::format("{}: see results.error_details (exit code 1)",
+                                          failed_reads_text(lr.errors, error_spread(lr.error_samples, lr.errors))));
 
   std::cout << render_run_text(doc) << std::flush;
   if (!c.json_path.empty()) {

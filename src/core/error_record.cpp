@@ -1,5 +1,9 @@
 #include "core/error_record.hpp"
 
+#include <set>
+
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -21,6 +25,23 @@ void add_error(std::vector<ErrorRecord>& list, const ErrorRecord& e, size_t max_
       return;
     }
   if (list.size() < max_records) list.push_back(e);
+}
+
+ErrorSpread error_spread(const std::vector<ErrorRecord>& list, uint64_t failures) {
+  std::set<std::string> paths;
+  uint64_t kept = 0;
+  for (const ErrorRecord& r : list) {
+    if (!r.path.empty()) paths.insert(r.path);
+    kept += r.count;
+  }
+  return {paths.size(), kept >= failures};
+}
+
+std::string failed_reads_text(uint64_t failures, const ErrorSpread& spread) {
+  std::string s = fmt::format("{} failed read{}", failures, failures == 1 ? "" : "s");
+  if (spread.files > 0)
+    s += fmt::format(" of {}{} file{}", spread.complete ? "" : "at least ", spread.files, spread.files == 1 ? "" : "s");
+  return s;
 }
 
 }  // namespace ioprobe

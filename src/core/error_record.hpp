@@ -40,4 +40,19 @@ std::string error_line(const ErrorRecord& e);
 /// caller counts every failure separately).
 void add_error(std::vector<ErrorRecord>& list, const ErrorRecord& e, size_t max_records);
 
+/// How many distinct files a run's failures hit, from its kept records (`list`, as add_error
+/// keeps them) and its count of every failure (`failures`). files: distinct non-empty paths
+/// among the records; complete: the records hold every failure (their counts sum to
+/// `failures`), so `files` is exact; false: later distinct failures were dropped and `files` is
+/// a lower bound ("at least").
+struct ErrorSpread {
+  uint64_t files = 0;
+  bool complete = true;
+};
+ErrorSpread error_spread(const std::vector<ErrorRecord>& list, uint64_t failures);
+
+/// "24 failed reads of 1 file", "1 failed read of at least 10 files" (spread not complete),
+/// "3 failed reads" (no record names a path). For report lines and verdicts.
+std::string failed_reads_text(uint64_t failures, const ErrorSpread& spread);
+
 }  // namespace ioprobe

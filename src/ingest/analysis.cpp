@@ -30,6 +30,32 @@ std::string cache_source_note(const std::vector<double>& resident) {
                      lo * 100, hi * 100);
 }
 
+std::string failed_reads_note(const LoaderResult& r) {
+  if (r.errors == 0) return "";
+  const double attempted = static_cast<double>(r.samples + r.errors);
+  return fmt::format(", but {} ({:.0f}% of the samples attempted): the rate counts only the samples read (see ERRORS)",
+                     failed_reads_text(r.errors, error_spread(r.error_samples, r.errors)),
+                     100 * static_cast<double>(r.errors) / attempted);
+}
+
+uint64_t batches_per_rank_epoch(uint64_t samples_per_epoch, uint32_t ranks, uint32_t batch_size, bool drop_last) {
+  if (samples_per_epoch == 0 || ranks == 0 || batch_size == 0) return 0;
+  const uint64_t per_rank = (samples_per_epoch + ranks - 1) / ranks;
+  return drop_last ? per_rank / batch_size : (per_rank + batch_size - 1) / batch_size;
+}
+
+std::string few_batches_warning(uint64_t batches, uint32_t ranks, uint32_t batch_size, const std::string& where,
+                                const std::string& longer) {
+  if (batches == 0 || batches >= kFewBatchesPerEpoch) return "";
+  return fmt::format(
+      "{} rests on {} batch{} per rank per epoch: each epoch start waits for the first batch again (the workers "
+      "refill the prefetch pipeline, as a DataLoader without persistent_workers does), and with fewer than {} "
+      "batches per epoch those waits, not the storage, can set the rate (their share was not measured); use "
+      "more --files (at least {} for {} rank{} at batch size {}), or a larger dataset with {}",
+      where, batches, batches == 1 ? "" : "es", kFewBatchesPerEpoch,
+      kFewBatchesPerEpoch * static_cast<uint64_t>(ranks) * batch_size, ranks, ranks == 1 ? "" : "s", batch_size, longer);
+}
+
 WorkerLoad worker_load(const LoaderResult& r) {
   WorkerLoad w;
   double busy = 0, cpu_work = 0, runq = 0, put = 0;
@@ -221,6 +247,9 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
         out.delivered_samples_per_s, out.required_samples_per_s,
         out.required_samples_per_s > 0 ? 100 * out.delivered_samples_per_s / out.required_samples_per_s : 0);
   }
+  // A verdict on a run some of whose reads failed: the rate and AU count only the samples read, so
+  // the verdict says so (a "keeps up" with a file unreadable every epoch is not a clean pass).
+  if (out.verdict != "failed" && r.errors > 0) out.verdict_text += failed_reads_note(r);
   if (in.buffered_warm) out.verdict_text += cache_source_note(r.epoch_resident_fraction);
   return out;
 }

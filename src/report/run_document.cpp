@@ -116,6 +116,9 @@ nlohmann::json run_results_json(const RunResults& r) {
     j["error_samples"].push_back(error_text(e));
     j["error_details"].push_back(error_record_json(e));
   }
+  const ErrorSpread spread = error_spread(r.error_samples, r.errors);
+  j["error_files"] = spread.files;
+  j["error_files_complete"] = spread.complete;
   if (r.decoded + r.decode_errors > 0) {
     const double dcpu = static_cast<double>(r.decode_cpu_ns) / 1e9, mp = static_cast<double>(r.decoded_pixels) / 1e6;
     const uint64_t n = r.decoded + r.decode_errors;

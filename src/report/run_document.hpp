@@ -13,7 +13,9 @@
 //             epochs_completed, stop_reason, first_batch_s,
 //             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (report/latency_json.hpp),
 //             open_close_latency_us{...}, batch_wait_us{...}, consumer_wait_s, cpu{user_s, sys_s, per_sample_us},
-//             workers[...], timeline[...], error_samples[] (their lines), error_details[] (report/error_text.hpp); with
+//             workers[...], timeline[...], error_samples[] (their lines), error_details[] (report/error_text.hpp),
+//             error_files (distinct files among error_details: exact when error_files_complete, else a lower bound,
+//             later distinct failures dropped), error_files_complete (error_details' counts sum to errors); with
 //             --decode jpeg: decode{codec, samples, errors, cpu_s, cpu_us_per_sample, megapixels, us_per_megapixel}:
 //             worker-thread CPU of libjpeg-turbo's decode, measured per sample}
 //   ingest   {accelerator, accelerator_name, model, gpus, rate_family, samples_per_s_per_gpu, source,

@@ -200,11 +200,15 @@ std::string render_run_text(const nlohmann::json& doc) {
                                     cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
   o += render_device_io_text(r, 20);
   if (r.value("errors", 0ULL) > 0) {
-    line("ERRORS", fmt::format("{} file{} failed; first ones:", r.value("errors", 0ULL),
-                               r.value("errors", 0ULL) == 1 ? "" : "s"));
-    if (r.contains("error_details")) {  // identical failures once, with their count; hints from the errno
-      std::vector<ErrorRecord> errors;
+    // Reads and files apart: one file failing every epoch is many failed reads of one file.
+    std::vector<ErrorRecord> errors;
+    if (r.contains("error_details"))
       for (const auto& e : r["error_details"]) errors.push_back(error_record_from_json(e, "results.error_details"));
+    ErrorSpread spread = error_spread(errors, r.value("errors", 0ULL));
+    if (r.contains("error_files"))
+      spread = {r.value("error_files", 0ULL), r.value("error_files_complete", spread.complete)};
+    line("ERRORS", failed_reads_text(r.value("errors", 0ULL), spread) + "; first ones:");
+    if (r.contains("error_details")) {  // identical failures once, with their count; hints from the errno
       o += error_list_text(errors, "    ");
     } else {  // a document written before error_details: its lines as they are
       for (const auto& e : r.at("error_samples")) o += "    " + e.get<std::string>() + "\n";

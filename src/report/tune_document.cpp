@@ -108,6 +108,7 @@ nlohmann::json tune_rules_json(const WorkersRule& w, const std::vector<TunePoint
   return nlohmann::json::array(
       {{{"rule", "num_workers = 4 x CPU cores"},
         {"value", w.rule_workers},
+        {"in_sweep", w.planned},
         {"swept", w.swept},
         {"measured", w.measured},
         {"num_workers", w.rule_workers},

@@ -52,11 +52,17 @@ std::string render_tune_text(const nlohmann::json& doc) {
   o += fmt::format("  {:>7} {:>8} {:<7} {:>10} {:>8} {:>10} {:>6} {:>9} {:>5}\n", "workers", "prefetch", "numa",
                    "samples/s", "spread", "MB/s", "AU", "CPU used", "runs");
   const size_t knee = r.value("knee", size_t{0}), rec = r.value("point", size_t{0});
+  // A sweep that stopped early (interrupted, budget): the recommendation is from what it measured.
+  size_t measured = 0;
+  for (const auto& p : pts) measured += tune_point_measured(p);
+  const bool cut_short = measured < pts.size();
   for (size_t i = 0; i < pts.size(); ++i) {
     const auto& p = pts[i];
     if (!tune_point_measured(p)) continue;  // counted below
     std::string mark = r.value("valid", false) ? (i == rec ? "  <- recommended" : i == knee ? "  <- knee" : "") : "";
     if (r.value("valid", false) && i == rec && i == knee) mark = "  <- recommended (knee)";
+    if (cut_short && r.value("valid", false) && i == rec)
+      mark += fmt::format(", of the {} of {} settings measured", measured, pts.size());
     if (p.value("steady_runs", 1) == 0) mark = "  (no steady state: not used)";
     o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>7.1f}% {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n",
                      p.value("num_workers", 0), p.value("prefetch_factor", 0), p.value("numa", ""),
@@ -80,7 +86,10 @@ std::string render_tune_text(const nlohmann::json& doc) {
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 
   if (!r.value("valid", false)) {
-    o += "Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n";
+    o += measured == 0 && cut_short
+             ? fmt::format("Recommendation: none (the sweep stopped ({}) before any setting was measured)\n",
+                           t.value("stop_reason", "?"))
+             : std::string("Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n");
     for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
   } else {
     const auto& kp = pts[knee];
@@ -99,7 +108,10 @@ std::string render_tune_text(const nlohmann::json& doc) {
           d.value("required_samples_per_s", 0.0) > 0
               ? 100 * r.value("shortfall_samples_per_s", 0.0) / d.value("required_samples_per_s", 1.0)
               : 0.0);
-    o += "\nRecommendation (per GPU rank):\n";
+    o += cut_short ? fmt::format("\nRecommendation (per GPU rank), from the {} of {} settings measured before the sweep "
+                                 "stopped ({}); the others were not run and may be better:\n",
+                                 measured, pts.size(), t.value("stop_reason", "?"))
+                   : std::string("\nRecommendation (per GPU rank):\n");
     o += "  " + r.value("dataloader", "") + "\n";
     if (!r.value("numactl", "").empty()) o += "  " + r.value("numactl", "") + "\n";
     o += "  NUMA: " + r.value("numa_reason", "") + "\n";
@@ -108,10 +120,16 @@ std::string render_tune_text(const nlohmann::json& doc) {
   for (const auto& rule : doc.value("rules", nlohmann::json::array())) {
     o += fmt::format("\nRule of thumb \"{}\": {} workers here ({} CPUs); ", rule.value("rule", ""),
                      rule.value("value", 0), host.value("cpus_allowed", 0));
+    // In the sweep's plan: from the document, or (older documents) from its points.
+    bool in_sweep = false;
+    for (const auto& p : pts) in_sweep = in_sweep || p.value("num_workers", 0) == rule.value("value", 0);
+    in_sweep = rule.value("in_sweep", in_sweep);
     if (!rule.value("measured", false) || rule.at("best_samples_per_s").is_null())
       o += rule.value("swept", false)
                ? "swept, but its runs reached no steady state, so no figure is claimed (raise --point-time).\n"
-               : "not in the sweep, so not measured (add it with --workers).\n";
+           : in_sweep ? fmt::format("in the sweep but not measured (the sweep stopped before it: {}).\n",
+                                    t.value("stop_reason", "?"))
+                      : "not in the sweep, so not measured (add it with --workers).\n";
     else
       o += fmt::format("measured {:.0f} samples/s there against {:.0f} at the best setting (num_workers={}): {}.\n",
                        rule.at("samples_per_s").get<double>(), rule.at("best_samples_per_s").get<double>(),

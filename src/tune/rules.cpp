@@ -5,7 +5,10 @@ namespace ioprobe {
 WorkersRule check_workers_rule(const std::vector<TunePoint>& table, const Recommendation& rec, int cpus_allowed) {
   WorkersRule w;
   w.rule_workers = static_cast<uint32_t>(4 * (cpus_allowed > 0 ? cpus_allowed : 1));
-  for (const TunePoint& p : table) w.swept = w.swept || (p.num_workers == w.rule_workers && !p.runs.empty());
+  for (const TunePoint& p : table) {
+    w.planned = w.planned || p.num_workers == w.rule_workers;
+    w.swept = w.swept || (p.num_workers == w.rule_workers && !p.runs.empty());
+  }
   if (!rec.valid || rec.best >= table.size()) return w;
   w.best_point = rec.best;
   w.best_samples_per_s = table[rec.best].samples_per_s;

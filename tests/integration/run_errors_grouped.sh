@@ -18,6 +18,12 @@ json "$W/r.json" 'd["results"]["error_samples"]' | grep -qF "(3 times)" || fail 
 [ "$(json "$W/r.json" '[(e["errno_name"], e["op"], e["count"]) for e in d["results"]["error_details"]]')" = \
   "[('ENOENT', 'open', 3)]" ] || fail "error_details: $(json "$W/r.json" 'd["results"]["error_details"]')"
 "$IOPROBE" report "$W/r.json" | grep -qF "    $line" || fail "ioprobe report does not render the grouped line"
+# Reads and files apart: 3 failed reads of 1 file, in the ERRORS line, the JSON and the verdict.
+grep -qF "ERRORS               3 failed reads of 1 file; first ones:" "$W/out" || { cat "$W/out"; fail "ERRORS does not count reads and files apart"; }
+[ "$(json "$W/r.json" '(d["results"]["error_files"], d["results"]["error_files_complete"])')" = "(1, True)" ] ||
+  fail "error_files: $(json "$W/r.json" '(d["results"].get("error_files"), d["results"].get("error_files_complete"))')"
+grep -F "verdict" "$W/out" | grep -qF "but 3 failed reads of 1 file (4% of the samples attempted)" ||
+  { cat "$W/out"; fail "the verdict does not say that reads failed"; }
 # A file truncated after generation: "size changed", the sizes named, no errno (an EIO read as a
 # failing device).
 f=$(find "$W/ds" -type f -name '*.bin' | head -1)

@@ -90,3 +90,37 @@ TEST_CASE("run results: error_details round-trip; a document without them keeps 
   CHECK(back.error_samples[0].err == 0);
   CHECK(error_line(back.error_samples[0]) == j.at("error_samples")[0]);
 }
+
+TEST_CASE("error_spread counts reads and distinct files apart", "[errors]") {
+  std::vector<ErrorRecord> list;
+  ErrorRecord a{13, "open", "/d/a", "", 24};
+  add_error(list, a, 10);
+  ErrorSpread s = error_spread(list, 24);
+  CHECK(s.files == 1);
+  CHECK(s.complete);
+  CHECK(failed_reads_text(24, s) == "24 failed reads of 1 file");
+  ErrorRecord b{5, "read", "/d/a", "", 1};  // another failure of the same file
+  ErrorRecord c{5, "read", "/d/b", "", 1};
+  add_error(list, b, 10);
+  add_error(list, c, 10);
+  s = error_spread(list, 26);
+  CHECK(s.files == 2);
+  CHECK(failed_reads_text(26, s) == "26 failed reads of 2 files");
+  // Failures beyond the kept records: the file count is a lower bound.
+  s = error_spread(list, 40);
+  CHECK_FALSE(s.complete);
+  CHECK(failed_reads_text(40, s) == "40 failed reads of at least 2 files");
+  CHECK(failed_reads_text(1, error_spread({}, 1)) == "1 failed read");
+}
+
+TEST_CASE("run results JSON: error_files counts the distinct files of the failures", "[errors][json]") {
+  RunResults r;
+  r.errors = 24;
+  r.error_samples.push_back(ErrorRecord{.err = EACCES, .op = "open", .path = "d/a", .count = 24});
+  nlohmann::json j = run_results_json(r);
+  CHECK(j.at("error_files") == 1);
+  CHECK(j.at("error_files_complete") == true);
+  r.errors = 30;  // 6 failures not kept: a lower bound
+  j = run_results_json(r);
+  CHECK(j.at("error_files_complete") == false);
+}

@@ -137,3 +137,57 @@ TEST_CASE("the shipped catalog has sourced rates for the presets' models", "[ing
   find_row(rows, "h100", "cosmoflow");
   CHECK_THROWS(find_row(rows, "mi300x", "resnet50"));
 }
+
+TEST_CASE("a verdict on a run with failed reads says how many reads of how many files failed", "[ingest]") {
+  Demand d;
+  d.samples_per_s_per_gpu = 100;
+  d.gpus = 1;
+  d.au_target = 0.9;
+  d.accelerator_name = "H100";
+  AnalysisInputs in;
+  in.cpus_allowed = 4;
+  in.sample_bytes = 1000;
+  // 9 files, one unreadable: 24 epochs of 8 samples read and 1 failed.
+  LoaderResult r = fake_run(2, 192, 192000, 1.9, 0.1, 0.2);
+  r.errors = 24;
+  ErrorRecord e;
+  e.err = 13;
+  e.op = "open";
+  e.path = "/d/f3";
+  e.count = 24;
+  r.error_samples.push_back(e);
+  auto a = analyze_ingest(r, d, in);
+  CHECK(a.verdict == "none");  // the enum is unchanged
+  CHECK_THAT(a.verdict_text, Catch::Contains("storage keeps up"));
+  CHECK_THAT(a.verdict_text, Catch::Contains("but 24 failed reads of 1 file (11% of the samples attempted)"));
+  CHECK_THAT(a.verdict_text, Catch::Contains("the rate counts only the samples read"));
+  // Without failures, no such clause.
+  r.errors = 0;
+  r.error_samples.clear();
+  CHECK_THAT(analyze_ingest(r, d, in).verdict_text, !Catch::Contains("failed"));
+  // A failed run keeps its own text (no "but").
+  r.samples = 0;
+  r.errors = 9;
+  CHECK_THAT(analyze_ingest(r, d, in).verdict_text, !Catch::Contains(", but"));
+}
+
+TEST_CASE("few batches per rank per epoch: the storage verdict is flagged, with what to do", "[ingest]") {
+  // 1000 files, batch 256, one rank: 4 batches per epoch (the field case), 3 with drop_last.
+  CHECK(batches_per_rank_epoch(1000, 1, 256, false) == 4);
+  CHECK(batches_per_rank_epoch(1000, 1, 256, true) == 3);
+  CHECK(batches_per_rank_epoch(1000, 2, 256, false) == 2);  // 500 per rank
+  CHECK(batches_per_rank_epoch(0, 1, 256, false) == 0);
+  CHECK(batches_per_rank_epoch(1000, 1, 0, false) == 0);
+  const std::string w = few_batches_warning(4, 1, 256, "the storage verdict");
+  CHECK_THAT(w, Catch::StartsWith("the storage verdict rests on 4 batches per rank per epoch"));
+  CHECK_THAT(w, Catch::Contains("each epoch start waits for the first batch again"));
+  CHECK_THAT(w, Catch::Contains("not measured"));
+  CHECK_THAT(w, Catch::Contains("more --files (at least 5120 for 1 rank at batch size 256)"));
+  CHECK_THAT(w, Catch::EndsWith("or a larger dataset with --duration"));
+  CHECK_THAT(few_batches_warning(4, 1, 256, "the answer", "--point-time"),
+             Catch::EndsWith("or a larger dataset with --point-time"));
+  CHECK_THAT(few_batches_warning(1, 2, 8, "x"), Catch::Contains("1 batch per rank") && Catch::Contains("2 ranks"));
+  CHECK(few_batches_warning(kFewBatchesPerEpoch, 1, 256, "x").empty());
+  CHECK(few_batches_warning(0, 1, 256, "x").empty());
+  CHECK_FALSE(few_batches_warning(kFewBatchesPerEpoch - 1, 1, 256, "x").empty());
+}

@@ -348,6 +348,7 @@ TEST_CASE("rule of thumb num_workers = 4 x cores, read off recorded tables", "[t
     Recommendation r = recommend(t, demand(100000), one_node());
     WorkersRule w = check_workers_rule(t, r, 2);
     CHECK_FALSE(w.measured);
+    CHECK_FALSE(w.planned);
     CHECK_FALSE(w.swept);
     CHECK_FALSE(w.holds);
     CHECK(tune_rules_json(w, t)[0]["samples_per_s"].is_null());
@@ -506,6 +507,29 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   INFO(text);
   CHECK_THAT(text, Catch::Contains("NOT MEASURED: 2 of 4 settings (workers=4 prefetch=2 numa=none; workers=8"));
   CHECK_THAT(text, Catch::Contains("the sweep stopped (interrupted)"));
+  // The recommendation says it is from the settings measured before the stop.
+  CHECK_THAT(text, Catch::Contains("Recommendation (per GPU rank), from the 2 of 4 settings measured before the sweep "
+                                   "stopped (interrupted)"));
+  CHECK_THAT(text, Catch::Contains("<- recommended (knee), of the 2 of 4 settings measured"));
+  // The rule's 8 workers (2 CPUs) were in the sweep, not reached: not "not in the sweep".
+  const WorkersRule w = check_workers_rule(t, rec, 2);
+  CHECK(w.planned);
+  CHECK_FALSE(w.swept);
+  doc["rules"] = tune_rules_json(w, t);
+  CHECK(doc["rules"][0]["in_sweep"] == true);
+  const std::string ruled = render_tune_text(doc);
+  CHECK_THAT(ruled, Catch::Contains("in the sweep but not measured (the sweep stopped before it: interrupted)"));
+  CHECK_THAT(ruled, !Catch::Contains("not in the sweep"));
+  doc["rules"][0].erase("in_sweep");  // a document written before in_sweep: read off its points
+  CHECK_THAT(render_tune_text(doc), Catch::Contains("in the sweep but not measured"));
+  // Stopped before any setting ran: says so, not "no steady state".
+  std::vector<TunePoint> none = {pt(4, 2, {}), pt(8, 2, {})};
+  nlohmann::json stopped = doc;
+  stopped["points"] = tune_points_json(none);
+  stopped["recommendation"] = recommendation_json(recommend(none, demand(150), one_node()));
+  const std::string empty = render_tune_text(stopped);
+  CHECK_THAT(empty, Catch::Contains("Recommendation: none (the sweep stopped (interrupted) before any setting was measured)"));
+  CHECK_THAT(empty, !Catch::Contains("no setting reached a steady state"));
 
   const std::string html = render_html_report({doc});
   CHECK_THAT(html, Catch::Contains("<tr class=\"not-measured\"><td>4</td><td>2</td><td>none</td>"));
