@@ -75,7 +75,8 @@ void print_usage() {
       "  ioprobe --dataset imagenet-like --workers 32      generate (first time) and read an ImageNet-shaped set\n"
       "  ioprobe --data /mnt/imagenet/train --gpus 8        your own files, read-only, against 8 H100s\n"
       "\n'ioprobe SUBCOMMAND --help' lists each subcommand's options.\n"
-      "exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (a measuring command prints and writes its partial result)\n");
+      "exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (a measuring command prints and "
+      "writes its partial result)\n");
 }
 
 // Subcommands that run across the processes of an mpirun / srun job; the others refuse there.

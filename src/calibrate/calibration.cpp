@@ -187,7 +187,8 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
       c.worker_loop_cpu_per_sample_us = figure(sp, "loop_per_sample_us", where, "figures.worker_cpu_split");
       c.worker_put_cpu_per_sample_us = figure(sp, "put_per_sample_us", where, "figures.worker_cpu_split");
       c.other_measured = sp.contains("other_per_sample_us");  // absent before the feeder's own clock was read
-      if (c.other_measured) c.worker_other_cpu_per_sample_us = figure(sp, "other_per_sample_us", where, "figures.worker_cpu_split");
+      if (c.other_measured)
+        c.worker_other_cpu_per_sample_us = figure(sp, "other_per_sample_us", where, "figures.worker_cpu_split");
       const double total = c.worker_cpu_per_sample_us.value;
       const double sum = c.worker_loop_cpu_per_sample_us.value + c.worker_put_cpu_per_sample_us.value +
                          c.worker_other_cpu_per_sample_us.value;

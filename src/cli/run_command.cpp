@@ -329,9 +329,9 @@ int cmd_run(const CommandContext& ctx) {
   for (const auto& w : measurement_warnings(lr, ing, l)) doc["warnings"].push_back(w);
   // A storage verdict on a dataset of few batches per rank: the epoch boundaries may be the cause.
   if (ing.verdict == "storage")
-    if (std::string w = few_batches_warning(
-            batches_per_rank_epoch(samples_per_epoch, l.world_ranks, l.batch_size, l.drop_last), l.world_ranks,
-            l.batch_size, "the storage verdict");
+    if (std::string w = few_batches_warning(batches_per_rank_epoch(samples_per_epoch, l.world_ranks, l.batch_size,
+                                                                   l.drop_last),
+                                            l.world_ranks, l.batch_size, "the storage verdict");
         !w.empty())
       doc["warnings"].push_back(w);
   if (lr.errors)

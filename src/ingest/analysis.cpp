@@ -53,7 +53,8 @@ std::string few_batches_warning(uint64_t batches, uint32_t ranks, uint32_t batch
       "batches per epoch those waits, not the storage, can set the rate (their share was not measured); use "
       "more --files (at least {} for {} rank{} at batch size {}), or a larger dataset with {}",
       where, batches, batches == 1 ? "" : "es", kFewBatchesPerEpoch,
-      kFewBatchesPerEpoch * static_cast<uint64_t>(ranks) * batch_size, ranks, ranks == 1 ? "" : "s", batch_size, longer);
+      kFewBatchesPerEpoch * static_cast<uint64_t>(ranks) * batch_size, ranks, ranks == 1 ? "" : "s", batch_size,
+      longer);
 }
 
 WorkerLoad worker_load(const LoaderResult& r) {

@@ -29,8 +29,9 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   o += "Calibration of the user's DataLoader\n";
   line("code",
        fmt::format("{}:{} ({})", code.value("file", ""), code.value("function", ""), code.value("collate", "")));
-  line("data", fmt::format("{} files, {} of {} (read into the page cache first)", format_count(data.value("files", 0ULL)),
-                           format_bytes(data.value("bytes", 0ULL)), escape_bytes(data.value("dir", ""))));
+  line("data",
+       fmt::format("{} files, {} of {} (read into the page cache first)", format_count(data.value("files", 0ULL)),
+                   format_bytes(data.value("bytes", 0ULL)), escape_bytes(data.value("dir", ""))));
   line("host", fmt::format("{} ({} CPUs allowed, kernel {})", doc.at("host").value("hostname", ""),
                            doc.at("host").value("cpus_allowed", 0), doc.at("host").value("kernel", "")));
   line("python",

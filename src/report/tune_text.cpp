@@ -89,7 +89,8 @@ std::string render_tune_text(const nlohmann::json& doc) {
     o += measured == 0 && cut_short
              ? fmt::format("Recommendation: none (the sweep stopped ({}) before any setting was measured)\n",
                            t.value("stop_reason", "?"))
-             : std::string("Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n");
+             : std::string(
+                   "Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n");
     for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
   } else {
     const auto& kp = pts[knee];
@@ -108,10 +109,11 @@ std::string render_tune_text(const nlohmann::json& doc) {
           d.value("required_samples_per_s", 0.0) > 0
               ? 100 * r.value("shortfall_samples_per_s", 0.0) / d.value("required_samples_per_s", 1.0)
               : 0.0);
-    o += cut_short ? fmt::format("\nRecommendation (per GPU rank), from the {} of {} settings measured before the sweep "
-                                 "stopped ({}); the others were not run and may be better:\n",
-                                 measured, pts.size(), t.value("stop_reason", "?"))
-                   : std::string("\nRecommendation (per GPU rank):\n");
+    o += cut_short
+             ? fmt::format("\nRecommendation (per GPU rank), from the {} of {} settings measured before the sweep "
+                           "stopped ({}); the others were not run and may be better:\n",
+                           measured, pts.size(), t.value("stop_reason", "?"))
+             : std::string("\nRecommendation (per GPU rank):\n");
     o += "  " + r.value("dataloader", "") + "\n";
     if (!r.value("numactl", "").empty()) o += "  " + r.value("numactl", "") + "\n";
     o += "  NUMA: " + r.value("numa_reason", "") + "\n";

@@ -188,7 +188,9 @@ TEST_CASE("tune's --workers and --numa lists are not read as run's single values
   CHECK_THROWS_AS(cli::run_config_from_vm(vm, desc, cli::RunCommandKind::kRun, c), UsageError);
 }
 
-TEST_CASE("the GPU demand: --gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are not both taken silently", "[cli]") {
+TEST_CASE(
+    "the GPU demand: --gpu and a rate of one's own (--step-time, --gpu-samples-per-s) are not both taken silently",
+    "[cli]") {
   // `run --gpu h100 --step-time 0.1` dropped --gpu without a word (the catalog's rate is what --gpu sets).
   for (const char* own : {"--step-time", "--gpu-samples-per-s"}) {
     INFO(own);

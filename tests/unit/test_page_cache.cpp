@@ -69,8 +69,8 @@ TEST_CASE("page cache: a read file is resident; DONTNEED evicts it (C3)", "[page
     return;
   }
   std::string f = dir.path + "/data.bin";
-  write_page_cache_file(f, 8 << 20);       // 8 MiB = 2048 pages of 4 KiB
-  REQUIRE(evict_file(f) == 0);  // fdatasync + DONTNEED: even freshly written pages go
+  write_page_cache_file(f, 8 << 20);  // 8 MiB = 2048 pages of 4 KiB
+  REQUIRE(evict_file(f) == 0);        // fdatasync + DONTNEED: even freshly written pages go
   read_file(f);
 
   Residency warm;

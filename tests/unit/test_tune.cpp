@@ -528,7 +528,8 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   stopped["points"] = tune_points_json(none);
   stopped["recommendation"] = recommendation_json(recommend(none, demand(150), one_node()));
   const std::string empty = render_tune_text(stopped);
-  CHECK_THAT(empty, Catch::Contains("Recommendation: none (the sweep stopped (interrupted) before any setting was measured)"));
+  CHECK_THAT(empty,
+             Catch::Contains("Recommendation: none (the sweep stopped (interrupted) before any setting was measured)"));
   CHECK_THAT(empty, !Catch::Contains("no setting reached a steady state"));
 
   const std::string html = render_html_report({doc});
