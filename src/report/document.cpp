@@ -212,6 +212,9 @@ nlohmann::json read_json_file(const std::string& path) {
                                  schema.rfind("ioprobe.result/", 0) == 0
                                      ? "a result document of another ioprobe version; render it with that version, "
                                        "or run the measurement again; "
+                                 : schema.rfind("ioprobe.calibration/", 0) == 0
+                                     ? "a calibration document (`ioprobe calibrate` printed its figures when it "
+                                       "wrote it): give it to run, tune or capacity with --calibration; "
                                      : "not an ioprobe result document; ",
                                  expects()));
   return doc;

@@ -68,6 +68,11 @@ TEST_CASE("read_json_file: not JSON, cut short, or not a result: the file, the p
   CHECK(m.find("has schema 'ioprobe.result/2', not ioprobe.result/1") != std::string::npos);
   CHECK(m.find("another ioprobe version") != std::string::npos);
 
+  // ioprobe's own calibration document is named as such, with where it is used.
+  m = refusal(f, "{\"schema\": \"ioprobe.calibration/1\", \"kind\": \"calibration\"}");
+  CHECK(m.find("a calibration document") != std::string::npos);
+  CHECK(m.find("--calibration") != std::string::npos);
+
   CHECK(refusal(f, "{\"schema\": \"ioprobe.result/1\", \"kind\": \"run\"}") == "(accepted)");
 }
 
