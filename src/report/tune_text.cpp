@@ -64,10 +64,12 @@ std::string render_tune_text(const nlohmann::json& doc) {
     if (cut_short && r.value("valid", false) && i == rec)
       mark += fmt::format(", of the {} of {} settings measured", measured, pts.size());
     if (p.value("steady_runs", 1) == 0) mark = "  (no steady state: not used)";
-    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>7.1f}% {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n",
+    // One run has no spread to show: "-", not a measured 0.0%.
+    const std::string spread = p.value("repeats", 0) > 1 ? fmt::format("{:.1f}%", 100 * p.value("spread", 0.0)) : "-";
+    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>8} {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n",
                      p.value("num_workers", 0), p.value("prefetch_factor", 0), p.value("numa", ""),
-                     p.value("samples_per_s", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
-                     100 * p.value("au", 0.0), p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
+                     p.value("samples_per_s", 0.0), spread, p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
+                     p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
   }
   size_t unmeasured = 0;
   std::string which;
@@ -82,7 +84,7 @@ std::string render_tune_text(const nlohmann::json& doc) {
                      "  out of the table and marked \"not measured\" (no figures) in the JSON and CSV\n",
                      unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", t.value("stop_reason", "?"));
   o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state, from sample completion times;\n"
-       "   spread = (max - min) / median;\n"
+       "   spread = (max - min) / median, \"-\" with one run;\n"
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 
   if (!r.value("valid", false)) {

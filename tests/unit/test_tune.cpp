@@ -1,5 +1,6 @@
 // Tune: sweep planning, the knee and the recommendation on recorded sweep tables (C10), the
 // numactl line on fixture topologies, CSV and HTML escaping.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -505,6 +506,14 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
 
   const std::string text = render_tune_text(doc);
   INFO(text);
+  // A setting run once has no spread: "-", not 0.0%.
+  nlohmann::json once = doc;
+  once["points"][0]["repeats"] = 1;
+  CHECK_THAT(render_tune_text(once), Catch::Contains(fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>8} ", 1, 2, "none",
+                                                                 pts[0]["samples_per_s"].get<double>(), "-")));
+  CHECK_THAT(text,
+             Catch::Contains(fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>7.1f}% ", 1, 2, "none",
+                                         pts[0]["samples_per_s"].get<double>(), 100 * pts[0]["spread"].get<double>())));
   CHECK_THAT(text, Catch::Contains("NOT MEASURED: 2 of 4 settings (workers=4 prefetch=2 numa=none; workers=8"));
   CHECK_THAT(text, Catch::Contains("the sweep stopped (interrupted)"));
   // The recommendation says it is from the settings measured before the stop.
