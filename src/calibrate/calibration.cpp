@@ -204,8 +204,15 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.main_cpu_per_batch_p10_us = number(f, "main_cpu_per_batch_p10_us", where + ": figures");
   c.main_cpu_per_batch_p90_us = number(f, "main_cpu_per_batch_p90_us", where + ": figures");
   c.bytes_per_batch = figure(f, "bytes_per_batch", where);
-  if (f.contains("tensors_per_batch"))  // absent from documents written before it was counted
+  if (f.contains("tensors_per_batch")) {  // absent from documents written before it was counted
     c.tensors_per_batch = figure(f, "tensors_per_batch", where);
+    // Each tensor is one round trip the model runs per batch: a count beyond any real batch (a
+    // million) is an edited or damaged document, and would overflow the loader's 32-bit count.
+    if (c.tensors_per_batch.max > 1e6)
+      throw UsageError(fmt::format("{}: figures.tensors_per_batch {:.0f} is more than 1,000,000 tensors per batch; the "
+                                   "document was edited or damaged, rerun `ioprobe calibrate`",
+                                   where, c.tensors_per_batch.max));
+  }
   c.worker_startup_s = figure(f, "worker_startup_s", where);
   if (f.contains("startup_cpu")) {  // absent from documents written before it was measured
     const json& st = f.at("startup_cpu");

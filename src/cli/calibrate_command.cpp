@@ -159,8 +159,10 @@ int cmd_calibrate(const CommandContext& ctx) {
   std::cout << render_calibration_text(doc);
   if (!json_path.empty()) {
     write_json_file(json_path, doc);
-    std::cout << fmt::format("\nwritten: {}; use it with: ioprobe run ... --calibration {}\n", escape_bytes(json_path),
-                             shell_quote(json_path));
+    // A command that runs as printed: these files at this batch size (the figures are per batch).
+    std::cout << fmt::format("\nwritten: {}; use it with (your dataset's directory in place of this one, if it is "
+                             "larger):\n  ioprobe run --data {} --batch-size {} --calibration {}\n",
+                             escape_bytes(json_path), shell_quote(absolute(data)), batch, shell_quote(json_path));
   }
   return kExitOk;
 }

@@ -1,5 +1,6 @@
 #include "cli/run_prepare.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 #include <sys/resource.h>
@@ -217,9 +218,16 @@ std::string resolve_cache_and_engine(const RunConfig& c, const PreparedData& dat
     std::vector<DirectAnswer> answers;
     if (c.direct != DirectMode::kOff) {
       if (!data.from_list) {
+        // A file this user cannot open (EACCES), or one gone since the listing, says nothing about
+        // the filesystem's O_DIRECT: try the next (up to 64), as the --file-list probe does.
         const FileIndex& index = data.index;
-        std::string f = index.root().empty() ? index.path(0) : index.root() + "/" + index.path(0);
-        answers.push_back({&targets.front(), f, probe_o_direct(f), true});
+        DirectAnswer a{&targets.front(), "", 0, false};
+        for (size_t i = 0; i < std::min<size_t>(index.size(), 64) && !a.known; ++i) {
+          a.file = index.root().empty() ? index.path(i) : index.root() + "/" + index.path(i);
+          a.r = probe_o_direct(a.file);
+          a.known = a.r == 0 || a.r == -EINVAL || a.r == -EOPNOTSUPP || a.r == -ENOTSUP;  // the filesystem's answer
+        }
+        answers.push_back(a);
       } else {
         for (const TargetShare& g : targets)
           answers.push_back({&g, g.info.o_direct_probe_file, g.info.o_direct == 1 ? 0 : -g.info.o_direct_errno,

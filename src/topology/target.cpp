@@ -251,6 +251,11 @@ void probe_direct_io(const std::string& path, TargetInfo& t, bool allow_temp_fil
   t.dio_mem_align_bytes = mem;
   t.dio_offset_align_bytes = off;
   int rc = probe_o_direct(file);
+  // EACCES, ENOENT...: the file (this user may not open it), not the filesystem: not probed.
+  if (rc != 0 && rc != -EINVAL && rc != -EOPNOTSUPP && rc != -ENOTSUP) {
+    if (!temp.empty()) unlink(temp.c_str());
+    return;
+  }
   t.o_direct = rc == 0 ? 1 : 0;
   t.o_direct_errno = -rc;
   t.o_direct_probe_file = temp.empty() ? file : "(temporary file)";

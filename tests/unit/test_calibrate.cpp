@@ -178,6 +178,10 @@ TEST_CASE("calibration worker CPU split: loop and feeder parts from the driver, 
   json bad = j;
   bad["figures"]["worker_cpu_split"]["put_per_sample_us"] = {{"value", 100}, {"min", 100}, {"max", 100}};
   CHECK_THAT(refusal(bad), Catch::Contains("cal.json: figures.worker_cpu_split: loop 32 + put 100"));
+  // A tensor count no batch has (an edited document) is refused, not wrapped into 32 bits.
+  bad = j;
+  bad["figures"]["tensors_per_batch"] = {{"value", 1e12}, {"min", 1e12}, {"max", 1e12}};
+  CHECK_THAT(refusal(bad), Catch::Contains("figures.tensors_per_batch 1000000000000 is more than 1,000,000"));
   // A split figure whose spread does not hold is named by its path in the document.
   bad = j;
   bad["figures"]["worker_cpu_split"]["put_per_sample_us"]["min"] = 99;
