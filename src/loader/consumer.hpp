@@ -31,7 +31,8 @@ class Consumer {
 };
 
 /// One round trip of the main process's receive with the worker that built `batch` (its resource
-/// sharer, loader/sharer_thread.hpp): burns `us` of that worker's CPU while the caller waits.
+/// sharer, loader/sharer_thread.hpp): waits for that worker's previous round trip to finish, then
+/// hands its sharer `us` of CPU to burn and returns while the sharer burns it.
 using ServeFn = std::function<void(const Batch& batch, double us)>;
 
 /// The consumer for `cfg`: the GPU step of cfg.step_time_s per full batch, and when

@@ -23,20 +23,21 @@ SharerThread::~SharerThread() {
 void SharerThread::serve(double us) {
   if (us <= 0) return;
   std::unique_lock<std::mutex> lk(mu_);
+  // The sharer serves one connection at a time: this round trip starts when the previous one is
+  // done (the stop is polled, the burn checks it too: a stopped run never waits for a request).
+  while (busy_ && !(stop_ && stop_())) done_cv_.wait_for(lk, std::chrono::milliseconds(50));
   request_us_ = us;
   busy_ = true;
   cv_.notify_one();
-  // The stop is polled (the burn checks it too): a stopped run never waits for the request.
-  while (busy_ && !(stop_ && stop_())) done_cv_.wait_for(lk, std::chrono::milliseconds(50));
 }
 
 void SharerThread::loop() {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    cv_.wait(lk, [this] { return shutdown_ || (busy_ && request_us_ > 0); });
-    if (shutdown_) return;
+    // A request posted before the shutdown is still served (its CPU is the worker's).
+    cv_.wait(lk, [this] { return shutdown_ || busy_; });
+    if (!busy_) return;
     const double us = request_us_;
-    request_us_ = 0;
     lk.unlock();
     const int64_t c0 = thread_cpu_ns();
     spend_cpu_us(us, [this] { return stop_ && stop_(); });

@@ -1,10 +1,13 @@
 // A DataLoader worker's threads beside its loop and its queue feeder: chiefly multiprocessing's
 // resource sharer. With torch's file_descriptor sharing strategy the main process, unpickling a
-// batch, asks the worker's sharer for each tensor's file descriptor over a socket and waits for
-// it: one round trip per tensor, the sharer's CPU on the worker's side, the wait (for a CPU too,
-// when the host is busy) on the main process's. The calibration measures the sharer side's CPU
-// per sample (Calibration::worker_other_cpu_per_sample_us) and the tensors per batch; the rank's
-// consumer calls serve() once per tensor of each batch on the worker that built it.
+// batch, asks the worker's sharer for each tensor's file descriptor over a socket: one round trip
+// per tensor, the sharer's CPU on the worker's side. The sharer serves one connection at a time,
+// so the main process's next round trip waits for the previous one to finish; the sharer's work on
+// a tensor overlaps the main process's own work on it (measured on a real DataLoader: the two do
+// not add up in its time per batch; BENCHMARKS.md, "Fidelity"). The calibration
+// measures the sharer side's CPU per sample (Calibration::worker_other_cpu_per_sample_us) and the
+// tensors per batch; the rank's consumer calls serve() once per tensor of each batch on the worker
+// that built it.
 #pragma once
 
 #include <condition_variable>
@@ -26,8 +29,10 @@ class SharerThread {
   SharerThread(const SharerThread&) = delete;
   SharerThread& operator=(const SharerThread&) = delete;
 
-  /// One round trip: this thread burns `us` microseconds of CPU while the caller waits for it to
-  /// finish (or for `stop`). One caller at a time (the rank's main loop). us <= 0: returns at once.
+  /// One round trip: waits for the previous one to finish (or for `stop`), then hands this thread
+  /// `us` microseconds of CPU to burn and returns while it burns. One caller at a time (the rank's
+  /// main loop). us <= 0: returns at once. A request handed over is burned before the destructor
+  /// returns, unless `stop`.
   void serve(double us);
 
  private:

@@ -1,5 +1,5 @@
 // The worker's resource-sharer stand-in (loader/sharer_thread.hpp): a round trip burns the
-// request on the sharer's own thread while the caller waits, and a stop ends it.
+// request on the sharer's own thread, the next one waits for it, and a stop ends it.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -11,16 +11,20 @@
 
 using namespace ioprobe;
 
-TEST_CASE("sharer thread: a round trip burns its CPU on the sharer's thread while the caller waits",
+TEST_CASE("sharer thread: a round trip burns its CPU on the sharer's thread; the next one waits for it",
           "[loader][sharer]") {
   int64_t cpu = 0;
   const int64_t mine0 = thread_cpu_ns();
-  SharerThread s([] { return false; }, &cpu);
-  s.serve(20000);  // 20 ms, done when serve returns
-  CHECK(cpu >= 20000000LL);
-  s.serve(0);   // nothing
-  s.serve(-5);  // nothing
-  s.serve(10000);
+  {
+    SharerThread s([] { return false; }, &cpu);
+    const int64_t t0 = now_ns();
+    s.serve(20000);  // 20 ms of the sharer's CPU, handed over
+    s.serve(0);      // nothing
+    s.serve(-5);     // nothing
+    s.serve(10000);  // waits for the first to finish, then hands this one over
+    // The second started after the first's 20 ms of CPU (so at least 20 ms of wall time).
+    CHECK(now_ns() - t0 >= 20000000LL);
+  }  // the destructor returns once the second is burned too
   CHECK(cpu >= 30000000LL);
   // The caller only waited: far below the 30 ms of CPU the sharer burned.
   CHECK(thread_cpu_ns() - mine0 < 15000000LL);
