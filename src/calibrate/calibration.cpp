@@ -174,8 +174,12 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.torch_version = text(py, "torch_version", where + ": python");
   c.cuda_available = field(py, "cuda_available", where + ": python").get<bool>();
   const double bs = number(j, "batch_size", where);
-  if (bs < 1 || bs != std::floor(bs))
-    throw UsageError(fmt::format("{}: batch_size {} is not a whole number >= 1; rerun `ioprobe calibrate`", where, bs));
+  // The loader counts a batch's samples in 32 bits; a batch beyond a million samples is an edited
+  // or damaged document, not a DataLoader's.
+  if (bs < 1 || bs != std::floor(bs) || bs > 1e6)
+    throw UsageError(
+        fmt::format("{}: batch_size {} is not a whole number from 1 to 1,000,000; rerun `ioprobe calibrate`", where,
+                    bs));
   c.batch_size = static_cast<uint32_t>(bs);
   const json& f = field(j, "figures", where);
   c.worker_cpu_per_sample_us = figure(f, "worker_cpu_per_sample_us", where);
@@ -230,11 +234,25 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   return c;
 }
 
+namespace {
+constexpr int64_t kMaxCalibrationBytes = int64_t{64} << 20;  // 64 MiB
+}  // namespace
+
 Calibration load_calibration(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw UsageError(
         fmt::format("{}: is a directory; give the file `ioprobe calibrate --json` wrote", escape_bytes(path)));
+  // A device, FIFO or socket would be read without end (/dev/zero) or wait for a writer; a
+  // calibration document is a regular file of tens of KB, so one beyond 64 MiB is not one.
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("{}: not a regular file (a device, FIFO or socket); give the file `ioprobe calibrate "
+                                 "--json` wrote",
+                                 escape_bytes(path)));
+  if (stat(path.c_str(), &st) == 0 && st.st_size > kMaxCalibrationBytes)
+    throw UsageError(fmt::format("{}: {} B is far larger than a calibration document (at most {} B); give the file "
+                                 "`ioprobe calibrate --json` wrote",
+                                 escape_bytes(path), st.st_size, kMaxCalibrationBytes));
   std::ifstream in(path);
   if (!in)
     throw UsageError(fmt::format("{}: cannot read it ({}); give the file `ioprobe calibrate --json` wrote",

@@ -87,11 +87,13 @@ nlohmann::json calibration_to_json(const Calibration& c);
 
 /// Reads a document back. Throws UsageError naming `where` (the file) and the field when it is not
 /// a calibration document, has another "schema" or schema_version, lacks a field, or holds a figure that is
-/// negative, not finite, or out of order (min <= value <= max).
+/// negative, not finite, or out of order (min <= value <= max); a batch_size outside 1..1,000,000 or a
+/// tensors_per_batch above 1,000,000 (edited or damaged: no DataLoader's) too.
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 
 /// Reads and checks the file at `path` (calibration_from_json). Throws UsageError naming the path
-/// when it cannot be read or is not valid JSON.
+/// when it is not a regular file (a device or FIFO would be read without end), is larger than
+/// 64 MiB (a document is tens of KB), cannot be read or is not valid JSON.
 Calibration load_calibration(const std::string& path);
 
 /// Builds the figures from the driver's output (python/ioprobe_calibrate.py's JSON object: rows

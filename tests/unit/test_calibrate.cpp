@@ -307,6 +307,9 @@ TEST_CASE("bad calibration documents are refused naming the file and the field",
   j = good;
   j["batch_size"] = 0;
   CHECK_THAT(refusal(j), Catch::Contains("batch_size 0"));
+  // A batch size beyond 32 bits is refused, not wrapped (2^32 + 64 would read as 64).
+  j["batch_size"] = 4294967360.0;
+  CHECK_THAT(refusal(j), Catch::Contains("batch_size 4294967360 is not a whole number from 1 to 1,000,000"));
   j = good;
   j["figures"]["bytes_per_batch"]["max"] = "big";
   CHECK_THAT(refusal(j), Catch::Contains("not a finite number"));
@@ -321,6 +324,18 @@ TEST_CASE("load_calibration refuses unreadable and non-JSON files", "[calibrate]
   std::ofstream(d.path + "/x.json") << "{not json";
   CHECK_THROWS_WITH(load_calibration(d.path + "/x.json"), Catch::Contains("x.json: not valid JSON"));
   CHECK_THROWS_WITH(load_calibration(d.path), Catch::Contains(": is a directory"));
+  // A device would be read without end (/dev/zero filled the memory), a FIFO waits for a writer.
+  CHECK_THROWS_WITH(load_calibration("/dev/zero"), Catch::Contains("/dev/zero: not a regular file"));
+  REQUIRE(mkfifo((d.path + "/fifo.json").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(load_calibration(d.path + "/fifo.json"), Catch::Contains("fifo.json: not a regular file"));
+  // A file far larger than any calibration document is refused before it is read (sparse: no space used).
+  {
+    std::ofstream big(d.path + "/big.json");
+    big.seekp((int64_t{64} << 20) + 1);
+    big << ' ';
+  }
+  CHECK_THROWS_WITH(load_calibration(d.path + "/big.json"),
+                    Catch::Contains("big.json: 67108866 B is far larger than a calibration document"));
   std::ofstream(d.path + "/ok.json") << calibration_to_json(sample_calibration()).dump();
   CHECK(load_calibration(d.path + "/ok.json").function == "make_dataset");
 }
