@@ -239,7 +239,11 @@ int cmd_tune(const CommandContext& ctx) {
   ri.cpus_allowed = host.cpus_allowed;
   Recommendation rec = recommend(plan.points, ri, topo);
 
-  const double sample_bytes = run_plan.dataset_sample_bytes;
+  // A --data walk does not index sizes: the demand in bytes/s then uses the bytes per sample the
+  // sweep read (the dataset's own files), not 0 B.
+  double sample_bytes = run_plan.dataset_sample_bytes;
+  for (const TunePoint& p : plan.points)
+    if (sample_bytes == 0 && p.samples_per_s > 0 && p.bytes_per_s > 0) sample_bytes = p.bytes_per_s / p.samples_per_s;
   nlohmann::json tj = plan_target_json(run_plan, base);
   doc["target"] = tj;
   doc["targets"] = targets_json(run_plan.targets);

@@ -22,7 +22,8 @@ std::string render_tune_text(const nlohmann::json& doc) {
   o += fmt::format("  target     {} ({}, {}), {} files, {}\n", tg.value("path", ""), tg.value("fs_type", "?"),
                    tg.value("direct", false) ? "O_DIRECT" : "buffered",
                    format_count(doc.at("dataset").value("files", 0ULL)),
-                   format_bytes(doc.at("dataset").value("bytes", 0ULL)));
+                   doc.at("dataset").value("bytes", 0ULL) > 0 ? format_bytes(doc.at("dataset").value("bytes", 0ULL))
+                                                              : std::string("sizes not indexed (a --data walk)"));
   o += render_targets(doc, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
                    host.value("cpu_list", ""), host.value("cpus_online", 0));
