@@ -4,10 +4,10 @@
 // per tensor, the sharer's CPU on the worker's side. The sharer serves one connection at a time,
 // so the main process's next round trip waits for the previous one to finish; the sharer's work on
 // a tensor overlaps the main process's own work on it (measured on a real DataLoader: the two do
-// not add up in its time per batch; BENCHMARKS.md, "Fidelity"). The calibration
-// measures the sharer side's CPU per sample (Calibration::worker_other_cpu_per_sample_us) and the
-// tensors per batch; the rank's consumer calls serve() once per tensor of each batch on the worker
-// that built it.
+// not add up in its time per batch; BENCHMARKS.md, "Fidelity"). The calibration measures the
+// sharer side's CPU per sample (Calibration::worker_other_cpu_per_sample_us) and the tensors per
+// batch; the rank's consumer calls serve() once per tensor of each batch on the worker that built
+// it.
 #pragma once
 
 #include <condition_variable>

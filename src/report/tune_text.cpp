@@ -23,7 +23,7 @@ std::string render_tune_text(const nlohmann::json& doc) {
                    tg.value("direct", false) ? "O_DIRECT" : "buffered",
                    format_count(doc.at("dataset").value("files", 0ULL)),
                    doc.at("dataset").value("bytes", 0ULL) > 0 ? format_bytes(doc.at("dataset").value("bytes", 0ULL))
-                                                              : std::string("sizes not indexed (a --data walk)"));
+                                                              : std::string("sizes not indexed"));
   o += render_targets(doc, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
                    host.value("cpu_list", ""), host.value("cpus_online", 0));
