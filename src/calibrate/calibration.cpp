@@ -44,7 +44,7 @@ std::string text(const json& j, const char* key, const std::string& where) {
 // `path`: where `j` sits in the document ("figures", "figures.worker_cpu_split"), for the messages.
 CalFigure figure(const json& j, const char* key, const std::string& where, const char* path = "figures") {
   const std::string w = fmt::format("{}: {}.{}", where, path, key);
-  const json& f = field(j, key, where);
+  const json& f = field(j, key, fmt::format("{}: {}", where, path));
   CalFigure out{number(f, "value", w), number(f, "min", w), number(f, "max", w)};
   // A mean lies within its spread; allow rounding in the last digits.
   const double slack = 1e-9 * std::max(1.0, out.max);
@@ -222,14 +222,14 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
     const json& st = f.at("startup_cpu");
     c.startup_measured = field(st, "measured", where + ": figures.startup_cpu").get<bool>();
     if (c.startup_measured) {
-      c.worker_startup_cpu_s = figure(st, "worker_s", where + ": figures.startup_cpu");
-      c.main_startup_cpu_s = figure(st, "main_s", where + ": figures.startup_cpu");
+      c.worker_startup_cpu_s = figure(st, "worker_s", where, "figures.startup_cpu");
+      c.main_startup_cpu_s = figure(st, "main_s", where, "figures.startup_cpu");
     }
   }
   const json& pin = field(f, "pin_memory", where + ": figures");
   c.pin_measured = field(pin, "measured", where + ": figures.pin_memory").get<bool>();
   c.pin_method = text(pin, "method", where + ": figures.pin_memory");
-  if (c.pin_measured) c.pin_cpu_per_batch_us = figure(pin, "cpu_per_batch_us", where + ": figures.pin_memory");
+  if (c.pin_measured) c.pin_cpu_per_batch_us = figure(pin, "cpu_per_batch_us", where, "figures.pin_memory");
   if (j.contains("rows")) c.rows = j.at("rows");
   return c;
 }

@@ -305,6 +305,12 @@ TEST_CASE("bad calibration documents are refused naming the file and the field",
   j["figures"]["worker_cpu_per_sample_us"]["min"] = 100;  // above the value 56
   CHECK_THAT(refusal(j), Catch::Contains("does not hold"));
   j = good;
+  // A nested figure is named by its whole path in the document.
+  j["figures"]["startup_cpu"] = {{"measured", true},
+                                 {"worker_s", {{"value", 1.0}, {"min", 2.0}, {"max", 3.0}}},
+                                 {"main_s", {{"value", 0.1}, {"min", 0.1}, {"max", 0.1}}}};
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: figures.startup_cpu.worker_s: min 2"));
+  j = good;
   j["batch_size"] = 0;
   CHECK_THAT(refusal(j), Catch::Contains("batch_size 0"));
   // A batch size beyond 32 bits is refused, not wrapped (2^32 + 64 would read as 64).
