@@ -311,6 +311,13 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
         "(rerun `ioprobe calibrate`)",
         escape_bytes(c.calibration_path)));
   l.pin_bytes_per_batch = cal.bytes_per_batch.value * scale;
+  if (l.pin_memory && cal.pin_measured)
+    c.calibration_notes.push_back(fmt::format(
+        "--pin-memory: the pin thread copies each batch's {:.0f} B into page-locked memory itself (this host's copy "
+        "speed); --calibration {}'s pin_memory figure ({:.0f} µs CPU per batch, {}) is not used, so the pin "
+        "ceiling shown is the copy's, not your DataLoader's pin_memory thread's",
+        l.pin_bytes_per_batch, escape_bytes(c.calibration_path), cal.pin_cpu_per_batch_us.value * scale,
+        cal.pin_method));
   // The main process's round trips with the worker's sharer, one per tensor: a batch of one (or
   // more) tensors per sample scales with the batch size, a collate into a few tensors does not.
   const double tensors = cal.tensors_per_batch.value;

@@ -68,6 +68,9 @@ json "$W/run.json" 'd["loader"]["tensors_per_batch"] >= 1 and sum(w["other_cpu_s
   | grep -qx True || fail "no round trips with the worker's sharer: $(json "$W/run.json" 'd["loader"]')"
 json "$W/run.json" 'd["loader"]["calibration"]["function"]' | grep -qx make || fail "calibration not named"
 json "$W/run.json" 'd["ingest"]["main_ceiling_samples_per_s"] > 0 and d["ingest"]["pin_ceiling_samples_per_s"] > 0' | grep -qx True || fail "no ceilings"
+# The pin thread copies for itself: the calibration's pin figure is said not to be used.
+json "$W/run.json" 'any("pin_memory figure" in w and "is not used" in w for w in d["warnings"])' | grep -qx True \
+  || fail "pin note missing: $(json "$W/run.json" 'd["warnings"]')"
 "$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --cpu-per-sample 5 --quiet > "$W/e.txt" 2>&1
 [ $? = 2 ] && grep -q "give one" "$W/e.txt" || fail "--calibration with --cpu-per-sample: $(cat "$W/e.txt")"
 echo '{"kind": "calibration", "schema": "ioprobe.calibration/1", "schema_version": 9}' > "$W/bad.json"
