@@ -239,20 +239,22 @@ constexpr int64_t kMaxCalibrationBytes = int64_t{64} << 20;  // 64 MiB
 }  // namespace
 
 Calibration load_calibration(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw UsageError(
-        fmt::format("{}: is a directory; give the file `ioprobe calibrate --json` wrote", escape_bytes(path)));
   // A device, FIFO or socket would be read without end (/dev/zero) or wait for a writer; a
-  // calibration document is a regular file of tens of KB, so one beyond 64 MiB is not one.
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    throw UsageError(fmt::format("{}: not a regular file (a device, FIFO or socket); give the file `ioprobe calibrate "
-                                 "--json` wrote",
-                                 escape_bytes(path)));
-  if (stat(path.c_str(), &st) == 0 && st.st_size > kMaxCalibrationBytes)
-    throw UsageError(fmt::format("{}: {} B is far larger than a calibration document (at most {} B); give the file "
-                                 "`ioprobe calibrate --json` wrote",
-                                 escape_bytes(path), st.st_size, kMaxCalibrationBytes));
+  // calibration document is a regular file of tens of KB, so one beyond 64 MiB is not one. A path
+  // stat cannot see is left to the open below, which names the errno.
+  if (struct stat st{}; stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw UsageError(
+          fmt::format("{}: is a directory; give the file `ioprobe calibrate --json` wrote", escape_bytes(path)));
+    if (!S_ISREG(st.st_mode))
+      throw UsageError(fmt::format("{}: not a regular file (a device, FIFO or socket); give the file `ioprobe "
+                                   "calibrate --json` wrote",
+                                   escape_bytes(path)));
+    if (st.st_size > kMaxCalibrationBytes)
+      throw UsageError(fmt::format("{}: {} B is far larger than a calibration document (at most {} B); give the "
+                                   "file `ioprobe calibrate --json` wrote",
+                                   escape_bytes(path), st.st_size, kMaxCalibrationBytes));
+  }
   std::ifstream in(path);
   if (!in)
     throw UsageError(fmt::format("{}: cannot read it ({}); give the file `ioprobe calibrate --json` wrote",
