@@ -36,8 +36,16 @@ figures over the batches from the first to the last (worker start-up and the fir
   tensors per batch       tensors in a batch: with torch's file_descriptor sharing strategy each is
                           one round trip of the main process with the worker's resource sharer
   worker start-up         from iter(loader) to each worker's worker_init_fn, seconds
+  worker exit CPU         a worker's CPU after its last batch (shutdown and exit), from RUSAGE_CHILDREN
+                          once the workers are reaped, less their clocks at the last batch, seconds
   worker start-up CPU     a worker's CPU from its fork to worker_init_fn plus its first batches' one-time
-                          CPU, seconds; main start-up CPU: the main thread's CPU in iter() (the forks)
+                          CPU plus its exit CPU, seconds; main start-up CPU: the main thread's CPU in iter() (the forks)
+  oversubscribed passes   --oversubscribe P1,P2 (worker processes per CPU, each above 1): a pass at
+                          num_workers = P x K with this process, and so its workers, bound to K of its
+                          CPUs (--oversubscribe-cpus; sched_setaffinity), over the files as many times
+                          as give each worker 4 batches, twice: the worker figures above at that
+                          crowding (rows marked oversubscribed, with cpus and workers_per_cpu); no pin
+                          pass
   pin memory              per batch: tensor.pin_memory() where CUDA is available; without CUDA torch
                           cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
                           (the same bytes moved into page-locked memory), marked as such
@@ -59,6 +67,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 
 PROG = "ioprobe calibrate"
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -180,6 +189,11 @@ def batch_sizes(n, batch):
     return [min(batch, n - i) for i in range(0, n, batch)]
 
 
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def rusage_s():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -275,6 +289,7 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     if workers > 0:
         kw["worker_init_fn"] = init_fn
     loader = DataLoader(ds, **kw)
+    kids0 = children_cpu_s()
     t_iter = time.time()
     m0 = time.thread_time()
     it = iter(loader)  # forks and starts the workers
@@ -314,7 +329,11 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
             # At the last batch every worker has fetched, collated and put all its batches.
             wcpu = [proc_cpu_s(w.pid) for w in getattr(it, "_workers", [])] if k == nb else []
             snap["t1" if k > 1 else "t0"] = (time.perf_counter(), k, rusage_s(), wcpu)
+    # The iterator shut its workers down at StopIteration (joined, so reaped): their whole lives'
+    # CPU, fork to exit, is now in this process's RUSAGE_CHILDREN.
+    exited = all(w.exitcode is not None for w in getattr(it, "_workers", []))
     del it, loader
+    kids1 = children_cpu_s()
     if "t0" not in snap or "t1" not in snap:
         fail(f"only {k} batch(es) of {batch}: too few files for a steady state; give --samples (or --data) "
              f"with at least 3 batches of files", 2)
@@ -364,9 +383,14 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         res["worker_cpu_pass_per_sample_us"] = sum(whole) * 1e6 / sum(sizes)
         first = [max(0.0, c - per * n) for c, n in zip(whole, tot_n.tolist())]
         res["worker_first_batches_cpu_s"] = spread(first)
-        # A fresh worker's one-time CPU: fork to worker_init_fn (its CPU clock starts at the fork)
-        # plus its first batches' one-time costs; and the main thread's CPU in iter() (the forks).
-        res["worker_startup_cpu_s"] = spread([c0 + f for c0, f in zip(cpu0.tolist(), first)])
+        # A worker's CPU after its last batch (the shutdown: its exit, the interpreter's teardown,
+        # freeing its memory): the whole lives' CPU less what each had burned by the last batch,
+        # shared equally (RUSAGE_CHILDREN sums them); 0 when a worker was not reaped.
+        exit_s = max(0.0, (kids1 - kids0) - sum(wb)) / workers if exited else 0.0
+        res["worker_exit_cpu_s"] = exit_s
+        # A fresh worker's one-time CPU: fork to worker_init_fn (its CPU clock starts at the fork),
+        # its first batches' one-time costs and its exit; and the main thread's CPU in iter() (the forks).
+        res["worker_startup_cpu_s"] = spread([c0 + f + exit_s for c0, f in zip(cpu0.tolist(), first)])
         res["main_startup_cpu_s"] = main_startup
         st = [s - t_iter for s in starts.tolist()[:workers]]
         res["worker_startup_s"] = spread(st)
@@ -379,6 +403,39 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     return res
 
 
+CROWDED_PASSES = 2  # per level: a single pass's start-up CPU varied by +-15% on a 2-vCPU VM
+
+
+def crowded_rows(a, torch, make_ds, collate, paths):
+    """The oversubscribed passes (--oversubscribe): num_workers = P x K on K CPUs for each level P."""
+    levels = [int(x) for x in a.oversubscribe.split(",") if x.strip()]
+    if not levels:
+        return []
+    allowed = sorted(os.sched_getaffinity(0))
+    k = max(1, min(a.oversubscribe_cpus, len(allowed)))
+    rows = []
+    for per, rep in [(per, rep) for per in levels for rep in range(CROWDED_PASSES)]:
+        w = per * k
+        reps = -(-4 * w * a.batch_size // len(paths))  # 4 batches per worker: 3 steady ones after the first
+        note(f"num_workers={w} on {k} CPU(s) ({per} worker processes per CPU): pass {rep + 1} of {CROWDED_PASSES} "
+             f"over {len(paths) * reps} samples ({reps} x the files)")
+        os.sched_setaffinity(0, allowed[:k])
+        try:
+            with warnings.catch_warnings():
+                # torch warns that num_workers exceeds the CPUs: the point of this pass.
+                warnings.filterwarnings("ignore", message=".*worker processes in total.*")
+                r = measure(torch, make_ds, collate, paths * reps, w, a.batch_size, a.seed + rep, None, None)
+        except SystemExit:
+            raise
+        except Exception as e:  # noqa: BLE001
+            fail(f"{a.factory}: the DataLoader (num_workers={w} on {k} CPUs) raised {type(e).__name__}: {e}\n"
+                 f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
+        finally:
+            os.sched_setaffinity(0, allowed)
+        rows.append(dict(r, pin_memory=False, oversubscribed=True, cpus=k, workers_per_cpu=per))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--factory", required=True, help="FILE.py")
@@ -388,6 +445,8 @@ def main():
     ap.add_argument("--samples", type=int, default=0, help="files used [16 batches]")
     ap.add_argument("--workers", default="0,1,2")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--oversubscribe", default="", help="worker processes per CPU also measured, e.g. 2,4 [none]")
+    ap.add_argument("--oversubscribe-cpus", type=int, default=2, help="CPUs those passes run on [2]")
     a = ap.parse_args()
     try:
         import torch
@@ -428,12 +487,13 @@ def main():
             note(f"num_workers={w}{' pin_memory' if p else ''}: one pass over {len(paths)} files")
             try:
                 rows.append(dict(measure(torch, make_ds, collate, paths, w, a.batch_size, a.seed, p, None),
-                                 pin_memory=bool(p)))
+                                 pin_memory=bool(p), cpus=len(os.sched_getaffinity(0))))
             except SystemExit:
                 raise
             except Exception as e:  # noqa: BLE001
                 fail(f"{a.factory}: the DataLoader (num_workers={w}) raised {type(e).__name__}: {e}\n"
                      f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
+    rows += crowded_rows(a, torch, make_ds, collate, paths)
     print(json.dumps({
         "python": sys.executable, "python_version": platform.python_version(), "torch_version": torch.__version__,
         "cuda_available": torch.cuda.is_available(),

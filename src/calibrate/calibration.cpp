@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -95,6 +96,16 @@ json calibration_to_json(const Calibration& c) {
     split["put_per_sample_us"] = figure_json(c.worker_put_cpu_per_sample_us);
     if (c.other_measured) split["other_per_sample_us"] = figure_json(c.worker_other_cpu_per_sample_us);
   }
+  json over = {{"measured", c.oversubscription_measured}, {"points", json::array()}};
+  for (const CalLoadPoint& p : c.oversubscription)
+    over["points"].push_back({{"workers_per_cpu", p.workers_per_cpu},
+                              {"num_workers", p.num_workers},
+                              {"cpus", p.cpus},
+                              {"worker_cpu_per_sample_us", figure_json(p.worker_cpu_per_sample_us)},
+                              {"loop_per_sample_us", p.loop_per_sample_us},
+                              {"put_per_sample_us", p.put_per_sample_us},
+                              {"other_per_sample_us", p.other_per_sample_us},
+                              {"worker_startup_cpu_s", figure_json(p.worker_startup_cpu_s)}});
   return {{"schema", kCalibrationSchema},
           {"kind", "calibration"},
           {"schema_version", c.schema_version},
@@ -122,6 +133,7 @@ json calibration_to_json(const Calibration& c) {
             {"tensors_per_batch", figure_json(c.tensors_per_batch)},
             {"worker_startup_s", figure_json(c.worker_startup_s)},
             {"startup_cpu", startup},
+            {"oversubscription", over},
             {"pin_memory", pin}}},
           {"rows", c.rows}};
 }
@@ -226,6 +238,47 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
       c.main_startup_cpu_s = figure(st, "main_s", where, "figures.startup_cpu");
     }
   }
+  if (f.contains("oversubscription")) {  // absent from documents written before it was measured
+    const std::string w = where + ": figures.oversubscription";
+    const json& ov = f.at("oversubscription");
+    c.oversubscription_measured = field(ov, "measured", w).get<bool>();
+    const json& pts = field(ov, "points", w);
+    if (!pts.is_array()) throw UsageError(fmt::format("{}: 'points' is {}, not a list", w, pts.dump()));
+    if (c.oversubscription_measured && pts.empty())
+      throw UsageError(fmt::format("{}: measured, but no points; the document was edited or damaged, rerun `ioprobe "
+                                   "calibrate`",
+                                   w));
+    for (size_t i = 0; i < pts.size(); ++i) {
+      const std::string path = fmt::format("figures.oversubscription.points[{}]", i);
+      const std::string pw = fmt::format("{}: {}", where, path);
+      const json& pt = pts[i];
+      CalLoadPoint p;
+      p.workers_per_cpu = number(pt, "workers_per_cpu", pw);
+      p.num_workers = static_cast<int>(number(pt, "num_workers", pw));
+      p.cpus = static_cast<int>(number(pt, "cpus", pw));
+      p.worker_cpu_per_sample_us = figure(pt, "worker_cpu_per_sample_us", where, path.c_str());
+      p.loop_per_sample_us = number(pt, "loop_per_sample_us", pw);
+      p.put_per_sample_us = number(pt, "put_per_sample_us", pw);
+      p.other_per_sample_us = number(pt, "other_per_sample_us", pw);
+      p.worker_startup_cpu_s = figure(pt, "worker_startup_cpu_s", where, path.c_str());
+      const double prev = c.oversubscription.empty() ? 1.0 : c.oversubscription.back().workers_per_cpu;
+      // Above one worker process per CPU (the base figures' level) and increasing: the model
+      // interpolates between them; a count beyond a million is no DataLoader's.
+      if (!(p.workers_per_cpu > prev) || p.workers_per_cpu > 1e6 || p.cpus < 1 || p.num_workers < 1)
+        throw UsageError(fmt::format("{}: workers_per_cpu {} (num_workers {} on {} CPUs) is not above {} (the points "
+                                     "rise from 1 worker process per CPU); the document was edited or damaged, rerun "
+                                     "`ioprobe calibrate`",
+                                     pw, p.workers_per_cpu, p.num_workers, p.cpus, prev));
+      const double sum = p.loop_per_sample_us + p.put_per_sample_us + p.other_per_sample_us;
+      if (std::abs(sum - p.worker_cpu_per_sample_us.value) > 0.01 * std::max(1.0, p.worker_cpu_per_sample_us.value))
+        throw UsageError(fmt::format("{}: loop {} + put {} + other {} µs per sample is not the worker's total {}; the "
+                                     "document was edited or damaged, rerun `ioprobe calibrate`",
+                                     pw, p.loop_per_sample_us, p.put_per_sample_us, p.other_per_sample_us,
+                                     p.worker_cpu_per_sample_us.value));
+      c.oversubscription.push_back(p);
+    }
+    if (!c.oversubscription_measured) c.oversubscription.clear();
+  }
   const json& pin = field(f, "pin_memory", where + ": figures");
   c.pin_measured = field(pin, "measured", where + ": figures.pin_memory").get<bool>();
   c.pin_method = text(pin, "method", where + ": figures.pin_memory");
@@ -290,8 +343,9 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     c.rows = out.at("rows");
     const json& rows = c.rows;
     auto with_workers = [](const json& r) { return r.at("num_workers").get<int>() > 0; };
-    auto plain = [&](const json& r) { return with_workers(r) && !r.at("pin_memory").get<bool>(); };
-    auto pinned = [&](const json& r) { return with_workers(r) && r.at("pin_memory").get<bool>(); };
+    auto crowded = [](const json& r) { return r.value("oversubscribed", false); };
+    auto plain = [&](const json& r) { return with_workers(r) && !r.at("pin_memory").get<bool>() && !crowded(r); };
+    auto pinned = [&](const json& r) { return with_workers(r) && r.at("pin_memory").get<bool>() && !crowded(r); };
     auto inproc = [](const json& r) { return r.at("num_workers").get<int>() == 0 && !r.at("pin_memory").get<bool>(); };
     bool any = false;
     for (const json& r : rows) any = any || plain(r);
@@ -341,6 +395,36 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
       }
     c.main_cpu_per_batch_p10_us = p10 / n;
     c.main_cpu_per_batch_p90_us = p90 / n;
+    // The passes on fewer CPUs than workers, by level (num_workers / cpus above 1): the mean of each
+    // level's passes, with their min and max.
+    std::vector<std::pair<double, std::pair<int, int>>> levels;  // workers per CPU, (num_workers, cpus)
+    for (const json& r : rows) {
+      if (!crowded(r)) continue;
+      const int w = r.at("num_workers").get<int>(), k = std::max(1, r.at("cpus").get<int>());
+      const double x = static_cast<double>(w) / k;
+      if (x <= 1) continue;  // the base figures' level
+      bool seen = false;
+      for (const auto& l : levels) seen = seen || l.first == x;
+      if (!seen) levels.push_back({x, {w, k}});
+    }
+    std::sort(levels.begin(), levels.end());
+    for (const auto& [x, wk] : levels) {
+      auto at_level = [&, x = x](const json& r) {
+        return crowded(r) &&
+               static_cast<double>(r.at("num_workers").get<int>()) / std::max(1, r.at("cpus").get<int>()) == x;
+      };
+      CalLoadPoint p;
+      p.workers_per_cpu = x;
+      p.num_workers = wk.first;
+      p.cpus = wk.second;
+      p.worker_cpu_per_sample_us = over_rows(rows, "worker_cpu_per_sample_us", at_level, where);
+      p.loop_per_sample_us = over_rows(rows, "worker_loop_cpu_per_sample_us", at_level, where).value;
+      p.put_per_sample_us = over_rows(rows, "worker_feeder_cpu_per_sample_us", at_level, where).value;
+      p.other_per_sample_us = over_rows(rows, "worker_other_cpu_per_sample_us", at_level, where).value;
+      p.worker_startup_cpu_s = over_rows(rows, "worker_startup_cpu_s", at_level, where);
+      c.oversubscription.push_back(p);
+    }
+    c.oversubscription_measured = !c.oversubscription.empty();
     c.pin_method = out.at("pin_method").get<std::string>();
     bool pins = false;
     for (const json& r : rows) pins = pins || (pinned(r) && r.contains("pin_cpu_per_batch_us"));

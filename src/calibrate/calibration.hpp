@@ -25,6 +25,20 @@ struct CalFigure {
   double max = 0;
 };
 
+/// The worker's costs measured at one level of crowding: num_workers worker processes on `cpus`
+/// CPUs (the driver's affinity for those passes), workers_per_cpu = num_workers / cpus > 1; min/max
+/// over the level's passes.
+struct CalLoadPoint {
+  double workers_per_cpu = 0;
+  int num_workers = 0;
+  int cpus = 0;
+  CalFigure worker_cpu_per_sample_us;  // the worker's steady CPU per sample, all threads, µs (mean over the passes)
+  double loop_per_sample_us = 0;       // of its value, the loop (__getitem__ + collate), µs
+  double put_per_sample_us = 0;        // of its value, the queue feeder thread, µs
+  double other_per_sample_us = 0;      // of its value, the other threads (the resource sharer), µs
+  CalFigure worker_startup_cpu_s;      // a fresh worker's one-time CPU per epoch, s (mean over the passes)
+};
+
 struct Calibration {
   int schema_version = kCalibrationSchemaVersion;
   std::string ioprobe_version;
@@ -55,7 +69,7 @@ struct Calibration {
                                 // zeros in documents written before it was counted
   CalFigure worker_startup_s;   // iter(loader) to a worker's worker_init_fn, s
   // A fresh worker's one-time CPU each epoch (fork to worker_init_fn, plus its first batches'
-  // costs beyond the steady per-sample cost), s; and the main thread's CPU in iter() (the forks),
+  // costs beyond the steady per-sample cost, plus its shutdown and exit), s; and the main thread's CPU in iter() (the forks),
   // s. Documents written before these were measured lack them: startup_measured false, zeros.
   bool startup_measured = false;
   CalFigure worker_startup_cpu_s;
@@ -73,6 +87,12 @@ struct Calibration {
   CalFigure worker_put_cpu_per_sample_us;
   bool other_measured = false;
   CalFigure worker_other_cpu_per_sample_us;
+  // The worker's costs with more worker processes than CPUs (`calibrate --oversubscribe`), by
+  // increasing workers_per_cpu; the figures above stand for up to one worker process per CPU.
+  // Documents written before it was measured, or calibrated with --oversubscribe none, lack it:
+  // oversubscription_measured false, no points.
+  bool oversubscription_measured = false;
+  std::vector<CalLoadPoint> oversubscription;
   bool pin_measured = false;                      // false: no pin figure (reason in pin_method)
   std::string pin_method;                         // how the pin cost was measured, or why it was not
   CalFigure pin_cpu_per_batch_us;                 // pin thread's CPU per batch, µs
@@ -88,7 +108,9 @@ nlohmann::json calibration_to_json(const Calibration& c);
 /// Reads a document back. Throws UsageError naming `where` (the file) and the field when it is not
 /// a calibration document, has another "schema" or schema_version, lacks a field, or holds a figure that is
 /// negative, not finite, or out of order (min <= value <= max); a batch_size outside 1..1,000,000 or a
-/// tensors_per_batch above 1,000,000 (edited or damaged: no DataLoader's) too.
+/// tensors_per_batch above 1,000,000 (edited or damaged: no DataLoader's) too, and oversubscription
+/// points whose workers_per_cpu are not above 1 and strictly increasing, or whose loop + put + other
+/// is not their worker total.
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 
 /// Reads and checks the file at `path` (calibration_from_json). Throws UsageError naming the path
@@ -99,8 +121,9 @@ Calibration load_calibration(const std::string& path);
 /// Builds the figures from the driver's output (python/ioprobe_calibrate.py's JSON object: rows
 /// of num_workers x pin_memory): worker cost = mean over the rows with workers, main cost = mean
 /// over the rows with workers and without pin, pin cost = mean over the pin rows with workers;
-/// min/max over the same rows. Throws Error naming `where` when a field is missing or no row has
-/// workers.
+/// min/max over the same rows; rows marked "oversubscribed" (a pass on fewer CPUs than workers)
+/// are left out of those and become the oversubscription points instead. Throws Error naming `where` when a field is
+/// missing or no row has workers.
 Calibration calibration_from_driver(const nlohmann::json& out, const std::string& where);
 
 }  // namespace ioprobe

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <climits>
 #include <ctime>
 #include <iostream>
@@ -42,16 +44,41 @@ std::string utc_now() {
   return when;
 }
 
+// --oversubscribe: "none" (or empty: the default, 2,4) into the driver's list, each level a whole
+// number of worker processes per CPU from 2 to 64, increasing and without repeats.
+std::string oversubscribe_levels(const std::string& given) {
+  if (given == "none") return "";
+  const std::string list = given.empty() ? "2,4" : given;
+  std::string out;
+  int prev = 1;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string item = list.substr(pos, comma - pos);
+    int v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 2 || v > 64 || v <= prev)
+      throw UsageError(fmt::format("--oversubscribe '{}': '{}' is not a whole number of worker processes per CPU from "
+                                   "2 to 64 above the one before it; give e.g. 2,4 (or none)",
+                                   escape_bytes(given), escape_bytes(item)));
+    out += (out.empty() ? "" : ",") + item;
+    prev = v;
+    pos = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_calibrate(const CommandContext& ctx) {
   po::options_description desc(
       "ioprobe calibrate: measure what your own Dataset costs in a real PyTorch DataLoader on this host (CPU per\n"
       "sample in the workers, the main process's CPU per batch, bytes per batch, worker start-up, pin_memory),\n"
-      "with your files in the page cache, at num_workers 0, 1 and 2. `ioprobe run --calibration FILE` then\n"
-      "models your loader with these costs.\n\n"
+      "with your files in the page cache, at num_workers 0, 1 and 2; and the workers' costs with more worker\n"
+      "processes than CPUs (--oversubscribe). `ioprobe run --calibration FILE` then models your loader with\n"
+      "these costs.\n\n"
       "usage: ioprobe calibrate --dataset-factory FILE.py:FUNC --data DIR [--python PY] [--batch-size B]\n"
-      "                         [--samples N] [--json CAL.json]\n"
+      "                         [--samples N] [--oversubscribe 2,4] [--oversubscribe-cpus K] [--json CAL.json]\n"
       "FUNC(paths: list[str]) returns a torch Dataset over those files; a module-level collate_fn, when FILE.py\n"
       "defines one, is the DataLoader's collate_fn.\n\noptions");
   // clang-format off
@@ -63,6 +90,11 @@ int cmd_calibrate(const CommandContext& ctx) {
        "the python3 your training uses [python3 on PATH, else /usr/bin/python3: the first that imports torch]")  //
       ("batch-size", po::value<std::string>(), "DataLoader batch_size [256]")                    //
       ("samples", po::value<std::string>(), "files used per run [16 batches]")                   //
+      ("oversubscribe", po::value<std::string>(),
+       "worker processes per CPU at which the workers' costs are measured too, each a whole number from 2 to 64: "
+       "a pass at num_workers = P x K bound to K CPUs, over the files as often as needed; 'none' skips them [2,4]")  //
+      ("oversubscribe-cpus", po::value<std::string>(),
+       "K: CPUs those passes are bound to [2, or 1 on a 1-CPU host]")  //
       ("json", po::value<std::string>(), "write the calibration document to FILE (JSON, written atomically)");
   // clang-format on
   po::variables_map vm = parse_command_line(ctx.args, desc, "calibrate");
@@ -99,15 +131,33 @@ int cmd_calibrate(const CommandContext& ctx) {
                                  kCalibrationMinBatches * batch));
   const std::string json_path = get_string(vm, "json");
   if (!json_path.empty()) check_output_path(json_path, "--json", "calibration");
+  const std::string over = oversubscribe_levels(get_string(vm, "oversubscribe"));
+  const int cpus_allowed = probe_host().cpus_allowed;
+  const uint64_t over_cpus = get_count(vm, "oversubscribe-cpus",
+                                       static_cast<uint64_t>(std::min(2, std::max(1, cpus_allowed))), 1, 4096);
+  if (static_cast<int64_t>(over_cpus) > std::max(1, cpus_allowed))
+    throw UsageError(fmt::format("--oversubscribe-cpus {}: this process may run on {} CPU(s); give at most {}",
+                                 over_cpus, cpus_allowed, std::max(1, cpus_allowed)));
 
   const std::string driver = find_calibration_driver();
   const std::vector<std::string> pythons = python_candidates(get_string(vm, "python"));
   if (pythons.empty())
     throw UsageError("no python3 found on PATH or at /usr/bin/python3; install one with PyTorch (Debian: apt-get "
                      "install python3-torch) or give --python PY");
-  const std::vector<std::string> args{"--factory", absolute(file),         "--func",       func,
-                                      "--data",    absolute(data),         "--batch-size", std::to_string(batch),
-                                      "--samples", std::to_string(samples)};
+  const std::vector<std::string> args{"--factory",
+                                      absolute(file),
+                                      "--func",
+                                      func,
+                                      "--data",
+                                      absolute(data),
+                                      "--batch-size",
+                                      std::to_string(batch),
+                                      "--samples",
+                                      std::to_string(samples),
+                                      "--oversubscribe",
+                                      over,
+                                      "--oversubscribe-cpus",
+                                      std::to_string(over_cpus)};
   DriverRun run;
   std::string used;
   // The driver's own "no torch" exit says so on stderr; a silent exit 3 is some other program's.

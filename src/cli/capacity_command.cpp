@@ -16,6 +16,7 @@
 #include "cli/capacity_cluster.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_accounting.hpp"
+#include "cli/run_calibration.hpp"
 #include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
@@ -126,6 +127,7 @@ int cmd_capacity(const CommandContext& ctx) {
 
   RunConfig c;
   run_config_from_vm(vm, desc, RunCommandKind::kRun, c);
+  resolve_calibrated_worker_costs(c, true);  // each point's GPU ranks have their own level
   // A budget too short for one point (each of its repeats lengthened to kMinStepsPerPoint GPU steps
   // after the warm-up when the steps are long) can measure nothing: refused before the dataset,
   // from the demand alone (the catalog or --step-time / --gpu-samples-per-s).

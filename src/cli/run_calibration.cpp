@@ -7,6 +7,7 @@
 #include "calibrate/calibration.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "loader/worker_costs.hpp"
 
 namespace ioprobe::cli {
 
@@ -55,6 +56,16 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
         "--calibration {} predates the start-up figures: the workers' start-up CPU at each epoch is not modelled "
         "(rerun `ioprobe calibrate`)",
         escape_bytes(c.calibration_path)));
+  // The same costs with more worker processes than CPUs, where measured: the figures above stand
+  // for up to one per CPU, the points for their levels (loader/worker_costs.hpp).
+  l.worker_cost_curve.points.clear();
+  if (cal.oversubscription_measured) {
+    l.worker_cost_curve.points.push_back({1.0, l.cpu_per_sample_us, l.worker_put_cpu_per_sample_us,
+                                          l.worker_other_cpu_per_sample_us, l.worker_startup_cpu_us});
+    for (const CalLoadPoint& p : cal.oversubscription)
+      l.worker_cost_curve.points.push_back({p.workers_per_cpu, p.loop_per_sample_us, p.put_per_sample_us,
+                                            p.other_per_sample_us, p.worker_startup_cpu_s.value * 1e6});
+  }
   l.pin_bytes_per_batch = cal.bytes_per_batch.value * scale;
   if (l.pin_memory && cal.pin_measured)
     c.calibration_notes.push_back(fmt::format(
@@ -74,6 +85,54 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
                     "tensors) are scaled "
                     "by {:.3g} to --batch-size {}: calibrate at this batch size for measured figures",
                     escape_bytes(c.calibration_path), cal.batch_size, scale, l.batch_size));
+}
+
+void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
+  LoaderConfig& l = c.loader;
+  if (c.calibration_path.empty()) return;
+  const std::string path = escape_bytes(c.calibration_path);
+  if (l.worker_cost_curve.empty()) {
+    if (per_point)
+      c.calibration_notes.push_back(fmt::format(
+          "--calibration {} has no figures for more worker processes than CPUs (calibrated without "
+          "--oversubscribe, or by an older ioprobe): points with more workers than CPUs use the uncrowded costs, "
+          "which a real DataLoader exceeds there (rerun `ioprobe calibrate`)",
+          path));
+    else if (const double x = loader_workers_per_cpu(l); x > 1)
+      c.calibration_notes.push_back(fmt::format(
+          "--calibration {} has no figures for more worker processes than CPUs (calibrated without "
+          "--oversubscribe, or by an older ioprobe): this run's {:.2g} worker processes per CPU use the uncrowded "
+          "costs, which a real DataLoader exceeds there: the prediction is likely optimistic (rerun `ioprobe "
+          "calibrate`)",
+          path, x));
+    return;
+  }
+  const double last = l.worker_cost_curve.points.back().workers_per_cpu;
+  if (per_point) {
+    c.calibration_notes.push_back(fmt::format(
+        "--calibration {}: each point's worker costs are taken at its own worker processes per CPU (GPU ranks x "
+        "num_workers / CPUs) from the calibration's points, measured up to {:.3g} per CPU",
+        path, last));
+    return;
+  }
+  const WorkerCostLookup w = resolve_worker_costs(l);
+  const int cpus = l.cpus > 0 ? l.cpus
+                              : static_cast<int>(std::lround(l.ranks * l.num_workers / w.costs.workers_per_cpu));
+  if (w.costs.workers_per_cpu <= 1) return;  // the uncrowded figures, as measured
+  bool measured = false;
+  for (const WorkerCostPoint& p : l.worker_cost_curve.points)
+    measured = measured || std::abs(p.workers_per_cpu - w.costs.workers_per_cpu) < 1e-9;
+  c.calibration_notes.push_back(fmt::format(
+      "--calibration {}: {} GPU rank(s) x {} workers on {} CPUs = {:.3g} worker processes per CPU: the worker costs "
+      "{} ({:.0f} µs CPU per sample in the loop, {:.2f} s start-up CPU per worker per epoch){}",
+      path, l.ranks, l.num_workers, cpus, w.costs.workers_per_cpu,
+      w.beyond   ? fmt::format("are those measured at {:.3g} per CPU, the most calibrated", last)
+      : measured ? "are those measured at this level"
+                 : "are interpolated between the calibration's measured levels",
+      w.costs.loop_us, w.costs.startup_cpu_us / 1e6,
+      w.beyond ? "; crowding beyond it likely costs more: calibrate with a larger --oversubscribe for a measured "
+                 "figure"
+               : ""));
 }
 
 }  // namespace ioprobe::cli

@@ -15,4 +15,12 @@ namespace ioprobe::cli {
 /// --main-cpu-per-batch, or the file is refused (calibrate/calibration.hpp).
 void apply_calibration(po::variables_map& vm, RunConfig& c);
 
+/// After c.loader's ranks and num_workers are final: with a calibration whose oversubscription
+/// points were measured, sets the worker costs for this run's worker processes per CPU
+/// (loader/worker_costs.hpp) and notes the level and figures used when above one per CPU; without
+/// such points, notes that a run above one per CPU uses the uncrowded costs. `per_point` (tune,
+/// capacity: the level changes from point to point, and each run resolves its own): notes only.
+/// No-op without --calibration.
+void resolve_calibrated_worker_costs(RunConfig& c, bool per_point);
+
 }  // namespace ioprobe::cli

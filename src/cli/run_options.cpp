@@ -253,6 +253,7 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
     return false;
   }
   run_config_from_vm(vm, desc, for_gen ? RunCommandKind::kGen : RunCommandKind::kRun, c);
+  if (!for_gen) resolve_calibrated_worker_costs(c, false);  // this run's ranks x workers are final
   return true;
 }
 

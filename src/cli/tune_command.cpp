@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_accounting.hpp"
+#include "cli/run_calibration.hpp"
 #include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
@@ -135,6 +136,7 @@ int cmd_tune(const CommandContext& ctx) {
 
   RunConfig c;
   run_config_from_vm(vm, desc, RunCommandKind::kTune, c);
+  resolve_calibrated_worker_costs(c, true);  // each point's num_workers has its own level
   if (multi) {
     // Every process runs the same plan: rank 0's num_workers list (its default depends on the
     // host's CPUs), and only unbound runs (the hosts' NUMA layouts may differ).

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "loader/worker_costs.hpp"
 #include "topology/numa.hpp"
 
 namespace ioprobe {
@@ -48,6 +49,11 @@ struct LoaderConfig {
   double worker_startup_cpu_us = 0;  // CPU each worker burns at each epoch's start before its first sample: a
                                      // fresh DataLoader worker's fork, start-up and first batches' one-time
                                      // costs (a calibration's figure), microseconds; 0: none
+  // The per-worker costs above as a function of worker processes per CPU (a calibration's
+  // --oversubscribe points, loader/worker_costs.hpp): when not empty, each run sets them from it at
+  // its own ranks x num_workers / cpus. Empty: the figures above stand at every level.
+  WorkerCostCurve worker_cost_curve;
+  int cpus = 0;                      // CPUs the loader's threads share for that level; 0: sched_getaffinity's
   double main_startup_cpu_us = 0;    // main-process CPU at each epoch's start (iter(): forking the workers),
                                      // microseconds, burned by the rank's consumer thread; 0: none
   double main_cpu_per_batch_us = 0;  // main-process CPU per full batch (receive, unpickle, shared-memory attach),

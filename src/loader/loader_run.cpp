@@ -26,6 +26,7 @@
 #include "loader/prefetch_queue.hpp"
 #include "loader/sample_source.hpp"
 #include "loader/sharer_thread.hpp"
+#include "loader/worker_costs.hpp"
 #include "topology/host.hpp"
 
 namespace ioprobe {
@@ -374,9 +375,12 @@ double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_
 
 }  // namespace
 
-LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo,
-                        const RecordLayout* layout, StepSync* sync) {
+LoaderResult run_loader(const FileIndex& index, const LoaderConfig& given, LoaderProgress* progress,
+                        const Topology* topo, const RecordLayout* layout, StepSync* sync) {
   LoaderResult res;
+  // A calibration's curve sets the worker's costs for this run's own crowding (worker_costs.hpp).
+  LoaderConfig cfg = given;
+  resolve_worker_costs(cfg);
   Shared sh{index, cfg};
   if (layout && layout->records_in_files()) sh.layout = layout;
   sh.progress = progress;

@@ -66,6 +66,17 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   if (pin.value("measured", false))
     line("pin_memory per batch", fig(pin.at("cpu_per_batch_us"), "µs CPU") + "; " + pin.value("method", ""));
   else line("pin_memory", pin.value("method", ""));
+  if (f.contains("oversubscription") && f.at("oversubscription").value("measured", false)) {
+    const auto& pts = f.at("oversubscription").at("points");
+    o += "\nWith more worker processes than CPUs (passes bound to fewer CPUs; min/max over each level's passes; the "
+         "figures above stand for up to 1 per CPU)\n";
+    for (const auto& p : pts)
+      line(fmt::format("{:.3g} per CPU", p.value("workers_per_cpu", 0.0)),
+           fmt::format("num_workers={} on {} CPUs: worker CPU per sample {} (loop {:.1f} µs); start-up CPU per "
+                       "worker {}",
+                       p.value("num_workers", 0), p.value("cpus", 0), fig(p.at("worker_cpu_per_sample_us"), "µs"),
+                       p.value("loop_per_sample_us", 0.0), fig(p.at("worker_startup_cpu_s"), "s", 3)));
+  }
   const double main_us = f.at("main_cpu_per_batch_us").value("value", 0.0);
   const double worker_us = f.at("worker_cpu_per_sample_us").value("value", 0.0);
   o += "\nWhat it implies per rank (one main process)\n";

@@ -45,7 +45,7 @@ grep -q "worker CPU per sample" "$W/out.txt" || fail "no figures in the text: $(
 [ "$(json "$W/cal.json" 'd["code"]["file"]')" = "$(realpath "$W/tiny_ds.py")" ] || fail "code file"
 [ "$(json "$W/cal.json" 'd["data"]["files"]')" = 192 ] || fail "files used"
 json "$W/cal.json" 'd["figures"]["worker_cpu_per_sample_us"]["value"] > 0 and d["figures"]["main_cpu_per_batch_us"]["value"] > 0 and d["figures"]["worker_startup_s"]["value"] > 0' | grep -qx True || fail "zero figures"
-json "$W/cal.json" 'sorted((r["num_workers"], r["pin_memory"]) for r in d["rows"])' | grep -qF "[(0, False), (0, True), (1, False), (1, True), (2, False), (2, True)]" || fail "rows"
+json "$W/cal.json" 'sorted((r["num_workers"], r["pin_memory"]) for r in d["rows"] if not r.get("oversubscribed"))' | grep -qF "[(0, False), (0, True), (1, False), (1, True), (2, False), (2, True)]" || fail "rows"
 json "$W/cal.json" 'd["python"]["torch_version"]' | grep -q . || fail "torch version"
 if python3 -c 'import jsonschema' 2>/dev/null; then
   python3 -c "import json,jsonschema,sys; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))" \
@@ -81,6 +81,42 @@ echo '{"kind": "calibration", "schema_version": 1}' > "$W/noschema.json"
 "$IOPROBE" run --data "$W/data" --calibration "$W/noschema.json" --quiet > "$W/e.txt" 2>&1
 [ $? = 2 ] && grep -qF "noschema.json: field \"schema\" is missing" "$W/e.txt" \
   || fail "calibration without a schema accepted: $(cat "$W/e.txt")"
+
+# The oversubscribed passes (default 2 and 4 worker processes per CPU, on K = min(2, CPUs) CPUs):
+# a point per level, and a run at 4 x CPUs workers takes the 4-per-CPU point's costs, saying so.
+CPUS=$(nproc); K=$(( CPUS < 2 ? CPUS : 2 ))
+json "$W/cal.json" '[(p["workers_per_cpu"], p["num_workers"], p["cpus"]) for p in d["figures"]["oversubscription"]["points"]]' \
+  | grep -qxF "[(2.0, $((2 * K)), $K), (4.0, $((4 * K)), $K)]" \
+  || fail "oversubscription points: $(json "$W/cal.json" 'd["figures"]["oversubscription"]')"
+json "$W/cal.json" 'sum(1 for r in d["rows"] if r.get("oversubscribed"))' | grep -qx 4 || fail "not two passes per level"
+grep -q "With more worker processes than CPUs" "$W/out.txt" || fail "no oversubscription lines in the text"
+if [ "$CPUS" -le 4 ]; then
+  "$IOPROBE" run --data "$W/data" --calibration "$W/cal.json" --batch-size 8 --workers $((4 * CPUS)) --cache warm \
+    --gpu-samples-per-s 1e9 --quiet --json "$W/crowd.json" > /dev/null || fail "run at $((4 * CPUS)) workers exit $?"
+  json "$W/crowd.json" 'abs(d["loader"]["cpu_per_sample_us"] - '"$(json "$W/cal.json" 'd["figures"]["oversubscription"]["points"][1]["loop_per_sample_us"]')"') < 1e-6' \
+    | grep -qx True || fail "crowded run did not take the 4-per-CPU loop cost: $(json "$W/crowd.json" 'd["loader"]')"
+  json "$W/crowd.json" 'any("= 4 worker processes per CPU" in w and "measured at this level" in w for w in d["warnings"])' \
+    | grep -qx True || fail "no note of the crowding: $(json "$W/crowd.json" 'd["warnings"]')"
+fi
+# --oversubscribe none: no passes, no points, and a crowded run is told its costs are the uncrowded ones.
+"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --batch-size 32 --samples 192 \
+  --python "$PY" --oversubscribe none --json "$W/cal0.json" > /dev/null 2> "$W/err0.txt" || fail "--oversubscribe none exit $?"
+! grep -q "worker processes per CPU" "$W/err0.txt" || fail "--oversubscribe none ran the passes"
+json "$W/cal0.json" 'd["figures"]["oversubscription"]["measured"]' | grep -qx False || fail "--oversubscribe none measured"
+"$IOPROBE" run --data "$W/data" --calibration "$W/cal0.json" --batch-size 8 --workers $((2 * CPUS)) --cache warm \
+  --gpu-samples-per-s 1e9 --quiet --json "$W/crowd0.json" > /dev/null || fail "run with cal0 exit $?"
+json "$W/crowd0.json" 'any("no figures for more worker processes than CPUs" in w for w in d["warnings"])' \
+  | grep -qx True || fail "no note of the missing crowded figures: $(json "$W/crowd0.json" 'd["warnings"]')"
+for bad in 1 "2,2" "4,2" "x" "2,,4" 65; do
+  "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --batch-size 32 --samples 192 \
+    --python "$PY" --oversubscribe "$bad" > "$W/e.txt" 2>&1
+  [ $? = 2 ] && grep -q -- "--oversubscribe '$bad'" "$W/e.txt" && ! grep -q "one pass" "$W/e.txt" \
+    || fail "--oversubscribe $bad not refused up front: $(cat "$W/e.txt")"
+done
+"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --python "$PY" \
+  --oversubscribe-cpus $((CPUS + 1)) > "$W/e.txt" 2>&1
+[ $? = 2 ] && grep -q -- "--oversubscribe-cpus $((CPUS + 1)): this process may run on $CPUS CPU" "$W/e.txt" \
+  || fail "--oversubscribe-cpus beyond the CPUs: $(cat "$W/e.txt")"
 
 # The user's errors name their file and exit 2.
 expect_error() {  # WHAT FACTORY PATTERN [PYTHON]

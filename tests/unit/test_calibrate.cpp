@@ -251,6 +251,99 @@ TEST_CASE("calibration from a driver that ran no worker is refused", "[calibrate
   CHECK_THROWS_WITH(calibration_from_driver(missing, "drv"), Catch::Contains("lacks a field"));
 }
 
+namespace {
+
+// The driver's output with its oversubscribed passes: two at num_workers 4 on 2 CPUs (2 per CPU),
+// two at 8 on 2 (4 per CPU), in the order they ran (the larger level first here, to check sorting).
+json crowded_output() {
+  json out = driver_output();
+  for (int w : {8, 8, 4, 4}) {
+    const bool second = out["rows"].back().value("num_workers", 0) == w;
+    const double loop = (w == 4 ? 40.0 : 50.0) + (second ? 2.0 : 0.0);
+    out["rows"].push_back({{"num_workers", w},
+                           {"pin_memory", false},
+                           {"oversubscribed", true},
+                           {"cpus", 2},
+                           {"workers_per_cpu", w / 2},
+                           {"batches", 30},
+                           {"samples", 1920},
+                           {"samples_per_s", 5000.0},
+                           {"main_cpu_per_batch_us", 9999.0},  // not the main-process figure's: left out
+                           {"main_thread_cpu_per_batch_us", spread(9000, 8000, 10000)},
+                           {"bytes_per_batch", spread(16384, 16384, 16384)},
+                           {"worker_cpu_per_sample_us", loop + 25},
+                           {"worker_loop_cpu_per_sample_us", loop},
+                           {"worker_put_cpu_per_sample_us", 25.0},
+                           {"worker_feeder_cpu_per_sample_us", 24.0},
+                           {"worker_other_cpu_per_sample_us", 1.0},
+                           {"worker_startup_s", spread(1.5, 1.4, 1.6)},
+                           {"worker_startup_cpu_s", spread(w == 4 ? 0.3 : 0.5, 0.2, 0.6)},
+                           {"main_startup_cpu_s", 0.05}});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("calibration oversubscription: a point per level from its passes, kept out of the base figures",
+          "[calibrate]") {
+  const Calibration c = calibration_from_driver(crowded_output(), "test");
+  // The base figures are the uncrowded runs' alone, as without the passes.
+  const Calibration plain = calibration_from_driver(driver_output(), "test");
+  CHECK(c.worker_cpu_per_sample_us.value == Approx(plain.worker_cpu_per_sample_us.value));
+  CHECK(c.main_cpu_per_batch_us.value == Approx(plain.main_cpu_per_batch_us.value));
+  CHECK(c.worker_startup_cpu_s.value == Approx(plain.worker_startup_cpu_s.value));
+  CHECK_FALSE(plain.oversubscription_measured);
+  REQUIRE(c.oversubscription_measured);
+  REQUIRE(c.oversubscription.size() == 2);
+  const CalLoadPoint& two = c.oversubscription[0];
+  CHECK(two.workers_per_cpu == 2.0);
+  CHECK(two.num_workers == 4);
+  CHECK(two.cpus == 2);
+  CHECK(two.worker_cpu_per_sample_us.value == Approx(66.0));  // passes of 65 and 67
+  CHECK(two.worker_cpu_per_sample_us.min == Approx(65.0));
+  CHECK(two.worker_cpu_per_sample_us.max == Approx(67.0));
+  CHECK(two.loop_per_sample_us == Approx(41.0));
+  CHECK(two.put_per_sample_us == Approx(24.0));  // the feeder thread's own clock
+  CHECK(two.other_per_sample_us == Approx(1.0));
+  CHECK(two.worker_startup_cpu_s.value == Approx(0.3));
+  CHECK(two.worker_startup_cpu_s.max == Approx(0.6));
+  CHECK(c.oversubscription[1].workers_per_cpu == 4.0);
+  CHECK(c.oversubscription[1].loop_per_sample_us == Approx(51.0));
+  // Round trip.
+  const json j = calibration_to_json(c);
+  const Calibration back = calibration_from_json(j, "cal.json");
+  REQUIRE(back.oversubscription.size() == 2);
+  CHECK(back.oversubscription[1].worker_startup_cpu_s.value == Approx(0.5));
+  CHECK(calibration_to_json(back) == j);
+  // A document written before it was measured reads as not measured.
+  json old = j;
+  old["figures"].erase("oversubscription");
+  CHECK_FALSE(calibration_from_json(old, "cal.json").oversubscription_measured);
+}
+
+TEST_CASE("calibration oversubscription: edited points are refused naming the point", "[calibrate]") {
+  const json good = calibration_to_json(calibration_from_driver(crowded_output(), "test"));
+  json j = good;
+  j["figures"]["oversubscription"]["points"][1]["workers_per_cpu"] = 2.0;  // not above the one before
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: figures.oversubscription.points[1]: workers_per_cpu 2") &&
+                             Catch::Contains("not above 2"));
+  j = good;
+  j["figures"]["oversubscription"]["points"][0]["workers_per_cpu"] = 1.0;  // the base figures' level
+  CHECK_THAT(refusal(j), Catch::Contains("points[0]: workers_per_cpu 1"));
+  j = good;
+  j["figures"]["oversubscription"]["points"][0]["loop_per_sample_us"] = 400.0;
+  CHECK_THAT(refusal(j), Catch::Contains("points[0]: loop 400") && Catch::Contains("is not the worker's total"));
+  j = good;
+  j["figures"]["oversubscription"]["points"][0]["worker_startup_cpu_s"]["min"] = 5.0;
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: figures.oversubscription.points[0].worker_startup_cpu_s: min 5"));
+  j = good;
+  j["figures"]["oversubscription"]["points"] = json::array();
+  CHECK_THAT(refusal(j), Catch::Contains("measured, but no points"));
+  j["figures"]["oversubscription"]["points"] = "none";
+  CHECK_THAT(refusal(j), Catch::Contains("'points' is \"none\", not a list"));
+}
+
 TEST_CASE("calibration document round trip", "[calibrate]") {
   const Calibration c = sample_calibration();
   const json j = calibration_to_json(c);

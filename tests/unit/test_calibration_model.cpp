@@ -128,6 +128,26 @@ TEST_CASE("model: each worker burns the start-up CPU once per epoch before its f
   for (const WorkerStats& w : none.result.workers) CHECK(w.cpu_work_ns < 10000000LL);
 }
 
+TEST_CASE("model: each run takes the worker costs of its own crowding from the calibration's curve",
+          "[calibrate][model]") {
+  // The fields hold the uncrowded costs; the curve says a worker costs 10x as much at 4 worker
+  // processes per CPU: 4 workers on 1 CPU burn the crowded start-up, 1 worker on 1 CPU the plain one.
+  auto crowded = [](uint32_t workers) {
+    return model_run([workers](LoaderConfig& c) {
+      c.num_workers = workers;
+      c.cpus = 1;
+      c.worker_startup_cpu_us = 2000;
+      c.worker_cost_curve.points = {{1.0, 0, 0, 0, 2000}, {4.0, 0, 0, 0, 20000}};
+    });
+  };
+  const ModelRun four = crowded(4), one = crowded(1);
+  REQUIRE(four.result.workers.size() == 4);
+  for (const WorkerStats& w : four.result.workers) CHECK(w.cpu_work_ns >= 20000000LL);
+  REQUIRE(one.result.workers.size() == 1);
+  CHECK(one.result.workers.at(0).cpu_work_ns >= 2000000LL);
+  CHECK(one.result.workers.at(0).cpu_work_ns < 20000000LL);
+}
+
 TEST_CASE("model: the put part is burned by a feeder thread per worker, the loop part by the worker",
           "[calibrate][model]") {
   // 256 samples, one worker: loop 100 µs and put 200 µs per sample. The worker thread's CPU in the

@@ -1,0 +1,58 @@
+#include "loader/worker_costs.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "loader/config.hpp"
+
+namespace ioprobe {
+
+WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_per_cpu) {
+  const auto& p = curve.points;
+  if (p.empty()) throw std::invalid_argument("worker cost curve: no points");
+  for (size_t i = 1; i < p.size(); ++i)
+    if (!(p[i].workers_per_cpu > p[i - 1].workers_per_cpu))
+      throw std::invalid_argument("worker cost curve: workers_per_cpu not strictly increasing");
+  WorkerCostLookup out;
+  out.last_measured = p.back().workers_per_cpu;
+  if (workers_per_cpu <= p.front().workers_per_cpu) {
+    out.costs = p.front();
+  } else if (workers_per_cpu >= p.back().workers_per_cpu) {
+    out.costs = p.back();
+    out.beyond = workers_per_cpu > p.back().workers_per_cpu;
+  } else {
+    size_t i = 1;
+    while (p[i].workers_per_cpu < workers_per_cpu) ++i;
+    const WorkerCostPoint &a = p[i - 1], &b = p[i];
+    const double t = (workers_per_cpu - a.workers_per_cpu) / (b.workers_per_cpu - a.workers_per_cpu);
+    auto lerp = [t](double x, double y) { return x + t * (y - x); };
+    out.costs = {0, lerp(a.loop_us, b.loop_us), lerp(a.put_us, b.put_us), lerp(a.other_us, b.other_us),
+                 lerp(a.startup_cpu_us, b.startup_cpu_us)};
+  }
+  out.costs.workers_per_cpu = workers_per_cpu;
+  return out;
+}
+
+double loader_workers_per_cpu(const LoaderConfig& cfg) {
+  int cpus = cfg.cpus;
+  if (cpus <= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  }
+  return static_cast<double>(cfg.ranks) * cfg.num_workers / std::max(1, cpus);
+}
+
+WorkerCostLookup resolve_worker_costs(LoaderConfig& cfg) {
+  if (cfg.worker_cost_curve.empty()) return {};
+  WorkerCostLookup l = worker_costs_at(cfg.worker_cost_curve, loader_workers_per_cpu(cfg));
+  cfg.cpu_per_sample_us = l.costs.loop_us;
+  cfg.worker_put_cpu_per_sample_us = l.costs.put_us;
+  cfg.worker_other_cpu_per_sample_us = l.costs.other_us;
+  cfg.worker_startup_cpu_us = l.costs.startup_cpu_us;
+  return l;
+}
+
+}  // namespace ioprobe

@@ -1,0 +1,58 @@
+// A DataLoader worker's CPU costs as a function of how crowded the host's CPUs are. With more
+// worker processes than CPUs, a real loader's workers burn more CPU per sample than on an idle
+// host (time slices end in context switches that refill caches and TLBs), and each fresh worker's
+// one-time start-up costs more; `ioprobe calibrate --oversubscribe` measures both at a few
+// worker-processes-per-CPU levels (BENCHMARKS.md, "Fidelity": the rows with 4 and 8 workers on 2
+// CPUs ran 19-34% slower than a model with the uncrowded figures). The loader takes its costs for
+// its own level from the curve at each run (loader_run.cpp), so a tune sweep over num_workers or
+// a capacity search over GPU ranks has each point's level's costs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ioprobe {
+
+struct LoaderConfig;
+
+/// The worker's costs at one level of crowding: what LoaderConfig's per-worker cost fields hold.
+struct WorkerCostPoint {
+  double workers_per_cpu = 0;  // worker processes per CPU the costs were measured at (> 0)
+  double loop_us = 0;          // loop (fetch + collate) CPU per sample, µs (LoaderConfig::cpu_per_sample_us)
+  double put_us = 0;           // queue feeder CPU per sample, µs (worker_put_cpu_per_sample_us)
+  double other_us = 0;         // other threads' CPU per sample, µs (worker_other_cpu_per_sample_us)
+  double startup_cpu_us = 0;   // one-time CPU of a fresh worker each epoch, µs (worker_startup_cpu_us)
+};
+
+/// Measured points, workers_per_cpu strictly increasing. The first is the uncrowded host's
+/// figures and stands for every level up to its own (a calibration's base point sits at 1 worker
+/// process per CPU); between points the costs are linear in workers_per_cpu; beyond the last, the
+/// last point's figures hold (not measured there: worker_costs_at says so). Empty: no curve, the
+/// config's own figures stand at every level.
+struct WorkerCostCurve {
+  std::vector<WorkerCostPoint> points;
+  bool empty() const { return points.empty(); }
+};
+
+/// Where a level falls on the curve.
+struct WorkerCostLookup {
+  WorkerCostPoint costs;     // the costs used (workers_per_cpu: the level asked for)
+  bool beyond = false;       // the level is above the last measured point: its figures are used
+  double last_measured = 0;  // the last point's workers_per_cpu
+};
+
+/// The costs at `workers_per_cpu`. Throws std::invalid_argument when the curve is empty or its
+/// points are not strictly increasing in workers_per_cpu.
+WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_per_cpu);
+
+/// The loader's worker processes per CPU: ranks x num_workers / cpus, where cpus is `cfg.cpus`
+/// or, when that is 0, the CPUs this process may run on (sched_getaffinity).
+double loader_workers_per_cpu(const LoaderConfig& cfg);
+
+/// Sets cfg's per-worker cost fields (cpu_per_sample_us, worker_put_cpu_per_sample_us,
+/// worker_other_cpu_per_sample_us, worker_startup_cpu_us) from cfg.worker_cost_curve at the
+/// config's own level (loader_workers_per_cpu); a config without a curve is left as it is. Gives
+/// the lookup (costs.workers_per_cpu 0 when there is no curve). Idempotent.
+WorkerCostLookup resolve_worker_costs(LoaderConfig& cfg);
+
+}  // namespace ioprobe

@@ -1,0 +1,90 @@
+// The worker's costs by crowding (loader/worker_costs.hpp): the curve's lookup, the loader's
+// worker processes per CPU, and the resolution into a LoaderConfig's cost fields.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+#include "loader/config.hpp"
+#include "loader/worker_costs.hpp"
+
+using namespace ioprobe;
+
+namespace {
+
+// A calibration's shape: the uncrowded figures at 1 worker process per CPU, measured points at 2 and 4.
+WorkerCostCurve curve() {
+  WorkerCostCurve c;
+  c.points = {{1.0, 3000, 20, 2, 400000}, {2.0, 3100, 30, 2, 500000}, {4.0, 3300, 50, 4, 700000}};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("worker costs: the first point below it, linear between points, the last beyond it (said so)",
+          "[worker_costs]") {
+  const WorkerCostCurve c = curve();
+  WorkerCostLookup l = worker_costs_at(c, 0.5);  // fewer workers than CPUs: the uncrowded figures
+  CHECK(l.costs.loop_us == 3000);
+  CHECK(l.costs.startup_cpu_us == 400000);
+  CHECK(l.costs.workers_per_cpu == 0.5);
+  CHECK_FALSE(l.beyond);
+  l = worker_costs_at(c, 2.0);  // on a point: its figures
+  CHECK(l.costs.loop_us == Approx(3100));
+  CHECK(l.costs.put_us == Approx(30));
+  l = worker_costs_at(c, 3.0);  // half way from 2 to 4
+  CHECK(l.costs.loop_us == Approx(3200));
+  CHECK(l.costs.put_us == Approx(40));
+  CHECK(l.costs.other_us == Approx(3));
+  CHECK(l.costs.startup_cpu_us == Approx(600000));
+  CHECK_FALSE(l.beyond);
+  l = worker_costs_at(c, 1.5);
+  CHECK(l.costs.loop_us == Approx(3050));
+  l = worker_costs_at(c, 8.0);  // beyond the last measured level: held, and flagged
+  CHECK(l.costs.loop_us == Approx(3300));
+  CHECK(l.costs.startup_cpu_us == Approx(700000));
+  CHECK(l.beyond);
+  CHECK(l.last_measured == 4.0);
+  CHECK_FALSE(worker_costs_at(c, 4.0).beyond);
+}
+
+TEST_CASE("worker costs: an empty or unordered curve is refused", "[worker_costs]") {
+  CHECK_THROWS_AS(worker_costs_at(WorkerCostCurve{}, 1.0), std::invalid_argument);
+  WorkerCostCurve c = curve();
+  c.points[2].workers_per_cpu = 2.0;  // a repeated level
+  CHECK_THROWS_AS(worker_costs_at(c, 3.0), std::invalid_argument);
+}
+
+TEST_CASE("worker costs: a config takes the figures of its own ranks x workers per CPU", "[worker_costs]") {
+  LoaderConfig cfg;
+  cfg.cpu_per_sample_us = 11;  // a hand-given cost, kept without a curve
+  cfg.num_workers = 8;
+  cfg.ranks = 1;
+  cfg.cpus = 2;
+  CHECK(loader_workers_per_cpu(cfg) == Approx(4.0));
+  CHECK(resolve_worker_costs(cfg).costs.workers_per_cpu == 0);
+  CHECK(cfg.cpu_per_sample_us == 11);
+
+  cfg.worker_cost_curve = curve();
+  WorkerCostLookup l = resolve_worker_costs(cfg);
+  CHECK(l.costs.workers_per_cpu == Approx(4.0));
+  CHECK(cfg.cpu_per_sample_us == Approx(3300));
+  CHECK(cfg.worker_put_cpu_per_sample_us == Approx(50));
+  CHECK(cfg.worker_other_cpu_per_sample_us == Approx(4));
+  CHECK(cfg.worker_startup_cpu_us == Approx(700000));
+  resolve_worker_costs(cfg);  // idempotent: from the curve, not from the fields it set
+  CHECK(cfg.cpu_per_sample_us == Approx(3300));
+
+  cfg.num_workers = 3;  // 3 ranks x 3 workers on 8 CPUs = 1.125 per CPU
+  cfg.ranks = 3;
+  cfg.cpus = 8;
+  l = resolve_worker_costs(cfg);
+  CHECK(l.costs.workers_per_cpu == Approx(1.125));
+  CHECK(cfg.cpu_per_sample_us == Approx(3000 + 0.125 * 100));
+  cfg.num_workers = 2;  // 6 on 8 CPUs: uncrowded
+  resolve_worker_costs(cfg);
+  CHECK(cfg.cpu_per_sample_us == Approx(3000));
+
+  cfg.cpus = 0;  // this process's CPUs (sched_getaffinity): at least one
+  CHECK(loader_workers_per_cpu(cfg) > 0);
+  CHECK(loader_workers_per_cpu(cfg) <= 6.0);
+}
