@@ -40,12 +40,13 @@ figures over the batches from the first to the last (worker start-up and the fir
                           once the workers are reaped, less their clocks at the last batch, seconds
   worker start-up CPU     a worker's CPU from its fork to worker_init_fn plus its first batches' one-time
                           CPU plus its exit CPU, seconds; main start-up CPU: the main thread's CPU in iter() (the forks)
-  oversubscribed passes   --oversubscribe P1,P2 (worker processes per CPU, each above 1): a pass at
+  oversubscribed passes   --oversubscribe P1,P2 (worker processes per CPU, each above 1): passes at
                           num_workers = P x K with this process, and so its workers, bound to K of its
-                          CPUs (--oversubscribe-cpus; sched_setaffinity), over the files as many times
-                          as give each worker 4 batches, twice: the worker figures above at that
-                          crowding (rows marked oversubscribed, with cpus and workers_per_cpu); no pin
-                          pass
+                          CPUs (--oversubscribe-cpus; sched_setaffinity), over the files (repeated as
+                          needed) for 3 and then 6 batches per worker: the worker figures above at that
+                          crowding (rows marked oversubscribed, with cpus and workers_per_cpu), and the
+                          workers' whole-life CPU (fork to exit, RUSAGE_CHILDREN: worker_life_cpu_s) over
+                          the pass's pass_samples; no pin pass
   pin memory              per batch: tensor.pin_memory() where CUDA is available; without CUDA torch
                           cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
                           (the same bytes moved into page-locked memory), marked as such
@@ -388,6 +389,9 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         # shared equally (RUSAGE_CHILDREN sums them); 0 when a worker was not reaped.
         exit_s = max(0.0, (kids1 - kids0) - sum(wb)) / workers if exited else 0.0
         res["worker_exit_cpu_s"] = exit_s
+        res["pass_samples"] = sum(sizes)
+        if exited:
+            res["worker_life_cpu_s"] = kids1 - kids0  # all the workers, fork to exit
         # A fresh worker's one-time CPU: fork to worker_init_fn (its CPU clock starts at the fork),
         # its first batches' one-time costs and its exit; and the main thread's CPU in iter() (the forks).
         res["worker_startup_cpu_s"] = spread([c0 + f + exit_s for c0, f in zip(cpu0.tolist(), first)])
@@ -403,7 +407,10 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     return res
 
 
-CROWDED_PASSES = 2  # per level: a single pass's start-up CPU varied by +-15% on a 2-vCPU VM
+# Per level, two passes of different lengths (batches per worker): their workers' whole-life CPU
+# (fork to exit) gives the CPU per sample (the difference) and the one-time CPU per worker (the
+# rest), as a real epoch pays them; a short pass's windowed start-up figure varied by 0.1-0.9 s.
+CROWDED_LENGTHS = (3, 6)
 
 
 def crowded_rows(a, torch, make_ds, collate, paths):
@@ -414,17 +421,18 @@ def crowded_rows(a, torch, make_ds, collate, paths):
     allowed = sorted(os.sched_getaffinity(0))
     k = max(1, min(a.oversubscribe_cpus, len(allowed)))
     rows = []
-    for per, rep in [(per, rep) for per in levels for rep in range(CROWDED_PASSES)]:
+    for per, rep in [(per, rep) for per in levels for rep in range(len(CROWDED_LENGTHS))]:
         w = per * k
-        reps = -(-4 * w * a.batch_size // len(paths))  # 4 batches per worker: 3 steady ones after the first
-        note(f"num_workers={w} on {k} CPU(s) ({per} worker processes per CPU): pass {rep + 1} of {CROWDED_PASSES} "
-             f"over {len(paths) * reps} samples ({reps} x the files)")
+        n = CROWDED_LENGTHS[rep] * w * a.batch_size
+        run_paths = (paths * -(-n // len(paths)))[:n]
+        note(f"num_workers={w} on {k} CPU(s) ({per} worker processes per CPU): pass {rep + 1} of "
+             f"{len(CROWDED_LENGTHS)}, {CROWDED_LENGTHS[rep]} batches per worker ({n} samples over the files)")
         os.sched_setaffinity(0, allowed[:k])
         try:
             with warnings.catch_warnings():
                 # torch warns that num_workers exceeds the CPUs: the point of this pass.
                 warnings.filterwarnings("ignore", message=".*worker processes in total.*")
-                r = measure(torch, make_ds, collate, paths * reps, w, a.batch_size, a.seed + rep, None, None)
+                r = measure(torch, make_ds, collate, run_paths, w, a.batch_size, a.seed + rep, None, None)
         except SystemExit:
             raise
         except Exception as e:  # noqa: BLE001

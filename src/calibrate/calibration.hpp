@@ -26,8 +26,10 @@ struct CalFigure {
 };
 
 /// The worker's costs measured at one level of crowding: num_workers worker processes on `cpus`
-/// CPUs (the driver's affinity for those passes), workers_per_cpu = num_workers / cpus > 1; min/max
-/// over the level's passes.
+/// CPUs (the driver's affinity for those passes), workers_per_cpu = num_workers / cpus > 1. The
+/// values are fitted from the workers' whole-life CPU in two passes of different lengths (per
+/// sample: the difference; one-time: the rest), min/max over that fit and each pass's windowed
+/// figure; from a driver without whole-life figures, the windowed means.
 struct CalLoadPoint {
   double workers_per_cpu = 0;
   int num_workers = 0;
@@ -69,8 +71,8 @@ struct Calibration {
                                 // zeros in documents written before it was counted
   CalFigure worker_startup_s;   // iter(loader) to a worker's worker_init_fn, s
   // A fresh worker's one-time CPU each epoch (fork to worker_init_fn, plus its first batches'
-  // costs beyond the steady per-sample cost, plus its shutdown and exit), s; and the main thread's CPU in iter() (the forks),
-  // s. Documents written before these were measured lack them: startup_measured false, zeros.
+  // costs beyond the steady per-sample cost, plus its shutdown and exit), s; and the main thread's CPU in iter() (the
+  // forks), s. Documents written before these were measured lack them: startup_measured false, zeros.
   bool startup_measured = false;
   CalFigure worker_startup_cpu_s;
   CalFigure main_startup_cpu_s;

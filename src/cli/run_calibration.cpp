@@ -116,8 +116,6 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
     return;
   }
   const WorkerCostLookup w = resolve_worker_costs(l);
-  const int cpus = l.cpus > 0 ? l.cpus
-                              : static_cast<int>(std::lround(l.ranks * l.num_workers / w.costs.workers_per_cpu));
   if (w.costs.workers_per_cpu <= 1) return;  // the uncrowded figures, as measured
   bool measured = false;
   for (const WorkerCostPoint& p : l.worker_cost_curve.points)
@@ -125,7 +123,7 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
   c.calibration_notes.push_back(fmt::format(
       "--calibration {}: {} GPU rank(s) x {} workers on {} CPUs = {:.3g} worker processes per CPU: the worker costs "
       "{} ({:.0f} µs CPU per sample in the loop, {:.2f} s start-up CPU per worker per epoch){}",
-      path, l.ranks, l.num_workers, cpus, w.costs.workers_per_cpu,
+      path, l.ranks, l.num_workers, loader_cpus(l), w.costs.workers_per_cpu,
       w.beyond   ? fmt::format("are those measured at {:.3g} per CPU, the most calibrated", last)
       : measured ? "are those measured at this level"
                  : "are interpolated between the calibration's measured levels",

@@ -35,14 +35,18 @@ WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_pe
   return out;
 }
 
-double loader_workers_per_cpu(const LoaderConfig& cfg) {
+int loader_cpus(const LoaderConfig& cfg) {
   int cpus = cfg.cpus;
   if (cpus <= 0) {
     cpu_set_t set;
     CPU_ZERO(&set);
     cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
   }
-  return static_cast<double>(cfg.ranks) * cfg.num_workers / std::max(1, cpus);
+  return std::max(1, cpus);
+}
+
+double loader_workers_per_cpu(const LoaderConfig& cfg) {
+  return static_cast<double>(cfg.ranks) * cfg.num_workers / loader_cpus(cfg);
 }
 
 WorkerCostLookup resolve_worker_costs(LoaderConfig& cfg) {

@@ -45,8 +45,11 @@ struct WorkerCostLookup {
 /// points are not strictly increasing in workers_per_cpu.
 WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_per_cpu);
 
-/// The loader's worker processes per CPU: ranks x num_workers / cpus, where cpus is `cfg.cpus`
-/// or, when that is 0, the CPUs this process may run on (sched_getaffinity).
+/// The CPUs the loader's threads share: `cfg.cpus`, or when that is 0 the CPUs this process may
+/// run on (sched_getaffinity); at least 1.
+int loader_cpus(const LoaderConfig& cfg);
+
+/// The loader's worker processes per CPU: ranks x num_workers / loader_cpus(cfg).
 double loader_workers_per_cpu(const LoaderConfig& cfg);
 
 /// Sets cfg's per-worker cost fields (cpu_per_sample_us, worker_put_cpu_per_sample_us,

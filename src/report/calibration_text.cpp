@@ -68,8 +68,9 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   else line("pin_memory", pin.value("method", ""));
   if (f.contains("oversubscription") && f.at("oversubscription").value("measured", false)) {
     const auto& pts = f.at("oversubscription").at("points");
-    o += "\nWith more worker processes than CPUs (passes bound to fewer CPUs; min/max over each level's passes; the "
-         "figures above stand for up to 1 per CPU)\n";
+    o += "\nWith more worker processes than CPUs (passes bound to fewer CPUs; each value fitted from two pass "
+         "lengths' whole-life CPU, min/max over the fit and each pass's window; the figures above stand for up to 1 "
+         "per CPU)\n";
     for (const auto& p : pts)
       line(fmt::format("{:.3g} per CPU", p.value("workers_per_cpu", 0.0)),
            fmt::format("num_workers={} on {} CPUs: worker CPU per sample {} (loop {:.1f} µs); start-up CPU per "

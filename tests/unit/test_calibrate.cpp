@@ -322,6 +322,42 @@ TEST_CASE("calibration oversubscription: a point per level from its passes, kept
   CHECK_FALSE(calibration_from_json(old, "cal.json").oversubscription_measured);
 }
 
+TEST_CASE("calibration oversubscription: per-sample and one-time CPU fitted from two pass lengths' whole lives",
+          "[calibrate]") {
+  // num_workers 8 on 2 CPUs, 3 and 6 batches of 64 per worker: 1536 and 3072 samples. Whole-life CPU
+  // of the workers 8 x 0.5 s + 1536 x 100 µs = 4.1536 s and 8 x 0.5 + 3072 x 100 µs = 4.3072 s.
+  json out = crowded_output();
+  for (json& r : out["rows"]) {
+    if (!r.value("oversubscribed", false) || r["num_workers"] != 8) continue;
+    const bool first = !r.contains("seen");
+    r["pass_samples"] = first ? 1536 : 3072;
+    r["worker_life_cpu_s"] = first ? 4.1536 : 4.3072;
+    for (json& q : out["rows"])
+      if (q.value("oversubscribed", false) && q["num_workers"] == 8) q["seen"] = true;
+  }
+  const Calibration c = calibration_from_driver(out, "test");
+  REQUIRE(c.oversubscription.size() == 2);
+  const CalLoadPoint& four = c.oversubscription[1];
+  CHECK(four.worker_cpu_per_sample_us.value == Approx(100.0));
+  CHECK(four.worker_startup_cpu_s.value == Approx(0.5));
+  // The windows' split kept in proportion (loop 51, put 24, other 1 of 76), scaled to the fit.
+  CHECK(four.loop_per_sample_us == Approx(100.0 * 51 / 76));
+  CHECK(four.put_per_sample_us == Approx(100.0 * 24 / 76));
+  CHECK(four.other_per_sample_us == Approx(100.0 * 1 / 76));
+  // The spread holds the windows' figures and the fit.
+  CHECK(four.worker_cpu_per_sample_us.min == Approx(75.0));
+  CHECK(four.worker_cpu_per_sample_us.max == Approx(100.0));
+  CHECK(four.worker_startup_cpu_s.max == Approx(0.6));
+  // The level without whole-life figures keeps its windowed means.
+  CHECK(c.oversubscription[0].worker_cpu_per_sample_us.value == Approx(66.0));
+  CHECK(calibration_from_json(calibration_to_json(c), "cal.json").oversubscription[1].loop_per_sample_us ==
+        Approx(four.loop_per_sample_us));
+  // A longer pass that burned less (a noisy host) fits nothing: the windowed means stand.
+  for (json& r : out["rows"])
+    if (r.value("pass_samples", 0) == 3072) r["worker_life_cpu_s"] = 4.0;
+  CHECK(calibration_from_driver(out, "test").oversubscription[1].worker_cpu_per_sample_us.value == Approx(76.0));
+}
+
 TEST_CASE("calibration oversubscription: edited points are refused naming the point", "[calibrate]") {
   const json good = calibration_to_json(calibration_from_driver(crowded_output(), "test"));
   json j = good;
