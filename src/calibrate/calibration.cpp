@@ -85,8 +85,11 @@ CalFigure over_rows(const json& rows, const char* key, Pick pick, const std::str
 // give both. The windowed figures' min/max are kept, widened to hold the fit; the split of the
 // per-sample CPU into loop, put and other keeps the windows' proportions. Without two lengths (an
 // older driver), or when the difference is not positive (a noisy host), the windowed means stand.
+// The per-sample figure is not taken below `floor_us` (the level before's: crowding does not make a
+// sample cheaper, so a lower difference is the host's noise); the one-time figure is then the
+// short pass's rest at that floor, so the short pass's whole-life CPU is still reproduced.
 template <class Pick>
-void fit_whole_lives(const json& rows, Pick at_level, CalLoadPoint& p) {
+void fit_whole_lives(const json& rows, Pick at_level, double floor_us, CalLoadPoint& p) {
   const json* a = nullptr;
   const json* b = nullptr;
   for (const json& r : rows) {
@@ -99,7 +102,7 @@ void fit_whole_lives(const json& rows, Pick at_level, CalLoadPoint& p) {
   const double na = a->at("pass_samples").get<double>(), nb = b->at("pass_samples").get<double>();
   const double ca = a->at("worker_life_cpu_s").get<double>(), cb = b->at("worker_life_cpu_s").get<double>();
   if (!(nb > na) || !(cb > ca)) return;
-  const double per_us = (cb - ca) / (nb - na) * 1e6;
+  const double per_us = std::max((cb - ca) / (nb - na) * 1e6, floor_us);
   const double once_s = std::max(0.0, (ca - na * per_us / 1e6) / std::max(1, p.num_workers));
   const double window = p.loop_per_sample_us + p.put_per_sample_us + p.other_per_sample_us;
   if (window > 0) {
@@ -457,7 +460,10 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
       p.put_per_sample_us = over_rows(rows, "worker_feeder_cpu_per_sample_us", at_level, where).value;
       p.other_per_sample_us = over_rows(rows, "worker_other_cpu_per_sample_us", at_level, where).value;
       p.worker_startup_cpu_s = over_rows(rows, "worker_startup_cpu_s", at_level, where);
-      fit_whole_lives(rows, at_level, p);
+      fit_whole_lives(rows, at_level,
+                      c.oversubscription.empty() ? c.worker_cpu_per_sample_us.value
+                                                 : c.oversubscription.back().worker_cpu_per_sample_us.value,
+                      p);
       c.oversubscription.push_back(p);
     }
     c.oversubscription_measured = !c.oversubscription.empty();

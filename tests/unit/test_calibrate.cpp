@@ -352,6 +352,13 @@ TEST_CASE("calibration oversubscription: per-sample and one-time CPU fitted from
   CHECK(c.oversubscription[0].worker_cpu_per_sample_us.value == Approx(66.0));
   CHECK(calibration_from_json(calibration_to_json(c), "cal.json").oversubscription[1].loop_per_sample_us ==
         Approx(four.loop_per_sample_us));
+  // A fit below the level before (here the 2-per-CPU level's 66 µs) is held at it: crowding does
+  // not make a sample cheaper. The one-time CPU is the short pass's rest: (4.1536 - 1536 x 66 µs) / 8.
+  for (json& r : out["rows"])
+    if (r.value("pass_samples", 0) == 3072) r["worker_life_cpu_s"] = 4.1536 + 1536 * 30e-6;
+  const CalLoadPoint low = calibration_from_driver(out, "test").oversubscription[1];
+  CHECK(low.worker_cpu_per_sample_us.value == Approx(66.0));
+  CHECK(low.worker_startup_cpu_s.value == Approx((4.1536 - 1536 * 66e-6) / 8));
   // A longer pass that burned less (a noisy host) fits nothing: the windowed means stand.
   for (json& r : out["rows"])
     if (r.value("pass_samples", 0) == 3072) r["worker_life_cpu_s"] = 4.0;
