@@ -18,6 +18,11 @@ namespace {
 
 using json = nlohmann::json;
 
+// Bounds of the figures the loader burns (a document beyond them was edited or damaged): a minute
+// of CPU per sample (--cpu-per-sample's bound) and an hour of start-up CPU per worker.
+constexpr double kMaxCpuPerSampleUs = 60e6;
+constexpr double kMaxStartupCpuS = 3600;
+
 json figure_json(const CalFigure& f) { return {{"value", f.value}, {"min", f.min}, {"max", f.max}}; }
 
 const json& field(const json& j, const char* key, const std::string& where) {
@@ -102,7 +107,9 @@ void fit_whole_lives(const json& rows, Pick at_level, double floor_us, CalLoadPo
   const double na = a->at("pass_samples").get<double>(), nb = b->at("pass_samples").get<double>();
   const double ca = a->at("worker_life_cpu_s").get<double>(), cb = b->at("worker_life_cpu_s").get<double>();
   if (!(nb > na) || !(cb > ca)) return;
-  const double per_us = std::max((cb - ca) / (nb - na) * 1e6, floor_us);
+  const double fitted_us = (cb - ca) / (nb - na) * 1e6;
+  const double per_us = std::max(fitted_us, floor_us);
+  p.basis = fitted_us < floor_us ? "floor" : "fit";
   const double once_s = std::max(0.0, (ca - na * per_us / 1e6) / std::max(1, p.num_workers));
   const double window = p.loop_per_sample_us + p.put_per_sample_us + p.other_per_sample_us;
   if (window > 0) {
@@ -143,7 +150,8 @@ json calibration_to_json(const Calibration& c) {
                               {"loop_per_sample_us", p.loop_per_sample_us},
                               {"put_per_sample_us", p.put_per_sample_us},
                               {"other_per_sample_us", p.other_per_sample_us},
-                              {"worker_startup_cpu_s", figure_json(p.worker_startup_cpu_s)}});
+                              {"worker_startup_cpu_s", figure_json(p.worker_startup_cpu_s)},
+                              {"basis", p.basis}});
   return {{"schema", kCalibrationSchema},
           {"kind", "calibration"},
           {"schema_version", c.schema_version},
@@ -253,6 +261,12 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
                                      c.worker_other_cpu_per_sample_us.value, total));
     }
   }
+  if (c.worker_cpu_per_sample_us.max > kMaxCpuPerSampleUs)
+    throw UsageError(
+        fmt::format("{}: figures.worker_cpu_per_sample_us {:g} µs is beyond any DataLoader's (at most {:g} "
+                    "µs, a minute, per sample); the document was edited or damaged, rerun `ioprobe "
+                    "calibrate`",
+                    where, c.worker_cpu_per_sample_us.max, kMaxCpuPerSampleUs));
   c.inprocess_cpu_per_sample_us = figure(f, "inprocess_cpu_per_sample_us", where);
   c.main_cpu_per_batch_us = figure(f, "main_cpu_per_batch_us", where);
   c.main_cpu_per_batch_p10_us = number(f, "main_cpu_per_batch_p10_us", where + ": figures");
@@ -274,6 +288,11 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
     if (c.startup_measured) {
       c.worker_startup_cpu_s = figure(st, "worker_s", where, "figures.startup_cpu");
       c.main_startup_cpu_s = figure(st, "main_s", where, "figures.startup_cpu");
+      if (c.worker_startup_cpu_s.max > kMaxStartupCpuS || c.main_startup_cpu_s.max > kMaxStartupCpuS)
+        throw UsageError(fmt::format("{}: figures.startup_cpu: {:g} s of start-up CPU is beyond any DataLoader's (at "
+                                     "most {:g} s); the document was edited or damaged, rerun `ioprobe calibrate`",
+                                     where, std::max(c.worker_startup_cpu_s.max, c.main_startup_cpu_s.max),
+                                     kMaxStartupCpuS));
     }
   }
   if (f.contains("oversubscription")) {  // absent from documents written before it was measured
@@ -299,6 +318,15 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
       p.put_per_sample_us = number(pt, "put_per_sample_us", pw);
       p.other_per_sample_us = number(pt, "other_per_sample_us", pw);
       p.worker_startup_cpu_s = figure(pt, "worker_startup_cpu_s", where, path.c_str());
+      if (pt.contains("basis")) p.basis = text(pt, "basis", pw);
+      // Beyond a minute of CPU per sample or an hour per worker start is no DataLoader's, and
+      // the loader would burn it (a run that never ends).
+      if (p.worker_cpu_per_sample_us.max > kMaxCpuPerSampleUs || p.worker_startup_cpu_s.max > kMaxStartupCpuS)
+        throw UsageError(fmt::format("{}: {:g} µs CPU per sample or {:g} s start-up CPU is beyond any DataLoader's (at "
+                                     "most {:g} µs and {:g} s); the document was edited or damaged, rerun `ioprobe "
+                                     "calibrate`",
+                                     pw, p.worker_cpu_per_sample_us.max, p.worker_startup_cpu_s.max, kMaxCpuPerSampleUs,
+                                     kMaxStartupCpuS));
       const double prev = c.oversubscription.empty() ? 1.0 : c.oversubscription.back().workers_per_cpu;
       // Above one worker process per CPU (the base figures' level) and increasing: the model
       // interpolates between them; a count beyond a million is no DataLoader's.

@@ -39,6 +39,10 @@ struct CalLoadPoint {
   double put_per_sample_us = 0;        // of its value, the queue feeder thread, µs
   double other_per_sample_us = 0;      // of its value, the other threads (the resource sharer), µs
   CalFigure worker_startup_cpu_s;      // a fresh worker's one-time CPU per epoch, s (mean over the passes)
+  // How the values were taken: "fit" (the two lengths' whole-life CPU), "floor" (the fit's CPU per
+  // sample was below the level before's and is held at it), "windows" (no positive difference, or
+  // no whole-life figures: the passes' windowed means).
+  std::string basis = "windows";
 };
 
 struct Calibration {

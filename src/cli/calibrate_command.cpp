@@ -131,6 +131,8 @@ int cmd_calibrate(const CommandContext& ctx) {
                                  kCalibrationMinBatches * batch));
   const std::string json_path = get_string(vm, "json");
   if (!json_path.empty()) check_output_path(json_path, "--json", "calibration");
+  if (vm.count("oversubscribe") && get_string(vm, "oversubscribe").empty())
+    throw UsageError("--oversubscribe is empty; give the worker processes per CPU to measure (e.g. 2,4), or none");
   const std::string over = oversubscribe_levels(get_string(vm, "oversubscribe"));
   const int cpus_allowed = probe_host().cpus_allowed;
   const uint64_t over_cpus = get_count(vm, "oversubscribe-cpus",

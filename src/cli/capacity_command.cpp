@@ -298,6 +298,7 @@ int cmd_capacity(const CommandContext& ctx) {
   if (multi) doc["cluster"] = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
   doc["partial"] = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);
+  for (const auto& w : c.calibration_notes) doc["warnings"].push_back(w);  // as run's and tune's
   // Storage-bound at N+1 ranks on a dataset of few batches per rank: the epoch boundaries may be the cause.
   if (answer.bound == "storage") {
     const uint32_t at = answer.gpus_fed + 1;

@@ -373,14 +373,10 @@ class RankLoader {
 
 double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
 
-}  // namespace
-
-LoaderResult run_loader(const FileIndex& index, const LoaderConfig& given, LoaderProgress* progress,
-                        const Topology* topo, const RecordLayout* layout, StepSync* sync) {
+// run_loader with the worker's costs already set for this run's crowding.
+LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress,
+                          const Topology* topo, const RecordLayout* layout, StepSync* sync) {
   LoaderResult res;
-  // A calibration's curve sets the worker's costs for this run's own crowding (worker_costs.hpp).
-  LoaderConfig cfg = given;
-  resolve_worker_costs(cfg);
   Shared sh{index, cfg};
   if (layout && layout->records_in_files()) sh.layout = layout;
   sh.progress = progress;
@@ -468,6 +464,16 @@ LoaderResult run_loader(const FileIndex& index, const LoaderConfig& given, Loade
                     : kind == 1 ? "duration reached"
                                 : "completed";
   return res;
+}
+
+}  // namespace
+
+LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo,
+                        const RecordLayout* layout, StepSync* sync) {
+  // A calibration's curve sets the worker's costs for this run's own crowding (worker_costs.hpp).
+  LoaderConfig resolved = cfg;
+  resolve_worker_costs(resolved);
+  return run_resolved(index, resolved, progress, topo, layout, sync);
 }
 
 }  // namespace ioprobe

@@ -69,14 +69,18 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   if (f.contains("oversubscription") && f.at("oversubscription").value("measured", false)) {
     const auto& pts = f.at("oversubscription").at("points");
     o += "\nWith more worker processes than CPUs (passes bound to fewer CPUs; each value fitted from two pass "
-         "lengths' whole-life CPU, min/max over the fit and each pass's window; the figures above stand for up to 1 "
+         "lengths' whole-life CPU unless said otherwise, min/max over the fit and each pass's window; the figures "
+         "above stand for up to 1 "
          "per CPU)\n";
     for (const auto& p : pts)
       line(fmt::format("{:.3g} per CPU", p.value("workers_per_cpu", 0.0)),
            fmt::format("num_workers={} on {} CPUs: worker CPU per sample {} (loop {:.1f} µs); start-up CPU per "
                        "worker {}",
                        p.value("num_workers", 0), p.value("cpus", 0), fig(p.at("worker_cpu_per_sample_us"), "µs"),
-                       p.value("loop_per_sample_us", 0.0), fig(p.at("worker_startup_cpu_s"), "s", 3)));
+                       p.value("loop_per_sample_us", 0.0), fig(p.at("worker_startup_cpu_s"), "s", 3)) +
+               (p.value("basis", "") == "floor"     ? "; the fit was below the level before's, held at it"
+                : p.value("basis", "") == "windows" ? "; the passes' windowed means (the longer pass did not burn more)"
+                                                    : ""));
   }
   const double main_us = f.at("main_cpu_per_batch_us").value("value", 0.0);
   const double worker_us = f.at("worker_cpu_per_sample_us").value("value", 0.0);

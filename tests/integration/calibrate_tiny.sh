@@ -113,6 +113,8 @@ for bad in 1 "2,2" "4,2" "x" "2,,4" 65; do
   [ $? = 2 ] && grep -q -- "--oversubscribe '$bad'" "$W/e.txt" && ! grep -q "one pass" "$W/e.txt" \
     || fail "--oversubscribe $bad not refused up front: $(cat "$W/e.txt")"
 done
+"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --python "$PY" --oversubscribe "" > "$W/e.txt" 2>&1
+[ $? = 2 ] && grep -q -- "--oversubscribe is empty" "$W/e.txt" || fail "empty --oversubscribe: $(cat "$W/e.txt")"
 "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --python "$PY" \
   --oversubscribe-cpus $((CPUS + 1)) > "$W/e.txt" 2>&1
 [ $? = 2 ] && grep -q -- "--oversubscribe-cpus $((CPUS + 1)): this process may run on $CPUS CPU" "$W/e.txt" \

@@ -359,6 +359,9 @@ TEST_CASE("calibration oversubscription: per-sample and one-time CPU fitted from
   const CalLoadPoint low = calibration_from_driver(out, "test").oversubscription[1];
   CHECK(low.worker_cpu_per_sample_us.value == Approx(66.0));
   CHECK(low.worker_startup_cpu_s.value == Approx((4.1536 - 1536 * 66e-6) / 8));
+  CHECK(low.basis == "floor");
+  CHECK(four.basis == "fit");
+  CHECK(c.oversubscription[0].basis == "windows");
   // A longer pass that burned less (a noisy host) fits nothing: the windowed means stand.
   for (json& r : out["rows"])
     if (r.value("pass_samples", 0) == 3072) r["worker_life_cpu_s"] = 4.0;
@@ -380,6 +383,18 @@ TEST_CASE("calibration oversubscription: edited points are refused naming the po
   j = good;
   j["figures"]["oversubscription"]["points"][0]["worker_startup_cpu_s"]["min"] = 5.0;
   CHECK_THAT(refusal(j), Catch::Contains("cal.json: figures.oversubscription.points[0].worker_startup_cpu_s: min 5"));
+  j = good;
+  j = good;
+  // Figures the loader would burn for ever: beyond a minute per sample or an hour per start.
+  j["figures"]["oversubscription"]["points"][1]["worker_startup_cpu_s"] = {{"value", 1e9}, {"min", 1e9}, {"max", 1e9}};
+  CHECK_THAT(refusal(j), Catch::Contains("points[1]: ") && Catch::Contains("beyond any DataLoader's"));
+  j = good;
+  j["figures"]["worker_cpu_per_sample_us"] = {{"value", 1e300}, {"min", 1e300}, {"max", 1e300}};
+  j["figures"]["worker_cpu_split"] = {{"measured", false}};
+  CHECK_THAT(refusal(j), Catch::Contains("figures.worker_cpu_per_sample_us 1e+300 µs is beyond any DataLoader's"));
+  j = good;
+  j["figures"]["startup_cpu"]["worker_s"] = {{"value", 1e9}, {"min", 1e9}, {"max", 1e9}};
+  CHECK_THAT(refusal(j), Catch::Contains("figures.startup_cpu: 1e+09 s of start-up CPU is beyond"));
   j = good;
   j["figures"]["oversubscription"]["points"] = json::array();
   CHECK_THAT(refusal(j), Catch::Contains("measured, but no points"));
