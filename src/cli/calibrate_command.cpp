@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <ctime>
 #include <iostream>
@@ -22,6 +21,7 @@
 #include "report/calibration_text.hpp"
 #include "report/document.hpp"
 #include "topology/host.hpp"
+#include "tune/sweep.hpp"
 
 namespace ioprobe::cli {
 
@@ -45,26 +45,15 @@ std::string utc_now() {
 }
 
 // --oversubscribe: "none" (or empty: the default, 2,4) into the driver's list, each level a whole
-// number of worker processes per CPU from 2 to 64, increasing and without repeats.
+// number of worker processes per CPU from 2 to 64 (tune's list parser), given in increasing order.
 std::string oversubscribe_levels(const std::string& given) {
   if (given == "none") return "";
   const std::string list = given.empty() ? "2,4" : given;
-  std::string out;
-  int prev = 1;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, comma - pos);
-    int v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 2 || v > 64 || v <= prev)
-      throw UsageError(fmt::format("--oversubscribe '{}': '{}' is not a whole number of worker processes per CPU from "
-                                   "2 to 64 above the one before it; give e.g. 2,4 (or none)",
-                                   escape_bytes(given), escape_bytes(item)));
-    out += (out.empty() ? "" : ",") + item;
-    prev = v;
-    pos = comma + 1;
-  }
+  std::string out = fmt::format("{}", fmt::join(parse_uint_list(list, "--oversubscribe", 2, 64), ","));
+  if (out != list)
+    throw UsageError(
+        fmt::format("--oversubscribe '{}': give the levels as increasing whole numbers, e.g. 2,4 (or none)",
+                    escape_bytes(given)));
   return out;
 }
 

@@ -1,11 +1,10 @@
 #include "loader/worker_costs.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <stdexcept>
 
 #include "loader/config.hpp"
+#include "topology/numa.hpp"
 
 namespace ioprobe {
 
@@ -36,12 +35,7 @@ WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_pe
 }
 
 int loader_cpus(const LoaderConfig& cfg) {
-  int cpus = cfg.cpus;
-  if (cpus <= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  }
+  const int cpus = cfg.cpus > 0 ? cfg.cpus : static_cast<int>(current_thread_cpus().size());
   return std::max(1, cpus);
 }
 
