@@ -95,7 +95,12 @@ WalkResult walk_tree(const std::string& root, bool follow) {
     throw UsageError(
         fmt::format("--data '{}' is not a directory; use --file-list for a list of files", escape_bytes(root)));
   int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) throw UsageError(fmt::format("--data '{}': cannot open: {}", escape_bytes(root), errno_text(errno)));
+  if (root_fd < 0) {
+    const int err = errno;
+    throw UsageError(fmt::format("--data '{}': cannot open: {}; {}", escape_bytes(root), errno_text(err),
+                                 err == EACCES ? "run as a user who may read it, or give --data a readable directory"
+                                               : "give --data a readable directory"));
+  }
 
   std::set<std::pair<dev_t, ino_t>> visited{{rst.st_dev, rst.st_ino}};
   std::vector<FileId> ids;
