@@ -110,7 +110,13 @@ void fit_whole_lives(const json& rows, Pick at_level, double floor_us, CalLoadPo
   const double fitted_us = (cb - ca) / (nb - na) * 1e6;
   const double per_us = std::max(fitted_us, floor_us);
   p.basis = fitted_us < floor_us ? "floor" : "fit";
-  const double once_s = std::max(0.0, (ca - na * per_us / 1e6) / std::max(1, p.num_workers));
+  // The one-time CPU: what each pass's whole life leaves after its samples. With the fitted
+  // per-sample figure both passes leave the same; held at the floor, they differ by the noise of
+  // the host (a stall, CPU steal), which only ever adds CPU, so the smaller is taken (a hiccup in
+  // one pass made the one-time figure 0.15 s where the others were 0.04-0.05 s: BENCHMARKS.md,
+  // "session 17").
+  const double rest_s = std::min(ca - na * per_us / 1e6, cb - nb * per_us / 1e6);
+  const double once_s = std::max(0.0, rest_s / std::max(1, p.num_workers));
   const double window = p.loop_per_sample_us + p.put_per_sample_us + p.other_per_sample_us;
   if (window > 0) {
     p.loop_per_sample_us *= per_us / window;
@@ -298,6 +304,10 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   if (f.contains("oversubscription")) {  // absent from documents written before it was measured
     const std::string w = where + ": figures.oversubscription";
     const json& ov = f.at("oversubscription");
+    if (!ov.is_object())
+      throw UsageError(fmt::format("{} is {}, not an object {{\"measured\": ..., \"points\": [...]}}; the document "
+                                   "was edited or damaged, rerun `ioprobe calibrate`",
+                                   w, ov.dump()));
     c.oversubscription_measured = field(ov, "measured", w).get<bool>();
     const json& pts = field(ov, "points", w);
     if (!pts.is_array()) throw UsageError(fmt::format("{}: 'points' is {}, not a list", w, pts.dump()));
@@ -305,6 +315,10 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
       throw UsageError(fmt::format("{}: measured, but no points; the document was edited or damaged, rerun `ioprobe "
                                    "calibrate`",
                                    w));
+    if (!c.oversubscription_measured && !pts.empty())
+      throw UsageError(fmt::format("{}: 'measured' is false, yet it holds {} point(s); the document was edited or "
+                                   "damaged: rerun `ioprobe calibrate` (or set 'measured' back to true)",
+                                   w, pts.size()));
     for (size_t i = 0; i < pts.size(); ++i) {
       const std::string path = fmt::format("figures.oversubscription.points[{}]", i);
       const std::string pw = fmt::format("{}: {}", where, path);
@@ -327,10 +341,21 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
                                      "calibrate`",
                                      pw, p.worker_cpu_per_sample_us.max, p.worker_startup_cpu_s.max, kMaxCpuPerSampleUs,
                                      kMaxStartupCpuS));
+      if (p.cpus < 1 || p.num_workers < 1)
+        throw UsageError(fmt::format("{}: num_workers {} on {} CPUs: both must be 1 or more; the document was edited "
+                                     "or damaged, rerun `ioprobe calibrate`",
+                                     pw, p.num_workers, p.cpus));
+      // The level is num_workers / cpus (the driver writes all three): an edit of one alone
+      // would move the level the figures are interpolated at.
+      const double level = static_cast<double>(p.num_workers) / p.cpus;
+      if (!(std::abs(p.workers_per_cpu - level) <= 1e-6 * level))
+        throw UsageError(fmt::format("{}: workers_per_cpu {} is not num_workers {} / cpus {} = {:g}; the document was "
+                                     "edited or damaged, rerun `ioprobe calibrate`",
+                                     pw, p.workers_per_cpu, p.num_workers, p.cpus, level));
       const double prev = c.oversubscription.empty() ? 1.0 : c.oversubscription.back().workers_per_cpu;
       // Above one worker process per CPU (the base figures' level) and increasing: the model
       // interpolates between them; a count beyond a million is no DataLoader's.
-      if (!(p.workers_per_cpu > prev) || p.workers_per_cpu > 1e6 || p.cpus < 1 || p.num_workers < 1)
+      if (!(p.workers_per_cpu > prev) || p.workers_per_cpu > 1e6)
         throw UsageError(fmt::format("{}: workers_per_cpu {} (num_workers {} on {} CPUs) is not above {} (the points "
                                      "rise from 1 worker process per CPU); the document was edited or damaged, rerun "
                                      "`ioprobe calibrate`",
@@ -343,7 +368,6 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
                                      p.worker_cpu_per_sample_us.value));
       c.oversubscription.push_back(p);
     }
-    if (!c.oversubscription_measured) c.oversubscription.clear();
   }
   const json& pin = field(f, "pin_memory", where + ": figures");
   c.pin_measured = field(pin, "measured", where + ": figures.pin_memory").get<bool>();

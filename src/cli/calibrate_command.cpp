@@ -49,8 +49,14 @@ std::string utc_now() {
 std::string oversubscribe_levels(const std::string& given) {
   if (given == "none") return "";
   const std::string list = given.empty() ? "2,4" : given;
-  std::string out = fmt::format("{}", fmt::join(parse_uint_list(list, "--oversubscribe", 2, 64), ","));
-  if (out != list)
+  const std::vector<uint32_t> levels = parse_uint_list(list, "--oversubscribe", 2, 64);
+  for (size_t i = 1; i < levels.size(); ++i)
+    if (levels[i] <= levels[i - 1])
+      throw UsageError(fmt::format("--oversubscribe '{}': {} is not above {}, the level before it; give the levels in "
+                                   "increasing order, e.g. 2,4 (or none)",
+                                   escape_bytes(given), levels[i], levels[i - 1]));
+  std::string out = fmt::format("{}", fmt::join(levels, ","));
+  if (out != list)  // the parser's own forms (spaces, leading zeros): one plain spelling in the document
     throw UsageError(
         fmt::format("--oversubscribe '{}': give the levels as increasing whole numbers, e.g. 2,4 (or none)",
                     escape_bytes(given)));

@@ -353,13 +353,21 @@ TEST_CASE("calibration oversubscription: per-sample and one-time CPU fitted from
   CHECK(calibration_from_json(calibration_to_json(c), "cal.json").oversubscription[1].loop_per_sample_us ==
         Approx(four.loop_per_sample_us));
   // A fit below the level before (here the 2-per-CPU level's 66 µs) is held at it: crowding does
-  // not make a sample cheaper. The one-time CPU is the short pass's rest: (4.1536 - 1536 x 66 µs) / 8.
+  // not make a sample cheaper. The one-time CPU is the smaller of the two passes' rests (a noisy
+  // host only adds CPU): here the long pass's, (4.1997 - 3072 x 66 µs) / 8, not the short one's
+  // (4.1536 - 1536 x 66 µs) / 8.
   for (json& r : out["rows"])
     if (r.value("pass_samples", 0) == 3072) r["worker_life_cpu_s"] = 4.1536 + 1536 * 30e-6;
   const CalLoadPoint low = calibration_from_driver(out, "test").oversubscription[1];
   CHECK(low.worker_cpu_per_sample_us.value == Approx(66.0));
-  CHECK(low.worker_startup_cpu_s.value == Approx((4.1536 - 1536 * 66e-6) / 8));
+  CHECK(low.worker_startup_cpu_s.value == Approx((4.1536 + 1536 * 30e-6 - 3072 * 66e-6) / 8));
   CHECK(low.basis == "floor");
+  // A stall in the short pass (its whole life 20 ms longer): the long pass's rest stands.
+  for (json& r : out["rows"])
+    if (r.value("pass_samples", 0) == 1536) r["worker_life_cpu_s"] = 4.1736;
+  const CalLoadPoint hiccup = calibration_from_driver(out, "test").oversubscription[1];
+  CHECK(hiccup.basis == "floor");
+  CHECK(hiccup.worker_startup_cpu_s.value == Approx((4.1536 + 1536 * 30e-6 - 3072 * 66e-6) / 8));
   CHECK(four.basis == "fit");
   CHECK(c.oversubscription[0].basis == "windows");
   // A longer pass that burned less (a noisy host) fits nothing: the windowed means stand.
@@ -372,18 +380,31 @@ TEST_CASE("calibration oversubscription: edited points are refused naming the po
   const json good = calibration_to_json(calibration_from_driver(crowded_output(), "test"));
   json j = good;
   j["figures"]["oversubscription"]["points"][1]["workers_per_cpu"] = 2.0;  // not above the one before
+  j["figures"]["oversubscription"]["points"][1]["num_workers"] = 4;
   CHECK_THAT(refusal(j), Catch::Contains("cal.json: figures.oversubscription.points[1]: workers_per_cpu 2") &&
                              Catch::Contains("not above 2"));
   j = good;
   j["figures"]["oversubscription"]["points"][0]["workers_per_cpu"] = 1.0;  // the base figures' level
+  j["figures"]["oversubscription"]["points"][0]["num_workers"] = 2;
   CHECK_THAT(refusal(j), Catch::Contains("points[0]: workers_per_cpu 1"));
+  j = good;
+  j["figures"]["oversubscription"]["points"][1]["workers_per_cpu"] = 3.0;  // not num_workers 8 / cpus 2
+  CHECK_THAT(refusal(j), Catch::Contains("points[1]: workers_per_cpu 3 is not num_workers 8 / cpus 2 = 4"));
+  j = good;
+  j["figures"]["oversubscription"]["points"][0]["cpus"] = 0;
+  CHECK_THAT(refusal(j), Catch::Contains("points[0]: num_workers 4 on 0 CPUs: both must be 1 or more"));
+  j = good;
+  j["figures"]["oversubscription"]["measured"] = false;  // points kept: not dropped silently
+  CHECK_THAT(refusal(j), Catch::Contains("'measured' is false, yet it holds 2 point(s)"));
+  j = good;
+  j["figures"]["oversubscription"] = nullptr;
+  CHECK_THAT(refusal(j), Catch::Contains("figures.oversubscription is null, not an object"));
   j = good;
   j["figures"]["oversubscription"]["points"][0]["loop_per_sample_us"] = 400.0;
   CHECK_THAT(refusal(j), Catch::Contains("points[0]: loop 400") && Catch::Contains("is not the worker's total"));
   j = good;
   j["figures"]["oversubscription"]["points"][0]["worker_startup_cpu_s"]["min"] = 5.0;
   CHECK_THAT(refusal(j), Catch::Contains("cal.json: figures.oversubscription.points[0].worker_startup_cpu_s: min 5"));
-  j = good;
   j = good;
   // Figures the loader would burn for ever: beyond a minute per sample or an hour per start.
   j["figures"]["oversubscription"]["points"][1]["worker_startup_cpu_s"] = {{"value", 1e9}, {"min", 1e9}, {"max", 1e9}};
