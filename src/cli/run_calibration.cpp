@@ -122,15 +122,54 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
     measured = measured || std::abs(p.workers_per_cpu - w.costs.workers_per_cpu) < 1e-9;
   c.calibration_notes.push_back(fmt::format(
       "--calibration {}: {} GPU rank(s) x {} workers on {} CPUs = {:.3g} worker processes per CPU: the worker costs "
-      "{} ({:.0f} µs CPU per sample in the loop, {:.2f} s start-up CPU per worker per epoch){}",
+      "{} ({:.0f} µs CPU per sample: {:.0f} in the loop, {:.0f} putting batches on the queue, {:.0f} in other "
+      "threads; {:.2f} s start-up CPU per worker per epoch){}",
       path, l.ranks, l.num_workers, loader_cpus(l), w.costs.workers_per_cpu,
       w.beyond   ? fmt::format("are those measured at {:.3g} per CPU, the most calibrated", last)
       : measured ? "are those measured at this level"
-                 : "are interpolated between the calibration's measured levels",
-      w.costs.loop_us, w.costs.startup_cpu_us / 1e6,
+                 : fmt::format("are interpolated linearly between the levels measured at {:.3g} and {:.3g} per CPU",
+                               w.lower, w.upper),
+      w.costs.loop_us + w.costs.put_us + w.costs.other_us, w.costs.loop_us, w.costs.put_us, w.costs.other_us,
+      w.costs.startup_cpu_us / 1e6,
       w.beyond ? "; crowding beyond it likely costs more: calibrate with a larger --oversubscribe for a measured "
                  "figure"
                : ""));
+}
+
+void add_point_worker_costs(const RunConfig& c, const std::vector<uint32_t>& num_workers, nlohmann::json& points,
+                            nlohmann::json& warnings) {
+  if (c.loader.worker_cost_curve.empty()) return;
+  std::vector<std::string> beyond;
+  double last = 0;
+  for (size_t i = 0; i < num_workers.size() && i < points.size(); ++i) {
+    LoaderConfig l = c.loader;  // as the point's run resolves its own copy
+    l.num_workers = num_workers[i];
+    const WorkerCostLookup w = resolve_worker_costs(l);
+    bool measured = false;
+    for (const WorkerCostPoint& p : l.worker_cost_curve.points)
+      measured = measured || std::abs(p.workers_per_cpu - w.costs.workers_per_cpu) < 1e-9;
+    const char* basis = w.beyond                                    ? "beyond"
+                        : w.costs.workers_per_cpu <= 1 && !measured ? "uncrowded"
+                        : measured                                  ? "measured"
+                                                                    : "interpolated";
+    points[i]["worker_costs"] = {{"workers_per_cpu", w.costs.workers_per_cpu},
+                                 {"cpu_per_sample_us", w.costs.loop_us + w.costs.put_us + w.costs.other_us},
+                                 {"loop_per_sample_us", w.costs.loop_us},
+                                 {"put_per_sample_us", w.costs.put_us},
+                                 {"other_per_sample_us", w.costs.other_us},
+                                 {"startup_cpu_s", w.costs.startup_cpu_us / 1e6},
+                                 {"basis", basis}};
+    if (w.beyond) {
+      beyond.push_back(fmt::format("num_workers {} ({:.3g} per CPU)", num_workers[i], w.costs.workers_per_cpu));
+      last = w.last_measured;
+    }
+  }
+  if (!beyond.empty())
+    warnings.push_back(fmt::format(
+        "--calibration {}: {} lie(s) above the most crowded level calibrated, {:.3g} worker processes per CPU; "
+        "their worker costs are that level's, and crowding beyond it likely costs more: those points are likely "
+        "optimistic (calibrate with a larger --oversubscribe for measured figures)",
+        c.calibration_path, fmt::join(beyond, ", "), last));
 }
 
 }  // namespace ioprobe::cli

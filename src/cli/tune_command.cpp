@@ -281,6 +281,11 @@ int cmd_tune(const CommandContext& ctx) {
                  {"stop_reason", out.stop_reason}};
   doc["points"] = tune_points_json(plan.points);
   tune_devices.add_to(doc["points"]);
+  {
+    std::vector<uint32_t> point_workers;
+    for (const TunePoint& p : plan.points) point_workers.push_back(p.num_workers);
+    add_point_worker_costs(c, point_workers, doc["points"], doc["warnings"]);
+  }
   doc["recommendation"] = recommendation_json(rec);
   doc["rules"] = tune_rules_json(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc["best_run"] = loader_results_json(out.best_run);

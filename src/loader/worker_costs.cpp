@@ -25,10 +25,16 @@ WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_pe
     size_t i = 1;
     while (p[i].workers_per_cpu < workers_per_cpu) ++i;
     const WorkerCostPoint &a = p[i - 1], &b = p[i];
-    const double t = (workers_per_cpu - a.workers_per_cpu) / (b.workers_per_cpu - a.workers_per_cpu);
-    auto lerp = [t](double x, double y) { return x + t * (y - x); };
-    out.costs = {0, lerp(a.loop_us, b.loop_us), lerp(a.put_us, b.put_us), lerp(a.other_us, b.other_us),
-                 lerp(a.startup_cpu_us, b.startup_cpu_us)};
+    if (b.workers_per_cpu == workers_per_cpu) {  // on a measured point: its figures
+      out.costs = b;
+    } else {
+      const double t = (workers_per_cpu - a.workers_per_cpu) / (b.workers_per_cpu - a.workers_per_cpu);
+      auto lerp = [t](double x, double y) { return x + t * (y - x); };
+      out.costs = {0, lerp(a.loop_us, b.loop_us), lerp(a.put_us, b.put_us), lerp(a.other_us, b.other_us),
+                   lerp(a.startup_cpu_us, b.startup_cpu_us)};
+      out.lower = a.workers_per_cpu;
+      out.upper = b.workers_per_cpu;
+    }
   }
   out.costs.workers_per_cpu = workers_per_cpu;
   return out;

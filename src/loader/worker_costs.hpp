@@ -36,9 +36,10 @@ struct WorkerCostCurve {
 
 /// Where a level falls on the curve.
 struct WorkerCostLookup {
-  WorkerCostPoint costs;     // the costs used (workers_per_cpu: the level asked for)
-  bool beyond = false;       // the level is above the last measured point: its figures are used
-  double last_measured = 0;  // the last point's workers_per_cpu
+  WorkerCostPoint costs;        // the costs used (workers_per_cpu: the level asked for)
+  bool beyond = false;          // the level is above the last measured point: its figures are used
+  double last_measured = 0;     // the last point's workers_per_cpu
+  double lower = 0, upper = 0;  // interpolated: the measured levels around it (else both 0)
 };
 
 /// The costs at `workers_per_cpu`. Throws std::invalid_argument when the curve is empty or its

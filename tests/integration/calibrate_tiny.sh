@@ -97,6 +97,16 @@ if [ "$CPUS" -le 4 ]; then
     | grep -qx True || fail "crowded run did not take the 4-per-CPU loop cost: $(json "$W/crowd.json" 'd["loader"]')"
   json "$W/crowd.json" 'any("= 4 worker processes per CPU" in w and "measured at this level" in w for w in d["warnings"])' \
     | grep -qx True || fail "no note of the crowding: $(json "$W/crowd.json" 'd["warnings"]')"
+  # tune: each point's worker costs at its own level, and the point past the last level named.
+  "$IOPROBE" tune --data "$W/data" --calibration "$W/cal.json" --batch-size 8 --cache warm --gpu-samples-per-s 1e9 \
+    --workers 1,$((2 * CPUS)),$((3 * CPUS)),$((8 * CPUS)) --prefetch-factors 2 --repeats 1 --point-time 2s \
+    --budget 60s --quiet --json "$W/tune.json" > /dev/null
+  rc=$?; [ $rc = 0 ] || [ $rc = 1 ] || fail "tune --calibration exit $rc"  # 1: no setting reached a steady state
+  json "$W/tune.json" '[p["worker_costs"]["basis"] for p in d["points"]]' \
+    | grep -qxF "['uncrowded', 'measured', 'interpolated', 'beyond']" \
+    || fail "tune points' worker costs: $(json "$W/tune.json" '[p.get("worker_costs") for p in d["points"]]')"
+  json "$W/tune.json" 'any("num_workers '"$((8 * CPUS))"' (8 per CPU)" in w and "level calibrated, 4 worker" in w for w in d["warnings"])' \
+    | grep -qx True || fail "tune: no note of the point past the last level: $(json "$W/tune.json" 'd["warnings"]')"
 fi
 # --oversubscribe none: no passes, no points, and a crowded run is told its costs are the uncrowded ones.
 "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --batch-size 32 --samples 192 \

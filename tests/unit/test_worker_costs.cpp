@@ -31,14 +31,19 @@ TEST_CASE("worker costs: the first point below it, linear between points, the la
   l = worker_costs_at(c, 2.0);  // on a point: its figures
   CHECK(l.costs.loop_us == Approx(3100));
   CHECK(l.costs.put_us == Approx(30));
+  CHECK(l.lower == 0);          // measured there: not interpolated
   l = worker_costs_at(c, 3.0);  // half way from 2 to 4
   CHECK(l.costs.loop_us == Approx(3200));
   CHECK(l.costs.put_us == Approx(40));
   CHECK(l.costs.other_us == Approx(3));
   CHECK(l.costs.startup_cpu_us == Approx(600000));
   CHECK_FALSE(l.beyond);
+  CHECK(l.lower == 2.0);  // the levels it lies between, for the run's note
+  CHECK(l.upper == 4.0);
   l = worker_costs_at(c, 1.5);
   CHECK(l.costs.loop_us == Approx(3050));
+  CHECK(l.lower == 1.0);
+  CHECK(l.upper == 2.0);
   l = worker_costs_at(c, 8.0);  // beyond the last measured level: held, and flagged
   CHECK(l.costs.loop_us == Approx(3300));
   CHECK(l.costs.startup_cpu_us == Approx(700000));
