@@ -42,6 +42,8 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   l.worker_put_cpu_per_sample_us = cal.split_measured ? cal.worker_put_cpu_per_sample_us.value : 0;
   // Its other threads (the resource sharer), beside both; documents without them have that CPU in the put.
   l.worker_other_cpu_per_sample_us = cal.other_measured ? cal.worker_other_cpu_per_sample_us.value : 0;
+  // The three are a worker's Python threads: they take turns on its GIL (loader/worker_gil.hpp).
+  l.python_gil = true;
   if (!cal.split_measured)
     c.calibration_notes.push_back(fmt::format(
         "--calibration {} predates the split of the worker's CPU into its loop and its queue feeder thread: the "

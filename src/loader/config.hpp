@@ -33,6 +33,9 @@ struct LoaderConfig {
                                               // per worker after the batch is built and before the rank's
                                               // consumer can take it, overlapping the worker's next fetch; 0: none
                                               // (no feeder thread, the batch is visible once fetched)
+  bool python_gil = false;                    // each worker's loop, feeder and sharer burns take turns on one lock,
+                                              // as a real worker's Python threads share CPython's GIL
+                                              // (loader/worker_gil.hpp); set by --calibration
   double worker_other_cpu_per_sample_us = 0;  // CPU of the DataLoader worker's other threads per sample (chiefly
                                               // multiprocessing's resource sharer handing each tensor's fd to the
                                               // main process), microseconds: burned by a thread per worker

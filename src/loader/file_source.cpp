@@ -81,7 +81,7 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
       ws.file_latency.record(static_cast<uint64_t>(fr.total_ns));
       ws.open_latency.record(static_cast<uint64_t>(fr.open_ns + fr.close_ns));
     }
-    per_sample_cpu(env_, ws, &cancel);
+    per_sample_cpu(env_, w, ws, &cancel);
   }
   return r;
 }

@@ -108,7 +108,8 @@ void StepCompletion::operator()() const noexcept {
 class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
-      : rank_(rank), sh_(sh), workers_(workers), stats_(stats), started_epoch_(sh.cfg.num_workers, 0) {
+      : rank_(rank), sh_(sh), workers_(workers), stats_(stats), started_epoch_(sh.cfg.num_workers, 0),
+        gils_(sh.cfg.python_gil ? WorkerGils(sh.cfg.num_workers) : WorkerGils()) {
     stats_.rank = static_cast<int>(sh.cfg.first_rank) + rank;  // the job-wide rank
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
     SourceEnv env;
@@ -122,6 +123,7 @@ class RankLoader {
     env.bytes_read = sh.progress ? &sh.progress->bytes : nullptr;
     env.on_error = [this](const ErrorRecord& e) { note_error(e); };
     env.on_canceled_read = [this] { note_canceled_read(); };
+    env.gils = &gils_;
     source_ = make_sample_source(env);
   }
 
@@ -134,7 +136,7 @@ class RankLoader {
     if (cfg.worker_other_cpu_per_sample_us > 0 && !cfg.consumer_factory)
       for (uint32_t w = 0; w < cfg.num_workers; ++w)
         sharers_.push_back(std::make_unique<SharerThread>([this] { return sh_.stop.load(std::memory_order_relaxed); },
-                                                          &workers_[w].other_cpu_ns));
+                                                          &workers_[w].other_cpu_ns, gils_.at(w)));
     PrefetchQueue queue(
         cfg.num_workers, cfg.prefetch_factor,
         [&](int w) {
@@ -333,8 +335,8 @@ class RankLoader {
     started_epoch_[static_cast<size_t>(w)] = e;
     WorkerStats& ws = workers_[w];
     const int64_t c0 = thread_cpu_ns();
-    spend_cpu_us(sh_.cfg.worker_startup_cpu_us,
-                 [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
+    burn_worker_cpu(gils_.at(static_cast<uint32_t>(w)), sh_.cfg.worker_startup_cpu_us,
+                    [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
     ws.cpu_work_ns += thread_cpu_ns() - c0;
   }
 
@@ -345,8 +347,9 @@ class RankLoader {
     if (sh_.cfg.worker_put_cpu_per_sample_us <= 0) return {};
     return [this](int w, Batch& b, const std::atomic<bool>& cancel) {
       const int64_t c0 = thread_cpu_ns();
-      spend_cpu_us(sh_.cfg.worker_put_cpu_per_sample_us * static_cast<double>(b.samples),
-                   [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
+      burn_worker_cpu(gils_.at(static_cast<uint32_t>(w)),
+                      sh_.cfg.worker_put_cpu_per_sample_us * static_cast<double>(b.samples),
+                      [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
       workers_[w].put_cpu_ns += thread_cpu_ns() - c0;  // this feeder's field alone
     };
   }
@@ -365,6 +368,7 @@ class RankLoader {
   RankStats& stats_;
   std::unique_ptr<SampleSource> source_;  // the dataset kind's sampler and reads (sample_source.hpp)
   std::vector<uint32_t> started_epoch_;   // per worker (its thread only): the epoch_no_ whose start-up it paid
+  WorkerGils gils_;                       // per worker, with LoaderConfig::python_gil: its threads' one lock
   std::atomic<uint32_t> epoch_no_{0};     // 1 + the epoch being run
   std::vector<uint64_t> epoch_files_;     // files this rank reads in the epoch (cache preparation)
   int64_t cache_prep_ns_ = 0;             // this rank's time in prepare_cache, all epochs

@@ -33,12 +33,12 @@ EpochPlan MapStyleSource::plan_epoch(uint32_t epoch) {
   return plan;
 }
 
-void per_sample_cpu(const SourceEnv& env, WorkerStats& ws, const std::atomic<bool>* cancel) {
+void per_sample_cpu(const SourceEnv& env, uint32_t w, WorkerStats& ws, const std::atomic<bool>* cancel) {
   const double us = env.cfg->cpu_per_sample_us;
   if (us <= 0) return;
   const int64_t c0 = thread_cpu_ns();
   const std::atomic<bool>* stop = env.run_stop;
-  spend_cpu_us(us, [stop, cancel] {
+  burn_worker_cpu(env.gils ? env.gils->at(w) : nullptr, us, [stop, cancel] {
     return (stop && stop->load(std::memory_order_relaxed)) || (cancel && cancel->load());
   });
   ws.cpu_work_ns += thread_cpu_ns() - c0;

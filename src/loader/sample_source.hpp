@@ -29,6 +29,7 @@
 #include "loader/batch.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
+#include "loader/worker_gil.hpp"
 
 namespace ioprobe {
 
@@ -44,6 +45,7 @@ struct SourceEnv {
   std::atomic<uint64_t>* bytes_read = nullptr;  // live progress: bytes as each read completes (may be null)
   std::function<void(const ErrorRecord&)> on_error;  // a failed read or decode, for LoaderResult::error_samples
   std::function<void()> on_canceled_read;            // a read io_uring completed with ECANCELED (the run may stop)
+  const WorkerGils* gils = nullptr;                  // per worker: the lock its CPU burns take (null: none)
 };
 
 /// One epoch of a rank: its batches in delivery order, and the files it reads (cache preparation:
@@ -92,8 +94,9 @@ class MapStyleSource : public SampleSource {
   std::vector<uint64_t> order_;  // this rank's samples of the epoch, in sampler order
 };
 
-/// The emulated per-sample CPU work (LoaderConfig::cpu_per_sample_us) on the calling worker,
-/// added to ws.cpu_work_ns; ends early at the run's stop or, when given, at `cancel`.
-void per_sample_cpu(const SourceEnv& env, WorkerStats& ws, const std::atomic<bool>* cancel = nullptr);
+/// The emulated per-sample CPU work (LoaderConfig::cpu_per_sample_us) on the calling worker `w`
+/// (through its lock, env.gils, when there is one), added to ws.cpu_work_ns; ends early at the
+/// run's stop or, when given, at `cancel`.
+void per_sample_cpu(const SourceEnv& env, uint32_t w, WorkerStats& ws, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace ioprobe

@@ -8,8 +8,8 @@
 
 namespace ioprobe {
 
-SharerThread::SharerThread(std::function<bool()> stop, int64_t* cpu_ns)
-    : stop_(std::move(stop)), cpu_ns_(cpu_ns), thread_([this] { loop(); }) {}
+SharerThread::SharerThread(std::function<bool()> stop, int64_t* cpu_ns, WorkerGil* gil)
+    : stop_(std::move(stop)), cpu_ns_(cpu_ns), gil_(gil), thread_([this] { loop(); }) {}
 
 SharerThread::~SharerThread() {
   {
@@ -40,7 +40,7 @@ void SharerThread::loop() {
     const double us = request_us_;
     lk.unlock();
     const int64_t c0 = thread_cpu_ns();
-    spend_cpu_us(us, [this] { return stop_ && stop_(); });
+    burn_worker_cpu(gil_, us, [this] { return stop_ && stop_(); });
     *cpu_ns_ += thread_cpu_ns() - c0;
     lk.lock();
     busy_ = false;

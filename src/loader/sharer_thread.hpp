@@ -16,6 +16,8 @@
 #include <mutex>
 #include <thread>
 
+#include "loader/worker_gil.hpp"
+
 namespace ioprobe {
 
 class SharerThread {
@@ -23,7 +25,8 @@ class SharerThread {
   /// `stop` (asked about once per millisecond of CPU while burning, and while serve() waits) ends
   /// a request early: the run stopped. `cpu_ns` receives the thread's CPU time spent burning (ns),
   /// written by this thread alone until it is joined.
-  SharerThread(std::function<bool()> stop, int64_t* cpu_ns);
+  /// `gil`: the worker's lock the burns take (loader/worker_gil.hpp), or null.
+  SharerThread(std::function<bool()> stop, int64_t* cpu_ns, WorkerGil* gil = nullptr);
   /// Joins the thread (a request in progress ends first, or at once on `stop`).
   ~SharerThread();
   SharerThread(const SharerThread&) = delete;
@@ -40,6 +43,7 @@ class SharerThread {
 
   std::function<bool()> stop_;
   int64_t* cpu_ns_;
+  WorkerGil* gil_;
   std::mutex mu_;
   std::condition_variable cv_;       // a request, or the shutdown
   std::condition_variable done_cv_;  // the request is done

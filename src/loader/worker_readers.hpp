@@ -43,7 +43,7 @@ class WorkerRangeReaders {
       return r;
     }
     RecordFetchEnv env = fetch_env_;
-    env.per_sample = [src = env_, &ws] { per_sample_cpu(*src, ws); };
+    env.per_sample = [src = env_, w, &ws] { per_sample_cpu(*src, w, ws); };
     return read(*reader, static_cast<const RecordFetchEnv&>(env));
   }
 
