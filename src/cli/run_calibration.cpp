@@ -1,6 +1,7 @@
 #include "cli/run_calibration.hpp"
 
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -119,9 +120,7 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
   }
   const WorkerCostLookup w = resolve_worker_costs(l);
   if (w.costs.workers_per_cpu <= 1) return;  // the uncrowded figures, as measured
-  bool measured = false;
-  for (const WorkerCostPoint& p : l.worker_cost_curve.points)
-    measured = measured || std::abs(p.workers_per_cpu - w.costs.workers_per_cpu) < 1e-9;
+  const bool measured = std::string_view(w.basis) == "measured";
   c.calibration_notes.push_back(fmt::format(
       "--calibration {}: {} GPU rank(s) x {} workers on {} CPUs = {:.3g} worker processes per CPU: the worker costs "
       "{} ({:.0f} µs CPU per sample: {:.0f} in the loop, {:.0f} putting batches on the queue, {:.0f} in other "
@@ -147,20 +146,13 @@ void add_point_worker_costs(const RunConfig& c, const std::vector<uint32_t>& num
     LoaderConfig l = c.loader;  // as the point's run resolves its own copy
     l.num_workers = num_workers[i];
     const WorkerCostLookup w = resolve_worker_costs(l);
-    bool measured = false;
-    for (const WorkerCostPoint& p : l.worker_cost_curve.points)
-      measured = measured || std::abs(p.workers_per_cpu - w.costs.workers_per_cpu) < 1e-9;
-    const char* basis = w.beyond                                    ? "beyond"
-                        : w.costs.workers_per_cpu <= 1 && !measured ? "uncrowded"
-                        : measured                                  ? "measured"
-                                                                    : "interpolated";
     points[i]["worker_costs"] = {{"workers_per_cpu", w.costs.workers_per_cpu},
                                  {"cpu_per_sample_us", w.costs.loop_us + w.costs.put_us + w.costs.other_us},
                                  {"loop_per_sample_us", w.costs.loop_us},
                                  {"put_per_sample_us", w.costs.put_us},
                                  {"other_per_sample_us", w.costs.other_us},
                                  {"startup_cpu_s", w.costs.startup_cpu_us / 1e6},
-                                 {"basis", basis}};
+                                 {"basis", w.basis}};
     if (w.beyond) {
       beyond.push_back(fmt::format("num_workers {} ({:.3g} per CPU)", num_workers[i], w.costs.workers_per_cpu));
       last = w.last_measured;

@@ -1,12 +1,21 @@
 #include "loader/worker_costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "loader/config.hpp"
 #include "topology/numa.hpp"
 
 namespace ioprobe {
+
+namespace {
+
+// A level on a measured point (the document's level and a run's ranks x workers / CPUs may
+// differ in the last bits).
+bool same_level(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(a, b); }
+
+}  // namespace
 
 WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_per_cpu) {
   const auto& p = curve.points;
@@ -16,17 +25,20 @@ WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_pe
       throw std::invalid_argument("worker cost curve: workers_per_cpu not strictly increasing");
   WorkerCostLookup out;
   out.last_measured = p.back().workers_per_cpu;
-  if (workers_per_cpu <= p.front().workers_per_cpu) {
+  if (workers_per_cpu <= p.front().workers_per_cpu || same_level(workers_per_cpu, p.front().workers_per_cpu)) {
     out.costs = p.front();
-  } else if (workers_per_cpu >= p.back().workers_per_cpu) {
+    if (same_level(workers_per_cpu, p.front().workers_per_cpu)) out.basis = "measured";
+  } else if (workers_per_cpu >= p.back().workers_per_cpu || same_level(workers_per_cpu, p.back().workers_per_cpu)) {
     out.costs = p.back();
-    out.beyond = workers_per_cpu > p.back().workers_per_cpu;
+    out.beyond = !same_level(workers_per_cpu, p.back().workers_per_cpu);
+    out.basis = out.beyond ? "beyond" : "measured";
   } else {
     size_t i = 1;
     while (p[i].workers_per_cpu < workers_per_cpu) ++i;
     const WorkerCostPoint &a = p[i - 1], &b = p[i];
-    if (b.workers_per_cpu == workers_per_cpu) {  // on a measured point: its figures
+    if (same_level(b.workers_per_cpu, workers_per_cpu)) {  // on a measured point: its figures
       out.costs = b;
+      out.basis = "measured";
     } else {
       const double t = (workers_per_cpu - a.workers_per_cpu) / (b.workers_per_cpu - a.workers_per_cpu);
       auto lerp = [t](double x, double y) { return x + t * (y - x); };
@@ -34,6 +46,7 @@ WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_pe
                    lerp(a.startup_cpu_us, b.startup_cpu_us)};
       out.lower = a.workers_per_cpu;
       out.upper = b.workers_per_cpu;
+      out.basis = "interpolated";
     }
   }
   out.costs.workers_per_cpu = workers_per_cpu;

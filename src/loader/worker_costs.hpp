@@ -40,6 +40,9 @@ struct WorkerCostLookup {
   bool beyond = false;          // the level is above the last measured point: its figures are used
   double last_measured = 0;     // the last point's workers_per_cpu
   double lower = 0, upper = 0;  // interpolated: the measured levels around it (else both 0)
+  // How the costs were found: "uncrowded" (below the first point: its figures), "measured" (on a
+  // point), "interpolated" (between two), "beyond" (above the last: its figures).
+  const char* basis = "uncrowded";
 };
 
 /// The costs at `workers_per_cpu`. Throws std::invalid_argument when the curve is empty or its

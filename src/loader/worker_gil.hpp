@@ -25,7 +25,9 @@ namespace ioprobe {
 /// Longest turn a thread burns before a waiting thread of the same worker goes, µs of CPU.
 /// Chosen by us (not a CPython figure): CPython forces a switch after sys.getswitchinterval()
 /// (5 ms by default) only when no blocking call released the lock first; a worker's threads make
-/// such calls every few hundred µs (reads, pipe and socket writes), so turns are short.
+/// such calls every few hundred µs (reads, pipe and socket writes), so turns are short. Against a
+/// real per_sample DataLoader at 1-2 workers, 200 µs turns came within 0-15% and 1 or 3 ms turns
+/// 10-20% slow (BENCHMARKS.md, "session 17", "The turn length").
 constexpr double kGilSliceUs = 200.0;
 
 class WorkerGil {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <string>
 
 #include "loader/config.hpp"
 #include "loader/worker_costs.hpp"
@@ -31,7 +32,14 @@ TEST_CASE("worker costs: the first point below it, linear between points, the la
   l = worker_costs_at(c, 2.0);  // on a point: its figures
   CHECK(l.costs.loop_us == Approx(3100));
   CHECK(l.costs.put_us == Approx(30));
-  CHECK(l.lower == 0);          // measured there: not interpolated
+  CHECK(l.lower == 0);  // measured there: not interpolated
+  CHECK(std::string(l.basis) == "measured");
+  CHECK(std::string(worker_costs_at(c, 0.5).basis) == "uncrowded");
+  CHECK(std::string(worker_costs_at(c, 1.0).basis) == "measured");
+  CHECK(std::string(worker_costs_at(c, 3.0).basis) == "interpolated");
+  CHECK(std::string(worker_costs_at(c, 4.0 + 1e-12).basis) == "measured");  // the last bits of a division
+  CHECK_FALSE(worker_costs_at(c, 4.0 + 1e-12).beyond);
+  CHECK(std::string(worker_costs_at(c, 8.0).basis) == "beyond");
   l = worker_costs_at(c, 3.0);  // half way from 2 to 4
   CHECK(l.costs.loop_us == Approx(3200));
   CHECK(l.costs.put_us == Approx(40));
