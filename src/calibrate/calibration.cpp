@@ -41,6 +41,25 @@ double number(const json& j, const char* key, const std::string& where) {
   return v.get<double>();
 }
 
+// A count: a whole number from 0 to `hi` (a cast of anything else is undefined or silently wrong).
+double whole(const json& j, const char* key, const std::string& where, double hi) {
+  const double v = number(j, key, where);
+  if (v != std::floor(v) || v > hi)
+    throw UsageError(fmt::format("{}: '{}' is {}, not a whole number from 0 to {:g}; the document was edited or "
+                                 "damaged, rerun `ioprobe calibrate`",
+                                 where, key, field(j, key, where).dump(), hi));
+  return v;
+}
+
+bool flag(const json& j, const char* key, const std::string& where) {
+  const json& v = field(j, key, where);
+  if (!v.is_boolean())
+    throw UsageError(fmt::format("{}: '{}' is {}, not true or false; the document was edited or damaged, rerun "
+                                 "`ioprobe calibrate`",
+                                 where, key, v.dump()));
+  return v.get<bool>();
+}
+
 std::string text(const json& j, const char* key, const std::string& where) {
   const json& v = field(j, key, where);
   if (!v.is_string()) throw UsageError(fmt::format("{}: '{}' is {}, not a string", where, key, v.dump()));
@@ -226,17 +245,17 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.collate = text(code, "collate", where + ": code");
   const json& data = field(j, "data", where);
   c.data_dir = text(data, "dir", where + ": data");
-  c.files = static_cast<uint64_t>(number(data, "files", where + ": data"));
-  c.data_bytes = static_cast<uint64_t>(number(data, "bytes", where + ": data"));
+  c.files = static_cast<uint64_t>(whole(data, "files", where + ": data", 1e15));
+  c.data_bytes = static_cast<uint64_t>(whole(data, "bytes", where + ": data", 1e18));
   const json& host = field(j, "host", where);
   c.hostname = text(host, "hostname", where + ": host");
   c.kernel = text(host, "kernel", where + ": host");
-  c.cpus_allowed = static_cast<int>(number(host, "cpus_allowed", where + ": host"));
+  c.cpus_allowed = static_cast<int>(whole(host, "cpus_allowed", where + ": host", 1e6));
   const json& py = field(j, "python", where);
   c.python = text(py, "executable", where + ": python");
   c.python_version = text(py, "version", where + ": python");
   c.torch_version = text(py, "torch_version", where + ": python");
-  c.cuda_available = field(py, "cuda_available", where + ": python").get<bool>();
+  c.cuda_available = flag(py, "cuda_available", where + ": python");
   const double bs = number(j, "batch_size", where);
   // The loader counts a batch's samples in 32 bits; a batch beyond a million samples is an edited
   // or damaged document, not a DataLoader's.
@@ -250,7 +269,7 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   if (f.contains("worker_cpu_split")) {  // absent from documents written before it was measured
     const std::string w = where + ": figures.worker_cpu_split";
     const json& sp = f.at("worker_cpu_split");
-    c.split_measured = field(sp, "measured", w).get<bool>();
+    c.split_measured = flag(sp, "measured", w);
     if (c.split_measured) {
       c.worker_loop_cpu_per_sample_us = figure(sp, "loop_per_sample_us", where, "figures.worker_cpu_split");
       c.worker_put_cpu_per_sample_us = figure(sp, "put_per_sample_us", where, "figures.worker_cpu_split");
@@ -290,7 +309,7 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.worker_startup_s = figure(f, "worker_startup_s", where);
   if (f.contains("startup_cpu")) {  // absent from documents written before it was measured
     const json& st = f.at("startup_cpu");
-    c.startup_measured = field(st, "measured", where + ": figures.startup_cpu").get<bool>();
+    c.startup_measured = flag(st, "measured", where + ": figures.startup_cpu");
     if (c.startup_measured) {
       c.worker_startup_cpu_s = figure(st, "worker_s", where, "figures.startup_cpu");
       c.main_startup_cpu_s = figure(st, "main_s", where, "figures.startup_cpu");
@@ -308,7 +327,7 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
       throw UsageError(fmt::format("{} is {}, not an object {{\"measured\": ..., \"points\": [...]}}; the document "
                                    "was edited or damaged, rerun `ioprobe calibrate`",
                                    w, ov.dump()));
-    c.oversubscription_measured = field(ov, "measured", w).get<bool>();
+    c.oversubscription_measured = flag(ov, "measured", w);
     const json& pts = field(ov, "points", w);
     if (!pts.is_array()) throw UsageError(fmt::format("{}: 'points' is {}, not a list", w, pts.dump()));
     if (c.oversubscription_measured && pts.empty())
@@ -325,14 +344,20 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
       const json& pt = pts[i];
       CalLoadPoint p;
       p.workers_per_cpu = number(pt, "workers_per_cpu", pw);
-      p.num_workers = static_cast<int>(number(pt, "num_workers", pw));
-      p.cpus = static_cast<int>(number(pt, "cpus", pw));
+      p.num_workers = static_cast<int>(whole(pt, "num_workers", pw, 1e6));
+      p.cpus = static_cast<int>(whole(pt, "cpus", pw, 1e6));
       p.worker_cpu_per_sample_us = figure(pt, "worker_cpu_per_sample_us", where, path.c_str());
       p.loop_per_sample_us = number(pt, "loop_per_sample_us", pw);
       p.put_per_sample_us = number(pt, "put_per_sample_us", pw);
       p.other_per_sample_us = number(pt, "other_per_sample_us", pw);
       p.worker_startup_cpu_s = figure(pt, "worker_startup_cpu_s", where, path.c_str());
-      if (pt.contains("basis")) p.basis = text(pt, "basis", pw);
+      if (pt.contains("basis")) {
+        p.basis = text(pt, "basis", pw);
+        if (p.basis != "fit" && p.basis != "floor" && p.basis != "windows")
+          throw UsageError(fmt::format("{}: 'basis' is '{}', not fit, floor or windows; the document was edited or "
+                                       "damaged, rerun `ioprobe calibrate`",
+                                       pw, escape_bytes(p.basis)));
+      }
       // Beyond a minute of CPU per sample or an hour per worker start is no DataLoader's, and
       // the loader would burn it (a run that never ends).
       if (p.worker_cpu_per_sample_us.max > kMaxCpuPerSampleUs || p.worker_startup_cpu_s.max > kMaxStartupCpuS)
@@ -370,7 +395,7 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
     }
   }
   const json& pin = field(f, "pin_memory", where + ": figures");
-  c.pin_measured = field(pin, "measured", where + ": figures.pin_memory").get<bool>();
+  c.pin_measured = flag(pin, "measured", where + ": figures.pin_memory");
   c.pin_method = text(pin, "method", where + ": figures.pin_memory");
   if (c.pin_measured) c.pin_cpu_per_batch_us = figure(pin, "cpu_per_batch_us", where, "figures.pin_memory");
   if (j.contains("rows")) c.rows = j.at("rows");

@@ -49,12 +49,19 @@ std::string utc_now() {
 std::string oversubscribe_levels(const std::string& given) {
   if (given == "none") return "";
   const std::string list = given.empty() ? "2,4" : given;
+  // tune's parser checks each item and sorts them; the order given is checked on the items here.
   const std::vector<uint32_t> levels = parse_uint_list(list, "--oversubscribe", 2, 64);
-  for (size_t i = 1; i < levels.size(); ++i)
-    if (levels[i] <= levels[i - 1])
+  std::vector<uint32_t> given_order;
+  for (size_t pos = 0; pos <= list.size();) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    given_order.push_back(parse_uint_list(list.substr(pos, comma - pos), "--oversubscribe", 2, 64).front());
+    pos = comma + 1;
+  }
+  for (size_t i = 1; i < given_order.size(); ++i)
+    if (given_order[i] <= given_order[i - 1])
       throw UsageError(fmt::format("--oversubscribe '{}': {} is not above {}, the level before it; give the levels in "
                                    "increasing order, e.g. 2,4 (or none)",
-                                   escape_bytes(given), levels[i], levels[i - 1]));
+                                   escape_bytes(given), given_order[i], given_order[i - 1]));
   std::string out = fmt::format("{}", fmt::join(levels, ","));
   if (out != list)  // the parser's own forms (spaces, leading zeros): one plain spelling in the document
     throw UsageError(

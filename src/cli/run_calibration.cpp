@@ -97,16 +97,16 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
   if (l.worker_cost_curve.empty()) {
     if (per_point)
       c.calibration_notes.push_back(fmt::format(
-          "--calibration {} has no figures for more worker processes than CPUs (calibrated without "
-          "--oversubscribe, or by an older ioprobe): points with more workers than CPUs use the uncrowded costs, "
-          "which a real DataLoader exceeds there (rerun `ioprobe calibrate`)",
+          "--calibration {} has no figures for more worker processes than CPUs (calibrated with "
+          "--oversubscribe none, or by an older ioprobe): points with more workers than CPUs use the uncrowded costs, "
+          "which a real DataLoader exceeds there (rerun `ioprobe calibrate` without --oversubscribe none)",
           path));
     else if (const double x = loader_workers_per_cpu(l); x > 1)
       c.calibration_notes.push_back(fmt::format(
-          "--calibration {} has no figures for more worker processes than CPUs (calibrated without "
-          "--oversubscribe, or by an older ioprobe): this run's {:.2g} worker processes per CPU use the uncrowded "
+          "--calibration {} has no figures for more worker processes than CPUs (calibrated with "
+          "--oversubscribe none, or by an older ioprobe): this run's {:.2g} worker processes per CPU use the uncrowded "
           "costs, which a real DataLoader exceeds there: the prediction is likely optimistic (rerun `ioprobe "
-          "calibrate`)",
+          "calibrate` without --oversubscribe none)",
           path, x));
     return;
   }
@@ -122,7 +122,8 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
   if (w.costs.workers_per_cpu <= 1) return;  // the uncrowded figures, as measured
   const bool measured = std::string_view(w.basis) == "measured";
   c.calibration_notes.push_back(fmt::format(
-      "--calibration {}: {} GPU rank(s) x {} workers on {} CPUs = {:.3g} worker processes per CPU: the worker costs "
+      "--calibration {}: {} GPU rank(s) x {} worker(s) on {} CPU(s) = {:.3g} worker processes per CPU: the worker "
+      "costs "
       "{} ({:.0f} µs CPU per sample: {:.0f} in the loop, {:.0f} putting batches on the queue, {:.0f} in other "
       "threads; {:.2f} s start-up CPU per worker per epoch){}",
       path, l.ranks, l.num_workers, loader_cpus(l), w.costs.workers_per_cpu,

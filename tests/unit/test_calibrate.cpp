@@ -399,6 +399,19 @@ TEST_CASE("calibration oversubscription: edited points are refused naming the po
   j = good;
   j["figures"]["oversubscription"] = nullptr;
   CHECK_THAT(refusal(j), Catch::Contains("figures.oversubscription is null, not an object"));
+  // Counts must be whole numbers in range (no silent truncation, no overflowing cast).
+  j = good;
+  j["figures"]["oversubscription"]["points"][1]["num_workers"] = 8.9;
+  CHECK_THAT(refusal(j), Catch::Contains("points[1]: 'num_workers' is 8.9, not a whole number from 0 to"));
+  j = good;
+  j["figures"]["oversubscription"]["points"][0]["cpus"] = 1e10;
+  CHECK_THAT(refusal(j), Catch::Contains("points[0]: 'cpus' is 10000000000.0, not a whole number"));
+  j = good;
+  j["figures"]["oversubscription"]["measured"] = "yes";
+  CHECK_THAT(refusal(j), Catch::Contains("figures.oversubscription: 'measured' is \"yes\", not true or false"));
+  j = good;
+  j["figures"]["oversubscription"]["points"][0]["basis"] = "bogus";
+  CHECK_THAT(refusal(j), Catch::Contains("points[0]: 'basis' is 'bogus', not fit, floor or windows"));
   j = good;
   j["figures"]["oversubscription"]["points"][0]["loop_per_sample_us"] = 400.0;
   CHECK_THAT(refusal(j), Catch::Contains("points[0]: loop 400") && Catch::Contains("is not the worker's total"));
