@@ -112,8 +112,11 @@ def load_user_code(path, func_name):
 
 
 def list_files(root, limit):
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    if not os.access(root, os.R_OK | os.X_OK):
+        fail(f"--data {root}: cannot read it (permission denied); run as a user who may read it, or give --data a "
+             f"readable directory")
+    out, unreadable = [], []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable.append):
         dirnames.sort()
         for n in sorted(filenames):
             if n.startswith(".ioprobe"):
@@ -122,7 +125,13 @@ def list_files(root, limit):
             if os.path.isfile(p) and not os.path.islink(p):
                 out.append(p)
                 if len(out) >= limit:
-                    return out
+                    break
+        if len(out) >= limit:
+            break
+    if unreadable:
+        note(f"skipped {len(unreadable)} director{'y' if len(unreadable) == 1 else 'ies'} of --data it could not "
+             f"read (first: {unreadable[0].filename}: {unreadable[0].strerror}); their files are not in the "
+             f"calibration")
     return out
 
 
@@ -130,12 +139,16 @@ def warm(paths):
     """Reads every file once so that the measured runs find them in the page cache. Returns bytes."""
     total = 0
     for p in paths:
-        with open(p, "rb", buffering=0) as f:
-            while True:
-                b = f.read(1 << 20)
-                if not b:
-                    break
-                total += len(b)
+        try:
+            with open(p, "rb", buffering=0) as f:
+                while True:
+                    b = f.read(1 << 20)
+                    if not b:
+                        break
+                    total += len(b)
+        except OSError as e:
+            fail(f"--data: cannot read {p}: {e.strerror}; run as a user who may read every file of --data, or give "
+                 f"a directory whose files are readable")
     return total
 
 
@@ -247,6 +260,8 @@ def feeder_cpu_s():
 
 
 def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_holder):
+    if _interrupted_by:  # an interrupt a finalizer swallowed during the pass before
+        raise KeyboardInterrupt
     from torch.utils.data import DataLoader, get_worker_info
     ds = make_ds(paths)
     starts = torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_()
@@ -260,6 +275,10 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_() for _ in range(9))
 
     def init_fn(wid):
+        # A Ctrl-C reaches the whole process group: the main process stops the pass and shuts its
+        # workers down, so the workers themselves ignore it (no traceback from each of them).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        sys.excepthook = _quiet_connection_errors
         starts[wid] = time.time()
         cpu0[wid] = time.process_time()  # this worker's CPU clock before its first sample
 
@@ -310,6 +329,8 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         except StopIteration:
             break
         c1 = time.thread_time()
+        if _interrupted_by:  # the KeyboardInterrupt landed in a finalizer, which swallows it: stop here
+            raise KeyboardInterrupt
         k += 1
         ts = tensors_of(b, "batch", torch, [])
         nbytes = sum(t.numel() * t.element_size() for t in ts)
@@ -502,6 +523,8 @@ def main():
                 fail(f"{a.factory}: the DataLoader (num_workers={w}) raised {type(e).__name__}: {e}\n"
                      f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
     rows += crowded_rows(a, torch, make_ds, collate, paths)
+    if _interrupted_by:
+        raise KeyboardInterrupt
     print(json.dumps({
         "python": sys.executable, "python_version": platform.python_version(), "torch_version": torch.__version__,
         "cuda_available": torch.cuda.is_available(),
@@ -513,6 +536,16 @@ def main():
 
 
 _interrupted_by = 0
+_excepthook = sys.excepthook
+
+
+def _quiet_connection_errors(exc_type, exc, tb):
+    """A worker's sys.excepthook, which multiprocessing's resource sharer thread calls for its own
+    errors: when the main process goes away in the middle of a handshake (Ctrl-C), the connection
+    error says nothing new; anything else is reported as usual."""
+    if issubclass(exc_type, (EOFError, OSError)):
+        return
+    _excepthook(exc_type, exc, tb)
 
 
 def _on_interrupt(signum, frame):
@@ -522,6 +555,10 @@ def _on_interrupt(signum, frame):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _interrupted_by = signum
+    # Raised inside a finalizer (a weakref callback, a DataLoader iterator's __del__) the interrupt
+    # is reported as "Exception ignored in ..." and dropped; the driver checks _interrupted_by at
+    # each batch and pass instead, and nothing of the unwinding is printed.
+    sys.unraisablehook = lambda unraisable: None
     raise KeyboardInterrupt
 
 

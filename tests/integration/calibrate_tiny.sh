@@ -1,7 +1,8 @@
 #!/bin/bash
 # ioprobe calibrate with a tiny Dataset under a Python that imports torch: the document's figures
-# (bytes per batch exactly what the Dataset returns), the errors that name the user's file, and
-# `run --calibration` taking the figures. Skips (77) where no python3 imports torch.
+# (bytes per batch exactly what the Dataset returns), the errors that name the user's file, an
+# unreadable --data or file named (as nobody, where root may), and `run --calibration` and `tune`
+# taking the figures. Skips (77) where no python3 imports torch.
 set -u
 source "$(dirname "$0")/lib.sh"
 IOPROBE=$1
@@ -123,6 +124,8 @@ for bad in 1 "2,2" "4,2" "x" "2,,4" 65; do
   [ $? = 2 ] && grep -q -- "--oversubscribe '$bad'" "$W/e.txt" && ! grep -q "one pass" "$W/e.txt" \
     || fail "--oversubscribe $bad not refused up front: $(cat "$W/e.txt")"
 done
+"$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --python "$PY" --oversubscribe 4,2 > "$W/e.txt" 2>&1
+grep -q "2 is not above 4, the level before it" "$W/e.txt" || fail "--oversubscribe 4,2 does not name the level: $(cat "$W/e.txt")"
 "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --python "$PY" --oversubscribe "" > "$W/e.txt" 2>&1
 [ $? = 2 ] && grep -q -- "--oversubscribe is empty" "$W/e.txt" || fail "empty --oversubscribe: $(cat "$W/e.txt")"
 "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" --python "$PY" \
@@ -147,4 +150,28 @@ expect_error "no torch" "$W/tiny_ds.py:make" "imports torch" "$W/notorch"
   --python "$PY" > "$W/e.txt" 2>&1
 [ $? = 2 ] && grep -q -- "--samples 160: calibration needs at least 6 batches" "$W/e.txt" && ! grep -q "one pass" "$W/e.txt" \
   || fail "5 batches not refused up front: $(cat "$W/e.txt")"
+
+# Data the user may not read (root runs it as nobody): the directory, then one file, each named
+# with what to do, exit 2, before any pass (no Python traceback).
+if [ "$(id -u)" = 0 ] && command -v runuser > /dev/null && runuser -u nobody -- true 2> /dev/null \
+   && runuser -u nobody -- test -r "$IOPROBE" && runuser -u nobody -- "$PY" -c "import torch" 2> /dev/null; then
+  chmod 755 "$W"
+  mkdir "$W/noperm"
+  cp "$W/data/"* "$W/noperm/"
+  chmod 644 "$W/noperm/"*
+  chmod 700 "$W/noperm"
+  runuser -u nobody -- "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/noperm" --python "$PY" \
+    --batch-size 32 --samples 192 --oversubscribe none > "$W/e.txt" 2>&1
+  [ $? = 2 ] && grep -q "cannot read it (permission denied); run as a user who may read it" "$W/e.txt" \
+    || fail "unreadable --data: $(cat "$W/e.txt")"
+  chmod 755 "$W/noperm"
+  chmod 600 "$W/noperm/f100.bin"
+  runuser -u nobody -- "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/noperm" --python "$PY" \
+    --batch-size 32 --samples 192 --oversubscribe none > "$W/e.txt" 2>&1
+  [ $? = 2 ] && grep -q "cannot read .*noperm/f100.bin: Permission denied; run as a user who may read every file" \
+    "$W/e.txt" && ! grep -q Traceback "$W/e.txt" || fail "unreadable file in --data: $(cat "$W/e.txt")"
+  echo "ok: unreadable --data and file named"
+else
+  echo "skip: the unreadable --data part needs root, runuser and a torch Python the user nobody may run"
+fi
 echo "PASS"
