@@ -23,12 +23,14 @@ SharerThread::~SharerThread() {
 void SharerThread::serve(double us) {
   if (us <= 0) return;
   std::unique_lock<std::mutex> lk(mu_);
-  // The sharer serves one connection at a time: this round trip starts when the previous one is
-  // done (the stop is polled, the burn checks it too: a stopped run never waits for a request).
+  // A request left by a stopped round trip is finished (the burn checks the stop too).
   while (busy_ && !(stop_ && stop_())) done_cv_.wait_for(lk, std::chrono::milliseconds(50));
   request_us_ = us;
   busy_ = true;
   cv_.notify_one();
+  // The main process needs the descriptor before it can go on: the round trip blocks until the
+  // sharer has served it (the stop is polled: a stopped run never waits for a request).
+  while (busy_ && !(stop_ && stop_())) done_cv_.wait_for(lk, std::chrono::milliseconds(50));
 }
 
 void SharerThread::loop() {

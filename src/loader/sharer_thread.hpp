@@ -1,13 +1,16 @@
 // A DataLoader worker's threads beside its loop and its queue feeder: chiefly multiprocessing's
 // resource sharer. With torch's file_descriptor sharing strategy the main process, unpickling a
-// batch, asks the worker's sharer for each tensor's file descriptor over a socket: one round trip
-// per tensor, the sharer's CPU on the worker's side. The sharer serves one connection at a time,
-// so the main process's next round trip waits for the previous one to finish; the sharer's work on
-// a tensor overlaps the main process's own work on it (measured on a real DataLoader: the two do
-// not add up in its time per batch; BENCHMARKS.md, "Fidelity"). The calibration measures the
-// sharer side's CPU per sample (Calibration::worker_other_cpu_per_sample_us) and the tensors per
-// batch; the rank's consumer calls serve() once per tensor of each batch on the worker that built
-// it.
+// batch, asks the worker's sharer for each tensor's file descriptor over a socket
+// (torch.multiprocessing.reductions.rebuild_storage_fd -> multiprocessing.resource_sharer.DupFd.detach:
+// connect, the authentication handshake, the request, the descriptor back) and cannot go on with
+// that tensor until it has it: one blocking round trip per tensor, the sharer's CPU on the worker's
+// side, taken through the worker's GIL (loader/worker_gil.hpp), so a busy worker delays it.
+// Measured on a real per_sample DataLoader on 2 CPUs (BENCHMARKS.md, "session 18"): the main
+// process spent 1.6-1.8x its own CPU in wall time receiving batches, most of it inside detach();
+// with round trips modelled as overlapping the main process's work ioprobe was 1.33-1.42x the real
+// loader at 4-8 workers, blocking 0.90-1.06x at 1-8 (medians of 4 runs). The calibration measures the sharer side's
+// CPU per sample (Calibration::worker_other_cpu_per_sample_us) and the tensors per batch; the
+// rank's consumer calls serve() once per tensor of each batch on the worker that built it.
 #pragma once
 
 #include <condition_variable>
@@ -32,10 +35,10 @@ class SharerThread {
   SharerThread(const SharerThread&) = delete;
   SharerThread& operator=(const SharerThread&) = delete;
 
-  /// One round trip: waits for the previous one to finish (or for `stop`), then hands this thread
-  /// `us` microseconds of CPU to burn and returns while it burns. One caller at a time (the rank's
-  /// main loop). us <= 0: returns at once. A request handed over is burned before the destructor
-  /// returns, unless `stop`.
+  /// One round trip: hands this thread `us` microseconds of CPU to burn (through the worker's
+  /// GIL) and returns once it is burned, or on `stop`. One caller at a time (the rank's main loop).
+  /// us <= 0: returns at once. A request cut short by `stop` still ends before the destructor
+  /// returns.
   void serve(double us);
 
  private:

@@ -174,7 +174,7 @@ TEST_CASE("model: the worker's other-thread part is burned by its sharer in roun
           "[calibrate][model]") {
   // 256 samples, two workers, batches of 8: the main process's 800 µs per batch is cut into 4
   // pieces (4 tensors per batch), each followed by a round trip in which the batch's worker's
-  // sharer thread burns a quarter of the batch's 150 µs x 8 samples. CPU clocks, not wall time.
+  // sharer thread burns a quarter of the batch's 150 µs x 8 samples.
   const ModelRun m = model_run([](LoaderConfig& c) {
     c.num_workers = 2;
     c.main_cpu_per_batch_us = 800;
@@ -194,6 +194,9 @@ TEST_CASE("model: the worker's other-thread part is burned by its sharer in roun
   const int64_t batches = 256 / 8;  // model_run: batches of 8
   CHECK(m.result.ranks.at(0).main_cpu_ns >= batches * 800000LL);
   CHECK(m.result.ranks.at(0).main_cpu_ns < batches * 800000LL + 256 * 100000LL);
+  // Each round trip blocks the main process until the sharer has served it: receiving a batch
+  // takes its own 800 µs and the sharer's 1,200 µs in turn (wall time, waits can only add).
+  CHECK(m.result.ranks.at(0).main_busy_ns >= batches * (800000LL + 8 * 150000LL));
   // Without main-process work the round trips still run (the consumer exists for them).
   const ModelRun alone = model_run([](LoaderConfig& c) { c.worker_other_cpu_per_sample_us = 100; });
   CHECK(alone.result.workers.at(0).other_cpu_ns >= 256 * 100000LL);

@@ -1,5 +1,5 @@
 // The worker's resource-sharer stand-in (loader/sharer_thread.hpp): a round trip burns the
-// request on the sharer's own thread, the next one waits for it, and a stop ends it.
+// request on the sharer's own thread and returns once it is burned, and a stop ends it.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -11,20 +11,23 @@
 
 using namespace ioprobe;
 
-TEST_CASE("sharer thread: a round trip burns its CPU on the sharer's thread; the next one waits for it",
+TEST_CASE("sharer thread: a round trip burns its CPU on the sharer's thread and returns once it is burned",
           "[loader][sharer]") {
   int64_t cpu = 0;
   const int64_t mine0 = thread_cpu_ns();
   {
     SharerThread s([] { return false; }, &cpu);
     const int64_t t0 = now_ns();
-    s.serve(20000);  // 20 ms of the sharer's CPU, handed over
-    s.serve(0);      // nothing
-    s.serve(-5);     // nothing
-    s.serve(10000);  // waits for the first to finish, then hands this one over
-    // The second started after the first's 20 ms of CPU (so at least 20 ms of wall time).
+    s.serve(20000);  // 20 ms of the sharer's CPU: the caller waits for all of it
+    // serve() returned under the lock the sharer released after adding its CPU: reading is safe.
+    CHECK(cpu >= 20000000LL);
     CHECK(now_ns() - t0 >= 20000000LL);
-  }  // the destructor returns once the second is burned too
+    s.serve(0);   // nothing
+    s.serve(-5);  // nothing
+    CHECK(cpu < 30000000LL);
+    s.serve(10000);
+    CHECK(cpu >= 30000000LL);
+  }
   CHECK(cpu >= 30000000LL);
   // The caller only waited: far below the 30 ms of CPU the sharer burned.
   CHECK(thread_cpu_ns() - mine0 < 15000000LL);
