@@ -31,8 +31,8 @@ class Consumer {
 };
 
 /// One round trip of the main process's receive with the worker that built `batch` (its resource
-/// sharer, loader/sharer_thread.hpp): waits for that worker's previous round trip to finish, then
-/// hands its sharer `us` of CPU to burn and returns while the sharer burns it.
+/// sharer, loader/sharer_thread.hpp): hands its sharer `us` of CPU to burn and returns once it is
+/// burned (the main process needs the tensor's descriptor before it goes on).
 using ServeFn = std::function<void(const Batch& batch, double us)>;
 
 /// The consumer for `cfg`: the GPU step of cfg.step_time_s per full batch, and when

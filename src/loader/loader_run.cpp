@@ -245,7 +245,7 @@ class RankLoader {
       stats_.epoch_ns.push_back(epoch_ns);
       if (!sh_.stop) ++epochs_done;
     }
-    // The sharers burn their last round trips (the workers' CPU) before the results are read.
+    // The sharers are joined (a round trip cut by the stop ends first) before the results are read.
     sharers_.clear();
     if (init_error) std::rethrow_exception(init_error);
     stats_.max_outstanding = queue.max_outstanding();
