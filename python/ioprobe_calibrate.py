@@ -51,6 +51,9 @@ figures over the batches from the first to the last (worker start-up and the fir
                           cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
                           (the same bytes moved into page-locked memory), marked as such
 
+--paths-out FILE: the files used, each path's bytes followed by a NUL, written once they are in the
+page cache (ioprobe then measures its own read of the same files: cli/calibrate_read.hpp).
+
 Exit codes: 0 done; 2 the user's code or data is unusable (the message names the file and what to
 do); 1 a measurement failed; 128+N interrupted by signal N (SIGINT from Ctrl-C, or SIGINT/SIGTERM
 sent on by ioprobe): the driver ends quietly, without a traceback and without a result.
@@ -476,6 +479,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--oversubscribe", default="", help="worker processes per CPU also measured, e.g. 2,4 [none]")
     ap.add_argument("--oversubscribe-cpus", type=int, default=2, help="CPUs those passes run on [2]")
+    ap.add_argument("--paths-out", default="", help="write the files used here, NUL-separated")
     a = ap.parse_args()
     try:
         import torch
@@ -490,6 +494,12 @@ def main():
              f"num_workers=2); give a directory with more files or a smaller --batch-size", 2)
     note(f"reading {len(paths)} files of {a.data} into the page cache")
     data_bytes = warm(paths)
+    if a.paths_out:
+        try:
+            with open(a.paths_out, "wb") as f:
+                f.write(b"".join(os.fsencode(p) + b"\0" for p in paths))
+        except OSError as e:
+            fail(f"--paths-out {a.paths_out}: {e.strerror}", 1)
     try:
         ds = make_ds(list(paths))
     except Exception as e:  # noqa: BLE001

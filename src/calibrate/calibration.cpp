@@ -166,6 +166,11 @@ json calibration_to_json(const Calibration& c) {
     split["put_per_sample_us"] = figure_json(c.worker_put_cpu_per_sample_us);
     if (c.other_measured) split["other_per_sample_us"] = figure_json(c.worker_other_cpu_per_sample_us);
   }
+  json own_read = {{"measured", c.own_read_measured}};
+  if (c.own_read_measured) {
+    own_read["io_uring_cpu_per_file_us"] = figure_json(c.own_read_io_uring_us);
+    own_read["psync_cpu_per_file_us"] = figure_json(c.own_read_psync_us);
+  }
   json over = {{"measured", c.oversubscription_measured}, {"points", json::array()}};
   for (const CalLoadPoint& p : c.oversubscription)
     over["points"].push_back({{"workers_per_cpu", p.workers_per_cpu},
@@ -205,6 +210,7 @@ json calibration_to_json(const Calibration& c) {
             {"worker_startup_s", figure_json(c.worker_startup_s)},
             {"startup_cpu", startup},
             {"oversubscription", over},
+            {"own_read", own_read},
             {"pin_memory", pin}}},
           {"rows", c.rows}};
 }
@@ -318,6 +324,18 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
                                      "most {:g} s); the document was edited or damaged, rerun `ioprobe calibrate`",
                                      where, std::max(c.worker_startup_cpu_s.max, c.main_startup_cpu_s.max),
                                      kMaxStartupCpuS));
+    }
+  }
+  if (f.contains("own_read")) {  // absent from documents written before it was measured
+    const std::string w = where + ": figures.own_read";
+    c.own_read_measured = flag(f.at("own_read"), "measured", w);
+    if (c.own_read_measured) {
+      c.own_read_io_uring_us = figure(f.at("own_read"), "io_uring_cpu_per_file_us", where, "figures.own_read");
+      c.own_read_psync_us = figure(f.at("own_read"), "psync_cpu_per_file_us", where, "figures.own_read");
+      if (std::max(c.own_read_io_uring_us.max, c.own_read_psync_us.max) > kMaxCpuPerSampleUs)
+        throw UsageError(fmt::format("{}: {:g} µs per file is beyond any read; the document was edited or damaged, "
+                                     "rerun `ioprobe calibrate`",
+                                     w, std::max(c.own_read_io_uring_us.max, c.own_read_psync_us.max)));
     }
   }
   if (f.contains("oversubscription")) {  // absent from documents written before it was measured

@@ -99,6 +99,14 @@ struct Calibration {
   // oversubscription_measured false, no points.
   bool oversubscription_measured = false;
   std::vector<CalLoadPoint> oversubscription;
+  // ioprobe's own read of the files from the page cache, per engine, µs CPU per file (the whole
+  // process: its worker, the engine, io_uring's kernel workers): the loop cost above includes the
+  // Dataset's own read, and ioprobe's workers read the file for real, so `run` burns the loop cost
+  // less this (cli/calibrate_read.hpp). Documents written before it was measured lack it:
+  // own_read_measured false, zeros (nothing is taken off); an engine not measured here keeps zeros.
+  bool own_read_measured = false;
+  CalFigure own_read_io_uring_us;
+  CalFigure own_read_psync_us;
   bool pin_measured = false;                      // false: no pin figure (reason in pin_method)
   std::string pin_method;                         // how the pin cost was measured, or why it was not
   CalFigure pin_cpu_per_batch_us;                 // pin thread's CPU per batch, µs

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 
@@ -13,6 +15,7 @@
 
 #include "calibrate/calibration.hpp"
 #include "calibrate/driver.hpp"
+#include "cli/calibrate_read.hpp"
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -148,20 +151,34 @@ int cmd_calibrate(const CommandContext& ctx) {
   if (pythons.empty())
     throw UsageError("no python3 found on PATH or at /usr/bin/python3; install one with PyTorch (Debian: apt-get "
                      "install python3-torch) or give --python PY");
-  const std::vector<std::string> args{"--factory",
-                                      absolute(file),
-                                      "--func",
-                                      func,
-                                      "--data",
-                                      absolute(data),
-                                      "--batch-size",
-                                      std::to_string(batch),
-                                      "--samples",
-                                      std::to_string(samples),
-                                      "--oversubscribe",
-                                      over,
-                                      "--oversubscribe-cpus",
-                                      std::to_string(over_cpus)};
+  // The driver writes the files it used here, for ioprobe's own read of them (calibrate_read.hpp).
+  std::string paths_file = fmt::format("{}/ioprobe-calibrate-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  const int paths_fd = mkstemp(paths_file.data());
+  if (paths_fd < 0)
+    throw Error(fmt::format("cannot create a temporary file in {} ({}); set TMPDIR to a writable directory",
+                            paths_file.substr(0, paths_file.rfind('/')), errno_text(errno)),
+                kExitFailure);
+  close(paths_fd);
+  struct RemoveOnExit {
+    std::string path;
+    ~RemoveOnExit() { unlink(path.c_str()); }
+  } remove_paths{paths_file};
+  std::vector<std::string> args{"--factory",
+                                absolute(file),
+                                "--func",
+                                func,
+                                "--data",
+                                absolute(data),
+                                "--batch-size",
+                                std::to_string(batch),
+                                "--samples",
+                                std::to_string(samples),
+                                "--oversubscribe",
+                                over,
+                                "--oversubscribe-cpus",
+                                std::to_string(over_cpus),
+                                "--paths-out",
+                                paths_file};
   DriverRun run;
   std::string used;
   // The driver's own "no torch" exit says so on stderr; a silent exit 3 is some other program's.
@@ -199,6 +216,14 @@ int cmd_calibrate(const CommandContext& ctx) {
     throw Error(fmt::format("the calibration driver {} printed no JSON result ({})", driver, e.what()), kExitFailure);
   }
   Calibration cal = calibration_from_driver(out, "the calibration driver " + driver);
+  std::cerr << "ioprobe calibrate: ioprobe's own read of the same files from the page cache (io_uring, psync)\n";
+  std::vector<std::string> read_notes;
+  measure_own_read(read_driver_paths(paths_file), static_cast<uint32_t>(batch), cal, read_notes);
+  for (const std::string& n : read_notes) std::cerr << "ioprobe calibrate: " << n << "\n";
+  if (interrupted()) {
+    std::cerr << "ioprobe calibrate: interrupted; no calibration document was written\n";
+    return interrupt_exit_code();
+  }
   const HostInfo host = probe_host();
   cal.ioprobe_version = IOPROBE_VERSION;
   cal.created = utc_now();

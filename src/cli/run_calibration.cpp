@@ -43,6 +43,10 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   l.worker_put_cpu_per_sample_us = cal.split_measured ? cal.worker_put_cpu_per_sample_us.value : 0;
   // Its other threads (the resource sharer), beside both; documents without them have that CPU in the put.
   l.worker_other_cpu_per_sample_us = cal.other_measured ? cal.worker_other_cpu_per_sample_us.value : 0;
+  // The loop cost includes the Dataset's own read of each file, which ioprobe's worker does for
+  // real: the burn leaves out what that read costs ioprobe with the run's engine (calibrate_read.hpp).
+  l.own_read_io_uring_us = cal.own_read_measured ? cal.own_read_io_uring_us.value : 0;
+  l.own_read_psync_us = cal.own_read_measured ? cal.own_read_psync_us.value : 0;
   // The three are a worker's Python threads: they take turns on its GIL (loader/worker_gil.hpp).
   l.python_gil = true;
   if (!cal.split_measured)

@@ -27,6 +27,12 @@ struct LoaderConfig {
   uint32_t epochs = 1;
   double duration_s = 0;                      // stop after this many seconds (0: no time limit)
   double cpu_per_sample_us = 0;               // real CPU work per sample after its read, microseconds
+  double own_read_io_uring_us = 0;            // of cpu_per_sample_us (and each curve point's loop cost), the part
+  double own_read_psync_us = 0;               // that is the sample's read from the page cache, which the worker
+                                              // does itself with the engine: ioprobe's own read's CPU per file with
+                                              // io_uring / psync, µs (a calibration's figure, cli/calibrate_read.hpp);
+                                              // the burn leaves out the figure of the run's engine, for one file per
+                                              // sample (not records in shards); 0: nothing left out
   double worker_put_cpu_per_sample_us = 0;    // CPU of the DataLoader worker's queue feeder thread per sample
                                               // (multiprocessing.Queue pickling the batch into shared memory),
                                               // microseconds: burned per batch (x its samples) by a feeder thread

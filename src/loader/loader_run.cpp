@@ -472,11 +472,18 @@ LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, Loade
 
 }  // namespace
 
+double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout) {
+  if (layout && layout->records_in_files()) return cfg.cpu_per_sample_us;
+  const double read_us = cfg.engine == "psync" ? cfg.own_read_psync_us : cfg.own_read_io_uring_us;
+  return std::max(0.0, cfg.cpu_per_sample_us - read_us);
+}
+
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo,
                         const RecordLayout* layout, StepSync* sync) {
   // A calibration's curve sets the worker's costs for this run's own crowding (worker_costs.hpp).
   LoaderConfig resolved = cfg;
   resolve_worker_costs(resolved);
+  resolved.cpu_per_sample_us = loop_burn_us(resolved, layout);
   return run_resolved(index, resolved, progress, topo, layout, sync);
 }
 

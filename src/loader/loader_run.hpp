@@ -33,6 +33,11 @@ struct LoaderProgress {
 /// token datasets map-style with one read per sample (loader/record_fetch.hpp).
 /// `sync` (may be null: this process alone) joins the DDP step barrier of the other processes of
 /// a multi-host job; cfg.world_ranks and cfg.first_rank then place this process's ranks among all.
+/// The loop CPU a worker burns per sample: cfg.cpu_per_sample_us (as resolved at the run's level)
+/// less the own read figure of cfg.engine (LoaderConfig::own_read_*_us), at least 0; the whole
+/// cost for records in shard or token files (`layout` says so), whose reads are not one file each.
+double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout);
+
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress = nullptr,
                         const Topology* topo = nullptr, const RecordLayout* layout = nullptr, StepSync* sync = nullptr);
 

@@ -49,6 +49,13 @@ std::string render_calibration_text(const nlohmann::json& doc) {
                                          " (multiprocessing's resource sharer: a round trip per tensor with the "
                                          "main process)");
   }
+  if (f.contains("own_read") && f.at("own_read").value("measured", false)) {
+    const auto& rd = f.at("own_read");
+    line("  ioprobe's own read",
+         fmt::format("io_uring {}; psync {} (CPU per file from the page cache; `run`'s "
+                     "workers read each file themselves and burn the loop cost less this)",
+                     fig(rd.at("io_uring_cpu_per_file_us"), "µs"), fig(rd.at("psync_cpu_per_file_us"), "µs")));
+  }
   if (f.contains("tensors_per_batch")) line("tensors per batch", fig(f.at("tensors_per_batch"), "tensors", 0));
   line("main process per batch",
        fig(f.at("main_cpu_per_batch_us"), "µs CPU") + fmt::format("; per batch p10 {:.1f}, p90 {:.1f} µs (main thread)",

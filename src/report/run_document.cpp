@@ -251,6 +251,8 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
 void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
                         const nlohmann::json& cal) {
   loader["main_cpu_per_batch_us"] = l.main_cpu_per_batch_us;
+  // Of the loop cost, the read the worker does itself (not burned; loader_run.hpp loop_burn_us).
+  loader["own_read_cpu_per_file_us"] = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us;
   loader["worker_startup_cpu_us"] = l.worker_startup_cpu_us;
   loader["worker_put_cpu_per_sample_us"] = l.worker_put_cpu_per_sample_us;
   loader["worker_other_cpu_per_sample_us"] = l.worker_other_cpu_per_sample_us;

@@ -137,8 +137,13 @@ std::string render_run_text(const nlohmann::json& doc) {
                             ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
   if (ld.value("worker_put_cpu_per_sample_us", 0.0) > 0)
-    line("worker CPU", fmt::format("{:.0f} µs/sample (loop) + {:.0f} µs/sample (queue feeder thread, overlapped){}",
-                                   ld.value("cpu_per_sample_us", 0.0), ld.value("worker_put_cpu_per_sample_us", 0.0),
+    line("worker CPU", fmt::format("{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped){}",
+                                   ld.value("cpu_per_sample_us", 0.0),
+                                   ld.value("own_read_cpu_per_file_us", 0.0) > 0
+                                       ? fmt::format(", of it {:.0f} µs the worker's own read of the file, not burned",
+                                                     ld.value("own_read_cpu_per_file_us", 0.0))
+                                       : "",
+                                   ld.value("worker_put_cpu_per_sample_us", 0.0),
                                    ld.value("worker_other_cpu_per_sample_us", 0.0) > 0
                                        ? fmt::format(" + {:.0f} µs/sample (resource sharer thread, in {} round "
                                                      "trips per batch with the main process)",

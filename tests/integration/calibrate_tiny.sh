@@ -68,6 +68,13 @@ json "$W/run.json" 'abs(d["loader"]["worker_other_cpu_per_sample_us"] - '"$(json
 json "$W/run.json" 'd["loader"]["tensors_per_batch"] >= 1 and sum(w["other_cpu_s"] for w in d["results"]["workers"]) > 0' \
   | grep -qx True || fail "no round trips with the worker's sharer: $(json "$W/run.json" 'd["loader"]')"
 json "$W/run.json" 'd["loader"]["calibration"]["function"]' | grep -qx make || fail "calibration not named"
+# ioprobe's own read of the files was measured, and the run leaves its engine's figure out of the burn.
+json "$W/cal.json" 'd["figures"]["own_read"]["measured"] and d["figures"]["own_read"]["psync_cpu_per_file_us"]["value"] > 0' \
+  | grep -qx True || fail "own read not measured: $(json "$W/cal.json" 'd["figures"].get("own_read")')"
+ENGINE=$(json "$W/run.json" 'd["target"]["engine"]')
+json "$W/run.json" 'abs(d["loader"]["own_read_cpu_per_file_us"] - '"$(json "$W/cal.json" 'd["figures"]["own_read"]["'"$ENGINE"'_cpu_per_file_us"]["value"]')"') < 1e-6' \
+  | grep -qx True || fail "run did not take the $ENGINE own read: $(json "$W/run.json" 'd["loader"].get("own_read_cpu_per_file_us")')"
+grep -q "ioprobe's own read" "$W/out.txt" || fail "no own read line in the text"
 json "$W/run.json" 'd["ingest"]["main_ceiling_samples_per_s"] > 0 and d["ingest"]["pin_ceiling_samples_per_s"] > 0' | grep -qx True || fail "no ceilings"
 # The pin thread copies for itself: the calibration's pin figure is said not to be used.
 json "$W/run.json" 'any("pin_memory figure" in w and "is not used" in w for w in d["warnings"])' | grep -qx True \
