@@ -22,6 +22,11 @@ struct LoaderProgress {
   std::atomic<uint64_t> bytes{0};    // bytes read so far, counted as each read request completes
 };
 
+/// The loop CPU a worker burns per sample: cfg.cpu_per_sample_us (as resolved at the run's level)
+/// less the own read figure of cfg.engine (LoaderConfig::own_read_*_us), at least 0; the whole
+/// cost for records in shard or token files (`layout` says so), whose reads are not one file each.
+double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout);
+
 /// Runs the loader over `index` (paths relative to index.root()). Never throws for per-file I/O
 /// errors (they are counted); throws Error when a worker's engine cannot be set up.
 /// `progress`, when given: samples after every delivered batch, bytes as each read completes (a
@@ -33,11 +38,7 @@ struct LoaderProgress {
 /// token datasets map-style with one read per sample (loader/record_fetch.hpp).
 /// `sync` (may be null: this process alone) joins the DDP step barrier of the other processes of
 /// a multi-host job; cfg.world_ranks and cfg.first_rank then place this process's ranks among all.
-/// The loop CPU a worker burns per sample: cfg.cpu_per_sample_us (as resolved at the run's level)
-/// less the own read figure of cfg.engine (LoaderConfig::own_read_*_us), at least 0; the whole
-/// cost for records in shard or token files (`layout` says so), whose reads are not one file each.
-double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout);
-
+/// The workers burn loop_burn_us(cfg, layout) per sample.
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress = nullptr,
                         const Topology* topo = nullptr, const RecordLayout* layout = nullptr, StepSync* sync = nullptr);
 
