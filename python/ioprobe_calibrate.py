@@ -118,19 +118,25 @@ def list_files(root, limit):
     if not os.access(root, os.R_OK | os.X_OK):
         fail(f"--data {root}: cannot read it (permission denied); run as a user who may read it, or give --data a "
              f"readable directory")
-    out, unreadable = [], []
+    out, unreadable, broken = [], [], []
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable.append):
         dirnames.sort()
         for n in sorted(filenames):
             if n.startswith(".ioprobe"):
                 continue
             p = os.path.join(dirpath, n)
-            if os.path.isfile(p) and not os.path.islink(p):
+            # Symbolic links to files are read, as `ioprobe run --data` reads them; dangling or
+            # looping links are skipped and counted.
+            if os.path.isfile(p):
                 out.append(p)
                 if len(out) >= limit:
                     break
+            elif os.path.islink(p):
+                broken.append(p)
         if len(out) >= limit:
             break
+    if broken:
+        note(f"skipped {len(broken)} symbolic link(s) of --data that lead to no file (first: {broken[0]})")
     if unreadable:
         note(f"skipped {len(unreadable)} director{'y' if len(unreadable) == 1 else 'ies'} of --data it could not "
              f"read (first: {unreadable[0].filename}: {unreadable[0].strerror}); their files are not in the "

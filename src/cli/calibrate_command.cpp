@@ -152,17 +152,22 @@ int cmd_calibrate(const CommandContext& ctx) {
     throw UsageError("no python3 found on PATH or at /usr/bin/python3; install one with PyTorch (Debian: apt-get "
                      "install python3-torch) or give --python PY");
   // The driver writes the files it used here, for ioprobe's own read of them (calibrate_read.hpp).
-  std::string paths_file = fmt::format("{}/ioprobe-calibrate-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  const char* tmpdir = getenv("TMPDIR");
+  const std::string tmp = tmpdir && *tmpdir ? tmpdir : "/tmp";  // an empty TMPDIR is unset
+  std::string paths_file = tmp + "/ioprobe-calibrate-XXXXXX";
   const int paths_fd = mkstemp(paths_file.data());
   if (paths_fd < 0)
-    throw Error(fmt::format("cannot create a temporary file in {} ({}); set TMPDIR to a writable directory",
-                            paths_file.substr(0, paths_file.rfind('/')), errno_text(errno)),
-                kExitFailure);
+    throw UsageError(fmt::format("cannot create a temporary file in {} ({}); set TMPDIR to a writable directory",
+                                 escape_bytes(tmp), errno_text(errno)));
   close(paths_fd);
-  struct RemoveOnExit {
+  struct RemoveOnExit {  // on every return and throw; a second Ctrl-C removes it too
     std::string path;
-    ~RemoveOnExit() { unlink(path.c_str()); }
-  } remove_paths{paths_file};
+    int slot;
+    ~RemoveOnExit() {
+      unlink(path.c_str());
+      keep_on_quit(slot);
+    }
+  } remove_paths{paths_file, remove_on_quit(paths_file)};
   std::vector<std::string> args{"--factory",
                                 absolute(file),
                                 "--func",

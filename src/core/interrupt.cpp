@@ -1,8 +1,11 @@
 #include "core/interrupt.hpp"
 
 #include <unistd.h>
+#include <array>
 #include <atomic>
+#include <climits>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 
 namespace ioprobe {
@@ -11,6 +14,12 @@ namespace {
 std::atomic<int> g_signal{0};
 std::atomic<pid_t> g_first_sender{-1};
 std::atomic<int64_t> g_first_ns{0};
+
+// Files a second signal removes before quitting (remove_on_quit): fixed buffers, as the handler
+// may only call async-signal-safe functions (unlink).
+constexpr size_t kQuitSlots = 8;
+std::array<std::array<char, PATH_MAX>, kQuitSlots> g_quit_paths{};
+std::array<std::atomic<bool>, kQuitSlots> g_quit_used{};
 
 int64_t mono_ns() {  // clock_gettime is async-signal-safe
   timespec ts{};
@@ -29,6 +38,8 @@ void on_signal(int sig, siginfo_t* info, void*) {
       return;
     // Second signal: quit now, without cleanup, as users expect from a second Ctrl-C.
     static const char msg[] = "\nioprobe: second signal, exiting now\n";
+    for (size_t i = 0; i < kQuitSlots; ++i)
+      if (g_quit_used[i].load()) unlink(g_quit_paths[i].data());
     ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
     (void)r;
     _exit(128 + sig);
@@ -54,6 +65,21 @@ void install_interrupt_handlers() {
   sa.sa_flags = SA_SIGINFO;  // no SA_RESTART: blocking waits return EINTR and re-check the flag
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
+
+int remove_on_quit(const std::string& path) {
+  if (path.empty() || path.size() >= PATH_MAX) return -1;
+  for (size_t i = 0; i < kQuitSlots; ++i) {
+    if (g_quit_used[i].load()) continue;
+    std::memcpy(g_quit_paths[i].data(), path.c_str(), path.size() + 1);
+    g_quit_used[i].store(true);
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void keep_on_quit(int slot) {
+  if (slot >= 0 && static_cast<size_t>(slot) < kQuitSlots) g_quit_used[static_cast<size_t>(slot)].store(false);
 }
 
 bool interrupted() { return g_signal.load(std::memory_order_relaxed) != 0; }

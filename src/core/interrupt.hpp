@@ -4,9 +4,20 @@
 // (stop submitting, drain, write a partial result); a second one exits at once with 130 / 143.
 #pragma once
 
+#include <string>
+
 namespace ioprobe {
 
 void install_interrupt_handlers();
+
+/// A temporary file a second signal (which quits at once, without the usual cleanup) removes
+/// first. Returns the slot to give keep_on_quit() once the file is gone or kept, or -1 when all 8
+/// slots are taken or the path is longer than PATH_MAX (the file is then not removed on a quit).
+/// Registration is for one thread at a time.
+int remove_on_quit(const std::string& path);
+
+/// Ends remove_on_quit()'s hold of `slot` (-1: nothing).
+void keep_on_quit(int slot);
 
 /// True once SIGINT or SIGTERM arrived.
 bool interrupted();

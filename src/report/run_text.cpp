@@ -146,9 +146,10 @@ std::string render_run_text(const nlohmann::json& doc) {
                                    ld.value("worker_put_cpu_per_sample_us", 0.0),
                                    ld.value("worker_other_cpu_per_sample_us", 0.0) > 0
                                        ? fmt::format(" + {:.0f} µs/sample (resource sharer thread, in {} round "
-                                                     "trips per batch with the main process)",
+                                                     "trip{} per batch with the main process)",
                                                      ld.value("worker_other_cpu_per_sample_us", 0.0),
-                                                     std::max(1U, ld.value("tensors_per_batch", 0U)))
+                                                     std::max(1U, ld.value("tensors_per_batch", 0U)),
+                                                     ld.value("tensors_per_batch", 0U) > 1 ? "s" : "")
                                        : ""));
   if (ld.value("main_cpu_per_batch_us", 0.0) > 0 || ld.value("pin_memory", false))
     line("main process",

@@ -3,14 +3,16 @@
 # without a word is named with its status and what to do (exit 2), one killed by a signal with the
 # signal (exit 1); Ctrl-C (SIGINT to the process group, as a terminal sends it) and a SIGINT or
 # SIGTERM sent to ioprobe alone end the driver quietly: exit 130 / 143, no Python traceback, no
-# calibration document, an existing one left as it was, no temporary file. The interrupt part
-# skips (77) where no python3 imports torch.
+# calibration document, an existing one left as it was, no temporary file (a second Ctrl-C, which
+# quits at once, removes calibrate's temporary file list too). The interrupt part skips (77) where
+# no python3 imports torch.
 set -u
 source "$(dirname "$0")/lib.sh"
 IOPROBE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-calint.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-mkdir "$W/data"
+mkdir "$W/data" "$W/tmp"
+export TMPDIR="$W/tmp"  # calibrate's temporary file list goes here: none may be left
 for i in $(seq -w 1 200); do head -c 2000 /dev/urandom > "$W/data/f$i.bin"; done
 # Each sample takes 50 ms: a pass over 192 files is about 10 s, so the signal lands mid-measurement.
 cat > "$W/slow_ds.py" <<'PYEOF'
@@ -70,8 +72,27 @@ interrupt() {  # interrupt NAME SIGNAL WHOM EXPECTED_RC; WHOM: group (a terminal
   grep -q "interrupted; no calibration document was written" "$W/$name.err" || fail "$name: no word of it: $(cat "$W/$name.err")"
   [ "$(md5sum < "$W/cal.json")" = "$before" ] || fail "$name: the existing document was changed"
   ls -a "$W" | grep -q "ioprobe-tmp" && fail "$name: a temporary file was left: $(ls -a "$W")"
+  [ -z "$(ls -A "$W/tmp")" ] || fail "$name: a temporary file was left in TMPDIR: $(ls -A "$W/tmp")"
   echo "ok: $name -> exit $rc: $(grep interrupted "$W/$name.err" | tail -1)"
 }
 interrupt ctrl-c INT group 130
 interrupt sigint-to-ioprobe INT ioprobe 130
 interrupt sigterm-to-ioprobe TERM ioprobe 143
+# A second signal quits at once, without the usual cleanup: the temporary file list goes too. (A
+# SIGTERM right after the SIGINT: the first alone ends calibrate within a fraction of a second, and
+# the same signal twice within 100 ms from one sender counts as one.)
+setsid "$IOPROBE" "${cal[@]}" --python "$PY" --json "$W/cal.json" > "$W/twice.out" 2> "$W/twice.err" &
+pid=$!
+for _ in $(seq 600); do grep -q "num_workers=" "$W/twice.err" 2>/dev/null && break; sleep 0.1; done
+ls "$W/tmp" | grep -q "^ioprobe-calibrate-" || { kill -KILL -- -$pid; fail "twice: no temporary file list while running: $(ls -A "$W/tmp")"; }
+kill -INT "$pid"; kill -TERM "$pid"
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && { kill -KILL -- -$pid; fail "twice: still running 10 s after the second signal"; }
+wait "$pid"; rc=$?
+kill -KILL -- -"$pid" 2>/dev/null  # the driver, if the quit left it behind
+# Exit 128 + the second signal's number: the kernel may deliver the pending two in either order.
+{ [ "$rc" = 130 ] || [ "$rc" = 143 ]; } && grep -q "second signal, exiting now" "$W/twice.err" \
+  || fail "twice: exit $rc: $(cat "$W/twice.err")"
+[ -z "$(ls -A "$W/tmp")" ] || fail "twice: a temporary file was left in TMPDIR: $(ls -A "$W/tmp")"
+[ "$(md5sum < "$W/cal.json")" = "$before" ] || fail "twice: the existing document was changed"
+echo "ok: SIGINT and SIGTERM -> exit $rc, no temporary file left"

@@ -75,6 +75,17 @@ ENGINE=$(json "$W/run.json" 'd["target"]["engine"]')
 json "$W/run.json" 'abs(d["loader"]["own_read_cpu_per_file_us"] - '"$(json "$W/cal.json" 'd["figures"]["own_read"]["'"$ENGINE"'_cpu_per_file_us"]["value"]')"') < 1e-6' \
   | grep -qx True || fail "run did not take the $ENGINE own read: $(json "$W/run.json" 'd["loader"].get("own_read_cpu_per_file_us")')"
 grep -q "ioprobe's own read" "$W/out.txt" || fail "no own read line in the text"
+# Records in shard files are not one file read per sample: nothing is taken off their loop cost.
+"$IOPROBE" run --dataset resnet50-tfrecord-like --files 2 --records-per-file 64 --dir "$W/shards" --calibration "$W/cal.json" \
+  --batch-size 32 --workers 1 --cache warm --gpu-samples-per-s 1e9 --quiet --json "$W/shard.json" > /dev/null || fail "sharded run exit $?"
+json "$W/shard.json" 'd["loader"]["own_read_cpu_per_file_us"]' | grep -qx "0.0" \
+  || fail "own read taken off records: $(json "$W/shard.json" 'd["loader"]["own_read_cpu_per_file_us"]')"
+# An own read above the loop cost (a Dataset that does not read its files, or an edited document) is said.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['figures']['own_read']; r['io_uring_cpu_per_file_us']=r['psync_cpu_per_file_us']={'value': 5e5, 'min': 5e5, 'max': 5e5}; json.dump(d, open(sys.argv[2], 'w'))" "$W/cal.json" "$W/bigread.json"
+"$IOPROBE" run --data "$W/data" --calibration "$W/bigread.json" --batch-size 32 --workers 1 --cache warm \
+  --gpu-samples-per-s 1e9 --quiet --json "$W/bigread_run.json" > /dev/null || fail "run with a large own read exit $?"
+json "$W/bigread_run.json" 'any("is below ioprobe" in w and "own read of a file" in w for w in d["warnings"])' | grep -qx True \
+  || fail "no warning of an own read above the loop cost: $(json "$W/bigread_run.json" 'd["warnings"]')"
 json "$W/run.json" 'd["ingest"]["main_ceiling_samples_per_s"] > 0 and d["ingest"]["pin_ceiling_samples_per_s"] > 0' | grep -qx True || fail "no ceilings"
 # The pin thread copies for itself: the calibration's pin figure is said not to be used.
 json "$W/run.json" 'any("pin_memory figure" in w and "is not used" in w for w in d["warnings"])' | grep -qx True \
