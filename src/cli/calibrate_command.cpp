@@ -217,8 +217,16 @@ int cmd_calibrate(const CommandContext& ctx) {
   nlohmann::json out;
   try {
     out = nlohmann::json::parse(last);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("the calibration driver {} printed no JSON result ({})", driver, e.what()), kExitFailure);
+  } catch (const nlohmann::json::exception&) {
+    // It exited 0 without its result line: not the driver running (a --python that is no Python),
+    // or the user's code ended the process early (os._exit, sys.exit in a worker's import).
+    throw UsageError(fmt::format(
+        "{} ran the calibration driver {} and exited 0 without its result ({}); give --python a python3 that "
+        "imports torch, and check that your module does not end the process (os._exit, sys.exit) when imported or "
+        "called",
+        escape_bytes(used), driver,
+        last.empty() ? std::string("it printed nothing")
+                     : fmt::format("its last line: '{}'", escape_bytes(last.substr(0, 200)))));
   }
   Calibration cal = calibration_from_driver(out, "the calibration driver " + driver);
   std::cerr << "ioprobe calibrate: ioprobe's own read of the same files from the page cache (io_uring, psync)\n";

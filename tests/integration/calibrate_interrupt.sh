@@ -46,6 +46,10 @@ for py in /bin/false "$W/silent3"; do
   grep -q "see its messages above" "$W/err.txt" && fail "--python $py: points at messages that are not there"
   echo "ok: --python $py -> $(cat "$W/err.txt")"
 done
+# An interpreter that exits 0 without the driver's result: named, with what to do (exit 2).
+"$IOPROBE" "${cal[@]}" --python /bin/true > "$W/out.txt" 2> "$W/err.txt"; rc=$?
+[ $rc = 2 ] && grep -q "exited 0 without its result (it printed nothing)" "$W/err.txt" \
+  || fail "--python /bin/true: exit $rc: $(cat "$W/err.txt")"
 printf '#!/bin/sh\nkill -KILL $$\n' > "$W/killed"; chmod +x "$W/killed"
 "$IOPROBE" "${cal[@]}" --python "$W/killed" > "$W/out.txt" 2> "$W/err.txt"; rc=$?
 [ $rc = 1 ] || fail "killed python: exit $rc, expected 1: $(cat "$W/err.txt")"
