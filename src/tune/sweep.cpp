@@ -76,9 +76,10 @@ std::vector<uint32_t> parse_uint_list(const std::string& text, const std::string
                                    option, text, which, item.empty() ? " (no empty element)" : ""));
     }
     if (v < lo || v > hi) throw out_of_range();
+    // A repeat is a thousands group ("1,000,000") only where the element has three digits.
     if (std::find(out.begin(), out.end(), v) != out.end())
-      throw UsageError(
-          fmt::format("{} '{}': {} appears twice (the list is comma-separated){}", option, text, v, no_grouping));
+      throw UsageError(fmt::format("{} '{}': {} appears twice (the list is comma-separated){}", option, text, v,
+                                   item.size() == 3 ? no_grouping : std::string()));
     out.push_back(static_cast<uint32_t>(v));
     if (comma == std::string::npos) break;
     pos = comma + 1;

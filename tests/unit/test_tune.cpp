@@ -92,6 +92,11 @@ TEST_CASE("parse_uint_list: sorted, bad values named", "[tune]") {
                     Catch::Contains("element 2 of the comma-separated list, 'x', is not a whole number"));
   CHECK_THROWS_WITH(parse_uint_list("5000", "--workers", 1, 4096),
                     Catch::Contains("5000 is out of range; give values from 1 to 4096"));
+  // A repeated value: the thousands hint only where the element could be a group of three digits.
+  CHECK_THROWS_WITH(parse_uint_list("2,2", "--oversubscribe", 2, 64),
+                    Catch::Contains("2 appears twice") && !Catch::Contains("thousands"));
+  CHECK_THROWS_WITH(parse_uint_list("1,000,000", "--workers", 0, 4096),
+                    Catch::Contains("0 appears twice") && Catch::Contains("thousands separators"));
 }
 
 TEST_CASE("make_plan shares the budget and refuses one too small", "[tune]") {
