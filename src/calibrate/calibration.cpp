@@ -26,7 +26,14 @@ constexpr double kMaxStartupCpuS = 3600;
 json figure_json(const CalFigure& f) { return {{"value", f.value}, {"min", f.min}, {"max", f.max}}; }
 
 const json& field(const json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key))
+  if (!j.is_object()) {  // a section of another type (a string where an object belongs): say so, not "missing"
+    std::string v = j.dump();
+    if (v.size() > 60) v = v.substr(0, 57) + "...";
+    throw UsageError(fmt::format("{} is {}, not an object with a field '{}'; the document was edited or damaged, "
+                                 "rerun `ioprobe calibrate`",
+                                 where, v, key));
+  }
+  if (!j.contains(key))
     throw UsageError(fmt::format("{}: missing field '{}'; not a calibration document written by `ioprobe calibrate` "
                                  "(rerun it to make one)",
                                  where, key));

@@ -502,6 +502,14 @@ TEST_CASE("bad calibration documents are refused naming the file and the field",
   j = good;
   j["code"].erase("file");
   CHECK_THAT(refusal(j), Catch::Contains("missing field 'file'"));
+  // A section of another type is named as such, not as a missing field inside it.
+  j = good;
+  j["figures"]["own_read"] = "fast";
+  CHECK_THAT(refusal(j),
+             Catch::Contains("cal.json: figures.own_read is \"fast\", not an object with a field 'measured'"));
+  j = good;
+  j["code"] = 7;
+  CHECK_THAT(refusal(j), Catch::Contains("cal.json: code is 7, not an object"));
 }
 
 TEST_CASE("load_calibration refuses unreadable and non-JSON files", "[calibrate]") {
