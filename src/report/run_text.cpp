@@ -132,9 +132,14 @@ std::string render_run_text(const nlohmann::json& doc) {
                        ? fmt::format("until --duration {}", format_seconds(ld.value("duration_s", 0.0)))
                        : std::to_string(ld.value("epochs", 0))));
   if (ld.contains("pattern") && kind != "files") line("pattern", ld.value("pattern", ""));
-  line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample; step {} per full batch "
+  // The loop cost less the worker's own read of the file is what the worker burns.
+  const double loop_us = ld.value("cpu_per_sample_us", 0.0), own_read_us = ld.value("own_read_cpu_per_file_us", 0.0);
+  line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample{}; step {} per full batch "
                             "(a partial batch its share)",
-                            ld.value("gpus", 1), ld.value("num_workers", 0), ld.value("cpu_per_sample_us", 0.0),
+                            ld.value("gpus", 1), ld.value("num_workers", 0), loop_us,
+                            own_read_us > 0 ? fmt::format(" ({:.1f} µs burned beside the read of the file)",
+                                                          std::max(0.0, loop_us - own_read_us))
+                                            : "",
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
   if (ld.value("worker_put_cpu_per_sample_us", 0.0) > 0)
     line("worker CPU", fmt::format("{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped){}",
@@ -155,12 +160,7 @@ std::string render_run_text(const nlohmann::json& doc) {
     line("main process",
          fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", ld.value("main_cpu_per_batch_us", 0.0),
                      ld.value("pin_memory", false) ? "; pin_memory: a pin thread per rank" : ""));
-  if (ld.contains("calibration")) {
-    const auto& cal = ld["calibration"];
-    line("calibration", fmt::format("{} ({}:{} on {}, torch {}, batch size {})", cal.value("file", ""),
-                                    cal.value("code", ""), cal.value("function", ""), cal.value("host", ""),
-                                    cal.value("torch_version", ""), cal.value("batch_size", 0)));
-  }
+  o += render_calibration_line(doc, "calibration", 20);
 
   o += "\nResults\n";
   double elapsed = r.value("elapsed_s", 0.0);
