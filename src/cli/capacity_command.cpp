@@ -32,6 +32,7 @@
 #include "report/capacity_report.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
+#include "report/run_document.hpp"
 #include "topology/host.hpp"
 #include "tune/sweep.hpp"
 
@@ -273,9 +274,7 @@ int cmd_capacity(const CommandContext& ctx) {
 
   doc["target"] = plan_target_json(plan, base);
   doc["targets"] = targets_json(plan.targets);
-  nlohmann::json ds = data.dataset;
-  ds["bytes"] = data.index.total_known_bytes();
-  doc["dataset"] = ds;
+  doc["dataset"] = plan_dataset_json(plan);
   doc["loader"] = {{"num_workers", base.num_workers},
                    {"batch_size", base.batch_size},
                    {"prefetch_factor", base.prefetch_factor},
@@ -285,6 +284,7 @@ int cmd_capacity(const CommandContext& ctx) {
                    {"cpu_per_sample_us", base.cpu_per_sample_us},
                    {"step_time_s", base.step_time_s},
                    {"decode", base.decode_jpeg ? "jpeg" : "none"}};
+  add_consumer_model(doc["loader"], base, c.calibration_path, c.calibration);  // as run's and tune's
   doc["demand"] = {{"accelerator", demand.accelerator},
                    {"accelerator_name", demand.accelerator_name},
                    {"model", demand.model},

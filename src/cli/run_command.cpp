@@ -171,8 +171,8 @@ int cmd_run(const CommandContext& ctx) {
                                    l.ranks * l.num_workers, host.cpus_allowed));
   std::string budget_source;
   const uint64_t budget = cache_budget_bytes(host, &budget_source);
-  // --data walks names only: stat a sample for the dataset's size and its largest sample.
-  const SizeSample sizes = sample_sizes(data.index);
+  // --data walks names only: the plan stat'ed a sample for the dataset's size and largest sample.
+  const SizeSample& sizes = plan.sizes;
   const uint64_t known_bytes = sizes.total_bytes();
   std::string cache_fit;
   if (c.cache == CacheMode::kWarm && known_bytes && budget) {
@@ -299,8 +299,7 @@ int cmd_run(const CommandContext& ctx) {
                                                             : lr.bytes;
   if (!known_bytes && !(lr.epochs_completed && whole_epochs_bytes))
     ds["bytes_basis"] = "at least: no epoch completed, so the bytes delivered before the stop";
-  if (known_bytes && !sizes.exact)
-    ds["bytes_basis"] = fmt::format("estimated from the sizes of {} of the {} files", sizes.sampled, sizes.files);
+  if (known_bytes && !plan.dataset_bytes_basis.empty()) ds["bytes_basis"] = plan.dataset_bytes_basis;
   doc["dataset"] = ds;
   doc["loader"] = {{"num_workers", l.num_workers},
                    {"batch_size", l.batch_size},

@@ -84,6 +84,10 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
   if (o.check_rank_shares)
     if (std::string w = check_rank_shares(l, o.processes, p.rank_units, p.rank_unit, p.samples_per_epoch); !w.empty())
       p.data.warnings.push_back(std::move(w));
+  p.sizes = sample_sizes(p.data.index);
+  if (p.sizes.sampled && !p.sizes.exact)
+    p.dataset_bytes_basis = fmt::format("estimated from the sizes of {} of the {} files", p.sizes.sampled,
+                                        p.sizes.files);
   p.dataset_sample_bytes = c.sample_bytes > 0 ? c.sample_bytes : dataset_mean_sample_bytes(p.data, p.samples_per_epoch);
   if (p.dataset_sample_bytes == 0 && p.data.from_list) {
     // A file list's sizes are not in its index, but probe_data_targets stat'ed every listed file.
@@ -94,7 +98,17 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
     }
     if (files && bytes) p.dataset_sample_bytes = static_cast<double>(bytes) / static_cast<double>(files);
   }
+  // A --data walk: the stat'ed sample's mean, one sample per file.
+  if (p.dataset_sample_bytes == 0 && !records && p.sizes.sampled && p.sizes.sampled_bytes)
+    p.dataset_sample_bytes = static_cast<double>(p.sizes.sampled_bytes) / static_cast<double>(p.sizes.sampled);
   return p;
+}
+
+nlohmann::json plan_dataset_json(const RunPlan& plan) {
+  nlohmann::json ds = plan.data.dataset;
+  ds["bytes"] = plan.sizes.total_bytes();
+  if (!plan.dataset_bytes_basis.empty()) ds["bytes_basis"] = plan.dataset_bytes_basis;
+  return ds;
 }
 
 nlohmann::json plan_target_json(const RunPlan& plan, const LoaderConfig& l) {

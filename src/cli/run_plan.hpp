@@ -10,6 +10,7 @@
 
 #include "cli/run_config.hpp"
 #include "cli/run_prepare.hpp"
+#include "dataset/size_sample.hpp"
 #include "ingest/analysis.hpp"
 #include "loader/config.hpp"
 #include "topology/numa.hpp"
@@ -45,10 +46,17 @@ struct RunPlan {
   uint64_t samples_per_epoch = 0;    // records for sharded/token datasets, files otherwise
   uint64_t rank_units = 0;           // what ranks are dealt per epoch: shards of a sharded dataset, else samples
   const char* rank_unit = "samples";
+  /// The files' sizes: those the index knows, plus a stat of up to 1,000 files spread over the
+  /// index where it does not (a --data walk lists names only); dataset/size_sample.hpp.
+  SizeSample sizes;
   /// Bytes per sample for the bytes/s demand before any read: --sample-bytes, else the dataset's
-  /// mean (bytes of its records or files / samples; a file list: of the listed files that exist);
-  /// 0 when the sizes are not all known (a --data walk).
+  /// mean (bytes of its records or files / samples; a file list: of the listed files that exist;
+  /// a --data walk: the mean of the stat'ed sample, `dataset_bytes_basis` then says so); 0 when
+  /// no size is known.
   double dataset_sample_bytes = 0;
+  /// How the dataset's bytes are known when not exactly ("estimated from the sizes of 1000 of the
+  /// 4096 files"); empty when exact (or unknown).
+  std::string dataset_bytes_basis;
   bool interrupted = false;  // dataset generation stopped by a signal: nothing else is set
 
   /// The target reported as "target": the filesystem holding the most bytes.
@@ -69,6 +77,11 @@ double plan_step_time_s(const RunConfig& c, const Demand& d);
 /// the enumerated dataset (drop_last; every GPU rank gets a share, check_rank_shares). Throws UsageError (exit 2) and
 /// Error/IoError (exit 1) as the steps above document; returns with `interrupted` set when generation was stopped.
 RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o = {});
+
+/// The result document's "dataset" section before any read (tune, capacity): the prepared
+/// dataset's section with "bytes" (its files' bytes: exact, or estimated from `sizes`; 0 when
+/// unknown) and, for an estimate, "bytes_basis".
+nlohmann::json plan_dataset_json(const RunPlan& plan);
 
 /// The result document's "target" section of a plan read with loader settings `l` (run: its
 /// loader; tune: the sweep's base): the probed target plus cache, direct, engine and their reasons.

@@ -241,17 +241,15 @@ int cmd_tune(const CommandContext& ctx) {
   ri.cpus_allowed = host.cpus_allowed;
   Recommendation rec = recommend(plan.points, ri, topo);
 
-  // A --data walk does not index sizes: the demand in bytes/s then uses the bytes per sample the
-  // sweep read (the dataset's own files), not 0 B.
+  // No size known before the run (a --data walk whose sampled files could not be stat'ed): the
+  // demand in bytes/s uses the bytes per sample the sweep read (the dataset's own files), not 0 B.
   double sample_bytes = run_plan.dataset_sample_bytes;
   for (const TunePoint& p : plan.points)
     if (sample_bytes == 0 && p.samples_per_s > 0 && p.bytes_per_s > 0) sample_bytes = p.bytes_per_s / p.samples_per_s;
   nlohmann::json tj = plan_target_json(run_plan, base);
   doc["target"] = tj;
   doc["targets"] = targets_json(run_plan.targets);
-  nlohmann::json ds = data.dataset;
-  ds["bytes"] = data.index.total_known_bytes();
-  doc["dataset"] = ds;
+  doc["dataset"] = plan_dataset_json(run_plan);
   doc["loader"] = {{"batch_size", base.batch_size},  {"gpus", base.ranks},
                    {"engine", base.engine},          {"direct", base.direct},
                    {"shuffle", base.shuffle},        {"cpu_per_sample_us", base.cpu_per_sample_us},

@@ -204,15 +204,11 @@ std::string device_note_text(const json& c) {
 
 std::string render_capacity_text(const json& doc) {
   const json& c = doc.at("capacity");
-  const json& tg = doc.at("target");
   const json& host = doc.at("host");
   std::string o;
   o += fmt::format("ioprobe {} capacity{}\n\n", doc.value("ioprobe_version", "?"),
                    doc.value("partial", false) ? fmt::format("  [PARTIAL: {}]", c.value("stop_reason", "")) : "");
-  o += fmt::format("  target     {} ({}, {}), {} files, {}\n", tg.value("path", ""), tg.value("fs_type", "?"),
-                   tg.value("direct", false) ? "O_DIRECT" : "buffered",
-                   format_count(doc.at("dataset").value("files", 0ULL)),
-                   format_bytes(doc.at("dataset").value("bytes", 0ULL)));
+  o += render_target_line(doc);
   o += render_targets(doc, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
                    host.value("cpu_list", ""), host.value("cpus_online", 0));
@@ -220,6 +216,7 @@ std::string render_capacity_text(const json& doc) {
                    c.value("accelerator_name", ""), c.value("model", ""), c.value("samples_per_s_per_gpu", 0.0),
                    format_rate(c.value("samples_per_s_per_gpu", 0.0) * c.value("sample_bytes", 0.0)),
                    100 * c.at("au_target").get<double>());
+  o += render_calibration_line(doc, "loader", 10, "calibrated by ");
   o += fmt::format("  search     doubling then bisection; {} repeat(s) of {} s per point; {} in {} (budget {})\n\n",
                    c.value("repeats", 0), c.value("point_s", 0.0),
                    c.at("points").size() == 1 ? "1 point" : fmt::format("{} points", c.at("points").size()),

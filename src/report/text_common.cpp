@@ -31,4 +31,24 @@ std::string render_targets(const nlohmann::json& doc, const std::string& label, 
   return o;
 }
 
+std::string render_target_line(const nlohmann::json& doc) {
+  const nlohmann::json& tg = doc.at("target");
+  const nlohmann::json& ds = doc.at("dataset");
+  const uint64_t bytes = ds.value("bytes", 0ULL);
+  const std::string basis = ds.value("bytes_basis", "");
+  return fmt::format("  target     {} ({}, {}), {} files, {}{}\n", tg.value("path", ""), tg.value("fs_type", "?"),
+                     tg.value("direct", false) ? "O_DIRECT" : "buffered", format_count(ds.value("files", 0ULL)),
+                     bytes > 0 ? format_bytes(bytes) : std::string("sizes not indexed"),
+                     basis.empty() ? "" : fmt::format(" ({})", basis));
+}
+
+std::string render_calibration_line(const nlohmann::json& doc, const std::string& label, size_t width,
+                                    const std::string& lead) {
+  if (!doc.contains("loader") || !doc["loader"].is_object() || !doc["loader"].contains("calibration")) return "";
+  const nlohmann::json& cal = doc["loader"]["calibration"];
+  return fmt::format("  {:<{}} {}{} ({}:{} on {}, torch {}, batch size {})\n", label, width, lead,
+                     cal.value("file", ""), cal.value("code", ""), cal.value("function", ""), cal.value("host", ""),
+                     cal.value("torch_version", ""), cal.value("batch_size", 0));
+}
+
 }  // namespace ioprobe

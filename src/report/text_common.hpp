@@ -15,4 +15,14 @@ std::string render_warnings(const nlohmann::json& doc);
 /// unless the dataset spans more than one filesystem (one is the "target" section already).
 std::string render_targets(const nlohmann::json& doc, const std::string& label, size_t width);
 
+/// The "target" line of a tune or capacity document: "  target     PATH (FS, O_DIRECT), N files,
+/// SIZE (estimated from the sizes of 820 of the 4096 files)\n"; "sizes not indexed" when the
+/// dataset's bytes are 0 (unknown).
+std::string render_target_line(const nlohmann::json& doc);
+
+/// A line "  {label padded to width} {lead}FILE (CODE:FUNC on HOST, torch V, batch size B)\n" for
+/// the document's loader.calibration (run, tune, capacity with --calibration); empty without one.
+std::string render_calibration_line(const nlohmann::json& doc, const std::string& label, size_t width,
+                                    const std::string& lead = "");
+
 }  // namespace ioprobe

@@ -15,15 +15,10 @@ std::string render_tune_text(const nlohmann::json& doc) {
   const auto& pts = doc.at("points");
   const auto& r = doc.at("recommendation");
   const auto& host = doc.at("host");
-  const auto& tg = doc.at("target");
   const bool partial = doc.value("partial", false);
   o += fmt::format("ioprobe {} tune{}\n\n", doc.value("ioprobe_version", "?"),
                    partial ? fmt::format("  [PARTIAL: {}]", t.value("stop_reason", "")) : "");
-  o += fmt::format("  target     {} ({}, {}), {} files, {}\n", tg.value("path", ""), tg.value("fs_type", "?"),
-                   tg.value("direct", false) ? "O_DIRECT" : "buffered",
-                   format_count(doc.at("dataset").value("files", 0ULL)),
-                   doc.at("dataset").value("bytes", 0ULL) > 0 ? format_bytes(doc.at("dataset").value("bytes", 0ULL))
-                                                              : std::string("sizes not indexed"));
+  o += render_target_line(doc);
   o += render_targets(doc, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
                    host.value("cpu_list", ""), host.value("cpus_online", 0));
@@ -38,6 +33,7 @@ std::string render_tune_text(const nlohmann::json& doc) {
                     c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0), c.value("launcher", "?"),
                     c.value("dataset_placement", "?"));
   }
+  o += render_calibration_line(doc, "loader", 10, "calibrated by ");
   o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.value("runs_done", 0),
                    t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
                    t.value("placements_reason", ""));
