@@ -6,8 +6,12 @@ batch to the last), first_batch_s (iter() to the first batch: worker start-up an
 cpu_s (CPU seconds, user + system, of this process and its worker processes over the epoch, from
 getrusage: the workers are joined at the epoch's end, so their time is in RUSAGE_CHILDREN).
 
+--pin-apart (an experiment, not used by tools/bench-calibration): the main process on the first
+allowed CPU, every worker on the others, so that no worker shares a CPU with the main process (the
+scheduler otherwise places the three processes of a 2-worker loader on 2 CPUs as it likes).
+
 usage: bench_calibration_epoch.py --factory FILE.py --func FUNC --data DIR --workers N --batch-size B
-       [--samples N]
+       [--samples N] [--pin-apart]
 """
 import argparse
 import json
@@ -44,14 +48,24 @@ def main():
     ap.add_argument("--batch-size", type=int, required=True)
     ap.add_argument("--samples", type=int, default=1 << 30)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pin-apart", action="store_true")
     a = ap.parse_args()
+    init = None
+    if a.pin_apart:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            sys.exit(f"bench_calibration_epoch.py: --pin-apart needs 2 or more allowed CPUs, this process has {cpus}")
+        os.sched_setaffinity(0, {cpus[0]})
+
+        def init(_worker_id):
+            os.sched_setaffinity(0, set(cpus[1:]))
     import torch
     from torch.utils.data import DataLoader
     make, collate = drv.load_user_code(a.factory, a.func)
     paths = drv.list_files(a.data, a.samples)
     g = torch.Generator()
     g.manual_seed(a.seed)
-    kw = dict(batch_size=a.batch_size, shuffle=True, num_workers=a.workers, generator=g)
+    kw = dict(batch_size=a.batch_size, shuffle=True, num_workers=a.workers, generator=g, worker_init_fn=init)
     if collate is not None:
         kw["collate_fn"] = collate
     loader = DataLoader(make(paths), **kw)

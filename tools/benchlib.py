@@ -141,3 +141,24 @@ def loadavg():
         return os.getloadavg()[0]
     except OSError:
         return float("nan")
+
+
+def cpu_times():
+    """(wall seconds, steal seconds summed over CPUs) now: /proc/stat's 'cpu' line, 8th value (time
+    a virtual machine's CPUs were ready but the hypervisor ran something else; proc(5)), in
+    USER_HZ ticks. (wall, nan) where /proc/stat cannot be read."""
+    import time
+    wall = time.monotonic()
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return wall, int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return wall, float("nan")
+
+
+def steal_pct(t0, t1):
+    """Steal time between two cpu_times() readings, as % of the host's CPU time over that span
+    (100 = every CPU stolen the whole time)."""
+    span = (t1[0] - t0[0]) * (os.cpu_count() or 1)
+    return 100 * (t1[1] - t0[1]) / span if span > 0 else float("nan")
