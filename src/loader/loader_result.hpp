@@ -59,7 +59,8 @@ struct RankStats {
   int64_t wait_ns = 0;             // time the consumer waited for the next batch
   int64_t compute_ns = 0;          // emulated GPU step time spent (wall time of the step's sleep)
   int64_t nominal_compute_ns = 0;  // step time the GPUs' rate asks for, summed over delivered batches
-  int64_t first_batch_ns = 0;      // from the epoch start to the first batch of the first epoch
+  int64_t first_batch_ns = 0;      // from the epoch start to the first batch of the first epoch in hand: taken
+                                   // from the queue, plus the main process's receive of it (calibrated runs)
   int64_t elapsed_ns = 0;
   LatencyHistogram batch_wait;  // per-batch wait, ns
   Timeline timeline;

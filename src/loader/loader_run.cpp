@@ -212,7 +212,8 @@ class RankLoader {
         }
         if (init_error) std::rethrow_exception(init_error);
         const int64_t w1 = now_ns();
-        if (first && epoch == 0) stats_.first_batch_ns = w1 - epoch_start;
+        const bool first_of_run = first && epoch == 0;
+        if (first_of_run) stats_.first_batch_ns = w1 - epoch_start;
         first = false;
         if (sh_.step_barrier) sh_.step_barrier->arrive_and_wait();  // DDP: all ranks step together
         const int64_t wait = now_ns() - w0;
@@ -236,7 +237,11 @@ class RankLoader {
         // The copy to the GPU (--h2d cuda), then the GPU step and the main process's work beside it
         // (loader/consumer.hpp), which may take the batch's buffer on.
         if (h2d) h2d->copy(*r, stats_);
+        const int64_t busy0 = stats_.main_busy_ns;
         if (consumer) consumer->step(*r, stats_, stop_fn);
+        // The real loop has its first batch when next() returns, after the main process received
+        // it (unpickling, the round trips): that work is part of the time to the first batch.
+        if (first_of_run) stats_.first_batch_ns += stats_.main_busy_ns - busy0;
       }
       if (pin) pin->end_epoch();
       const int64_t stop_at = sh_.stop_ns.load();

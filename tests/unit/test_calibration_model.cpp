@@ -96,6 +96,15 @@ TEST_CASE("model: a costly main process burns its CPU per batch and caps the ran
   CHECK(m.result.ranks.at(0).main_cpu_ns >= 32 * 2000000LL);
 }
 
+TEST_CASE("model: the first batch is in hand after the main process has received it, as next() returns",
+          "[calibrate][model]") {
+  // 30 ms of main-process CPU per batch: the first batch's time includes its receive (it did not
+  // before: the time ended when the rank took the batch from its queue, a read of 8 files of 200 B
+  // that takes well under 30 ms).
+  const ModelRun m = model_run([](LoaderConfig& c) { c.main_cpu_per_batch_us = 30000; });
+  CHECK(m.result.first_batch_ns >= 30000000LL);
+}
+
 TEST_CASE("model: the calibration's worker cost is burned per sample, no main-process stage without one",
           "[calibrate][model]") {
   // The worker-bound verdict itself is checked on a recorded shape below: on a host whose CPUs
