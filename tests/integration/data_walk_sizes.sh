@@ -6,8 +6,7 @@
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
-W=$(mktemp -d /var/tmp/ioprobe-walk-XXXXXX)
-trap 'rm -rf "$W"' EXIT
+scratch_dir walk
 mkdir "$W/own"
 python3 - "$W/own" <<'PY' || fail "cannot write the files"
 import os, sys

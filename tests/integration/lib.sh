@@ -15,6 +15,12 @@ scratch_mount() {
   mount -t "$2" ${3:+-o "$3"} "ioprobe-$1" "$MNT" || skip "cannot mount $2"
 }
 
+# scratch_dir NAME: a work directory W under /var/tmp (a disk, not tmpfs), removed at exit.
+scratch_dir() {
+  W=$(mktemp -d "/var/tmp/ioprobe-$1-XXXXXX") || fail "cannot make a work directory under /var/tmp"
+  trap 'rm -rf "$W"' EXIT
+}
+
 # torch_python: prints the first of /usr/bin/python3, python3 that imports torch; skips (77) when
 # none does. Usage: PY=$(torch_python) || exit 77
 torch_python() {
