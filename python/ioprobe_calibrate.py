@@ -73,6 +73,8 @@ import time
 import traceback
 import warnings
 
+import ioprobe_gil  # the feeder's GIL share (beside this file)
+
 PROG = "ioprobe calibrate"
 _TICK = os.sysconf("SC_CLK_TCK")
 NO_TORCH = 3  # ioprobe then tries its next interpreter (calibrate/driver.hpp kDriverNoTorch)
@@ -539,6 +541,8 @@ def main():
                 fail(f"{a.factory}: the DataLoader (num_workers={w}) raised {type(e).__name__}: {e}\n"
                      f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
     rows += crowded_rows(a, torch, make_ds, collate, paths)
+    note("the queue feeder's GIL share: pickling batches beside a thread running Python")
+    gil, gil_method = ioprobe_gil.measure(torch, ds, collate or default_collate_of(torch), a.batch_size, len(paths))
     if _interrupted_by:
         raise KeyboardInterrupt
     print(json.dumps({
@@ -548,6 +552,7 @@ def main():
         "copy into an mlock'ed buffer (torch without CUDA cannot pin memory)",
         "collate": "collate_fn of the module" if collate is not None else "torch default_collate",
         "files": len(paths), "data_bytes": data_bytes, "batch_size": a.batch_size, "rows": rows,
+        "feeder_gil": gil, "feeder_gil_method": gil_method,
     }), flush=True)
 
 

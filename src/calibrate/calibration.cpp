@@ -108,6 +108,8 @@ json calibration_to_json(const Calibration& c) {
     own_read["io_uring_cpu_per_file_us"] = figure_json(c.own_read_io_uring_us);
     own_read["psync_cpu_per_file_us"] = figure_json(c.own_read_psync_us);
   }
+  json gil = {{"measured", c.feeder_gil_measured}, {"method", c.feeder_gil_method}};
+  if (c.feeder_gil_measured) gil["share"] = figure_json(c.feeder_gil_share);
   json over = {{"measured", c.oversubscription_measured}, {"points", json::array()}};
   for (const CalLoadPoint& p : c.oversubscription)
     over["points"].push_back({{"workers_per_cpu", p.workers_per_cpu},
@@ -148,6 +150,7 @@ json calibration_to_json(const Calibration& c) {
             {"startup_cpu", startup},
             {"oversubscription", over},
             {"own_read", own_read},
+            {"feeder_gil", gil},
             {"pin_memory", pin}}},
           {"rows", c.rows}};
 }
@@ -273,6 +276,19 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
         throw UsageError(fmt::format("{}: {:g} µs per file is beyond any read; the document was edited or damaged, "
                                      "rerun `ioprobe calibrate`",
                                      w, std::max(c.own_read_io_uring_us.max, c.own_read_psync_us.max)));
+    }
+  }
+  if (f.contains("feeder_gil")) {  // absent from documents written before it was measured
+    const std::string w = where + ": figures.feeder_gil";
+    const json& g = f.at("feeder_gil");
+    c.feeder_gil_measured = flag(g, "measured", w);
+    c.feeder_gil_method = text(g, "method", w);
+    if (c.feeder_gil_measured) {
+      c.feeder_gil_share = figure(g, "share", where, "figures.feeder_gil");
+      if (c.feeder_gil_share.max > 1)
+        throw UsageError(fmt::format("{}: a share of {:g} is above 1 (the whole put); the document was edited or "
+                                     "damaged, rerun `ioprobe calibrate`",
+                                     w, c.feeder_gil_share.max));
     }
   }
   if (f.contains("oversubscription")) {  // absent from documents written before it was measured

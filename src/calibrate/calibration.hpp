@@ -107,6 +107,14 @@ struct Calibration {
   bool own_read_measured = false;
   CalFigure own_read_io_uring_us;
   CalFigure own_read_psync_us;
+  // The share (0..1) of the feeder's put CPU that holds CPython's GIL: the batch pickled as a
+  // worker's feeder pickles it, beside a thread running pure Python (python/ioprobe_gil.py); torch
+  // copies the tensors into shared memory without the GIL, and the worker's other threads run
+  // meanwhile. min/max over the trials. Not measured on one CPU, nor in documents written before it:
+  // feeder_gil_measured false, the share 1 (the whole put holds the lock), the reason in the method.
+  bool feeder_gil_measured = false;
+  std::string feeder_gil_method;
+  CalFigure feeder_gil_share{1, 1, 1};
   bool pin_measured = false;                      // false: no pin figure (reason in pin_method)
   std::string pin_method;                         // how the pin cost was measured, or why it was not
   CalFigure pin_cpu_per_batch_us;                 // pin thread's CPU per batch, µs
@@ -122,8 +130,8 @@ nlohmann::json calibration_to_json(const Calibration& c);
 /// Reads a document back. Throws UsageError naming `where` (the file) and the field when it is not
 /// a calibration document, has another "schema" or schema_version, lacks a field, or holds a figure that is
 /// negative, not finite, or out of order (min <= value <= max); a batch_size outside 1..1,000,000 or a
-/// tensors_per_batch above 1,000,000 (edited or damaged: no DataLoader's) too, and oversubscription
-/// points whose workers_per_cpu are not above 1 and strictly increasing, or whose loop + put + other
+/// tensors_per_batch above 1,000,000 (edited or damaged: no DataLoader's) or a feeder GIL share above 1 too, and
+/// oversubscription points whose workers_per_cpu are not above 1 and strictly increasing, or whose loop + put + other
 /// is not their worker total.
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 

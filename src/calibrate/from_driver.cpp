@@ -189,6 +189,14 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
       c.oversubscription.push_back(p);
     }
     c.oversubscription_measured = !c.oversubscription.empty();
+    // The feeder's GIL share (python/ioprobe_gil.py), from drivers that measure it.
+    if (const json* g = out.contains("feeder_gil") ? &out.at("feeder_gil") : nullptr; g && g->is_object()) {
+      c.feeder_gil_measured = true;
+      c.feeder_gil_share = {g->at("value").get<double>(), g->at("min").get<double>(), g->at("max").get<double>()};
+      c.feeder_gil_method = out.at("feeder_gil_method").get<std::string>();
+    } else {
+      c.feeder_gil_method = "not measured: " + out.value("feeder_gil_method", std::string("the driver predates it"));
+    }
     c.pin_method = out.at("pin_method").get<std::string>();
     bool pins = false;
     for (const json& r : rows) pins = pins || (pinned(r) && r.contains("pin_cpu_per_batch_us"));

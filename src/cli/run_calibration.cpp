@@ -49,6 +49,8 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   l.own_read_psync_us = cal.own_read_measured ? cal.own_read_psync_us.value : 0;
   // The three are a worker's Python threads: they take turns on its GIL (loader/worker_gil.hpp).
   l.python_gil = true;
+  // Of the feeder's CPU, the part that holds the GIL (measured; else all of it, as before).
+  l.worker_put_gil_share = cal.feeder_gil_measured ? cal.feeder_gil_share.value : 1.0;
   if (!cal.split_measured)
     c.calibration_notes.push_back(fmt::format(
         "--calibration {} predates the split of the worker's CPU into its loop and its queue feeder thread: the "

@@ -42,6 +42,10 @@ struct LoaderConfig {
   bool python_gil = false;                    // each worker's loop, feeder and sharer burns take turns on one lock,
                                               // as a real worker's Python threads share CPython's GIL
                                               // (loader/worker_gil.hpp); set by --calibration
+  double worker_put_gil_share = 1.0;          // with python_gil, the share (0..1) of the feeder's CPU that holds the
+                                              // lock; the rest runs beside the worker's other threads (torch
+                                              // copies tensors into shared memory without the GIL): a calibration's
+                                              // measured figure (python/ioprobe_gil.py); 1: all of it
   double worker_other_cpu_per_sample_us = 0;  // CPU of the DataLoader worker's other threads per sample (chiefly
                                               // multiprocessing's resource sharer handing each tensor's fd to the
                                               // main process), microseconds: burned by a thread per worker

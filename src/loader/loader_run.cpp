@@ -346,15 +346,17 @@ class RankLoader {
   }
 
   // The DataLoader worker's queue feeder thread (LoaderConfig::worker_put_cpu_per_sample_us): burns
-  // the put's CPU for each batch in the worker's feeder thread, overlapping the worker's next fetch.
+  // the put's CPU for each batch in the worker's feeder thread, overlapping the worker's next fetch,
+  // its GIL share (worker_put_gil_share) through the worker's lock.
   // Empty (no feeder threads) when the figure is 0.
   PrefetchQueue::PutFn put_fn() {
     if (sh_.cfg.worker_put_cpu_per_sample_us <= 0) return {};
     return [this](int w, Batch& b, const std::atomic<bool>& cancel) {
       const int64_t c0 = thread_cpu_ns();
-      burn_worker_cpu(gils_.at(static_cast<uint32_t>(w)),
-                      sh_.cfg.worker_put_cpu_per_sample_us * static_cast<double>(b.samples),
-                      [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
+      burn_worker_cpu(
+          gils_.at(static_cast<uint32_t>(w)), sh_.cfg.worker_put_cpu_per_sample_us * static_cast<double>(b.samples),
+          [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); },
+          sh_.cfg.worker_put_gil_share);
       workers_[w].put_cpu_ns += thread_cpu_ns() - c0;  // this feeder's field alone
     };
   }

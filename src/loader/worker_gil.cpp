@@ -26,15 +26,30 @@ uint64_t WorkerGil::turns() const {
   return serving_;
 }
 
-void WorkerGil::burn(double us, const std::function<bool()>& stop) {
+void WorkerGil::burn(double us, const std::function<bool()>& stop, double share) {
   // Turns of CPU time, not wall time: a thread descheduled while it holds the lock keeps it, as
   // a descheduled CPython thread keeps the GIL.
-  const int64_t until = thread_cpu_ns() + static_cast<int64_t>(us * 1000.0);
-  for (int64_t left = until - thread_cpu_ns(); left > 0; left = until - thread_cpu_ns()) {
-    if (stop && stop()) return;
-    acquire();
-    spend_cpu_us(std::min(slice_us_, static_cast<double>(left) / 1000.0), stop);
-    release();
+  share = std::clamp(share, 0.0, 1.0);
+  const auto total = static_cast<int64_t>(us * 1000.0);
+  int64_t held_left = static_cast<int64_t>(static_cast<double>(total) * share), free_left = total - held_left;
+  const auto turn = static_cast<int64_t>(slice_us_ * 1000.0);
+  // The CPU burned without the lock after each turn: the turn's part of the free CPU.
+  const auto free_turn = share > 0 ? static_cast<int64_t>(static_cast<double>(turn) * (1 - share) / share) : free_left;
+  while ((held_left > 0 || free_left > 0) && !(stop && stop())) {
+    if (held_left > 0) {
+      const int64_t c0 = thread_cpu_ns();
+      acquire();
+      // Taking the lock costs this thread CPU too (its futex calls): part of the turn.
+      if (const int64_t piece = std::min(turn, held_left - (thread_cpu_ns() - c0)); piece > 0)
+        spend_cpu_us(static_cast<double>(piece) / 1000.0, stop);
+      release();
+      held_left -= thread_cpu_ns() - c0;
+    }
+    if (free_left > 0) {
+      const int64_t c0 = thread_cpu_ns();
+      spend_cpu_us(static_cast<double>(held_left > 0 ? std::min(free_turn, free_left) : free_left) / 1000.0, stop);
+      free_left -= thread_cpu_ns() - c0;
+    }
   }
 }
 
@@ -44,9 +59,9 @@ WorkerGils::WorkerGils(uint32_t workers) {
 
 WorkerGil* WorkerGils::at(uint32_t w) const { return w < gils_.size() ? gils_[w].get() : nullptr; }
 
-void burn_worker_cpu(WorkerGil* gil, double us, const std::function<bool()>& stop) {
+void burn_worker_cpu(WorkerGil* gil, double us, const std::function<bool()>& stop, double share) {
   if (us <= 0) return;
-  if (gil) gil->burn(us, stop);
+  if (gil) gil->burn(us, stop, share);
   else spend_cpu_us(us, stop);
 }
 

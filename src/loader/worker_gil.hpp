@@ -36,10 +36,13 @@ class WorkerGil {
   WorkerGil(const WorkerGil&) = delete;
   WorkerGil& operator=(const WorkerGil&) = delete;
 
-  /// Burns `us` µs of the calling thread's CPU holding this lock, in turns of at most the slice;
-  /// between turns the threads that asked first go first. Ends early (releasing the lock) once
-  /// `stop` returns true; `stop` may be empty.
-  void burn(double us, const std::function<bool()>& stop);
+  /// Burns `us` µs of the calling thread's CPU, `share` of it (0..1, clamped) holding this lock in
+  /// turns of at most the slice and the rest without it, between the turns in proportion (C code
+  /// that lets go of the GIL, such as torch's copy of a tensor into shared memory); between turns
+  /// the threads that asked first go first. The CPU of taking and handing over the lock counts in
+  /// `us` (it is this thread's CPU). Ends early (releasing the lock) once `stop` returns true;
+  /// `stop` may be empty.
+  void burn(double us, const std::function<bool()>& stop, double share = 1.0);
 
   /// Turns taken so far (each a hand-over when another thread was waiting).
   uint64_t turns() const;
@@ -67,7 +70,8 @@ class WorkerGils {
   std::vector<std::unique_ptr<WorkerGil>> gils_;
 };
 
-/// Burns `us` µs of CPU on the calling thread, through `gil` when it is not null.
-void burn_worker_cpu(WorkerGil* gil, double us, const std::function<bool()>& stop);
+/// Burns `us` µs of CPU on the calling thread, through `gil` when it is not null (`share` of it
+/// holding the lock: WorkerGil::burn).
+void burn_worker_cpu(WorkerGil* gil, double us, const std::function<bool()>& stop, double share = 1.0);
 
 }  // namespace ioprobe

@@ -49,6 +49,15 @@ std::string render_calibration_text(const nlohmann::json& doc) {
                                          " (multiprocessing's resource sharer: a round trip per tensor with the "
                                          "main process)");
   }
+  if (f.contains("feeder_gil")) {
+    const auto& g = f.at("feeder_gil");
+    line("  feeder under the GIL",
+         g.value("measured", false)
+             ? fmt::format("{:.0f}% (min {:.0f}%, max {:.0f}%) of the feeder's CPU ({})",
+                           100 * g.at("share").value("value", 1.0), 100 * g.at("share").value("min", 1.0),
+                           100 * g.at("share").value("max", 1.0), g.value("method", std::string()))
+             : g.value("method", std::string()) + "; the model holds the GIL for all of it");
+  }
   if (f.contains("own_read") && f.at("own_read").value("measured", false)) {
     const auto& rd = f.at("own_read");
     line("  ioprobe's own read",

@@ -255,6 +255,7 @@ void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std
   loader["own_read_cpu_per_file_us"] = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us;
   loader["worker_startup_cpu_us"] = l.worker_startup_cpu_us;
   loader["worker_put_cpu_per_sample_us"] = l.worker_put_cpu_per_sample_us;
+  if (l.python_gil) loader["worker_put_gil_share"] = l.worker_put_gil_share;
   loader["worker_other_cpu_per_sample_us"] = l.worker_other_cpu_per_sample_us;
   loader["tensors_per_batch"] = l.tensors_per_batch;
   loader["main_startup_cpu_us"] = l.main_startup_cpu_us;

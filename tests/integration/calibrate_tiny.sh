@@ -75,6 +75,16 @@ ENGINE=$(json "$W/run.json" 'd["target"]["engine"]')
 json "$W/run.json" 'abs(d["loader"]["own_read_cpu_per_file_us"] - '"$(json "$W/cal.json" 'd["figures"]["own_read"]["'"$ENGINE"'_cpu_per_file_us"]["value"]')"') < 1e-6' \
   | grep -qx True || fail "run did not take the $ENGINE own read: $(json "$W/run.json" 'd["loader"].get("own_read_cpu_per_file_us")')"
 grep -q "ioprobe's own read" "$W/out.txt" || fail "no own read line in the text"
+# The feeder's GIL share: measured with 2 CPUs (a share 0..1 the run takes), else the reason.
+if [ "$(nproc)" -ge 2 ]; then
+  json "$W/cal.json" 'd["figures"]["feeder_gil"]["measured"] and 0 <= d["figures"]["feeder_gil"]["share"]["value"] <= 1' \
+    | grep -qx True || fail "feeder GIL share not measured: $(json "$W/cal.json" 'd["figures"].get("feeder_gil")')"
+  json "$W/run.json" 'abs(d["loader"]["worker_put_gil_share"] - '"$(json "$W/cal.json" 'd["figures"]["feeder_gil"]["share"]["value"]')"') < 1e-6' \
+    | grep -qx True || fail "run did not take the feeder's GIL share: $(json "$W/run.json" 'd["loader"].get("worker_put_gil_share")')"
+else
+  json "$W/cal.json" 'd["figures"]["feeder_gil"]["method"]' | grep -q "needs 2 CPUs" || fail "one CPU: no reason given"
+fi
+grep -q "feeder under the GIL" "$W/out.txt" || fail "no feeder GIL line in the text"
 # Records in shard files are not one file read per sample: nothing is taken off their loop cost.
 "$IOPROBE" run --dataset resnet50-tfrecord-like --files 2 --records-per-file 64 --dir "$W/shards" --calibration "$W/cal.json" \
   --batch-size 32 --workers 1 --cache warm --gpu-samples-per-s 1e9 --quiet --json "$W/shard.json" > /dev/null || fail "sharded run exit $?"
