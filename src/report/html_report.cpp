@@ -212,6 +212,8 @@ std::string tune_section(const json& d) {
                          : fmt::format("Demand not met: short by {:.0f} samples/s of {:.0f}.",
                                        rec.value("shortfall_samples_per_s", 0.0), demand)) +
          "</p>\n";
+    if (!rec.value("pin_memory_note", "").empty())
+      o += "<p>pin_memory: " + html_escape(rec.value("pin_memory_note", "")) + "</p>\n";
     o += "<p>NUMA: " + html_escape(rec.value("numa_reason", "")) + "</p>\n";
     for (const auto& n : rec.value("notes", json::array()))
       o += "<p class=\"warn\">" + html_escape(n.get<std::string>()) + "</p>\n";

@@ -44,6 +44,7 @@ nlohmann::json tune_points_json(const std::vector<TunePoint>& points) {
     a.push_back({{"num_workers", p.num_workers},
                  {"prefetch_factor", p.prefetch_factor},
                  {"numa", p.numa},
+                 {"pin_memory", p.pin_memory},
                  {"status", "measured"},
                  {"repeats", p.runs.size()},
                  {"steady_runs", p.steady_runs},
@@ -73,6 +74,7 @@ nlohmann::json recommendation_json(const Recommendation& r) {
           {"numa_reason", r.numa_reason},
           {"numactl", r.numactl},
           {"dataloader", r.dataloader},
+          {"pin_memory_note", r.pin_memory_note},
           {"oversubscribed", r.oversubscribed},
           {"notes", r.notes}};
 }

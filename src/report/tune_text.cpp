@@ -114,6 +114,7 @@ std::string render_tune_text(const nlohmann::json& doc) {
                            measured, pts.size(), t.value("stop_reason", "?"))
              : std::string("\nRecommendation (per GPU rank):\n");
     o += "  " + r.value("dataloader", "") + "\n";
+    if (!r.value("pin_memory_note", "").empty()) o += "  pin_memory: " + r.value("pin_memory_note", "") + "\n";
     if (!r.value("numactl", "").empty()) o += "  " + r.value("numactl", "") + "\n";
     o += "  NUMA: " + r.value("numa_reason", "") + "\n";
     for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";

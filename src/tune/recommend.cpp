@@ -119,8 +119,14 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
           100 * table[r.knee].samples_per_s / table[r.best].samples_per_s, 100 * r.tolerance));
   }
   const TunePoint& p = table[r.point];
-  r.dataloader = fmt::format("DataLoader(num_workers={}, prefetch_factor={}, pin_memory=True)", p.num_workers,
-                             p.prefetch_factor);
+  // pin_memory as the recommended point ran it: True is advised only where the sweep measured it.
+  r.dataloader = fmt::format("DataLoader(num_workers={}, prefetch_factor={}, pin_memory={})", p.num_workers,
+                             p.prefetch_factor, p.pin_memory ? "True" : "False");
+  if (!p.pin_memory)
+    r.pin_memory_note = "not measured: the sweep ran pin_memory=False (no pin thread), so the setting above is "
+                        "pin_memory=False; pin_memory=True adds a thread per rank that copies each batch into "
+                        "page-locked memory, which the figures above do not include: re-run tune with --pin-memory "
+                        "to measure it";
 
   // NUMA advice.
   const bool multi = topo.nodes.size() > 1;

@@ -13,6 +13,8 @@
 //               shortfall, with the knee named in a note when it differs.
 //   steady      only points with at least one steady run (sweep.hpp, kSteadyBatchesPerWorker) take
 //               part; the others are named in the notes.
+//   pin_memory  the value the recommended point's runs ran (TunePoint::pin_memory): True only when
+//               measured; otherwise pin_memory_note says that True was not measured by the sweep.
 //   binding     a bound placement "helped" when its best beats the unbound best by more than the
 //               tolerance; only then, on a machine with more than one node, is numactl advised.
 #pragma once
@@ -46,7 +48,8 @@ struct Recommendation {
   bool binding_helped = false;
   std::string numa_reason;         // why (not) bind, one sentence
   std::string numactl;             // "numactl --cpunodebind=N --membind=N python train.py" or ""
-  std::string dataloader;          // "DataLoader(num_workers=8, prefetch_factor=2, pin_memory=True)"
+  std::string dataloader;          // "DataLoader(num_workers=8, prefetch_factor=2, pin_memory=False)"
+  std::string pin_memory_note;     // "" when the recommended point ran pin_memory=True; else why True is not advised
   bool oversubscribed = false;     // recommended workers x gpus > cpus_allowed
   std::vector<std::string> notes;  // oversubscription, noise, sweep edge
 };

@@ -50,6 +50,7 @@ struct TunePoint {
   uint32_t num_workers = 1;  // per GPU rank
   uint32_t prefetch_factor = 2;
   std::string numa = "none";  // Placement::text(): "none" | "node:N"
+  bool pin_memory = false;    // its runs ran PyTorch's pin_memory thread (the sweep's --pin-memory; run_sweep sets it)
   std::vector<TuneSample> runs;
   // Summary over runs (summarize_point()): medians, and the spread of samples/s.
   double samples_per_s = 0, bytes_per_s = 0, au = 0, cpu_used = 0, worker_busy = 0;

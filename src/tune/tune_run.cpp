@@ -148,6 +148,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
         break;
       }
       TunePoint& p = plan.points[i];
+      p.pin_memory = base.pin_memory;  // what this setting's runs measure, recorded for the recommendation
       LoaderConfig c = base;
       c.num_workers = p.num_workers;
       c.prefetch_factor = p.prefetch_factor;

@@ -154,11 +154,45 @@ TEST_CASE("recommend: the smallest setting that meets demand (AU >= target)", "[
   REQUIRE(r.meets_demand);
   CHECK(t[r.point].num_workers == 2);
   CHECK(t[r.point].prefetch_factor == 2);
-  CHECK(r.dataloader == "DataLoader(num_workers=2, prefetch_factor=2, pin_memory=True)");
+  CHECK(r.dataloader == "DataLoader(num_workers=2, prefetch_factor=2, pin_memory=False)");
   CHECK(r.shortfall_samples_per_s == 0);
   CHECK(r.numactl.empty());
   CHECK_THAT(r.numa_reason, Catch::Contains("no NUMA binding needed"));
   CHECK_FALSE(r.oversubscribed);
+}
+
+TEST_CASE("recommend: pin_memory=True only where the recommended point measured it; else a labelled note",
+          "[tune][report]") {
+  // The sweep ran without --pin-memory: no point measured the pin thread, so True is not advised.
+  std::vector<TunePoint> t = {pt(1, 2, {800}, 0.5), pt(2, 2, {1800}, 0.95), pt(4, 2, {1900}, 0.95)};
+  Recommendation r = recommend(t, demand(1800), one_node());
+  REQUIRE(r.valid);
+  CHECK(r.dataloader == "DataLoader(num_workers=2, prefetch_factor=2, pin_memory=False)");
+  CHECK_THAT(r.pin_memory_note, Catch::Contains("not measured: the sweep ran pin_memory=False"));
+  CHECK_THAT(r.pin_memory_note, Catch::Contains("--pin-memory"));
+  nlohmann::json doc = {{"kind", "tune"},
+                        {"host", {{"cpus_allowed", 2}}},
+                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}}},
+                        {"dataset", {{"files", 100}, {"bytes", 1000}}},
+                        {"demand", {{"required_samples_per_s", 1800.0}, {"au_target", 0.9}, {"gpus", 1}}},
+                        {"tune", {{"runs_done", 3}, {"repeats", 1}, {"run_s", 2.0}, {"stop_reason", "completed"}}},
+                        {"points", tune_points_json(t)},
+                        {"recommendation", recommendation_json(r)}};
+  CHECK(doc["points"][1]["pin_memory"] == false);
+  const std::string text = render_tune_text(doc);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("  DataLoader(num_workers=2, prefetch_factor=2, pin_memory=False)\n"
+                                   "  pin_memory: not measured: the sweep ran pin_memory=False"));
+  CHECK_THAT(text, !Catch::Contains("pin_memory=True)"));
+  CHECK_THAT(render_html_report({doc}), Catch::Contains("<p>pin_memory: not measured"));
+
+  // A sweep run with --pin-memory measured it at every point: True, and no note.
+  for (auto& p : t) p.pin_memory = true;
+  r = recommend(t, demand(1800), one_node());
+  CHECK(r.dataloader == "DataLoader(num_workers=2, prefetch_factor=2, pin_memory=True)");
+  CHECK(r.pin_memory_note.empty());
+  doc["recommendation"] = recommendation_json(r);
+  CHECK_THAT(render_tune_text(doc), !Catch::Contains("pin_memory: "));
 }
 
 TEST_CASE("recommend: nothing meets demand -> best and shortfall; past the CPUs -> oversubscription warning",
