@@ -96,6 +96,14 @@ CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySear
                             : fmt::format("a count above {}", lo),
                          "; give the search more time or shorter points");
   }
+  // The answer N passed, but with the client already at its limit (the table's "fed
+  // (client-bound)"): the summary says so too, so N reads as this client's count, not the storage's.
+  if (lo > 0 && a.bound != "client-cpu" && seen[lo].client_bound) {
+    const CapacityPoint& n = seen[lo];
+    a.text += fmt::format("; at {} the client was already the limit{} (the note at {}): {} is this client's count, "
+                          "not necessarily the storage's; add hosts to measure more",
+                          lo, n.client_host.empty() ? "" : " on host " + n.client_host, lo, lo);
+  }
   return a;
 }
 

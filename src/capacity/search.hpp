@@ -90,7 +90,8 @@ struct CapacityAnswer {
 /// hosts", X its client_host), metadata when opens dominated, else storage;
 /// "budget" when the callback returned nullopt (out of time) before N+1 was measured, "interrupted"
 /// when it did so because of a signal (o.interrupted); "limit" when
-/// every count up to max_gpus passed.
+/// every count up to max_gpus passed. When N itself passed but was client-bound, the text says so
+/// (whatever the bound at N+1): N is then this client's count, not necessarily the storage's.
 /// Each count is measured once. Pure apart from the callback.
 CapacityAnswer search_capacity(const MeasurePointFn& measure, const CapacitySearchOptions& o);
 

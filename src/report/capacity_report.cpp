@@ -80,10 +80,25 @@ json capacity_json(const CapacityAnswer& a, const CapacitySectionInputs& in) {
 }
 
 namespace {
+// ", client-bound at N" (", client-bound on host X at N") when the answer's own row passed with the
+// client at its limit: the table's "fed (client-bound)" row and the headline then agree.
+std::string fed_client_bound(const json& c, uint64_t n) {
+  if (n == 0) return "";
+  for (const auto& p : c.at("points"))
+    if (p.value("gpus", 0ULL) == n && p.value("client_bound", false))
+      return fmt::format(", client-bound{} at {}",
+                         p.contains("client_host") && p["client_host"].is_string()
+                             ? " on host " + p["client_host"].get<std::string>()
+                             : "",
+                         n);
+  return "";
+}
+
 std::string headline(const json& c) {
   const std::string bound = c.at("bound").get<std::string>();
   const uint64_t n = c.at("gpus_fed").get<uint64_t>();
   const std::string name = c.value("accelerator_name", "");
+  const std::string client = bound == "client-cpu" ? "" : fed_client_bound(c, n);
   if (bound == "client-cpu") {
     // Across hosts: the host that limited the failing count N+1.
     std::string host;
@@ -96,16 +111,19 @@ std::string headline(const json& c) {
                          host.empty() ? "" : " on host " + host, name);
     return fmt::format("client-bound{} at {} x {}: add hosts", host.empty() ? "" : " on host " + host, n, name);
   }
-  if (bound == "workers") return fmt::format("worker-bound at {} x {}: more --workers (num_workers)", n, name);
+  if (bound == "workers")
+    return fmt::format("worker-bound at {} x {}{}: more --workers (num_workers)", n, name, client);
   // Documents written before bound "interrupted" existed said "budget" with stop_reason "interrupted".
   if (bound == "interrupted" || (bound == "budget" && c.value("stop_reason", "") == "interrupted"))
     return c.at("points").empty()
                ? fmt::format("no count of {} measured (the search was interrupted before its first point)", name)
-               : fmt::format("at least {} x {} fed (the search was interrupted before it finished)", n, name);
-  if (bound == "budget") return fmt::format("at least {} x {} fed (the search's time budget ran out)", n, name);
-  if (bound == "limit") return fmt::format("at least {} x {} fed (every count up to --max-gpus passed)", n, name);
-  return fmt::format("{} x {} fed at AU >= {:.0f}% ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(),
-                     bound, n + 1);
+               : fmt::format("at least {} x {} fed{} (the search was interrupted before it finished)", n, name, client);
+  if (bound == "budget")
+    return fmt::format("at least {} x {} fed{} (the search's time budget ran out)", n, name, client);
+  if (bound == "limit")
+    return fmt::format("at least {} x {} fed{} (every count up to --max-gpus passed)", n, name, client);
+  return fmt::format("{} x {} fed at AU >= {:.0f}%{} ({}-bound at {})", n, name, 100 * c.at("au_target").get<double>(),
+                     client, bound, n + 1);
 }
 // The rule of thumb "CPU cores = 4 x GPUs" beside the CPUs the emulation used at the answer N:
 // process CPU time / wall time at the point with N accelerators, per accelerator.

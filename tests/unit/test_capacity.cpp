@@ -146,6 +146,47 @@ TEST_CASE("capacity: client-bound at N+1 says add hosts, not storage", "[capacit
   CHECK_THAT(z.text, !Catch::Contains("at 0"));
 }
 
+TEST_CASE("capacity: an answer N fed while client-bound says so in the summary as its table row does",
+          "[capacity][report]") {
+  // Every count up to --max-gpus 2 passed, 2 with the client at its limit: the row says "fed
+  // (client-bound)", so the summary must not read as a clean "at least 2 fed".
+  Table t;
+  t.points = {{1, at(0.99)}, {2, at(0.95, true)}};
+  CapacityAnswer a = search_capacity(t.fn(), opts(0.9, 2));
+  CHECK(a.gpus_fed == 2);
+  CHECK(a.bound == "limit");
+  CHECK_THAT(a.text, Catch::Contains("at 2 the client was already the limit (the note at 2): 2 is this client's "
+                                     "count"));
+  CapacitySectionInputs in;
+  in.accelerator_name = "H100";
+  in.au_target = 0.9;
+  nlohmann::json doc = {{"kind", "capacity"},
+                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
+                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}}},
+                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
+  doc["capacity"] = capacity_json(a, in);
+  std::string text = render_capacity_text(doc);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("fed (client-bound)"));
+  CHECK_THAT(text, Catch::Contains("Capacity: at least 2 x H100 fed, client-bound at 2 (every count up to --max-gpus "
+                                   "passed)"));
+  CHECK_THAT(render_html_report({doc}), Catch::Contains("at least 2 x H100 fed, client-bound at 2"));
+  // The same with the boundary measured: N client-bound, N+1 not fed by the storage.
+  Table u;
+  u.points = {{1, at(0.97, true)}, {2, at(0.5)}};
+  CapacityAnswer b = search_capacity(u.fn(), opts());
+  CHECK(b.bound == "storage");
+  doc["capacity"] = capacity_json(b, in);
+  CHECK_THAT(render_capacity_text(doc), Catch::Contains("Capacity: 1 x H100 fed at AU >= 90%, client-bound at 1 "
+                                                        "(storage-bound at 2)"));
+  // A clean answer row: no client clause.
+  Table v;
+  v.points = {{1, at(0.97)}, {2, at(0.5)}};
+  doc["capacity"] = capacity_json(search_capacity(v.fn(), opts()), in);
+  CHECK_THAT(render_capacity_text(doc), Catch::Contains("Capacity: 1 x H100 fed at AU >= 90% (storage-bound at 2)"));
+  CHECK_THAT(render_capacity_text(doc), !Catch::Contains("client"));
+}
+
 TEST_CASE("capacity: the budget ends the search with the largest passing count; max_gpus caps it", "[capacity]") {
   Table t;
   for (uint32_t g = 1; g <= 16; ++g) t.points[g] = at(g <= 5 ? 0.97 : 0.6);
