@@ -56,6 +56,7 @@ struct RunConfig {
 
   // GPU side.
   std::string gpu = "h100";
+  bool model_given = false;  // --model, or a model= line of the preset --dataset named (not the default's)
   RateFamily rate_family = RateFamily::kTraining;
   double user_samples_per_s = 0;  // --gpu-samples-per-s (0: from catalog)
   double user_step_time_s = -1;   // --step-time (-1: from the rate)

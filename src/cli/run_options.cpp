@@ -378,8 +378,11 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   refuse_generation_options(vm);
   std::string preset = get_string(vm, "dataset", "imagenet-like");
   std::string preset_file = find_workload_file(preset);
+  const bool model_on_command_line = vm.count("model") > 0, preset_named = vm.count("dataset") > 0;
   load_ini(preset_file, desc, vm);
   po::notify(vm);
+  // The model is the user's choice when named: --model, or a model= line of the preset --dataset names.
+  c.model_given = model_on_command_line || (preset_named && vm.count("model") > 0);
 
   DatasetSpec& s = c.spec;
   s.preset = own_data ? "none" : preset;

@@ -116,6 +116,9 @@ Demand resolve_demand(const RunConfig& c, const std::string& model) {
     // Not --gpu's name: its catalog rate is not what sets this demand (run_options' resolve_rate_source).
     d.accelerator_name = "custom GPU";
     d.rate_family = "user";
+    // The user's rate is no model's: the default preset's model (resnet50) is not named beside it
+    // (its AU floor, 90%, is the default one); a model the user chose still is.
+    if (!c.model_given) d.model.clear();
     d.samples_per_s_per_gpu = c.user_samples_per_s > 0 ? c.user_samples_per_s
                                                        : c.loader.batch_size / c.user_step_time_s;
     d.source = c.user_samples_per_s > 0

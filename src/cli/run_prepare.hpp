@@ -39,7 +39,8 @@ PreparedData prepare_dataset(const RunConfig& c);
 /// written there, or that the dataset is marked incomplete and the next run regenerates it.
 std::string interrupted_dataset_text(const RunConfig& c, const PreparedData& data);
 
-/// The GPU demand from --gpu-samples-per-s / --step-time or the accelerator catalog.
+/// The GPU demand from --gpu-samples-per-s / --step-time or the accelerator catalog. With the
+/// user's rate, Demand::model is empty unless the user chose the model (RunConfig::model_given).
 /// Throws UsageError for an unknown accelerator or model.
 Demand resolve_demand(const RunConfig& c, const std::string& model);
 

@@ -230,8 +230,10 @@ std::string render_capacity_text(const json& doc) {
   o += render_targets(doc, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
                    host.value("cpu_list", ""), host.value("cpus_online", 0));
-  o += fmt::format("  per GPU    1 x {} ({}): {:.1f} samples/s = {}; fed at AU >= {:.0f}%\n",
-                   c.value("accelerator_name", ""), c.value("model", ""), c.value("samples_per_s_per_gpu", 0.0),
+  const std::string model = c.value("model", "");  // empty: the user's own rate, no model chosen
+  o += fmt::format("  per GPU    1 x {}{}: {:.1f} samples/s = {}; fed at AU >= {:.0f}%\n",
+                   c.value("accelerator_name", ""), model.empty() ? "" : " (" + model + ")",
+                   c.value("samples_per_s_per_gpu", 0.0),
                    format_rate(c.value("samples_per_s_per_gpu", 0.0) * c.value("sample_bytes", 0.0)),
                    100 * c.at("au_target").get<double>());
   o += render_calibration_line(doc, "loader", 10, "calibrated by ");

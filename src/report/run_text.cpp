@@ -241,10 +241,12 @@ std::string render_run_text(const nlohmann::json& doc) {
     o += render_warnings(doc);
     return o;
   }
+  // No model named (the user's own rate, no --model): no "training resnet50" the run did not use.
+  const std::string model = in.value("model", "");
   line("demand",
-       fmt::format("{} x {} training {}: {:.0f} samples/s per GPU ({} rate: {})", in.value("gpus", 1),
-                   in.value("accelerator_name", ""), in.value("model", ""), in.value("samples_per_s_per_gpu", 0.0),
-                   in.value("rate_family", ""), in.value("source", "")));
+       fmt::format("{} x {}{}: {:.0f} samples/s per GPU ({} rate: {})", in.value("gpus", 1),
+                   in.value("accelerator_name", ""), model.empty() ? "" : " training " + model,
+                   in.value("samples_per_s_per_gpu", 0.0), in.value("rate_family", ""), in.value("source", "")));
   line("required", fmt::format("{:.0f} samples/s = {} at {:.0f} B/sample", in.value("required_samples_per_s", 0.0),
                                format_rate(in.value("required_bytes_per_s", 0.0)), in.value("sample_bytes", 0.0)));
   line("delivered", fmt::format("{:.0f} samples/s = {}", in.value("delivered_samples_per_s", 0.0),

@@ -22,9 +22,11 @@ std::string render_tune_text(const nlohmann::json& doc) {
   o += render_targets(doc, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
                    host.value("cpu_list", ""), host.value("cpus_online", 0));
-  o += fmt::format("  demand     {} x {} ({}): {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.value("gpus", 1),
-                   d.value("accelerator_name", ""), d.value("model", ""), d.value("required_samples_per_s", 0.0),
-                   format_rate(d.value("required_bytes_per_s", 0.0)), 100 * d.value("au_target", 0.0));
+  const std::string model = d.value("model", "");  // empty: the user's own rate, no model chosen
+  o += fmt::format("  demand     {} x {}{}: {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.value("gpus", 1),
+                   d.value("accelerator_name", ""), model.empty() ? "" : " (" + model + ")",
+                   d.value("required_samples_per_s", 0.0), format_rate(d.value("required_bytes_per_s", 0.0)),
+                   100 * d.value("au_target", 0.0));
   if (doc.contains("cluster")) {
     const auto& c = doc.at("cluster");
     o +=

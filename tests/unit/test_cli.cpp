@@ -10,7 +10,12 @@
 #include <catch2/catch.hpp>
 
 #include "cli/run_config.hpp"
+#include "cli/run_plan.hpp"
+#include "cli/run_prepare.hpp"
 #include "core/error.hpp"
+#include "report/capacity_report.hpp"
+#include "report/run_text.hpp"
+#include "report/tune_document.hpp"
 
 using namespace ioprobe;
 
@@ -250,4 +255,45 @@ TEST_CASE("GPU ranks that would get no sample are refused, less than a batch eac
   CHECK(cli::check_rank_shares(l, 1, 1024, "samples", 1024).empty());
   l.drop_last = true;  // refused elsewhere (check_drop_last_batches) when no batch is left
   CHECK(cli::check_rank_shares(l, 1, 402, "samples", 402).empty());
+}
+
+TEST_CASE("the user's own GPU rate names no model unless the user chose one", "[cli][ingest]") {
+  // `run --data DIR --gpu-samples-per-s N` showed "1 x custom GPU training resnet50": the default
+  // preset's model, which set nothing of the demand.
+  cli::CommandContext ctx;
+  ctx.argv = {"ioprobe"};
+  auto demand_of = [&](std::vector<std::string> args) {
+    ctx.args = args;
+    cli::RunConfig c;
+    REQUIRE(cli::build_run_config(ctx, false, c));
+    return cli::resolve_demand(c, cli::plan_model(c));
+  };
+  const Demand own = demand_of({"--data", "/nonexistent", "--gpu-samples-per-s", "500"});
+  CHECK(own.accelerator_name == "custom GPU");
+  CHECK(own.model.empty());
+  CHECK(own.au_target == Approx(0.9));
+  CHECK(demand_of({"--gpu-samples-per-s", "500"}).model.empty());  // the default preset, generated
+  // Chosen: --model, or the preset --dataset names; a catalog rate is always the model's.
+  CHECK(demand_of({"--data", "/nonexistent", "--gpu-samples-per-s", "500", "--model", "unet3d"}).model == "unet3d");
+  CHECK(demand_of({"--dataset", "unet3d-like", "--gpu-samples-per-s", "500"}).model == "unet3d");
+  CHECK(demand_of({"--data", "/nonexistent"}).model == "resnet50");
+
+  // The text names the model only when there is one.
+  nlohmann::json in = {{"accelerator_name", "custom GPU"}, {"model", ""},           {"gpus", 1},
+                       {"samples_per_s_per_gpu", 500.0},   {"rate_family", "user"}, {"source", "--gpu-samples-per-s"}};
+  const nlohmann::json lat = {{"p50", 1.0}, {"p90", 1.0}, {"p99", 1.0}, {"p999", 1.0}, {"max", 1.0}, {"mean", 1.0}};
+  nlohmann::json doc = {{"kind", "run"},
+                        {"target", {{"path", "/d"}, {"fs_type", "ext4"}}},
+                        {"dataset", {{"files", 10}, {"bytes", 1000}}},
+                        {"loader", {{"num_workers", 1}, {"batch_size", 8}, {"prefetch_factor", 2}, {"gpus", 1}}},
+                        {"results",
+                         {{"file_latency_us", lat}, {"open_close_latency_us", lat}, {"cpu", nlohmann::json::object()}}},
+                        {"host", {{"cpus_allowed", 2}}},
+                        {"ingest", in}};
+  std::string text = render_run_text(doc);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("1 x custom GPU: 500 samples/s per GPU (user rate: --gpu-samples-per-s)"));
+  CHECK_THAT(text, !Catch::Contains("resnet50"));
+  doc["ingest"]["model"] = "unet3d";
+  CHECK_THAT(render_run_text(doc), Catch::Contains("1 x custom GPU training unet3d: 500 samples/s per GPU"));
 }
