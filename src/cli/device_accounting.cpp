@@ -255,6 +255,8 @@ void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const Device
   nlohmann::json& r = doc["results"];
   r["device_io"] = device_io_json(io, DeviceRef::kRead, lr.bytes);
   r["epochs"] = epochs_json(lr, epochs);
+  // Interrupted: the reads include batches fetched ahead and discarded; no whole-run ratio.
+  if (lr.partial) interrupted_run_device_io(r["device_io"], r["epochs"], lr.stop_reason);
   if (doc.contains("ingest") && doc["ingest"].is_object()) {
     nlohmann::json& in = doc["ingest"];
     const std::string src = bytes_source(io, lr.bytes, t.fs_type);

@@ -35,7 +35,8 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
 /// A run's accounting into its document: results.device_io (read ratio to the bytes delivered),
 /// results.epochs (per epoch: samples, bytes, residency, device_io), ingest.bytes_source (where
 /// the AU's bytes came from: "device", "page cache", "mixed", "RAM (tmpfs)", "unknown"; a "storage" or
-/// "metadata" verdict on bytes from memory says so in its text), and the warnings above.
+/// "metadata" verdict on bytes from memory says so in its text), and the warnings above. An
+/// interrupted run (lr.partial) has no whole-run read ratio (interrupted_run_device_io).
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
                        const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t);
 

@@ -134,6 +134,30 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
   return a;
 }
 
+void interrupted_run_device_io(nlohmann::json& dio, const nlohmann::json& epochs, const std::string& stop_reason) {
+  if (!dio.is_object() || !dio.contains("read_ratio")) return;
+  dio["read_ratio"] = nullptr;
+  if (dio.value("bytes_source", "unknown") != "page cache") dio["bytes_source"] = "unknown";
+  dio["ratio_note"] = fmt::format("{}: the devices' reads include batches fetched ahead and never delivered, so no "
+                                  "ratio to the delivered bytes is given",
+                                  stop_reason);
+  if (dio.value("source", "none") == "none") return;
+  // The whole epochs before the stop, when every one of them was measured: their own ratio.
+  uint64_t read = 0, delivered = 0, whole = 0;
+  for (const auto& e : epochs.is_array() ? epochs : nlohmann::json::array()) {
+    if (e.value("partial", false)) continue;
+    const nlohmann::json& d = e.contains("device_io") ? e["device_io"] : nlohmann::json();
+    if (!d.is_object() || d.value("source", "none") == "none") return;
+    read += d.value("bytes_read", 0ULL);
+    delivered += e.value("bytes", 0ULL);
+    ++whole;
+  }
+  if (whole == 0 || delivered == 0) return;
+  dio["whole_epochs"] = whole;
+  dio["whole_epochs_bytes"] = delivered;
+  dio["whole_epochs_read_ratio"] = static_cast<double>(read) / static_cast<double>(delivered);
+}
+
 std::string device_io_summary(const nlohmann::json& dio, const std::string& what) {
   if (!dio.is_object()) return "not measured";
   if (dio.value("source", "none") == "none") return "not measured: " + dio.value("reason", "");
@@ -142,6 +166,13 @@ std::string device_io_summary(const nlohmann::json& dio, const std::string& what
   if (dio.contains("read_ratio") && dio["read_ratio"].is_number())
     rr = fmt::format(" ({:.2f} x the {} {}; bytes from: {})", dio["read_ratio"].get<double>(), format_bytes(ref), what,
                      dio.value("bytes_source", "unknown"));
+  else if (dio.contains("ratio_note") && dio["ratio_note"].is_string())  // a run or epoch a stop cut short
+    rr = fmt::format(" ({}{})", dio["ratio_note"].get<std::string>(),
+                     dio.contains("whole_epochs_read_ratio") && dio["whole_epochs_read_ratio"].is_number()
+                         ? fmt::format("; the {} whole epoch(s) before the stop: {:.2f} x their {} {}",
+                                       dio.value("whole_epochs", 0ULL), dio["whole_epochs_read_ratio"].get<double>(),
+                                       format_bytes(dio.value("whole_epochs_bytes", 0ULL)), what)
+                         : "");
   if (dio.contains("write_ratio") && dio["write_ratio"].is_number())
     wr = fmt::format(" ({:.2f} x the {} {})", dio["write_ratio"].get<double>(), format_bytes(ref), what);
   std::string s = fmt::format("{}: {} read{} in {} requests, {} written{} in {} requests [{}]", names(dio),

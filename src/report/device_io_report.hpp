@@ -46,9 +46,18 @@ DeviceIo device_io_from_json(const nlohmann::json& j);
 /// cache" or "unknown"), and trailing epochs that delivered nothing are left out.
 nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch);
 
+/// An interrupted run's results.device_io (`dio`, with a read ratio): its devices also read what
+/// the workers had fetched ahead and the stop discarded, so read_ratio becomes null with
+/// ratio_note naming `stop_reason`, bytes_source only "page cache" or "unknown" (as an epoch cut
+/// short); when every whole epoch before the stop (results.epochs `epochs`, not partial) had its
+/// devices measured, whole_epochs, whole_epochs_bytes (delivered) and whole_epochs_read_ratio
+/// (their device reads / those bytes) give the ratio that was measured.
+void interrupted_run_device_io(nlohmann::json& dio, const nlohmann::json& epochs, const std::string& stop_reason);
+
 /// "loop0, loop1: 105 MB read (1.01 x the 104 MB delivered), 0 B written; 812 reads" style summary
 /// of a device_io section (document form), or "not measured: REASON". `what` names the reference
-/// ("delivered", "on disk", "shard bytes").
+/// ("delivered", "on disk", "shard bytes"). Without a ratio but with a ratio_note (a stop cut it
+/// short), the note in its place, and the whole epochs' ratio when there is one.
 std::string device_io_summary(const nlohmann::json& dio, const std::string& what);
 
 /// The most epoch rows a text report prints: beyond it (many short epochs, e.g. --duration over

@@ -2,6 +2,7 @@
 // when a stop cut it short, and device I/O through `report` and `report --merge`.
 #include <catch2/catch.hpp>
 
+#include "cli/device_accounting.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document_merge.hpp"
 #include "report/document_text.hpp"
@@ -114,6 +115,43 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
   sig.partial = true;
   sig.stop_reason = "interrupted (SIGINT)";
   CHECK(epochs_json(sig, {})[1]["cut_by"] == "interrupted (SIGINT)");
+}
+
+TEST_CASE("an interrupted run's device I/O line gives no whole-run ratio; the whole epochs' ratio is labelled",
+          "[device_io][report]") {
+  LoaderResult r = cut_run();
+  r.partial = true;  // SIGINT during epoch 2
+  r.stop_reason = "interrupted (SIGINT)";
+  // The run's devices read 212 x 4 KiB for 140 delivered: epoch 2's read-ahead the stop discarded.
+  const DeviceIo whole = reads("sda", 212 * 4096);
+  json doc = {{"results", json::object()}};
+  cli::add_run_device_io(doc, r, whole, {reads("sda", 100 * 4096), reads("sda", 112 * 4096)}, true, TargetInfo{});
+  const json& io = doc["results"]["device_io"];
+  CHECK(io["read_ratio"].is_null());
+  CHECK(io["bytes_read"] == 212 * 4096);  // the figure itself stays
+  CHECK(io["bytes_source"] == "unknown");
+  CHECK_THAT(io.value("ratio_note", ""), Catch::StartsWith("interrupted (SIGINT): the devices' reads include batches"));
+  CHECK(io["whole_epochs"] == 1);
+  CHECK(io["whole_epochs_bytes"] == 100 * 4096);
+  CHECK(io["whole_epochs_read_ratio"].get<double>() == Approx(1.0));
+  const std::string text = render_device_io_text(doc["results"], 20);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("device I/O           sda: 848.00 KiB (868,352 B) read (interrupted (SIGINT): the "
+                                   "devices' reads include batches fetched ahead and never delivered, so no ratio to "
+                                   "the delivered bytes is given; the 1 whole epoch(s) before the stop: 1.00 x their "
+                                   "400.00 KiB (409,600 B) delivered)"));
+  CHECK_THAT(text, !Catch::Contains("1.51 x"));  // 212 / 140: the ratio the line used to print
+
+  // An epoch not measured: no whole-epoch ratio, the note alone.
+  json doc2 = {{"results", json::object()}};
+  cli::add_run_device_io(doc2, r, whole, {}, true, TargetInfo{});
+  CHECK(doc2["results"]["device_io"]["read_ratio"].is_null());
+  CHECK_FALSE(doc2["results"]["device_io"].contains("whole_epochs_read_ratio"));
+  // A --duration stop (not interrupted) keeps the run's ratio as before.
+  LoaderResult dur = cut_run();
+  json doc3 = {{"results", json::object()}};
+  cli::add_run_device_io(doc3, dur, whole, {}, true, TargetInfo{});
+  CHECK(doc3["results"]["device_io"]["read_ratio"].is_number());
 }
 
 TEST_CASE("report --merge: device I/O per host, summed; one host's documents not double-counted",
