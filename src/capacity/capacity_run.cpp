@@ -143,7 +143,7 @@ CapacityPoint summarize_repeats(uint32_t gpus, const std::vector<RepeatSample>& 
 }
 
 double point_run_s(double point_s, double step_time_s) {
-  return std::max(point_s, kMinWarmupS + kMinStepsPerPoint * step_time_s);
+  return lengthened_run_s(point_s, step_time_s, kMinStepsPerPoint);
 }
 
 double point_need_s(uint32_t repeats, double point_s, double step_time_s) {

@@ -16,6 +16,7 @@
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
 #include "topology/numa.hpp"
+#include "tune/sweep.hpp"
 
 namespace ioprobe {
 
@@ -34,9 +35,7 @@ constexpr double kClientLagMax = 0.05;
 
 /// Each run of a point lasts at least kMinWarmupS + kMinStepsPerPoint GPU step times (longer than
 /// --point-time when the steps are long), so that every rank completes several batches in the
-/// steady window. Chosen by us.
-constexpr double kMinWarmupS = 1.0;
-constexpr uint32_t kMinStepsPerPoint = 8;
+/// steady window: tune/sweep.hpp lengthened_run_s, which tune's settings use as well.
 
 /// What one repeat of a point measured.
 struct RepeatSample {

@@ -40,7 +40,7 @@ namespace {
 po::options_description tune_options() {
   static const std::string point_time_help = fmt::format(
       "seconds per run instead of the budget's share, at least {} s (the steady-state rule's {} intervals of {} s, "
-      "plus one), e.g. 5s",
+      "plus one), e.g. 5s; lengthened for long GPU steps as capacity's points are",
       kMinRunS, kSteadyMinIntervals, kTuneIntervalS);
   po::options_description sweep("Sweep");
   // clang-format off
@@ -204,12 +204,19 @@ int cmd_tune(const CommandContext& ctx) {
   if (multi) setup_s = std::stod(comm.broadcast(fmt::format("{:.9g}", setup_s), "tune: the plan", 60));
   SweepPlan plan = point_s > 0 ? make_plan(workers, prefetch, placements, repeats, 1e12, 0, point_s, point_s)
                                : make_plan(workers, prefetch, placements, repeats, budget_s, setup_s);
+  lengthen_runs(plan, base.step_time_s);  // long GPU steps: as capacity's points, long enough for a steady window
   refuse_point_time(plan, setup_s);
 
+  double longest_s = plan.run_s;
+  for (const TunePoint& p : plan.points) longest_s = std::max(longest_s, p.run_s);
   if (!c.quiet)
-    fmt::print(stderr, "ioprobe tune: {} setting(s) x {} repeat(s), {} s each (about {}); {} files on {} ({})\n",
-               plan.points.size(), plan.repeats, plan.run_s, format_seconds(plan.estimated_s),
-               format_count(data.index.size()), escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered");
+    fmt::print(stderr, "ioprobe tune: {} setting(s) x {} repeat(s), {} s each{} (about {}); {} files on {} ({})\n",
+               plan.points.size(), plan.repeats, plan.run_s,
+               longest_s > plan.run_s
+                   ? fmt::format(", lengthened up to {} s for GPU steps of {:.3f} s", longest_s, base.step_time_s)
+                   : "",
+               format_seconds(plan.estimated_s), format_count(data.index.size()), escape_bytes(data.target_path),
+               base.direct ? "O_DIRECT" : "buffered");
   // On a terminal the running setting is redrawn in place; elsewhere (a log, a pipe) only each
   // finished setting is printed, one plain line.
   ProgressLine line(!c.quiet, 0, 1e9);

@@ -45,6 +45,7 @@ nlohmann::json tune_points_json(const std::vector<TunePoint>& points) {
                  {"prefetch_factor", p.prefetch_factor},
                  {"numa", p.numa},
                  {"pin_memory", p.pin_memory},
+                 {"run_s", p.run_s},
                  {"status", "measured"},
                  {"repeats", p.runs.size()},
                  {"steady_runs", p.steady_runs},

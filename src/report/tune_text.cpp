@@ -39,6 +39,19 @@ std::string render_tune_text(const nlohmann::json& doc) {
   o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.value("runs_done", 0),
                    t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
                    t.value("placements_reason", ""));
+  {  // Settings whose runs were lengthened past run_s for long GPU steps (sweep.hpp lengthen_runs).
+    std::string longer;
+    for (const auto& p : pts)
+      if (p.value("run_s", 0.0) > t.value("run_s", 0.0) + 1e-9 &&
+          longer.find(fmt::format("num_workers={}:", p.value("num_workers", 0))) == std::string::npos)
+        longer += fmt::format("{}num_workers={}: {} s", longer.empty() ? "" : ", ", p.value("num_workers", 0),
+                              p.value("run_s", 0.0));
+    if (!longer.empty())
+      o += fmt::format("  lengthened {} per run, so that the steady window holds {} batches per worker at the GPU "
+                       "step of {:.3f} s (after {:.0f} s of warm-up)\n",
+                       longer, kSteadyBatchesPerWorker,
+                       doc.value("loader", nlohmann::json::object()).value("step_time_s", 0.0), kMinWarmupS);
+  }
   if (doc.contains("best_run") && doc["best_run"].contains("decode")) {  // --decode jpeg
     const auto& dc = doc["best_run"]["decode"];
     o += fmt::format(

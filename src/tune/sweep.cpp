@@ -107,6 +107,22 @@ std::vector<std::string> placements_to_sweep(const Topology& topo, int device_no
   return out;
 }
 
+double lengthened_run_s(double run_s, double step_time_s, uint32_t steps) {
+  return std::max(run_s, kMinWarmupS + steps * std::max(0.0, step_time_s));
+}
+
+uint32_t tune_steps(uint32_t num_workers) {
+  return std::max<uint32_t>(kMinStepsPerPoint, kSteadyBatchesPerWorker * num_workers + 1);
+}
+
+void lengthen_runs(SweepPlan& plan, double step_time_s) {
+  for (TunePoint& p : plan.points) {
+    const double need = lengthened_run_s(plan.run_s, step_time_s, tune_steps(p.num_workers));
+    p.run_s = need > plan.run_s ? std::ceil(need * 10) / 10 : plan.run_s;
+    plan.estimated_s += plan.repeats * (p.run_s - plan.run_s);
+  }
+}
+
 SweepPlan make_plan(const std::vector<uint32_t>& workers, const std::vector<uint32_t>& prefetch,
                     const std::vector<std::string>& placements, uint32_t repeats, double budget_s, double setup_s,
                     double min_run_s, double max_run_s) {

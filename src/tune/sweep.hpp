@@ -45,12 +45,27 @@ constexpr double kMinRunS = (kSteadyMinIntervals + 1) * kTuneIntervalS;
 /// is not the setting's. Chosen by us (not a published figure): two cycles.
 constexpr uint32_t kSteadyBatchesPerWorker = 2;
 
+/// A run with long GPU steps lasts at least kMinWarmupS plus enough steps for its steady window
+/// (longer than --point-time when the steps are long): capacity's points kMinStepsPerPoint steps
+/// (every rank completes several batches in the window), tune's settings tune_steps(). Chosen by us.
+constexpr double kMinWarmupS = 1.0;
+constexpr uint32_t kMinStepsPerPoint = 8;
+
+/// max(run_s, kMinWarmupS + steps x step_time_s), seconds.
+double lengthened_run_s(double run_s, double step_time_s, uint32_t steps);
+
+/// The GPU steps a tune run of `num_workers` needs so its window can hold kSteadyBatchesPerWorker
+/// batches per worker (a rank takes one batch per step): that many per worker plus one, at least
+/// kMinStepsPerPoint.
+uint32_t tune_steps(uint32_t num_workers);
+
 /// One setting of the sweep and what its repetitions measured.
 struct TunePoint {
   uint32_t num_workers = 1;  // per GPU rank
   uint32_t prefetch_factor = 2;
   std::string numa = "none";  // Placement::text(): "none" | "node:N"
   bool pin_memory = false;    // its runs ran PyTorch's pin_memory thread (the sweep's --pin-memory; run_sweep sets it)
+  double run_s = 0;           // seconds each run lasts: the plan's, or lengthened (lengthen_runs); 0 = the plan's
   std::vector<TuneSample> runs;
   // Summary over runs (summarize_point()): medians, and the spread of samples/s.
   double samples_per_s = 0, bytes_per_s = 0, au = 0, cpu_used = 0, worker_busy = 0;
@@ -92,6 +107,11 @@ struct SweepPlan {
 SweepPlan make_plan(const std::vector<uint32_t>& workers, const std::vector<uint32_t>& prefetch,
                     const std::vector<std::string>& placements, uint32_t repeats, double budget_s, double setup_s,
                     double min_run_s = kMinRunS, double max_run_s = 20.0);
+
+/// Lengthens the runs of each setting whose GPU steps of `step_time_s` would leave no steady
+/// window in plan.run_s: TunePoint::run_s = lengthened_run_s(plan.run_s, step_time_s,
+/// tune_steps(num_workers)), the way capacity lengthens its points; estimated_s grows to match.
+void lengthen_runs(SweepPlan& plan, double step_time_s);
 
 /// Seconds of overhead per run assumed by make_plan (worker start/stop, engine setup).
 constexpr double kRunOverheadS = 0.3;

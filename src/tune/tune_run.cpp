@@ -138,9 +138,8 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
   out.stop_reason = "completed";
   for (uint32_t rep = 0; rep < plan.repeats && !out.partial; ++rep) {
     for (size_t i = 0; i < plan.points.size(); ++i) {
-      int stop = interrupted()                                                                    ? 2
-                 : deadline_ns && now_ns() + static_cast<int64_t>(plan.run_s * 1e9) > deadline_ns ? 1
-                                                                                                  : 0;
+      const double run_s = plan.points[i].run_s > 0 ? plan.points[i].run_s : plan.run_s;  // lengthen_runs
+      int stop = interrupted() ? 2 : deadline_ns && now_ns() + static_cast<int64_t>(run_s * 1e9) > deadline_ns ? 1 : 0;
       if (across.agree_stop) stop = across.agree_stop(stop);
       if (stop) {
         out.partial = true;
@@ -153,7 +152,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       c.num_workers = p.num_workers;
       c.prefetch_factor = p.prefetch_factor;
       c.placement = parse_placement(p.numa);
-      c.duration_s = plan.run_s;
+      c.duration_s = run_s;
       c.epochs = 1000000;  // the duration ends each run
       c.seed = base.seed + rep;
       c.timeline_interval_s = kTuneIntervalS;

@@ -108,6 +108,41 @@ TEST_CASE("make_plan shares the budget and refuses one too small", "[tune]") {
   CHECK_THROWS_WITH(make_plan({1, 2, 4, 8}, {1, 2, 4}, {"none"}, 3, 30, 5), Catch::Contains("--budget"));
 }
 
+TEST_CASE("lengthen_runs: long GPU steps lengthen a setting's runs as capacity lengthens its points", "[tune]") {
+  // --point-time 2s with GPU steps of 0.512 s (256 samples at 500 samples/s): 2 s leave about 1 s
+  // of steady window, 2 batches per rank, where num_workers=2 needs 4: no steady state before.
+  SweepPlan p = make_plan({1, 2, 16}, {2}, {"none"}, 2, 1e12, 0, 2, 2);
+  REQUIRE(p.run_s == Approx(2));
+  const double before = p.estimated_s;
+  lengthen_runs(p, 0.512);
+  CHECK(p.points[0].run_s == Approx(5.1));   // kMinWarmupS + kMinStepsPerPoint steps, as capacity's point
+  CHECK(p.points[1].run_s == Approx(5.1));   // 2 x 2 + 1 = 5 steps: the 8-step floor
+  CHECK(p.points[2].run_s == Approx(17.9));  // 2 x 16 + 1 = 33 steps after 1 s
+  CHECK(p.points[0].run_s == Approx(lengthened_run_s(2, 0.512, kMinStepsPerPoint)).margin(0.1));
+  CHECK(p.estimated_s == Approx(before + 2 * (3.1 + 3.1 + 15.9)));
+  // Short steps: the plan's run time stands.
+  SweepPlan q = make_plan({1, 2, 16}, {2}, {"none"}, 2, 1e12, 0, 2, 2);
+  lengthen_runs(q, 0.01);
+  for (const auto& t : q.points) CHECK(t.run_s == q.run_s);
+  CHECK(q.estimated_s == Approx(before));
+
+  // The report says which settings ran longer, and why.
+  for (auto& t : p.points) t.runs.push_back(TuneSample{});
+  nlohmann::json doc = {{"kind", "tune"},
+                        {"host", {{"cpus_allowed", 2}}},
+                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}}},
+                        {"dataset", {{"files", 100}, {"bytes", 1000}}},
+                        {"loader", {{"step_time_s", 0.512}}},
+                        {"demand", {{"required_samples_per_s", 500.0}, {"au_target", 0.9}, {"gpus", 1}}},
+                        {"tune", {{"runs_done", 6}, {"repeats", 2}, {"run_s", 2.0}, {"stop_reason", "completed"}}},
+                        {"points", tune_points_json(p.points)},
+                        {"recommendation", recommendation_json(Recommendation{})}};
+  CHECK(doc["points"][2]["run_s"].get<double>() == Approx(17.9));
+  CHECK_THAT(render_tune_text(doc),
+             Catch::Contains("  lengthened num_workers=1: 5.1 s, num_workers=2: 5.1 s, num_workers=16: 17.9 s per "
+                             "run, so that the steady window holds 2 batches per worker at the GPU step of 0.512 s"));
+}
+
 TEST_CASE("placements: one node sweeps only unbound; two nodes sweep device node and each node", "[tune][numa]") {
   std::string why;
   CHECK(placements_to_sweep(one_node(), -1, &why) == std::vector<std::string>{"none"});
