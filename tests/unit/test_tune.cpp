@@ -14,49 +14,10 @@
 #include "tune/rules.hpp"
 #include "tune/sweep.hpp"
 #include "tune/tune_run.hpp"
+#include "tune_fixture.hpp"
 
 using namespace ioprobe;
-
-namespace {
-
-// A point with repeats `rates` (samples/s) and AU `au` for each run.
-TunePoint pt(uint32_t w, uint32_t pf, std::vector<double> rates, double au = 0.5, std::string numa = "none",
-             double cpu = 1.0, bool steady = true) {
-  TunePoint p;
-  p.num_workers = w;
-  p.prefetch_factor = pf;
-  p.numa = numa;
-  for (double r : rates) {
-    TuneSample s;
-    s.samples_per_s = r;
-    s.bytes_per_s = r * 1e5;
-    s.au = au;
-    s.cpu_used = cpu;
-    s.steady = steady;
-    p.runs.push_back(s);
-  }
-  summarize_point(p);
-  return p;
-}
-
-Topology one_node() {
-  Topology t;
-  t.nodes.resize(1);
-  t.nodes[0].id = 0;
-  t.nodes[0].cpus = {0, 1};
-  return t;
-}
-
-RecommendInputs demand(double sps, uint32_t gpus = 1, int cpus = 2) {
-  RecommendInputs in;
-  in.required_samples_per_s = sps;
-  in.au_target = 0.9;
-  in.gpus = gpus;
-  in.cpus_allowed = cpus;
-  return in;
-}
-
-}  // namespace
+using namespace ioprobe::test;
 
 TEST_CASE("summarize_point: median and spread of repeats", "[tune]") {
   TunePoint p = pt(4, 2, {900, 1000, 1200});

@@ -8,46 +8,10 @@
 #include "topology/numa.hpp"
 #include "tune/recommend.hpp"
 #include "tune/sweep.hpp"
+#include "tune_fixture.hpp"
 
 using namespace ioprobe;
-
-namespace {
-
-TunePoint pt(uint32_t w, uint32_t pf, std::vector<double> rates, double au) {
-  TunePoint p;
-  p.num_workers = w;
-  p.prefetch_factor = pf;
-  for (double r : rates) {
-    TuneSample s;
-    s.samples_per_s = r;
-    s.bytes_per_s = r * 1e5;
-    s.au = au;
-    s.cpu_used = 1.0;
-    s.steady = true;
-    p.runs.push_back(s);
-  }
-  summarize_point(p);
-  return p;
-}
-
-Topology one_node() {
-  Topology t;
-  t.nodes.resize(1);
-  t.nodes[0].id = 0;
-  t.nodes[0].cpus = {0, 1};
-  return t;
-}
-
-RecommendInputs demand(double sps) {
-  RecommendInputs in;
-  in.required_samples_per_s = sps;
-  in.au_target = 0.9;
-  in.gpus = 1;
-  in.cpus_allowed = 2;
-  return in;
-}
-
-}  // namespace
+using namespace ioprobe::test;
 
 TEST_CASE("recommend: pin_memory=True only where the recommended point measured it; else a labelled note",
           "[tune][report]") {
