@@ -74,11 +74,14 @@ TEST_CASE("worker GIL: a burn holds the lock for its share of the CPU and burns 
   };
   CHECK(turns_for(0.0) == 0);  // none of it under the lock
   const uint64_t all = turns_for(1.0), half = turns_for(0.5);
-  CHECK(all >= 50);  // 10 ms / 0.2 ms
-  CHECK(all <= 60);  // the turn's lock calls count in it: no extra turns beyond the CPU asked for
-  CHECK(half >= 25);
+  // 10 ms / 0.2 ms: 50 turns, a few fewer where the lock calls' CPU (counted in the turns) is
+  // large, as under a sanitizer; never many more (the calls do not add turns beyond the CPU).
+  CHECK(all >= 40);
+  CHECK(all <= 60);
+  CHECK(half >= 20);
   CHECK(half <= 31);
+  CHECK(half < all);
   // Out-of-range shares are clamped.
   CHECK(turns_for(-1.0) == 0);
-  CHECK(turns_for(7.0) >= 50);
+  CHECK(turns_for(7.0) >= 40);
 }
