@@ -60,6 +60,13 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   l.main_cpu_per_batch_us = cal.main_cpu_per_batch_us.value * scale;
   l.worker_startup_cpu_us = cal.worker_startup_cpu_s.value * 1e6;  // zeros when not measured
   l.main_startup_cpu_us = cal.main_startup_cpu_s.value * 1e6;
+  if (!cal.feeder_gil_measured)
+    c.calibration_notes.push_back(fmt::format(
+        "--calibration {}: the queue feeder's GIL share was not measured ({}): all of the feeder's CPU holds the "
+        "worker's GIL, which can predict a per-tensor Dataset slower than it runs (rerun `ioprobe calibrate` on a "
+        "host with 2 or more CPUs)",
+        escape_bytes(c.calibration_path),
+        cal.feeder_gil_method.empty() ? "the document predates the figure" : cal.feeder_gil_method));
   if (!cal.startup_measured)
     c.calibration_notes.push_back(fmt::format(
         "--calibration {} predates the start-up figures: the workers' start-up CPU at each epoch is not modelled "

@@ -255,7 +255,21 @@ void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std
   loader["own_read_cpu_per_file_us"] = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us;
   loader["worker_startup_cpu_us"] = l.worker_startup_cpu_us;
   loader["worker_put_cpu_per_sample_us"] = l.worker_put_cpu_per_sample_us;
-  if (l.python_gil) loader["worker_put_gil_share"] = l.worker_put_gil_share;
+  if (l.python_gil) {
+    loader["worker_put_gil_share"] = l.worker_put_gil_share;
+    // Measured by the calibration, or its stand-in (all of the put) with the reason.
+    const nlohmann::json* g = cal.is_object() && cal.contains("figures") && cal.at("figures").contains("feeder_gil")
+                                  ? &cal.at("figures").at("feeder_gil")
+                                  : nullptr;
+    const bool measured = g && g->value("measured", false);
+    const std::string why = g ? g->value("method", std::string()) : std::string();
+    loader["worker_put_gil_share_basis"] = measured
+                                               ? "measured"
+                                               : "not measured (" +
+                                                     (why.empty() ? std::string("the calibration predates the figure")
+                                                                  : why) +
+                                                     ")";
+  }
   loader["worker_other_cpu_per_sample_us"] = l.worker_other_cpu_per_sample_us;
   loader["tensors_per_batch"] = l.tensors_per_batch;
   loader["main_startup_cpu_us"] = l.main_startup_cpu_us;

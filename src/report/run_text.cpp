@@ -142,24 +142,27 @@ std::string render_run_text(const nlohmann::json& doc) {
                                             : "",
                             format_ns(ld.value("step_time_s", 0.0) * 1e9)));
   if (ld.value("worker_put_cpu_per_sample_us", 0.0) > 0)
-    line("worker CPU",
-         fmt::format("{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped{}){}",
-                     ld.value("cpu_per_sample_us", 0.0),
-                     ld.value("own_read_cpu_per_file_us", 0.0) > 0
-                         ? fmt::format(", of it {:.0f} µs the worker's own read of the file, not burned",
-                                       ld.value("own_read_cpu_per_file_us", 0.0))
-                         : "",
-                     ld.value("worker_put_cpu_per_sample_us", 0.0),
-                     ld.contains("worker_put_gil_share") ? fmt::format("; {:.0f}% of it holds the worker's GIL",
-                                                                       100 * ld.value("worker_put_gil_share", 1.0))
-                                                         : "",
-                     ld.value("worker_other_cpu_per_sample_us", 0.0) > 0
-                         ? fmt::format(" + {:.0f} µs/sample (resource sharer thread, in {} round "
-                                       "trip{} per batch with the main process)",
-                                       ld.value("worker_other_cpu_per_sample_us", 0.0),
-                                       std::max(1U, ld.value("tensors_per_batch", 0U)),
-                                       ld.value("tensors_per_batch", 0U) > 1 ? "s" : "")
-                         : ""));
+    line("worker CPU", fmt::format("{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped{}){}",
+                                   ld.value("cpu_per_sample_us", 0.0),
+                                   ld.value("own_read_cpu_per_file_us", 0.0) > 0
+                                       ? fmt::format(", of it {:.0f} µs the worker's own read of the file, not burned",
+                                                     ld.value("own_read_cpu_per_file_us", 0.0))
+                                       : "",
+                                   ld.value("worker_put_cpu_per_sample_us", 0.0),
+                                   ld.contains("worker_put_gil_share")
+                                       ? fmt::format("; {:.0f}% of it holds the worker's GIL{}",
+                                                     100 * ld.value("worker_put_gil_share", 1.0),
+                                                     ld.value("worker_put_gil_share_basis", "measured") == "measured"
+                                                         ? ""
+                                                         : ", " + ld.value("worker_put_gil_share_basis", std::string()))
+                                       : "",
+                                   ld.value("worker_other_cpu_per_sample_us", 0.0) > 0
+                                       ? fmt::format(" + {:.0f} µs/sample (resource sharer thread, in {} round "
+                                                     "trip{} per batch with the main process)",
+                                                     ld.value("worker_other_cpu_per_sample_us", 0.0),
+                                                     std::max(1U, ld.value("tensors_per_batch", 0U)),
+                                                     ld.value("tensors_per_batch", 0U) > 1 ? "s" : "")
+                                       : ""));
   if (ld.value("main_cpu_per_batch_us", 0.0) > 0 || ld.value("pin_memory", false))
     line("main process",
          fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", ld.value("main_cpu_per_batch_us", 0.0),

@@ -85,6 +85,13 @@ else
   json "$W/cal.json" 'd["figures"]["feeder_gil"]["method"]' | grep -q "needs 2 CPUs" || fail "one CPU: no reason given"
 fi
 grep -q "feeder under the GIL" "$W/out.txt" || fail "no feeder GIL line in the text"
+# A calibration without the figure (an older one): the run says the share is not measured, and warns.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); del d['figures']['feeder_gil']; json.dump(d, open(sys.argv[2], 'w'))" "$W/cal.json" "$W/nogil.json"
+"$IOPROBE" run --data "$W/data" --calibration "$W/nogil.json" --batch-size 32 --workers 1 --cache warm --gpu-samples-per-s 1e9 \
+  --json "$W/nogil_run.json" > "$W/nogil.txt" 2>&1 || fail "run without the GIL share: exit $?"
+json "$W/nogil_run.json" 'd["loader"]["worker_put_gil_share"] == 1 and d["loader"]["worker_put_gil_share_basis"].startswith("not measured")' \
+  | grep -qx True || fail "share without the figure: $(json "$W/nogil_run.json" 'd["loader"]')"
+grep -q "GIL share was not measured" "$W/nogil.txt" || fail "no warning for the missing GIL share: $(cat "$W/nogil.txt")"
 # Records in shard files are not one file read per sample: nothing is taken off their loop cost.
 "$IOPROBE" run --dataset resnet50-tfrecord-like --files 2 --records-per-file 64 --dir "$W/shards" --calibration "$W/cal.json" \
   --batch-size 32 --workers 1 --cache warm --gpu-samples-per-s 1e9 --quiet --json "$W/shard.json" > /dev/null || fail "sharded run exit $?"
