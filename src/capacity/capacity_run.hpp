@@ -33,9 +33,9 @@ constexpr double kClientLagMax = 0.05;
 /// ... or when its workers waited for a CPU at least ingest/analysis.hpp kCpuStarvedShare of
 /// their busy time (other processes on the host took its CPUs).
 
-/// Each run of a point lasts at least kMinWarmupS + kMinStepsPerPoint GPU step times (longer than
-/// --point-time when the steps are long), so that every rank completes several batches in the
-/// steady window: tune/sweep.hpp lengthened_run_s, which tune's settings use as well.
+// Each run of a point lasts at least kMinWarmupS + kMinStepsPerPoint GPU step times (longer than
+// --point-time when the steps are long), so that every rank completes several batches in the
+// steady window: point_run_s below, through tune/sweep.hpp lengthened_run_s (tune's settings too).
 
 /// What one repeat of a point measured.
 struct RepeatSample {
