@@ -15,6 +15,7 @@ ioprobe_layer(topology   USES core)
 ioprobe_layer(dataset    USES core)
 ioprobe_layer(dist       USES core)
 ioprobe_layer(calibrate  USES core)
+ioprobe_layer(trace      USES core)
 ioprobe_layer(gpu        USES core)
 # Level 2.
 ioprobe_layer(engine     USES core topology)
