@@ -317,7 +317,7 @@ int cmd_record(const CommandContext& ctx) {
     }
     return kExitFailure;
   }
-  if (vm.count("keep-raw")) std::printf("  raw per-process files kept in %s\n", escape_bytes(raw).c_str());
+  if (vm.count("keep-raw")) std::fprintf(stderr, "  raw per-process files kept in %s\n", escape_bytes(raw).c_str());
   else {
     std::error_code ec;
     std::filesystem::remove_all(raw, ec);
