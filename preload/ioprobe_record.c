@@ -15,6 +15,7 @@
  *    nor under the recording directory itself;
  *  - no path component "site-packages", "dist-packages", "__pycache__" or ".pyenv";
  *  - not ending in .py, .pyc, .so, or containing ".so." (shared libraries and Python imports);
+ *  - not made new by the open itself (O_CREAT|O_EXCL, as tempfile does, or O_TMPFILE);
  *  - and, for a successful open, a regular file (fstat after the open: directories, pipes and
  *    sockets are not data files). Path-based stats are recorded only when they succeed on a
  *    regular file; a failed open of a path the rule accepts is recorded with its errno.
@@ -418,11 +419,13 @@ static int do_open(int call, int dirfd, const char* path, int flags, mode_t mode
   }
   if (busy) return fd;
   int err = fd < 0 ? errno : 0;
+  /* A file made new by this open (O_CREAT|O_EXCL: tempfile's way; O_TMPFILE) holds no input data. */
+  int made_new = ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) || ((flags & O_TMPFILE) == O_TMPFILE);
   if (fd >= 0 && fd < kMaxFds) {
     __atomic_store_n(&g_fds[fd].open_id, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g_fds[fd].closed_id, 0, __ATOMIC_RELAXED);
   }
-  after_open(call, dirfd, path, fd, err, c);
+  if (!made_new) after_open(call, dirfd, path, fd, err, c);
   t_busy = 0;
   errno = err ? err : errno;
   return fd;
