@@ -103,8 +103,10 @@ std::vector<std::string> recorder_limits() {
   return {
       "page faults of mmap'ed files are not calls: the mapped ranges are recorded (mapped.mapped_bytes), which of "
       "their bytes were touched is not sampled",
-      "only data files are recorded: paths under /proc, /sys, /dev, /run, /etc, /usr, /lib, /bin, Python packages "
-      "(site-packages, dist-packages, __pycache__, .pyenv), *.py, *.pyc and shared libraries are left out",
+      "only data files are recorded: paths under /proc, /sys, /dev (but /dev/shm), /run, /etc, /usr, /lib, /bin, "
+      "Python packages "
+      "(site-packages, dist-packages, __pycache__, .pyenv), *.py, *.pyc, shared libraries and files an open creates "
+      "(O_CREAT|O_EXCL, O_TMPFILE) are left out",
       "reads through io_uring, libaio, direct syscalls, statically linked programs, GPU direct storage and network "
       "object stores are not seen",
       "a descriptor shared by processes after fork has one file position in the kernel but one tracked copy per "
