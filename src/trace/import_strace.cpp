@@ -1,5 +1,6 @@
 #include "trace/import_strace.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -211,10 +212,12 @@ Trace import_strace(const std::string& path) {
       if (sp == std::string_view::npos) continue;
       first = std::string(s.substr(0, sp));
     }
-    char* endp = nullptr;
-    double secs = std::strtod(first.c_str(), &endp);
-    if (endp == first.c_str()) continue;
-    int64_t t_ns = static_cast<int64_t>(secs * 1e9 + 0.5);
+    // SECONDS.FRACTION as integers (a double loses the microseconds of a 10-digit epoch).
+    size_t dot = first.find('.');
+    if (dot == 0 || dot == std::string::npos || !std::isdigit(static_cast<unsigned char>(first[0]))) continue;
+    std::string frac = first.substr(dot + 1, 9);
+    frac.append(9 - frac.size(), '0');
+    int64_t t_ns = std::strtoll(first.c_str(), nullptr, 10) * 1'000'000'000 + std::strtoll(frac.c_str(), nullptr, 10);
     s.remove_prefix(sp + 1);
     if (first_pid < 0) first_pid = pid;
     std::string text;
@@ -313,7 +316,9 @@ Trace import_strace(const std::string& path) {
         int64_t fd = fd_arg(c.args[0], &fpath);
         auto it = fds.find({p, fd});
         if (it == fds.end()) {
-          if (fpath.empty() || fpath[0] != '/' || !is_data_path(fpath)) continue;
+          // A descriptor opened before the trace began, named by -y: a data file when it is read.
+          bool is_read = c.name != "close" && c.name != "lseek" && c.name != "fstat";
+          if (!is_read || fpath.empty() || fpath[0] != '/' || !is_data_path(fpath)) continue;
           it = fds.emplace(std::make_pair(p, fd), FdState{file_id(fpath), 0}).first;  // opened before the trace
         }
         FdState& st = it->second;
