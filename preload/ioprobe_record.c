@@ -153,6 +153,10 @@ static void flush_all(void) {
 /* The last flush of a process image (exit, _exit, exec): recording stops first, so a second
  * final flush (exit's destructor after _exit's) writes nothing twice. Returns whether it ran. */
 static int final_flush(void) {
+  /* A vfork child (Python's subprocess, posix_spawn) shares the parent's memory: it must neither
+   * stop the parent's recording nor write the parent's buffers. Its pid is not g_pid (vfork runs
+   * no atfork handler). */
+  if (!g_on || (int32_t)syscall(SYS_getpid) != g_pid) return 0;
   if (!__atomic_exchange_n(&g_on, 0, __ATOMIC_ACQ_REL)) return 0;
   flush_all();
   return 1;
