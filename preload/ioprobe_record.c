@@ -49,6 +49,7 @@ static pthread_key_t g_key;
 static TLS ThreadBuf* t_buf;
 TLS int t_busy;
 TLS int64_t t_last_end_ns, t_last_cpu_end_ns;
+TLS int64_t t_estimate_ns;
 
 void* resolve(const char* name) {
   void* p = dlsym(RTLD_NEXT, name);

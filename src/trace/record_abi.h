@@ -7,7 +7,8 @@
  * path bytes (no NUL), padded with zeros to a multiple of 8. Each chunk is written with one
  * write() on an O_APPEND descriptor, so chunks of a process's threads never interleave.
  *
- * Times are CLOCK_MONOTONIC nanoseconds (absolute); cpu_* are CLOCK_THREAD_CPUTIME_ID ns. */
+ * Times are CLOCK_MONOTONIC nanoseconds (absolute); cpu_* are CLOCK_THREAD_CPUTIME_ID ns, read
+ * or, across short calls and gaps, estimated (preload/record_internal.h, begin()). */
 #ifndef IOPROBE_TRACE_RECORD_ABI_H
 #define IOPROBE_TRACE_RECORD_ABI_H
 
