@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -147,7 +148,7 @@ bool parse_call(std::string_view s, Call& c) {
   std::string_view rest = s.substr(eq + 3);
   size_t lt = rest.rfind(" <");
   if (lt != std::string_view::npos && rest.back() == '>')
-    c.dur_ns = static_cast<int64_t>(std::strtod(std::string(rest.substr(lt + 2)).c_str(), nullptr) * 1e9 + 0.5);
+    c.dur_ns = std::llround(std::strtod(std::string(rest.substr(lt + 2)).c_str(), nullptr) * 1e9);
   c.ret_text = std::string(rest.substr(0, lt));
   c.ret = std::strtoll(c.ret_text.c_str(), nullptr, 0);
   if (c.ret_text.rfind("-1 ", 0) == 0) {
@@ -170,8 +171,9 @@ Trace import_strace(const std::string& path) {
   Trace t;
   t.source = "strace";
   t.limits = {
-      "strace stops the traced threads at every system call: the recorded durations and gaps are longer than the "
-      "job's own, often several times",
+      std::string(
+          "strace stops the traced threads at every system call: the recorded durations and gaps are longer than the "
+          "job's own, often several times"),
       "strace records no thread CPU time: the gaps between calls cannot be split into compute and waiting",
       "stdio calls appear as the read() system calls their buffers make, not as fread()",
       "a file's size is unknown unless a stat of it was traced",
@@ -344,7 +346,7 @@ Trace import_strace(const std::string& path) {
             op.requested = need(3) ? std::strtoull(c.args[2].c_str(), nullptr, 0) : op.bytes;
           else op.requested = op.bytes;  // readv: the vector's total is not summed from strace's text
           if (at) {
-            op.offset = std::strtoull(c.args[c.name == "pread64" ? 3 : 3].c_str(), nullptr, 0);
+            op.offset = std::strtoull(c.args[3].c_str(), nullptr, 0);  // pread64, preadv, preadv2: the 4th
           } else {
             op.offset = st.pos;
             st.pos += op.bytes;

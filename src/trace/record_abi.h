@@ -12,7 +12,7 @@
 #ifndef IOPROBE_TRACE_RECORD_ABI_H
 #define IOPROBE_TRACE_RECORD_ABI_H
 
-#include <stdint.h>
+#include <stdint.h>  // NOLINT(modernize-deprecated-headers): a C header too (preload/)
 
 #define IOPROBE_REC_FILE_MAGIC 0x48435249u  /* "IRCH" */
 #define IOPROBE_REC_CHUNK_MAGIC 0x43435249u /* "IRCC" */
