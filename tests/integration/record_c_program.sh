@@ -111,4 +111,13 @@ rc=$?
 set -e
 [ "$rc" = 2 ] || fail "a missing command: exit $rc, expected 2"
 [ ! -e "$W/none.jsonl" ] || fail "a trace was written for a command that never ran"
+# --import: a strace log into a trace; a log that cannot be read is refused (exit 2).
+"$BIN" record --import "$SRC/tests/fixtures/trace/strace_resumed.log" --out "$W/imported.jsonl" 2>/dev/null ||
+  fail "record --import of the strace fixture failed"
+[ "$(grep -c '"op":' "$W/imported.jsonl")" = 12 ] || fail "the imported trace has not the fixture's 12 ops"
+set +e
+"$BIN" record --import "$W/none.log" --out "$W/imported2.jsonl" 2>/dev/null
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--import of a missing file: exit $rc, expected 2"
 echo PASS
