@@ -1,8 +1,9 @@
 #!/bin/bash
-# ioprobe record on tiny Python jobs (tests/fixtures/trace/record_job.py): a plain job (open().read(), and
-# numpy.fromfile through stdio when numpy imports) with exact bytes and no Python import in the trace; and a
-# numpy.memmap's mmap; a torch DataLoader with 2 fork workers (skipped without torch): batch marks in the main process, the workers
-# tagged "worker 0" and "worker 1", every sample's bytes read by them.
+# ioprobe record on tiny Python jobs (tests/fixtures/trace/record_job.py): a plain job (open().read(), a
+# subprocess mid-way, and numpy.fromfile through stdio and numpy.memmap when numpy imports) with exact bytes,
+# the mapped range, and no Python import in the trace; and a torch DataLoader with 2 fork workers (skipped
+# without torch): batch marks in the main process, the workers tagged "worker 0" and "worker 1", every
+# sample's bytes read by them.
 . "$(dirname "$0")/lib.sh"
 BIN=${1:?usage: record_python.sh path/to/ioprobe}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
