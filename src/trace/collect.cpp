@@ -59,7 +59,7 @@ bool read_process(const std::string& path, RawProcess& p, CollectStats& stats) {
     std::memcpy(&c, data.data() + at, sizeof c);
     at += sizeof c;
     if (c.magic != IOPROBE_REC_CHUNK_MAGIC || c.bytes > data.size() - at) {
-      ++stats.bad_chunks;
+      at -= sizeof c;  // counted once, below
       break;
     }
     RawThread& th = p.threads[c.tid];
@@ -76,7 +76,7 @@ bool read_process(const std::string& path, RawProcess& p, CollectStats& stats) {
     }
     at = end;
   }
-  if (at < data.size()) ++stats.bad_chunks;
+  if (at < data.size()) ++stats.bad_chunks;  // a chunk cut off or damaged: the rest of the file is skipped
   return true;
 }
 
