@@ -261,7 +261,8 @@ int cmd_record(const CommandContext& ctx) {
     std::cout << desc << "\n"
               << "The interposer is libioprobe_record.so, found next to the ioprobe binary (the build tree) or in\n"
                  "PREFIX/lib/ioprobe/ (cmake --install); the Python marks come from a sitecustomize put first on\n"
-                 "PYTHONPATH (an existing sitecustomize still runs after it). What the trace cannot see is listed in\n"
+                 "PYTHONPATH (an existing sitecustomize still runs after it; python -E or -I ignores PYTHONPATH, so\n"
+                 "such a job is recorded without marks). What the trace cannot see is listed in\n"
                  "its \"limits\" (page faults of mapped files, io_uring reads, direct GPU and object-store reads).\n\n"
               << kExitCodes << "\n";
     return kExitOk;
@@ -307,6 +308,10 @@ int cmd_record(const CommandContext& ctx) {
     if (vm.count("anonymize")) trace::anonymize_paths(t);
     trace::write_trace(t, out);
     print_summary(t, out, fmt::format("recorded '{}' (exit status {})", escape_bytes(cmd[0]), child.status));
+    if (t.op_count() == 0)
+      std::fprintf(stderr,
+                   "  warning: no call on a data file was recorded: the rule leaves out /usr, /etc, /proc, Python "
+                   "packages and shared libraries; statically linked programs and io_uring reads are not seen\n");
     if (stats.bad_chunks)
       std::fprintf(stderr, "  warning: %llu cut-off chunk(s) in the raw files (a process killed while it flushed)\n",
                    static_cast<unsigned long long>(stats.bad_chunks));
