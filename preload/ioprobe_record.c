@@ -158,6 +158,15 @@ static int final_flush(void) {
    * stop the parent's recording nor write the parent's buffers. Its pid is not g_pid (vfork runs
    * no atfork handler). */
   if (!g_on || (int32_t)syscall(SYS_getpid) != g_pid) return 0;
+  /* Mappings still in place: how much of each was touched, before the process image goes. */
+  int was_busy = t_busy;
+  t_busy = 1;
+  for (int i = 0; i < kMaxMaps; ++i) {
+    uintptr_t addr = __atomic_load_n(&g_maps[i].addr, __ATOMIC_ACQUIRE);
+    uint64_t id = __atomic_load_n(&g_maps[i].open_id, __ATOMIC_ACQUIRE);
+    if (addr && id) emit_touched(id, addr, g_maps[i].len);
+  }
+  t_busy = was_busy;
   if (!__atomic_exchange_n(&g_on, 0, __ATOMIC_ACQ_REL)) return 0;
   flush_all();
   return 1;
@@ -332,6 +341,8 @@ static void atfork_child(void) {
     t_buf->tid = my_tid();
     t_buf->used = 0;
   }
+  /* The parent's mappings are reported by the parent; the child reports what it maps itself. */
+  for (int i = 0; i < kMaxMaps; ++i) g_maps[i].addr = 0;
 }
 
 static int32_t env_rank(void) {

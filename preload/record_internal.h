@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -203,6 +204,10 @@ static inline uint64_t fd_id(int fd) {
   if (!g_on || fd < 0 || fd >= kMaxFds) return 0;
   return __atomic_load_n(&g_fds[fd].open_id, __ATOMIC_RELAXED);
 }
+
+/* Records how much of the mapping [addr, addr+len) of open `id` the process touched (a
+ * IOPROBE_REC_TOUCHED record; record_meta.c). */
+void emit_touched(uint64_t id, uintptr_t addr, uint64_t len);
 
 /* After an open: decides (a regular data file), assigns an open id, records. */
 void after_open(int call, int dirfd, const char* path, int fd, int err, Call c);

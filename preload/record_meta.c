@@ -184,6 +184,47 @@ EXPORT void* mmap(void* a, size_t len, int prot, int flags, int fd, off_t o) {
 EXPORT void* mmap64(void* a, size_t len, int prot, int flags, int fd, off64_t o) {
   return do_mmap(IOPROBE_CALL_MMAP64, a, len, prot, flags, fd, o);
 }
+/* Bytes of [addr, addr+len) present in this process's page table (/proc/self/pagemap bit 63, or
+ * 62 when swapped out): the pages the process touched, plus the neighbours the kernel maps around
+ * each fault (fault-around, 64 KiB by default), so an upper bound of the bytes touched. -1 when
+ * pagemap cannot be read. Syscalls only, a fixed stack buffer. */
+static int64_t touched_bytes(uintptr_t addr, uint64_t len) {
+  uint64_t page = (uint64_t)getauxval(AT_PAGESZ);
+  if (!page) page = 4096;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  uint64_t first = addr / page, n = (len + page - 1) / page, present = 0;
+  uint64_t buf[512];
+  for (uint64_t i = 0; i < n;) {
+    uint64_t k = n - i < 512 ? n - i : 512;
+    ssize_t got = syscall(SYS_pread64, fd, buf, k * sizeof buf[0], (off_t)((first + i) * sizeof buf[0]));
+    if (got <= 0) {
+      syscall(SYS_close, fd);
+      return -1;
+    }
+    k = (uint64_t)got / sizeof buf[0];
+    for (uint64_t j = 0; j < k; ++j) present += (buf[j] >> 62) != 0;
+    i += k;
+  }
+  syscall(SYS_close, fd);
+  uint64_t bytes = present * page;
+  return (int64_t)(bytes < len ? bytes : len);
+}
+
+void emit_touched(uint64_t id, uintptr_t addr, uint64_t len) {
+  int64_t touched = touched_bytes(addr, len);
+  IoprobeRec r;
+  memset(&r, 0, sizeof r);
+  r.kind = IOPROBE_REC_TOUCHED;
+  r.open_id = id;
+  r.t_ns = now_ns();
+  r.cpu_start_ns = r.cpu_end_ns = -1;
+  r.len = len;
+  r.size = touched > 0 ? (uint64_t)touched : 0;
+  r.ret = touched < 0 ? -1 : 0;
+  emit(&r, NULL);
+}
+
 EXPORT int munmap(void* a, size_t len) {
   RESOLVE(munmap);
   uint64_t id = 0;
@@ -199,6 +240,7 @@ EXPORT int munmap(void* a, size_t len) {
   }
   if (!id) return REAL(munmap)(a, len);
   t_busy = 1;
+  emit_touched(id, (uintptr_t)a, len); /* before the pages go */
   Call c = begin();
   int ret = REAL(munmap)(a, len);
   int err = ret != 0 ? errno : 0;

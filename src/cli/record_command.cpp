@@ -215,9 +215,16 @@ void print_summary(const trace::Trace& t, const std::string& out, const std::str
                t.streams.size(), t.files.size(), format_seconds(t.duration_ns / 1e9).c_str());
   std::fprintf(stderr, "  ops: %s\n", kinds.empty() ? "none" : kinds.c_str());
   std::fprintf(stderr, "  bytes read by calls: %s\n", format_bytes(read).c_str());
-  if (mapped)
+  if (mapped && t.mapped.sampled)
     std::fprintf(stderr,
-                 "  bytes mapped (mmap): %s, %.0f%% of read + mapped; which mapped bytes were touched is not sampled\n",
+                 "  bytes mapped (mmap): %s, %.0f%% of read + mapped; of them present in the page table at unmap or "
+                 "exit (touched, fault-around included): %s\n",
+                 format_bytes(mapped).c_str(), 100.0 * static_cast<double>(mapped) / static_cast<double>(read + mapped),
+                 format_bytes(t.mapped.touched_bytes).c_str());
+  else if (mapped)
+    std::fprintf(stderr,
+                 "  bytes mapped (mmap): %s, %.0f%% of read + mapped; touched bytes not known (a process ended "
+                 "without reporting its mappings)\n",
                  format_bytes(mapped).c_str(),
                  100.0 * static_cast<double>(mapped) / static_cast<double>(read + mapped));
   else std::fprintf(stderr, "  bytes mapped (mmap): none\n");

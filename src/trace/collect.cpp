@@ -101,9 +101,11 @@ class FileTable {
 
 std::vector<std::string> recorder_limits() {
   return {
-      std::string(
-          "page faults of mmap'ed files are not calls: the mapped ranges are recorded (mapped.mapped_bytes), which of "
-          "their bytes were touched is not sampled"),
+      std::string("page faults of mmap'ed files are not calls: the mapped ranges are recorded (mapped.mapped_bytes), "
+                  "and at unmap or exit the bytes of each range present in the process's page table "
+                  "(mapped.touched_bytes, from /proc/self/pagemap: touched pages plus the kernel's fault-around "
+                  "neighbours, an upper bound; sampled false when a process ended without reporting); the order "
+                  "of first touches is not seen"),
       std::string(
           "only data files are recorded: paths under /proc, /sys, /dev (but /dev/shm), /run, /etc, /usr, /lib, /bin, "
           "Python packages "
@@ -176,6 +178,7 @@ Trace collect_records(const CollectInput& in, CollectStats* stats_out) {
           any_batch_marks = true;
 
   bool main_given = false;
+  uint64_t mappings = 0, touched_reports = 0;  // every mapping reported at its unmap or at exit: sampled
   for (auto& p : procs) {
     // The main thread first, then the others by tid.
     std::vector<RawThread*> threads;
@@ -204,6 +207,13 @@ Trace collect_records(const CollectInput& in, CollectStats* stats_out) {
           s.marks.push_back(m);
           continue;
         }
+        if (r.kind == IOPROBE_REC_TOUCHED) {
+          if (r.ret == 0) {
+            t.mapped.touched_bytes += r.size;
+            ++touched_reports;
+          }
+          continue;
+        }
         if (r.kind > IOPROBE_REC_MUNMAP) continue;
         Op op;
         op.kind = static_cast<OpKind>(r.kind);
@@ -227,7 +237,10 @@ Trace collect_records(const CollectInput& in, CollectStats* stats_out) {
         op.bytes = op.kind == OpKind::read && r.ret > 0 ? static_cast<uint64_t>(r.ret) : 0;
         op.error = r.err;
         op.call = r.call < kCallNames.size() ? std::string(kCallNames[r.call]) : "unknown";
-        if (op.kind == OpKind::mmap && op.error == 0) t.mapped.mapped_bytes += op.requested;
+        if (op.kind == OpKind::mmap && op.error == 0) {
+          t.mapped.mapped_bytes += op.requested;
+          ++mappings;
+        }
         s.ops.push_back(std::move(op));
       }
       if (s.ops.empty() && s.marks.empty()) continue;
@@ -239,6 +252,8 @@ Trace collect_records(const CollectInput& in, CollectStats* stats_out) {
       t.streams.push_back(std::move(s));
     }
   }
+  t.mapped.sampled = mappings > 0 && touched_reports >= mappings;
+  if (!t.mapped.sampled) t.mapped.touched_bytes = 0;  // a partial sum would read as a measurement
   if (stats_out) *stats_out = stats;
   return t;
 }

@@ -31,7 +31,8 @@ struct CollectStats {
 /// "process" for another process's main thread, "thread" otherwise); ppid 0 when the parent was
 /// not recorded; files in order of first appearance; each op's gap CPU (thread CPU time between
 /// the end of the stream's previous op and this op's start; for its first op, the thread's CPU
-/// time before it); the mapped share (mapped bytes; touched bytes not sampled); the limits of
+/// time before it); the mapped share (mapped bytes, and the bytes touched as the interposer saw them
+/// at each unmap or exit: sampled only when every mapping was reported); the limits of
 /// this recorder. Throws IoError when DIR cannot be read; a file with a bad header is skipped and
 /// counted in stats->bad_chunks.
 Trace collect_records(const CollectInput& in, CollectStats* stats);

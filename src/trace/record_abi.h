@@ -48,6 +48,10 @@ enum IoprobeRecKind {
   IOPROBE_REC_MMAP = 5,
   IOPROBE_REC_MUNMAP = 6,
   IOPROBE_REC_MARK = 16, /* call = the mark kind (trace::MarkKind order), ret = its value */
+  /* At munmap, and at exit for a mapping still in place: size = the bytes of the mapped range
+   * present in the process's page table (/proc/self/pagemap), len = the range; ret -1 when pagemap
+   * could not be read. Not a call of the job. */
+  IOPROBE_REC_TOUCHED = 17,
 };
 
 /* The libc call behind a record; names in ioprobe_rec_call_name order (collect.cpp). */

@@ -49,6 +49,9 @@ if npy_bytes:
     mm = [o for o in ops if o["op"] == "mmap" and files[o["f"]].endswith(".npy")]
     expect(len(mm) == 1 and mm[0]["len"] == npy_bytes, "numpy.memmap's mmap of the whole file: %s" % mm)
     expect(lines[0]["mapped"]["mapped_bytes"] == npy_bytes, "mapped bytes %d" % lines[0]["mapped"]["mapped_bytes"])
+    # memmap reads one byte of every page: every page of the file was touched.
+    expect(lines[0]["mapped"]["sampled"] and lines[0]["mapped"]["touched_bytes"] == npy_bytes,
+           "touched bytes %s" % lines[0]["mapped"])
 opens = sum(o["op"] == "open" for o in ops)
 expect(opens == 8 + (2 if npy_bytes else 0), "one open per file (two for the .npy: fromfile, memmap): %d" % opens)
 print("plain job: %d ops, %d bytes" % (len(ops), got))

@@ -1,6 +1,6 @@
 // The merge of the interposer's per-process files (trace/collect.hpp) on hand-written raw files in
 // the layout of trace/record_abi.h: streams, roles, ppid, gap CPU, files by open id across a fork,
-// mapped bytes, a cut-off chunk.
+// mapped and touched bytes, a cut-off chunk.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -83,6 +83,10 @@ TEST_CASE("collect: a parent with a thread and a forked DataLoader worker", "[tr
   IoprobeRec mm = rec(IOPROBE_REC_MMAP, IOPROBE_CALL_MMAP, id, t0 + 5000, 5, 1000, 1002);
   mm.len = 65536;
   put(worker_body, mm);
+  IoprobeRec touched = rec(IOPROBE_REC_TOUCHED, 0, id, t0 + 5500, 0, -1, -1);
+  touched.len = 65536;
+  touched.size = 8192;
+  put(worker_body, touched);
   // An op naming an open id nobody opened: skipped and counted.
   put(worker_body, rec(IOPROBE_REC_CLOSE, IOPROBE_CALL_CLOSE, 999, t0 + 6000, 1, 1100, 1101));
 
@@ -134,7 +138,8 @@ TEST_CASE("collect: a parent with a thread and a forked DataLoader worker", "[tr
   CHECK(w.ops[0].offset == 4096);
   CHECK(w.ops[1].kind == OpKind::mmap);
   CHECK(t.mapped.mapped_bytes == 65536);
-  CHECK_FALSE(t.mapped.sampled);
+  CHECK(t.mapped.sampled);  // the one mapping reported its touched bytes
+  CHECK(t.mapped.touched_bytes == 8192);
   CHECK(t.read_bytes() == 4096 + 904);
 }
 
@@ -146,4 +151,20 @@ TEST_CASE("collect: an empty recording directory is an empty trace", "[trace][co
   CHECK(t.files.empty());
   CHECK(stats.processes == 0);
   CHECK_FALSE(t.limits.empty());
+}
+
+TEST_CASE("collect: a mapping without its touched report leaves touched bytes unknown", "[trace][collect]") {
+  TempDir dir("collect");
+  const uint64_t id = (uint64_t{7} << 32) | 1;
+  std::string body;
+  IoprobeRec open = rec(IOPROBE_REC_OPEN, IOPROBE_CALL_OPEN, id, 100, 1, 0, 1);
+  put(body, open, "/d/m.bin");
+  IoprobeRec mm = rec(IOPROBE_REC_MMAP, IOPROBE_CALL_MMAP, id, 200, 1, 2, 3);
+  mm.len = 4096;
+  put(body, mm);
+  write_process(dir.path + "/p7-1.rec", {IOPROBE_REC_FILE_MAGIC, IOPROBE_REC_VERSION, 7, 1, 0, 0, 50}, {{7, body}});
+  Trace t = collect_records(CollectInput{dir.path, 0, 1000, {"x"}, "h"}, nullptr);
+  CHECK(t.mapped.mapped_bytes == 4096);
+  CHECK_FALSE(t.mapped.sampled);
+  CHECK(t.mapped.touched_bytes == 0);
 }
