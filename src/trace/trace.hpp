@@ -98,9 +98,12 @@ struct Stream {
 
 /// How many of the job's bytes came through mappings, which a trace of calls cannot see read.
 struct MappedShare {
-  uint64_t mapped_bytes = 0;   // bytes of data files mapped (mmap lengths, summed)
-  uint64_t touched_bytes = 0;  // of those, bytes observed resident when sampled (mincore), 0 when not sampled
-  bool sampled = false;        // whether touched_bytes was observed
+  uint64_t mapped_bytes = 0;  // bytes of data files mapped (mmap lengths, summed)
+  // Of those, bytes observed touched: `ioprobe record` counts each range's pages present in the
+  // process's page table at unmap or exit (/proc/self/pagemap; fault-around included, so an upper
+  // bound); 0 when not sampled.
+  uint64_t touched_bytes = 0;
+  bool sampled = false;  // whether touched_bytes was observed for every mapping
 };
 
 /// A whole trace.
