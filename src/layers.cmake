@@ -35,4 +35,4 @@ ioprobe_layer(capacity   USES core dataset loader ingest tune topology cluster)
 ioprobe_layer(report     USES core topology engine stats loader ingest tune capacity raw checkpoint cluster scaling)
 # Level 8.
 ioprobe_layer(cli        USES core topology dataset engine loader ingest tune capacity raw checkpoint report dist
-                              cluster calibrate gpu scaling)
+                              cluster calibrate gpu scaling trace)
