@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
@@ -91,7 +91,7 @@ std::vector<bool> files_used(const trace::Trace& trace, const std::vector<size_t
   std::vector<bool> used(trace.files.size(), false);
   for (size_t s : streams)
     for (const auto& op : trace.streams.at(s).ops)
-      if (op.file >= 0 && static_cast<size_t>(op.file) < used.size()) used[op.file] = true;
+      if (op.error == 0 && op.file >= 0 && static_cast<size_t>(op.file) < used.size()) used[op.file] = true;
   return used;
 }
 

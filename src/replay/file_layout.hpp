@@ -43,8 +43,8 @@ std::string dir_path(const std::string& dir, const std::string& recorded);
 /// How a replay finds its files.
 struct LayoutOptions {
   std::vector<MapRule> maps;
-  std::string dir;            // "" when no --dir
-  std::string clone_subdir;   // "rank-K" for a clone of a recorded rank, "" otherwise
+  std::string dir;           // "" when no --dir
+  std::string clone_subdir;  // "rank-K" for a clone of a recorded rank, "" otherwise
 };
 
 enum class FileAction : uint8_t {
@@ -57,10 +57,10 @@ enum class FileAction : uint8_t {
 
 /// One recorded file and where the replay reads it.
 struct PlannedFile {
-  std::string recorded;    // the path as the job named it (raw bytes)
-  std::string path;        // where the replay reads it ("" with FileAction::none)
-  uint64_t size = 0;       // bytes to lay out: the recorded size, or the furthest byte read when unknown
-  uint64_t existing = 0;   // bytes of the file found there (mapped, reuse, rewrite)
+  std::string recorded;   // the path as the job named it (raw bytes)
+  std::string path;       // where the replay reads it ("" with FileAction::none)
+  uint64_t size = 0;      // bytes to lay out: the recorded size, or the furthest byte read when unknown
+  uint64_t existing = 0;  // bytes of the file found there (mapped, reuse, rewrite)
   FileAction action = FileAction::none;
 };
 
@@ -73,7 +73,8 @@ struct LayoutPlan {
   std::vector<std::string> warnings;  // a mapped file shorter than the recorded reads reach, ...
 };
 
-/// Which files the ops of `streams` (indices into trace.streams) touch, by file id.
+/// Which files the ops of `streams` (indices into trace.streams) touch, by file id (ops that
+/// failed in the recording, e.g. an open of a missing file, do not count).
 std::vector<bool> files_used(const trace::Trace& trace, const std::vector<size_t>& streams);
 
 /// The furthest byte each file's recorded reads and mappings reached (by file id).

@@ -12,10 +12,14 @@ namespace ioprobe::replay {
 
 const char* gap_mode_name(GapMode m) {
   switch (m) {
-    case GapMode::recorded: return "recorded";
-    case GapMode::sleep: return "sleep";
-    case GapMode::burn: return "burn";
-    case GapMode::none: return "none";
+    case GapMode::recorded:
+      return "recorded";
+    case GapMode::sleep:
+      return "sleep";
+    case GapMode::burn:
+      return "burn";
+    case GapMode::none:
+      return "none";
   }
   return "?";
 }

@@ -47,12 +47,12 @@ struct Dependency {
 /// One step of a stream.
 struct Event {
   EventKind kind = EventKind::op;
-  int64_t t_ns = 0;        // recorded start, from the trace's start
-  int64_t gap_ns = 0;      // recorded time since the stream's previous event ended (>= 0); wait_end: since
-                           // the later of that and its dependencies' last op's end
-  int64_t gap_cpu_ns = -1; // thread CPU within the gap (<= gap_ns), -1 unknown
-  uint32_t op = 0;         // index into the stream's trace ops (kind op)
-  int64_t batch = 0;       // the batch (wait events)
+  int64_t t_ns = 0;              // recorded start, from the trace's start
+  int64_t gap_ns = 0;            // recorded time since the stream's previous event ended (>= 0); wait_end: since
+                                 // the later of that and its dependencies' last op's end
+  int64_t gap_cpu_ns = -1;       // thread CPU within the gap (<= gap_ns), -1 unknown
+  uint32_t op = 0;               // index into the stream's trace ops (kind op)
+  int64_t batch = 0;             // the batch (wait events)
   std::vector<Dependency> deps;  // wait_end: progress of the other streams it waits for
 };
 
@@ -62,19 +62,19 @@ struct StreamPlan {
   int32_t rank = 0;         // the recorded rank
   bool main = false;        // holds the rank's batch marks
   std::vector<Event> events;
-  uint64_t op_count = 0;    // events of kind op
+  uint64_t op_count = 0;        // events of kind op
   int64_t recorded_end_ns = 0;  // end of its last event, from the replay's reference start
 };
 
 /// The streams of one replay process.
 struct ReplayPlan {
   std::vector<StreamPlan> streams;
-  int64_t reference_ns = 0;       // the earliest event of the replayed streams (trace time)
+  int64_t reference_ns = 0;         // the earliest event of the replayed streams (trace time)
   int64_t recorded_elapsed_ns = 0;  // from reference_ns to the last event's end
-  uint64_t gaps = 0;              // op gaps > 0
-  uint64_t gaps_without_cpu = 0;  // of those, without a recorded CPU figure (slept under --gaps recorded)
-  uint64_t read_bytes = 0;        // recorded bytes of the reads
-  uint64_t mapped_bytes = 0;      // bytes of mapped ranges (replayed as reads: estimated)
+  uint64_t gaps = 0;                // op gaps > 0
+  uint64_t gaps_without_cpu = 0;    // of those, without a recorded CPU figure (slept under --gaps recorded)
+  uint64_t read_bytes = 0;          // recorded bytes of the reads
+  uint64_t mapped_bytes = 0;        // bytes of mapped ranges (replayed as reads: estimated)
 };
 
 /// The recorded ranks of a trace (ascending, at least {0}).

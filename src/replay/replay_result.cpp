@@ -14,7 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-
 std::string u128_text(unsigned __int128 v) {
   if (v == 0) return "0";
   std::string s;
@@ -122,8 +121,7 @@ LatencyHistogram histogram_from_json(const json& j, const std::string& path) {
     buckets.push_back({b[0].get<uint64_t>(), b[1].get<uint64_t>()});
     total += buckets.back().count;
   }
-  if (total != count)
-    throw UsageError(fmt::format("{}.count: {} but the buckets hold {}", path, count, total));
+  if (total != count) throw UsageError(fmt::format("{}.count: {} but the buckets hold {}", path, count, total));
   if (buckets.empty()) return {};
   try {
     return LatencyHistogram::from_buckets(buckets, min_ns, max_ns, sum);

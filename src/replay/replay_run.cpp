@@ -24,8 +24,8 @@ namespace ioprobe::replay {
 
 namespace {
 
-constexpr uint64_t kMappedChunk = 1 << 20;     // a mapped range is read in requests of this size
-constexpr uint64_t kMaxRequest = 1ULL << 30;   // longest single read request (RangeReader takes < 2 GiB)
+constexpr uint64_t kMappedChunk = 1 << 20;    // a mapped range is read in requests of this size
+constexpr uint64_t kMaxRequest = 1ULL << 30;  // longest single read request (RangeReader takes < 2 GiB)
 
 // Progress of every stream (ops completed), which batch waits depend on.
 struct Shared {
@@ -202,10 +202,8 @@ class StreamRunner {
         int64_t ns = 0;
         const int fd = reader_.open(AT_FDCWD, path_of(op).c_str(), &ns);
         out_.open_latency.record(static_cast<uint64_t>(std::max<int64_t>(0, ns)));
-        if (fd < 0)
-          fail({-fd, "open", path_of(op), ""});
-        else
-          open_[op.file].push_back(fd);
+        if (fd < 0) fail({-fd, "open", path_of(op), ""});
+        else open_[op.file].push_back(fd);
         break;
       }
       case trace::OpKind::close: {
@@ -261,8 +259,11 @@ GapCost gap_cost(GapMode mode, int64_t gap_ns, int64_t gap_cpu_ns) {
   GapCost c;
   if (gap_ns <= 0) return c;
   switch (mode) {
-    case GapMode::none: return c;
-    case GapMode::sleep: c.wall_ns = gap_ns; return c;
+    case GapMode::none:
+      return c;
+    case GapMode::sleep:
+      c.wall_ns = gap_ns;
+      return c;
     case GapMode::burn:
       c.wall_ns = gap_ns;
       c.burn_ns = gap_ns;
@@ -326,10 +327,8 @@ ReplayResult run_replay(const trace::Trace& trace, const ReplayPlan& plan, const
     one.ops = o.s.ops;
     one.errors = o.errors;
     one.first_error = o.first_error;
-    if (i == 0)
-      r = std::move(one);
-    else
-      r.merge(one);
+    if (i == 0) r = std::move(one);
+    else r.merge(one);
   }
   r.processes = 1;
   r.recorded_elapsed_ns = plan.recorded_elapsed_ns;

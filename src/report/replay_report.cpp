@@ -10,6 +10,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "replay/strict_json.hpp"
+#include "report/document.hpp"
 
 namespace ioprobe {
 
@@ -17,8 +18,6 @@ using nlohmann::json;
 namespace strict = replay::strict;
 
 namespace {
-
-double ns_s(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 std::string pct(double f) { return fmt::format("{:.0f}%", f * 100); }
 
@@ -123,6 +122,28 @@ std::string latency_line(const LatencyHistogram& h) {
 
 }  // namespace
 
+void set_replay_header(ReplayDocument& doc, const std::vector<std::string>& argv, const HostInfo& host,
+                       const TargetInfo& target) {
+  doc.header = document_header("replay", argv, host);
+  doc.target = target_json(target);
+}
+
+void write_replay_document(const std::string& path, const ReplayDocument& doc) {
+  write_json_file(path, replay_document_json(doc));
+}
+
+std::string encode_replay_part(const replay::ReplayResult& r) { return json(r).dump(); }
+
+replay::ReplayResult decode_replay_part(const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: the replay result is not JSON ({})", where, json_error_text(e)));
+  }
+  return replay::replay_result_from_json(j, where);
+}
+
 ReplayAnalysis analyse_replay(const ReplayDocument& doc) {
   ReplayAnalysis a;
   const replay::ReplayResult& r = doc.result;
@@ -140,10 +161,10 @@ ReplayAnalysis analyse_replay(const ReplayDocument& doc) {
     a.wait_share = r.read_share();
   }
   if (doc.settings.as_fast_as_possible) {
-    a.verdict = fmt::format("storage ceiling of this access pattern: {} in {} ({}), every gap dropped; the job with its "
-                            "compute took {} as recorded",
-                            format_bytes(r.bytes), format_seconds(ns_s(r.elapsed_ns)), format_rate(r.bytes_per_s()),
-                            format_seconds(ns_s(r.recorded_elapsed_ns)));
+    a.verdict = fmt::format(
+        "storage ceiling of this access pattern: {} in {} ({}), every gap dropped; the job with its "
+        "compute took {} as recorded",
+        format_bytes(r.bytes), format_ns(r.elapsed_ns), format_rate(r.bytes_per_s()), format_ns(r.recorded_elapsed_ns));
   } else if (a.from_batches) {
     a.verdict = fmt::format("on this target your job would have run {}; {} of it waiting on reads {} (AU {} here, {} "
                             "as recorded)",
@@ -170,12 +191,8 @@ json replay_document_json(const ReplayDocument& doc) {
   j["settings"] = settings_json(doc.settings);
   j["replay"] = doc.result;
   const ReplayAnalysis a = analyse_replay(doc);
-  j["analysis"] = {{"elapsed_ratio", a.elapsed_ratio},
-                   {"recorded_au", a.recorded_au},
-                   {"replayed_au", a.replayed_au},
-                   {"wait_share", a.wait_share},
-                   {"from_batches", a.from_batches},
-                   {"verdict", a.verdict}};
+  j["analysis"] = {{"elapsed_ratio", a.elapsed_ratio}, {"recorded_au", a.recorded_au},   {"replayed_au", a.replayed_au},
+                   {"wait_share", a.wait_share},       {"from_batches", a.from_batches}, {"verdict", a.verdict}};
   j["partial"] = doc.result.partial;
   j["warnings"] = doc.warnings;
   if (!doc.sources.empty()) {
@@ -226,8 +243,8 @@ std::string render_replay_text(const ReplayDocument& doc) {
     o += fmt::format("  gaps        {} of {} gaps had no recorded thread CPU (source: {}): slept, not burned\n",
                      format_count(s.gaps_without_cpu), format_count(s.gaps_total), doc.trace.source);
   if (!s.rank_rule.empty()) o += fmt::format("  ranks       {}\n", s.rank_rule);
-  o += fmt::format("  elapsed     {} here vs {} recorded (the replayed streams' span); {} in {} processes\n",
-                   format_seconds(ns_s(r.elapsed_ns)), format_seconds(ns_s(r.recorded_elapsed_ns)),
+  o += fmt::format("  elapsed     {} here vs {} recorded (the replayed streams' span); {} in {} process(es)\n",
+                   format_ns(r.elapsed_ns), format_ns(r.recorded_elapsed_ns),
                    format_count(r.streams.size()) + " stream(s)", r.processes);
   o += fmt::format("  read        {} in {} ops, {}\n", format_bytes(r.bytes), format_count(r.ops),
                    format_rate(r.bytes_per_s()));
@@ -240,9 +257,9 @@ std::string render_replay_text(const ReplayDocument& doc) {
   const replay::BatchTimeline& t = r.timeline;
   if (t.batches) {
     o += fmt::format("  batches     {}: step {} recorded; wait {} recorded, {} here (per batch p50 {}, p99 {})\n",
-                     format_count(t.batches), format_seconds(ns_s(t.recorded_step_ns)),
-                     format_seconds(ns_s(t.recorded_wait_ns)), format_seconds(ns_s(t.replayed_wait_ns)),
-                     format_ns(t.replayed_wait.percentile(50)), format_ns(t.replayed_wait.percentile(99)));
+                     format_count(t.batches), format_ns(t.recorded_step_ns), format_ns(t.recorded_wait_ns),
+                     format_ns(t.replayed_wait_ns), format_ns(t.replayed_wait.percentile(50)),
+                     format_ns(t.replayed_wait.percentile(99)));
     o += fmt::format("  AU          {} here vs {} recorded (compute / (compute + wait), MLPerf Storage's)\n",
                      pct(a.replayed_au), pct(a.recorded_au));
   }
@@ -250,8 +267,7 @@ std::string render_replay_text(const ReplayDocument& doc) {
   for (const auto& st : r.streams)
     o += fmt::format("              {:<5} {:<15} {:<12} {:<8} {:<11} {:<9} {:<9} {}\n", st.rank,
                      fmt::format("{}/{}", st.pid, st.tid), st.role.empty() ? "-" : st.role, format_count(st.ops),
-                     format_bytes(st.bytes), format_seconds(ns_s(st.read_ns)), format_seconds(ns_s(st.stall_ns)),
-                     format_seconds(ns_s(st.elapsed_ns)));
+                     format_bytes(st.bytes), format_ns(st.read_ns), format_ns(st.stall_ns), format_ns(st.elapsed_ns));
   for (const auto& l : doc.trace.limits) o += "  trace       cannot see: " + l + "\n";
   if (doc.trace.mapped_bytes && !doc.trace.mapped_sampled)
     o += fmt::format("  trace       {} of data files were mapped; which pages were read was not observed\n",
