@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "replay/strict_json.hpp"
 
 namespace ioprobe::replay {
@@ -36,14 +37,14 @@ unsigned __int128 parse_u128(const std::string& s, const std::string& where) {
 }
 
 json error_to_json(const ErrorRecord& e) {
-  return {{"err", e.err}, {"op", e.op}, {"path", e.path}, {"detail", e.detail}, {"count", e.count}};
+  return {{"err", e.err}, {"op", e.op}, {"path", escape_bytes(e.path)}, {"detail", e.detail}, {"count", e.count}};
 }
 
 ErrorRecord error_from_json(const json& j, const std::string& path) {
   ErrorRecord e;
   e.err = strict::i32(j, "err", path);
   e.op = strict::str(j, "op", path);
-  e.path = strict::str(j, "path", path);
+  e.path = unescape_bytes(strict::str(j, "path", path));
   e.detail = strict::str(j, "detail", path);
   e.count = strict::u64(j, "count", path);
   return e;
@@ -116,7 +117,10 @@ LatencyHistogram histogram_from_json(const json& j, const std::string& path) {
   for (size_t i = 0; i < arr.size(); ++i) {
     const json& b = arr[i];
     const std::string where = fmt::format("{}.buckets[{}]", path, i);
-    if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned())
+    auto count_like = [](const json& v) {
+      return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    };
+    if (!b.is_array() || b.size() != 2 || !count_like(b[0]) || !count_like(b[1]))
       throw UsageError(fmt::format("{}: expected [lower_ns, count] (two unsigned integers)", where));
     buckets.push_back({b[0].get<uint64_t>(), b[1].get<uint64_t>()});
     total += buckets.back().count;
@@ -135,7 +139,7 @@ void to_json(json& j, const StreamResult& s) {
        {"tid", s.tid},
        {"rank", s.rank},
        {"replay_rank", s.replay_rank},
-       {"role", s.role},
+       {"role", escape_bytes(s.role)},
        {"ops", s.ops},
        {"reads", s.reads},
        {"bytes", s.bytes},
@@ -157,7 +161,7 @@ StreamResult stream_result_from_json(const json& j, const std::string& path) {
   s.tid = strict::i32(j, "tid", path);
   s.rank = strict::i32(j, "rank", path);
   s.replay_rank = strict::i32(j, "replay_rank", path);
-  s.role = strict::str(j, "role", path);
+  s.role = unescape_bytes(strict::str(j, "role", path));
   s.ops = strict::u64(j, "ops", path);
   s.reads = strict::u64(j, "reads", path);
   s.bytes = strict::u64(j, "bytes", path);

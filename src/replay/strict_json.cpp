@@ -14,7 +14,7 @@ const char* type_name(const json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return "boolean";
   if (v.is_number_unsigned()) return "unsigned integer";
-  if (v.is_number_integer()) return "integer";
+  if (v.is_number_integer()) return v.get<int64_t>() < 0 ? "negative integer" : "integer";
   if (v.is_number_float()) return "number";
   if (v.is_string()) return "string";
   if (v.is_array()) return "array";
@@ -36,7 +36,8 @@ const json& at(const json& j, const char* key, const std::string& path) {
 
 uint64_t u64(const json& j, const char* key, const std::string& path) {
   const json& v = at(j, key, path);
-  if (!v.is_number_unsigned()) mistyped(path, key, "an unsigned integer", v);
+  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
+    mistyped(path, key, "an unsigned integer", v);
   return v.get<uint64_t>();
 }
 
