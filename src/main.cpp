@@ -57,6 +57,8 @@ const Subcommand kSubcommands[] = {
      "search how many emulated accelerators the storage feeds at AU >= the target"},
     {"calibrate", ioprobe::cli::cmd_calibrate,
      "measure your own PyTorch Dataset's costs in real DataLoaders; --calibration uses them"},
+    {"record", ioprobe::cli::cmd_record,
+     "run your training command and record its data-file calls into a trace (or import DFTracer / strace)"},
     {"checkpoint", ioprobe::cli::cmd_checkpoint,
      "save and restore emulated training state; compare with raw write bandwidth"},
     {"raw", ioprobe::cli::cmd_raw, "fio-like raw I/O on a file or block device: IOPS, MB/s, latency, CPU per I/O"},

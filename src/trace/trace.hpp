@@ -31,12 +31,12 @@ inline constexpr int kFormatVersion = 1;
 /// What one recorded call did. `read` covers read, pread64, readv, preadv, preadv2 and the stdio
 /// family (fread, fgets on a data file): Op::call keeps the libc name.
 enum class OpKind : uint8_t {
-  open,    // open, openat, creat, fopen (file = the opened file; ret = the fd, or -1 with err)
-  close,   // close, fclose
-  read,    // bytes = what the call returned; requested = what it asked for
-  lseek,   // offset = the resulting position
-  stat,    // stat, fstat, lstat, statx, newfstatat on a data file
-  mmap,    // a mapping of a regular file: offset and requested = the mapped range
+  open,   // open, openat, creat, fopen (file = the opened file; ret = the fd, or -1 with err)
+  close,  // close, fclose
+  read,   // bytes = what the call returned; requested = what it asked for
+  lseek,  // offset = the resulting position
+  stat,   // stat, fstat, lstat, statx, newfstatat on a data file
+  mmap,   // a mapping of a regular file: offset and requested = the mapped range
   munmap,
 };
 
@@ -47,7 +47,7 @@ bool parse_op_kind(std::string_view name, OpKind* out);
 
 /// A file the job touched. Index in Trace::files is its id.
 struct FileEntry {
-  std::string path;     // as the job named it (absolute), or "anon:<hex>" when anonymized
+  std::string path;         // as the job named it (absolute), or "anon:<hex>" when anonymized
   uint64_t size_bytes = 0;  // st_size when first opened (bytes)
   bool size_known = false;  // false when the source never saw the size (strace without fstat)
 };
@@ -55,16 +55,16 @@ struct FileEntry {
 /// One recorded call.
 struct Op {
   OpKind kind = OpKind::read;
-  int64_t start_ns = 0;  // from the trace's start
-  int64_t dur_ns = 0;    // the call's wall time
+  int64_t start_ns = 0;     // from the trace's start
+  int64_t dur_ns = 0;       // the call's wall time
   int64_t gap_cpu_ns = -1;  // the thread's CPU time between the end of its previous op and this op's
                             // start (ns); -1 when the source has no thread CPU time (strace, DFTracer)
-  int32_t file = -1;     // index into Trace::files; -1 when not a data file
-  uint64_t offset = 0;   // read: the file offset read from (bytes); mmap: the mapping's file offset
-  uint64_t requested = 0;  // read: bytes asked for; mmap: bytes mapped
-  uint64_t bytes = 0;      // read: bytes returned (0 at end of file or on error)
-  int32_t error = 0;       // errno when the call failed, else 0
-  std::string call;        // the libc call recorded ("pread64", "fread", "openat", ...)
+  int32_t file = -1;        // index into Trace::files; -1 when not a data file
+  uint64_t offset = 0;      // read: the file offset read from (bytes); mmap: the mapping's file offset
+  uint64_t requested = 0;   // read: bytes asked for; mmap: bytes mapped
+  uint64_t bytes = 0;       // read: bytes returned (0 at end of file or on error)
+  int32_t error = 0;        // errno when the call failed, else 0
+  std::string call;         // the libc call recorded ("pread64", "fread", "openat", ...)
 };
 
 /// Markers the Python side writes around the DataLoader's iterator (no code change in the job).
@@ -89,18 +89,18 @@ struct Mark {
 struct Stream {
   int32_t pid = 0;
   int32_t tid = 0;
-  int32_t ppid = 0;     // the recorded process that forked this one (0 for the job's first process)
-  std::string role;     // "main", "worker N" (a DataLoader worker), "thread", "process"
-  int32_t rank = 0;     // the job's distributed rank (RANK / OMPI_COMM_WORLD_RANK at start), 0 when none
+  int32_t ppid = 0;  // the recorded process that forked this one (0 for the job's first process)
+  std::string role;  // "main", "worker N" (a DataLoader worker), "thread", "process"
+  int32_t rank = 0;  // the job's distributed rank (RANK / OMPI_COMM_WORLD_RANK at start), 0 when none
   std::vector<Op> ops;
   std::vector<Mark> marks;
 };
 
 /// How many of the job's bytes came through mappings, which a trace of calls cannot see read.
 struct MappedShare {
-  uint64_t mapped_bytes = 0;    // bytes of data files mapped (mmap lengths, summed)
-  uint64_t touched_bytes = 0;   // of those, bytes observed resident when sampled (mincore), 0 when not sampled
-  bool sampled = false;         // whether touched_bytes was observed
+  uint64_t mapped_bytes = 0;   // bytes of data files mapped (mmap lengths, summed)
+  uint64_t touched_bytes = 0;  // of those, bytes observed resident when sampled (mincore), 0 when not sampled
+  bool sampled = false;        // whether touched_bytes was observed
 };
 
 /// A whole trace.
