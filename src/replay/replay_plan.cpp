@@ -47,6 +47,12 @@ bool is_batch_mark(const trace::Mark& m) {
   return m.kind == trace::MarkKind::batch_wait_begin || m.kind == trace::MarkKind::batch_wait_end;
 }
 
+// An op the replay does not issue: positions (reads are positioned), unmaps, and calls that
+// failed in the recording.
+bool is_free(const trace::Op& op) {
+  return op.kind == trace::OpKind::lseek || op.kind == trace::OpKind::munmap || op.error != 0;
+}
+
 std::string stream_name(const trace::Stream& s) {
   return fmt::format("stream pid {} tid {} ({})", s.pid, s.tid, s.role.empty() ? "no role" : s.role);
 }
@@ -122,17 +128,29 @@ ReplayPlan build_replay_plan(const trace::Trace& trace, int32_t rank) {
   for (auto& sp : plan.streams) {
     const trace::Stream& s = trace.streams[sp.trace_stream];
     int64_t prev_end = reference;
+    int64_t last_end = reference;  // end of the stream's last event, free ops included
+    int64_t carry_cpu = 0;         // recorded CPU of the free ops' gaps since the last costly event (-1 unknown)
     for (auto& e : sp.events) {
       e.gap_ns = std::max<int64_t>(0, e.t_ns - prev_end);
       if (e.kind == EventKind::op) {
         const trace::Op& op = s.ops[e.op];
-        e.gap_cpu_ns = op.gap_cpu_ns >= 0 ? std::min(op.gap_cpu_ns, e.gap_ns) : -1;
+        int64_t cpu = op.gap_cpu_ns >= 0 && carry_cpu >= 0 ? op.gap_cpu_ns + carry_cpu : -1;
+        if (op.kind == trace::OpKind::read && op.error == 0) plan.read_bytes += op.bytes;
+        if (op.kind == trace::OpKind::mmap && op.error == 0) plan.mapped_bytes += op.requested;
+        if (is_free(op)) {
+          // Nothing to issue: its gap and its duration are replayed with the next event's gap.
+          carry_cpu = cpu;
+          e.gap_ns = 0;
+          e.gap_cpu_ns = 0;
+          last_end = std::max(last_end, op.start_ns + op.dur_ns);
+          continue;
+        }
+        carry_cpu = 0;
+        e.gap_cpu_ns = cpu >= 0 ? std::min(cpu, e.gap_ns) : -1;
         if (e.gap_ns > 0) {
           ++plan.gaps;
           if (e.gap_cpu_ns < 0) ++plan.gaps_without_cpu;
         }
-        if (op.kind == trace::OpKind::read && op.error == 0) plan.read_bytes += op.bytes;
-        if (op.kind == trace::OpKind::mmap && op.error == 0) plan.mapped_bytes += op.requested;
         prev_end = std::max(prev_end, op.start_ns + op.dur_ns);
       } else if (e.kind == EventKind::wait_end) {
         // After its dependencies: the recorded time from the later of this stream's previous
@@ -145,7 +163,7 @@ ReplayPlan build_replay_plan(const trace::Trace& trace, int32_t rank) {
         prev_end = std::max(prev_end, e.t_ns);
       }
     }
-    sp.recorded_end_ns = prev_end - reference;
+    sp.recorded_end_ns = std::max(last_end, prev_end) - reference;
     plan.recorded_elapsed_ns = std::max(plan.recorded_elapsed_ns, sp.recorded_end_ns);
   }
 

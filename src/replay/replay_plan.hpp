@@ -6,7 +6,9 @@
 // duration, a mark's time) to its start; a stream's first event counts from the earliest event
 // of the replayed streams, so the streams keep their recorded start offsets. An op's gap carries
 // the thread CPU the recorder measured (Op::gap_cpu_ns, at most the gap), or -1 when the source
-// has none; the gap before a batch mark is wall time (the training step) with no CPU figure.
+// has none; the gap before a batch mark is wall time (the training step) with no CPU figure. An op
+// the replay does not issue (lseek, munmap, a call that failed in the recording) has no gap of its
+// own: its gap and duration are part of the next event's (one wait instead of several tiny ones).
 //
 // Batches: a main stream's batch_wait_end waits until every other stream of the same recorded
 // rank has completed the ops it had completed when the recorded batch was in hand, then for the

@@ -1,6 +1,7 @@
 #include "replay/replay_run.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@ namespace {
 
 constexpr uint64_t kMappedChunk = 1 << 20;    // a mapped range is read in requests of this size
 constexpr uint64_t kMaxRequest = 1ULL << 30;  // longest single read request (RangeReader takes < 2 GiB)
+constexpr int64_t kSpinNs = 30'000;           // the end of a gap is spun, not slept (wait_until)
 
 // Progress of every stream (ops completed), which batch waits depend on.
 struct Shared {
@@ -142,7 +144,7 @@ class StreamRunner {
     if (c.wall_ns <= 0) return;
     const int64_t deadline = from + c.wall_ns;
     if (c.burn_ns > 0) burn_cpu(c.burn_ns, deadline);
-    sleep_until_ns(deadline);
+    wait_until(deadline);
     out_.s.gap_ns += now_ns() - from;
   }
 
@@ -246,6 +248,16 @@ class StreamRunner {
 
 }  // namespace
 
+void wait_until(int64_t deadline_ns) {
+  // A sleep ends up to the timer slack late (50 us by default; the stream threads set 1 ns) plus
+  // the wake-up: the last kSpinNs are spun, so that thousands of short gaps do not add up to a
+  // recorded job's worth of oversleep.
+  const int64_t spin_from = deadline_ns - kSpinNs;
+  if (now_ns() < spin_from) sleep_until_ns(spin_from);
+  while (now_ns() < deadline_ns) {
+  }
+}
+
 void burn_cpu(int64_t cpu_ns, int64_t deadline_ns) {
   const int64_t until = thread_cpu_ns() + cpu_ns;
   volatile uint64_t sink = 0;
@@ -288,6 +300,7 @@ ReplayResult run_replay(const trace::Trace& trace, const ReplayPlan& plan, const
   const int64_t t0 = now_ns() + 2'000'000;  // every stream starts at the same moment
   for (size_t i = 0; i < n; ++i)
     threads.emplace_back([&, i] {
+      prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // this thread's sleeps end on time (see wait_until)
       StreamRunner runner(trace, plan, i, layout, opts, shared, *readers[i]);
       sleep_until_ns(t0);
       outcomes[i] = runner.run(t0);

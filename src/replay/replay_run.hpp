@@ -38,6 +38,10 @@ ReplayResult run_replay(const trace::Trace& trace, const ReplayPlan& plan, const
 /// until the monotonic `deadline_ns` passes when the thread gets less CPU than that.
 void burn_cpu(int64_t cpu_ns, int64_t deadline_ns);
 
+/// Waits until the monotonic `deadline_ns`: sleeps, then spins the last 30 us (a sleep alone
+/// ends the timer slack late, which thousands of short gaps would add up).
+void wait_until(int64_t deadline_ns);
+
 /// How one gap is replayed: the CPU to burn and the wall time the gap lasts (ns).
 struct GapCost {
   int64_t burn_ns = 0;
