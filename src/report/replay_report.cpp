@@ -263,11 +263,14 @@ std::string render_replay_text(const ReplayDocument& doc) {
     o += fmt::format("  AU          {} here vs {} recorded (compute / (compute + wait), MLPerf Storage's)\n",
                      pct(a.replayed_au), pct(a.recorded_au));
   }
-  o += "  streams     rank  pid/tid         role         ops      read        blocked   stall     elapsed\n";
+  o += "  streams     proc  rank  pid/tid         role         ops      read        blocked   stall     elapsed\n";
   for (const auto& st : r.streams)
-    o += fmt::format("              {:<5} {:<15} {:<12} {:<8} {:<11} {:<9} {:<9} {}\n", st.rank,
-                     fmt::format("{}/{}", st.pid, st.tid), st.role.empty() ? "-" : st.role, format_count(st.ops),
-                     format_bytes(st.bytes), format_ns(st.read_ns), format_ns(st.stall_ns), format_ns(st.elapsed_ns));
+    o += fmt::format("              {:<5} {:<5} {:<15} {:<12} {:<8} {:<11} {:<9} {:<9} {}\n", st.replay_rank, st.rank,
+                     fmt::format("{}/{}", st.pid, st.tid), st.role.empty() ? "-" : escape_bytes(st.role),
+                     format_count(st.ops), format_bytes(st.bytes), format_ns(st.read_ns), format_ns(st.stall_ns),
+                     format_ns(st.elapsed_ns));
+  o += "              (proc: the replay process; rank: the recorded rank it replayed; blocked: time in reads; stall: "
+       "read time beyond the recorded)\n";
   for (const auto& l : doc.trace.limits) o += "  trace       cannot see: " + l + "\n";
   if (doc.trace.mapped_bytes && !doc.trace.mapped_sampled)
     o += fmt::format("  trace       {} of data files were mapped; which pages were read was not observed\n",
