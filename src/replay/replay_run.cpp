@@ -39,9 +39,12 @@ struct Shared {
   std::condition_variable cv;
   std::atomic<uint64_t> bytes{0}, ops{0};
   std::atomic<bool> stop{false};
+  std::atomic<int> waiters{0};
 
+  // Called after every op: the lock and the wake-up only when a batch wait is waiting.
   void advance(size_t stream) {
-    done[stream].fetch_add(1, std::memory_order_release);
+    done[stream].fetch_add(1, std::memory_order_seq_cst);
+    if (waiters.load(std::memory_order_seq_cst) == 0) return;
     std::lock_guard<std::mutex> lk(m);
     cv.notify_all();
   }
@@ -49,15 +52,21 @@ struct Shared {
   bool wait_for(const std::vector<Dependency>& deps) {
     auto met = [&] {
       for (const auto& d : deps)
-        if (done[d.stream].load(std::memory_order_acquire) < d.ops) return false;
+        if (done[d.stream].load(std::memory_order_seq_cst) < d.ops) return false;
       return true;
     };
     std::unique_lock<std::mutex> lk(m);
+    waiters.fetch_add(1, std::memory_order_seq_cst);  // before met(): an advance after it sees the waiter
+    bool ok = true;
     while (!met()) {
-      if (stop.load() || interrupted()) return false;
+      if (stop.load() || interrupted()) {
+        ok = false;
+        break;
+      }
       cv.wait_for(lk, std::chrono::milliseconds(20));
     }
-    return true;
+    waiters.fetch_sub(1, std::memory_order_seq_cst);
+    return ok;
   }
 };
 
@@ -99,6 +108,7 @@ class StreamRunner {
       const int64_t start = now_ns();
       switch (e.kind) {
         case EventKind::op:
+          call_end_ = 0;
           do_op(stream_.ops[e.op]);
           shared_.advance(index_);
           shared_.ops.fetch_add(1, std::memory_order_relaxed);
@@ -124,7 +134,9 @@ class StreamRunner {
           rec_prev_end = e.t_ns;
           break;
       }
-      prev_end = now_ns();
+      // The next gap counts from the end of this op's call (before the bookkeeping above), as
+      // the recorded gap counts from the end of the recorded call.
+      prev_end = e.kind == EventKind::op && call_end_ > 0 ? call_end_ : now_ns();
     }
     for (auto& [file, fds] : open_)
       for (int fd : fds) {
@@ -142,10 +154,17 @@ class StreamRunner {
     if (e.kind != EventKind::op && mode == GapMode::recorded) mode = GapMode::sleep;
     const GapCost c = gap_cost(mode, e.gap_ns, e.kind == EventKind::op ? e.gap_cpu_ns : -1);
     if (c.wall_ns <= 0) return;
-    const int64_t deadline = from + c.wall_ns;
+    // The off-CPU part of a recorded gap holds the run-queue waits the job had; a gap the replay
+    // overran (its own thread preempted) is made up from the following gaps' off-CPU parts, never
+    // from their CPU, so the host's contention is not counted twice.
+    const int64_t wall = std::max(c.wall_ns - late_ns_, c.burn_ns);
+    late_ns_ -= c.wall_ns - wall;
+    const int64_t deadline = from + wall;
     if (c.burn_ns > 0) burn_cpu(c.burn_ns, deadline);
     wait_until(deadline);
-    out_.s.gap_ns += now_ns() - from;
+    const int64_t took = now_ns() - from;
+    if (took > wall) late_ns_ += took - wall;
+    out_.s.gap_ns += took;
   }
 
   void fail(const ErrorRecord& e) {
@@ -178,6 +197,7 @@ class StreamRunner {
     const int fd = fd_of(op);
     if (fd < 0) return;
     const RangeReadResult r = reader_.read(fd, offset, std::min(length, kMaxRequest));
+    call_end_ = now_ns();
     ++out_.s.reads;
     out_.read_latency.record(static_cast<uint64_t>(std::max<int64_t>(0, r.ns)));
     out_.s.read_ns += r.ns;
@@ -203,6 +223,7 @@ class StreamRunner {
       case trace::OpKind::open: {
         int64_t ns = 0;
         const int fd = reader_.open(AT_FDCWD, path_of(op).c_str(), &ns);
+        call_end_ = now_ns();
         out_.open_latency.record(static_cast<uint64_t>(std::max<int64_t>(0, ns)));
         if (fd < 0) fail({-fd, "open", path_of(op), ""});
         else open_[op.file].push_back(fd);
@@ -244,6 +265,8 @@ class StreamRunner {
   const trace::Stream& stream_;
   StreamOutcome out_;
   std::map<int32_t, std::vector<int>> open_;
+  int64_t call_end_ = 0;  // when the current op's last call returned (0: it made none)
+  int64_t late_ns_ = 0;   // how far the gaps replayed so far overran their deadlines, not yet made up
 };
 
 }  // namespace
