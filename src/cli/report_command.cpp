@@ -32,7 +32,6 @@ namespace {
 // ReplayResult::merge (replay/replay_result.hpp).
 int merge_replays(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names,
                   const std::string& out, const std::string& html) {
-  if (!html.empty()) throw UsageError("--html: replay documents render as text and JSON; drop --html");
   std::vector<ReplayDocument> typed;
   for (size_t i = 0; i < docs.size(); ++i) {
     if (docs[i].value("kind", "") != "replay")
@@ -45,6 +44,11 @@ int merge_replays(const std::vector<nlohmann::json>& docs, const std::vector<std
   if (!out.empty()) {
     write_replay_document(out, merged);
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(out));
+  }
+  if (!html.empty()) {
+    write_file_atomically(html, render_html_report({replay_document_json(merged)}),
+                          "check that the directory exists and is writable");
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
   }
   return kExitOk;
 }
