@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/device_accounting.hpp"
 #include "cli/run_cluster.hpp"
 #include "cluster/collective.hpp"
 #include "core/atomic_file.hpp"
@@ -211,8 +212,13 @@ int cmd_replay(const CommandContext& ctx) {
     warnings.push_back(fmt::format("{} of {} gaps have no recorded thread CPU ({}): slept, not burned",
                                    format_count(plan.gaps_without_cpu), format_count(plan.gaps), trace.source));
 
+  // This host's devices over the replay (one process only: across hosts each host's share would
+  // need counting once per host; the report says it was not measured there).
+  const auto devices = multi ? nullptr : device_recorder(target);
   comm.barrier("start of the replay", kReplayBarrierTimeoutS);
+  if (devices) devices->mark();
   replay::ReplayResult result = replay::run_replay(trace, plan, layout, ropts);
+  if (devices) devices->mark();
   if (multi) {
     ctx.job_outcome_shared = true;
     const std::vector<std::string> parts = comm.gather(encode_replay_part(result), "gather the replay results", 0);
@@ -258,6 +264,13 @@ int cmd_replay(const CommandContext& ctx) {
                                     comm.size(), recorded_count, recorded_count)
                       : fmt::format("recorded rank {} of {}", recorded_rank, recorded_count);
   doc.result = std::move(result);
+  if (devices) {
+    doc.device_io = devices->whole();
+    for (const auto& w : device_read_warnings(doc.device_io, doc.result.bytes, !warm, target, "the replay"))
+      warnings.push_back(w);
+  } else {
+    doc.device_io.reason = "not measured across hosts (each host's devices would need counting once)";
+  }
   doc.warnings = warnings;
   std::fputs(render_replay_text(doc).c_str(), stdout);
   if (!json_path.empty()) {

@@ -10,6 +10,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "replay/strict_json.hpp"
+#include "report/device_io_report.hpp"
 #include "report/document.hpp"
 
 namespace ioprobe {
@@ -190,6 +191,7 @@ json replay_document_json(const ReplayDocument& doc) {
   j["trace"] = trace_json(doc.trace);
   j["settings"] = settings_json(doc.settings);
   j["replay"] = doc.result;
+  j["device_io"] = device_io_json(doc.device_io, DeviceRef::kRead, doc.result.bytes);
   const ReplayAnalysis a = analyse_replay(doc);
   j["analysis"] = {{"elapsed_ratio", a.elapsed_ratio}, {"recorded_au", a.recorded_au},   {"replayed_au", a.replayed_au},
                    {"wait_share", a.wait_share},       {"from_batches", a.from_batches}, {"verdict", a.verdict}};
@@ -214,6 +216,7 @@ ReplayDocument replay_document_from_json(const json& j, const std::string& where
   d.trace = trace_from_json(strict::object(j, "trace", where), where + ".trace");
   d.settings = settings_from_json(strict::object(j, "settings", where), where + ".settings");
   d.result = replay::replay_result_from_json(strict::object(j, "replay", where), where + ".replay");
+  d.device_io = device_io_from_json(strict::object(j, "device_io", where));
   d.warnings = strict::strings(j, "warnings", where);
   if (j.contains("merged_from"))
     for (const auto& s : strict::strings(j, "merged_from", where)) d.sources.push_back(unescape_bytes(s));
@@ -252,6 +255,8 @@ std::string render_replay_text(const ReplayDocument& doc) {
     o += fmt::format("  mapped      {} ({} of the bytes) replayed as reads of the mapped ranges: estimated, the trace "
                      "cannot see which pages the job touched\n",
                      format_bytes(r.mapped_bytes), pct(static_cast<double>(r.mapped_bytes) / r.bytes));
+  o += "  device I/O  " + device_io_summary(device_io_json(doc.device_io, DeviceRef::kRead, r.bytes), "requested") +
+       "\n";
   o += "  read lat    " + latency_line(r.read_latency) + "\n";
   if (r.open_latency.count()) o += "  open lat    " + latency_line(r.open_latency) + "\n";
   const replay::BatchTimeline& t = r.timeline;
@@ -291,6 +296,7 @@ ReplayDocument merge_replay_documents(const std::vector<ReplayDocument>& docs, c
                                    names.at(i), escape_bytes(d.trace.path), d.trace.ops, names.front(),
                                    escape_bytes(m.trace.path), m.trace.ops));
     m.result.merge(d.result);
+    m.device_io.merge(d.device_io);
     for (const auto& w : d.warnings)
       if (std::find(m.warnings.begin(), m.warnings.end(), w) == m.warnings.end()) m.warnings.push_back(w);
   }

@@ -11,6 +11,7 @@
 //              files_mapped, files_reused, files_created, bytes_laid_out, gaps_total,
 //              gaps_without_cpu, rank_rule}
 //   replay    replay/replay_result.hpp's codec (ns and bytes, histograms with buckets)
+//   device_io report/device_io_report.hpp's section, read_ratio against replay.bytes
 //   analysis  {elapsed_ratio, recorded_au, replayed_au, wait_share, verdict} (derived; rewritten
 //             on every encode, not read back)
 #pragma once
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "replay/replay_result.hpp"
+#include "topology/device_io.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
 
@@ -68,6 +70,8 @@ struct ReplayDocument {
   ReplayTraceInfo trace;
   ReplaySettings settings;
   replay::ReplayResult result;
+  DeviceIo device_io;  // the target's devices over the replay (diskstats), source "none" with the
+                       // reason where not measured (tmpfs, across hosts)
   std::vector<std::string> warnings;
   std::vector<std::string> sources;  // report --merge: the merged files
 };

@@ -30,6 +30,7 @@ expect(r["timeline"]["recorded_wait_ns"] == 4000000, "recorded wait 4 ms")
 expect(s["files_created"] == 4 and s["bytes_laid_out"] == 346608, "4 files laid out, 346,608 B")
 expect(s["gaps"] == "recorded", "gaps recorded")
 expect(d["analysis"]["verdict"].startswith("on this target your job would have run"), "the verdict")
+expect(d["device_io"]["source"] == "none" and "tmpfs" in d["device_io"]["reason"], "device I/O not measurable on tmpfs, saying why")
 PY
 [ "$(stat -c %s "$MNT/d/data/train/b.bin")" = 100000 ] || fail "b.bin laid out at its recorded size"
 [ -e "$MNT/d/data/train/missing.bin" ] && fail "a file only a failed open named was laid out"
