@@ -208,6 +208,11 @@ int cmd_replay(const CommandContext& ctx) {
                                      res.residency.fraction() * 100));
   }
   for (const auto& w : layout.warnings) warnings.push_back(w);
+  if (const size_t ranks = replay::recorded_ranks(trace).size(); ranks > static_cast<size_t>(comm.size()))
+    warnings.push_back(fmt::format("the trace holds {} recorded ranks and this replay runs {} process(es): ranks "
+                                   "without a process are not replayed; run it under mpirun -np {} (or srun) to "
+                                   "replay them all",
+                                   ranks, comm.size(), ranks));
   if (plan.gaps_without_cpu && ropts.gaps == replay::GapMode::recorded)
     warnings.push_back(fmt::format("{} of {} gaps have no recorded thread CPU ({}): slept, not burned",
                                    format_count(plan.gaps_without_cpu), format_count(plan.gaps), trace.source));

@@ -140,3 +140,24 @@ TEST_CASE("replay gaps: burn_cpu uses the thread's CPU time", "[replay]") {
   burn_cpu(1'000'000'000, w1 + 2'000'000);  // the deadline ends it first
   CHECK(now_ns() - w1 < 500'000'000);
 }
+
+TEST_CASE("replay plan: ops not issued fold their gap and CPU into the next op's", "[replay]") {
+  trace::Trace t;
+  t.files = {{"/data/a", 8192, true}};
+  trace::Stream s;
+  s.pid = s.tid = 1;
+  trace::Op failed = op(trace::OpKind::open, 3000, 100, 40, 0);
+  failed.error = 2;
+  s.ops = {op(trace::OpKind::open, 0, 100, 10, 0), op(trace::OpKind::lseek, 1000, 50, 300, 0, 4096), failed,
+           op(trace::OpKind::read, 5000, 500, 600, 0, 4096, 4096)};
+  t.streams = {s};
+  const ReplayPlan p = build_replay_plan(t, 0);
+  const auto& ev = p.streams[0].events;
+  REQUIRE(ev.size() == 4);
+  CHECK(ev[1].gap_ns == 0);  // the lseek and the failed open wait nothing of their own
+  CHECK(ev[2].gap_ns == 0);
+  CHECK(ev[3].gap_ns == 5000 - 100);          // from the open's end, their time included
+  CHECK(ev[3].gap_cpu_ns == 300 + 40 + 600);  // and their gaps' CPU
+  CHECK(p.gaps == 1);
+  CHECK(p.streams[0].recorded_end_ns == 5500);
+}
