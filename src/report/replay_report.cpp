@@ -161,6 +161,13 @@ ReplayAnalysis analyse_replay(const ReplayDocument& doc) {
     a.elapsed_ratio = r.recorded_elapsed_ns > 0 ? static_cast<double>(r.elapsed_ns) / r.recorded_elapsed_ns : 0;
     a.wait_share = r.read_share();
   }
+  if (r.partial) {
+    a.elapsed_ratio = 0;
+    a.verdict = fmt::format("interrupted after {} ({} read) of a recording that spans {}: a partial replay gives no "
+                            "verdict",
+                            format_ns(r.elapsed_ns), format_bytes(r.bytes), format_ns(r.recorded_elapsed_ns));
+    return a;
+  }
   if (doc.settings.as_fast_as_possible) {
     a.verdict = fmt::format(
         "storage ceiling of this access pattern: {} in {} ({}), every gap dropped; the job with its "
@@ -180,7 +187,6 @@ ReplayAnalysis analyse_replay(const ReplayDocument& doc) {
   if (r.errors)
     a.verdict += fmt::format("; {} op(s) failed here that had not failed in the recording (first: {})",
                              format_count(r.errors), error_line(r.first_error));
-  if (r.partial) a.verdict += "; interrupted: partial figures";
   return a;
 }
 
