@@ -3,16 +3,16 @@
 // then merges the per-process files into one trace (trace/collect.hpp) written atomically.
 // `ioprobe record --import FILE` turns a DFTracer or strace log into the same trace instead.
 #include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -212,12 +212,14 @@ void print_summary(const trace::Trace& t, const std::string& out, const std::str
   uint64_t mapped = t.mapped.mapped_bytes;
   std::fprintf(stderr, "\n%s\n", what.c_str());
   std::fprintf(stderr, "  processes %zu, threads with data-file calls %zu, files %zu, duration %s\n", pids.size(),
-              t.streams.size(), t.files.size(), format_seconds(t.duration_ns / 1e9).c_str());
+               t.streams.size(), t.files.size(), format_seconds(t.duration_ns / 1e9).c_str());
   std::fprintf(stderr, "  ops: %s\n", kinds.empty() ? "none" : kinds.c_str());
   std::fprintf(stderr, "  bytes read by calls: %s\n", format_bytes(read).c_str());
   if (mapped)
-    std::fprintf(stderr, "  bytes mapped (mmap): %s, %.0f%% of read + mapped; which mapped bytes were touched is not sampled\n",
-                format_bytes(mapped).c_str(), 100.0 * static_cast<double>(mapped) / static_cast<double>(read + mapped));
+    std::fprintf(stderr,
+                 "  bytes mapped (mmap): %s, %.0f%% of read + mapped; which mapped bytes were touched is not sampled\n",
+                 format_bytes(mapped).c_str(),
+                 100.0 * static_cast<double>(mapped) / static_cast<double>(read + mapped));
   else std::fprintf(stderr, "  bytes mapped (mmap): none\n");
   std::fprintf(stderr, "  trace: %s%s\n", escape_bytes(out).c_str(), t.anonymized ? " (paths anonymized)" : "");
 }
@@ -307,7 +309,7 @@ int cmd_record(const CommandContext& ctx) {
     print_summary(t, out, fmt::format("recorded '{}' (exit status {})", escape_bytes(cmd[0]), child.status));
     if (stats.bad_chunks)
       std::fprintf(stderr, "  warning: %llu cut-off chunk(s) in the raw files (a process killed while it flushed)\n",
-                  static_cast<unsigned long long>(stats.bad_chunks));
+                   static_cast<unsigned long long>(stats.bad_chunks));
   } catch (const Error& e) {
     std::fprintf(stderr, "ioprobe: recording failed after the command ran (its exit status was %d): %s\n", child.status,
                  e.what());

@@ -101,15 +101,25 @@ class FileTable {
 
 std::vector<std::string> recorder_limits() {
   return {
-      "page faults of mmap'ed files are not calls: the mapped ranges are recorded (mapped.mapped_bytes), which of "
-      "their bytes were touched is not sampled",
-      "only data files are recorded: paths under /proc, /sys, /dev, /run, /etc, /usr, /lib, /bin, Python packages "
-      "(site-packages, dist-packages, __pycache__, .pyenv), *.py, *.pyc and shared libraries are left out",
-      "reads through io_uring, libaio, direct syscalls, statically linked programs, GPU direct storage and network "
-      "object stores are not seen",
-      "a descriptor shared by processes after fork has one file position in the kernel but one tracked copy per "
-      "process: read() offsets are exact when each process reads its own descriptors (as DataLoader workers do)",
-      "times include the recorder's own cost, about two clock reads and two thread-CPU reads per recorded call",
+      std::string(
+          "page faults of mmap'ed files are not calls: the mapped ranges are recorded (mapped.mapped_bytes), which of "
+          "their bytes were touched is not sampled"),
+      std::string(
+          "only data files are recorded: paths under /proc, /sys, /dev (but /dev/shm), /run, /etc, /usr, /lib, /bin, "
+          "Python packages "
+          "(site-packages, dist-packages, __pycache__, .pyenv), *.py, *.pyc, shared libraries and files an open "
+          "creates "
+          "(O_CREAT|O_EXCL, O_TMPFILE) are left out"),
+      std::string(
+          "reads through io_uring, libaio, direct syscalls, statically linked programs, GPU direct storage and network "
+          "object stores are not seen"),
+      std::string(
+          "a descriptor shared by processes after fork has one file position in the kernel but one tracked copy per "
+          "process: read() offsets are exact when each process reads its own descriptors (as DataLoader workers do)"),
+      "times include the recorder's own cost (about 0.1-0.7 us of CPU per recorded call, tools/bench-record)",
+      std::string(
+          "thread CPU time is read only around gaps and calls of 20 us or more: shorter ones are counted as CPU, so a "
+          "gap's CPU time may be off by up to 200 us"),
   };
 }
 

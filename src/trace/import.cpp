@@ -22,7 +22,7 @@ bool is_data_path(std::string_view p) {
   if (p.empty()) return false;
   for (std::string_view pre : {"/proc/", "/sys/", "/dev/", "/run/", "/etc/", "/usr/", "/lib/", "/lib64/", "/bin/",
                                "/sbin/", "/opt/conda/lib/"})
-    if (starts_with(p, pre)) return false;
+    if (starts_with(p, pre) && !starts_with(p, "/dev/shm/")) return false;
   if (ends_with(p, ".py") || ends_with(p, ".pyc") || ends_with(p, ".so") || p.find(".so.") != p.npos) return false;
   for (std::string_view part : {"site-packages", "dist-packages", "__pycache__", "/.pyenv/"})
     if (p.find(part) != p.npos) return false;

@@ -15,7 +15,7 @@ namespace ioprobe::trace {
 Trace import_trace(const std::string& path, const std::string& format);
 
 /// The recorder's data-file rule on a path (the same as preload/ioprobe_record.c's): false for
-/// paths under /proc, /sys, /dev, /run, /etc, /usr, /lib, /lib64, /bin, /sbin, /opt/conda/lib,
+/// paths under /proc, /sys, /dev (but not /dev/shm), /run, /etc, /usr, /lib, /lib64, /bin, /sbin, /opt/conda/lib,
 /// with a site-packages, dist-packages, __pycache__ or /.pyenv/ part, or ending in .py, .pyc,
 /// .so or holding ".so.": what the importers keep is what the recorder would have recorded.
 bool is_data_path(std::string_view path);

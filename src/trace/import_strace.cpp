@@ -1,6 +1,8 @@
 #include "trace/import_strace.hpp"
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -146,7 +148,7 @@ bool parse_call(std::string_view s, Call& c) {
   std::string_view rest = s.substr(eq + 3);
   size_t lt = rest.rfind(" <");
   if (lt != std::string_view::npos && rest.back() == '>')
-    c.dur_ns = static_cast<int64_t>(std::strtod(std::string(rest.substr(lt + 2)).c_str(), nullptr) * 1e9 + 0.5);
+    c.dur_ns = std::llround(std::strtod(std::string(rest.substr(lt + 2)).c_str(), nullptr) * 1e9);
   c.ret_text = std::string(rest.substr(0, lt));
   c.ret = std::strtoll(c.ret_text.c_str(), nullptr, 0);
   if (c.ret_text.rfind("-1 ", 0) == 0) {
@@ -169,8 +171,9 @@ Trace import_strace(const std::string& path) {
   Trace t;
   t.source = "strace";
   t.limits = {
-      "strace stops the traced threads at every system call: the recorded durations and gaps are longer than the "
-      "job's own, often several times",
+      std::string(
+          "strace stops the traced threads at every system call: the recorded durations and gaps are longer than the "
+          "job's own, often several times"),
       "strace records no thread CPU time: the gaps between calls cannot be split into compute and waiting",
       "stdio calls appear as the read() system calls their buffers make, not as fread()",
       "a file's size is unknown unless a stat of it was traced",
@@ -211,10 +214,12 @@ Trace import_strace(const std::string& path) {
       if (sp == std::string_view::npos) continue;
       first = std::string(s.substr(0, sp));
     }
-    char* endp = nullptr;
-    double secs = std::strtod(first.c_str(), &endp);
-    if (endp == first.c_str()) continue;
-    int64_t t_ns = static_cast<int64_t>(secs * 1e9 + 0.5);
+    // SECONDS.FRACTION as integers (a double loses the microseconds of a 10-digit epoch).
+    size_t dot = first.find('.');
+    if (dot == 0 || dot == std::string::npos || !std::isdigit(static_cast<unsigned char>(first[0]))) continue;
+    std::string frac = first.substr(dot + 1, 9);
+    frac.append(9 - frac.size(), '0');
+    int64_t t_ns = std::strtoll(first.c_str(), nullptr, 10) * 1'000'000'000 + std::strtoll(frac.c_str(), nullptr, 10);
     s.remove_prefix(sp + 1);
     if (first_pid < 0) first_pid = pid;
     std::string text;
@@ -313,7 +318,9 @@ Trace import_strace(const std::string& path) {
         int64_t fd = fd_arg(c.args[0], &fpath);
         auto it = fds.find({p, fd});
         if (it == fds.end()) {
-          if (fpath.empty() || fpath[0] != '/' || !is_data_path(fpath)) continue;
+          // A descriptor opened before the trace began, named by -y: a data file when it is read.
+          bool is_read = c.name != "close" && c.name != "lseek" && c.name != "fstat";
+          if (!is_read || fpath.empty() || fpath[0] != '/' || !is_data_path(fpath)) continue;
           it = fds.emplace(std::make_pair(p, fd), FdState{file_id(fpath), 0}).first;  // opened before the trace
         }
         FdState& st = it->second;
@@ -339,7 +346,7 @@ Trace import_strace(const std::string& path) {
             op.requested = need(3) ? std::strtoull(c.args[2].c_str(), nullptr, 0) : op.bytes;
           else op.requested = op.bytes;  // readv: the vector's total is not summed from strace's text
           if (at) {
-            op.offset = std::strtoull(c.args[c.name == "pread64" ? 3 : 3].c_str(), nullptr, 0);
+            op.offset = std::strtoull(c.args[3].c_str(), nullptr, 0);  // pread64, preadv, preadv2: the 4th
           } else {
             op.offset = st.pos;
             st.pos += op.bytes;

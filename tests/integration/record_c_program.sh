@@ -72,6 +72,22 @@ for s in streams:
 print("trace checks passed: %d ops" % len(ops))
 PY
 
+# exec is followed: a shell that forks and execs two cats (the second by exec alone, as dash does for
+# the last command), each a process of its own in the trace, every byte of both files read.
+"$BIN" record --out "$W/exec.jsonl" -- sh -c "cat '$W/data/a.bin' > /dev/null; cat '$W/data/b.bin' > /dev/null" 2>/dev/null ||
+  fail "record of sh -c failed"
+python3 - "$W/exec.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+streams = {l["stream"]: l for l in lines if "stream" in l}
+ops = [l for l in lines if "op" in l]
+got = sum(o["ret"] for o in ops if o["op"] == "read" and o["ret"] > 0)
+pids = {streams[o["s"]]["pid"] for o in ops}
+if got != 150000 or len(pids) != 2:
+    print("FAIL: exec'ed cats: %d bytes from %d processes, expected 150000 from 2" % (got, len(pids))); sys.exit(1)
+print("exec followed: 2 processes, 150000 bytes")
+PY
+
 # The trace reads back through ioprobe's own reader: a second record may replace it (an ioprobe trace),
 # but a file ioprobe did not write is refused before anything runs.
 echo "not a trace" > "$W/user.txt"
@@ -95,4 +111,13 @@ rc=$?
 set -e
 [ "$rc" = 2 ] || fail "a missing command: exit $rc, expected 2"
 [ ! -e "$W/none.jsonl" ] || fail "a trace was written for a command that never ran"
+# --import: a strace log into a trace; a log that cannot be read is refused (exit 2).
+"$BIN" record --import "$SRC/tests/fixtures/trace/strace_resumed.log" --out "$W/imported.jsonl" 2>/dev/null ||
+  fail "record --import of the strace fixture failed"
+[ "$(grep -c '"op":' "$W/imported.jsonl")" = 12 ] || fail "the imported trace has not the fixture's 12 ops"
+set +e
+"$BIN" record --import "$W/none.log" --out "$W/imported2.jsonl" 2>/dev/null
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--import of a missing file: exit $rc, expected 2"
 echo PASS

@@ -1,8 +1,9 @@
 #!/bin/bash
-# ioprobe record on tiny Python jobs (tests/fixtures/trace/record_job.py): a plain job (open().read(), and
-# numpy.fromfile through stdio when numpy imports) with exact bytes and no Python import in the trace; and a
-# torch DataLoader with 2 fork workers (skipped without torch): batch marks in the main process, the workers
-# tagged "worker 0" and "worker 1", every sample's bytes read by them.
+# ioprobe record on tiny Python jobs (tests/fixtures/trace/record_job.py): a plain job (open().read(), a
+# subprocess mid-way, and numpy.fromfile through stdio and numpy.memmap when numpy imports) with exact bytes,
+# the mapped range, and no Python import in the trace; and a torch DataLoader with 2 fork workers (skipped
+# without torch): batch marks in the main process, the workers tagged "worker 0" and "worker 1", every
+# sample's bytes read by them.
 . "$(dirname "$0")/lib.sh"
 BIN=${1:?usage: record_python.sh path/to/ioprobe}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,8 +46,11 @@ if npy_bytes:
     fr = [o for o in ops if o["call"] == "fread" and files[o["f"]].endswith(".npy")]
     expect(sum(o["ret"] for o in fr) == npy_bytes, "numpy.fromfile's fread bytes %d, expected %d" %
            (sum(o["ret"] for o in fr), npy_bytes))
+    mm = [o for o in ops if o["op"] == "mmap" and files[o["f"]].endswith(".npy")]
+    expect(len(mm) == 1 and mm[0]["len"] == npy_bytes, "numpy.memmap's mmap of the whole file: %s" % mm)
+    expect(lines[0]["mapped"]["mapped_bytes"] == npy_bytes, "mapped bytes %d" % lines[0]["mapped"]["mapped_bytes"])
 opens = sum(o["op"] == "open" for o in ops)
-expect(opens == 8 + (1 if npy_bytes else 0), "one open per file: %d" % opens)
+expect(opens == 8 + (2 if npy_bytes else 0), "one open per file (two for the .npy: fromfile, memmap): %d" % opens)
 print("plain job: %d ops, %d bytes" % (len(ops), got))
 PY
 
