@@ -23,6 +23,7 @@ ioprobe_layer(engine     USES core topology)
 ioprobe_layer(loader     USES core dataset engine topology stats gpu)
 ioprobe_layer(raw        USES core engine topology stats)
 ioprobe_layer(checkpoint USES core engine topology)
+ioprobe_layer(replay     USES core trace engine topology stats)
 # Level 4.
 ioprobe_layer(ingest     USES core loader engine topology)
 ioprobe_layer(scaling    USES core raw topology)
@@ -32,7 +33,8 @@ ioprobe_layer(cluster    USES core dist loader ingest raw topology)
 # Level 6.
 ioprobe_layer(capacity   USES core dataset loader ingest tune topology cluster)
 # Level 7.
-ioprobe_layer(report     USES core topology engine stats loader ingest tune capacity raw checkpoint cluster scaling)
+ioprobe_layer(report     USES core topology engine stats loader ingest tune capacity raw checkpoint cluster scaling
+                              trace replay)
 # Level 8.
 ioprobe_layer(cli        USES core topology dataset engine loader ingest tune capacity raw checkpoint report dist
-                              cluster calibrate gpu scaling trace)
+                              cluster calibrate gpu scaling trace replay)

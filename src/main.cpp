@@ -65,6 +65,8 @@ const Subcommand kSubcommands[] = {
     {"scaling", ioprobe::cli::cmd_scaling,
      "read each RAID member alone, then the array: scaling efficiency against the RAID level"},
     {"probe", ioprobe::cli::cmd_probe, "show the storage target, NUMA layout, io_uring availability and engine choice"},
+    {"replay", ioprobe::cli::cmd_replay,
+     "replay a recorded job's I/O (ioprobe record) on this storage: elapsed, stalls, AU against the recording"},
     {"report", ioprobe::cli::cmd_report, "re-render saved result documents as text, HTML (--html) or CSV; compare two"},
 };
 
@@ -85,7 +87,8 @@ void print_usage() {
 bool runs_across_hosts(const Subcommand* cmd) {
   return cmd && (std::strcmp(cmd->name, "run") == 0 || std::strcmp(cmd->name, "gen") == 0 ||
                  std::strcmp(cmd->name, "raw") == 0 || std::strcmp(cmd->name, "tune") == 0 ||
-                 std::strcmp(cmd->name, "checkpoint") == 0 || std::strcmp(cmd->name, "capacity") == 0);
+                 std::strcmp(cmd->name, "checkpoint") == 0 || std::strcmp(cmd->name, "capacity") == 0 ||
+                 std::strcmp(cmd->name, "replay") == 0);
 }
 
 int dispatch(const Subcommand* cmd, const ioprobe::cli::CommandContext& ctx);
@@ -142,10 +145,11 @@ int main(int argc, char** argv) {
   ctx.args = rest;
   if (comm->multi() && !runs_across_hosts(cmd)) {
     if (comm->rank() == 0)
-      std::fprintf(stderr,
-                   "ioprobe: '%s' does not run across hosts yet (started by %s as %d processes); run it on "
-                   "one host without the launcher. Across hosts: ioprobe run, gen, raw, tune, checkpoint, capacity\n",
-                   cmd->name, comm->launcher().c_str(), comm->size());
+      std::fprintf(
+          stderr,
+          "ioprobe: '%s' does not run across hosts yet (started by %s as %d processes); run it on "
+          "one host without the launcher. Across hosts: ioprobe run, gen, raw, tune, checkpoint, capacity, replay\n",
+          cmd->name, comm->launcher().c_str(), comm->size());
     return ioprobe::kExitUsage;
   }
   ioprobe::install_interrupt_handlers();

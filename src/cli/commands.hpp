@@ -16,6 +16,7 @@ int cmd_capacity(const CommandContext& ctx);    // search the accelerators the s
 int cmd_checkpoint(const CommandContext& ctx);  // save (and restore) emulated training state (checkpoint_command.cpp)
 int cmd_scaling(const CommandContext& ctx);     // RAID member scaling and nominal device speeds (scaling_command.cpp)
 int cmd_calibrate(const CommandContext& ctx);   // measure the user's own DataLoader (calibrate_command.cpp)
+int cmd_replay(const CommandContext& ctx);      // replay a recorded trace on this storage (replay_command.cpp)
 int cmd_record(const CommandContext& ctx);      // record a job's data-file calls into a trace (record_command.cpp)
 
 }  // namespace ioprobe::cli

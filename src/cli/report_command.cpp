@@ -19,6 +19,7 @@
 #include "report/document_text.hpp"
 #include "report/html_report.hpp"
 #include "report/probe_text.hpp"
+#include "report/replay_report.hpp"
 #include "report/run_text.hpp"
 #include "report/scaling_report.hpp"
 #include "report/tune_document.hpp"
@@ -26,6 +27,31 @@
 namespace ioprobe::cli {
 
 namespace {
+
+// `report --merge` of replay documents: decoded into the typed document, merged with
+// ReplayResult::merge (replay/replay_result.hpp).
+int merge_replays(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names,
+                  const std::string& out, const std::string& html) {
+  std::vector<ReplayDocument> typed;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (docs[i].value("kind", "") != "replay")
+      throw UsageError(fmt::format("--merge: '{}' is a '{}' document, '{}' a replay: merge documents of one kind",
+                                   names[i], escape_bytes(docs[i].value("kind", "")), names.front()));
+    typed.push_back(replay_document_from_json(docs[i], "'" + names[i] + "'"));
+  }
+  const ReplayDocument merged = merge_replay_documents(typed, names);
+  std::cout << render_replay_text(merged);
+  if (!out.empty()) {
+    write_replay_document(out, merged);
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(out));
+  }
+  if (!html.empty()) {
+    write_file_atomically(html, render_html_report({replay_document_json(merged)}),
+                          "check that the directory exists and is writable");
+    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+  }
+  return kExitOk;
+}
 
 // `report --merge A.json B.json [...] [--json M.json] [--html OUT.html]`.
 int merge_command(const std::vector<std::string>& files, const std::vector<nlohmann::json>& docs,
@@ -49,6 +75,7 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   check_outputs_distinct({{"--json", out}, {"--html", html}});
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(escape_bytes(f));
+  if (docs.front().value("kind", "") == "replay") return merge_replays(docs, names, out, html);
   const nlohmann::json merged = merge_documents(docs, names);
   std::cout << (merged.value("kind", "") == "run" ? render_run_text(merged) : render_merged_raw_text(merged));
   if (!out.empty()) {
@@ -86,6 +113,7 @@ std::string document_text(const nlohmann::json& doc) {
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(doc);
   if (kind == "scaling") return render_scaling_text(doc);
+  if (kind == "replay") return render_replay_text(replay_document_from_json(doc, "replay document"));
   return "";
 }
 
@@ -97,7 +125,7 @@ int cmd_report(const CommandContext& ctx) {
   desc.add_options()
       ("html", po::value<std::string>(), "write one self-contained HTML page (inline SVG charts) to FILE")
       ("csv", po::value<std::string>(), "write one document as CSV to FILE (a tune's points; other kinds: every figure by its JSON key)")
-      ("merge", "combine run (or raw) documents into one result: counts summed, elapsed the longest, "
+      ("merge", "combine run (or raw, or replay) documents into one result: counts summed, elapsed the longest, "
                 "percentiles from the added latency buckets")
       ("json", po::value<std::string>(), "with --merge: write the merged document to FILE")
       ("help,h", "this help");
@@ -157,7 +185,8 @@ int cmd_report(const CommandContext& ctx) {
       const std::string text = document_text(docs[i]);
       if (text.empty())
         throw UsageError(fmt::format(
-            "'{}': kind '{}' is not one this version writes (run, tune, capacity, checkpoint, raw, probe, scaling)",
+            "'{}': kind '{}' is not one this version writes (run, tune, capacity, checkpoint, raw, probe, scaling, "
+            "replay)",
             escape_bytes(files[i]), kind));
       std::cout << text;
     } catch (const nlohmann::json::exception& e) {

@@ -14,6 +14,7 @@
 #include "report/document_text.hpp"
 #include "report/html_template.hpp"  // generated from reports/report.html.mustache
 #include "report/probe_text.hpp"
+#include "report/replay_report.hpp"
 #include "report/svg_chart.hpp"
 #include "report/tune_document.hpp"
 
@@ -408,6 +409,9 @@ std::string render_html_report(const std::vector<json>& docs) {
       else if (kind == "checkpoint") body = checkpoint_section(d);
       else if (kind == "raw") body = raw_section(d);
       else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
+      else if (kind == "replay")
+        body = "<pre class=\"text\">" +
+               html_escape(render_replay_text(replay_document_from_json(d, "replay document"))) + "</pre>\n";
       else
         for (const auto& [k, v] : d.items())
           if (v.is_object() && k != "host") body += scalars_table(k, v);

@@ -1,0 +1,227 @@
+#include "replay/file_layout.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "core/text.hpp"
+
+namespace ioprobe::replay {
+
+namespace {
+
+constexpr const char* kMarkerName = ".ioprobe-replay-layout";
+constexpr const char* kAnonPrefix = "anon:";
+
+bool prefix_matches(const std::string& prefix, const std::string& path) {
+  if (path.compare(0, prefix.size(), prefix) != 0) return false;
+  if (path.size() == prefix.size()) return true;
+  return prefix.back() == '/' || path[prefix.size()] == '/' || prefix == kAnonPrefix;
+}
+
+// The relative paths the marker lists (replay's own files under DIR).
+std::set<std::string> read_marker(const std::string& marker) {
+  std::set<std::string> own;
+  std::ifstream in(marker);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) own.insert(unescape_bytes(line));
+  return own;
+}
+
+void make_parent_dirs(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) throw IoError(ec.value(), "create directory", parent.string(), "check the permissions of --dir");
+}
+
+}  // namespace
+
+MapRule parse_map_rule(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw UsageError(fmt::format("--map '{}': expected OLD_PREFIX=NEW_PREFIX, e.g. --map /data/train=/mnt/nvme/train",
+                                 escape_bytes(text)));
+  MapRule r{text.substr(0, eq), text.substr(eq + 1)};
+  if (r.old_prefix[0] != '/' && r.old_prefix.rfind(kAnonPrefix, 0) != 0)
+    throw UsageError(fmt::format("--map '{}': OLD_PREFIX '{}' is not an absolute path (the trace holds absolute "
+                                 "paths, or anon:HEX when anonymized)",
+                                 escape_bytes(text), escape_bytes(r.old_prefix)));
+  return r;
+}
+
+std::string map_path(const std::vector<MapRule>& rules, const std::string& recorded) {
+  const MapRule* best = nullptr;
+  for (const auto& r : rules)
+    if (prefix_matches(r.old_prefix, recorded) && (!best || r.old_prefix.size() > best->old_prefix.size())) best = &r;
+  if (!best) return "";
+  return best->new_prefix + recorded.substr(best->old_prefix.size());
+}
+
+std::string dir_path(const std::string& dir, const std::string& recorded) {
+  std::string rel = recorded;
+  if (rel.rfind(kAnonPrefix, 0) == 0) rel = "anon/" + rel.substr(std::char_traits<char>::length(kAnonPrefix));
+  while (!rel.empty() && rel.front() == '/') rel.erase(rel.begin());
+  size_t start = 0;
+  while (start <= rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string::npos) end = rel.size();
+    if (rel.compare(start, end - start, "..") == 0 && end - start == 2)
+      throw UsageError(fmt::format("trace path '{}' has a '..' component: it would leave --dir {}; map it with --map",
+                                   escape_bytes(recorded), escape_bytes(dir)));
+    start = end + 1;
+  }
+  if (rel.empty()) throw UsageError(fmt::format("trace path '{}' names no file", escape_bytes(recorded)));
+  return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + rel;
+}
+
+std::vector<bool> files_used(const trace::Trace& trace, const std::vector<size_t>& streams) {
+  std::vector<bool> used(trace.files.size(), false);
+  for (size_t s : streams)
+    for (const auto& op : trace.streams.at(s).ops)
+      if (op.error == 0 && op.file >= 0 && static_cast<size_t>(op.file) < used.size()) used[op.file] = true;
+  return used;
+}
+
+std::vector<uint64_t> furthest_bytes(const trace::Trace& trace) {
+  std::vector<uint64_t> far(trace.files.size(), 0);
+  for (const auto& s : trace.streams)
+    for (const auto& op : s.ops) {
+      if (op.file < 0 || static_cast<size_t>(op.file) >= far.size()) continue;
+      if (op.kind == trace::OpKind::read) far[op.file] = std::max(far[op.file], op.offset + op.bytes);
+      if (op.kind == trace::OpKind::mmap) far[op.file] = std::max(far[op.file], op.offset + op.requested);
+    }
+  return far;
+}
+
+LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used, const LayoutOptions& opts) {
+  LayoutPlan plan;
+  plan.files.resize(trace.files.size());
+  std::string root = opts.dir;
+  if (!root.empty() && !opts.clone_subdir.empty()) root += "/" + opts.clone_subdir;
+  if (!opts.dir.empty()) plan.marker = opts.dir + "/" + kMarkerName;
+  const std::set<std::string> own = plan.marker.empty() ? std::set<std::string>{} : read_marker(plan.marker);
+  const std::vector<uint64_t> far = furthest_bytes(trace);
+  for (size_t id = 0; id < trace.files.size(); ++id) {
+    if (id >= used.size() || !used[id]) continue;
+    const trace::FileEntry& f = trace.files[id];
+    PlannedFile& p = plan.files[id];
+    p.recorded = f.path;
+    p.size = f.size_known ? f.size_bytes : far[id];
+    struct stat st {};
+    if (std::string mapped = map_path(opts.maps, f.path); !mapped.empty()) {
+      p.path = mapped;
+      if (stat(mapped.c_str(), &st) != 0)
+        throw UsageError(fmt::format("--map: {} (recorded as {}) does not exist: {}; replay reads mapped files as they "
+                                     "are and never creates them; fix the rule, or use --dir DIR to lay out the "
+                                     "recorded files",
+                                     escape_bytes(mapped), escape_bytes(f.path), errno_text(errno)));
+      if (!S_ISREG(st.st_mode))
+        throw UsageError(fmt::format("--map: {} (recorded as {}) is not a regular file", escape_bytes(mapped),
+                                     escape_bytes(f.path)));
+      p.existing = static_cast<uint64_t>(st.st_size);
+      p.action = FileAction::mapped;
+      ++plan.mapped;
+      if (p.existing < far[id])
+        plan.warnings.push_back(fmt::format("{} holds {} B but the recorded reads reach byte {}: reads past its end "
+                                            "return short",
+                                            escape_bytes(mapped), p.existing, far[id]));
+      continue;
+    }
+    if (root.empty())
+      throw UsageError(fmt::format("no --map rule covers {} and no --dir was given: add --map {}=NEW_PREFIX onto "
+                                   "existing files, or --dir DIR to lay out the recorded files there",
+                                   escape_bytes(f.path), escape_bytes(f.path)));
+    p.path = dir_path(root, f.path);
+    const std::string rel = p.path.substr(opts.dir.size() + 1);
+    if (lstat(p.path.c_str(), &st) != 0) {
+      if (errno != ENOENT) throw IoError(errno, "stat", p.path, "check the permissions of --dir");
+      p.action = FileAction::create;
+      plan.create_bytes += p.size;
+      ++plan.created;
+      continue;
+    }
+    if (!S_ISREG(st.st_mode))
+      throw UsageError(fmt::format("--dir: {} exists and is not a regular file; replay leaves it alone: give another "
+                                   "--dir",
+                                   escape_bytes(p.path)));
+    p.existing = static_cast<uint64_t>(st.st_size);
+    if (p.existing == p.size) {
+      p.action = FileAction::reuse;
+      ++plan.reused;
+    } else if (own.count(rel)) {
+      p.action = FileAction::rewrite;
+      plan.create_bytes += p.size;
+      ++plan.created;
+    } else {
+      throw UsageError(fmt::format("--dir: {} exists with {} B, not the recorded {} B, and replay did not create it "
+                                   "(it is not listed in {}); replay never writes into a file it did not create: "
+                                   "give another --dir, or --map {}=... onto it to read it as it is",
+                                   escape_bytes(p.path), p.existing, p.size, escape_bytes(plan.marker),
+                                   escape_bytes(f.path)));
+    }
+  }
+  return plan;
+}
+
+void lay_out(const LayoutPlan& plan) {
+  std::vector<char> buf(1 << 20);
+  Xoshiro256 rng(0x7265706c6179ULL);  // "replay"
+  for (size_t i = 0; i + 8 <= buf.size(); i += 8) {
+    const uint64_t v = rng.next();
+    std::memcpy(buf.data() + i, &v, 8);
+  }
+  for (const auto& p : plan.files) {
+    if (p.action != FileAction::create && p.action != FileAction::rewrite) continue;
+    const std::string dir = plan.marker.substr(0, plan.marker.size() - std::char_traits<char>::length(kMarkerName) - 1);
+    make_parent_dirs(plan.marker);
+    {
+      // Listed before it is written: an interrupted layout leaves a file replay may rewrite.
+      const int m = ::open(plan.marker.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (m < 0) throw IoError(errno, "open", plan.marker, "check that --dir is writable");
+      const std::string line = escape_bytes(p.path.substr(dir.size() + 1)) + "\n";
+      const bool ok = ::write(m, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+      const int err = errno;
+      ::close(m);
+      if (!ok) throw IoError(err, "write", plan.marker, "check the free space of --dir");
+    }
+    make_parent_dirs(p.path);
+    const int flags = O_WRONLY | O_CLOEXEC | (p.action == FileAction::create ? (O_CREAT | O_EXCL) : O_TRUNC);
+    const int fd = ::open(p.path.c_str(), flags, 0644);
+    if (fd < 0)
+      throw IoError(errno, "create", p.path,
+                    errno == EEXIST ? "another process created it meanwhile; run the replay again"
+                                    : "check that --dir is writable");
+    uint64_t done = 0;
+    while (done < p.size) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), p.size - done));
+      const ssize_t w = ::write(fd, buf.data(), n);
+      if (w <= 0) {
+        const int err = w < 0 ? errno : ENOSPC;
+        ::close(fd);
+        throw IoError(err, "write", p.path, "check the free space of --dir");
+      }
+      done += static_cast<uint64_t>(w);
+    }
+    if (::fsync(fd) != 0) {
+      const int err = errno;
+      ::close(fd);
+      throw IoError(err, "fsync", p.path, "check the filesystem of --dir");
+    }
+    ::close(fd);
+  }
+}
+
+}  // namespace ioprobe::replay

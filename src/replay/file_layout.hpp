@@ -1,0 +1,93 @@
+// Where a replay finds the recorded job's files: `--map OLD_PREFIX=NEW_PREFIX` onto files that
+// exist, or `--dir DIR`, under which replay lays out files of the recorded sizes that are missing.
+//
+// Rules (docs/replay.md "Where the files come from"):
+//  - a recorded path is mapped by the longest OLD_PREFIX that matches it at a path-component
+//    boundary; the mapped file must exist (else UsageError naming it and the rule), and is only
+//    read, never written;
+//  - a path no rule maps goes under DIR: DIR + the recorded absolute path ("/data/a.bin" ->
+//    DIR/data/a.bin; an anonymized "anon:3fa2" -> DIR/anon/3fa2). A clone of a recorded rank (more
+//    replay ranks than recorded ones) lays out its own copy under DIR/rank-K;
+//  - under DIR a file of the recorded size is used as it is (read only); a missing one is created
+//    and listed in DIR/.ioprobe-replay-layout, the layout's mark of what replay made; a file of
+//    another size is rewritten only when that list names it, else refused (UsageError naming it):
+//    replay never writes into a file it did not create;
+//  - a path neither mapped nor under a --dir is refused, naming it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/trace.hpp"
+
+namespace ioprobe::replay {
+
+/// One --map rule.
+struct MapRule {
+  std::string old_prefix;
+  std::string new_prefix;
+};
+
+/// Parses "OLD=NEW" (both non-empty, OLD absolute or "anon:"). Throws UsageError quoting `text`.
+MapRule parse_map_rule(const std::string& text);
+
+/// The mapped path of `recorded` by the longest matching rule, "" when none matches. A prefix
+/// matches at a component boundary: "/data" maps "/data/a" and "/data", not "/database".
+std::string map_path(const std::vector<MapRule>& rules, const std::string& recorded);
+
+/// DIR/<recorded without its leading '/'> (anonymized "anon:HEX" -> DIR/anon/HEX). Throws
+/// UsageError for a path with a ".." component (it would leave DIR).
+std::string dir_path(const std::string& dir, const std::string& recorded);
+
+/// How a replay finds its files.
+struct LayoutOptions {
+  std::vector<MapRule> maps;
+  std::string dir;           // "" when no --dir
+  std::string clone_subdir;  // "rank-K" for a clone of a recorded rank, "" otherwise
+};
+
+enum class FileAction : uint8_t {
+  none,     // not used by the replayed streams
+  mapped,   // an existing file named by --map (read only)
+  reuse,    // under --dir, already of the recorded size (read only)
+  create,   // under --dir, missing: replay creates it
+  rewrite,  // under --dir, replay's own file of another size: replay writes it again
+};
+
+/// One recorded file and where the replay reads it.
+struct PlannedFile {
+  std::string recorded;   // the path as the job named it (raw bytes)
+  std::string path;       // where the replay reads it ("" with FileAction::none)
+  uint64_t size = 0;      // bytes to lay out: the recorded size, or the furthest byte read when unknown
+  uint64_t existing = 0;  // bytes of the file found there (mapped, reuse, rewrite)
+  FileAction action = FileAction::none;
+};
+
+/// The plan for every file of the trace (indexed by file id).
+struct LayoutPlan {
+  std::vector<PlannedFile> files;
+  std::string marker;  // DIR/.ioprobe-replay-layout ("" without --dir)
+  uint64_t create_bytes = 0;
+  uint64_t created = 0, reused = 0, mapped = 0;
+  std::vector<std::string> warnings;  // a mapped file shorter than the recorded reads reach, ...
+};
+
+/// Which files the ops of `streams` (indices into trace.streams) touch, by file id (ops that
+/// failed in the recording, e.g. an open of a missing file, do not count).
+std::vector<bool> files_used(const trace::Trace& trace, const std::vector<size_t>& streams);
+
+/// The furthest byte each file's recorded reads and mappings reached (by file id).
+std::vector<uint64_t> furthest_bytes(const trace::Trace& trace);
+
+/// Plans the files of `used` (stat only; nothing is written). Throws UsageError naming the
+/// path: a --map onto a missing path, a path no rule maps without --dir, a file under DIR of
+/// another size that replay did not create, a directory where a file is expected.
+LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used, const LayoutOptions& opts);
+
+/// Creates the files the plan marks create or rewrite (bytes that are not zeros, so a
+/// filesystem stores and reads real blocks; fsync'd), each listed in the marker before it is
+/// written. Throws IoError naming the path.
+void lay_out(const LayoutPlan& plan);
+
+}  // namespace ioprobe::replay

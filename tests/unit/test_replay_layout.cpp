@@ -1,0 +1,204 @@
+// Where a replay reads the recorded files (--map rules, --dir layout that never writes into a
+// file replay did not create) and a replay of a small trace on those files with exact byte counts.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "replay/file_layout.hpp"
+#include "replay/replay_plan.hpp"
+#include "replay/replay_run.hpp"
+#include "temp_dir.hpp"
+
+using namespace ioprobe;
+using namespace ioprobe::replay;
+
+namespace {
+
+std::string usage_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+uint64_t size_of(const std::string& p) {
+  struct stat st {};
+  return stat(p.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : UINT64_MAX;
+}
+
+void write_file(const std::string& p, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(p).parent_path());
+  std::ofstream(p) << text;
+}
+
+trace::Op op(trace::OpKind k, int64_t t, int32_t f, uint64_t off = 0, uint64_t len = 0, uint64_t got = 0) {
+  trace::Op o;
+  o.kind = k;
+  o.start_ns = t;
+  o.dur_ns = 1000;
+  o.file = f;
+  o.offset = off;
+  o.requested = len;
+  o.bytes = got;
+  return o;
+}
+
+// Two threads: one reads /data/a (10,000 B) in two requests (the second short at its end), the
+// other maps /data/b (5,000 B) and stats it; a failed open of /data/none is not replayed.
+trace::Trace small_trace() {
+  trace::Trace t;
+  t.source = "test";
+  t.files = {{"/data/a", 10000, true}, {"/data/b", 5000, true}, {"/data/none", 0, false}};
+  trace::Stream s1;
+  s1.pid = s1.tid = 1;
+  s1.role = "main";
+  s1.ops = {op(trace::OpKind::open, 0, 0), op(trace::OpKind::read, 100000, 0, 0, 8192, 8192),
+            op(trace::OpKind::read, 200000, 0, 8192, 8192, 1808), op(trace::OpKind::close, 300000, 0)};
+  trace::Stream s2;
+  s2.pid = s2.tid = 2;
+  s2.role = "thread";
+  trace::Op failed = op(trace::OpKind::open, 0, 2);
+  failed.error = 2;
+  s2.ops = {failed, op(trace::OpKind::stat, 1000, 1), op(trace::OpKind::open, 2000, 1),
+            op(trace::OpKind::mmap, 3000, 1, 0, 5000), op(trace::OpKind::munmap, 400000, 1)};
+  t.streams = {s1, s2};
+  return t;
+}
+
+std::vector<bool> all_used(const trace::Trace& t) { return files_used(t, {0, 1}); }
+
+}  // namespace
+
+TEST_CASE("replay map: rules parse, the longest prefix wins at a component boundary", "[replay]") {
+  CHECK(parse_map_rule("/data=/mnt/x").new_prefix == "/mnt/x");
+  CHECK_THAT(usage_error([] { parse_map_rule("/data"); }), Catch::Contains("OLD_PREFIX=NEW_PREFIX"));
+  CHECK_THAT(usage_error([] { parse_map_rule("data=/x"); }), Catch::Contains("not an absolute path"));
+  const std::vector<MapRule> rules = {{"/data", "/a"}, {"/data/train", "/b"}};
+  CHECK(map_path(rules, "/data/train/x.bin") == "/b/x.bin");
+  CHECK(map_path(rules, "/data/val/x.bin") == "/a/val/x.bin");
+  CHECK(map_path(rules, "/database/x") == "");
+  CHECK(map_path(rules, "/data") == "/a");
+}
+
+TEST_CASE("replay dir: recorded paths go under DIR, never out of it", "[replay]") {
+  CHECK(dir_path("/r", "/data/a.bin") == "/r/data/a.bin");
+  CHECK(dir_path("/r/", "anon:3fa2") == "/r/anon/3fa2");
+  CHECK_THAT(usage_error([] { dir_path("/r", "/data/../../etc/passwd"); }), Catch::Contains("'..'"));
+}
+
+TEST_CASE("replay layout: --map onto a missing path is refused, naming it", "[replay]") {
+  TempDir d("replay-map");
+  const trace::Trace t = small_trace();
+  LayoutOptions o;
+  o.maps = {{"/data", d.path + "/none"}};
+  const std::string why = usage_error([&] { plan_layout(t, all_used(t), o); });
+  CHECK_THAT(why, Catch::Contains(d.path + "/none/a") && Catch::Contains("does not exist"));
+  o.maps.clear();
+  CHECK_THAT(usage_error([&] { plan_layout(t, all_used(t), o); }), Catch::Contains("no --map rule covers /data/a"));
+}
+
+TEST_CASE("replay layout: lays out missing files, reuses its own, refuses a foreign one", "[replay]") {
+  TempDir d("replay-dir");
+  const trace::Trace t = small_trace();
+  LayoutOptions o;
+  o.dir = d.path;
+  LayoutPlan p = plan_layout(t, all_used(t), o);
+  CHECK(p.created == 2);
+  CHECK(p.create_bytes == 15000);
+  CHECK(p.files[2].action == FileAction::none);  // only a failed open touched it
+  lay_out(p);
+  CHECK(size_of(d.path + "/data/a") == 10000);
+  CHECK(size_of(d.path + "/data/b") == 5000);
+  CHECK(size_of(d.path + "/data/none") == UINT64_MAX);
+  p = plan_layout(t, all_used(t), o);
+  CHECK(p.reused == 2);
+  CHECK(p.created == 0);
+  // Its own file of another size is rewritten; a file it did not create is refused, untouched.
+  truncate((d.path + "/data/a").c_str(), 10);
+  p = plan_layout(t, all_used(t), o);
+  CHECK(p.files[0].action == FileAction::rewrite);
+  lay_out(p);
+  CHECK(size_of(d.path + "/data/a") == 10000);
+  TempDir d2("replay-foreign");
+  write_file(d2.path + "/data/b", "user data");
+  o.dir = d2.path;
+  const std::string why = usage_error([&] { plan_layout(t, all_used(t), o); });
+  CHECK_THAT(why, Catch::Contains(d2.path + "/data/b") && Catch::Contains("did not create"));
+  CHECK(size_of(d2.path + "/data/b") == 9);
+  // A clone lays out its own copy.
+  o.dir = d.path;
+  o.clone_subdir = "rank-3";
+  p = plan_layout(t, all_used(t), o);
+  CHECK(p.files[0].path == d.path + "/rank-3/data/a");
+  CHECK(p.created == 2);
+}
+
+TEST_CASE("replay run: exact bytes, mapped share, recorded failures not issued", "[replay]") {
+  TempDir d("replay-run");
+  const trace::Trace t = small_trace();
+  LayoutOptions o;
+  o.dir = d.path;
+  const LayoutPlan layout = plan_layout(t, all_used(t), o);
+  lay_out(layout);
+  const ReplayPlan plan = build_replay_plan(t, 0);
+  RunOptions ro;
+  ro.gaps = GapMode::sleep;
+  const int64_t t0 = now_ns();
+  const ReplayResult r = run_replay(t, plan, layout, ro);
+  CHECK(now_ns() - t0 >= 399000);  // the recorded span (0 .. 401,000 ns) is slept, not skipped
+  CHECK(r.errors == 0);
+  CHECK(r.bytes == 10000 + 5000);
+  CHECK(r.mapped_bytes == 5000);
+  CHECK(r.ops == 9);
+  REQUIRE(r.streams.size() == 2);
+  CHECK(r.streams[0].bytes == 10000);
+  CHECK(r.streams[0].reads == 2);
+  CHECK(r.streams[1].reads == 1);
+  CHECK(r.open_latency.count() == 2);
+  CHECK(r.read_latency.count() == 3);
+  CHECK(r.processes == 1);
+  ro.gaps = GapMode::none;
+  const ReplayResult fast = run_replay(t, plan, layout, ro);
+  CHECK(fast.bytes == 15000);
+  CHECK(fast.streams[0].gap_ns == 0);
+}
+
+TEST_CASE("replay run: a batch waits for its worker's reads", "[replay]") {
+  TempDir d("replay-batch");
+  trace::Trace t;
+  t.files = {{"/data/a", 4096, true}};
+  trace::Stream main;
+  main.pid = main.tid = 1;
+  main.role = "main";
+  main.marks = {{trace::MarkKind::batch_wait_begin, 0, 0}, {trace::MarkKind::batch_wait_end, 30'000'000, 0}};
+  trace::Stream w;
+  w.pid = w.tid = 2;
+  w.role = "worker 0";
+  w.ops = {op(trace::OpKind::read, 20'000'000, 0, 0, 4096, 4096)};
+  w.ops[0].dur_ns = 1'000'000;
+  t.streams = {main, w};
+  LayoutOptions o;
+  o.dir = d.path;
+  const LayoutPlan layout = plan_layout(t, files_used(t, {0, 1}), o);
+  lay_out(layout);
+  RunOptions ro;
+  ro.gaps = GapMode::sleep;
+  const ReplayResult r = run_replay(t, build_replay_plan(t, 0), layout, ro);
+  REQUIRE(r.timeline.batches == 1);
+  CHECK(r.timeline.recorded_wait_ns == 30'000'000);
+  // The worker sleeps its 20 ms gap, then reads; the batch is in hand 9 ms after the read's end
+  // (timed from the main thread's own start, which a busy host may delay).
+  REQUIRE(r.streams.size() == 2);
+  CHECK(r.streams[0].elapsed_ns >= 29'000'000);
+  CHECK(r.streams[0].dependency_wait_ns > 0);
+  CHECK(r.timeline.replayed_wait_ns >= 9'000'000);
+  CHECK(r.timeline.replayed_wait_ns < 2'000'000'000);
+}
