@@ -32,7 +32,9 @@ figures over the batches from the first to the last (worker start-up and the fir
   main CPU per batch      user+sys of the main process (getrusage RUSAGE_SELF) per batch: receiving,
                           unpickling and attaching the batch's shared memory; per-batch spread from
                           the main thread's CPU clock around each next()
-  bytes per batch         bytes of the tensors in a batch (what crosses to the main process)
+  bytes per batch         bytes of the tensors in a batch (what crosses to the main process through
+                          shared memory); the batch's parts with no tensor (strings, Python numbers, None
+                          a collate_fn allows) are named in no_tensor_bytes (ioprobe_batch.py)
   tensors per batch       tensors in a batch: with torch's file_descriptor sharing strategy each is
                           one round trip of the main process with the worker's resource sharer
   worker start-up         from iter(loader) to each worker's worker_init_fn, seconds
@@ -51,6 +53,14 @@ figures over the batches from the first to the last (worker start-up and the fir
                           cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
                           (the same bytes moved into page-locked memory), marked as such
 
+Before any pass the first two samples are collated as a DataLoader worker collates them: a field
+the collate refuses is named with the DataLoader's own error (ioprobe_batch.py), and a Dataset whose
+__len__ is 0 is refused in those words. Progress goes to stderr: each step as it starts, and every
+--progress-every seconds while it lasts, its samples done (ioprobe_progress.py); SIGUSR1 makes this
+process and its DataLoader workers write every thread's Python stack to stderr (ioprobe sends it
+when calibrate's --timeout passes). The user's code's prints go to stdout, line-buffered; the result
+goes to --result-out FILE when given (ioprobe shows the prints, marked), else to stdout.
+
 --paths-out FILE: the files used, each path's bytes followed by a NUL, written once they are in the
 page cache (ioprobe then measures its own read of the same files: cli/calibrate_read.hpp).
 
@@ -60,7 +70,7 @@ sent on by ioprobe): the driver ends quietly, without a traceback and without a 
 """
 import argparse
 import ctypes
-import importlib.util
+import itertools
 import json
 import os
 import platform
@@ -73,112 +83,13 @@ import time
 import traceback
 import warnings
 
-import ioprobe_gil  # the feeder's GIL share (beside this file)
+import ioprobe_batch  # what of a batch is tensors (beside this file)
+import ioprobe_gil  # the feeder's GIL share
+import ioprobe_progress  # progress on stderr, stacks on SIGUSR1
+from ioprobe_user import PROG, check_len, check_samples, default_collate_of, fail, list_files, load_user_code, warm
 
-PROG = "ioprobe calibrate"
 _TICK = os.sysconf("SC_CLK_TCK")
 NO_TORCH = 3  # ioprobe then tries its next interpreter (calibrate/driver.hpp kDriverNoTorch)
-
-
-def fail(msg, code=2):
-    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
-    sys.exit(code)
-
-
-def note(msg):
-    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
-
-
-def load_user_code(path, func_name):
-    if not os.path.isfile(path):
-        fail(f"--dataset-factory {path}: no such file; give FILE.py:FUNC with the path of your Dataset's module")
-    name = "ioprobe_user_dataset"
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its own imports of sibling modules
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod  # workers started by fork see it; pickled references resolve
-        spec.loader.exec_module(mod)
-    except ModuleNotFoundError as e:
-        fail(f"{path}: importing it failed: {e}; install the module it needs for {sys.executable} "
-             f"(or pass --python with the interpreter your training uses)")
-    except Exception as e:  # noqa: BLE001 - any error in the user's module is reported with its place
-        fail(f"{path}: importing it raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}"
-             f"fix the module so that `python3 {path}` imports cleanly")
-    fn = getattr(mod, func_name, None)
-    if fn is None or not callable(fn):
-        have = sorted(k for k, v in vars(mod).items() if callable(v) and not k.startswith("_"))
-        fail(f"{path}: defines no function '{func_name}' (callables there: {', '.join(have) or 'none'}); "
-             f"give --dataset-factory {path}:NAME with the function that returns your Dataset")
-    collate = getattr(mod, "collate_fn", None)
-    if collate is not None and not callable(collate):
-        fail(f"{path}: collate_fn is defined but not callable; make it a function or remove it")
-    return fn, collate
-
-
-def list_files(root, limit):
-    if not os.access(root, os.R_OK | os.X_OK):
-        fail(f"--data {root}: cannot read it (permission denied); run as a user who may read it, or give --data a "
-             f"readable directory")
-    out, unreadable, broken = [], [], []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable.append):
-        dirnames.sort()
-        for n in sorted(filenames):
-            if n.startswith(".ioprobe"):
-                continue
-            p = os.path.join(dirpath, n)
-            # Symbolic links to files are read, as `ioprobe run --data` reads them; dangling or
-            # looping links are skipped and counted.
-            if os.path.isfile(p):
-                out.append(p)
-                if len(out) >= limit:
-                    break
-            elif os.path.islink(p):
-                broken.append(p)
-        if len(out) >= limit:
-            break
-    if broken:
-        note(f"skipped {len(broken)} symbolic link(s) of --data that lead to no file (first: {broken[0]})")
-    if unreadable:
-        note(f"skipped {len(unreadable)} director{'y' if len(unreadable) == 1 else 'ies'} of --data it could not "
-             f"read (first: {unreadable[0].filename}: {unreadable[0].strerror}); their files are not in the "
-             f"calibration")
-    return out
-
-
-def warm(paths):
-    """Reads every file once so that the measured runs find them in the page cache. Returns bytes."""
-    total = 0
-    for p in paths:
-        try:
-            with open(p, "rb", buffering=0) as f:
-                while True:
-                    b = f.read(1 << 20)
-                    if not b:
-                        break
-                    total += len(b)
-        except OSError as e:
-            fail(f"--data: cannot read {p}: {e.strerror}; run as a user who may read every file of --data, or give "
-                 f"a directory whose files are readable")
-    return total
-
-
-def tensors_of(obj, where, torch, out):
-    """Collects the tensors of a sample or batch (tensors, or tuples/lists/dicts of them). Raises
-    TypeError naming the first part that is not a tensor."""
-    if isinstance(obj, torch.Tensor):
-        out.append(obj)
-    elif isinstance(obj, (tuple, list)):
-        for i, x in enumerate(obj):
-            tensors_of(x, f"{where}[{i}]", torch, out)
-    elif isinstance(obj, dict):
-        for k, x in obj.items():
-            tensors_of(x, f"{where}[{k!r}]", torch, out)
-    elif isinstance(obj, (int, float, bool)):
-        pass  # labels: default_collate turns them into tensors
-    else:
-        raise TypeError(f"{where} is a {type(obj).__name__}, not a tensor")
-    return out
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -197,15 +108,6 @@ def proc_cpu_s(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICK
-
-
-def default_collate_of(torch):
-    """torch's default_collate (public from torch 1.11, in torch.utils.data._utils.collate before)."""
-    try:
-        from torch.utils.data import default_collate
-    except ImportError:
-        from torch.utils.data._utils.collate import default_collate
-    return default_collate
 
 
 def batch_sizes(n, batch):
@@ -275,6 +177,7 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         raise KeyboardInterrupt
     from torch.utils.data import DataLoader, get_worker_info
     ds = make_ds(paths)
+    check_len(ds, paths)
     starts = torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_()
     cpu0 = torch.full((max(workers, 1),), -1.0, dtype=torch.float64).share_memory_()
 
@@ -343,8 +246,11 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         if _interrupted_by:  # the KeyboardInterrupt landed in a finalizer, which swallows it: stop here
             raise KeyboardInterrupt
         k += 1
-        ts = tensors_of(b, "batch", torch, [])
-        nbytes = sum(t.numel() * t.element_size() for t in ts)
+        PROGRESS.advance(sizes[k - 1] if k <= len(sizes) else 0)
+        ts, bare = ioprobe_batch.split_batch(b, torch)
+        for field, holds in bare:
+            NO_TENSOR_BYTES.setdefault(field, holds)
+        nbytes = ioprobe_batch.tensor_bytes(ts)
         if k > 1:
             main_batch_cpu.append((c1 - c0) * 1e6)
             batch_bytes.append(nbytes)
@@ -457,8 +363,9 @@ def crowded_rows(a, torch, make_ds, collate, paths):
         w = per * k
         n = CROWDED_LENGTHS[rep] * w * a.batch_size
         run_paths = (paths * -(-n // len(paths)))[:n]
-        note(f"num_workers={w} on {k} CPU(s) ({per} worker processes per CPU): pass {rep + 1} of "
-             f"{len(CROWDED_LENGTHS)}, {CROWDED_LENGTHS[rep]} batches per worker ({n} samples over the files)")
+        PROGRESS.step(f"pass {next(PASS_NO)} of {a.passes}: num_workers={w} on {k} CPU(s) ({per} worker processes "
+                      f"per CPU), length {rep + 1} of {len(CROWDED_LENGTHS)}: {CROWDED_LENGTHS[rep]} batches per "
+                      f"worker ({n} samples over the files)", n)
         os.sched_setaffinity(0, allowed[:k])
         try:
             with warnings.catch_warnings():
@@ -488,19 +395,26 @@ def main():
     ap.add_argument("--oversubscribe", default="", help="worker processes per CPU also measured, e.g. 2,4 [none]")
     ap.add_argument("--oversubscribe-cpus", type=int, default=2, help="CPUs those passes run on [2]")
     ap.add_argument("--paths-out", default="", help="write the files used here, NUL-separated")
+    ap.add_argument("--result-out", default="", help="write the result (one JSON object) here [stdout]")
+    ap.add_argument("--progress-every", type=float, default=5.0, help="seconds between a step's progress lines [5]")
     a = ap.parse_args()
+    global PROGRESS
+    PROGRESS = ioprobe_progress.Progress(PROG, a.progress_every)
+    # The user's prints reach ioprobe as they are made, not at exit (ioprobe shows them, marked).
+    sys.stdout.reconfigure(line_buffering=True)
     try:
         import torch
     except ImportError as e:
         fail(f"{sys.executable} cannot import torch ({e}); install PyTorch for it (Debian: apt-get install "
              f"python3-torch) or pass --python with the interpreter your training uses", NO_TORCH)
+    PROGRESS.step(f"importing {a.factory}")
     make_ds, collate = load_user_code(a.factory, a.func)
     limit = a.samples or 16 * a.batch_size
     paths = list_files(a.data, limit)
     if len(paths) < 6 * a.batch_size:  # 3 steady batches per worker at num_workers=2
         fail(f"--data {a.data}: {len(paths)} files, fewer than 6 batches of {a.batch_size} (3 per worker at "
              f"num_workers=2); give a directory with more files or a smaller --batch-size", 2)
-    note(f"reading {len(paths)} files of {a.data} into the page cache")
+    PROGRESS.step(f"reading {len(paths)} files of {a.data} into the page cache")
     data_bytes = warm(paths)
     if a.paths_out:
         try:
@@ -508,6 +422,7 @@ def main():
                 f.write(b"".join(os.fsencode(p) + b"\0" for p in paths))
         except OSError as e:
             fail(f"--paths-out {a.paths_out}: {e.strerror}", 1)
+    PROGRESS.step(f"calling your Dataset factory {a.func}(paths) of {a.factory} with {len(paths)} paths")
     try:
         ds = make_ds(list(paths))
     except Exception as e:  # noqa: BLE001
@@ -516,22 +431,16 @@ def main():
     if not hasattr(ds, "__getitem__") or not hasattr(ds, "__len__"):
         fail(f"{a.factory}: {a.func}(paths) returned a {type(ds).__name__}, not a map-style Dataset "
              f"(__getitem__ and __len__); return a torch.utils.data.Dataset", 2)
-    try:
-        sample = ds[0]
-    except Exception as e:  # noqa: BLE001
-        fail(f"{a.factory}: the Dataset's __getitem__(0) raised {type(e).__name__}: {e}\n"
-             f"{traceback.format_exc(limit=-3)}fix __getitem__ for the file {paths[0]}", 2)
-    try:
-        if not tensors_of(sample, "sample", torch, []):
-            raise TypeError("sample holds no tensor")
-    except TypeError as e:
-        fail(f"{a.factory}: the Dataset's samples must be tensors (or tuples/lists/dicts of tensors and numbers): "
-             f"{e}; convert it in __getitem__ (torch.from_numpy, torch.frombuffer)", 2)
+    n = check_len(ds, paths)
+    check_samples(a, ds, min(n, 2), collate, torch, paths, PROGRESS)
     pin = "cuda" if torch.cuda.is_available() else "mlock"
     rows = []
+    levels = [x for x in a.oversubscribe.split(",") if x.strip()]
+    a.passes = 2 * len(a.workers.split(",")) + len(CROWDED_LENGTHS) * len(levels)
     for w in [int(x) for x in a.workers.split(",")]:
         for p in (None, pin):
-            note(f"num_workers={w}{' pin_memory' if p else ''}: one pass over {len(paths)} files")
+            PROGRESS.step(f"pass {next(PASS_NO)} of {a.passes}: num_workers={w}{' pin_memory' if p else ''}: one pass "
+                          f"over {len(paths)} files", len(paths))
             try:
                 rows.append(dict(measure(torch, make_ds, collate, paths, w, a.batch_size, a.seed, p, None),
                                  pin_memory=bool(p), cpus=len(os.sched_getaffinity(0))))
@@ -541,11 +450,11 @@ def main():
                 fail(f"{a.factory}: the DataLoader (num_workers={w}) raised {type(e).__name__}: {e}\n"
                      f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
     rows += crowded_rows(a, torch, make_ds, collate, paths)
-    note("the queue feeder's GIL share: pickling batches beside a thread running Python")
+    PROGRESS.step("the queue feeder's GIL share: pickling batches beside a thread running Python")
     gil, gil_method = ioprobe_gil.measure(torch, ds, collate or default_collate_of(torch), a.batch_size, len(paths))
     if _interrupted_by:
         raise KeyboardInterrupt
-    print(json.dumps({
+    result = json.dumps({
         "python": sys.executable, "python_version": platform.python_version(), "torch_version": torch.__version__,
         "cuda_available": torch.cuda.is_available(),
         "pin_method": "tensor.pin_memory() (cudaHostAlloc and copy)" if pin == "cuda" else
@@ -553,9 +462,21 @@ def main():
         "collate": "collate_fn of the module" if collate is not None else "torch default_collate",
         "files": len(paths), "data_bytes": data_bytes, "batch_size": a.batch_size, "rows": rows,
         "feeder_gil": gil, "feeder_gil_method": gil_method,
-    }), flush=True)
+        "no_tensor_bytes": [{"field": f, "holds": h} for f, h in NO_TENSOR_BYTES.items()],
+    })
+    if not a.result_out:
+        print(result, flush=True)
+        return
+    try:
+        with open(a.result_out, "w") as f:
+            f.write(result + "\n")
+    except OSError as e:
+        fail(f"--result-out {a.result_out}: {e.strerror}", 1)
 
 
+PROGRESS = None  # ioprobe_progress.Progress, made in main()
+PASS_NO = itertools.count(1)
+NO_TENSOR_BYTES = {}  # field of a batch -> what it held, for the parts with no tensor (no tensor bytes)
 _interrupted_by = 0
 _excepthook = sys.excepthook
 
@@ -584,6 +505,7 @@ def _on_interrupt(signum, frame):
 
 
 if __name__ == "__main__":
+    ioprobe_progress.stack_dump_signal()
     signal.signal(signal.SIGINT, _on_interrupt)
     signal.signal(signal.SIGTERM, _on_interrupt)
     try:

@@ -121,6 +121,8 @@ json calibration_to_json(const Calibration& c) {
                               {"other_per_sample_us", p.other_per_sample_us},
                               {"worker_startup_cpu_s", figure_json(p.worker_startup_cpu_s)},
                               {"basis", p.basis}});
+  json no_tensor = json::array();
+  for (const auto& p : c.no_tensor_bytes) no_tensor.push_back({{"field", p.field}, {"holds", p.holds}});
   return {{"schema", kCalibrationSchema},
           {"kind", "calibration"},
           {"schema_version", c.schema_version},
@@ -145,6 +147,7 @@ json calibration_to_json(const Calibration& c) {
             {"main_cpu_per_batch_p90_us", c.main_cpu_per_batch_p90_us},
             {"main_cpu_per_sample_us", c.main_cpu_per_sample_us()},
             {"bytes_per_batch", figure_json(c.bytes_per_batch)},
+            {"no_tensor_bytes", no_tensor},
             {"tensors_per_batch", figure_json(c.tensors_per_batch)},
             {"worker_startup_s", figure_json(c.worker_startup_s)},
             {"startup_cpu", startup},
@@ -243,6 +246,16 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.main_cpu_per_batch_p10_us = number(f, "main_cpu_per_batch_p10_us", where + ": figures");
   c.main_cpu_per_batch_p90_us = number(f, "main_cpu_per_batch_p90_us", where + ": figures");
   c.bytes_per_batch = figure(f, "bytes_per_batch", where);
+  if (f.contains("no_tensor_bytes")) {  // absent from documents written before the parts were named
+    const json& parts = f.at("no_tensor_bytes");
+    if (!parts.is_array())
+      throw UsageError(fmt::format("{}: figures.no_tensor_bytes is not a list; the document was edited or damaged, "
+                                   "rerun `ioprobe calibrate`",
+                                   where));
+    for (const json& p : parts)
+      c.no_tensor_bytes.push_back({text(p, "field", where + ": figures.no_tensor_bytes"),
+                                   text(p, "holds", where + ": figures.no_tensor_bytes")});
+  }
   if (f.contains("tensors_per_batch")) {  // absent from documents written before it was counted
     c.tensors_per_batch = figure(f, "tensors_per_batch", where);
     // Each tensor is one round trip the model runs per batch: a count beyond any real batch (a

@@ -70,7 +70,16 @@ struct Calibration {
   CalFigure inprocess_cpu_per_sample_us;  // num_workers=0: the same work in the main process, µs
   CalFigure main_cpu_per_batch_us;        // main process per batch: receive + unpickle + shm attach, µs
   double main_cpu_per_batch_p10_us = 0, main_cpu_per_batch_p90_us = 0;  // per-batch spread (main thread)
-  CalFigure bytes_per_batch;    // bytes of the batch's tensors (what crosses to the main process), B
+  CalFigure bytes_per_batch;  // bytes of the batch's tensors (what crosses to the main process), B
+  // The batch's parts that hold no tensor, so none of bytes_per_batch (strings, numbers a collate_fn
+  // kept as Python objects, None it allowed: pickled through the worker's pipe instead), each with
+  // what it held: ("batch['path']", "list of 32 str"). Empty when every part is a tensor, and in
+  // documents written before they were named.
+  struct NoTensorField {
+    std::string field;
+    std::string holds;
+  };
+  std::vector<NoTensorField> no_tensor_bytes;
   CalFigure tensors_per_batch;  // tensors in a batch (the main process's round trips with the worker's sharer);
                                 // zeros in documents written before it was counted
   CalFigure worker_startup_s;   // iter(loader) to a worker's worker_init_fn, s

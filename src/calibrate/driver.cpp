@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/driver_io.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -91,13 +93,13 @@ std::vector<std::string> python_candidates(const std::string& given) {
 
 namespace {
 
-void write_all(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    const ssize_t w = write(fd, data, n);
+void say(const std::string& s) {
+  const std::string line = s + "\n";
+  for (size_t done = 0; done < line.size();) {
+    const ssize_t w = write(STDERR_FILENO, line.data() + done, line.size() - done);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;  // our stderr is gone: nothing more to show
-    data += w;
-    n -= static_cast<size_t>(w);
+    if (w <= 0) return;
+    done += static_cast<size_t>(w);
   }
 }
 
@@ -109,9 +111,35 @@ void forward_interrupt(pid_t pid, DriverRun& r) {
   kill(pid, interrupt_signal());
 }
 
+// --timeout passed: each process of the driver's tree writes its Python stacks (faulthandler,
+// python/ioprobe_progress.py) under a line naming it, passed through before the next is asked;
+// then all of them are killed. Processes that started meanwhile are killed as well.
+void end_on_timeout(pid_t pid, const DriverWatch& watch, DriverStreams& io, DriverRun& r) {
+  r.timed_out = true;
+  say(fmt::format("ioprobe calibrate: --timeout {:g} s passed; the Python stack of each process of the calibration "
+                  "follows (faulthandler: every thread, most recent call first)",
+                  watch.timeout_s));
+  std::vector<pid_t> procs{pid};
+  for (const pid_t p : descendant_processes(pid)) procs.push_back(p);
+  for (const pid_t p : procs) {
+    say(p == pid ? fmt::format("ioprobe calibrate: -- process {}: the driver's main process (your Dataset factory, "
+                               "the samples at num_workers=0, and the DataLoader's main loop run here)",
+                               p)
+                 : fmt::format("ioprobe calibrate: -- process {}: started by the driver (a DataLoader worker, or a "
+                               "process your code started)",
+                               p));
+    if (kill(p, kStackDumpSignal) != 0) continue;  // it is gone
+    r.dumped.push_back(p);
+    io.drain(1000, 200);  // its stack (written at once, in the signal handler), before the next one's line
+  }
+  for (const pid_t p : descendant_processes(pid)) procs.push_back(p);
+  for (auto it = procs.rbegin(); it != procs.rend(); ++it) kill(*it, SIGKILL);
+}
+
 }  // namespace
 
-DriverRun run_driver(const std::string& python, const std::string& driver, const std::vector<std::string>& args) {
+DriverRun run_driver(const std::string& python, const std::string& driver, const std::vector<std::string>& args,
+                     const DriverWatch& watch) {
   int out_fds[2], err_fds[2];
   if (pipe2(out_fds, O_CLOEXEC) != 0) throw IoError(errno, "pipe", "(calibration driver output)");
   if (pipe2(err_fds, O_CLOEXEC) != 0) {
@@ -130,6 +158,7 @@ DriverRun run_driver(const std::string& python, const std::string& driver, const
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
+  const auto t0 = std::chrono::steady_clock::now();
   const int rc = python.find('/') == std::string::npos
                      ? posix_spawnp(&pid, python.c_str(), &fa, nullptr, argv.data(), environ)
                      : posix_spawn(&pid, python.c_str(), &fa, nullptr, argv.data(), environ);
@@ -143,38 +172,28 @@ DriverRun run_driver(const std::string& python, const std::string& driver, const
                                  escape_bytes(python), errno_text(rc)));
   }
   DriverRun r;
-  // stdout is collected, stderr passed through as it comes (and counted: a failure that printed
-  // nothing is told apart from one that explained itself).
-  pollfd fds[2] = {{out_fds[0], POLLIN, 0}, {err_fds[0], POLLIN, 0}};
-  int open_fds = 2;
-  char buf[65536];
-  while (open_fds > 0) {
-    forward_interrupt(pid, r);
-    // A bounded wait: a signal landing between the check above and poll() is acted on soon.
-    const int n = poll(fds, 2, 200);
-    if (n < 0 && errno != EINTR) break;
-    if (n <= 0) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t got = read(fds[i].fd, buf, sizeof(buf));
-      if (got > 0) {
-        if (i == 0) {
-          r.out.append(buf, static_cast<size_t>(got));
-        } else {
-          r.err_bytes += static_cast<uint64_t>(got);
-          write_all(STDERR_FILENO, buf, static_cast<size_t>(got));
-        }
-      } else if (got == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;  // poll() skips it
-        --open_fds;
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  {
+    // stdout is collected (and shown marked), stderr passed through as it comes (and counted: a
+    // failure that printed nothing is told apart from one that explained itself).
+    DriverStreams io(out_fds[0], err_fds[0], watch, r);
+    double killed_at = 0;
+    while (io.open()) {
+      forward_interrupt(pid, r);
+      if (watch.timeout_s > 0 && !r.timed_out && elapsed() >= watch.timeout_s) {
+        end_on_timeout(pid, watch, io, r);
+        killed_at = elapsed();
       }
+      // Killed, a process outside its tree (one the user's code left running) may keep a pipe open.
+      if (r.timed_out && elapsed() - killed_at > 3) break;
+      // A bounded wait: a signal landing between the checks above and poll() is acted on soon.
+      io.pump(200);
     }
+    io.finish();
   }
-  for (auto& f : fds)
-    if (f.fd >= 0) close(f.fd);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) forward_interrupt(pid, r);
+  r.elapsed_s = elapsed();
   if (WIFSIGNALED(status)) {
     r.signal = WTERMSIG(status);
     r.exit_code = 128 + r.signal;

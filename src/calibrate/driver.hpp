@@ -2,6 +2,7 @@
 // Python: finding the script and an interpreter that imports torch, and collecting its JSON output.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,21 +18,53 @@ std::string find_calibration_driver();
 /// import torch" (so that the next candidate interpreter is tried).
 inline constexpr int kDriverNoTorch = 3;
 
+/// The signal that makes the driver and its DataLoader workers write every thread's Python stack
+/// to stderr (python/ioprobe_progress.py registers faulthandler for it).
+inline constexpr int kStackDumpSignal = SIGUSR1;
+
+/// Exit status of `ioprobe calibrate` when --timeout expired (as timeout(1)'s).
+inline constexpr int kExitCalibrationTimeout = 124;
+
+/// How a driver run is watched: its time limit and how the user's stdout is shown.
+struct DriverWatch {
+  double timeout_s = 0;  // the run's wall-clock limit, s; 0: none
+  // Each line the driver's processes print on stdout (the user's code: the driver's result goes
+  // to a file) is shown on stderr after this mark, the first `stdout_lines_shown` of them; the
+  // rest are counted. An empty mark: stdout is collected, not shown (a driver that prints its
+  // result there).
+  std::string stdout_mark;
+  uint64_t stdout_lines_shown = 20;
+  // The driver's own lines on stderr start with this; the last one is the step that was running.
+  std::string step_prefix = "ioprobe calibrate: [";
+};
+
 struct DriverRun {
-  int exit_code = 0;       // the script's exit status; 128+N when killed by signal N
-  int signal = 0;          // N when the interpreter was killed by signal N, else 0
-  std::string out;         // its stdout (one JSON object when exit_code is 0)
-  uint64_t err_bytes = 0;  // bytes it wrote on stderr (passed through to ioprobe's stderr)
-  bool forwarded = false;  // ioprobe was interrupted (core/interrupt.hpp) and sent the signal on
-  bool silent() const { return err_bytes == 0 && out.find_first_not_of(" \t\r\n") == std::string::npos; }
+  int exit_code = 0;        // the script's exit status; 128+N when killed by signal N
+  int signal = 0;           // N when the interpreter was killed by signal N, else 0
+  std::string out;          // its stdout, the last 64 KiB (its result when it prints it there)
+  uint64_t out_bytes = 0;   // bytes it wrote on stdout
+  uint64_t out_lines = 0;   // lines it wrote on stdout (a last line without newline counted)
+  bool out_blank = true;    // nothing but white space on stdout
+  uint64_t err_bytes = 0;   // bytes it wrote on stderr (passed through to ioprobe's stderr)
+  bool forwarded = false;   // ioprobe was interrupted (core/interrupt.hpp) and sent the signal on
+  bool timed_out = false;   // DriverWatch::timeout_s expired: its stacks were shown, its processes killed
+  double elapsed_s = 0;     // how long it ran, s
+  std::string last_step;    // the driver's last own line on stderr, without DriverWatch::step_prefix's "ioprobe
+                            // calibrate: " (the step that was running), or "" when it printed none
+  std::vector<int> dumped;  // the processes asked for their stacks at the timeout: the driver, then its descendants
+  bool silent() const { return err_bytes == 0 && out_blank; }
 };
 
 /// Runs `python driver args...` with stdout captured and stderr passed through (the script's
 /// progress lines and error messages reach the user as they are, and are counted). When ioprobe
 /// is interrupted (SIGINT / SIGTERM, core/interrupt.hpp) while it runs, the signal is sent on to
 /// the interpreter once (a Ctrl-C on the terminal reaches it too; the driver ends quietly on the
-/// first). Throws UsageError when the interpreter cannot be started (naming it).
-DriverRun run_driver(const std::string& python, const std::string& driver, const std::vector<std::string>& args);
+/// first). When `watch.timeout_s` passes first, each of its processes (the driver, then its
+/// descendants: the DataLoader workers) is sent kStackDumpSignal in turn under a line naming it,
+/// their stacks passed through, and then all are killed (SIGKILL): timed_out. Throws UsageError
+/// when the interpreter cannot be started (naming it).
+DriverRun run_driver(const std::string& python, const std::string& driver, const std::vector<std::string>& args,
+                     const DriverWatch& watch = {});
 
 /// Why a driver run that did not succeed failed, in one line for the user: the interpreter, its
 /// exit status or signal (with its name), whether it printed anything, and what to do (a silent

@@ -134,6 +134,9 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     c.inprocess_cpu_per_sample_us = over_rows(rows, "inprocess_cpu_per_sample_us", inproc, where, false);
     c.main_cpu_per_batch_us = over_rows(rows, "main_cpu_per_batch_us", plain, where);
     c.bytes_per_batch = over_rows(rows, "bytes_per_batch", plain, where);
+    if (out.contains("no_tensor_bytes"))  // from drivers that name them
+      for (const json& p : out.at("no_tensor_bytes"))
+        c.no_tensor_bytes.push_back({p.at("field").get<std::string>(), p.at("holds").get<std::string>()});
     bool tensors = true;
     for (const json& r : rows) tensors = tensors && (!plain(r) || r.contains("tensors_per_batch"));
     if (tensors) c.tensors_per_batch = over_rows(rows, "tensors_per_batch", plain, where);

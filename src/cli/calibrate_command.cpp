@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -21,6 +24,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "report/calibration_text.hpp"
 #include "report/document.hpp"
 #include "topology/host.hpp"
@@ -73,6 +77,70 @@ std::string oversubscribe_levels(const std::string& given) {
   return out;
 }
 
+// How long the user's code may run in a calibration unless --timeout says. A default calibration at
+// batch size 256 takes 52,224 samples (6 passes of 16 batches, and the oversubscribed passes' 27,648
+// on 2 CPUs): at 10 ms of CPU per sample on 2 CPUs, about 6 minutes of work (arithmetic, not measured).
+constexpr double kCalibrationTimeoutDefaultS = 600;
+
+// A temporary file made in `dir` (mkstemp), removed on every return and throw; a second Ctrl-C
+// (core/interrupt.hpp's quit) removes it too.
+struct TempFile {
+  std::string path;
+  int slot = -1;
+  explicit TempFile(const std::string& dir) : path(dir + "/ioprobe-calibrate-XXXXXX") {
+    const int fd = mkstemp(path.data());
+    if (fd < 0)
+      throw UsageError(fmt::format("cannot create a temporary file in {} ({}); set TMPDIR to a writable directory",
+                                   escape_bytes(dir), errno_text(errno)));
+    close(fd);
+    slot = remove_on_quit(path);
+  }
+  ~TempFile() {
+    unlink(path.c_str());
+    keep_on_quit(slot);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
+
+// The driver's result file (a JSON object of some KB); "" when it cannot be read.
+std::string read_small_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// Says that the user's code printed on stdout, and how much of it was shown (DriverWatch's mark).
+void say_stdout(const DriverRun& run, const DriverWatch& watch) {
+  if (run.out_lines == 0) return;
+  std::cerr << fmt::format(
+      "ioprobe calibrate: your code printed {} line(s) ({}) on stdout; {} shown above after '{}'{} (ioprobe's "
+      "stdout carries only its report)\n",
+      format_count(run.out_lines), format_bytes(run.out_bytes),
+      run.out_lines <= watch.stdout_lines_shown ? std::string("all")
+                                                : fmt::format("the first {}", watch.stdout_lines_shown),
+      watch.stdout_mark.substr(watch.stdout_mark.find('[')),
+      run.out_lines <= watch.stdout_lines_shown ? "" : ", the rest only counted");
+}
+
+// The end of a calibration --timeout stopped: what was running and what to do.
+std::string timeout_text(const DriverRun& run, double timeout_s, const std::string& file) {
+  // The driver's last line, "[12.1 s] pass 1 of 6: ..." or "[12.1 s]   still: pass 1 of 6: ...: 0 of 192 samples
+  // done, 10 s in this step", without the time since its start.
+  std::string step = run.last_step;
+  if (const size_t p = step.find("] "); p != std::string::npos) step = step.substr(p + 2);
+  step.erase(0, std::min(step.size(), step.find_first_not_of(' ')));
+  if (step.rfind("still: ", 0) == 0) step = step.substr(7);
+  return fmt::format(
+      "ioprobe calibrate: stopped: --timeout {} passed while {}; the stacks above show where each process was (your "
+      "code's lines are those of {}). If it was working, only slowly, give a longer --timeout (e.g. --timeout {}) "
+      "or --timeout 0 for no limit, or fewer --samples; if it hangs, fix the code at the top of its stack. No "
+      "calibration document was written.\n",
+      format_seconds(timeout_s),
+      run.last_step.empty() ? std::string("the driver had not yet started its first step (importing torch)")
+                            : fmt::format("the calibration was at: {}", step),
+      escape_bytes(file), fmt::format("{:.0f}m", std::ceil(std::max(2 * timeout_s, 60.0) / 60)));
+}
+
 }  // namespace
 
 int cmd_calibrate(const CommandContext& ctx) {
@@ -100,6 +168,9 @@ int cmd_calibrate(const CommandContext& ctx) {
        "a pass at num_workers = P x K bound to K CPUs, over the files as often as needed; 'none' skips them [2,4]")  //
       ("oversubscribe-cpus", po::value<std::string>(),
        "K: CPUs those passes are bound to [2, or 1 on a 1-CPU host]")  //
+      ("timeout", po::value<std::string>(),
+       "the longest your code may run in the calibration, e.g. 30m; 0: no limit. When it passes, each process's "
+       "Python stack (every thread) and the step that was running are shown, and ioprobe calibrate exits 124 [10m]")  //
       ("json", po::value<std::string>(), "write the calibration document to FILE (JSON, written atomically)");
   // clang-format on
   po::variables_map vm = parse_command_line(ctx.args, desc, "calibrate");
@@ -146,28 +217,19 @@ int cmd_calibrate(const CommandContext& ctx) {
     throw UsageError(fmt::format("--oversubscribe-cpus {}: this process may run on {} CPU(s); give at most {}",
                                  over_cpus, cpus_allowed, std::max(1, cpus_allowed)));
 
+  const double timeout_s = vm.count("timeout") ? parse_duration(get_string(vm, "timeout"), "--timeout")
+                                               : kCalibrationTimeoutDefaultS;
+
   const std::string driver = find_calibration_driver();
   const std::vector<std::string> pythons = python_candidates(get_string(vm, "python"));
   if (pythons.empty())
     throw UsageError("no python3 found on PATH or at /usr/bin/python3; install one with PyTorch (Debian: apt-get "
                      "install python3-torch) or give --python PY");
-  // The driver writes the files it used here, for ioprobe's own read of them (calibrate_read.hpp).
+  // The driver writes the files it used (for ioprobe's own read of them, calibrate_read.hpp) and
+  // its result into temporary files: its stdout is the user's code's.
   const char* tmpdir = getenv("TMPDIR");
   const std::string tmp = tmpdir && *tmpdir ? tmpdir : "/tmp";  // an empty TMPDIR is unset
-  std::string paths_file = tmp + "/ioprobe-calibrate-XXXXXX";
-  const int paths_fd = mkstemp(paths_file.data());
-  if (paths_fd < 0)
-    throw UsageError(fmt::format("cannot create a temporary file in {} ({}); set TMPDIR to a writable directory",
-                                 escape_bytes(tmp), errno_text(errno)));
-  close(paths_fd);
-  struct RemoveOnExit {  // on every return and throw; a second Ctrl-C removes it too
-    std::string path;
-    int slot;
-    ~RemoveOnExit() {
-      unlink(path.c_str());
-      keep_on_quit(slot);
-    }
-  } remove_paths{paths_file, remove_on_quit(paths_file)};
+  const TempFile paths_file(tmp), result_file(tmp);
   std::vector<std::string> args{"--factory",
                                 absolute(file),
                                 "--func",
@@ -183,7 +245,12 @@ int cmd_calibrate(const CommandContext& ctx) {
                                 "--oversubscribe-cpus",
                                 std::to_string(over_cpus),
                                 "--paths-out",
-                                paths_file};
+                                paths_file.path,
+                                "--result-out",
+                                result_file.path};
+  DriverWatch watch;
+  watch.timeout_s = timeout_s;
+  watch.stdout_mark = "ioprobe calibrate: [stdout of your code] ";
   DriverRun run;
   std::string used;
   // The driver's own "no torch" exit says so on stderr; a silent exit 3 is some other program's.
@@ -192,9 +259,14 @@ int cmd_calibrate(const CommandContext& ctx) {
   };
   for (size_t i = 0; i < pythons.size() && !interrupted(); ++i) {
     used = pythons[i];
-    run = run_driver(used, driver, args);
+    run = run_driver(used, driver, args, watch);
     if (!no_torch(run)) break;
     if (i + 1 < pythons.size()) std::cerr << fmt::format("ioprobe calibrate: trying {} instead\n", pythons[i + 1]);
+  }
+  say_stdout(run, watch);
+  if (run.timed_out) {
+    std::cerr << timeout_text(run, timeout_s, file);
+    return kExitCalibrationTimeout;
   }
   // Ctrl-C (or SIGTERM): the driver was told and ended quietly; no document, exit 130 / 143 as a
   // run's. Nothing was written: the document is written whole, after a driver that finished.
@@ -210,13 +282,14 @@ int cmd_calibrate(const CommandContext& ctx) {
     throw UsageError(driver_failure_text(used, driver, run));    // not a Python that ran the driver
   if (run.exit_code == 2 && run.signal == 0) return kExitUsage;  // the driver named the file and what to do
   if (run.exit_code != 0) throw Error(driver_failure_text(used, driver, run), kExitFailure);
-  // The driver's result is its last stdout line; the user's code may have printed before it.
+  // The driver's result is in its file; stdout was the user's code's.
+  const std::string result = read_small_file(result_file.path);
   std::string last = run.out;
   while (!last.empty() && last.back() == '\n') last.pop_back();
   if (const size_t nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
   nlohmann::json out;
   try {
-    out = nlohmann::json::parse(last);
+    out = nlohmann::json::parse(result);
   } catch (const nlohmann::json::exception&) {
     // It exited 0 without its result line: not the driver running (a --python that is no Python),
     // or the user's code ended the process early (os._exit, sys.exit in a worker's import).
@@ -232,7 +305,7 @@ int cmd_calibrate(const CommandContext& ctx) {
   std::cerr << "ioprobe calibrate: ioprobe's own read of the same files from the page cache (io_uring, psync)\n";
   std::vector<std::string> read_notes;
   try {
-    measure_own_read(read_driver_paths(paths_file), static_cast<uint32_t>(batch), cal, read_notes);
+    measure_own_read(read_driver_paths(paths_file.path), static_cast<uint32_t>(batch), cal, read_notes);
   } catch (const Error& e) {  // a side figure: the driver's measurements are kept without it
     read_notes.push_back(fmt::format("ioprobe's own read was not measured ({}); run takes nothing off", e.what()));
   }

@@ -72,7 +72,14 @@ std::string render_calibration_text(const nlohmann::json& doc) {
                                                                   f.value("main_cpu_per_batch_p90_us", 0.0)));
   line("main process per sample", fmt::format("{:.2f} µs", f.value("main_cpu_per_sample_us", 0.0)));
   line("num_workers=0 per sample", fig(f.at("inprocess_cpu_per_sample_us"), "µs CPU"));
-  line("bytes per batch", fig(f.at("bytes_per_batch"), "B", 0));
+  line("bytes per batch", fig(f.at("bytes_per_batch"), "B", 0) + " (its tensors)");
+  if (f.contains("no_tensor_bytes") && !f.at("no_tensor_bytes").empty()) {
+    std::string parts;
+    for (const auto& p : f.at("no_tensor_bytes"))
+      parts += fmt::format("{}{} ({})", parts.empty() ? "" : ", ", escape_bytes(p.value("field", "")),
+                           escape_bytes(p.value("holds", "")));
+    line("  no tensor bytes in", parts + ": pickled through the worker's pipe, not counted above");
+  }
   line("worker start-up", fig(f.at("worker_startup_s"), "s", 3));
   if (f.contains("startup_cpu") && f.at("startup_cpu").value("measured", false)) {
     line("worker start-up CPU", fig(f.at("startup_cpu").at("worker_s"), "s", 3));

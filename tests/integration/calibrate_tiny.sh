@@ -30,10 +30,10 @@ class Tiny(Dataset):
 def make(paths):
     return Tiny(paths)
 
-def strings(paths):
+def nones(paths):
     class S(Tiny):
         def __getitem__(self, i):
-            return "not a tensor"
+            return None
     return S(paths)
 PYEOF
 echo "import no_such_module_for_ioprobe" > "$W/bad_import.py"
@@ -177,7 +177,7 @@ expect_error() {  # WHAT FACTORY PATTERN [PYTHON]
 }
 expect_error "missing function" "$W/tiny_ds.py:nope" "tiny_ds.py: defines no function 'nope'"
 expect_error "module not found" "$W/bad_import.py:make" "bad_import.py: importing it failed"
-expect_error "not a tensor" "$W/tiny_ds.py:strings" "not a tensor"
+expect_error "None samples" "$W/tiny_ds.py:nones" "refuses sample of the Dataset's samples, as a DataLoader would: TypeError: default_collate"
 printf '#!/bin/sh\nexec %s -S "$@"\n' "$PY" > "$W/notorch"; chmod +x "$W/notorch"   # -S: no site packages, no torch
 expect_error "no torch" "$W/tiny_ds.py:make" "imports torch" "$W/notorch"
 # Fewer than 6 batches (3 per worker at num_workers=2) is refused before any pass runs.

@@ -507,3 +507,28 @@ TEST_CASE("a python that fails without a word, or dies by a signal, is named wit
   CHECK(driver_failure_text("ok", "drv.py", ok).empty());
   CHECK_THROWS_WITH(run_driver(d.path + "/none", "drv.py", {}), Catch::Contains("cannot start"));
 }
+
+TEST_CASE("calibration: the batch's parts without tensor bytes, from the driver to the document and back",
+          "[calibrate]") {
+  json out = driver_output();
+  out["no_tensor_bytes"] = json::array({{{"field", "batch['path']"}, {"holds", "list of 64 str"}}});
+  const Calibration c = calibration_from_driver(out, "test");
+  REQUIRE(c.no_tensor_bytes.size() == 1);
+  CHECK(c.no_tensor_bytes[0].field == "batch['path']");
+  CHECK(c.no_tensor_bytes[0].holds == "list of 64 str");
+  const json j = calibration_to_json(c);
+  CHECK(j["figures"]["no_tensor_bytes"][0]["holds"] == "list of 64 str");
+  const Calibration back = calibration_from_json(j, "cal.json");
+  REQUIRE(back.no_tensor_bytes.size() == 1);
+  CHECK(back.no_tensor_bytes[0].field == "batch['path']");
+  // A driver or document from before the parts were named: none, and every part was a tensor.
+  CHECK(calibration_from_driver(driver_output(), "test").no_tensor_bytes.empty());
+  json older = j;
+  older["figures"].erase("no_tensor_bytes");
+  CHECK(calibration_from_json(older, "cal.json").no_tensor_bytes.empty());
+  json bad = j;
+  bad["figures"]["no_tensor_bytes"] = "path";
+  CHECK_THAT(refusal(bad), Catch::Contains("cal.json: figures.no_tensor_bytes is not a list"));
+  bad["figures"]["no_tensor_bytes"] = json::array({{{"field", "batch['x']"}}});
+  CHECK_THAT(refusal(bad), Catch::Contains("missing field 'holds'"));
+}

@@ -1,0 +1,139 @@
+"""The user's code and data for `ioprobe calibrate`'s driver (beside ioprobe_calibrate.py): loading
+FILE.py:FUNC, listing and reading --data's files, and checking what the factory returns (its
+__len__, and that the DataLoader's collate accepts its samples) before any measured pass. Each
+refusal names the user's file or path and what to do, and exits 2 (fail()).
+"""
+import importlib.util
+import os
+import sys
+import traceback
+
+import ioprobe_batch
+
+PROG = "ioprobe calibrate"
+FACTORY = ["", ""]  # FILE.py and FUNC, once load_user_code() has them: the refusals name them
+
+
+def fail(msg, code=2):
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def note(msg):
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+def load_user_code(path, func_name):
+    if not os.path.isfile(path):
+        fail(f"--dataset-factory {path}: no such file; give FILE.py:FUNC with the path of your Dataset's module")
+    FACTORY[:] = [path, func_name]
+    name = "ioprobe_user_dataset"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its own imports of sibling modules
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # workers started by fork see it; pickled references resolve
+        spec.loader.exec_module(mod)
+    except ModuleNotFoundError as e:
+        fail(f"{path}: importing it failed: {e}; install the module it needs for {sys.executable} "
+             f"(or pass --python with the interpreter your training uses)")
+    except Exception as e:  # noqa: BLE001 - any error in the user's module is reported with its place
+        fail(f"{path}: importing it raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}"
+             f"fix the module so that `python3 {path}` imports cleanly")
+    fn = getattr(mod, func_name, None)
+    if fn is None or not callable(fn):
+        have = sorted(k for k, v in vars(mod).items() if callable(v) and not k.startswith("_"))
+        fail(f"{path}: defines no function '{func_name}' (callables there: {', '.join(have) or 'none'}); "
+             f"give --dataset-factory {path}:NAME with the function that returns your Dataset")
+    collate = getattr(mod, "collate_fn", None)
+    if collate is not None and not callable(collate):
+        fail(f"{path}: collate_fn is defined but not callable; make it a function or remove it")
+    return fn, collate
+
+
+def list_files(root, limit):
+    if not os.access(root, os.R_OK | os.X_OK):
+        fail(f"--data {root}: cannot read it (permission denied); run as a user who may read it, or give --data a "
+             f"readable directory")
+    out, unreadable, broken = [], [], []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable.append):
+        dirnames.sort()
+        for n in sorted(filenames):
+            if n.startswith(".ioprobe"):
+                continue
+            p = os.path.join(dirpath, n)
+            # Symbolic links to files are read, as `ioprobe run --data` reads them; dangling or
+            # looping links are skipped and counted.
+            if os.path.isfile(p):
+                out.append(p)
+                if len(out) >= limit:
+                    break
+            elif os.path.islink(p):
+                broken.append(p)
+        if len(out) >= limit:
+            break
+    if broken:
+        note(f"skipped {len(broken)} symbolic link(s) of --data that lead to no file (first: {broken[0]})")
+    if unreadable:
+        note(f"skipped {len(unreadable)} director{'y' if len(unreadable) == 1 else 'ies'} of --data it could not "
+             f"read (first: {unreadable[0].filename}: {unreadable[0].strerror}); their files are not in the "
+             f"calibration")
+    return out
+
+
+def warm(paths):
+    """Reads every file once so that the measured runs find them in the page cache. Returns bytes."""
+    total = 0
+    for p in paths:
+        try:
+            with open(p, "rb", buffering=0) as f:
+                while True:
+                    b = f.read(1 << 20)
+                    if not b:
+                        break
+                    total += len(b)
+        except OSError as e:
+            fail(f"--data: cannot read {p}: {e.strerror}; run as a user who may read every file of --data, or give "
+                 f"a directory whose files are readable")
+    return total
+
+
+def default_collate_of(torch):
+    """torch's default_collate (public from torch 1.11, in torch.utils.data._utils.collate before)."""
+    try:
+        from torch.utils.data import default_collate
+    except ImportError:
+        from torch.utils.data._utils.collate import default_collate
+    return default_collate
+
+
+def check_len(ds, paths):
+    """len(ds), refusing 0 in words (torch's sampler would say num_samples=0)."""
+    n = len(ds)
+    if n <= 0:
+        fail(f"{FACTORY[0]}: the Dataset's __len__ returned {n} for {len(paths)} paths given to {FACTORY[1]}(paths) "
+             f"(the first: {paths[0]}): a DataLoader has nothing to load (torch's sampler would fail with "
+             f"num_samples={n}); check that the Dataset keeps the paths it is given (a filter on the file names' "
+             f"extension, a list read from another directory)", 2)
+    return n
+
+
+def check_samples(a, ds, n, collate, torch, paths, progress):
+    """The first samples, collated as a DataLoader worker collates them: a field the collate refuses
+    is named with the DataLoader's own error, before any pass."""
+    progress.step(f"your Dataset's __getitem__ for samples 0..{n - 1} and {'your collate_fn' if collate else 'torch default_collate'}"
+                  f" of them")
+    samples = []
+    for i in range(n):
+        try:
+            samples.append(ds[i])
+        except Exception as e:  # noqa: BLE001
+            fail(f"{a.factory}: the Dataset's __getitem__({i}) raised {type(e).__name__}: {e}\n"
+                 f"{traceback.format_exc(limit=-3)}fix __getitem__ for the file {paths[i]}", 2)
+    refused = ioprobe_batch.collate_refusal(samples, collate or default_collate_of(torch), collate is None, torch)
+    if refused:
+        field, err = refused
+        what = "your collate_fn" if collate else "torch's default_collate (the DataLoader's collate_fn)"
+        fail(f"{a.factory}: {what} refuses {field} of the Dataset's samples, as a DataLoader would: {err}; return "
+             f"tensors, numpy arrays, numbers, strings, or dicts/lists/tuples of them from __getitem__ (None and "
+             f"other objects are refused), or define collate_fn in {os.path.basename(a.factory)} for them", 2)
