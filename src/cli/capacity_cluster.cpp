@@ -4,7 +4,7 @@
 
 #include "cluster/collective.hpp"
 #include "report/device_io_report.hpp"
-#include "report/loader_result_json.hpp"
+#include "loader/loader_result_json.hpp"
 
 namespace ioprobe::cli {
 

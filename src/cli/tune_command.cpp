@@ -24,7 +24,7 @@
 #include "core/units.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
-#include "report/loader_result_json.hpp"
+#include "loader/loader_result_json.hpp"
 #include "report/run_document.hpp"
 #include "report/tune_document.hpp"
 #include "topology/host.hpp"

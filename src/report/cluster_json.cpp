@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/device_io_report.hpp"
-#include "report/loader_result_json.hpp"
+#include "loader/loader_result_json.hpp"
 
 namespace ioprobe {
 

@@ -9,7 +9,7 @@
 #include "raw/raw_results.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 #include "report/run_document.hpp"
 
 namespace ioprobe {

@@ -6,7 +6,7 @@
 #include "core/units.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 

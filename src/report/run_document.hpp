@@ -36,7 +36,7 @@
 
 #include "ingest/analysis.hpp"
 #include "loader/loader_result.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 #include "stats/histogram.hpp"
 
 namespace ioprobe {

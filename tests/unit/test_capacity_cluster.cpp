@@ -12,7 +12,7 @@
 #include "cluster/capacity_point.hpp"
 #include "core/error.hpp"
 #include "report/capacity_report.hpp"
-#include "report/loader_result_json.hpp"
+#include "loader/loader_result_json.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::cluster;

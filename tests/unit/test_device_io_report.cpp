@@ -6,7 +6,7 @@
 #include "report/device_io_report.hpp"
 #include "report/document_merge.hpp"
 #include "report/document_text.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 #include "report/run_document.hpp"
 
 using namespace ioprobe;

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "report/document_merge.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 #include "report/run_document.hpp"
 
 using namespace ioprobe;

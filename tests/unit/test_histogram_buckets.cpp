@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 #include "stats/histogram.hpp"
 
 using namespace ioprobe;

@@ -3,7 +3,7 @@
 #include <random>
 
 #include "core/error.hpp"
-#include "report/loader_result_json.hpp"
+#include "loader/loader_result_json.hpp"
 #include "report/run_document.hpp"
 
 using namespace ioprobe;
