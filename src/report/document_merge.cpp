@@ -9,8 +9,8 @@
 #include "raw/raw_results.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
-#include "stats/latency_json.hpp"
 #include "report/run_document.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
@@ -40,36 +40,32 @@ json merged_warnings(const std::vector<json>& docs) {
 json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& names) {
   json out = docs.front();
   json sources = json::array();
-  RunResults total;
+  LoaderResult total;
   uint64_t gpus = 0;
   bool partial = false;
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string where = fmt::format("'{}' results", names[i]);
     const json& res = json_at(docs[i], "results", fmt::format("'{}'", names[i]));
-    RunResults r = run_results_from_json(res, where);
-    if (i == 0) {
-      total = r;
-    } else {
-      try {
-        total.merge(r);
-      } catch (const UsageError& e) {
-        throw UsageError(fmt::format("'{}' and '{}': {}", names.front(), names[i], e.what()));
-      }
+    const LoaderResult r = run_results_from_json(res, where);
+    try {
+      total.merge(r);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("'{}' and '{}': {}", names.front(), names[i], e.what()));
     }
     const json ld = docs[i].value("loader", json::object());
     gpus += ld.value("gpus", 1ULL);
     partial = partial || docs[i].value("partial", false);
-    const json rj = run_results_json(r);
+    const json rj = loader_results_json(r);
     sources.push_back({{"file", names[i]},
                        {"hostname", hostname_of(docs[i])},
                        {"samples", r.samples},
                        {"bytes", r.bytes},
                        {"samples_per_s", rj["samples_per_s"]},
                        {"bytes_per_s", rj["bytes_per_s"]},
-                       {"elapsed_s", r.elapsed_s},
+                       {"elapsed_s", rj["elapsed_s"]},
                        {"file_latency_p99_us", rj["file_latency_us"]["p99"]}});
   }
-  out["results"] = run_results_json(total);
+  out["results"] = loader_results_json(total);
   // Device I/O: each host's devices once, the hosts added (device_io_report.hpp).
   std::vector<json> dio, epochs;
   std::vector<std::string> hosts;
