@@ -37,6 +37,11 @@ struct ProcessPart {
                              // every process of a host counts the same devices
 };
 
+/// nlohmann's hooks (cluster/gather.hpp): every field, the result by loader/loader_result_json.hpp.
+/// from_json is strict: a missing or mistyped field throws UsageError naming its path ("part.result.samples").
+void to_json(nlohmann::json& j, const ProcessPart& p);
+void from_json(const nlohmann::json& j, ProcessPart& p);
+
 /// One host: the processes that share its memory, merged.
 struct HostRow {
   std::string hostname;

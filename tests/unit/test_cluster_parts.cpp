@@ -2,8 +2,10 @@
 // stragglers, RAM once per host), and the parts' round trip through their wire form.
 #include <catch2/catch.hpp>
 
+#include "cluster/gather.hpp"
 #include "cluster/run_parts.hpp"
 #include "core/error.hpp"
+#include "dist/comm.hpp"
 #include "report/cluster_json.hpp"
 
 using namespace ioprobe;
@@ -86,7 +88,10 @@ TEST_CASE("merge_parts flags a host that finished more than 10% after the first,
 
 TEST_CASE("a part survives its wire form", "[cluster]") {
   const ProcessPart p = part(3, 1, "h2", 57, 1.25, 4321);
-  const ProcessPart q = decode_part(encode_part(p));
+  dist::LocalComm comm;
+  const std::vector<ProcessPart> got = gather_parts(comm, p, "gather the results", 1);
+  REQUIRE(got.size() == 1);
+  const ProcessPart& q = got[0];
   CHECK(q.rank == 3);
   CHECK(q.host_index == 1);
   CHECK(q.hostname == "h2");
@@ -95,5 +100,13 @@ TEST_CASE("a part survives its wire form", "[cluster]") {
   CHECK(q.result.file_latency.percentile(50) == p.result.file_latency.percentile(50));
   CHECK(q.result.elapsed_ns == p.result.elapsed_ns);
   CHECK(q.target.value("fs_type", "") == "ext4");
-  CHECK_THROWS_AS(decode_part("{\"rank\": 1}"), Error);
+  CHECK(q.device_io == p.device_io);
+  CHECK_THROWS_AS(decode_gathered<ProcessPart>("{\"rank\": 1}", 1, "gather the results"), Error);
+  CHECK_THROWS_WITH(decode_gathered<ProcessPart>("{\"rank\": 1}", 1, "gather the results"),
+                    Catch::Contains("rank 1") && Catch::Contains("part: missing key 'host_index'"));
+  nlohmann::json bad = p;
+  bad["result"]["samples"] = -3;
+  CHECK_THROWS_WITH(decode_gathered<ProcessPart>(bad.dump(), 2, "gather the results"),
+                    Catch::Contains("part.result.samples: expected a non-negative integer"));
+  CHECK_THROWS_AS(decode_gathered<ProcessPart>("not json", 0, "gather the results"), Error);
 }
