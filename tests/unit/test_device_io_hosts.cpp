@@ -4,6 +4,8 @@
 // (cold_read_check, the host rows' cold_read_* fields, their text and the warnings naming the host).
 #include <catch2/catch.hpp>
 
+#include "cluster/gather.hpp"
+
 #include "checkpoint/cluster_parts.hpp"
 #include "cli/device_accounting.hpp"
 #include "cluster/raw_parts.hpp"
@@ -96,7 +98,7 @@ TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, s
                                                 raw_part(2, 1, "h2", 1024, disk("loop6", 5 * MiB)),
                                                 raw_part(3, 1, "h2", 1024, disk("loop6", 8 * MiB + 4096))};
   // The wire form keeps the accounting.
-  const cluster::RawProcessPart back = decode_raw_part(encode_raw_part(parts[3]));
+  const auto back = cluster::decode_gathered<cluster::RawProcessPart>(nlohmann::json(parts[3]).dump(), 3, "t");
   CHECK(back.device_io.bytes_read == 8 * MiB + 4096);
   CHECK(back.device_io.devices.at(0).name == "loop6");
   const cluster::ClusterRaw c = cluster::merge_raw_parts(parts, false);
