@@ -9,6 +9,7 @@
 #include "core/json_field.hpp"
 #include "ingest/analysis.hpp"
 #include "loader/loader_result_json.hpp"
+#include "topology/device_io_json.hpp"
 
 namespace ioprobe::cluster {
 
@@ -37,7 +38,8 @@ void to_json(nlohmann::json& j, const ProcessPart& p) {
        {"cgroup_memory_limit_bytes", p.cgroup_memory_limit_bytes},
        {"target", p.target},
        {"result", loader_result_to_json(p.result)},
-       {"device_io", p.device_io}};
+       {"device_io", p.device_io},
+       {"device_io_epochs", p.device_io_epochs}};
 }
 
 void from_json(const nlohmann::json& j, ProcessPart& p) {
@@ -55,7 +57,10 @@ void from_json(const nlohmann::json& j, ProcessPart& p) {
   p.cgroup_memory_limit_bytes = json_field<uint64_t>(j, "cgroup_memory_limit_bytes", w);
   p.target = json_at(j, "target", w);
   p.result = loader_result_from_json(json_at(j, "result", w), json_path(w, "result"));
-  p.device_io = json_at(j, "device_io", w);
+  p.device_io = device_io_from_wire(json_at(j, "device_io", w), json_path(w, "device_io"));
+  const nlohmann::json& epochs = json_array_at(j, "device_io_epochs", w);
+  for (size_t i = 0; i < epochs.size(); ++i)
+    p.device_io_epochs.push_back(device_io_from_wire(epochs[i], json_path(json_path(w, "device_io_epochs"), i)));
 }
 
 ClusterRun merge_parts(std::vector<ProcessPart> parts) {
@@ -80,6 +85,7 @@ ClusterRun merge_parts(std::vector<ProcessPart> parts) {
       h.cgroup_memory_limit_bytes = p.cgroup_memory_limit_bytes;
       h.target = p.target;
       h.device_io = p.device_io;
+      h.device_io_epochs = p.device_io_epochs;
     }
     h.mpi_ranks.push_back(p.rank);
     h.gpu_ranks += p.gpu_ranks;
@@ -92,6 +98,13 @@ ClusterRun merge_parts(std::vector<ProcessPart> parts) {
   std::string first_key;
   bool targets_differ = false;
   for (auto& [idx, h] : rows) {
+    // The cluster's device accounting: each host's own devices once, the hosts added.
+    if (idx == rows.begin()->first) c.device_io = h.device_io;
+    else c.device_io.merge(h.device_io);
+    for (size_t e = 0; e < h.device_io_epochs.size(); ++e) {
+      if (e >= c.device_io_epochs.size()) c.device_io_epochs.push_back(h.device_io_epochs[e]);
+      else c.device_io_epochs[e].merge(h.device_io_epochs[e]);
+    }
     const LoaderResult& r = host_results[idx];
     h.samples = r.samples;
     h.bytes = r.bytes;

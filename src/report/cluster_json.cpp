@@ -46,7 +46,7 @@ nlohmann::json hosts_json(const cluster::ClusterRun& c) {
                  {"cgroup_memory_limit_bytes", h.cgroup_memory_limit_bytes},
                  {"cpus_allowed", h.cpus_allowed},
                  {"straggler", h.straggler},
-                 {"device_io", host_device_io_json(h.device_io, h.bytes, h.target)},
+                 {"device_io", host_device_io_json(h.device_io, h.device_io_epochs, h.bytes, h.target)},
                  {"results",
                   {{"samples", h.samples},
                    {"bytes", h.bytes},

@@ -254,17 +254,12 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
   return o;
 }
 
-nlohmann::json part_device_io_json(const DeviceIo& whole, const std::vector<DeviceIo>& epochs) {
-  nlohmann::json j = device_io_json(whole);
+nlohmann::json host_device_io_json(const DeviceIo& io, const std::vector<DeviceIo>& epochs, uint64_t host_bytes,
+                                   const nlohmann::json& target) {
+  const bool cold = target.is_object() && target.value("cache", "") == "cold";
+  nlohmann::json j = host_device_io_json(io, DeviceRef::kRead, host_bytes, cold);
   j["epochs"] = nlohmann::json::array();
   for (const auto& e : epochs) j["epochs"].push_back(device_io_json(e));
-  return j;
-}
-
-nlohmann::json host_device_io_json(const nlohmann::json& part, uint64_t host_bytes, const nlohmann::json& target) {
-  const bool cold = target.is_object() && target.value("cache", "") == "cold";
-  nlohmann::json j = host_device_io_json(device_io_from_json(part), DeviceRef::kRead, host_bytes, cold);
-  if (part.is_object() && part.contains("epochs")) j["epochs"] = part["epochs"];
   return j;
 }
 
@@ -411,26 +406,6 @@ nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const
     out.push_back(row);
   }
   return out;
-}
-
-ClusterDeviceIo cluster_device_io(const nlohmann::json& hosts) {
-  ClusterDeviceIo c;
-  bool first = true;
-  for (const auto& h : hosts) {
-    if (!h.contains("device_io")) continue;
-    const nlohmann::json& d = h["device_io"];
-    const DeviceIo io = device_io_from_json(d);
-    if (first) c.whole = io;
-    else c.whole.merge(io);
-    if (d.contains("epochs") && d["epochs"].is_array())
-      for (size_t i = 0; i < d["epochs"].size(); ++i) {
-        const DeviceIo e = device_io_from_json(d["epochs"][i]);
-        if (i >= c.epochs.size()) c.epochs.push_back(e);
-        else c.epochs[i].merge(e);
-      }
-    first = false;
-  }
-  return c;
 }
 
 }  // namespace ioprobe

@@ -9,7 +9,9 @@
 #include "checkpoint/cluster_parts.hpp"
 #include "cli/device_accounting.hpp"
 #include "cluster/raw_parts.hpp"
+#include "cluster/run_parts.hpp"
 #include "report/checkpoint_cluster.hpp"
+#include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
 #include "report/raw_cluster_json.hpp"
 
@@ -177,23 +179,30 @@ TEST_CASE("raw across hosts: a host whose cold read took nothing or far less fro
 
 TEST_CASE("run across hosts: a host whose cold run read far less than it delivered is flagged by name",
           "[device_io][hosts][run]") {
-  // Host rows as run's gather writes them (host_device_io_json over the host's first process's part).
-  const nlohmann::json cold = {{"cache", "cold"}};
+  // Two hosts' parts as run's gather merges them, and their rows as it writes them.
+  auto run_part = [](int rank, const std::string& host, const DeviceIo& io) {
+    cluster::ProcessPart p;
+    p.rank = rank;
+    p.host_index = rank;
+    p.hostname = host;
+    p.memory_bytes = 1ULL << 30;
+    p.target = {{"cache", "cold"}};
+    RankStats rk;
+    rk.samples = 64;
+    rk.bytes = 64 * MiB;
+    p.result = rank_result(rk, {}, 1'000'000'000, 1);
+    p.device_io = io;
+    return p;
+  };
+  const cluster::ClusterRun cr = cluster::merge_parts(
+      {run_part(0, "h1", disk("sda", 64 * MiB)), run_part(1, "h2", disk("sdb", 2 * MiB))});
   nlohmann::json doc = {{"results", nlohmann::json::object()}, {"warnings", nlohmann::json::array()}};
-  doc["hosts"] = nlohmann::json::array();
-  doc["hosts"].push_back(
-      {{"hostname", "h1"},
-       {"device_io", host_device_io_json(part_device_io_json(disk("sda", 64 * MiB), {}), 64 * MiB, cold)},
-       {"results", {{"bytes", 64 * MiB}}}});
-  doc["hosts"].push_back(
-      {{"hostname", "h2"},
-       {"device_io", host_device_io_json(part_device_io_json(disk("sdb", 2 * MiB), {}), 64 * MiB, cold)},
-       {"results", {{"bytes", 64 * MiB}}}});
+  doc["hosts"] = hosts_json(cr);
   CHECK(doc["hosts"][1]["device_io"]["cold_read_short"] == true);
   CHECK(doc["hosts"][1]["device_io"]["cold_read_nothing"] == false);
   LoaderResult lr;
   lr.bytes = 128 * MiB;
-  cli::add_run_device_io(doc, lr, DeviceIo{}, {}, true, TargetInfo{});
+  cli::add_run_device_io(doc, lr, DeviceIo{}, {}, true, TargetInfo{}, &cr);
   // The cluster's 66 MiB for 128 MiB is above half: only the host's own flag catches h2.
   CHECK(doc["results"]["device_io"]["bytes_read"] == 66 * MiB);
   CHECK(
