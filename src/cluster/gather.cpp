@@ -5,8 +5,7 @@
 namespace ioprobe::cluster {
 
 void throw_unreadable_part(int rank, const char* step, const std::string& why) {
-  throw Error(fmt::format("rank {} sent a part rank 0 cannot read ({}: {}): are all hosts running the same ioprobe "
-                          "version?",
+  throw Error(fmt::format("rank {} sent a part rank 0 cannot read ({}: {}): run the same ioprobe build on every host",
                           rank, step, why),
               kExitFailure);
 }

@@ -16,8 +16,8 @@
 
 namespace ioprobe::cluster {
 
-/// Error (exit 1) for a part rank 0 cannot read: the rank, the step, why, and the likely cause
-/// (hosts running different ioprobe versions).
+/// Error (exit 1) for a part rank 0 cannot read: the rank, the step, why, and what to do (the
+/// likely cause is hosts running different ioprobe builds).
 [[noreturn]] void throw_unreadable_part(int rank, const char* step, const std::string& why);
 
 /// The part `text` that rank `rank` sent in `step`, decoded by Part's from_json. Throws Error

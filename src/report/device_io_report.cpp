@@ -6,6 +6,7 @@
 
 #include "core/units.hpp"
 #include "engine/page_cache.hpp"
+#include "topology/device_io_json.hpp"
 
 namespace ioprobe {
 
@@ -26,25 +27,9 @@ std::string names(const nlohmann::json& dio) {
 }  // namespace
 
 nlohmann::json device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t reference_bytes) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const auto& d : io.devices)
-    devices.push_back({{"name", d.name},
-                       {"bytes_read", d.bytes_read},
-                       {"bytes_written", d.bytes_written},
-                       {"reads", d.reads},
-                       {"writes", d.writes}});
-  nlohmann::json j = {{"source", io.source},
-                      {"devices", devices},
-                      {"bytes_read", io.bytes_read},
-                      {"bytes_written", io.bytes_written},
-                      {"reads", io.reads},
-                      {"writes", io.writes},
-                      {"interval_s", io.interval_s},
-                      {"idle_window_s", io.idle_window_s},
-                      {"idle_bytes_per_s_before", io.idle_bytes_per_s_before},
-                      {"share_unclear", io.share_unclear()},
-                      {"hosts", io.hosts}};
-  if (!io.measured()) j["reason"] = io.reason;
+  nlohmann::json j = io;  // its fields (topology/device_io_json.hpp); the reason only when nothing was measured
+  if (io.measured()) j.erase("reason");
+  j["share_unclear"] = io.share_unclear();
   if (ref != DeviceRef::kNone) {
     j["reference_bytes"] = reference_bytes;
     if (ref == DeviceRef::kRead) {
