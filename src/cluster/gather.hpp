@@ -47,4 +47,14 @@ std::vector<Part> gather_parts(dist::Comm& comm, const Part& mine, const char* s
   return parts;
 }
 
+/// As gather_parts, but every rank gets every part (Comm::allgather), decoded, by rank.
+template <class Part>
+std::vector<Part> allgather_parts(dist::Comm& comm, const Part& mine, const char* step, double timeout_s) {
+  const std::vector<std::string> texts = comm.allgather(nlohmann::json(mine).dump(), step, timeout_s);
+  std::vector<Part> parts;
+  parts.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) parts.push_back(decode_gathered<Part>(texts[i], static_cast<int>(i), step));
+  return parts;
+}
+
 }  // namespace ioprobe::cluster

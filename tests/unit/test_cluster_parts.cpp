@@ -6,6 +6,7 @@
 #include "cluster/run_parts.hpp"
 #include "core/error.hpp"
 #include "dist/comm.hpp"
+#include "loader/loader_result_json.hpp"
 #include "report/cluster_json.hpp"
 
 using namespace ioprobe;
@@ -101,6 +102,10 @@ TEST_CASE("a part survives its wire form", "[cluster]") {
   CHECK(q.result.elapsed_ns == p.result.elapsed_ns);
   CHECK(q.target.value("fs_type", "") == "ext4");
   CHECK(q.device_io.source == "none");
+  const std::vector<LoaderResult> all = allgather_parts(comm, p.result, "tune: merge a run's results", 1);
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].samples == 57);
+  CHECK(all[0].file_latency.percentile(50) == p.result.file_latency.percentile(50));
   CHECK_THROWS_AS(decode_gathered<ProcessPart>("{\"rank\": 1}", 1, "gather the results"), Error);
   CHECK_THROWS_WITH(decode_gathered<ProcessPart>("{\"rank\": 1}", 1, "gather the results"),
                     Catch::Contains("rank 1") && Catch::Contains("part: missing key 'host_index'"));
