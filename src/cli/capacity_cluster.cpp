@@ -92,13 +92,8 @@ PointAcross capacity_across(dist::Comm& comm, StepSync* sync, double timeout_s, 
                                          const cluster::PointPart& mine) -> std::optional<cluster::PointMerge> {
     const DeviceIo io = devices->after_run();
     // The outcome first (small), as a multi-host run does: a failed process sends no result.
-    const std::vector<std::string> outcomes = comm.allgather(error.empty()
-                                                                 ? ""
-                                                                 : fmt::format("{} {}", static_cast<int>(kExitFailure),
-                                                                               error),
-                                                             "capacity: gather the outcomes", timeout_s);
-    const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "capacity: gather the outcomes", timeout_s);
-    cluster::raise_failures(comm, outcomes, hosts, "capacity search");
+    cluster::share_outcomes(comm, error.empty() ? "" : fmt::format("{} {}", static_cast<int>(kExitFailure), error),
+                            "capacity: gather the outcomes", timeout_s, "capacity search");
     cluster::PointPart part = mine;
     part.device_io = io;
     std::vector<cluster::PointPart> parts = cluster::gather_parts(comm, part, "capacity: gather a point's results",

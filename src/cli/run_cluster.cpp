@@ -149,9 +149,7 @@ cluster::ClusterRun gather_run(dist::Comm& comm, const std::string& loader_error
                                nlohmann::json& doc) {
   cluster::ClusterRun cr;
   // The outcome first (small), then the results: a failed process sends no result.
-  const std::vector<std::string> outcomes = comm.allgather(loader_error, "gather the outcomes", 60);
-  const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "gather the outcomes", 60);
-  cluster::raise_failures(comm, outcomes, hosts);
+  cluster::share_outcomes(comm, loader_error, "gather the outcomes", 60);
   std::vector<cluster::ProcessPart> parts = cluster::gather_parts(comm, mine, "gather the results", 300);
   if (comm.rank() != 0) return cr;
   cr = cluster::merge_parts(std::move(parts));
