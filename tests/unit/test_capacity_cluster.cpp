@@ -12,8 +12,8 @@
 #include "cluster/capacity_point.hpp"
 #include "cluster/gather.hpp"
 #include "core/error.hpp"
-#include "report/capacity_report.hpp"
 #include "loader/loader_result_json.hpp"
+#include "report/capacity_report.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::cluster;
