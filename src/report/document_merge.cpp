@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_field.hpp"
 #include "core/units.hpp"
 #include "raw/raw_results.hpp"
 #include "report/device_io_report.hpp"
@@ -99,23 +100,20 @@ RawResults raw_totals_from_json(const json& doc, const std::string& name) {
   const std::string where = fmt::format("'{}' raw.results", name);
   const json& res = json_at(json_at(doc, "raw", fmt::format("'{}'", name)), "results", fmt::format("'{}' raw", name));
   RawResults t;
-  try {
-    t.ios = json_at(res, "ios", where).get<uint64_t>();
-    t.bytes = json_at(res, "bytes", where).get<uint64_t>();
-    t.errors = json_at(res, "errors", where).get<uint64_t>();
-    t.elapsed_s = json_at(res, "elapsed_s", where).get<double>();
-    if (res.contains("first_error_detail") && res["first_error_detail"].is_object())
-      t.first_error = error_record_from_json(res["first_error_detail"], where + ".first_error_detail");
-    else if (!res.value("first_error", "").empty())  // a document written before the detail: its text
-      t.first_error = ErrorRecord{.detail = res.value("first_error", "")};
-    t.stop_reason = res.value("stop_reason", "");
-    t.partial = doc.value("partial", false);
-    const json& cpu = json_at(res, "cpu", where);
-    t.cpu_user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
-    t.cpu_sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
-  }
+  t.ios = json_field<uint64_t>(res, "ios", where);
+  t.bytes = json_field<uint64_t>(res, "bytes", where);
+  t.errors = json_field<uint64_t>(res, "errors", where);
+  t.elapsed_s = json_field<double>(res, "elapsed_s", where);
+  const auto detail = res.find("first_error_detail");
+  if (detail != res.end() && !detail->is_null())  // null: no error
+    t.first_error = error_record_from_json(*detail, json_path(where, "first_error_detail"));
+  else if (const auto text = json_field_or<std::string>(res, "first_error", where, ""); !text.empty())
+    t.first_error = ErrorRecord{.detail = text};  // a document written before the detail: its text
+  t.stop_reason = json_field_or<std::string>(res, "stop_reason", where, "");          // absent: none given
+  t.partial = json_field_or<bool>(doc, "partial", fmt::format("'{}'", name), false);  // absent: complete
+  const json& cpu = json_at(res, "cpu", where);
+  t.cpu_user_s = json_field<double>(cpu, "user_s", json_path(where, "cpu"));
+  t.cpu_sys_s = json_field<double>(cpu, "sys_s", json_path(where, "cpu"));
   t.latency = latency_from_us_json(json_at(res, "latency_us", where), where + ".latency_us");
   return t;
 }

@@ -149,6 +149,10 @@ TEST_CASE("merge_documents: refusals name the file and the reason", "[merge]") {
   CHECK_THROWS_WITH(merge_documents({run, old}, {"a.json", "old.json"}),
                     Catch::Contains("'old.json' results.batch_wait_us: missing key 'buckets'") &&
                         Catch::Contains("written before"));
+  json raw_bad = raw_doc("h", 1, 1, lat(1, 1, 8));
+  raw_bad["raw"]["results"]["ios"] = 1.5;
+  CHECK_THROWS_WITH(merge_documents({raw_doc("h", 1, 1, lat(1, 1, 8)), raw_bad}, {"r.json", "bad.json"}),
+                    Catch::Contains("'bad.json' raw.results.ios: expected a non-negative integer"));
   CHECK_THROWS_WITH(merge_documents({run, raw_doc("h", 1, 1, lat(1, 1, 8))}, {"a.json", "r.json"}),
                     Catch::Contains("only documents of one kind merge"));
   json half = run;
