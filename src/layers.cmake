@@ -9,8 +9,8 @@
 
 # Level 0: no other folder.
 ioprobe_layer(core)
-ioprobe_layer(stats)
 # Level 1.
+ioprobe_layer(stats      USES core)
 ioprobe_layer(topology   USES core)
 ioprobe_layer(dataset    USES core)
 ioprobe_layer(dist       USES core)

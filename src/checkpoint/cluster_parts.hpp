@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "checkpoint/rank_totals.hpp"
 #include "checkpoint/raw_baseline.hpp"
 #include "checkpoint/restorer.hpp"
@@ -42,6 +44,12 @@ struct CheckpointPart {
   // save on its host); absent when no save ran.
   std::optional<DeviceIo> save_device_io;
 };
+
+/// nlohmann's hooks (cluster_parts_json.cpp has the form): every field, so that rank 0 merges what
+/// each process measured. from_json is strict: a missing or mistyped field, or another version,
+/// throws UsageError naming its path ("checkpoint part.save.ranks[0][3]").
+void to_json(nlohmann::json& j, const CheckpointPart& p);
+void from_json(const nlohmann::json& j, CheckpointPart& p);
 
 /// One host: its processes' ranks taken together.
 struct CheckpointHostRow {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "cluster/collective.hpp"
+#include "cluster/gather.hpp"
 #include "report/device_io_report.hpp"
-#include "report/loader_result_json.hpp"
 
 namespace ioprobe::cli {
 
@@ -92,40 +92,19 @@ PointAcross capacity_across(dist::Comm& comm, StepSync* sync, double timeout_s, 
                                          const cluster::PointPart& mine) -> std::optional<cluster::PointMerge> {
     const DeviceIo io = devices->after_run();
     // The outcome first (small), as a multi-host run does: a failed process sends no result.
-    const std::vector<std::string> outcomes = comm.allgather(error.empty()
-                                                                 ? ""
-                                                                 : fmt::format("{} {}", static_cast<int>(kExitFailure),
-                                                                               error),
-                                                             "capacity: gather the outcomes", timeout_s);
-    const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "capacity: gather the outcomes", timeout_s);
-    cluster::raise_failures(comm, outcomes, hosts, "capacity search");
-    const json part = {{"rank", mine.rank},
-                       {"host_index", mine.host_index},
-                       {"hostname", mine.hostname},
-                       {"cpus_allowed", mine.cpus_allowed},
-                       {"point_gpus", mine.point_gpus},
-                       {"gpu_ranks", mine.gpu_ranks},
-                       {"result", loader_result_to_json(mine.result)},
-                       {"device_io", device_io_json(io)}};
-    const std::vector<std::string> parts = comm.gather(part.dump(), "capacity: gather a point's results", timeout_s);
+    cluster::share_outcomes(comm, error.empty() ? "" : fmt::format("{} {}", static_cast<int>(kExitFailure), error),
+                            "capacity: gather the outcomes", timeout_s, "capacity search");
+    cluster::PointPart part = mine;
+    part.device_io = io;
+    std::vector<cluster::PointPart> parts = cluster::gather_parts(comm, part, "capacity: gather a point's results",
+                                                                  timeout_s);
     if (comm.rank() != 0) return std::nullopt;
-    std::vector<cluster::PointPart> decoded;
     std::map<int, bool> counted;  // a host's devices once: its lowest rank's accounting
-    for (const auto& text : parts) {
-      const json j = json::parse(text);
-      cluster::PointPart p;
-      p.rank = j.at("rank").get<int>();
-      p.host_index = j.at("host_index").get<int>();
-      p.hostname = j.at("hostname").get<std::string>();
-      p.cpus_allowed = j.at("cpus_allowed").get<int>();
-      p.point_gpus = j.at("point_gpus").get<uint32_t>();
-      p.gpu_ranks = j.at("gpu_ranks").get<uint32_t>();
-      p.result = loader_result_from_json(j.at("result"));
-      if (!counted[p.host_index]) devices->add(p.point_gpus, p.host_index, device_io_from_json(j.at("device_io")));
+    for (const auto& p : parts) {
+      if (!counted[p.host_index]) devices->add(p.point_gpus, p.host_index, p.device_io);
       counted[p.host_index] = true;
-      decoded.push_back(std::move(p));
     }
-    return cluster::merge_point_parts(std::move(decoded));
+    return cluster::merge_point_parts(std::move(parts));
   };
   a.share = [&comm, timeout_s](const CapacityPoint& p) {
     const std::string text = comm.broadcast(comm.rank() == 0 ? point_json(p).dump() : std::string(),

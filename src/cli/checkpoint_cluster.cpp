@@ -14,6 +14,7 @@
 
 #include "checkpoint/saver.hpp"
 #include "cluster/collective.hpp"
+#include "cluster/gather.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -229,10 +230,11 @@ void CheckpointJob::finish(CheckpointRunData& d) {
   p.restore_writer_host = restore_writer_;
   p.restore_device_io = restore_device_io_;
   p.save_device_io = save_device_io_;
-  const auto all = exchange("gather the results", encode_checkpoint_part(p));
+  const auto all = exchange("gather the results", nlohmann::json(p).dump());
   if (!lead()) return;
   std::vector<CheckpointPart> parts;
-  for (const auto& s : all) parts.push_back(decode_checkpoint_part(s));
+  for (size_t i = 0; i < all.size(); ++i)
+    parts.push_back(cluster::decode_gathered<CheckpointPart>(all[i], static_cast<int>(i), "gather the results"));
   cluster_ = merge_checkpoint_parts(std::move(parts));
   d.state.ranks = cluster_->state;
   d.state.host_bytes = 0;

@@ -237,21 +237,15 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
 }
 
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
-                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t) {
-  DeviceIo io = mine;
-  std::vector<DeviceIo> epochs = my_epochs;
-  if (doc.contains("hosts") && doc["hosts"].is_array()) {
-    // Many hosts: the hosts' rows added (each host's devices counted once), and flagged hosts.
-    ClusterDeviceIo c = cluster_device_io(doc["hosts"]);
-    io = c.whole;
-    epochs = c.epochs;
-    for (const auto& h : doc["hosts"]) {
-      if (!h.contains("device_io")) continue;
-      const std::string w = host_cold_read_warning(h.value("hostname", "?"), "run", device_io_from_json(h["device_io"]),
-                                                   h.contains("results") ? h["results"].value("bytes", 0ULL) : 0, cold);
+                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
+                       const cluster::ClusterRun* cluster) {
+  const DeviceIo& io = cluster ? cluster->device_io : mine;
+  const std::vector<DeviceIo>& epochs = cluster ? cluster->device_io_epochs : my_epochs;
+  if (cluster)
+    for (const auto& h : cluster->hosts) {
+      const std::string w = host_cold_read_warning(h.hostname, "run", h.device_io, h.bytes, cold);
       if (!w.empty()) doc["warnings"].push_back(w);
     }
-  }
   nlohmann::json& r = doc["results"];
   r["device_io"] = device_io_json(io, DeviceRef::kRead, lr.bytes);
   r["epochs"] = epochs_json(lr, epochs);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/run_parts.hpp"
 #include "loader/loader_result.hpp"
 #include "topology/block_device.hpp"
 #include "topology/device_io.hpp"
@@ -36,9 +37,13 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
 /// results.epochs (per epoch: samples, bytes, residency, device_io), ingest.bytes_source (where
 /// the AU's bytes came from: "device", "page cache", "mixed", "RAM (tmpfs)", "unknown"; a "storage" or
 /// "metadata" verdict on bytes from memory says so in its text), and the warnings above. An
-/// interrupted run (lr.partial) has no whole-run read ratio (interrupted_run_device_io).
+/// interrupted run (lr.partial) has no whole-run read ratio (interrupted_run_device_io). Across
+/// hosts (`cluster` given, on rank 0) the accounting is the cluster's (ClusterRun::device_io, each
+/// host's devices once) instead of `mine`, and each host whose cold run read far less than it
+/// delivered is warned of by name.
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
-                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t);
+                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
+                       const cluster::ClusterRun* cluster = nullptr);
 
 /// Device accounting of `tune`'s points: a mark before and after each run (from the sweep's
 /// progress callback), the runs of one setting added up.

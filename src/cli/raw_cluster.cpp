@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cluster/collective.hpp"
+#include "cluster/gather.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -49,11 +50,9 @@ RawStartHook raw_start_on_hosts(dist::Comm& comm, double timeout_s, double* skew
 
 cluster::ClusterRaw gather_raw(dist::Comm& comm, const cluster::RawProcessPart& mine, bool time_based,
                                double timeout_s) {
-  const std::vector<std::string> parts = comm.gather(encode_raw_part(mine), "gather the raw results", timeout_s);
+  std::vector<cluster::RawProcessPart> parts = cluster::gather_parts(comm, mine, "gather the raw results", timeout_s);
   if (comm.rank() != 0) return {};
-  std::vector<cluster::RawProcessPart> decoded;
-  for (const auto& p : parts) decoded.push_back(decode_raw_part(p));
-  return cluster::merge_raw_parts(std::move(decoded), time_based);
+  return cluster::merge_raw_parts(std::move(parts), time_based);
 }
 
 }  // namespace ioprobe::cli

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cluster/collective.hpp"
+#include "cluster/gather.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -148,14 +149,10 @@ cluster::ClusterRun gather_run(dist::Comm& comm, const std::string& loader_error
                                nlohmann::json& doc) {
   cluster::ClusterRun cr;
   // The outcome first (small), then the results: a failed process sends no result.
-  const std::vector<std::string> outcomes = comm.allgather(loader_error, "gather the outcomes", 60);
-  const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "gather the outcomes", 60);
-  cluster::raise_failures(comm, outcomes, hosts);
-  const std::vector<std::string> parts = comm.gather(encode_part(mine), "gather the results", 300);
+  cluster::share_outcomes(comm, loader_error, "gather the outcomes", 60);
+  std::vector<cluster::ProcessPart> parts = cluster::gather_parts(comm, mine, "gather the results", 300);
   if (comm.rank() != 0) return cr;
-  std::vector<cluster::ProcessPart> decoded;
-  for (const auto& p : parts) decoded.push_back(decode_part(p));
-  cr = cluster::merge_parts(std::move(decoded));
+  cr = cluster::merge_parts(std::move(parts));
   lr = cr.merged;
   doc["cluster"] = cluster_json(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);
   doc["cluster"]["interrupted"] = cr.merged.partial;  // a signal (Ctrl-C on mpirun) ended every host early

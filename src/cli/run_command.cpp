@@ -250,6 +250,7 @@ int cmd_run(const CommandContext& ctx) {
                           {"fits", known_bytes <= budget}};
 
   int cluster_cpus = host.cpus_allowed;
+  cluster::ClusterRun cr;
   if (comm.multi()) {
     cluster::ProcessPart part;
     part.rank = comm.rank();
@@ -265,9 +266,10 @@ int cmd_run(const CommandContext& ctx) {
     part.cgroup_memory_limit_bytes = host.cgroup_memory_limit_bytes;
     part.target = tj;
     part.result = mine;
-    part.device_io = part_device_io_json(dev_io, dev_epochs);
+    part.device_io = dev_io;
+    part.device_io_epochs = dev_epochs;
     ctx.job_outcome_shared = true;  // from here on every process learns the outcome
-    const cluster::ClusterRun cr = gather_run(comm, loader_error, lr, part, placement, doc);
+    cr = gather_run(comm, loader_error, lr, part, placement, doc);
     if (!lead) return share_exit_code(comm, 0);
     cluster_cpus = cr.cpus_allowed;
   }
@@ -322,7 +324,8 @@ int cmd_run(const CommandContext& ctx) {
   doc["results"] = loader_results_json(lr);
   doc["ingest"] = ingest_json(ing, ai.sample_bytes);
   doc["partial"] = lr.partial;
-  add_run_device_io(doc, lr, dev_io, dev_epochs, l.direct || l.evict_before_epoch, target);
+  add_run_device_io(doc, lr, dev_io, dev_epochs, l.direct || l.evict_before_epoch, target,
+                    comm.multi() ? &cr : nullptr);
   for (const auto& w : warnings) doc["warnings"].push_back(w);
   for (const auto& n : lr.cache_notes) doc["warnings"].push_back(n);
   for (const auto& w : measurement_warnings(lr, ing, l)) doc["warnings"].push_back(w);

@@ -14,6 +14,7 @@
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
 #include "cluster/collective.hpp"
+#include "cluster/gather.hpp"
 #include "cluster/step_sync.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
@@ -22,9 +23,9 @@
 #include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "loader/loader_result_json.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
-#include "report/loader_result_json.hpp"
 #include "report/run_document.hpp"
 #include "report/tune_document.hpp"
 #include "topology/host.hpp"
@@ -81,10 +82,9 @@ SweepAcross sweep_across(dist::Comm& comm, StepSync* sync, double timeout_s) {
     return static_cast<int>(v);
   };
   a.merge = [&comm, timeout_s](const LoaderResult& mine) {
-    const std::vector<std::string> all = comm.allgather(loader_result_to_json(mine).dump(),
-                                                        "tune: merge a run's results", timeout_s);
     LoaderResult merged;
-    for (const auto& text : all) merged.merge(loader_result_from_json(nlohmann::json::parse(text)));
+    for (const LoaderResult& part : cluster::allgather_parts(comm, mine, "tune: merge a run's results", timeout_s))
+      merged.merge(part);
     return merged;
   };
   return a;

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_field.hpp"
+#include "loader/loader_result_json.hpp"
+#include "topology/device_io_json.hpp"
 
 namespace ioprobe::cluster {
 
@@ -43,6 +46,29 @@ std::vector<uint32_t> first_gpu_ranks(const std::vector<uint32_t>& split) {
     sum += split[r];
   }
   return first;
+}
+
+void to_json(nlohmann::json& j, const PointPart& p) {
+  j = {{"rank", p.rank},
+       {"host_index", p.host_index},
+       {"hostname", p.hostname},
+       {"cpus_allowed", p.cpus_allowed},
+       {"point_gpus", p.point_gpus},
+       {"gpu_ranks", p.gpu_ranks},
+       {"result", loader_result_to_json(p.result)},
+       {"device_io", p.device_io}};
+}
+
+void from_json(const nlohmann::json& j, PointPart& p) {
+  const std::string w = "point part";
+  p.rank = json_field<int>(j, "rank", w);
+  p.host_index = json_field<int>(j, "host_index", w);
+  p.hostname = json_field<std::string>(j, "hostname", w);
+  p.cpus_allowed = json_field<int>(j, "cpus_allowed", w);
+  p.point_gpus = json_field<uint32_t>(j, "point_gpus", w);
+  p.gpu_ranks = json_field<uint32_t>(j, "gpu_ranks", w);
+  p.result = loader_result_from_json(json_at(j, "result", w), json_path(w, "result"));
+  p.device_io = device_io_from_wire(json_at(j, "device_io", w), json_path(w, "device_io"));
 }
 
 PointMerge merge_point_parts(std::vector<PointPart> parts) {

@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "loader/loader_result.hpp"
+#include "topology/device_io.hpp"
 
 namespace ioprobe::cluster {
 
@@ -34,7 +37,14 @@ struct PointPart {
   uint32_t point_gpus = 0;  // the point (all hosts' accelerators) this process ran
   uint32_t gpu_ranks = 0;   // its own share of them
   LoaderResult result;      // empty (no ranks) when its share is 0
+  DeviceIo device_io;       // its host's devices over the repeat (every process of a host counts the same)
 };
+
+/// nlohmann's hooks (cluster/gather.hpp): every field, the result by loader/loader_result_json.hpp
+/// and the accounting by topology/device_io_json.hpp. from_json is strict: a missing or mistyped
+/// field throws UsageError naming its path ("point part.result.samples").
+void to_json(nlohmann::json& j, const PointPart& p);
+void from_json(const nlohmann::json& j, PointPart& p);
 
 /// One host's share of a repeat: its processes merged.
 struct PointHost {

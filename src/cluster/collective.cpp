@@ -61,11 +61,15 @@ void on_every_host(dist::Comm& comm, const char* step, const std::function<void(
     fn();
     return;
   }
-  const std::string mine = outcome_of(fn);
   // No watchdog here: a step such as generating a dataset may rightly take long on one host.
-  const std::vector<std::string> all = comm.allgather(mine, step, 0);
-  const std::vector<std::string> hosts = comm.allgather(comm.hostname(), step, 0);
-  raise_failures(comm, all, hosts, step);
+  share_outcomes(comm, outcome_of(fn), step, 0, step);
+}
+
+void share_outcomes(dist::Comm& comm, const std::string& outcome, const char* gather_step, double timeout_s,
+                    const char* what) {
+  const std::vector<std::string> all = comm.allgather(outcome, gather_step, timeout_s);
+  const std::vector<std::string> hosts = comm.allgather(comm.hostname(), gather_step, timeout_s);
+  raise_failures(comm, all, hosts, what);
 }
 
 }  // namespace ioprobe::cluster

@@ -32,4 +32,10 @@ std::string outcome_of(const std::function<void()>& fn);
 void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts,
                     const char* step = nullptr);
 
+/// Learns every process's `outcome` (outcome_of's form: "" for success) in one exchange named
+/// `gather_step`, within `timeout_s` seconds (0: no watchdog), and throws as on_every_host does
+/// when any process failed; `what` names the failed step in the message (null: none).
+void share_outcomes(dist::Comm& comm, const std::string& outcome, const char* gather_step, double timeout_s,
+                    const char* what = nullptr);
+
 }  // namespace ioprobe::cluster

@@ -5,6 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "core/json_field.hpp"
+#include "raw/raw_results_json.hpp"
+#include "topology/device_io_json.hpp"
+
 namespace ioprobe::cluster {
 
 namespace {
@@ -14,6 +18,29 @@ std::string raw_target_key(const nlohmann::json& t) {
 }
 
 }  // namespace
+
+void to_json(nlohmann::json& j, const RawProcessPart& p) {
+  j = {{"rank", p.rank},
+       {"host_index", p.host_index},
+       {"hostname", p.hostname},
+       {"filename", p.filename},
+       {"start_skew_s", p.start_skew_s},
+       {"target", p.target},
+       {"result", raw_results_to_json(p.result)},
+       {"device_io", p.device_io}};
+}
+
+void from_json(const nlohmann::json& j, RawProcessPart& p) {
+  const std::string w = "raw part";
+  p.rank = json_field<int>(j, "rank", w);
+  p.host_index = json_field<int>(j, "host_index", w);
+  p.hostname = json_field<std::string>(j, "hostname", w);
+  p.filename = json_field<std::string>(j, "filename", w);
+  p.start_skew_s = json_field<double>(j, "start_skew_s", w);
+  p.target = json_at(j, "target", w);
+  p.result = raw_results_from_json(json_at(j, "result", w), json_path(w, "result"));
+  p.device_io = device_io_from_wire(json_at(j, "device_io", w), json_path(w, "device_io"));
+}
 
 ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
   ClusterRaw c;

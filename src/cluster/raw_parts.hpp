@@ -32,6 +32,12 @@ struct RawProcessPart {
   DeviceIo device_io;
 };
 
+/// nlohmann's hooks (cluster/gather.hpp): every field, the result by raw/raw_results_json.hpp and
+/// the accounting by topology/device_io_json.hpp. from_json is strict: a missing or mistyped
+/// field throws UsageError naming its path ("raw part.result.ios").
+void to_json(nlohmann::json& j, const RawProcessPart& p);
+void from_json(const nlohmann::json& j, RawProcessPart& p);
+
 /// One host: its processes' results merged.
 struct RawHostRow {
   std::string hostname;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loader/loader_result.hpp"
+#include "topology/device_io.hpp"
 
 namespace ioprobe::cluster {
 
@@ -33,9 +34,15 @@ struct ProcessPart {
   uint64_t cgroup_memory_limit_bytes = 0;
   nlohmann::json target;  // the run document's "target" section as this process saw it
   LoaderResult result;
-  nlohmann::json device_io;  // its device accounting (report/device_io_report.hpp), per epoch under "epochs";
-                             // every process of a host counts the same devices
+  DeviceIo device_io;                      // its host's devices over the run (every process of a host
+                                           // counts the same devices)
+  std::vector<DeviceIo> device_io_epochs;  // the same, epoch by epoch
 };
+
+/// nlohmann's hooks (cluster/gather.hpp): every field, the result by loader/loader_result_json.hpp.
+/// from_json is strict: a missing or mistyped field throws UsageError naming its path ("part.result.samples").
+void to_json(nlohmann::json& j, const ProcessPart& p);
+void from_json(const nlohmann::json& j, ProcessPart& p);
 
 /// One host: the processes that share its memory, merged.
 struct HostRow {
@@ -54,21 +61,24 @@ struct HostRow {
   int cpus_allowed = 0;
   uint64_t memory_bytes = 0;
   uint64_t cgroup_memory_limit_bytes = 0;
-  nlohmann::json target;     // its first process's target section
-  nlohmann::json device_io;  // its first process's device accounting (the host's devices, counted once)
-  bool straggler = false;    // see merge_parts
+  nlohmann::json target;                   // its first process's target section
+  DeviceIo device_io;                      // its first process's device accounting (the host's devices, counted once)
+  std::vector<DeviceIo> device_io_epochs;  // the same, epoch by epoch
+  bool straggler = false;                  // see merge_parts
 };
 
 struct ClusterRun {
   LoaderResult merged;         // every process's result merged (LoaderResult::merge)
   std::vector<HostRow> hosts;  // by host index
   int mpi_ranks = 0;
-  double start_skew_s = 0;            // max over processes
-  uint64_t step_exchanges = 0;        // max over processes (each takes part in every exchange)
-  double exchange_s = 0;              // max over processes of the seconds spent in step exchanges
-  uint64_t memory_bytes = 0;          // RAM summed over hosts, one entry per host
-  int cpus_allowed = 0;               // summed over hosts
-  std::vector<std::string> warnings;  // stragglers, duplicate hosts, targets that differ
+  double start_skew_s = 0;                 // max over processes
+  uint64_t step_exchanges = 0;             // max over processes (each takes part in every exchange)
+  double exchange_s = 0;                   // max over processes of the seconds spent in step exchanges
+  uint64_t memory_bytes = 0;               // RAM summed over hosts, one entry per host
+  int cpus_allowed = 0;                    // summed over hosts
+  std::vector<std::string> warnings;       // stragglers, duplicate hosts, targets that differ
+  DeviceIo device_io;                      // the hosts' accounting added (each host's devices once, DeviceIo::merge)
+  std::vector<DeviceIo> device_io_epochs;  // the same, epoch by epoch
 };
 
 /// How far behind the fastest host a host may finish (or, for a run cut by --duration, how far

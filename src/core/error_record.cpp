@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_field.hpp"
 #include "core/text.hpp"
 
 namespace ioprobe {
@@ -42,6 +43,23 @@ std::string failed_reads_text(uint64_t failures, const ErrorSpread& spread) {
   if (spread.files > 0)
     s += fmt::format(" of {}{} file{}", spread.complete ? "" : "at least ", spread.files, spread.files == 1 ? "" : "s");
   return s;
+}
+
+nlohmann::json error_record_json(const ErrorRecord& e) {
+  return {{"errno", e.err},       {"errno_name", e.err ? errno_name(e.err) : std::string()},
+          {"op", e.op},           {"path", escape_bytes(e.path)},
+          {"detail", e.detail},   {"count", e.count},
+          {"text", error_line(e)}};
+}
+
+ErrorRecord error_record_from_json(const nlohmann::json& j, const std::string& where) {
+  ErrorRecord e;
+  e.err = json_field<int>(j, "errno", where);
+  e.op = json_field<std::string>(j, "op", where);
+  e.path = unescape_bytes(json_field<std::string>(j, "path", where));
+  e.detail = json_field<std::string>(j, "detail", where);
+  e.count = json_field<uint64_t>(j, "count", where);
+  return e;
 }
 
 }  // namespace ioprobe

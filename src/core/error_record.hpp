@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace ioprobe {
 
 /// One failure, or `count` identical ones.
@@ -54,5 +56,14 @@ ErrorSpread error_spread(const std::vector<ErrorRecord>& list, uint64_t failures
 /// "24 failed reads of 1 file", "1 failed read of at least 10 files" (spread not complete),
 /// "3 failed reads" (no record names a path). For report lines and verdicts.
 std::string failed_reads_text(uint64_t failures, const ErrorSpread& spread);
+
+/// The record's JSON object (results.error_details[], raw.results.first_error_detail):
+/// {errno (0: none), errno_name ("EIO", "" for 0), op, path (escaped, core/text.hpp escape_bytes),
+/// detail, count, text (error_line)}.
+nlohmann::json error_record_json(const ErrorRecord& e);
+
+/// A record from its JSON object (errno_name and text are not read). Throws UsageError naming
+/// `where` and the field when one is missing or mistyped.
+ErrorRecord error_record_from_json(const nlohmann::json& j, const std::string& where);
 
 }  // namespace ioprobe

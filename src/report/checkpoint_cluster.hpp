@@ -22,11 +22,6 @@
 
 namespace ioprobe {
 
-/// Serializes a process's part for Comm::gather (JSON text).
-std::string encode_checkpoint_part(const checkpoint::CheckpointPart& p);
-/// Inverse of encode_checkpoint_part. Throws Error when the text is not one (a version mismatch).
-checkpoint::CheckpointPart decode_checkpoint_part(const std::string& text);
-
 /// A raw write run as a short string, and back (for the exchange after each run).
 std::string encode_raw_write(const checkpoint::RawWriteResult& r);
 checkpoint::RawWriteResult decode_raw_write(const std::string& text);

@@ -5,54 +5,8 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/device_io_report.hpp"
-#include "report/loader_result_json.hpp"
 
 namespace ioprobe {
-
-std::string encode_part(const cluster::ProcessPart& p) {
-  nlohmann::json j = {{"rank", p.rank},
-                      {"host_index", p.host_index},
-                      {"hostname", p.hostname},
-                      {"gpu_ranks", p.gpu_ranks},
-                      {"first_rank", p.first_rank},
-                      {"start_skew_s", p.start_skew_s},
-                      {"step_exchanges", p.step_exchanges},
-                      {"exchange_s", p.exchange_s},
-                      {"cpus_allowed", p.cpus_allowed},
-                      {"memory_bytes", p.memory_bytes},
-                      {"cgroup_memory_limit_bytes", p.cgroup_memory_limit_bytes},
-                      {"target", p.target},
-                      {"result", loader_result_to_json(p.result)},
-                      {"device_io", p.device_io}};
-  return j.dump();
-}
-
-cluster::ProcessPart decode_part(const std::string& text) {
-  try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    cluster::ProcessPart p;
-    p.rank = j.at("rank").get<int>();
-    p.host_index = j.at("host_index").get<int>();
-    p.hostname = j.at("hostname").get<std::string>();
-    p.gpu_ranks = j.at("gpu_ranks").get<uint32_t>();
-    p.first_rank = j.at("first_rank").get<uint32_t>();
-    p.start_skew_s = j.at("start_skew_s").get<double>();
-    p.step_exchanges = j.at("step_exchanges").get<uint64_t>();
-    p.exchange_s = j.at("exchange_s").get<double>();
-    p.cpus_allowed = j.at("cpus_allowed").get<int>();
-    p.memory_bytes = j.at("memory_bytes").get<uint64_t>();
-    p.cgroup_memory_limit_bytes = j.at("cgroup_memory_limit_bytes").get<uint64_t>();
-    p.target = j.at("target");
-    p.result = loader_result_from_json(j.at("result"));
-    p.device_io = j.value("device_io", nlohmann::json());
-    return p;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("a process sent a result rank 0 cannot read ({}): are all hosts running the same ioprobe "
-                            "version?",
-                            e.what()),
-                kExitFailure);
-  }
-}
 
 nlohmann::json cluster_json(const cluster::ClusterRun& c, const std::string& launcher, int host_count,
                             const std::string& placement, const std::string& placement_how) {
@@ -92,7 +46,7 @@ nlohmann::json hosts_json(const cluster::ClusterRun& c) {
                  {"cgroup_memory_limit_bytes", h.cgroup_memory_limit_bytes},
                  {"cpus_allowed", h.cpus_allowed},
                  {"straggler", h.straggler},
-                 {"device_io", host_device_io_json(h.device_io, h.bytes, h.target)},
+                 {"device_io", host_device_io_json(h.device_io, h.device_io_epochs, h.bytes, h.target)},
                  {"results",
                   {{"samples", h.samples},
                    {"bytes", h.bytes},

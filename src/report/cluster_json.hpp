@@ -20,11 +20,6 @@
 
 namespace ioprobe {
 
-/// Serializes a process's part for Comm::gather (JSON text, histograms with their buckets).
-std::string encode_part(const cluster::ProcessPart& p);
-/// Inverse of encode_part. Throws Error when the text is not one (a version mismatch between hosts).
-cluster::ProcessPart decode_part(const std::string& text);
-
 nlohmann::json cluster_json(const cluster::ClusterRun& c, const std::string& launcher, int host_count,
                             const std::string& placement, const std::string& placement_how);
 nlohmann::json hosts_json(const cluster::ClusterRun& c);

@@ -6,6 +6,7 @@
 
 #include "core/units.hpp"
 #include "engine/page_cache.hpp"
+#include "topology/device_io_json.hpp"
 
 namespace ioprobe {
 
@@ -26,25 +27,9 @@ std::string names(const nlohmann::json& dio) {
 }  // namespace
 
 nlohmann::json device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t reference_bytes) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const auto& d : io.devices)
-    devices.push_back({{"name", d.name},
-                       {"bytes_read", d.bytes_read},
-                       {"bytes_written", d.bytes_written},
-                       {"reads", d.reads},
-                       {"writes", d.writes}});
-  nlohmann::json j = {{"source", io.source},
-                      {"devices", devices},
-                      {"bytes_read", io.bytes_read},
-                      {"bytes_written", io.bytes_written},
-                      {"reads", io.reads},
-                      {"writes", io.writes},
-                      {"interval_s", io.interval_s},
-                      {"idle_window_s", io.idle_window_s},
-                      {"idle_bytes_per_s_before", io.idle_bytes_per_s_before},
-                      {"share_unclear", io.share_unclear()},
-                      {"hosts", io.hosts}};
-  if (!io.measured()) j["reason"] = io.reason;
+  nlohmann::json j = io;  // its fields (topology/device_io_json.hpp); the reason only when nothing was measured
+  if (io.measured()) j.erase("reason");
+  j["share_unclear"] = io.share_unclear();
   if (ref != DeviceRef::kNone) {
     j["reference_bytes"] = reference_bytes;
     if (ref == DeviceRef::kRead) {
@@ -254,17 +239,12 @@ std::string render_device_io_text(const nlohmann::json& r, size_t width) {
   return o;
 }
 
-nlohmann::json part_device_io_json(const DeviceIo& whole, const std::vector<DeviceIo>& epochs) {
-  nlohmann::json j = device_io_json(whole);
+nlohmann::json host_device_io_json(const DeviceIo& io, const std::vector<DeviceIo>& epochs, uint64_t host_bytes,
+                                   const nlohmann::json& target) {
+  const bool cold = target.is_object() && target.value("cache", "") == "cold";
+  nlohmann::json j = host_device_io_json(io, DeviceRef::kRead, host_bytes, cold);
   j["epochs"] = nlohmann::json::array();
   for (const auto& e : epochs) j["epochs"].push_back(device_io_json(e));
-  return j;
-}
-
-nlohmann::json host_device_io_json(const nlohmann::json& part, uint64_t host_bytes, const nlohmann::json& target) {
-  const bool cold = target.is_object() && target.value("cache", "") == "cold";
-  nlohmann::json j = host_device_io_json(device_io_from_json(part), DeviceRef::kRead, host_bytes, cold);
-  if (part.is_object() && part.contains("epochs")) j["epochs"] = part["epochs"];
   return j;
 }
 
@@ -411,26 +391,6 @@ nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const
     out.push_back(row);
   }
   return out;
-}
-
-ClusterDeviceIo cluster_device_io(const nlohmann::json& hosts) {
-  ClusterDeviceIo c;
-  bool first = true;
-  for (const auto& h : hosts) {
-    if (!h.contains("device_io")) continue;
-    const nlohmann::json& d = h["device_io"];
-    const DeviceIo io = device_io_from_json(d);
-    if (first) c.whole = io;
-    else c.whole.merge(io);
-    if (d.contains("epochs") && d["epochs"].is_array())
-      for (size_t i = 0; i < d["epochs"].size(); ++i) {
-        const DeviceIo e = device_io_from_json(d["epochs"][i]);
-        if (i >= c.epochs.size()) c.epochs.push_back(e);
-        else c.epochs[i].merge(e);
-      }
-    first = false;
-  }
-  return c;
 }
 
 }  // namespace ioprobe

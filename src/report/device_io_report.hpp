@@ -74,14 +74,10 @@ std::string omitted_epochs_text(const nlohmann::json& epochs, size_t first, size
 /// a label padded to `width`; empty when the document has neither.
 std::string render_device_io_text(const nlohmann::json& results, size_t width);
 
-/// What a process of a multi-host run sends of its accounting: device_io_json(whole) with
-/// "epochs": [device_io_json(epoch), ...].
-nlohmann::json part_device_io_json(const DeviceIo& whole, const std::vector<DeviceIo>& epochs);
-
-/// A host row's device_io (multi-host runs): the host's first process's accounting with its read
-/// ratio to the host's delivered bytes, and the flags of host_device_io_json below (cold: the
-/// host's target.cache is "cold").
-nlohmann::json host_device_io_json(const nlohmann::json& part_device_io, uint64_t host_bytes,
+/// A host row's device_io (multi-host runs): the host's accounting `io` with its read ratio to
+/// the host's delivered bytes, the flags of host_device_io_json below (cold: the host's
+/// target.cache is "cold") and "epochs": [device_io_json(epoch), ...].
+nlohmann::json host_device_io_json(const DeviceIo& io, const std::vector<DeviceIo>& epochs, uint64_t host_bytes,
                                    const nlohmann::json& target);
 
 /// A host row's device_io from its accounting (`ref`: what host_bytes are, the bytes it read or
@@ -115,13 +111,5 @@ nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections,
 /// device_io as merge_device_io_json; residency null: the hosts' differ; partial when any input's
 /// epoch is). Returns null when no document has an epochs list.
 nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& epoch_lists, const std::vector<std::string>& hosts);
-
-/// The cluster's accounting: the host rows' device_io added (DeviceIo::merge; each host's own
-/// devices), and per epoch the hosts' "epochs" entries added epoch by epoch.
-struct ClusterDeviceIo {
-  DeviceIo whole;
-  std::vector<DeviceIo> epochs;
-};
-ClusterDeviceIo cluster_device_io(const nlohmann::json& hosts);
 
 }  // namespace ioprobe

@@ -5,12 +5,13 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_field.hpp"
 #include "core/units.hpp"
 #include "raw/raw_results.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
-#include "report/latency_json.hpp"
 #include "report/run_document.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
@@ -40,36 +41,32 @@ json merged_warnings(const std::vector<json>& docs) {
 json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& names) {
   json out = docs.front();
   json sources = json::array();
-  RunResults total;
+  LoaderResult total;
   uint64_t gpus = 0;
   bool partial = false;
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string where = fmt::format("'{}' results", names[i]);
     const json& res = json_at(docs[i], "results", fmt::format("'{}'", names[i]));
-    RunResults r = run_results_from_json(res, where);
-    if (i == 0) {
-      total = r;
-    } else {
-      try {
-        total.merge(r);
-      } catch (const UsageError& e) {
-        throw UsageError(fmt::format("'{}' and '{}': {}", names.front(), names[i], e.what()));
-      }
+    const LoaderResult r = run_results_from_json(res, where);
+    try {
+      total.merge(r);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("'{}' and '{}': {}", names.front(), names[i], e.what()));
     }
     const json ld = docs[i].value("loader", json::object());
     gpus += ld.value("gpus", 1ULL);
     partial = partial || docs[i].value("partial", false);
-    const json rj = run_results_json(r);
+    const json rj = loader_results_json(r);
     sources.push_back({{"file", names[i]},
                        {"hostname", hostname_of(docs[i])},
                        {"samples", r.samples},
                        {"bytes", r.bytes},
                        {"samples_per_s", rj["samples_per_s"]},
                        {"bytes_per_s", rj["bytes_per_s"]},
-                       {"elapsed_s", r.elapsed_s},
+                       {"elapsed_s", rj["elapsed_s"]},
                        {"file_latency_p99_us", rj["file_latency_us"]["p99"]}});
   }
-  out["results"] = run_results_json(total);
+  out["results"] = loader_results_json(total);
   // Device I/O: each host's devices once, the hosts added (device_io_report.hpp).
   std::vector<json> dio, epochs;
   std::vector<std::string> hosts;
@@ -103,23 +100,20 @@ RawResults raw_totals_from_json(const json& doc, const std::string& name) {
   const std::string where = fmt::format("'{}' raw.results", name);
   const json& res = json_at(json_at(doc, "raw", fmt::format("'{}'", name)), "results", fmt::format("'{}' raw", name));
   RawResults t;
-  try {
-    t.ios = json_at(res, "ios", where).get<uint64_t>();
-    t.bytes = json_at(res, "bytes", where).get<uint64_t>();
-    t.errors = json_at(res, "errors", where).get<uint64_t>();
-    t.elapsed_s = json_at(res, "elapsed_s", where).get<double>();
-    if (res.contains("first_error_detail") && res["first_error_detail"].is_object())
-      t.first_error = error_record_from_json(res["first_error_detail"], where + ".first_error_detail");
-    else if (!res.value("first_error", "").empty())  // a document written before the detail: its text
-      t.first_error = ErrorRecord{.detail = res.value("first_error", "")};
-    t.stop_reason = res.value("stop_reason", "");
-    t.partial = doc.value("partial", false);
-    const json& cpu = json_at(res, "cpu", where);
-    t.cpu_user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
-    t.cpu_sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
-  }
+  t.ios = json_field<uint64_t>(res, "ios", where);
+  t.bytes = json_field<uint64_t>(res, "bytes", where);
+  t.errors = json_field<uint64_t>(res, "errors", where);
+  t.elapsed_s = json_field<double>(res, "elapsed_s", where);
+  const auto detail = res.find("first_error_detail");
+  if (detail != res.end() && !detail->is_null())  // null: no error
+    t.first_error = error_record_from_json(*detail, json_path(where, "first_error_detail"));
+  else if (const auto text = json_field_or<std::string>(res, "first_error", where, ""); !text.empty())
+    t.first_error = ErrorRecord{.detail = text};  // a document written before the detail: its text
+  t.stop_reason = json_field_or<std::string>(res, "stop_reason", where, "");          // absent: none given
+  t.partial = json_field_or<bool>(doc, "partial", fmt::format("'{}'", name), false);  // absent: complete
+  const json& cpu = json_at(res, "cpu", where);
+  t.cpu_user_s = json_field<double>(cpu, "user_s", json_path(where, "cpu"));
+  t.cpu_sys_s = json_field<double>(cpu, "sys_s", json_path(where, "cpu"));
   t.latency = latency_from_us_json(json_at(res, "latency_us", where), where + ".latency_us");
   return t;
 }

@@ -1,15 +1,10 @@
-// Failures kept in results (core/error_record.hpp) as text and JSON: the only place their lines,
-// counts and hints are written. The hint comes from the errno and the operation, never from
-// reading the text back.
-//
-// JSON form of a record (results.error_details[], raw.results.first_error_detail):
-//   {errno (0: none), errno_name ("EIO", "" for 0), op, path (escaped), detail, count, text}
+// Failures kept in results (core/error_record.hpp) as text: the only place their lines, counts
+// and hints are written. The hint comes from the errno and the operation, never from reading the
+// text back. Their JSON form is core/error_record.hpp's.
 #pragma once
 
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error_record.hpp"
 
@@ -21,12 +16,6 @@ std::string error_text(const ErrorRecord& e);
 /// What to do about the failure, chosen from e.err and e.op: ECANCELED (io_uring could not
 /// start its io-wq worker threads) names the thread limits. "" when there is nothing to add.
 std::string error_hint(const ErrorRecord& e);
-
-/// The record's JSON object (the form above).
-nlohmann::json error_record_json(const ErrorRecord& e);
-
-/// A record from its JSON object; throws UsageError naming `where` when a field has the wrong type.
-ErrorRecord error_record_from_json(const nlohmann::json& j, const std::string& where);
 
 /// The text lines of a result's error list: one per distinct failure (error_text, each prefixed
 /// by `indent`), then each distinct hint once. "" for an empty list.

@@ -6,84 +6,11 @@
 #include "core/units.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
 using json = nlohmann::json;
-
-json raw_results_to_json(const RawResults& r) {
-  return {{"ios", r.ios},
-          {"bytes", r.bytes},
-          {"elapsed_s", r.elapsed_s},
-          {"latency", histogram_ns_json(r.latency)},
-          {"cpu_user_s", r.cpu_user_s},
-          {"cpu_sys_s", r.cpu_sys_s},
-          {"errors", r.errors},
-          {"first_error", error_record_json(r.first_error)},
-          {"partial", r.partial},
-          {"stop_reason", r.stop_reason},
-          {"engine_notes", r.engine_notes},
-          {"fixed_buffers", r.fixed_buffers},
-          {"registered_files", r.registered_files},
-          {"sqpoll", r.sqpoll}};
-}
-
-RawResults raw_results_from_json(const json& j, const std::string& where) {
-  RawResults r;
-  try {
-    r.ios = json_at(j, "ios", where).get<uint64_t>();
-    r.bytes = json_at(j, "bytes", where).get<uint64_t>();
-    r.elapsed_s = json_at(j, "elapsed_s", where).get<double>();
-    r.cpu_user_s = json_at(j, "cpu_user_s", where).get<double>();
-    r.cpu_sys_s = json_at(j, "cpu_sys_s", where).get<double>();
-    r.errors = json_at(j, "errors", where).get<uint64_t>();
-    r.first_error = error_record_from_json(json_at(j, "first_error", where), where + ".first_error");
-    r.partial = json_at(j, "partial", where).get<bool>();
-    r.stop_reason = json_at(j, "stop_reason", where).get<std::string>();
-    r.engine_notes = json_at(j, "engine_notes", where).get<std::vector<std::string>>();
-    r.fixed_buffers = json_at(j, "fixed_buffers", where).get<bool>();
-    r.registered_files = json_at(j, "registered_files", where).get<bool>();
-    r.sqpoll = json_at(j, "sqpoll", where).get<bool>();
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
-  }
-  r.latency = histogram_from_ns_json(json_at(j, "latency", where), where + " latency");
-  return r;
-}
-
-std::string encode_raw_part(const cluster::RawProcessPart& p) {
-  return json{{"rank", p.rank},
-              {"host_index", p.host_index},
-              {"hostname", p.hostname},
-              {"filename", p.filename},
-              {"start_skew_s", p.start_skew_s},
-              {"target", p.target},
-              {"result", raw_results_to_json(p.result)},
-              {"device_io", device_io_json(p.device_io)}}
-      .dump();
-}
-
-cluster::RawProcessPart decode_raw_part(const std::string& text) {
-  try {
-    const json j = json::parse(text);
-    cluster::RawProcessPart p;
-    p.rank = j.at("rank").get<int>();
-    p.host_index = j.at("host_index").get<int>();
-    p.hostname = j.at("hostname").get<std::string>();
-    p.filename = j.at("filename").get<std::string>();
-    p.start_skew_s = j.at("start_skew_s").get<double>();
-    p.target = j.at("target");
-    p.result = raw_results_from_json(j.at("result"), fmt::format("rank {}'s raw result", p.rank));
-    p.device_io = device_io_from_json(j.value("device_io", json()));
-    return p;
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("a process sent a raw result rank 0 cannot read ({}): are all hosts running the same "
-                            "ioprobe version?",
-                            e.what()),
-                kExitFailure);
-  }
-}
 
 json raw_cluster_json(const cluster::ClusterRaw& c, const std::string& launcher, int host_count,
                       const std::string& files) {

@@ -19,16 +19,6 @@
 
 namespace ioprobe {
 
-/// A RawResults with its histogram's buckets, exactly (for Comm::gather).
-nlohmann::json raw_results_to_json(const RawResults& r);
-/// Inverse of raw_results_to_json. Throws UsageError naming `where` and a missing key.
-RawResults raw_results_from_json(const nlohmann::json& j, const std::string& where);
-
-/// Serializes a process's part for Comm::gather (JSON text).
-std::string encode_raw_part(const cluster::RawProcessPart& p);
-/// Inverse of encode_raw_part. Throws Error when the text is not one (a version mismatch between hosts).
-cluster::RawProcessPart decode_raw_part(const std::string& text);
-
 nlohmann::json raw_cluster_json(const cluster::ClusterRaw& c, const std::string& launcher, int host_count,
                                 const std::string& files);
 /// The "hosts" rows; each row's device_io is host_device_io_json of the host's accounting against

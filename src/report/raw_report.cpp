@@ -10,7 +10,7 @@
 #include "engine/engine_choice.hpp"
 #include "engine/page_cache.hpp"
 #include "report/error_text.hpp"
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 

@@ -6,88 +6,97 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_field.hpp"
 #include "core/text.hpp"
 #include "report/error_text.hpp"
 
 namespace ioprobe {
 
-RunResults run_results_of(const LoaderResult& r) {
-  RunResults o;
-  o.samples = r.samples;
-  o.bytes = r.bytes;
-  o.io_bytes = r.io_bytes;
-  o.errors = r.errors;
-  o.elapsed_s = static_cast<double>(r.elapsed_ns) / 1e9;
-  o.epochs_completed = r.epochs_completed;
-  o.stop_reason = r.stop_reason;
-  // Timeline, batch wait, consumer wait and first batch: merged over ranks by LoaderResult::merge.
-  o.first_batch_s = static_cast<double>(r.first_batch_ns) / 1e9;
-  o.file_latency = r.file_latency;
-  o.open_latency = r.open_latency;
-  o.batch_wait = r.batch_wait;
-  o.consumer_wait_s = static_cast<double>(r.wait_ns) / 1e9;
-  o.cpu_user_s = r.cpu_user_s;
-  o.cpu_sys_s = r.cpu_sys_s;
-  o.timeline = r.timeline;
-  o.workers = nlohmann::json::array();
-  for (const auto& w : r.workers) {
-    o.decoded += w.decoded;
-    o.decode_errors += w.decode_errors;
-    o.decoded_pixels += w.decoded_pixels;
-    o.decode_cpu_ns += w.decode_cpu_ns;
+namespace {
+
+double seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+int64_t ns_of(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
+
+nlohmann::json worker_row(const WorkerStats& w) {
+  nlohmann::json row = {{"rank", w.rank},
+                        {"worker", w.worker},
+                        {"files", w.files},
+                        {"bytes", w.bytes},
+                        {"io_bytes", w.io_bytes},
+                        {"errors", w.errors},
+                        {"busy_s", seconds(w.busy_ns)},
+                        {"cpu_work_s", seconds(w.cpu_work_ns)},
+                        {"put_cpu_s", seconds(w.put_cpu_ns)},
+                        {"other_cpu_s", seconds(w.other_cpu_ns)},
+                        {"runq_wait_s",
+                         w.runq_wait_ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(seconds(w.runq_wait_ns))},
+                        {"cpu_list", w.cpu_list},
+                        {"numa", w.numa}};
+  if (w.decoded + w.decode_errors > 0) {  // --decode jpeg: this worker's share of the decode object
+    row["decoded"] = w.decoded;
+    row["decode_errors"] = w.decode_errors;
+    row["decode_cpu_s"] = seconds(w.decode_cpu_ns);
+    row["decoded_pixels"] = w.decoded_pixels;
   }
-  for (const auto& w : r.workers)
-    o.workers.push_back(
-        {{"rank", w.rank},
-         {"worker", w.worker},
-         {"files", w.files},
-         {"bytes", w.bytes},
-         {"io_bytes", w.io_bytes},
-         {"errors", w.errors},
-         {"busy_s", static_cast<double>(w.busy_ns) / 1e9},
-         {"cpu_work_s", static_cast<double>(w.cpu_work_ns) / 1e9},
-         {"put_cpu_s", static_cast<double>(w.put_cpu_ns) / 1e9},
-         {"other_cpu_s", static_cast<double>(w.other_cpu_ns) / 1e9},
-         {"runq_wait_s",
-          w.runq_wait_ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(static_cast<double>(w.runq_wait_ns) / 1e9)},
-         {"cpu_list", w.cpu_list},
-         {"numa", w.numa}});
-  o.error_samples = r.error_samples;
-  return o;
+  return row;
 }
 
-void RunResults::merge(const RunResults& o) {
-  if (timeline.interval_ns() != o.timeline.interval_ns())
-    throw UsageError(fmt::format("cannot merge results with timeline intervals of {} s and {} s: their timelines "
-                                 "cannot be added interval by interval",
-                                 timeline.interval_s(), o.timeline.interval_s()));
-  timeline.merge(o.timeline);
-  samples += o.samples;
-  bytes += o.bytes;
-  io_bytes += o.io_bytes;
-  errors += o.errors;
-  elapsed_s = std::max(elapsed_s, o.elapsed_s);
-  epochs_completed = std::min(epochs_completed, o.epochs_completed);
-  if ((stop_reason.empty() || stop_reason == "completed") && !o.stop_reason.empty()) stop_reason = o.stop_reason;
-  first_batch_s = std::max(first_batch_s, o.first_batch_s);
-  file_latency.merge(o.file_latency);
-  open_latency.merge(o.open_latency);
-  batch_wait.merge(o.batch_wait);
-  consumer_wait_s += o.consumer_wait_s;
-  cpu_user_s += o.cpu_user_s;
-  cpu_sys_s += o.cpu_sys_s;
-  if (!workers.is_array()) workers = nlohmann::json::array();
-  for (const auto& w : o.workers) workers.push_back(w);
-  for (const auto& e : o.error_samples) add_error(error_samples, e, kMaxErrorSamples);
-  decoded += o.decoded;
-  decode_errors += o.decode_errors;
-  decoded_pixels += o.decoded_pixels;
-  decode_cpu_ns += o.decode_cpu_ns;
+WorkerStats worker_of_row(const nlohmann::json& x, const std::string& w) {
+  WorkerStats s;
+  s.rank = json_field<int>(x, "rank", w);
+  s.worker = json_field<int>(x, "worker", w);
+  s.files = json_field<uint64_t>(x, "files", w);
+  s.bytes = json_field<uint64_t>(x, "bytes", w);
+  s.io_bytes = json_field<uint64_t>(x, "io_bytes", w);
+  s.errors = json_field<uint64_t>(x, "errors", w);
+  s.busy_ns = ns_of(json_field<double>(x, "busy_s", w));
+  s.cpu_work_ns = ns_of(json_field<double>(x, "cpu_work_s", w));
+  // Older documents: no feeder or sharer thread, the run queue wait not measured.
+  s.put_cpu_ns = ns_of(json_field_or<double>(x, "put_cpu_s", w, 0));
+  s.other_cpu_ns = ns_of(json_field_or<double>(x, "other_cpu_s", w, 0));
+  const auto runq = x.find("runq_wait_s");
+  s.runq_wait_ns = runq == x.end() || runq->is_null() ? -1 : ns_of(json_as<double>(*runq, json_path(w, "runq_wait_s")));
+  // Present when the worker decoded (--decode jpeg).
+  s.decoded = json_field_or<uint64_t>(x, "decoded", w, 0);
+  s.decode_errors = json_field_or<uint64_t>(x, "decode_errors", w, 0);
+  s.decode_cpu_ns = ns_of(json_field_or<double>(x, "decode_cpu_s", w, 0));
+  s.decoded_pixels = json_field_or<uint64_t>(x, "decoded_pixels", w, 0);
+  s.cpu_list = json_field<std::string>(x, "cpu_list", w);
+  s.numa = json_field<std::string>(x, "numa", w);
+  return s;
 }
 
-nlohmann::json run_results_json(const RunResults& r) {
-  const double elapsed = r.elapsed_s;
+// results.epochs (device_io_report.hpp epochs_json) into the result's per-epoch fields: samples,
+// bytes, the epoch's time when it has one (0 else), residency while each epoch has one.
+void read_epochs(const nlohmann::json& epochs, const std::string& where, LoaderResult& r) {
+  if (!epochs.is_array()) json_detail::throw_mistyped(epochs, where, "an array");
+  bool residency = true;
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    const std::string w = json_path(where, i);
+    r.epoch_samples.push_back(json_field<uint64_t>(epochs[i], "samples", w));
+    r.epoch_bytes.push_back(json_field<uint64_t>(epochs[i], "bytes", w));
+    r.epoch_ns.push_back(ns_of(json_field_or<double>(epochs[i], "elapsed_s", w, 0)));  // none: not timed
+    const auto res = epochs[i].find("residency");
+    residency = residency && res != epochs[i].end() && !res->is_null();
+    if (residency) r.epoch_resident_fraction.push_back(json_as<double>(*res, json_path(w, "residency")));
+  }
+}
+
+}  // namespace
+
+nlohmann::json loader_results_json(const LoaderResult& r) {
+  const double elapsed = seconds(r.elapsed_ns);
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
+  nlohmann::json workers = nlohmann::json::array();
+  uint64_t decoded = 0, decode_errors = 0, decoded_pixels = 0;
+  int64_t decode_cpu_ns = 0;
+  for (const auto& w : r.workers) {
+    workers.push_back(worker_row(w));
+    decoded += w.decoded;
+    decode_errors += w.decode_errors;
+    decoded_pixels += w.decoded_pixels;
+    decode_cpu_ns += w.decode_cpu_ns;
+  }
   nlohmann::json j = {{"samples", r.samples},
                       {"bytes", r.bytes},
                       {"io_bytes", r.io_bytes},
@@ -98,18 +107,18 @@ nlohmann::json run_results_json(const RunResults& r) {
                       {"files_per_s", elapsed > 0 ? static_cast<double>(r.samples + r.errors) / elapsed : 0.0},
                       {"epochs_completed", r.epochs_completed},
                       {"stop_reason", r.stop_reason},
-                      {"first_batch_s", r.first_batch_s},
+                      {"first_batch_s", seconds(r.first_batch_ns)},
                       {"file_latency_us", latency_us_json(r.file_latency)},
                       {"open_close_latency_us", latency_us_json(r.open_latency)},
                       {"batch_wait_us", latency_us_json(r.batch_wait)},
-                      {"consumer_wait_s", r.consumer_wait_s},
+                      {"consumer_wait_s", seconds(r.wait_ns)},
                       {"cpu",
                        {{"user_s", r.cpu_user_s},
                         {"sys_s", r.cpu_sys_s},
                         {"per_sample_us", r.samples ? cpu_s * 1e6 / static_cast<double>(r.samples) : 0.0}}},
                       {"timeline_interval_s", r.timeline.interval_s()},
                       {"timeline", timeline_points_json(r.timeline)},
-                      {"workers", r.workers.is_array() ? r.workers : nlohmann::json::array()},
+                      {"workers", workers},
                       {"error_samples", nlohmann::json::array()},
                       {"error_details", nlohmann::json::array()}};
   for (const ErrorRecord& e : r.error_samples) {
@@ -119,12 +128,12 @@ nlohmann::json run_results_json(const RunResults& r) {
   const ErrorSpread spread = error_spread(r.error_samples, r.errors);
   j["error_files"] = spread.files;
   j["error_files_complete"] = spread.complete;
-  if (r.decoded + r.decode_errors > 0) {
-    const double dcpu = static_cast<double>(r.decode_cpu_ns) / 1e9, mp = static_cast<double>(r.decoded_pixels) / 1e6;
-    const uint64_t n = r.decoded + r.decode_errors;
+  if (decoded + decode_errors > 0) {
+    const double dcpu = seconds(decode_cpu_ns), mp = static_cast<double>(decoded_pixels) / 1e6;
+    const uint64_t n = decoded + decode_errors;
     j["decode"] = {{"codec", "libjpeg-turbo"},
-                   {"samples", r.decoded},
-                   {"errors", r.decode_errors},
+                   {"samples", decoded},
+                   {"errors", decode_errors},
                    {"cpu_s", dcpu},
                    {"cpu_us_per_sample", dcpu * 1e6 / static_cast<double>(n)},
                    {"megapixels", mp},
@@ -133,55 +142,52 @@ nlohmann::json run_results_json(const RunResults& r) {
   return j;
 }
 
-RunResults run_results_from_json(const nlohmann::json& j, const std::string& where) {
-  auto get = [&](const char* key) -> const nlohmann::json& { return json_at(j, key, where); };
-  RunResults r;
-  try {
-    r.samples = get("samples").get<uint64_t>();
-    r.bytes = get("bytes").get<uint64_t>();
-    r.io_bytes = get("io_bytes").get<uint64_t>();
-    r.errors = get("errors").get<uint64_t>();
-    r.elapsed_s = get("elapsed_s").get<double>();
-    r.epochs_completed = get("epochs_completed").get<uint32_t>();
-    r.stop_reason = get("stop_reason").get<std::string>();
-    r.first_batch_s = get("first_batch_s").get<double>();
-    r.consumer_wait_s = get("consumer_wait_s").get<double>();
-    const nlohmann::json& cpu = get("cpu");
-    r.cpu_user_s = json_at(cpu, "user_s", where + ".cpu").get<double>();
-    r.cpu_sys_s = json_at(cpu, "sys_s", where + ".cpu").get<double>();
-    r.workers = get("workers");
-    if (!r.workers.is_array()) throw UsageError(fmt::format("{}: 'workers' is not an array", where));
-    if (j.contains("error_details")) {
-      for (const auto& e : get("error_details"))
-        r.error_samples.push_back(error_record_from_json(e, where + ".error_details"));
-    } else {  // a document written before error_details: the texts, with no errno
-      for (const auto& s : get("error_samples").get<std::vector<std::string>>())
-        r.error_samples.push_back({.detail = s});
-    }
-    if (j.contains("decode")) {  // --decode runs only
-      const nlohmann::json& d = get("decode");
-      const std::string dw = where + ".decode";
-      r.decoded = json_at(d, "samples", dw).get<uint64_t>();
-      r.decode_errors = json_at(d, "errors", dw).get<uint64_t>();
-      r.decode_cpu_ns = static_cast<int64_t>(std::llround(json_at(d, "cpu_s", dw).get<double>() * 1e9));
-      r.decoded_pixels = static_cast<uint64_t>(std::llround(json_at(d, "megapixels", dw).get<double>() * 1e6));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: a value has the wrong type: {}", where, e.what()));
+LoaderResult run_results_from_json(const nlohmann::json& j, const std::string& where) {
+  LoaderResult r;
+  r.samples = json_field<uint64_t>(j, "samples", where);
+  r.bytes = json_field<uint64_t>(j, "bytes", where);
+  r.io_bytes = json_field<uint64_t>(j, "io_bytes", where);
+  r.errors = json_field<uint64_t>(j, "errors", where);
+  r.elapsed_ns = ns_of(json_field<double>(j, "elapsed_s", where));
+  r.epochs_completed = json_field<uint32_t>(j, "epochs_completed", where);
+  r.stop_reason = json_field<std::string>(j, "stop_reason", where);
+  r.first_batch_ns = ns_of(json_field<double>(j, "first_batch_s", where));
+  r.wait_ns = ns_of(json_field<double>(j, "consumer_wait_s", where));
+  const nlohmann::json& cpu = json_at(j, "cpu", where);
+  r.cpu_user_s = json_field<double>(cpu, "user_s", json_path(where, "cpu"));
+  r.cpu_sys_s = json_field<double>(cpu, "sys_s", json_path(where, "cpu"));
+  const nlohmann::json& workers = json_array_at(j, "workers", where);
+  for (size_t i = 0; i < workers.size(); ++i)
+    r.workers.push_back(worker_of_row(workers[i], json_path(json_path(where, "workers"), i)));
+  if (j.contains("error_details")) {
+    const nlohmann::json& d = json_array_at(j, "error_details", where);
+    for (size_t i = 0; i < d.size(); ++i)
+      r.error_samples.push_back(error_record_from_json(d[i], json_path(json_path(where, "error_details"), i)));
+  } else {  // a document written before error_details: the texts, with no errno
+    for (const auto& s : json_field<std::vector<std::string>>(j, "error_samples", where))
+      r.error_samples.push_back({.detail = s});
   }
-  r.file_latency = latency_from_us_json(get("file_latency_us"), where + ".file_latency_us");
-  r.open_latency = latency_from_us_json(get("open_close_latency_us"), where + ".open_close_latency_us");
-  r.batch_wait = latency_from_us_json(get("batch_wait_us"), where + ".batch_wait_us");
-  const nlohmann::json& iv = get("timeline_interval_s");
-  if (!iv.is_number()) throw UsageError(fmt::format("{}: timeline_interval_s {} is not a number", where, iv.dump()));
-  r.timeline = timeline_from_json(get("timeline"), iv.get<double>(), where);
+  uint64_t row_decodes = 0;
+  for (const auto& w : r.workers) row_decodes += w.decoded + w.decode_errors;
+  if (j.contains("decode") && row_decodes == 0 && !r.workers.empty()) {
+    // An older document kept only the decode totals: they stay on its first worker row.
+    const nlohmann::json& d = json_at(j, "decode", where);
+    const std::string dw = json_path(where, "decode");
+    WorkerStats& first = r.workers.front();
+    first.decoded = json_field<uint64_t>(d, "samples", dw);
+    first.decode_errors = json_field<uint64_t>(d, "errors", dw);
+    first.decode_cpu_ns = ns_of(json_field<double>(d, "cpu_s", dw));
+    first.decoded_pixels = static_cast<uint64_t>(std::llround(json_field<double>(d, "megapixels", dw) * 1e6));
+  }
+  r.file_latency = latency_from_us_json(json_at(j, "file_latency_us", where), json_path(where, "file_latency_us"));
+  r.open_latency = latency_from_us_json(json_at(j, "open_close_latency_us", where),
+                                        json_path(where, "open_close_latency_us"));
+  r.batch_wait = latency_from_us_json(json_at(j, "batch_wait_us", where), json_path(where, "batch_wait_us"));
+  r.timeline = timeline_from_json(json_at(j, "timeline", where), json_field<double>(j, "timeline_interval_s", where),
+                                  where);
+  if (j.contains("epochs")) read_epochs(j.at("epochs"), json_path(where, "epochs"), r);
   return r;
 }
-
-void to_json(nlohmann::json& j, const RunResults& r) { j = run_results_json(r); }
-void from_json(const nlohmann::json& j, RunResults& r) { r = run_results_from_json(j, "results"); }
-
-nlohmann::json loader_results_json(const LoaderResult& r) { return run_results_json(run_results_of(r)); }
 
 namespace {
 nlohmann::json h2d_json(const IngestResult& in) {

@@ -36,53 +36,26 @@
 
 #include "ingest/analysis.hpp"
 #include "loader/loader_result.hpp"
-#include "report/latency_json.hpp"
-#include "stats/histogram.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
-/// The "results" section as a typed value: what loader_results_json writes and
-/// `ioprobe report --merge` reads back from saved documents, adds and writes again.
-struct RunResults {
-  uint64_t samples = 0, bytes = 0, io_bytes = 0, errors = 0;
-  double elapsed_s = 0;  // from the common start to the last batch
-  uint32_t epochs_completed = 0;
-  std::string stop_reason;
-  double first_batch_s = 0;                                 // max over ranks
-  LatencyHistogram file_latency, open_latency, batch_wait;  // ns
-  double consumer_wait_s = 0;                               // summed over ranks
-  double cpu_user_s = 0, cpu_sys_s = 0;                     // summed over processes
-  Timeline timeline;                                        // summed over ranks, interval by interval
-  nlohmann::json workers = nlohmann::json::array();         // per-worker rows, as written
-  std::vector<ErrorRecord> error_samples;                   // the first kMaxErrorSamples distinct failures, with counts
-  // --decode jpeg, summed over workers (and parts): samples decoded, those that failed, the
-  // workers' CPU time decoding (ns) and the pixels decoded. All 0: no decode ran.
-  uint64_t decoded = 0, decode_errors = 0, decoded_pixels = 0;
-  int64_t decode_cpu_ns = 0;
-
-  /// Adds another part of a run (another host's document): counts, CPU and waits add,
-  /// histograms and timelines add bucket by bucket (percentiles of the sum are exact to the
-  /// bucket), elapsed_s and first_batch_s are the max, epochs_completed the min; rates are
-  /// recomputed by run_results_json as totals / max elapsed. Throws UsageError when the
-  /// timelines' intervals differ (nothing changed then).
-  void merge(const RunResults& other);
-};
-
-/// The values of the results section of a run.
-RunResults run_results_of(const LoaderResult& r);
-/// The results section (keys above; rates = totals / elapsed_s).
-nlohmann::json run_results_json(const RunResults& r);
-/// Reads a results section `j` back. Throws UsageError naming `where` ("'A.json' results") and the
-/// key that is missing or mistyped; documents written before latency buckets were saved are
-/// refused with that reason.
-RunResults run_results_from_json(const nlohmann::json& j, const std::string& where);
-
-/// nlohmann's hooks: `nlohmann::json j = results;` and `j.get<RunResults>()` (errors name "results").
-void to_json(nlohmann::json& j, const RunResults& r);
-void from_json(const nlohmann::json& j, RunResults& r);
-
-/// run_results_json(run_results_of(r)).
+/// The results section of a run (keys above) from the loader's result: rates = totals /
+/// elapsed_s; the decode object from the workers' decode counters (each worker row carries its own
+/// decoded, decode_errors, decode_cpu_s and decoded_pixels when it decoded).
 nlohmann::json loader_results_json(const LoaderResult& r);
+
+/// A saved document's results section `j` read back into the result it was written from, as far
+/// as a document keeps it: totals, histograms, timeline, CPU, error records, the workers' rows (no
+/// per-worker histograms) and, from results.epochs when present, the per-epoch samples, bytes,
+/// times and residency; no GPU ranks. `ioprobe report --merge` merges these with
+/// LoaderResult::merge, the merge of the hosts' parts. Times in seconds come back in ns (rounded).
+/// Throws UsageError naming `where` ("'A.json' results") and the key's path when a key is missing
+/// or mistyped; documents written before latency buckets were saved are refused with that reason.
+/// Optional, for older documents: error_details (then the error_samples texts, no errno), the
+/// workers' put_cpu_s, other_cpu_s and runq_wait_s (null or absent: not measured), their decode
+/// counters (an older document's decode totals are kept on its first worker row).
+LoaderResult run_results_from_json(const nlohmann::json& j, const std::string& where);
 
 nlohmann::json ingest_json(const IngestResult& in, double sample_bytes);
 

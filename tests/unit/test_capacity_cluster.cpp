@@ -10,9 +10,10 @@
 #include "capacity/search.hpp"
 #include "cli/device_accounting.hpp"
 #include "cluster/capacity_point.hpp"
+#include "cluster/gather.hpp"
 #include "core/error.hpp"
+#include "loader/loader_result_json.hpp"
 #include "report/capacity_report.hpp"
-#include "report/loader_result_json.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::cluster;
@@ -176,6 +177,18 @@ TEST_CASE("a loader result's recorded deliveries survive the wire form", "[capac
   LoaderResult plain = p.result;
   plain.ranks[0].deliveries.clear();
   CHECK_FALSE(loader_result_to_json(plain)["ranks"][0].contains("deliveries"));
+  // The whole part through the gather's codec, its host's device accounting with it.
+  PointPart q = p;
+  q.device_io.source = "diskstats";
+  q.device_io.bytes_read = 4096;
+  const PointPart got = decode_gathered<PointPart>(nlohmann::json(q).dump(), 0, "capacity: gather a point's results");
+  CHECK(got.point_gpus == q.point_gpus);
+  CHECK(got.result.ranks.at(0).deliveries.size() == 30);
+  CHECK(got.device_io.bytes_read == 4096);
+  nlohmann::json bad = q;
+  bad.erase("point_gpus");
+  CHECK_THROWS_WITH(decode_gathered<PointPart>(bad.dump(), 1, "capacity: gather a point's results"),
+                    Catch::Contains("rank 1") && Catch::Contains("point part: missing key 'point_gpus'"));
 }
 
 TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' sum, ratios to delivered bytes",

@@ -2,6 +2,8 @@
 // (report/checkpoint_cluster), and the failure list every process of a job gets (cluster/collective).
 #include <catch2/catch.hpp>
 
+#include "cluster/gather.hpp"
+
 #include "checkpoint/cluster_parts.hpp"
 #include "cluster/collective.hpp"
 #include "dist/comm.hpp"
@@ -164,7 +166,7 @@ TEST_CASE("a checkpoint part survives its wire form", "[checkpoint][cluster]") {
   p.save.ranks[1].err = 28;
   p.save.ranks[1].err_op = "write";
   add_restore(p, 0, 2, "h1", 12345, 55);
-  const CheckpointPart q = decode_checkpoint_part(encode_checkpoint_part(p));
+  const CheckpointPart q = cluster::decode_gathered<CheckpointPart>(nlohmann::json(p).dump(), 0, "gather the results");
   CHECK(q.mpi_rank == 3);
   CHECK(q.hostname == "h2");
   REQUIRE(q.state.size() == 2);
@@ -179,7 +181,16 @@ TEST_CASE("a checkpoint part survives its wire form", "[checkpoint][cluster]") {
   CHECK(q.restore->ranks.size() == 2);
   CHECK(q.restore_shards == std::vector<int>{0, 1});
   CHECK(q.restore_writer_host == "h1");
-  CHECK_THROWS_WITH(decode_checkpoint_part("{\"v\":2}"), Catch::Contains("same ioprobe build"));
+  CHECK_THROWS_WITH(cluster::decode_gathered<CheckpointPart>("{\"v\":2}", 1, "gather the results"),
+                    Catch::Contains("same ioprobe build"));
+  nlohmann::json bad = p;
+  bad["save"]["ranks"][0][2] = -1;  // logical_bytes
+  CHECK_THROWS_WITH(cluster::decode_gathered<CheckpointPart>(bad.dump(), 1, "gather the results"),
+                    Catch::Contains("checkpoint part.save.ranks[0][2]: expected a non-negative integer"));
+  bad = p;
+  bad["state"][0][2][0][0] = 9;  // a tensor kind that does not exist
+  CHECK_THROWS_WITH(cluster::decode_gathered<CheckpointPart>(bad.dump(), 1, "gather the results"),
+                    Catch::Contains("checkpoint part.state[0][2][0][0]: 9 is not a tensor kind"));
 }
 
 TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its devices, the job's is their sum",
@@ -203,7 +214,8 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
     parts.back().restore_device_io = io(p < 2 ? "sda" : "sdb", p % 2 ? 999999 : p == 0 ? 110 : 4400, 0.5 + p);
   }
   // The wire form keeps the accounting.
-  const CheckpointPart back = decode_checkpoint_part(encode_checkpoint_part(parts[2]));
+  const CheckpointPart back = cluster::decode_gathered<CheckpointPart>(nlohmann::json(parts[2]).dump(), 0,
+                                                                       "gather the results");
   REQUIRE(back.restore_device_io);
   CHECK(back.restore_device_io->bytes_read == 4400);
   CHECK(back.restore_device_io->devices.at(0).name == "sdb");

@@ -2,8 +2,11 @@
 // stragglers, RAM once per host), and the parts' round trip through their wire form.
 #include <catch2/catch.hpp>
 
+#include "cluster/gather.hpp"
 #include "cluster/run_parts.hpp"
 #include "core/error.hpp"
+#include "dist/comm.hpp"
+#include "loader/loader_result_json.hpp"
 #include "report/cluster_json.hpp"
 
 using namespace ioprobe;
@@ -86,7 +89,10 @@ TEST_CASE("merge_parts flags a host that finished more than 10% after the first,
 
 TEST_CASE("a part survives its wire form", "[cluster]") {
   const ProcessPart p = part(3, 1, "h2", 57, 1.25, 4321);
-  const ProcessPart q = decode_part(encode_part(p));
+  dist::LocalComm comm;
+  const std::vector<ProcessPart> got = gather_parts(comm, p, "gather the results", 1);
+  REQUIRE(got.size() == 1);
+  const ProcessPart& q = got[0];
   CHECK(q.rank == 3);
   CHECK(q.host_index == 1);
   CHECK(q.hostname == "h2");
@@ -95,5 +101,50 @@ TEST_CASE("a part survives its wire form", "[cluster]") {
   CHECK(q.result.file_latency.percentile(50) == p.result.file_latency.percentile(50));
   CHECK(q.result.elapsed_ns == p.result.elapsed_ns);
   CHECK(q.target.value("fs_type", "") == "ext4");
-  CHECK_THROWS_AS(decode_part("{\"rank\": 1}"), Error);
+  CHECK(q.device_io.source == "none");
+  const std::vector<LoaderResult> all = allgather_parts(comm, p.result, "tune: merge a run's results", 1);
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].samples == 57);
+  CHECK(all[0].file_latency.percentile(50) == p.result.file_latency.percentile(50));
+  CHECK_THROWS_AS(decode_gathered<ProcessPart>("{\"rank\": 1}", 1, "gather the results"), Error);
+  CHECK_THROWS_WITH(decode_gathered<ProcessPart>("{\"rank\": 1}", 1, "gather the results"),
+                    Catch::Contains("rank 1") && Catch::Contains("part: missing key 'host_index'"));
+  nlohmann::json bad = p;
+  bad["result"]["samples"] = -3;
+  CHECK_THROWS_WITH(decode_gathered<ProcessPart>(bad.dump(), 2, "gather the results"),
+                    Catch::Contains("part.result.samples: expected a non-negative integer"));
+  CHECK_THROWS_AS(decode_gathered<ProcessPart>("not json", 0, "gather the results"), Error);
+}
+
+TEST_CASE("the cluster's device accounting: each host's devices once, the hosts added, epoch by epoch",
+          "[cluster][device_io]") {
+  auto io = [](const std::string& dev, uint64_t read) {
+    DeviceIo d;
+    d.source = "diskstats";
+    d.devices = {{dev, read, 0, read / 4096, 0}};
+    d.bytes_read = read;
+    d.reads = read / 4096;
+    d.interval_s = 1;
+    return d;
+  };
+  std::vector<ProcessPart> parts = {part(0, 0, "a", 100, 2.0, 1000), part(1, 0, "a", 100, 2.0, 1000),
+                                    part(2, 1, "b", 100, 2.0, 1000)};
+  parts[0].device_io = io("sda", 8 << 20);  // both processes of host a count the same device
+  parts[1].device_io = io("sda", 8 << 20);
+  parts[2].device_io = io("sdb", 2 << 20);
+  parts[0].device_io_epochs = {io("sda", 5 << 20), io("sda", 3 << 20)};
+  parts[1].device_io_epochs = parts[0].device_io_epochs;
+  parts[2].device_io_epochs = {io("sdb", 2 << 20)};
+  dist::LocalComm comm;
+  const ProcessPart back = gather_parts(comm, parts[0], "t", 1).at(0);  // the wire form keeps it
+  REQUIRE(back.device_io_epochs.size() == 2);
+  CHECK(back.device_io_epochs[1].bytes_read == 3 << 20);
+  CHECK(back.device_io.devices.at(0).name == "sda");
+  const ClusterRun c = merge_parts(parts);
+  CHECK(c.device_io.bytes_read == 10 << 20);
+  CHECK(c.device_io.hosts == 2);
+  REQUIRE(c.device_io_epochs.size() == 2);
+  CHECK(c.device_io_epochs[0].bytes_read == 7 << 20);
+  CHECK(c.device_io_epochs[1].bytes_read == 3 << 20);
+  CHECK(c.hosts.at(1).device_io.bytes_read == 2 << 20);
 }

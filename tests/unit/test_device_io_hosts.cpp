@@ -4,10 +4,14 @@
 // (cold_read_check, the host rows' cold_read_* fields, their text and the warnings naming the host).
 #include <catch2/catch.hpp>
 
+#include "cluster/gather.hpp"
+
 #include "checkpoint/cluster_parts.hpp"
 #include "cli/device_accounting.hpp"
 #include "cluster/raw_parts.hpp"
+#include "cluster/run_parts.hpp"
 #include "report/checkpoint_cluster.hpp"
+#include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
 #include "report/raw_cluster_json.hpp"
 
@@ -96,7 +100,7 @@ TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, s
                                                 raw_part(2, 1, "h2", 1024, disk("loop6", 5 * MiB)),
                                                 raw_part(3, 1, "h2", 1024, disk("loop6", 8 * MiB + 4096))};
   // The wire form keeps the accounting.
-  const cluster::RawProcessPart back = decode_raw_part(encode_raw_part(parts[3]));
+  const auto back = cluster::decode_gathered<cluster::RawProcessPart>(nlohmann::json(parts[3]).dump(), 3, "t");
   CHECK(back.device_io.bytes_read == 8 * MiB + 4096);
   CHECK(back.device_io.devices.at(0).name == "loop6");
   const cluster::ClusterRaw c = cluster::merge_raw_parts(parts, false);
@@ -175,23 +179,30 @@ TEST_CASE("raw across hosts: a host whose cold read took nothing or far less fro
 
 TEST_CASE("run across hosts: a host whose cold run read far less than it delivered is flagged by name",
           "[device_io][hosts][run]") {
-  // Host rows as run's gather writes them (host_device_io_json over the host's first process's part).
-  const nlohmann::json cold = {{"cache", "cold"}};
+  // Two hosts' parts as run's gather merges them, and their rows as it writes them.
+  auto run_part = [](int rank, const std::string& host, const DeviceIo& io) {
+    cluster::ProcessPart p;
+    p.rank = rank;
+    p.host_index = rank;
+    p.hostname = host;
+    p.memory_bytes = 1ULL << 30;
+    p.target = {{"cache", "cold"}};
+    RankStats rk;
+    rk.samples = 64;
+    rk.bytes = 64 * MiB;
+    p.result = rank_result(rk, {}, 1'000'000'000, 1);
+    p.device_io = io;
+    return p;
+  };
+  const cluster::ClusterRun cr = cluster::merge_parts(
+      {run_part(0, "h1", disk("sda", 64 * MiB)), run_part(1, "h2", disk("sdb", 2 * MiB))});
   nlohmann::json doc = {{"results", nlohmann::json::object()}, {"warnings", nlohmann::json::array()}};
-  doc["hosts"] = nlohmann::json::array();
-  doc["hosts"].push_back(
-      {{"hostname", "h1"},
-       {"device_io", host_device_io_json(part_device_io_json(disk("sda", 64 * MiB), {}), 64 * MiB, cold)},
-       {"results", {{"bytes", 64 * MiB}}}});
-  doc["hosts"].push_back(
-      {{"hostname", "h2"},
-       {"device_io", host_device_io_json(part_device_io_json(disk("sdb", 2 * MiB), {}), 64 * MiB, cold)},
-       {"results", {{"bytes", 64 * MiB}}}});
+  doc["hosts"] = hosts_json(cr);
   CHECK(doc["hosts"][1]["device_io"]["cold_read_short"] == true);
   CHECK(doc["hosts"][1]["device_io"]["cold_read_nothing"] == false);
   LoaderResult lr;
   lr.bytes = 128 * MiB;
-  cli::add_run_device_io(doc, lr, DeviceIo{}, {}, true, TargetInfo{});
+  cli::add_run_device_io(doc, lr, DeviceIo{}, {}, true, TargetInfo{}, &cr);
   // The cluster's 66 MiB for 128 MiB is above half: only the host's own flag catches h2.
   CHECK(doc["results"]["device_io"]["bytes_read"] == 66 * MiB);
   CHECK(
@@ -227,7 +238,8 @@ TEST_CASE("checkpoint save across hosts: each host's device writes once in its r
     x.save_device_io = disk(p < 2 ? "loop5" : "loop6", 0, written[p]);
     parts.push_back(x);
   }
-  const CheckpointPart back = decode_checkpoint_part(encode_checkpoint_part(parts[1]));
+  const CheckpointPart back = cluster::decode_gathered<CheckpointPart>(nlohmann::json(parts[1]).dump(), 0,
+                                                                       "gather the results");
   REQUIRE(back.save_device_io);
   CHECK(back.save_device_io->bytes_written == 3 * MiB);
   const CheckpointCluster c = merge_checkpoint_parts(parts);

@@ -6,8 +6,8 @@
 #include "report/device_io_report.hpp"
 #include "report/document_merge.hpp"
 #include "report/document_text.hpp"
-#include "report/latency_json.hpp"
 #include "report/run_document.hpp"
+#include "stats/latency_json.hpp"
 
 using namespace ioprobe;
 using nlohmann::json;

@@ -3,9 +3,10 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "report/device_io_report.hpp"
 #include "report/document_merge.hpp"
-#include "report/latency_json.hpp"
 #include "report/run_document.hpp"
+#include "stats/latency_json.hpp"
 
 using namespace ioprobe;
 using nlohmann::json;
@@ -92,6 +93,54 @@ TEST_CASE("merge_documents: run documents merge their results exactly and drop i
   CHECK(m["warnings"].size() == 2);  // the inputs' shared warning once, and the merge note
 }
 
+TEST_CASE("run merge: one rule for live parts and saved documents, decode counters and epochs included",
+          "[merge][loader_result]") {
+  // Two hosts' parts with --decode jpeg counters and per-epoch counts: the documents read back
+  // and merged must give what the parts merged as values give.
+  LoaderResult a = run_part(10, 2'000'000'000), b = run_part(20, 3'000'000'000);
+  a.workers[0].decoded = 480;
+  a.workers[0].decode_errors = 20;
+  a.workers[0].decode_cpu_ns = 1'500'000'000;
+  a.workers[0].decoded_pixels = 480ULL * 150'000;
+  b.workers[0].decoded = 300;
+  b.workers[0].decode_cpu_ns = 900'000'000;
+  b.workers[0].decoded_pixels = 300ULL * 150'000;
+  a.epoch_samples = {300, 200};
+  a.epoch_bytes = {300'000, 200'000};
+  a.epoch_ns = {1'000'000'000, 1'000'000'000};
+  b.epoch_samples = {250, 250};
+  b.epoch_bytes = {250'000, 250'000};
+  b.epoch_ns = {1'200'000'000, 1'800'000'000};
+  LoaderResult both = a;
+  both.merge(b);
+  const json jb = loader_results_json(both);
+  REQUIRE(jb.contains("decode"));
+  CHECK(jb["decode"]["samples"] == 780);
+  CHECK(jb["decode"]["errors"] == 20);
+  CHECK(jb["decode"]["cpu_s"].get<double>() == Approx(2.4));
+  CHECK(both.epoch_samples == std::vector<uint64_t>{550, 450});
+  CHECK(both.epoch_ns == std::vector<int64_t>{1'200'000'000, 1'800'000'000});
+
+  auto saved = [](const LoaderResult& r) {
+    json res = loader_results_json(r);
+    res["epochs"] = epochs_json(r, {});
+    return res;
+  };
+  LoaderResult merged = run_results_from_json(saved(a), "'a.json' results");
+  merged.merge(run_results_from_json(saved(b), "'b.json' results"));
+  CHECK(loader_results_json(merged) == jb);
+  CHECK(merged.epoch_samples == both.epoch_samples);
+  CHECK(merged.epoch_bytes == both.epoch_bytes);
+  CHECK(merged.epoch_ns == both.epoch_ns);
+  json m = merge_documents({run_doc("h1", a), run_doc("h2", b)}, {"a.json", "b.json"});
+  CHECK(m["results"] == jb);
+  // A document that kept only the decode totals (no per-worker counters) still adds them.
+  json old = loader_results_json(a);
+  for (auto& w : old["workers"])
+    for (const char* k : {"decoded", "decode_errors", "decode_cpu_s", "decoded_pixels"}) w.erase(k);
+  CHECK(loader_results_json(run_results_from_json(old, "old"))["decode"] == loader_results_json(a)["decode"]);
+}
+
 TEST_CASE("merge_documents: refusals name the file and the reason", "[merge]") {
   LoaderResult a = run_part(10, 2'000'000'000);
   const json run = run_doc("h1", a);
@@ -100,11 +149,19 @@ TEST_CASE("merge_documents: refusals name the file and the reason", "[merge]") {
   CHECK_THROWS_WITH(merge_documents({run, old}, {"a.json", "old.json"}),
                     Catch::Contains("'old.json' results.batch_wait_us: missing key 'buckets'") &&
                         Catch::Contains("written before"));
+  json raw_bad = raw_doc("h", 1, 1, lat(1, 1, 8));
+  raw_bad["raw"]["results"]["ios"] = 1.5;
+  CHECK_THROWS_WITH(merge_documents({raw_doc("h", 1, 1, lat(1, 1, 8)), raw_bad}, {"r.json", "bad.json"}),
+                    Catch::Contains("'bad.json' raw.results.ios: expected a non-negative integer"));
   CHECK_THROWS_WITH(merge_documents({run, raw_doc("h", 1, 1, lat(1, 1, 8))}, {"a.json", "r.json"}),
                     Catch::Contains("only documents of one kind merge"));
   json half = run;
   half["results"]["timeline_interval_s"] = 0.5;
   CHECK_THROWS_AS(merge_documents({run, half}, {"a.json", "h.json"}), UsageError);
+  json mistyped = run;
+  mistyped["results"]["workers"][0]["busy_s"] = "slow";
+  CHECK_THROWS_WITH(merge_documents({run, mistyped}, {"a.json", "m.json"}),
+                    Catch::Contains("'m.json' results.workers[0].busy_s: expected a number"));
   json tune = run;
   tune["kind"] = "tune";
   CHECK_THROWS_WITH(merge_documents({tune, tune}, {"t.json", "u.json"}), Catch::Contains("cannot be merged"));

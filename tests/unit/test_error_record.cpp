@@ -77,10 +77,10 @@ TEST_CASE("run results: error_details round-trip; a document without them keeps 
   LoaderResult lr;
   lr.errors = 5;
   lr.error_samples = {ErrorRecord{.err = ECANCELED, .op = "read", .path = "f", .count = 5}};
-  nlohmann::json j = run_results_json(run_results_of(lr));
+  nlohmann::json j = loader_results_json(lr);
   CHECK(j.at("error_samples") == nlohmann::json::array({"read f: Operation canceled (ECANCELED) (5 times)"}));
   REQUIRE(j.at("error_details").size() == 1);
-  RunResults back = run_results_from_json(j, "results");
+  LoaderResult back = run_results_from_json(j, "results");
   REQUIRE(back.error_samples.size() == 1);
   CHECK(back.error_samples[0].err == ECANCELED);
   CHECK(back.error_samples[0].count == 5);
@@ -114,13 +114,13 @@ TEST_CASE("error_spread counts reads and distinct files apart", "[errors]") {
 }
 
 TEST_CASE("run results JSON: error_files counts the distinct files of the failures", "[errors][json]") {
-  RunResults r;
+  LoaderResult r;
   r.errors = 24;
   r.error_samples.push_back(ErrorRecord{.err = EACCES, .op = "open", .path = "d/a", .count = 24});
-  nlohmann::json j = run_results_json(r);
+  nlohmann::json j = loader_results_json(r);
   CHECK(j.at("error_files") == 1);
   CHECK(j.at("error_files_complete") == true);
   r.errors = 30;  // 6 failures not kept: a lower bound
-  j = run_results_json(r);
+  j = loader_results_json(r);
   CHECK(j.at("error_files_complete") == false);
 }

@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
-#include "report/latency_json.hpp"
 #include "stats/histogram.hpp"
+#include "stats/latency_json.hpp"
 
 using namespace ioprobe;
 

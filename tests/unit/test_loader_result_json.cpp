@@ -3,7 +3,7 @@
 #include <random>
 
 #include "core/error.hpp"
-#include "report/loader_result_json.hpp"
+#include "loader/loader_result_json.hpp"
 #include "report/run_document.hpp"
 
 using namespace ioprobe;
@@ -90,8 +90,8 @@ TEST_CASE("loader_result JSON: from_json(to_json(r)) equals r, and merges the sa
   }
   // The document section built from either is the same, and reads back as the same value.
   CHECK(loader_results_json(rm) == loader_results_json(m));
-  const RunResults back = nlohmann::json::parse(loader_results_json(m).dump()).get<RunResults>();
-  CHECK(run_results_json(back) == loader_results_json(m));
+  const LoaderResult back = run_results_from_json(nlohmann::json::parse(loader_results_json(m).dump()), "results");
+  CHECK(loader_results_json(back) == loader_results_json(m));
 }
 
 TEST_CASE("loader_result JSON: a bad document is refused naming the key", "[loader_result][json]") {
@@ -105,5 +105,10 @@ TEST_CASE("loader_result JSON: a bad document is refused naming the key", "[load
   nlohmann::json bad_type = j;
   bad_type["ranks"][0]["batches"] = "many";
   CHECK_THROWS_AS(loader_result_from_json(bad_type), UsageError);
+  CHECK_THROWS_WITH(loader_result_from_json(bad_type),
+                    Catch::Contains("loader result.ranks[0].batches: expected a non-negative integer"));
+  nlohmann::json fraction = j;
+  fraction["errors"] = 1.5;  // a count that is not an integer is mistyped, not truncated
+  CHECK_THROWS_WITH(loader_result_from_json(fraction), Catch::Contains("loader result.errors: expected"));
   CHECK_THROWS_AS(loader_result_from_json(nlohmann::json::array()), UsageError);
 }

@@ -3,6 +3,8 @@
 // the parts' round trip through their wire form.
 #include <catch2/catch.hpp>
 
+#include "cluster/gather.hpp"
+
 #include "cluster/raw_parts.hpp"
 #include "core/error.hpp"
 #include "raw/raw_results.hpp"
@@ -121,7 +123,7 @@ TEST_CASE("raw parts round-trip their wire form exactly; a foreign text is refus
   RawProcessPart p = part(1, 0, "h1", 777, 1.5, 123'456);
   p.start_skew_s = 0.001;
   p.result.engine_notes = {"registered files"};
-  const RawProcessPart q = decode_raw_part(encode_raw_part(p));
+  const RawProcessPart q = decode_gathered<RawProcessPart>(nlohmann::json(p).dump(), 1, "gather the raw results");
   CHECK(q.rank == 1);
   CHECK(q.hostname == "h1");
   CHECK(q.filename == p.filename);
@@ -131,5 +133,9 @@ TEST_CASE("raw parts round-trip their wire form exactly; a foreign text is refus
   CHECK(q.result.latency.percentile(99) == p.result.latency.percentile(99));
   CHECK(q.result.latency.max() == p.result.latency.max());
   CHECK(q.result.engine_notes == p.result.engine_notes);
-  CHECK_THROWS_AS(decode_raw_part("{\"rank\": 1}"), Error);
+  CHECK_THROWS_AS(decode_gathered<RawProcessPart>("{\"rank\": 1}", 1, "gather the raw results"), Error);
+  nlohmann::json bad = p;
+  bad["device_io"]["reads"] = "many";
+  CHECK_THROWS_WITH(decode_gathered<RawProcessPart>(bad.dump(), 1, "gather the raw results"),
+                    Catch::Contains("raw part.device_io.reads: expected a non-negative integer"));
 }

@@ -1,4 +1,4 @@
-#include "report/latency_json.hpp"
+#include "stats/latency_json.hpp"
 
 #include <cmath>
 #include <limits>
@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_field.hpp"
 
 namespace ioprobe {
 
@@ -84,13 +85,6 @@ LatencyHistogram build(const std::vector<HistogramBucket>& b, uint64_t min, uint
 
 }  // namespace
 
-const json& json_at(const json& j, const char* key, const std::string& where) {
-  if (!j.is_object()) throw UsageError(fmt::format("{}: not a JSON object (looking for '{}')", where, key));
-  auto it = j.find(key);
-  if (it == j.end()) throw UsageError(fmt::format("{}: missing key '{}'", where, key));
-  return *it;
-}
-
 json latency_us_json(const LatencyHistogram& h) {
   return {{"count", h.count()},
           {"mean", h.mean() / 1e3},
@@ -142,15 +136,9 @@ std::vector<TimelinePoint> timeline_points_from_json(const json& points, const s
   std::vector<TimelinePoint> pts;
   for (size_t i = 0; i < points.size(); ++i) {
     const std::string w = fmt::format("{} timeline[{}]", where, i);
-    TimelinePoint p;
-    try {
-      p.samples = json_at(points[i], "samples", w).get<uint64_t>();
-      p.bytes = json_at(points[i], "bytes", w).get<uint64_t>();
-      p.wait_s = json_at(points[i], "wait_s", w).get<double>();
-    } catch (const json::exception& e) {
-      throw UsageError(fmt::format("{}: {}", w, e.what()));
-    }
-    pts.push_back(p);
+    pts.push_back({.samples = json_field<uint64_t>(points[i], "samples", w),
+                   .bytes = json_field<uint64_t>(points[i], "bytes", w),
+                   .wait_s = json_field<double>(points[i], "wait_s", w)});
   }
   return pts;
 }
@@ -160,6 +148,20 @@ Timeline timeline_from_json(const json& points, double interval_s, const std::st
   if (ns <= 0)
     throw UsageError(fmt::format("{}: timeline interval {} s must be > 0 (and under 10^9 s)", where, interval_s));
   return Timeline::from_points(ns, timeline_points_from_json(points, where));
+}
+
+}  // namespace ioprobe
+
+namespace ioprobe {
+
+json timeline_ns_json(const Timeline& t) {
+  return {{"interval_ns", t.interval_ns()}, {"points", timeline_points_json(t)}};
+}
+
+Timeline timeline_from_ns_json(const json& t, const std::string& where) {
+  const auto ns = json_field<int64_t>(t, "interval_ns", where);
+  if (ns <= 0) throw UsageError(fmt::format("{}.interval_ns: {} must be > 0", where, ns));
+  return Timeline::from_points(ns, timeline_points_from_json(json_at(t, "points", where), where));
 }
 
 }  // namespace ioprobe

@@ -5,7 +5,7 @@
 // sum_ns (exact sum of the values, ns) and buckets [[lower_bound_ns, count], ...] (the non-empty
 // buckets of stats/histogram.hpp, ascending). min and max in µs convert back to ns exactly
 // (rounded to the ns) below 2^53 / 1000 ns (104 days).
-// Histogram object of a full-fidelity result (loader_result_json.hpp): {count, min_ns, max_ns,
+// Histogram object of a full-fidelity result (loader/loader_result_json.hpp): {count, min_ns, max_ns,
 // sum_ns, buckets}, all integers.
 #pragma once
 
@@ -13,13 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_field.hpp"
 #include "stats/histogram.hpp"
 #include "stats/timeline.hpp"
 
 namespace ioprobe {
-
-/// j[key], or UsageError "WHERE: missing key 'KEY'" (WHERE names the document and object).
-const nlohmann::json& json_at(const nlohmann::json& j, const char* key, const std::string& where);
 
 /// The latency object of a document, in µs, with sum_ns and buckets (above).
 nlohmann::json latency_us_json(const LatencyHistogram& h);
@@ -41,5 +39,11 @@ std::vector<TimelinePoint> timeline_points_from_json(const nlohmann::json& point
 /// A timeline from its points and interval length (s, as written in timeline_interval_s).
 /// Throws UsageError naming `where` for a missing key or an interval <= 0.
 Timeline timeline_from_json(const nlohmann::json& points, double interval_s, const std::string& where);
+
+/// A whole timeline, exact: {interval_ns, points [{t_s, samples, bytes, wait_s}, ...]}.
+nlohmann::json timeline_ns_json(const Timeline& t);
+/// Inverse of timeline_ns_json; throws UsageError naming `where` and the key for a missing or
+/// mistyped key or an interval <= 0.
+Timeline timeline_from_ns_json(const nlohmann::json& t, const std::string& where);
 
 }  // namespace ioprobe

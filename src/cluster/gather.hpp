@@ -1,0 +1,60 @@
+// One process's typed part of a multi-host job, sent to rank 0 and read back there: the one way
+// every command gathers its results (IOR's rank-0 reduce: rank 0 alone merges and prints).
+//
+// A Part needs nlohmann's hooks beside its type, `to_json(json&, const Part&)` and a strict
+// `from_json(const json&, Part&)` (core/json_field.hpp: a missing or mistyped field throws
+// UsageError naming its path).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "dist/comm.hpp"
+
+namespace ioprobe::cluster {
+
+/// Error (exit 1) for a part rank 0 cannot read: the rank, the step, why, and what to do (the
+/// likely cause is hosts running different ioprobe builds).
+[[noreturn]] void throw_unreadable_part(int rank, const char* step, const std::string& why);
+
+/// The part `text` that rank `rank` sent in `step`, decoded by Part's from_json. Throws Error
+/// (throw_unreadable_part) when it is not JSON or not a Part.
+template <class Part>
+Part decode_gathered(const std::string& text, int rank, const char* step) {
+  try {
+    return nlohmann::json::parse(text).get<Part>();
+  } catch (const nlohmann::json::exception& e) {
+    throw_unreadable_part(rank, step, e.what());
+  } catch (const UsageError& e) {
+    throw_unreadable_part(rank, step, e.what());
+  }
+}
+
+/// Sends `mine` (encoded by Part's to_json) to rank 0 within `timeout_s` seconds (`step` names
+/// the exchange in a watchdog message). Returns on rank 0 every process's part, by rank, decoded;
+/// on the other ranks an empty vector. With a LocalComm: {mine} after a round trip through its
+/// codec. Throws Error on rank 0 when a part cannot be read (decode_gathered).
+template <class Part>
+std::vector<Part> gather_parts(dist::Comm& comm, const Part& mine, const char* step, double timeout_s) {
+  const std::vector<std::string> texts = comm.gather(nlohmann::json(mine).dump(), step, timeout_s);
+  std::vector<Part> parts;
+  if (comm.rank() != 0) return parts;
+  parts.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) parts.push_back(decode_gathered<Part>(texts[i], static_cast<int>(i), step));
+  return parts;
+}
+
+/// As gather_parts, but every rank gets every part (Comm::allgather), decoded, by rank.
+template <class Part>
+std::vector<Part> allgather_parts(dist::Comm& comm, const Part& mine, const char* step, double timeout_s) {
+  const std::vector<std::string> texts = comm.allgather(nlohmann::json(mine).dump(), step, timeout_s);
+  std::vector<Part> parts;
+  parts.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) parts.push_back(decode_gathered<Part>(texts[i], static_cast<int>(i), step));
+  return parts;
+}
+
+}  // namespace ioprobe::cluster

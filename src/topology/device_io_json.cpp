@@ -1,0 +1,61 @@
+#include "topology/device_io_json.hpp"
+
+#include "core/json_field.hpp"
+
+namespace ioprobe {
+
+namespace {
+DeviceIoDevice device_of(const nlohmann::json& j, const std::string& w) {
+  return {.name = json_field<std::string>(j, "name", w),
+          .bytes_read = json_field<uint64_t>(j, "bytes_read", w),
+          .bytes_written = json_field<uint64_t>(j, "bytes_written", w),
+          .reads = json_field<uint64_t>(j, "reads", w),
+          .writes = json_field<uint64_t>(j, "writes", w)};
+}
+}  // namespace
+
+void to_json(nlohmann::json& j, const DeviceIoDevice& d) {
+  j = {{"name", d.name},
+       {"bytes_read", d.bytes_read},
+       {"bytes_written", d.bytes_written},
+       {"reads", d.reads},
+       {"writes", d.writes}};
+}
+
+void from_json(const nlohmann::json& j, DeviceIoDevice& d) { d = device_of(j, "device"); }
+
+void to_json(nlohmann::json& j, const DeviceIo& io) {
+  j = {{"source", io.source},
+       {"reason", io.reason},
+       {"devices", io.devices},
+       {"bytes_read", io.bytes_read},
+       {"bytes_written", io.bytes_written},
+       {"reads", io.reads},
+       {"writes", io.writes},
+       {"interval_s", io.interval_s},
+       {"idle_window_s", io.idle_window_s},
+       {"idle_bytes_per_s_before", io.idle_bytes_per_s_before},
+       {"hosts", io.hosts}};
+}
+
+DeviceIo device_io_from_wire(const nlohmann::json& j, const std::string& w) {
+  DeviceIo io;
+  io.source = json_field<std::string>(j, "source", w);
+  io.reason = json_field<std::string>(j, "reason", w);
+  const nlohmann::json& devices = json_array_at(j, "devices", w);
+  for (size_t i = 0; i < devices.size(); ++i)
+    io.devices.push_back(device_of(devices[i], json_path(json_path(w, "devices"), i)));
+  io.bytes_read = json_field<uint64_t>(j, "bytes_read", w);
+  io.bytes_written = json_field<uint64_t>(j, "bytes_written", w);
+  io.reads = json_field<uint64_t>(j, "reads", w);
+  io.writes = json_field<uint64_t>(j, "writes", w);
+  io.interval_s = json_field<double>(j, "interval_s", w);
+  io.idle_window_s = json_field<double>(j, "idle_window_s", w);
+  io.idle_bytes_per_s_before = json_field<double>(j, "idle_bytes_per_s_before", w);
+  io.hosts = json_field<uint64_t>(j, "hosts", w);
+  return io;
+}
+
+void from_json(const nlohmann::json& j, DeviceIo& io) { io = device_io_from_wire(j, "device_io"); }
+
+}  // namespace ioprobe
