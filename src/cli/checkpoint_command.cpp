@@ -107,7 +107,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
              "repeated saves (--repeat, --duration) print one line per save on stderr and a summary:\n"
              "  count and min / median / max MB/s; Ctrl-C ends the series with the saves completed so far.\n"
              "across hosts: mpirun -np N --hostfile H ioprobe checkpoint --dir D --ranks R (R shards per process)\n"
-             "exit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
+             "\nExit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
              "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
              "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
     return kExitOk;

@@ -159,7 +159,9 @@ int cmd_raw(const CommandContext& ctx) {
         "  mpirun -np 4 --hostfile H ioprobe raw --filename /mnt/pfs/t.bin --size 1G --rw randread --direct 1 "
         "--runtime 10s\n"
         "tools/bench-fio runs the same jobs under fio and ioprobe side by side (tools/bench-multihost-fio: across "
-        "hosts).\n");
+        "hosts).\n\n"
+        "Exit codes: 0 ok, 1 a job failed (an I/O error), 2 bad usage or target, 130/143 interrupted\n"
+        "  (partial result).\n");
     return kExitOk;
   }
   RawConfig cfg = build_config(vm);

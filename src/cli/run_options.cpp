@@ -238,7 +238,7 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
               << "both, and gen ignores them.\n\n"
               << gen_help_description() << "\nUnits: sizes take B, KB/MB/GB (10^3) or KiB/MiB/GiB (2^10; 4k = 4KiB).\n"
               << "Exit codes: 0 ok, 1 generation failed, 2 bad usage or input, 130/143 interrupted (the dataset\n"
-              << "is marked incomplete and the next gen or run regenerates it).\n";
+              << "  is marked incomplete and the next gen or run regenerates it).\n";
     return false;
   }
   if (vm.count("help")) {
