@@ -152,7 +152,8 @@ po::options_description gpu_options_description() {
   po::options_description gpu("GPU side (the consumer spends each GPU's step time per batch)");
   // clang-format off
   gpu.add_options()
-      ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 mi355 l40s rtx4090 [h100]")
+      ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 mi355 l40s rtx4090, or the "
+       "report's label (H100-SXM), in any case [h100]")
       ("gpus", str(), "GPU ranks on this host, each with its own loader of --workers workers (DDP) [1]")
       ("ingest-rate", str(), "training: best published training rate (MLPerf Training); emulation: MLPerf Storage "
                              "(DLIO) rate [training]")

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/error.hpp"
 #include "ingest/analysis.hpp"
 #include "ingest/catalog.hpp"
 
@@ -136,6 +137,32 @@ TEST_CASE("the shipped catalog has sourced rates for the presets' models", "[ing
   find_row(rows, "h100", "unet3d");
   find_row(rows, "h100", "cosmoflow");
   CHECK_THROWS(find_row(rows, "mi300x", "resnet50"));
+}
+
+TEST_CASE("--gpu takes the catalog key or the report's own label, in any case", "[ingest]") {
+  auto rows = load_catalog(std::string(IOPROBE_SOURCE_WORKLOADS) + "/accelerators.json");
+  // The report names a GPU by its label ("2 x H100-SXM"): that label, and the key, in any case.
+  for (const char* given : {"h100", "H100", "H100-SXM", "h100-sxm", "H100-sxm"}) {
+    INFO(given);
+    const CatalogRow& r = find_row(rows, given, "resnet50");
+    CHECK(r.accelerator == "h100");
+    CHECK(r.model == "resnet50");
+  }
+  CHECK(find_row(rows, "MI355X", "retinanet").accelerator == "mi355");
+  CHECK(find_row(rows, "rtx 4090", "resnet50").accelerator == "rtx4090");
+  // Every row's own key and label find that row.
+  for (const auto& row : rows) {
+    INFO(row.accelerator << " " << row.name << " " << row.model);
+    CHECK(&find_row(rows, row.name, row.model) == &row);
+    CHECK(&find_row(rows, row.accelerator, row.model) == &row);
+  }
+  // No prefix or partial match: "h1" is not "h100".
+  try {
+    find_row(rows, "h1", "resnet50");
+    FAIL("--gpu h1 was accepted");
+  } catch (const UsageError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("'h1'") && Catch::Contains("H100-SXM"));
+  }
 }
 
 TEST_CASE("a verdict on a run with failed reads says how many reads of how many files failed", "[ingest]") {
