@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_accounting.hpp"
+#include "cli/gpu_preflight.hpp"
 #include "cli/raw_cluster.hpp"
 #include "cli/run_cluster.hpp"
 #include "cluster/collective.hpp"
@@ -52,7 +53,8 @@ po::options_description raw_options() {
       ("numjobs", str(), "threads, each with its own fd and engine (default 1)")
       ("size", str(), "bytes each job covers, e.g. 1G (default: the whole existing file)")
       ("direct", str()->implicit_value("1"), "1: O_DIRECT, bypass the page cache (default 0)")
-      ("engine", str(), "io_uring | psync | auto (default auto: picked per target, and the report says why)")
+      ("engine", str(), "io_uring | psync | auto | gds (default auto: picked per target, and the report says why; gds "
+                      "needs a cuFile reader ioprobe has not yet: refused, naming what to use)")
       ("runtime", str(), "run this long, wrapping over the region, e.g. 10s (default: one pass over --size)")
       ("sqpoll", str()->implicit_value("1"), "1: ask io_uring for a submission polling thread (default 0)")
       ("allow-overwrite", str()->implicit_value("1"),
@@ -83,7 +85,8 @@ RawConfig build_config(const po::variables_map& vm) {
   c.numjobs = static_cast<unsigned>(get_count(vm, "numjobs", 1, 1, 1024));
   c.size = get_size(vm, "size", 0, 0, UINT64_MAX);
   c.direct = get_bool(vm, "direct", false);
-  c.engine = get_choice(vm, "engine", "auto", {"io_uring", "psync", "auto"});
+  c.engine = get_choice(vm, "engine", "auto", {"io_uring", "psync", "auto", "gds"});
+  if (c.engine == "gds") refuse_gds();  // run's refusal: what GPUDirect Storage lacks, what to use instead
   c.runtime_s = get_duration(vm, "runtime", 0);
   c.sqpoll = get_bool(vm, "sqpoll", false);
   c.allow_overwrite = get_bool(vm, "allow-overwrite", false);
