@@ -20,6 +20,7 @@
 #include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
+#include "cli/same_options.hpp"
 #include "cluster/capacity_point.hpp"
 #include "cluster/collective.hpp"
 #include "cluster/step_sync.hpp"
@@ -107,6 +108,8 @@ int cmd_capacity(const CommandContext& ctx) {
               << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return kExitOk;
   }
+  // Across hosts: every process must run this one plan (refused before any I/O otherwise).
+  check_same_options(ctx, vm, desc, "capacity", PresetFile::kDataset);
   for (const char* own : {"gpus", "duration", "epochs"})
     if (vm.count(own))
       throw UsageError(fmt::format("--{}: capacity sets it for each point itself (the GPU count is what it searches; "

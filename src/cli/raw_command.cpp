@@ -16,6 +16,7 @@
 #include "cli/gpu_preflight.hpp"
 #include "cli/raw_cluster.hpp"
 #include "cli/run_cluster.hpp"
+#include "cli/same_options.hpp"
 #include "cluster/collective.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -167,6 +168,8 @@ int cmd_raw(const CommandContext& ctx) {
         "  (partial result).\n");
     return kExitOk;
   }
+  // Across hosts: every process must run this one plan (refused before any I/O otherwise).
+  check_same_options(ctx, vm, desc, "raw", PresetFile::kNone);
   RawConfig cfg = build_config(vm);
   std::string json_path = get_string(vm, "json");
   HostInfo host = probe_host();

@@ -9,6 +9,7 @@
 #include "cli/gpu_preflight.hpp"
 #include "cli/run_calibration.hpp"
 #include "cli/run_config.hpp"
+#include "cli/same_options.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -253,6 +254,8 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
               << "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return false;
   }
+  // Across hosts: every process must run this one plan (refused before any I/O otherwise).
+  check_same_options(ctx, vm, desc, for_gen ? "gen" : "run", PresetFile::kDataset);
   run_config_from_vm(vm, desc, for_gen ? RunCommandKind::kGen : RunCommandKind::kRun, c);
   if (!for_gen) resolve_calibrated_worker_costs(c, false);  // this run's ranks x workers are final
   return true;

@@ -72,15 +72,14 @@ bool same_ignoring_case(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& given, const std::string& model) {
-  // The accelerator named by its key ("h100") or by a row's label ("H100-SXM", as reports print
-  // it), in any case; whole names only.
-  std::string acc;
+std::string accelerator_key(const std::vector<CatalogRow>& rows, const std::string& given) {
   for (const auto& r : rows)
-    if (same_ignoring_case(r.accelerator, given) || same_ignoring_case(r.name, given)) {
-      acc = r.accelerator;
-      break;
-    }
+    if (same_ignoring_case(r.accelerator, given) || same_ignoring_case(r.name, given)) return r.accelerator;
+  return "";
+}
+
+const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& given, const std::string& model) {
+  const std::string acc = accelerator_key(rows, given);
   std::string have, kinds;
   for (const auto& r : rows) {
     if (!acc.empty() && r.accelerator == acc && r.model == model) return r;
