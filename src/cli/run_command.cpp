@@ -342,8 +342,8 @@ int cmd_run(const CommandContext& ctx) {
         !w.empty())
       doc["warnings"].push_back(w);
   if (lr.errors)
-    doc["warnings"].push_back(fmt::format("{}: see results.error_details (exit code 1)",
-                                          failed_reads_text(lr.errors, error_spread(lr.error_samples, lr.errors))));
+    doc["warnings"].push_back(
+        fmt::format("{}: see results.error_details (exit code 1)", failed_reads_text(lr.errors, lr.error_spread())));
 
   std::cout << render_run_text(doc) << std::flush;
   if (!c.json_path.empty()) {

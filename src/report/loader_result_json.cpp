@@ -113,6 +113,8 @@ json loader_result_to_json(const LoaderResult& r) {
           {"errors", r.errors},
           {"io_bytes", r.io_bytes},
           {"error_samples", error_records},
+          {"error_files", r.error_files},
+          {"error_files_exact", r.error_files_exact},
           {"file_latency", histogram_ns_json(r.file_latency)},
           {"open_latency", histogram_ns_json(r.open_latency)},
           {"batch_wait", histogram_ns_json(r.batch_wait)},
@@ -145,6 +147,9 @@ LoaderResult loader_result_from_json(const json& j) {
   r.io_bytes = get<uint64_t>(j, "io_bytes", w);
   for (const auto& e : json_at(j, "error_samples", w))
     r.error_samples.push_back(error_record_from_json(e, w + ".error_samples"));
+  // Absent from older senders: no count, so the kept records' lower bound stands.
+  r.error_files = j.value("error_files", uint64_t{0});
+  r.error_files_exact = j.value("error_files_exact", false);
   r.file_latency = hist_of(j, "file_latency", w);
   r.open_latency = hist_of(j, "open_latency", w);
   r.batch_wait = hist_of(j, "batch_wait", w);

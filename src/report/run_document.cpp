@@ -53,6 +53,9 @@ RunResults run_results_of(const LoaderResult& r) {
          {"cpu_list", w.cpu_list},
          {"numa", w.numa}});
   o.error_samples = r.error_samples;
+  const ErrorSpread spread = r.error_spread();
+  o.error_files = spread.files;
+  o.error_files_exact = spread.complete;
   return o;
 }
 
@@ -79,6 +82,14 @@ void RunResults::merge(const RunResults& o) {
   if (!workers.is_array()) workers = nlohmann::json::array();
   for (const auto& w : o.workers) workers.push_back(w);
   for (const auto& e : o.error_samples) add_error(error_samples, e, kMaxErrorSamples);
+  // As LoaderResult::merge: exact while only one part failed, else the larger as a lower bound.
+  if (o.errors > 0 && errors > o.errors) {
+    error_files = std::max(error_files, o.error_files);
+    error_files_exact = false;
+  } else if (o.errors > 0) {
+    error_files = o.error_files;
+    error_files_exact = o.error_files_exact;
+  }
   decoded += o.decoded;
   decode_errors += o.decode_errors;
   decoded_pixels += o.decoded_pixels;
@@ -116,7 +127,9 @@ nlohmann::json run_results_json(const RunResults& r) {
     j["error_samples"].push_back(error_text(e));
     j["error_details"].push_back(error_record_json(e));
   }
-  const ErrorSpread spread = error_spread(r.error_samples, r.errors);
+  ErrorSpread spread = error_spread(r.error_samples, r.errors);
+  if (r.error_files_exact && r.errors > 0) spread = {r.error_files, true};
+  else spread.files = std::max(spread.files, r.error_files);
   j["error_files"] = spread.files;
   j["error_files_complete"] = spread.complete;
   if (r.decoded + r.decode_errors > 0) {
@@ -158,6 +171,8 @@ RunResults run_results_from_json(const nlohmann::json& j, const std::string& whe
       for (const auto& s : get("error_samples").get<std::vector<std::string>>())
         r.error_samples.push_back({.detail = s});
     }
+    r.error_files = j.value("error_files", uint64_t{0});
+    r.error_files_exact = j.value("error_files_complete", false);
     if (j.contains("decode")) {  // --decode runs only
       const nlohmann::json& d = get("decode");
       const std::string dw = where + ".decode";

@@ -55,6 +55,8 @@ struct RunResults {
   Timeline timeline;                                        // summed over ranks, interval by interval
   nlohmann::json workers = nlohmann::json::array();         // per-worker rows, as written
   std::vector<ErrorRecord> error_samples;                   // the first kMaxErrorSamples distinct failures, with counts
+  uint64_t error_files = 0;        // distinct files the failures hit (LoaderResult::error_files), or a lower bound
+  bool error_files_exact = false;  // error_files is exact (the document's error_files_complete)
   // --decode jpeg, summed over workers (and parts): samples decoded, those that failed, the
   // workers' CPU time decoding (ns) and the pixels decoded. All 0: no decode ran.
   uint64_t decoded = 0, decode_errors = 0, decoded_pixels = 0;

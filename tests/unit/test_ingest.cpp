@@ -174,20 +174,38 @@ TEST_CASE("a verdict on a run with failed reads says how many reads of how many 
   AnalysisInputs in;
   in.cpus_allowed = 4;
   in.sample_bytes = 1000;
-  // 9 files, one unreadable: 24 epochs of 8 samples read and 1 failed.
+  // 192 samples read and 1 failed (0.5%, within the share a verdict allows).
   LoaderResult r = fake_run(2, 192, 192000, 1.9, 0.1, 0.2);
-  r.errors = 24;
+  r.errors = 1;
   ErrorRecord e;
   e.err = 13;
   e.op = "open";
   e.path = "/d/f3";
-  e.count = 24;
+  e.count = 1;
   r.error_samples.push_back(e);
   auto a = analyze_ingest(r, d, in);
   CHECK(a.verdict == "none");  // the enum is unchanged
+  CHECK(a.gpus_fed == 1);
   CHECK_THAT(a.verdict_text, Catch::Contains("storage keeps up"));
-  CHECK_THAT(a.verdict_text, Catch::Contains("but 24 failed reads of 1 file (11% of the samples attempted)"));
+  CHECK_THAT(a.verdict_text, Catch::Contains("but 1 failed read of 1 file (1% of the samples attempted)"));
   CHECK_THAT(a.verdict_text, Catch::Contains("the rate counts only the samples read"));
+  // 9 files, one unreadable: 24 epochs of 8 samples read and 1 failed, 11% of the samples: the
+  // rate is that of 8 files, not of the 9 given, so no verdict and no GPU fed.
+  r.errors = 24;
+  r.error_samples[0].count = 24;
+  a = analyze_ingest(r, d, in);
+  CHECK(a.verdict == "failed");
+  CHECK(a.gpus_fed == 0);
+  CHECK_THAT(a.verdict_text, Catch::StartsWith("24 failed reads of 1 file (11.1% of the samples attempted, more than "
+                                               "the 1% a verdict allows)"));
+  // An exact count of the files the failures hit, beyond the records kept.
+  r.error_files = 12;
+  r.error_files_exact = true;
+  CHECK_THAT(analyze_ingest(r, d, in).verdict_text, Catch::StartsWith("24 failed reads of 12 files"));
+  r.error_files = 0;
+  r.error_files_exact = false;
+  r.errors = 1;
+  r.error_samples[0].count = 1;
   // Without failures, no such clause.
   r.errors = 0;
   r.error_samples.clear();
