@@ -261,6 +261,15 @@ void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const Device
     nlohmann::json& in = doc["ingest"];
     const std::string src = bytes_source(io, lr.bytes, t.fs_type);
     in["bytes_source"] = src;
+    // A memory filesystem has no device whose reads tell the source: the results say RAM as the
+    // ingest section does, one vocabulary in one document.
+    if (src.rfind("RAM", 0) == 0) {
+      if (r.contains("device_io") && r["device_io"].is_object()) r["device_io"]["bytes_source"] = src;
+      if (r.contains("epochs") && r["epochs"].is_array())
+        for (auto& e : r["epochs"])
+          if (e.contains("device_io") && e["device_io"].is_object() && e["device_io"].contains("bytes_source"))
+            e["device_io"]["bytes_source"] = src;
+    }
     // The verdict is labelled by where the bytes came from: served from memory, a "storage" or
     // "metadata" verdict measures the kernel's file path (open, read system calls, copies), not a device.
     const std::string v = in.value("verdict", "");

@@ -325,6 +325,12 @@ ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered, bool cold) {
   return ColdRead::kOk;
 }
 
+const std::vector<std::string>& bytes_source_names() {
+  static const std::vector<std::string> names = {"device",      "page cache",  "mixed",
+                                                 "RAM (tmpfs)", "RAM (ramfs)", "unknown"};
+  return names;
+}
+
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type) {
   if (fs_type == "tmpfs" || fs_type == "ramfs") return "RAM (" + fs_type + ")";
   if (!io.measured() || delivered_bytes == 0) return "unknown";

@@ -190,4 +190,9 @@ ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered_bytes, bool cold
 /// or "ramfs", topology/target.hpp) has no device to count: its bytes come from "RAM (tmpfs)".
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type = "");
 
+/// The one vocabulary of where bytes came from, every value bytes_source() returns, in the order
+/// of the schema's enum ($defs.bytes_source in reports/result.schema.json): "device", "page
+/// cache", "mixed", "RAM (tmpfs)", "RAM (ramfs)", "unknown".
+const std::vector<std::string>& bytes_source_names();
+
 }  // namespace ioprobe
