@@ -298,6 +298,9 @@ int cmd_capacity(const CommandContext& ctx) {
                    {"au_target", demand.au_target}};
   doc["capacity"] = capacity_json(answer, in);
   devices.add_to(doc["capacity"]["points"]);
+  // As run's: a device figure the point's own I/O may not explain is said so.
+  for (auto& w : devices.warnings(doc["capacity"]["points"], c.cache == CacheMode::kCold, plan.target()))
+    doc["warnings"].push_back(std::move(w));
   if (multi) doc["cluster"] = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
   doc["partial"] = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);

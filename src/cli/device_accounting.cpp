@@ -115,6 +115,27 @@ void CapacityDeviceIo::add(uint32_t gpus, int host_index, const DeviceIo& io) {
   v.idle_bytes_per_s_before = io.idle_bytes_per_s_before;
 }
 
+std::vector<std::string> CapacityDeviceIo::warnings(const nlohmann::json& points, bool cold,
+                                                    const TargetInfo& t) const {
+  std::vector<std::string> out;
+  for (const auto& p : points) {
+    const uint32_t gpus = p.value("gpus", 0u);
+    const auto it = points_.find(gpus);
+    if (it == points_.end()) continue;
+    DeviceIo all;
+    bool first = true;
+    for (const auto& [h, io] : it->second) {
+      if (first) all = io;
+      else all.merge(io);
+      first = false;
+    }
+    for (auto& w : device_read_warnings(all, p.value("delivered_bytes", 0ULL), cold, t,
+                                        fmt::format("capacity's point at {} GPU(s)", gpus)))
+      out.push_back(std::move(w));
+  }
+  return out;
+}
+
 void CapacityDeviceIo::add_to(nlohmann::json& points) const {
   for (auto& p : points) {
     const auto it = points_.find(p.value("gpus", 0u));
