@@ -334,6 +334,9 @@ const std::vector<std::string>& bytes_source_names() {
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type) {
   if (fs_type == "tmpfs" || fs_type == "ramfs") return "RAM (" + fs_type + ")";
   if (!io.measured() || delivered_bytes == 0) return "unknown";
+  // Another process's traffic on the devices could account for the bytes read: which bytes were
+  // this measurement's cannot be told apart, so neither "device" nor "page cache" can be said.
+  if (io.share_unclear()) return "unknown";
   const double r = static_cast<double>(io.bytes_read) / static_cast<double>(delivered_bytes);
   if (r >= 0.9) return "device";
   if (r <= 0.1) return "page cache";

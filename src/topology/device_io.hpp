@@ -188,6 +188,8 @@ ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered_bytes, bool cold
 /// was delivered. (Page-cache residency uses 0.95/0.05; device reads also carry readahead,
 /// metadata and O_DIRECT padding, hence the wider band.) A memory filesystem (`fs_type` "tmpfs"
 /// or "ramfs", topology/target.hpp) has no device to count: its bytes come from "RAM (tmpfs)".
+/// "unknown" too when io.share_unclear(): other traffic on the devices could account for what
+/// they read, so the measurement's own share is not known.
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type = "");
 
 /// The one vocabulary of where bytes came from, every value bytes_source() returns, in the order

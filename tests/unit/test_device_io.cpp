@@ -237,6 +237,21 @@ TEST_CASE("bytes_source: device, page cache, mixed, unknown", "[device_io]") {
   CHECK(bytes_source(io, 0) == "unknown");
 }
 
+TEST_CASE("bytes_source: a device shared with other traffic is 'unknown', never 'device'", "[device_io]") {
+  // A warm run over resident files while another process reads the same disk: the devices read
+  // 2.6 x what the run delivered, all of it the other reader's.
+  DeviceIo io;
+  io.source = "diskstats";
+  io.bytes_read = 260 << 20;
+  io.interval_s = 2;
+  io.idle_window_s = 0.5;
+  io.idle_bytes_per_s_before = 130e6;  // the other reader, measured before the run
+  REQUIRE(io.share_unclear());
+  CHECK(bytes_source(io, 100 << 20) == "unknown");
+  io.idle_bytes_per_s_before = 0;  // a quiet device: the ratio stands
+  CHECK(bytes_source(io, 100 << 20) == "device");
+}
+
 TEST_CASE("bytes_source: a memory filesystem's bytes come from RAM, not 'unknown'", "[device_io]") {
   DeviceIo io;  // tmpfs: no block device, nothing measured
   CHECK(bytes_source(io, 100, "tmpfs") == "RAM (tmpfs)");
