@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -156,6 +157,7 @@ void DeviceIo::merge(const DeviceIo& o) {
   reads += o.reads;
   writes += o.writes;
   interval_s = std::max(interval_s, o.interval_s);
+  if (o.start_unix_s > 0 && (start_unix_s <= 0 || o.start_unix_s < start_unix_s)) start_unix_s = o.start_unix_s;
   idle_window_s = std::max(idle_window_s, o.idle_window_s);
   idle_bytes_per_s_before += o.idle_bytes_per_s_before;
   hosts += o.hosts;
@@ -208,6 +210,8 @@ DeviceIoMeter::DeviceIoMeter(DeviceIoPlan plan, std::string proc_root)
 DeviceIoSnapshot DeviceIoMeter::snapshot() const {
   DeviceIoSnapshot s;
   s.ns = now_ns();
+  s.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
   if (plan_.source == "none") return s;
   std::string text;
   if (plan_.source == "diskstats") {
@@ -248,6 +252,7 @@ void DeviceIoMeter::measure_idle(double seconds) {
 DeviceIo DeviceIoMeter::delta(const DeviceIoSnapshot& a, const DeviceIoSnapshot& b) const {
   DeviceIo io;
   io.interval_s = static_cast<double>(b.ns - a.ns) / 1e9;
+  io.start_unix_s = static_cast<double>(a.wall_ns) / 1e9;
   if (plan_.source == "none") {
     io.reason = plan_.reason;
     return io;
