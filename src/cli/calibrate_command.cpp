@@ -145,13 +145,12 @@ std::string timeout_text(const DriverRun& run, double timeout_s, const std::stri
 
 int cmd_calibrate(const CommandContext& ctx) {
   po::options_description desc(
-      "ioprobe calibrate: measure what your own Dataset costs in a real PyTorch DataLoader on this host (CPU per\n"
-      "sample in the workers, the main process's CPU per batch, bytes per batch, worker start-up, pin_memory),\n"
-      "with your files in the page cache, at num_workers 0, 1 and 2; and the workers' costs with more worker\n"
-      "processes than CPUs (--oversubscribe). `ioprobe run --calibration FILE` then models your loader with\n"
-      "these costs.\n\n"
       "usage: ioprobe calibrate --dataset-factory FILE.py:FUNC --data DIR [--python PY] [--batch-size B]\n"
-      "                         [--samples N] [--oversubscribe 2,4] [--oversubscribe-cpus K] [--json CAL.json]\n"
+      "                         [--samples N] [--oversubscribe 2,4] [--oversubscribe-cpus K] [--json CAL.json]\n\n"
+      "Measures what your own Dataset costs in a real PyTorch DataLoader on this host (CPU per sample in the\n"
+      "workers, the main process's CPU per batch, bytes per batch, worker start-up, pin_memory), with your\n"
+      "files in the page cache, at num_workers 0, 1 and 2; and the workers' costs with more worker processes\n"
+      "than CPUs (--oversubscribe). `ioprobe run --calibration FILE` then models your loader with these costs.\n"
       "FUNC(paths: list[str]) returns a torch Dataset over those files; a module-level collate_fn, when FILE.py\n"
       "defines one, is the DataLoader's collate_fn.\n\noptions");
   // clang-format off
@@ -176,7 +175,8 @@ int cmd_calibrate(const CommandContext& ctx) {
   po::variables_map vm = parse_command_line(ctx.args, desc, "calibrate");
   if (vm.count("help")) {
     std::cout << desc
-              << "\nexit codes: 0 ok, 1 the measurement failed, 2 bad usage, or your code or data is unusable\n";
+              << "\nExit codes: 0 ok, 1 the measurement failed, 2 bad usage, or your code or data is unusable,\n"
+                 "  130/143 interrupted (no calibration document is written).\n";
     return kExitOk;
   }
   const std::string factory = get_string(vm, "dataset-factory");

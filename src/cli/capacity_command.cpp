@@ -20,6 +20,7 @@
 #include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
+#include "cli/same_options.hpp"
 #include "cluster/capacity_point.hpp"
 #include "cluster/collective.hpp"
 #include "cluster/step_sync.hpp"
@@ -107,6 +108,8 @@ int cmd_capacity(const CommandContext& ctx) {
               << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return kExitOk;
   }
+  // Across hosts: every process must run this one plan (refused before any I/O otherwise).
+  check_same_options(ctx, vm, desc, "capacity", PresetFile::kDataset);
   for (const char* own : {"gpus", "duration", "epochs"})
     if (vm.count(own))
       throw UsageError(fmt::format("--{}: capacity sets it for each point itself (the GPU count is what it searches; "
@@ -295,6 +298,9 @@ int cmd_capacity(const CommandContext& ctx) {
                    {"au_target", demand.au_target}};
   doc["capacity"] = capacity_json(answer, in);
   devices.add_to(doc["capacity"]["points"]);
+  // As run's: a device figure the point's own I/O may not explain is said so.
+  for (auto& w : devices.warnings(doc["capacity"]["points"], c.cache == CacheMode::kCold, plan.target()))
+    doc["warnings"].push_back(std::move(w));
   if (multi) doc["cluster"] = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
   doc["partial"] = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc["warnings"].push_back(w);

@@ -17,6 +17,7 @@
 #include "cli/checkpoint_preflight.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_accounting.hpp"
+#include "cli/same_options.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -89,6 +90,13 @@ void print_plan(const StateSpec& s) {
 int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   const int64_t t_start = now_ns();
   const HostInfo host = probe_host();
+  if (ctx.comm && ctx.comm->multi()) {
+    // Across hosts: every process must run this one plan, compared before the first exchange of
+    // the configuration (its rank numbering) and before any I/O.
+    const po::options_description desc = checkpoint_options();
+    const po::variables_map vm = parse_command_line(ctx.args, desc, "checkpoint");
+    check_same_options(ctx, vm, desc, "checkpoint", PresetFile::kCheckpointModel);
+  }
   const ParsedCheckpoint p = parse_checkpoint_config(ctx.args, host, job);
   if (p.help) {
     if (job.lead())
@@ -107,7 +115,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
              "repeated saves (--repeat, --duration) print one line per save on stderr and a summary:\n"
              "  count and min / median / max MB/s; Ctrl-C ends the series with the saves completed so far.\n"
              "across hosts: mpirun -np N --hostfile H ioprobe checkpoint --dir D --ranks R (R shards per process)\n"
-             "exit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
+             "\nExit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
              "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
              "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
     return kExitOk;

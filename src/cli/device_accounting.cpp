@@ -115,6 +115,27 @@ void CapacityDeviceIo::add(uint32_t gpus, int host_index, const DeviceIo& io) {
   v.idle_bytes_per_s_before = io.idle_bytes_per_s_before;
 }
 
+std::vector<std::string> CapacityDeviceIo::warnings(const nlohmann::json& points, bool cold,
+                                                    const TargetInfo& t) const {
+  std::vector<std::string> out;
+  for (const auto& p : points) {
+    const uint32_t gpus = p.value("gpus", 0u);
+    const auto it = points_.find(gpus);
+    if (it == points_.end()) continue;
+    DeviceIo all;
+    bool first = true;
+    for (const auto& [h, io] : it->second) {
+      if (first) all = io;
+      else all.merge(io);
+      first = false;
+    }
+    for (auto& w : device_read_warnings(all, p.value("delivered_bytes", 0ULL), cold, t,
+                                        fmt::format("capacity's point at {} GPU(s)", gpus)))
+      out.push_back(std::move(w));
+  }
+  return out;
+}
+
 void CapacityDeviceIo::add_to(nlohmann::json& points) const {
   for (auto& p : points) {
     const auto it = points_.find(p.value("gpus", 0u));
@@ -255,6 +276,15 @@ void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const Device
     nlohmann::json& in = doc["ingest"];
     const std::string src = bytes_source(io, lr.bytes, t.fs_type);
     in["bytes_source"] = src;
+    // A memory filesystem has no device whose reads tell the source: the results say RAM as the
+    // ingest section does, one vocabulary in one document.
+    if (src.rfind("RAM", 0) == 0) {
+      if (r.contains("device_io") && r["device_io"].is_object()) r["device_io"]["bytes_source"] = src;
+      if (r.contains("epochs") && r["epochs"].is_array())
+        for (auto& e : r["epochs"])
+          if (e.contains("device_io") && e["device_io"].is_object() && e["device_io"].contains("bytes_source"))
+            e["device_io"]["bytes_source"] = src;
+    }
     // The verdict is labelled by where the bytes came from: served from memory, a "storage" or
     // "metadata" verdict measures the kernel's file path (open, read system calls, copies), not a device.
     const std::string v = in.value("verdict", "");

@@ -79,6 +79,10 @@ class CapacityDeviceIo {
   /// added (DeviceIo::merge) with read_ratio to the point's delivered_bytes, and to each of its
   /// "hosts" rows (matched by host_index) that host's, with read_ratio to the row's delivered_bytes.
   void add_to(nlohmann::json& points) const;
+  /// The warnings run gives its device figures (device_read_warnings: a cold read the devices did
+  /// not serve, other traffic on a shared device that the point's own share cannot be told apart
+  /// from), for each of capacity_json's `points` (its delivered_bytes), naming the point.
+  std::vector<std::string> warnings(const nlohmann::json& points, bool cold, const TargetInfo& t) const;
 
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;

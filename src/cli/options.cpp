@@ -56,7 +56,10 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
     // clang-format on
     po::positional_options_description pos;
     pos.add(kStray, -1);
-    auto parsed = po::command_line_parser(args).options(all).positional(pos).run();
+    // Boost's default style takes a unique prefix of an option name for the option (--work for
+    // --workers): a script with a typo would run with some other option. Only whole names count.
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    auto parsed = po::command_line_parser(args).options(all).positional(pos).style(style).run();
     po::store(parsed, vm);
     if (vm.count(kStray))
       throw UsageError(fmt::format("{}: unexpected argument '{}'; options start with --, see 'ioprobe {} --help'",

@@ -41,7 +41,8 @@ int cmd_probe(const CommandContext& ctx) {
   // clang-format on
   po::variables_map vm = parse_command_line(ctx.args, desc, "probe");
   if (vm.count("help")) {
-    std::cout << desc << "\nexit codes: 0 ok, 2 bad usage or path\n";
+    std::cout << "usage: ioprobe probe [--dir DIR] [--json FILE]\n\n"
+              << desc << "\nExit codes: 0 ok, 2 bad usage or path.\n";
     return kExitOk;
   }
   std::string dir = get_string(vm, "dir", ".");

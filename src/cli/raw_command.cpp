@@ -13,8 +13,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_accounting.hpp"
+#include "cli/gpu_preflight.hpp"
 #include "cli/raw_cluster.hpp"
 #include "cli/run_cluster.hpp"
+#include "cli/same_options.hpp"
 #include "cluster/collective.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -52,7 +54,8 @@ po::options_description raw_options() {
       ("numjobs", str(), "threads, each with its own fd and engine (default 1)")
       ("size", str(), "bytes each job covers, e.g. 1G (default: the whole existing file)")
       ("direct", str()->implicit_value("1"), "1: O_DIRECT, bypass the page cache (default 0)")
-      ("engine", str(), "io_uring | psync | auto (default auto: picked per target, and the report says why)")
+      ("engine", str(), "io_uring | psync | auto | gds (default auto: picked per target, and the report says why; gds "
+                      "needs a cuFile reader ioprobe has not yet: refused, naming what to use)")
       ("runtime", str(), "run this long, wrapping over the region, e.g. 10s (default: one pass over --size)")
       ("sqpoll", str()->implicit_value("1"), "1: ask io_uring for a submission polling thread (default 0)")
       ("allow-overwrite", str()->implicit_value("1"),
@@ -83,7 +86,8 @@ RawConfig build_config(const po::variables_map& vm) {
   c.numjobs = static_cast<unsigned>(get_count(vm, "numjobs", 1, 1, 1024));
   c.size = get_size(vm, "size", 0, 0, UINT64_MAX);
   c.direct = get_bool(vm, "direct", false);
-  c.engine = get_choice(vm, "engine", "auto", {"io_uring", "psync", "auto"});
+  c.engine = get_choice(vm, "engine", "auto", {"io_uring", "psync", "auto", "gds"});
+  if (c.engine == "gds") refuse_gds();  // run's refusal: what GPUDirect Storage lacks, what to use instead
   c.runtime_s = get_duration(vm, "runtime", 0);
   c.sqpoll = get_bool(vm, "sqpoll", false);
   c.allow_overwrite = get_bool(vm, "allow-overwrite", false);
@@ -159,9 +163,13 @@ int cmd_raw(const CommandContext& ctx) {
         "  mpirun -np 4 --hostfile H ioprobe raw --filename /mnt/pfs/t.bin --size 1G --rw randread --direct 1 "
         "--runtime 10s\n"
         "tools/bench-fio runs the same jobs under fio and ioprobe side by side (tools/bench-multihost-fio: across "
-        "hosts).\n");
+        "hosts).\n\n"
+        "Exit codes: 0 ok, 1 a job failed (an I/O error), 2 bad usage or target, 130/143 interrupted\n"
+        "  (partial result).\n");
     return kExitOk;
   }
+  // Across hosts: every process must run this one plan (refused before any I/O otherwise).
+  check_same_options(ctx, vm, desc, "raw", PresetFile::kNone);
   RawConfig cfg = build_config(vm);
   std::string json_path = get_string(vm, "json");
   HostInfo host = probe_host();

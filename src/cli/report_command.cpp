@@ -147,7 +147,7 @@ int cmd_report(const CommandContext& ctx) {
                  "       ioprobe report --merge A.json B.json [...] [--json M.json] [--html OUT.html]\n"
                  "One file: its text report. Two or more: a side-by-side comparison, then each report.\n"
                  "--merge: one result combining run (or raw) documents, e.g. one per host of a multi-host run.\n"
-              << desc;
+              << desc << "\nExit codes: 0 ok, 2 bad usage, or a document that cannot be read, compared or merged.\n";
     if (files.empty() && !vm.count("help")) throw UsageError("report: give a result document (FILE.json)");
     return kExitOk;
   }

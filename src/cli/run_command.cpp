@@ -85,18 +85,27 @@ std::string read_pattern(const RecordLayout& layout, const LoaderConfig& l) {
   return "map-style: one sample per file, open + whole-file read + close";
 }
 
-// Warnings particular to records datasets.
+// The job's GPU ranks: "4 GPU rank(s)" on one process, "2 GPU rank(s) (1 per process x 2
+// processes)" across several; rank 0 prints for the whole job.
+std::string job_ranks_text(const LoaderConfig& l, int processes) {
+  const uint32_t world = std::max(l.world_ranks, l.ranks);
+  if (processes <= 1) return fmt::format("{} GPU rank(s) x", world);
+  return fmt::format("{} GPU rank(s) ({} per process x {} processes) x", world, l.ranks, processes);
+}
+
+// Warnings particular to records datasets. Shards are split over every GPU rank of the job.
 std::vector<std::string> records_warnings(const RecordLayout& layout, const LoaderConfig& l) {
   std::vector<std::string> w;
-  const uint64_t readers = static_cast<uint64_t>(l.ranks) * l.num_workers;
+  const uint32_t world = std::max(l.world_ranks, l.ranks);
+  const uint64_t readers = static_cast<uint64_t>(world) * l.num_workers;
   if (layout.kind() == DatasetKind::kSharded && layout.files() < readers)
     w.push_back(fmt::format("{} shards for {} rank(s) x {} workers: {} worker(s) get no shard and read nothing each "
                             "epoch (IterableDataset sharding is per shard); use more --files or fewer --workers",
-                            layout.files(), l.ranks, l.num_workers, readers - layout.files()));
+                            layout.files(), world, l.num_workers, readers - layout.files()));
   else if (layout.kind() == DatasetKind::kSharded && layout.files() % readers)
     w.push_back(fmt::format("{} shards do not divide evenly over {} rank(s) x {} workers: some workers read one shard "
                             "more per epoch (in DDP, ranks with fewer batches finish early)",
-                            layout.files(), l.ranks, l.num_workers));
+                            layout.files(), world, l.num_workers));
   return w;
 }
 
@@ -197,13 +206,12 @@ int cmd_run(const CommandContext& ctx) {
     for (auto& w : records_warnings(data.layout, l)) warnings.push_back(std::move(w));
   if (!c.quiet && !cache_fit.empty()) fmt::print(stderr, "ioprobe: cache: {}\n", cache_fit);
   if (!c.quiet)
-    fmt::print(stderr, "ioprobe: reading {} {}from {} ({} {}), {} rank(s) x {} workers\n",
-               format_count(samples_per_epoch),
+    fmt::print(stderr, "ioprobe: reading {} {}from {} ({} {}), {} {} workers\n", format_count(samples_per_epoch),
                records ? fmt::format("records in {} {} files ", format_count(data.index.size()),
                                      dataset_kind_name(data.layout.kind()))
                        : "files ",
-               escape_bytes(data.target_path), target.fs_type, l.direct ? "O_DIRECT" : "buffered", l.ranks,
-               l.num_workers);
+               escape_bytes(data.target_path), target.fs_type, l.direct ? "O_DIRECT" : "buffered",
+               job_ranks_text(l, comm.size()), l.num_workers);
   // Device accounting (cli/device_accounting.hpp): an idle window now, a mark at each epoch.
   const auto devices = device_recorder(target);
   l.epoch_mark = [d = devices.get()] { d->mark(); };
@@ -337,8 +345,8 @@ int cmd_run(const CommandContext& ctx) {
         !w.empty())
       doc["warnings"].push_back(w);
   if (lr.errors)
-    doc["warnings"].push_back(fmt::format("{}: see results.error_details (exit code 1)",
-                                          failed_reads_text(lr.errors, error_spread(lr.error_samples, lr.errors))));
+    doc["warnings"].push_back(
+        fmt::format("{}: see results.error_details (exit code 1)", failed_reads_text(lr.errors, lr.error_spread())));
 
   std::cout << render_run_text(doc) << std::flush;
   if (!c.json_path.empty()) {

@@ -9,6 +9,7 @@
 #include "cli/gpu_preflight.hpp"
 #include "cli/run_calibration.hpp"
 #include "cli/run_config.hpp"
+#include "cli/same_options.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -152,7 +153,8 @@ po::options_description gpu_options_description() {
   po::options_description gpu("GPU side (the consumer spends each GPU's step time per batch)");
   // clang-format off
   gpu.add_options()
-      ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 mi355 l40s rtx4090 [h100]")
+      ("gpu", str(), "accelerator kind from workloads/accelerators.json: v100 a100 h100 h200 b200 mi355 l40s rtx4090, or the "
+       "report's label (H100-SXM), in any case [h100]")
       ("gpus", str(), "GPU ranks on this host, each with its own loader of --workers workers (DDP) [1]")
       ("ingest-rate", str(), "training: best published training rate (MLPerf Training); emulation: MLPerf Storage "
                              "(DLIO) rate [training]")
@@ -238,7 +240,7 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
               << "both, and gen ignores them.\n\n"
               << gen_help_description() << "\nUnits: sizes take B, KB/MB/GB (10^3) or KiB/MiB/GiB (2^10; 4k = 4KiB).\n"
               << "Exit codes: 0 ok, 1 generation failed, 2 bad usage or input, 130/143 interrupted (the dataset\n"
-              << "is marked incomplete and the next gen or run regenerates it).\n";
+              << "  is marked incomplete and the next gen or run regenerates it).\n";
     return false;
   }
   if (vm.count("help")) {
@@ -252,6 +254,8 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
               << "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return false;
   }
+  // Across hosts: every process must run this one plan (refused before any I/O otherwise).
+  check_same_options(ctx, vm, desc, for_gen ? "gen" : "run", PresetFile::kDataset);
   run_config_from_vm(vm, desc, for_gen ? RunCommandKind::kGen : RunCommandKind::kRun, c);
   if (!for_gen) resolve_calibrated_worker_costs(c, false);  // this run's ranks x workers are final
   return true;

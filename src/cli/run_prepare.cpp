@@ -180,6 +180,7 @@ std::vector<TargetShare> probe_data_targets(PreparedData& data) {
                                  "paths are relative to the working directory",
                                  format_count(index.size()), escape_bytes(ft.first_missing),
                                  errno_text(ft.first_missing_errno)));
+  if (ft.missing && data.dataset.is_object()) data.dataset["files_missing"] = ft.missing;
   if (ft.missing)
     data.warnings.push_back(
         fmt::format("{} of the {} listed paths could not be found or read (first: '{}': {}); each counts "

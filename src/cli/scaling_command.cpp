@@ -106,7 +106,9 @@ int cmd_scaling(const CommandContext& ctx) {
     std::cout << desc << "\n";
     std::printf("examples:\n"
                 "  ioprobe scaling --dir /mnt/raid --rw read --bs 1M --iodepth 16 --runtime 10s\n"
-                "  ioprobe scaling --dir /mnt/raid --rw randread --bs 4k --iodepth 64 --file /mnt/raid/big.bin\n");
+                "  ioprobe scaling --dir /mnt/raid --rw randread --bs 4k --iodepth 64 --file /mnt/raid/big.bin\n\n"
+                "Exit codes: 0 ok, 1 a member or the array could not be read, 2 bad usage or path, 130/143\n"
+                "  interrupted (partial result).\n");
     return kExitOk;
   }
   ScalingConfig cfg = build_config(vm);

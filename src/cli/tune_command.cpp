@@ -13,6 +13,7 @@
 #include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_plan.hpp"
+#include "cli/same_options.hpp"
 #include "cluster/collective.hpp"
 #include "cluster/gather.hpp"
 #include "cluster/step_sync.hpp"
@@ -110,6 +111,8 @@ int cmd_tune(const CommandContext& ctx) {
               << "\nExit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143 interrupted (partial result).\n";
     return kExitOk;
   }
+  // Across hosts: every process must run this one plan (refused before any I/O otherwise).
+  check_same_options(ctx, vm, desc, "tune", PresetFile::kDataset);
   HostInfo host = probe_host();
   dist::Comm& comm = *ctx.comm;
   const bool multi = comm.multi();

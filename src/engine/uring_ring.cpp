@@ -102,7 +102,15 @@ UringRing& UringRing::operator=(UringRing&& o) noexcept {
 }
 
 void UringRing::reset() {
-  if (ok_) io_uring_queue_exit(ring_.get());
+  if (ok_) {
+    // Registered files are released at the ring's teardown, which the kernel finishes after
+    // io_uring_queue_exit returns (a deferred exit work), so the target's filesystem could stay
+    // busy (umount: EBUSY) after ioprobe exited. Unregistering them first drops their references
+    // now. Fails harmlessly (-ENXIO) when none are registered.
+    io_uring_unregister_files(ring_.get());
+    io_uring_unregister_buffers(ring_.get());
+    io_uring_queue_exit(ring_.get());
+  }
   ok_ = false;
   sqpoll_ = false;
   single_issuer_ = false;

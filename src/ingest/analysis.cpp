@@ -34,8 +34,7 @@ std::string failed_reads_note(const LoaderResult& r) {
   if (r.errors == 0) return "";
   const double attempted = static_cast<double>(r.samples + r.errors);
   return fmt::format(", but {} ({:.0f}% of the samples attempted): the rate counts only the samples read (see ERRORS)",
-                     failed_reads_text(r.errors, error_spread(r.error_samples, r.errors)),
-                     100 * static_cast<double>(r.errors) / attempted);
+                     failed_reads_text(r.errors, r.error_spread()), 100 * static_cast<double>(r.errors) / attempted);
 }
 
 uint64_t batches_per_rank_epoch(uint64_t samples_per_epoch, uint32_t ranks, uint32_t batch_size, bool drop_last) {
@@ -173,6 +172,16 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   } else if (r.stopped_on_errors) {
     out.verdict = "failed";
     out.verdict_text = r.stop_reason + ": the rates measure the failure, not the storage";
+    out.gpus_fed = 0;
+  } else if (static_cast<double>(r.errors) > kMaxFailedShareForVerdict * static_cast<double>(r.samples + r.errors)) {
+    out.verdict = "failed";
+    out.verdict_text = fmt::format(
+        "{} ({:.1f}% of the samples attempted, more than the {:.0f}% a verdict allows): the rates measure the files "
+        "that could be read, not the dataset given, so no verdict on the storage and no GPU counts as fed; fix or "
+        "drop the failing files (see ERRORS) and rerun",
+        failed_reads_text(r.errors, r.error_spread()),
+        100 * static_cast<double>(r.errors) / static_cast<double>(r.samples + r.errors),
+        100 * kMaxFailedShareForVerdict);
     out.gpus_fed = 0;
   } else if (out.h2d_limiting >= 0) {
     const GpuLinkCeiling& g = out.gpu_links[static_cast<size_t>(out.h2d_limiting)];

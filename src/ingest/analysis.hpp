@@ -136,6 +136,14 @@ std::string few_batches_warning(uint64_t batches, uint32_t ranks, uint32_t batch
 /// bottleneck: the stage then runs nearly all the time and the rank cannot go faster.
 inline constexpr double kSerialStageBound = 0.8;
 
+/// The largest share of the samples attempted that may fail for a run to get a verdict on the
+/// storage (fed or not, and what bounds it): 1%. Beyond it the rate measures a smaller, different
+/// dataset than the one given (a file list with half its paths missing reads half the data, fast),
+/// so the verdict is "failed" and no GPU counts as fed. An ioprobe choice: a missing or unreadable
+/// file stops a real PyTorch DataLoader at its first read, so any share above a few stray errors
+/// is a run that would not train.
+inline constexpr double kMaxFailedShareForVerdict = 0.01;
+
 /// How busy a run's workers were. busy: their wall time spent fetching (I/O + per-sample CPU
 /// work) / (elapsed x number of workers); cpu_share: their per-sample CPU work (thread CPU time)
 /// / that busy time; runq_share: their run-queue wait inside that busy time (runnable, no CPU free:

@@ -1,11 +1,14 @@
 #include "ingest/catalog.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace ioprobe {
 
@@ -59,23 +62,39 @@ double load_au_floor(const std::string& path, const std::string& model, std::str
   }
 }
 
-const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& acc, const std::string& model) {
+namespace {
+
+bool same_ignoring_case(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+std::string accelerator_key(const std::vector<CatalogRow>& rows, const std::string& given) {
+  for (const auto& r : rows)
+    if (same_ignoring_case(r.accelerator, given) || same_ignoring_case(r.name, given)) return r.accelerator;
+  return "";
+}
+
+const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& given, const std::string& model) {
+  const std::string acc = accelerator_key(rows, given);
   std::string have, kinds;
-  bool known_acc = false;
   for (const auto& r : rows) {
-    if (r.accelerator == acc && r.model == model) return r;
+    if (!acc.empty() && r.accelerator == acc && r.model == model) return r;
     if (r.model == model) have += (have.empty() ? "" : ", ") + r.accelerator;
-    known_acc |= r.accelerator == acc;
-    if (kinds.find(r.accelerator) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + r.accelerator;
+    const std::string kind = fmt::format("{} ({})", r.accelerator, r.name);
+    if (kinds.find(r.accelerator + " (") == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + kind;
   }
-  if (!known_acc)
-    throw UsageError(fmt::format("--gpu '{}' is not in the accelerator catalog (it has: {}); give the rate yourself "
-                                 "with --gpu-samples-per-s N or --step-time SECONDS",
-                                 acc, kinds));
+  if (acc.empty())
+    throw UsageError(fmt::format("--gpu '{}' is not in the accelerator catalog (it has: {}; the key or the label, in "
+                                 "any case); give the rate yourself with --gpu-samples-per-s N or --step-time SECONDS",
+                                 escape_bytes(given), kinds));
   throw UsageError(fmt::format(
       "--gpu '{}': the catalog has no rate for model '{}'{}; give the rate yourself with --gpu-samples-per-s N "
       "or --step-time SECONDS",
-      acc, model, have.empty() ? "" : fmt::format(" (it has: {})", have)));
+      escape_bytes(given), model, have.empty() ? "" : fmt::format(" (it has: {})", have)));
 }
 
 }  // namespace ioprobe

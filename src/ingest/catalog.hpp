@@ -34,8 +34,14 @@ std::vector<CatalogRow> load_catalog(const std::string& path);
 /// Throws UsageError when unreadable or malformed.
 double load_au_floor(const std::string& path, const std::string& model, std::string* source = nullptr);
 
-/// The row for (accelerator, model). Throws UsageError listing what the catalog has for that
-/// model (or accelerator) and pointing at --gpu-samples-per-s / --step-time.
+/// The catalog key ("h100") of the accelerator `given` names: a row's key or its label
+/// ("H100-SXM", as reports print it), compared whole and ignoring case; "" when none matches.
+std::string accelerator_key(const std::vector<CatalogRow>& rows, const std::string& given);
+
+/// The row for (accelerator, model). `accelerator` is a row's key ("h100") or its label
+/// ("H100-SXM", as reports print it), compared whole and ignoring case. Throws UsageError listing
+/// what the catalog has for that model (or accelerator) and pointing at --gpu-samples-per-s /
+/// --step-time.
 const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& accelerator,
                            const std::string& model);
 

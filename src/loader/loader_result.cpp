@@ -15,6 +15,13 @@ void add_by_index(std::vector<uint64_t>& into, const std::vector<uint64_t>& from
 }
 }  // namespace
 
+ErrorSpread LoaderResult::error_spread() const {
+  ErrorSpread s = ioprobe::error_spread(error_samples, errors);
+  if (error_files_exact && errors > 0) return {error_files, true};
+  s.files = std::max(s.files, error_files);
+  return s;
+}
+
 void LoaderResult::merge(const LoaderResult& o) {
   if (ranks.empty() && workers.empty()) {
     *this = o;
@@ -33,6 +40,13 @@ void LoaderResult::merge(const LoaderResult& o) {
   if ((stop_reason.empty() || stop_reason == "completed") && !o.stop_reason.empty()) stop_reason = o.stop_reason;
   samples += o.samples;
   bytes += o.bytes;
+  if (o.errors > 0 && errors > 0) {
+    error_files = std::max(error_files, o.error_files);
+    error_files_exact = false;
+  } else if (o.errors > 0) {
+    error_files = o.error_files;
+    error_files_exact = o.error_files_exact;
+  }
   errors += o.errors;
   io_bytes += o.io_bytes;
   for (const auto& e : o.error_samples) add_error(error_samples, e, kMaxErrorSamples);

@@ -96,6 +96,9 @@ struct LoaderResult {
   uint64_t samples = 0, bytes = 0, errors = 0;  // samples, bytes: summed over ranks; errors: over workers
   uint64_t io_bytes = 0;                        // sum of WorkerStats::io_bytes
   std::vector<ErrorRecord> error_samples;  // the first distinct failures (<= kMaxErrorSamples), each with its count
+  uint64_t error_files = 0;                // distinct files (paths) the failures hit, counted as they happened
+  bool error_files_exact = false;          // error_files counts every failed file of the run (one process, or
+                                           // merged parts of which at most one failed); false: a lower bound
   LatencyHistogram file_latency;           // merged over all workers, ns
   LatencyHistogram open_latency;           // merged over all workers, ns
   LatencyHistogram batch_wait;             // merged over all ranks, ns
@@ -112,12 +115,17 @@ struct LoaderResult {
   std::vector<int64_t> epoch_ns;                // per epoch started: its wall time, ns (the longest part's; an
                                                 // epoch cut short ends at the stop); empty from older senders
 
+  /// The distinct files the run's failures hit (core/error_record.hpp): error_files when exact,
+  /// else the larger of it and the kept records' count, as a lower bound ("at least").
+  ErrorSpread error_spread() const;
+
   /// Merges another part of the same run into this one, the parts' times measured from a common
   /// start: workers and ranks are appended (their rank numbers kept as given), samples, bytes,
   /// io_bytes, errors, wait and CPU times add, histograms and timelines add bucket by bucket,
   /// elapsed_ns and first_batch_ns are the max, epochs_completed the min, partial and
   /// stopped_on_errors true if either is; error_samples fold by add_error (identical failures
-  /// count up, at most kMaxErrorSamples distinct ones kept);
+  /// count up, at most kMaxErrorSamples distinct ones kept); error_files is the part's that failed
+  /// when only one did, else the larger, no longer exact (a file may have failed in both parts);
   /// stop_reason stays unless it is "completed" and the other's is not; epoch_samples and
   /// epoch_bytes add epoch by epoch (the longer list's length), epoch_ns is the max epoch by epoch. Merging into a
   /// result with no ranks and no workers gives `other`. Throws UsageError when both timelines have points and their

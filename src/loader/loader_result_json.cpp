@@ -148,6 +148,8 @@ json loader_result_to_json(const LoaderResult& r) {
           {"errors", r.errors},
           {"io_bytes", r.io_bytes},
           {"error_samples", error_records},
+          {"error_files", r.error_files},
+          {"error_files_exact", r.error_files_exact},
           {"file_latency", histogram_ns_json(r.file_latency)},
           {"open_latency", histogram_ns_json(r.open_latency)},
           {"batch_wait", histogram_ns_json(r.batch_wait)},
@@ -180,6 +182,9 @@ LoaderResult loader_result_from_json(const json& j, const std::string& w) {
   const json& errors = json_array_at(j, "error_samples", w);
   for (size_t i = 0; i < errors.size(); ++i)
     r.error_samples.push_back(error_record_from_json(errors[i], json_path(json_path(w, "error_samples"), i)));
+  // Absent from older senders: no count, so the kept records' lower bound stands.
+  r.error_files = json_field_or<uint64_t>(j, "error_files", w, 0);
+  r.error_files_exact = json_field_or<bool>(j, "error_files_exact", w, false);
   r.file_latency = hist_of(j, "file_latency", w);
   r.open_latency = hist_of(j, "open_latency", w);
   r.batch_wait = hist_of(j, "batch_wait", w);

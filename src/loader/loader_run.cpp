@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -76,6 +77,8 @@ struct Shared {
   std::atomic<uint32_t> canceled{0};  // reads io_uring completed with ECANCELED
   std::mutex err_mu;
   std::vector<ErrorRecord> error_samples;
+  std::unordered_set<std::string> failed_paths;                // every distinct file a failure named (exact file count)
+  uint64_t noted_errors = 0;                                   // failures recorded through note_error
   std::unique_ptr<std::barrier<StepCompletion>> step_barrier;  // DDP: ranks step together
   StepSync* sync = nullptr;                                    // other processes of the job (null: this process alone)
   LoaderProgress* progress = nullptr;
@@ -327,6 +330,8 @@ class RankLoader {
   void note_error(const ErrorRecord& e) {
     std::lock_guard<std::mutex> g(sh_.err_mu);
     add_error(sh_.error_samples, e, kMaxErrorSamples);
+    if (!e.path.empty()) sh_.failed_paths.insert(e.path);
+    sh_.noted_errors += e.count;
   }
 
   // A read io_uring completed with ECANCELED: it cancels reads it cannot hand to an io-wq worker
@@ -461,6 +466,8 @@ LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, Loade
   res.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
   res.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
   res.error_samples = sh.error_samples;
+  res.error_files = sh.failed_paths.size();
+  res.error_files_exact = sh.noted_errors == res.errors;  // every failure was seen with its path (or none had one)
   res.epoch_resident_fraction = sh.resident;
   res.residency_method = sh.residency_method;
   res.cache_notes = sh.cache_notes;

@@ -12,9 +12,28 @@ namespace ioprobe {
 namespace {
 using json = nlohmann::json;
 
-// Returns -1 when absent.
+// A tune's recommended point in its "points" (else its best point): the row its table shows;
+// -1 when neither is a measured point.
+long tune_point(const json& d) {
+  if (!d.contains("recommendation") || !d.contains("points") || !d["points"].is_array()) return -1;
+  const json& rec = d["recommendation"];
+  for (const char* k : {"point", "best"}) {
+    const long i = rec.contains(k) && rec[k].is_number_integer() ? rec[k].get<long>() : -1;
+    if (i >= 0 && static_cast<size_t>(i) < d["points"].size() &&
+        d["points"][static_cast<size_t>(i)].value("status", "measured") == "measured")
+      return i;
+  }
+  return -1;
+}
+
+// Returns -1 when absent. A tune pointer "/@point/KEY" is KEY of its recommended point.
 double fig(const json& d, const std::string& run_ptr, const std::string& tune_ptr) {
-  const std::string& p = d.value("kind", "") == "tune" ? tune_ptr : run_ptr;
+  std::string p = d.value("kind", "") == "tune" ? tune_ptr : run_ptr;
+  if (p.rfind("/@point/", 0) == 0) {
+    const long i = tune_point(d);
+    if (i < 0) return -1;
+    p = fmt::format("/points/{}/{}", i, p.substr(8));
+  }
   if (p.empty()) return -1;
   json::json_pointer jp(p);
   return d.contains(jp) && d.at(jp).is_number() ? d.at(jp).get<double>() : -1;
@@ -123,15 +142,15 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     Fmt f;
   };
   const Row rows[] =
-      {{"throughput", "samples/s", "/results/samples_per_s", "/best_run/samples_per_s", 1, Fmt::rate},
-       {"throughput", "MB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMB, Fmt::rate},
-       {"throughput", "MiB/s", "/results/bytes_per_s", "/best_run/bytes_per_s", 1 / kMiB, Fmt::rate},
+      {{"throughput", "samples/s", "/results/samples_per_s", "/@point/samples_per_s", 1, Fmt::rate},
+       {"throughput", "MB/s", "/results/bytes_per_s", "/@point/bytes_per_s", 1 / kMB, Fmt::rate},
+       {"throughput", "MiB/s", "/results/bytes_per_s", "/@point/bytes_per_s", 1 / kMiB, Fmt::rate},
        {"accelerator util.", "%", "/ingest/accelerator_utilization", "", 100, Fmt::percent},
        {"GPU demand", "samples/s", "/ingest/required_samples_per_s", "/demand/required_samples_per_s", 1, Fmt::rate},
        {"file latency p50", "µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1, Fmt::micros},
        {"file latency p99", "µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1, Fmt::micros},
-       {"num_workers", "count", "/loader/num_workers", "", 1, Fmt::count},
-       {"prefetch_factor", "count", "/loader/prefetch_factor", "", 1, Fmt::count},
+       {"num_workers", "count", "/loader/num_workers", "/@point/num_workers", 1, Fmt::count},
+       {"prefetch_factor", "count", "/loader/prefetch_factor", "/@point/prefetch_factor", 1, Fmt::count},
        {"GPU ranks", "count", "/loader/gpus", "/loader/gpus", 1, Fmt::count},
        {"samples read", "count", "/results/samples", "/best_run/samples", 1, Fmt::count},
        {"elapsed", "s", "/results/elapsed_s", "/tune/elapsed_s", 1, Fmt::seconds}};
@@ -171,6 +190,11 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     o += "\n";
   }
   o += "  (MB/s = 10^6 B/s, MiB/s = 2^20 B/s; B/A = column B / column A)\n";
+  for (size_t i = 0; i < docs.size(); ++i)
+    if (docs[i].value("kind", "") == "tune" && tune_point(docs[i]) >= 0)
+      o += fmt::format("  {}: a tune: throughput and num_workers are its recommended point's (its table's steady "
+                       "rate); latency and samples read its fastest run's\n",
+                       static_cast<char>('A' + i % 26));
   for (const auto& w : cond.warnings) o += "  warning: " + w + "\n";
   // Ratios of runs over different data compare different work: say so.
   const DatasetId first = dataset_of(docs[0]);

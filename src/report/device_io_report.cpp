@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/page_cache.hpp"
 #include "topology/device_io_json.hpp"
@@ -65,6 +66,7 @@ DeviceIo device_io_from_json(const nlohmann::json& j) {
   io.reads = u(j, "reads");
   io.writes = u(j, "writes");
   io.interval_s = d(j, "interval_s");
+  io.start_unix_s = j.contains("start_unix_s") ? d(j, "start_unix_s") : 0;
   io.idle_window_s = d(j, "idle_window_s");
   io.idle_bytes_per_s_before = d(j, "idle_bytes_per_s_before");
   io.hosts = j.contains("hosts") ? u(j, "hosts") : 1;
@@ -284,22 +286,67 @@ std::string host_cold_read_warning(const std::string& host, const std::string& w
 
 namespace {
 
-std::string merge_note(size_t docs, size_t hosts, size_t overlapped) {
+std::string merge_note(size_t docs, size_t hosts, size_t overlapped, size_t disjoint) {
   std::string n = fmt::format("{} documents from {} host(s): devices named HOST:NAME, the hosts' figures added", docs,
                               hosts);
+  if (disjoint)
+    n += fmt::format("; {} document(s) measured a host at another time than its other documents (disjoint "
+                     "intervals): their figures added",
+                     disjoint);
   if (overlapped)
-    n +=
-        fmt::format("; {} document(s) shared a host with another: one host's devices measured over overlapping "
-                    "intervals count each other's traffic, so the largest of that host's figures is taken, not the sum",
-                    overlapped);
+    n += fmt::format("; {} document(s) shared a host with another at the same time: one host's devices measured over "
+                     "overlapping intervals count each other's traffic, so the largest of those figures is taken, not "
+                     "the sum",
+                     overlapped);
   return n + "; idle_bytes_per_s_before is the sum of each host's own idle window before its run (not one moment)";
+}
+
+bool overlap(const DeviceIo& a, const DeviceIo& b) {
+  return a.start_unix_s < b.start_unix_s + b.interval_s && b.start_unix_s < a.start_unix_s + a.interval_s;
+}
+
+// One host's documents merged by their intervals: those measured at overlapping times count each
+// other's traffic (the largest is taken); those at disjoint times add. Without start times (older
+// documents) every interval is taken to overlap.
+DeviceIo merge_one_host(std::vector<DeviceIo> ios, size_t* overlapped, size_t* disjoint) {
+  bool timed = true;
+  for (const auto& io : ios) timed = timed && io.start_unix_s > 0;
+  if (timed)
+    std::sort(ios.begin(), ios.end(),
+              [](const DeviceIo& a, const DeviceIo& b) { return a.start_unix_s < b.start_unix_s; });
+  std::vector<std::vector<DeviceIo>> groups;  // runs of overlapping intervals
+  for (auto& io : ios) {
+    bool joins = !groups.empty() && !timed;
+    if (timed && !groups.empty())
+      for (const auto& g : groups.back()) joins = joins || overlap(g, io);
+    if (joins) groups.back().push_back(std::move(io));
+    else groups.push_back({std::move(io)});
+  }
+  DeviceIo out;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const DeviceIo* best = &groups[gi].front();
+    for (const auto& io : groups[gi])
+      if (io.measured() &&
+          (!best->measured() || io.bytes_read + io.bytes_written > best->bytes_read + best->bytes_written))
+        best = &io;
+    *overlapped += groups[gi].size() - 1;
+    if (gi == 0) {
+      out = *best;
+    } else {
+      ++*disjoint;
+      const uint64_t hosts = out.hosts;
+      out.merge(*best);
+      out.hosts = hosts;  // the same host again, later
+    }
+  }
+  return out;
 }
 
 // The sections' DeviceIo merged as merge_device_io_json says; `note` describes it.
 DeviceIo merge_sections(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
                         std::string* note, bool* any) {
-  std::vector<std::pair<std::string, DeviceIo>> by_host;  // in first-seen order
-  size_t docs = 0, overlapped = 0;
+  std::vector<std::pair<std::string, std::vector<DeviceIo>>> by_host;  // in first-seen order
+  size_t docs = 0, overlapped = 0, disjoint = 0;
   for (size_t i = 0; i < sections.size(); ++i) {
     if (!sections[i].is_object()) continue;
     ++docs;
@@ -307,27 +354,40 @@ DeviceIo merge_sections(const std::vector<nlohmann::json>& sections, const std::
     DeviceIo io = device_io_from_json(sections[i]);
     for (auto& d : io.devices) d.name = host + ":" + d.name;
     auto it = std::find_if(by_host.begin(), by_host.end(), [&](const auto& h) { return h.first == host; });
-    if (it == by_host.end()) {
-      by_host.emplace_back(host, io);
-    } else {
-      ++overlapped;
-      if (io.measured() && (!it->second.measured() ||
-                            io.bytes_read + io.bytes_written > it->second.bytes_read + it->second.bytes_written))
-        it->second = io;
-    }
+    if (it == by_host.end()) by_host.emplace_back(host, std::vector<DeviceIo>{io});
+    else it->second.push_back(io);
   }
   *any = docs > 0;
   DeviceIo m;
   for (size_t i = 0; i < by_host.size(); ++i) {
-    if (i == 0) m = by_host[i].second;
-    else m.merge(by_host[i].second);
+    const DeviceIo h = merge_one_host(by_host[i].second, &overlapped, &disjoint);
+    if (i == 0) m = h;
+    else m.merge(h);
   }
   m.hosts = by_host.size();
-  *note = merge_note(docs, by_host.size(), overlapped);
+  *note = merge_note(docs, by_host.size(), overlapped, disjoint);
   return m;
 }
 
 }  // namespace
+
+std::string merge_time_warning(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& names) {
+  std::vector<std::pair<DeviceIo, std::string>> timed;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (!sections[i].is_object()) continue;
+    DeviceIo io = device_io_from_json(sections[i]);
+    if (io.start_unix_s <= 0) return "";  // a document without a start time: no claim either way
+    timed.emplace_back(std::move(io), i < names.size() ? names[i] : fmt::format("document {}", i + 1));
+  }
+  for (size_t a = 0; a < timed.size(); ++a)
+    for (size_t b = a + 1; b < timed.size(); ++b)
+      if (!overlap(timed[a].first, timed[b].first))
+        return fmt::format("{} and {} did not run at the same time (their measurements do not overlap): the merged "
+                           "rates add runs that did not load the storage together, so they measure no concurrent "
+                           "load; merge documents of one run across hosts",
+                           escape_bytes(timed[a].second), escape_bytes(timed[b].second));
+  return "";
+}
 
 nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
                                     DeviceRef ref, uint64_t reference_bytes) {

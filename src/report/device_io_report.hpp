@@ -99,13 +99,19 @@ std::string host_cold_read_warning(const std::string& hostname, const std::strin
 /// report --merge: the device_io sections of `docs` (each a document's results.device_io, or
 /// null where a document has none; `hosts` the documents' hostnames, "" when unknown) as one.
 /// Each document's devices are named "HOST:NAME" so that the same name on two hosts stays two
-/// devices; documents from one host measured that host's devices over overlapping intervals
-/// (each delta holds the others' traffic too), so for a host the largest section is taken, not
-/// the sum; the hosts' sections then add (DeviceIo::merge). `note` gets what was done (for
+/// devices; documents from one host measured over overlapping intervals (start_unix_s and
+/// interval_s; unknown start: taken as overlapping) count each other's traffic (each delta holds
+/// the others' too), so of those the largest section is taken, not the sum; documents of one host
+/// at disjoint times add; the hosts' sections then add (DeviceIo::merge). `note` gets what was done (for
 /// the "merge_note" field). With ref kRead/kWrite the ratio is to `reference_bytes`.
 /// Returns null when no document has a device_io section.
 nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
                                     DeviceRef ref, uint64_t reference_bytes);
+
+/// report --merge: "" when the documents ran at the same time (their device_io `sections`
+/// overlap in time, or a start time is unknown), else a warning naming two that did not overlap
+/// (`names`, one per section): adding their rates then measures no concurrent load.
+std::string merge_time_warning(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& names);
 
 /// report --merge: the documents' results.epochs lists added epoch by epoch (samples, bytes,
 /// device_io as merge_device_io_json; residency null: the hosts' differ; partial when any input's

@@ -78,6 +78,7 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
   }
   if (json m = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes); !m.is_null())
     out["results"]["device_io"] = m;
+  const std::string apart = merge_time_warning(dio, names);
   if (json e = merge_epochs_json(epochs, hosts); !e.is_null()) out["results"]["epochs"] = e;
   out["sources"] = sources;
   out["partial"] = partial;
@@ -92,6 +93,7 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
                   "added buckets; the configuration shown is the first's; the GPU ingest section is not "
                   "recomputed (see GPU ingest)",
                   docs.size()));
+  if (!apart.empty()) warnings.push_back(apart);
   out["warnings"] = warnings;
   return out;
 }
@@ -175,6 +177,7 @@ json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& n
                   "the longest (the inputs are taken as parts of one test run at the same time), latency "
                   "from the added buckets; the configuration shown is the first's",
                   docs.size()));
+  if (const std::string apart = merge_time_warning(dio, names); !apart.empty()) warnings.push_back(apart);
   out["warnings"] = warnings;
   return out;
 }

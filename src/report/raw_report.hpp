@@ -8,7 +8,7 @@
 //   cache ("cold" | "warm" | "bypassed (O_DIRECT)"), page_cache_evicted (true/false, null: not tried),
 //   evict_error ("" or the errno text), reads_from (reads: "device", "page cache", "mixed", "unknown"; writes: ""),
 //   results{ios, bytes, elapsed_s, iops, bytes_per_s,
-//           latency_us{count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets} (report/latency_json.hpp), errors,
+//           latency_us{count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets} (stats/latency_json.hpp), errors,
 //           first_error, first_error_detail (null or report/error_text.hpp), stop_reason, cpu{user_s, sys_s,
 //           per_io_us}}}
 // cpu counts every thread of the process (getrusage RUSAGE_SELF), io_uring workers included.

@@ -125,7 +125,9 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
     j["error_samples"].push_back(error_text(e));
     j["error_details"].push_back(error_record_json(e));
   }
-  const ErrorSpread spread = error_spread(r.error_samples, r.errors);
+  ErrorSpread spread = error_spread(r.error_samples, r.errors);
+  if (r.error_files_exact && r.errors > 0) spread = {r.error_files, true};
+  else spread.files = std::max(spread.files, r.error_files);
   j["error_files"] = spread.files;
   j["error_files_complete"] = spread.complete;
   if (decoded + decode_errors > 0) {
@@ -167,6 +169,9 @@ LoaderResult run_results_from_json(const nlohmann::json& j, const std::string& w
     for (const auto& s : json_field<std::vector<std::string>>(j, "error_samples", where))
       r.error_samples.push_back({.detail = s});
   }
+  // Older documents have no exact count: the kept records' lower bound stands.
+  r.error_files = json_field_or<uint64_t>(j, "error_files", where, 0);
+  r.error_files_exact = json_field_or<bool>(j, "error_files_complete", where, false);
   uint64_t row_decodes = 0;
   for (const auto& w : r.workers) row_decodes += w.decoded + w.decode_errors;
   if (j.contains("decode") && row_decodes == 0 && !r.workers.empty()) {

@@ -11,7 +11,7 @@
 //   results  {samples, bytes (delivered in batches), io_bytes (transferred, O_DIRECT padding included), errors,
 //   elapsed_s, samples_per_s, bytes_per_s, files_per_s,
 //             epochs_completed, stop_reason, first_batch_s,
-//             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (report/latency_json.hpp),
+//             file_latency_us{count,mean,min,p50,p90,p99,p999,max,sum_ns,buckets} (stats/latency_json.hpp),
 //             open_close_latency_us{...}, batch_wait_us{...}, consumer_wait_s, cpu{user_s, sys_s, per_sample_us},
 //             workers[...], timeline[...], error_samples[] (their lines), error_details[] (report/error_text.hpp),
 //             error_files (distinct files among error_details: exact when error_files_complete, else a lower bound,

@@ -86,6 +86,9 @@ std::string render_run_text(const nlohmann::json& doc) {
 
   o += "\nDataset\n";
   uint64_t files = ds.value("files", 0ULL), full = ds.value("full_files", 0ULL);
+  // A file list naming paths that are not there: the files that hold the data, then what was listed.
+  const uint64_t listed = files, missing = std::min(ds.value("files_missing", uint64_t{0}), files);
+  files -= missing;
   line("preset",
        ds.value("preset", "none") + (ds.value("description", "").empty() ? "" : ": " + ds.value("description", "")));
   const std::string kind = ds.value("kind", "files");
@@ -95,9 +98,12 @@ std::string render_run_text(const nlohmann::json& doc) {
                                               : (files == 1 ? "file" : "files"),
                             format_bytes(ds.value("bytes", 0ULL)) +
                                 (ds.contains("bytes_basis") ? " (" + ds.value("bytes_basis", "") + ")" : ""),
-                            full ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full,
-                                               format_count(full))
-                                 : ""));
+                            full      ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full,
+                                                    format_count(full))
+                            : missing ? fmt::format(" (of {} listed paths: {} could not be found or read, each read of "
+                                                    "one a read error)",
+                                                    format_count(listed), format_count(missing))
+                                      : ""));
   if (kind == "sharded")
     line("records", fmt::format("{} records in {} shards of {} records ({} mean record, {})",
                                 format_count(ds.value("records", 0ULL)), format_count(files),
@@ -298,7 +304,8 @@ std::string render_run_text(const nlohmann::json& doc) {
   // multiple of this run's rate (older documents' estimates are not shown).
   const bool fed = in.value("accelerator_utilization", 0.0) >= in.value("au_target", 0.0) &&
                    in.value("gpus_fed", 0ULL) > 0;
-  if (fed)
+  if (in.value("verdict", "") == "failed") line("GPUs fed", "not judged: the run failed (see the verdict)");
+  else if (fed)
     line("GPUs fed",
          fmt::format("{} x {} at AU >= {:.0f}% (measured by this run); for the most this storage feeds, "
                      "run `ioprobe capacity` with the same options",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -156,6 +157,7 @@ void DeviceIo::merge(const DeviceIo& o) {
   reads += o.reads;
   writes += o.writes;
   interval_s = std::max(interval_s, o.interval_s);
+  if (o.start_unix_s > 0 && (start_unix_s <= 0 || o.start_unix_s < start_unix_s)) start_unix_s = o.start_unix_s;
   idle_window_s = std::max(idle_window_s, o.idle_window_s);
   idle_bytes_per_s_before += o.idle_bytes_per_s_before;
   hosts += o.hosts;
@@ -208,6 +210,8 @@ DeviceIoMeter::DeviceIoMeter(DeviceIoPlan plan, std::string proc_root)
 DeviceIoSnapshot DeviceIoMeter::snapshot() const {
   DeviceIoSnapshot s;
   s.ns = now_ns();
+  s.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
   if (plan_.source == "none") return s;
   std::string text;
   if (plan_.source == "diskstats") {
@@ -248,6 +252,7 @@ void DeviceIoMeter::measure_idle(double seconds) {
 DeviceIo DeviceIoMeter::delta(const DeviceIoSnapshot& a, const DeviceIoSnapshot& b) const {
   DeviceIo io;
   io.interval_s = static_cast<double>(b.ns - a.ns) / 1e9;
+  io.start_unix_s = static_cast<double>(a.wall_ns) / 1e9;
   if (plan_.source == "none") {
     io.reason = plan_.reason;
     return io;
@@ -325,9 +330,18 @@ ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered, bool cold) {
   return ColdRead::kOk;
 }
 
+const std::vector<std::string>& bytes_source_names() {
+  static const std::vector<std::string> names = {"device",      "page cache",  "mixed",
+                                                 "RAM (tmpfs)", "RAM (ramfs)", "unknown"};
+  return names;
+}
+
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type) {
   if (fs_type == "tmpfs" || fs_type == "ramfs") return "RAM (" + fs_type + ")";
   if (!io.measured() || delivered_bytes == 0) return "unknown";
+  // Another process's traffic on the devices could account for the bytes read: which bytes were
+  // this measurement's cannot be told apart, so neither "device" nor "page cache" can be said.
+  if (io.share_unclear()) return "unknown";
   const double r = static_cast<double>(io.bytes_read) / static_cast<double>(delivered_bytes);
   if (r >= 0.9) return "device";
   if (r <= 0.1) return "page cache";

@@ -66,6 +66,8 @@ struct DeviceIo {
   std::vector<DeviceIoDevice> devices;  // sorted by name
   uint64_t bytes_read = 0, bytes_written = 0, reads = 0, writes = 0;  // sums over devices
   double interval_s = 0;               // the interval measured, seconds (merged: the longest)
+  double start_unix_s = 0;             // its start on the wall clock, s since the Unix epoch (merged: the
+                                       // earliest; 0: unknown, e.g. from an older document)
   double idle_window_s = 0;            // the idle window before the run, seconds (0: none measured)
   double idle_bytes_per_s_before = 0;  // read + written bytes/s (10^0 B/s) of the devices in that window
   uint64_t hosts = 1;                  // hosts whose accounting this sums (merged: added)
@@ -82,8 +84,8 @@ struct DeviceIo {
 
   /// Adds another part (another epoch, process or host): devices with the same name add their
   /// counters (across hosts that is the same name on each host), totals and idle rates add,
-  /// interval_s and idle_window_s are the max, hosts add. A part with source "none" adds nothing
-  /// but its reason when this has none either; the first measured source is kept.
+  /// interval_s and idle_window_s are the max, start_unix_s the earliest known, hosts add. A part with source "none"
+  /// adds nothing but its reason when this has none either; the first measured source is kept.
   void merge(const DeviceIo& other);
 };
 
@@ -104,6 +106,7 @@ DeviceIoPlan accounting_devices(const TargetInfo& t);
 /// Counters of a plan's devices at one instant.
 struct DeviceIoSnapshot {
   int64_t ns = 0;                             // monotonic clock (core/clock.hpp now_ns)
+  int64_t wall_ns = 0;                        // the same instant on the wall clock (ns since the Unix epoch)
   std::map<std::string, IoCounters> devices;  // the plan's devices found; NFS: one entry
   bool ok = false;                            // false when the counters could not be read
   std::string error;                          // why not (the file and errno)
@@ -188,6 +191,13 @@ ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered_bytes, bool cold
 /// was delivered. (Page-cache residency uses 0.95/0.05; device reads also carry readahead,
 /// metadata and O_DIRECT padding, hence the wider band.) A memory filesystem (`fs_type` "tmpfs"
 /// or "ramfs", topology/target.hpp) has no device to count: its bytes come from "RAM (tmpfs)".
+/// "unknown" too when io.share_unclear(): other traffic on the devices could account for what
+/// they read, so the measurement's own share is not known.
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type = "");
+
+/// The one vocabulary of where bytes came from, every value bytes_source() returns, in the order
+/// of the schema's enum ($defs.bytes_source in reports/result.schema.json): "device", "page
+/// cache", "mixed", "RAM (tmpfs)", "RAM (ramfs)", "unknown".
+const std::vector<std::string>& bytes_source_names();
 
 }  // namespace ioprobe

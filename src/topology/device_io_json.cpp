@@ -36,6 +36,7 @@ void to_json(nlohmann::json& j, const DeviceIo& io) {
        {"idle_window_s", io.idle_window_s},
        {"idle_bytes_per_s_before", io.idle_bytes_per_s_before},
        {"hosts", io.hosts}};
+  if (io.start_unix_s > 0) j["start_unix_s"] = io.start_unix_s;  // written when the start was taken
 }
 
 DeviceIo device_io_from_wire(const nlohmann::json& j, const std::string& w) {
@@ -53,6 +54,8 @@ DeviceIo device_io_from_wire(const nlohmann::json& j, const std::string& w) {
   io.idle_window_s = json_field<double>(j, "idle_window_s", w);
   io.idle_bytes_per_s_before = json_field<double>(j, "idle_bytes_per_s_before", w);
   io.hosts = json_field<uint64_t>(j, "hosts", w);
+  // Absent when the start was not taken (and from older senders): 0, no claim about overlap.
+  io.start_unix_s = json_field_or<double>(j, "start_unix_s", w, 0);
   return io;
 }
 

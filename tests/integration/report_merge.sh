@@ -1,7 +1,8 @@
 #!/bin/bash
 # `ioprobe report --merge`: two real short runs combined into one result. Samples, bytes and
 # histogram counts add, elapsed is the longest, rates are totals / the longest elapsed, and the
-# merged p99 (from the added buckets) lies between the inputs' p99s. Documents of different
+# merged p99 (from the added buckets) lies between the inputs' p99s; the two runs' device figures
+# (one after the other on this host) add, with a warning that they did not run at once. Documents of different
 # kinds, without latency buckets (older ones) or with different timeline intervals are refused
 # with exit 2 and a message naming the problem.
 set -u
@@ -45,12 +46,16 @@ for key in ("file_latency_us", "open_close_latency_us", "batch_wait_us"):
 ok &= check(sum(p["samples"] for p in rm["timeline"]) == rm["samples"], "timeline samples add up")
 ok &= check(len(m["sources"]) == 2 and m["sources"][1]["samples"] == rb["samples"], "sources list each input")
 ok &= check(m["ingest"]["available"] is False and "per rank" in m["ingest"]["reason"], "ingest dropped with a reason")
-# Device I/O: both runs measured this host's devices; one host's figures are not added (the larger).
+# Device I/O: both runs measured this host's devices, one after the other (disjoint intervals):
+# their figures add (each read its own bytes), and a warning says the runs did not overlap in
+# time, so the merged rates measure no concurrent load.
 da, db, dm = ra["device_io"], rb["device_io"], rm.get("device_io")
 ok &= check(dm is not None and "merge_note" in dm, "device_io merged, with its note")
 if dm is not None:
-    ok &= check(dm["bytes_read"] == max(da["bytes_read"], db["bytes_read"]), f"one host's device reads {dm['bytes_read']}: the larger of the two")
+    ok &= check(dm["bytes_read"] == da["bytes_read"] + db["bytes_read"], f"one host's device reads at two times {dm['bytes_read']}: added")
+    ok &= check("disjoint" in dm["merge_note"], "the note says the intervals were disjoint")
     ok &= check(dm["reference_bytes"] == rm["bytes"], "device read ratio against the merged bytes")
+ok &= check(any("did not run at the same time" in w for w in m["warnings"]), "a warning: the runs did not overlap in time")
 ok &= check(len(rm.get("epochs", [])) == 1 and rm["epochs"][0]["samples"] == rm["samples"], "epochs merged")
 sys.exit(0 if ok else 1)
 PY

@@ -78,7 +78,7 @@ python3 - "$SHM/t.json" <<'PY' || fail "tmpfs device accounting wrong"
 import json, sys
 d = json.load(open(sys.argv[1])); io = d["results"]["device_io"]
 assert io["source"] == "none" and io["reason"] == "no block device: RAM (tmpfs)", io
-assert io["devices"] == [] and io["read_ratio"] is None and io["bytes_source"] == "unknown", io
+assert io["devices"] == [] and io["read_ratio"] is None and io["bytes_source"] == "RAM (tmpfs)", io  # one vocabulary with the ingest section
 assert d["ingest"]["bytes_source"] == "RAM (tmpfs)", d["ingest"]["bytes_source"]  # the verdict says where the bytes came from
 print("ok: tmpfs:", io["reason"])
 PY

@@ -22,8 +22,13 @@ json "$W/r.json" 'd["results"]["error_samples"]' | grep -qF "(3 times)" || fail 
 grep -qF "ERRORS               3 failed reads of 1 file; first ones:" "$W/out" || { cat "$W/out"; fail "ERRORS does not count reads and files apart"; }
 [ "$(json "$W/r.json" '(d["results"]["error_files"], d["results"]["error_files_complete"])')" = "(1, True)" ] ||
   fail "error_files: $(json "$W/r.json" '(d["results"].get("error_files"), d["results"].get("error_files_complete"))')"
-grep -F "verdict" "$W/out" | grep -qF "but 3 failed reads of 1 file (4% of the samples attempted)" ||
+# 4% of the samples failed, more than the 1% a verdict allows: no verdict on the storage, no GPU fed.
+grep -F "verdict" "$W/out" | grep -qF "3 failed reads of 1 file (4.0% of the samples attempted, more than the 1% a verdict allows)" ||
   { cat "$W/out"; fail "the verdict does not say that reads failed"; }
+grep -qF "GPUs fed             not judged" "$W/out" || { cat "$W/out"; fail "GPUs were judged fed or not despite 4% failed"; }
+# The header counts the files that hold the data, beside the paths listed.
+grep -qF "files                24 files, 96.00 KiB (98,304 B) (of 25 listed paths: 1 could not be found or read" "$W/out" ||
+  { grep "^  files" "$W/out"; fail "the dataset line does not count the files found apart from the paths listed"; }
 # A file truncated after generation: "size changed", the sizes named, no errno (an EIO read as a
 # failing device).
 f=$(find "$W/ds" -type f -name '*.bin' | head -1)

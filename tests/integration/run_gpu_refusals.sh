@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # --h2d cuda and --engine gds without a GPU (or without CUDA or libcufile in the build) refuse with
-# exit 2, naming what is missing and what to do, before any dataset is generated (issue #19).
+# exit 2, naming what is missing and what to do, before any dataset is generated; raw --engine gds
+# likewise.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
+# raw --engine gds: the same specific refusal as run's (no cuFile reader in any build, GPU or not),
+# not a generic "not one of" list, and no target file made.
+out=$("$IOPROBE" raw --filename /var/tmp/ioprobe-gds-refusal.bin --size 1MiB --runtime 1s --engine gds 2>&1); rc=$?
+[ $rc = 2 ] || fail "raw --engine gds exited $rc, expected 2: $out"
+echo "$out" | grep -qE -- "--engine gds: .*no cuFile \(GPUDirect Storage\) reader yet.*gdsio" ||
+  fail "raw --engine gds: not the GDS refusal: $out"
+[ ! -e /var/tmp/ioprobe-gds-refusal.bin ] || fail "raw --engine gds made its target file before refusing"
+echo "ok: raw --engine gds -> $out"
+
 if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   skip "a GPU is present here: the refusals are not what this host gives (tools/device-check measures it)"
 fi

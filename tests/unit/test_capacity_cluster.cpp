@@ -226,3 +226,28 @@ TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' 
   CHECK(points[0]["hosts"][1]["device_io"]["read_ratio"].get<double>() == Approx(1.2));
   CHECK_FALSE(points[1].contains("device_io"));  // no repeat accounted at 4
 }
+
+TEST_CASE("capacity device I/O: a point on a shared device gets run's other-traffic warning", "[capacity][cluster]") {
+  TargetInfo t;
+  t.fs_type = "tmpfs";  // nothing to sleep an idle window over
+  cli::CapacityDeviceIo d(t);
+  DeviceIo quiet;
+  quiet.source = "diskstats";
+  quiet.devices = {{"vda", 64 << 20, 0, 100, 0}};
+  quiet.bytes_read = 64 << 20;
+  quiet.interval_s = 2;
+  quiet.idle_window_s = 0.5;
+  quiet.idle_bytes_per_s_before = 0;
+  DeviceIo shared = quiet;
+  shared.idle_bytes_per_s_before = 100e6;  // another reader: 200 MB over the point's 2 s, for 64 MiB counted
+  d.add(1, 0, quiet);
+  d.add(2, 0, shared);
+  nlohmann::json points = nlohmann::json::array(
+      {{{"gpus", 1}, {"delivered_bytes", 64 << 20}}, {{"gpus", 2}, {"delivered_bytes", 64 << 20}}});
+  d.add_to(points);
+  const std::vector<std::string> w = d.warnings(points, false, t);
+  REQUIRE(w.size() == 1);
+  CHECK_THAT(w[0], Catch::StartsWith("capacity's point at 2 GPU(s): other traffic on vda before the run"));
+  CHECK_THAT(w[0], Catch::Contains("the run's own share cannot be told apart"));
+  CHECK(points[1]["device_io"]["share_unclear"] == true);
+}

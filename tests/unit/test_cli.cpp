@@ -297,3 +297,21 @@ TEST_CASE("the user's own GPU rate names no model unless the user chose one", "[
   doc["ingest"]["model"] = "unet3d";
   CHECK_THAT(render_run_text(doc), Catch::Contains("1 x custom GPU training unet3d: 500 samples/s per GPU"));
 }
+
+TEST_CASE("a unique prefix of an option is refused, naming what was given", "[cli]") {
+  // Boost.Program_options' default style guesses --work as --workers: a script with a typo ran
+  // with another option than the one it meant. Only whole option names are taken.
+  cli::po::options_description desc = cli::run_options_description();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--work", "4"}, {"--batch", "8"}, {"--hel"}, {"--regen"}}) {
+    try {
+      cli::parse_command_line(args, desc, "run");
+      FAIL("accepted " << args[0]);
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("'" + args[0] + "'"));
+    }
+  }
+  // The whole name still works.
+  cli::po::variables_map vm = cli::parse_command_line({"--workers", "4"}, desc, "run");
+  CHECK(vm.count("workers") == 1);
+}

@@ -74,3 +74,35 @@ TEST_CASE("report compare: kinds without the compared figures are refused, namin
   CHECK(comparison_refusal({tune, tune}, {"a", "b"}).empty());
   CHECK(comparison_refusal({run_doc(1, 1, 1), tune}, {"a", "b"}).empty());
 }
+
+TEST_CASE("report compare: a tune shows its recommended point's rate from its table, not its best run's whole run",
+          "[report]") {
+  // tune's table gives the point's steady rate (1273 samples/s); its best run's whole-run rate
+  // (warm-up and the cut at the end included) is lower (1010).
+  json tune = {{"kind", "tune"},
+               {"created_utc", "2026-11-29T00:00:00Z"},
+               {"loader", {{"gpus", 1}}},
+               {"best_run",
+                {{"samples_per_s", 1010.0},
+                 {"bytes_per_s", 1010.0 * 1000},
+                 {"samples", 5050},
+                 {"file_latency_us", {{"p50", 100.0}, {"p99", 800.0}}}}},
+               {"points", json::array({{{"num_workers", 2},
+                                        {"prefetch_factor", 2},
+                                        {"status", "measured"},
+                                        {"samples_per_s", 900.0},
+                                        {"bytes_per_s", 900.0 * 1000}},
+                                       {{"num_workers", 4},
+                                        {"prefetch_factor", 2},
+                                        {"status", "measured"},
+                                        {"samples_per_s", 1273.0},
+                                        {"bytes_per_s", 1273.0 * 1000}}})},
+               {"recommendation", {{"valid", true}, {"point", 1}, {"best", 1}, {"dataloader", "DataLoader(...)"}}}};
+  const std::string t = render_comparison_text({run_doc(1000, 1'000'000, 1.0), tune}, {"run.json", "tune.json"});
+  INFO(t);
+  CHECK(line_of(t, "throughput") == "throughput samples/s 1000.0 1273.0 1.27x");
+  CHECK(line_of(t, "num_workers") == "num_workers count 8 4 0.50x");
+  CHECK_THAT(t, !Catch::Contains("1010"));
+  CHECK_THAT(t, Catch::Contains("B: a tune: throughput and num_workers are its recommended point's (its table's steady "
+                                "rate)"));
+}

@@ -2,8 +2,12 @@
 // parsers on recorded text, the choice of devices for a target, deltas and merge.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "temp_dir.hpp"
 #include "topology/device_io.hpp"
@@ -233,9 +237,62 @@ TEST_CASE("bytes_source: device, page cache, mixed, unknown", "[device_io]") {
   CHECK(bytes_source(io, 0) == "unknown");
 }
 
+TEST_CASE("bytes_source: a device shared with other traffic is 'unknown', never 'device'", "[device_io]") {
+  // A warm run over resident files while another process reads the same disk: the devices read
+  // 2.6 x what the run delivered, all of it the other reader's.
+  DeviceIo io;
+  io.source = "diskstats";
+  io.bytes_read = 260 << 20;
+  io.interval_s = 2;
+  io.idle_window_s = 0.5;
+  io.idle_bytes_per_s_before = 130e6;  // the other reader, measured before the run
+  REQUIRE(io.share_unclear());
+  CHECK(bytes_source(io, 100 << 20) == "unknown");
+  io.idle_bytes_per_s_before = 0;  // a quiet device: the ratio stands
+  CHECK(bytes_source(io, 100 << 20) == "device");
+}
+
 TEST_CASE("bytes_source: a memory filesystem's bytes come from RAM, not 'unknown'", "[device_io]") {
   DeviceIo io;  // tmpfs: no block device, nothing measured
   CHECK(bytes_source(io, 100, "tmpfs") == "RAM (tmpfs)");
   CHECK(bytes_source(io, 100, "ramfs") == "RAM (ramfs)");
   CHECK(bytes_source(io, 100, "ext4") == "unknown");
+}
+
+TEST_CASE("bytes_source: one vocabulary, the schema's, and every value the code gives is in it", "[device_io]") {
+  std::ifstream f(std::string(IOPROBE_SOURCE_WORKLOADS) + "/../reports/result.schema.json");
+  REQUIRE(f);
+  const nlohmann::json schema = nlohmann::json::parse(f);
+  const auto names = schema.at("$defs").at("bytes_source").at("enum").get<std::vector<std::string>>();
+  CHECK(names == bytes_source_names());
+  // Every bytes_source and served_from in the schema refers to that one enum.
+  size_t refs = 0;
+  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& j) {
+    if (j.is_object()) {
+      for (const auto& [k, v] : j.items()) {
+        if ((k == "bytes_source" || k == "served_from") && v.is_object() && !v.contains("enum") &&
+            !v.contains("properties")) {
+          CHECK(v.value("$ref", "") == "#/$defs/bytes_source");
+          ++refs;
+        }
+        walk(v);
+      }
+    } else if (j.is_array()) {
+      for (const auto& v : j) walk(v);
+    }
+  };
+  walk(schema);
+  CHECK(refs >= 3);
+  for (const char* fs : {"tmpfs", "ramfs", "ext4", ""}) {
+    for (uint64_t read : {0ull, 5ull, 50ull, 100ull}) {
+      DeviceIo m;
+      m.bytes_read = read;
+      m.source = "diskstats";
+      for (uint64_t delivered : {0ull, 100ull}) {
+        const std::string got = bytes_source(m, delivered, fs);
+        INFO(fs << " " << read << " " << delivered << " -> " << got);
+        CHECK(std::find(names.begin(), names.end(), got) != names.end());
+      }
+    }
+  }
 }

@@ -188,6 +188,33 @@ TEST_CASE("report --merge: device I/O per host, summed; one host's documents not
   CHECK(same["results"]["device_io"]["merge_note"].get<std::string>().find("not the sum") != std::string::npos);
 }
 
+TEST_CASE("report --merge: one host's documents at different times add their device figures, with a warning",
+          "[device_io][merge]") {
+  // Two cold runs on one host, one after the other, each read 1.02 x what it delivered: the merge
+  // said 0.51 x "mixed" (the larger, not the sum, against both runs' bytes).
+  const LoaderResult a = io_run_part(100, 1'000'000'000), b = io_run_part(100, 1'000'000'000);
+  DeviceIo ia = reads("sda", 102 * 4096), ib = reads("sda", 102 * 4096);
+  ia.start_unix_s = 1'000'000;
+  ib.start_unix_s = 1'000'060;  // a minute later; each interval is 1 s
+  const json apart = merge_documents({run_doc("h1", a, ia), run_doc("h1", b, ib)}, {"a.json", "b.json"});
+  const json& d = apart["results"]["device_io"];
+  INFO(d.dump());
+  CHECK(d["bytes_read"] == 204 * 4096);
+  CHECK(d["read_ratio"].get<double>() == Approx(1.02));
+  CHECK(d["bytes_source"] == "device");
+  CHECK(d["hosts"] == 1);
+  CHECK(d["start_unix_s"].get<double>() == Approx(1'000'000));
+  CHECK_THAT(d["merge_note"].get<std::string>(), Catch::Contains("disjoint intervals): their figures added"));
+  std::string warnings = apart["warnings"].dump();
+  CHECK_THAT(warnings, Catch::Contains("a.json and b.json did not run at the same time"));
+  CHECK_THAT(warnings, Catch::Contains("no concurrent load"));
+  // At the same time: overlapping intervals, the larger (each counts the other's traffic), no warning.
+  ib.start_unix_s = 1'000'000.5;
+  const json together = merge_documents({run_doc("h1", a, ia), run_doc("h1", b, ib)}, {"a.json", "b.json"});
+  CHECK(together["results"]["device_io"]["bytes_read"] == 102 * 4096);
+  CHECK_THAT(together["warnings"].dump(), !Catch::Contains("did not run at the same time"));
+}
+
 TEST_CASE("report on a raw document and report --merge of raw documents show the device I/O", "[device_io][merge]") {
   LatencyHistogram h;
   for (int i = 0; i < 100; ++i) h.record(10'000 + i);

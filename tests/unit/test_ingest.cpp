@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/error.hpp"
 #include "ingest/analysis.hpp"
 #include "ingest/catalog.hpp"
 
@@ -138,6 +139,32 @@ TEST_CASE("the shipped catalog has sourced rates for the presets' models", "[ing
   CHECK_THROWS(find_row(rows, "mi300x", "resnet50"));
 }
 
+TEST_CASE("--gpu takes the catalog key or the report's own label, in any case", "[ingest]") {
+  auto rows = load_catalog(std::string(IOPROBE_SOURCE_WORKLOADS) + "/accelerators.json");
+  // The report names a GPU by its label ("2 x H100-SXM"): that label, and the key, in any case.
+  for (const char* given : {"h100", "H100", "H100-SXM", "h100-sxm", "H100-sxm"}) {
+    INFO(given);
+    const CatalogRow& r = find_row(rows, given, "resnet50");
+    CHECK(r.accelerator == "h100");
+    CHECK(r.model == "resnet50");
+  }
+  CHECK(find_row(rows, "MI355X", "retinanet").accelerator == "mi355");
+  CHECK(find_row(rows, "rtx 4090", "resnet50").accelerator == "rtx4090");
+  // Every row's own key and label find that row.
+  for (const auto& row : rows) {
+    INFO(row.accelerator << " " << row.name << " " << row.model);
+    CHECK(&find_row(rows, row.name, row.model) == &row);
+    CHECK(&find_row(rows, row.accelerator, row.model) == &row);
+  }
+  // No prefix or partial match: "h1" is not "h100".
+  try {
+    find_row(rows, "h1", "resnet50");
+    FAIL("--gpu h1 was accepted");
+  } catch (const UsageError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("'h1'") && Catch::Contains("H100-SXM"));
+  }
+}
+
 TEST_CASE("a verdict on a run with failed reads says how many reads of how many files failed", "[ingest]") {
   Demand d;
   d.samples_per_s_per_gpu = 100;
@@ -147,20 +174,38 @@ TEST_CASE("a verdict on a run with failed reads says how many reads of how many 
   AnalysisInputs in;
   in.cpus_allowed = 4;
   in.sample_bytes = 1000;
-  // 9 files, one unreadable: 24 epochs of 8 samples read and 1 failed.
+  // 192 samples read and 1 failed (0.5%, within the share a verdict allows).
   LoaderResult r = fake_run(2, 192, 192000, 1.9, 0.1, 0.2);
-  r.errors = 24;
+  r.errors = 1;
   ErrorRecord e;
   e.err = 13;
   e.op = "open";
   e.path = "/d/f3";
-  e.count = 24;
+  e.count = 1;
   r.error_samples.push_back(e);
   auto a = analyze_ingest(r, d, in);
   CHECK(a.verdict == "none");  // the enum is unchanged
+  CHECK(a.gpus_fed == 1);
   CHECK_THAT(a.verdict_text, Catch::Contains("storage keeps up"));
-  CHECK_THAT(a.verdict_text, Catch::Contains("but 24 failed reads of 1 file (11% of the samples attempted)"));
+  CHECK_THAT(a.verdict_text, Catch::Contains("but 1 failed read of 1 file (1% of the samples attempted)"));
   CHECK_THAT(a.verdict_text, Catch::Contains("the rate counts only the samples read"));
+  // 9 files, one unreadable: 24 epochs of 8 samples read and 1 failed, 11% of the samples: the
+  // rate is that of 8 files, not of the 9 given, so no verdict and no GPU fed.
+  r.errors = 24;
+  r.error_samples[0].count = 24;
+  a = analyze_ingest(r, d, in);
+  CHECK(a.verdict == "failed");
+  CHECK(a.gpus_fed == 0);
+  CHECK_THAT(a.verdict_text, Catch::StartsWith("24 failed reads of 1 file (11.1% of the samples attempted, more than "
+                                               "the 1% a verdict allows)"));
+  // An exact count of the files the failures hit, beyond the records kept.
+  r.error_files = 12;
+  r.error_files_exact = true;
+  CHECK_THAT(analyze_ingest(r, d, in).verdict_text, Catch::StartsWith("24 failed reads of 12 files"));
+  r.error_files = 0;
+  r.error_files_exact = false;
+  r.errors = 1;
+  r.error_samples[0].count = 1;
   // Without failures, no such clause.
   r.errors = 0;
   r.error_samples.clear();

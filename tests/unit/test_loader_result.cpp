@@ -115,6 +115,32 @@ TEST_CASE("LoaderResult::merge: empty start, bounded error samples, notes once, 
   CHECK(a.samples == before);  // nothing half-merged
 }
 
+TEST_CASE("LoaderResult::merge: the failed-file count stays exact only while one part failed", "[loader_result]") {
+  LoaderResult a, b, clean;
+  a.ranks.resize(1);
+  b.ranks.resize(1);
+  clean.ranks.resize(1);
+  a.errors = 30;
+  a.error_files = 15;
+  a.error_files_exact = true;
+  b.errors = 8;
+  b.error_files = 4;
+  b.error_files_exact = true;
+  LoaderResult m = clean;
+  m.merge(a);
+  CHECK(m.error_files == 15);
+  CHECK(m.error_files_exact);
+  m.merge(clean);
+  CHECK(m.error_spread().files == 15);
+  CHECK(m.error_spread().complete);
+  // Both failed: a file may have failed in both, so the larger count is a lower bound.
+  m.merge(b);
+  CHECK(m.errors == 38);
+  CHECK(m.error_files == 15);
+  CHECK_FALSE(m.error_files_exact);
+  CHECK(failed_reads_text(m.errors, m.error_spread()) == "38 failed reads of at least 15 files");
+}
+
 TEST_CASE("rank_result: totals computed from the rank and its workers", "[loader_result]") {
   RankStats rk;
   rk.samples = 7;

@@ -120,6 +120,31 @@ TEST_CASE("run_loader, 2 ranks, files: every file once per epoch, exact samples 
   check_exact(r, progress, d, c, n, total);
 }
 
+TEST_CASE("run_loader: failures are counted exactly, reads and distinct files, beyond the records kept",
+          "[loader][run_loader]") {
+  // 40 listed files, 25 of them missing (more than the 10 distinct failures a result keeps), read
+  // for 2 epochs by 2 ranks: 50 failed reads of exactly 25 files.
+  TempDir dir("lrmissing");
+  FileIndex index(dir.path);
+  for (uint64_t i = 0; i < 40; ++i) {
+    const std::string name = fmt::format("f{:02}", i);
+    if (i % 8 < 3) write_file(dir.path + "/" + name, 100);
+    index.add(name, 100);
+  }
+  Deliveries d;
+  const LoaderConfig c = two_ranks(d);
+  const LoaderResult r = run_loader(index, c, nullptr);
+  CHECK(r.samples == 15 * 2);
+  CHECK(r.errors == 25 * 2);
+  CHECK(r.error_samples.size() == 10);
+  CHECK(r.error_files == 25);
+  CHECK(r.error_files_exact);
+  const ErrorSpread s = r.error_spread();
+  CHECK(s.files == 25);
+  CHECK(s.complete);
+  CHECK(failed_reads_text(r.errors, s) == "50 failed reads of 25 files");
+}
+
 TEST_CASE("run_loader, 2 ranks, sharded: every record once per epoch, shard bytes exact", "[loader][run_loader]") {
   TempDir dir("lrshards");
   FileIndex index(dir.path);
