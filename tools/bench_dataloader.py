@@ -187,7 +187,7 @@ def interior_rate(arrivals, outstanding):
 
     First-batch-to-last over-counts with many workers: the workers start together, so when the
     first batch arrives up to workers x prefetch_factor batches are already done or under way, yet
-    only the first is left out of the window (BENCHMARKS.md, "Tune against the real loader", has a
+    only the first is left out of the window (docs/benchmarks/tune.md, "Tune against the real loader", has a
     measured example). At the epoch's end the
     workers run out of work one by one, which under-counts. Leaving `outstanding` batches out at
     both ends removes both. Falls back to first to last (interior_batches 0) when the epoch is too

@@ -69,7 +69,7 @@ void fit_whole_lives(const json& rows, Pick at_level, double floor_us, CalLoadPo
   // The one-time CPU: what each pass's whole life leaves after its samples. With the fitted
   // per-sample figure both passes leave the same; held at the floor, they differ by the noise of
   // the host (a stall, CPU steal), which only ever adds CPU, so the smaller is taken (a hiccup in
-  // one pass made the one-time figure 0.15 s where the others were 0.04-0.05 s: BENCHMARKS.md,
+  // one pass made the one-time figure 0.15 s where the others were 0.04-0.05 s: docs/benchmarks/calibration.md,
   // "session 17").
   const double rest_s = std::min(ca - na * per_us / 1e6, cb - nb * per_us / 1e6);
   const double once_s = std::max(0.0, rest_s / std::max(1, p.num_workers));

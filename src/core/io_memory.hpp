@@ -6,7 +6,7 @@
 // cut into ~1 MiB requests; 2 MiB transparent huge pages keep requests at the device's
 // max_sectors_kb. Measured on this project's 2-vCPU virtio VM (tools/bench-checkpoint, 1 GiB
 // uncompressed save): 0.5-2.6 MiB requests and ~750 MB/s from scattered 4 KiB pages against
-// 4 MiB requests and ~1,100 MB/s from huge pages (README, "Checkpoint").
+// 4 MiB requests and ~1,100 MB/s from huge pages (docs/checkpoint.md; docs/benchmarks/README.md lists it).
 #pragma once
 
 #include <cstddef>

@@ -5,7 +5,7 @@
 // connect, the authentication handshake, the request, the descriptor back) and cannot go on with
 // that tensor until it has it: one blocking round trip per tensor, the sharer's CPU on the worker's
 // side, taken through the worker's GIL (loader/worker_gil.hpp), so a busy worker delays it.
-// Measured on a real per_sample DataLoader on 2 CPUs (tools/time-sharer-roundtrips; BENCHMARKS.md,
+// Measured on a real per_sample DataLoader on 2 CPUs (tools/time-sharer-roundtrips; docs/benchmarks/calibration.md,
 // "session 18"): the main process spent 1.6-2.7 s of a 2.4-4.1 s epoch inside detach(), 0.8-1.3 s
 // of it its own CPU; with round trips modelled as overlapping the main process's work ioprobe was
 // 1.33-1.42x the real loader at 4-8 workers, blocking 0.90-1.06x at 1-8 (medians of 4 paired

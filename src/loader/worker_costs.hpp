@@ -2,7 +2,7 @@
 // worker processes than CPUs, a real loader's workers burn more CPU per sample than on an idle
 // host (time slices end in context switches that refill caches and TLBs), and each fresh worker's
 // one-time start-up costs more; `ioprobe calibrate --oversubscribe` measures both at a few
-// worker-processes-per-CPU levels (BENCHMARKS.md, "Fidelity": the rows with 4 and 8 workers on 2
+// worker-processes-per-CPU levels (docs/benchmarks/calibration.md, "Fidelity": the rows with 4 and 8 workers on 2
 // CPUs ran 19-34% slower than a model with the uncrowded figures). The loader takes its costs for
 // its own level from the curve at each run (loader_run.cpp), so a tune sweep over num_workers or
 // a capacity search over GPU ranks has each point's level's costs.

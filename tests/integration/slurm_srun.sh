@@ -148,7 +148,7 @@ grep -q "started by Slurm srun --mpi=pmix" "$W/out" || fail "the text report doe
 check_result "$W/r.json" "$W/out" "srun --mpi=pmix -n 2"
 echo "srun --mpi=pmix -n 2: $(( $(date +%s) - t0 )) s"
 
-# 2. The same from a batch script (the README's sbatch example): sbatch -n 2, srun --mpi=pmix inside.
+# 2. The same from a batch script (docs/multihost.md's sbatch example): sbatch -n 2, srun --mpi=pmix inside.
 cat >"$W/job.sh" <<EOF
 #!/bin/bash
 srun --mpi=pmix "$IOPROBE" ${args[*]} --json "$W/b.json"
