@@ -146,7 +146,8 @@ std::string timeout_text(const DriverRun& run, double timeout_s, const std::stri
 int cmd_calibrate(const CommandContext& ctx) {
   po::options_description desc(
       "usage: ioprobe calibrate --dataset-factory FILE.py:FUNC --data DIR [--python PY] [--batch-size B]\n"
-      "                         [--samples N] [--oversubscribe 2,4] [--oversubscribe-cpus K] [--json CAL.json]\n\n"
+      "                         [--samples N] [--oversubscribe 2,4] [--oversubscribe-cpus K] [--timeout D]\n"
+      "                         [--json CAL.json]\n\n"
       "Measures what your own Dataset costs in a real PyTorch DataLoader on this host (CPU per sample in the\n"
       "workers, the main process's CPU per batch, bytes per batch, worker start-up, pin_memory), with your\n"
       "files in the page cache, at num_workers 0, 1 and 2; and the workers' costs with more worker processes\n"
@@ -176,7 +177,7 @@ int cmd_calibrate(const CommandContext& ctx) {
   if (vm.count("help")) {
     std::cout << desc
               << "\nExit codes: 0 ok, 1 the measurement failed, 2 bad usage, or your code or data is unusable,\n"
-                 "  130/143 interrupted (no calibration document is written).\n";
+                 "  124 --timeout passed (no calibration document is written), 130/143 interrupted (none either).\n";
     return kExitOk;
   }
   const std::string factory = get_string(vm, "dataset-factory");

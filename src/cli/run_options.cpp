@@ -167,7 +167,7 @@ po::options_description gpu_options_description() {
 }
 
 po::options_description hosts_options_description() {
-  po::options_description hosts("Many hosts (when mpirun or srun starts one ioprobe per host; see README)");
+  po::options_description hosts("Many hosts (when mpirun or srun starts one ioprobe per host; see docs/multihost.md)");
   // clang-format off
   hosts.add_options()
       ("stonewall", flag(), "end every host's measurement when the first host has read its share (IOR's and "

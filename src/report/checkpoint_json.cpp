@@ -265,7 +265,7 @@ json checkpoint_json(const CheckpointRunData& d) {
       }
       if (d.pool_probe) {
         // The same sample and cores with ioprobe's own threads (a zstd frame per 4 MiB piece):
-        // the figure that decides which pool is the default (README "Benchmarks").
+        // the figure that decides which pool is the default (docs/benchmarks/checkpoint.md).
         cmp["ioprobe_pool_in_memory_bytes_per_s"] = d.pool_probe->bytes_per_s;
         cmp["compress_pool"] = d.opts.compress_pool == CompressPool::kZstd ? "zstd" : "ioprobe";
       }
