@@ -37,7 +37,7 @@ namespace {
 
 constexpr const char* kLibName = "libioprobe_record.so";
 constexpr const char* kExitCodes =
-    "exit codes: the command's own exit status (128+N when signal N ended it), once its trace is written;\n"
+    "Exit codes: the command's own exit status (128+N when signal N ended it), once its trace is written;\n"
     "  2 bad usage, nothing run (an option, --out naming a file ioprobe did not write, a command that cannot be\n"
     "    started, an import file that cannot be read);\n"
     "  1 the recording failed (the interposer is not installed; or the trace could not be written after the\n"
@@ -235,12 +235,12 @@ void print_summary(const trace::Trace& t, const std::string& out, const std::str
 
 int cmd_record(const CommandContext& ctx) {
   po::options_description desc(
-      "ioprobe record: run your training (or data-loading) command unchanged and record every call it makes on its\n"
-      "data files, per process and thread (open, read, pread, readv, fread, lseek, stat, mmap, close), with the\n"
-      "DataLoader's batch waits and worker processes marked; `ioprobe replay` plays the trace on any storage.\n"
-      "Or turn a DFTracer (.pfw, .pfw.gz) or `strace -f -ttt -T` log into the same trace with --import.\n\n"
       "usage: ioprobe record [--out TRACE] [--anonymize] [--keep-raw] -- CMD [ARGS...]\n"
-      "       ioprobe record --import FILE [--format dftracer|strace] [--out TRACE] [--anonymize]\n\noptions");
+      "       ioprobe record --import FILE [--format dftracer|strace] [--out TRACE] [--anonymize]\n\n"
+      "Runs your training (or data-loading) command unchanged and records every call it makes on its data\n"
+      "files, per process and thread (open, read, pread, readv, fread, lseek, stat, mmap, close), with the\n"
+      "DataLoader's batch waits and worker processes marked; `ioprobe replay` plays the trace on any storage.\n"
+      "Or turns a DFTracer (.pfw, .pfw.gz) or `strace -f -ttt -T` log into the same trace with --import.\n\noptions");
   // clang-format off
   desc.add_options()                                                                              //
       ("help,h", "print this help")                                                               //

@@ -116,7 +116,7 @@ int cmd_replay(const CommandContext& ctx) {
                 "  ioprobe replay job.trace --map /data/train=/mnt/array/train --cache cold\n"
                 "  mpirun -np 8 --hostfile H ioprobe replay job.trace --dir /mnt/pfs/replay   (rank K replays "
                 "recorded rank K, or clones rank K mod recorded under DIR/rank-K)\n"
-                "exit codes: 0 ok, 1 replay failed (ops failed here), 2 bad usage or input, 130/143 interrupted "
+                "Exit codes: 0 ok, 1 replay failed (ops failed here), 2 bad usage or input, 130/143 interrupted "
                 "(partial result printed and written)\n");
     return kExitOk;
   }
