@@ -139,7 +139,7 @@ TEST_CASE("the shipped catalog has sourced rates for the presets' models", "[ing
   CHECK_THROWS(find_row(rows, "mi300x", "resnet50"));
 }
 
-TEST_CASE("--gpu takes the catalog key or the report's own label, in any case", "[ingest]") {
+TEST_CASE("the GPU option (--gpu) takes the catalog key or the report's own label, in any case", "[ingest]") {
   auto rows = load_catalog(std::string(IOPROBE_SOURCE_WORKLOADS) + "/accelerators.json");
   // The report names a GPU by its label ("2 x H100-SXM"): that label, and the key, in any case.
   for (const char* given : {"h100", "H100", "H100-SXM", "h100-sxm", "H100-sxm"}) {
