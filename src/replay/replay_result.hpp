@@ -83,16 +83,12 @@ struct ReplayResult {
   double read_share() const;
 };
 
-/// {count, min_ns, max_ns, sum_ns (decimal string: it may exceed 2^64), buckets [[lower_ns, count]...]}.
-nlohmann::json histogram_to_json(const LatencyHistogram& h);
-/// Inverse; throws UsageError naming `path` and the field when missing, mistyped or not a bucket.
-LatencyHistogram histogram_from_json(const nlohmann::json& j, const std::string& path);
-
 void to_json(nlohmann::json& j, const StreamResult& s);
 void to_json(nlohmann::json& j, const BatchTimeline& t);
 void to_json(nlohmann::json& j, const ReplayResult& r);
-/// Strict decoding: every field present and of its type, else UsageError "PATH.FIELD: missing" or
-/// "PATH.FIELD: expected an unsigned integer, got string". `path` names the object in messages.
+/// Histograms are stats/latency_json.hpp's histogram_ns_json objects. Strict decoding
+/// (core/json_field.hpp): every field present and of its type, else UsageError "PATH: missing key
+/// 'FIELD'" or "PATH.FIELD: expected TYPE, found VALUE". `path` names the object in messages.
 StreamResult stream_result_from_json(const nlohmann::json& j, const std::string& path);
 BatchTimeline batch_timeline_from_json(const nlohmann::json& j, const std::string& path);
 ReplayResult replay_result_from_json(const nlohmann::json& j, const std::string& path);

@@ -7,16 +7,15 @@
 
 #include "core/error.hpp"
 #include "core/error_record.hpp"
+#include "core/json_field.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
-#include "replay/strict_json.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document.hpp"
 
 namespace ioprobe {
 
 using nlohmann::json;
-namespace strict = replay::strict;
 
 namespace {
 
@@ -54,23 +53,19 @@ json trace_json(const ReplayTraceInfo& t) {
 
 ReplayTraceInfo trace_from_json(const json& j, const std::string& p) {
   ReplayTraceInfo t;
-  t.path = unescape_bytes(strict::str(j, "path", p));
-  t.source = strict::str(j, "source", p);
-  t.host = strict::str(j, "host", p);
-  t.command = strict::strings(j, "command", p);
-  t.anonymized = strict::boolean(j, "anonymized", p);
-  t.duration_ns = strict::i64(j, "duration_ns", p);
-  t.limits = strict::strings(j, "limits", p);
-  t.streams = strict::u64(j, "streams", p);
-  t.ops = strict::u64(j, "ops", p);
-  t.read_bytes = strict::u64(j, "read_bytes", p);
-  t.mapped_bytes = strict::u64(j, "mapped_bytes", p);
-  t.mapped_sampled = strict::boolean(j, "mapped_sampled", p);
-  const json& ranks = strict::array(j, "ranks", p);
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (!ranks[i].is_number_integer()) throw UsageError(fmt::format("{}.ranks[{}]: expected an integer", p, i));
-    t.ranks.push_back(ranks[i].get<int32_t>());
-  }
+  t.path = unescape_bytes(json_field<std::string>(j, "path", p));
+  t.source = json_field<std::string>(j, "source", p);
+  t.host = json_field<std::string>(j, "host", p);
+  t.command = json_field<std::vector<std::string>>(j, "command", p);
+  t.anonymized = json_field<bool>(j, "anonymized", p);
+  t.duration_ns = json_field<int64_t>(j, "duration_ns", p);
+  t.limits = json_field<std::vector<std::string>>(j, "limits", p);
+  t.streams = json_field<uint64_t>(j, "streams", p);
+  t.ops = json_field<uint64_t>(j, "ops", p);
+  t.read_bytes = json_field<uint64_t>(j, "read_bytes", p);
+  t.mapped_bytes = json_field<uint64_t>(j, "mapped_bytes", p);
+  t.mapped_sampled = json_field<bool>(j, "mapped_sampled", p);
+  t.ranks = json_field<std::vector<int32_t>>(j, "ranks", p);
   return t;
 }
 
@@ -96,21 +91,21 @@ json settings_json(const ReplaySettings& s) {
 
 ReplaySettings settings_from_json(const json& j, const std::string& p) {
   ReplaySettings s;
-  s.gaps = strict::str(j, "gaps", p);
-  s.as_fast_as_possible = strict::boolean(j, "as_fast_as_possible", p);
-  s.cache = strict::str(j, "cache", p);
-  s.direct = strict::boolean(j, "direct", p);
-  s.engine = strict::str(j, "engine", p);
-  s.engine_reason = strict::str(j, "engine_reason", p);
-  for (const auto& m : strict::strings(j, "maps", p)) s.maps.push_back(unescape_bytes(m));
-  s.dir = unescape_bytes(strict::str(j, "dir", p));
-  s.files_mapped = strict::u64(j, "files_mapped", p);
-  s.files_reused = strict::u64(j, "files_reused", p);
-  s.files_created = strict::u64(j, "files_created", p);
-  s.bytes_laid_out = strict::u64(j, "bytes_laid_out", p);
-  s.gaps_total = strict::u64(j, "gaps_total", p);
-  s.gaps_without_cpu = strict::u64(j, "gaps_without_cpu", p);
-  s.rank_rule = strict::str(j, "rank_rule", p);
+  s.gaps = json_field<std::string>(j, "gaps", p);
+  s.as_fast_as_possible = json_field<bool>(j, "as_fast_as_possible", p);
+  s.cache = json_field<std::string>(j, "cache", p);
+  s.direct = json_field<bool>(j, "direct", p);
+  s.engine = json_field<std::string>(j, "engine", p);
+  s.engine_reason = json_field<std::string>(j, "engine_reason", p);
+  for (const auto& m : json_field<std::vector<std::string>>(j, "maps", p)) s.maps.push_back(unescape_bytes(m));
+  s.dir = unescape_bytes(json_field<std::string>(j, "dir", p));
+  s.files_mapped = json_field<uint64_t>(j, "files_mapped", p);
+  s.files_reused = json_field<uint64_t>(j, "files_reused", p);
+  s.files_created = json_field<uint64_t>(j, "files_created", p);
+  s.bytes_laid_out = json_field<uint64_t>(j, "bytes_laid_out", p);
+  s.gaps_total = json_field<uint64_t>(j, "gaps_total", p);
+  s.gaps_without_cpu = json_field<uint64_t>(j, "gaps_without_cpu", p);
+  s.rank_rule = json_field<std::string>(j, "rank_rule", p);
   return s;
 }
 
@@ -213,19 +208,25 @@ json replay_document_json(const ReplayDocument& doc) {
 
 ReplayDocument replay_document_from_json(const json& j, const std::string& where) {
   ReplayDocument d;
-  if (strict::str(j, "kind", where) != "replay")
-    throw UsageError(fmt::format("{}: kind '{}' is not a replay", where, j["kind"].get<std::string>()));
+  const std::string kind = json_field<std::string>(j, "kind", where);
+  if (kind != "replay") throw UsageError(fmt::format("{}: kind '{}' is not a replay", where, kind));
+  auto object_at = [&](const char* key) -> const json& {
+    const json& v = json_at(j, key, where);
+    if (!v.is_object()) json_detail::throw_mistyped(v, json_path(where, key), "an object");
+    return v;
+  };
   d.header = json::object();
   for (const char* k : {"schema", "ioprobe_version", "kind", "command", "created_utc", "host"})
-    d.header[k] = strict::at(j, k, where);
-  d.target = strict::object(j, "target", where);
-  d.trace = trace_from_json(strict::object(j, "trace", where), where + ".trace");
-  d.settings = settings_from_json(strict::object(j, "settings", where), where + ".settings");
-  d.result = replay::replay_result_from_json(strict::object(j, "replay", where), where + ".replay");
-  d.device_io = device_io_from_json(strict::object(j, "device_io", where));
-  d.warnings = strict::strings(j, "warnings", where);
+    d.header[k] = json_at(j, k, where);
+  d.target = object_at("target");
+  d.trace = trace_from_json(json_at(j, "trace", where), json_path(where, "trace"));
+  d.settings = settings_from_json(json_at(j, "settings", where), json_path(where, "settings"));
+  d.result = replay::replay_result_from_json(json_at(j, "replay", where), json_path(where, "replay"));
+  d.device_io = device_io_from_json(object_at("device_io"));
+  d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   if (j.contains("merged_from"))
-    for (const auto& s : strict::strings(j, "merged_from", where)) d.sources.push_back(unescape_bytes(s));
+    for (const auto& s : json_field<std::vector<std::string>>(j, "merged_from", where))
+      d.sources.push_back(unescape_bytes(s));
   return d;
 }
 

@@ -67,10 +67,11 @@ TEST_CASE("replay report: the document round-trips and refuses a damaged one", "
   CHECK(render_replay_text(back) == render_replay_text(d));
   nlohmann::json bad = j;
   bad["settings"].erase("gaps");
-  CHECK_THROWS_WITH(replay_document_from_json(bad, "doc"), "doc.settings.gaps: missing");
+  CHECK_THROWS_WITH(replay_document_from_json(bad, "doc"), "doc.settings: missing key 'gaps'");
   bad = j;
   bad["trace"]["ops"] = "10";
-  CHECK_THROWS_WITH(replay_document_from_json(bad, "doc"), "doc.trace.ops: expected an unsigned integer, got string");
+  CHECK_THROWS_WITH(replay_document_from_json(bad, "doc"),
+                    "doc.trace.ops: expected a non-negative integer in range, found \"10\"");
 }
 
 TEST_CASE("replay report: merging documents merges their results, refusing another trace", "[replay]") {

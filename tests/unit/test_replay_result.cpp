@@ -100,20 +100,20 @@ TEST_CASE("replay result: decoding refuses a missing or mistyped field, naming i
   };
   nlohmann::json j = good;
   j.erase("bytes");
-  CHECK(refusal(j) == "replay.bytes: missing");
+  CHECK(refusal(j) == "replay: missing key 'bytes'");
   j = good;
   j["streams"][0]["bytes"] = "12";
-  CHECK(refusal(j) == "replay.streams[0].bytes: expected an unsigned integer, got string");
+  CHECK(refusal(j) == "replay.streams[0].bytes: expected a non-negative integer in range, found \"12\"");
   j = good;
   j["timeline"]["replayed_wait"]["count"] = 5;
-  CHECK_THAT(refusal(j), Catch::Contains("replay.timeline.replayed_wait.count: 5 but the buckets hold 2"));
+  CHECK_THAT(refusal(j), Catch::Contains("replay.timeline.replayed_wait: count 5 differs from the buckets' total 2"));
   j = good;
   j["read_latency"]["buckets"][0] = {1, 2, 3};
-  CHECK_THAT(refusal(j), Catch::Contains("replay.read_latency.buckets[0]"));
+  CHECK_THAT(refusal(j), Catch::Contains("replay.read_latency: bucket [1,2,3]"));
   j = good;
   j["partial"] = 0;
-  CHECK(refusal(j) == "replay.partial: expected a boolean, got integer");
+  CHECK(refusal(j) == "replay.partial: expected true or false, found 0");
   j = good;
   j["first_error"].erase("op");
-  CHECK(refusal(j) == "replay.first_error.op: missing");
+  CHECK(refusal(j) == "replay.first_error: missing key 'op'");
 }
