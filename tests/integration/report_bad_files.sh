@@ -32,4 +32,9 @@ expect2 arr.json "top level is an array"
 : > empty.json
 expect2 empty.json "is empty"
 "$IOPROBE" report full.json > /dev/null || fail "the whole document is refused"
+# One document twice in a merge (also by another name) would count it twice.
+ln -s full.json again.json
+out=$("$IOPROBE" report --merge full.json again.json 2>&1); rc=$?
+[ $rc = 2 ] || fail "report --merge of one file twice exited $rc: $out"
+echo "$out" | grep -q "are the same file" || fail "report --merge of one file twice: $out"
 echo "ok: report refuses non-documents clearly"
