@@ -95,7 +95,7 @@ TEST_CASE("replay map: rules parse, the longest prefix wins at a component bound
   const std::vector<MapRule> rules = {{"/data", "/a"}, {"/data/train", "/b"}};
   CHECK(map_path(rules, "/data/train/x.bin") == "/b/x.bin");
   CHECK(map_path(rules, "/data/val/x.bin") == "/a/val/x.bin");
-  CHECK(map_path(rules, "/database/x") == "");
+  CHECK(map_path(rules, "/database/x").empty());
   CHECK(map_path(rules, "/data") == "/a");
 }
 
