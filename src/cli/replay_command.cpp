@@ -4,6 +4,7 @@
 // rank_to_replay); rank 0 gathers the typed results and merges them with ReplayResult::merge.
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "cli/run_cluster.hpp"
 #include "cluster/collective.hpp"
 #include "core/atomic_file.hpp"
+#include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -159,6 +161,8 @@ int cmd_replay(const CommandContext& ctx) {
   std::vector<std::string> warnings;
   cluster::on_every_host(comm, "read the trace", [&] {
     if (!json_path.empty() && comm.rank() == 0) check_output_path(json_path, "--json", "replay");
+    replay::check_trace_file(trace_path);
+    if (!lopts.dir.empty()) replay::check_layout_dir(lopts.dir);
     trace = trace::read_trace(trace_path);
     recorded_rank = replay::rank_to_replay(trace, comm.rank(), &clone);
     if (clone) lopts.clone_subdir = fmt::format("rank-{}", comm.rank());
@@ -169,9 +173,18 @@ int cmd_replay(const CommandContext& ctx) {
   for (int turn = 0; turn < comm.size(); ++turn) {
     cluster::on_every_host(comm, "lay out the replay's files", [&] {
       if (turn != comm.rank()) return;
+      // Another replay (or gen, checkpoint) laying out in the same --dir goes first; this one waits.
+      std::unique_ptr<DirLock> lock;
+      if (!lopts.dir.empty())
+        lock = replay::lock_layout_dir(lopts.dir, [&](const std::string& holder) {
+          std::fprintf(stderr,
+                       "ioprobe replay: --dir '%s' is in use by %s; waiting for it to finish there (Ctrl-C to stop)\n",
+                       escape_bytes(lopts.dir).c_str(), holder.c_str());
+        });
       std::vector<size_t> streams;
       for (const auto& sp : plan.streams) streams.push_back(sp.trace_stream);
       layout = replay::plan_layout(trace, replay::files_used(trace, streams), lopts);
+      if (!lopts.dir.empty()) replay::check_layout_space(layout, lopts.dir);
       if (layout.create_bytes && ropts.progress)
         std::fprintf(stderr, "ioprobe replay: laying out %llu file(s), %s, under %s\n",
                      static_cast<unsigned long long>(layout.created), format_bytes(layout.create_bytes).c_str(),
@@ -196,7 +209,7 @@ int cmd_replay(const CommandContext& ctx) {
         if (f.action != replay::FileAction::none) evict_file(f.path);
   });
   if (target.memory_backed)
-    warnings.push_back("memory-backed target (tmpfs/ramfs): the reads are memory copies, not device reads");
+    warnings.emplace_back("memory-backed target (tmpfs/ramfs): the reads are memory copies, not device reads");
   if (!warm && !ropts.direct && !target.memory_backed) {
     std::vector<std::string> paths;
     for (const auto& f : layout.files)

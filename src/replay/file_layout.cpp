@@ -13,9 +13,12 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
 #include "core/rng.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 
 namespace ioprobe::replay {
 
@@ -44,8 +47,33 @@ void make_parent_dirs(const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
-  if (ec) throw IoError(ec.value(), "create directory", parent.string(), "check the permissions of --dir");
+  if (ec)
+    throw UsageError(fmt::format("--dir: cannot create the directory '{}': {}; give a --dir you may write to, with no "
+                                 "file where the recorded paths need a directory",
+                                 escape_bytes(parent.string()), errno_text(ec.value())));
 }
+
+// What a file that is not a directory is, for messages.
+const char* file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a regular file";
+}
+
+// Why a path cannot be reached (stat failed with `err`), and what to do.
+std::string unreachable(const std::string& dir, int err) {
+  const char* why = err == ENOTDIR  ? "a component of the path is not a directory"
+                    : err == EACCES ? "a directory above it cannot be entered (no search permission)"
+                                    : "it cannot be looked up";
+  return fmt::format("--dir '{}': {} ({}); give a --dir you may enter and write to", escape_bytes(dir), why,
+                     errno_text(err));
+}
+
+constexpr uint64_t kBlock = 4096;  // a file's size is counted rounded up to this on disk
 
 }  // namespace
 
@@ -147,7 +175,10 @@ LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used,
     p.path = dir_path(root, f.path);
     const std::string rel = p.path.substr(opts.dir.size() + 1);
     if (lstat(p.path.c_str(), &st) != 0) {
-      if (errno != ENOENT) throw IoError(errno, "stat", p.path, "check the permissions of --dir");
+      if (errno != ENOENT)
+        throw UsageError(fmt::format("--dir: '{}' (recorded as {}) cannot be looked up: {}; give a --dir you may "
+                                     "enter and write to, with no file where the recorded paths need a directory",
+                                     escape_bytes(p.path), escape_bytes(f.path), errno_text(errno)));
       p.action = FileAction::create;
       plan.create_bytes += p.size;
       ++plan.created;
@@ -176,6 +207,94 @@ LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used,
   return plan;
 }
 
+void check_trace_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return;  // the trace reader names a missing or unreadable path
+  if (S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("trace '{}' is a directory, not a trace file; give the file ioprobe record --out "
+                                 "wrote (or an import)",
+                                 escape_bytes(path)));
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw UsageError(fmt::format("trace '{}' is {}, not a regular file; give the file ioprobe record --out wrote (or "
+                                 "an import)",
+                                 escape_bytes(path), file_kind(st.st_mode)));
+}
+
+void check_layout_dir(const std::string& dir) {
+  struct stat st {};
+  if (stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      throw UsageError(fmt::format("--dir '{}' is {}, not a directory; give a directory (replay creates it when "
+                                   "missing)",
+                                   escape_bytes(dir), file_kind(st.st_mode)));
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      throw UsageError(fmt::format("--dir '{}' is not writable: {}; replay lays out the recorded files there: give a "
+                                   "--dir you may write to, or --map onto existing files",
+                                   escape_bytes(dir), errno_text(errno)));
+    check_can_create_in(dir, "--dir");  // root passes access() on read-only mounts
+    return;
+  }
+  if (errno != ENOENT) throw UsageError(unreachable(dir, errno));
+  // Missing: the nearest existing directory above it must let replay create it.
+  std::filesystem::path p(dir);
+  while (true) {
+    std::filesystem::path up = p.parent_path();
+    if (up.empty()) up = ".";
+    if (up == p) return;  // "/" or "." missing: nothing to check
+    p = up;
+    if (stat(p.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      throw UsageError(unreachable(dir, errno));
+    }
+    if (!S_ISDIR(st.st_mode))
+      throw UsageError(fmt::format("--dir '{}' cannot be created: '{}' above it is {}, not a directory; give another "
+                                   "--dir",
+                                   escape_bytes(dir), escape_bytes(p.string()), file_kind(st.st_mode)));
+    if (::access(p.c_str(), W_OK | X_OK) != 0)
+      throw UsageError(fmt::format("--dir '{}' does not exist and cannot be created: '{}' above it is not writable "
+                                   "({}); give a --dir you may write to, or create it first",
+                                   escape_bytes(dir), escape_bytes(p.string()), errno_text(errno)));
+    return;
+  }
+}
+
+std::unique_ptr<DirLock> lock_layout_dir(const std::string& dir,
+                                         const std::function<void(const std::string& holder)>& on_wait) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("--dir '{}' cannot be created: {}; give a --dir you may write to", escape_bytes(dir),
+                                 ec ? errno_text(ec.value()) : "it exists and is not a directory"));
+  return std::make_unique<DirLock>(dir, DirLock::Mode::kExclusive, "", on_wait);
+}
+
+uint64_t layout_disk_bytes(const LayoutPlan& plan) {
+  uint64_t need = 0;
+  for (const auto& p : plan.files)
+    if (p.action == FileAction::create || p.action == FileAction::rewrite)
+      need += p.size / kBlock * kBlock + (p.size % kBlock ? kBlock : 0);
+  return need;
+}
+
+void check_layout_space(const LayoutPlan& plan, const std::string& dir) {
+  const uint64_t need = layout_disk_bytes(plan);
+  if (need == 0) return;
+  const std::optional<FreeSpace> fs = free_space(dir);
+  if (!fs || !fs->reported) return;  // ramfs reports no size
+  uint64_t freed = 0;                // the files to rewrite are truncated first
+  for (const auto& p : plan.files)
+    if (p.action == FileAction::rewrite) freed += p.existing;
+  const uint64_t available = fs->bytes + freed;
+  if (need > available)
+    throw Error(fmt::format("not enough space in '{}' for the replay's files: need {} for {} file(s), available "
+                            "{}{}; nothing was written. Give a --dir on a filesystem with room, or --map onto "
+                            "existing files",
+                            escape_bytes(dir), format_bytes(need), plan.created, format_bytes(available),
+                            freed ? fmt::format(", the {} of the files it rewrites included", format_bytes(freed))
+                                  : ""),
+                kExitFailure);
+}
+
 void lay_out(const LayoutPlan& plan) {
   std::vector<char> buf(1 << 20);
   Xoshiro256 rng(0x7265706c6179ULL);  // "replay"
@@ -198,29 +317,42 @@ void lay_out(const LayoutPlan& plan) {
       if (!ok) throw IoError(err, "write", plan.marker, "check the free space of --dir");
     }
     make_parent_dirs(p.path);
-    const int flags = O_WRONLY | O_CLOEXEC | (p.action == FileAction::create ? (O_CREAT | O_EXCL) : O_TRUNC);
-    const int fd = ::open(p.path.c_str(), flags, 0644);
-    if (fd < 0)
-      throw IoError(errno, "create", p.path,
-                    errno == EEXIST ? "another process created it meanwhile; run the replay again"
-                                    : "check that --dir is writable");
+    // Written under a temporary name and renamed once whole: a failed or interrupted layout never
+    // leaves a file at the recorded name that looks complete.
+    const std::string tmp = fmt::format("{}.ioprobe-tmp.{}", p.path, getpid());
+    ::unlink(tmp.c_str());  // one left by an earlier process with this PID (killed): replay's own
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) throw IoError(errno, "create", tmp, "check that --dir is writable");
+    auto fail = [&](int err, const char* what, const char* hint) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw IoError(err, what, p.path, hint);
+    };
     uint64_t done = 0;
     while (done < p.size) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), p.size - done));
       const ssize_t w = ::write(fd, buf.data(), n);
-      if (w <= 0) {
-        const int err = w < 0 ? errno : ENOSPC;
-        ::close(fd);
-        throw IoError(err, "write", p.path, "check the free space of --dir");
-      }
+      if (w <= 0) fail(w < 0 ? errno : ENOSPC, "write", "check the free space of --dir");
       done += static_cast<uint64_t>(w);
     }
-    if (::fsync(fd) != 0) {
-      const int err = errno;
-      ::close(fd);
-      throw IoError(err, "fsync", p.path, "check the filesystem of --dir");
-    }
+    if (::fsync(fd) != 0) fail(errno, "fsync", "check the filesystem of --dir");
     ::close(fd);
+    // A new file is linked (which never replaces a file another process put there meanwhile),
+    // renamed where the filesystem has no hard links; a rewrite replaces replay's own file.
+    int rc = -1;
+    if (p.action == FileAction::create) {
+      rc = ::link(tmp.c_str(), p.path.c_str());
+      if (rc == 0) ::unlink(tmp.c_str());
+    }
+    if (rc != 0 && (p.action == FileAction::rewrite || errno == EPERM || errno == ENOTSUP || errno == ENOSYS))
+      rc = ::rename(tmp.c_str(), p.path.c_str());
+    if (rc != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      throw IoError(err, "create", p.path,
+                    err == EEXIST ? "another process created it meanwhile; run the replay again"
+                                  : "check that --dir is writable");
+    }
   }
 }
 

@@ -16,9 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/dir_lock.hpp"
 #include "trace/trace.hpp"
 
 namespace ioprobe::replay {
@@ -85,9 +88,41 @@ std::vector<uint64_t> furthest_bytes(const trace::Trace& trace);
 /// another size that replay did not create, a directory where a file is expected.
 LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used, const LayoutOptions& opts);
 
+/// Preflight of the trace file given on the command line: a directory, a device or a socket is
+/// refused (UsageError, exit 2, naming the path as given and what it is); a missing or unreadable
+/// path is left to the trace reader, whose message names it. A FIFO passes (a process substitution).
+void check_trace_file(const std::string& path);
+
+/// Preflight of --dir, before any work: it must be a directory replay may create files in, or
+/// missing under an existing directory replay may create it in. Throws UsageError (exit 2) naming
+/// the path as given (non-UTF-8 bytes escaped as core/text.hpp escape_bytes) and what to do: a
+/// regular file or another non-directory, a directory that cannot be entered or written, a
+/// component of the path that is a file.
+void check_layout_dir(const std::string& dir);
+
+/// Creates `dir` (and its parents) when missing and takes its exclusive lock (core/dir_lock.hpp,
+/// DIR/.ioprobe-lock), so that two replays (or a replay and a gen or checkpoint) onto one
+/// directory plan and lay out their files one after the other: the second waits, and `on_wait` is
+/// called once with the holder's description before it does. Throws UsageError when `dir` cannot
+/// be created, IoError when the lock cannot be taken, Error 130/143 when interrupted while waiting.
+std::unique_ptr<DirLock> lock_layout_dir(const std::string& dir,
+                                         const std::function<void(const std::string& holder)>& on_wait);
+
+/// The bytes the files marked create or rewrite take on disk: each size rounded up to 4 KiB.
+uint64_t layout_disk_bytes(const LayoutPlan& plan);
+
+/// Refuses a layout the filesystem of `dir` has no room for: Error with exit 1 (a refusal that
+/// depends on the host's state, as gen's: docs/units-and-exit-codes.md) naming the directory, the
+/// bytes needed (layout_disk_bytes) and the bytes available (statvfs f_bavail x f_frsize, plus
+/// what the files to rewrite free). Filesystems that report no size (ramfs) are not refused.
+/// Nothing is written.
+void check_layout_space(const LayoutPlan& plan, const std::string& dir);
+
 /// Creates the files the plan marks create or rewrite (bytes that are not zeros, so a
 /// filesystem stores and reads real blocks; fsync'd), each listed in the marker before it is
-/// written. Throws IoError naming the path.
+/// written. Each file is written under a temporary name next to it ("NAME.ioprobe-tmp.PID") and
+/// renamed onto its name once complete and fsync'd; a failed write removes the temporary file, so a
+/// layout file at its name is always whole. Throws IoError naming the path.
 void lay_out(const LayoutPlan& plan);
 
 }  // namespace ioprobe::replay

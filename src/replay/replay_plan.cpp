@@ -53,6 +53,32 @@ bool is_free(const trace::Op& op) {
   return op.kind == trace::OpKind::lseek || op.kind == trace::OpKind::munmap || op.error != 0;
 }
 
+// For each mark of `marks` (in time order): whether it is dropped (the batch_wait_end of a call
+// that delivered no batch), and whether it is a batch_wait_begin that delivered none.
+void find_no_batch(const std::vector<trace::Mark>& marks, std::vector<bool>* dropped, std::vector<bool>* no_batch) {
+  dropped->assign(marks.size(), false);
+  no_batch->assign(marks.size(), false);
+  // The next mark after `i` that is a batch mark or epoch_end (marks.size() when none).
+  auto next_of = [&](size_t i) {
+    for (size_t j = i + 1; j < marks.size(); ++j)
+      if (is_batch_mark(marks[j]) || marks[j].kind == trace::MarkKind::epoch_end) return j;
+    return marks.size();
+  };
+  for (size_t i = 0; i < marks.size(); ++i) {
+    if (marks[i].kind != trace::MarkKind::batch_wait_begin) continue;
+    const size_t end = next_of(i);
+    if (end == marks.size() || marks[end].kind != trace::MarkKind::batch_wait_end) {
+      (*no_batch)[i] = true;
+      continue;
+    }
+    const size_t after = next_of(end);
+    if (after < marks.size() && marks[after].kind == trace::MarkKind::epoch_end) {
+      (*no_batch)[i] = true;
+      (*dropped)[end] = true;
+    }
+  }
+}
+
 std::string stream_name(const trace::Stream& s) {
   return fmt::format("stream pid {} tid {} ({})", s.pid, s.tid, s.role.empty() ? "no role" : s.role);
 }
@@ -79,10 +105,12 @@ ReplayPlan build_replay_plan(const trace::Trace& trace, int32_t rank) {
       if (s.ops[k].start_ns < 0 || s.ops[k].dur_ns < 0)
         throw UsageError(fmt::format("trace: {}: op {} has a negative time or duration", stream_name(s), k));
     }
+    std::vector<bool> dropped, no_batch;
+    find_no_batch(s.marks, &dropped, &no_batch);
     // Ops and batch marks merged in time order (an op first at equal times).
     size_t oi = 0, mi = 0;
     while (oi < s.ops.size() || mi < s.marks.size()) {
-      if (mi < s.marks.size() && !is_batch_mark(s.marks[mi])) {
+      if (mi < s.marks.size() && (!is_batch_mark(s.marks[mi]) || dropped[mi])) {
         ++mi;
         continue;
       }
@@ -94,6 +122,7 @@ ReplayPlan build_replay_plan(const trace::Trace& trace, int32_t rank) {
         e.op = static_cast<uint32_t>(oi++);
         ++sp.op_count;
       } else {
+        e.no_batch = no_batch[mi];
         const trace::Mark& m = s.marks[mi++];
         e.kind = m.kind == trace::MarkKind::batch_wait_begin ? EventKind::wait_begin : EventKind::wait_end;
         e.t_ns = m.t_ns;

@@ -16,6 +16,12 @@
 // workers' collate and the transfer). The rule keeps the recorded order between the training loop
 // and the loader's reads; reads a worker had done ahead for later batches count too, so on slower
 // storage the wait can be overstated by up to the prefetch the workers held (docs/replay.md).
+//
+// A batch_wait_begin not followed by its batch_wait_end, or whose batch_wait_end is followed by
+// epoch_end before the next batch_wait_begin (the DataLoader's last next() raising StopIteration
+// while its workers shut down: python/ioprobe_record/sitecustomize.py), delivered no batch: it is
+// kept as a wait_begin with no_batch set (it ends the last batch's step) and its batch_wait_end is
+// dropped, so it is neither a batch nor a batch wait.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +61,8 @@ struct Event {
   int64_t gap_cpu_ns = -1;       // thread CPU within the gap (<= gap_ns), -1 unknown
   uint32_t op = 0;               // index into the stream's trace ops (kind op)
   int64_t batch = 0;             // the batch (wait events)
+  bool no_batch = false;         // wait_begin of a call that delivered no batch (the iterator's end): it ends the
+                                 // last step; no wait_end follows it
   std::vector<Dependency> deps;  // wait_end: progress of the other streams it waits for
 };
 

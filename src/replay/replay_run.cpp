@@ -119,6 +119,12 @@ class StreamRunner {
             out_.timeline.recorded_step_ns += e.t_ns - rec_prev_end;
             out_.timeline.replayed_step_ns += start - rep_prev_end;
           }
+          if (e.no_batch) {
+            // The call that delivered no batch (the iterator's end) ends the last step; what
+            // follows until the next batch wait is no training step.
+            rep_begin = rep_prev_end = -1;
+            break;
+          }
           rep_begin = start;
           rec_begin = e.t_ns;
           break;

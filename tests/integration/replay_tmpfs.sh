@@ -3,7 +3,9 @@
 # main process with three batch waits, two workers reading, one mapping a file, a failed open)
 # replayed under --dir with exact byte counts in the JSON; --map onto the laid-out files; --map onto
 # a missing path refused (exit 2) naming it; a file of another size that replay did not create
-# refused (exit 2) and left as it was; report re-renders and --merge adds two replays.
+# refused (exit 2) and left as it was; report re-renders and --merge adds two replays; a trace that
+# is a directory or a device and a --dir that is a file refused (exit 2) saying so; a layout larger
+# than the filesystem refused (exit 1) before any write; two replays onto one new --dir both succeed.
 set -u
 IOPROBE=${1:?usage: $0 path/to/ioprobe}
 . "$(dirname "$0")/lib.sh"
@@ -95,4 +97,36 @@ for n in ("a", "b", "c", "a"):
 else
   echo "note: no libioprobe_record.so beside $IOPROBE: the recorded-job case is skipped"
 fi
+# 7. Bad input named for what it is (exit 2), before any work.
+expect_usage() {  # WHAT PATTERN ARGS...
+  local what=$1 pat=$2 rc=0
+  shift 2
+  "$IOPROBE" replay "$@" --quiet >"$W/out7.txt" 2>&1 || rc=$?
+  [ "$rc" = 2 ] || { cat "$W/out7.txt"; fail "$what: exit $rc, expected 2"; }
+  grep -q "$pat" "$W/out7.txt" || { cat "$W/out7.txt"; fail "$what: the message does not say '$pat'"; }
+}
+expect_usage "a trace that is a directory" "is a directory" "$MNT" --dir "$MNT/d7"
+expect_usage "a trace that is a device" "character device" /dev/zero --dir "$MNT/d7"
+printf 'x' >"$MNT/plain"
+expect_usage "a --dir that is a file" "'$MNT/plain' is a regular file, not a directory" "$TRACE" --dir "$MNT/plain"
+[ -e "$MNT/d7" ] && fail "a refused replay created its --dir"
+echo "ok: a trace that is a directory or a device, a --dir that is a file: exit 2, saying so"
+
+# 8. A trace whose file sizes exceed the tmpfs: refused before any write (exit 1), naming the need.
+sed 's/"size":[0-9]*/"size":100000000000000/' "$TRACE" >"$W/big.trace"
+rc=0
+"$IOPROBE" replay "$W/big.trace" --dir "$MNT/d8" --quiet >"$W/out8.txt" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat "$W/out8.txt"; fail "a layout beyond the free space: exit $rc, expected 1"; }
+grep -q "not enough space in '$MNT/d8'.*need .*available" "$W/out8.txt" || { cat "$W/out8.txt"; fail "the refusal"; }
+[ -z "$(find "$MNT/d8" -type f 2>/dev/null)" ] || fail "a refused layout left files: $(find "$MNT/d8" -type f)"
+echo "ok: a layout beyond the free space refused (exit 1) before any write"
+
+# 9. Two replays at once onto one new --dir: the second waits for the first's layout, both succeed.
+rc1=0 rc2=0
+"$IOPROBE" replay "$TRACE" --dir "$MNT/d9" --as-fast-as-possible >"$W/out9a.txt" 2>&1 & p1=$!
+"$IOPROBE" replay "$TRACE" --dir "$MNT/d9" --as-fast-as-possible >"$W/out9b.txt" 2>&1 & p2=$!
+wait $p1 || rc1=$?
+wait $p2 || rc2=$?
+[ "$rc1" = 0 ] && [ "$rc2" = 0 ] || { cat "$W/out9a.txt" "$W/out9b.txt"; fail "two replays onto one --dir: exit $rc1 and $rc2"; }
+echo "ok: two replays at once onto one new --dir both succeed"
 echo PASS

@@ -2,14 +2,25 @@
 // file replay did not create) and a replay of a small trace on those files with exact byte counts.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "core/clock.hpp"
+#include "core/dir_lock.hpp"
 #include "core/error.hpp"
+#include "core/free_space.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
 #include "replay/file_layout.hpp"
 #include "replay/replay_plan.hpp"
 #include "replay/replay_run.hpp"
@@ -84,7 +95,7 @@ TEST_CASE("replay map: rules parse, the longest prefix wins at a component bound
   const std::vector<MapRule> rules = {{"/data", "/a"}, {"/data/train", "/b"}};
   CHECK(map_path(rules, "/data/train/x.bin") == "/b/x.bin");
   CHECK(map_path(rules, "/data/val/x.bin") == "/a/val/x.bin");
-  CHECK(map_path(rules, "/database/x") == "");
+  CHECK(map_path(rules, "/database/x").empty());
   CHECK(map_path(rules, "/data") == "/a");
 }
 
@@ -201,4 +212,147 @@ TEST_CASE("replay run: a batch waits for its worker's reads", "[replay]") {
   CHECK(r.streams[0].dependency_wait_ns > 0);
   CHECK(r.timeline.replayed_wait_ns >= 9'000'000);
   CHECK(r.timeline.replayed_wait_ns < 2'000'000'000);
+}
+
+namespace {
+
+// The UsageError message of `fn` run by an unprivileged user (nobody, uid 65534) in a child
+// process when this one is root, else here: "" when it throws none. File permissions hold for it.
+std::string usage_error_unprivileged(const std::function<void()>& fn) {
+  if (geteuid() != 0) return usage_error(fn);
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    const std::string why = usage_error(fn);
+    const ssize_t w = write(fds[1], why.data(), why.size());
+    _exit(w == static_cast<ssize_t>(why.size()) ? 0 : 4);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("replay preflight: a trace that is a directory or a device is named as such", "[replay]") {
+  TempDir d("replay-trace");
+  CHECK_THAT(usage_error([&] { check_trace_file(d.path); }), Catch::Contains(d.path) && Catch::Contains("directory"));
+  CHECK_THAT(usage_error([] { check_trace_file("/dev/zero"); }),
+             Catch::Contains("/dev/zero") && Catch::Contains("character device") && !Catch::Contains("empty"));
+  write_file(d.path + "/t.trace", "x");
+  CHECK(usage_error([&] { check_trace_file(d.path + "/t.trace"); }).empty());
+  CHECK(usage_error([&] { check_trace_file(d.path + "/missing"); }).empty());  // the reader names it
+}
+
+TEST_CASE("replay preflight: an unusable --dir is bad input named as given", "[replay]") {
+  TempDir d("replay-baddir");
+  const std::string file = d.path + "/plain\xff.bin";  // not UTF-8: escaped in the message
+  write_file(file, "data");
+  std::string why = usage_error([&] { check_layout_dir(file); });
+  CHECK_THAT(why, Catch::Contains(escape_bytes(file)) && Catch::Contains("regular file") &&
+                      Catch::Contains("not a directory"));
+  CHECK(why.find('\xff') == std::string::npos);
+  why = usage_error([&] { check_layout_dir(file + "/sub"); });
+  CHECK_THAT(why, Catch::Contains(escape_bytes(file + "/sub")) && Catch::Contains("not a directory"));
+  CHECK(usage_error([&] { check_layout_dir(d.path + "/new/deeper"); }).empty());  // created later
+  CHECK(usage_error([&] { check_layout_dir(d.path); }).empty());
+  // Not writable, and under a directory that cannot be entered (root is checked as nobody).
+  const std::string ro = d.path + "/ro";
+  std::filesystem::create_directories(ro + "/inner");
+  chmod(ro.c_str(), 0555);
+  chmod(d.path.c_str(), 0755);
+  why = usage_error_unprivileged([&] { check_layout_dir(ro); });
+  CHECK_THAT(why, Catch::Contains("--dir '" + ro + "'") && Catch::Contains("not writable"));
+  why = usage_error_unprivileged([&] { check_layout_dir(ro + "/missing"); });
+  CHECK_THAT(why, Catch::Contains(ro + "/missing") && Catch::Contains("cannot be created"));
+  chmod(ro.c_str(), 0700);
+  why = usage_error_unprivileged([&] { check_layout_dir(ro + "/inner"); });
+  CHECK_THAT(why, Catch::Contains(ro + "/inner") && Catch::Contains("cannot be entered"));
+  chmod(ro.c_str(), 0755);
+}
+
+TEST_CASE("replay layout: a second replay onto one --dir waits for the first's layout", "[replay]") {
+  TempDir d("replay-lock");
+  const std::string dir = d.path + "/new";
+  std::unique_ptr<DirLock> first = lock_layout_dir(dir, nullptr);  // creates the directory
+  std::atomic<bool> waited{false}, locked{false};
+  std::string holder;
+  std::thread second([&] {
+    auto lock = lock_layout_dir(dir, [&](const std::string& h) {
+      holder = h;
+      waited = true;
+    });
+    locked = true;
+  });
+  for (int i = 0; i < 500 && !waited; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(waited);
+  CHECK_FALSE(locked);
+  CHECK_THAT(holder, Catch::Contains("PID"));
+  first.reset();
+  second.join();
+  CHECK(locked);
+}
+
+TEST_CASE("replay layout: refused before any write when the filesystem has no room", "[replay]") {
+  TempDir d("replay-space");
+  trace::Trace t = small_trace();
+  t.files[0].size_bytes = 1ULL << 60;  // 1 EiB: more than any test host's free space
+  LayoutOptions o;
+  o.dir = d.path;
+  const LayoutPlan p = plan_layout(t, all_used(t), o);
+  CHECK(layout_disk_bytes(p) == (1ULL << 60) + 8192);  // 5,000 B take two 4 KiB blocks
+  const std::optional<FreeSpace> fs = free_space(d.path);
+  if (!fs || !fs->reported) {
+    WARN("skipped: the filesystem of " << d.path << " reports no size");
+    return;
+  }
+  try {
+    check_layout_space(p, d.path);
+    FAIL("no refusal");
+  } catch (const Error& e) {
+    CHECK(e.exit_code() == kExitFailure);
+    CHECK_THAT(e.what(), Catch::Contains(d.path) && Catch::Contains(format_bytes((1ULL << 60) + 8192)) &&
+                             Catch::Contains("available") && Catch::Contains("nothing was written"));
+  }
+  CHECK(size_of(d.path + "/data/a") == UINT64_MAX);
+}
+
+TEST_CASE("replay layout: a file whose write fails is not left at its name", "[replay]") {
+  TempDir d("replay-partial");
+  const trace::Trace t = small_trace();
+  LayoutOptions o;
+  o.dir = d.path;
+  const LayoutPlan p = plan_layout(t, all_used(t), o);
+  // A 6,000-byte file size limit: the 10,000-byte layout file fails with EFBIG part-way.
+  struct rlimit old {};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  auto* prev = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 6000;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  int err = 0;
+  try {
+    lay_out(p);
+  } catch (const IoError& e) {
+    err = e.err();
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, prev);
+  CHECK(err == EFBIG);
+  CHECK(size_of(d.path + "/data/a") == UINT64_MAX);  // neither a short file at its name
+  for (const auto& e : std::filesystem::directory_iterator(d.path + "/data"))
+    CHECK_THAT(e.path().string(), !Catch::Contains("ioprobe-tmp"));  // nor its temporary
+  lay_out(p);                                                        // with room, the same plan completes
+  CHECK(size_of(d.path + "/data/a") == 10000);
 }

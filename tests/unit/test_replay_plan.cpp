@@ -161,3 +161,63 @@ TEST_CASE("replay plan: ops not issued fold their gap and CPU into the next op's
   CHECK(p.gaps == 1);
   CHECK(p.streams[0].recorded_end_ns == 5500);
 }
+
+namespace {
+
+// The DataLoader's marks over two epochs of two batches each: each epoch ends with a next() that
+// raises StopIteration after its workers shut down (10,000 ns), marked begin, end, epoch_end.
+trace::Trace two_epochs() {
+  using K = trace::MarkKind;
+  trace::Trace t;
+  trace::Stream main;
+  main.pid = main.tid = 10;
+  main.role = "main";
+  main.marks = {{K::epoch_begin, 0, 0},          {K::batch_wait_begin, 100, 0},   {K::batch_wait_end, 1100, 0},
+                {K::batch_wait_begin, 2100, 1},  {K::batch_wait_end, 2600, 1},    {K::batch_wait_begin, 3600, 2},
+                {K::batch_wait_end, 13600, 2},   {K::epoch_end, 13600, 0},        {K::epoch_begin, 14000, 1},
+                {K::batch_wait_begin, 15000, 2}, {K::batch_wait_end, 15500, 2},   {K::batch_wait_begin, 16500, 3},
+                {K::batch_wait_end, 17000, 3},   {K::batch_wait_begin, 18000, 4}, {K::batch_wait_end, 28000, 4},
+                {K::epoch_end, 28000, 1}};
+  t.streams = {main};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("replay plan: the next() that ends an epoch delivers no batch", "[replay]") {
+  const ReplayPlan p = build_replay_plan(two_epochs(), 0);
+  REQUIRE(p.streams.size() == 1);
+  const auto& ev = p.streams[0].events;
+  size_t begins = 0, ends = 0, none = 0;
+  for (const auto& e : ev) {
+    begins += e.kind == EventKind::wait_begin;
+    ends += e.kind == EventKind::wait_end;
+    none += e.no_batch;
+  }
+  CHECK(begins == 6);
+  CHECK(ends == 4);  // the StopIteration calls' ends are dropped
+  CHECK(none == 2);
+  REQUIRE(ev.size() == 10);
+  CHECK(ev[4].kind == EventKind::wait_begin);
+  CHECK(ev[4].no_batch);
+  CHECK(ev[4].t_ns == 3600);
+  CHECK(ev[5].kind == EventKind::wait_begin);  // the next epoch's first batch
+  CHECK_FALSE(ev[5].no_batch);
+  // A batch_wait_begin with no batch_wait_end after it (the job ended in the call) is none either.
+  trace::Trace cut = two_epochs();
+  cut.streams[0].marks.resize(14);
+  const ReplayPlan pc = build_replay_plan(cut, 0);
+  CHECK(pc.streams[0].events.back().kind == EventKind::wait_begin);
+  CHECK(pc.streams[0].events.back().no_batch);
+}
+
+TEST_CASE("replay run: AU counts the batches delivered, not the epochs' last next()", "[replay]") {
+  const trace::Trace t = two_epochs();
+  RunOptions ro;
+  ro.gaps = GapMode::none;
+  const ReplayResult r = run_replay(t, build_replay_plan(t, 0), LayoutPlan{}, ro);
+  CHECK(r.timeline.batches == 4);
+  CHECK(r.timeline.recorded_wait_ns == 1000 + 500 + 500 + 500);
+  CHECK(r.timeline.recorded_step_ns == 1000 + 1000 + 1000 + 1000);  // each batch's step, none across epochs
+  CHECK(r.timeline.recorded_au() == Approx(4000.0 / 6500.0));
+}
