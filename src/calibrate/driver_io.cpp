@@ -20,8 +20,8 @@ namespace ioprobe {
 
 namespace {
 
-constexpr size_t kOutKept = 64 * 1024;  // DriverRun::out keeps the last 64 KiB of stdout
-constexpr size_t kLineMax = 4096;       // a longer line is cut here when shown or kept
+constexpr size_t kOutKept = size_t{64} * 1024;  // DriverRun::out keeps the last 64 KiB of stdout
+constexpr size_t kLineMax = 4096;               // a longer line is cut here when shown or kept
 
 void write_all(int fd, const char* data, size_t n) {
   while (n > 0) {

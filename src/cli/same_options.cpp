@@ -32,7 +32,7 @@ std::string value_text(const po::variable_value& v) {
 // --gpu as its catalog key, so "H100-SXM" on one host and "h100" on another agree.
 std::string gpu_key(const std::string& given) {
   try {
-    const std::string key = accelerator_key(load_catalog(workloads_dir() + "/accelerators.json"), given);
+    std::string key = accelerator_key(load_catalog(workloads_dir() + "/accelerators.json"), given);
     if (!key.empty()) return key;
   } catch (const Error&) {
   }

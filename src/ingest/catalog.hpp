@@ -38,11 +38,10 @@ double load_au_floor(const std::string& path, const std::string& model, std::str
 /// ("H100-SXM", as reports print it), compared whole and ignoring case; "" when none matches.
 std::string accelerator_key(const std::vector<CatalogRow>& rows, const std::string& given);
 
-/// The row for (accelerator, model). `accelerator` is a row's key ("h100") or its label
+/// The row for (given, model). `given` is a row's key ("h100") or its label
 /// ("H100-SXM", as reports print it), compared whole and ignoring case. Throws UsageError listing
 /// what the catalog has for that model (or accelerator) and pointing at --gpu-samples-per-s /
 /// --step-time.
-const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& accelerator,
-                           const std::string& model);
+const CatalogRow& find_row(const std::vector<CatalogRow>& rows, const std::string& given, const std::string& model);
 
 }  // namespace ioprobe
