@@ -230,7 +230,17 @@ Child run_recorded(const std::vector<std::string>& cmd, const std::string& lib, 
   int status = 0;
   bool reaped = false;
   while (!reaped && !g_signal) {
-    if (waitpid(pid, &status, 0) == pid) reaped = true;
+    pid_t r = waitpid(pid, &status, WUNTRACED);
+    if (r == pid && WIFSTOPPED(status)) {
+      // Ctrl-Z stopped the job: stop here too so the shell gets the terminal back, and on fg/bg
+      // continue the job (with the terminal again when this process is in the foreground).
+      if (own_tty) tcsetpgrp(STDIN_FILENO, getpgrp());
+      ::kill(getpid(), SIGSTOP);
+      if (own_tty && tcgetpgrp(STDIN_FILENO) == getpgrp()) tcsetpgrp(STDIN_FILENO, pid);
+      ::kill(-pid, SIGCONT);
+      continue;
+    }
+    if (r == pid) reaped = true;
     else if (errno != EINTR) break;
   }
   int64_t deadline = now_ns() + int64_t{kGraceSeconds} * 1'000'000'000;

@@ -224,3 +224,24 @@ TEST_CASE("import: a directory is named as one", "[trace][import]") {
   TempDir dir("import");
   CHECK_THROWS_WITH(import_trace(dir.path, ""), Catch::Contains("is a directory"));
 }
+
+TEST_CASE("import dftracer: directories are dropped, paths normalised", "[trace][import]") {
+  TempDir dir("import");
+  std::string log = dir.path + "/d.pfw";
+  std::ofstream(log)
+      << "[\n"
+         R"({"id":1,"name":"opendir","cat":"POSIX","pid":1,"tid":1,"ts":10,"dur":1,"ph":"X","args":{"fname":"/data/train"}})"
+         "\n"
+         R"({"id":2,"name":"open64","cat":"POSIX","pid":1,"tid":1,"ts":11,"dur":1,"ph":"X","args":{"fname":"/data/train","flags":65536,"ret":3}})"
+         "\n"
+         R"({"id":3,"name":"open64","cat":"POSIX","pid":1,"tid":1,"ts":12,"dur":1,"ph":"X","args":{"fname":"/data/sub","flags":65536,"ret":4}})"
+         "\n"
+         R"({"id":4,"name":"open64","cat":"POSIX","pid":1,"tid":1,"ts":13,"dur":1,"ph":"X","args":{"fname":"/data/odd/../train/a.bin","flags":0,"ret":5}})"
+         "\n"
+         R"({"id":5,"name":"read","cat":"POSIX","pid":1,"tid":1,"ts":14,"dur":1,"ph":"X","args":{"fd":5,"count":10,"ret":10}})"
+         "\n]\n";
+  Trace t = import_trace(log, "dftracer");
+  REQUIRE(t.files.size() == 1);
+  CHECK(t.files[0].path == "/data/train/a.bin");
+  CHECK(t.op_count() == 2);
+}
