@@ -167,7 +167,7 @@ TEST_CASE("trace round trip keeps every field, non-UTF-8 paths included", "[trac
 }
 
 TEST_CASE("trace: a minimal hand-written trace reads", "[trace]") {
-  CHECK(refusal(kHeader + kDecls + kRead + "{\"end\":true,\"events\":1}\n") == "");
+  CHECK(refusal(kHeader + kDecls + kRead + "{\"end\":true,\"events\":1}\n").empty());
 }
 
 TEST_CASE("trace refusals name the line", "[trace]") {
@@ -240,7 +240,7 @@ TEST_CASE("trace refusals name the line", "[trace]") {
     std::string decl2 = "{\"stream\":1,\"pid\":2,\"tid\":2}\n";
     std::string r2 = R"({"op":"read","s":1,"t":1,"d":1,"f":0})"
                      "\n";
-    CHECK(refusal(kHeader + kDecls + decl2 + kRead + r2 + "{\"end\":true,\"events\":2}\n") == "");
+    CHECK(refusal(kHeader + kDecls + decl2 + kRead + r2 + "{\"end\":true,\"events\":2}\n").empty());
   }
   SECTION("unknown stream") {
     std::string msg = refusal(kHeader + kDecls +

@@ -177,7 +177,7 @@ TEST_CASE("normalize_path resolves . and .. lexically and folds slashes", "[trac
   CHECK(normalize_path("/../../x") == "/x");
   CHECK(normalize_path("/") == "/");
   CHECK(normalize_path("a/../../b") == "../b");
-  CHECK(normalize_path("") == "");
+  CHECK(normalize_path("").empty());
   CHECK(normalize_path("/a/link/../b") == "/a/b");  // symlinks are not followed
 }
 
