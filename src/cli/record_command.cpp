@@ -40,6 +40,8 @@ namespace {
 constexpr const char* kLibName = "libioprobe_record.so";
 constexpr const char* kExitCodes =
     "Exit codes: the command's own exit status (128+N when signal N ended it), once its trace is written;\n"
+    "  128+N when ioprobe record got SIGINT, SIGTERM, SIGQUIT or SIGHUP (N): it forwards it to the command's process\n"
+    "    group, waits up to 10 s (then kills the group) and writes the trace marked partial;\n"
     "  2 bad usage, nothing run (an option, --out naming a file ioprobe did not write, a command that cannot be\n"
     "    started, an import file that cannot be read);\n"
     "  1 the recording failed (the interposer is not installed; or the trace could not be written after the\n"
