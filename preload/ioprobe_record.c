@@ -7,12 +7,16 @@
  * (CLOCK_THREAD_CPUTIME_ID, so the gap between calls can be split into CPU and waiting), the
  * file, offset, sizes and errno. Buffers are flushed, one write() each, to this process's file
  * DIR/p<PID>-<START_NS>.rec (DIR = $IOPROBE_RECORD_DIR; the layout is trace/record_abi.h) when
- * they fill, when the thread exits, at exit() and _exit(), and before exec. A fork child starts
+ * they fill, when a thread records a call and its oldest unwritten record is older than
+ * IOPROBE_REC_FLUSH_AGE_NS (so a process killed by a signal loses at most each thread's last window),
+ * when the thread exits, at exit() and _exit(), and before exec. A fork child starts
  * with empty buffers and its own file (pthread_atfork).
  *
- * Which files are data files (the rule, decided from the path before or after the call):
+ * Which files are data files (the rule, decided from the path before or after the call; the same
+ * rule on paths is src/trace/import.cpp's is_data_path, which the importers apply: keep both equal):
  *  - not under /proc, /sys, /dev (but /dev/shm, a tmpfs datasets live on), /run, /etc, /usr, /lib,
  *    /lib64, /bin, /sbin, /opt/conda/lib, nor under the recording directory itself;
+ *  - not a POSIX semaphore or PyTorch shared-memory segment (/dev/shm/sem.*, /dev/shm/torch_*);
  *  - no path component "site-packages", "dist-packages", "__pycache__" or ".pyenv";
  *  - not ending in .py, .pyc, .so, or containing ".so." (shared libraries and Python imports);
  *  - not made new by the open itself (O_CREAT|O_EXCL, as tempfile does, or O_TMPFILE);
@@ -71,12 +75,14 @@ static int ends_with(const char* s, size_t n, const char* suf) {
 /* The data-file rule on a path (see the top of this file). */
 int path_is_data(const char* p) {
   if (!p || !*p) return 0;
+  size_t n = strlen(p);
+  if (p[n - 1] == '/') return 0;
   static const char* const kPrefixes[] = {"/proc/", "/sys/",   "/dev/", "/run/",  "/etc/",          "/usr/",
                                           "/lib/",  "/lib64/", "/bin/", "/sbin/", "/opt/conda/lib/"};
   for (size_t i = 0; i < sizeof kPrefixes / sizeof *kPrefixes; ++i)
     if (starts_with(p, kPrefixes[i]) && !starts_with(p, "/dev/shm/")) return 0;
+  if (starts_with(p, "/dev/shm/sem.") || starts_with(p, "/dev/shm/torch_")) return 0;
   if (g_dir_len && strncmp(p, g_dir, g_dir_len) == 0) return 0;
-  size_t n = strlen(p);
   if (ends_with(p, n, ".py") || ends_with(p, n, ".pyc") || ends_with(p, n, ".so") || strstr(p, ".so.")) return 0;
   if (strstr(p, "site-packages") || strstr(p, "dist-packages") || strstr(p, "__pycache__") || strstr(p, "/.pyenv/"))
     return 0;
@@ -199,18 +205,22 @@ static ThreadBuf* my_buf(void) {
   return b;
 }
 
-/* Appends one record (and its path) to the thread's buffer, flushing first when it would not fit. */
+/* Appends one record (and its path) to the thread's buffer, flushing first when it would not fit,
+ * and after it when the buffer's oldest record is older than IOPROBE_REC_FLUSH_AGE_NS (the record's own
+ * start time is the clock: no extra clock read on the hot path). */
 void emit(const IoprobeRec* r, const char* path) {
   ThreadBuf* b = my_buf();
   if (!b) return;
   size_t plen = r->path_len;
   size_t total = (sizeof *r + plen + 7) & ~(size_t)7;
   if (b->used + total > sizeof b->data) flush_buf(b);
+  if (b->used == 0) b->oldest_ns = r->t_ns;
   char* at = b->data + b->used;
   memcpy(at, r, sizeof *r);
   if (plen) memcpy(at + sizeof *r, path, plen);
   memset(at + sizeof *r + plen, 0, total - sizeof *r - plen);
   __atomic_store_n(&b->used, b->used + total, __ATOMIC_RELEASE);
+  if (r->t_ns - b->oldest_ns >= IOPROBE_REC_FLUSH_AGE_NS) flush_buf(b);
 }
 
 /* Makes `path` absolute into `out` (dirfd-relative paths through /proc/self/fd). */

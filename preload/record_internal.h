@@ -42,7 +42,8 @@ typedef struct FdSlot {
 
 typedef struct ThreadBuf {
   int32_t tid;
-  uint64_t used; /* committed record bytes (release-stored by the owner) */
+  uint64_t used;     /* committed record bytes (release-stored by the owner) */
+  int64_t oldest_ns; /* CLOCK_MONOTONIC start of the oldest record not yet written (owner only) */
   char data[kBufBytes];
 } ThreadBuf;
 

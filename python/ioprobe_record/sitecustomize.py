@@ -16,7 +16,13 @@ wraps, in that module:
 Marks go to the interposer (libioprobe_record.so, already loaded through LD_PRELOAD; its path is in
 $IOPROBE_RECORD_LIB) through its exported C function ioprobe_record_mark(kind, value), which puts
 them in the calling thread's buffer with the same clock as the recorded calls.
+
+At interpreter exit (atexit, which also runs when an uncaught KeyboardInterrupt ends the job:
+Python then kills itself with SIGINT, so the interposer's exit-time flush never runs) it calls
+ioprobe_record_flush() so every thread's records reach the per-process file.
 """
+
+import atexit
 
 import functools
 import importlib
@@ -46,6 +52,15 @@ def _mark(kind, value):
         except (KeyError, OSError, AttributeError):
             _mark_fn = lambda kind, value: None  # not under ioprobe record: marks go nowhere
     _mark_fn(kind, value)
+
+
+def _flush_at_exit():
+    try:
+        import ctypes
+
+        ctypes.CDLL(os.environ["IOPROBE_RECORD_LIB"]).ioprobe_record_flush()
+    except (KeyError, OSError, AttributeError):
+        pass  # not under ioprobe record
 
 
 def _patch(module):
@@ -146,6 +161,8 @@ def _chain_sitecustomize():
             sys.modules["sitecustomize"] = ours
 
 
+if os.environ.get("IOPROBE_RECORD_LIB"):
+    atexit.register(_flush_at_exit)
 if _TARGET in sys.modules:
     _patch(sys.modules[_TARGET])
 else:

@@ -13,9 +13,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -38,6 +40,8 @@ namespace {
 constexpr const char* kLibName = "libioprobe_record.so";
 constexpr const char* kExitCodes =
     "Exit codes: the command's own exit status (128+N when signal N ended it), once its trace is written;\n"
+    "  128+N when ioprobe record got SIGINT, SIGTERM, SIGQUIT or SIGHUP (N): it forwards it to the command's process\n"
+    "    group, waits up to 10 s (then kills the group) and writes the trace marked partial;\n"
     "  2 bad usage, nothing run (an option, --out naming a file ioprobe did not write, a command that cannot be\n"
     "    started, an import file that cannot be read);\n"
     "  1 the recording failed (the interposer is not installed; or the trace could not be written after the\n"
@@ -101,7 +105,7 @@ std::string default_out() {
   localtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return fmt::format("ioprobe-trace-{}-{}.jsonl", hostname(), stamp);
+  return trace::unused_trace_name(fmt::format("ioprobe-trace-{}-{}", hostname(), stamp));
 }
 
 // --out may replace only a trace ioprobe wrote (or an empty file); its directory must take a file.
@@ -128,35 +132,81 @@ struct Child {
   int status = 0;  // the command's exit status (128+N for a signal)
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  int got_signal = 0;  // SIGINT/SIGTERM/SIGQUIT/SIGHUP this process received (forwarded), else 0
+  int ended_by = 0;    // the signal that ended the command, else 0
 };
 
-// Runs `cmd` with the recorder's environment and waits for it and every process it left behind
-// (this process is their subreaper), with SIGINT/SIGTERM/SIGQUIT ignored here so that a Ctrl-C
-// reaches the job and the trace is still written. Throws UsageError when `cmd` cannot be started.
+// The interposer's flush window, in seconds.
+constexpr double kFlushAgeSeconds = static_cast<double>(IOPROBE_REC_FLUSH_AGE_NS) / 1e9;
+
+// How long the command has, after a forwarded signal, before its process group is killed (s).
+constexpr int kGraceSeconds = 10;
+
+volatile sig_atomic_t g_signal = 0;    // the first signal received while the command runs
+volatile sig_atomic_t g_job_pgid = 0;  // the command's process group
+
+// Forwards the first signal to the command's process group. Later ones are not forwarded: `timeout`
+// and a terminal send the same signal twice (to this process, then to its group), and a second
+// SIGINT would interrupt the job's own clean-up; the grace period bounds the wait instead.
+void forward_signal(int sig) {
+  if (g_signal) return;
+  int saved = errno;
+  g_signal = sig;
+  if (g_job_pgid > 0) ::kill(-static_cast<pid_t>(g_job_pgid), sig);
+  errno = saved;
+}
+
+// Waits for `pid` (or any child when pid is -1) until `deadline_ns`; returns whether it reaped.
+bool wait_until(pid_t pid, int* status, int64_t deadline_ns) {
+  for (;;) {
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return pid == -1;  // no child left
+    if (now_ns() >= deadline_ns) return false;
+    ::usleep(20'000);
+  }
+}
+
+// Runs `cmd` with the recorder's environment in its own process group (given the terminal when
+// this process holds it, so a Ctrl-C reaches the job directly) and waits for it and every process
+// it left behind (this process is their subreaper). SIGINT/SIGTERM/SIGQUIT/SIGHUP sent to this
+// process are forwarded to the job's group; the job then has kGraceSeconds to end (a second
+// signal, or the grace running out, kills the group) so that what it wrote is still merged.
+// Throws UsageError when `cmd` cannot be started.
 Child run_recorded(const std::vector<std::string>& cmd, const std::string& lib, const std::string& pydir,
                    const std::string& raw_dir) {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) throw IoError(errno, "pipe2", "", "");
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  struct sigaction ign {
-  }, old_int{}, old_term{}, old_quit{};
+  constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGQUIT, SIGHUP};
+  sigset_t block{}, old_mask{};
+  sigemptyset(&block);
+  for (int sig : kForwarded) sigaddset(&block, sig);
+  sigprocmask(SIG_BLOCK, &block, &old_mask);
+  struct sigaction fwd {
+  }, ign{}, old[4]{}, old_ttou{};
+  fwd.sa_handler = forward_signal;  // no SA_RESTART: the wait below wakes up
   ign.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ign, &old_int);
-  sigaction(SIGTERM, &ign, &old_term);
-  sigaction(SIGQUIT, &ign, &old_quit);
+  sigaction(SIGTTOU, &ign, &old_ttou);  // to hand the terminal back from the background
   std::vector<char*> argv;
   for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::string preload = with_prefix("LD_PRELOAD", lib);
   std::string pypath = pydir.empty() ? "" : with_prefix("PYTHONPATH", pydir);
+  const bool own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   Child c;
   c.start_ns = now_ns();
   pid_t pid = fork();
-  if (pid < 0) throw IoError(errno, "fork", cmd[0], "too many processes? (ulimit -u)");
+  if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    throw IoError(errno, "fork", cmd[0], "too many processes? (ulimit -u)");
+  }
   if (pid == 0) {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
+    setpgid(0, 0);
+    if (own_tty) tcsetpgrp(STDIN_FILENO, getpgrp());
+    for (int sig : kForwarded) signal(sig, SIG_DFL);
+    signal(SIGTTOU, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv(IOPROBE_REC_ENV_DIR, raw_dir.c_str(), 1);
     setenv("IOPROBE_RECORD_LIB", lib.c_str(), 1);
@@ -167,26 +217,81 @@ Child run_recorded(const std::vector<std::string>& cmd, const std::string& lib, 
     (void)w;
     _exit(127);
   }
+  setpgid(pid, pid);
+  if (own_tty) tcsetpgrp(STDIN_FILENO, pid);
+  g_signal = 0;
+  g_job_pgid = pid;
+  for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &fwd, &old[i]);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   close(pipefd[1]);
   int exec_err = 0;
-  ssize_t got = read(pipefd[0], &exec_err, sizeof exec_err);
+  ssize_t got = -1;
+  while ((got = read(pipefd[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR) {
+  }
   close(pipefd[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool reaped = false;
+  while (!reaped && !g_signal) {
+    pid_t r = waitpid(pid, &status, WUNTRACED);
+    if (r == pid && WIFSTOPPED(status)) {
+      // Ctrl-Z stopped the job: stop here too so the shell gets the terminal back, and on fg/bg
+      // continue the job (with the terminal again when this process is in the foreground).
+      if (own_tty) tcsetpgrp(STDIN_FILENO, getpgrp());
+      ::kill(getpid(), SIGSTOP);
+      if (own_tty && tcgetpgrp(STDIN_FILENO) == getpgrp()) tcsetpgrp(STDIN_FILENO, pid);
+      ::kill(-pid, SIGCONT);
+      continue;
+    }
+    if (r == pid) reaped = true;
+    else if (errno != EINTR) break;
+  }
+  int64_t deadline = now_ns() + int64_t{kGraceSeconds} * 1'000'000'000;
+  if (!reaped && g_signal && !wait_until(pid, &status, deadline)) {
+    ::kill(-pid, SIGKILL);
+    reaped = wait_until(pid, &status, now_ns() + 2'000'000'000);
   }
   c.end_ns = now_ns();
-  // Processes the command left running (orphans reparented here) are waited for too.
+  // Processes the command left running (orphans reparented here) are waited for too; after a
+  // signal only until the grace runs out, then its group is killed.
   int other = 0;
-  while (wait(&other) > 0 || errno == EINTR) {
+  if (!g_signal) {
+    while (wait(&other) > 0 || errno == EINTR) {
+      if (g_signal) break;
+    }
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (g_signal && !wait_until(-1, &other, deadline)) {
+    ::kill(-pid, SIGKILL);
+    wait_until(-1, &other, now_ns() + 2'000'000'000);
+  }
+  for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
+  if (own_tty) tcsetpgrp(STDIN_FILENO, getpgrp());
+  sigaction(SIGTTOU, &old_ttou, nullptr);
+  g_job_pgid = 0;
+  c.got_signal = g_signal;
   if (got == static_cast<ssize_t>(sizeof exec_err))
     throw UsageError(fmt::format("cannot run '{}': {}; give a command on PATH or its path after --",
                                  escape_bytes(cmd[0]), errno_text(exec_err)));
-  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  if (reaped && WIFSIGNALED(status)) c.ended_by = WTERMSIG(status);
+  c.status = c.got_signal          ? 128 + c.got_signal
+             : !reaped             ? 1
+             : WIFEXITED(status)   ? WEXITSTATUS(status)
+             : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                   : 1;
   return c;
+}
+
+// Why a recording is partial, or "" when the command ran to its end.
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
+// Why a recording is partial, or "" when the command ran to its end.
+std::string partial_reason(const Child& c) {
+  if (c.got_signal)
+    return fmt::format("interrupted: ioprobe record got {} and forwarded it to the command", signal_name(c.got_signal));
+  if (c.ended_by) return fmt::format("interrupted: the command was ended by {}", signal_name(c.ended_by));
+  return "";
 }
 
 std::string make_raw_dir() {
@@ -245,8 +350,8 @@ int cmd_record(const CommandContext& ctx) {
   desc.add_options()                                                                              //
       ("help,h", "print this help")                                                               //
       ("out,o", po::value<std::string>(),
-       "the trace file to write (JSON Lines, atomically; default ioprobe-trace-HOST-YYYYmmdd-HHMMSS.jsonl here); "
-       "an existing file is replaced only when it is an ioprobe trace")                          //
+       "the trace file to write (JSON Lines, atomically; default ioprobe-trace-HOST-YYYYmmdd-HHMMSS.jsonl here, "
+       "with -2, -3 ... added when that name is taken); an existing --out file is replaced only when it is an ioprobe trace")                          //
       ("anonymize", "replace each path by anon:<XXH3 of the path><extension> (the extension is kept so the file "
                     "types stay visible); the command line is cut to the program name and the host name hashed")  //
       ("keep-raw", "keep the interposer's per-process files (printed directory) instead of removing them")  //
@@ -312,10 +417,20 @@ int cmd_record(const CommandContext& ctx) {
     trace::CollectInput in{raw, child.start_ns, child.end_ns, cmd, hostname()};
     trace::CollectStats stats;
     trace::Trace t = trace::collect_records(in, &stats);
+    t.partial = partial_reason(child);
     if (vm.count("anonymize")) trace::anonymize_paths(t);
     trace::write_trace(t, out);
-    print_summary(t, out, fmt::format("recorded '{}' (exit status {})", escape_bytes(cmd[0]), child.status));
-    if (t.op_count() == 0)
+    print_summary(t, out,
+                  fmt::format("recorded '{}' (exit status {}){}", escape_bytes(cmd[0]), child.status,
+                              t.partial.empty() ? "" : ": partial (interrupted)"));
+    if (!t.partial.empty())
+      std::fprintf(stderr,
+                   "  partial: %s; the trace holds what the processes had written when they ended (a process killed "
+                   "without a clean exit loses up to its last %.2f s of calls per thread)\n",
+                   t.partial.c_str(), kFlushAgeSeconds);
+    if (t.op_count() == 0 && !t.partial.empty())
+      std::fprintf(stderr, "  warning: no call on a data file was recorded before the command was interrupted\n");
+    else if (t.op_count() == 0)
       std::fprintf(stderr,
                    "  warning: no call on a data file was recorded: the rule leaves out /usr, /etc, /proc, Python "
                    "packages and shared libraries; statically linked programs and io_uring reads are not seen\n");

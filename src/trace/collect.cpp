@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/xxh3.hpp"
+#include "trace/import.hpp"
 #include "trace/record_abi.h"
 
 namespace ioprobe::trace {
@@ -82,7 +83,10 @@ bool read_process(const std::string& path, RawProcess& p, CollectStats& stats) {
 
 class FileTable {
  public:
-  int32_t id_for(const std::string& path, Trace& t) {
+  // Paths are normalised lexically ("/a/b/../c" is "/a/c"): the interposer records the path as the
+  // job named it, made absolute.
+  int32_t id_for(const std::string& raw, Trace& t) {
+    std::string path = normalize_path(raw);
     auto [it, added] = ids_.emplace(path, static_cast<int32_t>(t.files.size()));
     if (added) t.files.push_back(FileEntry{path, 0, false});
     return it->second;

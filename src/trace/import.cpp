@@ -1,5 +1,7 @@
 #include "trace/import.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -19,14 +21,65 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 }  // namespace
 
 bool is_data_path(std::string_view p) {
-  if (p.empty()) return false;
+  if (p.empty() || p.back() == '/') return false;
   for (std::string_view pre : {"/proc/", "/sys/", "/dev/", "/run/", "/etc/", "/usr/", "/lib/", "/lib64/", "/bin/",
                                "/sbin/", "/opt/conda/lib/"})
     if (starts_with(p, pre) && !starts_with(p, "/dev/shm/")) return false;
+  if (starts_with(p, "/dev/shm/sem.") || starts_with(p, "/dev/shm/torch_")) return false;
   if (ends_with(p, ".py") || ends_with(p, ".pyc") || ends_with(p, ".so") || p.find(".so.") != p.npos) return false;
   for (std::string_view part : {"site-packages", "dist-packages", "__pycache__", "/.pyenv/"})
     if (p.find(part) != p.npos) return false;
   return true;
+}
+
+std::string normalize_path(std::string_view p) {
+  if (p.empty()) return {};
+  const bool abs = p.front() == '/';
+  std::vector<std::string_view> parts;
+  size_t at = 0;
+  while (at <= p.size()) {
+    size_t slash = p.find('/', at);
+    if (slash == std::string_view::npos) slash = p.size();
+    std::string_view seg = p.substr(at, slash - at);
+    at = slash + 1;
+    if (seg.empty() || seg == ".") continue;
+    if (seg == "..") {
+      if (!parts.empty() && parts.back() != "..") parts.pop_back();
+      else if (!abs) parts.push_back(seg);
+      continue;
+    }
+    parts.push_back(seg);
+  }
+  std::string out = abs ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += '/';
+    out += parts[i];
+  }
+  if (out.empty()) out = ".";
+  return out;
+}
+
+void drop_files(Trace& t, const std::vector<bool>& drop) {
+  std::vector<int32_t> renum(t.files.size(), -1);
+  std::vector<FileEntry> kept;
+  for (size_t i = 0; i < t.files.size(); ++i) {
+    if (i < drop.size() && drop[i]) continue;
+    renum[i] = static_cast<int32_t>(kept.size());
+    kept.push_back(std::move(t.files[i]));
+  }
+  t.files = std::move(kept);
+  for (auto& s : t.streams) {
+    std::vector<Op> ops;
+    ops.reserve(s.ops.size());
+    for (auto& op : s.ops) {
+      if (op.file >= 0 && static_cast<size_t>(op.file) < renum.size()) {
+        if (renum[op.file] < 0) continue;
+        op.file = renum[op.file];
+      }
+      ops.push_back(std::move(op));
+    }
+    s.ops = std::move(ops);
+  }
 }
 
 void finish_imported(Trace& t, int64_t origin_ns) {
@@ -53,6 +106,11 @@ void finish_imported(Trace& t, int64_t origin_ns) {
 }
 
 Trace import_trace(const std::string& path, const std::string& format) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--import {} is a directory; give the log file itself (strace -o FILE, or a DFTracer "
+                                 ".pfw or .pfw.gz file)",
+                                 escape_bytes(path)));
   std::string f = format;
   if (f.empty()) {
     f = ends_with(path, ".pfw") || ends_with(path, ".pfw.gz") || ends_with(path, ".json") || ends_with(path, ".json.gz")

@@ -1,5 +1,7 @@
 #include "trace/import_dftracer.hpp"
 
+#include <fcntl.h>
+
 #include <zlib.h>
 
 #include <cerrno>
@@ -162,14 +164,22 @@ Trace import_dftracer(const std::string& path) {
     if (added) t.files.push_back(FileEntry{p, 0, false});
     return it->second;
   };
+  // Directories (a directory call names them, or an open with O_DIRECTORY) are not data files;
+  // their calls are dropped at the end, as the recorder's fstat after an open drops them.
+  std::unordered_map<std::string, bool> dirs;
+  auto is_dir_event = [](const std::string& name) {
+    return name == "opendir" || name == "fdopendir" || name == "readdir" || name == "readdir64" || name == "mkdir" ||
+           name == "rmdir" || name == "getdents" || name == "getdents64" || name == "chdir";
+  };
   std::map<std::pair<int64_t, int64_t>, size_t> streams;  // (pid, tid) -> index
   std::map<std::pair<int64_t, int64_t>, FdState> fds;     // (pid, fd)
   bool unresolved_hash = false;
   int64_t origin = INT64_MAX;
   for (auto& [j, ln] : events) {
     std::string name = str(j, "name");
-    OpKind kind;
-    if (!kind_of(name, &kind)) continue;
+    OpKind kind = OpKind::stat;
+    const bool dir_event = is_dir_event(name);
+    if (!dir_event && !kind_of(name, &kind)) continue;
     const json args = j.contains("args") && j["args"].is_object() ? j["args"] : json::object();
     int64_t pid = num(j, "pid", 0), tid = num(j, "tid", pid);
     int64_t fd = num(args, "fd", -1);
@@ -184,6 +194,11 @@ Trace import_dftracer(const std::string& path) {
           unresolved_hash = true;
         }
       }
+    }
+    if (!file.empty() && file.rfind("fhash:", 0) != 0) file = normalize_path(file);
+    if (dir_event || (kind == OpKind::open && (num(args, "flags", 0) & O_DIRECTORY) != 0)) {
+      if (!file.empty()) dirs[file] = true;
+      continue;
     }
     int32_t fid = -1;
     if (!file.empty()) {
@@ -243,6 +258,9 @@ Trace import_dftracer(const std::string& path) {
     }
     t.streams[it->second].ops.push_back(std::move(op));
   }
+  std::vector<bool> drop(t.files.size(), false);
+  for (size_t i = 0; i < t.files.size(); ++i) drop[i] = dirs.count(t.files[i].path) > 0;
+  drop_files(t, drop);
   if (unresolved_hash) t.anonymized = true;
   // The earliest process's main thread is the job's main.
   if (!t.streams.empty()) {

@@ -187,10 +187,20 @@ Trace import_strace(const std::string& path) {
   std::unordered_map<std::string, int32_t> file_ids;
   std::unordered_map<uint64_t, int32_t> maps;  // mapping address -> file
   std::map<int64_t, size_t> streams;           // tid -> index
+  std::vector<bool> not_data;                  // per file: the log shows a directory, or a file the job created
   auto file_id = [&](const std::string& p) {
     auto [it, added] = file_ids.emplace(p, static_cast<int32_t>(t.files.size()));
-    if (added) t.files.push_back(FileEntry{p, 0, false});
+    if (added) {
+      t.files.push_back(FileEntry{p, 0, false});
+      not_data.push_back(false);
+    }
     return it->second;
+  };
+  // What the recorder's fstat after an open tells it, from the log: a directory (O_DIRECTORY,
+  // S_IFDIR in a stat, getdents, EISDIR on a read) or a file the open created (O_CREAT|O_EXCL,
+  // O_TMPFILE) is not a data file; its calls are dropped at the end.
+  auto mark_not_data = [&](int32_t f) {
+    if (f >= 0) not_data[static_cast<size_t>(f)] = true;
   };
   auto proc = [&](int64_t tid) {
     auto it = proc_of.find(tid);
@@ -268,14 +278,25 @@ Trace import_strace(const std::string& path) {
         pth = c.ret_text.substr(lt + 1, c.ret_text.rfind('>') - lt - 1);
       }
       if (!pth.empty() && pth[0] != '/') continue;  // relative names without -y: no directory known
+      pth = normalize_path(pth);
       if (!is_data_path(pth)) continue;
       op.kind = OpKind::open;
       op.file = file_id(pth);
+      const std::string& flags = c.args.size() > pi + 1 ? c.args[pi + 1] : std::string();
+      if (flags.find("O_DIRECTORY") != std::string::npos || flags.find("O_TMPFILE") != std::string::npos ||
+          (flags.find("O_CREAT") != std::string::npos && flags.find("O_EXCL") != std::string::npos) || c.err == EISDIR)
+        mark_not_data(op.file);
       if (c.ret >= 0) fds[{p, c.ret}] = FdState{op.file, 0};
     } else {
       bool fd_call = c.name == "close" || c.name == "read" || c.name == "pread64" || c.name == "readv" ||
                      c.name == "preadv" || c.name == "preadv2" || c.name == "lseek" || c.name == "fstat";
       bool path_stat = c.name == "stat" || c.name == "lstat" || c.name == "newfstatat" || c.name == "statx";
+      if (c.name == "getdents" || c.name == "getdents64") {
+        if (!need(1)) continue;
+        auto it = fds.find({p, fd_arg(c.args[0], &fpath)});
+        if (it != fds.end()) mark_not_data(it->second.file);
+        continue;
+      }
       if (c.name == "mmap") {
         if (!need(6)) continue;
         int64_t fd = fd_arg(c.args[4], &fpath);
@@ -304,10 +325,13 @@ Trace import_strace(const std::string& path) {
           if (it == fds.end()) continue;
           op.file = it->second.file;
         } else {
-          if (pth.empty() || pth[0] != '/' || !is_data_path(pth) || c.err) continue;
+          if (pth.empty() || pth[0] != '/') continue;
+          pth = normalize_path(pth);
+          if (!is_data_path(pth) || c.err) continue;
           op.file = file_id(pth);
         }
         op.kind = OpKind::stat;
+        if (text.find("S_IFDIR") != std::string::npos) mark_not_data(op.file);
         size_t sz = text.find("st_size=");
         if (sz != std::string::npos && !t.files[op.file].size_known) {
           t.files[op.file].size_bytes = std::strtoull(text.c_str() + sz + 8, nullptr, 10);
@@ -320,7 +344,9 @@ Trace import_strace(const std::string& path) {
         if (it == fds.end()) {
           // A descriptor opened before the trace began, named by -y: a data file when it is read.
           bool is_read = c.name != "close" && c.name != "lseek" && c.name != "fstat";
-          if (!is_read || fpath.empty() || fpath[0] != '/' || !is_data_path(fpath)) continue;
+          if (!is_read || fpath.empty() || fpath[0] != '/') continue;
+          fpath = normalize_path(fpath);
+          if (!is_data_path(fpath)) continue;
           it = fds.emplace(std::make_pair(p, fd), FdState{file_id(fpath), 0}).first;  // opened before the trace
         }
         FdState& st = it->second;
@@ -333,6 +359,7 @@ Trace import_strace(const std::string& path) {
           if (c.ret >= 0) st.pos = op.offset = static_cast<uint64_t>(c.ret);
         } else if (c.name == "fstat") {
           op.kind = OpKind::stat;
+          if (text.find("S_IFDIR") != std::string::npos) mark_not_data(op.file);
           size_t sz = text.find("st_size=");
           if (sz != std::string::npos && !t.files[op.file].size_known) {
             t.files[op.file].size_bytes = std::strtoull(text.c_str() + sz + 8, nullptr, 10);
@@ -340,6 +367,7 @@ Trace import_strace(const std::string& path) {
           }
         } else {
           op.kind = OpKind::read;
+          if (c.err == EISDIR) mark_not_data(op.file);
           op.bytes = c.ret > 0 ? static_cast<uint64_t>(c.ret) : 0;
           bool at = c.name == "pread64" || c.name == "preadv" || (c.name == "preadv2" && need(4) && c.args[3] != "-1");
           if (c.name == "read" || c.name == "pread64")
@@ -372,6 +400,7 @@ Trace import_strace(const std::string& path) {
     s.ppid = par == parent_of.end() ? 0 : static_cast<int32_t>(par->second);
     s.role = s.tid != p ? "thread" : (p == proc(first_pid) ? "main" : "process");
   }
+  drop_files(t, not_data);
   finish_imported(t, origin == INT64_MAX ? 0 : origin);
   return t;
 }

@@ -21,6 +21,10 @@
 /* The environment the interposer reads: the directory for the per-process files (recording is
  * off when unset or empty). */
 #define IOPROBE_REC_ENV_DIR "IOPROBE_RECORD_DIR"
+/* A thread's buffer is written to its process's file at its next record once the buffer's oldest
+ * record is this old (ns): a process killed without a clean exit loses at most that window per
+ * thread (plus what a thread recorded before it went idle until the end). */
+#define IOPROBE_REC_FLUSH_AGE_NS 250000000LL
 
 typedef struct IoprobeRecFileHeader {
   uint32_t magic;   /* IOPROBE_REC_FILE_MAGIC */

@@ -114,7 +114,10 @@ struct Trace {
   std::string host;                  // the host it was recorded on
   bool anonymized = false;           // paths hashed (record --anonymize; DFTracer's hashed names)
   int64_t duration_ns = 0;           // the job's elapsed time as recorded (ns)
-  std::vector<std::string> limits;   // what this source cannot see or distorts, in words
+  // Why the recording is incomplete ("interrupted: ..."), empty when it ran to its end. Written as
+  // "partial": true and "partial_reason" in the header; both optional on read (older traces).
+  std::string partial;
+  std::vector<std::string> limits;  // what this source cannot see or distorts, in words
   MappedShare mapped;
   std::vector<FileEntry> files;
   std::vector<Stream> streams;

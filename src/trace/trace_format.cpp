@@ -1,6 +1,9 @@
 #include "trace/trace_format.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -29,6 +32,10 @@ struct LineCtx {
   size_t line;
   [[noreturn]] void fail(const std::string& what) const {
     throw UsageError(fmt::format("trace {} line {}: {}; {}", escape_bytes(path), line, what, kFixHint));
+  }
+  // `what` already says what to do.
+  [[noreturn]] void fail_with_advice(const std::string& what) const {
+    throw UsageError(fmt::format("trace {} line {}: {}", escape_bytes(path), line, what));
   }
 };
 
@@ -71,15 +78,22 @@ void read_header(const json& h, const LineCtx& at, Trace& t) {
                         fmt_it == h.end() ? std::string("missing") : fmt_it->dump(), kFormatName));
   int64_t version = get_int(h, "version", at, true, 0);
   if (version != kFormatVersion)
-    at.fail(fmt::format("trace format version {} is not the version this ioprobe reads ({}); use the ioprobe that "
-                        "wrote it, or re-record",
-                        version, kFormatVersion));
+    at.fail_with_advice(fmt::format("trace format version {} is not the version this ioprobe reads ({}); read it "
+                                    "with the ioprobe that wrote it, or re-record (ioprobe record) or re-import it",
+                                    version, kFormatVersion));
   t.version = static_cast<int>(version);
   t.source = get_str(h, "source", at, false);
   t.host = unescape_bytes(get_str(h, "host", at, false));
   if (auto it = h.find("anonymized"); it != h.end()) {
     if (!it->is_boolean()) at.fail("the field \"anonymized\" must be true or false");
     t.anonymized = it->get<bool>();
+  }
+  if (auto it = h.find("partial"); it != h.end()) {
+    if (!it->is_boolean()) at.fail("the field \"partial\" must be true or false");
+    if (it->get<bool>()) {
+      t.partial = unescape_bytes(get_str(h, "partial_reason", at, false));
+      if (t.partial.empty()) t.partial = "partial";
+    }
   }
   if (std::string clock = get_str(h, "clock", at, false); !clock.empty() && clock != "CLOCK_MONOTONIC")
     at.fail(fmt::format("the clock \"{}\" is not CLOCK_MONOTONIC", clock));
@@ -183,6 +197,10 @@ json header_json(const Trace& t) {
   h["command"] = cmd;
   h["host"] = escape_bytes(t.host);
   h["anonymized"] = t.anonymized;
+  if (!t.partial.empty()) {
+    h["partial"] = true;
+    h["partial_reason"] = escape_bytes(t.partial);
+  }
   h["clock"] = "CLOCK_MONOTONIC";
   h["duration_ns"] = t.duration_ns;
   json limits = json::array();
@@ -321,6 +339,15 @@ bool is_trace_file(const std::string& path) {
   if (!std::getline(in, first)) return false;
   json j = json::parse(first, nullptr, false);
   return !j.is_discarded() && j.is_object() && j.value("format", std::string()) == kFormatName;
+}
+
+std::string unused_trace_name(const std::string& stem) {
+  struct stat st {};
+  for (int n = 1; n <= 9999; ++n) {
+    std::string name = n == 1 ? stem + ".jsonl" : fmt::format("{}-{}.jsonl", stem, n);
+    if (::lstat(name.c_str(), &st) != 0 && errno == ENOENT) return name;
+  }
+  throw IoError(EEXIST, "choose a trace name", stem + ".jsonl", "pass --out with a new name");
 }
 
 }  // namespace ioprobe::trace

@@ -43,4 +43,9 @@ std::string format_trace(const Trace& t);
 /// existing files `ioprobe record --out` may replace. False when absent or unreadable.
 bool is_trace_file(const std::string& path);
 
+/// The first of STEM + ".jsonl", STEM + "-2.jsonl", STEM + "-3.jsonl", ... that names nothing
+/// (lstat fails with ENOENT; a dangling link counts as taken), so a default trace name never
+/// replaces an earlier file. Throws IoError when no name up to -9999 is free.
+std::string unused_trace_name(const std::string& stem);
+
 }  // namespace ioprobe::trace

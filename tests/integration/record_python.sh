@@ -57,6 +57,52 @@ expect(opens == 8 + (2 if npy_bytes else 0), "one open per file (two for the .np
 print("plain job: %d ops, %d bytes" % (len(ops), got))
 PY
 
+# An interrupted recording keeps what the job read, marked partial (exit 130 for SIGINT, 143 for
+# SIGTERM), and the job's "odd/../sN.bin" is recorded as "sN.bin" (paths normalised).
+mkdir "$W/data/odd"
+cat > "$W/slow.py" <<'PY'
+import os, sys, time
+os.chdir(os.path.join(sys.argv[1], "odd"))
+i = 0
+while True:
+    with open("../s%d.bin" % (i % 8), "rb") as f:
+        f.read()
+    i += 1
+    time.sleep(0.02)
+PY
+for sig in INT TERM; do
+  rc=0
+  timeout --preserve-status -s $sig 3 "$BIN" record --out "$W/int-$sig.jsonl" -- "$PY" "$W/slow.py" "$W/data" \
+    > /dev/null 2> "$W/int-$sig.err" || rc=$?
+  want=130; [ $sig = TERM ] && want=143
+  [ "$rc" = "$want" ] || fail "record stopped by SIG$sig exited $rc, expected $want: $(cat "$W/int-$sig.err")"
+  grep -q "partial (interrupted)" "$W/int-$sig.err" || fail "the summary does not say partial: $(cat "$W/int-$sig.err")"
+  python3 - "$W/int-$sig.jsonl" "$W/data" <<'PY' || fail "SIG$sig: the partial trace"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+files = {l["file"]: l["path"] for l in lines if "file" in l}
+reads = [l for l in lines if l.get("op") == "read" and l["ret"] > 0]
+if not lines[0].get("partial") or "interrupted" not in lines[0].get("partial_reason", ""):
+    sys.exit("FAIL: header not marked partial: %s" % lines[0])
+if len(reads) < 10:
+    sys.exit("FAIL: %d reads kept from a 3 s job reading every 20 ms" % len(reads))
+bad = [p for p in files.values() if ".." in p or not p.startswith(sys.argv[2] + "/s")]
+if bad:
+    sys.exit("FAIL: paths not normalised: %s" % bad[:3])
+print("interrupted: %d reads kept, header %s" % (len(reads), lines[0]["partial_reason"]))
+PY
+done
+
+# The default trace name never replaces a file: names for this second and the next two exist.
+host=$(hostname)
+now=$(date +%s)
+for k in 0 1 2; do
+  echo "not a trace" > "$W/ioprobe-trace-$host-$(date -d "@$((now + k))" +%Y%m%d-%H%M%S).jsonl"
+done
+(cd "$W" && "$BIN" record -- true > /dev/null 2> "$W/default.err") || fail "record with a taken default name: $(cat "$W/default.err")"
+[ "$(grep -l "not a trace" "$W"/ioprobe-trace-*.jsonl | wc -l)" = 3 ] || fail "the default name replaced an earlier file"
+[ "$(ls "$W"/ioprobe-trace-*-2.jsonl | wc -l)" = 1 ] || fail "no -2 trace next to the taken name: $(ls "$W")"
+
 TPY=$(torch_python) || { echo "SKIP (torch part): no python3 imports torch"; echo PASS; exit 0; }
 "$BIN" record --out "$W/torch.jsonl" -- "$TPY" "$JOB" torch "$W/data" > "$W/out2.txt" || fail "record of the torch job failed"
 grep -q "batches 4" "$W/out2.txt" || fail "the DataLoader job's output changed: $(cat "$W/out2.txt")"

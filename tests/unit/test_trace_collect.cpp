@@ -168,3 +168,16 @@ TEST_CASE("collect: a mapping without its touched report leaves touched bytes un
   CHECK_FALSE(t.mapped.sampled);
   CHECK(t.mapped.touched_bytes == 0);
 }
+
+TEST_CASE("collect: recorded paths are normalised lexically, so one file is one entry", "[trace][collect]") {
+  TempDir dir("collect");
+  const uint64_t a = (uint64_t{7} << 32) | 1;
+  const uint64_t b = (uint64_t{7} << 32) | 2;
+  std::string body;
+  put(body, rec(IOPROBE_REC_OPEN, IOPROBE_CALL_OPEN, a, 100, 1, 0, 1), "/job/odd/../f.bin");
+  put(body, rec(IOPROBE_REC_OPEN, IOPROBE_CALL_OPEN, b, 200, 1, 2, 3), "/job//./f.bin");
+  write_process(dir.path + "/p7-1.rec", {IOPROBE_REC_FILE_MAGIC, IOPROBE_REC_VERSION, 7, 1, 0, 0, 50}, {{7, body}});
+  Trace t = collect_records(CollectInput{dir.path, 0, 1000, {"x"}, "h"}, nullptr);
+  REQUIRE(t.files.size() == 1);
+  CHECK(t.files[0].path == "/job/f.bin");
+}

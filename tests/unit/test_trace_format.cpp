@@ -101,6 +101,27 @@ const std::string kRead = R"({"op":"read","s":0,"t":5,"d":1,"f":0,"off":0,"len":
 
 }  // namespace
 
+TEST_CASE("a partial trace says so and why; a complete one and an older header read as complete", "[trace]") {
+  TempDir dir("trace");
+  Trace t = sample_trace();
+  t.partial = "interrupted: ioprobe record got SIGINT";
+  std::string path = dir.path + "/partial.jsonl";
+  write_trace(t, path);
+  std::ifstream in(path);
+  std::string header;
+  std::getline(in, header);
+  CHECK_THAT(header, Catch::Contains("\"partial\":true"));
+  CHECK(read_trace(path).partial == t.partial);
+  t.partial.clear();
+  write_trace(t, path);
+  CHECK(read_trace(path).partial.empty());
+  std::string end1 = "{\"end\":true,\"events\":1}\n";
+  CHECK(read_trace(write_text(dir, kHeader + kDecls + kRead + end1, "old.jsonl")).partial.empty());
+  std::string h = kHeader;
+  h.insert(h.find("\"clock\""), "\"partial\":1,");
+  CHECK_THAT(refusal(h + kDecls + kRead + end1), Catch::Contains("\"partial\" must be true or false"));
+}
+
 TEST_CASE("trace round trip keeps every field, non-UTF-8 paths included", "[trace]") {
   TempDir dir("trace");
   Trace t = sample_trace();
@@ -146,7 +167,7 @@ TEST_CASE("trace round trip keeps every field, non-UTF-8 paths included", "[trac
 }
 
 TEST_CASE("trace: a minimal hand-written trace reads", "[trace]") {
-  CHECK(refusal(kHeader + kDecls + kRead + "{\"end\":true,\"events\":1}\n") == "");
+  CHECK(refusal(kHeader + kDecls + kRead + "{\"end\":true,\"events\":1}\n").empty());
 }
 
 TEST_CASE("trace refusals name the line", "[trace]") {
@@ -175,7 +196,10 @@ TEST_CASE("trace refusals name the line", "[trace]") {
   SECTION("wrong version") {
     std::string h = kHeader;
     h.replace(h.find("\"version\":1"), 11, "\"version\":7");
-    CHECK_THAT(refusal(h + kDecls + kRead + end1), Catch::Contains("line 1") && Catch::Contains("version 7"));
+    std::string msg = refusal(h + kDecls + kRead + end1);
+    CHECK_THAT(msg, Catch::Contains("line 1") && Catch::Contains("version 7"));
+    // The advice is given once, not followed by the generic "re-record it" hint again.
+    CHECK(msg.find("re-record") == msg.rfind("re-record"));
   }
   SECTION("unknown op") {
     std::string msg = refusal(kHeader + kDecls +
@@ -216,7 +240,7 @@ TEST_CASE("trace refusals name the line", "[trace]") {
     std::string decl2 = "{\"stream\":1,\"pid\":2,\"tid\":2}\n";
     std::string r2 = R"({"op":"read","s":1,"t":1,"d":1,"f":0})"
                      "\n";
-    CHECK(refusal(kHeader + kDecls + decl2 + kRead + r2 + "{\"end\":true,\"events\":2}\n") == "");
+    CHECK(refusal(kHeader + kDecls + decl2 + kRead + r2 + "{\"end\":true,\"events\":2}\n").empty());
   }
   SECTION("unknown stream") {
     std::string msg = refusal(kHeader + kDecls +
@@ -270,4 +294,14 @@ TEST_CASE("trace: a missing file is a usage error naming the path", "[trace]") {
     CHECK(e.exit_code() == kExitUsage);
   }
   CHECK_FALSE(is_trace_file("/nonexistent/ioprobe-trace.jsonl"));
+}
+
+TEST_CASE("the default trace name never names an existing file", "[trace]") {
+  TempDir dir("trace");
+  std::string stem = dir.path + "/ioprobe-trace-h-20260101-000000";
+  CHECK(unused_trace_name(stem) == stem + ".jsonl");
+  write_text(dir, "earlier", "ioprobe-trace-h-20260101-000000.jsonl");
+  CHECK(unused_trace_name(stem) == stem + "-2.jsonl");
+  write_text(dir, "earlier", "ioprobe-trace-h-20260101-000000-2.jsonl");
+  CHECK(unused_trace_name(stem) == stem + "-3.jsonl");
 }

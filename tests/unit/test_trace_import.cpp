@@ -3,6 +3,7 @@
 // real strace logs of a small Python job (with and without -y).
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -168,4 +169,79 @@ TEST_CASE("anonymize: hashes keep the extension, the command keeps the program",
   u.files = {{"/data/secret/img_001.jpg", 1, true}};
   anonymize_paths(u);
   CHECK(u.files[0].path == t.files[0].path);  // the same path hashes the same
+}
+
+TEST_CASE("normalize_path resolves . and .. lexically and folds slashes", "[trace][import]") {
+  CHECK(normalize_path("/job/odd/../f.bin") == "/job/f.bin");
+  CHECK(normalize_path("/a//b/./c/") == "/a/b/c");
+  CHECK(normalize_path("/../../x") == "/x");
+  CHECK(normalize_path("/") == "/");
+  CHECK(normalize_path("a/../../b") == "../b");
+  CHECK(normalize_path("").empty());
+  CHECK(normalize_path("/a/link/../b") == "/a/b");  // symlinks are not followed
+}
+
+TEST_CASE("the data-file rule leaves out the root, directories named with '/', semaphores and torch segments",
+          "[trace][import]") {
+  CHECK_FALSE(is_data_path("/"));
+  CHECK_FALSE(is_data_path("/data/train/"));
+  CHECK_FALSE(is_data_path("/dev/shm/sem.mp-abc"));
+  CHECK_FALSE(is_data_path("/dev/shm/torch_123_456"));
+  CHECK(is_data_path("/dev/shm/data/a.bin"));
+  CHECK(is_data_path("/data/train/a.bin"));
+}
+
+TEST_CASE("import strace: directories and files the job created are not data files", "[trace][import]") {
+  TempDir dir("import");
+  std::string log = dir.path + "/s.log";
+  std::ofstream(log)
+      << "100 1700000000.000001 openat(AT_FDCWD, \"/\", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = 3 <0.000010>\n"
+         "100 1700000000.000002 openat(AT_FDCWD, \"/data/train\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = 4 "
+         "<0.000010>\n"
+         "100 1700000000.000003 getdents64(4, 0x5581 /* 3 entries */, 32768) = 80 <0.000010>\n"
+         "100 1700000000.000004 close(4) = 0 <0.000010>\n"
+         "100 1700000000.000005 openat(AT_FDCWD, \"/data/sub\", O_RDONLY|O_CLOEXEC) = 5 <0.000010>\n"
+         "100 1700000000.000006 fstat(5, {st_mode=S_IFDIR|0755, st_size=4096, ...}) = 0 <0.000010>\n"
+         "100 1700000000.000007 close(5) = 0 <0.000010>\n"
+         "100 1700000000.000008 openat(AT_FDCWD, \"/tmp/lf_x1\", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0600) = 6 "
+         "<0.000010>\n"
+         "100 1700000000.000009 close(6) = 0 <0.000010>\n"
+         "100 1700000000.000010 openat(AT_FDCWD, \"/dev/shm/sem.mp-1\", O_RDWR|O_NOFOLLOW) = 7 <0.000010>\n"
+         "100 1700000000.000011 stat(\"/data/dirs\", {st_mode=S_IFDIR|0755, st_size=4096, ...}) = 0 <0.000010>\n"
+         "100 1700000000.000012 openat(AT_FDCWD, \"/data/train/../train/a.bin\", O_RDONLY|O_CLOEXEC) = 8 "
+         "<0.000010>\n"
+         "100 1700000000.000013 read(8, \"abc\", 4096) = 3 <0.000010>\n"
+         "100 1700000000.000014 close(8) = 0 <0.000010>\n";
+  Trace t = import_trace(log, "strace");
+  REQUIRE(t.files.size() == 1);
+  CHECK(t.files[0].path == "/data/train/a.bin");
+  REQUIRE(t.streams.size() == 1);
+  CHECK(t.streams[0].ops.size() == 3);
+  for (const auto& op : t.streams[0].ops) CHECK(op.file == 0);
+}
+
+TEST_CASE("import: a directory is named as one", "[trace][import]") {
+  TempDir dir("import");
+  CHECK_THROWS_WITH(import_trace(dir.path, ""), Catch::Contains("is a directory"));
+}
+
+TEST_CASE("import dftracer: directories are dropped, paths normalised", "[trace][import]") {
+  TempDir dir("import");
+  std::string log = dir.path + "/d.pfw";
+  std::ofstream(log)
+      << "[\n"
+         R"({"id":1,"name":"opendir","cat":"POSIX","pid":1,"tid":1,"ts":10,"dur":1,"ph":"X","args":{"fname":"/data/train"}})"
+         "\n"
+         R"({"id":2,"name":"open64","cat":"POSIX","pid":1,"tid":1,"ts":11,"dur":1,"ph":"X","args":{"fname":"/data/train","flags":65536,"ret":3}})"
+         "\n"
+         R"({"id":3,"name":"open64","cat":"POSIX","pid":1,"tid":1,"ts":12,"dur":1,"ph":"X","args":{"fname":"/data/sub","flags":65536,"ret":4}})"
+         "\n"
+         R"({"id":4,"name":"open64","cat":"POSIX","pid":1,"tid":1,"ts":13,"dur":1,"ph":"X","args":{"fname":"/data/odd/../train/a.bin","flags":0,"ret":5}})"
+         "\n"
+         R"({"id":5,"name":"read","cat":"POSIX","pid":1,"tid":1,"ts":14,"dur":1,"ph":"X","args":{"fd":5,"count":10,"ret":10}})"
+         "\n]\n";
+  Trace t = import_trace(log, "dftracer");
+  REQUIRE(t.files.size() == 1);
+  CHECK(t.files[0].path == "/data/train/a.bin");
+  CHECK(t.op_count() == 2);
 }
