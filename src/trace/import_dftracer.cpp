@@ -102,7 +102,7 @@ bool kind_of(const std::string& name, OpKind* kind) {
   return true;
 }
 
-struct FdState {
+struct DftracerFd {
   int32_t file = -1;
   uint64_t pos = 0;
 };
@@ -172,7 +172,7 @@ Trace import_dftracer(const std::string& path) {
            name == "rmdir" || name == "getdents" || name == "getdents64" || name == "chdir";
   };
   std::map<std::pair<int64_t, int64_t>, size_t> streams;  // (pid, tid) -> index
-  std::map<std::pair<int64_t, int64_t>, FdState> fds;     // (pid, fd)
+  std::map<std::pair<int64_t, int64_t>, DftracerFd> fds;  // (pid, fd)
   bool unresolved_hash = false;
   int64_t origin = INT64_MAX;
   for (auto& [j, ln] : events) {
@@ -220,7 +220,7 @@ Trace import_dftracer(const std::string& path) {
     origin = std::min(origin, op.start_ns);
     int64_t ret = num(args, "ret", INT64_MIN);
     if (kind == OpKind::open) {
-      if (ret >= 0 && ret != INT64_MIN && name.rfind("fopen", 0) != 0) fds[{pid, ret}] = FdState{fid, 0};
+      if (ret >= 0 && ret != INT64_MIN && name.rfind("fopen", 0) != 0) fds[{pid, ret}] = DftracerFd{fid, 0};
       if (ret == -1) op.error = static_cast<int32_t>(num(args, "errno", 0));
     } else if (kind == OpKind::close) {
       if (fd >= 0) fds.erase({pid, fd});
@@ -232,7 +232,7 @@ Trace import_dftracer(const std::string& path) {
       op.bytes = ret == INT64_MIN ? req : (ret > 0 ? static_cast<uint64_t>(ret) : 0);
       if (ret == -1) op.error = static_cast<int32_t>(num(args, "errno", 0));
       int64_t off = num(args, "offset", -1);
-      FdState* st = fd >= 0 && fds.count({pid, fd}) ? &fds[{pid, fd}] : nullptr;
+      DftracerFd* st = fd >= 0 && fds.count({pid, fd}) ? &fds[{pid, fd}] : nullptr;
       if (off >= 0) op.offset = static_cast<uint64_t>(off);
       else if (st) {
         op.offset = st->pos;

@@ -50,7 +50,7 @@ void write_file(const std::string& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-trace::Op op(trace::OpKind k, int64_t t, int32_t f, uint64_t off = 0, uint64_t len = 0, uint64_t got = 0) {
+trace::Op layout_op(trace::OpKind k, int64_t t, int32_t f, uint64_t off = 0, uint64_t len = 0, uint64_t got = 0) {
   trace::Op o;
   o.kind = k;
   o.start_ns = t;
@@ -71,15 +71,15 @@ trace::Trace small_trace() {
   trace::Stream s1;
   s1.pid = s1.tid = 1;
   s1.role = "main";
-  s1.ops = {op(trace::OpKind::open, 0, 0), op(trace::OpKind::read, 100000, 0, 0, 8192, 8192),
-            op(trace::OpKind::read, 200000, 0, 8192, 8192, 1808), op(trace::OpKind::close, 300000, 0)};
+  s1.ops = {layout_op(trace::OpKind::open, 0, 0), layout_op(trace::OpKind::read, 100000, 0, 0, 8192, 8192),
+            layout_op(trace::OpKind::read, 200000, 0, 8192, 8192, 1808), layout_op(trace::OpKind::close, 300000, 0)};
   trace::Stream s2;
   s2.pid = s2.tid = 2;
   s2.role = "thread";
-  trace::Op failed = op(trace::OpKind::open, 0, 2);
+  trace::Op failed = layout_op(trace::OpKind::open, 0, 2);
   failed.error = 2;
-  s2.ops = {failed, op(trace::OpKind::stat, 1000, 1), op(trace::OpKind::open, 2000, 1),
-            op(trace::OpKind::mmap, 3000, 1, 0, 5000), op(trace::OpKind::munmap, 400000, 1)};
+  s2.ops = {failed, layout_op(trace::OpKind::stat, 1000, 1), layout_op(trace::OpKind::open, 2000, 1),
+            layout_op(trace::OpKind::mmap, 3000, 1, 0, 5000), layout_op(trace::OpKind::munmap, 400000, 1)};
   t.streams = {s1, s2};
   return t;
 }
@@ -193,7 +193,7 @@ TEST_CASE("replay run: a batch waits for its worker's reads", "[replay]") {
   trace::Stream w;
   w.pid = w.tid = 2;
   w.role = "worker 0";
-  w.ops = {op(trace::OpKind::read, 20'000'000, 0, 0, 4096, 4096)};
+  w.ops = {layout_op(trace::OpKind::read, 20'000'000, 0, 0, 4096, 4096)};
   w.ops[0].dur_ns = 1'000'000;
   t.streams = {main, w};
   LayoutOptions o;
