@@ -155,8 +155,8 @@ const char* absolute(int dirfd, const char* path, char* out, size_t cap);
 typedef struct Call {
   int64_t t0, c0;
 } Call;
-/* Thread CPU time is a system call (CLOCK_THREAD_CPUTIME_ID has no vDSO path: about 0.5 us on
- * this project's VM), so it is read only where it tells something. A gap before a call, or a
+/* Thread CPU time is a system call (CLOCK_THREAD_CPUTIME_ID has no vDSO path: about 0.5 us each
+ * where tools/bench-record measured it), so it is read only where it tells something. A gap before a call, or a
  * call itself, shorter than kShortGapNs is counted as CPU (its wall time added to the last CPU
  * reading) instead of being read, until kMaxEstimateNs of such estimates have added up since the
  * last real reading; a longer gap or call, or the budget used up, reads the clock. So a page-cache
