@@ -169,11 +169,13 @@ ReplayAnalysis analyse_replay(const ReplayDocument& doc) {
         "compute took {} as recorded",
         format_bytes(r.bytes), format_ns(r.elapsed_ns), format_rate(r.bytes_per_s()), format_ns(r.recorded_elapsed_ns));
   } else if (a.from_batches) {
-    a.verdict = fmt::format("on this target your job would have run {}; {} of it waiting on reads {} (AU {} here, {} "
-                            "as recorded)",
+    // The training loop waits for batches; how much of that is the storage shows in how long the
+    // streams that produce them were blocked in reads, said beside it rather than assumed.
+    a.verdict = fmt::format("on this target your job would have run {}; {} of it waiting for batches {}, whose "
+                            "streams were blocked in reads {} of their time here (AU {} here, {} as recorded)",
                             ratio_words(a.elapsed_ratio), pct(a.wait_share),
                             main_waits_on_workers(r) ? "from worker processes" : "in the training process",
-                            pct(a.replayed_au), pct(a.recorded_au));
+                            pct(r.read_share()), pct(a.replayed_au), pct(a.recorded_au));
   } else {
     a.verdict = fmt::format("on this target the recorded I/O ran {}; its streams spent {} of their time blocked in "
                             "reads (no batch marks in the trace: no training-step timeline)",
