@@ -265,6 +265,11 @@ void write_trace(const Trace& t, const std::string& path) {
 }
 
 Trace read_trace(const std::string& path) {
+  // A directory opens and reads as empty, a device reads forever: name what it is instead.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw UsageError(fmt::format("trace {}: {}, not a trace file; give the path of a trace written by ioprobe record",
+                                 escape_bytes(path), S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file"));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw UsageError(fmt::format("trace {}: cannot open it: {}; give the path of a trace written by ioprobe record",

@@ -296,6 +296,19 @@ TEST_CASE("trace: a missing file is a usage error naming the path", "[trace]") {
   CHECK_FALSE(is_trace_file("/nonexistent/ioprobe-trace.jsonl"));
 }
 
+TEST_CASE("trace: a directory or a device is named as such, not read as an empty trace", "[trace]") {
+  for (const auto& [path, what] : {std::pair<std::string, std::string>{"/tmp", "is a directory"},
+                                   std::pair<std::string, std::string>{"/dev/zero", "is not a regular file"}}) {
+    try {
+      read_trace(path);
+      FAIL("read_trace accepted " << path);
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains(what));
+      CHECK(e.exit_code() == kExitUsage);
+    }
+  }
+}
+
 TEST_CASE("the default trace name never names an existing file", "[trace]") {
   TempDir dir("trace");
   std::string stem = dir.path + "/ioprobe-trace-h-20260101-000000";
