@@ -221,6 +221,10 @@ int cmd_replay(const CommandContext& ctx) {
                                      res.residency.fraction() * 100));
   }
   for (const auto& w : layout.warnings) warnings.push_back(w);
+  if (!trace.partial.empty())
+    warnings.push_back(fmt::format("the trace is partial ({}): the recording ended before the job did, so the replay "
+                                   "plays only what was recorded, and its ratios describe that part of the job",
+                                   trace.partial));
   if (const size_t ranks = replay::recorded_ranks(trace).size(); ranks > static_cast<size_t>(comm.size()))
     warnings.push_back(fmt::format("the trace holds {} recorded ranks and this replay runs {} process(es): ranks "
                                    "without a process are not replayed; run it under mpirun -np {} (or srun) to "
