@@ -304,8 +304,17 @@ ReplayDocument merge_replay_documents(const std::vector<ReplayDocument>& docs, c
                                    "trace",
                                    names.at(i), escape_bytes(d.trace.path), d.trace.ops, names.front(),
                                    escape_bytes(m.trace.path), m.trace.ops));
-    m.result.merge(d.result);
+    // Each document's processes keep their own numbers after the ones before (proc column).
+    replay::ReplayResult part = d.result;
+    for (auto& st : part.streams) st.replay_rank += static_cast<int32_t>(m.result.processes);
+    m.result.merge(part);
     m.device_io.merge(d.device_io);
+    const auto target_path = [](const nlohmann::json& t) {
+      return t.is_object() ? t.value("path", std::string()) + " (" + t.value("fs_type", std::string("?")) + ")" : "?";
+    };
+    if (target_path(d.target) != target_path(m.target))
+      m.warnings.push_back(fmt::format("{} replayed on {}, {} on {}: the header shows the first target only",
+                                       names.at(i), target_path(d.target), names.front(), target_path(m.target)));
     for (const auto& w : d.warnings)
       if (std::find(m.warnings.begin(), m.warnings.end(), w) == m.warnings.end()) m.warnings.push_back(w);
   }

@@ -44,8 +44,8 @@ TEST_CASE("replay report: the verdict from the batch timeline", "[replay]") {
   CHECK(a.wait_share == Approx(80.0 / 180));
   CHECK(a.recorded_au == Approx(1.0));
   CHECK(a.replayed_au == Approx(100.0 / 180));
-  CHECK_THAT(a.verdict, Catch::StartsWith("on this target your job would have run 1.80x longer; 44% of it waiting on "
-                                          "reads from worker processes"));
+  CHECK_THAT(a.verdict, Catch::StartsWith("on this target your job would have run 1.80x longer; 44% of it waiting for "
+                                          "batches from worker processes, whose streams were blocked in reads"));
   ReplayDocument no_batches = doc_with(0, 0, 0);
   no_batches.result.timeline.batches = 0;
   const ReplayAnalysis b = analyse_replay(no_batches);
@@ -81,6 +81,16 @@ TEST_CASE("replay report: merging documents merges their results, refusing anoth
   CHECK(m.result.processes == 2);
   CHECK(m.result.timeline.replayed_wait_ns == 800);
   CHECK(m.sources == std::vector<std::string>{"a.json", "b.json"});
+  // b's process is numbered after a's, so the stream rows tell the two replays apart.
+  REQUIRE(m.result.streams.size() == 4);
+  CHECK(m.result.streams[0].replay_rank == 0);
+  CHECK(m.result.streams[2].replay_rank == 1);
+  CHECK(m.warnings.empty());
+  ReplayDocument elsewhere = b;
+  elsewhere.target = {{"path", "/mnt/b"}, {"fs_type", "ext4"}};
+  const ReplayDocument m2 = merge_replay_documents({a, elsewhere}, {"a.json", "b.json"});
+  REQUIRE(m2.warnings.size() == 1);
+  CHECK_THAT(m2.warnings[0], Catch::Contains("/mnt/b (ext4)"));
   ReplayDocument other = b;
   other.trace.path = "other.trace";
   CHECK_THROWS_AS(merge_replay_documents({a, other}, {"a.json", "b.json"}), UsageError);
