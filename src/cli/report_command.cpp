@@ -3,8 +3,6 @@
 // --merge, combines run (or raw) documents into one result (report/document_merge.hpp), written with --json.
 #include <iostream>
 
-#include <sys/stat.h>
-
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -59,18 +57,6 @@ int merge_replays(const std::vector<nlohmann::json>& docs, const std::vector<std
 int merge_command(const std::vector<std::string>& files, const std::vector<nlohmann::json>& docs,
                   const po::variables_map& vm, const std::string& html, const std::string& csv) {
   if (files.size() < 2) throw UsageError("--merge: give two or more result documents (A.json B.json ...)");
-  // One document given twice (by another name too: a link, ./a.json) would be counted twice.
-  for (size_t i = 0; i < files.size(); ++i) {
-    struct stat a {};
-    if (::stat(files[i].c_str(), &a) != 0) continue;  // reading it reported the problem already
-    for (size_t k = 0; k < i; ++k) {
-      struct stat b {};
-      if (::stat(files[k].c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        throw UsageError(fmt::format("--merge: '{}' and '{}' are the same file: merged with itself its counts would "
-                                     "be added twice; give each host's document once",
-                                     escape_bytes(files[k]), escape_bytes(files[i])));
-    }
-  }
   if (!csv.empty())
     throw UsageError("--csv does not take --merge: write the merged document with --json, then render it with "
                      "'ioprobe report M.json --csv FILE'");

@@ -304,6 +304,16 @@ ReplayDocument merge_replay_documents(const std::vector<ReplayDocument>& docs, c
                                    "trace",
                                    names.at(i), escape_bytes(d.trace.path), d.trace.ops, names.front(),
                                    escape_bytes(m.trace.path), m.trace.ops));
+    // The same replay given twice (one path twice, a copy) would count its bytes twice.
+    for (size_t k = 0; k < i; ++k) {
+      const auto same = [&](const char* key) {
+        return docs[k].header.contains(key) && d.header.contains(key) && docs[k].header.at(key) == d.header.at(key);
+      };
+      if (same("created_utc") && same("host") && same("command"))
+        throw UsageError(fmt::format("--merge: '{}' and '{}' are the same result (created {}); merging it twice would "
+                                     "count its bytes twice: give each replay once",
+                                     names.at(k), names.at(i), d.header.value("created_utc", "?")));
+    }
     // Each document's processes keep their own numbers after the ones before (proc column).
     replay::ReplayResult part = d.result;
     for (auto& st : part.streams) st.replay_rank += static_cast<int32_t>(m.result.processes);

@@ -36,5 +36,5 @@ expect2 empty.json "is empty"
 ln -s full.json again.json
 out=$("$IOPROBE" report --merge full.json again.json 2>&1); rc=$?
 [ $rc = 2 ] || fail "report --merge of one file twice exited $rc: $out"
-echo "$out" | grep -q "are the same file" || fail "report --merge of one file twice: $out"
+echo "$out" | grep -q "are the same result" || fail "report --merge of one file twice: $out"
 echo "ok: report refuses non-documents clearly"

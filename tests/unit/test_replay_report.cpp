@@ -75,7 +75,11 @@ TEST_CASE("replay report: the document round-trips and refuses a damaged one", "
 }
 
 TEST_CASE("replay report: merging documents merges their results, refusing another trace", "[replay]") {
-  const ReplayDocument a = doc_with(1000, 200, 300), b = doc_with(1000, 200, 500);
+  const ReplayDocument a = doc_with(1000, 200, 300);
+  ReplayDocument b = doc_with(1000, 200, 500);
+  b.header["created_utc"] = "y";  // another replay of the same trace
+  // One replay given twice (its path twice, or a copy) would count its bytes twice.
+  CHECK_THROWS_WITH(merge_replay_documents({a, a}, {"a.json", "a2.json"}), Catch::Contains("are the same result"));
   const ReplayDocument m = merge_replay_documents({a, b}, {"a.json", "b.json"});
   CHECK(m.result.bytes == 600);
   CHECK(m.result.processes == 2);
