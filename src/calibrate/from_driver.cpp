@@ -70,7 +70,7 @@ void fit_whole_lives(const json& rows, Pick at_level, double floor_us, CalLoadPo
   // per-sample figure both passes leave the same; held at the floor, they differ by the noise of
   // the host (a stall, CPU steal), which only ever adds CPU, so the smaller is taken (a hiccup in
   // one pass made the one-time figure 0.15 s where the others were 0.04-0.05 s: docs/benchmarks/calibration.md,
-  // "session 17").
+  // "A faster host: the worker's GIL and the crowded one-time fit").
   const double rest_s = std::min(ca - na * per_us / 1e6, cb - nb * per_us / 1e6);
   const double once_s = std::max(0.0, rest_s / std::max(1, p.num_workers));
   const double window = p.loop_per_sample_us + p.put_per_sample_us + p.other_per_sample_us;

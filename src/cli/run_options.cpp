@@ -338,10 +338,6 @@ void refuse_generation_options(const po::variables_map& vm) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // --gpu sets the GPU's step time through the catalog's rate (workloads/accelerators.json);
 // --step-time and --gpu-samples-per-s set it themselves, and --gpu was then dropped without a word.
 // One source sets it: both given in one place (the command line, or workload files) is refused;

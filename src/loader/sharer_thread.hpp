@@ -6,12 +6,11 @@
 // that tensor until it has it: one blocking round trip per tensor, the sharer's CPU on the worker's
 // side, taken through the worker's GIL (loader/worker_gil.hpp), so a busy worker delays it.
 // Measured on a real per_sample DataLoader on 2 CPUs (tools/time-sharer-roundtrips; docs/benchmarks/calibration.md,
-// "session 18"): the main process spent 1.6-2.7 s of a 2.4-4.1 s epoch inside detach(), 0.8-1.3 s
-// of it its own CPU; with round trips modelled as overlapping the main process's work ioprobe was
-// 1.33-1.42x the real loader at 4-8 workers, blocking 0.90-1.06x at 1-8 (medians of 4 paired
-// runs). The calibration measures the sharer side's CPU per sample
-// (Calibration::worker_other_cpu_per_sample_us) and the tensors per batch; the rank's consumer
-// calls serve() once per tensor of each batch on the worker that built it.
+// "Blocking round trips, a calibration per round, ioprobe's own read"): the main process spent 1.6-2.7 s of a 2.4-4.1 s
+// epoch inside detach(), 0.8-1.3 s of it its own CPU; with round trips modelled as overlapping the main process's work
+// ioprobe was 1.33-1.42x the real loader at 4-8 workers, blocking 0.90-1.06x at 1-8 (medians of 4 paired runs). The
+// calibration measures the sharer side's CPU per sample (Calibration::worker_other_cpu_per_sample_us) and the tensors
+// per batch; the rank's consumer calls serve() once per tensor of each batch on the worker that built it.
 #pragma once
 
 #include <condition_variable>

@@ -10,7 +10,7 @@
 // Why: with the three threads free to overlap, a Dataset whose samples cross as one tensor each
 // (tools/bench_datasets/per_sample.py: 50 µs loop, 390 µs feeder, 177 µs sharer CPU per sample)
 // was predicted 1.18-1.39x faster than the real DataLoader on a 2-CPU host (docs/benchmarks/calibration.md,
-// "session 17").
+// "A faster host: the worker's GIL and the crowded one-time fit").
 #pragma once
 
 #include <condition_variable>
@@ -27,7 +27,7 @@ namespace ioprobe {
 /// (5 ms by default) only when no blocking call released the lock first; a worker's threads make
 /// such calls every few hundred µs (reads, pipe and socket writes), so turns are short. Against a
 /// real per_sample DataLoader at 1-2 workers, 200 µs turns came within 0-15% and 1 or 3 ms turns
-/// 10-20% slow (docs/benchmarks/calibration.md, "session 17", "The turn length").
+/// 10-20% slow (docs/benchmarks/calibration.md, "The turn length").
 constexpr double kGilSliceUs = 200.0;
 
 class WorkerGil {
