@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -132,8 +133,15 @@ void end_on_timeout(pid_t pid, const DriverWatch& watch, DriverStreams& io, Driv
     r.dumped.push_back(p);
     io.drain(1000, 200);  // its stack (written at once, in the signal handler), before the next one's line
   }
-  for (const pid_t p : descendant_processes(pid)) procs.push_back(p);
-  for (auto it = procs.rbegin(); it != procs.rend(); ++it) kill(*it, SIGKILL);
+  // Frozen first, parents before children, so that none reacts to another's death (a shell
+  // going on once its child died, a DataLoader starting a new worker); then killed.
+  for (const pid_t p : procs) kill(p, SIGSTOP);
+  for (const pid_t p : descendant_processes(pid)) {
+    if (std::find(procs.begin(), procs.end(), p) != procs.end()) continue;
+    kill(p, SIGSTOP);
+    procs.push_back(p);
+  }
+  for (const pid_t p : procs) kill(p, SIGKILL);
 }
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -97,6 +100,15 @@ std::string describe(const std::string& path, int fd) {
   return fmt::format("{}; on this host it is held by {}", recorded, local);
 }
 
+// Tests of waiting need a holder that certainly holds the lock while a second process comes:
+// with IOPROBE_TEST_STOP_HOLDING_LOCK set, the first lock this process takes stops it (SIGSTOP)
+// once taken and recorded, and the test resumes it (SIGCONT). Nothing else reads this variable.
+void stop_if_testing() {
+  static std::atomic<bool> stopped{false};
+  const char* env = std::getenv("IOPROBE_TEST_STOP_HOLDING_LOCK");
+  if (env && *env && !stopped.exchange(true)) raise(SIGSTOP);
+}
+
 }  // namespace
 
 DirLock::DirLock(const std::string& dir, Mode mode, const std::string& purpose,
@@ -146,6 +158,7 @@ DirLock::DirLock(const std::string& dir, Mode mode, const std::string& purpose,
       (void)n;  // the record only improves a waiter's message; the lock itself is taken
     }
   }
+  stop_if_testing();
 }
 
 void DirLock::downgrade() {

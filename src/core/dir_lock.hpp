@@ -3,8 +3,8 @@
 //
 // The lock is flock(2) on "DIR/.ioprobe-lock". Its holder (PID, host, command line, time) is
 // written into that file when taken exclusively, so that a process that has to wait can say who
-// it waits for (issue #16 item 6: two `gen` into one --dir failed with an opaque rename ENOENT or
-// regenerated the set under each other; two `checkpoint` measured each other's I/O unwarned).
+// it waits for (without it, two `gen` into one --dir regenerate the set under each other, and two
+// `checkpoint` runs measure each other's I/O).
 // The file is removed by the last holder to leave (checked under an exclusive lock, and a taker
 // checks that the file it locked is still the one in the directory).
 #pragma once

@@ -4,7 +4,8 @@
 # rename ENOENT and the set is complete. A `gen --regenerate` of another shape waits while a run
 # reads the dataset. A second `checkpoint` into one --dir waits, naming the first, instead of
 # measuring against its I/O. The first process is stopped (SIGSTOP) while it holds the lock, so
-# the overlap is certain, not a matter of timing.
+# the overlap is certain, not a matter of timing: IOPROBE_TEST_STOP_HOLDING_LOCK makes it stop
+# itself (SIGSTOP) once it holds and has recorded the lock (core/dir_lock.cpp).
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
@@ -12,6 +13,18 @@ work=$(mktemp -d /var/tmp/ioprobe-conc-XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 cd "$work"
+
+# wait_stopped PID: up to 60 s for PID to stop itself (state T), as it does once it holds the lock.
+wait_stopped() {
+  local i st
+  for ((i = 0; i < 600; i++)); do
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    [ "$st" = T ] && return 0
+    [ -z "$st" ] && fail "PID $1 ended before it held the lock"
+    sleep 0.1
+  done
+  fail "PID $1 did not stop holding the lock within 60 s"
+}
 
 # wait_for FILE PATTERN: up to 60 s for PATTERN to appear in FILE.
 wait_for() {
@@ -21,10 +34,10 @@ wait_for() {
 }
 
 # 1. Two gen into one --dir.
-"$IOPROBE" gen --dir ds --files 3000 --file-size 8KiB > a.out 2> a.err &
+IOPROBE_TEST_STOP_HOLDING_LOCK=1 "$IOPROBE" gen --dir ds --files 3000 --file-size 8KiB > a.out 2> a.err &
 a=$!; pids+=($a)
-wait_for ds/.ioprobe-lock "pid=$a"
-kill -STOP $a
+wait_stopped $a
+grep -q "pid=$a" ds/.ioprobe-lock || fail "the lock file does not name PID $a: $(cat ds/.ioprobe-lock)"
 "$IOPROBE" gen --dir ds --files 3000 --file-size 8KiB > b.out 2> b.err &
 b=$!; pids+=($b)
 wait_for b.err "is locked by PID $a"
@@ -50,10 +63,9 @@ wait $d || fail "concurrent gen 2: $(cat d.err)"
 echo "ok: two gen started together: one generated, one reused"
 
 # 2. A reader holds the set: a --regenerate of another shape waits for it.
-"$IOPROBE" --quiet --dir ds --files 3000 --file-size 8KiB --cache warm --duration 1s --workers 1 > r.out 2> r.err &
+IOPROBE_TEST_STOP_HOLDING_LOCK=1 "$IOPROBE" --quiet --dir ds --files 3000 --file-size 8KiB --cache warm --duration 1s --workers 1 > r.out 2> r.err &
 r=$!; pids+=($r)
-for ((i = 0; i < 600; i++)); do [ -e ds/.ioprobe-lock ] && grep -q "pid=$r" ds/.ioprobe-lock && break; sleep 0.05; done
-kill -STOP $r
+wait_stopped $r
 "$IOPROBE" gen --dir ds --files 200 --file-size 4KiB --regenerate > g.out 2> g.err &
 g=$!; pids+=($g)
 wait_for g.err "is locked by PID $r"
@@ -65,10 +77,10 @@ grep -q "regenerated" g.out || fail "gen --regenerate: $(cat g.out)"
 echo "ok: --regenerate waited for the reading run (PID $r)"
 
 # 3. Two checkpoint runs into one --dir.
-"$IOPROBE" checkpoint --dir ck --size 16MiB --duration 4s --raw-baseline off > k1.out 2> k1.err &
+IOPROBE_TEST_STOP_HOLDING_LOCK=1 "$IOPROBE" checkpoint --dir ck --size 16MiB --duration 4s --raw-baseline off > k1.out 2> k1.err &
 k1=$!; pids+=($k1)
-wait_for ck/.ioprobe-lock "pid=$k1"
-kill -STOP $k1
+wait_stopped $k1
+grep -q "pid=$k1" ck/.ioprobe-lock || fail "the lock file does not name PID $k1: $(cat ck/.ioprobe-lock)"
 "$IOPROBE" checkpoint --dir ck --size 16MiB --raw-baseline off > k2.out 2> k2.err &
 k2=$!; pids+=($k2)
 wait_for k2.err "is in use by PID $k1"

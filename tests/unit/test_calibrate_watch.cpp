@@ -76,12 +76,14 @@ TEST_CASE("driver watch: --timeout asks each process for its stacks, then kills 
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(r.timed_out);
   CHECK(r.signal == SIGKILL);
-  CHECK(took < 8);
+  CHECK(took < 20);  // the limit, 1 s per process asked, 3 s for the pipes: a loaded machine adds more
   CHECK(r.elapsed_s >= 1);
   CHECK(r.last_step == "[0.0 s] calling make(paths)");
   REQUIRE(r.dumped.size() >= 3);  // the script and its two sleeps
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  for (const int pid : r.dumped) CHECK_FALSE(running(pid));  // none left running
+  for (const int pid : r.dumped) {  // none left running (a killed process ends once scheduled: up to 10 s)
+    for (int i = 0; i < 200 && running(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(running(pid));
+  }
   // No limit: 0 lets it finish.
   w.timeout_s = 0;
   CHECK_FALSE(run_driver(script(d, "quick", "#!/bin/sh\nsleep 1.2\n"), "drv.py", {}, w).timed_out);
