@@ -13,7 +13,7 @@ ioprobe_layer(core)
 ioprobe_layer(stats      USES core)
 ioprobe_layer(topology   USES core)
 ioprobe_layer(dataset    USES core)
-ioprobe_layer(dist       USES core)
+ioprobe_layer(comm       USES core)
 ioprobe_layer(calibrate  USES core)
 ioprobe_layer(trace      USES core)
 ioprobe_layer(gpu        USES core)
@@ -29,12 +29,12 @@ ioprobe_layer(ingest     USES core loader engine topology)
 ioprobe_layer(scaling    USES core raw topology)
 # Level 5.
 ioprobe_layer(tune       USES core dataset loader ingest stats topology)
-ioprobe_layer(cluster    USES core dist loader ingest raw topology)
+ioprobe_layer(cluster    USES core comm loader ingest raw topology)
 # Level 6.
 ioprobe_layer(capacity   USES core dataset loader ingest tune topology cluster)
 # Level 7.
 ioprobe_layer(report     USES core topology engine stats loader ingest tune capacity raw checkpoint cluster scaling
                               trace replay)
 # Level 8.
-ioprobe_layer(cli        USES core topology dataset engine loader ingest tune capacity raw checkpoint report dist
+ioprobe_layer(cli        USES core topology dataset engine loader ingest tune capacity raw checkpoint report comm
                               cluster calibrate gpu scaling trace replay)

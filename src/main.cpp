@@ -13,11 +13,11 @@
 
 #include "cli/commands.hpp"
 #include "cluster/collective.hpp"
+#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
-#include "dist/comm.hpp"
 
 namespace {
 
@@ -98,13 +98,13 @@ int dispatch(const Subcommand* cmd, const ioprobe::cli::CommandContext& ctx);
 int main(int argc, char** argv) {
   // Before anything else: MPI_Init when a launcher started several processes (it may rewrite
   // argv), nothing otherwise.
-  std::unique_ptr<ioprobe::dist::Comm> comm;
+  std::unique_ptr<ioprobe::comm::Comm> comm;
   try {
-    comm = ioprobe::dist::make_comm(&argc, &argv);
+    comm = ioprobe::comm::make_comm(&argc, &argv);
   } catch (const ioprobe::UsageError& e) {
     // A refusal of the launch itself: every process read the same launcher variables and refuses
     // alike, so the process the launcher numbered 0 alone prints it (once, not once per task).
-    if (ioprobe::dist::detect_launcher().rank == 0) std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    if (ioprobe::comm::detect_launcher().rank == 0) std::fprintf(stderr, "ioprobe: %s\n", e.what());
     return e.exit_code();
   } catch (const ioprobe::Error& e) {
     std::fprintf(stderr, "ioprobe: %s\n", e.what());

@@ -1,11 +1,11 @@
 // One point of the capacity search across the processes of a multi-host job: the point's N
 // emulated accelerators spread over the hosts (cluster/capacity_point.hpp split_gpus), every
 // process running its share at once from a common start barrier as one DDP job (the step
-// exchange of loader/step_sync.hpp, as `tune` across hosts runs each setting), each repeat's
+// exchange of loader/step_barrier.hpp, as `tune` across hosts runs each setting), each repeat's
 // parts merged on rank 0 into the job's figures and one row per host, the client judged per host,
 // and rank 0's summary of the point handed to every process so that each one's search takes the
 // same next step. The transport is given as callbacks (cli/capacity_cluster.hpp wires them to a
-// dist::Comm); this file knows no Comm.
+// comm::Comm); this file knows no Comm.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include "dataset/file_index.hpp"
 #include "dataset/record_layout.hpp"
 #include "loader/config.hpp"
-#include "loader/step_sync.hpp"
+#include "loader/step_barrier.hpp"
 #include "topology/numa.hpp"
 
 namespace ioprobe {

@@ -28,7 +28,7 @@ namespace ioprobe::checkpoint {
 /// One process's share of a checkpoint across hosts, as sent to rank 0.
 struct CheckpointPart {
   int mpi_rank = 0;
-  int host_index = 0;  // dist::Comm::host_index()
+  int host_index = 0;  // comm::Comm::host_index()
   std::string hostname;
   std::vector<RankState> state;          // the ranks this process wrote (global rank numbers)
   SaveResult save;                       // its save (ranks in the order of `state`)

@@ -55,7 +55,7 @@ CapacityPoint point_of(const json& j) {
 
 }  // namespace
 
-cluster::PointPart capacity_me(const dist::Comm& comm, int cpus_allowed) {
+cluster::PointPart capacity_me(const comm::Comm& comm, int cpus_allowed) {
   cluster::PointPart me;
   me.rank = comm.rank();
   me.host_index = comm.host_index();
@@ -64,7 +64,7 @@ cluster::PointPart capacity_me(const dist::Comm& comm, int cpus_allowed) {
   return me;
 }
 
-std::vector<std::string> host_names(dist::Comm& comm, std::vector<int>* host_of_rank, double timeout_s) {
+std::vector<std::string> host_names(comm::Comm& comm, std::vector<int>* host_of_rank, double timeout_s) {
   const std::vector<std::string> idx = comm.allgather(std::to_string(comm.host_index()), "capacity: the hosts",
                                                       timeout_s);
   const std::vector<std::string> names = comm.allgather(comm.hostname(), "capacity: the hosts", timeout_s);
@@ -79,7 +79,7 @@ std::vector<std::string> host_names(dist::Comm& comm, std::vector<int>* host_of_
   return by_host;
 }
 
-PointAcross capacity_across(dist::Comm& comm, StepSync* sync, double timeout_s, CapacityDeviceIo* devices) {
+PointAcross capacity_across(comm::Comm& comm, StepSync* sync, double timeout_s, CapacityDeviceIo* devices) {
   PointAcross a;
   a.rank = comm.rank();
   a.sync = sync;
@@ -115,7 +115,7 @@ PointAcross capacity_across(dist::Comm& comm, StepSync* sync, double timeout_s, 
   return a;
 }
 
-json capacity_cluster_json(const dist::Comm& comm, const std::vector<std::string>& host_names,
+json capacity_cluster_json(const comm::Comm& comm, const std::vector<std::string>& host_names,
                            const std::string& placement, const std::string& placement_how) {
   return {{"launcher", comm.launcher()},
           {"hosts", comm.host_count()},

@@ -1,5 +1,5 @@
 // `ioprobe capacity` under mpirun / srun: the capacity search across hosts. Wires
-// capacity/capacity_across.hpp to the job's dist::Comm: the stop agreement, each repeat's
+// capacity/capacity_across.hpp to the job's comm::Comm: the stop agreement, each repeat's
 // outcome and parts (loader result and the host's device accounting) gathered to rank 0, and rank
 // 0's summary of the point handed to every process.
 #pragma once
@@ -11,8 +11,8 @@
 #include "capacity/capacity_across.hpp"
 #include "cli/device_accounting.hpp"
 #include "cluster/capacity_point.hpp"
-#include "dist/comm.hpp"
-#include "loader/step_sync.hpp"
+#include "comm/comm.hpp"
+#include "loader/step_barrier.hpp"
 
 namespace ioprobe::cli {
 
@@ -21,17 +21,17 @@ namespace ioprobe::cli {
 /// part carries; on rank 0 every host's is added to it (the host's lowest rank's, as the devices of
 /// a host are the same for all its processes). A failed process ends the search on every process
 /// with JobFailure naming its host, rank and reason (cluster::raise_failures).
-PointAcross capacity_across(dist::Comm& comm, StepSync* sync, double timeout_s, CapacityDeviceIo* devices);
+PointAcross capacity_across(comm::Comm& comm, StepSync* sync, double timeout_s, CapacityDeviceIo* devices);
 
 /// This process's identity in every part it sends (rank, host, its allowed CPUs).
-cluster::PointPart capacity_me(const dist::Comm& comm, int cpus_allowed);
+cluster::PointPart capacity_me(const comm::Comm& comm, int cpus_allowed);
 
 /// The capacity document's "cluster" section: launcher, hosts (with their names), MPI ranks, how
 /// each point's accelerators are split and how results are merged, the dataset placement.
-nlohmann::json capacity_cluster_json(const dist::Comm& comm, const std::vector<std::string>& host_names,
+nlohmann::json capacity_cluster_json(const comm::Comm& comm, const std::vector<std::string>& host_names,
                                      const std::string& placement, const std::string& placement_how);
 
 /// The host names by host index (every process's hostname gathered; a collective).
-std::vector<std::string> host_names(dist::Comm& comm, std::vector<int>* host_of_rank, double timeout_s);
+std::vector<std::string> host_names(comm::Comm& comm, std::vector<int>* host_of_rank, double timeout_s);
 
 }  // namespace ioprobe::cli

@@ -23,7 +23,7 @@
 #include "cli/same_options.hpp"
 #include "cluster/capacity_point.hpp"
 #include "cluster/collective.hpp"
-#include "cluster/step_sync.hpp"
+#include "cluster/comm_step_sync.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -151,7 +151,7 @@ int cmd_capacity(const CommandContext& ctx) {
         run_s > point_s ? ", or shorter GPU steps (a smaller --batch-size, or --step-time / --gpu-samples-per-s)"
                         : ", or fewer --repeats or a shorter --point-time"));
   }
-  dist::Comm& comm = *ctx.comm;
+  comm::Comm& comm = *ctx.comm;
   const bool multi = comm.multi();
   if (multi && comm.rank() != 0) c.quiet = true;
   std::vector<int> host_of_rank{0};

@@ -11,7 +11,7 @@
 #include "checkpoint/orchestrator.hpp"
 #include "checkpoint/run_data.hpp"
 #include "checkpoint/state_content.hpp"
-#include "cli/checkpoint_cluster.hpp"
+#include "cli/checkpoint_cluster_steps.hpp"
 #include "cli/checkpoint_config.hpp"
 #include "cli/checkpoint_dir.hpp"
 #include "cli/checkpoint_preflight.hpp"

@@ -7,7 +7,7 @@
 
 #include "checkpoint/compressor.hpp"
 #include "checkpoint/state_spec.hpp"
-#include "cli/checkpoint_cluster.hpp"
+#include "cli/checkpoint_cluster_steps.hpp"
 #include "cli/checkpoint_preflight.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "checkpoint/saver.hpp"
-#include "cli/checkpoint_cluster.hpp"
+#include "cli/checkpoint_cluster_steps.hpp"
 #include "cli/checkpoint_preflight.hpp"
 #include "cli/options.hpp"
 #include "core/atomic_file.hpp"

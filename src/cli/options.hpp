@@ -16,7 +16,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 
-namespace ioprobe::dist {
+namespace ioprobe::comm {
 class Comm;
 }
 
@@ -28,7 +28,7 @@ namespace po = boost::program_options;
 struct CommandContext {
   std::vector<std::string> argv;  // the whole command line as typed, for the result document
   std::vector<std::string> args;  // the arguments after the subcommand name
-  dist::Comm* comm = nullptr;     // the job's processes (a LocalComm when no launcher started it)
+  comm::Comm* comm = nullptr;     // the job's processes (a LocalComm when no launcher started it)
   // Set when every process of a multi-host job learned the command's outcome (a JobFailure, or
   // the result gathered): its exit code needs no MPI_Abort.
   mutable bool job_outcome_shared = false;

@@ -36,7 +36,7 @@ std::string process_raw_filename(const RawConfig& cfg, int rank, std::string* ho
   return cfg.filename + ".rank" + std::to_string(rank);
 }
 
-RawStartHook raw_start_on_hosts(dist::Comm& comm, double timeout_s, double* skew_s) {
+RawStartHook raw_start_on_hosts(comm::Comm& comm, double timeout_s, double* skew_s) {
   return [&comm, timeout_s, skew_s](std::exception_ptr setup) {
     cluster::on_every_host(comm, "set up the raw jobs", [&] {
       if (setup) std::rethrow_exception(setup);
@@ -48,7 +48,7 @@ RawStartHook raw_start_on_hosts(dist::Comm& comm, double timeout_s, double* skew
   };
 }
 
-cluster::ClusterRaw gather_raw(dist::Comm& comm, const cluster::RawProcessPart& mine, bool time_based,
+cluster::ClusterRaw gather_raw(comm::Comm& comm, const cluster::RawProcessPart& mine, bool time_based,
                                double timeout_s) {
   std::vector<cluster::RawProcessPart> parts = cluster::gather_parts(comm, mine, "gather the raw results", timeout_s);
   if (comm.rank() != 0) return {};

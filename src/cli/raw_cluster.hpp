@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cluster/raw_parts.hpp"
-#include "dist/comm.hpp"
+#include "comm/comm.hpp"
 #include "raw/raw_config.hpp"
 #include "raw/raw_run.hpp"
 
@@ -27,11 +27,11 @@ std::string process_raw_filename(const RawConfig& cfg, int rank, std::string* ho
 /// its jobs (then JobFailure on every rank, naming host, rank and error), then two barriers
 /// (`timeout_s` each, the watchdog's); the second one's duration is stored in `*skew_s`, an
 /// upper bound on how far apart the processes started their clocks.
-RawStartHook raw_start_on_hosts(dist::Comm& comm, double timeout_s, double* skew_s);
+RawStartHook raw_start_on_hosts(comm::Comm& comm, double timeout_s, double* skew_s);
 
 /// Sends this process's part to rank 0 and there merges every process's (merge_raw_parts).
 /// `timeout_s` bounds the wait for the slowest process (0: none). Meaningful on rank 0 only.
-cluster::ClusterRaw gather_raw(dist::Comm& comm, const cluster::RawProcessPart& mine, bool time_based,
+cluster::ClusterRaw gather_raw(comm::Comm& comm, const cluster::RawProcessPart& mine, bool time_based,
                                double timeout_s);
 
 }  // namespace ioprobe::cli

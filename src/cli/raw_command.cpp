@@ -173,7 +173,7 @@ int cmd_raw(const CommandContext& ctx) {
   RawConfig cfg = build_config(vm);
   std::string json_path = get_string(vm, "json");
   HostInfo host = probe_host();
-  dist::Comm& comm = *ctx.comm;
+  comm::Comm& comm = *ctx.comm;
   const bool multi = comm.multi();
   const std::string user_filename = cfg.filename;
 

@@ -147,7 +147,7 @@ int cmd_replay(const CommandContext& ctx) {
   const std::string engine_req = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
   const std::string json_path = get_string(vm, "json");
 
-  dist::Comm& comm = *ctx.comm;
+  comm::Comm& comm = *ctx.comm;
   const bool multi = comm.multi();
   ropts.replay_rank = comm.rank();
   HostInfo host = probe_host();

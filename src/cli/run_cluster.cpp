@@ -30,7 +30,7 @@ std::string dataset_fingerprint(const PreparedData& data) {
 // or a signal on any host ends every rank (on_every_host), the manifest left incomplete.
 // Returns the "generation" object for the dataset section (null when a complete dataset was
 // there already: nothing was written), the same on every rank.
-nlohmann::json generate_split(dist::Comm& comm, const RunConfig& c) {
+nlohmann::json generate_split(comm::Comm& comm, const RunConfig& c) {
   GenerateOptions g;
   g.threads = 2;
   g.progress = !c.quiet;
@@ -87,7 +87,7 @@ nlohmann::json generate_split(dist::Comm& comm, const RunConfig& c) {
 // The steps run and gen share on many hosts: the placement, `prepare` (given this process's
 // configuration) in the placement's order, the user files' placement from the filesystem each
 // host reads them on, and the check that every host sees the same files in `data`.
-cluster::Placement prepare_on_hosts(dist::Comm& comm, const RunConfig& c,
+cluster::Placement prepare_on_hosts(comm::Comm& comm, const RunConfig& c,
                                     const std::function<void(const RunConfig&)>& prepare, PreparedData& data) {
   const bool user_files = !c.data_dir.empty() || !c.file_list.empty();
   cluster::Placement placement;
@@ -121,7 +121,7 @@ cluster::Placement prepare_on_hosts(dist::Comm& comm, const RunConfig& c,
 
 }  // namespace
 
-cluster::Placement prepare_dataset_on_hosts(dist::Comm& comm, const RunConfig& c, PreparedData& data) {
+cluster::Placement prepare_dataset_on_hosts(comm::Comm& comm, const RunConfig& c, PreparedData& data) {
   if (!comm.multi()) {
     data = prepare_dataset(c);
     return {};
@@ -130,7 +130,7 @@ cluster::Placement prepare_dataset_on_hosts(dist::Comm& comm, const RunConfig& c
       comm, c, [&](const RunConfig& mine) { data = prepare_dataset(mine); }, data);
 }
 
-cluster::Placement prepare_run_on_hosts(dist::Comm& comm, const RunConfig& c, RunPlan& plan, const PrepareOptions& o) {
+cluster::Placement prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, RunPlan& plan, const PrepareOptions& o) {
   if (!comm.multi()) {
     plan = prepare_run(c, o);
     return {};
@@ -144,7 +144,7 @@ cluster::Placement prepare_run_on_hosts(dist::Comm& comm, const RunConfig& c, Ru
       plan.data);
 }
 
-cluster::ClusterRun gather_run(dist::Comm& comm, const std::string& loader_error, LoaderResult& lr,
+cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error, LoaderResult& lr,
                                const cluster::ProcessPart& mine, const cluster::Placement& placement,
                                nlohmann::json& doc) {
   cluster::ClusterRun cr;
@@ -161,7 +161,7 @@ cluster::ClusterRun gather_run(dist::Comm& comm, const std::string& loader_error
   return cr;
 }
 
-int share_exit_code(dist::Comm& comm, int rc) {
+int share_exit_code(comm::Comm& comm, int rc) {
   if (!comm.multi()) return rc;
   return std::stoi(comm.broadcast(std::to_string(rc), "share the exit code", 60));
 }

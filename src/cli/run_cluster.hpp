@@ -11,7 +11,7 @@
 #include "cli/run_prepare.hpp"
 #include "cluster/placement.hpp"
 #include "cluster/run_parts.hpp"
-#include "dist/comm.hpp"
+#include "comm/comm.hpp"
 #include "loader/loader_run.hpp"
 #include "topology/host.hpp"
 
@@ -20,24 +20,24 @@ namespace ioprobe::cli {
 /// Prepares the dataset on every process in the order its placement needs (cluster/placement.hpp)
 /// and checks that every host sees the same files. Returns the placement. Throws JobFailure
 /// when a host fails or differs; with a LocalComm it is prepare_dataset(c).
-cluster::Placement prepare_dataset_on_hosts(dist::Comm& comm, const RunConfig& c, PreparedData& data);
+cluster::Placement prepare_dataset_on_hosts(comm::Comm& comm, const RunConfig& c, PreparedData& data);
 
 /// The run's preflight (prepare_run) on every process, in the order the dataset's placement
 /// needs, then the same checks as prepare_dataset_on_hosts. Returns the placement; a failure or
 /// an interrupted generation on any process throws JobFailure on all. With a LocalComm it is
 /// prepare_run(c, o).
-cluster::Placement prepare_run_on_hosts(dist::Comm& comm, const RunConfig& c, RunPlan& plan,
+cluster::Placement prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, RunPlan& plan,
                                         const PrepareOptions& o = {});
 
 /// Sends this process's result to rank 0 and, on rank 0, merges every process's. A process
 /// whose loader failed sends its error instead: then every rank throws JobFailure naming the
 /// host. `lr` on rank 0 becomes the merged result; `doc` gets "cluster" and "hosts" there.
 /// Returns the cluster's merge (meaningful on rank 0 only).
-cluster::ClusterRun gather_run(dist::Comm& comm, const std::string& loader_error, LoaderResult& lr,
+cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error, LoaderResult& lr,
                                const cluster::ProcessPart& mine, const cluster::Placement& placement,
                                nlohmann::json& doc);
 
 /// The exit code rank 0 decided, on every rank.
-int share_exit_code(dist::Comm& comm, int rc);
+int share_exit_code(comm::Comm& comm, int rc);
 
 }  // namespace ioprobe::cli

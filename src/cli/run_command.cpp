@@ -14,7 +14,7 @@
 #include "cli/run_plan.hpp"
 #include "cli/run_prepare.hpp"
 #include "cluster/collective.hpp"
-#include "cluster/step_sync.hpp"
+#include "cluster/comm_step_sync.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -132,7 +132,7 @@ int cmd_run(const CommandContext& ctx) {
   RunConfig c;
   if (!build_run_config(ctx, false, c)) return kExitOk;
   // Many hosts: every process runs this same flow; rank 0 alone prints, writes and decides.
-  dist::Comm& comm = *ctx.comm;
+  comm::Comm& comm = *ctx.comm;
   const bool lead = comm.rank() == 0;
   if (!lead) c.quiet = true;
   HostInfo host = probe_host();
@@ -367,7 +367,7 @@ int cmd_run(const CommandContext& ctx) {
 int cmd_gen(const CommandContext& ctx) {
   RunConfig c;
   if (!build_run_config(ctx, true, c)) return kExitOk;
-  dist::Comm& comm = *ctx.comm;
+  comm::Comm& comm = *ctx.comm;
   if (comm.rank() != 0) c.quiet = true;
   PreparedData data;
   const cluster::Placement placement = prepare_dataset_on_hosts(comm, c, data);

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "dist/comm.hpp"
+#include "comm/comm.hpp"
 #include "ingest/catalog.hpp"
 
 namespace ioprobe::cli {

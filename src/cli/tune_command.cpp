@@ -15,8 +15,8 @@
 #include "cli/run_plan.hpp"
 #include "cli/same_options.hpp"
 #include "cluster/collective.hpp"
+#include "cluster/comm_step_sync.hpp"
 #include "cluster/gather.hpp"
-#include "cluster/step_sync.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -74,7 +74,7 @@ po::options_description tune_options() {
 
 // Across hosts: before each run every process agrees whether to stop (the highest stop code);
 // after it, every process gets the run's result merged over all processes (in rank order).
-SweepAcross sweep_across(dist::Comm& comm, StepSync* sync, double timeout_s) {
+SweepAcross sweep_across(comm::Comm& comm, StepSync* sync, double timeout_s) {
   SweepAcross a;
   a.sync = sync;
   a.agree_stop = [&comm, timeout_s](int stop) {
@@ -114,7 +114,7 @@ int cmd_tune(const CommandContext& ctx) {
   // Across hosts: every process must run this one plan (refused before any I/O otherwise).
   check_same_options(ctx, vm, desc, "tune", PresetFile::kDataset);
   HostInfo host = probe_host();
-  dist::Comm& comm = *ctx.comm;
+  comm::Comm& comm = *ctx.comm;
   const bool multi = comm.multi();
   std::vector<uint32_t> workers = vm.count("workers") ? parse_uint_list(get_string(vm, "workers"), "--workers", 1, 4096)
                                                       : default_worker_list(host.cpus_allowed);

@@ -31,7 +31,7 @@ std::vector<uint32_t> first_gpu_ranks(const std::vector<uint32_t>& split);
 /// One process's part of one repeat of a point.
 struct PointPart {
   int rank = 0;        // MPI rank
-  int host_index = 0;  // dist::Comm::host_index()
+  int host_index = 0;  // comm::Comm::host_index()
   std::string hostname;
   int cpus_allowed = 0;     // the host's CPUs this process may use
   uint32_t point_gpus = 0;  // the point (all hosts' accelerators) this process ran

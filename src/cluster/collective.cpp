@@ -26,7 +26,7 @@ std::string outcome_of(const std::function<void()>& fn) {
   }
 }
 
-void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts,
+void raise_failures(comm::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts,
                     const char* step) {
   int code = 0;
   std::string lines;
@@ -56,7 +56,7 @@ void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, 
                    code);
 }
 
-void on_every_host(dist::Comm& comm, const char* step, const std::function<void()>& fn) {
+void on_every_host(comm::Comm& comm, const char* step, const std::function<void()>& fn) {
   if (!comm.multi()) {
     fn();
     return;
@@ -65,7 +65,7 @@ void on_every_host(dist::Comm& comm, const char* step, const std::function<void(
   share_outcomes(comm, outcome_of(fn), step, 0, step);
 }
 
-void share_outcomes(dist::Comm& comm, const std::string& outcome, const char* gather_step, double timeout_s,
+void share_outcomes(comm::Comm& comm, const std::string& outcome, const char* gather_step, double timeout_s,
                     const char* what) {
   const std::vector<std::string> all = comm.allgather(outcome, gather_step, timeout_s);
   const std::vector<std::string> hosts = comm.allgather(comm.hostname(), gather_step, timeout_s);

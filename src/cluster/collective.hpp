@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
-#include "dist/comm.hpp"
 
 namespace ioprobe::cluster {
 
@@ -21,7 +21,7 @@ class JobFailure : public Error {
 /// any failed, throws JobFailure on every rank, with the highest exit code; on rank 0 its message
 /// lists each failure as "host HOST (rank R): message".
 /// `step` names the step in a watchdog message. With a LocalComm it is just fn().
-void on_every_host(dist::Comm& comm, const char* step, const std::function<void()>& fn);
+void on_every_host(comm::Comm& comm, const char* step, const std::function<void()>& fn);
 
 /// Encodes this process's outcome for a gather: "" for success, else "<exit code> <message>".
 std::string outcome_of(const std::function<void()>& fn);
@@ -29,13 +29,13 @@ std::string outcome_of(const std::function<void()>& fn);
 /// Throws as on_every_host does when any of `outcomes` (one per rank, from allgather) is a
 /// failure; `hosts` gives each rank's hostname (may be shorter: then "rank R" alone).
 /// `step` names what failed in the message.
-void raise_failures(dist::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts,
+void raise_failures(comm::Comm& comm, const std::vector<std::string>& outcomes, const std::vector<std::string>& hosts,
                     const char* step = nullptr);
 
 /// Learns every process's `outcome` (outcome_of's form: "" for success) in one exchange named
 /// `gather_step`, within `timeout_s` seconds (0: no watchdog), and throws as on_every_host does
 /// when any process failed; `what` names the failed step in the message (null: none).
-void share_outcomes(dist::Comm& comm, const std::string& outcome, const char* gather_step, double timeout_s,
+void share_outcomes(comm::Comm& comm, const std::string& outcome, const char* gather_step, double timeout_s,
                     const char* what = nullptr);
 
 }  // namespace ioprobe::cluster

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
-#include "dist/comm.hpp"
 
 namespace ioprobe::cluster {
 
@@ -38,7 +38,7 @@ Part decode_gathered(const std::string& text, int rank, const char* step) {
 /// on the other ranks an empty vector. With a LocalComm: {mine} after a round trip through its
 /// codec. Throws Error on rank 0 when a part cannot be read (decode_gathered).
 template <class Part>
-std::vector<Part> gather_parts(dist::Comm& comm, const Part& mine, const char* step, double timeout_s) {
+std::vector<Part> gather_parts(comm::Comm& comm, const Part& mine, const char* step, double timeout_s) {
   const std::vector<std::string> texts = comm.gather(nlohmann::json(mine).dump(), step, timeout_s);
   std::vector<Part> parts;
   if (comm.rank() != 0) return parts;
@@ -49,7 +49,7 @@ std::vector<Part> gather_parts(dist::Comm& comm, const Part& mine, const char* s
 
 /// As gather_parts, but every rank gets every part (Comm::allgather), decoded, by rank.
 template <class Part>
-std::vector<Part> allgather_parts(dist::Comm& comm, const Part& mine, const char* step, double timeout_s) {
+std::vector<Part> allgather_parts(comm::Comm& comm, const Part& mine, const char* step, double timeout_s) {
   const std::vector<std::string> texts = comm.allgather(nlohmann::json(mine).dump(), step, timeout_s);
   std::vector<Part> parts;
   parts.reserve(texts.size());

@@ -75,7 +75,7 @@ std::string options_mismatch(const std::vector<RankOptions>& all, size_t max_lin
   return text;
 }
 
-void check_options_agree(dist::Comm& comm, const std::string& command, const std::vector<OptionValue>& mine,
+void check_options_agree(comm::Comm& comm, const std::string& command, const std::vector<OptionValue>& mine,
                          double timeout_s) {
   if (!comm.multi()) return;
   const nlohmann::json me = {{"host", comm.hostname()}, {"options", to_json(mine)}};

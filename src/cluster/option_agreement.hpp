@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/comm.hpp"
+#include "comm/comm.hpp"
 
 namespace ioprobe::cluster {
 
@@ -38,7 +38,7 @@ std::string options_mismatch(const std::vector<RankOptions>& all, size_t max_lin
 /// throws JobFailure (exit 2) on every process, the message on rank 0: `command`, each
 /// mismatch, and what to do (start every process with the same options). With one process it
 /// returns at once. `timeout_s`: the watchdog of the exchange (0: none).
-void check_options_agree(dist::Comm& comm, const std::string& command, const std::vector<OptionValue>& mine,
+void check_options_agree(comm::Comm& comm, const std::string& command, const std::vector<OptionValue>& mine,
                          double timeout_s);
 
 }  // namespace ioprobe::cluster

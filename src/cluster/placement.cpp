@@ -27,7 +27,7 @@ std::string parent_of(const std::string& dir) {
 
 }  // namespace
 
-Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create_parent) {
+Placement detect_generated(comm::Comm& comm, const std::string& dir, bool create_parent) {
   Placement pl;
   if (!comm.multi()) return pl;
   // Rank 0 names a marker and creates it beside the dataset directory (its parent must exist on
@@ -97,7 +97,7 @@ Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create
   return pl;
 }
 
-Placement detect_user_files(dist::Comm& comm, const std::string& fs_type, bool network) {
+Placement detect_user_files(comm::Comm& comm, const std::string& fs_type, bool network) {
   Placement pl;
   if (!comm.multi()) return pl;
   const std::vector<std::string> all = comm.allgather(fmt::format("{} {}", network ? 1 : 0, fs_type), "placement check",
@@ -119,7 +119,7 @@ Placement detect_user_files(dist::Comm& comm, const std::string& fs_type, bool n
   return pl;
 }
 
-void prepare_in_order(dist::Comm& comm, const Placement& placement, const std::function<void(bool first)>& prepare) {
+void prepare_in_order(comm::Comm& comm, const Placement& placement, const std::function<void(bool first)>& prepare) {
   if (!comm.multi()) {
     prepare(true);
     return;
@@ -137,7 +137,7 @@ void prepare_in_order(dist::Comm& comm, const Placement& placement, const std::f
   });
 }
 
-void check_same_dataset(dist::Comm& comm, const std::string& fingerprint, const std::string& what) {
+void check_same_dataset(comm::Comm& comm, const std::string& fingerprint, const std::string& what) {
   if (!comm.multi()) return;
   const std::vector<std::string> all = comm.allgather(fingerprint, "compare the datasets", 0);
   const std::vector<std::string> hosts = comm.allgather(comm.hostname(), "compare the datasets", 0);

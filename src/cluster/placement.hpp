@@ -14,7 +14,7 @@
 #include <functional>
 #include <string>
 
-#include "dist/comm.hpp"
+#include "comm/comm.hpp"
 
 namespace ioprobe::cluster {
 
@@ -30,20 +30,20 @@ struct Placement {
 /// directory's missing parents first (ioprobe's own default location, as generation would).
 /// Throws JobFailure (every rank) when some hosts other than rank 0's see rank 0's marker and
 /// others do not.
-Placement detect_generated(dist::Comm& comm, const std::string& dir, bool create_parent);
+Placement detect_generated(comm::Comm& comm, const std::string& dir, bool create_parent);
 
 /// For the user's own files read on a filesystem of type `fs_type` (network: true for NFS,
 /// Lustre, GPFS, FUSE network mounts and the like, as the target probe says). Collective.
-Placement detect_user_files(dist::Comm& comm, const std::string& fs_type, bool network);
+Placement detect_user_files(comm::Comm& comm, const std::string& fs_type, bool network);
 
 /// Runs `prepare` (generate or check the dataset, walk the user's files) on every process in
 /// the order `placement` needs: shared, rank 0 first; node-local, each host's first process
 /// first; a failure anywhere ends every rank (on_every_host). `prepare(first)`: whether this
 /// process is the one that prepares (the others only reuse what it made).
-void prepare_in_order(dist::Comm& comm, const Placement& placement, const std::function<void(bool first)>& prepare);
+void prepare_in_order(comm::Comm& comm, const Placement& placement, const std::function<void(bool first)>& prepare);
 
 /// Checks that every process sees the same dataset: `fingerprint` (e.g. "N files, B bytes")
 /// must equal rank 0's. Throws JobFailure naming the hosts that differ and what they see.
-void check_same_dataset(dist::Comm& comm, const std::string& fingerprint, const std::string& what);
+void check_same_dataset(comm::Comm& comm, const std::string& fingerprint, const std::string& what);
 
 }  // namespace ioprobe::cluster

@@ -21,7 +21,7 @@ namespace ioprobe::cluster {
 /// One process's share of a raw run, as sent to rank 0.
 struct RawProcessPart {
   int rank = 0;        // MPI rank
-  int host_index = 0;  // dist::Comm::host_index()
+  int host_index = 0;  // comm::Comm::host_index()
   std::string hostname;
   std::string filename;     // the file or device this process read or wrote (escaped for display)
   double start_skew_s = 0;  // seconds this process waited in the second start barrier (upper bound)

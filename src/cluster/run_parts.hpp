@@ -22,7 +22,7 @@ namespace ioprobe::cluster {
 /// One process's share of a run, as sent to rank 0.
 struct ProcessPart {
   int rank = 0;        // MPI rank
-  int host_index = 0;  // dist::Comm::host_index()
+  int host_index = 0;  // comm::Comm::host_index()
   std::string hostname;
   uint32_t gpu_ranks = 0;       // GPU ranks (DataLoaders) this process ran
   uint32_t first_rank = 0;      // the job-wide rank of its first GPU rank

@@ -12,7 +12,7 @@
 #include "dataset/record_layout.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
-#include "loader/step_sync.hpp"
+#include "loader/step_barrier.hpp"
 
 namespace ioprobe {
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
-#include "report/checkpoint_cluster.hpp"
+#include "report/checkpoint_cluster_json.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/device_io_report.hpp"
 

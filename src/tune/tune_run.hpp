@@ -9,7 +9,7 @@
 #include "dataset/file_index.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_run.hpp"
-#include "loader/step_sync.hpp"
+#include "loader/step_barrier.hpp"
 #include "topology/numa.hpp"
 #include "tune/sweep.hpp"
 
@@ -48,7 +48,7 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_ste
 /// process at once (one DDP job over all hosts), and its measurement is the merged result.
 /// Default (all empty): this process alone.
 struct SweepAcross {
-  StepSync* sync = nullptr;  // each loader run's step exchange across processes (loader/step_sync.hpp)
+  StepSync* sync = nullptr;  // each loader run's step exchange across processes (loader/step_barrier.hpp)
   /// Agreement before each run: given this process's stop code (0 go on, 1 budget spent,
   /// 2 interrupted), returns the highest over all processes, the same on every process.
   std::function<int(int)> agree_stop;

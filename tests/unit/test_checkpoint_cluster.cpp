@@ -1,13 +1,13 @@
 // The merge of a checkpoint across hosts (checkpoint/cluster_parts) and its wire form
-// (report/checkpoint_cluster), and the failure list every process of a job gets (cluster/collective).
+// (report/checkpoint_cluster_json), and the failure list every process of a job gets (cluster/collective).
 #include <catch2/catch.hpp>
 
 #include "cluster/gather.hpp"
 
 #include "checkpoint/cluster_parts.hpp"
 #include "cluster/collective.hpp"
-#include "dist/comm.hpp"
-#include "report/checkpoint_cluster.hpp"
+#include "comm/comm.hpp"
+#include "report/checkpoint_cluster_json.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::checkpoint;
@@ -244,7 +244,7 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
 }
 
 TEST_CASE("raise_failures names every process, one line per distinct message", "[cluster]") {
-  dist::LocalComm comm;  // rank 0: holds the message
+  comm::LocalComm comm;  // rank 0: holds the message
   try {
     cluster::raise_failures(comm, {"2 --size: bad", "", "2 --size: bad", "1 no space"}, {"h1", "h1", "h2", "h2"},
                             "step");

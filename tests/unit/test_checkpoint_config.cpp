@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "checkpoint/config.hpp"
-#include "cli/checkpoint_cluster.hpp"
+#include "cli/checkpoint_cluster_steps.hpp"
 #include "cli/checkpoint_config.hpp"
+#include "comm/comm.hpp"
 #include "core/error.hpp"
-#include "dist/comm.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::cli;
@@ -24,7 +24,7 @@ HostInfo test_host() {
 }
 
 ParsedCheckpoint parse(const std::vector<std::string>& args) {
-  dist::LocalComm comm;
+  comm::LocalComm comm;
   CheckpointJob job(comm);
   return parse_checkpoint_config(args, test_host(), job);
 }

@@ -4,8 +4,8 @@
 
 #include "cluster/gather.hpp"
 #include "cluster/run_parts.hpp"
+#include "comm/comm.hpp"
 #include "core/error.hpp"
-#include "dist/comm.hpp"
 #include "loader/loader_result_json.hpp"
 #include "report/cluster_json.hpp"
 
@@ -89,7 +89,7 @@ TEST_CASE("merge_parts flags a host that finished more than 10% after the first,
 
 TEST_CASE("a part survives its wire form", "[cluster]") {
   const ProcessPart p = part(3, 1, "h2", 57, 1.25, 4321);
-  dist::LocalComm comm;
+  comm::LocalComm comm;
   const std::vector<ProcessPart> got = gather_parts(comm, p, "gather the results", 1);
   REQUIRE(got.size() == 1);
   const ProcessPart& q = got[0];
@@ -135,7 +135,7 @@ TEST_CASE("the cluster's device accounting: each host's devices once, the hosts 
   parts[0].device_io_epochs = {io("sda", 5 << 20), io("sda", 3 << 20)};
   parts[1].device_io_epochs = parts[0].device_io_epochs;
   parts[2].device_io_epochs = {io("sdb", 2 << 20)};
-  dist::LocalComm comm;
+  comm::LocalComm comm;
   const ProcessPart back = gather_parts(comm, parts[0], "t", 1).at(0);  // the wire form keeps it
   REQUIRE(back.device_io_epochs.size() == 2);
   CHECK(back.device_io_epochs[1].bytes_read == 3 << 20);

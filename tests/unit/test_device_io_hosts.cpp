@@ -10,7 +10,7 @@
 #include "cli/device_accounting.hpp"
 #include "cluster/raw_parts.hpp"
 #include "cluster/run_parts.hpp"
-#include "report/checkpoint_cluster.hpp"
+#include "report/checkpoint_cluster_json.hpp"
 #include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
 #include "report/raw_cluster_json.hpp"

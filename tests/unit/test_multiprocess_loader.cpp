@@ -9,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "comm/comm.hpp"
 #include "dataset/walker.hpp"
-#include "dist/comm.hpp"
 #include "loader/loader_run.hpp"
 #include "loader/sampler.hpp"
 #include "temp_dir.hpp"
@@ -168,7 +168,7 @@ TEST_CASE("a stop on one process (its --duration) stops the others at the next s
 }
 
 TEST_CASE("detect_launcher reads OpenMPI, PMIx, MPICH and Slurm variables", "[dist]") {
-  using dist::detect_launcher;
+  using comm::detect_launcher;
   CHECK(detect_launcher({}).launcher == "none");
   CHECK(detect_launcher({}).size == 1);
   auto o = detect_launcher(
@@ -197,7 +197,7 @@ TEST_CASE("detect_launcher reads OpenMPI, PMIx, MPICH and Slurm variables", "[di
 // The variables as Slurm 22.05's srun set them for task 1 of `srun --mpi=pmix -n 2` (recorded
 // with `env` in a step on Debian 12; tests/integration/slurm_srun.sh runs the real thing).
 TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
-  using dist::detect_launcher;
+  using comm::detect_launcher;
   std::map<std::string, std::string> pmix = {{"PMIX_RANK", "1"},           {"PMIX_NAMESPACE", "slurm.pmix.2.0"},
                                              {"PMIX_HOSTNAME", "vm"},      {"SLURM_MPI_TYPE", "pmix"},
                                              {"SLURM_NTASKS", "2"},        {"SLURM_NPROCS", "2"},
@@ -208,7 +208,7 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
   CHECK(p.mpi_plugin == "pmix");
   CHECK(p.rank == 1);
   CHECK(p.size == 2);
-  CHECK(dist::srun_without_mpi_plugin(p).empty());
+  CHECK(comm::srun_without_mpi_plugin(p).empty());
   // srun --mpi=pmi2 sets PMI_RANK/PMI_SIZE as MPICH's hydra does: still Slurm's srun.
   auto q = detect_launcher({{"PMI_RANK", "0"},
                             {"PMI_SIZE", "2"},
@@ -250,17 +250,17 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
   CHECK(h.launcher == "MPICH hydra (PMI)");
   CHECK(h.rank == 5);
   CHECK(h.size == 8);
-  CHECK(dist::srun_without_mpi_plugin(h).empty());
+  CHECK(comm::srun_without_mpi_plugin(h).empty());
   // A batch script run by sbatch -n 2 (no step): not a launch.
   CHECK(detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "5"}}).launcher == "none");
   // srun -n 2 without --mpi (MpiDefault=none): refused before MPI_Init, naming the count and the fix.
   auto none = detect_launcher(
       {{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "2"}});
-  const std::string why = dist::srun_without_mpi_plugin(none);
+  const std::string why = comm::srun_without_mpi_plugin(none);
   CHECK(why.find("one of 2 tasks") != std::string::npos);
   CHECK(why.find("srun --mpi=pmix -n 2") != std::string::npos);
   // One task alone needs no MPI: nothing to refuse.
-  CHECK(dist::srun_without_mpi_plugin(
+  CHECK(comm::srun_without_mpi_plugin(
             detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "1"}}))
             .empty());
 }
@@ -269,14 +269,14 @@ TEST_CASE("detect_launcher names Slurm's srun and its MPI plugin", "[dist]") {
 // task 1 of `srun --mpi=pmi2 -n 2` (PMI_* and SLURM_MPI_TYPE recorded by slurm_srun.sh on Debian
 // 12). Debian's Open MPI speaks PMIx only, so its MPI_Init would abort.
 TEST_CASE("srun --mpi=pmi2 is recognised before MPI_Init and refused with the fix", "[dist]") {
-  using dist::detect_launcher;
-  using dist::srun_pmi2_needs_pmix;
+  using comm::detect_launcher;
+  using comm::srun_pmi2_needs_pmix;
   const std::map<std::string, std::string> pmi2 = {{"PMI_FD", "11"},           {"PMI_JOBID", "4.0"},
                                                    {"PMI_RANK", "1"},          {"PMI_SIZE", "2"},
                                                    {"SLURM_MPI_TYPE", "pmi2"}, {"SLURM_PROCID", "1"},
                                                    {"SLURM_STEP_ID", "0"},     {"SLURM_STEP_NUM_TASKS", "2"},
                                                    {"SLURM_NTASKS", "2"}};
-  const dist::LaunchInfo li = detect_launcher(pmi2);
+  const comm::LaunchInfo li = detect_launcher(pmi2);
   CHECK(li.mpi_plugin == "pmi2");
   CHECK(li.launcher == "Slurm srun --mpi=pmi2");
   CHECK(li.rank == 1);
@@ -284,7 +284,7 @@ TEST_CASE("srun --mpi=pmi2 is recognised before MPI_Init and refused with the fi
   const std::string why = srun_pmi2_needs_pmix(li);
   CHECK(why.rfind("started by srun --mpi=pmi2; this Open MPI needs PMIx: use srun --mpi=pmix", 0) == 0);
   CHECK(why.find("2 tasks") != std::string::npos);
-  CHECK(dist::srun_without_mpi_plugin(li).empty());  // one refusal per cause
+  CHECK(comm::srun_without_mpi_plugin(li).empty());  // one refusal per cause
 
   // Without SLURM_MPI_TYPE, newer Slurm's PMI2_SUN_PATH says PMI-2 all the same; without it the
   // PMI variables could be hydra's (below).

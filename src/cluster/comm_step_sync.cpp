@@ -1,4 +1,4 @@
-#include "cluster/step_sync.hpp"
+#include "cluster/comm_step_sync.hpp"
 
 #include <cstdio>
 #include <exception>

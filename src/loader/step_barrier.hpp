@@ -3,7 +3,7 @@
 // all-reduce makes it wait. Within a process the ranks meet at a std::barrier; the last to
 // arrive calls exchange() once per step, which meets the other processes.
 //
-// The loader knows only this interface; dist/ provides the implementation over MPI
+// The loader knows only this interface; comm/ provides the implementation over MPI
 // (cli/ connects them), and a single process uses no StepSync at all.
 #pragma once
 

@@ -2,7 +2,7 @@
 // gather and a small max-reduction. It knows no loader, dataset or report: cli/ decides what
 // crosses it (result documents as JSON strings) and merges with the results' own merge().
 //
-// Two implementations: LocalComm (one process, always built) and MpiComm (src/dist/mpi_comm.cpp,
+// Two implementations: LocalComm (one process, always built) and MpiComm (src/comm/mpi_comm.cpp,
 // built when CMake finds an MPI library). make_comm() picks MPI only when a launcher started the
 // process with more than one rank, so a plain single-host run never calls MPI_Init.
 #pragma once
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace ioprobe::dist {
+namespace ioprobe::comm {
 
 /// How this process was started, read from the launcher's environment without MPI_Init.
 /// Variables (documented by each launcher): OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE/_RANK;
@@ -120,4 +120,4 @@ class LocalComm final : public Comm {
 /// the fix. Call once, before any thread starts.
 std::unique_ptr<Comm> make_comm(int* argc, char*** argv);
 
-}  // namespace ioprobe::dist
+}  // namespace ioprobe::comm

@@ -1,4 +1,4 @@
-#include "dist/comm.hpp"
+#include "comm/comm.hpp"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 
 extern char** environ;
 
-namespace ioprobe::dist {
+namespace ioprobe::comm {
 
 #ifdef IOPROBE_HAVE_MPI
 std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& launch);  // mpi_comm.cpp
@@ -132,4 +132,4 @@ std::unique_ptr<Comm> make_comm(int* argc, char*** argv) {
 #endif
 }
 
-}  // namespace ioprobe::dist
+}  // namespace ioprobe::comm

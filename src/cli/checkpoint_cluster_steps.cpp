@@ -1,4 +1,4 @@
-#include "cli/checkpoint_cluster.hpp"
+#include "cli/checkpoint_cluster_steps.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,13 +18,13 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
-#include "report/checkpoint_cluster.hpp"
+#include "report/checkpoint_cluster_json.hpp"
 
 namespace ioprobe::cli {
 
 using namespace checkpoint;
 
-CheckpointJob::CheckpointJob(dist::Comm& comm) : comm_(comm) {
+CheckpointJob::CheckpointJob(comm::Comm& comm) : comm_(comm) {
   if (!multi()) return;
   // No failure can have happened yet: every process constructs its job first.
   const auto all = comm_.allgather(fmt::format("{} {}", comm_.host_index(), comm_.hostname()), "start the checkpoint",

@@ -1,8 +1,8 @@
-// The loader's DDP step barrier across processes (loader/step_sync.hpp) over a dist::Comm.
+// The loader's DDP step barrier across processes (loader/step_barrier.hpp) over a comm::Comm.
 #pragma once
 
-#include "dist/comm.hpp"
-#include "loader/step_sync.hpp"
+#include "comm/comm.hpp"
+#include "loader/step_barrier.hpp"
 
 namespace ioprobe::cluster {
 
@@ -14,7 +14,7 @@ namespace ioprobe::cluster {
 class CommStepSync final : public StepSync {
  public:
   /// `stonewall`: a process whose ranks finished their share stops the others (StopKind::kStonewall).
-  CommStepSync(dist::Comm& comm, double timeout_s, bool stonewall = false)
+  CommStepSync(comm::Comm& comm, double timeout_s, bool stonewall = false)
       : comm_(comm), timeout_s_(timeout_s), stonewall_(stonewall) {}
   /// Two barriers: the first aligns the processes, the second's duration on each process bounds
   /// how far apart they left the first (start_skew_s()).
@@ -32,7 +32,7 @@ class CommStepSync final : public StepSync {
 
  private:
   bool round(StopKind& kind, bool stepping) noexcept;
-  dist::Comm& comm_;
+  comm::Comm& comm_;
   double timeout_s_;
   bool stonewall_;
   uint64_t rounds_ = 0;

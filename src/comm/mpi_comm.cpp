@@ -21,11 +21,11 @@
 
 #include <fmt/format.h>
 
+#include "comm/comm.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
-#include "dist/comm.hpp"
 
-namespace ioprobe::dist {
+namespace ioprobe::comm {
 
 namespace {
 
@@ -390,4 +390,4 @@ std::unique_ptr<Comm> make_mpi_comm(int* argc, char*** argv, const LaunchInfo& l
   return comm;
 }
 
-}  // namespace ioprobe::dist
+}  // namespace ioprobe::comm

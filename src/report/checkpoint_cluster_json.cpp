@@ -1,4 +1,4 @@
-#include "report/checkpoint_cluster.hpp"
+#include "report/checkpoint_cluster_json.hpp"
 
 #include "report/device_io_report.hpp"
 

@@ -1,5 +1,5 @@
 // `ioprobe checkpoint` on many hosts: the steps of cmd_checkpoint that differ when mpirun / srun
-// started one ioprobe per host (checkpoint/cluster_parts.hpp merges, report/checkpoint_cluster
+// started one ioprobe per host (checkpoint/cluster_parts.hpp merges, report/checkpoint_cluster_json
 // formats; this file wires them to the command).
 //
 // Every step that involves the other processes is an exchange: an allgather in which each process
@@ -22,14 +22,14 @@
 #include "checkpoint/cluster_parts.hpp"
 #include "checkpoint/run_data.hpp"
 #include "cli/options.hpp"
-#include "dist/comm.hpp"
+#include "comm/comm.hpp"
 #include "topology/device_io.hpp"
 
 namespace ioprobe::cli {
 
 class CheckpointJob {
  public:
-  explicit CheckpointJob(dist::Comm& comm);
+  explicit CheckpointJob(comm::Comm& comm);
   bool multi() const { return comm_.multi(); }
   bool lead() const { return comm_.rank() == 0; }
 
@@ -90,7 +90,7 @@ class CheckpointJob {
  private:
   std::vector<std::string> collect(const char* step, const std::string& tagged);
 
-  dist::Comm& comm_;
+  comm::Comm& comm_;
   std::vector<std::string> hosts_;  // hostname per MPI rank
   std::vector<int> host_of_;        // host index per MPI rank
   bool shared_ = false;             // --dir is one directory for every host
