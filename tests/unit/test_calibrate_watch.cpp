@@ -79,7 +79,7 @@ TEST_CASE("driver watch: --timeout asks each process for its stacks, then kills 
   CHECK(took < 20);  // the limit, 1 s per process asked, 3 s for the pipes: a loaded machine adds more
   CHECK(r.elapsed_s >= 1);
   CHECK(r.last_step == "[0.0 s] calling make(paths)");
-  REQUIRE(r.dumped.size() >= 3);  // the script and its two sleeps
+  REQUIRE(r.dumped.size() >= 3);    // the script and its two sleeps
   for (const int pid : r.dumped) {  // none left running (a killed process ends once scheduled: up to 10 s)
     for (int i = 0; i < 200 && running(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     CHECK_FALSE(running(pid));
