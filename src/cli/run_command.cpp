@@ -296,19 +296,18 @@ int cmd_run(const CommandContext& ctx) {
   doc.partial = lr.partial;
   add_run_device_io(doc, lr, dev_io, dev_epochs, l.direct || l.evict_before_epoch, target,
                     comm.multi() ? &cr : nullptr);
-  std::vector<std::string>& doc_warnings = doc.warnings;
-  doc_warnings.insert(doc_warnings.end(), warnings.begin(), warnings.end());
-  doc_warnings.insert(doc_warnings.end(), lr.cache_notes.begin(), lr.cache_notes.end());
-  for (auto& w : measurement_warnings(lr, ing, l)) doc_warnings.push_back(std::move(w));
+  doc.warnings.insert(doc.warnings.end(), warnings.begin(), warnings.end());
+  doc.warnings.insert(doc.warnings.end(), lr.cache_notes.begin(), lr.cache_notes.end());
+  for (auto& w : measurement_warnings(lr, ing, l)) doc.warnings.push_back(std::move(w));
   // A storage verdict on a dataset of few batches per rank: the epoch boundaries may be the cause.
   if (ing.verdict == "storage")
     if (std::string w = few_batches_warning(batches_per_rank_epoch(samples_per_epoch, l.world_ranks, l.batch_size,
                                                                    l.drop_last),
                                             l.world_ranks, l.batch_size, "the storage verdict");
         !w.empty())
-      doc_warnings.push_back(w);
+      doc.warnings.push_back(w);
   if (lr.errors)
-    doc_warnings.push_back(
+    doc.warnings.push_back(
         fmt::format("{}: see results.error_details (exit code 1)", failed_reads_text(lr.errors, lr.error_spread())));
 
   std::cout << render_run_text(doc) << std::flush;

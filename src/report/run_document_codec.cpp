@@ -14,9 +14,6 @@ namespace ioprobe {
 
 namespace {
 
-constexpr const char* kH2dApi =
-    "cudaMemcpyAsync from cudaHostAlloc memory, one stream per rank, synchronized per batch";
-
 // The path of a document's section for messages: "'a.json' results" (then ".key" steps).
 std::string section_path(const std::string& where, const char* key) { return where + " " + key; }
 
