@@ -257,44 +257,77 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
     doc["warnings"].push_back(std::move(w));
 }
 
-void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
-                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
-                       const cluster::ClusterRun* cluster) {
+namespace {
+
+// A run's accounting (add_run_device_io) into its results' `device_io` and `epochs`, its ingest's
+// `bytes_source` and `verdict_text` (null: the document has no ingest section) and `warnings`.
+void run_device_io_into(nlohmann::json& device_io, nlohmann::json& epochs_out, std::string* bytes_src,
+                        std::string* verdict_text, const std::string& verdict, std::vector<std::string>& warnings,
+                        const LoaderResult& lr, const DeviceIo& mine, const std::vector<DeviceIo>& my_epochs, bool cold,
+                        const TargetInfo& t, const cluster::ClusterRun* cluster) {
   const DeviceIo& io = cluster ? cluster->device_io : mine;
   const std::vector<DeviceIo>& epochs = cluster ? cluster->device_io_epochs : my_epochs;
   if (cluster)
     for (const auto& h : cluster->hosts) {
       const std::string w = host_cold_read_warning(h.hostname, "run", h.device_io, h.bytes, cold);
-      if (!w.empty()) doc["warnings"].push_back(w);
+      if (!w.empty()) warnings.push_back(w);
     }
-  nlohmann::json& r = doc["results"];
-  r["device_io"] = device_io_json(io, DeviceRef::kRead, lr.bytes);
-  r["epochs"] = epochs_json(lr, epochs);
+  device_io = device_io_json(io, DeviceRef::kRead, lr.bytes);
+  epochs_out = epochs_json(lr, epochs);
   // Interrupted: the reads include batches fetched ahead and discarded; no whole-run ratio.
-  if (lr.partial) interrupted_run_device_io(r["device_io"], r["epochs"], lr.stop_reason);
-  if (doc.contains("ingest") && doc["ingest"].is_object()) {
-    nlohmann::json& in = doc["ingest"];
+  if (lr.partial) interrupted_run_device_io(device_io, epochs_out, lr.stop_reason);
+  if (bytes_src) {
     const std::string src = bytes_source(io, lr.bytes, t.fs_type);
-    in["bytes_source"] = src;
+    *bytes_src = src;
     // A memory filesystem has no device whose reads tell the source: the results say RAM as the
     // ingest section does, one vocabulary in one document.
     if (src.rfind("RAM", 0) == 0) {
-      if (r.contains("device_io") && r["device_io"].is_object()) r["device_io"]["bytes_source"] = src;
-      if (r.contains("epochs") && r["epochs"].is_array())
-        for (auto& e : r["epochs"])
+      if (device_io.is_object()) device_io["bytes_source"] = src;
+      if (epochs_out.is_array())
+        for (auto& e : epochs_out)
           if (e.contains("device_io") && e["device_io"].is_object() && e["device_io"].contains("bytes_source"))
             e["device_io"]["bytes_source"] = src;
     }
     // The verdict is labelled by where the bytes came from: served from memory, a "storage" or
     // "metadata" verdict measures the kernel's file path (open, read system calls, copies), not a device.
-    const std::string v = in.value("verdict", "");
-    if ((src == "page cache" || src.rfind("RAM", 0) == 0) && (v == "storage" || v == "metadata"))
-      in["verdict_text"] = in.value("verdict_text", "") +
-                           fmt::format(" [the bytes came from {}: this is the cost of the file path in memory (open, "
-                                       "read system calls, copies), not of a storage device]",
-                                       src == "page cache" ? "the page cache" : src);
+    if (verdict_text && (src == "page cache" || src.rfind("RAM", 0) == 0) &&
+        (verdict == "storage" || verdict == "metadata"))
+      *verdict_text += fmt::format(" [the bytes came from {}: this is the cost of the file path in memory (open, "
+                                   "read system calls, copies), not of a storage device]",
+                                   src == "page cache" ? "the page cache" : src);
   }
-  for (auto& w : device_read_warnings(io, lr.bytes, cold, t, "the run")) doc["warnings"].push_back(std::move(w));
+  for (auto& w : device_read_warnings(io, lr.bytes, cold, t, "the run")) warnings.push_back(std::move(w));
+}
+
+}  // namespace
+
+void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
+                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
+                       const cluster::ClusterRun* cluster) {
+  nlohmann::json& r = doc["results"];
+  std::vector<std::string> warnings;
+  std::string src;
+  std::string verdict_text;
+  const bool ingest = doc.contains("ingest") && doc["ingest"].is_object();
+  const std::string verdict = ingest ? doc["ingest"].value("verdict", "") : "";
+  if (ingest) verdict_text = doc["ingest"].value("verdict_text", "");
+  run_device_io_into(r["device_io"], r["epochs"], ingest ? &src : nullptr, ingest ? &verdict_text : nullptr, verdict,
+                     warnings, lr, mine, my_epochs, cold, t, cluster);
+  if (ingest) {
+    doc["ingest"]["bytes_source"] = src;
+    if (doc["ingest"].contains("verdict_text") || !verdict_text.empty()) doc["ingest"]["verdict_text"] = verdict_text;
+  }
+  for (auto& w : warnings) doc["warnings"].push_back(std::move(w));
+}
+
+void add_run_device_io(RunDocument& doc, const LoaderResult& lr, const DeviceIo& mine,
+                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
+                       const cluster::ClusterRun* cluster) {
+  std::string src;
+  IngestResult* in = doc.ingest.result ? &*doc.ingest.result : nullptr;
+  run_device_io_into(doc.results.device_io, doc.results.epochs, &src, in ? &in->verdict_text : nullptr,
+                     in ? in->verdict : std::string(), doc.warnings, lr, mine, my_epochs, cold, t, cluster);
+  doc.ingest.bytes_source = src;
 }
 
 }  // namespace ioprobe::cli

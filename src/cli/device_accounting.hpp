@@ -12,6 +12,7 @@
 
 #include "cluster/run_parts.hpp"
 #include "loader/loader_result.hpp"
+#include "report/run_document.hpp"
 #include "topology/block_device.hpp"
 #include "topology/device_io.hpp"
 #include "topology/target.hpp"
@@ -42,6 +43,11 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
 /// host's devices once) instead of `mine`, and each host whose cold run read far less than it
 /// delivered is warned of by name.
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
+                       const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
+                       const cluster::ClusterRun* cluster = nullptr);
+/// The same into a typed run document: results.device_io and epochs, ingest.bytes_source, the
+/// verdict text of its ingest result, warnings appended.
+void add_run_device_io(RunDocument& doc, const LoaderResult& lr, const DeviceIo& mine,
                        const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
                        const cluster::ClusterRun* cluster = nullptr);
 

@@ -20,6 +20,7 @@
 #include "report/html_report.hpp"
 #include "report/probe_text.hpp"
 #include "report/replay_report.hpp"
+#include "report/run_document.hpp"
 #include "report/run_text.hpp"
 #include "report/scaling_report.hpp"
 #include "report/tune_document.hpp"
@@ -77,7 +78,8 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   for (const auto& f : files) names.push_back(escape_bytes(f));
   if (docs.front().value("kind", "") == "replay") return merge_replays(docs, names, out, html);
   const nlohmann::json merged = merge_documents(docs, names);
-  std::cout << (merged.value("kind", "") == "run" ? render_run_text(merged) : render_merged_raw_text(merged));
+  std::cout << (merged.value("kind", "") == "run" ? render_run_text(run_document_from_json(merged, "merged document"))
+                                                  : render_merged_raw_text(merged));
   if (!out.empty()) {
     write_json_file(out, merged);
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(out));
@@ -103,10 +105,23 @@ std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files
   return docs;
 }
 
-// The text report of one document, any kind ioprobe writes; "" for an unknown kind.
-std::string document_text(const nlohmann::json& doc) {
+// A run document decoded (report/run_document.hpp), or UsageError naming the file `name`, the
+// field and what to do.
+RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) {
+  try {
+    return run_document_from_json(doc, "'" + name + "'");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
+                                 "original or run the measurement again",
+                                 e.what()));
+  }
+}
+
+// The text report of one document (`name` its escaped file name), any kind ioprobe writes; "" for
+// an unknown kind.
+std::string document_text(const nlohmann::json& doc, const std::string& name) {
   const std::string kind = doc.value("kind", "");
-  if (kind == "run") return render_run_text(doc);
+  if (kind == "run") return render_run_text(run_document_of(doc, name));
   if (kind == "tune") return render_tune_text(doc);
   if (kind == "capacity") return render_capacity_text(doc);
   if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
@@ -182,7 +197,7 @@ int cmd_report(const CommandContext& ctx) {
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string kind = docs[i].value("kind", "");
     try {
-      const std::string text = document_text(docs[i]);
+      const std::string text = document_text(docs[i], names[i]);
       if (text.empty())
         throw UsageError(fmt::format(
             "'{}': kind '{}' is not one this version writes (run, tune, capacity, checkpoint, raw, probe, scaling, "

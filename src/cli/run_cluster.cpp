@@ -146,7 +146,7 @@ cluster::Placement prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, Ru
 
 cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error, LoaderResult& lr,
                                const cluster::ProcessPart& mine, const cluster::Placement& placement,
-                               nlohmann::json& doc) {
+                               RunDocument& doc) {
   cluster::ClusterRun cr;
   // The outcome first (small), then the results: a failed process sends no result.
   cluster::share_outcomes(comm, loader_error, "gather the outcomes", 60);
@@ -154,10 +154,10 @@ cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error
   if (comm.rank() != 0) return cr;
   cr = cluster::merge_parts(std::move(parts));
   lr = cr.merged;
-  doc["cluster"] = cluster_json(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);
-  doc["cluster"]["interrupted"] = cr.merged.partial;  // a signal (Ctrl-C on mpirun) ended every host early
-  doc["hosts"] = hosts_json(cr);
-  for (const auto& w : cr.warnings) doc["warnings"].push_back(w);
+  doc.cluster = cluster_json(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);
+  doc.cluster["interrupted"] = cr.merged.partial;  // a signal (Ctrl-C on mpirun) ended every host early
+  doc.hosts = hosts_json(cr);
+  for (const auto& w : cr.warnings) doc.warnings.push_back(w);
   return cr;
 }
 

@@ -13,6 +13,7 @@
 #include "cluster/run_parts.hpp"
 #include "comm/comm.hpp"
 #include "loader/loader_run.hpp"
+#include "report/run_document.hpp"
 #include "topology/host.hpp"
 
 namespace ioprobe::cli {
@@ -31,11 +32,11 @@ cluster::Placement prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, Ru
 
 /// Sends this process's result to rank 0 and, on rank 0, merges every process's. A process
 /// whose loader failed sends its error instead: then every rank throws JobFailure naming the
-/// host. `lr` on rank 0 becomes the merged result; `doc` gets "cluster" and "hosts" there.
+/// host. `lr` on rank 0 becomes the merged result; `doc` gets its cluster and hosts sections there
+/// and the cluster's warnings.
 /// Returns the cluster's merge (meaningful on rank 0 only).
 cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error, LoaderResult& lr,
-                               const cluster::ProcessPart& mine, const cluster::Placement& placement,
-                               nlohmann::json& doc);
+                               const cluster::ProcessPart& mine, const cluster::Placement& placement, RunDocument& doc);
 
 /// The exit code rank 0 decided, on every rank.
 int share_exit_code(comm::Comm& comm, int rc);

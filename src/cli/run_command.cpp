@@ -11,6 +11,7 @@
 #include "cli/device_accounting.hpp"
 #include "cli/run_cluster.hpp"
 #include "cli/run_config.hpp"
+#include "cli/run_document_build.hpp"
 #include "cli/run_plan.hpp"
 #include "cli/run_prepare.hpp"
 #include "cluster/collective.hpp"
@@ -136,7 +137,8 @@ int cmd_run(const CommandContext& ctx) {
   const bool lead = comm.rank() == 0;
   if (!lead) c.quiet = true;
   HostInfo host = probe_host();
-  nlohmann::json doc = document_header("run", ctx.argv, host);
+  RunDocument doc;
+  doc.header = run_header(ctx.argv, host);
   // Rank 0 alone writes the document; its refusal of the path ends every process.
   cluster::on_every_host(comm, "check --json", [&] {
     if (!c.json_path.empty() && lead) check_output_path(c.json_path, "--json", "run");
@@ -243,19 +245,8 @@ int cmd_run(const CommandContext& ctx) {
   const DeviceIo dev_io = devices->whole();
   const std::vector<DeviceIo> dev_epochs = devices->intervals();
 
-  nlohmann::json tj = plan_target_json(plan, l);
-  tj["numa"] = l.placement.text();
-  tj["numa_reason"] = plan.numa_reason;
-  tj["epoch_resident_fraction"] = mine.epoch_resident_fraction;
-  tj["residency_method"] = mine.residency_method;
-  nlohmann::json sources = nlohmann::json::array();
-  for (double f : mine.epoch_resident_fraction) sources.push_back(residency_source(f));
-  tj["epoch_source"] = sources;
-  if (!cache_fit.empty())
-    tj["cache_budget"] = {{"bytes", budget},
-                          {"source", budget_source},
-                          {"dataset_bytes", known_bytes},
-                          {"fits", known_bytes <= budget}};
+  const CacheBudgetFit fit{.bytes = budget, .source = budget_source, .dataset_bytes = known_bytes};
+  set_run_target(doc, plan, l, mine, cache_fit.empty() ? nullptr : &fit);
 
   int cluster_cpus = host.cpus_allowed;
   cluster::ClusterRun cr;
@@ -272,7 +263,7 @@ int cmd_run(const CommandContext& ctx) {
     part.cpus_allowed = host.cpus_allowed;
     part.memory_bytes = host.memory_bytes;
     part.cgroup_memory_limit_bytes = host.cgroup_memory_limit_bytes;
-    part.target = tj;
+    part.target = doc.target;
     part.result = mine;
     part.device_io = dev_io;
     part.device_io_epochs = dev_epochs;
@@ -296,61 +287,32 @@ int cmd_run(const CommandContext& ctx) {
   ai.gpu_links = gpu_link_ceilings(plan.topo, l.ranks);
   IngestResult ing = analyze_ingest(lr, demand, ai);
 
-  doc["target"] = tj;
-  doc["targets"] = targets_json(plan.targets);
-  nlohmann::json ds = data.dataset;
-  // Unknown sizes: the bytes of a whole epoch, from the completed epochs only (an epoch a stop cut
-  // short is not one); with none completed, what was delivered is a lower bound.
-  uint64_t whole_epochs_bytes = 0;
-  for (size_t i = 0; i < std::min<size_t>(lr.epochs_completed, lr.epoch_bytes.size()); ++i)
-    whole_epochs_bytes += lr.epoch_bytes[i];
-  ds["bytes"] = known_bytes                                 ? known_bytes
-                : lr.epochs_completed && whole_epochs_bytes ? whole_epochs_bytes / lr.epochs_completed
-                                                            : lr.bytes;
-  if (!known_bytes && !(lr.epochs_completed && whole_epochs_bytes))
-    ds["bytes_basis"] = "at least: no epoch completed, so the bytes delivered before the stop";
-  if (known_bytes && !plan.dataset_bytes_basis.empty()) ds["bytes_basis"] = plan.dataset_bytes_basis;
-  doc["dataset"] = ds;
-  doc["loader"] = {{"num_workers", l.num_workers},
-                   {"batch_size", l.batch_size},
-                   {"prefetch_factor", l.prefetch_factor},
-                   {"shuffle", l.shuffle},
-                   {"drop_last", l.drop_last},
-                   {"epochs", l.epochs},
-                   {"duration_s", l.duration_s},
-                   {"cpu_per_sample_us", l.cpu_per_sample_us},
-                   {"gpus", std::max(l.world_ranks, l.ranks)},
-                   {"gpus_per_process", l.ranks},
-                   {"engine", l.engine},
-                   {"direct", l.direct},
-                   {"step_time_s", l.step_time_s},
-                   {"seed", l.seed},
-                   {"max_outstanding_batches", lr.ranks.empty() ? 0 : lr.ranks.front().max_outstanding},
-                   {"pattern", read_pattern(data.layout, l)}};
-  if (data.layout.kind() == DatasetKind::kSharded) doc["loader"]["read_size_bytes"] = l.read_size;
-  add_consumer_model(doc["loader"], l, c.calibration_path, c.calibration);
-  doc["results"] = loader_results_json(lr);
-  doc["ingest"] = ingest_json(ing, ai.sample_bytes);
-  doc["partial"] = lr.partial;
+  set_run_dataset(doc, plan, lr, known_bytes);
+  doc.loader = run_loader_section(l, lr.ranks.empty() ? 0 : lr.ranks.front().max_outstanding,
+                                  read_pattern(data.layout, l), data.layout.kind() == DatasetKind::kSharded,
+                                  c.calibration_path, c.calibration);
+  doc.results.loader = lr;
+  doc.ingest = run_ingest_section(ing, ai.sample_bytes);
+  doc.partial = lr.partial;
   add_run_device_io(doc, lr, dev_io, dev_epochs, l.direct || l.evict_before_epoch, target,
                     comm.multi() ? &cr : nullptr);
-  for (const auto& w : warnings) doc["warnings"].push_back(w);
-  for (const auto& n : lr.cache_notes) doc["warnings"].push_back(n);
-  for (const auto& w : measurement_warnings(lr, ing, l)) doc["warnings"].push_back(w);
+  doc.warnings.insert(doc.warnings.end(), warnings.begin(), warnings.end());
+  doc.warnings.insert(doc.warnings.end(), lr.cache_notes.begin(), lr.cache_notes.end());
+  for (auto& w : measurement_warnings(lr, ing, l)) doc.warnings.push_back(std::move(w));
   // A storage verdict on a dataset of few batches per rank: the epoch boundaries may be the cause.
   if (ing.verdict == "storage")
     if (std::string w = few_batches_warning(batches_per_rank_epoch(samples_per_epoch, l.world_ranks, l.batch_size,
                                                                    l.drop_last),
                                             l.world_ranks, l.batch_size, "the storage verdict");
         !w.empty())
-      doc["warnings"].push_back(w);
+      doc.warnings.push_back(w);
   if (lr.errors)
-    doc["warnings"].push_back(
+    doc.warnings.push_back(
         fmt::format("{}: see results.error_details (exit code 1)", failed_reads_text(lr.errors, lr.error_spread())));
 
   std::cout << render_run_text(doc) << std::flush;
   if (!c.json_path.empty()) {
-    write_json_file(c.json_path, doc);
+    write_run_document(c.json_path, doc);
     fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(c.json_path));
   }
   int rc = lr.errors > 0 ? kExitFailure : kExitOk;  // the report names the files that failed
@@ -380,14 +342,7 @@ int cmd_gen(const CommandContext& ctx) {
   fmt::print("{}{}\n", render_gen_line(data.dataset, data.index.size(), data.index.total_known_bytes()),
              comm.multi() ? fmt::format("; {} on {} host(s): {}", placement.kind, comm.host_count(), placement.how)
                           : "");
-  if (data.dataset.contains("generation"))
-    for (const auto& h : data.dataset["generation"]["hosts"]) {
-      const double hs = h.value("generate_s", 0.0);
-      const uint64_t hb = h.value("bytes", uint64_t{0});
-      fmt::print("  host {}: {} files, {} in {}{}\n", h.value("hostname", ""),
-                 format_count(h.value("files", uint64_t{0})), format_bytes(hb), format_seconds(hs),
-                 hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : "");
-    }
+  fmt::print("{}", render_gen_hosts_text(data.dataset));
   return kExitOk;
 }
 

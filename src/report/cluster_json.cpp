@@ -62,18 +62,16 @@ nlohmann::json hosts_json(const cluster::ClusterRun& c) {
   return a;
 }
 
-std::string render_hosts_text(const nlohmann::json& doc) {
-  if (!doc.contains("cluster") || !doc.contains("hosts")) return "";
-  const auto& c = doc["cluster"];
+std::string render_hosts_text(const nlohmann::json& cluster, const nlohmann::json& hosts, double elapsed_s) {
+  const nlohmann::json& c = cluster;
   std::string o = "\nHosts\n";
   o += fmt::format("  {:<20} {} host(s), {} MPI rank(s), {} GPU rank(s) in all; started by {}; start skew <= {}\n",
                    "cluster", c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0),
                    c.value("launcher", "?"), format_ns(c.value("start_skew_s", 0.0) * 1e9));
-  const double elapsed = doc.contains("results") ? doc["results"].value("elapsed_s", 0.0) : 0.0;
   o += fmt::format("  {:<20} {} DDP step exchanges took {} ({:.1f}% of the run; the most of any process, waits for "
                    "the slowest host's batch included)\n",
                    "coordination", c.value("step_exchanges", 0ULL), format_ns(c.value("step_exchange_s", 0.0) * 1e9),
-                   elapsed > 0 ? 100 * c.value("step_exchange_s", 0.0) / elapsed : 0.0);
+                   elapsed_s > 0 ? 100 * c.value("step_exchange_s", 0.0) / elapsed_s : 0.0);
   if (c.value("interrupted", false))
     o += fmt::format("  {:<20} INTERRUPTED (Ctrl-C / SIGTERM on mpirun): every host stopped early; the merged figures "
                      "cover the work done until then (a partial result)\n",
@@ -84,7 +82,7 @@ std::string render_hosts_text(const nlohmann::json& doc) {
                    format_bytes(c.value("memory_bytes", 0ULL)), c.value("cpus_allowed", 0));
   o += fmt::format("  {:<16} {:>5} {:>5} {:>10} {:>12} {:>14} {:>10} {:>9} {:>9} {:>7}  {}\n", "host", "MPI", "GPUs",
                    "samples", "samples/s", "MB/s", "p99", "first", "last", "AU min", "target");
-  for (const auto& h : doc["hosts"]) {
+  for (const auto& h : hosts) {
     const auto& r = h.at("results");
     const auto& t = h.at("target");
     o += fmt::format("  {:<16} {:>5} {:>5} {:>10} {:>12.0f} {:>14.2f} {:>10} {:>8.2f}s {:>8.2f}s {:>6.1f}%  {}{}\n",
@@ -95,7 +93,7 @@ std::string render_hosts_text(const nlohmann::json& doc) {
                      fmt::format("{} {}", t.value("fs_type", "?"), t.value("direct", false) ? "O_DIRECT" : "buffered"),
                      h.value("straggler", false) ? "  STRAGGLER" : "");
   }
-  for (const auto& h : doc["hosts"])
+  for (const auto& h : hosts)
     if (h.contains("device_io"))
       o += fmt::format("  {:<16} device I/O {}{}\n", h.value("hostname", "?"),
                        device_io_summary(h["device_io"], "delivered"), host_cold_read_flag_text(h["device_io"]));

@@ -24,7 +24,8 @@ nlohmann::json cluster_json(const cluster::ClusterRun& c, const std::string& lau
                             const std::string& placement, const std::string& placement_how);
 nlohmann::json hosts_json(const cluster::ClusterRun& c);
 
-/// The "Hosts" section of the text report ("" for a single-host document).
-std::string render_hosts_text(const nlohmann::json& doc);
+/// The "Hosts" section of a run's text report from its cluster and hosts sections (cluster_json,
+/// hosts_json); `elapsed_s` the merged run's elapsed time (s), for the coordination's share.
+std::string render_hosts_text(const nlohmann::json& cluster, const nlohmann::json& hosts, double elapsed_s);
 
 }  // namespace ioprobe

@@ -39,53 +39,49 @@ json merged_warnings(const std::vector<json>& docs) {
 }
 
 json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& names) {
-  json out = docs.front();
-  json sources = json::array();
+  std::vector<RunDocument> typed;
+  for (size_t i = 0; i < docs.size(); ++i) typed.push_back(run_document_from_json(docs[i], "'" + names[i] + "'"));
+  RunDocument out = typed.front();
   LoaderResult total;
   uint64_t gpus = 0;
   bool partial = false;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    const std::string where = fmt::format("'{}' results", names[i]);
-    const json& res = json_at(docs[i], "results", fmt::format("'{}'", names[i]));
-    const LoaderResult r = run_results_from_json(res, where);
+  out.sources.clear();
+  for (size_t i = 0; i < typed.size(); ++i) {
+    const LoaderResult& r = typed[i].results.loader;
     try {
       total.merge(r);
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("'{}' and '{}': {}", names.front(), names[i], e.what()));
     }
-    const json ld = docs[i].value("loader", json::object());
-    gpus += ld.value("gpus", 1ULL);
-    partial = partial || docs[i].value("partial", false);
-    const json rj = loader_results_json(r);
-    sources.push_back({{"file", names[i]},
-                       {"hostname", hostname_of(docs[i])},
-                       {"samples", r.samples},
-                       {"bytes", r.bytes},
-                       {"samples_per_s", rj["samples_per_s"]},
-                       {"bytes_per_s", rj["bytes_per_s"]},
-                       {"elapsed_s", rj["elapsed_s"]},
-                       {"file_latency_p99_us", rj["file_latency_us"]["p99"]}});
+    gpus += typed[i].loader.gpus;
+    partial = partial || typed[i].partial;
+    const ResultRates x = result_rates(r);
+    out.sources.push_back({.file = names[i],
+                           .hostname = hostname_of(docs[i]),
+                           .samples = r.samples,
+                           .bytes = r.bytes,
+                           .samples_per_s = x.samples_per_s,
+                           .bytes_per_s = x.bytes_per_s,
+                           .elapsed_s = x.elapsed_s,
+                           .file_latency_p99_us = latency_us_json(r.file_latency)["p99"].get<double>()});
   }
-  out["results"] = loader_results_json(total);
+  out.results.loader = total;
   // Device I/O: each host's devices once, the hosts added (device_io_report.hpp).
   std::vector<json> dio, epochs;
   std::vector<std::string> hosts;
-  for (const auto& d : docs) {
-    const json res = d.value("results", json::object());
-    dio.push_back(res.contains("device_io") ? res["device_io"] : json());
-    epochs.push_back(res.contains("epochs") ? res["epochs"] : json());
-    hosts.push_back(hostname_of(d));
+  for (size_t i = 0; i < typed.size(); ++i) {
+    dio.push_back(typed[i].results.device_io);
+    epochs.push_back(typed[i].results.epochs);
+    hosts.push_back(hostname_of(docs[i]));
   }
-  if (json m = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes); !m.is_null())
-    out["results"]["device_io"] = m;
+  out.results.device_io = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes);
   const std::string apart = merge_time_warning(dio, names);
-  if (json e = merge_epochs_json(epochs, hosts); !e.is_null()) out["results"]["epochs"] = e;
-  out["sources"] = sources;
-  out["partial"] = partial;
-  if (out.contains("loader") && out["loader"].is_object()) out["loader"]["gpus"] = gpus;
-  out["ingest"] = {{"available", false}, {"reason", kIngestDropped}};
-  if (out["results"].contains("device_io"))  // where the merged bytes came from, by the devices' reads
-    out["ingest"]["bytes_source"] = out["results"]["device_io"].value("bytes_source", "unknown");
+  out.results.epochs = merge_epochs_json(epochs, hosts);
+  out.partial = partial;
+  out.loader.gpus = gpus;
+  out.ingest = RunIngestSection{.unavailable_reason = kIngestDropped};
+  if (!out.results.device_io.is_null())  // where the merged bytes came from, by the devices' reads
+    out.ingest.bytes_source = out.results.device_io.value("bytes_source", "unknown");
   json warnings = merged_warnings(docs);
   warnings.push_back(
       fmt::format("merged from {} documents (ioprobe report --merge): counts summed, elapsed the longest "
@@ -94,8 +90,8 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
                   "recomputed (see GPU ingest)",
                   docs.size()));
   if (!apart.empty()) warnings.push_back(apart);
-  out["warnings"] = warnings;
-  return out;
+  out.warnings = warnings.get<std::vector<std::string>>();
+  return run_document_json(out);
 }
 
 RawResults raw_totals_from_json(const json& doc, const std::string& name) {

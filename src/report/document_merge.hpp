@@ -4,12 +4,13 @@
 // longest elapsed, latency percentiles are recomputed exactly (to the bucket) from the added
 // histogram buckets, timelines add interval by interval.
 //
-// Kind "run": results read back into LoaderResults (report/run_document.hpp run_results_from_json) and merged by
-// LoaderResult::merge, loader.gpus summed, partial if any input was; `sources` lists each input [{file, hostname,
-// samples, bytes, samples_per_s, bytes_per_s, elapsed_s, file_latency_p99_us}]; `ingest` becomes {available: false,
-// reason} (AU needs each rank's compute and wait times, which a document does not keep). Kind "raw": raw.results merged
-// (ios, bytes, errors, CPU add; elapsed max; latency from the buckets); `sources` rows {file, hostname, ios, bytes,
-// iops, bytes_per_s, elapsed_s, p99_us}.
+// Kind "run": each document read into a RunDocument (report/run_document.hpp run_document_from_json, strict: a
+// missing or mistyped field is refused naming the file and its path), the results merged by LoaderResult::merge,
+// loader.gpus summed, partial if any input was; `sources` lists each input [{file, hostname, samples, bytes,
+// samples_per_s, bytes_per_s, elapsed_s, file_latency_p99_us}]; `ingest` becomes {available: false, reason} (AU needs
+// each rank's compute and wait times, which a document does not keep). Kind "raw": raw.results merged (ios, bytes,
+// errors, CPU add; elapsed max; latency from the buckets); `sources` rows {file, hostname, ios, bytes, iops,
+// bytes_per_s, elapsed_s, p99_us}.
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
 
+#include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_report.hpp"
@@ -15,8 +16,10 @@
 #include "report/html_template.hpp"  // generated from reports/report.html.mustache
 #include "report/probe_text.hpp"
 #include "report/replay_report.hpp"
+#include "report/run_document.hpp"
 #include "report/svg_chart.hpp"
 #include "report/tune_document.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
@@ -72,9 +75,9 @@ std::string scalars_table(const std::string& title, const json& sec) {
   return o + "</table>\n";
 }
 
-std::string timeline_chart(const json& results, double gpus, const std::string& title) {
-  if (!results.contains("timeline") || results["timeline"].empty()) return "<p>No timeline recorded.</p>\n";
-  double iv = results.value("timeline_interval_s", 1.0);
+std::string timeline_chart(const Timeline& timeline, double gpus, const std::string& title) {
+  if (timeline.points().empty()) return "<p>No timeline recorded.</p>\n";
+  const double iv = timeline.interval_s();
   LineChart c;
   c.id = "timeline";
   c.title = title;
@@ -84,13 +87,13 @@ std::string timeline_chart(const json& results, double gpus, const std::string& 
   c.y_unit = "samples/s";
   SvgSeries s{"delivered samples/s", {}, false};
   bool first = true;
-  for (const auto& p : results["timeline"]) {
-    double t = p.value("t_s", 0.0);
-    double rate = p.value("samples", 0.0) / iv;
+  for (const auto& p : timeline.points()) {
+    const double t = p.t_s;
+    const double rate = static_cast<double>(p.samples) / iv;
     s.points.emplace_back(t, rate);
     s.points.emplace_back(t + iv, rate);
     if (first) c.shades.push_back({t, t + iv, "warm-up (first interval)", "#999"});
-    else if (p.value("wait_s", 0.0) > 0.5 * iv * std::max(1.0, gpus))
+    else if (p.wait_s > 0.5 * iv * std::max(1.0, gpus))
       c.shades.push_back({t, t + iv, "stall: GPUs waited > half the interval", "#d62728"});
     first = false;
   }
@@ -98,6 +101,13 @@ std::string timeline_chart(const json& results, double gpus, const std::string& 
   return render_line_chart(c) +
          "<p class=\"note\">Grey: warm-up interval. Red: stalls, intervals where the GPUs waited for "
          "data more than half the time.</p>\n";
+}
+
+// The same from a results object of a document (a tune's best_run): its timeline and interval.
+std::string timeline_chart(const json& results, double gpus, const std::string& title) {
+  if (!results.contains("timeline") || results["timeline"].empty()) return "<p>No timeline recorded.</p>\n";
+  return timeline_chart(timeline_from_json(results["timeline"], results.value("timeline_interval_s", 1.0), "results"),
+                        gpus, title);
 }
 
 std::string latency_chart(const json& lat, const std::string& title, const std::string& what = "") {
@@ -120,8 +130,8 @@ std::string latency_chart(const json& lat, const std::string& title, const std::
 
 // Multi-host documents (run and raw): one bar per host of `metric` (a pointer into each host's
 // results), stragglers in red, and the host rows as a table. "" for a single-host document.
-std::string hosts_section(const json& d, const std::string& metric, const std::string& label) {
-  if (!d.contains("hosts") || !d["hosts"].is_array() || d["hosts"].empty()) return "";
+std::string hosts_section(const json& host_rows, const json& c, const std::string& metric, const std::string& label) {
+  if (!host_rows.is_array() || host_rows.empty()) return "";
   BarChart b;
   b.id = "hosts";
   b.title = "Per host: " + label + " (stragglers in red)";
@@ -129,7 +139,7 @@ std::string hosts_section(const json& d, const std::string& metric, const std::s
   b.marked_label = "straggler";
   b.value_unit = " " + label;
   std::string rows;
-  for (const auto& h : d["hosts"]) {
+  for (const auto& h : host_rows) {
     const std::string name = h.value("hostname", "?");
     const bool straggler = h.value("straggler", false);
     const double v = num_at(h, "/results" + metric);
@@ -142,34 +152,33 @@ std::string hosts_section(const json& d, const std::string& metric, const std::s
         r.value("bytes_per_s", 0.0) / 1e6, r.value("first_done_s", 0.0), r.value("last_done_s", 0.0),
         straggler ? "STRAGGLER" : "");
   }
-  const json& c = d.value("cluster", json::object());
-  std::string o =
-      fmt::format("<h3>Hosts</h3><p class=\"note\">{} host(s), {} MPI rank(s), started by {}; start skew &lt;= "
-                  "{:.3f} ms. Merged figures: {}.</p>\n",
-                  c.value("hosts", 0), c.value("mpi_ranks", 0), html_escape(c.value("launcher", "?")),
-                  1e3 * c.value("start_skew_s", 0.0), html_escape(c.value("merge", "")));
+  std::string o = fmt::format(
+      "<h3>Hosts</h3><p class=\"note\">{} host(s), {} MPI rank(s), started by {}; start skew &lt;= "
+      "{:.3f} ms. Merged figures: {}.</p>\n",
+      c.is_object() ? c.value("hosts", 0) : 0, c.is_object() ? c.value("mpi_ranks", 0) : 0,
+      html_escape(c.value("launcher", "?")), 1e3 * c.value("start_skew_s", 0.0), html_escape(c.value("merge", "")));
   o += render_bar_chart(b);
   o += "<table class=\"grid hosts\"><tr><th>host</th><th>MPI ranks</th><th>" + html_escape(label) +
        "</th><th>MB/s (10^6 B/s)</th><th>first done s</th><th>last done s</th><th></th></tr>\n" + rows + "</table>\n";
   return o;
 }
 
-std::string run_section(const json& d) {
+std::string run_section(const RunDocument& d) {
   std::string o;
-  const json& r = d.value("results", json::object());
+  const LoaderResult& r = d.results.loader;
+  const ResultRates x = result_rates(r);
   o += "<table class=\"kv\">\n";
-  o += row("target", fmt::format("{} ({}), {}", str_at(d, "/target/path"), str_at(d, "/target/fs_type"),
-                                 str_at(d, "/target/cache_detail")));
-  o += row("dataset", fmt::format("{}: {} files, {}", str_at(d, "/dataset/preset"), num_at(d, "/dataset/files"),
-                                  format_bytes(static_cast<uint64_t>(num_at(d, "/dataset/bytes")))));
-  o += row("DataLoader", fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)",
-                                     num_at(d, "/loader/num_workers"), num_at(d, "/loader/batch_size"),
-                                     num_at(d, "/loader/prefetch_factor"), num_at(d, "/loader/gpus", 1)));
-  o += row("throughput", fmt::format("{:.0f} samples/s, {}", num_at(d, "/results/samples_per_s"),
-                                     format_rate(num_at(d, "/results/bytes_per_s"))));
-  if (has(d, "/results/device_io")) {
-    o += row("device I/O", device_io_summary(r.at("device_io"), "delivered"));
-    const json epochs = r.value("epochs", json::array());
+  o += row("target", fmt::format("{} ({}), {}", str_at(d.target, "/path"), str_at(d.target, "/fs_type"),
+                                 str_at(d.target, "/cache_detail")));
+  o += row("dataset", fmt::format("{}: {} files, {}", str_at(d.dataset, "/preset"), num_at(d.dataset, "/files"),
+                                  format_bytes(static_cast<uint64_t>(num_at(d.dataset, "/bytes")))));
+  o += row("DataLoader",
+           fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)", d.loader.num_workers,
+                       d.loader.batch_size, d.loader.prefetch_factor, d.loader.gpus));
+  o += row("throughput", fmt::format("{:.0f} samples/s, {}", x.samples_per_s, format_rate(x.bytes_per_s)));
+  if (!d.results.device_io.is_null()) {
+    o += row("device I/O", device_io_summary(d.results.device_io, "delivered"));
+    const json epochs = d.results.epochs.is_array() ? d.results.epochs : json::array();
     for (size_t i = 0; i < epochs.size(); ++i) {
       if (epochs.size() > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < epochs.size()) {
         o += row("", omitted_epochs_text(epochs, i, epochs.size() - 1));
@@ -182,19 +191,24 @@ std::string run_section(const json& d) {
                device_io_summary(e.value("device_io", json()), "delivered"));
     }
   }
-  if (has(d, "/ingest")) {
-    o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", num_at(d, "/ingest/required_samples_per_s"),
-                                   num_at(d, "/ingest/gpus", 1), str_at(d, "/ingest/accelerator_name")));
-    o += row("AU",
-             fmt::format("{:.1f}% (target {:.0f}%){}", 100 * num_at(d, "/ingest/accelerator_utilization"),
-                         100 * num_at(d, "/ingest/au_target"),
-                         has(d, "/ingest/bytes_source") ? "; bytes from: " + str_at(d, "/ingest/bytes_source") : ""));
-    o += row("verdict", str_at(d, "/ingest/verdict") + ": " + str_at(d, "/ingest/verdict_text"));
+  const RunIngestSection& in = d.ingest;
+  const std::string from = in.bytes_source ? "; bytes from: " + *in.bytes_source : "";
+  if (in.result) {
+    const Demand& dm = in.result->demand;
+    o += row("demand", fmt::format("{:.0f} samples/s ({} x {})", in.result->required_samples_per_s, dm.gpus,
+                                   dm.accelerator_name));
+    o += row("AU", fmt::format("{:.1f}% (target {:.0f}%){}", 100 * in.result->accelerator_utilization,
+                               100 * dm.au_target, from));
+    o += row("verdict", in.result->verdict + ": " + in.result->verdict_text);
+  } else {  // a merged document: what its ingest section holds
+    o += row("demand", "0 samples/s (1 x )");
+    o += row("AU", fmt::format("0.0% (target 0%){}", from));
+    o += row("verdict", ": ");
   }
   o += "</table>\n";
-  o += timeline_chart(r, num_at(d, "/loader/gpus", 1), "Throughput over time");
-  o += latency_chart(r.value("file_latency_us", json()), "Per-file latency distribution");
-  o += hosts_section(d, "/samples_per_s", "samples/s");
+  o += timeline_chart(r.timeline, static_cast<double>(d.loader.gpus), "Throughput over time");
+  o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
+  o += hosts_section(d.hosts, d.cluster, "/samples_per_s", "samples/s");
   return o;
 }
 
@@ -301,7 +315,7 @@ std::string raw_section(const json& d) {
   if (has(d, "/raw/results/latency_us"))
     o += latency_chart(d.at(json::json_pointer("/raw/results/latency_us")), "Per-I/O latency distribution",
                        fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
-  o += hosts_section(d, "/iops", "IOPS");
+  o += hosts_section(d.value("hosts", json()), d.value("cluster", json()), "/iops", "IOPS");
   try {
     o += "<pre class=\"text\">" + html_escape(render_raw_document_text(d)) + "</pre>\n";
   } catch (const json::exception& e) {
@@ -403,7 +417,7 @@ std::string render_html_report(const std::vector<json>& docs) {
       cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
     std::string body;
     try {
-      if (kind == "run") body = run_section(d);
+      if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(d);
       else if (kind == "capacity") body = render_capacity_html(d);
       else if (kind == "checkpoint") body = checkpoint_section(d);
@@ -416,6 +430,9 @@ std::string render_html_report(const std::vector<json>& docs) {
         for (const auto& [k, v] : d.items())
           if (v.is_object() && k != "host") body += scalars_table(k, v);
     } catch (const json::exception& e) {
+      body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
+             " section needs: " + html_escape(e.what()) + "</p>\n";
+    } catch (const UsageError& e) {  // a run document refused by its typed reader, naming the field
       body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
              " section needs: " + html_escape(e.what()) + "</p>\n";
     }

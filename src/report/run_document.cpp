@@ -84,27 +84,50 @@ void read_epochs(const nlohmann::json& epochs, const std::string& where, LoaderR
 
 }  // namespace
 
-nlohmann::json loader_results_json(const LoaderResult& r) {
-  const double elapsed = seconds(r.elapsed_ns);
+ResultRates result_rates(const LoaderResult& r) {
+  ResultRates x;
+  x.elapsed_s = seconds(r.elapsed_ns);
+  const double elapsed = x.elapsed_s;
+  x.samples_per_s = elapsed > 0 ? static_cast<double>(r.samples) / elapsed : 0.0;
+  x.bytes_per_s = elapsed > 0 ? static_cast<double>(r.bytes) / elapsed : 0.0;
+  x.files_per_s = elapsed > 0 ? static_cast<double>(r.samples + r.errors) / elapsed : 0.0;
   const double cpu_s = r.cpu_user_s + r.cpu_sys_s;
-  nlohmann::json workers = nlohmann::json::array();
+  x.cpu_per_sample_us = r.samples ? cpu_s * 1e6 / static_cast<double>(r.samples) : 0.0;
+  return x;
+}
+
+std::optional<DecodeTotals> decode_totals(const LoaderResult& r) {
   uint64_t decoded = 0, decode_errors = 0, decoded_pixels = 0;
   int64_t decode_cpu_ns = 0;
   for (const auto& w : r.workers) {
-    workers.push_back(worker_row(w));
     decoded += w.decoded;
     decode_errors += w.decode_errors;
     decoded_pixels += w.decoded_pixels;
     decode_cpu_ns += w.decode_cpu_ns;
   }
+  if (decoded + decode_errors == 0) return std::nullopt;
+  DecodeTotals d;
+  d.samples = decoded;
+  d.errors = decode_errors;
+  d.cpu_s = seconds(decode_cpu_ns);
+  d.megapixels = static_cast<double>(decoded_pixels) / 1e6;
+  d.cpu_us_per_sample = d.cpu_s * 1e6 / static_cast<double>(decoded + decode_errors);
+  d.us_per_megapixel = d.megapixels > 0 ? d.cpu_s * 1e6 / d.megapixels : 0.0;
+  return d;
+}
+
+nlohmann::json loader_results_json(const LoaderResult& r) {
+  const ResultRates x = result_rates(r);
+  nlohmann::json workers = nlohmann::json::array();
+  for (const auto& w : r.workers) workers.push_back(worker_row(w));
   nlohmann::json j = {{"samples", r.samples},
                       {"bytes", r.bytes},
                       {"io_bytes", r.io_bytes},
                       {"errors", r.errors},
-                      {"elapsed_s", elapsed},
-                      {"samples_per_s", elapsed > 0 ? static_cast<double>(r.samples) / elapsed : 0.0},
-                      {"bytes_per_s", elapsed > 0 ? static_cast<double>(r.bytes) / elapsed : 0.0},
-                      {"files_per_s", elapsed > 0 ? static_cast<double>(r.samples + r.errors) / elapsed : 0.0},
+                      {"elapsed_s", x.elapsed_s},
+                      {"samples_per_s", x.samples_per_s},
+                      {"bytes_per_s", x.bytes_per_s},
+                      {"files_per_s", x.files_per_s},
                       {"epochs_completed", r.epochs_completed},
                       {"stop_reason", r.stop_reason},
                       {"first_batch_s", seconds(r.first_batch_ns)},
@@ -113,9 +136,7 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
                       {"batch_wait_us", latency_us_json(r.batch_wait)},
                       {"consumer_wait_s", seconds(r.wait_ns)},
                       {"cpu",
-                       {{"user_s", r.cpu_user_s},
-                        {"sys_s", r.cpu_sys_s},
-                        {"per_sample_us", r.samples ? cpu_s * 1e6 / static_cast<double>(r.samples) : 0.0}}},
+                       {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_sample_us", x.cpu_per_sample_us}}},
                       {"timeline_interval_s", r.timeline.interval_s()},
                       {"timeline", timeline_points_json(r.timeline)},
                       {"workers", workers},
@@ -125,22 +146,17 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
     j["error_samples"].push_back(error_text(e));
     j["error_details"].push_back(error_record_json(e));
   }
-  ErrorSpread spread = error_spread(r.error_samples, r.errors);
-  if (r.error_files_exact && r.errors > 0) spread = {r.error_files, true};
-  else spread.files = std::max(spread.files, r.error_files);
+  const ErrorSpread spread = r.error_spread();
   j["error_files"] = spread.files;
   j["error_files_complete"] = spread.complete;
-  if (decoded + decode_errors > 0) {
-    const double dcpu = seconds(decode_cpu_ns), mp = static_cast<double>(decoded_pixels) / 1e6;
-    const uint64_t n = decoded + decode_errors;
+  if (const auto d = decode_totals(r))
     j["decode"] = {{"codec", "libjpeg-turbo"},
-                   {"samples", decoded},
-                   {"errors", decode_errors},
-                   {"cpu_s", dcpu},
-                   {"cpu_us_per_sample", dcpu * 1e6 / static_cast<double>(n)},
-                   {"megapixels", mp},
-                   {"us_per_megapixel", mp > 0 ? dcpu * 1e6 / mp : 0.0}};
-  }
+                   {"samples", d->samples},
+                   {"errors", d->errors},
+                   {"cpu_s", d->cpu_s},
+                   {"cpu_us_per_sample", d->cpu_us_per_sample},
+                   {"megapixels", d->megapixels},
+                   {"us_per_megapixel", d->us_per_megapixel}};
   return j;
 }
 
@@ -259,42 +275,72 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"host_to_device", h2d_json(in)}};
 }
 
-void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
-                        const nlohmann::json& cal) {
-  loader["main_cpu_per_batch_us"] = l.main_cpu_per_batch_us;
+RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_path, const nlohmann::json& cal) {
+  RunConsumerModel m;
+  m.main_cpu_per_batch_us = l.main_cpu_per_batch_us;
   // Of the loop cost, the read the worker does itself (not burned; loader_run.hpp loop_burn_us).
-  loader["own_read_cpu_per_file_us"] = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us;
-  loader["worker_startup_cpu_us"] = l.worker_startup_cpu_us;
-  loader["worker_put_cpu_per_sample_us"] = l.worker_put_cpu_per_sample_us;
+  m.own_read_cpu_per_file_us = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us;
+  m.worker_startup_cpu_us = l.worker_startup_cpu_us;
+  m.worker_put_cpu_per_sample_us = l.worker_put_cpu_per_sample_us;
   if (l.python_gil) {
-    loader["worker_put_gil_share"] = l.worker_put_gil_share;
+    m.worker_put_gil_share = l.worker_put_gil_share;
     // Measured by the calibration, or its stand-in (all of the put) with the reason.
     const nlohmann::json* g = cal.is_object() && cal.contains("figures") && cal.at("figures").contains("feeder_gil")
                                   ? &cal.at("figures").at("feeder_gil")
                                   : nullptr;
     const bool measured = g && g->value("measured", false);
     const std::string why = g ? g->value("method", std::string()) : std::string();
-    loader["worker_put_gil_share_basis"] = measured
-                                               ? "measured"
-                                               : "not measured (" +
-                                                     (why.empty() ? std::string("the calibration predates the figure")
-                                                                  : why) +
-                                                     ")";
+    m.worker_put_gil_share_basis = measured
+                                       ? "measured"
+                                       : "not measured (" +
+                                             (why.empty() ? std::string("the calibration predates the figure") : why) +
+                                             ")";
   }
-  loader["worker_other_cpu_per_sample_us"] = l.worker_other_cpu_per_sample_us;
-  loader["tensors_per_batch"] = l.tensors_per_batch;
-  loader["main_startup_cpu_us"] = l.main_startup_cpu_us;
-  loader["decode"] = l.decode_jpeg ? "jpeg" : "none";
-  loader["pin_memory"] = l.pin_memory;
-  loader["pin_bytes_per_batch"] = l.pin_bytes_per_batch;
+  m.worker_other_cpu_per_sample_us = l.worker_other_cpu_per_sample_us;
+  m.tensors_per_batch = l.tensors_per_batch;
+  m.main_startup_cpu_us = l.main_startup_cpu_us;
+  m.decode = l.decode_jpeg ? "jpeg" : "none";
+  m.pin_memory = l.pin_memory;
+  m.pin_bytes_per_batch = l.pin_bytes_per_batch;
   if (cal.is_object())
-    loader["calibration"] = {{"file", escape_bytes(cal_path)},
-                             {"code", cal.at("code").value("file", "")},
-                             {"function", cal.at("code").value("function", "")},
-                             {"host", cal.at("host").value("hostname", "")},
-                             {"torch_version", cal.at("python").value("torch_version", "")},
-                             {"batch_size", cal.value("batch_size", 0)},
-                             {"created", cal.value("created", "")}};
+    m.calibration = RunCalibrationRef{.file = escape_bytes(cal_path),
+                                      .code = cal.at("code").value("file", ""),
+                                      .function = cal.at("code").value("function", ""),
+                                      .host = cal.at("host").value("hostname", ""),
+                                      .torch_version = cal.at("python").value("torch_version", ""),
+                                      .batch_size = cal.value("batch_size", 0),
+                                      .created = cal.value("created", "")};
+  return m;
+}
+
+void consumer_model_json(const RunConsumerModel& m, nlohmann::json& loader) {
+  loader["main_cpu_per_batch_us"] = m.main_cpu_per_batch_us;
+  loader["own_read_cpu_per_file_us"] = m.own_read_cpu_per_file_us;
+  loader["worker_startup_cpu_us"] = m.worker_startup_cpu_us;
+  loader["worker_put_cpu_per_sample_us"] = m.worker_put_cpu_per_sample_us;
+  if (m.worker_put_gil_share) {
+    loader["worker_put_gil_share"] = *m.worker_put_gil_share;
+    loader["worker_put_gil_share_basis"] = m.worker_put_gil_share_basis;
+  }
+  loader["worker_other_cpu_per_sample_us"] = m.worker_other_cpu_per_sample_us;
+  loader["tensors_per_batch"] = m.tensors_per_batch;
+  loader["main_startup_cpu_us"] = m.main_startup_cpu_us;
+  loader["decode"] = m.decode;
+  loader["pin_memory"] = m.pin_memory;
+  loader["pin_bytes_per_batch"] = m.pin_bytes_per_batch;
+  if (const auto& c = m.calibration)
+    loader["calibration"] = {{"file", c->file},
+                             {"code", c->code},
+                             {"function", c->function},
+                             {"host", c->host},
+                             {"torch_version", c->torch_version},
+                             {"batch_size", c->batch_size},
+                             {"created", c->created}};
+}
+
+void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
+                        const nlohmann::json& cal) {
+  consumer_model_json(consumer_model(l, cal_path, cal), loader);
 }
 
 }  // namespace ioprobe

@@ -29,16 +29,46 @@
 //             modelled), verdict, verdict_text}
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ingest/analysis.hpp"
+#include "loader/config.hpp"
 #include "loader/loader_result.hpp"
+#include "report/document.hpp"
 #include "stats/latency_json.hpp"
+#include "topology/host.hpp"
 
 namespace ioprobe {
+
+/// A result's rates as its results section writes them: elapsed_s, then samples, bytes and
+/// files (samples + errors) per second over it (0 when nothing was timed), and its CPU (user + sys)
+/// per sample in µs.
+struct ResultRates {
+  double elapsed_s = 0;
+  double samples_per_s = 0;
+  double bytes_per_s = 0;  // B/s
+  double files_per_s = 0;
+  double cpu_per_sample_us = 0;
+};
+ResultRates result_rates(const LoaderResult& r);
+
+/// The JPEG decode totals of a result (--decode jpeg), summed over its workers' rows: samples
+/// decoded, errors, worker-thread CPU (s), µs per sample (decoded + errors), megapixels, µs per
+/// megapixel. Absent when no worker decoded.
+struct DecodeTotals {
+  uint64_t samples = 0;
+  uint64_t errors = 0;
+  double cpu_s = 0;
+  double cpu_us_per_sample = 0;
+  double megapixels = 0;
+  double us_per_megapixel = 0;
+};
+std::optional<DecodeTotals> decode_totals(const LoaderResult& r);
 
 /// The results section of a run (keys above) from the loader's result: rates = totals /
 /// elapsed_s; the decode object from the workers' decode counters (each worker row carries its own
@@ -65,5 +95,143 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes);
 /// {file, code, function, host, torch_version, batch_size, created} from the document `cal`.
 void add_consumer_model(nlohmann::json& loader, const LoaderConfig& l, const std::string& cal_path,
                         const nlohmann::json& cal);
+
+/// The document header of a run (report/document.hpp document_header).
+struct RunHeader {
+  std::string schema = kResultSchema;  // "ioprobe.result/1"
+  std::string ioprobe_version;         // e.g. "0.1.0"
+  std::vector<std::string> command;    // the argv, each element escaped with escape_bytes()
+  std::string created_utc;             // ISO 8601 time of the run's start
+  nlohmann::json host;                 // host_json(): not yet typed, kept as written
+};
+
+/// The calibration document a run's consumer model came from (--calibration): where it was
+/// measured, not its figures (those are the loader section's). Fields as in the calibrate document.
+struct RunCalibrationRef {
+  std::string file;           // the calibration document's path, escaped
+  std::string code;           // the user's Dataset file
+  std::string function;       // its factory function
+  std::string host;           // hostname it was measured on
+  std::string torch_version;  // torch.__version__ there
+  int batch_size = 0;         // the batch size it was measured at, samples
+  std::string created;        // ISO 8601 time of the calibration
+};
+
+/// The consumer model of a run's loader section (add_consumer_model): CPU costs in µs, bytes in B.
+struct RunConsumerModel {
+  double main_cpu_per_batch_us = 0;
+  double own_read_cpu_per_file_us = 0;  // of the loop cost, the read the worker does itself (not burned)
+  double worker_startup_cpu_us = 0;
+  double worker_put_cpu_per_sample_us = 0;
+  std::optional<double> worker_put_gil_share;  // with python_gil only: share 0..1 of the put holding the GIL
+  std::string worker_put_gil_share_basis;      // with python_gil only: "measured" or "not measured (WHY)"
+  double worker_other_cpu_per_sample_us = 0;
+  uint32_t tensors_per_batch = 0;
+  double main_startup_cpu_us = 0;
+  std::string decode = "none";  // "jpeg" | "none"
+  bool pin_memory = false;
+  double pin_bytes_per_batch = 0;  // B; 0: the bytes read
+  std::optional<RunCalibrationRef> calibration;
+};
+
+/// The run's loader section: the DataLoader setting that was emulated.
+struct RunLoaderSection {
+  uint32_t num_workers = 0;
+  uint32_t batch_size = 0;  // samples
+  uint32_t prefetch_factor = 0;
+  bool shuffle = false;
+  bool drop_last = false;
+  uint32_t epochs = 0;
+  double duration_s = 0;  // 0: no time limit
+  double cpu_per_sample_us = 0;
+  uint64_t gpus = 0;  // GPU ranks of the whole job (a merged document: summed over its inputs)
+  uint32_t gpus_per_process = 0;
+  std::string engine;   // "io_uring" | "psync"
+  bool direct = false;  // O_DIRECT
+  double step_time_s = 0;
+  uint64_t seed = 0;
+  uint64_t max_outstanding_batches = 0;     // rank 0's most batches in flight
+  std::string pattern;                      // how the loader reads the dataset, in words
+  std::optional<uint64_t> read_size_bytes;  // sharded datasets only: bytes per shard read
+  RunConsumerModel consumer;
+};
+
+/// The run's results section: what the loader delivered.
+struct RunResultsSection {
+  LoaderResult loader;  // as far as a document keeps it (run_results_from_json): no ranks, no per-worker histograms
+  nlohmann::json device_io;  // results.device_io (device_io_report.hpp); null: none. Not yet typed
+  nlohmann::json epochs;     // results.epochs (device_io_report.hpp epochs_json); null: none. Not yet typed
+};
+
+/// The run's ingest section: the GPUs' demand against what was delivered.
+struct RunIngestSection {
+  std::optional<IngestResult> result;       // absent: not available (a merged document), see unavailable_reason
+  double sample_bytes = 0;                  // B per sample the demand in bytes/s uses
+  std::string unavailable_reason;           // why there is no result
+  std::optional<std::string> bytes_source;  // where the bytes came from (device accounting); absent: not measured
+};
+
+/// One input of a merged run document (report --merge): its figures as that document gave them.
+struct RunSource {
+  std::string file;  // escaped path
+  std::string hostname;
+  uint64_t samples = 0;
+  uint64_t bytes = 0;
+  double samples_per_s = 0;
+  double bytes_per_s = 0;
+  double elapsed_s = 0;
+  double file_latency_p99_us = 0;
+};
+
+/// A "run" result document, built once by `ioprobe run` (cli/run_document_build.hpp) and read back
+/// by `ioprobe report` (report/run_document_codec.cpp). Sections not yet typed are the JSON that
+/// was written: target (target_json + cache and engine facts), targets (targets_json), dataset,
+/// cluster and hosts (report/cluster_json.hpp; null in a one-process run).
+struct RunDocument {
+  RunHeader header;
+  nlohmann::json target;
+  nlohmann::json targets;
+  nlohmann::json dataset;
+  RunLoaderSection loader;
+  RunResultsSection results;
+  RunIngestSection ingest;
+  bool partial = false;  // interrupted, or stopped early by errors
+  std::vector<std::string> warnings;
+  nlohmann::json cluster;          // null: a one-process run
+  nlohmann::json hosts;            // null: a one-process run
+  std::vector<RunSource> sources;  // a merged document's inputs; empty otherwise
+};
+
+/// The document exactly as `ioprobe run` writes it (the keys above).
+nlohmann::json run_document_json(const RunDocument& doc);
+
+/// Writes run_document_json(doc) to `path` as write_json_file does (atomically; its errors).
+void write_run_document(const std::string& path, const RunDocument& doc);
+
+/// A saved run document read back. Strict: a missing or mistyped field of a typed section is
+/// refused with UsageError naming `where` (e.g. "'a.json'") and the field's path
+/// ("'a.json' loader.num_workers: missing key ..."); the untyped sections must be present (target,
+/// targets, dataset, host) and are taken as they are.
+RunDocument run_document_from_json(const nlohmann::json& j, const std::string& where);
+
+/// The ingest section of a run whose demand was analysed (ingest_json's keys).
+RunIngestSection run_ingest_section(const IngestResult& in, double sample_bytes);
+
+/// The loader section of a run: `l` the loader's configuration (world_ranks set), `max_outstanding`
+/// rank 0's most batches in flight, `pattern` the read pattern in words, `sharded` whether the
+/// dataset is sharded (then read_size_bytes), and the consumer model (add_consumer_model's keys;
+/// `cal` the --calibration document or null).
+RunLoaderSection run_loader_section(const LoaderConfig& l, uint64_t max_outstanding, const std::string& pattern,
+                                    bool sharded, const std::string& cal_path, const nlohmann::json& cal);
+
+/// The consumer model of `l` (add_consumer_model's keys): `cal` the --calibration document read
+/// from `cal_path`, or null. Reads the calibration's names with defaults (it was checked when read).
+RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_path, const nlohmann::json& cal);
+
+/// Writes `m` into a loader section (run's, tune's or capacity's).
+void consumer_model_json(const RunConsumerModel& m, nlohmann::json& loader);
+
+/// The run's header: document_header("run", argv, host) as typed fields.
+RunHeader run_header(const std::vector<std::string>& argv, const HostInfo& host);
 
 }  // namespace ioprobe

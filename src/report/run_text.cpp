@@ -1,6 +1,7 @@
 #include "report/run_text.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -8,40 +9,33 @@
 #include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
+#include "report/run_document.hpp"
 #include "report/text_common.hpp"
 
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/page_cache.hpp"
 #include "loader/config.hpp"
+#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
 namespace {
 
-std::string lat_line(const nlohmann::json& l) {
+// The percentiles of `h` as the document writes them (latency_us_json, µs), in words.
+std::string lat_line(const LatencyHistogram& h) {
+  const nlohmann::json l = latency_us_json(h);
   auto f = [](double us) { return format_ns(us * 1e3); };
   return fmt::format("p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (mean {})", f(l.at("p50")), f(l.at("p90")),
                      f(l.at("p99")), f(l.at("p999")), f(l.at("max")), f(l.at("mean")));
 }
 
-}  // namespace
+using Line = std::function<void(const std::string&, const std::string&)>;
 
-std::string render_run_text(const nlohmann::json& doc) {
-  std::string o;
-  auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<20} {}\n", k, v); };
-  const auto& t = doc.at("target");
-  const auto& ds = doc.at("dataset");
-  const auto& ld = doc.at("loader");
-  const auto& r = doc.at("results");
-  const auto& in = doc.at("ingest");
-  const auto& host = doc.at("host");
-  bool partial = doc.value("partial", false);
-
-  o += fmt::format("ioprobe {} run{}\n", doc.value("ioprobe_version", "?"),
-                   partial ? "  [INTERRUPTED: partial result]" : "");
-  o += "\nTarget\n";
-  std::string dev = t.value("device", "");
+void target_lines(const RunDocument& doc, const Line& line, std::string& o) {
+  const auto& t = doc.target;
+  const auto& host = doc.header.host;
+  const std::string dev = t.value("device", "");
   line("path", t.value("path", ""));
   line("filesystem", fmt::format("{}{}{}", t.value("fs_type", "?"),
                                  t.value("mount_fstype", "").empty() ? "" : " (" + t.value("mount_fstype", "") + ")",
@@ -51,7 +45,7 @@ std::string render_run_text(const nlohmann::json& doc) {
                                            t.value("rotational", -1) == 1   ? " (rotational)"
                                            : t.value("rotational", -1) == 0 ? " (solid state)"
                                                                             : ""));
-  o += render_targets(doc, "filesystems", 20);
+  o += render_target_rows(doc.targets, "filesystems", 20);
   line("cache", fmt::format("{}: {}", t.value("cache", "?"), t.value("cache_detail", "")));
   if (t.contains("cache_budget")) {
     const auto& b = t["cache_budget"];
@@ -83,8 +77,10 @@ std::string render_run_text(const nlohmann::json& doc) {
   line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.value("cpus_allowed", 0),
                            host.value("cpu_list", ""), host.value("cpus_online", 0),
                            format_bytes(host.value("memory_bytes", 0ULL)), host.value("kernel", "")));
+}
 
-  o += "\nDataset\n";
+void dataset_lines(const RunDocument& doc, const Line& line) {
+  const auto& ds = doc.dataset;
   uint64_t files = ds.value("files", 0ULL), full = ds.value("full_files", 0ULL);
   // A file list naming paths that are not there: the files that hold the data, then what was listed.
   const uint64_t listed = files, missing = std::min(ds.value("files_missing", uint64_t{0}), files);
@@ -127,197 +123,197 @@ std::string render_run_text(const nlohmann::json& doc) {
                        format_seconds(hs), hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : ""));
     }
   if (ds.value("enumerate_s", 0.0) > 0) line("enumeration", format_seconds(ds.value("enumerate_s", 0.0)));
+}
 
-  o += "\nLoader\n";
+void loader_lines(const RunDocument& doc, const std::string& kind, const Line& line, std::string& o) {
+  const RunLoaderSection& ld = doc.loader;
+  const RunConsumerModel& m = ld.consumer;
   line("DataLoader",
-       fmt::format("num_workers={} batch_size={} prefetch_factor={} shuffle={} drop_last={} epochs={}",
-                   ld.value("num_workers", 0), ld.value("batch_size", 0), ld.value("prefetch_factor", 0),
-                   ld.value("shuffle", false) ? "True" : "False", ld.value("drop_last", false) ? "True" : "False",
+       fmt::format("num_workers={} batch_size={} prefetch_factor={} shuffle={} drop_last={} epochs={}", ld.num_workers,
+                   ld.batch_size, ld.prefetch_factor, ld.shuffle ? "True" : "False", ld.drop_last ? "True" : "False",
                    // With --duration and no --epochs the epoch count is only a cap.
-                   ld.value("duration_s", 0.0) > 0 && ld.value("epochs", 0u) >= kMaxEpochs
-                       ? fmt::format("until --duration {}", format_seconds(ld.value("duration_s", 0.0)))
-                       : std::to_string(ld.value("epochs", 0))));
-  if (ld.contains("pattern") && kind != "files") line("pattern", ld.value("pattern", ""));
+                   ld.duration_s > 0 && ld.epochs >= kMaxEpochs
+                       ? fmt::format("until --duration {}", format_seconds(ld.duration_s))
+                       : std::to_string(ld.epochs)));
+  if (kind != "files") line("pattern", ld.pattern);
   // The loop cost less the worker's own read of the file is what the worker burns.
-  const double loop_us = ld.value("cpu_per_sample_us", 0.0), own_read_us = ld.value("own_read_cpu_per_file_us", 0.0);
+  const double loop_us = ld.cpu_per_sample_us, own_read_us = m.own_read_cpu_per_file_us;
   line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample{}; step {} per full batch "
                             "(a partial batch its share)",
-                            ld.value("gpus", 1), ld.value("num_workers", 0), loop_us,
+                            ld.gpus, ld.num_workers, loop_us,
                             own_read_us > 0 ? fmt::format(" ({:.1f} µs burned beside the read of the file)",
                                                           std::max(0.0, loop_us - own_read_us))
                                             : "",
-                            format_ns(ld.value("step_time_s", 0.0) * 1e9)));
-  if (ld.value("worker_put_cpu_per_sample_us", 0.0) > 0)
-    line("worker CPU", fmt::format("{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped{}){}",
-                                   ld.value("cpu_per_sample_us", 0.0),
-                                   ld.value("own_read_cpu_per_file_us", 0.0) > 0
-                                       ? fmt::format(", of it {:.0f} µs the worker's own read of the file, not burned",
-                                                     ld.value("own_read_cpu_per_file_us", 0.0))
-                                       : "",
-                                   ld.value("worker_put_cpu_per_sample_us", 0.0),
-                                   ld.contains("worker_put_gil_share")
-                                       ? fmt::format("; {:.0f}% of it holds the worker's GIL{}",
-                                                     100 * ld.value("worker_put_gil_share", 1.0),
-                                                     ld.value("worker_put_gil_share_basis", "measured") == "measured"
-                                                         ? ""
-                                                         : ", " + ld.value("worker_put_gil_share_basis", std::string()))
-                                       : "",
-                                   ld.value("worker_other_cpu_per_sample_us", 0.0) > 0
-                                       ? fmt::format(" + {:.0f} µs/sample (resource sharer thread, in {} round "
-                                                     "trip{} per batch with the main process)",
-                                                     ld.value("worker_other_cpu_per_sample_us", 0.0),
-                                                     std::max(1U, ld.value("tensors_per_batch", 0U)),
-                                                     ld.value("tensors_per_batch", 0U) > 1 ? "s" : "")
-                                       : ""));
-  if (ld.value("main_cpu_per_batch_us", 0.0) > 0 || ld.value("pin_memory", false))
-    line("main process",
-         fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", ld.value("main_cpu_per_batch_us", 0.0),
-                     ld.value("pin_memory", false) ? "; pin_memory: a pin thread per rank" : ""));
-  o += render_calibration_line(doc, "calibration", 20);
+                            format_ns(ld.step_time_s * 1e9)));
+  if (m.worker_put_cpu_per_sample_us > 0)
+    line("worker CPU",
+         fmt::format("{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped{}){}",
+                     ld.cpu_per_sample_us,
+                     own_read_us > 0
+                         ? fmt::format(", of it {:.0f} µs the worker's own read of the file, not burned", own_read_us)
+                         : "",
+                     m.worker_put_cpu_per_sample_us,
+                     m.worker_put_gil_share
+                         ? fmt::format("; {:.0f}% of it holds the worker's GIL{}", 100 * *m.worker_put_gil_share,
+                                       m.worker_put_gil_share_basis == "measured" ? ""
+                                                                                  : ", " + m.worker_put_gil_share_basis)
+                         : "",
+                     m.worker_other_cpu_per_sample_us > 0
+                         ? fmt::format(" + {:.0f} µs/sample (resource sharer thread, in {} round "
+                                       "trip{} per batch with the main process)",
+                                       m.worker_other_cpu_per_sample_us, std::max(1U, m.tensors_per_batch),
+                                       m.tensors_per_batch > 1 ? "s" : "")
+                         : ""));
+  if (m.main_cpu_per_batch_us > 0 || m.pin_memory)
+    line("main process", fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", m.main_cpu_per_batch_us,
+                                     m.pin_memory ? "; pin_memory: a pin thread per rank" : ""));
+  if (const auto& cal = m.calibration)
+    o += fmt::format("  {:<{}} {}{} ({}:{} on {}, torch {}, batch size {})\n", "calibration", 20, "", cal->file,
+                     cal->code, cal->function, cal->host, cal->torch_version, cal->batch_size);
+}
 
-  o += "\nResults\n";
-  double elapsed = r.value("elapsed_s", 0.0);
-  line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)",
-                                format_count(r.value("samples", 0ULL)), format_bytes(r.value("bytes", 0ULL)),
-                                format_seconds(elapsed), r.value("stop_reason", ""), r.value("epochs_completed", 0)));
+void results_lines(const RunDocument& doc, const std::string& kind, const Line& line, std::string& o) {
+  const LoaderResult& r = doc.results.loader;
+  const ResultRates x = result_rates(r);
+  line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.samples),
+                                format_bytes(r.bytes), format_seconds(x.elapsed_s), r.stop_reason, r.epochs_completed));
   // Files per second only where a sample is a file; records and token windows are reads.
-  line("throughput",
-       fmt::format("{:.0f} samples/s, {}{}", r.value("samples_per_s", 0.0), format_rate(r.value("bytes_per_s", 0.0)),
-                   kind == "files" ? fmt::format(", {:.0f} files/s", r.value("files_per_s", 0.0)) : ""));
-  if (r.contains("decode")) {
-    const auto& d = r["decode"];
-    line("JPEG decode", fmt::format("{:.1f} µs CPU per sample on the worker threads (libjpeg-turbo, measured; {} "
-                                    "decoded, {:.1f} µs per megapixel{})",
-                                    d.value("cpu_us_per_sample", 0.0), format_count(d.value("samples", 0ULL)),
-                                    d.value("us_per_megapixel", 0.0),
-                                    d.value("errors", 0ULL) ? fmt::format(", {} did not decode: see ERRORS",
-                                                                          format_count(d.value("errors", 0ULL)))
-                                                            : ""));
-  }
+  line("throughput", fmt::format("{:.0f} samples/s, {}{}", x.samples_per_s, format_rate(x.bytes_per_s),
+                                 kind == "files" ? fmt::format(", {:.0f} files/s", x.files_per_s) : ""));
+  if (const auto d = decode_totals(r))
+    line("JPEG decode",
+         fmt::format("{:.1f} µs CPU per sample on the worker threads (libjpeg-turbo, measured; {} "
+                     "decoded, {:.1f} µs per megapixel{})",
+                     d->cpu_us_per_sample, format_count(d->samples), d->us_per_megapixel,
+                     d->errors ? fmt::format(", {} did not decode: see ERRORS", format_count(d->errors)) : ""));
   if (kind == "files") {
-    line("file latency", lat_line(r.at("file_latency_us")));
-    line("open+close part", lat_line(r.at("open_close_latency_us")));
+    line("file latency", lat_line(r.file_latency));
+    line("open+close part", lat_line(r.open_latency));
   } else {
-    line("read latency", lat_line(r.at("file_latency_us")));
-    line("open+close", lat_line(r.at("open_close_latency_us")) + " per file");
-    if (r.value("io_bytes", 0ULL) != r.value("bytes", 0ULL))
-      line("transferred", fmt::format("{} (O_DIRECT alignment and reads of dropped batches included)",
-                                      format_bytes(r.value("io_bytes", 0ULL))));
+    line("read latency", lat_line(r.file_latency));
+    line("open+close", lat_line(r.open_latency) + " per file");
+    if (r.io_bytes != r.bytes)
+      line("transferred",
+           fmt::format("{} (O_DIRECT alignment and reads of dropped batches included)", format_bytes(r.io_bytes)));
   }
-  line("first batch", format_seconds(r.value("first_batch_s", 0.0)));
-  line("consumer waited", fmt::format("{} for data over all ranks", format_seconds(r.value("consumer_wait_s", 0.0))));
-  if (r.contains("workers") && !r["workers"].empty()) {
+  line("first batch", format_seconds(static_cast<double>(r.first_batch_ns) / 1e9));
+  line("consumer waited",
+       fmt::format("{} for data over all ranks", format_seconds(static_cast<double>(r.wait_ns) / 1e9)));
+  if (!r.workers.empty()) {
     std::map<std::string, int> sets;
-    for (const auto& w : r["workers"]) ++sets[w.value("cpu_list", "?")];
+    for (const auto& w : r.workers) ++sets[w.cpu_list];
     std::string txt;
     for (const auto& [cpus, n] : sets)
       txt += fmt::format("{}{} worker(s) on CPUs {}", txt.empty() ? "" : "; ", n, cpus);
     line("worker CPU sets", txt);
   }
-  const auto& cpu = r.at("cpu");
-  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", cpu.value("user_s", 0.0),
-                                    cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
-  o += render_device_io_text(r, 20);
-  if (r.value("errors", 0ULL) > 0) {
-    // Reads and files apart: one file failing every epoch is many failed reads of one file.
-    std::vector<ErrorRecord> errors;
-    if (r.contains("error_details"))
-      for (const auto& e : r["error_details"]) errors.push_back(error_record_from_json(e, "results.error_details"));
-    ErrorSpread spread = error_spread(errors, r.value("errors", 0ULL));
-    if (r.contains("error_files"))
-      spread = {r.value("error_files", 0ULL), r.value("error_files_complete", spread.complete)};
-    line("ERRORS", failed_reads_text(r.value("errors", 0ULL), spread) + "; first ones:");
-    if (r.contains("error_details")) {  // identical failures once, with their count; hints from the errno
-      o += error_list_text(errors, "    ");
-    } else {  // a document written before error_details: its lines as they are
-      for (const auto& e : r.at("error_samples")) o += "    " + e.get<std::string>() + "\n";
-    }
+  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", r.cpu_user_s, r.cpu_sys_s,
+                                    x.cpu_per_sample_us));
+  nlohmann::json accounting = nlohmann::json::object();  // the sections render_device_io_text reads
+  if (!doc.results.device_io.is_null()) accounting["device_io"] = doc.results.device_io;
+  if (!doc.results.epochs.is_null()) accounting["epochs"] = doc.results.epochs;
+  o += render_device_io_text(accounting, 20);
+  if (r.errors > 0) {
+    // Reads and files apart: one file failing every epoch is many failed reads of one file;
+    // identical failures once, with their count; hints from the errno.
+    line("ERRORS", failed_reads_text(r.errors, r.error_spread()) + "; first ones:");
+    o += error_list_text(r.error_samples, "    ");
   }
-
-  if (doc.contains("sources") && doc["sources"].is_array()) {
+  if (!doc.sources.empty()) {
     o += fmt::format("\nSources (merged: counts summed, elapsed the longest, latency from the added buckets)\n");
-    for (const auto& src : doc["sources"])
-      line(src.value("file", "?"),
-           fmt::format("{}: {} samples in {}, {:.0f} samples/s, {}, file p99 {}", src.value("hostname", "?"),
-                       format_count(src.value("samples", 0ULL)), format_seconds(src.value("elapsed_s", 0.0)),
-                       src.value("samples_per_s", 0.0), format_rate(src.value("bytes_per_s", 0.0)),
-                       format_ns(src.value("file_latency_p99_us", 0.0) * 1e3)));
+    for (const auto& src : doc.sources)
+      line(src.file, fmt::format("{}: {} samples in {}, {:.0f} samples/s, {}, file p99 {}", src.hostname,
+                                 format_count(src.samples), format_seconds(src.elapsed_s), src.samples_per_s,
+                                 format_rate(src.bytes_per_s), format_ns(src.file_latency_p99_us * 1e3)));
   }
+}
 
-  o += "\nGPU ingest\n";
-  if (!in.value("available", true)) {
-    line("not available", in.value("reason", ""));
-    o += render_warnings(doc);
-    return o;
-  }
+void ingest_lines(const RunIngestSection& s, const Line& line) {
+  const IngestResult& in = *s.result;
+  const Demand& d = in.demand;
   // No model named (the user's own rate, no --model): no "training resnet50" the run did not use.
-  const std::string model = in.value("model", "");
   line("demand",
-       fmt::format("{} x {}{}: {:.0f} samples/s per GPU ({} rate: {})", in.value("gpus", 1),
-                   in.value("accelerator_name", ""), model.empty() ? "" : " training " + model,
-                   in.value("samples_per_s_per_gpu", 0.0), in.value("rate_family", ""), in.value("source", "")));
-  line("required", fmt::format("{:.0f} samples/s = {} at {:.0f} B/sample", in.value("required_samples_per_s", 0.0),
-                               format_rate(in.value("required_bytes_per_s", 0.0)), in.value("sample_bytes", 0.0)));
-  line("delivered", fmt::format("{:.0f} samples/s = {}", in.value("delivered_samples_per_s", 0.0),
-                                format_rate(in.value("delivered_bytes_per_s", 0.0))));
-  line("AU",
-       fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%){}", 100 * in.value("accelerator_utilization", 0.0),
-                   100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0),
-                   in.contains("bytes_source") ? "; bytes from: " + in.value("bytes_source", "unknown") : ""));
-  if (in.value("main_ceiling_samples_per_s", 0.0) > 0)
-    line("main process",
-         fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
-                     100 * in.value("main_busy_fraction", 0.0), in.value("main_ceiling_samples_per_s", 0.0)));
-  if (in.value("pin_ceiling_samples_per_s", 0.0) > 0)
-    line("pin memory",
-         fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
-                     100 * in.value("pin_busy_fraction", 0.0), in.value("pin_ceiling_samples_per_s", 0.0)));
-  if (in.value("worker_feeder_ceiling_samples_per_s", 0.0) > 0)
+       fmt::format("{} x {}{}: {:.0f} samples/s per GPU ({} rate: {})", d.gpus, d.accelerator_name,
+                   d.model.empty() ? "" : " training " + d.model, d.samples_per_s_per_gpu, d.rate_family, d.source));
+  line("required", fmt::format("{:.0f} samples/s = {} at {:.0f} B/sample", in.required_samples_per_s,
+                               format_rate(in.required_bytes_per_s), s.sample_bytes));
+  line("delivered",
+       fmt::format("{:.0f} samples/s = {}", in.delivered_samples_per_s, format_rate(in.delivered_bytes_per_s)));
+  line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%){}", 100 * in.accelerator_utilization,
+                         100 * in.accelerator_utilization_min, 100 * d.au_target,
+                         s.bytes_source ? "; bytes from: " + *s.bytes_source : ""));
+  if (in.main_ceiling_samples_per_s > 0)
+    line("main process", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
+                                     100 * in.main_busy_fraction, in.main_ceiling_samples_per_s));
+  if (in.pin_ceiling_samples_per_s > 0)
+    line("pin memory", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
+                                   100 * in.pin_busy_fraction, in.pin_ceiling_samples_per_s));
+  if (in.worker_feeder_ceiling_samples_per_s > 0)
     line("queue feeders",
          fmt::format("busy {:.0f}% of the time (mean over workers); cap the workers at {:.0f} samples/s",
-                     100 * in.value("worker_feeder_busy_fraction", 0.0),
-                     in.value("worker_feeder_ceiling_samples_per_s", 0.0)));
-  if (in.contains("host_to_device"))
-    for (const auto& g : in["host_to_device"].value("gpus", nlohmann::json::array())) {
-      const bool known = g.value("bytes_per_s_per_direction", nlohmann::json(nullptr)).is_number();
-      const double cap = known ? g["bytes_per_s_per_direction"].get<double>() : 0;
-      const double need = in["host_to_device"].value("demand_bytes_per_s_per_gpu", 0.0);
-      line("GPU link", fmt::format("{} (node {}): {}; demand {:.2f} GB/s per GPU{}{}", g.value("pci_address", ""),
-                                   g.value("numa_node", -1), g.value("basis", ""), need / 1e9,
-                                   known ? fmt::format(" = {:.0f}% of the ceiling", 100 * need / cap) : "",
-                                   g.value("downtrained", false) ? " [DOWNTRAINED link]" : ""));
-    }
-  if (in.contains("host_to_device") && in["host_to_device"].value("copy", nlohmann::json(nullptr)).is_object()) {
-    const auto& c = in["host_to_device"]["copy"];
-    if (c.value("copies", 0ULL) > 0)
-      line("copy to GPU",
-           fmt::format("{} batches, {:.2f} GB/s per rank (cudaMemcpyAsync from page-locked memory, "
-                       "measured), {:.0f}% of the step (copy + GPU step){}",
-                       c.value("copies", 0ULL), c.value("bytes_per_s", 0.0) / 1e9, 100 * c.value("share_of_step", 0.0),
-                       c.value("error", "").empty() ? "" : "; stopped: " + c.value("error", "")));
-    else line("copy to GPU", "failed: " + c.value("error", ""));
+                     100 * in.worker_feeder_busy_fraction, in.worker_feeder_ceiling_samples_per_s));
+  for (const auto& g : in.gpu_links) {
+    const bool known = g.bytes_per_s_per_direction > 0;
+    const double need = in.demand_bytes_per_s_per_gpu;
+    line("GPU link",
+         fmt::format("{} (node {}): {}; demand {:.2f} GB/s per GPU{}{}", g.pci_address, g.numa_node, g.basis,
+                     need / 1e9,
+                     known ? fmt::format(" = {:.0f}% of the ceiling", 100 * need / g.bytes_per_s_per_direction) : "",
+                     g.downtrained ? " [DOWNTRAINED link]" : ""));
   }
-  line("verdict", in.value("verdict", "") +
-                      (in.contains("bytes_source") ? " [" + in.value("bytes_source", "") + "]" : "") + ": " +
-                      in.value("verdict_text", ""));
+  if (in.h2d_copies > 0)
+    line("copy to GPU", fmt::format("{} batches, {:.2f} GB/s per rank (cudaMemcpyAsync from page-locked memory, "
+                                    "measured), {:.0f}% of the step (copy + GPU step){}",
+                                    in.h2d_copies, in.h2d_bytes_per_s / 1e9, 100 * in.h2d_share_of_step,
+                                    in.h2d_error.empty() ? "" : "; stopped: " + in.h2d_error));
+  else if (!in.h2d_error.empty()) line("copy to GPU", "failed: " + in.h2d_error);
+  line("verdict", in.verdict + (s.bytes_source ? " [" + *s.bytes_source + "]" : "") + ": " + in.verdict_text);
   // Only what the run measured; how many GPUs the storage feeds comes from a search, not from a
-  // multiple of this run's rate (older documents' estimates are not shown).
-  const bool fed = in.value("accelerator_utilization", 0.0) >= in.value("au_target", 0.0) &&
-                   in.value("gpus_fed", 0ULL) > 0;
-  if (in.value("verdict", "") == "failed") line("GPUs fed", "not judged: the run failed (see the verdict)");
+  // multiple of this run's rate.
+  const bool fed = in.accelerator_utilization >= d.au_target && in.gpus_fed > 0;
+  if (in.verdict == "failed") line("GPUs fed", "not judged: the run failed (see the verdict)");
   else if (fed)
-    line("GPUs fed",
-         fmt::format("{} x {} at AU >= {:.0f}% (measured by this run); for the most this storage feeds, "
-                     "run `ioprobe capacity` with the same options",
-                     in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
+    line("GPUs fed", fmt::format("{} x {} at AU >= {:.0f}% (measured by this run); for the most this storage feeds, "
+                                 "run `ioprobe capacity` with the same options",
+                                 d.gpus, d.accelerator_name, 100 * d.au_target));
   else
-    line("GPUs fed",
-         fmt::format("fewer than {} x {} at AU >= {:.0f}% (measured by this run); for how many, run "
-                     "`ioprobe capacity` with the same options",
-                     in.value("gpus", 0ULL), in.value("accelerator_name", ""), 100 * in.value("au_target", 0.0)));
-  o += render_hosts_text(doc);
-  o += render_warnings(doc);
+    line("GPUs fed", fmt::format("fewer than {} x {} at AU >= {:.0f}% (measured by this run); for how many, run "
+                                 "`ioprobe capacity` with the same options",
+                                 d.gpus, d.accelerator_name, 100 * d.au_target));
+}
+
+std::string warning_lines(const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return "";
+  std::string o = "\nWarnings\n";
+  for (const auto& w : warnings) o += "  - " + w + "\n";
   return o;
+}
+
+}  // namespace
+
+std::string render_run_text(const RunDocument& doc) {
+  std::string o;
+  const Line line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<20} {}\n", k, v); };
+  const std::string kind = doc.dataset.value("kind", "files");
+  o += fmt::format("ioprobe {} run{}\n", doc.header.ioprobe_version,
+                   doc.partial ? "  [INTERRUPTED: partial result]" : "");
+  o += "\nTarget\n";
+  target_lines(doc, line, o);
+  o += "\nDataset\n";
+  dataset_lines(doc, line);
+  o += "\nLoader\n";
+  loader_lines(doc, kind, line, o);
+  o += "\nResults\n";
+  results_lines(doc, kind, line, o);
+  o += "\nGPU ingest\n";
+  if (!doc.ingest.result) {
+    line("not available", doc.ingest.unavailable_reason);
+    return o + warning_lines(doc.warnings);
+  }
+  ingest_lines(doc.ingest, line);
+  if (!doc.cluster.is_null() && !doc.hosts.is_null())
+    o += render_hosts_text(doc.cluster, doc.hosts, result_rates(doc.results.loader).elapsed_s);
+  return o + warning_lines(doc.warnings);
 }
 
 std::string render_gen_line(const nlohmann::json& dataset, uint64_t files, uint64_t bytes) {
@@ -332,6 +328,23 @@ std::string render_gen_line(const nlohmann::json& dataset, uint64_t files, uint6
                      format_bytes(bytes), root,
                      s > 0 ? fmt::format(" in {} ({})", format_seconds(s), format_rate(static_cast<double>(bytes) / s))
                            : "");
+}
+
+}  // namespace ioprobe
+
+namespace ioprobe {
+
+std::string render_gen_hosts_text(const nlohmann::json& dataset) {
+  std::string o;
+  if (!dataset.contains("generation")) return o;
+  for (const auto& h : dataset["generation"]["hosts"]) {
+    const double hs = h.value("generate_s", 0.0);
+    const uint64_t hb = h.value("bytes", uint64_t{0});
+    o += fmt::format("  host {}: {} files, {} in {}{}\n", h.value("hostname", ""),
+                     format_count(h.value("files", uint64_t{0})), format_bytes(hb), format_seconds(hs),
+                     hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : "");
+  }
+  return o;
 }
 
 }  // namespace ioprobe

@@ -15,9 +15,13 @@ std::string render_warnings(const nlohmann::json& doc) {
 }
 
 std::string render_targets(const nlohmann::json& doc, const std::string& label, size_t width) {
+  return doc.contains("targets") ? render_target_rows(doc["targets"], label, width) : std::string();
+}
+
+std::string render_target_rows(const nlohmann::json& targets, const std::string& label, size_t width) {
   std::string o;
-  if (!doc.contains("targets") || doc["targets"].size() < 2) return o;
-  for (const auto& g : doc["targets"]) {
+  if (targets.size() < 2) return o;
+  for (const auto& g : targets) {
     const std::string dev = g.value("device", "");
     const auto& bf = g["bytes_fraction"];
     const uint64_t files = g.value("files", 0ULL);

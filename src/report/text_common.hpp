@@ -14,6 +14,8 @@ std::string render_warnings(const nlohmann::json& doc);
 /// `width` characters: "ext4 at / (vda): 4 files (67%), 256 KiB (67%), O_DIRECT accepted"; empty
 /// unless the dataset spans more than one filesystem (one is the "target" section already).
 std::string render_targets(const nlohmann::json& doc, const std::string& label, size_t width);
+/// The same from the "targets" array itself.
+std::string render_target_rows(const nlohmann::json& targets, const std::string& label, size_t width);
 
 /// The "target" line of a tune or capacity document: "  target     PATH (FS, O_DIRECT), N files,
 /// SIZE (estimated from the sizes of 820 of the 4096 files)\n"; "sizes not indexed" when the

@@ -279,22 +279,21 @@ TEST_CASE("the user's own GPU rate names no model unless the user chose one", "[
   CHECK(demand_of({"--data", "/nonexistent"}).model == "resnet50");
 
   // The text names the model only when there is one.
-  nlohmann::json in = {{"accelerator_name", "custom GPU"}, {"model", ""},           {"gpus", 1},
-                       {"samples_per_s_per_gpu", 500.0},   {"rate_family", "user"}, {"source", "--gpu-samples-per-s"}};
-  const nlohmann::json lat = {{"p50", 1.0}, {"p90", 1.0}, {"p99", 1.0}, {"p999", 1.0}, {"max", 1.0}, {"mean", 1.0}};
-  nlohmann::json doc = {{"kind", "run"},
-                        {"target", {{"path", "/d"}, {"fs_type", "ext4"}}},
-                        {"dataset", {{"files", 10}, {"bytes", 1000}}},
-                        {"loader", {{"num_workers", 1}, {"batch_size", 8}, {"prefetch_factor", 2}, {"gpus", 1}}},
-                        {"results",
-                         {{"file_latency_us", lat}, {"open_close_latency_us", lat}, {"cpu", nlohmann::json::object()}}},
-                        {"host", {{"cpus_allowed", 2}}},
-                        {"ingest", in}};
+  RunDocument doc;
+  doc.header.host = {{"cpus_allowed", 2}};
+  doc.target = {{"path", "/d"}, {"fs_type", "ext4"}};
+  doc.dataset = {{"files", 10}, {"bytes", 1000}};
+  doc.ingest.result = IngestResult{};
+  doc.ingest.result->demand = {.accelerator = "custom",
+                               .accelerator_name = "custom GPU",
+                               .rate_family = "user",
+                               .samples_per_s_per_gpu = 500.0,
+                               .source = "--gpu-samples-per-s"};
   std::string text = render_run_text(doc);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("1 x custom GPU: 500 samples/s per GPU (user rate: --gpu-samples-per-s)"));
   CHECK_THAT(text, !Catch::Contains("resnet50"));
-  doc["ingest"]["model"] = "unet3d";
+  doc.ingest.result->demand.model = "unet3d";
   CHECK_THAT(render_run_text(doc), Catch::Contains("1 x custom GPU training unet3d: 500 samples/s per GPU"));
 }
 

@@ -38,13 +38,22 @@ json raw_doc(const char* host, uint64_t ios, double elapsed_s, const LatencyHist
               {"cpu", {{"user_s", 0.5}, {"sys_s", 0.25}, {"per_io_us", 1.0}}}}}}}};
 }
 
+// A whole run document (its typed reader refuses one without every section), created at its own
+// second so that no two are taken for the same result.
 json run_doc(const char* host, const LoaderResult& r) {
-  return {{"kind", "run"},
-          {"host", {{"hostname", host}}},
-          {"loader", {{"gpus", 2}}},
-          {"results", loader_results_json(r)},
-          {"ingest", {{"verdict", "none"}}},
-          {"warnings", json::array({"same warning"})}};
+  static int created = 0;
+  RunDocument d;
+  d.header.created_utc = "2026-12-07T03:00:" + std::to_string(10 + created++ % 50) + "Z";
+  d.header.host = {{"hostname", host}};
+  d.target = json::object();
+  d.targets = json::array();
+  d.dataset = json::object();
+  d.loader.gpus = 2;
+  d.results.loader = r;
+  d.ingest.result = IngestResult{};
+  d.ingest.result->verdict = "none";
+  d.warnings = {"same warning"};
+  return run_document_json(d);
 }
 
 LoaderResult run_part(uint32_t seed, int64_t elapsed_ns) {

@@ -5,6 +5,7 @@
 
 #include "report/document_text.hpp"
 #include "report/html_report.hpp"
+#include "report/run_document.hpp"
 
 using namespace ioprobe;
 using json = nlohmann::json;
@@ -18,6 +19,16 @@ json host(const std::string& name, double rate, bool straggler, const char* metr
           {"results", {{metric, rate}, {"bytes_per_s", rate * 4096}, {"first_done_s", 1.0}, {"last_done_s", 1.5}}}};
 }
 
+// A run document with every section its typed reader requires, all empty.
+json empty_run_document() {
+  RunDocument r;
+  r.header.host = json::object();
+  r.target = json::object();
+  r.targets = json::array();
+  r.dataset = json::object();
+  return run_document_json(r);
+}
+
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
@@ -29,10 +40,9 @@ size_t count(const std::string& s, const std::string& what) {
 TEST_CASE("HTML: one bar per host, the straggler in red and named", "[report][hosts]") {
   for (const char* kind : {"run", "raw"}) {
     const char* metric = std::string(kind) == "run" ? "samples_per_s" : "iops";
-    json d = {{"kind", kind},
-              {"cluster", {{"hosts", 3}, {"mpi_ranks", 6}, {"launcher", "OpenMPI mpirun"}, {"start_skew_s", 0.0002}}},
-              {"hosts",
-               {host("h1", 1000, false, metric), host("h2", 400, true, metric), host("h3", 990, false, metric)}}};
+    json d = std::string(kind) == "run" ? empty_run_document() : json{{"kind", kind}};
+    d["cluster"] = {{"hosts", 3}, {"mpi_ranks", 6}, {"launcher", "OpenMPI mpirun"}, {"start_skew_s", 0.0002}};
+    d["hosts"] = {host("h1", 1000, false, metric), host("h2", 400, true, metric), host("h3", 990, false, metric)};
     if (std::string(kind) == "raw") d["raw"] = {{"rw", "randread"}, {"results", {{"iops", 2390}}}};
     const std::string html = render_html_report({d});
     INFO(kind);
