@@ -90,7 +90,8 @@ void parse_readback(const po::variables_map& vm, const HostInfo& host, Checkpoin
   const char* mode = restore ? "--restore-only" : "--verify-only";
   const std::vector<std::string> allowed = {"restore-only",  "verify-only", "dir",   "json",
                                             "restore-cache", "io-size",     "quiet", "restore-threads"};
-  for (const auto& [name, value] : vm) {
+  for (const auto& option : vm) {
+    const std::string& name = option.first;
     if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
     throw UsageError(fmt::format("--{} with {}: the checkpoint already in --dir is read as it was saved, so options "
                                  "of a save do not apply; drop --{} (with {}: --dir, --json, --restore-cache, "
