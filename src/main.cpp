@@ -16,6 +16,7 @@
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -104,10 +105,10 @@ int main(int argc, char** argv) {
   } catch (const ioprobe::UsageError& e) {
     // A refusal of the launch itself: every process read the same launcher variables and refuses
     // alike, so the process the launcher numbered 0 alone prints it (once, not once per task).
-    if (ioprobe::comm::detect_launcher().rank == 0) std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    if (ioprobe::comm::detect_launcher().rank == 0) ioprobe::error_message(e.what());
     return e.exit_code();
   } catch (const ioprobe::Error& e) {
-    std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    ioprobe::error_message(e.what());
     return e.exit_code();
   }
   ioprobe::cli::CommandContext ctx;
@@ -120,8 +121,7 @@ int main(int argc, char** argv) {
     const std::string& first = rest.front();
     if (first == "--version" || first == "-V") {
       if (rest.size() > 1) {
-        std::fprintf(stderr, "ioprobe: --version takes no argument (got '%s')\n",
-                     ioprobe::escape_bytes(rest[1]).c_str());
+        ioprobe::error_message(fmt::format("--version takes no argument (got '{}')", ioprobe::escape_bytes(rest[1])));
         return ioprobe::kExitUsage;
       }
       std::printf("ioprobe %s\n", IOPROBE_VERSION);
@@ -136,20 +136,20 @@ int main(int argc, char** argv) {
       for (const auto& s : kSubcommands)
         if (first == s.name) cmd = &s;
       if (!cmd) {
-        std::fprintf(stderr, "ioprobe: unknown subcommand '%s'; see 'ioprobe --help'\n", first.c_str());
+        ioprobe::error_message(fmt::format("unknown subcommand '{}'; see 'ioprobe --help'", first));
         return ioprobe::kExitUsage;
       }
       rest.erase(rest.begin());
     }
   }
   ctx.args = rest;
+  ioprobe::set_message_command(cmd->name);  // every message of the command from here on: "ioprobe NAME: "
   if (comm->multi() && !runs_across_hosts(cmd)) {
     if (comm->rank() == 0)
-      std::fprintf(
-          stderr,
-          "ioprobe: '%s' does not run across hosts yet (started by %s as %d processes); run it on "
-          "one host without the launcher. Across hosts: ioprobe run, gen, raw, tune, checkpoint, capacity, replay\n",
-          cmd->name, comm->launcher().c_str(), comm->size());
+      ioprobe::error_message(fmt::format(
+          "'{}' does not run across hosts yet (started by {} as {} processes); run it on one host without the "
+          "launcher. Across hosts: ioprobe run, gen, raw, tune, checkpoint, capacity, replay",
+          cmd->name, comm->launcher(), comm->size()));
     return ioprobe::kExitUsage;
   }
   ioprobe::install_interrupt_handlers();
@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
   if (rc != 0 && comm->multi() && !ctx.job_outcome_shared) {
     // A failure the other processes do not know of: they may be waiting for this one in a
     // collective, so end the whole job (mpirun then names this rank and host too).
-    std::fprintf(stderr, "ioprobe: rank %d on host %s failed (exit %d); ending the job\n", comm->rank(),
-                 comm->hostname().c_str(), rc);
+    ioprobe::error_message(
+        fmt::format("rank {} on host {} failed (exit {}); ending the job", comm->rank(), comm->hostname(), rc));
     comm->abort(rc);
   }
   return rc;
@@ -171,28 +171,28 @@ int dispatch(const Subcommand* cmd, const ioprobe::cli::CommandContext& ctx) {
     return cmd->fn(ctx);
   } catch (const ioprobe::cluster::JobFailure& e) {
     ctx.job_outcome_shared = true;
-    if (*e.what()) std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    if (*e.what()) ioprobe::error_message(e.what());
     return e.exit_code();
   } catch (const ioprobe::Error& e) {
     // Bad usage is found alike by every process of a job (the same options): rank 0 says it.
     const bool quiet = ctx.comm->multi() && ctx.comm->rank() != 0 && e.exit_code() == ioprobe::kExitUsage;
-    if (!quiet) std::fprintf(stderr, "ioprobe: %s\n", e.what());
+    if (!quiet) ioprobe::error_message(e.what());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "ioprobe: out of memory: an allocation was refused (%s); lower the sizes that hold memory "
-                 "(checkpoint: --size, --ranks, --io-size x --io-depth; run: --workers x --prefetch-factor x "
-                 "--batch-size) or raise the limit\n",
-                 memory_now().c_str());
+    ioprobe::error_message(
+        fmt::format("out of memory: an allocation was refused ({}); lower the sizes that hold memory (checkpoint: "
+                    "--size, --ranks, --io-size x --io-depth; run: --workers x --prefetch-factor x --batch-size) or "
+                    "raise the limit",
+                    memory_now()));
     return ioprobe::kExitFailure;
   } catch (const std::system_error& e) {  // e.g. std::thread: EAGAIN at a thread or memory limit
-    std::fprintf(stderr,
-                 "ioprobe: %s: the host refused a resource (threads or memory); lower --ranks, --workers, "
-                 "--numjobs or --compress-threads or raise the limit (ulimit -u, -v; a cgroup's pids.max)\n",
-                 e.what());
+    ioprobe::error_message(
+        fmt::format("{}: the host refused a resource (threads or memory); lower --ranks, --workers, --numjobs or "
+                    "--compress-threads or raise the limit (ulimit -u, -v; a cgroup's pids.max)",
+                    e.what()));
     return ioprobe::kExitFailure;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ioprobe: internal error: %s\n", e.what());
+    ioprobe::error_message(std::string("internal error: ") + e.what());
     return ioprobe::kExitFailure;
   }
 }

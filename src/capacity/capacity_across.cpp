@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/error_record.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "loader/loader_run.hpp"
 #include "tune/sweep.hpp"
 
@@ -109,7 +110,7 @@ std::optional<CapacityPoint> measure_point_across(const FileIndex& index, const 
     }
     // Said here at once: when this process failed before the start barrier, the others end the
     // job by the watchdog and this line is what names the reason.
-    if (!error.empty()) fmt::print(stderr, "ioprobe: rank {} on host {}: {}\n", me.rank, me.hostname, error);
+    if (!error.empty()) message(fmt::format("rank {} on host {}: {}", me.rank, me.hostname, error));
     std::optional<cluster::PointMerge> m = across.gather(error, part);
     if (across.agree_stop(interrupted() || part.result.partial ? 2 : 0)) return std::nullopt;
     if (m) {

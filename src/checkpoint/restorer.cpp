@@ -16,7 +16,8 @@ namespace ioprobe::checkpoint {
 
 namespace {
 
-void restore_one(const std::string& path, uint64_t block, int decode_threads, bool cold, RankRestoreResult& res) {
+void restore_one(const std::string& path, uint64_t block, int decode_threads, bool cold, RestoreMode mode,
+                 RankRestoreResult& res) {
   res.path = path;
   if (cold) {
     res.error = ShardReader::make_cold(path);  // untimed
@@ -32,7 +33,8 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
   }
   const std::vector<IndexEntry>& index = rd.index();
   res.chunks_total = index.size();
-  std::unique_ptr<ShardDecoder> dec = make_shard_decoder(rd, decode_threads);
+  std::unique_ptr<ShardDecoder> dec = mode == RestoreMode::kVerifyStored ? make_verify_decoder(rd.trailer())
+                                                                         : make_shard_decoder(rd, decode_threads);
   res.decode_threads = dec->threads();
   for (size_t ci = 0; ci < index.size(); ++ci) {
     if (interrupted()) {
@@ -70,12 +72,12 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
 }  // namespace
 
 RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes, int decode_threads,
-                                 bool cold) {
+                                 bool cold, RestoreMode mode) {
   RestoreResult res;
   res.ranks.resize(paths.size());
   int64_t t0 = now_ns();
   run_threads(paths.size(), [&](size_t i) {  // std::bad_alloc and the like are rethrown here
-    restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), decode_threads, cold, res.ranks[i]);
+    restore_one(paths[i], std::max<uint64_t>(read_block_bytes, 4096), decode_threads, cold, mode, res.ranks[i]);
   });
   res.wall_ns = now_ns() - t0;
   res.ok = true;

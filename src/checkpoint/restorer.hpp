@@ -38,14 +38,19 @@ struct RestoreResult {
   bool interrupted = false;
 };
 
+/// What a restore does with each chunk: decode it and check both checksums (a restore), or check
+/// its stored bytes' checksum only, without decompressing (make_verify_decoder).
+enum class RestoreMode { kDecode, kVerifyStored };
+
 /// Restores and verifies the shard files `paths` in parallel, one thread per file, each with
 /// `decode_threads` decoders for version 3 shards (0 = decode on the file's thread). `cold`
 /// (the default): each file's cached pages are dropped first and it is read with O_DIRECT where
 /// the filesystem takes it; warm: read buffered, whatever the page cache holds of it (a restore
 /// right after the save, as a restarted trainer on the same host finds it). Never
 /// throws for I/O or data errors (see RankRestoreResult::error); std::bad_alloc and
-/// std::system_error (a thread that cannot start) reach the caller.
+/// std::system_error (a thread that cannot start) reach the caller. `mode` kVerifyStored reads the
+/// same way but decodes nothing (decode_threads is then unused and decompress_ns is hashing time).
 RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes,
-                                 int decode_threads = 1, bool cold = true);
+                                 int decode_threads = 1, bool cold = true, RestoreMode mode = RestoreMode::kDecode);
 
 }  // namespace ioprobe::checkpoint

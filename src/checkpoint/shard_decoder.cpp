@@ -20,9 +20,11 @@ std::unique_ptr<ShardDecoder> make_shard_decoder(const ShardReader& rd, int deco
 
 std::string checksum_mismatch(uint64_t stored, uint64_t logical, const IndexEntry& e) {
   if (stored != e.xxh3_stored)
-    return fmt::format("stored-bytes checksum mismatch (xxh3 {:016x}, index says {:016x})", stored, e.xxh3_stored);
+    return fmt::format("stored-bytes checksum mismatch: expected xxh3 {:016x} (the shard's index), read {:016x}",
+                       e.xxh3_stored, stored);
   if (logical != e.xxh3_logical)
-    return fmt::format("logical checksum mismatch (xxh3 {:016x}, index says {:016x})", logical, e.xxh3_logical);
+    return fmt::format("logical checksum mismatch: expected xxh3 {:016x} (the shard's index), decoded {:016x}",
+                       e.xxh3_logical, logical);
   return {};
 }
 

@@ -53,6 +53,13 @@ std::unique_ptr<ShardDecoder> make_stream_decoder(const Trailer& t);
 /// The piece decoder (version 3 with piece checksums) with `decode_threads` workers.
 std::unique_ptr<ShardDecoder> make_piece_decoder(const Trailer& t, int decode_threads);
 
+/// The checksum-only decoder (any version): checks each chunk's stored-bytes XXH3-64 against the
+/// index without decompressing (version 3 with piece checksums: frames found from their headers,
+/// each hashed, combined in piece order); the logical checksum, which needs the decompressed
+/// bytes, is not checked. decode_ns() is the time spent finding frames and hashing. Throws
+/// std::bad_alloc.
+std::unique_ptr<ShardDecoder> make_verify_decoder(const Trailer& t);
+
 /// "" when the checksums computed (`stored`, `logical`) are the index's, else which one differs.
 std::string checksum_mismatch(uint64_t stored, uint64_t logical, const IndexEntry& e);
 

@@ -36,7 +36,32 @@ bool pread_full(int fd, uint8_t* p, size_t n, uint64_t off, std::string& why) {
   return true;
 }
 
+// The trailer at the file's end, then the region table and chunk index it points at, checked
+// (shard_format.hpp). Returns "" or why the file is not a shard this ioprobe reads.
+std::string read_metadata(int fd, Trailer& t, std::vector<Region>& regions, std::vector<IndexEntry>& index) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fmt::format("fstat: {}", errno_text(errno));
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  std::string why;
+  uint8_t tb[kTrailerBytes];
+  if (size < kTrailerBytes) return fmt::format("file of {} B is too short for the {} B trailer", size, kTrailerBytes);
+  if (!pread_full(fd, tb, kTrailerBytes, size - kTrailerBytes, why) || !decode_trailer(tb, t, why)) return why;
+  std::vector<uint8_t> meta(size - kTrailerBytes - std::min<uint64_t>(t.meta_offset, size - kTrailerBytes));
+  if (!pread_full(fd, meta.data(), meta.size(), t.meta_offset, why) || !decode_metadata(meta, t, regions, index, why))
+    return why;
+  return {};
+}
+
 }  // namespace
+
+std::string check_shard_metadata(const std::string& path, Trailer& t, std::vector<IndexEntry>& index) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(errno, "open", escape_bytes(path)).what();
+  std::vector<Region> regions;
+  std::string why = read_metadata(fd, t, regions, index);
+  ::close(fd);
+  return why;
+}
 
 std::string ShardReader::make_cold(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -57,21 +82,9 @@ ShardReader::ShardReader(const std::string& path, uint64_t read_block_bytes, boo
   direct_ = rd_->direct();
   const int fd = rd_->plain_fd();
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  struct stat st {};
-  ::fstat(fd, &st);
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  std::string why;
-  uint8_t tb[kTrailerBytes];
-  if (size < kTrailerBytes || !pread_full(fd, tb, kTrailerBytes, size - kTrailerBytes, why) ||
-      !decode_trailer(tb, trailer_, why)) {
-    corrupt_ = true;
-    error_ = fmt::format("{}: {}", escape_bytes(path), why.empty() ? "file too short for a trailer" : why);
-    return;
-  }
-  std::vector<uint8_t> meta(size - kTrailerBytes - std::min<uint64_t>(trailer_.meta_offset, size - kTrailerBytes));
   std::vector<Region> regions;
-  if (!pread_full(fd, meta.data(), meta.size(), trailer_.meta_offset, why) ||
-      !decode_metadata(meta, trailer_, regions, index_, why)) {
+  const std::string why = read_metadata(fd, trailer_, regions, index_);
+  if (!why.empty()) {
     corrupt_ = true;
     error_ = fmt::format("{}: {}", escape_bytes(path), why);
     return;

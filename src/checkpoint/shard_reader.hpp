@@ -20,6 +20,12 @@ class UringFileReader;
 
 namespace ioprobe::checkpoint {
 
+/// Reads `path`'s trailer, region table and chunk index with plain reads (no O_DIRECT, nothing
+/// dropped from the cache, nothing written) and checks them as a restore does (shard_format.hpp).
+/// Returns "" with `t` and `index` filled, or why the file is not a shard this ioprobe reads (one
+/// line: the open error names the path, the others do not). Never throws for I/O or data errors.
+std::string check_shard_metadata(const std::string& path, Trailer& t, std::vector<IndexEntry>& index);
+
 class ShardReader {
  public:
   /// Makes `path` cold: its dirty pages are written (fdatasync) and its cached pages dropped

@@ -28,6 +28,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/capacity_report.hpp"
@@ -179,7 +180,7 @@ int cmd_capacity(const CommandContext& ctx) {
   RunPlan plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
-    fmt::print(stderr, "ioprobe: {}\n", interrupted_dataset_text(c, plan.data));
+    message(interrupted_dataset_text(c, plan.data));
     return interrupt_exit_code();
   }
   const PreparedData& data = plan.data;
@@ -194,21 +195,20 @@ int cmd_capacity(const CommandContext& ctx) {
     plan.data.warnings.push_back(fmt::format("--max-gpus {} lowered to {}: the dataset has {} {} per epoch and a GPU "
                                              "rank without one reads nothing; use more --files to search further",
                                              max_gpus, plan.rank_units, format_count(plan.rank_units), plan.rank_unit));
-    if (!c.quiet) fmt::print(stderr, "ioprobe: warning: {}\n", plan.data.warnings.back());
+    if (!c.quiet) warning(plan.data.warnings.back());
     max_gpus = static_cast<uint32_t>(plan.rank_units);
   }
 
   if (!c.quiet)
-    fmt::print(stderr,
-               "ioprobe capacity: {} ({:.1f} samples/s each, AU >= {:.0f}%) on {} files at {} ({}); {} x {} s per "
-               "point, up to {} GPU ranks{}, budget {}\n",
-               demand.accelerator_name, demand.samples_per_s_per_gpu, demand.au_target * 100,
-               format_count(data.index.size()), escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered",
-               repeats, point_s, max_gpus,
-               multi ? fmt::format(" over {} hosts ({} MPI ranks: {})", comm.host_count(), comm.size(),
-                                   fmt::join(hosts, ", "))
-                     : "",
-               format_seconds(budget_s));
+    message(fmt::format("{} ({:.1f} samples/s each, AU >= {:.0f}%) on {} files at {} ({}); {} x {} s per "
+                        "point, up to {} GPU ranks{}, budget {}",
+                        demand.accelerator_name, demand.samples_per_s_per_gpu, demand.au_target * 100,
+                        format_count(data.index.size()), escape_bytes(data.target_path),
+                        base.direct ? "O_DIRECT" : "buffered", repeats, point_s, max_gpus,
+                        multi ? fmt::format(" over {} hosts ({} MPI ranks: {})", comm.host_count(), comm.size(),
+                                            fmt::join(hosts, ", "))
+                              : "",
+                        format_seconds(budget_s)));
   PointRunOptions pro;
   pro.repeats = repeats;
   pro.point_s = point_s;
@@ -241,13 +241,13 @@ int cmd_capacity(const CommandContext& ctx) {
       for (const auto& h : p->hosts) split += fmt::format("{}{} {}", split.empty() ? " (" : ", ", h.hostname, h.gpus);
     if (!split.empty()) split += ")";
     if (p && !c.quiet)
-      fmt::print(stderr,
-                 "ioprobe capacity: {:>4} x {}{}: AU {:.1f}% (lowest rank {:.1f}%), {:.0f} of {:.0f} samples/s, {}, "
-                 "spread {:.1f}%, CPU {:.0f}%: {}{}  [{} elapsed]\n",
-                 gpus, demand.accelerator_name, split, p->au * 100, p->au_min * 100, p->samples_per_s,
-                 demand.samples_per_s_per_gpu * gpus, format_rate(p->bytes_per_s), p->spread * 100,
-                 p->cpu_fraction * 100, point_passes(*p, demand.au_target) ? "fed" : "NOT fed",
-                 p->note.empty() ? "" : " (" + p->note + ")", format_seconds(static_cast<double>(now_ns() - t0) / 1e9));
+      message(fmt::format("{:>4} x {}{}: AU {:.1f}% (lowest rank {:.1f}%), {:.0f} of {:.0f} samples/s, {}, "
+                          "spread {:.1f}%, CPU {:.0f}%: {}{}  [{} elapsed]",
+                          gpus, demand.accelerator_name, split, p->au * 100, p->au_min * 100, p->samples_per_s,
+                          demand.samples_per_s_per_gpu * gpus, format_rate(p->bytes_per_s), p->spread * 100,
+                          p->cpu_fraction * 100, point_passes(*p, demand.au_target) ? "fed" : "NOT fed",
+                          p->note.empty() ? "" : " (" + p->note + ")",
+                          format_seconds(static_cast<double>(now_ns() - t0) / 1e9)));
     return p;
   };
   CapacitySearchOptions so;
@@ -322,11 +322,11 @@ int cmd_capacity(const CommandContext& ctx) {
   std::cout << render_capacity_text(doc) << std::flush;
   if (!c.json_path.empty()) {
     write_json_file(c.json_path, doc);
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(c.json_path));
+    message(fmt::format("wrote {}", escape_bytes(c.json_path)));
   }
   if (!html.empty()) {
     write_file_atomically(html, render_html_report({doc}), "check that the directory exists and is writable");
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+    message(fmt::format("wrote {}", escape_bytes(html)));
   }
   int rc = answer.points.empty() ? kExitFailure : kExitOk;
   if (interrupted()) rc = interrupt_exit_code();

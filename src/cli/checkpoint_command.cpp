@@ -15,12 +15,14 @@
 #include "cli/checkpoint_config.hpp"
 #include "cli/checkpoint_dir.hpp"
 #include "cli/checkpoint_preflight.hpp"
+#include "cli/checkpoint_readback.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_accounting.hpp"
 #include "cli/same_options.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/units.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
@@ -43,11 +45,11 @@ class CommandHooks final : public CheckpointHooks {
       : c_(c), d_(d), job_(job), target_(target) {}
 
   void progress(const std::string& line) override {
-    if (!c_.quiet && job_.lead()) std::fprintf(stderr, "ioprobe: %s\n", line.c_str());
+    if (!c_.quiet && job_.lead()) message(line);
   }
   void warn(const std::string& w) override {
     d_.warnings.push_back(w);
-    std::fprintf(stderr, "ioprobe: warning: %s\n", w.c_str());
+    warning(w);
   }
   bool sync_stopped(const char* step) override { return job_.sync_stopped(step); }
   void before_save() override { devices_ = device_recorder(target_); }  // an idle window now
@@ -112,15 +114,27 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
              "  ioprobe checkpoint --dir /mnt/nvme/ckpt --model llama3-8b --ranks 2   (2 of 8 ranks: 26 GB)\n"
              "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 4GiB --async --step-time 200ms\n"
              "  ioprobe checkpoint --dir /dev/shm/ck --size 256MiB --duration 10m --restore --quiet   (soak)\n"
+             "  ioprobe checkpoint --dir /mnt/nvme/ckpt --size 4GiB --compress zstd:1 --keep   (then, later or "
+             "elsewhere:)\n"
+             "  ioprobe checkpoint --dir /mnt/nvme/ckpt --restore-only   (or --verify-only: checksums, no "
+             "decompression)\n"
              "repeated saves (--repeat, --duration) print one line per save on stderr and a summary:\n"
              "  count and min / median / max MB/s; Ctrl-C ends the series with the saves completed so far.\n"
              "across hosts: mpirun -np N --hostfile H ioprobe checkpoint --dir D --ranks R (R shards per process)\n"
              "\nExit codes: 0 ok (also when the raw comparison could not run: the report says why),\n"
              "  1 save/restore failed (ENOSPC, EIO, checksum) or too little free space for the checkpoint,\n"
-             "  2 bad usage (including an unwritable --json path), 130/143 interrupted\n";
+             "  2 bad usage (including an unwritable --json path; with --restore-only or --verify-only a --dir\n"
+             "  that holds no ioprobe checkpoint or a shard whose trailer or index is truncated or damaged),\n"
+             "  130/143 interrupted\n";
     return kExitOk;
   }
   const CheckpointConfig& c = p.config;
+  if (c.readback != Readback::kNone) {
+    if (job.multi())
+      throw UsageError("--restore-only and --verify-only read the shards of one directory on one host: run them "
+                       "without the launcher, on each host whose --dir holds shards");
+    return run_checkpoint_readback(ctx, c, host, t_start);
+  }
   if (c.plan_only) {
     if (job.lead()) print_plan(c.state);
     return kExitOk;
@@ -166,17 +180,19 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   if (!c.json_path.empty()) write_json_file(c.json_path, doc);
   if (partial) return interrupt_exit_code() ? interrupt_exit_code() : kExitSigint;
   if (!d.save.ok) {
-    std::fprintf(stderr, "ioprobe: %s\n", d.save.failure.empty() ? "checkpoint save failed" : d.save.failure.c_str());
+    error_message(d.save.failure.empty() ? "checkpoint save failed" : d.save.failure);
     return kExitFailure;
   }
   if (d.restore && !d.restore->ok) {
     for (const auto& r : d.restore->ranks)
       if (!r.error.empty())
-        std::fprintf(stderr, "ioprobe: restore failed: %s%s\n", r.error.c_str(),
-                     r.corrupt ? "; the shard read back is not what this run wrote (zstd or the checksum refused it): "
-                                 "the storage returned other bytes than it was given; check the device (dmesg, SMART) "
-                                 "and any cache or network layer under --dir, then rerun"
-                               : "");
+        error_message(
+            fmt::format("restore failed: {}{}", r.error,
+                        r.corrupt
+                            ? "; the shard read back is not what this run wrote (zstd or the checksum refused it): "
+                              "the storage returned other bytes than it was given; check the device (dmesg, SMART) "
+                              "and any cache or network layer under --dir, then rerun"
+                            : ""));
     return kExitFailure;
   }
   return kExitOk;

@@ -52,6 +52,11 @@ po::options_description checkpoint_options() {
     ("async", po::value<std::string>()->implicit_value("true"), "stage into host buffers, then persist while training steps run")
     ("step-time", s(), "emulated training step for --async (default 100ms)")
     ("restore", po::value<std::string>()->implicit_value("true"), "read back cold, decompress, verify every chunk")
+    ("restore-only", po::value<std::string>()->implicit_value("true"), "save nothing: restore the checkpoint already in "
+                     "--dir (saved earlier with --keep, here or on another host): read, decompress and check every "
+                     "chunk's stored and logical xxh3; writes nothing there")
+    ("verify-only", po::value<std::string>()->implicit_value("true"), "save nothing: check the stored bytes' xxh3 of "
+                    "every chunk of the checkpoint in --dir, without decompressing; writes nothing there")
     ("restore-cache", s(), "with --restore: cold (default: each shard's cached pages dropped, O_DIRECT reads) | warm "
                            "(buffered reads of whatever the page cache holds, as a trainer restarted on the same host "
                            "finds a checkpoint it just wrote; with --direct false the save leaves it there)")
@@ -73,6 +78,43 @@ po::options_description checkpoint_options() {
   return d;
 }
 
+namespace {
+
+// --restore-only / --verify-only: the checkpoint in --dir is read as it is, so only the options of
+// how it is read apply; every option of a save is refused by name.
+void parse_readback(const po::variables_map& vm, const HostInfo& host, CheckpointConfig& c) {
+  const bool restore = get_bool(vm, "restore-only", false);
+  if (restore && get_bool(vm, "verify-only", false))
+    throw UsageError("--restore-only and --verify-only: give one (--restore-only decompresses and checks both "
+                     "checksums of every chunk, --verify-only checks the stored bytes' checksums only)");
+  const char* mode = restore ? "--restore-only" : "--verify-only";
+  const std::vector<std::string> allowed = {"restore-only",  "verify-only", "dir",   "json",
+                                            "restore-cache", "io-size",     "quiet", "restore-threads"};
+  for (const auto& option : vm) {
+    const std::string& name = option.first;
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    throw UsageError(fmt::format("--{} with {}: the checkpoint already in --dir is read as it was saved, so options "
+                                 "of a save do not apply; drop --{} (with {}: --dir, --json, --restore-cache, "
+                                 "--restore-threads, --io-size, --quiet)",
+                                 name, mode, name, mode));
+  }
+  if (!restore && vm.count("restore-threads"))
+    throw UsageError("--restore-threads sets decompression workers; --verify-only decompresses nothing: drop it");
+  c.readback = restore ? Readback::kRestore : Readback::kVerify;
+  c.dir = get_string(vm, "dir", "./ioprobe-ckpt");
+  c.json_path = get_string(vm, "json");
+  if (vm.count("json") && c.json_path.empty()) throw UsageError("--json: empty path; give a file name");
+  c.restore_cold = get_choice(vm, "restore-cache", "cold", {"cold", "warm"}) == "cold";
+  c.save.io.io_size = get_size(vm, "io-size", 16u << 20, 4096, 1u << 30);
+  if (c.save.io.io_size % 4096)
+    throw UsageError(fmt::format("--io-size: {} B is not a multiple of 4096", c.save.io.io_size));
+  c.restore_threads = vm.count("restore-threads") ? static_cast<int>(get_count(vm, "restore-threads", 1, 0, 256)) : -1;
+  c.quiet = get_bool(vm, "quiet", false);
+  c.cpus_allowed = std::max(1, host.cpus_allowed);
+}
+
+}  // namespace
+
 ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, const HostInfo& host,
                                          CheckpointJob& job) {
   ParsedCheckpoint out;
@@ -81,6 +123,10 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
   po::variables_map vm = parse_command_line(args, desc, "checkpoint");
   if (vm.count("help")) {
     out.help = true;
+    return out;
+  }
+  if (get_bool(vm, "restore-only", false) || get_bool(vm, "verify-only", false)) {
+    parse_readback(vm, host, c);
     return out;
   }
   if (has(vm, "model")) {

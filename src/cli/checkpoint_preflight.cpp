@@ -19,6 +19,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/free_space.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -144,10 +145,9 @@ std::vector<std::string> leftover_warnings(const std::string& dir) {
 void lock_checkpoint_dir(const std::string& dir, std::optional<DirLock>& lock, std::vector<std::string>& made_dirs,
                          bool& created_dir) {
   auto on_wait = [&](const std::string& holder) {
-    fmt::print(stderr,
-               "ioprobe: --dir '{}' is in use by {}: two runs in one directory measure each other's I/O; "
-               "waiting until it ends (Ctrl-C to stop)\n",
-               escape_bytes(dir), holder);
+    message(fmt::format("--dir '{}' is in use by {}: two runs in one directory measure each other's I/O; "
+                        "waiting until it ends (Ctrl-C to stop)",
+                        escape_bytes(dir), holder));
   };
   try {
     lock.emplace(dir, DirLock::Mode::kExclusive, "", on_wait);

@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/error_record.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine.hpp"
@@ -208,7 +209,7 @@ int cmd_raw(const CommandContext& ctx) {
     plan_memlock(cfg, host, choice, memlock_warnings);
   });
   if (layout_interrupted) {
-    std::fprintf(stderr, "ioprobe raw: %s\n", target.note.c_str());
+    message(target.note);
     return interrupt_exit_code();
   }
 
@@ -270,8 +271,8 @@ int cmd_raw(const CommandContext& ctx) {
     for (const auto& w : cr.warnings) doc["warnings"].push_back(w);
     for (const auto& h : cr.hosts)
       if (h.result.errors)
-        std::fprintf(stderr, "ioprobe raw: host %s (rank %s): %s\n", h.hostname.c_str(),
-                     fmt::format("{}", fmt::join(h.mpi_ranks, ",")).c_str(), error_line(h.result.first_error).c_str());
+        error_message(fmt::format("host {} (rank {}): {}", h.hostname, fmt::join(h.mpi_ranks, ","),
+                                  error_line(h.result.first_error)));
   }
 
   std::fputs(raw_text(cfg, target, choice, residency, res).c_str(), stdout);
@@ -293,7 +294,7 @@ int cmd_raw(const CommandContext& ctx) {
     // A multi-host run stopped by another host's signal is partial here too.
     rc = interrupt_exit_code() ? interrupt_exit_code() : static_cast<int>(kExitSigint);
   } else if (res.errors) {
-    if (!multi) std::fprintf(stderr, "ioprobe raw: %s\n", error_line(res.first_error).c_str());
+    if (!multi) error_message(error_line(res.first_error));
     rc = kExitFailure;
   }
   return multi ? share_exit_code(comm, rc) : rc;

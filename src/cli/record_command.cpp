@@ -26,6 +26,7 @@
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "trace/collect.hpp"
@@ -402,8 +403,8 @@ int cmd_record(const CommandContext& ctx) {
   std::string lib = find_interposer();
   std::string pydir = find_python_dir();
   if (pydir.empty())
-    std::fprintf(stderr, "ioprobe: warning: python/ioprobe_record/sitecustomize.py not found: the trace will have no "
-                         "DataLoader batch or worker marks\n");
+    warning("python/ioprobe_record/sitecustomize.py not found: the trace will have no DataLoader batch or worker "
+            "marks");
   std::string raw = make_raw_dir();
   Child child;
   try {
@@ -438,8 +439,8 @@ int cmd_record(const CommandContext& ctx) {
       std::fprintf(stderr, "  warning: %llu cut-off chunk(s) in the raw files (a process killed while it flushed)\n",
                    static_cast<unsigned long long>(stats.bad_chunks));
   } catch (const Error& e) {
-    std::fprintf(stderr, "ioprobe: recording failed after the command ran (its exit status was %d): %s\n", child.status,
-                 e.what());
+    error_message(
+        fmt::format("recording failed after the command ran (its exit status was {}): {}", child.status, e.what()));
     if (!vm.count("keep-raw")) {
       std::error_code ec;
       std::filesystem::remove_all(raw, ec);

@@ -19,6 +19,7 @@
 #include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
@@ -177,18 +178,16 @@ int cmd_replay(const CommandContext& ctx) {
       std::unique_ptr<DirLock> lock;
       if (!lopts.dir.empty())
         lock = replay::lock_layout_dir(lopts.dir, [&](const std::string& holder) {
-          std::fprintf(stderr,
-                       "ioprobe replay: --dir '%s' is in use by %s; waiting for it to finish there (Ctrl-C to stop)\n",
-                       escape_bytes(lopts.dir).c_str(), holder.c_str());
+          message(fmt::format("--dir '{}' is in use by {}; waiting for it to finish there (Ctrl-C to stop)",
+                              escape_bytes(lopts.dir), holder));
         });
       std::vector<size_t> streams;
       for (const auto& sp : plan.streams) streams.push_back(sp.trace_stream);
       layout = replay::plan_layout(trace, replay::files_used(trace, streams), lopts);
       if (!lopts.dir.empty()) replay::check_layout_space(layout, lopts.dir);
       if (layout.create_bytes && ropts.progress)
-        std::fprintf(stderr, "ioprobe replay: laying out %llu file(s), %s, under %s\n",
-                     static_cast<unsigned long long>(layout.created), format_bytes(layout.create_bytes).c_str(),
-                     escape_bytes(lopts.dir).c_str());
+        message(fmt::format("laying out {} file(s), {}, under {}", layout.created, format_bytes(layout.create_bytes),
+                            escape_bytes(lopts.dir)));
       replay::lay_out(layout);
     });
   }

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_report.hpp"
@@ -44,12 +45,12 @@ int merge_replays(const std::vector<nlohmann::json>& docs, const std::vector<std
   std::cout << render_replay_text(merged);
   if (!out.empty()) {
     write_replay_document(out, merged);
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(out));
+    message(fmt::format("wrote {}", escape_bytes(out)));
   }
   if (!html.empty()) {
     write_file_atomically(html, render_html_report({replay_document_json(merged)}),
                           "check that the directory exists and is writable");
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+    message(fmt::format("wrote {}", escape_bytes(html)));
   }
   return kExitOk;
 }
@@ -82,11 +83,11 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
                                                   : render_merged_raw_text(merged));
   if (!out.empty()) {
     write_json_file(out, merged);
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(out));
+    message(fmt::format("wrote {}", escape_bytes(out)));
   }
   if (!html.empty()) {
     write_file_atomically(html, render_html_report({merged}), "check that the directory exists and is writable");
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+    message(fmt::format("wrote {}", escape_bytes(html)));
   }
   return kExitOk;
 }
@@ -212,11 +213,11 @@ int cmd_report(const CommandContext& ctx) {
   }
   if (!html.empty()) {
     write_file_atomically(html, render_html_report(docs), "check that the directory exists and is writable");
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(html));
+    message(fmt::format("wrote {}", escape_bytes(html)));
   }
   if (!csv.empty()) {
     write_file_atomically(csv, render_document_csv(docs[0]), "check that the directory exists and is writable");
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(csv));
+    message(fmt::format("wrote {}", escape_bytes(csv)));
   }
   return kExitOk;
 }

@@ -20,6 +20,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -148,16 +149,15 @@ int cmd_run(const CommandContext& ctx) {
   prep.processes = static_cast<uint32_t>(comm.size());  // the DistributedSampler's world: every process's ranks
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
   if (plan.interrupted) {
-    fmt::print(stderr, "ioprobe: {}\n", interrupted_dataset_text(c, plan.data));
+    message(interrupted_dataset_text(c, plan.data));
     return interrupt_exit_code();
   }
   // Ctrl-C after the last file was written: the dataset is complete, so no run is started (one
   // process; across hosts the loader's own interrupt handling ends every process together).
   if (!comm.multi() && interrupted()) {
-    fmt::print(stderr,
-               "ioprobe: interrupted after the dataset was prepared; '{}' is complete and will be reused; "
-               "no run was started\n",
-               escape_bytes(c.dir));
+    message(fmt::format("interrupted after the dataset was prepared; '{}' is complete and will be reused; "
+                        "no run was started",
+                        escape_bytes(c.dir)));
     return interrupt_exit_code();
   }
   const PreparedData& data = plan.data;
@@ -206,14 +206,14 @@ int cmd_run(const CommandContext& ctx) {
   const uint64_t samples_per_epoch = plan.samples_per_epoch;
   if (records)
     for (auto& w : records_warnings(data.layout, l)) warnings.push_back(std::move(w));
-  if (!c.quiet && !cache_fit.empty()) fmt::print(stderr, "ioprobe: cache: {}\n", cache_fit);
+  if (!c.quiet && !cache_fit.empty()) message(fmt::format("cache: {}", cache_fit));
   if (!c.quiet)
-    fmt::print(stderr, "ioprobe: reading {} {}from {} ({} {}), {} {} workers\n", format_count(samples_per_epoch),
-               records ? fmt::format("records in {} {} files ", format_count(data.index.size()),
-                                     dataset_kind_name(data.layout.kind()))
-                       : "files ",
-               escape_bytes(data.target_path), target.fs_type, l.direct ? "O_DIRECT" : "buffered",
-               job_ranks_text(l, comm.size()), l.num_workers);
+    message(fmt::format("reading {} {}from {} ({} {}), {} {} workers", format_count(samples_per_epoch),
+                        records ? fmt::format("records in {} {} files ", format_count(data.index.size()),
+                                              dataset_kind_name(data.layout.kind()))
+                                : "files ",
+                        escape_bytes(data.target_path), target.fs_type, l.direct ? "O_DIRECT" : "buffered",
+                        job_ranks_text(l, comm.size()), l.num_workers));
   // Device accounting (cli/device_accounting.hpp): an idle window now, a mark at each epoch.
   const auto devices = device_recorder(target);
   l.epoch_mark = [d = devices.get()] { d->mark(); };
@@ -313,14 +313,14 @@ int cmd_run(const CommandContext& ctx) {
   std::cout << render_run_text(doc) << std::flush;
   if (!c.json_path.empty()) {
     write_run_document(c.json_path, doc);
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(c.json_path));
+    message(fmt::format("wrote {}", escape_bytes(c.json_path)));
   }
   int rc = lr.errors > 0 ? kExitFailure : kExitOk;  // the report names the files that failed
   if (lr.partial) {
     // A multi-host run stopped by another host's signal is partial here too (exit 130).
     rc = interrupt_exit_code() ? interrupt_exit_code() : static_cast<int>(kExitSigint);
   } else if (lr.samples == 0) {  // nothing measured: never a success, errors or not
-    fmt::print(stderr, "ioprobe: no sample was read ({}); exit 1\n", lr.stop_reason);
+    message(fmt::format("no sample was read ({}); exit 1", lr.stop_reason));
     rc = kExitFailure;
   }
   return share_exit_code(comm, rc);
@@ -336,7 +336,7 @@ int cmd_gen(const CommandContext& ctx) {
   ctx.job_outcome_shared = true;
   if (comm.rank() != 0) return kExitOk;
   if (data.interrupted) {
-    fmt::print(stderr, "ioprobe gen: {}\n", interrupted_dataset_text(c, data));
+    message(interrupted_dataset_text(c, data));
     return interrupt_exit_code();
   }
   fmt::print("{}{}\n", render_gen_line(data.dataset, data.index.size(), data.index.total_known_bytes()),

@@ -21,6 +21,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -94,7 +95,7 @@ SweepAcross sweep_across(comm::Comm& comm, StepSync* sync, double timeout_s) {
 void write_text_file(const std::string& path, const std::string& text) {
   // Same atomic temp+rename guarantee as the JSON writer: no half-written file under `path`.
   write_file_atomically(path, text, "check that the directory exists and is writable");
-  fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(path));
+  message(fmt::format("wrote {}", escape_bytes(path)));
 }
 
 }  // namespace
@@ -181,7 +182,7 @@ int cmd_tune(const CommandContext& ctx) {
   RunPlan run_plan;
   const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
   if (run_plan.interrupted) {
-    fmt::print(stderr, "ioprobe: {}\n", interrupted_dataset_text(c, run_plan.data));
+    message(interrupted_dataset_text(c, run_plan.data));
     return interrupt_exit_code();
   }
   const PreparedData& data = run_plan.data;
@@ -213,13 +214,13 @@ int cmd_tune(const CommandContext& ctx) {
   double longest_s = plan.run_s;
   for (const TunePoint& p : plan.points) longest_s = std::max(longest_s, p.run_s);
   if (!c.quiet)
-    fmt::print(stderr, "ioprobe tune: {} setting(s) x {} repeat(s), {} s each{} (about {}); {} files on {} ({})\n",
-               plan.points.size(), plan.repeats, plan.run_s,
-               longest_s > plan.run_s
-                   ? fmt::format(", lengthened up to {} s for GPU steps of {:.3f} s", longest_s, base.step_time_s)
-                   : "",
-               format_seconds(plan.estimated_s), format_count(data.index.size()), escape_bytes(data.target_path),
-               base.direct ? "O_DIRECT" : "buffered");
+    message(fmt::format("{} setting(s) x {} repeat(s), {} s each{} (about {}); {} files on {} ({})", plan.points.size(),
+                        plan.repeats, plan.run_s,
+                        longest_s > plan.run_s ? fmt::format(", lengthened up to {} s for GPU steps of {:.3f} s",
+                                                             longest_s, base.step_time_s)
+                                               : "",
+                        format_seconds(plan.estimated_s), format_count(data.index.size()),
+                        escape_bytes(data.target_path), base.direct ? "O_DIRECT" : "buffered"));
   // On a terminal the running setting is redrawn in place; elsewhere (a log, a pipe) only each
   // finished setting is printed, one plain line.
   ProgressLine line(!c.quiet, 0, 1e9);
@@ -311,7 +312,7 @@ int cmd_tune(const CommandContext& ctx) {
   std::cout << render_tune_text(doc) << std::flush;
   if (!c.json_path.empty()) {
     write_json_file(c.json_path, doc);
-    fmt::print(stderr, "ioprobe: wrote {}\n", escape_bytes(c.json_path));
+    message(fmt::format("wrote {}", escape_bytes(c.json_path)));
   }
   if (!html.empty()) write_text_file(html, render_html_report({doc}));
   if (!csv.empty()) write_text_file(csv, render_tune_csv(doc));

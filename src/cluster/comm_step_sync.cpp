@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/message.hpp"
 
 namespace ioprobe::cluster {
 
@@ -21,7 +22,8 @@ bool CommStepSync::round(StopKind& kind, bool stepping) noexcept {
   try {
     comm_.allreduce_max(v, 2, "DDP step", timeout_s_);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ioprobe: rank %d (%s): %s\n", comm_.rank(), comm_.hostname().c_str(), e.what());
+    std::fprintf(stderr, "%serror: rank %d (%s): %s\n", message_prefix().c_str(), comm_.rank(),
+                 comm_.hostname().c_str(), e.what());
     comm_.abort(kExitFailure);
   }
   ++rounds_;

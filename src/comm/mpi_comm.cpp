@@ -24,6 +24,7 @@
 #include "comm/comm.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/message.hpp"
 
 namespace ioprobe::comm {
 
@@ -271,9 +272,9 @@ class MpiComm final : public Comm {
       }
       const std::string who = roll_call_ ? roll_call_locked(seq_) : "";
       std::fprintf(stderr,
-                   "ioprobe: rank %d on host %s waited %.0f s for the other ranks in step '%s' (collective #%lld)%s; "
+                   "%serror: rank %d on host %s waited %.0f s for the other ranks in step '%s' (collective #%lld)%s; "
                    "ending the job (exit 1)\n",
-                   rank_, hostname_.c_str(), timeout_s_, step_.c_str(), seq_,
+                   message_prefix().c_str(), rank_, hostname_.c_str(), timeout_s_, step_.c_str(), seq_,
                    who.empty() && !roll_call_
                        ? "; a rank is stuck or gone (see mpirun's lines for the host that failed)"
                        : who.c_str());

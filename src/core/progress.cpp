@@ -1,4 +1,5 @@
 #include "core/progress.hpp"
+#include "core/message.hpp"
 
 #include <unistd.h>
 
@@ -34,7 +35,7 @@ void ProgressLine::print(const std::string& text) {
     fmt::print(stderr, "\r\033[K{}", text);
     drawn_ = true;
   } else {
-    fmt::print(stderr, "ioprobe: {}\n", text);
+    fmt::print(stderr, "{}{}\n", message_prefix(), text);
   }
 }
 
@@ -42,7 +43,7 @@ void ProgressLine::print_line(const std::string& text) {
   if (!enabled_) return;
   std::lock_guard<std::mutex> g(mu_);
   if (tty_) fmt::print(stderr, "\r\033[K{}\n", text);
-  else fmt::print(stderr, "ioprobe: {}\n", text);
+  else fmt::print(stderr, "{}{}\n", message_prefix(), text);
   drawn_ = false;
 }
 

@@ -1,7 +1,7 @@
 // The one progress line on stderr of long steps: dataset generation, the loader's reads, tune's
 // sweep, raw I/O and raw's file layout. On a terminal the line is redrawn in place; elsewhere (a
-// log file, a pipe, CI) a full line "ioprobe: TEXT" is printed at most once per log period, so
-// that long runs show they are alive without flooding the log.
+// log file, a pipe, CI) a full line "ioprobe SUBCOMMAND: TEXT" (core/message.hpp) is printed at most once per log
+// period, so that long runs show they are alive without flooding the log.
 #pragma once
 
 #include <condition_variable>
@@ -26,11 +26,11 @@ class ProgressLine {
   bool enabled() const { return enabled_; }
   bool tty() const { return tty_; }
 
-  /// Prints `text` now: redrawn in place on a terminal, "ioprobe: TEXT" on a line of its own
+  /// Prints `text` now: redrawn in place on a terminal, prefix + TEXT on a line of its own
   /// elsewhere (unless log lines are off). Thread-safe.
   void print(const std::string& text);
   /// Prints a line that stays: on a terminal it replaces the redrawn line and ends with a newline;
-  /// elsewhere it is "ioprobe: TEXT". Thread-safe.
+  /// elsewhere it is prefix + TEXT. Thread-safe.
   void print_line(const std::string& text);
   /// Prints `text()` when the period has passed since the last line (or when `force`). Thread-safe.
   template <class F>

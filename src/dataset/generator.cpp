@@ -1,4 +1,5 @@
 #include "dataset/generator.hpp"
+#include "core/message.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -257,10 +258,10 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
   }
   if (opts.progress) {
     const std::optional<FreeSpace> fs = free_space(dir);
-    fmt::print(stderr, "ioprobe: writing the dataset: {} files, {} in '{}'{}{}\n", format_count(spec.files),
-               format_bytes(total), escape_bytes(dir),
-               fs && fs->reported ? fmt::format(" ({} free there)", format_bytes(fs->bytes)) : "",
-               ram_note(dir, total));
+    message(fmt::format("writing the dataset: {} files, {} in '{}'{}{}", format_count(spec.files), format_bytes(total),
+                        escape_bytes(dir),
+                        fs && fs->reported ? fmt::format(" ({} free there)", format_bytes(fs->bytes)) : "",
+                        ram_note(dir, total)));
   }
 
   Manifest m;
@@ -325,8 +326,8 @@ DatasetOutcome reuse_prepared(const std::string& dir, const DatasetSpec& spec, c
   };
   if (inspect_dir(dir) != DirState::kOurs) throw no_dataset();
   auto lock = std::make_shared<DirLock>(dir, DirLock::Mode::kShared, "", [&](const std::string& holder) {
-    fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
-               escape_bytes(dir), holder);
+    message(fmt::format("'{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)",
+                        escape_bytes(dir), holder));
   });
   const DirState state = inspect_dir(dir);
   const std::optional<Manifest> m = state == DirState::kOurs ? read_manifest(dir) : std::nullopt;
@@ -352,8 +353,8 @@ DatasetOutcome ensure_dataset(const std::string& dir, const DatasetSpec& spec, c
   std::shared_ptr<DirLock> lock;
   try {
     lock = std::make_shared<DirLock>(dir, DirLock::Mode::kExclusive, "", [&](const std::string& holder) {
-      fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
-                 escape_bytes(dir), holder);
+      message(fmt::format("'{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)",
+                          escape_bytes(dir), holder));
     });
   } catch (const IoError& e) {
     // A directory this process may not write and that holds no lock file: it can only read a
@@ -403,8 +404,8 @@ SplitGeneration begin_split_generation(const std::string& dir, const DatasetSpec
   if (state == DirState::kMissing) make_dir(dir, opts.create_parents);
   SplitGeneration g;
   g.lock = std::make_shared<DirLock>(dir, DirLock::Mode::kExclusive, "", [&](const std::string& holder) {
-    fmt::print(stderr, "ioprobe: '{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)\n",
-               escape_bytes(dir), holder);
+    message(fmt::format("'{}' is locked by {}; waiting until it is done with the dataset (Ctrl-C to stop)",
+                        escape_bytes(dir), holder));
   });
   std::optional<Manifest> pending;
   DatasetOutcome out;

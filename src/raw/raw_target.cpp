@@ -68,7 +68,7 @@ bool fill(int fd, const std::string& path, uint64_t from, uint64_t to, bool prog
     }
     off += static_cast<uint64_t>(w);
     line.update([&] {
-      return fmt::format("ioprobe raw: laying out {}: {:.0f} %", escape_bytes(path),
+      return fmt::format("laying out {}: {:.0f} %", escape_bytes(path),
                          100.0 * static_cast<double>(off - from) / static_cast<double>(to - from));
     });
   }

@@ -4,6 +4,7 @@
 
 #include "core/units.hpp"
 #include "report/checkpoint_cluster_json.hpp"
+#include "report/checkpoint_readback.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/device_io_report.hpp"
 
@@ -35,6 +36,7 @@ std::string secs(const json& v) { return fmt::format("{:.3f} s", v.get<double>()
 }  // namespace
 
 std::string render_checkpoint_text(const json& doc) {
+  if (is_checkpoint_readback(doc)) return render_checkpoint_readback_text(doc);
   const json& c = doc.at("checkpoint");
   const json& st = c.at("state");
   const json& cfg = c.at("config");

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/capacity_report.hpp"
+#include "report/checkpoint_readback.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/compare_text.hpp"
 #include "report/document_text.hpp"
@@ -420,6 +421,8 @@ std::string render_html_report(const std::vector<json>& docs) {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(d);
       else if (kind == "capacity") body = render_capacity_html(d);
+      else if (kind == "checkpoint" && is_checkpoint_readback(d))
+        body = "<pre class=\"text\">" + html_escape(render_checkpoint_readback_text(d)) + "</pre>\n";
       else if (kind == "checkpoint") body = checkpoint_section(d);
       else if (kind == "raw") body = raw_section(d);
       else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";

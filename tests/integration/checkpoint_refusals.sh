@@ -60,7 +60,7 @@ warned "__0_0.distcp.ioprobe-tmp.$dead was left by ioprobe process $dead" --size
 # A killed 4-rank run leaves a file per rank: one warning names the first 3 and counts the rest.
 for r in 1 2 3; do touch "$W/ck/__${r}_0.distcp.ioprobe-tmp.$dead"; done
 warned "__2_0.distcp.ioprobe-tmp.$dead and 1 more were left by ioprobe process $dead" --size 1MiB
-n=$(grep -c '^ioprobe: warning: .*left by ioprobe' "$W/out")
+n=$(grep -c '^ioprobe checkpoint: warning: .*left by ioprobe' "$W/out")
 [ "$n" = 1 ] || fail "leftover files: $n warnings on stderr, expected 1"
 rm -rf "$W/ck"
 # A leftover whose PID now belongs to another program (PID reuse after a kill) is named as well.

@@ -21,7 +21,7 @@ mkdir "$work/ck" && echo "the user's own file" > "$work/ck/notes.txt"
 "$IOPROBE" checkpoint --dir "$work/ck" --size 16MiB --repeat 3 --restore --raw-baseline off --json "$work/r.json" \
   > "$work/r.out" 2> "$work/r.err" || fail "--repeat 3: exit $?: $(cat "$work/r.err")"
 cat "$work/r.out" "$work/r.err"
-[ "$(grep -c '^ioprobe: save [1-3]/3: .* MB/s (to durable); restore .* MB/s$' "$work/r.err")" = 3 ] || fail "not 3 per-save lines"
+[ "$(grep -c '^ioprobe checkpoint: save [1-3]/3: .* MB/s (to durable); restore .* MB/s$' "$work/r.err")" = 3 ] || fail "not 3 per-save lines"
 grep -q "^repeated saves: 3 completed" "$work/r.out" || fail "no summary"
 grep -q "save MB/s (10^6 B/s, logical bytes / time to durable): min .* median .* max" "$work/r.out" || fail "no min/median/max"
 [ "$(ls -A "$work/ck")" = notes.txt ] || fail "directory holds $(ls -A "$work/ck"), expected only the user's notes.txt"
@@ -45,7 +45,7 @@ PY
 # 2. --duration 2s --quiet: no per-save lines; stops on the time limit, after at least 2 s.
 "$IOPROBE" checkpoint --quiet --dir "$work/ck" --size 8MiB --duration 2s --raw-baseline off --json "$work/d.json" \
   > "$work/d.out" 2> "$work/d.err" || fail "--duration: exit $?: $(cat "$work/d.err")"
-grep -q "^ioprobe: save" "$work/d.err" && fail "--quiet printed per-save lines"
+grep -q "^ioprobe checkpoint: save" "$work/d.err" && fail "--quiet printed per-save lines"
 python3 - "$work/d.json" <<'PY' || fail "JSON checks (--duration)"
 import json, sys
 s = json.load(open(sys.argv[1]))["checkpoint"]["series"]
@@ -59,7 +59,7 @@ PY
 "$IOPROBE" checkpoint --dir "$work/ck" --size 64MiB --io-size 4KiB --io-depth 1 --duration 10m --raw-baseline off \
   --json "$work/i.json" > "$work/i.out" 2> "$work/i.err" &
 pid=$!
-for _ in $(seq 1 1200); do [ "$(grep -c '^ioprobe: save ' "$work/i.err")" -ge 2 ] && break; kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ "$(grep -c '^ioprobe checkpoint: save ' "$work/i.err")" -ge 2 ] && break; kill -0 $pid 2>/dev/null || break; sleep 0.05; done
 sleep 0.1
 kill -INT $pid
 wait $pid; rc=$?

@@ -23,7 +23,7 @@ hosts_mpirun 4 "$IOPROBE" raw --filename "$HOSTS_LOCAL/t.bin" --size 1M --bs 4k 
 rc=$?
 cat "$W/out"
 [ "$rc" = 0 ] || fail "one-pass run: exit $rc"
-[ "$(grep -c '^ioprobe raw:' "$W/out")" = 1 ] || fail "expected exactly one report (rank 0's)"
+[ "$(grep -c '^ioprobe raw: .* iodepth' "$W/out")" = 1 ] || fail "expected exactly one report (rank 0's)"
 grep -q "^Hosts" "$W/out" || fail "no Hosts section in the report"
 python3 - "$W/pass.json" <<'PY' || fail "one-pass run: the merged result does not add up"
 import json, sys

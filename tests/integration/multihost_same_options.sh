@@ -71,6 +71,6 @@ HOSTS_TIMEOUT=120 local_mpirun 1 "$IOPROBE" --dir "$W/ds" --files 64 --file-size
 rc=$?
 [ "$rc" = 0 ] || { cat "$W/same.out"; fail "the same options in other spellings: exit $rc"; }
 [ -s "$W/a.json" ] || fail "rank 0 wrote no document"
-grep -q "ioprobe: reading .* 2 GPU rank(s) (1 per process x 2 processes) x 4 workers" "$W/same.out" ||
-  { grep "ioprobe: reading" "$W/same.out"; fail "the progress line does not count the job's 2 GPU ranks"; }
-echo "ok: h100 = H100-SXM and different --json values run; $(grep 'ioprobe: reading' "$W/same.out")"
+grep -q "ioprobe run: reading .* 2 GPU rank(s) (1 per process x 2 processes) x 4 workers" "$W/same.out" ||
+  { grep "ioprobe run: reading" "$W/same.out"; fail "the progress line does not count the job's 2 GPU ranks"; }
+echo "ok: h100 = H100-SXM and different --json values run; $(grep 'ioprobe run: reading' "$W/same.out")"

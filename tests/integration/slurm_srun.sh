@@ -170,7 +170,7 @@ cat "$W/none.out"
 [ "$rc" = 124 ] && fail "srun -n 2 without --mpi hung (killed after 60 s)"
 [ "$rc" = 2 ] || fail "srun -n 2 without --mpi: exit $rc, expected 2 (a usage refusal)"
 [ "$took" -lt 20 ] || fail "srun -n 2 without --mpi took $took s to end"
-[ "$(grep -c '^ioprobe: started by Slurm srun (no MPI plugin) as one of 2 tasks' "$W/none.out")" = 1 ] ||
+[ "$(grep -c '^ioprobe: error: started by Slurm srun (no MPI plugin) as one of 2 tasks' "$W/none.out")" = 1 ] ||
   fail "expected ioprobe's refusal exactly once"
 grep -q "srun --mpi=pmix -n 2" "$W/none.out" || fail "the refusal does not name the fix"
 grep -q "OMPI was not built" "$W/none.out" && fail "Open MPI's own abort ran (MPI_Init was called)"
@@ -186,7 +186,7 @@ rc=$?
 cat "$W/pmi2.out"
 [ "$rc" = 124 ] && fail "srun --mpi=pmi2 -n 2 hung (killed after 60 s)"
 [ "$rc" = 2 ] || fail "srun --mpi=pmi2 -n 2: exit $rc, expected 2 (a usage refusal)"
-[ "$(grep -c '^ioprobe: started by srun --mpi=pmi2; this Open MPI needs PMIx: use srun --mpi=pmix' "$W/pmi2.out")" = 1 ] ||
+[ "$(grep -c '^ioprobe: error: started by srun --mpi=pmi2; this Open MPI needs PMIx: use srun --mpi=pmix' "$W/pmi2.out")" = 1 ] ||
   fail "expected ioprobe's pmi2 refusal exactly once"
 grep -q "OMPI was not built" "$W/pmi2.out" && fail "Open MPI's own abort ran under pmi2 (MPI_Init was called)"
 [ -e "$W/nods2" ] || [ -e "$W/pmi2.json" ] && fail "a task ran alone under pmi2 (it wrote a dataset or a result)"

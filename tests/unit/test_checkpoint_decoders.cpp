@@ -227,3 +227,65 @@ TEST_CASE("restore reader: a file that is not a shard is refused with its path a
   CHECK_FALSE(r.ranks[0].corrupt);
   CHECK(r.ranks[0].error.find(missing) != std::string::npos);
 }
+
+TEST_CASE("verify-only decoder: stored checksums of every layout checked without decoding", "[checkpoint][io]") {
+  TempDir d("decoders");
+  const uint64_t bytes = 1000003;
+  const RankState rank = state_from_size(bytes, 1).ranks[0];
+  std::vector<uint8_t> logical(bytes);
+  for (size_t i = 0; i < bytes; ++i) logical[i] = static_cast<uint8_t>((i * 2654435761u >> 13) % 7 + (i % 251 == 0));
+  const uint64_t chunk = 300007;
+  const std::vector<std::pair<uint32_t, Layout>> layouts = {{1, Layout::kRaw},
+                                                            {1, Layout::kFramePerChunk},
+                                                            {2, Layout::kFramePerPiece},
+                                                            {3, Layout::kPieceHashes}};
+  for (const auto& [version, layout] : layouts) {
+    INFO("version " << version << ", layout " << static_cast<int>(layout));
+    const Built b = build_shard(version, layout, rank, logical, chunk, 65536);
+    const std::string path = d.path + "/__0_0.distcp";
+    write_file(path, b.file);
+    Trailer t;
+    std::vector<IndexEntry> index;
+    REQUIRE(check_shard_metadata(path, t, index).empty());
+    CHECK(index.size() == b.chunks);
+    RestoreResult ok = restore_checkpoint({path}, 64 * 1024, 0, true, RestoreMode::kVerifyStored);
+    INFO(ok.ranks[0].error);
+    CHECK(ok.ok);
+    CHECK(ok.ranks[0].chunks_verified == b.chunks);
+    CHECK(ok.ranks[0].stored_bytes == b.meta_offset);  // every stored byte read and hashed once
+    CHECK(ok.ranks[0].logical_bytes == bytes);
+
+    // A byte of chunk 1's stored data flipped: refused at chunk 1, with both checksums named.
+    std::vector<uint8_t> bad = b.file;
+    bad[index[1].stored_offset + index[1].stored_len / 2] ^= 0x5a;
+    write_file(path, bad);
+    RestoreResult r = restore_checkpoint({path}, 64 * 1024, 0, true, RestoreMode::kVerifyStored);
+    const RankRestoreResult& rr = r.ranks[0];
+    INFO(rr.error);
+    CHECK_FALSE(r.ok);
+    CHECK(rr.corrupt);
+    CHECK(rr.chunks_verified == 1);
+    CHECK(rr.error.rfind(path + ": chunk 1 of " + std::to_string(b.chunks), 0) == 0);
+    CHECK(rr.error.find(fmt::format("expected xxh3 {:016x} (the shard's index), read ", index[1].xxh3_stored)) !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("shard metadata check: a truncated or foreign file is refused with why", "[checkpoint][io]") {
+  TempDir d("decoders");
+  const RankState rank = state_from_size(200000, 1).ranks[0];
+  const Built b = build_shard(3, Layout::kRaw, rank, std::vector<uint8_t>(200000, 3), 65536, 65536);
+  const std::string path = d.path + "/__0_0.distcp";
+  Trailer t;
+  std::vector<IndexEntry> index;
+  std::vector<uint8_t> cut(b.file.begin(), b.file.end() - 100);
+  write_file(path, cut);
+  CHECK(check_shard_metadata(path, t, index).find("no ioprobe checkpoint trailer") != std::string::npos);
+  write_file(path, std::vector<uint8_t>(10, 1));
+  CHECK(check_shard_metadata(path, t, index).find("too short for the 64 B trailer") != std::string::npos);
+  std::vector<uint8_t> damaged = b.file;
+  damaged[b.meta_offset + 3] ^= 1;  // inside the region table: the metadata checksum refuses it
+  write_file(path, damaged);
+  CHECK(check_shard_metadata(path, t, index).find("checksum (xxh3) mismatch") != std::string::npos);
+  CHECK(check_shard_metadata(d.path + "/none", t, index).find(d.path + "/none") != std::string::npos);
+}

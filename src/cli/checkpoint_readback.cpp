@@ -1,0 +1,151 @@
+#include "cli/checkpoint_readback.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "checkpoint/restorer.hpp"
+#include "checkpoint/shard_reader.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/message.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+#include "report/checkpoint_report.hpp"
+#include "report/document.hpp"
+#include "topology/target.hpp"
+
+namespace ioprobe::cli {
+
+using namespace checkpoint;
+
+namespace {
+
+constexpr const char* kHowToSave =
+    "give the directory that `ioprobe checkpoint --keep --dir DIR` saved into (its shards are __RANK_0.distcp)";
+
+// The rank of a shard name "__RANK_0.distcp", or -1 for any other name.
+int shard_rank(const std::string& name) {
+  const std::string tail = "_0.distcp";
+  if (name.size() <= 2 + tail.size() || name.compare(0, 2, "__") != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return -1;
+  const std::string digits = name.substr(2, name.size() - 2 - tail.size());
+  if (digits.empty() || digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return -1;
+  return std::atoi(digits.c_str());
+}
+
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
+}
+
+std::string parent_of(const std::string& p) {
+  const auto slash = p.find_last_of('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
+}
+
+}  // namespace
+
+std::vector<ReadbackShard> find_checkpoint_shards(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--dir {}: {}; {}", escape_bytes(dir),
+                                 errno == ENOENT ? "no such directory" : "not a directory", kHowToSave));
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) throw IoError(errno, "opendir", escape_bytes(dir));
+  std::vector<ReadbackShard> shards;
+  while (const dirent* e = ::readdir(d.get())) {
+    const int rank = shard_rank(e->d_name);
+    if (rank < 0) continue;
+    ReadbackShard s;
+    s.path = dir + "/" + e->d_name;
+    s.rank = rank;
+    shards.push_back(s);
+  }
+  if (shards.empty())
+    throw UsageError(fmt::format("--dir {}: holds no checkpoint ioprobe wrote (no __RANK_0.distcp shard file); {}",
+                                 escape_bytes(dir), kHowToSave));
+  std::sort(shards.begin(), shards.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  for (auto& s : shards) {
+    struct stat fs {};
+    if (::stat(s.path.c_str(), &fs) != 0 || !S_ISREG(fs.st_mode))
+      throw UsageError(
+          fmt::format("{}: not a regular file, so not a shard ioprobe wrote; {}", escape_bytes(s.path), kHowToSave));
+    s.file_bytes = static_cast<uint64_t>(fs.st_size);
+    std::vector<IndexEntry> index;
+    const std::string why = check_shard_metadata(s.path, s.trailer, index);
+    if (!why.empty())
+      throw UsageError(fmt::format("{}: not a checkpoint shard this ioprobe can read: {}; the file is truncated or "
+                                   "damaged, or was not written by ioprobe: read another copy of the checkpoint, "
+                                   "or save it again with `ioprobe checkpoint --keep`",
+                                   escape_bytes(s.path), why));
+  }
+  return shards;
+}
+
+int run_checkpoint_readback(const CommandContext& ctx, const CheckpointConfig& c, const HostInfo& host,
+                            int64_t t_start_ns) {
+  const bool verify = c.readback == Readback::kVerify;
+  if (!c.json_path.empty()) {
+    const std::string dir_real = real_path(c.dir), json_dir = real_path(parent_of(c.json_path));
+    if (!dir_real.empty() && dir_real == json_dir)
+      throw UsageError(fmt::format("--json {}: inside --dir {}, which {} leaves untouched; write it elsewhere",
+                                   escape_bytes(c.json_path), escape_bytes(c.dir),
+                                   verify ? "--verify-only" : "--restore-only"));
+  }
+  ReadbackRun run;
+  run.mode = verify ? RestoreMode::kVerifyStored : RestoreMode::kDecode;
+  run.dir = c.dir;
+  run.shards = find_checkpoint_shards(c.dir);
+  run.cold = c.restore_cold;
+  const TargetInfo target = probe_target(c.dir, false);  // false: no O_DIRECT probe file written
+  if (target.memory_backed) run.memory_fs = target.fs_type;
+  std::vector<std::string> paths;
+  uint64_t logical = 0;
+  for (const auto& s : run.shards) {
+    paths.push_back(s.path);
+    logical += s.trailer.logical_bytes;
+  }
+  const int threads = c.restore_threads >= 0
+                          ? c.restore_threads
+                          : std::max(1, c.cpus_allowed / static_cast<int>(std::max<size_t>(1, paths.size())));
+  if (!c.quiet)
+    message(fmt::format("{} {} shard(s), {} logical, in {} ({} cache)...", verify ? "verifying" : "restoring",
+                        paths.size(), format_bytes(logical), escape_bytes(c.dir), c.restore_cold ? "cold" : "warm"));
+  run.result = restore_checkpoint(paths, c.save.io.io_size, threads, c.restore_cold, run.mode);
+
+  nlohmann::json doc = document_header("checkpoint", ctx.argv, host);
+  doc["target"] = target_json(target);
+  doc["checkpoint"] = checkpoint_readback_json(run);
+  doc["checkpoint"]["elapsed_s"] = (now_ns() - t_start_ns) / 1e9;
+  const bool partial = interrupted() || run.result.interrupted;
+  doc["partial"] = partial;
+  doc["warnings"] = nlohmann::json::array();
+  std::fputs(render_checkpoint_text(doc).c_str(), stdout);
+  std::fflush(stdout);
+  if (!c.json_path.empty()) write_json_file(c.json_path, doc);
+  if (partial) return interrupt_exit_code() ? interrupt_exit_code() : kExitSigint;
+  if (run.result.ok) return kExitOk;
+  for (const auto& r : run.result.ranks)
+    if (!r.error.empty())
+      error_message(fmt::format("{} failed: {}{}", verify ? "verify" : "restore", r.error,
+                                r.corrupt ? "; the shard's bytes are not those it was saved with: read another copy "
+                                            "of the checkpoint, and check the device (dmesg, SMART) and any cache or "
+                                            "network layer under --dir"
+                                          : ""));
+  return kExitFailure;
+}
+
+}  // namespace ioprobe::cli

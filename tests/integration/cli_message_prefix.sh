@@ -1,0 +1,44 @@
+#!/bin/bash
+# One prefix per command: every line a subcommand writes on stderr starts with
+# "ioprobe SUBCOMMAND: " (then "error: " or "warning: " for those), whether it refuses bad input,
+# warns, or reports progress.
+set -u
+IOPROBE=$1
+. "$(dirname "$0")/lib.sh"
+W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-prefix.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+
+# expect_prefix CMD EXIT_CODE ARGS...: runs `ioprobe CMD ARGS...`, checks the exit code, that
+# stderr is not empty and that every stderr line starts with "ioprobe CMD: ".
+expect_prefix() {
+  local cmd=$1 want=$2
+  shift 2
+  "$IOPROBE" "$cmd" "$@" >"$W/out" 2>"$W/err"
+  local rc=$?
+  [ "$rc" = "$want" ] || fail "ioprobe $cmd $*: exit $rc, expected $want: $(cat "$W/err")"
+  [ -s "$W/err" ] || fail "ioprobe $cmd $*: nothing on stderr"
+  local bad
+  bad=$(grep -v "^ioprobe $cmd: " "$W/err")
+  [ -z "$bad" ] || fail "ioprobe $cmd $*: stderr lines without the prefix 'ioprobe $cmd: ': $bad"
+}
+
+# Refusals of bad input: "ioprobe CMD: error: ...".
+expect_prefix run 2 --workers lots --dir "$W/ds"
+grep -q "^ioprobe run: error: .*--workers" "$W/err" || fail "run refusal: $(cat "$W/err")"
+expect_prefix gen 2 --files many --dir "$W/ds"
+expect_prefix checkpoint 2 --restore-only --dir "$W/nothing-here"
+grep -q "^ioprobe checkpoint: error: --dir .*nothing-here: no such directory" "$W/err" || fail "checkpoint: $(cat "$W/err")"
+expect_prefix raw 2 --filename "$W/f" --rw sideways
+expect_prefix report 2 "$W/missing.json"
+expect_prefix tune 2 --budget never --dir "$W/ds"
+[ -e "$W/ds" ] && fail "a refused command generated a dataset"
+
+# Progress and warnings of a command that runs: a checkpoint save whose raw baseline is off
+# (progress lines), then a warned one: --restore-threads with more workers than allowed CPUs.
+expect_prefix checkpoint 0 --dir "$W/ck" --size 4MiB --raw-baseline off --restore --compress zstd:1 \
+  --restore-threads 64
+grep -q "^ioprobe checkpoint: saving" "$W/err" || fail "no checkpoint progress line: $(cat "$W/err")"
+grep -q "^ioprobe checkpoint: warning: " "$W/err" || echo "note: no warning printed by the checkpoint run"
+# A run that generates a tiny dataset and reads it: its progress lines.
+expect_prefix run 0 --dir "$W/ds" --files 20 --file-size 4KiB --workers 2 --batch-size 4
+echo ok
