@@ -42,16 +42,16 @@ void merge_host(HostPartial& h, const HostPartial& o) {
 
 }  // namespace
 
-void RunPartial::merge(const RunPartial& o) {
-  merged.merge(o.merged);
-  mpi_ranks += o.mpi_ranks;
-  start_skew_s = std::max(start_skew_s, o.start_skew_s);
-  step_exchanges = std::max(step_exchanges, o.step_exchanges);
-  exchange_s = std::max(exchange_s, o.exchange_s);
-  init_s = std::max(init_s, o.init_s);
-  setup_s = std::max(setup_s, o.setup_s);
-  finish_wait_s = std::max(finish_wait_s, o.finish_wait_s);
-  for (const HostPartial& h : o.hosts) {
+void RunPartial::merge(const RunPartial& higher) {
+  merged.merge(higher.merged);
+  mpi_ranks += higher.mpi_ranks;
+  start_skew_s = std::max(start_skew_s, higher.start_skew_s);
+  step_exchanges = std::max(step_exchanges, higher.step_exchanges);
+  exchange_s = std::max(exchange_s, higher.exchange_s);
+  init_s = std::max(init_s, higher.init_s);
+  setup_s = std::max(setup_s, higher.setup_s);
+  finish_wait_s = std::max(finish_wait_s, higher.finish_wait_s);
+  for (const HostPartial& h : higher.hosts) {
     auto it = std::lower_bound(hosts.begin(), hosts.end(), h.row.host_index,
                                [](const HostPartial& a, int idx) { return a.row.host_index < idx; });
     if (it != hosts.end() && it->row.host_index == h.row.host_index) merge_host(*it, h);
