@@ -29,7 +29,7 @@ ioprobe_layer(ingest     USES core loader engine topology)
 ioprobe_layer(scaling    USES core raw topology)
 # Level 5.
 ioprobe_layer(tune       USES core dataset loader ingest stats topology)
-ioprobe_layer(cluster    USES core comm loader ingest raw topology)
+ioprobe_layer(cluster    USES core stats comm loader ingest raw topology)
 # Level 6.
 ioprobe_layer(capacity   USES core dataset loader ingest tune topology cluster)
 # Level 7.

@@ -1,11 +1,13 @@
 #include "cli/run_cluster.hpp"
 
+#include <cstdlib>
 #include <functional>
 
 #include <fmt/format.h>
 
 #include "cluster/collective.hpp"
 #include "cluster/gather.hpp"
+#include "cluster/run_partial.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -148,11 +150,34 @@ cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error
                                const cluster::ProcessPart& mine, const cluster::Placement& placement,
                                RunDocument& doc) {
   cluster::ClusterRun cr;
+  const int64_t t0 = now_ns();
   // The outcome first (small), then the results: a failed process sends no result.
   cluster::share_outcomes(comm, loader_error, "gather the outcomes", 60);
-  std::vector<cluster::ProcessPart> parts = cluster::gather_parts(comm, mine, "gather the results", 300);
-  if (comm.rank() != 0) return cr;
-  cr = cluster::merge_parts(std::move(parts));
+  uint64_t received = 0;
+  const char* step = "gather the results";
+  // IOPROBE_RUN_GATHER=flat: every part straight to rank 0 (the gather before the tree), kept to
+  // measure one against the other (tools/bench-coord).
+  const char* how = std::getenv("IOPROBE_RUN_GATHER");
+  const bool flat = how != nullptr && std::string(how) == "flat";
+  if (flat) {
+    const std::vector<std::string> texts = comm.gather(nlohmann::json(mine).dump(), step, 300);
+    if (comm.rank() != 0) return cr;
+    std::vector<cluster::ProcessPart> parts;
+    for (size_t r = 0; r < texts.size(); ++r) {
+      if (r > 0) received += texts[r].size();
+      parts.push_back(cluster::decode_gathered<cluster::ProcessPart>(texts[r], static_cast<int>(r), step));
+    }
+    cr = cluster::merge_parts(std::move(parts));
+  } else {
+    cluster::RunPartial all = cluster::reduce_parts(comm, cluster::partial_of(mine), step, 300, &received);
+    if (comm.rank() != 0) return cr;
+    cr = cluster::finish_partial(std::move(all));
+  }
+  cr.coordination.gather_s = static_cast<double>(now_ns() - t0) / 1e9;
+  cr.coordination.gather_bytes_at_rank0 = received;
+  cr.coordination.gather_method = flat ? "flat: every process's part to rank 0, merged there"
+                                       : "binomial tree: each process merges its subtree's parts, rank 0 receives "
+                                         "ceil(log2(processes)) merged subtrees";
   lr = cr.merged;
   doc.cluster = cluster_json(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);
   doc.cluster["interrupted"] = cr.merged.partial;  // a signal (Ctrl-C on mpirun) ended every host early

@@ -260,6 +260,9 @@ int cmd_run(const CommandContext& ctx) {
     part.start_skew_s = sync.start_skew_s();
     part.step_exchanges = sync.rounds();
     part.exchange_s = sync.exchange_s();
+    part.init_s = comm.init_s();
+    part.setup_s = sync.started_ns() > 0 ? static_cast<double>(sync.started_ns() - comm.ready_ns()) / 1e9 : 0;
+    part.finish_wait_s = sync.finish_wait_s();
     part.cpus_allowed = host.cpus_allowed;
     part.memory_bytes = host.memory_bytes;
     part.cgroup_memory_limit_bytes = host.cgroup_memory_limit_bytes;

@@ -13,7 +13,8 @@ void CommStepSync::start() {
   comm_.barrier("start of the run", timeout_s_);
   const int64_t t0 = now_ns();
   comm_.barrier("start of the run (skew)", timeout_s_);
-  skew_s_ = static_cast<double>(now_ns() - t0) / 1e9;
+  started_ns_ = now_ns();
+  skew_s_ = static_cast<double>(started_ns_ - t0) / 1e9;
 }
 
 bool CommStepSync::round(StopKind& kind, bool stepping) noexcept {
@@ -41,7 +42,9 @@ StopKind CommStepSync::exchange(StopKind local) noexcept {
 void CommStepSync::finish(StopKind local) noexcept {
   if (stonewall_ && local == StopKind::kNone) local = StopKind::kStonewall;
   StopKind k = local;
+  const int64_t t0 = now_ns();
   while (round(k, false)) k = local;
+  finish_ns_ += now_ns() - t0;
 }
 
 }  // namespace ioprobe::cluster

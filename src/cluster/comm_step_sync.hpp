@@ -22,6 +22,8 @@ class CommStepSync final : public StepSync {
   /// Seconds this process waited in start()'s second barrier: an upper bound on how far apart
   /// the processes started their clocks, as this process saw it (the job's is the max).
   double start_skew_s() const { return skew_s_; }
+  /// core/clock.hpp's now_ns() when start() returned (0 before): the run's common start.
+  int64_t started_ns() const { return started_ns_; }
   StopKind exchange(StopKind local) noexcept override;
   void finish(StopKind local) noexcept override;
   /// Steps exchanged so far (finish()'s rounds included).
@@ -29,6 +31,9 @@ class CommStepSync final : public StepSync {
   /// Seconds spent in the exchanges: the collective itself plus waiting there for the slowest
   /// process's batch (as DDP's all-reduce waits), so an upper bound on what coordination cost.
   double exchange_s() const { return static_cast<double>(exchange_ns_) / 1e9; }
+  /// Of exchange_s(): seconds in finish()'s rounds, answering after this process's ranks were
+  /// done until every process was (the wait for the slowest process at the end).
+  double finish_wait_s() const { return static_cast<double>(finish_ns_) / 1e9; }
 
  private:
   bool round(StopKind& kind, bool stepping) noexcept;
@@ -37,6 +42,8 @@ class CommStepSync final : public StepSync {
   bool stonewall_;
   uint64_t rounds_ = 0;
   int64_t exchange_ns_ = 0;
+  int64_t finish_ns_ = 0;
+  int64_t started_ns_ = 0;
   double skew_s_ = 0;
 };
 

@@ -6,7 +6,9 @@
 // UsageError naming its path).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +57,35 @@ std::vector<Part> allgather_parts(comm::Comm& comm, const Part& mine, const char
   parts.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) parts.push_back(decode_gathered<Part>(texts[i], static_cast<int>(i), step));
   return parts;
+}
+
+/// comm::TreeFold over a typed part: the accumulated Acc stays decoded; each child's is decoded
+/// (decode_gathered) and added by `Acc::merge(const Acc& higher)`, which must take a part of the
+/// ranks just above it (rank order).
+template <class Acc>
+class PartFold final : public comm::TreeFold {
+ public:
+  PartFold(Acc mine, const char* step) : acc_(std::move(mine)), step_(step) {}
+  void add(int from, const std::string& child) override { acc_.merge(decode_gathered<Acc>(child, from, step_)); }
+  std::string encoded() const override { return nlohmann::json(acc_).dump(); }
+  Acc& value() { return acc_; }
+
+ private:
+  Acc acc_;
+  const char* step_;
+};
+
+/// Merges every process's `mine` on rank 0 along Comm::reduce_tree's binomial tree within
+/// `timeout_s` seconds (`step` names the exchange in a watchdog message): rank 0 receives
+/// ceil(log2(processes)) merged subtrees, not one part per process. Returns the merge of every
+/// rank's part on rank 0 (this rank's own, partly merged, elsewhere); `bytes_received` (may be
+/// null) gets the bytes this rank received. Throws Error when a child's part cannot be read.
+template <class Acc>
+Acc reduce_parts(comm::Comm& comm, Acc mine, const char* step, double timeout_s, uint64_t* bytes_received) {
+  PartFold<Acc> fold(std::move(mine), step);
+  const uint64_t got = comm.reduce_tree(fold, step, timeout_s);
+  if (bytes_received) *bytes_received = got;
+  return std::move(fold.value());
 }
 
 }  // namespace ioprobe::cluster

@@ -29,6 +29,9 @@ struct ProcessPart {
   double start_skew_s = 0;      // CommStepSync::start_skew_s()
   uint64_t step_exchanges = 0;  // CommStepSync::rounds()
   double exchange_s = 0;        // CommStepSync::exchange_s()
+  double init_s = 0;            // comm::Comm::init_s(): MPI_Init and the job's set-up
+  double setup_s = 0;           // from the Comm ready to leaving the run's start barrier (CommStepSync::started_ns())
+  double finish_wait_s = 0;     // CommStepSync::finish_wait_s()
   int cpus_allowed = 0;         // the host's CPUs this process may use
   uint64_t memory_bytes = 0;    // the host's RAM
   uint64_t cgroup_memory_limit_bytes = 0;
@@ -67,6 +70,20 @@ struct HostRow {
   bool straggler = false;                  // see merge_parts
 };
 
+/// What coordinating the processes cost (the document's cluster.coordination), each measured, in
+/// seconds on the named process's monotonic clock.
+struct Coordination {
+  double init_s = 0;                   // MPI_Init + host grouping + watchdog start (make_comm): max over processes
+  double setup_s = 0;                  // Comm ready -> run's start barrier left: preflight, option agreement, dataset
+                                       // placement and check on every host; max over processes
+  uint64_t step_exchanges = 0;         // DDP step exchanges (one 16-byte max-reduction each), finish()'s included
+  double step_exchange_s = 0;          // time in them, max over processes (waits for the slowest host included)
+  double finish_wait_s = 0;            // of that: after a process's ranks finished, answering until all did; max
+  double gather_s = 0;                 // rank 0: outcomes shared + results reduced over the tree + merged
+  uint64_t gather_bytes_at_rank0 = 0;  // bytes rank 0 received in the results' reduction
+  std::string gather_method;           // how the results reached rank 0 ("binomial tree ...")
+};
+
 struct ClusterRun {
   LoaderResult merged;         // every process's result merged (LoaderResult::merge)
   std::vector<HostRow> hosts;  // by host index
@@ -79,6 +96,7 @@ struct ClusterRun {
   std::vector<std::string> warnings;       // stragglers, duplicate hosts, targets that differ
   DeviceIo device_io;                      // the hosts' accounting added (each host's devices once, DeviceIo::merge)
   std::vector<DeviceIo> device_io_epochs;  // the same, epoch by epoch
+  Coordination coordination;
 };
 
 /// How far behind the fastest host a host may finish (or, for a run cut by --duration, how far
@@ -86,7 +104,8 @@ struct ClusterRun {
 constexpr double kStragglerMargin = 0.10;
 
 /// Merges the parts (one per process, any order) into the cluster's result and host rows, and
-/// flags stragglers and hosts whose RAM reads as zero or whose targets differ.
+/// flags stragglers and hosts whose RAM reads as zero or whose targets differ: the flat form of
+/// cluster/run_partial.hpp's tree (partial_of each part in rank order, merged, finish_partial).
 ClusterRun merge_parts(std::vector<ProcessPart> parts);
 
 }  // namespace ioprobe::cluster

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 
 extern char** environ;
@@ -109,6 +110,24 @@ std::string srun_pmi2_needs_pmix(const LaunchInfo& li) {
       li.launcher, li.size);
 }
 
+uint64_t binomial_reduce(int rank, int size, TreeFold& fold,
+                         const std::function<void(int to, const std::string& bytes)>& send,
+                         const std::function<std::string(int from)>& recv) {
+  uint64_t got = 0;
+  for (int step = 1; step < size; step *= 2) {
+    if ((rank & step) != 0) {  // this subtree is complete: hand it to the parent and leave
+      send(rank - step, fold.encoded());
+      break;
+    }
+    if (rank + step < size) {
+      const std::string child = recv(rank + step);
+      got += child.size();
+      fold.add(rank + step, child);
+    }
+  }
+  return got;
+}
+
 LocalComm::LocalComm() : hostname_(this_hostname()) {}
 
 void LocalComm::abort(int exit_code) { std::exit(exit_code); }
@@ -117,7 +136,11 @@ std::unique_ptr<Comm> make_comm(int* argc, char*** argv) {
   const LaunchInfo li = detect_launcher();
   if (!li.launched() || li.size == 1) return std::make_unique<LocalComm>();
 #ifdef IOPROBE_HAVE_MPI
-  return make_mpi_comm(argc, argv, li);
+  const int64_t t0 = now_ns();
+  std::unique_ptr<Comm> comm = make_mpi_comm(argc, argv, li);
+  const int64_t ready = now_ns();
+  comm->set_init_times(static_cast<double>(ready - t0) / 1e9, ready);
+  return comm;
 #else
   (void)argc;
   (void)argv;

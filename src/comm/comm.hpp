@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,28 @@ std::string srun_without_mpi_plugin(const LaunchInfo& li);
 /// every task ("OMPI was not built with SLURM's PMI support").
 std::string srun_pmi2_needs_pmix(const LaunchInfo& li);
 
+/// One rank's side of a tree reduction (Comm::reduce_tree): it starts as this rank's own part and
+/// adds each child subtree's, as bytes; each child covers the ranks just above everything added
+/// so far, so a merge that appends in rank order keeps rank order.
+class TreeFold {
+ public:
+  virtual ~TreeFold() = default;
+  /// Adds a child subtree's merged part, as its encoded() gave it; `from` is the child's rank.
+  virtual void add(int from, const std::string& child) = 0;
+  /// What this rank holds now, encoded, for its parent.
+  virtual std::string encoded() const = 0;
+};
+
+/// A binomial-tree reduction to rank 0 over point-to-point messages: in round k (k = 0, 1, ...)
+/// a rank r with bit k set sends fold.encoded() to r - 2^k and leaves; a rank without it
+/// receives from r + 2^k (when that rank exists) and adds it. ceil(log2(size)) rounds; rank 0
+/// receives at most that many messages, each a subtree already merged, and its fold then holds
+/// every rank's. Returns the bytes this rank received. `send` and `recv` move one message; their
+/// errors, and fold.add's, propagate. Shared by MpiComm and the tests' in-process Comm.
+uint64_t binomial_reduce(int rank, int size, TreeFold& fold,
+                         const std::function<void(int to, const std::string& bytes)>& send,
+                         const std::function<std::string(int from)>& recv);
+
 /// One ioprobe process among `size()`. Rank 0 drives: it alone prints and writes files.
 /// Collectives must be called by every rank in the same order. A collective given a timeout
 /// (seconds, 0 = none) that has not completed by then prints which rank and host waited in which
@@ -85,8 +108,28 @@ class Comm {
   virtual std::string broadcast(const std::string& value, const char* step, double timeout_s) = 0;
   /// Element-wise maximum over ranks of `values` (n elements), in place on every rank.
   virtual void allreduce_max(int64_t* values, int n, const char* step, double timeout_s) = 0;
+  /// Every rank's fold merged into rank 0's along a binomial tree (binomial_reduce): rank 0
+  /// receives ceil(log2(size)) merged subtrees instead of size - 1 parts. Returns the bytes this
+  /// rank received. An exception from fold.add propagates on the rank that merged; the ranks
+  /// waiting for it are then ended by the watchdog (`timeout_s`) or by that rank's abort.
+  virtual uint64_t reduce_tree(TreeFold& fold, const char* step, double timeout_s) = 0;
   /// Ends every rank of the job with `exit_code` (MPI_Abort); the local one simply exits.
   [[noreturn]] virtual void abort(int exit_code) = 0;
+
+  /// Seconds make_comm took to set the job up (MPI_Init, the host grouping, the watchdog);
+  /// 0 for a LocalComm.
+  double init_s() const { return init_s_; }
+  /// core/clock.hpp's now_ns() when make_comm returned: the start of the command's own set-up.
+  int64_t ready_ns() const { return ready_ns_; }
+  /// Set by make_comm.
+  void set_init_times(double init_s, int64_t ready_ns) {
+    init_s_ = init_s;
+    ready_ns_ = ready_ns;
+  }
+
+ private:
+  double init_s_ = 0;
+  int64_t ready_ns_ = 0;
 };
 
 /// A job of one process: every collective returns at once with this rank's own values.
@@ -107,6 +150,7 @@ class LocalComm final : public Comm {
   std::vector<std::string> allgather(const std::string& mine, const char*, double) override { return {mine}; }
   std::string broadcast(const std::string& value, const char*, double) override { return value; }
   void allreduce_max(int64_t*, int, const char*, double) override {}
+  uint64_t reduce_tree(TreeFold&, const char*, double) override { return 0; }
   [[noreturn]] void abort(int exit_code) override;
 
  private:

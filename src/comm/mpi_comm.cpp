@@ -67,6 +67,8 @@ void finalize_at_exit() {
 
 // Tags of the watchdog's roll call (on a communicator of its own, so nothing else receives them).
 constexpr int kQueryTag = 7101, kAnswerTag = 7102;
+// Tag of reduce_tree's messages on MPI_COMM_WORLD (nothing else sends point-to-point there).
+constexpr int kTreeTag = 7201;
 // How long a rank whose collective timed out waits for the others' answers.
 constexpr int64_t kRollCallNs = 2'000'000'000;
 // How often the watchdog looks for a roll call, and for a deadline a collective armed, while
@@ -150,6 +152,36 @@ class MpiComm final : public Comm {
     MPI_Request req;
     check(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &req), step);
     wait_idle(req, step);
+  }
+  uint64_t reduce_tree(TreeFold& fold, const char* step, double timeout_s) override {
+    Watch w(*this, step, timeout_s);
+    const auto send = [&](int to, const std::string& bytes) {
+      if (bytes.size() > static_cast<size_t>(INT32_MAX))
+        throw Error(fmt::format("MPI step '{}': {} bytes is too large for one message", step, bytes.size()),
+                    kExitFailure);
+      MPI_Request req;
+      check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, to, kTreeTag, MPI_COMM_WORLD, &req),
+            step);
+      wait_idle(req, step);
+    };
+    const auto recv = [&](int from) {
+      // Waits for the message without spinning (as wait_idle), then takes it at its size.
+      int64_t pause_ns = 20000;
+      MPI_Status st;
+      for (;;) {
+        int flag = 0;
+        check(MPI_Iprobe(from, kTreeTag, MPI_COMM_WORLD, &flag, &st), step);
+        if (flag) break;
+        sleep_until_ns(now_ns() + pause_ns);
+        pause_ns = std::min<int64_t>(pause_ns * 2, 250000);
+      }
+      int n = 0;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      std::string buf(static_cast<size_t>(std::max(0, n)), '\0');
+      check(MPI_Recv(buf.data(), n, MPI_CHAR, from, kTreeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), step);
+      return buf;
+    };
+    return binomial_reduce(rank_, size_, fold, send, recv);
   }
   [[noreturn]] void abort(int exit_code) override {
     std::fflush(stdout);

@@ -12,6 +12,7 @@ nlohmann::json cluster_json(const cluster::ClusterRun& c, const std::string& lau
                             const std::string& placement, const std::string& placement_how) {
   uint32_t gpu_ranks = 0;
   for (const auto& h : c.hosts) gpu_ranks += h.gpu_ranks;
+  const cluster::Coordination& k = c.coordination;
   return {{"launcher", launcher},
           {"hosts", host_count},
           {"mpi_ranks", c.mpi_ranks},
@@ -19,6 +20,15 @@ nlohmann::json cluster_json(const cluster::ClusterRun& c, const std::string& lau
           {"start_skew_s", c.start_skew_s},
           {"step_exchanges", c.step_exchanges},
           {"step_exchange_s", c.exchange_s},
+          {"coordination",
+           {{"init_s", k.init_s},
+            {"setup_s", k.setup_s},
+            {"step_exchanges", k.step_exchanges},
+            {"step_exchange_s", k.step_exchange_s},
+            {"finish_wait_s", k.finish_wait_s},
+            {"gather_s", k.gather_s},
+            {"gather_bytes_at_rank0", k.gather_bytes_at_rank0},
+            {"gather_method", k.gather_method}}},
           {"memory_bytes", c.memory_bytes},
           {"cpus_allowed", c.cpus_allowed},
           {"dataset_placement", placement},
@@ -72,6 +82,15 @@ std::string render_hosts_text(const nlohmann::json& cluster, const nlohmann::jso
                    "the slowest host's batch included)\n",
                    "coordination", c.value("step_exchanges", 0ULL), format_ns(c.value("step_exchange_s", 0.0) * 1e9),
                    elapsed_s > 0 ? 100 * c.value("step_exchange_s", 0.0) / elapsed_s : 0.0);
+  if (c.contains("coordination")) {
+    const auto& k = c["coordination"];
+    o += fmt::format("  {:<20} MPI init {}, set-up to the start barrier {}, end wait {}, gather + merge {} ({} "
+                     "received by rank 0; {}) [measured]\n",
+                     "coordination cost", format_ns(k.value("init_s", 0.0) * 1e9),
+                     format_ns(k.value("setup_s", 0.0) * 1e9), format_ns(k.value("finish_wait_s", 0.0) * 1e9),
+                     format_ns(k.value("gather_s", 0.0) * 1e9), format_bytes(k.value("gather_bytes_at_rank0", 0ULL)),
+                     k.value("gather_method", "?").substr(0, k.value("gather_method", "?").find(':')));
+  }
   if (c.value("interrupted", false))
     o += fmt::format("  {:<20} INTERRUPTED (Ctrl-C / SIGTERM on mpirun): every host stopped early; the merged figures "
                      "cover the work done until then (a partial result)\n",

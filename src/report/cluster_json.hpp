@@ -1,6 +1,8 @@
 // The result document's sections for a multi-host run (cluster/run_parts.hpp):
 //   cluster {launcher, hosts, mpi_ranks, gpu_ranks, start_skew_s (upper bound, seconds),
 //            step_exchanges, step_exchange_s (max over processes; waits for the slowest host included),
+//            coordination {init_s, setup_s, step_exchanges, step_exchange_s, finish_wait_s, gather_s,
+//                          gather_bytes_at_rank0, gather_method} (cluster::Coordination: seconds, bytes),
 //            memory_bytes (summed once per host), cpus_allowed (summed over hosts),
 //            dataset_placement ("shared" | "node-local"), dataset_placement_how,
 //            merge ("duration = max over processes from a common start barrier; bytes and samples

@@ -20,6 +20,7 @@ cat "$W/out" "$W/err"
 [ "$rc" = 0 ] || fail "mpirun -np 4 ioprobe: exit $rc"
 [ "$(grep -c '^ioprobe .* run' "$W/out")" = 1 ] || fail "expected exactly one report (rank 0's)"
 grep -q "^Hosts" "$W/out" || fail "no Hosts section in the report"
+grep -q "coordination cost .*\[measured\]" "$W/out" || fail "no coordination cost line in the Hosts section"
 python3 - "$W/r.json" <<'PY' || fail "the merged result does not add up"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -34,6 +35,12 @@ assert sum(x["results"]["samples"] for x in h) == 600
 assert sorted(sum((x["mpi_ranks"] for x in h), [])) == [0, 1, 2, 3]
 assert i["gpus"] == 4 and abs(i["required_samples_per_s"] - 4e6) < 1, (i["gpus"], i["required_samples_per_s"])
 assert d["loader"]["gpus"] == 4
+# What coordination cost, measured: the results reached rank 0 over the binomial tree (2 of the
+# 3 other ranks' subtrees: from ranks 1 and 2), so rank 0 received bytes, and every figure is set.
+k = c["coordination"]
+assert k["gather_method"].startswith("binomial tree"), k
+assert k["gather_bytes_at_rank0"] > 0 and k["gather_s"] > 0 and k["init_s"] > 0 and k["setup_s"] > 0, k
+assert k["step_exchanges"] == c["step_exchanges"] > 0 and 0 <= k["finish_wait_s"] <= k["step_exchange_s"], k
 # duration = max over processes; throughput = total / that duration
 assert abs(r["samples_per_s"] - 600 / r["elapsed_s"]) < 1e-6 * r["samples_per_s"] + 1e-9
 assert r["elapsed_s"] >= max(x["results"]["last_done_s"] for x in h) - 1e-9
