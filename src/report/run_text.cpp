@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "report/calibration_effect_report.hpp"
 #include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
@@ -264,6 +265,8 @@ std::string render_run_text(const nlohmann::json& doc) {
        fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%){}", 100 * in.value("accelerator_utilization", 0.0),
                    100 * in.value("accelerator_utilization_min", 0.0), 100 * in.value("au_target", 0.0),
                    in.contains("bytes_source") ? "; bytes from: " + in.value("bytes_source", "unknown") : ""));
+  o += render_calibration_effect_line(in.value("calibration_effect", nlohmann::json()), "calibration effect", 20,
+                                      in.value("delivered_samples_per_s", 0.0));
   if (in.value("main_ceiling_samples_per_s", 0.0) > 0)
     line("main process",
          fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
