@@ -35,9 +35,9 @@ struct CpuCeiling {
   std::string bound = "none";        // "workers" | "main process" | "CPUs" | "none"
 };
 
-/// The ceiling of `l` at its own ranks x num_workers / CPUs (the worker costs resolved from its
+/// The ceiling of `config` at its own ranks x num_workers / CPUs (the worker costs resolved from its
 /// cost curve at that level, on a copy, as the run does). Never throws.
-CpuCeiling modelled_cpu_ceiling(const LoaderConfig& l);
+CpuCeiling modelled_cpu_ceiling(const LoaderConfig& config);
 
 /// `l` with every figure --calibration sets put back to LoaderConfig's defaults (those of a run
 /// without it: --cpu-per-sample and --main-cpu-per-batch at 0, no GIL, no feeder or sharer CPU,

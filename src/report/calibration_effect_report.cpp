@@ -1,5 +1,7 @@
 #include "report/calibration_effect_report.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -25,7 +27,7 @@ std::string ceiling_text(const nlohmann::json& effect, const char* which) {
   if (!v.is_number())
     return fmt::format("no CPU ceiling ({:.0f} µs CPU per sample modelled)", parts.value("cpu_us_per_sample", 0.0));
   return fmt::format("{} samples/s (bound: {}; {:.0f} µs CPU per sample in a worker, {:.0f} µs in all threads)",
-                     format_count(static_cast<uint64_t>(v.get<double>() + 0.5)),
+                     format_count(static_cast<uint64_t>(std::llround(v.get<double>()))),
                      effect.value(fmt::format("{}_bound", which), "none"), parts.value("worker_us_per_sample", 0.0),
                      parts.value("cpu_us_per_sample", 0.0));
 }
@@ -61,7 +63,8 @@ std::string render_calibration_effect_line(const nlohmann::json& effect, const s
   const nlohmann::json cal = effect.value("calibrated_ceiling_samples_per_s", nlohmann::json());
   if (delivered > 0 && cal.is_number() && cal.get<double>() > 0)
     text += fmt::format("; {} {} samples/s (measured) = {:.0f}% of the calibrated ceiling", delivered_label,
-                        format_count(static_cast<uint64_t>(delivered + 0.5)), 100 * delivered / cal.get<double>());
+                        format_count(static_cast<uint64_t>(std::llround(delivered))),
+                        100 * delivered / cal.get<double>());
   return fmt::format("  {:<{}} {}\n", label, width, text);
 }
 
