@@ -31,6 +31,7 @@
 #include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "report/calibration_effect_report.hpp"
 #include "report/capacity_report.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
@@ -297,6 +298,11 @@ int cmd_capacity(const CommandContext& ctx) {
                    {"sample_bytes", sample_bytes},
                    {"au_target", demand.au_target}};
   doc["capacity"] = capacity_json(answer, in);
+  if (!c.calibration_path.empty()) {  // at the GPU ranks found fed (at least one)
+    LoaderConfig at = base;
+    at.ranks = std::max<uint32_t>(1, answer.gpus_fed);
+    doc["capacity"]["calibration_effect"] = calibration_effect_json(calibration_effect(at));
+  }
   devices.add_to(doc["capacity"]["points"]);
   // As run's: a device figure the point's own I/O may not explain is said so.
   for (auto& w : devices.warnings(doc["capacity"]["points"], c.cache == CacheMode::kCold, plan.target()))

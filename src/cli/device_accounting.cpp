@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/device_io_report.hpp"
 
@@ -32,6 +33,14 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
                             what, format_bytes(io.bytes_read), format_bytes(delivered),
                             100.0 * static_cast<double>(io.bytes_read) / static_cast<double>(delivered), causes));
   }
+  if (cold && io.backing && bytes_source(io, delivered) == kLoopBackingCache)
+    w.push_back(fmt::format("{} was cold, but {} reads its backing file {} through the page cache (loop direct I/O "
+                            "off) and {} under that file read only {} for {} delivered: the bytes came from the page "
+                            "cache of the backing file, not a disk. For a cold read of the disk, set the loop "
+                            "device's direct I/O (losetup --direct-io=on {}) or drop the file's pages first",
+                            what, io.backing->loop, escape_bytes(io.backing->backing_file), io.backing->device.name,
+                            format_bytes(io.backing->device.bytes_read), format_bytes(delivered),
+                            "/dev/" + io.backing->loop));
   if (io.share_unclear())
     w.push_back(fmt::format("{}: other traffic on {} before the run ({}) would account for {} of the {} the devices "
                             "moved: the run's own share cannot be told apart; measure on a quiet device",
@@ -290,11 +299,13 @@ void run_device_io_into(nlohmann::json& device_io, nlohmann::json& epochs_out, s
     }
     // The verdict is labelled by where the bytes came from: served from memory, a "storage" or
     // "metadata" verdict measures the kernel's file path (open, read system calls, copies), not a device.
-    if (verdict_text && (src == "page cache" || src.rfind("RAM", 0) == 0) &&
+    if (verdict_text && (src == "page cache" || src == kLoopBackingCache || src.rfind("RAM", 0) == 0) &&
         (verdict == "storage" || verdict == "metadata"))
       *verdict_text += fmt::format(" [the bytes came from {}: this is the cost of the file path in memory (open, "
                                    "read system calls, copies), not of a storage device]",
-                                   src == "page cache" ? "the page cache" : src);
+                                   src == "page cache"        ? "the page cache"
+                                   : src == kLoopBackingCache ? std::string("the ") + kLoopBackingCache
+                                                              : src);
   }
   for (auto& w : device_read_warnings(io, lr.bytes, cold, t, "the run")) warnings.push_back(std::move(w));
 }

@@ -28,7 +28,9 @@ constexpr double kDeviceIdleWindowS = 0.5;
 std::unique_ptr<DeviceIoRecorder> device_recorder(const TargetInfo& t, double idle_s = kDeviceIdleWindowS);
 
 /// Warnings about a read measurement's device accounting: a cold run (O_DIRECT or evicted)
-/// whose device reads fall below half the bytes delivered (names the likely other caches); the
+/// whose device reads fall below half the bytes delivered (names the likely other caches); a cold
+/// run on a loop device without direct I/O served by its backing file's page cache (bytes_source
+/// kLoopBackingCache: names the file, the device under it and `losetup --direct-io=on`); the
 /// run's own share that cannot be told apart from other traffic. `what` names the measurement
 /// ("the run", "epoch 1", "the restore").
 std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t delivered_bytes, bool cold,

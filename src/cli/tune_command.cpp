@@ -26,6 +26,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "loader/loader_result_json.hpp"
+#include "report/calibration_effect_report.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
 #include "report/run_document.hpp"
@@ -296,6 +297,11 @@ int cmd_tune(const CommandContext& ctx) {
     add_point_worker_costs(c, point_workers, doc["points"], doc["warnings"]);
   }
   doc["recommendation"] = recommendation_json(rec);
+  if (!c.calibration_path.empty()) {  // at the recommended setting, else the base one
+    LoaderConfig at = base;
+    if (rec.valid && rec.point < plan.points.size()) at.num_workers = plan.points[rec.point].num_workers;
+    doc["tune"]["calibration_effect"] = calibration_effect_json(calibration_effect(at));
+  }
   doc["rules"] = tune_rules_json(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc["best_run"] = loader_results_json(out.best_run);
   if (multi)

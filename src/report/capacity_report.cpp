@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "report/calibration_effect_report.hpp"
 #include "report/html_report.hpp"
 #include "report/svg_chart.hpp"
 #include "report/text_common.hpp"
@@ -237,6 +238,14 @@ std::string render_capacity_text(const json& doc) {
                    format_rate(c.value("samples_per_s_per_gpu", 0.0) * c.value("sample_bytes", 0.0)),
                    100 * c.at("au_target").get<double>());
   o += render_calibration_line(doc, "loader", 10, "calibrated by ");
+  if (c.contains("calibration_effect")) {  // measured: the point at the GPU ranks the effect is modelled at
+    const json& eff = c["calibration_effect"];
+    double rate = 0;
+    for (const auto& p : c.at("points"))
+      if (eff.contains("setting") && p.value("gpus", 0U) == eff["setting"].value("ranks", 0U))
+        rate = p.value("samples_per_s", 0.0);
+    o += render_calibration_effect_line(eff, "effect", 10, rate, "that point measured");
+  }
   o += fmt::format("  search     doubling then bisection; {} repeat(s) of {} s per point; {} in {} (budget {})\n\n",
                    c.value("repeats", 0), c.value("point_s", 0.0),
                    c.at("points").size() == 1 ? "1 point" : fmt::format("{} points", c.at("points").size()),

@@ -25,6 +25,23 @@ std::string names(const nlohmann::json& dio) {
   return s.empty() ? "no device" : s;
 }
 
+// "; under loop0: vda read 0 B for its backing file F (loop direct I/O off: ...)" for a device_io
+// section with a backing part, else "".
+std::string backing_summary(const nlohmann::json& dio) {
+  if (!dio.contains("backing") || !dio["backing"].is_object()) return "";
+  const nlohmann::json& b = dio["backing"];
+  const nlohmann::json& d = b.contains("device") ? b["device"] : nlohmann::json::object();
+  const nlohmann::json& dio_flag = b.contains("direct_io") ? b["direct_io"] : nlohmann::json();
+  const std::string mode = dio_flag.is_boolean() && dio_flag.get<bool>()
+                               ? "loop direct I/O on: it reads the file with O_DIRECT"
+                           : dio_flag.is_boolean() ? "loop direct I/O off: it reads the file through the page cache"
+                                                   : "loop direct I/O unknown";
+  return fmt::format("; under {}: {} read {} in {} requests for its backing file {} ({}) [diskstats]",
+                     b.value("loop", "the loop device"), d.value("name", "?"),
+                     format_bytes(d.value("bytes_read", 0ULL)), format_count(d.value("reads", 0ULL)),
+                     b.value("backing_file", "?"), mode);
+}
+
 }  // namespace
 
 nlohmann::json device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t reference_bytes) {
@@ -70,6 +87,13 @@ DeviceIo device_io_from_json(const nlohmann::json& j) {
   io.idle_window_s = d(j, "idle_window_s");
   io.idle_bytes_per_s_before = d(j, "idle_bytes_per_s_before");
   io.hosts = j.contains("hosts") ? u(j, "hosts") : 1;
+  if (j.contains("backing") && j["backing"].is_object()) {
+    try {
+      io.backing = backing_io_from_wire(j["backing"], "device_io.backing");
+    } catch (const std::exception&) {  // a malformed backing part is left out, as a missing one
+      io.backing.reset();
+    }
+  }
   return io;
 }
 
@@ -170,7 +194,7 @@ std::string device_io_summary(const nlohmann::json& dio, const std::string& what
     s += fmt::format("; other traffic before the run {} over {:.1f} s{}",
                      format_rate(dio.value("idle_bytes_per_s_before", 0.0)), dio.value("idle_window_s", 0.0),
                      dio.value("share_unclear", false) ? ": the run's own share cannot be told apart" : "");
-  return s;
+  return s + backing_summary(dio);
 }
 
 std::string omitted_epochs_text(const nlohmann::json& epochs, size_t first, size_t end) {

@@ -4,10 +4,11 @@
 // device_io: {source: "diskstats" | "nfs-mountstats" | "none", reason (source "none"),
 //             devices: [{name, bytes_read, bytes_written, reads, writes}], bytes_read, bytes_written,
 //             reads, writes, interval_s, idle_window_s, idle_bytes_per_s_before, share_unclear,
-//             hosts (summed documents: how many hosts it adds),
+//             hosts (summed documents: how many hosts it adds), backing (a loop device target: the
+//             device under its backing file, topology/device_io_json.hpp),
 //             and, when a reference is given: reference_bytes, read_ratio (bytes_read / reference),
 //             or write_ratio (bytes_written / reference), bytes_source ("device" | "page cache" |
-//             "mixed" | "unknown", reads only)}
+//             "mixed" | "unknown" | "page cache of the loop device's backing file", reads only)}
 // results.epochs: [{epoch (1-based), samples, bytes, residency (0..1 or null), residency_source,
 //                   device_io, partial and cut_by (an epoch a stop cut short: its device_io has
 //                   no read_ratio, see ratio_note)}]; an epoch a stop ended before it delivered
@@ -55,7 +56,8 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
 void interrupted_run_device_io(nlohmann::json& dio, const nlohmann::json& epochs, const std::string& stop_reason);
 
 /// "loop0, loop1: 105 MB read (1.01 x the 104 MB delivered), 0 B written; 812 reads" style summary
-/// of a device_io section (document form), or "not measured: REASON". `what` names the reference
+/// of a device_io section (document form), or "not measured: REASON"; with a backing part, what
+/// the device under the loop device's file read ("; under loop0: vda read 0 B ..."). `what` names the reference
 /// ("delivered", "on disk", "shard bytes"). Without a ratio but with a ratio_note (a stop cut it
 /// short), the note in its place, and the whole epochs' ratio when there is one.
 std::string device_io_summary(const nlohmann::json& dio, const std::string& what);

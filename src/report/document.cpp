@@ -52,6 +52,8 @@ nlohmann::json target_json(const TargetInfo& t) {
           {"disk", t.disk},
           {"device_chain", chain},
           {"backing_file", escape_bytes(t.backing_file)},
+          {"backing_device", t.backing_device},
+          {"loop_direct_io", t.loop_direct_io < 0 ? nlohmann::json(nullptr) : nlohmann::json(t.loop_direct_io == 1)},
           {"raid",
            {{"kind", t.raid_kind},
             {"level", t.raid_level},

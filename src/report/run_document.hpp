@@ -169,6 +169,9 @@ struct RunIngestSection {
   double sample_bytes = 0;                  // B per sample the demand in bytes/s uses
   std::string unavailable_reason;           // why there is no result
   std::optional<std::string> bytes_source;  // where the bytes came from (device accounting); absent: not measured
+  // With --calibration: what the calibration changed in the modelled CPU ceiling, as
+  // report/calibration_effect_report.hpp writes it (not yet typed here); null: run without one.
+  nlohmann::json calibration_effect;
 };
 
 /// One input of a merged run document (report --merge): its figures as that document gave them.

@@ -180,6 +180,7 @@ nlohmann::json ingest_section_json(const RunIngestSection& s) {
   nlohmann::json j = s.result ? ingest_json(*s.result, s.sample_bytes)
                               : nlohmann::json{{"available", false}, {"reason", s.unavailable_reason}};
   if (s.bytes_source) j["bytes_source"] = *s.bytes_source;
+  if (!s.calibration_effect.is_null()) j["calibration_effect"] = s.calibration_effect;
   return j;
 }
 
@@ -192,6 +193,11 @@ RunIngestSection ingest_section_from_json(const nlohmann::json& j, const std::st
     s.unavailable_reason = json_field<std::string>(j, "reason", w);
   }
   if (j.contains("bytes_source")) s.bytes_source = json_field<std::string>(j, "bytes_source", w);  // measured only
+  if (j.contains("calibration_effect")) {  // written only with --calibration
+    s.calibration_effect = json_at(j, "calibration_effect", w);
+    if (!s.calibration_effect.is_object())
+      throw UsageError(fmt::format("{}: 'calibration_effect' is not an object", w));
+  }
   return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/calibration_effect_report.hpp"
 #include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
@@ -228,7 +229,7 @@ void results_lines(const RunDocument& doc, const std::string& kind, const Line& 
   }
 }
 
-void ingest_lines(const RunIngestSection& s, const Line& line) {
+void ingest_lines(const RunIngestSection& s, const Line& line, std::string& o) {
   const IngestResult& in = *s.result;
   const Demand& d = in.demand;
   // No model named (the user's own rate, no --model): no "training resnet50" the run did not use.
@@ -242,6 +243,7 @@ void ingest_lines(const RunIngestSection& s, const Line& line) {
   line("AU", fmt::format("{:.1f}% (min over ranks {:.1f}%; target {:.0f}%){}", 100 * in.accelerator_utilization,
                          100 * in.accelerator_utilization_min, 100 * d.au_target,
                          s.bytes_source ? "; bytes from: " + *s.bytes_source : ""));
+  o += render_calibration_effect_line(s.calibration_effect, "calibration effect", 20, in.delivered_samples_per_s);
   if (in.main_ceiling_samples_per_s > 0)
     line("main process", fmt::format("busy {:.0f}% of the time (most busy rank); caps a rank at {:.0f} samples/s",
                                      100 * in.main_busy_fraction, in.main_ceiling_samples_per_s));
@@ -310,7 +312,7 @@ std::string render_run_text(const RunDocument& doc) {
     line("not available", doc.ingest.unavailable_reason);
     return o + warning_lines(doc.warnings);
   }
-  ingest_lines(doc.ingest, line);
+  ingest_lines(doc.ingest, line, o);
   if (!doc.cluster.is_null() && !doc.hosts.is_null())
     o += render_hosts_text(doc.cluster, doc.hosts, result_rates(doc.results.loader).elapsed_s);
   return o + warning_lines(doc.warnings);

@@ -1,6 +1,7 @@
 // Text rendering of a "tune" result document (declared in report/tune_document.hpp).
 #include <fmt/format.h>
 
+#include "report/calibration_effect_report.hpp"
 #include "report/text_common.hpp"
 
 #include "core/units.hpp"
@@ -36,6 +37,15 @@ std::string render_tune_text(const nlohmann::json& doc) {
                     c.value("dataset_placement", "?"));
   }
   o += render_calibration_line(doc, "loader", 10, "calibrated by ");
+  {  // measured: the recommended setting's rate, the one the effect is modelled at
+    const size_t i = r.value("point", size_t{0});
+    const double rate = r.value("valid", false) && i < pts.size() &&
+                                pts[i].value("samples_per_s", nlohmann::json()).is_number()
+                            ? pts[i]["samples_per_s"].get<double>()
+                            : 0;
+    o += render_calibration_effect_line(t.value("calibration_effect", nlohmann::json()), "effect", 10, rate,
+                                        "the recommended setting measured");
+  }
   o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.value("runs_done", 0),
                    t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
                    t.value("placements_reason", ""));

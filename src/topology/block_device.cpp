@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,6 +116,31 @@ BlockDeviceInfo describe_block_device_named(const std::string& name, const std::
   info.nvme = info.disk.rfind("nvme", 0) == 0;
   info.numa_node = nearest_numa_node(disk_dir);
   return info;
+}
+
+std::optional<std::pair<unsigned, unsigned>> file_device(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(major(st.st_dev), minor(st.st_dev));
+}
+
+LoopBacking loop_backing(const std::string& name, const std::string& sysfs_root, const FileDeviceOf& device_of) {
+  LoopBacking b;
+  const std::string dir = device_dir(name, sysfs_root);
+  if (dir.empty() || !exists(dir + "/loop")) return b;
+  b.loop = name;
+  b.backing_file = read_line(dir + "/loop/backing_file");
+  b.direct_io = static_cast<int>(read_long(dir + "/loop/dio", -1));
+  if (b.direct_io != 0 && b.direct_io != 1) b.direct_io = -1;
+  // The kernel marks a backing file removed since with " (deleted)": nothing to stat then.
+  if (b.backing_file.empty() || !device_of) return b;
+  const auto dev = device_of(b.backing_file);
+  if (!dev) return b;
+  const std::string holder = resolve(fmt::format("{}/dev/block/{}:{}", sysfs_root, dev->first, dev->second));
+  if (holder.empty()) return b;
+  b.device = base_name(holder);
+  b.disk = exists(holder + "/partition") ? base_name(dir_name(holder)) : b.device;
+  return b;
 }
 
 BlockDeviceInfo describe_block_device(unsigned maj, unsigned min, const std::string& sysfs_root) {

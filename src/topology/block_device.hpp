@@ -8,7 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ioprobe {
@@ -45,6 +48,32 @@ BlockDeviceInfo describe_block_device(unsigned maj, unsigned min, const std::str
 
 /// Same, by kernel name ("nvme0n1p2", "loop0").
 BlockDeviceInfo describe_block_device_named(const std::string& name, const std::string& sysfs_root = "/sys");
+
+/// Where a loop device's reads go. A loop device without direct I/O reads its backing file
+/// through the page cache, so its own diskstats say nothing of the disk; the device holding the
+/// file does. Source: the kernel's Documentation/ABI/testing/sysfs-block-loop (loop/backing_file,
+/// loop/dio: "Shows if direct IO is being used to access backing file or not").
+struct LoopBacking {
+  std::string loop;          // the loop device ("loop0"), "" when the device is not a loop device
+  std::string backing_file;  // loop/backing_file, as the kernel prints it
+  int direct_io = -1;        // loop/dio: 1 the file is read with O_DIRECT, 0 through the page cache, -1 unknown
+  std::string device;        // the block device holding the file ("vda1", "nvme0n1p2"), found from the
+                             // file's st_dev under dev/block/MAJ:MIN; "" when not found (a file on
+                             // tmpfs or btrfs, a file gone)
+  std::string disk;          // the whole disk holding `device` (== device unless a partition), "" when not found
+};
+
+/// A path's st_dev as {major, minor}, nullopt when stat fails.
+using FileDeviceOf = std::function<std::optional<std::pair<unsigned, unsigned>>(const std::string&)>;
+
+/// stat(2) of `path`: its st_dev as {major, minor}; nullopt when stat fails.
+std::optional<std::pair<unsigned, unsigned>> file_device(const std::string& path);
+
+/// The backing of loop device `name` under `sysfs_root`; `loop` is "" when `name` is no loop
+/// device. `device_of` gives the backing file's st_dev (file_device on a live system; tests give
+/// a fixed one, as the fixture's file does not exist). Never throws.
+LoopBacking loop_backing(const std::string& name, const std::string& sysfs_root = "/sys",
+                         const FileDeviceOf& device_of = file_device);
 
 /// The selected scheduler from a queue/scheduler line: "none [mq-deadline] kyber" -> "mq-deadline";
 /// a line without brackets (single choice) is returned trimmed.

@@ -130,6 +130,12 @@ bool DeviceIo::share_unclear() const {
   return other >= 1048576.0 && other > 0.1 * counted;
 }
 
+bool BackingIo::share_unclear(double interval_s) const {
+  const double other = idle_bytes_per_s_before * interval_s;
+  const double counted = static_cast<double>(device.bytes_read + device.bytes_written);
+  return other >= 1048576.0 && other > 0.1 * counted;
+}
+
 void DeviceIo::merge(const DeviceIo& o) {
   if (!o.measured()) {
     if (!measured() && reason.empty()) reason = o.reason;
@@ -139,6 +145,16 @@ void DeviceIo::merge(const DeviceIo& o) {
   if (!measured()) {
     source = o.source;
     reason.clear();
+    backing = o.backing;
+  } else if (backing && o.backing && backing->device.name == o.backing->device.name) {
+    DeviceIoDevice& b = backing->device;
+    b.bytes_read += o.backing->device.bytes_read;
+    b.bytes_written += o.backing->device.bytes_written;
+    b.reads += o.backing->device.reads;
+    b.writes += o.backing->device.writes;
+    backing->idle_bytes_per_s_before += o.backing->idle_bytes_per_s_before;
+  } else {
+    backing.reset();
   }
   for (const auto& d : o.devices) {
     auto it = std::find_if(devices.begin(), devices.end(), [&](const DeviceIoDevice& x) { return x.name == d.name; });
@@ -197,6 +213,12 @@ DeviceIoPlan accounting_devices(const TargetInfo& t) {
   if (!t.device.empty()) {
     p.source = "diskstats";
     p.devices = {t.device};
+    if (!t.backing_device.empty() && t.backing_device != t.device) {
+      p.backing_device = t.backing_device;
+      p.backing_loop = t.device;
+      p.backing_file = t.backing_file;
+      p.loop_direct_io = t.loop_direct_io;
+    }
     return p;
   }
   p.reason = fmt::format("not measurable: no block device found for the mount of {} (source '{}', type {})",
@@ -220,6 +242,10 @@ DeviceIoSnapshot DeviceIoMeter::snapshot() const {
     for (const auto& d : plan_.devices) {
       auto it = all.find(d);
       if (it != all.end()) s.devices[d] = it->second;
+    }
+    if (!plan_.backing_device.empty()) {
+      auto it = all.find(plan_.backing_device);
+      if (it != all.end()) s.backing = it->second;
     }
     s.ok = !s.devices.empty();
     if (!s.ok)
@@ -247,6 +273,9 @@ void DeviceIoMeter::measure_idle(double seconds) {
   const DeviceIo d = delta(a, b);
   idle_window_s_ = d.interval_s;
   idle_rate_ = d.interval_s > 0 ? static_cast<double>(d.bytes_read + d.bytes_written) / d.interval_s : 0;
+  if (d.backing && d.interval_s > 0)
+    backing_idle_rate_ = static_cast<double>(d.backing->device.bytes_read + d.backing->device.bytes_written) /
+                         d.interval_s;
 }
 
 DeviceIo DeviceIoMeter::delta(const DeviceIoSnapshot& a, const DeviceIoSnapshot& b) const {
@@ -275,6 +304,17 @@ DeviceIo DeviceIoMeter::delta(const DeviceIoSnapshot& a, const DeviceIoSnapshot&
     io.reads += d.reads;
     io.writes += d.writes;
     io.devices.push_back(d);
+  }
+  if (a.backing && b.backing) {
+    const IoCounters& ca = *a.backing;
+    const IoCounters& cb = *b.backing;
+    io.backing = BackingIo{plan_.backing_loop,
+                           plan_.backing_file,
+                           plan_.loop_direct_io,
+                           {plan_.backing_device, minus(cb.bytes_read, ca.bytes_read),
+                            minus(cb.bytes_written, ca.bytes_written), minus(cb.reads, ca.reads),
+                            minus(cb.writes, ca.writes)},
+                           backing_idle_rate_};
   }
   return io;
 }
@@ -331,8 +371,8 @@ ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered, bool cold) {
 }
 
 const std::vector<std::string>& bytes_source_names() {
-  static const std::vector<std::string> names = {"device",      "page cache",  "mixed",
-                                                 "RAM (tmpfs)", "RAM (ramfs)", "unknown"};
+  static const std::vector<std::string> names = {"device",      "page cache", "mixed",          "RAM (tmpfs)",
+                                                 "RAM (ramfs)", "unknown",    kLoopBackingCache};
   return names;
 }
 
@@ -343,9 +383,14 @@ std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std
   // this measurement's cannot be told apart, so neither "device" nor "page cache" can be said.
   if (io.share_unclear()) return "unknown";
   const double r = static_cast<double>(io.bytes_read) / static_cast<double>(delivered_bytes);
-  if (r >= 0.9) return "device";
-  if (r <= 0.1) return "page cache";
-  return "mixed";
+  const std::string own = r >= 0.9 ? "device" : r <= 0.1 ? "page cache" : "mixed";
+  if (own == "page cache" || !io.backing || io.backing->direct_io == 1) return own;
+  // The loop device read what it delivered, but without direct I/O it read its backing file
+  // through the page cache: what the device under that file read says where the bytes came from.
+  const double rb = static_cast<double>(io.backing->device.bytes_read) / static_cast<double>(delivered_bytes);
+  if (rb <= 0.1) return kLoopBackingCache;
+  if (io.backing->share_unclear(io.interval_s)) return "unknown";
+  return rb >= 0.9 ? own : "mixed";
 }
 
 }  // namespace ioprobe

@@ -14,7 +14,10 @@
 // Which devices count (accounting_devices): the device the filesystem sits on (a partition, not
 // its whole disk, which also carries the other partitions; a loop device, not its backing file's
 // filesystem), or each member of a btrfs or md array (the members' traffic is what the disks
-// did, RAID overhead included; the md device itself is not added, it would count twice).
+// did, RAID overhead included; the md device itself is not added, it would count twice). A loop
+// device target's backing device (the block device holding its file) is read beside it, apart
+// from the sums (DeviceIo::backing): without direct I/O the loop device reads its file through the
+// page cache, so only that device says whether a disk read the bytes.
 //
 // Other processes' I/O on the same devices is in these counters too: DeviceIoMeter measures the
 // devices' traffic in an idle window just before the run, and DeviceIo says when the run's own
@@ -59,6 +62,22 @@ struct DeviceIoDevice {
   uint64_t reads = 0, writes = 0;  // requests completed
 };
 
+/// What the device holding a loop device's backing file did over the same interval. Kept apart
+/// from DeviceIo's devices and sums: the loop device's reads are the reads delivered to the
+/// filesystem on it; these are what reached a disk (none, when the backing file's page cache
+/// served a loop device without direct I/O).
+struct BackingIo {
+  std::string loop;                    // the loop device ("loop0")
+  std::string backing_file;            // its file (sysfs loop/backing_file)
+  int direct_io = -1;                  // sysfs loop/dio: 1 O_DIRECT on the file, 0 page cache, -1 unknown
+  DeviceIoDevice device;               // the block device holding the file ("vda") and its counters
+  double idle_bytes_per_s_before = 0;  // that device's read + written bytes/s in the idle window
+
+  /// Whether other traffic on the backing device, at the idle window's rate over `interval_s`
+  /// seconds, is over 10% (and 1 MiB) of what it moved: the measurement's share cannot be told.
+  bool share_unclear(double interval_s) const;
+};
+
 /// What the target's devices did over an interval: the result value of this accounting.
 struct DeviceIo {
   std::string source = "none";          // "diskstats" | "nfs-mountstats" | "none"
@@ -71,6 +90,7 @@ struct DeviceIo {
   double idle_window_s = 0;            // the idle window before the run, seconds (0: none measured)
   double idle_bytes_per_s_before = 0;  // read + written bytes/s (10^0 B/s) of the devices in that window
   uint64_t hosts = 1;                  // hosts whose accounting this sums (merged: added)
+  std::optional<BackingIo> backing;    // a loop device target: the device under its backing file
 
   /// Whether anything was measured (source is not "none").
   bool measured() const { return source != "none"; }
@@ -86,6 +106,8 @@ struct DeviceIo {
   /// counters (across hosts that is the same name on each host), totals and idle rates add,
   /// interval_s and idle_window_s are the max, start_unix_s the earliest known, hosts add. A part with source "none"
   /// adds nothing but its reason when this has none either; the first measured source is kept.
+  /// The backing devices' counters add when both parts name the same one; a part whose backing
+  /// device differs drops `backing` (no one device to name).
   void merge(const DeviceIo& other);
 };
 
@@ -96,11 +118,18 @@ struct DeviceIoPlan {
   std::vector<std::string> devices;  // diskstats: kernel names; nfs: empty
   std::string mount_point;           // nfs: the mount point looked up in mountstats
   std::string mount_source;          // nfs: "server:/export"
+  // A loop device target (devices = {the loop device}) whose backing file's block device is
+  // known: that device is read beside it (DeviceIo::backing), never added to the sums.
+  std::string backing_device;  // "vda", "" none
+  std::string backing_loop;    // the loop device
+  std::string backing_file;    // its file
+  int loop_direct_io = -1;     // sysfs loop/dio: 1, 0, -1 unknown
 };
 
 /// Decides what to count for `t` (see the file comment): tmpfs/ramfs "no block device: RAM";
 /// NFS from mountstats; other network and FUSE filesystems "not measurable" with the reason;
-/// btrfs/md: the array members; else t.device. Never throws.
+/// btrfs/md: the array members; else t.device, and for a loop device the device holding its
+/// backing file (t.backing_device) as backing_device. Never throws.
 DeviceIoPlan accounting_devices(const TargetInfo& t);
 
 /// Counters of a plan's devices at one instant.
@@ -108,6 +137,7 @@ struct DeviceIoSnapshot {
   int64_t ns = 0;                             // monotonic clock (core/clock.hpp now_ns)
   int64_t wall_ns = 0;                        // the same instant on the wall clock (ns since the Unix epoch)
   std::map<std::string, IoCounters> devices;  // the plan's devices found; NFS: one entry
+  std::optional<IoCounters> backing;          // the plan's backing_device, when listed
   bool ok = false;                            // false when the counters could not be read
   std::string error;                          // why not (the file and errno)
 };
@@ -137,6 +167,7 @@ class DeviceIoMeter {
   std::string proc_root_;
   double idle_window_s_ = 0;
   double idle_rate_ = 0;
+  double backing_idle_rate_ = 0;  // the plan's backing_device, bytes/s in the idle window
 };
 
 /// Records snapshots at marks (the loader's epoch marks, or a step's start and end) and gives the
@@ -193,11 +224,19 @@ ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered_bytes, bool cold
 /// or "ramfs", topology/target.hpp) has no device to count: its bytes come from "RAM (tmpfs)".
 /// "unknown" too when io.share_unclear(): other traffic on the devices could account for what
 /// they read, so the measurement's own share is not known.
+/// A loop device without direct I/O (io.backing, direct_io not 1) that read "device" or "mixed"
+/// is judged again by its backing device's reads over the delivered bytes, with the same bands:
+/// <= 0.1 kLoopBackingCache (the loop device's reads were served by its file's page cache),
+/// between "mixed", >= 0.9 the loop device's own label; "unknown" above 0.1 when other traffic
+/// on the backing device could account for its reads (BackingIo::share_unclear).
 std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std::string& fs_type = "");
+
+/// bytes_source() of a loop device's reads served by its backing file's page cache.
+inline constexpr const char* kLoopBackingCache = "page cache of the loop device's backing file";
 
 /// The one vocabulary of where bytes came from, every value bytes_source() returns, in the order
 /// of the schema's enum ($defs.bytes_source in reports/result.schema.json): "device", "page
-/// cache", "mixed", "RAM (tmpfs)", "RAM (ramfs)", "unknown".
+/// cache", "mixed", "RAM (tmpfs)", "RAM (ramfs)", "unknown", kLoopBackingCache.
 const std::vector<std::string>& bytes_source_names();
 
 }  // namespace ioprobe

@@ -1,6 +1,7 @@
 #include "topology/device_io_json.hpp"
 
 #include "core/json_field.hpp"
+#include "core/text.hpp"
 
 namespace ioprobe {
 
@@ -37,6 +38,26 @@ void to_json(nlohmann::json& j, const DeviceIo& io) {
        {"idle_bytes_per_s_before", io.idle_bytes_per_s_before},
        {"hosts", io.hosts}};
   if (io.start_unix_s > 0) j["start_unix_s"] = io.start_unix_s;  // written when the start was taken
+  if (io.backing) j["backing"] = *io.backing;
+}
+
+void to_json(nlohmann::json& j, const BackingIo& b) {
+  j = {{"loop", b.loop},
+       {"backing_file", escape_bytes(b.backing_file)},
+       {"direct_io", b.direct_io < 0 ? nlohmann::json(nullptr) : nlohmann::json(b.direct_io == 1)},
+       {"device", b.device},
+       {"idle_bytes_per_s_before", b.idle_bytes_per_s_before}};
+}
+
+BackingIo backing_io_from_wire(const nlohmann::json& j, const std::string& w) {
+  BackingIo b;
+  b.loop = json_field<std::string>(j, "loop", w);
+  b.backing_file = json_field<std::string>(j, "backing_file", w);
+  const nlohmann::json& dio = json_at(j, "direct_io", w);
+  b.direct_io = dio.is_null() ? -1 : json_as<bool>(dio, json_path(w, "direct_io")) ? 1 : 0;
+  b.device = device_of(json_at(j, "device", w), json_path(w, "device"));
+  b.idle_bytes_per_s_before = json_field<double>(j, "idle_bytes_per_s_before", w);
+  return b;
 }
 
 DeviceIo device_io_from_wire(const nlohmann::json& j, const std::string& w) {
@@ -56,6 +77,7 @@ DeviceIo device_io_from_wire(const nlohmann::json& j, const std::string& w) {
   io.hosts = json_field<uint64_t>(j, "hosts", w);
   // Absent when the start was not taken (and from older senders): 0, no claim about overlap.
   io.start_unix_s = json_field_or<double>(j, "start_unix_s", w, 0);
+  if (j.contains("backing")) io.backing = backing_io_from_wire(j["backing"], json_path(w, "backing"));
   return io;
 }
 

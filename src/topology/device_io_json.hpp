@@ -3,7 +3,9 @@
 // in their own form, with ratios and labels (report/device_io_report.hpp).
 //
 // {source, reason, devices [{name, bytes_read, bytes_written, reads, writes}], bytes_read,
-//  bytes_written, reads, writes, interval_s, idle_window_s, idle_bytes_per_s_before, hosts}
+//  bytes_written, reads, writes, interval_s, idle_window_s, idle_bytes_per_s_before, hosts,
+//  start_unix_s (when taken), backing (a loop device target: {loop, backing_file, direct_io
+//  (true, false, null unknown), device {name, bytes_read, ...}, idle_bytes_per_s_before})}
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,10 @@ void to_json(nlohmann::json& j, const DeviceIoDevice& d);
 void from_json(const nlohmann::json& j, DeviceIoDevice& d);
 void to_json(nlohmann::json& j, const DeviceIo& io);
 void from_json(const nlohmann::json& j, DeviceIo& io);
+void to_json(nlohmann::json& j, const BackingIo& b);
+
+/// A "backing" object read back strictly (UsageError naming the field under `where`).
+BackingIo backing_io_from_wire(const nlohmann::json& j, const std::string& where);
 
 /// from_json with the path of `j` given ("part.device_io").
 DeviceIo device_io_from_wire(const nlohmann::json& j, const std::string& where);

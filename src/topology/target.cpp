@@ -201,6 +201,11 @@ void probe_devices(const std::string& path, TargetInfo& t) {
   if (d.name.empty()) return;
   take_device_facts(d, t);
   t.device_chain = d.chain;
+  const LoopBacking lb = loop_backing(d.name);
+  if (!lb.loop.empty()) {
+    t.backing_device = lb.device;
+    t.loop_direct_io = lb.direct_io;
+  }
 }
 
 // A file to probe O_DIRECT with: `path` itself when a regular file, else the first regular file of

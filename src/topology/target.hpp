@@ -35,6 +35,9 @@ struct TargetInfo {
                                           // md/btrfs array -> each member's chain
   std::string disk;                       // whole disk under `device` ("nvme0n1"), "" when none
   std::string backing_file;               // loop device: its backing file
+  std::string backing_device;             // loop device: the block device holding that file ("vda"), "" unknown
+  int loop_direct_io = -1;                // loop device: loop/dio, 1 O_DIRECT on the file, 0 through the
+                                          // page cache, -1 not a loop device or unknown
   std::string raid_kind;                  // "md" | "btrfs" | "" (no array)
   std::string raid_level;                 // md level or btrfs data profile: "raid0", "raid1", "single", ...
   std::string raid_metadata_level;        // btrfs metadata profile, "" otherwise

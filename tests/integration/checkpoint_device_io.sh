@@ -24,12 +24,18 @@ shard = io["reference_bytes"]
 assert shard == ck["save"]["bytes_on_disk"] >= 48 * 2**20, (shard, ck["save"]["bytes_on_disk"])
 slack = 2 * 2**20 + io["idle_bytes_per_s_before"] * io["interval_s"]
 assert shard <= io["bytes_read"] <= shard + slack, (shard, io["bytes_read"], slack)
-assert io["read_ratio"] >= 1.0 and io["bytes_source"] == "device" and r["served_from"] == "device", (io, r["served_from"])
+# Without loop direct I/O the loop device reads its backing file through the page cache, which the
+# save filled: then the device under the file read (nearly) nothing, and the label says so.
+b = io.get("backing") or {}
+want = "device"
+if b and b["direct_io"] is not True and b["device"]["bytes_read"] <= 0.1 * shard:
+    want = "page cache of the loop device's backing file"
+assert io["read_ratio"] >= 1.0 and io["bytes_source"] == want and r["served_from"] == want, (want, io, r["served_from"])
 assert not any("another cache" in w for w in d.get("warnings", [])), d["warnings"]
 print(f"ok: cold restore on {loop}: {shard} B of shards, device read {io['bytes_read']} B ({io['read_ratio']:.3f} x)")
 PY
 grep -q "^restore, cold" "$WORK/cold.txt" || fail "text does not call the restore cold: $(grep restore "$WORK/cold.txt")"
-grep -A12 "^restore, cold" "$WORK/cold.txt" | grep -q "device I/O .*bytes from: device" \
+grep -A12 "^restore, cold" "$WORK/cold.txt" | grep -Eq "device I/O .*bytes from: (device|page cache of the loop device's backing file)" \
   || fail "text lacks the restore's device line: $(grep -A12 '^restore' "$WORK/cold.txt")"
 
 rm -rf "$MNT/ck"

@@ -1,0 +1,71 @@
+#include "report/calibration_effect_report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/units.hpp"
+
+namespace ioprobe {
+
+namespace {
+
+nlohmann::json rate_or_null(double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json ceiling_json(const CpuCeiling& c) {
+  return {{"worker_us_per_sample", c.worker_us_per_sample},
+          {"cpu_us_per_sample", c.cpu_us_per_sample},
+          {"workers_samples_per_s", rate_or_null(c.workers_samples_per_s)},
+          {"main_samples_per_s", rate_or_null(c.main_samples_per_s)},
+          {"cpus_samples_per_s", rate_or_null(c.cpus_samples_per_s)}};
+}
+
+// "2,450 samples/s (bound: workers, 3,265 µs CPU per sample in a worker)" or "no CPU ceiling (...)".
+std::string ceiling_text(const nlohmann::json& effect, const char* which) {
+  const nlohmann::json v = effect.value(fmt::format("{}_ceiling_samples_per_s", which), nlohmann::json());
+  const nlohmann::json& parts = effect.contains(which) ? effect[which] : nlohmann::json::object();
+  if (!v.is_number())
+    return fmt::format("no CPU ceiling ({:.0f} µs CPU per sample modelled)", parts.value("cpu_us_per_sample", 0.0));
+  return fmt::format("{} samples/s (bound: {}; {:.0f} µs CPU per sample in a worker, {:.0f} µs in all threads)",
+                     format_count(static_cast<uint64_t>(std::llround(v.get<double>()))),
+                     effect.value(fmt::format("{}_bound", which), "none"), parts.value("worker_us_per_sample", 0.0),
+                     parts.value("cpu_us_per_sample", 0.0));
+}
+
+}  // namespace
+
+nlohmann::json calibration_effect_json(const CalibrationEffect& e) {
+  return {{"label", "modelled"},
+          {"setting",
+           {{"ranks", e.ranks}, {"num_workers", e.num_workers}, {"batch_size", e.batch_size}, {"cpus", e.cpus}}},
+          {"calibrated_ceiling_samples_per_s", rate_or_null(e.calibrated.samples_per_s)},
+          {"uncalibrated_ceiling_samples_per_s", rate_or_null(e.uncalibrated.samples_per_s)},
+          {"calibrated_bound", e.calibrated.bound},
+          {"uncalibrated_bound", e.uncalibrated.bound},
+          {"calibrated", ceiling_json(e.calibrated)},
+          {"uncalibrated", ceiling_json(e.uncalibrated)},
+          {"model",
+           "the lowest of: workers = ranks x num_workers x 1e6 / a worker's serial CPU per sample (with the GIL: "
+           "loop + put x GIL share + other threads; else the largest of them); main process = ranks x batch_size x "
+           "1e6 / main-process CPU per batch; CPUs = cpus x 1e6 / all threads' CPU per sample. Uncalibrated: the "
+           "same with the costs of a run without --calibration (--cpu-per-sample and --main-cpu-per-batch at 0)"}};
+}
+
+std::string render_calibration_effect_line(const nlohmann::json& effect, const std::string& label, size_t width,
+                                           double delivered, const std::string& delivered_label) {
+  if (!effect.is_object()) return "";
+  const nlohmann::json& s = effect.contains("setting") ? effect["setting"] : nlohmann::json::object();
+  std::string text = fmt::format(
+      "modelled, not measured: CPU ceiling at {} rank(s) x {} worker(s) on {} CPU(s): with the calibration {}, "
+      "without it {}",
+      s.value("ranks", 0), s.value("num_workers", 0), s.value("cpus", 0), ceiling_text(effect, "calibrated"),
+      ceiling_text(effect, "uncalibrated"));
+  const nlohmann::json cal = effect.value("calibrated_ceiling_samples_per_s", nlohmann::json());
+  if (delivered > 0 && cal.is_number() && cal.get<double>() > 0)
+    text += fmt::format("; {} {} samples/s (measured) = {:.0f}% of the calibrated ceiling", delivered_label,
+                        format_count(static_cast<uint64_t>(std::llround(delivered))),
+                        100 * delivered / cal.get<double>());
+  return fmt::format("  {:<{}} {}\n", label, width, text);
+}
+
+}  // namespace ioprobe
