@@ -215,8 +215,13 @@ std::string render_run_text(const nlohmann::json& doc) {
     line("worker CPU sets", txt);
   }
   const auto& cpu = r.at("cpu");
-  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", cpu.value("user_s", 0.0),
-                                    cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0)));
+  const double prep_s = cpu.value("cache_prep_s", 0.0);
+  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample{}", cpu.value("user_s", 0.0),
+                                    cpu.value("sys_s", 0.0), cpu.value("per_sample_us", 0.0),
+                                    prep_s >= 0.005 ? fmt::format("; not counted: {:.2f} s preparing the cache "
+                                                                  "before the epochs (eviction, residency sample)",
+                                                                  prep_s)
+                                                    : std::string()));
   o += render_device_io_text(r, 20);
   if (r.value("errors", 0ULL) > 0) {
     // Reads and files apart: one file failing every epoch is many failed reads of one file.
