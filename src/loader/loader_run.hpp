@@ -30,8 +30,8 @@ double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout);
 /// Runs the loader over `index` (paths relative to index.root()). Never throws for per-file I/O
 /// errors (they are counted); throws Error when a worker's engine cannot be set up.
 /// `progress`, when given: samples after every delivered batch, bytes as reads complete, in steps
-/// of at most 1 MiB per worker and at each batch's end (a sample may be one huge file). The stop (--duration, a signal) takes effect between read
-/// requests, inside a file's read.
+/// of at most 1 MiB per worker and at each batch's end (a sample may be one huge file). The stop
+/// (--duration, a signal) takes effect between read requests, inside a file's read.
 /// `topo` (may be null) is used to bind each worker thread to cfg.placement.
 /// `layout` (may be null: one sample per file) says where records sit when samples are records
 /// inside the files: sharded datasets are read as an IterableDataset (loader/shard_plan.hpp),

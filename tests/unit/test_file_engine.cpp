@@ -122,7 +122,7 @@ TEST_CASE("ByteTally: the shared counter moves per MiB and at flush, not per sma
     t.add(7);
   }
   CHECK(shared.load() == ByteTally::kStepBytes + 107);  // destroyed: flushed
-  ByteTally none;  // no shared counter: counts nothing, never fails
+  ByteTally none;                                       // no shared counter: counts nothing, never fails
   none.add(ByteTally::kStepBytes * 3);
   none.flush();
   CHECK(none.pending() == 0);
@@ -156,7 +156,7 @@ TEST_CASE("file readers count a large file's requests into the tally as they com
     CHECK(r.err == 0);
     CHECK(r.bytes == static_cast<int64_t>(n));
     CHECK(shared.load() == 3 * ByteTally::kStepBytes);  // each full request passed on as it completed
-    CHECK(tally.pending() == 5);                         // the tail waits for the batch's flush
+    CHECK(tally.pending() == 5);                        // the tail waits for the batch's flush
     tally.flush();
     CHECK(shared.load() == n);
   }

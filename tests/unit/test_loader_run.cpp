@@ -248,9 +248,9 @@ TEST_CASE("run_loader: the CPU spent preparing each epoch is not in the run's CP
   CHECK(r.samples == 24);
   CHECK(marks == 3);
   INFO("run CPU " << r.cpu_user_s + r.cpu_sys_s << " s, preparation " << r.cache_prep_cpu_s << " s");
-  CHECK(r.cache_prep_cpu_s >= 0.25);              // the 300 ms burned, rusage's rounding aside
-  CHECK(r.cpu_user_s + r.cpu_sys_s < 0.15);       // with the preparation it would be >= 0.3 s
-  CHECK(r.residency_method.empty() == false);     // the residency sample ran in that preparation
+  CHECK(r.cache_prep_cpu_s >= 0.25);           // the 300 ms burned, rusage's rounding aside
+  CHECK(r.cpu_user_s + r.cpu_sys_s < 0.15);    // with the preparation it would be >= 0.3 s
+  CHECK(r.residency_method.empty() == false);  // the residency sample ran in that preparation
 }
 
 TEST_CASE("run_loader: when drop_caches succeeds no rank evicts its files one by one", "[loader][run_loader]") {

@@ -98,7 +98,7 @@ TEST_CASE("thread_runqueue_wait_ns keeps one open schedstat file per thread, rea
     during_last = open_fd_count();
   });
   t.join();
-  CHECK(during_first == before + 1);  // the thread's own file, kept open after its first call
+  CHECK(during_first == before + 1);   // the thread's own file, kept open after its first call
   CHECK(during_last == during_first);  // later calls read it again instead of opening another
   CHECK(open_fd_count() == before);    // closed when the thread ended
   CHECK(first >= 0);
