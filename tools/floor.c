@@ -17,7 +17,9 @@
 // usage: floor --list FILE --threads N --engine psync|io_uring [--repeat K]
 //   FILE: one path per line. Prints one JSON object: files, bytes, startup_s, elapsed_s (first
 //   read to last thread done), files_per_s, cpu_s (user+sys of the timed part, all threads,
-//   getrusage(RUSAGE_SELF)), cpu_us_per_file.
+//   getrusage(RUSAGE_SELF)), cpu_us_per_file, runq_wait_s (the threads' run-queue wait during the
+//   timed part, summed: time runnable with no free CPU, /proc/thread-self/schedstat's second field;
+//   -1 when the kernel does not expose it).
 // Exit: 0 ok, 1 a read failed or was short (naming the path), 2 bad usage.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,7 +50,21 @@ struct worker {
   int id;
   uint64_t files, bytes;
   int failed;
+  long long runq_ns;  // run-queue wait during the timed part, -1 unknown
 };
+
+// The calling thread's run-queue wait so far, ns (schedstat's second field); -1 when unknown.
+static long long runq_wait_ns(void) {
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  unsigned long long on_cpu, waiting;
+  return sscanf(buf, "%llu %llu", &on_cpu, &waiting) == 2 ? (long long)waiting : -1;
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -142,7 +158,12 @@ static void* worker_main(void* arg) {
     return NULL;
   }
   memset(buf, 0, g_max_size);  // fault the buffer in before the timed part
+  // Read before the start barrier and after the last file: the timed part's wait, plus one
+  // barrier's, and two schedstat reads per thread, outside the per-file loop.
+  const long long q0 = runq_wait_ns();
   void* r = g_uring ? run_uring(w, buf) : run_psync(w, buf);
+  const long long q1 = runq_wait_ns();
+  w->runq_ns = q0 >= 0 && q1 >= 0 ? q1 - q0 : -1;
   free(buf);
   return r;
 }
@@ -207,17 +228,20 @@ int main(int argc, char** argv) {
   const double c1 = cpu_s(), t1 = now_s();
   uint64_t files = 0, bytes = 0;
   int failed = 0;
+  long long runq = 0;
   for (int i = 0; i < g_threads; ++i) {
     pthread_join(ws[i].th, NULL);
     files += ws[i].files;
     bytes += ws[i].bytes;
     failed |= ws[i].failed;
+    runq = runq < 0 || ws[i].runq_ns < 0 ? -1 : runq + ws[i].runq_ns;
   }
   const double t2 = now_s(), c2 = cpu_s();
   const double el = t2 - t1, cpu = c2 - c1;
   printf("{\"engine\":\"%s\",\"threads\":%d,\"files\":%llu,\"bytes\":%llu,\"startup_s\":%.6f,\"elapsed_s\":%.6f,"
-         "\"files_per_s\":%.1f,\"cpu_s\":%.6f,\"cpu_us_per_file\":%.3f}\n",
+         "\"files_per_s\":%.1f,\"cpu_s\":%.6f,\"cpu_us_per_file\":%.3f,\"runq_wait_s\":%.6f}\n",
          g_uring ? "io_uring" : "psync", g_threads, (unsigned long long)files, (unsigned long long)bytes, t1 - t0, el,
-         el > 0 ? (double)files / el : 0.0, cpu, files ? cpu * 1e6 / (double)files : 0.0);
+         el > 0 ? (double)files / el : 0.0, cpu, files ? cpu * 1e6 / (double)files : 0.0,
+         runq < 0 ? -1.0 : (double)runq * 1e-9);
   return failed ? 1 : 0;
 }

@@ -87,7 +87,7 @@ class PsyncReader final : public FileReader {
       }
       off += static_cast<uint64_t>(n);
       ++requests;
-      if (ctl.bytes_read) ctl.bytes_read->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+      if (ctl.bytes_read) ctl.bytes_read->add(static_cast<uint64_t>(n));
       if (static_cast<uint64_t>(n) < len || n == 0) break;
       if (stop_requested(ctl)) {
         r.stopped = true;
@@ -187,7 +187,7 @@ class UringReader final : public FileReader {
       r.failed_op = "read";
     } else {
       off = static_cast<uint64_t>(read_res);
-      if (ctl.bytes_read) ctl.bytes_read->fetch_add(off, std::memory_order_relaxed);
+      if (ctl.bytes_read) ctl.bytes_read->add(off);
       // Not at end of file yet: continue with chunk-sized reads until a short read.
       uint64_t last = static_cast<uint64_t>(read_res);
       whole_in_one = single || last < len;
@@ -213,7 +213,7 @@ class UringReader final : public FileReader {
         }
         last = static_cast<uint64_t>(res);
         off += last;
-        if (ctl.bytes_read) ctl.bytes_read->fetch_add(last, std::memory_order_relaxed);
+        if (ctl.bytes_read) ctl.bytes_read->add(last);
       }
       t_read = now_ns();
     }

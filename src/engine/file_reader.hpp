@@ -35,12 +35,45 @@ struct FileReadResult {
   const unsigned char* data = nullptr;
 };
 
+/// A live byte counter shared by several reading threads (a progress display's), fed by one
+/// thread in steps of at least kStepBytes: each request's bytes add to a private count, which goes
+/// to the shared one once it reaches kStepBytes and at flush(). Small files then cost no write to
+/// the shared cache line per file, and a huge file still shows progress every MiB. Not thread
+/// safe: one tally per reading thread. Flushes when destroyed.
+class ByteTally {
+ public:
+  static constexpr uint64_t kStepBytes = uint64_t{1} << 20;  // 1 MiB
+
+  /// `shared` may be null (nothing is counted) and must outlive the tally.
+  explicit ByteTally(std::atomic<uint64_t>* shared = nullptr) : shared_(shared) {}
+  ByteTally(const ByteTally&) = delete;
+  ByteTally& operator=(const ByteTally&) = delete;
+  ~ByteTally() { flush(); }
+
+  /// Counts `bytes` more; passes the private count on once it reaches kStepBytes.
+  void add(uint64_t bytes) {
+    pending_ += bytes;
+    if (pending_ >= kStepBytes) flush();
+  }
+  /// Passes the private count on now (the end of a batch).
+  void flush() {
+    if (shared_ && pending_) shared_->fetch_add(pending_, std::memory_order_relaxed);
+    pending_ = 0;
+  }
+  /// Bytes counted and not yet passed on.
+  uint64_t pending() const { return pending_; }
+
+ private:
+  std::atomic<uint64_t>* shared_;
+  uint64_t pending_ = 0;
+};
+
 /// What a caller may do while one file is being read. A file may be far larger than a request
 /// (a 1 TB sample is 131,072 reads of 8 MiB), so the stop flag is checked between requests and
 /// the bytes are counted as each request completes, not once at the end of the file.
 struct ReadControl {
-  const std::atomic<bool>* stop = nullptr;      // checked before each request after the first
-  std::atomic<uint64_t>* bytes_read = nullptr;  // incremented by each completed request's bytes
+  const std::atomic<bool>* stop = nullptr;  // checked before each request after the first
+  ByteTally* bytes_read = nullptr;          // each completed request's bytes are added (may be null)
 };
 
 struct FileReaderOptions {

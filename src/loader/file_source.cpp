@@ -11,7 +11,9 @@
 namespace ioprobe {
 
 FileSource::FileSource(const SourceEnv& env)
-    : MapStyleSource(env), readers_(env.cfg->num_workers), decoders_(env.cfg->num_workers) {}
+    : MapStyleSource(env), readers_(env.cfg->num_workers), decoders_(env.cfg->num_workers) {
+  for (uint32_t w = 0; w < env.cfg->num_workers; ++w) tallies_.push_back(std::make_unique<ByteTally>(env.bytes_read));
+}
 
 void FileSource::init_worker(uint32_t w) {
   const LoaderConfig& cfg = *env_.cfg;
@@ -23,8 +25,10 @@ void FileSource::init_worker(uint32_t w) {
 
 Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const std::atomic<bool>& cancel) {
   Batch r;
+  r.sample_ids.reserve(t.end > t.begin ? t.end - t.begin : 0);  // one allocation per batch
   const FileIndex& index = *env_.index;
   FileReader* reader = readers_[w].get();
+  ByteTally& tally = *tallies_[w];
   for (uint64_t pos = t.begin; pos < t.end; ++pos) {
     if (cancel) {
       r.cancelled = true;
@@ -39,7 +43,7 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
     } else {
       ReadControl ctl;
       ctl.stop = &cancel;  // the queue cancels on --duration, a signal or an error stop
-      ctl.bytes_read = env_.bytes_read;
+      ctl.bytes_read = &tally;
       fr = reader->read_file(env_.dirfd, index.path(idx), hint, ctl);
       if (fr.stopped) {  // stopped inside the file: no sample, no error
         r.cancelled = true;
@@ -83,6 +87,7 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
     }
     per_sample_cpu(env_, w, ws, &cancel);
   }
+  tally.flush();  // the live counter has every byte of the batch before the batch is delivered
   return r;
 }
 

@@ -30,6 +30,9 @@ class FileSource final : public MapStyleSource {
 
   std::vector<std::unique_ptr<FileReader>> readers_;    // one per worker
   std::vector<std::unique_ptr<JpegDecoder>> decoders_;  // --decode jpeg: one per worker
+  // One per worker: the live byte counter (SourceEnv::bytes_read) advances per MiB read and at
+  // the end of each batch, so the workers do not write its shared cache line for every file.
+  std::vector<std::unique_ptr<ByteTally>> tallies_;
 };
 
 }  // namespace ioprobe

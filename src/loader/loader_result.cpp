@@ -57,6 +57,7 @@ void LoaderResult::merge(const LoaderResult& o) {
   first_batch_ns = std::max(first_batch_ns, o.first_batch_ns);
   cpu_user_s += o.cpu_user_s;
   cpu_sys_s += o.cpu_sys_s;
+  cache_prep_cpu_s += o.cache_prep_cpu_s;
   if (epoch_resident_fraction.empty()) epoch_resident_fraction = o.epoch_resident_fraction;
   if (residency_method.empty()) residency_method = o.residency_method;
   add_by_index(epoch_samples, o.epoch_samples);

@@ -105,7 +105,12 @@ struct LoaderResult {
   Timeline timeline;                       // merged over all ranks, interval by interval
   int64_t wait_ns = 0;                     // consumer wait, summed over ranks
   int64_t first_batch_ns = 0;              // time to the first batch, max over ranks
-  double cpu_user_s = 0, cpu_sys_s = 0;    // getrusage(RUSAGE_SELF) during the run, all threads; summed over processes
+  double cpu_user_s = 0, cpu_sys_s = 0;    // getrusage(RUSAGE_SELF) during the run, all threads, less
+                                           // cache_prep_cpu_s; summed over processes
+  double cache_prep_cpu_s = 0;             // CPU (user + sys, getrusage(RUSAGE_THREAD) of each rank) of the preparation
+                                           // before each epoch (drop_caches, per-file eviction, the residency sample,
+                                           // epoch_mark): left out of cpu_user_s/cpu_sys_s as its time is left out of
+                                           // elapsed_ns; summed over ranks and processes
   std::vector<double> epoch_resident_fraction;  // page-cache residency before each epoch (rank 0's files; merged:
                                                 // the first part that measured it, a sample rather than a sum)
   std::string residency_method;                 // "cachestat" | "mincore" | "" (not measured)

@@ -158,6 +158,7 @@ json loader_result_to_json(const LoaderResult& r) {
           {"first_batch_ns", r.first_batch_ns},
           {"cpu_user_s", r.cpu_user_s},
           {"cpu_sys_s", r.cpu_sys_s},
+          {"cache_prep_cpu_s", r.cache_prep_cpu_s},
           {"epoch_resident_fraction", r.epoch_resident_fraction},
           {"epoch_samples", r.epoch_samples},
           {"epoch_bytes", r.epoch_bytes},
@@ -193,6 +194,7 @@ LoaderResult loader_result_from_json(const json& j, const std::string& w) {
   r.first_batch_ns = json_field<int64_t>(j, "first_batch_ns", w);
   r.cpu_user_s = json_field<double>(j, "cpu_user_s", w);
   r.cpu_sys_s = json_field<double>(j, "cpu_sys_s", w);
+  r.cache_prep_cpu_s = json_field_or<double>(j, "cache_prep_cpu_s", w, 0.0);  // absent from older senders
   r.epoch_resident_fraction = json_field<std::vector<double>>(j, "epoch_resident_fraction", w);
   // Per-epoch counts: older senders kept none.
   r.epoch_samples = json_field_or<std::vector<uint64_t>>(j, "epoch_samples", w, {});

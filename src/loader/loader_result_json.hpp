@@ -4,10 +4,9 @@
 // {elapsed_ns, epochs_completed, partial, stop_reason, stopped_on_errors, samples, bytes, errors,
 //  io_bytes, error_samples[] (error records, core/error_record.hpp), file_latency, open_latency, batch_wait
 //  (histograms: {count, min_ns, max_ns, sum_ns, buckets[[lower_ns, count], ...]}), timeline {interval_ns, points[{t_s,
-//  samples, bytes, wait_s}]}, wait_ns, first_batch_ns, cpu_user_s, cpu_sys_s, epoch_resident_fraction[],
-//  residency_method, cache_notes[],
-//  workers[{rank, worker, files, bytes, io_bytes, errors, busy_ns, cpu_work_ns, put_cpu_ns, other_cpu_ns, runq_wait_ns,
-//  decoded, decode_errors,
+//  samples, bytes, wait_s}]}, wait_ns, first_batch_ns, cpu_user_s, cpu_sys_s, cache_prep_cpu_s,
+//  epoch_resident_fraction[], residency_method, cache_notes[], workers[{rank, worker, files, bytes, io_bytes, errors,
+//  busy_ns, cpu_work_ns, put_cpu_ns, other_cpu_ns, runq_wait_ns, decoded, decode_errors,
 //           decode_cpu_ns, decoded_pixels, file_latency,
 //           open_latency, cpu_list, numa}],
 //  ranks[{rank, batches, samples, bytes, wait_ns, compute_ns, nominal_compute_ns, first_batch_ns,

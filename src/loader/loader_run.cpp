@@ -44,6 +44,18 @@ std::string this_thread_cpus() {
   return cpu_list_string(cpus);
 }
 
+int64_t tv_ns(const timeval& tv) { return static_cast<int64_t>(tv.tv_sec) * 1000000000LL + tv.tv_usec * 1000LL; }
+
+// The calling thread's user and system CPU so far (getrusage(RUSAGE_THREAD)), ns.
+struct ThreadCpu {
+  int64_t user_ns = 0, sys_ns = 0;
+  static ThreadCpu now() {
+    rusage ru{};
+    if (getrusage(RUSAGE_THREAD, &ru) != 0) return {};
+    return {tv_ns(ru.ru_utime), tv_ns(ru.ru_stime)};
+  }
+};
+
 // Reads completed with ECANCELED after which a run stops (Shared::canceled).
 constexpr uint32_t kCanceledReadsToStop = 8;
 
@@ -70,6 +82,9 @@ struct Shared {
   // residency sample, the epoch_mark callback): taken out of the elapsed time, so that samples/s
   // covers the epochs alone.
   std::atomic<int64_t> cache_prep_ns{0};
+  // The CPU of that preparation, each rank's thread's (RUSAGE_THREAD), summed over ranks: taken
+  // out of the run's CPU likewise (LoaderResult::cache_prep_cpu_s).
+  std::atomic<int64_t> cache_prep_user_ns{0}, cache_prep_sys_ns{0};
   // drop_caches before each epoch: rank 0 writes it; the others wait for that epoch's attempt
   // (dropped_epoch = 1 + the epoch) and evict their files one by one only if it was refused.
   std::atomic<uint32_t> dropped_epoch{0};
@@ -185,9 +200,13 @@ class RankLoader {
       EpochPlan plan = source_->plan_epoch(epoch);
       epoch_files_ = std::move(plan.files);
       const int64_t prep0 = now_ns();
+      const ThreadCpu cpu0 = ThreadCpu::now();
       prepare_cache(epoch);
       if (rank_ == 0 && sh_.cfg.epoch_mark) sh_.cfg.epoch_mark();
       cache_prep_ns_ += now_ns() - prep0;
+      const ThreadCpu cpu1 = ThreadCpu::now();
+      sh_.cache_prep_user_ns += cpu1.user_ns - cpu0.user_ns;
+      sh_.cache_prep_sys_ns += cpu1.sys_ns - cpu0.sys_ns;
       stats_.epoch_samples.push_back(0);
       stats_.epoch_bytes.push_back(0);
       const int64_t epoch_start = now_ns();
@@ -463,8 +482,12 @@ LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, Loade
                           epochs[r]));
   }
   res.elapsed_ns = elapsed_ns;
-  res.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
-  res.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+  // The cache preparation's CPU is reported apart, as its time is left out of elapsed_ns.
+  const double prep_user_s = static_cast<double>(sh.cache_prep_user_ns.load()) / 1e9;
+  const double prep_sys_s = static_cast<double>(sh.cache_prep_sys_ns.load()) / 1e9;
+  res.cpu_user_s = std::max(0.0, tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime) - prep_user_s);
+  res.cpu_sys_s = std::max(0.0, tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime) - prep_sys_s);
+  res.cache_prep_cpu_s = prep_user_s + prep_sys_s;
   res.error_samples = sh.error_samples;
   res.error_files = sh.failed_paths.size();
   res.error_files_exact = sh.noted_errors == res.errors;  // every failure was seen with its path (or none had one)

@@ -19,7 +19,7 @@ namespace ioprobe {
 /// Live counters a progress display may read while the run goes on.
 struct LoaderProgress {
   std::atomic<uint64_t> samples{0};  // samples delivered to the training loop
-  std::atomic<uint64_t> bytes{0};    // bytes read so far, counted as each read request completes
+  std::atomic<uint64_t> bytes{0};    // bytes read so far, counted per MiB and per batch of each worker
 };
 
 /// The loop CPU a worker burns per sample: cfg.cpu_per_sample_us (as resolved at the run's level)
@@ -29,9 +29,9 @@ double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout);
 
 /// Runs the loader over `index` (paths relative to index.root()). Never throws for per-file I/O
 /// errors (they are counted); throws Error when a worker's engine cannot be set up.
-/// `progress`, when given: samples after every delivered batch, bytes as each read completes (a
-/// sample may be one huge file). The stop (--duration, a signal) takes effect between read
-/// requests, inside a file's read.
+/// `progress`, when given: samples after every delivered batch, bytes as reads complete, in steps
+/// of at most 1 MiB per worker and at each batch's end (a sample may be one huge file). The stop
+/// (--duration, a signal) takes effect between read requests, inside a file's read.
 /// `topo` (may be null) is used to bind each worker thread to cfg.placement.
 /// `layout` (may be null: one sample per file) says where records sit when samples are records
 /// inside the files: sharded datasets are read as an IterableDataset (loader/shard_plan.hpp),

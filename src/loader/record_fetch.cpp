@@ -55,6 +55,7 @@ void ShardStream::fail_shard(RangeReader& reader, const RecordFetchEnv& env, con
 Batch ShardStream::fetch(RangeReader& reader, const RecordFetchEnv& env, WorkerStats& ws, uint64_t begin, uint64_t end,
                          const std::atomic<bool>& cancel) {
   Batch r;
+  r.sample_ids.reserve(end > begin ? end - begin : 0);  // one allocation per batch
   const RecordLayout& L = *env.layout;
   const uint64_t K = L.records_per_file();
   if (begin != next_pos_) {  // the schedule and the stream disagree: a bug, not an I/O error
@@ -132,6 +133,7 @@ Batch TokenFetcher::fetch(RangeReader& reader, const RecordFetchEnv& env, Worker
                           const std::vector<uint64_t>& order, uint64_t begin, uint64_t end,
                           const std::atomic<bool>& cancel) {
   Batch r;
+  r.sample_ids.reserve(end > begin ? end - begin : 0);  // one allocation per batch
   if (fds_.empty()) fds_.assign(env.layout->files(), -1);
   for (uint64_t pos = begin; pos < end; ++pos) {
     if (cancel) {

@@ -42,7 +42,7 @@ struct SourceEnv {
   uint32_t rank = 0;                            // this rank among all GPU ranks of the job (DistributedSampler's rank)
   uint32_t world = 1;                           // GPU ranks of the job (num_replicas)
   const std::atomic<bool>* run_stop = nullptr;  // the run's stop: per-sample CPU work ends at it
-  std::atomic<uint64_t>* bytes_read = nullptr;  // live progress: bytes as each read completes (may be null)
+  std::atomic<uint64_t>* bytes_read = nullptr;  // live progress: bytes read, per MiB and per batch (may be null)
   std::function<void(const ErrorRecord&)> on_error;  // a failed read or decode, for LoaderResult::error_samples
   std::function<void()> on_canceled_read;            // a read io_uring completed with ECANCELED (the run may stop)
   const WorkerGils* gils = nullptr;                  // per worker: the lock its CPU burns take (null: none)
@@ -70,9 +70,9 @@ class SampleSource {
   /// latencies, errors, per-sample CPU) and returns what the batch delivered. Stops early, with
   /// `cancelled` set, when `cancel` turns true. Never throws.
   virtual Batch fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const std::atomic<bool>& cancel) = 0;
-  /// True: the live byte counter (SourceEnv::bytes_read) advances inside fetch as each read
-  /// request completes (a sample may be one huge file); false: the loop adds Batch::bytes when the
-  /// batch is delivered.
+  /// True: the live byte counter (SourceEnv::bytes_read) advances inside fetch as reads complete,
+  /// per MiB and at the batch's end (a sample may be one huge file); false: the loop adds
+  /// Batch::bytes when the batch is delivered.
   virtual bool bytes_counted_as_read() const = 0;
 };
 

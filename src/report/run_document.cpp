@@ -136,7 +136,10 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
                       {"batch_wait_us", latency_us_json(r.batch_wait)},
                       {"consumer_wait_s", seconds(r.wait_ns)},
                       {"cpu",
-                       {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_sample_us", x.cpu_per_sample_us}}},
+                       {{"user_s", r.cpu_user_s},
+                        {"sys_s", r.cpu_sys_s},
+                        {"per_sample_us", x.cpu_per_sample_us},
+                        {"cache_prep_s", r.cache_prep_cpu_s}}},
                       {"timeline_interval_s", r.timeline.interval_s()},
                       {"timeline", timeline_points_json(r.timeline)},
                       {"workers", workers},
@@ -174,6 +177,7 @@ LoaderResult run_results_from_json(const nlohmann::json& j, const std::string& w
   const nlohmann::json& cpu = json_at(j, "cpu", where);
   r.cpu_user_s = json_field<double>(cpu, "user_s", json_path(where, "cpu"));
   r.cpu_sys_s = json_field<double>(cpu, "sys_s", json_path(where, "cpu"));
+  r.cache_prep_cpu_s = json_field_or<double>(cpu, "cache_prep_s", json_path(where, "cpu"), 0.0);  // older documents
   const nlohmann::json& workers = json_array_at(j, "workers", where);
   for (size_t i = 0; i < workers.size(); ++i)
     r.workers.push_back(worker_of_row(workers[i], json_path(json_path(where, "workers"), i)));

@@ -208,8 +208,13 @@ void results_lines(const RunDocument& doc, const std::string& kind, const Line& 
       txt += fmt::format("{}{} worker(s) on CPUs {}", txt.empty() ? "" : "; ", n, cpus);
     line("worker CPU sets", txt);
   }
-  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample", r.cpu_user_s, r.cpu_sys_s,
-                                    x.cpu_per_sample_us));
+  const double prep_s = r.cache_prep_cpu_s;
+  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample{}", r.cpu_user_s, r.cpu_sys_s,
+                                    x.cpu_per_sample_us,
+                                    prep_s >= 0.005 ? fmt::format("; not counted: {:.2f} s preparing the cache "
+                                                                  "before the epochs (eviction, residency sample)",
+                                                                  prep_s)
+                                                    : std::string()));
   nlohmann::json accounting = nlohmann::json::object();  // the sections render_device_io_text reads
   if (!doc.results.device_io.is_null()) accounting["device_io"] = doc.results.device_io;
   if (!doc.results.epochs.is_null()) accounting["epochs"] = doc.results.epochs;

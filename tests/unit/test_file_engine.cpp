@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
@@ -102,5 +103,61 @@ TEST_CASE("file engines: the writer writes, every reader engine opens, reads, in
     CHECK(r.err == 0);
     CHECK(r.bytes == 50);
     CHECK(rr->close(fd, &ns) == 0);
+  }
+}
+
+TEST_CASE("ByteTally: the shared counter moves per MiB and at flush, not per small read", "[engine]") {
+  std::atomic<uint64_t> shared{0};
+  {
+    ByteTally t(&shared);
+    for (int i = 0; i < 255; ++i) t.add(4096);  // 1 MiB less one 4 KiB file
+    CHECK(shared.load() == 0);
+    CHECK(t.pending() == 255 * 4096);
+    t.add(4096);  // reaches 1 MiB: passed on
+    CHECK(shared.load() == ByteTally::kStepBytes);
+    CHECK(t.pending() == 0);
+    t.add(100);
+    t.flush();
+    CHECK(shared.load() == ByteTally::kStepBytes + 100);
+    t.add(7);
+  }
+  CHECK(shared.load() == ByteTally::kStepBytes + 107);  // destroyed: flushed
+  ByteTally none;                                       // no shared counter: counts nothing, never fails
+  none.add(ByteTally::kStepBytes * 3);
+  none.flush();
+  CHECK(none.pending() == 0);
+}
+
+TEST_CASE("file readers count a large file's requests into the tally as they complete", "[engine]") {
+  TempDir dir("file-tally");
+  const std::string path = dir.path + "/f.bin";
+  const uint64_t n = 3 * ByteTally::kStepBytes + 5;  // three 1 MiB requests and a 5-byte one
+  {
+    std::vector<char> data(n, 'x');
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, data.data(), n) == static_cast<ssize_t>(n));
+    ::close(fd);
+  }
+  for (const char* engine : {"psync", "io_uring"}) {
+    CAPTURE(engine);
+    if (std::string(engine) == "io_uring" && !probe_io_uring().available) {
+      WARN("io_uring is not usable here: its reader is not checked");
+      continue;
+    }
+    FileReaderOptions o;
+    o.chunk_bytes = ByteTally::kStepBytes;
+    std::unique_ptr<FileReader> fr = make_file_reader(engine, o);
+    std::atomic<uint64_t> shared{0};
+    ByteTally tally(&shared);
+    ReadControl ctl;
+    ctl.bytes_read = &tally;
+    const FileReadResult r = fr->read_file(AT_FDCWD, path.c_str(), static_cast<int64_t>(n), ctl);
+    CHECK(r.err == 0);
+    CHECK(r.bytes == static_cast<int64_t>(n));
+    CHECK(shared.load() == 3 * ByteTally::kStepBytes);  // each full request passed on as it completed
+    CHECK(tally.pending() == 5);                        // the tail waits for the batch's flush
+    tally.flush();
+    CHECK(shared.load() == n);
   }
 }

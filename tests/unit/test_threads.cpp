@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <filesystem>
 #include <new>
 #include <stdexcept>
 #include <thread>
@@ -69,4 +70,37 @@ TEST_CASE("thread_runqueue_wait_ns: two threads spinning on one CPU each wait fo
   CHECK(waited[0] + waited[1] >= 40'000'000);  // together at least 40 of the 60 ms the other ran
   CHECK(waited[0] > 0);
   CHECK(waited[1] > 0);
+}
+
+namespace {
+
+// Open file descriptors of this process (entries of /proc/self/fd, the listing's own included).
+int open_fd_count() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("thread_runqueue_wait_ns keeps one open schedstat file per thread, read again on each call", "[core]") {
+  if (thread_runqueue_wait_ns() < 0) {
+    WARN("skipped: this kernel does not expose /proc/thread-self/schedstat");
+    return;
+  }
+  const int before = open_fd_count();
+  int during_first = 0, during_last = 0;
+  int64_t first = 0, last = 0;
+  std::thread t([&] {
+    first = thread_runqueue_wait_ns();
+    during_first = open_fd_count();
+    for (int i = 0; i < 100; ++i) last = thread_runqueue_wait_ns();
+    during_last = open_fd_count();
+  });
+  t.join();
+  CHECK(during_first == before + 1);   // the thread's own file, kept open after its first call
+  CHECK(during_last == during_first);  // later calls read it again instead of opening another
+  CHECK(open_fd_count() == before);    // closed when the thread ended
+  CHECK(first >= 0);
+  CHECK(last >= first);  // the counter only grows
 }
