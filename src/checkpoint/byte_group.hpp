@@ -1,4 +1,4 @@
-// Byte grouping of little-endian floats (reference/checkpoint.md B4, ZipNN's method): all the
+// Byte grouping of little-endian floats (ZipNN's method, zipnn/zipnn, arXiv 2411.05239): all the
 // most significant bytes of a piece first, then the next ones, down to the least significant,
 // so the low-entropy exponent bytes form one stream that zstd codes well. A partial last
 // element is copied unchanged at the end. About +14% ratio on bf16, +10% on fp32.

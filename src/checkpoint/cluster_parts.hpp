@@ -1,7 +1,7 @@
 // A checkpoint across hosts: what each process of an mpirun / srun job measured, and how rank 0
 // merges it into the cluster's figures and one row per host.
 //
-// Merge rules (MLPerf Storage's checkpointing rules, reference/multi-host.md): every process
+// Merge rules (MLPerf Storage's checkpointing rules): every process
 // starts its save right after a common barrier and measures its ranks locally (monotonic clock);
 // the save's duration is the maximum over ranks (time to durable: the slowest process's ranks
 // written, fsynced and published), its throughput the total bytes over that duration; the raw

@@ -2,7 +2,7 @@
 // (ZSTD_c_nbWorkers) engaged: --compress-pool zstd. The default pool is ioprobe's own threads
 // (piece_pool.hpp, with the measurement that chose it). zstd cuts a frame into jobs of 2^max(20, windowLog+2) bytes
 // (zstdmt_compress.c, ZSTDMT_computeTargetJobLog; windowLog from ZSTD_getCParams): about 2 MiB
-// at level 1 and 8 MiB at level 3 (field case C5), so a chunk smaller than one job keeps a
+// at level 1 and 8 MiB at level 3 (facebook/zstd#3751), so a chunk smaller than one job keeps a
 // single worker busy no matter how many are configured.
 #pragma once
 

@@ -6,7 +6,7 @@
 // stored as its pieces' frames back to back and the index still has one entry per chunk.
 //
 // Pieces are taken in order across chunk boundaries, so small chunks keep every worker busy
-// (zstd's own pool works inside one frame and idles on chunks below its job size: field case C5).
+// (zstd's own pool works inside one frame and idles on chunks below its job size: facebook/zstd#3751).
 // Why ioprobe's threads replace zstd's pool by default, measured on the 2-vCPU VM of this project
 // (zstd 1.5.4, level 1, the same 64 MiB sample of generated state, in memory, 2 threads; every
 // `ioprobe checkpoint --compress zstd:N` run prints both figures again): zstd's pool reached

@@ -2,7 +2,7 @@
 //   tensors  bf16/fp32 training state (checkpoint/tensor_data.hpp; the default, the realistic case)
 //   text     text-like bytes: words of a fixed pseudo-vocabulary drawn with a skewed (Zipf-like)
 //            frequency, with spaces, punctuation and line breaks; compressible like prose (measured
-//            here: 64 MiB at zstd:3 gave 2.41x), for field case C5 ("64 MiB of text-like data")
+//            here: 64 MiB at zstd:3 gave 2.41x), for compressible data other than tensors
 //   random   uniformly random bytes (xoshiro256**): incompressible, like /dev/urandom (ratio <= 1)
 // Deterministic: the same seed gives the same bytes.
 #pragma once

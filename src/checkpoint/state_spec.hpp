@@ -2,8 +2,8 @@
 // tensor kind each (bf16 weights, fp32 master copy, Adam m, Adam v).
 //
 // 14 bytes per parameter (2 B bf16 weights + 3 x 4 B fp32), as DLIO's base_checkpointing.py
-// @e1919d7 and the MLPerf Storage v2.0 checkpoint-size table count it (reference/checkpoint.md B1).
-// Per-rank split as MLPerf Storage / DLIO derive it (B2): weights are sharded over TP x PP, and
+// @e1919d7 and the MLPerf Storage v2.0 checkpoint-size table (Submission_guidelines.md 2.2.1) count it.
+// Per-rank split as MLPerf Storage v2.0 / DLIO @e1919d7 derive it: weights are sharded over TP x PP, and
 // also over DP under ZeRO-3; under ZeRO-1/2 only DP rank 0 writes them. Optimizer state (fp32
 // master, m, v) is sharded over TP x PP x DP. Rank order is Megatron's: TP fastest, then DP, then PP.
 #pragma once
@@ -14,7 +14,7 @@
 
 namespace ioprobe::checkpoint {
 
-constexpr uint64_t kBytesPerParam = 14;  // reference/checkpoint.md B1
+constexpr uint64_t kBytesPerParam = 14;  // DLIO base_checkpointing.py @e1919d7
 
 enum class TensorKind : uint32_t { kWeightsBf16 = 0, kMasterFp32 = 1, kAdamM = 2, kAdamV = 3 };
 

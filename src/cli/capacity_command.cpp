@@ -215,7 +215,7 @@ int cmd_capacity(const CommandContext& ctx) {
   pro.point_s = point_s;
   pro.cpus_allowed = host.cpus_allowed;
   pro.deadline_ns = t0 + static_cast<int64_t>(budget_s * 1e9);
-  // Device accounting (#21): this host's devices around each repeat; across hosts each process
+  // Device accounting: this host's devices around each repeat; across hosts each process
   // sends its host's and rank 0 adds them up per point.
   CapacityDeviceIo devices(plan.target());
   pro.before_repeat = [&devices](uint32_t, uint32_t) { devices.before_run(); };

@@ -182,7 +182,7 @@ double parse_params(const std::string& t) {
     throw UsageError(fmt::format("--params: '{}' is not a parameter count like 7B, 405B, 1.2T or 8e9 (decimal "
                                  "digits, an optional fraction or exponent, then K, M, B/G or T)",
                                  escape_bytes(t)));
-  // A count is whole: 1.5 would be cut to 1 in the per-rank shard sizes (issue #16 item 8).
+  // A count is whole: 1.5 would be cut to 1 in the per-rank shard sizes.
   const double count = v * mul, whole = std::round(count);
   if (std::fabs(count - whole) > 1e-9 * std::max(1.0, count))  // above double rounding of 1.2T
     throw UsageError(

@@ -36,7 +36,7 @@ std::vector<std::string> zstd_pool_warnings(const checkpoint::SaveOptions& o);
 std::vector<std::string> leftover_warnings(const std::string& dir);
 
 /// Takes `dir`'s exclusive lock into `lock` (core/dir_lock.hpp): one checkpoint run per directory,
-/// since a second one would measure against the first one's I/O (issue #16 item 6). While another
+/// since a second one would measure against the first one's I/O. While another
 /// run holds it, one line on stderr names the holder and this one waits. When the run waited for
 /// had created `dir` and removed it, empty, at its end, `dir` is made again and put first in
 /// `made_dirs` (deepest first) with `created_dir` set. Throws as DirLock does.

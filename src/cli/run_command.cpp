@@ -1,4 +1,4 @@
-// `ioprobe run` (default), `ioprobe gen` and `ioprobe report`: the flow of DESIGN.md:
+// `ioprobe run` (default), `ioprobe gen` and `ioprobe report`: the flow of ARCHITECTURE.md ("The flow"):
 // RunConfig -> prepare_run (the RunPlan: dataset, targets, engine, demand) -> loader run -> ingest analysis -> report.
 #include <sys/resource.h>
 #include <unistd.h>

@@ -21,7 +21,7 @@ namespace ioprobe::cli {
 namespace {
 
 // --numa node:N names a node this host has: a bind to a missing node would bind no worker while
-// the header still said node N (issue #16 item 8).
+// the header still said node N.
 void check_numa_node(const Placement& p, const std::string& text) {
   if (p.kind != Placement::Kind::Node) return;
   const Topology topo = discover();

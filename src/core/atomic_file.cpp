@@ -155,8 +155,8 @@ void check_output_not_input(const std::string& path, const std::string& option,
 }
 
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& hint) {
-  // One temporary per process: two processes writing the same file must not share one (issue #16
-  // item 6: the second rename failed with ENOENT after the first had taken the shared name).
+  // One temporary per process: two processes writing the same file must not share one (the second
+  // rename would fail with ENOENT after the first had taken the shared name).
   std::string tmp = fmt::format("{}.ioprobe-tmp.{}", path, getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(errno, "create", tmp, hint);

@@ -45,7 +45,7 @@ void check_output_path(const std::string& path, const std::string& option, const
 
 /// Preflight for a directory a command writes into (`option`, e.g. "--dir"): a file can be
 /// created there now. access(W_OK) is not enough: root passes it on /proc and on read-only
-/// binds (issue #16 item 8: `checkpoint --dir /proc` built the whole state before failing). A
+/// binds, where a command would otherwise build its whole state before failing. A
 /// probe file ".ioprobe-probe.PID" is created and removed. Throws UsageError (exit 2) naming the
 /// option, the directory and the errno text.
 void check_can_create_in(const std::string& dir, const std::string& option);

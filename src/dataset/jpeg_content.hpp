@@ -2,7 +2,7 @@
 // libjpeg-turbo encodes from a procedurally drawn image, exactly as large as the size the preset
 // drew for it, and the same bytes for the same seed.
 //
-// What is sourced and what is assumed (shared/reference/datasets.md, "Compression in the ImageNet
+// What is sourced and what is assumed ("Compression in the ImageNet
 // Dataset", terryalanunlimited.com, a survey of every ILSVRC2012 file's JPEG parameters):
 //  - "the most common image size appears to be around 500 by 500", with rare outliers (very large,
 //    or oddly proportioned such as 500 x 33);

@@ -1,10 +1,10 @@
 // Builds the file list of a user's own dataset (--data DIR or --file-list FILE), read-only.
 //
-// The tree is walked with getdents' d_type: no stat per regular file (field case C6); stat is
+// The tree is walked with getdents' d_type: no stat per regular file; stat is
 // used only for symlinks and filesystems that report DT_UNKNOWN. Sizes stay unknown and are
 // learnt from the reads. Symlinks to files are included; symlinks to directories are followed
-// only with follow_symlinks, keyed by (st_dev, st_ino) so loops end with one warning each
-// (field case C8); dangling links are skipped with one warning each. One directory is open at
+// only with follow_symlinks, keyed by (st_dev, st_ino) so loops end with one warning each;
+// dangling links are skipped with one warning each. One directory is open at
 // a time, so memory and descriptors stay bounded for millions of entries.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Which I/O engine to run against a target, and whether io_uring is usable at all (C2).
+// Which I/O engine to run against a target, and whether io_uring is usable at all.
 //
 // probe_io_uring() really creates a ring (io_uring_queue_init) and, on refusal, tells the layers
 // apart with /proc/sys/kernel/io_uring_disabled (Linux 6.6+): 1 or 2 means the sysctl refused it;

@@ -1,5 +1,5 @@
 // Whole-file reads the way a DataLoader worker does them: open, read the whole file, close,
-// one file at a time (queue depth 1 per worker, see shared/reference/dataloader.md).
+// one file at a time (queue depth 1 per worker, as PyTorch's torch/utils/data/_utils/worker.py fetches).
 //
 // Two implementations:
 //  - "io_uring": one ring per worker; open, read and close of a file are submitted as one linked

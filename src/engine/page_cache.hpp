@@ -1,4 +1,4 @@
-// Page-cache control for cold/warm runs (C3): evict a file's clean pages, measure how much of a
+// Page-cache control for cold/warm runs: evict a file's clean pages, measure how much of a
 // file is resident, and drop all caches when permitted. The loader calls these between epochs;
 // none of them throws, so they are safe on the hot path (errors come back as negative errno or in
 // the result struct).

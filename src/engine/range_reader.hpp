@@ -1,6 +1,6 @@
 // Positional reads from files a worker holds open: the I/O of datasets whose samples are
 // records inside larger files (shard streams, token files), one request at a time (queue depth
-// 1 per worker, as a DataLoader worker does; shared/reference/dataloader.md).
+// 1 per worker, as a DataLoader worker does; PyTorch's _utils/worker.py).
 //
 // Two implementations, as for whole files (file_reader.hpp):
 //  - "io_uring": one ring per worker; openat, read and close are io_uring requests (one

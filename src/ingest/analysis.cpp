@@ -129,7 +129,7 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
       out.h2d_limiting = static_cast<int>(i);
   }
   // Only what this run measured: its GPU count, fed or not. No multiplier of a rate or a busy
-  // fraction (a GPU-paced run's headroom does not predict latency under more load: issue #18).
+  // fraction (a GPU-paced run's headroom does not predict latency under more load).
   out.gpus_fed = fed ? d.gpus : 0;
 
   // The rank's serial stages: main process and pin thread.

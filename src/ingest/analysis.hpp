@@ -3,7 +3,7 @@
 //
 // AU = compute time / (compute time + time waiting for data), per rank, as MLPerf Storage
 // defines it; the run's AU is the mean over ranks. MLPerf Storage requires AU >= 90% for
-// unet3d and resnet50 and >= 70% for cosmoflow (shared/reference/gpu-ingest.md).
+// unet3d and resnet50 and >= 70% for cosmoflow (mlcommons/storage Rules.md, v1.0 and v2.0).
 #pragma once
 
 #include <string>
@@ -113,7 +113,7 @@ std::string failed_reads_note(const LoaderResult& r);
 /// epoch start waits for its first batch again (the workers refill the prefetch pipeline, as a
 /// DataLoader without persistent_workers does), so an epoch of few batches loses a share of its
 /// rate to the boundary. Measured (ext4, 1 rank, 8 workers, batch 256, 1,000 samples/s demand,
-/// --duration 5s; /work/notes/verdicts-readme.md): AU 91.3% at 4 batches per epoch, 95.2% at 10,
+/// --duration 5s; docs/run.md): AU 91.3% at 4 batches per epoch, 95.2% at 10,
 /// 98.4% at 20, 98.3% at 40: the loss is gone by 20 batches, so below it the boundary, not the
 /// storage, can decide the verdict (a field run at 4 batches read 800 of 1,000 samples/s needed
 /// from storage that delivered 4,088 unthrottled).

@@ -1,5 +1,6 @@
 // The accelerator catalog (workloads/accelerators.json): what one GPU of a kind consumes while
-// training a model, in samples/s, with the source of each figure (shared/reference/gpu-ingest.md).
+// training a model, in samples/s, with the public source of each figure (MLPerf Training results, DLIO and
+// mlcommons/storage workload configs).
 #pragma once
 
 #include <optional>

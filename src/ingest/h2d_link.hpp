@@ -4,8 +4,7 @@
 //
 // The ceiling is nominal: computed from the link's current speed and width in sysfs with the
 // per-generation payload rates of topology/device_class.hpp (PCI Express Base Specification), one
-// direction, before TLP/DMA overhead; a GPU measures less (an H100 on Gen5 x16, 63 GB/s nominal,
-// measured 54.8 GB/s host-to-device: issue #19).
+// direction, before TLP/DMA overhead, so a GPU's measured copy rate is lower.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The dispatch and in-order delivery of PyTorch's _MultiProcessingDataLoaderIter, with threads
-// for worker processes (shared/reference/dataloader.md):
+// for worker processes (PyTorch's torch/utils/data/dataloader.py):
 //  - each worker has its own task queue; all share one result queue;
 //  - an epoch starts by priming num_workers x prefetch_factor tasks, round-robin over workers
 //    (itertools.cycle, regardless of each worker's backlog, as with in_order=True);

@@ -1,5 +1,5 @@
 // The samplers of PyTorch's map-style DataLoader, run in the main thread
-// (shared/reference/dataloader.md): RandomSampler / SequentialSampler, DistributedSampler's
+// (PyTorch's torch/utils/data/sampler.py): RandomSampler / SequentialSampler, DistributedSampler's
 // per-rank share, and BatchSampler's cutting into batches.
 #pragma once
 

@@ -1,5 +1,5 @@
 // How a rank's DataLoader reads a sharded dataset as an IterableDataset
-// (shared/reference/dataloader.md): no sampler in the main process; each worker iterates its own
+// (PyTorch's torch/utils/data/dataloader.py): no sampler in the main process; each worker iterates its own
 // share of the shards, builds whole batches from the records it reads, and the main process
 // takes the workers' batches round-robin, in order.
 //

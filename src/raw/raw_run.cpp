@@ -283,7 +283,7 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
   out.cpu_user_s = seconds(ru1.ru_utime) - seconds(ru0.ru_utime);
   out.cpu_sys_s = seconds(ru1.ru_stime) - seconds(ru0.ru_stime);
   out.partial = interrupted() || out.errors > 0;
-  // Said in every summary, also after SIGTERM (issue #16 item 8: it was left unsaid).
+  // Said in every summary, also after SIGTERM, so a partial result always names why it stopped.
   out.stop_reason = interrupted()
                         ? fmt::format("interrupted ({})", interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
                     : out.errors > 0    ? "stopped early by I/O errors"

@@ -227,7 +227,7 @@ json checkpoint_json(const CheckpointRunData& d) {
                          {"checkpoint_over_raw", nullptr}};
   } else if (d.raw && !d.opts.fsync) {
     // A save into the page cache is not comparable with a durable raw write, and must not drive
-    // a goal or a bound (field case C4).
+    // a goal or a bound.
     out["comparison"] = {{"available", false},
                          {"reason", "the save was not durable (--fsync false, page cache): not compared with the "
                                     "durable raw write"},
@@ -238,7 +238,7 @@ json checkpoint_json(const CheckpointRunData& d) {
     const std::string small = ratio_size_note(logical, json_sec(durable), d.raw->bytes, json_sec(d.raw->max_ns));
     cmp["ratio_meaningful"] = small.empty();
     if (!small.empty()) cmp["ratio_note"] = small;
-    // Goals of the issue: uncompressed >= 90% of raw; compressed >= 90% of
+    // ioprobe's design targets: uncompressed >= 90% of raw; compressed >= 90% of
     // min(raw x ratio, cores x single-thread zstd speed), all measured in this run.
     if (!d.opts.compress.enabled) {
       cmp["goal_bytes_per_s"] = 0.9 * raw;
@@ -269,9 +269,9 @@ json checkpoint_json(const CheckpointRunData& d) {
         cmp["ioprobe_pool_in_memory_bytes_per_s"] = d.pool_probe->bytes_per_s;
         cmp["compress_pool"] = d.opts.compress_pool == CompressPool::kZstd ? "zstd" : "ioprobe";
       }
-      // The issue's limit assumes `cores` compress `cores` times as fast as one. Where they do
+      // That limit assumes `cores` compress `cores` times as fast as one. Where they do
       // not (shared vCPUs, SMT siblings), the pool this save used, measured on all its cores in
-      // memory, is the CPU limit the machine really has; reported beside the issue's, never instead.
+      // memory, is the CPU limit the machine really has; reported beside the nominal one, never instead.
       const std::optional<ZstdProbe>& used = d.opts.compress_pool == CompressPool::kZstd ? d.zstd_mt_probe
                                                                                          : d.pool_probe;
       if (used && used->bytes_per_s > 0) {

@@ -19,8 +19,8 @@ std::string bytes(const json& v) { return format_bytes(v.get<uint64_t>()); }
 
 // Why a compressed save saved nothing, from what the document knows: random content is
 // incompressible by construction; a negative (fast) zstd level trades ratio for speed and often
-// saves nothing on any data; otherwise this data did not compress at this level (issue #16 item 8:
-// zstd:-5 on training state blamed "incompressible data").
+// saves nothing on any data; otherwise this data did not compress at this level (so
+// zstd:-5 on training state is not blamed on "incompressible data").
 std::string no_saving_cause(const std::string& compress, const std::string& content) {
   if (content == "random") return "the data is random bytes (--data random), incompressible by construction";
   const auto colon = compress.find(':');

@@ -2,7 +2,7 @@
 //
 // A document may be edited or damaged after ioprobe wrote it. Counts, sizes, durations and rates
 // are never negative in what ioprobe writes; rendered as unsigned they would show as
-// 18,446,744,073,709,551,611 (issue #16 item 8). Keys follow the schema's naming
+// 18,446,744,073,709,551,611. Keys follow the schema's naming
 // (reports/result.schema.json): _s, _us, _ns seconds; _bytes, bytes; _per_s rates; and the
 // count names listed in document_check.cpp.
 #pragma once

@@ -9,7 +9,7 @@
 //
 // Placement ("none" | "local" | "interleave" | "node:N") is what `--numa` asks for; the loader calls
 // bind_current_thread() at the start of each worker thread, before it allocates its buffers, so
-// first-touch puts them on the chosen node (binding later leaves memory behind; C10, TRT-LLM#18117).
+// first-touch puts them on the chosen node (binding later leaves memory behind; NVIDIA/TensorRT-LLM#18117).
 #pragma once
 
 #include <cstdint>

@@ -108,7 +108,7 @@ Recommendation recommend(const std::vector<TunePoint>& table, const RecommendInp
     }
   if (!r.meets_demand) {
     // The GPUs are starved at every setting: every sample/s counts, so the best setting (highest
-    // median) is recommended, as the issue asks; the knee is named beside it when it differs.
+    // median) is recommended; the knee is named beside it when it differs.
     r.point = r.best;
     r.shortfall_samples_per_s = std::max(0.0, in.required_samples_per_s - table[r.best].samples_per_s);
     if (r.knee != r.best)

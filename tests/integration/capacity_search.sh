@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# #18: `ioprobe capacity` on a small dataset on tmpfs, with the per-GPU rate chosen (from a
+# `ioprobe capacity` on a small dataset on tmpfs, with the per-GPU rate chosen (from a
 # loader-bound run measured first) so that the answer is a few accelerators. The search must
 # report N fed and N+1 not fed, both measured, and separate `ioprobe run --gpus N` and
 # `--gpus N+1` on the same data must agree: N reaches the AU floor (within a margin for a shared

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test: one writer per directory (issue #16 item 6). Two `gen` into one --dir: the second
+# ioprobe_test: one writer per directory. Two `gen` into one --dir: the second
 # waits, naming the first (PID and command), then reuses the finished set; neither fails with a
 # rename ENOENT and the set is complete. A `gen --regenerate` of another shape waits while a run
 # reads the dataset. A second `checkpoint` into one --dir waits, naming the first, instead of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test: --file-list and --data input (issue #16 item 7): a CRLF list with comments and
+# ioprobe_test: --file-list and --data input: a CRLF list with comments and
 # blank lines reads exactly the listed files; a file listed twice is warned about (its second
 # read comes from the page cache); a missing list or directory says "does not exist"; a control
 # byte in a path never reaches the terminal raw.

@@ -28,8 +28,8 @@ echo "ok: refused without --allow-overwrite, device never opened: $out"
 # 2. Mounted: exit 2 even with --allow-overwrite; only a read-only O_EXCL open was made (EBUSY).
 # The bytes compared are the device's only: ext4 is mounted ro,noload (no journal load or replay,
 # so the filesystem itself writes nothing: a plain ro mount may still replay a journal), and each
-# hash reads with O_DIRECT after dropping the block device's cache (issue #16 item 9: a hash once
-# differed without any write by ioprobe; strace showed none). A write by ioprobe would change them.
+# hash reads with O_DIRECT after dropping the block device's cache (a buffered hash can
+# differ without any write by ioprobe). A write by ioprobe would change them.
 mkfs.ext4 -q -F "$LOOP" || fail "mkfs.ext4 $LOOP"
 sync
 before=$(device_hash) || fail "cannot read $LOOP with O_DIRECT"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ioprobe_test: every document kind ioprobe writes (run, raw, tune, checkpoint, probe) renders
-# again as text, HTML and CSV with its key figures (issue #16 item 5); a comparison of runs under
+# again as text, HTML and CSV with its key figures; a comparison of runs under
 # different cache states says so beside the numbers.
 set -uo pipefail
 IOPROBE=$1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test (issue #16 item 4): the page-cache budget and per-epoch cache labels. A warm run
+# ioprobe_test: the page-cache budget and per-epoch cache labels. A warm run
 # of a 256 MiB dataset inside a memory cgroup limited to 128 MiB (cgroup v1 memory controller,
 # or v2 memory.max):
 #  - says before the run that the dataset does not fit the budget, naming the cgroup file;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# #16.1: the target is where the files are, not the working directory.
+# The target is where the files are, not the working directory.
 #  1. a --file-list mixing files on tmpfs (/dev/shm) and on ext4, run from a third directory:
 #     "targets" has both filesystems with their share of files and bytes; "target" is the one
 #     with the most bytes; O_DIRECT is used only when both accept it.

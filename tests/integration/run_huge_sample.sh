@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ioprobe_test (issue #16 item 3): one very large file must not wedge a run. With a 1 TiB sparse
-# file (the field case) as the only sample in --data:
+# ioprobe_test: one very large file must not wedge a run. With a 1 TiB sparse
+# file as the only sample in --data:
 #  - a warm and a cold --duration 2s run return within duration + 2.5 s (the stop takes effect
 #    between read requests inside the file), read no sample, exit 1 with a verdict that says
 #    why (not "see the errors above"), write --json, show the real size in the dataset line and

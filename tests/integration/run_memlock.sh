@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test (issue #16 item 2): io_uring and the locked-memory limit, as an unprivileged user
+# ioprobe_test: io_uring and the locked-memory limit, as an unprivileged user
 # (nobody, via setpriv) with a low `ulimit -l`, as in many containers. Kernels before 5.12 and
 # from 6.14 charge every io_uring ring to RLIMIT_MEMLOCK (engine/uring_memlock.hpp), so
 #  - run, --engine auto, 8 workers, ulimit -l 64: falls back to psync, the header says why;

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# #20.2: run and tune share one preflight (cli/run_plan.hpp prepare_run), so they cannot disagree on
-# the demand. On a sharded set of 8 shards x 100 records of 4 KiB, tune used to report
-# demand.sample_bytes 409,600 (a shard's bytes) where run reported 4,096 (a record's): a demand
-# in bytes/s 100x too high. Both must say 4,096 B per sample, and the same target and engine.
+# Run and tune share one preflight (cli/run_plan.hpp prepare_run), so they cannot disagree on
+# the demand. On a sharded set of 8 shards x 100 records of 4 KiB, a shard's bytes (409,600) taken
+# for demand.sample_bytes instead of a record's (4,096) would make the demand in bytes/s 100x too high. Both must say 4,096 B per sample, and the same target and engine.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"

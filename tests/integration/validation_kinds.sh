@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ioprobe_test: exit codes and validation (issue #16 item 8), one check per kind of defect:
+# ioprobe_test: exit codes and validation, one check per kind of defect:
 # a directory that does not exist is refused (probe describes no other place instead); --numa
 # names a node the host has; a directory is checked by creating a file in it before any heavy
 # work (checkpoint --dir /proc built the whole state first); a parameter count is whole (1.5 was

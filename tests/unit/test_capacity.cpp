@@ -389,7 +389,7 @@ TEST_CASE("run: the GPUs-fed figure is only what the run measured, no multiplier
 
 TEST_CASE("capacity: a repeat without completion times uses the whole run, never interval counts", "[capacity]") {
   // 8 ranks with 0.512 s steps in a 3 s run: one batch per rank in the window. Interval counts
-  // once gave AU 99.8% next to 72% of the demand delivered.
+  // can give AU 99.8% next to 72% of the demand delivered.
   LoaderResult r;
   r.elapsed_ns = 3'000'000'000;
   for (int k = 0; k < 8; ++k) {

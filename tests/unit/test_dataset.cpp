@@ -150,7 +150,7 @@ TEST_CASE("read_file_list refuses malformed lines (found by tests/fuzz)", "[data
   std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("walk_tree: symlink loops, dangling links, aliases (field case C8)", "[walker]") {
+TEST_CASE("walk_tree: symlink loops, dangling links, aliases", "[walker]") {
   std::string ds = temp_dir();
   for (int i = 0; i < 10; ++i) write_file(ds + "/f" + std::to_string(i), 4096);
   mkdir((ds + "/sub").c_str(), 0755);
@@ -188,7 +188,7 @@ std::string walk_error(const std::function<void()>& f) {
 }
 }  // namespace
 
-TEST_CASE("read_path_list: CRLF, comments, blank lines, duplicates, missing list (issue #16 item 7)", "[walker]") {
+TEST_CASE("read_path_list: CRLF, comments, blank lines, duplicates, missing list", "[walker]") {
   std::string ds = temp_dir();
   write_file(ds + "/a.bin", 100);
   write_file(ds + "/b.bin", 200);

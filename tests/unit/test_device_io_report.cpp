@@ -148,7 +148,7 @@ TEST_CASE("an interrupted run's device I/O line gives no whole-run ratio; the wh
                                    "devices' reads include batches fetched ahead and never delivered, so no ratio to "
                                    "the delivered bytes is given; the 1 whole epoch(s) before the stop: 1.00 x their "
                                    "400.00 KiB (409,600 B) delivered)"));
-  CHECK_THAT(text, !Catch::Contains("1.51 x"));  // 212 / 140: the ratio the line used to print
+  CHECK_THAT(text, !Catch::Contains("1.51 x"));  // 212 / 140: the whole-run ratio, discarded read-ahead included
 
   // An epoch not measured: no whole-epoch ratio, the note alone.
   json doc2 = {{"results", json::object()}};

@@ -32,7 +32,7 @@ TargetInfo block_target() {
 }
 }  // namespace
 
-TEST_CASE("io_uring refusals are explained by layer, never as errno 0 (C2)", "[engine]") {
+TEST_CASE("io_uring refusals are explained by layer, never as errno 0", "[engine]") {
   UringAvailability sysctl = explain_io_uring(EPERM, 2, 8 << 20, 0, false);
   CHECK_FALSE(sysctl.available);
   CHECK(sysctl.cause == "disabled by sysctl");

@@ -1,4 +1,4 @@
-// The optional CUDA build (issue #19 item 2): the CUDA code is compiled when CMake found the
+// The optional CUDA build: the CUDA code is compiled when CMake found the
 // toolkit (IOPROBE_EXPECT_CUDA, set by tests/CMakeLists.txt from CUDAToolkit_FOUND), and the GPU
 // options refuse with what is missing where no GPU answers. The copies themselves need a GPU:
 // those checks skip here, with the reason, and run on a GPU host (tools/device-check).

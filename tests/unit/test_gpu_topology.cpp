@@ -1,4 +1,4 @@
-// The last hop to the GPU on recorded sysfs trees (issue #19 item 1): GPUs on both sockets, Gen4
+// The last hop to the GPU on recorded sysfs trees: GPUs on both sockets, Gen4
 // and Gen5 links, a downtrained link; the host-to-device verdict and the numactl advice by the
 // GPUs' node.
 #include <catch2/catch.hpp>

@@ -30,7 +30,7 @@ LoaderResult fake_run(double elapsed_s, uint64_t samples, uint64_t bytes, double
 }
 }  // namespace
 
-TEST_CASE("GPU demand in bytes/s compares like with like (field case C9)", "[ingest]") {
+TEST_CASE("GPU demand in bytes/s compares like with like", "[ingest]") {
   Demand d;
   d.samples_per_s_per_gpu = 2000;
   d.gpus = 1;
@@ -63,7 +63,7 @@ TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]")
   auto starved = analyze_ingest(fake_run(10, 9000, 900000000, 5, 5, 1.0), d, in);
   CHECK(starved.verdict == "storage");
   CHECK(starved.accelerator_utilization == Approx(0.5));
-  CHECK(starved.gpus_fed == 0);  // fewer than 2 fed; no 900 / (1000 x 0.9) = 1 extrapolated (issue #18)
+  CHECK(starved.gpus_fed == 0);  // fewer than 2 fed; no 900 / (1000 x 0.9) = 1 extrapolated
 
   LoaderResult cpu = fake_run(10, 9000, 900000000, 5, 5, 1.0);
   cpu.cpu_user_s = 38;  // 3.8 of 4 CPUs busy
@@ -217,7 +217,7 @@ TEST_CASE("a verdict on a run with failed reads says how many reads of how many 
 }
 
 TEST_CASE("few batches per rank per epoch: the storage verdict is flagged, with what to do", "[ingest]") {
-  // 1000 files, batch 256, one rank: 4 batches per epoch (the field case), 3 with drop_last.
+  // 1000 files, batch 256, one rank: 4 batches per epoch, 3 with drop_last.
   CHECK(batches_per_rank_epoch(1000, 1, 256, false) == 4);
   CHECK(batches_per_rank_epoch(1000, 1, 256, true) == 3);
   CHECK(batches_per_rank_epoch(1000, 2, 256, false) == 2);  // 500 per rank

@@ -8,7 +8,7 @@
 
 using namespace ioprobe;
 
-TEST_CASE("NUMA fixture: two sockets, NVMe and GPUs on node 1 (C10)", "[numa]") {
+TEST_CASE("NUMA fixture: two sockets, NVMe and GPUs on node 1", "[numa]") {
   Topology t = discover(kTwoSocket);
   REQUIRE(t.nodes.size() == 2);
   CHECK(t.nodes[0].cpus == std::vector<int>{0, 1});

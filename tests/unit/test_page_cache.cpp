@@ -61,7 +61,7 @@ void read_file(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("page cache: a read file is resident; DONTNEED evicts it (C3)", "[pagecache]") {
+TEST_CASE("page cache: a read file is resident; DONTNEED evicts it", "[pagecache]") {
   ScratchDir dir;
   REQUIRE_FALSE(dir.path.empty());
   if (!on_evictable_fs(dir.path)) {

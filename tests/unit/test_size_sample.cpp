@@ -23,11 +23,11 @@ void make_file(const std::string& path, off_t size) {
 TEST_CASE("sample_sizes: a walked dataset (sizes unknown) gets its real size and largest file", "[dataset]") {
   TempDir d("sizes");
   make_file(d.path + "/a", 4096);
-  make_file(d.path + "/huge", off_t{64} << 30);  // the field case: one 64 GiB sample
+  make_file(d.path + "/huge", off_t{64} << 30);  // one 64 GiB sample
   FileIndex idx(d.path);
   idx.add("a", FileIndex::kUnknownSize);
   idx.add("huge", FileIndex::kUnknownSize);
-  CHECK(idx.total_known_bytes() == 0);  // what the dataset line used to show: 0 B
+  CHECK(idx.total_known_bytes() == 0);  // known sizes alone would show 0 B
   SizeSample s = sample_sizes(idx);
   CHECK(s.exact);
   CHECK(s.total_bytes() == (uint64_t{64} << 30) + 4096);

@@ -1,4 +1,4 @@
-// Tune: sweep planning, the knee and the recommendation on recorded sweep tables (C10), the
+// Tune: sweep planning, the knee and the recommendation on recorded sweep tables, the
 // numactl line on fixture topologies, CSV and HTML escaping.
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -354,7 +354,7 @@ LoaderResult paced_run(double rate, uint32_t batch, double run_s, double first_s
 TEST_CASE("tune rates come from completion times: no repeated quantized values", "[tune][capacity]") {
   // Five settings 10 samples/s apart, batch 256, 5 s runs. Counting whole batches per 0.5 s
   // interval quantizes each rate to 256 / 4 s = 64 samples/s, so the table repeated the same
-  // value for different settings (issue #18: 6,408, 6,024, 5,000 samples/s at many settings).
+  // value for different settings (e.g. 6,408, 6,024, 5,000 samples/s at many settings).
   std::set<long> by_interval, by_completion;
   for (double rate : {6200.0, 6210.0, 6220.0, 6230.0, 6240.0}) {
     LoaderResult r = paced_run(rate, 256, 5.0);
@@ -395,7 +395,7 @@ TEST_CASE("steady AU from completion times: nominal step time over the time betw
 }
 
 TEST_CASE("steady AU counts a stall after the last batch: a burst then nothing is not 'fed'", "[tune][capacity]") {
-  // CI's capacity search (issue #18): each rank's two workers finished their first batches together
+  // A recorded capacity point: each rank's two workers finished their first batches together
   // at ~4 s, the consumer stepped through both (0.853 s each), then waited until the run ended.
   // Between its two completions the rank looked fed (AU 100%, 150 samples/s); over the window it
   // computed 1.7 s of 7 s.

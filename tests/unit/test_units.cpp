@@ -60,14 +60,14 @@ TEST_CASE("parse_duration and parse_count", "[units]") {
   CHECK_THROWS_AS(parse_count("99999999999999999999999", "n"), UsageError);
 }
 
-TEST_CASE("rates print both MB/s and MiB/s (field case C9)", "[units]") {
+TEST_CASE("rates print both MB/s and MiB/s", "[units]") {
   // 1,073,741,824 B in 2.000 s = 536.87 MB/s = 512.00 MiB/s.
   CHECK(format_rate(1073741824.0 / 2.0) == "536.87 MB/s (512.00 MiB/s)");
   CHECK(format_count(1281167) == "1,281,167");
   CHECK(format_bytes(1073741824ULL) == "1.00 GiB (1,073,741,824 B)");
 }
 
-TEST_CASE("escape_bytes is reversible for invalid UTF-8 (field case C7)", "[text]") {
+TEST_CASE("escape_bytes is reversible for invalid UTF-8", "[text]") {
   std::string latin1 = "V\xED"
                        "ctor.bin";
   CHECK(escape_bytes(latin1) == "V\\xEDctor.bin");

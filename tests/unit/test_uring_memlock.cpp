@@ -51,7 +51,7 @@ TEST_CASE("plan_memlock: the default 8-worker run under ulimit -l 64 does not fi
   CHECK(p.step == MemlockStep::psync);
   CHECK(p.text.find("72 KiB") != std::string::npos);
   CHECK(p.text.find("64 KiB") != std::string::npos);
-  // 7 workers (+ the probe's ring) fit exactly, as observed in the field.
+  // 7 workers (+ the probe's ring) fit exactly (ulimit -l 64, kernel 6.18: docs/benchmarks/robustness.md).
   CHECK(plan_memlock(loader_memlock_need(7, "6.18.0"), limit(64 * KiB, 64 * KiB)).step == MemlockStep::fits);
   // Debian's default 8 MiB: --gpus 8 --workers 160 needs 1281 rings = 10,248 KiB.
   CHECK(plan_memlock(loader_memlock_need(8 * 160, "6.18.0"), limit(8192 * KiB, 8192 * KiB)).step == MemlockStep::psync);

@@ -1,5 +1,5 @@
-// The run's verdict is labelled by where the bytes came from (issue #19 leftover): a warm run on
-// the page cache or a tmpfs run said "metadata-bound" / "storage [unknown]" as if a device were measured.
+// The run's verdict is labelled by where the bytes came from: a warm run on
+// the page cache or a tmpfs run must not say "metadata-bound" / "storage [unknown]" as if a device were measured.
 #include <catch2/catch.hpp>
 
 #include "cli/device_accounting.hpp"
