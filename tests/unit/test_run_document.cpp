@@ -161,11 +161,14 @@ TEST_CASE("run document: a missing or mistyped field is refused naming the file 
 
 TEST_CASE("run document: a document `ioprobe run` saved reads back, writes the same JSON and renders the same text",
           "[run_document]") {
-  // Saved with `ioprobe run --json` before the document was typed, with the text it printed.
+  // Saved with `ioprobe run --json` before the document was typed, with the text it printed. It
+  // predates results.cpu.cache_prep_s, which reads back as 0 and is written from then on.
   const json saved = read_json_file(kDocs + "/run_small.json");
   const RunDocument doc = run_document_from_json(saved, "'run_small.json'");
-  CHECK(run_document_json(doc) == saved);
-  CHECK(run_document_json(doc).dump(2, ' ', false, json::error_handler_t::replace) + "\n" ==
-        file_text(kDocs + "/run_small.json"));
+  json expected = saved;
+  expected["results"]["cpu"]["cache_prep_s"] = 0.0;
+  CHECK(run_document_json(doc) == expected);
+  CHECK(run_document_json(doc).dump(2, ' ', false, json::error_handler_t::replace) ==
+        expected.dump(2, ' ', false, json::error_handler_t::replace));
   CHECK(render_run_text(doc) == file_text(kDocs + "/run_small.txt"));
 }
