@@ -52,11 +52,11 @@ for h in d["hosts"]:
     # O_DIRECT: every delivered byte came from the device; the host's two processes count once.
     assert got <= io["bytes_read"] <= got + slack, (h["hostname"], got, io["bytes_read"], slack)
     b = io.get("backing") or {}  # a buffered loop device served by its file's page cache says so
-    want = ("page cache of the loop device's backing file"
-            if b and b["direct_io"] is not True and b["device"]["bytes_read"] <= 0.1 * got else "device")
-    assert io["reference_bytes"] == got and io["bytes_source"] == want, (want, io)
+    label = ("page cache of the loop device's backing file"
+             if b and b["direct_io"] is not True and b["device"]["bytes_read"] <= 0.1 * got else "device")
+    assert io["reference_bytes"] == got and io["bytes_source"] == label, (label, io)
     assert not io["cold_read_nothing"] and not io["cold_read_short"], io
-    print(f"ok: {h['hostname']} on {want[h['hostname']]}: delivered {got} B, device read {io['bytes_read']} B "
+    print(f"ok: {h['hostname']} on {want[h['hostname']]} ({label}): delivered {got} B, device read {io['bytes_read']} B "
           f"({io['read_ratio']:.4f} x)")
     total += io["bytes_read"]
 c = d["raw"]["results"]["device_io"]
