@@ -52,13 +52,26 @@ class CommandHooks final : public CheckpointHooks {
     warning(w);
   }
   bool sync_stopped(const char* step) override { return job_.sync_stopped(step); }
-  void before_save() override { devices_ = device_recorder(target_); }  // an idle window now
+  void before_save() override {
+    devices_ = device_recorder(target_);  // an idle window now
+    // Across processes the host's save window opens here, before the barrier that starts every
+    // process's save: another process of this host may pass it first and write before this one's
+    // mark(0), which the window must not miss.
+    if (job_.multi()) {
+      devices_->mark();
+      window_open_ = true;
+    }
+  }
   std::optional<RawWriteResult> merge_raw(std::optional<RawWriteResult> mine, std::string& why) override {
     return job_.merge_raw(std::move(mine), why);
   }
   bool restores_after_save() const override { return job_.multi(); }
   void after_save(CheckpointRunData& d, bool restore) override { job_.after_save(d, restore, devices()); }
   void mark(int phase) override {
+    if (phase == 0 && window_open_) {  // the first save's window is already open (before_save)
+      window_open_ = false;
+      return;
+    }
     if (phase == 0) devices().clear();
     devices().mark();
   }
@@ -76,6 +89,7 @@ class CommandHooks final : public CheckpointHooks {
   CheckpointJob& job_;
   const TargetInfo& target_;
   std::unique_ptr<DeviceIoRecorder> devices_;
+  bool window_open_ = false;
 };
 
 void print_plan(const StateSpec& s) {
