@@ -9,9 +9,23 @@ std::string& prefix_storage() {
   static std::string prefix = "ioprobe: ";
   return prefix;
 }
+std::string& command_storage() {
+  static std::string command;
+  return command;
+}
+// `text` without a leading "SUBCOMMAND: " (an option parser's error names the command it parsed
+// for), which the prefix already says.
+std::string without_command(const std::string& text) {
+  const std::string& c = command_storage();
+  if (!c.empty() && text.size() > c.size() + 2 && text.compare(0, c.size(), c) == 0 &&
+      text.compare(c.size(), 2, ": ") == 0)
+    return text.substr(c.size() + 2);
+  return text;
+}
 }  // namespace
 
 void set_message_command(const std::string& command) {
+  command_storage() = command;
   prefix_storage() = command.empty() ? "ioprobe: " : "ioprobe " + command + ": ";
 }
 
@@ -27,8 +41,8 @@ void message(const std::string& text) {
   }
 }
 
-void warning(const std::string& text) { message("warning: " + text); }
+void warning(const std::string& text) { message("warning: " + without_command(text)); }
 
-void error_message(const std::string& text) { message("error: " + text); }
+void error_message(const std::string& text) { message("error: " + without_command(text)); }
 
 }  // namespace ioprobe

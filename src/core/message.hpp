@@ -18,9 +18,10 @@ const std::string& message_prefix();
 /// Writes prefix + `text` + "\n" to stderr in one write(2), so that lines of threads and
 /// processes sharing the terminal do not interleave. Errors writing are ignored.
 void message(const std::string& text);
-/// message("warning: " + text).
+/// message("warning: " + text); a leading "SUBCOMMAND: " in `text` (an option parser's error names
+/// the command it parsed for) is dropped, as the prefix says it.
 void warning(const std::string& text);
-/// message("error: " + text).
+/// message("error: " + text), `text` as for warning().
 void error_message(const std::string& text);
 
 }  // namespace ioprobe

@@ -20,6 +20,9 @@ expect_prefix() {
   local bad
   bad=$(grep -v "^ioprobe $cmd: " "$W/err")
   [ -z "$bad" ] || fail "ioprobe $cmd $*: stderr lines without the prefix 'ioprobe $cmd: ': $bad"
+  # The command named once: not again after "error: " (an option parser's message names it).
+  bad=$(grep -E "^ioprobe $cmd: (error|warning): $cmd: " "$W/err")
+  [ -z "$bad" ] || fail "ioprobe $cmd $*: the command named twice: $bad"
 }
 
 # Refusals of bad input: "ioprobe CMD: error: ...".
@@ -31,6 +34,8 @@ grep -q "^ioprobe checkpoint: error: --dir .*nothing-here: no such directory" "$
 expect_prefix raw 2 --filename "$W/f" --rw sideways
 expect_prefix report 2 "$W/missing.json"
 expect_prefix tune 2 --budget never --dir "$W/ds"
+expect_prefix run 2 --wokers 4 --dir "$W/ds"
+expect_prefix report 2
 [ -e "$W/ds" ] && fail "a refused command generated a dataset"
 
 # Progress and warnings of a command that runs: a checkpoint save whose raw baseline is off
