@@ -78,6 +78,20 @@ std::vector<ReadbackShard> find_checkpoint_shards(const std::string& dir) {
     throw UsageError(fmt::format("--dir {}: holds no checkpoint ioprobe wrote (no __RANK_0.distcp shard file); {}",
                                  escape_bytes(dir), kHowToSave));
   std::sort(shards.begin(), shards.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  // A save writes one shard per rank, numbered from 0: a gap is a shard lost or not copied. (A
+  // missing last rank cannot be seen: the shards do not record the world size.)
+  std::string missing;
+  int next = 0;
+  for (const auto& s : shards) {
+    for (int r = next; r < s.rank && missing.size() < 200; ++r)
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", r);
+    next = s.rank + 1;
+  }
+  if (!missing.empty())
+    throw UsageError(fmt::format("--dir {}: {} shard file(s), up to rank {}, but none of rank(s) {}: a save writes one "
+                                 "shard per rank from rank 0, so this checkpoint is incomplete; copy the missing "
+                                 "__RANK_0.distcp files into it, or give the directory that holds all of them",
+                                 escape_bytes(dir), shards.size(), shards.back().rank, missing));
   for (auto& s : shards) {
     struct stat fs {};
     if (::stat(s.path.c_str(), &fs) != 0 || !S_ISREG(fs.st_mode))

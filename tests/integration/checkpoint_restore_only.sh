@@ -96,6 +96,13 @@ done
 "$IOPROBE" checkpoint --verify-only --dir "$DIR/missing" >/dev/null 2>"$DIR/e"
 [ $? = 2 ] && grep -q "no such directory" "$DIR/e" || fail "missing --dir: $(cat "$DIR/e")"
 [ -e "$DIR/missing" ] && fail "the read-back made the missing directory"
+# A shard lost or not copied: rank 1's shard without rank 0's.
+mkdir "$DIR/part" && cp "$DIR/ck/__1_0.distcp" "$DIR/part/"
+for mode in --verify-only --restore-only; do
+  "$IOPROBE" checkpoint $mode --dir "$DIR/part" >/dev/null 2>"$DIR/e"
+  rc=$?
+  [ $rc = 2 ] && grep -q "none of rank(s) 0: .* incomplete" "$DIR/e" || fail "$mode of a checkpoint without rank 0's shard (exit $rc): $(cat "$DIR/e")"
+done
 truncate -s -100 "$DIR/plain/__0_0.distcp"
 "$IOPROBE" checkpoint --verify-only --dir "$DIR/plain" >/dev/null 2>"$DIR/e"
 rc=$?
