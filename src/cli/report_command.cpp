@@ -216,7 +216,12 @@ int cmd_report(const CommandContext& ctx) {
     message(fmt::format("wrote {}", escape_bytes(html)));
   }
   if (!csv.empty()) {
-    write_file_atomically(csv, render_document_csv(docs[0]), "check that the directory exists and is writable");
+    // A run's figures as its typed document has them: rates and percentiles are derived from the
+    // counts and latency buckets, so an edited derived figure is not passed on.
+    const nlohmann::json& one = docs[0].value("kind", "") == "run"
+                                    ? run_document_json(run_document_of(docs[0], names[0]))
+                                    : docs[0];
+    write_file_atomically(csv, render_document_csv(one), "check that the directory exists and is writable");
     message(fmt::format("wrote {}", escape_bytes(csv)));
   }
   return kExitOk;

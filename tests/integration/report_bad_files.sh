@@ -37,4 +37,16 @@ ln -s full.json again.json
 out=$("$IOPROBE" report --merge full.json again.json 2>&1); rc=$?
 [ $rc = 2 ] || fail "report --merge of one file twice exited $rc: $out"
 echo "$out" | grep -q "are the same result" || fail "report --merge of one file twice: $out"
+# A derived figure edited by hand (a percentile, a rate) is not passed on to the CSV: the run's
+# figures come from its counts and latency buckets.
+python3 - <<'PY' || fail "editing the document"
+import json
+d = json.load(open("full.json"))
+d["results"]["file_latency_us"]["p99"] = "fast"
+d["results"]["samples_per_s"] = "2951"
+json.dump(d, open("edited.json", "w"))
+PY
+"$IOPROBE" report edited.json --csv edited.csv > /dev/null 2>&1 || fail "report --csv of an edited run"
+grep -q '^/results/file_latency_us/p99,[0-9]' edited.csv || fail "p99 in the CSV: $(grep p99 edited.csv)"
+grep -q '^/results/samples_per_s,[0-9]' edited.csv || fail "samples_per_s missing from the CSV"
 echo "ok: report refuses non-documents clearly"
