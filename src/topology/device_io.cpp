@@ -383,7 +383,7 @@ std::string bytes_source(const DeviceIo& io, uint64_t delivered_bytes, const std
   // this measurement's cannot be told apart, so neither "device" nor "page cache" can be said.
   if (io.share_unclear()) return "unknown";
   const double r = static_cast<double>(io.bytes_read) / static_cast<double>(delivered_bytes);
-  const std::string own = r >= 0.9 ? "device" : r <= 0.1 ? "page cache" : "mixed";
+  std::string own = r >= 0.9 ? "device" : r <= 0.1 ? "page cache" : "mixed";
   if (own == "page cache" || !io.backing || io.backing->direct_io == 1) return own;
   // The loop device read what it delivered, but without direct I/O it read its backing file
   // through the page cache: what the device under that file read says where the bytes came from.
