@@ -51,11 +51,6 @@ std::string real_path(const std::string& p) {
   return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
 }
 
-std::string parent_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
-}
-
 }  // namespace
 
 std::vector<ReadbackShard> find_checkpoint_shards(const std::string& dir) {
@@ -113,7 +108,7 @@ int run_checkpoint_readback(const CommandContext& ctx, const CheckpointConfig& c
                             int64_t t_start_ns) {
   const bool verify = c.readback == Readback::kVerify;
   if (!c.json_path.empty()) {
-    const std::string dir_real = real_path(c.dir), json_dir = real_path(parent_of(c.json_path));
+    const std::string dir_real = real_path(c.dir), json_dir = real_path(parent_directory(c.json_path));
     if (!dir_real.empty() && dir_real == json_dir)
       throw UsageError(fmt::format("--json {}: inside --dir {}, which {} leaves untouched; write it elsewhere",
                                    escape_bytes(c.json_path), escape_bytes(c.dir),

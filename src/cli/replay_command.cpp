@@ -95,11 +95,6 @@ replay::GapMode gap_mode(const po::variables_map& vm) {
   return g == "sleep" ? replay::GapMode::sleep : g == "burn" ? replay::GapMode::burn : replay::GapMode::recorded;
 }
 
-std::string parent_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-}
-
 }  // namespace
 
 int cmd_replay(const CommandContext& ctx) {
@@ -195,7 +190,7 @@ int cmd_replay(const CommandContext& ctx) {
     std::string probe_path = lopts.dir;
     for (const auto& f : layout.files)
       if (f.action == replay::FileAction::mapped) {
-        probe_path = parent_of(f.path);
+        probe_path = parent_directory(f.path);
         break;
       }
     target = probe_target(probe_path.empty() ? "." : probe_path);

@@ -83,4 +83,9 @@ std::string shell_quote(std::string_view arg) {
   return out + "'";
 }
 
+std::string parent_directory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
 }  // namespace ioprobe

@@ -19,4 +19,8 @@ std::string unescape_bytes(std::string_view s);
 /// Shell-quotes one argument for display ('a b' -> "'a b'"), after escape_bytes().
 std::string shell_quote(std::string_view arg);
 
+/// The directory part of `path`, lexically: "a/b" -> "a", "/a" -> "/", "b" -> "." (the current
+/// directory, where a relative file name lives).
+std::string parent_directory(const std::string& path);
+
 }  // namespace ioprobe

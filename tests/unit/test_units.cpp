@@ -83,6 +83,13 @@ TEST_CASE("escape_bytes is reversible for invalid UTF-8", "[text]") {
   CHECK(shell_quote("plain") == "plain");
 }
 
+TEST_CASE("parent_directory: the directory part of a path, '.' for a bare name", "[units]") {
+  CHECK(parent_directory("a/b.json") == "a");
+  CHECK(parent_directory("/x") == "/");
+  CHECK(parent_directory("b.json") == ".");
+  CHECK(parent_directory("/mnt/ck/out.json") == "/mnt/ck");
+}
+
 TEST_CASE("absurd exponents give the out-of-range message, not 'unknown unit'", "[units]") {
   auto message = [](auto f) {
     try {
