@@ -105,7 +105,7 @@ TEST_CASE("loop accounting: the backing device is read beside the loop device, n
 
 TEST_CASE("bytes_source: a buffered loop device served by its backing file's page cache is not 'device'",
           "[device_io][loop]") {
-  // The trial's case: ext4 on loop0, cold; loop0 read 1.04 x delivered while vda read 0 B.
+  // ext4 on loop0 without loop direct I/O, cold: loop0 read 1.04 x delivered while vda read 0 B.
   CHECK(bytes_source(loop_delta(0, 104, 0), 100 * kMiB) == kLoopBackingCache);
   // The disk under the file read the bytes: from the device.
   CHECK(bytes_source(loop_delta(0, 104, 102), 100 * kMiB) == "device");
