@@ -188,6 +188,7 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
     throw UsageError("--zstd-job-size sets the job size of zstd's own pool: only with --compress-pool zstd");
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
   o.fsync = get_bool(vm, "fsync", true);
+  o.world_size = job_ranks;  // every process's shards, numbered 0..job_ranks-1
   o.io.io_size = get_size(vm, "io-size", 16u << 20, 4096, 1u << 30);
   if (o.io.io_size % 4096) throw UsageError(fmt::format("--io-size: {} B is not a multiple of 4096", o.io.io_size));
   o.io.depth = static_cast<unsigned>(get_count(vm, "io-depth", 2, 1, 64));
