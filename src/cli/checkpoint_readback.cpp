@@ -82,9 +82,12 @@ void check_world_size(const std::string& dir, const std::vector<ReadbackShard>& 
 
 std::vector<ReadbackShard> find_checkpoint_shards(const std::string& dir) {
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (::stat(dir.c_str(), &st) != 0)
     throw UsageError(fmt::format("--dir {}: {}; {}", escape_bytes(dir),
-                                 errno == ENOENT ? "no such directory" : "not a directory", kHowToSave));
+                                 errno == ENOENT ? std::string("no such directory") : errno_text(errno), kHowToSave));
+  if (!S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--dir {}: {}, not a directory; {}", escape_bytes(dir),
+                                 S_ISREG(st.st_mode) ? "is a regular file" : "exists", kHowToSave));
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
   if (!d) throw IoError(errno, "opendir", escape_bytes(dir));
   std::vector<ReadbackShard> shards;

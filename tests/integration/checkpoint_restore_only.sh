@@ -97,6 +97,13 @@ done
 "$IOPROBE" checkpoint --verify-only --dir "$DIR/missing" >/dev/null 2>"$DIR/e"
 [ $? = 2 ] && grep -q "no such directory" "$DIR/e" || fail "missing --dir: $(cat "$DIR/e")"
 [ -e "$DIR/missing" ] && fail "the read-back made the missing directory"
+# --dir naming a regular file (a shard, say) is refused as a file, naming it.
+for mode in --verify-only --restore-only; do
+  "$IOPROBE" checkpoint $mode --dir "$DIR/ck/__0_0.distcp" >/dev/null 2>"$DIR/e"
+  rc=$?
+  [ $rc = 2 ] && grep -q -- "--dir $DIR/ck/__0_0.distcp: is a regular file, not a directory" "$DIR/e" ||
+    fail "$mode --dir FILE (exit $rc): $(cat "$DIR/e")"
+done
 # A shard lost or not copied: rank 1's shard without rank 0's.
 mkdir "$DIR/part" && cp "$DIR/ck/__1_0.distcp" "$DIR/part/"
 for mode in --verify-only --restore-only; do
