@@ -108,7 +108,8 @@ DeviceIo CapacityDeviceIo::after_run() {
   return rec_->whole();
 }
 
-void CapacityDeviceIo::add(uint32_t gpus, int host_index, const DeviceIo& io) {
+void CapacityDeviceIo::add(uint32_t gpus, int host_index, const std::string& hostname, const DeviceIo& io) {
+  hostnames_[host_index] = hostname;
   auto& hosts = points_[gpus];
   auto it = hosts.find(host_index);
   if (it == hosts.end()) {
@@ -142,12 +143,12 @@ std::map<uint32_t, CapacityPointDeviceIo> CapacityDeviceIo::points() const {
   std::map<uint32_t, CapacityPointDeviceIo> out;
   for (const auto& [gpus, hosts] : points_) {
     CapacityPointDeviceIo& d = out[gpus];
-    bool first = true;
+    std::vector<std::pair<std::string, DeviceIo>> named;
     for (const auto& [h, io] : hosts) {
-      if (first) d.all = io;
-      else d.all.merge(io);
-      first = false;
+      const auto name = hostnames_.find(h);
+      named.emplace_back(name != hostnames_.end() ? name->second : fmt::format("host {}", h), io);
     }
+    d.all = sum_hosts_device_io(named);
     d.hosts = hosts;
   }
   return out;

@@ -82,12 +82,13 @@ class CapacityDeviceIo {
   void before_run();
   /// Marks its end; returns what the devices did since before_run().
   DeviceIo after_run();
-  /// Adds a repeat's accounting of host `host_index` to point `gpus` (the repeats of a point follow
-  /// one another: their intervals add).
-  void add(uint32_t gpus, int host_index, const DeviceIo& io);
+  /// Adds a repeat's accounting of host `host_index` (named `hostname`) to point `gpus` (the
+  /// repeats of a point follow one another: their intervals add).
+  void add(uint32_t gpus, int host_index, const std::string& hostname, const DeviceIo& io);
   /// Each point's accounting by its gpus, for the capacity document: the hosts' repeats added
-  /// (DeviceIo::merge) and each host's own by host index (the document gives each its read ratio
-  /// to the point's or the host row's delivered bytes).
+  /// (sum_hosts_device_io: with several hosts each host's devices named HOST:NAME) and each host's
+  /// own by host index (the document gives each its read ratio to the point's or the host row's
+  /// delivered bytes).
   std::map<uint32_t, CapacityPointDeviceIo> points() const;
   /// The warnings run gives its device figures (device_read_warnings: a cold read the devices did
   /// not serve, other traffic on a shared device that the point's own share cannot be told apart
@@ -97,6 +98,7 @@ class CapacityDeviceIo {
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;
   std::map<uint32_t, std::map<int, DeviceIo>> points_;  // gpus -> host index -> repeats added
+  std::map<int, std::string> hostnames_;                // host index -> its name
 };
 
 /// A recorder for `raw`: `t`'s devices, or with `block_path` set (a block device target) that
