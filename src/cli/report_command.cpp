@@ -118,12 +118,24 @@ RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) 
   }
 }
 
+// A tune document decoded (report/tune_document.hpp), or UsageError naming the file `name`, the
+// field and what to do.
+TuneDocument tune_document_of(const nlohmann::json& doc, const std::string& name) {
+  try {
+    return tune_document_from_json(doc, "'" + name + "'");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
+                                 "original or run the measurement again",
+                                 e.what()));
+  }
+}
+
 // The text report of one document (`name` its escaped file name), any kind ioprobe writes; "" for
 // an unknown kind.
 std::string document_text(const nlohmann::json& doc, const std::string& name) {
   const std::string kind = doc.value("kind", "");
   if (kind == "run") return render_run_text(run_document_of(doc, name));
-  if (kind == "tune") return render_tune_text(doc);
+  if (kind == "tune") return render_tune_text(tune_document_of(doc, name));
   if (kind == "capacity") return render_capacity_text(doc);
   if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
   if (kind == "raw") return render_raw_document_text(doc);
@@ -218,10 +230,12 @@ int cmd_report(const CommandContext& ctx) {
   if (!csv.empty()) {
     // A run's figures as its typed document has them: rates and percentiles are derived from the
     // counts and latency buckets, so an edited derived figure is not passed on.
-    const nlohmann::json& one = docs[0].value("kind", "") == "run"
-                                    ? run_document_json(run_document_of(docs[0], names[0]))
-                                    : docs[0];
-    write_file_atomically(csv, render_document_csv(one), "check that the directory exists and is writable");
+    const std::string kind = docs[0].value("kind", "");
+    const nlohmann::json& one = kind == "run" ? run_document_json(run_document_of(docs[0], names[0])) : docs[0];
+    write_file_atomically(csv,
+                          kind == "tune" ? render_tune_csv(tune_document_of(docs[0], names[0]))
+                                         : render_document_csv(one),
+                          "check that the directory exists and is writable");
     message(fmt::format("wrote {}", escape_bytes(csv)));
   }
   return kExitOk;
