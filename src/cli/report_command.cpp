@@ -106,11 +106,13 @@ std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files
   return docs;
 }
 
-// A run document decoded (report/run_document.hpp), or UsageError naming the file `name`, the
-// field and what to do.
-RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) {
+// A typed document decoded by `from_json` (run_document_from_json, ...), or UsageError naming the
+// file `name`, the field and what to do.
+template <class Doc>
+Doc decoded(Doc (*from_json)(const nlohmann::json&, const std::string&), const nlohmann::json& doc,
+            const std::string& name) {
   try {
-    return run_document_from_json(doc, "'" + name + "'");
+    return from_json(doc, "'" + name + "'");
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
                                  "original or run the measurement again",
@@ -118,16 +120,12 @@ RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) 
   }
 }
 
-// A tune document decoded (report/tune_document.hpp), or UsageError naming the file `name`, the
-// field and what to do.
+RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) {
+  return decoded(run_document_from_json, doc, name);
+}
+
 TuneDocument tune_document_of(const nlohmann::json& doc, const std::string& name) {
-  try {
-    return tune_document_from_json(doc, "'" + name + "'");
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
-                                 "original or run the measurement again",
-                                 e.what()));
-  }
+  return decoded(tune_document_from_json, doc, name);
 }
 
 // The text report of one document (`name` its escaped file name), any kind ioprobe writes; "" for
@@ -140,7 +138,7 @@ std::string document_text(const nlohmann::json& doc, const std::string& name) {
   if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(doc);
-  if (kind == "scaling") return render_scaling_text(doc);
+  if (kind == "scaling") return render_scaling_text(decoded(scaling_document_from_json, doc, name));
   if (kind == "replay") return render_replay_text(replay_document_from_json(doc, "replay document"));
   return "";
 }

@@ -18,6 +18,7 @@
 #include "report/probe_text.hpp"
 #include "report/replay_report.hpp"
 #include "report/run_document.hpp"
+#include "report/scaling_report.hpp"
 #include "report/svg_chart.hpp"
 #include "report/tune_document.hpp"
 #include "stats/latency_json.hpp"
@@ -419,6 +420,9 @@ std::string render_html_report(const std::vector<json>& docs) {
       else if (kind == "checkpoint") body = checkpoint_section(d);
       else if (kind == "raw") body = raw_section(d);
       else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
+      else if (kind == "scaling")
+        body = "<pre class=\"text\">" +
+               html_escape(render_scaling_text(scaling_document_from_json(d, "scaling document"))) + "</pre>\n";
       else if (kind == "replay")
         body = "<pre class=\"text\">" +
                html_escape(render_replay_text(replay_document_from_json(d, "replay document"))) + "</pre>\n";
