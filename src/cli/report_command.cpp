@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/message.hpp"
 #include "core/text.hpp"
+#include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
@@ -128,13 +129,17 @@ TuneDocument tune_document_of(const nlohmann::json& doc, const std::string& name
   return decoded(tune_document_from_json, doc, name);
 }
 
+CapacityDocument capacity_document_of(const nlohmann::json& doc, const std::string& name) {
+  return decoded(capacity_document_from_json, doc, name);
+}
+
 // The text report of one document (`name` its escaped file name), any kind ioprobe writes; "" for
 // an unknown kind.
 std::string document_text(const nlohmann::json& doc, const std::string& name) {
   const std::string kind = doc.value("kind", "");
   if (kind == "run") return render_run_text(run_document_of(doc, name));
   if (kind == "tune") return render_tune_text(tune_document_of(doc, name));
-  if (kind == "capacity") return render_capacity_text(doc);
+  if (kind == "capacity") return render_capacity_text(capacity_document_of(doc, name));
   if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(doc);
@@ -226,10 +231,13 @@ int cmd_report(const CommandContext& ctx) {
     message(fmt::format("wrote {}", escape_bytes(html)));
   }
   if (!csv.empty()) {
-    // A run's figures as its typed document has them: rates and percentiles are derived from the
-    // counts and latency buckets, so an edited derived figure is not passed on.
+    // A run's or capacity search's figures as its typed document has them: derived figures (a run's
+    // rates and percentiles, a point's demand and pass) come from the counts and settings, so an
+    // edited derived figure is not passed on; a tune's points as its typed document has them.
     const std::string kind = docs[0].value("kind", "");
-    const nlohmann::json& one = kind == "run" ? run_document_json(run_document_of(docs[0], names[0])) : docs[0];
+    const nlohmann::json& one = kind == "run"        ? run_document_json(run_document_of(docs[0], names[0]))
+                                : kind == "capacity" ? capacity_document_json(capacity_document_of(docs[0], names[0]))
+                                                     : docs[0];
     write_file_atomically(csv,
                           kind == "tune" ? render_tune_csv(tune_document_of(docs[0], names[0]))
                                          : render_document_csv(one),

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_readback.hpp"
 #include "report/checkpoint_report.hpp"
@@ -414,7 +415,7 @@ std::string render_html_report(const std::vector<json>& docs) {
     try {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(tune_document_from_json(d, "tune document"));
-      else if (kind == "capacity") body = render_capacity_html(d);
+      else if (kind == "capacity") body = render_capacity_html(capacity_document_from_json(d, "capacity document"));
       else if (kind == "checkpoint" && is_checkpoint_readback(d))
         body = "<pre class=\"text\">" + html_escape(render_checkpoint_readback_text(d)) + "</pre>\n";
       else if (kind == "checkpoint") body = checkpoint_section(d);
@@ -432,7 +433,7 @@ std::string render_html_report(const std::vector<json>& docs) {
     } catch (const json::exception& e) {
       body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
              " section needs: " + html_escape(e.what()) + "</p>\n";
-    } catch (const UsageError& e) {  // a run document refused by its typed reader, naming the field
+    } catch (const UsageError& e) {  // a typed document (run, capacity) refused by its reader, naming the field
       body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
              " section needs: " + html_escape(e.what()) + "</p>\n";
     }

@@ -35,9 +35,7 @@ RunCalibrationRef calibration_from_json(const nlohmann::json& j, const std::stri
   return c;
 }
 
-}  // namespace
-
-RunConsumerModel consumer_model_from_json(const nlohmann::json& j, const std::string& w) {
+RunConsumerModel consumer_from_json(const nlohmann::json& j, const std::string& w) {
   RunConsumerModel m;
   m.main_cpu_per_batch_us = json_field<double>(j, "main_cpu_per_batch_us", w);
   m.own_read_cpu_per_file_us = json_field<double>(j, "own_read_cpu_per_file_us", w);
@@ -57,8 +55,6 @@ RunConsumerModel consumer_model_from_json(const nlohmann::json& j, const std::st
     m.calibration = calibration_from_json(j.at("calibration"), json_path(w, "calibration"));
   return m;
 }
-
-namespace {
 
 nlohmann::json loader_json(const RunLoaderSection& l) {
   nlohmann::json j = {{"num_workers", l.num_workers},
@@ -101,7 +97,7 @@ RunLoaderSection loader_from_json(const nlohmann::json& j, const std::string& w)
   l.max_outstanding_batches = json_field<uint64_t>(j, "max_outstanding_batches", w);
   l.pattern = json_field<std::string>(j, "pattern", w);
   if (j.contains("read_size_bytes")) l.read_size_bytes = json_field<uint64_t>(j, "read_size_bytes", w);  // sharded
-  l.consumer = consumer_model_from_json(j, w);
+  l.consumer = consumer_from_json(j, w);
   return l;
 }
 
@@ -230,6 +226,10 @@ RunSource source_from_json(const nlohmann::json& j, const std::string& w) {
 }
 
 }  // namespace
+
+RunConsumerModel consumer_model_from_json(const nlohmann::json& loader, const std::string& where) {
+  return consumer_from_json(loader, where);
+}
 
 nlohmann::json run_document_json(const RunDocument& doc) {
   const RunHeader& h = doc.header;
