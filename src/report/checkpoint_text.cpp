@@ -104,8 +104,14 @@ std::string render_checkpoint_text(const json& doc) {
   // writes those as null); only the work it did is shown.
   const bool ok = sv.at("ok").get<bool>();
   const json& ph = sv.at("phases_max_over_ranks_s");
+  // A save whose read-back failed (a checksum mismatch, an undecodable chunk, a read error) is a
+  // failed save: its rates are shown marked as such, and nothing is derived from them.
+  const json& rs = c.value("restore", json::object());
+  const bool verify_failed = ok && rs.contains("ok") && !rs.at("ok").get<bool>() && !rs.value("interrupted", false);
   if (ok) {
-    o += "\nsave\n";
+    o += verify_failed ? "\nsave FAILED VERIFICATION: its read-back failed (RESTORE FAILED below); the rates below are "
+                         "of a failed save, not a result\n"
+                       : "\nsave\n";
     // Within 0.5% is no saving to claim, and more than 0.5% over is a growth: chance matches in
     // incompressible data, or chunks so small that their index entries (48 B each,
     // shard_format.hpp) and zstd frame headers cancel the saving.
@@ -166,7 +172,13 @@ std::string render_checkpoint_text(const json& doc) {
                        r.at("rank").get<int>(), r.value("chunks_done", 0), r.value("chunks_total", 0),
                        bytes(r.value("written_bytes", json(0))), secs(r.at("duration_s")));
   }
-  if (ok) {
+  if (verify_failed) {
+    o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {} of the FAILED save\n",
+                     secs(sv.at("duration_max_s")), rate(sv.at("throughput_min_rank_bytes_per_s")));
+    o += fmt::format("  aggregate write {} of logical state of a save that FAILED VERIFICATION: not a result, do not "
+                     "size storage on it\n",
+                     rate(sv.at("write_bytes_per_s")));
+  } else if (ok) {
     o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {}\n", secs(sv.at("duration_max_s")),
                      rate(sv.at("throughput_min_rank_bytes_per_s")));
     o += fmt::format("  aggregate write {} of logical state{}\n", rate(sv.at("write_bytes_per_s")),
@@ -213,7 +225,8 @@ std::string render_checkpoint_text(const json& doc) {
     if (rw.contains("after_save_skipped"))
       o += "  the run after the save did not run: " + rw.at("after_save_skipped").get<std::string>() + "\n";
   }
-  if (!cmp.value("available", cmp.contains("checkpoint_over_raw") && cmp["checkpoint_over_raw"].is_number()))
+  if (verify_failed) o += "  checkpoint / raw: not claimed: the save failed verification\n";
+  else if (!cmp.value("available", cmp.contains("checkpoint_over_raw") && cmp["checkpoint_over_raw"].is_number()))
     o += "  checkpoint / raw: not available: " + cmp.value("reason", std::string("no raw write measured")) + "\n";
   else {
     o += fmt::format("  checkpoint / raw = {:.3f}\n", cmp.at("checkpoint_over_raw").get<double>());
@@ -257,9 +270,13 @@ std::string render_checkpoint_text(const json& doc) {
   }
   if (c.contains("restore")) {
     const json& r = c.at("restore");
-    o += fmt::format("\nrestore, {}: {} verified in {} = {}; min over ranks {}\n", r.at("cache").get<std::string>(),
-                     bytes(r.at("logical_bytes")), secs(r.at("duration_max_s")), rate(r.at("restore_bytes_per_s")),
-                     rate(r.at("throughput_min_rank_bytes_per_s")));
+    if (r.value("ok", true) || r.value("interrupted", false))
+      o += fmt::format("\nrestore, {}: {} verified in {} = {}; min over ranks {}\n", r.at("cache").get<std::string>(),
+                       bytes(r.at("logical_bytes")), secs(r.at("duration_max_s")), rate(r.at("restore_bytes_per_s")),
+                       rate(r.at("throughput_min_rank_bytes_per_s")));
+    else  // a failed read-back has no rate to claim
+      o += fmt::format("\nrestore, {}: FAILED after {} verified in {}; no rate is claimed\n",
+                       r.at("cache").get<std::string>(), bytes(r.at("logical_bytes")), secs(r.at("duration_max_s")));
     const int decoders = r.value("decode_threads_per_rank", 0);
     // Why no decoders ran: the one reason that applied to this run's shards.
     const std::string pool = cfg.value("compress_pool", std::string("none"));

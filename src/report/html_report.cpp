@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/calibration_effect_report.hpp"
 #include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_readback.hpp"
@@ -201,6 +202,11 @@ std::string run_section(const RunDocument& d) {
     o += row("AU", fmt::format("0.0% (target 0%){}", from));
     o += row("verdict", ": ");
   }
+  // As the text report's line: a model, labelled so, beside the run's measured rate.
+  if (const std::string effect = calibration_effect_text(in.calibration_effect,
+                                                         in.result ? in.result->delivered_samples_per_s : 0);
+      !effect.empty())
+    o += row("calibration effect", effect);
   o += "</table>\n";
   o += timeline_chart(r.timeline, static_cast<double>(d.loader.gpus), "Throughput over time");
   o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
