@@ -25,8 +25,8 @@
 #include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "ingest/calibration_effect.hpp"
 #include "loader/loader_result_json.hpp"  // the codec allgather_parts sends a run's result with
-#include "report/calibration_effect_report.hpp"
 #include "report/document.hpp"
 #include "report/run_document.hpp"
 #include "report/tune_document.hpp"
@@ -284,7 +284,7 @@ int cmd_tune(const CommandContext& ctx) {
   if (!c.calibration_path.empty()) {  // at the recommended setting, else the base one
     LoaderConfig at = base;
     if (rec.valid && rec.point < plan.points.size()) at.num_workers = plan.points[rec.point].num_workers;
-    doc.tune.calibration_effect = calibration_effect_json(calibration_effect(at));
+    doc.tune.calibration_effect = calibration_effect(at);
   }
   doc.rules = tune_rules(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc.best_run = out.best_run;

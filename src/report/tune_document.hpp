@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ingest/analysis.hpp"
+#include "ingest/calibration_effect.hpp"
 #include "loader/loader_result.hpp"
 #include "report/run_document.hpp"
 #include "tune/recommend.hpp"
@@ -83,10 +84,10 @@ struct TuneSweepSection {
   uint64_t runs_done = 0;
   uint64_t runs_planned = 0;
   std::string stop_reason;  // "completed" | "budget" | "interrupted" | ...
-  // With --calibration: what the calibration changed in the modelled CPU ceiling at the
-  // recommended setting, as report/calibration_effect_report.hpp writes it (not yet typed here);
-  // null: tuned without one.
-  nlohmann::json calibration_effect;
+  // With --calibration: what the calibration changes in the modelled CPU ceiling at the
+  // recommended setting (a model, not a measurement; written by calibration_effect_json);
+  // absent: tuned without one.
+  std::optional<CalibrationEffect> calibration_effect;
 };
 
 /// The worker costs a point's runs took from the calibration (--calibration): µs per sample,

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "report/calibration_effect_report.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
 #include "report/tune_document.hpp"
@@ -89,7 +90,7 @@ nlohmann::json tune_sweep_json(const TuneSweepSection& t) {
                       {"budget_s", t.budget_s},      {"elapsed_s", t.elapsed_s},
                       {"runs_done", t.runs_done},    {"runs_planned", t.runs_planned},
                       {"stop_reason", t.stop_reason}};
-  if (!t.calibration_effect.is_null()) j["calibration_effect"] = t.calibration_effect;
+  if (t.calibration_effect) j["calibration_effect"] = calibration_effect_json(*t.calibration_effect);
   return j;
 }
 
@@ -106,11 +107,8 @@ TuneSweepSection tune_sweep_from_json(const nlohmann::json& j, const std::string
   t.runs_done = json_field<uint64_t>(j, "runs_done", w);
   t.runs_planned = json_field<uint64_t>(j, "runs_planned", w);
   t.stop_reason = json_field<std::string>(j, "stop_reason", w);
-  if (j.contains("calibration_effect")) {  // written only with --calibration
-    t.calibration_effect = json_at(j, "calibration_effect", w);
-    if (!t.calibration_effect.is_object())
-      json_detail::throw_mistyped(t.calibration_effect, json_path(w, "calibration_effect"), "a JSON object");
-  }
+  if (j.contains("calibration_effect"))  // written only with --calibration
+    t.calibration_effect = calibration_effect_from_json(j.at("calibration_effect"), json_path(w, "calibration_effect"));
   return t;
 }
 

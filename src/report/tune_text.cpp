@@ -58,10 +58,11 @@ std::string render_tune_text(const TuneDocument& doc) {
   if (const auto& cal = doc.loader.consumer.calibration)
     o += fmt::format("  {:<{}} {}{} ({}:{} on {}, torch {}, batch size {})\n", "loader", 10, "calibrated by ",
                      cal->file, cal->code, cal->function, cal->host, cal->torch_version, cal->batch_size);
-  {  // measured: the recommended setting's rate, the one the effect is modelled at
+  if (t.calibration_effect) {  // measured: the recommended setting's rate, the one the effect is modelled at
     const size_t i = r.point;
     const double rate = r.valid && i < pts.size() && tune_point_measured(pts[i]) ? pts[i].point.samples_per_s : 0;
-    o += render_calibration_effect_line(t.calibration_effect, "effect", 10, rate, "the recommended setting measured");
+    o += render_calibration_effect_line(calibration_effect_json(*t.calibration_effect), "effect", 10, rate,
+                                        "the recommended setting measured");
   }
   o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.runs_done, t.run_s,
                    t.repeats, format_seconds(t.elapsed_s), t.placements_reason);

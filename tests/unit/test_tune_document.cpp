@@ -57,7 +57,13 @@ TuneDocument full_tune_document() {
   d.tune.elapsed_s = 12.5;
   d.tune.runs_done = 4;
   d.tune.runs_planned = 6;
-  d.tune.calibration_effect = {{"ceiling_samples_per_s", 5000.0}, {"basis", "calibrated"}};
+  CalibrationEffect effect;
+  effect.ranks = 1;
+  effect.num_workers = 2;
+  effect.batch_size = 256;
+  effect.cpus = 2;
+  effect.calibrated = {3265, 4000, 612, 0, 500, 500, "CPUs"};  // uncalibrated: no CPU ceiling
+  d.tune.calibration_effect = effect;
   d.points[0].device_io = {{"bytes_read", 1000}, {"read_rate_ratio", nullptr}};
   d.points[1].worker_costs = TuneWorkerCosts{0.5, 30, 20, 6, 4, 0.25, "measured"};
   d.rules = tune_rules(check_workers_rule(t, rec, 2), t);
@@ -128,9 +134,14 @@ TEST_CASE("tune document: every optional part survives the round trip", "[tune_d
   CHECK(back.rules[1].best_num_workers == 2u);
   CHECK_FALSE(back.rules[0].samples_per_s.has_value());
   CHECK(back.best_run->samples == 4096);
-  CHECK(back.tune.calibration_effect == d.tune.calibration_effect);
+  REQUIRE(back.tune.calibration_effect.has_value());
+  CHECK(back.tune.calibration_effect->calibrated.bound == "CPUs");
+  CHECK(back.tune.calibration_effect->calibrated.samples_per_s == 500);
+  CHECK(back.tune.calibration_effect->uncalibrated.samples_per_s == 0);  // written as null: no ceiling
+  CHECK(back.tune.calibration_effect->cpus == 2);
   CHECK(back.loader.consumer.calibration->function == "make");
   CHECK(render_tune_text(back) == render_tune_text(d));
+  CHECK_THAT(render_tune_text(back), Catch::Contains("effect     modelled, not measured: CPU ceiling at 1 rank"));
 }
 
 TEST_CASE("tune document: a missing or mistyped field is refused naming its path", "[tune_document]") {
@@ -161,6 +172,10 @@ TEST_CASE("tune document: a missing or mistyped field is refused naming its path
       {"a point's status", json::json_pointer("/points/0/status"), "guessed", "'t.json' points[0].status: 'guessed'"},
       {"a figure of a point not measured", json::json_pointer("/points/2/au"), 0.5,
        "'t.json' points[2].au: expected null"},
+      {"the calibration effect's CPUs", json::json_pointer("/tune/calibration_effect/setting/cpus"), "two",
+       "'t.json' tune.calibration_effect.setting.cpus: expected"},
+      {"the calibration effect's bound", json::json_pointer("/tune/calibration_effect/calibrated_bound"), nullptr,
+       "'t.json' tune.calibration_effect: missing key 'calibrated_bound'"},
       {"the kind", json::json_pointer("/kind"), "run", "'t.json'.kind: 'run' is not a tune document"},
   };
   for (const auto& c : cases) {
