@@ -81,19 +81,19 @@ void TuneDeviceIo::on_run(uint32_t num_workers, uint32_t prefetch_factor, const 
   points_.emplace_back(key, io);
 }
 
-void TuneDeviceIo::add_to(nlohmann::json& points) const {
-  for (auto& p : points) {
-    const std::string key = point_key(p.value("num_workers", 0ULL), p.value("prefetch_factor", 0ULL),
-                                      p.value("numa", ""));
+void TuneDeviceIo::add_to(std::vector<TunePointEntry>& points) const {
+  for (auto& e : points) {
+    const TunePoint& p = e.point;
+    const std::string key = point_key(p.num_workers, p.prefetch_factor, p.numa);
     for (const auto& [k, io] : points_) {
       if (k != key) continue;
       nlohmann::json j = device_io_json(io);
       const double rate = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
       j["device_read_bytes_per_s"] = rate;
-      // A setting the sweep never finished has bytes_per_s null ("not measured"): no ratio.
-      const double bps = p.contains("bytes_per_s") && p["bytes_per_s"].is_number() ? p["bytes_per_s"].get<double>() : 0;
+      // A setting the sweep never finished has no bytes_per_s ("not measured"): no ratio.
+      const double bps = tune_point_measured(e) ? p.bytes_per_s : 0;
       j["read_rate_ratio"] = io.measured() && bps > 0 ? nlohmann::json(rate / bps) : nlohmann::json(nullptr);
-      p["device_io"] = j;
+      e.device_io = j;
     }
   }
 }

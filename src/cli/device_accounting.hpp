@@ -15,6 +15,7 @@
 #include "loader/loader_result.hpp"
 #include "report/capacity_document.hpp"
 #include "report/run_document.hpp"
+#include "report/tune_document.hpp"
 #include "topology/block_device.hpp"
 #include "topology/device_io.hpp"
 #include "topology/target.hpp"
@@ -62,10 +63,10 @@ class TuneDeviceIo {
   explicit TuneDeviceIo(const TargetInfo& t) : rec_(device_recorder(t)) {}
   /// The sweep's progress callback: `done` false before a run, true after it.
   void on_run(uint32_t num_workers, uint32_t prefetch_factor, const std::string& numa, bool done);
-  /// Adds "device_io" to each entry of tune_points_json's array (matched by num_workers,
-  /// prefetch_factor and numa): the runs' accounting summed, with device_read_bytes_per_s
-  /// (bytes_read / interval_s) and read_rate_ratio (that over the point's bytes_per_s, null when 0).
-  void add_to(nlohmann::json& points) const;
+  /// Sets each point's device_io (matched by num_workers, prefetch_factor and numa): the runs'
+  /// accounting summed, with device_read_bytes_per_s (bytes_read / interval_s) and read_rate_ratio
+  /// (that over the point's bytes_per_s, null when 0 or the point was not measured).
+  void add_to(std::vector<TunePointEntry>& points) const;
 
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;
