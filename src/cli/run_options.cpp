@@ -10,6 +10,7 @@
 #include "cli/run_calibration.hpp"
 #include "cli/run_config.hpp"
 #include "cli/same_options.hpp"
+#include "cli/shuffle_buffer_options.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -146,6 +147,7 @@ po::options_description loader_options_description(bool for_tune) {
         ("numa", str(), "none | local (the target device's node) | interleave | node:N: bind workers and their "
                         "buffers with libnuma [none]");
   // clang-format on
+  add_shuffle_buffer_options(loader);
   return loader;
 }
 
@@ -487,6 +489,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (l.read_size % 4096)
     throw UsageError(
         fmt::format("--read-size {}: must be a multiple of 4KiB (O_DIRECT reads are 4 KiB-aligned)", l.read_size));
+  apply_shuffle_buffer_options(vm, s.kind, l);
   l.seed = s.seed;
   l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > 16384)
