@@ -147,7 +147,6 @@ po::options_description loader_options_description(bool for_tune) {
         ("numa", str(), "none | local (the target device's node) | interleave | node:N: bind workers and their "
                         "buffers with libnuma [none]");
   // clang-format on
-  add_shuffle_buffer_options(loader);
   return loader;
 }
 
@@ -190,7 +189,9 @@ po::options_description run_options_description() {
   // clang-format on
 
   po::options_description all;
-  all.add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description());
+  po::options_description loader = loader_options_description(false);
+  add_shuffle_buffer_options(loader);  // run's only: tune and capacity documents do not record a buffer
+  all.add(dataset_options_description()).add(loader).add(gpu_options_description());
   all.add(hosts_options_description()).add(output);
   return all;
 }

@@ -2,8 +2,8 @@
 # --shuffle-buffer on a tiny sharded dataset: the run completes, every record is delivered and every
 # shard byte read once per epoch, and the document and the text report record the buffer settings;
 # without the option the document has no buffer fields; on a files dataset the option is refused
-# with exit 2, naming the option and its value. The document is checked against the schema when
-# python3-jsonschema is installed.
+# with exit 2, naming the option and its value, and tune and capacity do not take it. The document
+# is checked against the schema when python3-jsonschema is installed.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
@@ -58,3 +58,12 @@ rc=$?
 grep -q -- "--shuffle-buffer 500" "$work/refused.txt" || fail "the refusal does not name the option and value: $(cat "$work/refused.txt")"
 [ ! -e "$work/files" ] || fail "the refused run generated a dataset before refusing"
 echo "ok: --shuffle-buffer on a files dataset: exit 2, $(head -c 160 "$work/refused.txt")"
+
+# tune and capacity do not take it (their documents would not record the buffer): exit 2, named.
+for sub in tune capacity; do
+  "$IOPROBE" "$sub" --dir "$work/ds" --shuffle-buffer 30 > "$work/$sub.txt" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] || fail "$sub --shuffle-buffer: exit $rc, expected 2: $(cat "$work/$sub.txt")"
+  grep -q -- "--shuffle-buffer" "$work/$sub.txt" || fail "$sub: the refusal does not name the option: $(cat "$work/$sub.txt")"
+done
+echo "ok: tune and capacity refuse --shuffle-buffer"
