@@ -38,7 +38,7 @@ PY
 else
   echo "note: python3-jsonschema missing (tools/setup --test installs it): the schema check is skipped"
 fi
-grep -q "shuffle buffer of 30 samples (first yield at 12)" "$work/wds.txt" \
+grep -q "shuffle buffer of 30 samples (it yields its first once it holds 12 samples)" "$work/wds.txt" \
   || fail "the text report does not name the buffer: $(cat "$work/wds.txt")"
 
 "$IOPROBE" "${COMMON[@]}" --json "$work/plain.json" > "$work/plain.txt" 2>&1 \
