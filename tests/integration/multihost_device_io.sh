@@ -55,7 +55,11 @@ for h in d["hosts"]:
     b = io.get("backing") or {}  # a buffered loop device served by its file's page cache says so
     label = ("page cache of the loop device's backing file"
              if b and b["direct_io"] is not True and b["device"]["bytes_read"] <= 0.1 * got else "device")
-    assert io["reference_bytes"] == got and io["bytes_source"] == label, (label, io)
+    # Other traffic on the disk under the loop devices (measured in the idle window before) can
+    # explain the reads: then the source cannot be told and 'unknown' is the right answer.
+    busy = b and b["idle_bytes_per_s_before"] * io["interval_s"] > max(2**20, 0.1 * got)
+    assert io["reference_bytes"] == got and (io["bytes_source"] == label or
+                                             (busy and io["bytes_source"] == "unknown")), (label, io)
     assert not io["cold_read_nothing"] and not io["cold_read_short"], io
     print(f"ok: {h['hostname']} on {want[h['hostname']]} ({label}): delivered {got} B, device read {io['bytes_read']} B "
           f"({io['read_ratio']:.4f} x)")
