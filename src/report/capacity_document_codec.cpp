@@ -166,14 +166,7 @@ CapacitySection capacity_section_from_json(const json& j, const std::string& w) 
 }  // namespace
 
 json capacity_document_json(const CapacityDocument& doc) {
-  const RunHeader& h = doc.header;
-  json j = {{"schema", h.schema},
-            {"ioprobe_version", h.ioprobe_version},
-            {"kind", "capacity"},
-            {"command", h.command},
-            {"created_utc", h.created_utc},
-            {"host", h.host},
-            {"target", doc.target},
+  json j = {{"target", doc.target},
             {"targets", doc.targets},
             {"dataset", doc.dataset},
             {"loader", capacity_loader_json(doc.loader)},
@@ -181,6 +174,7 @@ json capacity_document_json(const CapacityDocument& doc) {
             {"capacity", capacity_section_json(doc.capacity)},
             {"partial", doc.partial},
             {"warnings", doc.warnings}};
+  j.update(header_json(doc.header, "capacity"));
   if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
   return j;
 }
@@ -190,19 +184,8 @@ void write_capacity_document(const std::string& path, const CapacityDocument& do
 }
 
 CapacityDocument capacity_document_from_json(const json& j, const std::string& where) {
-  if (!j.is_object()) json_detail::throw_mistyped(j, where, "a JSON object");
   CapacityDocument d;
-  RunHeader& h = d.header;
-  h.schema = json_field<std::string>(j, "schema", where);
-  if (h.schema != kResultSchema)
-    throw UsageError(fmt::format("{}.schema: '{}' is not '{}'; render it with the ioprobe version that wrote it", where,
-                                 escape_bytes(h.schema), kResultSchema));
-  if (const auto kind = json_field<std::string>(j, "kind", where); kind != "capacity")
-    throw UsageError(fmt::format("{}.kind: '{}' is not a capacity document", where, escape_bytes(kind)));
-  h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
-  h.command = json_field<std::vector<std::string>>(j, "command", where);
-  h.created_utc = json_field<std::string>(j, "created_utc", where);
-  h.host = json_at(j, "host", where);
+  d.header = header_from_json(j, "capacity", where);
   d.target = json_at(j, "target", where);
   d.targets = json_at(j, "targets", where);
   d.dataset = json_at(j, "dataset", where);

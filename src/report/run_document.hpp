@@ -105,6 +105,16 @@ struct RunHeader {
   nlohmann::json host;                 // host_json(): not yet typed, kept as written
 };
 
+/// The header's keys (schema, ioprobe_version, kind, command, created_utc, host) of a document of
+/// kind `kind` ("run", "tune", ...), as document_header() writes them; a document's codec adds its
+/// sections to this object.
+nlohmann::json header_json(const RunHeader& h, const char* kind);
+
+/// A saved document's header read back, strictly: the schema must be kResultSchema and the kind
+/// `kind`, else UsageError naming `where` and the field ("'a.json'.kind: 'tune' is not a run
+/// document"); a missing or mistyped field is refused naming its path (core/json_field.hpp).
+RunHeader header_from_json(const nlohmann::json& j, const char* kind, const std::string& where);
+
 /// The calibration document a run's consumer model came from (--calibration): where it was
 /// measured, not its figures (those are the loader section's). Fields as in the calibrate document.
 struct RunCalibrationRef {

@@ -237,21 +237,36 @@ RunConsumerModel consumer_model_from_json(const nlohmann::json& loader, const st
   return consumer_from_json(loader, where);
 }
 
+nlohmann::json header_json(const RunHeader& h, const char* kind) {
+  return {{"schema", h.schema},   {"ioprobe_version", h.ioprobe_version}, {"kind", kind},
+          {"command", h.command}, {"created_utc", h.created_utc},         {"host", h.host}};
+}
+
+RunHeader header_from_json(const nlohmann::json& j, const char* kind, const std::string& where) {
+  if (!j.is_object()) json_detail::throw_mistyped(j, where, "a JSON object");
+  RunHeader h;
+  h.schema = json_field<std::string>(j, "schema", where);
+  if (h.schema != kResultSchema)
+    throw UsageError(fmt::format("{}.schema: '{}' is not '{}'; render it with the ioprobe version that wrote it", where,
+                                 escape_bytes(h.schema), kResultSchema));
+  if (const auto k = json_field<std::string>(j, "kind", where); k != kind)
+    throw UsageError(fmt::format("{}.kind: '{}' is not a {} document", where, escape_bytes(k), kind));
+  h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
+  h.command = json_field<std::vector<std::string>>(j, "command", where);
+  h.created_utc = json_field<std::string>(j, "created_utc", where);
+  h.host = json_at(j, "host", where);
+  return h;
+}
+
 nlohmann::json run_document_json(const RunDocument& doc) {
-  const RunHeader& h = doc.header;
-  nlohmann::json j = {{"schema", h.schema},
-                      {"ioprobe_version", h.ioprobe_version},
-                      {"kind", "run"},
-                      {"command", h.command},
-                      {"created_utc", h.created_utc},
-                      {"host", h.host},
-                      {"target", doc.target},
+  nlohmann::json j = {{"target", doc.target},
                       {"targets", doc.targets},
                       {"dataset", doc.dataset},
                       {"loader", loader_json(doc.loader)},
                       {"results", loader_results_json(doc.results.loader)},
                       {"ingest", ingest_section_json(doc.ingest)},
                       {"partial", doc.partial}};
+  j.update(header_json(doc.header, "run"));
   if (!doc.results.device_io.is_null()) j["results"]["device_io"] = doc.results.device_io;
   if (!doc.results.epochs.is_null()) j["results"]["epochs"] = doc.results.epochs;
   j["warnings"] = doc.warnings;
@@ -265,19 +280,8 @@ nlohmann::json run_document_json(const RunDocument& doc) {
 }
 
 RunDocument run_document_from_json(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_object()) json_detail::throw_mistyped(j, where, "a JSON object");
   RunDocument d;
-  RunHeader& h = d.header;
-  h.schema = json_field<std::string>(j, "schema", where);
-  if (h.schema != kResultSchema)
-    throw UsageError(fmt::format("{}.schema: '{}' is not '{}'; render it with the ioprobe version that wrote it", where,
-                                 escape_bytes(h.schema), kResultSchema));
-  if (const auto kind = json_field<std::string>(j, "kind", where); kind != "run")
-    throw UsageError(fmt::format("{}.kind: '{}' is not a run document", where, escape_bytes(kind)));
-  h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
-  h.command = json_field<std::vector<std::string>>(j, "command", where);
-  h.created_utc = json_field<std::string>(j, "created_utc", where);
-  h.host = json_at(j, "host", where);
+  d.header = header_from_json(j, "run", where);
   d.target = json_at(j, "target", where);
   d.targets = json_at(j, "targets", where);
   d.dataset = json_at(j, "dataset", where);

@@ -164,33 +164,17 @@ ScalingSection scaling_section(const ScalingConfig& cfg, const ScalingResult& r)
 }
 
 json scaling_document_json(const ScalingDocument& doc) {
-  const RunHeader& h = doc.header;
-  return {{"schema", h.schema},
-          {"ioprobe_version", h.ioprobe_version},
-          {"kind", "scaling"},
-          {"command", h.command},
-          {"created_utc", h.created_utc},
-          {"host", h.host},
-          {"target", doc.target},
-          {"partial", doc.partial},
-          {"warnings", doc.warnings},
-          {"scaling", scaling_section_json(doc.scaling)}};
+  nlohmann::json j = {{"target", doc.target},
+                      {"partial", doc.partial},
+                      {"warnings", doc.warnings},
+                      {"scaling", scaling_section_json(doc.scaling)}};
+  j.update(header_json(doc.header, "scaling"));
+  return j;
 }
 
 ScalingDocument scaling_document_from_json(const json& j, const std::string& where) {
-  if (!j.is_object()) json_detail::throw_mistyped(j, where, "a JSON object");
   ScalingDocument d;
-  RunHeader& h = d.header;
-  h.schema = json_field<std::string>(j, "schema", where);
-  if (h.schema != kResultSchema)
-    throw UsageError(fmt::format("{}.schema: '{}' is not '{}'; render it with the ioprobe version that wrote it", where,
-                                 escape_bytes(h.schema), kResultSchema));
-  if (const auto kind = json_field<std::string>(j, "kind", where); kind != "scaling")
-    throw UsageError(fmt::format("{}.kind: '{}' is not a scaling document", where, escape_bytes(kind)));
-  h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
-  h.command = json_field<std::vector<std::string>>(j, "command", where);
-  h.created_utc = json_field<std::string>(j, "created_utc", where);
-  h.host = json_at(j, "host", where);
+  d.header = header_from_json(j, "scaling", where);
   d.target = json_at(j, "target", where);
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);

@@ -330,14 +330,7 @@ TuneRule tune_rule_from_json(const nlohmann::json& j, const std::string& w) {
 }  // namespace
 
 nlohmann::json tune_document_json(const TuneDocument& doc) {
-  const RunHeader& h = doc.header;
-  nlohmann::json j = {{"schema", h.schema},
-                      {"ioprobe_version", h.ioprobe_version},
-                      {"kind", "tune"},
-                      {"command", h.command},
-                      {"created_utc", h.created_utc},
-                      {"host", h.host},
-                      {"target", doc.target},
+  nlohmann::json j = {{"target", doc.target},
                       {"targets", doc.targets},
                       {"dataset", doc.dataset},
                       {"loader", tune_loader_json(doc.loader)},
@@ -346,6 +339,7 @@ nlohmann::json tune_document_json(const TuneDocument& doc) {
                       {"recommendation", tune_recommendation_json(doc.recommendation)},
                       {"partial", doc.partial},
                       {"warnings", doc.warnings}};
+  j.update(header_json(doc.header, "tune"));
   j["points"] = nlohmann::json::array();
   for (const auto& p : doc.points) j["points"].push_back(tune_point_json(p));
   j["rules"] = nlohmann::json::array();
@@ -356,19 +350,8 @@ nlohmann::json tune_document_json(const TuneDocument& doc) {
 }
 
 TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_object()) json_detail::throw_mistyped(j, where, "a JSON object");
   TuneDocument d;
-  RunHeader& h = d.header;
-  h.schema = json_field<std::string>(j, "schema", where);
-  if (h.schema != kResultSchema)
-    throw UsageError(fmt::format("{}.schema: '{}' is not '{}'; render it with the ioprobe version that wrote it", where,
-                                 escape_bytes(h.schema), kResultSchema));
-  if (const auto kind = json_field<std::string>(j, "kind", where); kind != "tune")
-    throw UsageError(fmt::format("{}.kind: '{}' is not a tune document", where, escape_bytes(kind)));
-  h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
-  h.command = json_field<std::vector<std::string>>(j, "command", where);
-  h.created_utc = json_field<std::string>(j, "created_utc", where);
-  h.host = json_at(j, "host", where);
+  d.header = header_from_json(j, "tune", where);
   d.target = json_at(j, "target", where);
   d.targets = json_at(j, "targets", where);
   d.dataset = json_at(j, "dataset", where);
