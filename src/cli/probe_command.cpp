@@ -79,37 +79,14 @@ int cmd_probe(const CommandContext& ctx) {
   deep_request.depth = kProbeDeepDepth;
   EngineChoice deep = choose_engine(deep_request, target, uring);
 
-  nlohmann::json doc = document_header("probe", ctx.argv, host);
-  doc["target"] = target_json(target);
-  doc["topology"] = topology_json(topo, target.device_numa_node);
-  doc["io_uring"] = io_uring_json(uring);
-  doc["engine"] = {{"cold", engine_choice_json(cold, cold_buffered)},
-                   {"warm", engine_choice_json(warm, true)},
-                   {"deep", engine_choice_json(deep, true, kProbeDeepDepth)}};
-  std::string budget_source;
-  const uint64_t budget = cache_budget_bytes(host, &budget_source);
-  doc["cache"] = {{"ram_bytes", host.memory_bytes},
-                  {"cgroup_memory_limit_bytes", host.cgroup_memory_limit_bytes},
-                  {"cgroup_memory_limit_source", host.cgroup_memory_limit_source},
-                  {"cache_budget_bytes", budget},
-                  {"cache_budget_source", budget_source}};
-  if (dir_is_file)
-    doc["warnings"].push_back(fmt::format("--dir '{}' is a file, not a directory: this describes the filesystem and "
-                                          "device that hold it (O_DIRECT read on the file itself); give the dataset's "
-                                          "directory to probe where a run reads",
-                                          escape_bytes(dir)));
-  for (const auto& w : target.warnings) doc["warnings"].push_back(escape_bytes(w));
-  if (!uring.available) doc["warnings"].push_back(uring.message);
-  if (topo.live() && topo.allowed_cpus.size() < topo.online_cpus.size())
-    doc["warnings"].push_back(fmt::format("this process may use {} of {} online CPUs ({}): size num_workers by the "
-                                          "allowed CPUs, not os.cpu_count()",
-                                          topo.allowed_cpus.size(), topo.online_cpus.size(),
-                                          cpu_list_string(topo.allowed_cpus)));
-
+  const ProbeDocument doc = make_probe_document(run_header(ctx.argv, host), target, topo, uring,
+                                                probe_engine_row(cold, cold_buffered), probe_engine_row(warm, true),
+                                                probe_engine_row(deep, true, kProbeDeepDepth), host,
+                                                dir_is_file ? dir : "");
   std::fputs(render_probe_text(doc).c_str(), stdout);
   if (vm.count("json")) {
     std::string out = get_string(vm, "json");
-    write_json_file(out, doc);
+    write_probe_document(out, doc);
     std::printf("\nJSON written to %s\n", escape_bytes(out).c_str());
   }
   return kExitOk;

@@ -142,7 +142,7 @@ std::string document_text(const nlohmann::json& doc, const std::string& name) {
   if (kind == "capacity") return render_capacity_text(capacity_document_of(doc, name));
   if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
   if (kind == "raw") return render_raw_document_text(doc);
-  if (kind == "probe") return render_probe_text(doc);
+  if (kind == "probe") return render_probe_text(decoded(probe_document_from_json, doc, name));
   if (kind == "scaling") return render_scaling_text(decoded(scaling_document_from_json, doc, name));
   if (kind == "replay") return render_replay_text(replay_document_from_json(doc, "replay document"));
   return "";

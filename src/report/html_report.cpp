@@ -426,7 +426,9 @@ std::string render_html_report(const std::vector<json>& docs) {
         body = "<pre class=\"text\">" + html_escape(render_checkpoint_readback_text(d)) + "</pre>\n";
       else if (kind == "checkpoint") body = checkpoint_section(d);
       else if (kind == "raw") body = raw_section(d);
-      else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
+      else if (kind == "probe")
+        body = "<pre class=\"text\">" + html_escape(render_probe_text(probe_document_from_json(d, "probe document"))) +
+               "</pre>\n";
       else if (kind == "scaling")
         body = "<pre class=\"text\">" +
                html_escape(render_scaling_text(scaling_document_from_json(d, "scaling document"))) + "</pre>\n";

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_field.hpp"
+#include "core/text.hpp"
+#include "report/document.hpp"
 #include "topology/host.hpp"
 
 namespace ioprobe {
@@ -75,27 +78,179 @@ nlohmann::json topology_json(const Topology& topo, int target_device_node) {
             {"target_device", advice_json(numactl_line(topo, target_device_node), target_device_node)}}}};
 }
 
-nlohmann::json io_uring_json(const UringAvailability& u) {
+ProbeIoUring probe_io_uring_section(const UringAvailability& u) {
+  ProbeIoUring s;
+  s.available = u.available;
+  s.cause = u.cause;
+  s.errno_name = u.err ? errno_name(u.err) : "";
+  s.syscall = u.syscall;
+  s.io_uring_disabled = u.io_uring_disabled;
+  if (u.memlock_limit_bytes != UINT64_MAX) s.memlock_limit_bytes = u.memlock_limit_bytes;
+  if (u.memlock_hard_bytes != UINT64_MAX) s.memlock_hard_limit_bytes = u.memlock_hard_bytes;
+  s.memlock_needed_bytes = u.memlock_needed_bytes;
+  s.cap_ipc_lock = u.cap_ipc_lock;
+  s.rings_charged_to_memlock = u.rings_charged;
+  s.ring_locked_bytes = u.ring_bytes;
+  s.memlock_allows = u.memlock_allows;
+  s.message = u.message;
+  return s;
+}
+
+ProbeEngineRow probe_engine_row(const EngineChoice& c, bool buffered, unsigned depth) {
+  return {c.engine, c.reason, buffered, depth, c.fallback, c.warning};
+}
+
+ProbeDocument make_probe_document(RunHeader header, const TargetInfo& target, const Topology& topo,
+                                  const UringAvailability& uring, const ProbeEngineRow& cold,
+                                  const ProbeEngineRow& warm, const ProbeEngineRow& deep, const HostInfo& host,
+                                  const std::string& file_probed) {
+  ProbeDocument d;
+  d.header = std::move(header);
+  d.target = target_json(target);
+  d.topology = topology_json(topo, target.device_numa_node);
+  d.io_uring = probe_io_uring_section(uring);
+  d.cold = cold;
+  d.warm = warm;
+  d.deep = deep;
+  d.cache.ram_bytes = host.memory_bytes;
+  d.cache.cgroup_memory_limit_bytes = host.cgroup_memory_limit_bytes;
+  d.cache.cgroup_memory_limit_source = host.cgroup_memory_limit_source;
+  d.cache.cache_budget_bytes = cache_budget_bytes(host, &d.cache.cache_budget_source);
+  if (!file_probed.empty())
+    d.warnings.push_back(fmt::format("--dir '{}' is a file, not a directory: this describes the filesystem and "
+                                     "device that hold it (O_DIRECT read on the file itself); give the dataset's "
+                                     "directory to probe where a run reads",
+                                     escape_bytes(file_probed)));
+  for (const auto& w : target.warnings) d.warnings.push_back(escape_bytes(w));
+  if (!uring.available) d.warnings.push_back(uring.message);
+  if (topo.live() && topo.allowed_cpus.size() < topo.online_cpus.size())
+    d.warnings.push_back(fmt::format("this process may use {} of {} online CPUs ({}): size num_workers by the "
+                                     "allowed CPUs, not os.cpu_count()",
+                                     topo.allowed_cpus.size(), topo.online_cpus.size(),
+                                     cpu_list_string(topo.allowed_cpus)));
+  return d;
+}
+
+namespace {
+
+nlohmann::json optional_bytes(const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+std::optional<uint64_t> optional_bytes_from(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& v = json_at(j, key, where);
+  if (v.is_null()) return std::nullopt;
+  return json_field<uint64_t>(j, key, where);
+}
+
+nlohmann::json engine_row_json(const ProbeEngineRow& r) {
+  return {{"engine", r.engine}, {"reason", r.reason},     {"buffered", r.buffered},
+          {"depth", r.depth},   {"fallback", r.fallback}, {"warning", r.warning}};
+}
+
+ProbeEngineRow engine_row_from_json(const nlohmann::json& j, const std::string& w) {
+  ProbeEngineRow r;
+  r.engine = json_field<std::string>(j, "engine", w);
+  r.reason = json_field<std::string>(j, "reason", w);
+  r.buffered = json_field<bool>(j, "buffered", w);
+  r.depth = json_field<unsigned>(j, "depth", w);
+  r.fallback = json_field<bool>(j, "fallback", w);
+  r.warning = json_field<std::string>(j, "warning", w);
+  return r;
+}
+
+nlohmann::json io_uring_json(const ProbeIoUring& u) {
   return {{"available", u.available},
           {"cause", u.cause},
-          {"errno", u.err ? errno_name(u.err) : ""},
+          {"errno", u.errno_name},
           {"syscall", u.syscall},
           {"io_uring_disabled", u.io_uring_disabled},
-          {"memlock_limit_bytes",
-           u.memlock_limit_bytes == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(u.memlock_limit_bytes)},
+          {"memlock_limit_bytes", optional_bytes(u.memlock_limit_bytes)},
           {"memlock_needed_bytes", u.memlock_needed_bytes},
-          {"memlock_hard_limit_bytes",
-           u.memlock_hard_bytes == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(u.memlock_hard_bytes)},
+          {"memlock_hard_limit_bytes", optional_bytes(u.memlock_hard_limit_bytes)},
           {"cap_ipc_lock", u.cap_ipc_lock},
-          {"rings_charged_to_memlock", u.rings_charged},
-          {"ring_locked_bytes", u.ring_bytes},
+          {"rings_charged_to_memlock", u.rings_charged_to_memlock},
+          {"ring_locked_bytes", u.ring_locked_bytes},
           {"memlock_allows", u.memlock_allows},
           {"message", u.message}};
 }
 
-nlohmann::json engine_choice_json(const EngineChoice& c, bool buffered, unsigned depth) {
-  return {{"engine", c.engine}, {"reason", c.reason},     {"buffered", buffered},
-          {"depth", depth},     {"fallback", c.fallback}, {"warning", c.warning}};
+ProbeIoUring io_uring_from_json(const nlohmann::json& j, const std::string& w) {
+  ProbeIoUring u;
+  u.available = json_field<bool>(j, "available", w);
+  u.cause = json_field<std::string>(j, "cause", w);
+  u.errno_name = json_field<std::string>(j, "errno", w);
+  u.syscall = json_field<std::string>(j, "syscall", w);
+  u.io_uring_disabled = json_field<int>(j, "io_uring_disabled", w);
+  u.memlock_limit_bytes = optional_bytes_from(j, "memlock_limit_bytes", w);
+  u.memlock_needed_bytes = json_field<uint64_t>(j, "memlock_needed_bytes", w);
+  u.memlock_hard_limit_bytes = optional_bytes_from(j, "memlock_hard_limit_bytes", w);
+  u.cap_ipc_lock = json_field<bool>(j, "cap_ipc_lock", w);
+  u.rings_charged_to_memlock = json_field<bool>(j, "rings_charged_to_memlock", w);
+  u.ring_locked_bytes = json_field<uint64_t>(j, "ring_locked_bytes", w);
+  u.memlock_allows = json_field<std::string>(j, "memlock_allows", w);
+  u.message = json_field<std::string>(j, "message", w);
+  return u;
+}
+
+nlohmann::json cache_json(const ProbeCache& c) {
+  return {{"ram_bytes", c.ram_bytes},
+          {"cgroup_memory_limit_bytes", c.cgroup_memory_limit_bytes},
+          {"cgroup_memory_limit_source", c.cgroup_memory_limit_source},
+          {"cache_budget_bytes", c.cache_budget_bytes},
+          {"cache_budget_source", c.cache_budget_source}};
+}
+
+ProbeCache cache_from_json(const nlohmann::json& j, const std::string& w) {
+  ProbeCache c;
+  c.ram_bytes = json_field<uint64_t>(j, "ram_bytes", w);
+  c.cgroup_memory_limit_bytes = json_field<uint64_t>(j, "cgroup_memory_limit_bytes", w);
+  c.cgroup_memory_limit_source = json_field<std::string>(j, "cgroup_memory_limit_source", w);
+  c.cache_budget_bytes = json_field<uint64_t>(j, "cache_budget_bytes", w);
+  c.cache_budget_source = json_field<std::string>(j, "cache_budget_source", w);
+  return c;
+}
+
+const nlohmann::json& object_at(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& v = json_at(j, key, where);
+  if (!v.is_object()) json_detail::throw_mistyped(v, json_path(where, key), "a JSON object");
+  return v;
+}
+
+}  // namespace
+
+nlohmann::json probe_document_json(const ProbeDocument& doc) {
+  nlohmann::json j = {{"target", doc.target},
+                      {"topology", doc.topology},
+                      {"io_uring", io_uring_json(doc.io_uring)},
+                      {"engine",
+                       {{"cold", engine_row_json(doc.cold)},
+                        {"warm", engine_row_json(doc.warm)},
+                        {"deep", engine_row_json(doc.deep)}}},
+                      {"cache", cache_json(doc.cache)},
+                      {"partial", doc.partial},
+                      {"warnings", doc.warnings}};
+  j.update(header_json(doc.header, "probe"));
+  return j;
+}
+
+void write_probe_document(const std::string& path, const ProbeDocument& doc) {
+  write_json_file(path, probe_document_json(doc));
+}
+
+ProbeDocument probe_document_from_json(const nlohmann::json& j, const std::string& where) {
+  ProbeDocument d;
+  d.header = header_from_json(j, "probe", where);
+  d.target = object_at(j, "target", where);
+  d.topology = object_at(j, "topology", where);
+  d.io_uring = io_uring_from_json(object_at(j, "io_uring", where), json_path(where, "io_uring"));
+  const nlohmann::json& e = object_at(j, "engine", where);
+  const std::string ew = json_path(where, "engine");
+  d.cold = engine_row_from_json(object_at(e, "cold", ew), json_path(ew, "cold"));
+  d.warm = engine_row_from_json(object_at(e, "warm", ew), json_path(ew, "warm"));
+  d.deep = engine_row_from_json(object_at(e, "deep", ew), json_path(ew, "deep"));
+  d.cache = cache_from_json(object_at(j, "cache", where), json_path(where, "cache"));
+  d.partial = json_field<bool>(j, "partial", where);
+  d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
+  return d;
 }
 
 }  // namespace ioprobe

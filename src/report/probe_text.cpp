@@ -131,41 +131,29 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
 
 }  // namespace
 
-std::string render_probe_text(const nlohmann::json& doc) {
+std::string render_probe_text(const ProbeDocument& doc) {
   std::string out;
-  if (doc.contains("target")) target_text(out, doc["target"]);
-  if (doc.contains("topology")) topology_text(out, doc["topology"]);
-  if (doc.contains("io_uring")) {
-    out += "\nio_uring\n";
-    line(out, "available", str(doc["io_uring"], "available"));
-    line(out, "detail", str(doc["io_uring"], "message"));
-    if (!doc["io_uring"].value("memlock_allows", "").empty())
-      line(out, "locked memory", doc["io_uring"].value("memlock_allows", ""));
-  }
-  if (doc.contains("engine")) {
-    out += "\nEngine ioprobe would choose (--engine auto; loader workers read at queue depth 1, raw at --iodepth)\n";
-    for (const char* k : {"cold", "warm", "deep"}) {
-      if (!doc["engine"].contains(k)) continue;
-      const auto& e = doc["engine"][k];
-      const unsigned depth = e.value("depth", 1u);
-      line(out,
-           std::string(k) + (e.value("buffered", true) ? " (buffered" : " (O_DIRECT") +
-               (depth > 1 ? fmt::format(", depth {})", depth) : std::string(")")),
-           e.value("engine", "") + ": " + e.value("reason", ""));
-    }
-  }
-  if (doc.contains("cache")) {
-    const auto& c = doc["cache"];
-    out += "\nPage cache\n";
-    const std::string src = c.value("cache_budget_source", "");
-    line(out, "cache budget",
-         bytes(c, "cache_budget_bytes") + " (smaller of RAM and the cgroup memory limit" +
-             (src.empty() ? std::string(")") : "; set by " + src + ")"));
-  }
-  const auto& w = doc.value("warnings", nlohmann::json::array());
-  if (!w.empty()) {
+  target_text(out, doc.target);
+  topology_text(out, doc.topology);
+  out += "\nio_uring\n";
+  line(out, "available", doc.io_uring.available ? "yes" : "no");
+  line(out, "detail", doc.io_uring.message.empty() ? "-" : doc.io_uring.message);
+  if (!doc.io_uring.memlock_allows.empty()) line(out, "locked memory", doc.io_uring.memlock_allows);
+  out += "\nEngine ioprobe would choose (--engine auto; loader workers read at queue depth 1, raw at --iodepth)\n";
+  for (const auto& [name, e] :
+       {std::pair<const char*, const ProbeEngineRow&>{"cold", doc.cold}, {"warm", doc.warm}, {"deep", doc.deep}})
+    line(out,
+         std::string(name) + (e.buffered ? " (buffered" : " (O_DIRECT") +
+             (e.depth > 1 ? fmt::format(", depth {})", e.depth) : std::string(")")),
+         e.engine + ": " + e.reason);
+  out += "\nPage cache\n";
+  const std::string& src = doc.cache.cache_budget_source;
+  line(out, "cache budget",
+       format_bytes(doc.cache.cache_budget_bytes) + " (smaller of RAM and the cgroup memory limit" +
+           (src.empty() ? std::string(")") : "; set by " + src + ")"));
+  if (!doc.warnings.empty()) {
     out += "\nWarnings\n";
-    for (const auto& x : w) out += "  - " + x.get<std::string>() + "\n";
+    for (const auto& x : doc.warnings) out += "  - " + x + "\n";
   }
   return out;
 }

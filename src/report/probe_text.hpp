@@ -3,12 +3,12 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "report/probe_document.hpp"
 
 namespace ioprobe {
 
-/// Renders the probe document as aligned "key: value" lines grouped under target, NUMA, io_uring
-/// and engine headings, ending with the warnings. Missing sections are skipped.
-std::string render_probe_text(const nlohmann::json& doc);
+/// Renders the probe document as aligned "key: value" lines grouped under target, NUMA, io_uring,
+/// engine and page-cache headings, ending with the warnings.
+std::string render_probe_text(const ProbeDocument& doc);
 
 }  // namespace ioprobe
