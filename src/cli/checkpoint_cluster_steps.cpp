@@ -244,14 +244,14 @@ void CheckpointJob::finish(CheckpointRunData& d) {
   d.restore = cluster_->restore;
 }
 
-void CheckpointJob::add_sections(nlohmann::json& doc) const {
+void CheckpointJob::add_sections(CheckpointDocument& doc) const {
   if (!cluster_) return;
-  doc["cluster"] = checkpoint_cluster_json(*cluster_, comm_.launcher(), placement_, restore_placement_);
-  doc["hosts"] = checkpoint_hosts_json(*cluster_);
-  annotate_checkpoint_ranks(doc["checkpoint"], *cluster_);
-  add_cluster_restore_device_io(doc["checkpoint"], *cluster_);
-  add_cluster_save_device_io(doc["checkpoint"], *cluster_);
-  for (const auto& w : cluster_->warnings) doc["warnings"].push_back(w);
+  doc.cluster = checkpoint_cluster_json(*cluster_, comm_.launcher(), placement_, restore_placement_);
+  doc.hosts = checkpoint_hosts_json(*cluster_);
+  annotate_checkpoint_ranks(doc.section, *cluster_);
+  add_cluster_restore_device_io(doc.section, *cluster_);
+  add_cluster_save_device_io(doc.section, *cluster_);
+  for (const auto& w : cluster_->warnings) doc.warnings.push_back(w);
 }
 
 int run_checkpoint_job(const CommandContext& ctx, const std::function<int(CheckpointJob&)>& body) {

@@ -142,7 +142,7 @@ int run_checkpoint_readback(const CommandContext& ctx, const CheckpointConfig& c
   const bool partial = interrupted() || run.result.interrupted;
   doc["partial"] = partial;
   doc["warnings"] = nlohmann::json::array();
-  std::fputs(render_checkpoint_text(doc).c_str(), stdout);
+  std::fputs(render_checkpoint_readback_text(doc).c_str(), stdout);
   std::fflush(stdout);
   if (!c.json_path.empty()) write_json_file(c.json_path, doc);
   if (partial) return interrupt_exit_code() ? interrupt_exit_code() : kExitSigint;

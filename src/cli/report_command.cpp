@@ -11,6 +11,7 @@
 #include "core/message.hpp"
 #include "core/text.hpp"
 #include "report/capacity_report.hpp"
+#include "report/checkpoint_document.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
 #include "report/compare_text.hpp"
@@ -118,6 +119,18 @@ RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) 
   }
 }
 
+// A checkpoint document decoded (report/checkpoint_document.hpp), or UsageError naming the file
+// `name`, the field and what to do.
+CheckpointDocument checkpoint_document_of(const nlohmann::json& doc, const std::string& name) {
+  try {
+    return checkpoint_document_from_json(doc, "'" + name + "'");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
+                                 "original or run the measurement again",
+                                 e.what()));
+  }
+}
+
 // The text report of one document (`name` its escaped file name), any kind ioprobe writes; "" for
 // an unknown kind.
 std::string document_text(const nlohmann::json& doc, const std::string& name) {
@@ -125,7 +138,10 @@ std::string document_text(const nlohmann::json& doc, const std::string& name) {
   if (kind == "run") return render_run_text(run_document_of(doc, name));
   if (kind == "tune") return render_tune_text(doc);
   if (kind == "capacity") return render_capacity_text(doc);
-  if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
+  if (kind == "checkpoint") {
+    const CheckpointDocument c = checkpoint_document_of(doc, name);
+    return render_checkpoint_text(c) + render_series_text(c);
+  }
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(doc);
   if (kind == "scaling") return render_scaling_text(doc);

@@ -236,11 +236,12 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
   CHECK(hosts[0]["results"]["restore_device_io"]["reference_bytes"] == 2200);
   CHECK(hosts[0]["results"]["restore_served_from"] == "page cache");  // 110 B read for 2200 B of shards: 5%
   CHECK(hosts[1]["results"]["restore_served_from"] == "device");      // 4400 B for 2200 B
-  nlohmann::json ck = {{"restore", nlohmann::json::object()}};
+  CheckpointSection ck;
+  ck.restore.emplace();
   add_cluster_restore_device_io(ck, c);
-  CHECK(ck["restore"]["device_io"]["bytes_read"] == 4510);
-  CHECK(ck["restore"]["device_io"]["reference_bytes"] == 4400);
-  CHECK(ck["restore"]["served_from"] == "device");
+  CHECK(ck.restore->device_io["bytes_read"] == 4510);
+  CHECK(ck.restore->device_io["reference_bytes"] == 4400);
+  CHECK(ck.restore->served_from == "device");
 }
 
 TEST_CASE("raise_failures names every process, one line per distinct message", "[cluster]") {
