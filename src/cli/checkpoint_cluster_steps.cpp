@@ -19,6 +19,7 @@
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "report/checkpoint_cluster_json.hpp"
+#include "report/error_text.hpp"
 
 namespace ioprobe::cli {
 
@@ -180,7 +181,7 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecor
   if (!multi()) return;
   if (!d.save.ok && !d.save.interrupted)
     throw Error(fmt::format("checkpoint rank {}: {}", d.save.failed_rank,
-                            d.save.failure.empty() ? "the save failed" : d.save.failure),
+                            d.save.failure.empty() ? "the save failed" : error_text(d.save.failure)),
                 kExitFailure);
   // Every process's shards are published before any is read back.
   const bool stopped = sync_stopped("wait for every process's save");

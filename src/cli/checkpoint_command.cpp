@@ -28,6 +28,7 @@
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
+#include "report/error_text.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
 
@@ -196,14 +197,15 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   if (!c.json_path.empty()) write_checkpoint_document(c.json_path, doc);
   if (partial) return interrupt_exit_code() ? interrupt_exit_code() : kExitSigint;
   if (!d.save.ok) {
-    error_message(d.save.failure.empty() ? "checkpoint save failed" : d.save.failure);
+    error_message(d.save.failure.empty() ? std::string("checkpoint save failed")
+                                         : "checkpoint save failed: " + error_text(d.save.failure));
     return kExitFailure;
   }
   if (d.restore && !d.restore->ok) {
     for (const auto& r : d.restore->ranks)
       if (!r.error.empty())
         error_message(
-            fmt::format("restore failed: {}{}", r.error,
+            fmt::format("restore failed: {}{}", error_text(r.error),
                         r.corrupt
                             ? "; the shard read back is not what this run wrote (zstd or the checksum refused it): "
                               "the storage returned other bytes than it was given; check the device (dmesg, SMART) "

@@ -195,7 +195,7 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t 
 }
 
 void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& rec, const TargetInfo& t) {
-  if (!doc.readback.is_null()) return;
+  if (doc.readback) return;
   const std::vector<DeviceIo> iv = rec.intervals();
   DeviceIo none;
   none.reason = rec.whole().reason.empty() ? "not measurable: no save ran" : rec.whole().reason;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -73,7 +74,7 @@ json checkpoint_hosts_json(const CheckpointCluster& c) {
       r["restore_duration_max_s"] = sec(h.restore.duration_max_ns);
       r["restore_bytes_per_s"] = h.restore.bytes_per_s();
       r["restored_from"] = h.restored_from;
-      if (!h.restore.first_error.empty()) r["restore_error"] = escape_bytes(h.restore.first_error);
+      if (!h.restore.first_error.empty()) r["restore_error"] = error_line(h.restore.first_error);
       // The host's devices over the restore window against the shard files it read.
       DeviceIo io;
       if (h.restore_device_io) io = *h.restore_device_io;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error_record.hpp"
 #include "report/run_document.hpp"
 
 namespace ioprobe {
@@ -137,7 +138,9 @@ struct CheckpointSaveSection {
   double user_cpu_s = 0, sys_cpu_s = 0, cpu_per_wall = 0;
   std::vector<CheckpointSaveRank> ranks;
   std::optional<CheckpointSaveCompression> compression;
-  std::optional<std::string> failure;  // why the save failed, one line (escaped); absent: it did not fail
+  // Why the save failed (checkpoint/saver.hpp SaveResult::failure), written as save.failure (its
+  // line) and save.failure_detail (the record); absent: it did not fail.
+  std::optional<ErrorRecord> failure;
   std::optional<CheckpointSaveAsync> async;
   // save.device_io (report/device_io_report.hpp's keys, with logical_bytes, written_over_logical
   // and, across hosts, scope); null: not measured. Not yet typed.
@@ -204,7 +207,7 @@ struct CheckpointRestoreSection {
   double restore_bytes_per_s = 0, throughput_min_rank_bytes_per_s = 0;
   int decode_threads_per_rank = 0;
   std::vector<CheckpointRestoreRank> ranks;
-  std::optional<std::string> error;        // the first rank's failure, one line (escaped); absent: none
+  std::optional<ErrorRecord> error;        // the first rank's failure (error, error_detail); absent: none
   nlohmann::json device_io;                // restore.device_io; null: not measured. Not yet typed
   std::optional<std::string> served_from;  // "device" | "page cache" | "mixed" | "unknown"
 };
@@ -248,23 +251,84 @@ struct CheckpointSection {
   double elapsed_s = 0;  // the whole command, setup included
 };
 
-/// A "checkpoint" result document. A read-back's checkpoint section (--restore-only,
-/// --verify-only; report/checkpoint_readback.hpp) is kept as written in `readback` (not yet typed)
-/// and `section` is then unused. target, cluster and hosts are the JSON that was written
+/// One shard a read-back found (checkpoint.shards[]), from its trailer read before the clock started.
+struct CheckpointReadbackShard {
+  std::string path;  // escaped
+  int rank = 0;      // from its name, __RANK_0.distcp
+  uint64_t format_version = 0;
+  std::string codec;  // "none" | "zstd"
+  uint64_t chunks = 0;
+  uint64_t logical_bytes = 0;
+  uint64_t file_bytes = 0;  // st_size
+};
+
+/// One shard's verification (checkpoint.verify.ranks[]): read and hashed, nothing decompressed.
+struct CheckpointVerifyRank {
+  std::string path;  // escaped
+  uint64_t stored_bytes = 0, chunks_verified = 0, chunks_total = 0;
+  double duration_s = 0, read_s = 0, hash_s = 0;
+  bool direct = false;
+};
+
+/// checkpoint.verify (--verify-only): the stored bytes' checksum of every chunk.
+struct CheckpointVerifySection {
+  bool ok = false, interrupted = false;
+  std::string cache;  // in words
+  bool direct = false;
+  uint64_t stored_bytes = 0, chunks_verified = 0, chunks_total = 0;
+  double duration_max_s = 0;
+  double verify_bytes_per_s = 0;  // stored bytes checked / the slowest rank's duration
+  std::vector<CheckpointVerifyRank> ranks;
+  std::optional<ErrorRecord> error;  // the first shard's failure (error, error_detail); absent: none
+};
+
+/// The "checkpoint" section of a read-back of a checkpoint saved earlier (--restore-only,
+/// --verify-only; report/checkpoint_readback.hpp): exactly one of restore and verify is present.
+struct CheckpointReadbackSection {
+  std::string mode;    // "restore-only" | "verify-only"
+  std::string dir;     // escaped
+  std::string checks;  // what was checked, in words
+  std::vector<CheckpointReadbackShard> shards;
+  std::optional<CheckpointRestoreSection> restore;  // restore-only: a save's restore keys
+  std::optional<CheckpointVerifySection> verify;    // verify-only
+  double elapsed_s = 0;
+};
+
+/// A "checkpoint" result document: a save run's (`section`) or a read-back's (`readback`, then
+/// `section` is unused). target, cluster and hosts are the JSON that was written
 /// (report/document.hpp target_json, report/checkpoint_cluster_json.hpp; null in a one-process run).
 struct CheckpointDocument {
   RunHeader header;  // schema, version, command, created_utc, host (kind "checkpoint")
   nlohmann::json target;
   CheckpointSection section;
-  nlohmann::json readback;  // null: a save run
+  std::optional<CheckpointReadbackSection> readback;  // empty: a save run
   bool partial = false;
   std::vector<std::string> warnings;
   nlohmann::json cluster;
   nlohmann::json hosts;
 };
 
+/// A failure kept in the document (save.failure, restore.error, verify.error), in the loader's
+/// form (report/run_document.cpp error_samples / error_details): `key` is its line
+/// (core/error_record.hpp error_line) and `key`_detail its record (error_record_json); nothing
+/// when `e` is empty. Read back from `key`_detail, or, in a document written before the detail,
+/// from the line alone (ErrorRecord::detail, no errno); UsageError naming `where` and the field.
+void put_checkpoint_error(nlohmann::json& j, const std::string& key, const std::optional<ErrorRecord>& e);
+std::optional<ErrorRecord> checkpoint_error_from_json(const nlohmann::json& j, const std::string& key,
+                                                      const std::string& where);
+
 /// The checkpoint section as written (the keys above).
 nlohmann::json checkpoint_section_json(const CheckpointSection& s);
+/// A restore section as written (a save's restore, or a read-back's), and read back strictly
+/// (UsageError naming `where` and the field).
+nlohmann::json checkpoint_restore_json(const CheckpointRestoreSection& r);
+CheckpointRestoreSection checkpoint_restore_from_json(const nlohmann::json& j, const std::string& where);
+
+/// A read-back's checkpoint section as written, and read back strictly
+/// (report/checkpoint_readback_codec.cpp).
+nlohmann::json checkpoint_readback_section_json(const CheckpointReadbackSection& r);
+CheckpointReadbackSection checkpoint_readback_section_from_json(const nlohmann::json& j, const std::string& where);
+
 /// The series section as written (report/checkpoint_series.hpp's keys).
 nlohmann::json checkpoint_series_section_json(const CheckpointSeriesSection& s);
 

@@ -235,7 +235,7 @@ json save_json(const CheckpointSaveSection& s) {
                         {"workers_busy_mean_per_rank", z->workers_busy_mean_per_rank},
                         {"workers_used_min_over_ranks", z->workers_used_min_over_ranks},
                         {"checksum_cpu_s_max_over_ranks", z->checksum_cpu_s_max_over_ranks}};
-  put_if(j, "failure", s.failure);
+  put_checkpoint_error(j, "failure", s.failure);
   if (const auto& a = s.async)
     j["async"] = {{"training_blocked_s", a->training_blocked_s},
                   {"steps_during_persistence", a->steps_during_persistence},
@@ -286,7 +286,7 @@ CheckpointSaveSection save_from_json(const json& j, const std::string& w) {
                                               json_field<int>(z, "workers_used_min_over_ranks", zw),
                                               json_field<double>(z, "checksum_cpu_s_max_over_ranks", zw)};
   }
-  s.failure = ckpt_optional<std::string>(j, "failure", w);
+  s.failure = checkpoint_error_from_json(j, "failure", w);
   if (j.contains("async")) {
     const json& a = j["async"];
     const std::string aw = json_path(w, "async");
@@ -387,81 +387,6 @@ CheckpointComparison comparison_from_json(const json& j, const std::string& w) {
   return c;
 }
 
-json restore_json(const CheckpointRestoreSection& r) {
-  json ranks = json::array();
-  for (const auto& x : r.ranks) {
-    json row = {{"path", x.path},
-                {"logical_bytes", x.logical_bytes},
-                {"stored_bytes", x.stored_bytes},
-                {"duration_s", x.duration_s},
-                {"read_s", x.read_s},
-                {"decompress_s", x.decompress_s},
-                {"restore_bytes_per_s", x.restore_bytes_per_s},
-                {"chunks_verified", x.chunks_verified},
-                {"chunks_total", x.chunks_total},
-                {"direct", x.direct},
-                {"decode_threads", x.decode_threads},
-                {"decode_wait_s", x.decode_wait_s}};
-    put_if(row, "shard_rank", x.shard_rank);
-    put_if(row, "read_on_host", x.read_on_host);
-    put_if(row, "written_on_host", x.written_on_host);
-    ranks.push_back(std::move(row));
-  }
-  json j = {{"ok", r.ok},
-            {"interrupted", r.interrupted},
-            {"cache", r.cache},
-            {"direct", r.direct},
-            {"logical_bytes", r.logical_bytes},
-            {"duration_max_s", r.duration_max_s},
-            {"restore_bytes_per_s", r.restore_bytes_per_s},
-            {"throughput_min_rank_bytes_per_s", r.throughput_min_rank_bytes_per_s},
-            {"decode_threads_per_rank", r.decode_threads_per_rank},
-            {"ranks", ranks}};
-  put_if(j, "error", r.error);
-  if (!r.device_io.is_null()) j["device_io"] = r.device_io;
-  put_if(j, "served_from", r.served_from);
-  return j;
-}
-
-CheckpointRestoreSection restore_from_json(const json& j, const std::string& w) {
-  CheckpointRestoreSection r;
-  r.ok = json_field<bool>(j, "ok", w);
-  r.interrupted = json_field<bool>(j, "interrupted", w);
-  r.cache = json_field<std::string>(j, "cache", w);
-  r.direct = json_field<bool>(j, "direct", w);
-  r.logical_bytes = json_field<uint64_t>(j, "logical_bytes", w);
-  r.duration_max_s = json_field<double>(j, "duration_max_s", w);
-  r.restore_bytes_per_s = json_field<double>(j, "restore_bytes_per_s", w);
-  r.throughput_min_rank_bytes_per_s = json_field<double>(j, "throughput_min_rank_bytes_per_s", w);
-  r.decode_threads_per_rank = json_field<int>(j, "decode_threads_per_rank", w);
-  const json& ranks = json_array_at(j, "ranks", w);
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const json& x = ranks[i];
-    const std::string xw = json_path(json_path(w, "ranks"), i);
-    CheckpointRestoreRank k;
-    k.path = json_field<std::string>(x, "path", xw);
-    k.logical_bytes = json_field<uint64_t>(x, "logical_bytes", xw);
-    k.stored_bytes = json_field<uint64_t>(x, "stored_bytes", xw);
-    k.duration_s = json_field<double>(x, "duration_s", xw);
-    k.read_s = json_field<double>(x, "read_s", xw);
-    k.decompress_s = json_field<double>(x, "decompress_s", xw);
-    k.restore_bytes_per_s = json_field<double>(x, "restore_bytes_per_s", xw);
-    k.chunks_verified = json_field<uint64_t>(x, "chunks_verified", xw);
-    k.chunks_total = json_field<uint64_t>(x, "chunks_total", xw);
-    k.direct = json_field<bool>(x, "direct", xw);
-    k.decode_threads = json_field<int>(x, "decode_threads", xw);
-    k.decode_wait_s = json_field<double>(x, "decode_wait_s", xw);
-    k.shard_rank = ckpt_optional<int>(x, "shard_rank", xw);
-    k.read_on_host = ckpt_optional<std::string>(x, "read_on_host", xw);
-    k.written_on_host = ckpt_optional<std::string>(x, "written_on_host", xw);
-    r.ranks.push_back(std::move(k));
-  }
-  r.error = ckpt_optional<std::string>(j, "error", w);
-  r.device_io = ckpt_untyped(j, "device_io");
-  r.served_from = ckpt_optional<std::string>(j, "served_from", w);
-  return r;
-}
-
 json spread_json(const std::optional<CheckpointSpread>& s) {
   if (!s) return nullptr;
   return {{"min", s->min}, {"median", s->median}, {"max", s->max}};
@@ -505,13 +430,29 @@ CheckpointSection section_from_json(const json& j, const std::string& w) {
   s.save = save_from_json(json_at(j, "save", w), json_path(w, "save"));
   s.raw_write = raw_write_from_json(json_at(j, "raw_write", w), json_path(w, "raw_write"));
   s.comparison = comparison_from_json(json_at(j, "comparison", w), json_path(w, "comparison"));
-  if (j.contains("restore")) s.restore = restore_from_json(j["restore"], json_path(w, "restore"));
+  if (j.contains("restore")) s.restore = checkpoint_restore_from_json(j["restore"], json_path(w, "restore"));
   if (j.contains("series")) s.series = series_from_json(j["series"], json_path(w, "series"));
   s.elapsed_s = json_field<double>(j, "elapsed_s", w);
   return s;
 }
 
 }  // namespace
+
+void put_checkpoint_error(json& j, const std::string& key, const std::optional<ErrorRecord>& e) {
+  if (!e || e->empty()) return;
+  j[key] = error_line(*e);
+  j[key + "_detail"] = error_record_json(*e);
+}
+
+std::optional<ErrorRecord> checkpoint_error_from_json(const json& j, const std::string& key, const std::string& where) {
+  const std::string detail = key + "_detail";
+  if (j.contains(detail)) {
+    json_field<std::string>(j, key.c_str(), where);  // the line is written beside it
+    return error_record_from_json(j[detail], json_path(where, detail.c_str()));
+  }
+  if (j.contains(key)) return ErrorRecord{.detail = json_field<std::string>(j, key.c_str(), where)};
+  return std::nullopt;
+}
 
 json checkpoint_series_section_json(const CheckpointSeriesSection& s) {
   json saves = json::array();
@@ -543,7 +484,7 @@ json checkpoint_section_json(const CheckpointSection& s) {
             {"raw_write", raw_write_json(s.raw_write)},
             {"comparison", comparison_json(s.comparison)},
             {"elapsed_s", s.elapsed_s}};
-  if (s.restore) j["restore"] = restore_json(*s.restore);
+  if (s.restore) j["restore"] = checkpoint_restore_json(*s.restore);
   if (s.series) j["series"] = checkpoint_series_section_json(*s.series);
   return j;
 }
@@ -557,7 +498,8 @@ json checkpoint_document_json(const CheckpointDocument& doc) {
             {"created_utc", h.created_utc},
             {"host", h.host},
             {"target", doc.target},
-            {"checkpoint", doc.readback.is_null() ? checkpoint_section_json(doc.section) : doc.readback},
+            {"checkpoint",
+             doc.readback ? checkpoint_readback_section_json(*doc.readback) : checkpoint_section_json(doc.section)},
             {"partial", doc.partial},
             {"warnings", doc.warnings}};
   if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
@@ -587,7 +529,7 @@ CheckpointDocument checkpoint_document_from_json(const json& j, const std::strin
   const json& ck = json_at(j, "checkpoint", where);
   const std::string cw = where + " checkpoint";  // "'a.json' checkpoint", as the run document's sections
   if (!ck.is_object()) json_detail::throw_mistyped(ck, cw, "a JSON object");
-  if (ck.contains("mode")) d.readback = ck;  // a read-back (--restore-only, --verify-only)
+  if (ck.contains("mode")) d.readback = checkpoint_readback_section_from_json(ck, cw);  // --restore-only, --verify-only
   else d.section = section_from_json(ck, cw);
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);

@@ -182,7 +182,7 @@ CheckpointSection checkpoint_section(const CheckpointRunData& d) {
     save.compression = CheckpointSaveCompression{"ioprobe", d.opts.compress_threads,
                                                  tot.workers_busy_sum / static_cast<double>(tot.ranks),
                                                  tot.workers_used_min, json_sec(tot.checksum_cpu_max_ns)};
-  if (!s.failure.empty()) save.failure = escape_bytes(s.failure);
+  if (!s.failure.empty()) save.failure = s.failure;
   if (d.async) {
     double sum = 0;
     for (double x : s.step_s) sum += x;
@@ -304,7 +304,7 @@ CheckpointSection checkpoint_section(const CheckpointRunData& d) {
     rs.restore_bytes_per_s = rt.bytes_per_s();
     rs.throughput_min_rank_bytes_per_s = rt.min_rank_bytes_per_s;
     rs.decode_threads_per_rank = rt.decode_threads_max;  // 0: every shard decoded on its rank's thread
-    if (!rt.first_error.empty()) rs.error = escape_bytes(rt.first_error);
+    if (!rt.first_error.empty()) rs.error = rt.first_error;
     out.restore = std::move(rs);
   }
   return out;

@@ -53,7 +53,7 @@ std::string series_save_line(const SeriesSave& s, uint64_t repeat, bool durable)
 }
 
 std::string render_series_text(const CheckpointDocument& doc) {
-  if (!doc.readback.is_null() || !doc.section.series) return "";
+  if (doc.readback || !doc.section.series) return "";
   const CheckpointSeriesSection& s = *doc.section.series;
   const std::string& by = s.stopped_by;
   std::string o = fmt::format("\nrepeated saves: {} completed in {:.1f} s (stopped: {}{}{}); each published, then "

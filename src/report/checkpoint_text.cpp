@@ -8,6 +8,7 @@
 #include "report/checkpoint_readback.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/device_io_report.hpp"
+#include "report/error_text.hpp"
 
 namespace ioprobe {
 
@@ -37,7 +38,7 @@ std::string secs(double v) { return fmt::format("{:.3f} s", v); }
 }  // namespace
 
 std::string render_checkpoint_text(const CheckpointDocument& doc) {
-  if (!doc.readback.is_null()) return render_checkpoint_readback_text(checkpoint_document_json(doc));
+  if (doc.readback) return render_checkpoint_readback_text(doc);
   const CheckpointSection& c = doc.section;
   const CheckpointStateSection& st = c.state;
   const CheckpointConfigSection& cfg = c.config;
@@ -181,7 +182,7 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
         secs(a->training_blocked_s), steps, steps == 1 ? "" : "s", a->step_mean_during_persistence_s * 1e3,
         a->step_baseline_s * 1e3, a->step_slowdown * 100);
   }
-  if (sv.failure) o += "  FAILED: " + *sv.failure + "\n";
+  if (sv.failure) o += failure_lines("  FAILED: ", *sv.failure, "  ");
   const CheckpointRawWrite& rw = c.raw_write;
   const CheckpointComparison& cmp = c.comparison;
   if (!rw.available) o += "\nraw sequential write: not measured: " + rw.reason + "\n";
@@ -254,7 +255,7 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
     if (r->interrupted)
       o += fmt::format("  INTERRUPTED: {} of {} chunks verified; the figures cover those chunks only\n",
                        format_count(verified), format_count(total));
-    if (r->error) o += "  RESTORE FAILED: " + *r->error + "\n";
+    if (r->error) o += failure_lines("  RESTORE FAILED: ", *r->error, "  ");
     if (!r->device_io.is_null()) o += "  device I/O  " + device_io_summary(r->device_io, "shard bytes") + "\n";
   }
   o += render_checkpoint_hosts_text(doc.cluster, doc.hosts);  // across hosts only

@@ -327,6 +327,8 @@ std::string raw_section(const json& d) {
 }
 
 std::string checkpoint_section(const CheckpointDocument& d) {
+  // A read-back (--restore-only, --verify-only) has no save to chart: its text alone.
+  if (d.readback) return "<pre class=\"text\">" + html_escape(render_checkpoint_readback_text(d)) + "</pre>\n";
   std::string o;
   // The per-phase seconds, max over ranks (checkpoint.save.phases_max_over_ranks_s), in the
   // chart's order: compress, fsync, stage, write_wait.
@@ -412,8 +414,6 @@ std::string render_html_report(const std::vector<json>& docs) {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(d);
       else if (kind == "capacity") body = render_capacity_html(d);
-      else if (kind == "checkpoint" && is_checkpoint_readback(d))
-        body = "<pre class=\"text\">" + html_escape(render_checkpoint_readback_text(d)) + "</pre>\n";
       else if (kind == "checkpoint") body = checkpoint_section(checkpoint_document_from_json(d, "checkpoint document"));
       else if (kind == "raw") body = raw_section(d);
       else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";

@@ -3,6 +3,7 @@
 // rendered as the command did.
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 
@@ -74,7 +75,10 @@ CheckpointDocument full_checkpoint_document() {
     x.logical_bytes = 32ull << 20;
     x.total_ns = 200'000'000;
     x.chunks_total = 1;
-    x.error = r == 1 ? "checksum mismatch in chunk 0" : "";
+    if (r == 1)
+      x.error = {.op = "restore chunk 0 of 1 (stored bytes 0..10, logical bytes 0..20) of",
+                 .path = x.path,
+                 .detail = "checksum mismatch"};
     rr.ranks.push_back(x);
   }
   d.restore = rr;
@@ -169,12 +173,77 @@ TEST_CASE("checkpoint document: documents `ioprobe checkpoint` saved read back, 
           "[checkpoint_document]") {
   // Saved with `ioprobe checkpoint --json` before the document was typed, with the text `ioprobe
   // report` printed for each: a compressed save with a restore, a series of async saves, a
-  // --restore-only read-back.
-  for (const char* name : {"checkpoint_small", "checkpoint_series", "checkpoint_readback"}) {
+  // --restore-only and a --verify-only read-back.
+  for (const char* name : {"checkpoint_small", "checkpoint_series", "checkpoint_readback", "checkpoint_verify"}) {
     INFO(name);
     const json saved = read_json_file(kCkptDocs + "/" + name + ".json");
     const CheckpointDocument doc = checkpoint_document_from_json(saved, std::string("'") + name + ".json'");
     CHECK(dump(checkpoint_document_json(doc)) == dump(saved));
     CHECK(render_checkpoint_text(doc) + render_series_text(doc) == ckpt_fixture_text(kCkptDocs + "/" + name + ".txt"));
   }
+}
+
+TEST_CASE("checkpoint document: a read-back's section is typed and refused naming the field", "[checkpoint_document]") {
+  const json saved = read_json_file(kCkptDocs + "/checkpoint_verify.json");
+  const CheckpointDocument doc = checkpoint_document_from_json(saved, "'v.json'");
+  REQUIRE(doc.readback);
+  REQUIRE(doc.readback->verify);
+  CHECK_FALSE(doc.readback->restore);
+  CHECK(doc.readback->verify->chunks_total == doc.readback->verify->chunks_verified);
+  CHECK(doc.readback->shards.size() == 1);
+
+  json no_verify = saved;
+  no_verify["checkpoint"].erase("verify");
+  CHECK_THROWS_WITH(checkpoint_document_from_json(no_verify, "'v.json'"),
+                    Catch::Contains("'v.json' checkpoint: missing key 'verify'"));
+  json bad_shard = saved;
+  bad_shard["checkpoint"]["shards"][0]["file_bytes"] = -1;
+  CHECK_THROWS_WITH(checkpoint_document_from_json(bad_shard, "'v.json'"),
+                    Catch::Contains("'v.json' checkpoint.shards[0].file_bytes: expected a non-negative integer"));
+  json bad_mode = saved;
+  bad_mode["checkpoint"]["mode"] = "save";
+  CHECK_THROWS_WITH(checkpoint_document_from_json(bad_mode, "'v.json'"),
+                    Catch::Contains("'v.json' checkpoint.mode: 'save' is not a read-back's"));
+  json restore = read_json_file(kCkptDocs + "/checkpoint_readback.json");
+  restore["checkpoint"]["restore"]["ranks"][0]["decode_wait_s"] = "0.1";
+  CHECK_THROWS_WITH(checkpoint_document_from_json(restore, "'r.json'"),
+                    Catch::Contains("'r.json' checkpoint.restore.ranks[0].decode_wait_s: expected a number"));
+}
+
+TEST_CASE("checkpoint document: a save's and a restore's failures are records, written with their line, read back "
+          "with their errno and rendered with the hint",
+          "[checkpoint_document]") {
+  CheckpointDocument doc = full_checkpoint_document();
+  // io_uring could not start its worker threads: error_hint names the thread limits.
+  doc.section.save.failure = ErrorRecord{.err = ECANCELED, .op = "write", .path = "/ckpt/__0_0.distcp.tmp\n"};
+  const json j = checkpoint_document_json(doc);
+  const json& save = j["checkpoint"]["save"];
+  CHECK(save["failure"] == error_line(*doc.section.save.failure));
+  CHECK(save["failure_detail"]["errno_name"] == "ECANCELED");
+  CHECK(save["failure_detail"]["path"] == "/ckpt/__0_0.distcp.tmp\\x0A");  // escaped, as every path written
+  CHECK(j["checkpoint"]["restore"]["error_detail"]["detail"] == "checksum mismatch");
+
+  const CheckpointDocument back = checkpoint_document_from_json(j, "'t.json'");
+  REQUIRE(back.section.save.failure);
+  CHECK(back.section.save.failure->err == ECANCELED);
+  CHECK(back.section.save.failure->same_failure(*doc.section.save.failure));
+  REQUIRE(back.section.restore->error);
+  CHECK(back.section.restore->error->path == "/ckpt/__1_0.distcp");
+  CHECK(dump(checkpoint_document_json(back)) == dump(j));
+  const std::string text = render_checkpoint_text(back);
+  CHECK_THAT(text, Catch::Contains("  FAILED: " + error_line(*doc.section.save.failure) + "\n  "));
+  CHECK_THAT(text, Catch::Contains("io-wq"));  // the hint, on its own line
+
+  // A document written before the record: its line alone, kept as the record's detail.
+  json old = j;
+  old["checkpoint"]["save"].erase("failure_detail");
+  old["checkpoint"]["save"]["failure"] = "checkpoint save failed: write /x: No space left on device (ENOSPC)";
+  const CheckpointDocument was = checkpoint_document_from_json(old, "'old.json'");
+  CHECK(was.section.save.failure->detail == old["checkpoint"]["save"]["failure"]);
+  CHECK(checkpoint_document_json(was)["checkpoint"]["save"]["failure"] == old["checkpoint"]["save"]["failure"]);
+
+  json bad = j;
+  bad["checkpoint"]["restore"]["error_detail"]["errno"] = "EIO";
+  CHECK_THROWS_WITH(checkpoint_document_from_json(bad, "'t.json'"),
+                    Catch::Contains("'t.json' checkpoint.restore.error_detail.errno: expected"));
 }

@@ -14,6 +14,7 @@
 #include "checkpoint/run_data.hpp"
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
+#include "core/error.hpp"
 #include "report/checkpoint_report.hpp"
 
 using namespace ioprobe::checkpoint;
@@ -27,7 +28,7 @@ CheckpointRunData failed_run(bool with_raw) {
   d.dir = "/x";
   d.save.ok = false;
   d.save.failed_rank = 1;
-  d.save.failure = "checkpoint save failed: write /x/__1_0.distcp.ioprobe-tmp.1: No space left on device (ENOSPC)";
+  d.save.failure = {.err = ENOSPC, .op = "write", .path = "/x/__1_0.distcp.ioprobe-tmp.1", .detail = "4 MiB written"};
   d.save.ranks_done_ns = 500'000'000;
   for (int r = 0; r < 2; ++r) {
     RankSaveResult x;
