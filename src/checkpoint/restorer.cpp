@@ -54,12 +54,11 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
     }
     if (!why.empty()) {
       res.corrupt = true;
-      res.error = ErrorRecord{.op = fmt::format("{} chunk {} of {} (stored bytes {}..{}, logical bytes {}..{}) of",
-                                                mode == RestoreMode::kVerifyStored ? "verify" : "restore", ci,
-                                                index.size(), e.stored_offset, e.stored_offset + e.stored_len,
-                                                e.logical_offset, e.logical_offset + e.logical_len),
-                              .path = path,
-                              .detail = why};
+      // error_line: "<path>: chunk 3 of 8 (stored bytes ..., logical bytes ...): why".
+      res.error = ErrorRecord{.path = path,
+                              .detail = fmt::format("chunk {} of {} (stored bytes {}..{}, logical bytes {}..{}): {}",
+                                                    ci, index.size(), e.stored_offset, e.stored_offset + e.stored_len,
+                                                    e.logical_offset, e.logical_offset + e.logical_len, why)};
       break;
     }
     ++res.chunks_verified;

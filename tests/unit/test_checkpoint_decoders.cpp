@@ -201,8 +201,8 @@ TEST_CASE("restore decoders: each shard format version is decoded and verified b
       CHECK_FALSE(r.ok);
       CHECK(rr.corrupt);
       CHECK(rr.error.path == path);
-      CHECK(rr.error.op.rfind("restore chunk 1 of " + std::to_string(b.chunks), 0) == 0);
-      CHECK(rr.error.op.find(fmt::format("logical bytes {}..", second)) != std::string::npos);
+      CHECK(error_line(rr.error).rfind(path + ": chunk 1 of " + std::to_string(b.chunks), 0) == 0);
+      CHECK(rr.error.detail.find(fmt::format("logical bytes {}..", second)) != std::string::npos);
       if (!says.empty()) CHECK(rr.error.detail.find(says) != std::string::npos);
       CHECK(rr.chunks_verified == 1);
       CHECK(rr.logical_bytes == chunk);
@@ -267,7 +267,7 @@ TEST_CASE("verify-only decoder: stored checksums of every layout checked without
     CHECK(rr.corrupt);
     CHECK(rr.chunks_verified == 1);
     CHECK(rr.error.path == path);
-    CHECK(rr.error.op.rfind("verify chunk 1 of " + std::to_string(b.chunks), 0) == 0);
+    CHECK(error_line(rr.error).rfind(path + ": chunk 1 of " + std::to_string(b.chunks), 0) == 0);
     CHECK(rr.error.detail.find(fmt::format("expected xxh3 {:016x} (the shard's index), read ", index[1].xxh3_stored)) !=
           std::string::npos);
   }

@@ -76,9 +76,7 @@ CheckpointDocument full_checkpoint_document() {
     x.total_ns = 200'000'000;
     x.chunks_total = 1;
     if (r == 1)
-      x.error = {.op = "restore chunk 0 of 1 (stored bytes 0..10, logical bytes 0..20) of",
-                 .path = x.path,
-                 .detail = "checksum mismatch"};
+      x.error = {.path = x.path, .detail = "chunk 0 of 1 (stored bytes 0..10, logical bytes 0..20): checksum mismatch"};
     rr.ranks.push_back(x);
   }
   d.restore = rr;
@@ -221,7 +219,8 @@ TEST_CASE("checkpoint document: a save's and a restore's failures are records, w
   CHECK(save["failure"] == error_line(*doc.section.save.failure));
   CHECK(save["failure_detail"]["errno_name"] == "ECANCELED");
   CHECK(save["failure_detail"]["path"] == "/ckpt/__0_0.distcp.tmp\\x0A");  // escaped, as every path written
-  CHECK(j["checkpoint"]["restore"]["error_detail"]["detail"] == "checksum mismatch");
+  CHECK(j["checkpoint"]["restore"]["error"] ==
+        "/ckpt/__1_0.distcp: chunk 0 of 1 (stored bytes 0..10, logical bytes 0..20): checksum mismatch");
 
   const CheckpointDocument back = checkpoint_document_from_json(j, "'t.json'");
   REQUIRE(back.section.save.failure);

@@ -345,7 +345,7 @@ TEST_CASE("version 3: a byte flipped anywhere in the stored frames is caught at 
     RestoreResult rs = restore_checkpoint({path}, 1 << 20, decoders);
     CHECK_FALSE(rs.ok);
     CHECK(rs.ranks[0].corrupt);
-    CHECK(rs.ranks[0].error.op.find("chunk") != std::string::npos);
+    CHECK(rs.ranks[0].error.detail.find("chunk") != std::string::npos);
   }
 }
 

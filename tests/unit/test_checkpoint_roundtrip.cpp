@@ -98,7 +98,7 @@ TEST_CASE("a flipped byte is caught at restore, naming the chunk", "[checkpoint]
     RestoreResult rs = restore_checkpoint(r.final_paths, 1 << 20);
     CHECK_FALSE(rs.ok);
     CHECK(rs.ranks[0].corrupt);
-    CHECK(rs.ranks[0].error.op.find("chunk") != std::string::npos);
+    CHECK(rs.ranks[0].error.detail.find("chunk") != std::string::npos);
   }
 }
 

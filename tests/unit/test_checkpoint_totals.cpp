@@ -61,7 +61,7 @@ TEST_CASE("SaveTotals/RestoreTotals: merging two hosts' totals equals adding all
   y.logical_bytes = 2000;
   y.total_ns = 4'000'000'000;
   y.direct = true;
-  y.error = {.op = "restore chunk 3 of 4 of", .path = "y", .detail = "checksum mismatch"};
+  y.error = {.path = "y", .detail = "chunk 3 of 4: checksum mismatch"};
   RestoreTotals r1, r2;
   r1.add_rank(x, true);
   r2.add_rank(y, true);
