@@ -6,8 +6,8 @@ namespace ioprobe::checkpoint {
 
 std::unique_ptr<ShardDecoder> make_shard_decoder(const ShardReader& rd, int decode_threads) {
   const Trailer& t = rd.trailer();
-  // decode_trailer accepts versions 1 to 3 only, and piece checksums only in version 3 with one
-  // zstd frame per piece.
+  // decode_trailer accepts versions 1 to 4 only, and piece checksums only from version 3 with one
+  // zstd frame per piece (version 4 adds the save block only: its chunks are laid out as in 3).
   switch (t.version) {
     case 1:
     case 2:

@@ -25,7 +25,7 @@ uint64_t get64(const uint8_t* p) {
   for (int i = 7; i >= 0; --i) x = x << 8 | p[i];
   return x;
 }
-constexpr size_t kRegionBytes = 24, kEntryBytes = 48;
+constexpr size_t kRegionBytes = 24, kEntryBytes = 48, kSaveBlockBytes = 8;
 
 // The trailer's first 56 bytes: everything but meta_xxh3.
 void put_trailer_head(std::vector<uint8_t>& v, const Trailer& t) {
@@ -59,6 +59,10 @@ std::vector<uint8_t> encode_metadata(const std::vector<Region>& regions, const s
   for (const auto& e : index) {
     for (uint64_t x : {e.logical_offset, e.logical_len, e.stored_offset, e.stored_len, e.xxh3_logical, e.xxh3_stored})
       put64(v, x);
+  }
+  if (t.version >= 4) {
+    put32(v, t.rank);
+    put32(v, t.world_size);
   }
   t.region_count = regions.size();
   t.chunk_count = index.size();
@@ -121,12 +125,13 @@ bool decode_trailer(const uint8_t* p, Trailer& t, std::string& why) {
   return true;
 }
 
-bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::vector<Region>& regions,
+bool decode_metadata(const std::vector<uint8_t>& meta, Trailer& t, std::vector<Region>& regions,
                      std::vector<IndexEntry>& index, std::string& why) {
+  const size_t save_block = t.version >= 4 ? kSaveBlockBytes : 0;
   if (t.region_count > meta.size() / kRegionBytes || t.chunk_count > meta.size() / kEntryBytes ||
-      t.region_count * kRegionBytes + t.chunk_count * kEntryBytes != meta.size()) {
-    why = fmt::format("index is {} B, the trailer says {} regions and {} chunks", meta.size(), t.region_count,
-                      t.chunk_count);
+      t.region_count * kRegionBytes + t.chunk_count * kEntryBytes + save_block != meta.size()) {
+    why = fmt::format("index is {} B, the trailer says {} regions and {} chunks{}", meta.size(), t.region_count,
+                      t.chunk_count, save_block ? " and a save block" : "");
     return false;
   }
   if (meta_checksum(meta.data(), meta.size(), t) != t.meta_xxh3) {
@@ -140,6 +145,12 @@ bool decode_metadata(const std::vector<uint8_t>& meta, const Trailer& t, std::ve
     regions.push_back(Region{static_cast<TensorKind>(get32(p)), get64(p + 8), get64(p + 16)});
   for (uint64_t i = 0; i < t.chunk_count; ++i, p += kEntryBytes)
     index.push_back(IndexEntry{get64(p), get64(p + 8), get64(p + 16), get64(p + 24), get64(p + 32), get64(p + 40)});
+  t.rank = save_block ? get32(p) : 0;
+  t.world_size = save_block ? get32(p + 4) : 0;
+  if (t.world_size != 0 && t.rank >= t.world_size) {
+    why = fmt::format("save block: rank {} of a save of {} ranks", t.rank, t.world_size);
+    return false;
+  }
   // The shapes the writer produces, checked so that a corrupt (or forged) table can neither send
   // the restorer past the file nor make it decode more than zstd can pack into the stored bytes.
   uint64_t at = 0;
@@ -181,7 +192,8 @@ std::string shard_file_name(int rank) { return fmt::format("__{}_0.distcp", rank
 
 uint64_t uncompressed_shard_bytes(uint64_t logical_bytes, uint64_t region_count, uint64_t chunk_bytes) {
   const uint64_t chunks = chunk_bytes ? (logical_bytes + chunk_bytes - 1) / chunk_bytes : 1;
-  const uint64_t total = logical_bytes + region_count * kRegionBytes + chunks * kEntryBytes + kTrailerBytes;
+  const uint64_t total = logical_bytes + region_count * kRegionBytes + chunks * kEntryBytes + kSaveBlockBytes +
+                         kTrailerBytes;
   return (total + 4095) / 4096 * 4096;
 }
 

@@ -296,6 +296,8 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     t.piece_bytes = static_cast<uint32_t>(kPieceBytes);
     t.logical_bytes = state.bytes();
     t.meta_offset = w->bytes_queued();
+    t.rank = static_cast<uint32_t>(state.rank().rank);
+    t.world_size = static_cast<uint32_t>(std::max(0, opts.world_size));
     std::vector<uint8_t> meta = encode_metadata(state.rank().regions, index, t);
     rc = w->append(meta.data(), meta.size());
     if (rc == 0) rc = w->finish();

@@ -27,6 +27,7 @@ struct SaveOptions {
   bool byte_group = false;
   bool fsync = true;
   UringWriterOptions io;
+  int world_size = 0;  // shards the whole save writes (every process's ranks), recorded in each shard; 0 = unknown
 };
 
 /// What one rank's save did. Times are wall nanoseconds of this rank's thread; phases overlap

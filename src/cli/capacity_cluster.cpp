@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "capacity/point_json.hpp"
 #include "cluster/collective.hpp"
 #include "cluster/gather.hpp"
 #include "report/device_io_report.hpp"
@@ -9,51 +10,6 @@
 namespace ioprobe::cli {
 
 using json = nlohmann::json;
-
-namespace {
-
-// What rank 0's search needs of a point to take its next step (the host rows stay on rank 0).
-json point_json(const CapacityPoint& p) {
-  return {{"gpus", p.gpus},
-          {"au", p.au},
-          {"au_min", p.au_min},
-          {"samples_per_s", p.samples_per_s},
-          {"bytes_per_s", p.bytes_per_s},
-          {"repeats", p.repeats},
-          {"spread", p.spread},
-          {"cpu_fraction", p.cpu_fraction},
-          {"consumer_lag", p.consumer_lag},
-          {"client_bound", p.client_bound},
-          {"workers_bound", p.workers_bound},
-          {"metadata_bound", p.metadata_bound},
-          {"steady", p.steady},
-          {"note", p.note},
-          {"delivered_bytes", p.delivered_bytes},
-          {"client_host", p.client_host}};
-}
-
-CapacityPoint point_of(const json& j) {
-  CapacityPoint p;
-  p.gpus = j.at("gpus").get<uint32_t>();
-  p.au = j.at("au").get<double>();
-  p.au_min = j.at("au_min").get<double>();
-  p.samples_per_s = j.at("samples_per_s").get<double>();
-  p.bytes_per_s = j.at("bytes_per_s").get<double>();
-  p.repeats = j.at("repeats").get<uint32_t>();
-  p.spread = j.at("spread").get<double>();
-  p.cpu_fraction = j.at("cpu_fraction").get<double>();
-  p.consumer_lag = j.at("consumer_lag").get<double>();
-  p.client_bound = j.at("client_bound").get<bool>();
-  p.workers_bound = j.at("workers_bound").get<bool>();
-  p.metadata_bound = j.at("metadata_bound").get<bool>();
-  p.steady = j.at("steady").get<bool>();
-  p.note = j.at("note").get<std::string>();
-  p.delivered_bytes = j.at("delivered_bytes").get<uint64_t>();
-  p.client_host = j.at("client_host").get<std::string>();
-  return p;
-}
-
-}  // namespace
 
 cluster::PointPart capacity_me(const comm::Comm& comm, int cpus_allowed) {
   cluster::PointPart me;
@@ -107,10 +63,7 @@ PointAcross capacity_across(comm::Comm& comm, StepSync* sync, double timeout_s, 
     return cluster::merge_point_parts(std::move(parts));
   };
   a.share = [&comm, timeout_s](const CapacityPoint& p) {
-    const std::string text = comm.broadcast(comm.rank() == 0 ? point_json(p).dump() : std::string(),
-                                            "capacity: share the point", timeout_s);
-    if (comm.rank() == 0) return p;  // with its host rows
-    return point_of(json::parse(text));
+    return cluster::broadcast_part(comm, p, "capacity: share the point", timeout_s);
   };
   return a;
 }

@@ -32,6 +32,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/calibration_effect_report.hpp"
+#include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
@@ -174,7 +175,8 @@ int cmd_capacity(const CommandContext& ctx) {
   });
 
   const int64_t t0 = now_ns();
-  nlohmann::json doc = document_header("capacity", ctx.argv, host);
+  CapacityDocument doc;
+  doc.header = run_header(ctx.argv, host);
   PrepareOptions prep;
   prep.max_workers = std::max<uint32_t>(my_max, 1) * c.loader.num_workers;  // the widest point, for the memlock plan
   prep.check_rank_shares = false;  // the points vary the rank count: the search is bounded below instead
@@ -259,7 +261,7 @@ int cmd_capacity(const CommandContext& ctx) {
   ctx.job_outcome_shared = multi;  // every process saw every point's outcome
   if (multi && comm.rank() != 0) return share_exit_code(comm, 0);
 
-  CapacitySectionInputs in;
+  CapacitySectionInputs& in = doc.capacity.in;
   in.accelerator = demand.accelerator;
   in.accelerator_name = demand.accelerator_name;
   in.model = demand.model;
@@ -276,41 +278,41 @@ int cmd_capacity(const CommandContext& ctx) {
                    : answer.bound == "limit"                               ? "limit"
                                                                            : "completed";
 
-  doc["target"] = plan_target_json(plan, base);
-  doc["targets"] = targets_json(plan.targets);
-  doc["dataset"] = plan_dataset_json(plan);
-  doc["loader"] = {{"num_workers", base.num_workers},
-                   {"batch_size", base.batch_size},
-                   {"prefetch_factor", base.prefetch_factor},
-                   {"engine", base.engine},
-                   {"direct", base.direct},
-                   {"shuffle", base.shuffle},
-                   {"cpu_per_sample_us", base.cpu_per_sample_us},
-                   {"step_time_s", base.step_time_s},
-                   {"decode", base.decode_jpeg ? "jpeg" : "none"}};
-  add_consumer_model(doc["loader"], base, c.calibration_path, c.calibration);  // as run's and tune's
-  doc["demand"] = {{"accelerator", demand.accelerator},
-                   {"accelerator_name", demand.accelerator_name},
-                   {"model", demand.model},
-                   {"rate_family", demand.rate_family},
-                   {"samples_per_s_per_gpu", demand.samples_per_s_per_gpu},
-                   {"source", demand.source},
-                   {"sample_bytes", sample_bytes},
-                   {"au_target", demand.au_target}};
-  doc["capacity"] = capacity_json(answer, in);
+  doc.target = plan_target_json(plan, base);
+  doc.targets = targets_json(plan.targets);
+  doc.dataset = plan_dataset_json(plan);
+  CapacityLoaderSection& ls = doc.loader;
+  ls.num_workers = base.num_workers;
+  ls.batch_size = base.batch_size;
+  ls.prefetch_factor = base.prefetch_factor;
+  ls.engine = base.engine;
+  ls.direct = base.direct;
+  ls.shuffle = base.shuffle;
+  ls.cpu_per_sample_us = base.cpu_per_sample_us;
+  ls.step_time_s = base.step_time_s;
+  ls.consumer = consumer_model(base, c.calibration_path, c.calibration);  // as run's and tune's
+  doc.demand = {.accelerator = demand.accelerator,
+                .accelerator_name = demand.accelerator_name,
+                .model = demand.model,
+                .rate_family = demand.rate_family,
+                .samples_per_s_per_gpu = demand.samples_per_s_per_gpu,
+                .source = demand.source,
+                .sample_bytes = sample_bytes,
+                .au_target = demand.au_target};
+  doc.capacity.answer = answer;
   if (!c.calibration_path.empty()) {  // at the GPU ranks found fed (at least one)
     LoaderConfig at = base;
     at.ranks = std::max<uint32_t>(1, answer.gpus_fed);
-    doc["capacity"]["calibration_effect"] = calibration_effect_json(calibration_effect(at));
+    doc.capacity.calibration_effect = calibration_effect(at);
   }
-  devices.add_to(doc["capacity"]["points"]);
+  doc.capacity.device_io = devices.points();
   // As run's: a device figure the point's own I/O may not explain is said so.
-  for (auto& w : devices.warnings(doc["capacity"]["points"], c.cache == CacheMode::kCold, plan.target()))
-    doc["warnings"].push_back(std::move(w));
-  if (multi) doc["cluster"] = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
-  doc["partial"] = in.stop_reason == "interrupted" || answer.points.empty();
-  for (const auto& w : data.warnings) doc["warnings"].push_back(w);
-  for (const auto& w : c.calibration_notes) doc["warnings"].push_back(w);  // as run's and tune's
+  for (auto& w : devices.warnings(answer.points, c.cache == CacheMode::kCold, plan.target()))
+    doc.warnings.push_back(std::move(w));
+  if (multi) doc.cluster = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
+  doc.partial = in.stop_reason == "interrupted" || answer.points.empty();
+  for (const auto& w : data.warnings) doc.warnings.push_back(w);
+  for (const auto& w : c.calibration_notes) doc.warnings.push_back(w);  // as run's and tune's
   // Storage-bound at N+1 ranks on a dataset of few batches per rank: the epoch boundaries may be the cause.
   if (answer.bound == "storage") {
     const uint32_t at = answer.gpus_fed + 1;
@@ -318,20 +320,21 @@ int cmd_capacity(const CommandContext& ctx) {
             batches_per_rank_epoch(plan.samples_per_epoch, at, base.batch_size, base.drop_last), at, base.batch_size,
             fmt::format("the answer (storage-bound at {} GPU rank{})", at, at == 1 ? "" : "s"), "--point-time");
         !w.empty())
-      doc["warnings"].push_back(w);
+      doc.warnings.push_back(w);
   }
   if (answer.points.empty() && in.stop_reason != "interrupted")
-    doc["warnings"].push_back(fmt::format("no point was measured: --budget {} left no room for {} x {} s after the "
-                                          "dataset check; raise --budget",
-                                          format_seconds(budget_s), repeats, point_s));
+    doc.warnings.push_back(fmt::format("no point was measured: --budget {} left no room for {} x {} s after the "
+                                       "dataset check; raise --budget",
+                                       format_seconds(budget_s), repeats, point_s));
 
   std::cout << render_capacity_text(doc) << std::flush;
   if (!c.json_path.empty()) {
-    write_json_file(c.json_path, doc);
+    write_capacity_document(c.json_path, doc);
     message(fmt::format("wrote {}", escape_bytes(c.json_path)));
   }
   if (!html.empty()) {
-    write_file_atomically(html, render_html_report({doc}), "check that the directory exists and is writable");
+    write_file_atomically(html, render_html_report({capacity_document_json(doc)}),
+                          "check that the directory exists and is writable");
     message(fmt::format("wrote {}", escape_bytes(html)));
   }
   int rc = answer.points.empty() ? kExitFailure : kExitOk;

@@ -88,15 +88,17 @@ void parse_readback(const po::variables_map& vm, const HostInfo& host, Checkpoin
     throw UsageError("--restore-only and --verify-only: give one (--restore-only decompresses and checks both "
                      "checksums of every chunk, --verify-only checks the stored bytes' checksums only)");
   const char* mode = restore ? "--restore-only" : "--verify-only";
-  const std::vector<std::string> allowed = {"restore-only",  "verify-only", "dir",   "json",
-                                            "restore-cache", "io-size",     "quiet", "restore-threads"};
+  // --restore-threads sets decompression workers: --verify-only decompresses nothing (refused below).
+  std::vector<std::string> takes = {"dir", "json", "restore-cache", "io-size", "quiet"};
+  if (restore) takes.insert(takes.begin() + 3, "restore-threads");
   for (const auto& option : vm) {
     const std::string& name = option.first;
-    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    if (name == "restore-only" || name == "verify-only" || name == "restore-threads" ||
+        std::find(takes.begin(), takes.end(), name) != takes.end())
+      continue;
     throw UsageError(fmt::format("--{} with {}: the checkpoint already in --dir is read as it was saved, so options "
-                                 "of a save do not apply; drop --{} (with {}: --dir, --json, --restore-cache, "
-                                 "--restore-threads, --io-size, --quiet)",
-                                 name, mode, name, mode));
+                                 "of a save do not apply; drop --{} (with {}: --{})",
+                                 name, mode, name, mode, fmt::join(takes, ", --")));
   }
   if (!restore && vm.count("restore-threads"))
     throw UsageError("--restore-threads sets decompression workers; --verify-only decompresses nothing: drop it");
@@ -188,6 +190,7 @@ ParsedCheckpoint parse_checkpoint_config(const std::vector<std::string>& args, c
     throw UsageError("--zstd-job-size sets the job size of zstd's own pool: only with --compress-pool zstd");
   o.zstd_job_bytes = get_size(vm, "zstd-job-size", 0, 0, 1u << 30);
   o.fsync = get_bool(vm, "fsync", true);
+  o.world_size = job_ranks;  // every process's shards, numbered 0..job_ranks-1
   o.io.io_size = get_size(vm, "io-size", 16u << 20, 4096, 1u << 30);
   if (o.io.io_size % 4096) throw UsageError(fmt::format("--io-size: {} B is not a multiple of 4096", o.io.io_size));
   o.io.depth = static_cast<unsigned>(get_count(vm, "io-depth", 2, 1, 64));

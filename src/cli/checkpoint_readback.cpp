@@ -52,13 +52,43 @@ std::string real_path(const std::string& p) {
   return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
 }
 
+// Refuses shards whose save block (format version 4) disagrees with their names or with each
+// other, or that record a world size the shards present do not fill: the ranks missing at the top.
+void check_world_size(const std::string& dir, const std::vector<ReadbackShard>& shards) {
+  uint32_t world = 0;
+  for (const auto& s : shards) {
+    const Trailer& t = s.trailer;
+    if (t.world_size == 0) continue;  // format versions 1-3: not recorded
+    if (t.rank != static_cast<uint32_t>(s.rank))
+      throw UsageError(fmt::format("{}: its save block says rank {}, its name rank {}: the file was renamed or copied "
+                                   "over another rank's; restore the shards under the names the save gave them",
+                                   escape_bytes(s.path), t.rank, s.rank));
+    if (world != 0 && t.world_size != world)
+      throw UsageError(fmt::format("--dir {}: shards of two saves: {} records a save of {} ranks, another shard {}; "
+                                   "give a directory that holds the shards of one save",
+                                   escape_bytes(dir), escape_bytes(s.path), t.world_size, world));
+    world = t.world_size;
+  }
+  if (world == 0 || shards.size() >= world) return;
+  throw UsageError(fmt::format("--dir {}: the save wrote {} shard(s) (ranks 0 to {}, recorded in each shard), {} "
+                               "found here: rank(s) {}{} missing, so this checkpoint is incomplete; copy the missing "
+                               "__RANK_0.distcp files into it, or give the directory that holds all of them",
+                               escape_bytes(dir), world, world - 1, shards.size(), shards.back().rank + 1,
+                               world - 1 > static_cast<uint32_t>(shards.back().rank + 1)
+                                   ? fmt::format(" to {} are", world - 1)
+                                   : std::string(" is")));
+}
+
 }  // namespace
 
 std::vector<ReadbackShard> find_checkpoint_shards(const std::string& dir) {
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (::stat(dir.c_str(), &st) != 0)
     throw UsageError(fmt::format("--dir {}: {}; {}", escape_bytes(dir),
-                                 errno == ENOENT ? "no such directory" : "not a directory", kHowToSave));
+                                 errno == ENOENT ? std::string("no such directory") : errno_text(errno), kHowToSave));
+  if (!S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--dir {}: {}, not a directory; {}", escape_bytes(dir),
+                                 S_ISREG(st.st_mode) ? "is a regular file" : "exists", kHowToSave));
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
   if (!d) throw IoError(errno, "opendir", escape_bytes(dir));
   std::vector<ReadbackShard> shards;
@@ -75,7 +105,7 @@ std::vector<ReadbackShard> find_checkpoint_shards(const std::string& dir) {
                                  escape_bytes(dir), kHowToSave));
   std::sort(shards.begin(), shards.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   // A save writes one shard per rank, numbered from 0: a gap is a shard lost or not copied. (A
-  // missing last rank cannot be seen: the shards do not record the world size.)
+  // missing last rank is seen below, from the world size that shards of format version 4 record.)
   std::string missing;
   int next = 0;
   for (const auto& s : shards) {
@@ -102,6 +132,7 @@ std::vector<ReadbackShard> find_checkpoint_shards(const std::string& dir) {
                                    "or save it again with `ioprobe checkpoint --keep`",
                                    escape_bytes(s.path), why));
   }
+  check_world_size(dir, shards);
   return shards;
 }
 
@@ -143,6 +174,14 @@ int run_checkpoint_readback(const CommandContext& ctx, const CheckpointConfig& c
   doc.readback->elapsed_s = (now_ns() - t_start_ns) / 1e9;
   const bool partial = interrupted() || run.result.interrupted;
   doc.partial = partial;
+  for (const auto& s : run.shards)
+    if (s.trailer.world_size == 0) {
+      doc.warnings.push_back(fmt::format(
+          "these shards (format version {}) do not record how many ranks the save wrote, so a missing highest rank "
+          "cannot be detected: compare the {} shard(s) here with the save's ranks",
+          s.trailer.version, run.shards.size()));
+      break;
+    }
   std::fputs(render_checkpoint_readback_text(doc).c_str(), stdout);
   std::fflush(stdout);
   if (!c.json_path.empty()) write_checkpoint_document(c.json_path, doc);

@@ -124,46 +124,33 @@ void CapacityDeviceIo::add(uint32_t gpus, int host_index, const DeviceIo& io) {
   v.idle_bytes_per_s_before = io.idle_bytes_per_s_before;
 }
 
-std::vector<std::string> CapacityDeviceIo::warnings(const nlohmann::json& points, bool cold,
+std::vector<std::string> CapacityDeviceIo::warnings(const std::vector<CapacityPoint>& points, bool cold,
                                                     const TargetInfo& t) const {
   std::vector<std::string> out;
+  const std::map<uint32_t, CapacityPointDeviceIo> all = this->points();
   for (const auto& p : points) {
-    const uint32_t gpus = p.value("gpus", 0u);
-    const auto it = points_.find(gpus);
-    if (it == points_.end()) continue;
-    DeviceIo all;
-    bool first = true;
-    for (const auto& [h, io] : it->second) {
-      if (first) all = io;
-      else all.merge(io);
-      first = false;
-    }
-    for (auto& w : device_read_warnings(all, p.value("delivered_bytes", 0ULL), cold, t,
-                                        fmt::format("capacity's point at {} GPU(s)", gpus)))
+    const auto it = all.find(p.gpus);
+    if (it == all.end()) continue;
+    for (auto& w : device_read_warnings(it->second.all, p.delivered_bytes, cold, t,
+                                        fmt::format("capacity's point at {} GPU(s)", p.gpus)))
       out.push_back(std::move(w));
   }
   return out;
 }
 
-void CapacityDeviceIo::add_to(nlohmann::json& points) const {
-  for (auto& p : points) {
-    const auto it = points_.find(p.value("gpus", 0u));
-    if (it == points_.end()) continue;
-    DeviceIo all;
+std::map<uint32_t, CapacityPointDeviceIo> CapacityDeviceIo::points() const {
+  std::map<uint32_t, CapacityPointDeviceIo> out;
+  for (const auto& [gpus, hosts] : points_) {
+    CapacityPointDeviceIo& d = out[gpus];
     bool first = true;
-    for (const auto& [h, io] : it->second) {
-      if (first) all = io;
-      else all.merge(io);
+    for (const auto& [h, io] : hosts) {
+      if (first) d.all = io;
+      else d.all.merge(io);
       first = false;
     }
-    p["device_io"] = device_io_json(all, DeviceRef::kRead, p.value("delivered_bytes", 0ULL));
-    if (!p.contains("hosts")) continue;
-    for (auto& row : p["hosts"]) {
-      const auto h = it->second.find(row.value("host_index", 0));
-      if (h != it->second.end())
-        row["device_io"] = device_io_json(h->second, DeviceRef::kRead, row.value("delivered_bytes", 0ULL));
-    }
+    d.hosts = hosts;
   }
+  return out;
 }
 
 std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const std::string& block_path) {

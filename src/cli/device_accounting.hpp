@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "capacity/search.hpp"
 #include "cluster/run_parts.hpp"
 #include "loader/loader_result.hpp"
+#include "report/capacity_document.hpp"
 #include "report/checkpoint_document.hpp"
 #include "report/run_document.hpp"
 #include "topology/block_device.hpp"
@@ -84,14 +86,14 @@ class CapacityDeviceIo {
   /// Adds a repeat's accounting of host `host_index` to point `gpus` (the repeats of a point follow
   /// one another: their intervals add).
   void add(uint32_t gpus, int host_index, const DeviceIo& io);
-  /// Adds "device_io" to each entry of capacity_json's points (matched by gpus): the hosts' sums
-  /// added (DeviceIo::merge) with read_ratio to the point's delivered_bytes, and to each of its
-  /// "hosts" rows (matched by host_index) that host's, with read_ratio to the row's delivered_bytes.
-  void add_to(nlohmann::json& points) const;
+  /// Each point's accounting by its gpus, for the capacity document: the hosts' repeats added
+  /// (DeviceIo::merge) and each host's own by host index (the document gives each its read ratio
+  /// to the point's or the host row's delivered bytes).
+  std::map<uint32_t, CapacityPointDeviceIo> points() const;
   /// The warnings run gives its device figures (device_read_warnings: a cold read the devices did
   /// not serve, other traffic on a shared device that the point's own share cannot be told apart
-  /// from), for each of capacity_json's `points` (its delivered_bytes), naming the point.
-  std::vector<std::string> warnings(const nlohmann::json& points, bool cold, const TargetInfo& t) const;
+  /// from), for each of `points` (its delivered_bytes), naming the point.
+  std::vector<std::string> warnings(const std::vector<CapacityPoint>& points, bool cold, const TargetInfo& t) const;
 
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;

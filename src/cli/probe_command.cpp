@@ -52,6 +52,13 @@ int cmd_probe(const CommandContext& ctx) {
     throw UsageError(fmt::format("--dir '{}'{}; give an existing directory on the storage to test", escape_bytes(dir),
                                  e == ENOENT ? " does not exist" : ": " + errno_text(e)));
   }
+  // A regular file is probed where it lives (the help says "directory (or file)"), and the report
+  // says so; any other non-directory (a device, a socket) would describe /dev's filesystem instead.
+  const bool dir_is_file = S_ISREG(st.st_mode);
+  if (!dir_is_file && !S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--dir '{}' is neither a directory nor a regular file; give a directory on the "
+                                 "storage to test (for a block device, use ioprobe raw --filename DEVICE)",
+                                 escape_bytes(dir)));
   std::string sysfs_root = get_string(vm, "sysfs-root", "/sys");
   if (sysfs_root != "/sys" && stat((sysfs_root + "/devices").c_str(), &st) != 0)
     throw UsageError(
@@ -86,6 +93,11 @@ int cmd_probe(const CommandContext& ctx) {
                   {"cgroup_memory_limit_source", host.cgroup_memory_limit_source},
                   {"cache_budget_bytes", budget},
                   {"cache_budget_source", budget_source}};
+  if (dir_is_file)
+    doc["warnings"].push_back(fmt::format("--dir '{}' is a file, not a directory: this describes the filesystem and "
+                                          "device that hold it (O_DIRECT read on the file itself); give the dataset's "
+                                          "directory to probe where a run reads",
+                                          escape_bytes(dir)));
   for (const auto& w : target.warnings) doc["warnings"].push_back(escape_bytes(w));
   if (!uring.available) doc["warnings"].push_back(uring.message);
   if (topo.live() && topo.allowed_cpus.size() < topo.online_cpus.size())

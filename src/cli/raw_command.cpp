@@ -86,6 +86,11 @@ RawConfig build_config(const po::variables_map& vm) {
   c.iodepth = static_cast<unsigned>(get_count(vm, "iodepth", 1, 1, 4096));
   c.numjobs = static_cast<unsigned>(get_count(vm, "numjobs", 1, 1, 1024));
   c.size = get_size(vm, "size", 0, 0, UINT64_MAX);
+  if (vm.count("size") && c.size == 0)
+    throw UsageError(fmt::format("--size {}: a size of 0 B is refused; give the bytes each job covers, at least --bs, "
+                                 "as a number with a unit (B, KB, MB, GB, TB or KiB, MiB, GiB, TiB; e.g. --size 1GiB), "
+                                 "or drop --size to use the whole existing file",
+                                 escape_bytes(vm["size"].as<std::string>())));
   c.direct = get_bool(vm, "direct", false);
   c.engine = get_choice(vm, "engine", "auto", {"io_uring", "psync", "auto", "gds"});
   if (c.engine == "gds") refuse_gds();  // run's refusal: what GPUDirect Storage lacks, what to use instead

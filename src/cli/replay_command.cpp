@@ -178,7 +178,8 @@ int cmd_replay(const CommandContext& ctx) {
         });
       std::vector<size_t> streams;
       for (const auto& sp : plan.streams) streams.push_back(sp.trace_stream);
-      layout = replay::plan_layout(trace, replay::files_used(trace, streams), lopts);
+      layout = replay::plan_layout(trace, replay::files_used(trace, streams), lopts,
+                                   replay::files_stat_only(trace, streams));
       if (!lopts.dir.empty()) replay::check_layout_space(layout, lopts.dir);
       if (layout.create_bytes && ropts.progress)
         message(fmt::format("laying out {} file(s), {}, under {}", layout.created, format_bytes(layout.create_bytes),

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/message.hpp"
 #include "core/text.hpp"
+#include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_document.hpp"
 #include "report/checkpoint_report.hpp"
@@ -119,8 +120,18 @@ RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) 
   }
 }
 
-// A checkpoint document decoded (report/checkpoint_document.hpp), or UsageError naming the file
-// `name`, the field and what to do.
+// A capacity document decoded (report/capacity_document.hpp), or UsageError as run_document_of's.
+CapacityDocument capacity_document_of(const nlohmann::json& doc, const std::string& name) {
+  try {
+    return capacity_document_from_json(doc, "'" + name + "'");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
+                                 "original or run the measurement again",
+                                 e.what()));
+  }
+}
+
+// A checkpoint document decoded (report/checkpoint_document.hpp), or UsageError as run_document_of's.
 CheckpointDocument checkpoint_document_of(const nlohmann::json& doc, const std::string& name) {
   try {
     return checkpoint_document_from_json(doc, "'" + name + "'");
@@ -137,7 +148,7 @@ std::string document_text(const nlohmann::json& doc, const std::string& name) {
   const std::string kind = doc.value("kind", "");
   if (kind == "run") return render_run_text(run_document_of(doc, name));
   if (kind == "tune") return render_tune_text(doc);
-  if (kind == "capacity") return render_capacity_text(doc);
+  if (kind == "capacity") return render_capacity_text(capacity_document_of(doc, name));
   if (kind == "checkpoint") {
     const CheckpointDocument c = checkpoint_document_of(doc, name);
     return render_checkpoint_text(c) + render_series_text(c);
@@ -232,11 +243,13 @@ int cmd_report(const CommandContext& ctx) {
     message(fmt::format("wrote {}", escape_bytes(html)));
   }
   if (!csv.empty()) {
-    // A run's figures as its typed document has them: rates and percentiles are derived from the
-    // counts and latency buckets, so an edited derived figure is not passed on.
-    const nlohmann::json& one = docs[0].value("kind", "") == "run"
-                                    ? run_document_json(run_document_of(docs[0], names[0]))
-                                    : docs[0];
+    // A run's or capacity search's figures as its typed document has them: derived figures (a run's
+    // rates and percentiles, a point's demand and pass) come from the counts and settings, so an
+    // edited derived figure is not passed on.
+    const std::string kind = docs[0].value("kind", "");
+    const nlohmann::json& one = kind == "run"        ? run_document_json(run_document_of(docs[0], names[0]))
+                                : kind == "capacity" ? capacity_document_json(capacity_document_of(docs[0], names[0]))
+                                                     : docs[0];
     write_file_atomically(csv, render_document_csv(one), "check that the directory exists and is writable");
     message(fmt::format("wrote {}", escape_bytes(csv)));
   }

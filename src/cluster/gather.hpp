@@ -59,6 +59,18 @@ std::vector<Part> allgather_parts(comm::Comm& comm, const Part& mine, const char
   return parts;
 }
 
+/// Rank 0's `mine` on every process (Comm::broadcast, within `timeout_s` seconds; `step` names the
+/// exchange in a watchdog message): rank 0 gets its own value back untouched, the others rank 0's
+/// decoded by Part's from_json. Throws Error (throw_unreadable_part, naming rank 0) on a process
+/// that cannot read it. With a LocalComm: `mine`.
+template <class Part>
+Part broadcast_part(comm::Comm& comm, const Part& mine, const char* step, double timeout_s) {
+  const std::string text = comm.broadcast(comm.rank() == 0 ? nlohmann::json(mine).dump() : std::string(), step,
+                                          timeout_s);
+  if (comm.rank() == 0) return mine;
+  return decode_gathered<Part>(text, 0, step);
+}
+
 /// comm::TreeFold over a typed part: the accumulated Acc stays decoded; each child's is decoded
 /// (decode_gathered) and added by `Acc::merge(const Acc& higher)`, which must take a part of the
 /// ranks just above it (rank order).

@@ -34,6 +34,10 @@ Batch FileSource::fetch(uint32_t w, const BatchTask& t, WorkerStats& ws, const s
       r.cancelled = true;
       break;
     }
+    // The index entries of the next files, in the cache by the time they are read: the system
+    // calls of this file give the loads time to finish.
+    if (pos + 2 < t.end) index.prefetch_entry(order_[pos + 2]);
+    if (pos + 1 < t.end) index.prefetch_path(order_[pos + 1]);
     const uint64_t idx = order_[pos];
     const int64_t hint = index.file_size(idx);
     FileReadResult fr;

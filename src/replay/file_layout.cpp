@@ -115,12 +115,30 @@ std::string dir_path(const std::string& dir, const std::string& recorded) {
   return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + rel;
 }
 
+namespace {
+bool needs_contents(trace::OpKind k) {
+  return k == trace::OpKind::open || k == trace::OpKind::read || k == trace::OpKind::mmap;
+}
+}  // namespace
+
 std::vector<bool> files_used(const trace::Trace& trace, const std::vector<size_t>& streams) {
   std::vector<bool> used(trace.files.size(), false);
   for (size_t s : streams)
     for (const auto& op : trace.streams.at(s).ops)
-      if (op.error == 0 && op.file >= 0 && static_cast<size_t>(op.file) < used.size()) used[op.file] = true;
+      if (op.error == 0 && op.file >= 0 && static_cast<size_t>(op.file) < used.size() && needs_contents(op.kind))
+        used[op.file] = true;
   return used;
+}
+
+std::vector<bool> files_stat_only(const trace::Trace& trace, const std::vector<size_t>& streams) {
+  const std::vector<bool> used = files_used(trace, streams);
+  std::vector<bool> stated(trace.files.size(), false);
+  for (size_t s : streams)
+    for (const auto& op : trace.streams.at(s).ops)
+      if (op.error == 0 && op.kind == trace::OpKind::stat && op.file >= 0 &&
+          static_cast<size_t>(op.file) < stated.size() && !used[op.file])
+        stated[op.file] = true;
+  return stated;
 }
 
 std::vector<uint64_t> furthest_bytes(const trace::Trace& trace) {
@@ -134,7 +152,8 @@ std::vector<uint64_t> furthest_bytes(const trace::Trace& trace) {
   return far;
 }
 
-LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used, const LayoutOptions& opts) {
+LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used, const LayoutOptions& opts,
+                       const std::vector<bool>& stat_only) {
   LayoutPlan plan;
   plan.files.resize(trace.files.size());
   std::string root = opts.dir;
@@ -142,7 +161,20 @@ LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used,
   if (!opts.dir.empty()) plan.marker = opts.dir + "/" + kMarkerName;
   const std::set<std::string> own = plan.marker.empty() ? std::set<std::string>{} : read_marker(plan.marker);
   const std::vector<uint64_t> far = furthest_bytes(trace);
+  std::string missing_example;
   for (size_t id = 0; id < trace.files.size(); ++id) {
+    if (id < stat_only.size() && stat_only[id] && (id >= used.size() || !used[id])) {
+      // Never laid out: its stats go to the file where one exists, else are not issued.
+      PlannedFile& p = plan.files[id];
+      p.recorded = trace.files[id].path;
+      std::string where = map_path(opts.maps, p.recorded);
+      if (where.empty() && !root.empty()) where = dir_path(root, p.recorded);
+      struct stat st {};
+      if (!where.empty() && ::stat(where.c_str(), &st) == 0 && S_ISREG(st.st_mode)) p.path = where;
+      ++plan.stat_only;
+      if (p.path.empty() && plan.stat_only_missing++ == 0) missing_example = where.empty() ? p.recorded : where;
+      continue;
+    }
     if (id >= used.size() || !used[id]) continue;
     const trace::FileEntry& f = trace.files[id];
     PlannedFile& p = plan.files[id];
@@ -204,6 +236,10 @@ LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used,
                                    escape_bytes(f.path)));
     }
   }
+  if (plan.stat_only_missing)
+    plan.warnings.push_back(fmt::format("{} file(s) the job only stat'ed (never opened or read) are not laid out; {} "
+                                        "of them exist nowhere here (e.g. {}), so their stat calls are not replayed",
+                                        plan.stat_only, plan.stat_only_missing, escape_bytes(missing_example)));
   return plan;
 }
 

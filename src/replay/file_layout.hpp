@@ -12,7 +12,10 @@
 //    and listed in DIR/.ioprobe-replay-layout, the layout's mark of what replay made; a file of
 //    another size is rewritten only when that list names it, else refused (UsageError naming it):
 //    replay never writes into a file it did not create;
-//  - a path neither mapped nor under a --dir is refused, naming it.
+//  - a path neither mapped nor under a --dir is refused, naming it;
+//  - a file the streams only stat (never open, read or map) is not laid out and not counted in
+//    the space needed: its stats are replayed on the file where it exists (mapped, or already
+//    under DIR), and not issued where it does not.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +64,8 @@ enum class FileAction : uint8_t {
 /// One recorded file and where the replay reads it.
 struct PlannedFile {
   std::string recorded;   // the path as the job named it (raw bytes)
-  std::string path;       // where the replay reads it ("" with FileAction::none)
+  std::string path;       // where the replay reads it; with FileAction::none, where a file the streams only
+                          // stat exists (its stats are replayed there), else ""
   uint64_t size = 0;      // bytes to lay out: the recorded size, or the furthest byte read when unknown
   uint64_t existing = 0;  // bytes of the file found there (mapped, reuse, rewrite)
   FileAction action = FileAction::none;
@@ -73,20 +77,28 @@ struct LayoutPlan {
   std::string marker;  // DIR/.ioprobe-replay-layout ("" without --dir)
   uint64_t create_bytes = 0;
   uint64_t created = 0, reused = 0, mapped = 0;
-  std::vector<std::string> warnings;  // a mapped file shorter than the recorded reads reach, ...
+  uint64_t stat_only = 0, stat_only_missing = 0;  // files only stat'ed; of those, found nowhere (stats not issued)
+  std::vector<std::string> warnings;              // a mapped file shorter than the recorded reads reach, ...
 };
 
-/// Which files the ops of `streams` (indices into trace.streams) touch, by file id (ops that
-/// failed in the recording, e.g. an open of a missing file, do not count).
+/// Which files the ops of `streams` (indices into trace.streams) open, read or map, by file id
+/// (ops that failed in the recording, e.g. an open of a missing file, do not count; a stat alone
+/// does not: see files_stat_only).
 std::vector<bool> files_used(const trace::Trace& trace, const std::vector<size_t>& streams);
+
+/// Which files the ops of `streams` stat (successfully in the recording) but never open, read or
+/// map, by file id.
+std::vector<bool> files_stat_only(const trace::Trace& trace, const std::vector<size_t>& streams);
 
 /// The furthest byte each file's recorded reads and mappings reached (by file id).
 std::vector<uint64_t> furthest_bytes(const trace::Trace& trace);
 
-/// Plans the files of `used` (stat only; nothing is written). Throws UsageError naming the
-/// path: a --map onto a missing path, a path no rule maps without --dir, a file under DIR of
-/// another size that replay did not create, a directory where a file is expected.
-LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used, const LayoutOptions& opts);
+/// Plans the files of `used` (stat only; nothing is written), and finds where the files of
+/// `stat_only` exist (never laid out; a warning counts those found nowhere). Throws UsageError
+/// naming the path: a --map onto a missing path, a path no rule maps without --dir, a file under
+/// DIR of another size that replay did not create, a directory where a file is expected.
+LayoutPlan plan_layout(const trace::Trace& trace, const std::vector<bool>& used, const LayoutOptions& opts,
+                       const std::vector<bool>& stat_only = {});
 
 /// Preflight of the trace file given on the command line: a directory, a device or a socket is
 /// refused (UsageError, exit 2, naming the path as given and what it is); a missing or unreadable

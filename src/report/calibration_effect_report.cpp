@@ -51,8 +51,8 @@ nlohmann::json calibration_effect_json(const CalibrationEffect& e) {
            "same with the costs of a run without --calibration (--cpu-per-sample and --main-cpu-per-batch at 0)"}};
 }
 
-std::string render_calibration_effect_line(const nlohmann::json& effect, const std::string& label, size_t width,
-                                           double delivered, const std::string& delivered_label) {
+std::string calibration_effect_text(const nlohmann::json& effect, double delivered,
+                                    const std::string& delivered_label) {
   if (!effect.is_object()) return "";
   const nlohmann::json& s = effect.contains("setting") ? effect["setting"] : nlohmann::json::object();
   std::string text = fmt::format(
@@ -65,7 +65,13 @@ std::string render_calibration_effect_line(const nlohmann::json& effect, const s
     text += fmt::format("; {} {} samples/s (measured) = {:.0f}% of the calibrated ceiling", delivered_label,
                         format_count(static_cast<uint64_t>(std::llround(delivered))),
                         100 * delivered / cal.get<double>());
-  return fmt::format("  {:<{}} {}\n", label, width, text);
+  return text;
+}
+
+std::string render_calibration_effect_line(const nlohmann::json& effect, const std::string& label, size_t width,
+                                           double delivered, const std::string& delivered_label) {
+  if (!effect.is_object()) return "";
+  return fmt::format("  {:<{}} {}\n", label, width, calibration_effect_text(effect, delivered, delivered_label));
 }
 
 }  // namespace ioprobe

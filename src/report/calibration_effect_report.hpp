@@ -1,7 +1,8 @@
-// The calibration_effect section of run, tune and capacity documents (--calibration) and its text
-// line: the loader's CPU ceiling modelled with the calibration's costs beside the same model with
-// the costs a run without --calibration takes (ingest/calibration_effect.hpp). A model, labelled
-// "modelled" in the document and the text, never a measurement.
+// The calibration_effect section of run, tune and capacity documents (--calibration), its text
+// line and the run HTML report's row: the loader's CPU ceiling modelled with the calibration's
+// costs beside the same model with the costs a run without --calibration takes
+// (ingest/calibration_effect.hpp). A model, labelled "modelled" in the document, the text and the
+// HTML, never a measurement.
 //
 // calibration_effect: {label: "modelled", setting: {ranks, num_workers, batch_size, cpus},
 //   calibrated_ceiling_samples_per_s, uncalibrated_ceiling_samples_per_s (samples/s; null: that
@@ -22,6 +23,11 @@ namespace ioprobe {
 
 /// The calibration_effect section of `e` (the layout above).
 nlohmann::json calibration_effect_json(const CalibrationEffect& e);
+
+/// The text of the line below without its label: "modelled, not measured: CPU ceiling at ..."
+/// (the HTML report's row). "" when `effect` is not an object.
+std::string calibration_effect_text(const nlohmann::json& effect, double delivered_samples_per_s = 0,
+                                    const std::string& delivered_label = "the run delivered");
 
 /// "  LABEL  modelled, not measured: CPU ceiling at R rank(s) x W worker(s) on C CPU(s): with the
 /// calibration X samples/s (bound: ...), without it no CPU ceiling (...)" for a calibration_effect section,

@@ -97,8 +97,13 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
   // work it did is shown.
   const bool ok = sv.ok;
   const CheckpointPhases& ph = sv.phases_max_over_ranks_s;
+  // A save whose read-back failed (a checksum mismatch, an undecodable chunk, a read error) is a
+  // failed save: its rates are shown marked as such, and nothing is derived from them.
+  const bool verify_failed = ok && c.restore && !c.restore->ok && !c.restore->interrupted;
   if (ok) {
-    o += "\nsave\n";
+    o += verify_failed ? "\nsave FAILED VERIFICATION: its read-back failed (RESTORE FAILED below); the rates below are "
+                         "of a failed save, not a result\n"
+                       : "\nsave\n";
     // Within 0.5% is no saving to claim, and more than 0.5% over is a growth: chance matches in
     // incompressible data, or chunks so small that their index entries (48 B each,
     // shard_format.hpp) and zstd frame headers cancel the saving.
@@ -158,7 +163,13 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
       o += fmt::format("  rank {:>4}  {} chunk(s) of {} done  {} reached the kernel  elapsed {}\n", r.rank,
                        r.chunks_done, r.chunks_total, bytes(r.written_bytes), secs(r.duration_s));
   }
-  if (ok) {
+  if (verify_failed) {
+    o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {} of the FAILED save\n",
+                     secs(sv.duration_max_s), rate(sv.throughput_min_rank_bytes_per_s.value_or(0)));
+    o += fmt::format("  aggregate write {} of logical state of a save that FAILED VERIFICATION: not a result, do not "
+                     "size storage on it\n",
+                     rate(sv.write_bytes_per_s.value_or(0)));
+  } else if (ok) {
     o += fmt::format("  duration (max over ranks) {}  throughput (min over ranks) {}\n", secs(sv.duration_max_s),
                      rate(sv.throughput_min_rank_bytes_per_s.value_or(0)));
     o += fmt::format("  aggregate write {} of logical state{}\n", rate(sv.write_bytes_per_s.value_or(0)),
@@ -194,7 +205,9 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
                      runs.empty() ? "" : "; best of runs before/after the save: " + runs + " MB/s");
     if (rw.after_save_skipped) o += "  the run after the save did not run: " + *rw.after_save_skipped + "\n";
   }
-  if (!cmp.available || !cmp.checkpoint_over_raw) {
+  if (verify_failed) {
+    o += "  checkpoint / raw: not claimed: the save failed verification\n";
+  } else if (!cmp.available || !cmp.checkpoint_over_raw) {
     o += "  checkpoint / raw: not available: " + cmp.reason.value_or("no raw write measured") + "\n";
   } else {
     o += fmt::format("  checkpoint / raw = {:.3f}\n", *cmp.checkpoint_over_raw);
@@ -236,8 +249,12 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
           cores);
   }
   if (const auto& r = c.restore) {
-    o += fmt::format("\nrestore, {}: {} verified in {} = {}; min over ranks {}\n", r->cache, bytes(r->logical_bytes),
-                     secs(r->duration_max_s), rate(r->restore_bytes_per_s), rate(r->throughput_min_rank_bytes_per_s));
+    if (r->ok || r->interrupted)
+      o += fmt::format("\nrestore, {}: {} verified in {} = {}; min over ranks {}\n", r->cache, bytes(r->logical_bytes),
+                       secs(r->duration_max_s), rate(r->restore_bytes_per_s), rate(r->throughput_min_rank_bytes_per_s));
+    else  // a failed read-back has no rate to claim
+      o += fmt::format("\nrestore, {}: FAILED after {} verified in {}; no rate is claimed\n", r->cache,
+                       bytes(r->logical_bytes), secs(r->duration_max_s));
     const int decoders = r->decode_threads_per_rank;
     // Why no decoders ran: the one reason that applied to this run's shards.
     const std::string why = !compressed                   ? "uncompressed: nothing to decode"

@@ -9,6 +9,8 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/calibration_effect_report.hpp"
+#include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 #include "report/checkpoint_document.hpp"
 #include "report/checkpoint_readback.hpp"
@@ -207,6 +209,11 @@ std::string run_section(const RunDocument& d) {
     o += row("AU", fmt::format("0.0% (target 0%){}", from));
     o += row("verdict", ": ");
   }
+  // As the text report's line: a model, labelled so, beside the run's measured rate.
+  if (const std::string effect = calibration_effect_text(in.calibration_effect,
+                                                         in.result ? in.result->delivered_samples_per_s : 0);
+      !effect.empty())
+    o += row("calibration effect", effect);
   o += "</table>\n";
   o += timeline_chart(r.timeline, static_cast<double>(d.loader.gpus), "Throughput over time");
   o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
@@ -413,7 +420,7 @@ std::string render_html_report(const std::vector<json>& docs) {
     try {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(d);
-      else if (kind == "capacity") body = render_capacity_html(d);
+      else if (kind == "capacity") body = render_capacity_html(capacity_document_from_json(d, "capacity document"));
       else if (kind == "checkpoint") body = checkpoint_section(checkpoint_document_from_json(d, "checkpoint document"));
       else if (kind == "raw") body = raw_section(d);
       else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
@@ -426,7 +433,7 @@ std::string render_html_report(const std::vector<json>& docs) {
     } catch (const json::exception& e) {
       body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
              " section needs: " + html_escape(e.what()) + "</p>\n";
-    } catch (const UsageError& e) {  // a run or checkpoint document refused by its typed reader, naming the field
+    } catch (const UsageError& e) {  // a typed document (run, capacity, checkpoint) refused, naming the field
       body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
              " section needs: " + html_escape(e.what()) + "</p>\n";
     }

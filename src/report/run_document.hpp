@@ -234,6 +234,10 @@ RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_pa
 /// Writes `m` into a loader section (run's, tune's or capacity's).
 void consumer_model_json(const RunConsumerModel& m, nlohmann::json& loader);
 
+/// The consumer model of a loader section `loader` read back strictly (UsageError naming the
+/// field under `where`); its calibration object is optional (written with --calibration only).
+RunConsumerModel consumer_model_from_json(const nlohmann::json& loader, const std::string& where);
+
 /// The run's header: document_header("run", argv, host) as typed fields.
 RunHeader run_header(const std::vector<std::string>& argv, const HostInfo& host);
 

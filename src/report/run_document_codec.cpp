@@ -227,6 +227,10 @@ RunSource source_from_json(const nlohmann::json& j, const std::string& w) {
 
 }  // namespace
 
+RunConsumerModel consumer_model_from_json(const nlohmann::json& loader, const std::string& where) {
+  return consumer_from_json(loader, where);
+}
+
 nlohmann::json run_document_json(const RunDocument& doc) {
   const RunHeader& h = doc.header;
   nlohmann::json j = {{"schema", h.schema},

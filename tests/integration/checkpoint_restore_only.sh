@@ -3,7 +3,8 @@
 # both checksums of every chunk) and --verify-only (the stored bytes' checksums) each succeed and
 # change nothing in the directory (sha256 and listing compared before and after); a flipped byte in
 # a chunk is refused by both, naming the shard, the chunk and the expected and read checksums
-# (exit 1); a directory without a checkpoint, and a shard with a damaged trailer, are refused
+# (exit 1); a directory without a checkpoint, one missing a rank's shard (a gap, or the highest
+# rank: the shards record the save's world size), and a shard with a damaged trailer, are refused
 # (exit 2) naming the path.
 set -u
 IOPROBE=$1
@@ -12,7 +13,7 @@ trap 'rm -rf "$DIR"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 listing() { (cd "$1" && find . -printf '%p %s %m %T@\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 
-# Saved compressed (zstd frames per piece, format version 3) by one command.
+# Saved compressed (zstd frames per piece, format version 4) by one command.
 "$IOPROBE" checkpoint --dir "$DIR/ck" --size 24MiB --ranks 2 --chunk-size 3000001 --compress zstd:1 --keep \
   --io-size 1MiB --raw-baseline off --quiet >"$DIR/save.out" 2>&1 || { cat "$DIR/save.out"; fail "save exit $?"; }
 listing "$DIR/ck" >"$DIR/before"
@@ -96,12 +97,27 @@ done
 "$IOPROBE" checkpoint --verify-only --dir "$DIR/missing" >/dev/null 2>"$DIR/e"
 [ $? = 2 ] && grep -q "no such directory" "$DIR/e" || fail "missing --dir: $(cat "$DIR/e")"
 [ -e "$DIR/missing" ] && fail "the read-back made the missing directory"
+# --dir naming a regular file (a shard, say) is refused as a file, naming it.
+for mode in --verify-only --restore-only; do
+  "$IOPROBE" checkpoint $mode --dir "$DIR/ck/__0_0.distcp" >/dev/null 2>"$DIR/e"
+  rc=$?
+  [ $rc = 2 ] && grep -q -- "--dir $DIR/ck/__0_0.distcp: is a regular file, not a directory" "$DIR/e" ||
+    fail "$mode --dir FILE (exit $rc): $(cat "$DIR/e")"
+done
 # A shard lost or not copied: rank 1's shard without rank 0's.
 mkdir "$DIR/part" && cp "$DIR/ck/__1_0.distcp" "$DIR/part/"
 for mode in --verify-only --restore-only; do
   "$IOPROBE" checkpoint $mode --dir "$DIR/part" >/dev/null 2>"$DIR/e"
   rc=$?
   [ $rc = 2 ] && grep -q "none of rank(s) 0: .* incomplete" "$DIR/e" || fail "$mode of a checkpoint without rank 0's shard (exit $rc): $(cat "$DIR/e")"
+done
+# The highest rank's shard missing: the shards record the save's world size (format version 4).
+mkdir "$DIR/top" && cp "$DIR/ck/__0_0.distcp" "$DIR/top/"
+for mode in --verify-only --restore-only; do
+  "$IOPROBE" checkpoint $mode --dir "$DIR/top" >/dev/null 2>"$DIR/e"
+  rc=$?
+  [ $rc = 2 ] && grep -q "the save wrote 2 shard(s) (ranks 0 to 1, recorded in each shard), 1 found here: rank(s) 1 is missing" "$DIR/e" &&
+    grep -q "$DIR/top" "$DIR/e" || fail "$mode of a checkpoint without its highest rank's shard (exit $rc): $(cat "$DIR/e")"
 done
 truncate -s -100 "$DIR/plain/__0_0.distcp"
 "$IOPROBE" checkpoint --verify-only --dir "$DIR/plain" >/dev/null 2>"$DIR/e"

@@ -66,6 +66,13 @@ grep -q "allow-overwrite" "$dir/err.txt" || fail "refusal does not mention --all
 [ "$(stat -c %s "$foreign")" = 1048576 ] || fail "foreign file was extended"
 "$IOPROBE" raw --filename "$dir/missing.bin" --rw read > /dev/null 2>&1
 [ $? = 2 ] || fail "missing file without --size must exit 2"
+# --size 0 is refused as a value, saying what a valid size looks like (not "give --size").
+for z in 0 0MiB; do
+  "$IOPROBE" raw --filename "$dir/missing.bin" --size "$z" --rw read > /dev/null 2> "$dir/err.txt"
+  rc=$?
+  [ $rc = 2 ] && grep -q -- "--size $z: a size of 0 B is refused" "$dir/err.txt" && grep -q "e.g. --size 1GiB" "$dir/err.txt" ||
+    fail "--size $z (exit $rc): $(cat "$dir/err.txt")"
+done
 "$IOPROBE" raw --filename "$f" --bs 1000 --direct 1 > /dev/null 2>&1
 [ $? = 2 ] || fail "--bs 1000 with --direct 1 must exit 2"
 ls "$dir" | grep -q "ioprobe-layout" && fail "a layout temp file was left behind"

@@ -22,6 +22,12 @@ expect2() {  # expect2 "text that must appear" args...
 
 expect2 "does not exist" probe --dir /nonexistent-ioprobe-dir
 expect2 "does not exist" probe --dir "$work/missing/child"
+# A regular file is probed where it lives, and the report says it is a file, not a directory.
+echo data > "$work/afile"
+out=$("$IOPROBE" probe --dir "$work/afile" 2>&1) || fail "probe --dir FILE failed: $out"
+echo "$out" | grep -qF -- "--dir '$work/afile' is a file, not a directory: this describes the filesystem" ||
+  fail "probe --dir FILE does not say it probed a file: $out"
+expect2 "is neither a directory nor a regular file" probe --dir /dev/null
 if [ ! -d /sys/devices/system/node/node7 ]; then
   expect2 "no NUMA node 7" --numa node:7 --dir ds --files 10
   [ ! -e ds ] || fail "--numa node:7 generated a dataset before refusing"

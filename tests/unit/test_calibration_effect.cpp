@@ -8,6 +8,8 @@
 #include "calibration_fixture.hpp"
 #include "ingest/calibration_effect.hpp"
 #include "report/calibration_effect_report.hpp"
+#include "report/html_report.hpp"
+#include "report/run_document.hpp"
 
 using namespace ioprobe;
 
@@ -98,6 +100,28 @@ TEST_CASE("calibration effect: the document section and its text line are labell
   CHECK_THAT(line, Catch::Contains("), without it no CPU ceiling (0 µs CPU per sample modelled); the run"));
   CHECK_THAT(line, Catch::Contains("the run delivered 2,900 samples/s (measured) = 94% of the calibrated ceiling"));
   CHECK(render_calibration_effect_line(nlohmann::json(), "x", 20).empty());
+}
+
+TEST_CASE("calibration effect: the HTML report has the text report's line", "[calibration][report]") {
+  RunDocument r;
+  r.header.host = nlohmann::json::object();
+  r.target = nlohmann::json::object();
+  r.targets = nlohmann::json::array();
+  r.dataset = nlohmann::json::object();
+  r.ingest.calibration_effect = calibration_effect_json(calibration_effect(calibrated()));
+  const std::string html = render_html_report({run_document_json(r)});
+  INFO(html);
+  CHECK_THAT(html, Catch::Contains("<tr><th>calibration effect</th><td>modelled, not measured: CPU ceiling at 1 "
+                                   "rank(s) x 4 worker(s) on 2 CPU(s): with the calibration 3,077 samples/s"));
+  // With the run's measured rate: its share of the calibrated ceiling, as in the text line.
+  IngestResult measured;
+  measured.delivered_samples_per_s = 2900;
+  r.ingest.result = measured;
+  CHECK_THAT(render_html_report({run_document_json(r)}),
+             Catch::Contains("the run delivered 2,900 samples/s (measured) = 94% of the calibrated ceiling</td>"));
+  // Without --calibration: no row.
+  r.ingest.calibration_effect = nullptr;
+  CHECK(render_html_report({run_document_json(r)}).find("calibration effect") == std::string::npos);
 }
 
 TEST_CASE("calibration effect: the integration tests' calibration file is the unit tests' sample calibration",

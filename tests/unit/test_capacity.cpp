@@ -10,6 +10,7 @@
 #include "capacity/search.hpp"
 #include "ingest/analysis.hpp"
 #include "ingest/catalog.hpp"
+#include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 #include "report/html_report.hpp"
 #include "tune/sweep.hpp"
@@ -17,6 +18,20 @@
 using namespace ioprobe;
 
 namespace {
+
+// A capacity document around the search's answer `a` (a host of 2 CPUs, 100 files on `fs` at
+// `path`), as `ioprobe capacity` builds it.
+CapacityDocument capacity_doc(const CapacityAnswer& a, const CapacitySectionInputs& in,
+                              const std::string& path = "/mnt/x", const std::string& fs = "tmpfs") {
+  CapacityDocument d;
+  d.header.host = {{"cpus_allowed", 2}, {"cpus_online", 2}};
+  d.target = {{"path", path}, {"fs_type", fs}};
+  d.targets = nlohmann::json::array();
+  d.dataset = {{"files", 100}, {"bytes", 1000}};
+  d.capacity.in = in;
+  d.capacity.answer = a;
+  return d;
+}
 
 CapacityPoint at(double au, bool client = false, bool metadata = false) {
   CapacityPoint p;
@@ -160,29 +175,26 @@ TEST_CASE("capacity: an answer N fed while client-bound says so in the summary a
   CapacitySectionInputs in;
   in.accelerator_name = "H100";
   in.au_target = 0.9;
-  nlohmann::json doc = {{"kind", "capacity"},
-                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
-                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}}},
-                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
-  doc["capacity"] = capacity_json(a, in);
+  CapacityDocument doc = capacity_doc(a, in, "/mnt/x", "ext4");
   std::string text = render_capacity_text(doc);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("fed (client-bound)"));
   CHECK_THAT(text, Catch::Contains("Capacity: at least 2 x H100 fed, client-bound at 2 (every count up to --max-gpus "
                                    "passed)"));
-  CHECK_THAT(render_html_report({doc}), Catch::Contains("at least 2 x H100 fed, client-bound at 2"));
+  CHECK_THAT(render_html_report({capacity_document_json(doc)}),
+             Catch::Contains("at least 2 x H100 fed, client-bound at 2"));
   // The same with the boundary measured: N client-bound, N+1 not fed by the storage.
   Table u;
   u.points = {{1, at(0.97, true)}, {2, at(0.5)}};
   CapacityAnswer b = search_capacity(u.fn(), opts());
   CHECK(b.bound == "storage");
-  doc["capacity"] = capacity_json(b, in);
+  doc.capacity.answer = b;
   CHECK_THAT(render_capacity_text(doc), Catch::Contains("Capacity: 1 x H100 fed at AU >= 90%, client-bound at 1 "
                                                         "(storage-bound at 2)"));
   // A clean answer row: no client clause.
   Table v;
   v.points = {{1, at(0.97)}, {2, at(0.5)}};
-  doc["capacity"] = capacity_json(search_capacity(v.fn(), opts()), in);
+  doc.capacity.answer = search_capacity(v.fn(), opts());
   CHECK_THAT(render_capacity_text(doc), Catch::Contains("Capacity: 1 x H100 fed at AU >= 90% (storage-bound at 2)"));
   CHECK_THAT(render_capacity_text(doc), !Catch::Contains("client"));
 }
@@ -322,22 +334,19 @@ TEST_CASE("capacity document: text and HTML name the answer; the charts have the
   in.sample_bytes = 322957;
   in.repeats = 3;
   in.point_s = 2;
-  nlohmann::json doc = {{"kind", "capacity"},
-                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
-                        {"target", {{"path", "/mnt/x<y>"}, {"fs_type", "tmpfs"}}},
-                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
-  doc["capacity"] = capacity_json(a, in);
-  CHECK(doc["capacity"]["gpus_fed"] == 2);
-  CHECK(doc["capacity"]["bound"] == "storage");
-  CHECK(doc["capacity"]["points"].size() == 4);  // 1, 2, 4, then 3
-  CHECK(doc["capacity"]["points"][1]["demand_samples_per_s"].get<double>() == Approx(1009.4));
+  const CapacityDocument doc = capacity_doc(a, in, "/mnt/x<y>");
+  const nlohmann::json j = capacity_document_json(doc);
+  CHECK(j["capacity"]["gpus_fed"] == 2);
+  CHECK(j["capacity"]["bound"] == "storage");
+  CHECK(j["capacity"]["points"].size() == 4);  // 1, 2, 4, then 3
+  CHECK(j["capacity"]["points"][1]["demand_samples_per_s"].get<double>() == Approx(1009.4));
   const std::string text = render_capacity_text(doc);
   CHECK_THAT(text, Catch::Contains("Capacity: 2 x B200 fed at AU >= 85% (storage-bound at 3)"));
   CHECK_THAT(text, Catch::Contains("NOT fed"));
   // The rule of thumb "CPU cores = 4 x GPUs" beside what the emulation used at the answer.
   CHECK_THAT(text, Catch::Contains("\"CPU cores = 4 x GPUs\": 8 cores for the 2 fed here; this host allows 2") &&
                        Catch::Contains("used 0.60 CPUs at 2 (0.30 per accelerator"));
-  const std::string html = render_html_report({doc});
+  const std::string html = render_html_report({j});
   CHECK_THAT(html, Catch::Contains("data-chart=\"capacity-au\"") && Catch::Contains("data-chart=\"capacity-rate\""));
   CHECK_THAT(html, Catch::Contains("AU floor 85%"));
   CHECK_THAT(html, Catch::Contains("demand (accelerators x per-accelerator rate)"));
@@ -433,18 +442,14 @@ TEST_CASE("capacity: a signal ends the search as 'interrupted', never as the bud
   in.accelerator_name = "H100";
   in.au_target = 0.9;
   in.stop_reason = "interrupted";
-  nlohmann::json doc = {{"kind", "capacity"},
-                        {"partial", true},
-                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
-                        {"target", {{"path", "/mnt/x"}, {"fs_type", "tmpfs"}}},
-                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
-  doc["capacity"] = capacity_json(a, in);
+  CapacityDocument doc = capacity_doc(a, in);
+  doc.partial = true;
   const std::string text = render_capacity_text(doc);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("Capacity: at least 2 x H100 fed (the search was interrupted before it finished)"));
   CHECK(text.find("budget ran out") == std::string::npos);
   // A document of an older version: bound "budget" with stop_reason "interrupted".
-  doc["capacity"]["bound"] = "budget";
+  doc.capacity.answer.bound = "budget";
   CHECK_THAT(render_capacity_text(doc), Catch::Contains("(the search was interrupted before it finished)"));
   // Nothing measured before the signal.
   Table none;
@@ -471,12 +476,7 @@ TEST_CASE("capacity HTML: the charts' tooltips give each figure its unit", "[cap
   in.accelerator_name = "B200";
   in.au_target = 0.85;
   in.samples_per_s_per_gpu = 100;
-  nlohmann::json doc = {{"kind", "capacity"},
-                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}}},
-                        {"target", {{"path", "/mnt/x"}, {"fs_type", "tmpfs"}}},
-                        {"dataset", {{"files", 100}, {"bytes", 1000}}}};
-  doc["capacity"] = capacity_json(a, in);
-  const std::string html = render_capacity_html(doc);
+  const std::string html = render_capacity_html(capacity_doc(a, in));
   INFO(html);
   CHECK_THAT(html, Catch::Contains("AU (mean over ranks): 97% at 1 accelerators</title>"));
   CHECK_THAT(html, Catch::Contains("delivered (median of repeats): 97 samples/s at 1 accelerators</title>"));

@@ -13,6 +13,7 @@
 #include "cluster/gather.hpp"
 #include "core/error.hpp"
 #include "loader/loader_result_json.hpp"
+#include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
 
 using namespace ioprobe;
@@ -151,18 +152,20 @@ TEST_CASE("capacity across hosts: rates from completion times, the client judged
   CHECK_THAT(a.text, Catch::Contains("client-bound on host h1 at 1: add hosts"));
   CapacitySectionInputs in;
   in.accelerator_name = "H100";
-  nlohmann::json doc = {{"ioprobe_version", "t"},
-                        {"target", {{"path", "/d"}}},
-                        {"dataset", {{"files", 10}, {"bytes", 100}}},
-                        {"host", {{"cpus_allowed", 2}}},
-                        {"cluster",
-                         {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 2}, {"launcher", "OpenMPI mpirun"}}},
-                        {"capacity", capacity_json(a, in)}};
+  CapacityDocument doc;
+  doc.header.ioprobe_version = "t";
+  doc.target = {{"path", "/d"}};
+  doc.targets = nlohmann::json::array();
+  doc.dataset = {{"files", 10}, {"bytes", 100}};
+  doc.header.host = {{"cpus_allowed", 2}};
+  doc.cluster = {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 2}, {"launcher", "OpenMPI mpirun"}};
+  doc.capacity.in = in;
+  doc.capacity.answer = a;
   const std::string text = render_capacity_text(doc);
   CHECK_THAT(text, Catch::Contains("client-bound on host h1 at 1 x H100: add hosts"));
   CHECK_THAT(text, Catch::Contains("hosts      2 (h1, h2)"));
   CHECK_THAT(text, Catch::Contains("h2"));
-  CHECK(doc["capacity"]["points"][1]["hosts"].size() == 2);
+  CHECK(capacity_document_json(doc)["capacity"]["points"][1]["hosts"].size() == 2);
 }
 
 TEST_CASE("a loader result's recorded deliveries survive the wire form", "[capacity][cluster]") {
@@ -208,13 +211,20 @@ TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' 
   b.devices = {{"sdb", 3000, 0, 5, 0}};
   b.bytes_read = 3000;
   d.add(2, 1, b);
-  nlohmann::json points = nlohmann::json::array(
-      {{{"gpus", 2},
-        {"delivered_bytes", 5000},
-        {"hosts", nlohmann::json::array({{{"host_index", 0}, {"delivered_bytes", 2500}},
-                                         {{"host_index", 1}, {"delivered_bytes", 2500}}})}},
-       {{"gpus", 4}, {"delivered_bytes", 1}}});
-  d.add_to(points);
+  CapacityDocument doc;
+  doc.capacity.answer.points.resize(2);
+  CapacityPoint& two = doc.capacity.answer.points[0];
+  two.gpus = 2;
+  two.delivered_bytes = 5000;
+  two.hosts.resize(2);
+  two.hosts[0].host_index = 0;
+  two.hosts[0].delivered_bytes = 2500;
+  two.hosts[1].host_index = 1;
+  two.hosts[1].delivered_bytes = 2500;
+  doc.capacity.answer.points[1].gpus = 4;
+  doc.capacity.answer.points[1].delivered_bytes = 1;
+  doc.capacity.device_io = d.points();
+  const nlohmann::json points = capacity_document_json(doc)["capacity"]["points"];
   const auto& p = points[0]["device_io"];
   CHECK(p["bytes_read"] == 5000);
   CHECK(p["read_ratio"].get<double>() == Approx(1.0));
@@ -242,10 +252,15 @@ TEST_CASE("capacity device I/O: a point on a shared device gets run's other-traf
   shared.idle_bytes_per_s_before = 100e6;  // another reader: 200 MB over the point's 2 s, for 64 MiB counted
   d.add(1, 0, quiet);
   d.add(2, 0, shared);
-  nlohmann::json points = nlohmann::json::array(
-      {{{"gpus", 1}, {"delivered_bytes", 64 << 20}}, {{"gpus", 2}, {"delivered_bytes", 64 << 20}}});
-  d.add_to(points);
-  const std::vector<std::string> w = d.warnings(points, false, t);
+  CapacityDocument doc;
+  doc.capacity.answer.points.resize(2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    doc.capacity.answer.points[i].gpus = i + 1;
+    doc.capacity.answer.points[i].delivered_bytes = 64 << 20;
+  }
+  doc.capacity.device_io = d.points();
+  const nlohmann::json points = capacity_document_json(doc)["capacity"]["points"];
+  const std::vector<std::string> w = d.warnings(doc.capacity.answer.points, false, t);
   REQUIRE(w.size() == 1);
   CHECK_THAT(w[0], Catch::StartsWith("capacity's point at 2 GPU(s): other traffic on vda before the run"));
   CHECK_THAT(w[0], Catch::Contains("the run's own share cannot be told apart"));

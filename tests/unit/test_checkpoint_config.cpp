@@ -169,3 +169,16 @@ TEST_CASE("checkpoint config: refusals name the option and what to do", "[cli][c
     CHECK(why.find(b.says) != std::string::npos);
   }
 }
+
+TEST_CASE("checkpoint config: a read-back's refusal lists only the options that mode takes", "[cli][checkpoint]") {
+  const std::string verify = refusal({"--verify-only", "--dir", "d", "--size", "1GiB"});
+  CHECK(verify.find("drop --size (with --verify-only: --dir, --json, --restore-cache, --io-size, --quiet)") !=
+        std::string::npos);
+  CHECK(verify.find("--restore-threads") == std::string::npos);  // --verify-only decompresses nothing
+  CHECK(refusal({"--verify-only", "--restore-threads", "2"}).find("--verify-only decompresses nothing") !=
+        std::string::npos);
+  const std::string restore = refusal({"--restore-only", "--dir", "d", "--size", "1GiB"});
+  CHECK(restore.find("(with --restore-only: --dir, --json, --restore-cache, --restore-threads, --io-size, --quiet)") !=
+        std::string::npos);
+  CHECK(parse({"--restore-only", "--restore-threads", "2"}).config.restore_threads == 2);
+}

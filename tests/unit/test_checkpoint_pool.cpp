@@ -126,7 +126,7 @@ TEST_CASE("ioprobe's compression pool: one zstd frame per piece, restored and ve
   }
 }
 
-TEST_CASE("shard versions: 1 to 3 are read, others refused naming the version", "[checkpoint]") {
+TEST_CASE("shard versions: 1 to 4 are read, others refused naming the version", "[checkpoint]") {
   std::vector<Region> regions;
   std::vector<IndexEntry> index;
   auto trailer_of = [&](uint32_t version, uint32_t flags, uint32_t codec = 1) {
@@ -143,6 +143,7 @@ TEST_CASE("shard versions: 1 to 3 are read, others refused naming the version", 
   CHECK(decode_trailer(trailer_of(2, kFlagFramePerPiece).data(), t, why));
   CHECK(decode_trailer(trailer_of(3, kFlagFramePerPiece | kFlagPieceHashes).data(), t, why));
   CHECK(decode_trailer(trailer_of(3, 0, 0).data(), t, why));
+  CHECK(decode_trailer(trailer_of(4, kFlagFramePerPiece | kFlagPieceHashes).data(), t, why));
   // Piece sizes the restorer would allocate or walk: 4 KiB to 64 MiB (ioprobe writes 4 MiB).
   for (uint32_t piece : {1u, 4095u, (64u << 20) + 1, 0xffffffffu}) {
     std::vector<uint8_t> v = trailer_of(3, kFlagFramePerPiece | kFlagPieceHashes);
@@ -151,9 +152,9 @@ TEST_CASE("shard versions: 1 to 3 are read, others refused naming the version", 
     CHECK_FALSE(decode_trailer(v.data(), t, why));
     CHECK(why.find("piece size") != std::string::npos);
   }
-  CHECK_FALSE(decode_trailer(trailer_of(4, 0).data(), t, why));
-  CHECK(why.find("version 4 is unknown") != std::string::npos);
-  CHECK(why.find("versions 1 to 3") != std::string::npos);
+  CHECK_FALSE(decode_trailer(trailer_of(5, 0).data(), t, why));
+  CHECK(why.find("version 5 is unknown") != std::string::npos);
+  CHECK(why.find("versions 1 to 4") != std::string::npos);
   CHECK_FALSE(decode_trailer(trailer_of(0, 0).data(), t, why));
   CHECK_FALSE(decode_trailer(trailer_of(1, kFlagFramePerPiece).data(), t, why));
   CHECK(why.find("needs version 2") != std::string::npos);
@@ -280,7 +281,7 @@ TEST_CASE("version 3: a chunk's checksums are XXH3 of its pieces' and frames' XX
   Trailer t;
   std::string why;
   REQUIRE(decode_trailer(file.data() + file.size() - kTrailerBytes, t, why));
-  CHECK(t.version == 3);
+  CHECK(t.version == kShardVersion);
   CHECK((t.flags & kFlagPieceHashes) != 0);
   std::vector<uint8_t> meta(file.begin() + static_cast<std::ptrdiff_t>(t.meta_offset), file.end() - kTrailerBytes);
   std::vector<Region> regions;
@@ -553,4 +554,37 @@ TEST_CASE("the raw write baseline never opens or removes a file it did not creat
   size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(d.path)) files += e.is_regular_file() ? 1 : 0;
   CHECK(files == 1);
+}
+
+TEST_CASE("shard save block: version 4 records the rank and the save's world size; older versions read without it",
+          "[checkpoint]") {
+  const RankState rank = state_from_size(1 << 20, 1).ranks[0];
+  std::vector<IndexEntry> index = {IndexEntry{0, rank.bytes, 0, rank.bytes, 1, 2}};
+  auto round_trip = [&](uint32_t version, uint32_t r, uint32_t world, Trailer& back, std::string& why) {
+    Trailer t;
+    t.version = version;
+    t.logical_bytes = rank.bytes;
+    t.meta_offset = rank.bytes;
+    t.rank = r;
+    t.world_size = world;
+    const std::vector<uint8_t> v = encode_metadata(rank.regions, index, t);
+    REQUIRE(decode_trailer(v.data() + v.size() - kTrailerBytes, back, why));
+    const std::vector<uint8_t> meta(v.begin(), v.end() - kTrailerBytes);
+    std::vector<Region> rg;
+    std::vector<IndexEntry> ix;
+    return decode_metadata(meta, back, rg, ix, why);
+  };
+  Trailer back;
+  std::string why;
+  REQUIRE(round_trip(4, 2, 3, back, why));
+  CHECK(back.rank == 2);
+  CHECK(back.world_size == 3);
+  // Version 3 has no save block: the same fields are not written, and read as "not recorded".
+  back.world_size = 7;
+  REQUIRE(round_trip(3, 2, 3, back, why));
+  CHECK(back.world_size == 0);
+  CHECK(back.rank == 0);
+  // A rank at or above the world size is not a shard ioprobe wrote.
+  CHECK_FALSE(round_trip(4, 3, 3, back, why));
+  CHECK(why.find("rank 3 of a save of 3 ranks") != std::string::npos);
 }

@@ -196,3 +196,55 @@ TEST_CASE("checkpoint / raw at a few MiB or under 0.5 s: a note says the ratio i
   // The raw write alone too small also voids the ratio.
   CHECK_FALSE(ratio_size_note(512 * MiB, 2.0, 8 * MiB, 0.05).empty());
 }
+
+TEST_CASE("a save whose read-back failed verification shows its rates only marked as of a failed save",
+          "[checkpoint]") {
+  CheckpointRunData d;
+  d.state = state_from_size(64ull << 20, 2);
+  d.dir = "/x";
+  d.save.ok = true;
+  d.save.durable_ns = d.save.ranks_done_ns = 1'000'000'000;
+  d.file_bytes = {32u << 20, 32u << 20};
+  for (int r = 0; r < 2; ++r) {
+    RankSaveResult x;
+    x.rank = r;
+    x.logical_bytes = x.written_bytes = x.stored_bytes = 32u << 20;
+    x.total_ns = 1'000'000'000;
+    d.save.ranks.push_back(x);
+  }
+  RawWriteResult raw;
+  raw.bytes = 64ull << 20;
+  raw.max_ns = 100'000'000;
+  raw.rank_ns = {raw.max_ns, raw.max_ns};
+  d.raw = raw;
+  RestoreResult rr;
+  rr.ok = false;
+  rr.wall_ns = 200'000'000;
+  for (int r = 0; r < 2; ++r) {
+    RankRestoreResult x;
+    x.path = "/x/__" + std::to_string(r) + "_0.distcp";
+    x.logical_bytes = r == 0 ? 32u << 20 : 8u << 20;
+    x.chunks_total = 8;
+    x.chunks_verified = r == 0 ? 8 : 2;
+    x.total_ns = 100'000'000;
+    if (r == 1) {
+      x.corrupt = true;
+      x.error = {.path = x.path, .detail = "chunk 2 (bytes 8388608..12582912): logical checksum mismatch"};
+    }
+    rr.ranks.push_back(x);
+  }
+  d.restore = rr;
+  ioprobe::CheckpointDocument doc;
+  doc.section = ioprobe::checkpoint_section(d);
+  const std::string text = ioprobe::render_checkpoint_text(doc);
+  INFO(text);
+  CHECK(text.find("save FAILED VERIFICATION") != std::string::npos);
+  CHECK(text.find("aggregate write 67.11 MB/s (64.00 MiB/s) of logical state of a save that FAILED VERIFICATION") !=
+        std::string::npos);
+  CHECK(text.find("(to durable)") == std::string::npos);  // never presented as a good save's rate
+  CHECK(text.find("checkpoint / raw: not claimed: the save failed verification") != std::string::npos);
+  CHECK(text.find("checkpoint / raw =") == std::string::npos);
+  CHECK(text.find("RESTORE FAILED") != std::string::npos);
+  const std::string restore_line = text.substr(text.find("\nrestore,"));
+  CHECK(restore_line.substr(0, restore_line.find('\n', 1)).find("MB/s") == std::string::npos);
+}

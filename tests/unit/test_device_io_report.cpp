@@ -6,6 +6,7 @@
 #include "report/device_io_report.hpp"
 #include "report/document_merge.hpp"
 #include "report/document_text.hpp"
+#include "report/html_report.hpp"
 #include "report/run_document.hpp"
 #include "stats/latency_json.hpp"
 
@@ -194,6 +195,37 @@ TEST_CASE("report --merge: device I/O per host, summed; one host's documents not
   CHECK(same["results"]["device_io"]["bytes_read"] == 400 * 4096);
   CHECK(same["results"]["device_io"]["hosts"] == 1);
   CHECK(same["results"]["device_io"]["merge_note"].get<std::string>().find("not the sum") != std::string::npos);
+}
+
+TEST_CASE("report --merge: a loop target's backing device is named with its host", "[device_io][merge]") {
+  const LoaderResult a = io_run_part(100, 1'000'000'000), b = io_run_part(50, 2'000'000'000);
+  auto on_loop = [](uint64_t backing_bytes) {
+    DeviceIo io = reads("loop0", 400 * 4096);
+    BackingIo bk;
+    bk.loop = "loop0";
+    bk.backing_file = "/var/tmp/disk.img";
+    bk.direct_io = 0;
+    bk.device = {"vda", backing_bytes, 0, backing_bytes / 4096, 0};
+    io.backing = bk;
+    return io;
+  };
+  // Two documents of one host: one backing device, named host:device, as the loop device is.
+  const json m = merge_documents({run_doc("h1", a, on_loop(8 * 4096)), run_doc("h1", b, on_loop(4 * 4096))},
+                                 {"a.json", "b.json"});
+  const json& d = m["results"]["device_io"];
+  REQUIRE(d.contains("backing"));
+  CHECK(d["backing"]["loop"] == "h1:loop0");
+  CHECK(d["backing"]["device"]["name"] == "h1:vda");
+  const std::string text = render_device_io_text(m["results"], 20);
+  INFO(text);
+  CHECK(text.find("under h1:loop0: h1:vda read") != std::string::npos);
+  const std::string html = render_html_report({m});
+  INFO(html);
+  CHECK(html.find("under h1:loop0: h1:vda read") != std::string::npos);
+  // Two hosts: vda of h1 and vda of h2 are two disks, not one backing device to add up.
+  const json two = merge_documents({run_doc("h1", a, on_loop(8 * 4096)), run_doc("h2", b, on_loop(4 * 4096))},
+                                   {"a.json", "b.json"});
+  CHECK_FALSE(two["results"]["device_io"].contains("backing"));
 }
 
 TEST_CASE("report --merge: one host's documents at different times add their device figures, with a warning",

@@ -73,9 +73,18 @@ TEST_CASE("CSV of a multi-host document: every host's figures, one row each", "[
 // A capacity document as a 2-host run writes it (mpirun over nodeA and nodeB, one process each):
 // point 2 fed, point 4 not fed with nodeA client-bound. The note carries markup to be escaped.
 const char* const kTwoHostCapacity = R"json({
-  "kind": "capacity", "ioprobe_version": "t", "command": ["ioprobe", "capacity", "--gpu", "h100", "--data", "/mnt/d"],
+  "schema": "ioprobe.result/1", "kind": "capacity", "ioprobe_version": "t", "created_utc": "2026-12-07T06:00:00Z",
+  "command": ["ioprobe", "capacity", "--gpu", "h100", "--data", "/mnt/d"], "partial": false, "warnings": [],
   "target": {"path": "/mnt/d", "fs_type": "nfs", "direct": false},
+  "targets": [],
   "dataset": {"files": 1000, "bytes": 150000000},
+  "loader": {"num_workers": 4, "batch_size": 4, "prefetch_factor": 2, "engine": "psync", "direct": false,
+    "shuffle": true, "cpu_per_sample_us": 0, "step_time_s": 0.4, "decode": "none", "main_cpu_per_batch_us": 0,
+    "own_read_cpu_per_file_us": 0, "worker_startup_cpu_us": 0, "worker_put_cpu_per_sample_us": 0,
+    "worker_other_cpu_per_sample_us": 0, "tensors_per_batch": 0, "main_startup_cpu_us": 0, "pin_memory": false,
+    "pin_bytes_per_batch": 0},
+  "demand": {"accelerator": "h100", "accelerator_name": "H100", "model": "unet3d", "rate_family": "training",
+    "samples_per_s_per_gpu": 10.0, "source": "t", "sample_bytes": 150000, "au_target": 0.9},
   "host": {"cpus_allowed": 8, "cpu_list": "0-7", "cpus_online": 8},
   "cluster": {"launcher": "OpenMPI mpirun", "hosts": 2, "hostnames": ["nodeA", "nodeB"], "mpi_ranks": 2, "split": "even"},
   "capacity": {"accelerator": "h100", "accelerator_name": "H100", "model": "unet3d", "au_target": 0.9,
@@ -84,7 +93,8 @@ const char* const kTwoHostCapacity = R"json({
     "elapsed_s": 80, "max_gpus": 64, "stop_reason": "completed",
     "points": [
       {"gpus": 2, "au": 0.97, "au_min": 0.95, "samples_per_s": 20.0, "bytes_per_s": 3000000, "repeats": 2,
-       "spread": 0.01, "demand_samples_per_s": 20.0, "cpu_fraction": 0.2, "consumer_lag": 0, "client_bound": false,
+       "spread": 0.01, "demand_samples_per_s": 20.0, "cpu_fraction": 0.2, "consumer_lag": 0,
+       "worker_runq_share": null, "client_bound": false,
        "workers_bound": false, "metadata_bound": false, "steady": true, "passed": true, "delivered_bytes": 60000000,
        "note": "", "client_host": null,
        "hosts": [
@@ -95,7 +105,8 @@ const char* const kTwoHostCapacity = R"json({
           "au_min": 0.95, "samples_per_s": 10.0, "bytes_per_s": 1500000, "delivered_bytes": 30000000,
           "cpu_fraction": 0.1, "consumer_lag": 0, "client_bound": false, "note": ""}]},
       {"gpus": 4, "au": 0.6, "au_min": 0.5, "samples_per_s": 24.0, "bytes_per_s": 3600000, "repeats": 2,
-       "spread": 0.02, "demand_samples_per_s": 40.0, "cpu_fraction": 0.5, "consumer_lag": 0.1, "client_bound": true,
+       "spread": 0.02, "demand_samples_per_s": 40.0, "cpu_fraction": 0.5, "consumer_lag": 0.1,
+       "worker_runq_share": 0.1, "client_bound": true,
        "workers_bound": false, "metadata_bound": false, "steady": true, "passed": false, "delivered_bytes": 72000000,
        "note": "client-bound on host nodeA", "client_host": "nodeA",
        "hosts": [
@@ -110,6 +121,7 @@ const char* const kTwoHostCapacity = R"json({
 TEST_CASE("HTML of a 2-host capacity document: each point's host rows under it, escaped", "[report][hosts][capacity]") {
   const json d = json::parse(kTwoHostCapacity);
   const std::string html = render_html_report({d});
+  CHECK(html.find("lacks fields") == std::string::npos);
   CHECK(count(html, "<tr class=\"host\" data-host=\"nodeA\">") == 2);
   CHECK(count(html, "<tr class=\"host\" data-host=\"nodeB\">") == 2);
   CHECK(html.find("nodeA: 2 GPUs (MPI rank 0)</th><td>40.0%</td><td>35.0%</td><td>8</td>") != std::string::npos);

@@ -356,3 +356,38 @@ TEST_CASE("replay layout: a file whose write fails is not left at its name", "[r
   lay_out(p);                                                        // with room, the same plan completes
   CHECK(size_of(d.path + "/data/a") == 10000);
 }
+
+TEST_CASE("replay layout: a file the job only stat'ed is not laid out nor counted in the space needed", "[replay]") {
+  TempDir d("replay-statonly");
+  trace::Trace t;
+  t.source = "test";
+  t.files = {{"/data/a", 10000, true}, {"/data/only-stated", 1u << 30, true}};
+  trace::Stream s;
+  s.pid = s.tid = 1;
+  s.role = "main";
+  s.ops = {layout_op(trace::OpKind::stat, 0, 1), layout_op(trace::OpKind::stat, 500, 0),
+           layout_op(trace::OpKind::open, 1000, 0), layout_op(trace::OpKind::read, 2000, 0, 0, 10000, 10000),
+           layout_op(trace::OpKind::close, 3000, 0)};
+  t.streams = {s};
+  LayoutOptions o;
+  o.dir = d.path;
+  LayoutPlan p = plan_layout(t, files_used(t, {0}), o, files_stat_only(t, {0}));
+  CHECK(p.created == 1);
+  CHECK(p.create_bytes == 10000);
+  CHECK(layout_disk_bytes(p) == 12288);  // a's 10,000 B in 4 KiB blocks; not the stat'ed file's 1 GiB
+  CHECK(p.files[1].action == FileAction::none);
+  CHECK(p.files[1].path.empty());  // missing: its stat is not issued
+  CHECK(p.stat_only == 1);
+  REQUIRE(p.warnings.size() == 1);
+  CHECK_THAT(p.warnings[0], Catch::Contains("only stat'ed") && Catch::Contains(d.path + "/data/only-stated"));
+  lay_out(p);
+  CHECK(size_of(d.path + "/data/a") == 10000);
+  CHECK(size_of(d.path + "/data/only-stated") == UINT64_MAX);
+  // Where the stat'ed file exists, its stats are replayed on it; it is still not written.
+  write_file(d.path + "/data/only-stated", "x");
+  p = plan_layout(t, files_used(t, {0}), o, files_stat_only(t, {0}));
+  CHECK(p.files[1].path == d.path + "/data/only-stated");
+  CHECK(p.files[1].action == FileAction::none);
+  CHECK(p.warnings.empty());
+  CHECK(size_of(d.path + "/data/only-stated") == 1);
+}
