@@ -154,18 +154,18 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
   std::map<int, std::vector<DeviceIo>> save_io;  // host index -> its processes' accounting
   for (const auto& p : parts)
     if (p.save_device_io) save_io[p.host_index].push_back(*p.save_device_io);
+  // The job's accounting: each host's devices once, named by host, the hosts added.
+  std::vector<std::pair<std::string, DeviceIo>> save_hosts, restore_hosts;
   for (auto& [idx, h] : rows) {
     const auto it = save_io.find(idx);
     if (it == save_io.end()) continue;
     h.save_device_io = host_device_io(it->second);
-    if (!c.save_device_io) c.save_device_io = h.save_device_io;
-    else c.save_device_io->merge(*h.save_device_io);
+    save_hosts.emplace_back(h.hostname, *h.save_device_io);
   }
   for (const auto& [idx, h] : rows)
-    if (h.restore_device_io) {
-      if (!c.restore_device_io) c.restore_device_io = h.restore_device_io;
-      else c.restore_device_io->merge(*h.restore_device_io);
-    }
+    if (h.restore_device_io) restore_hosts.emplace_back(h.hostname, *h.restore_device_io);
+  if (!save_hosts.empty()) c.save_device_io = sum_hosts_device_io(save_hosts);
+  if (!restore_hosts.empty()) c.restore_device_io = sum_hosts_device_io(restore_hosts);
   std::map<std::string, int> names;
   for (auto& [idx, h] : rows) {
     std::sort(h.restored_from.begin(), h.restored_from.end());

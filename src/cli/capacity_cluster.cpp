@@ -57,7 +57,7 @@ PointAcross capacity_across(comm::Comm& comm, StepSync* sync, double timeout_s, 
     if (comm.rank() != 0) return std::nullopt;
     std::map<int, bool> counted;  // a host's devices once: its lowest rank's accounting
     for (const auto& p : parts) {
-      if (!counted[p.host_index]) devices->add(p.point_gpus, p.host_index, p.device_io);
+      if (!counted[p.host_index]) devices->add(p.point_gpus, p.host_index, p.hostname, p.device_io);
       counted[p.host_index] = true;
     }
     return cluster::merge_point_parts(std::move(parts));

@@ -233,12 +233,13 @@ int cmd_capacity(const CommandContext& ctx) {
     };
   const cluster::PointPart me = capacity_me(comm, host.cpus_allowed);
   MeasurePointFn measure = [&](uint32_t gpus) {
-    std::optional<CapacityPoint> p = multi ? measure_point_across(data.index, base, gpus, pro, plan.topo, &data.layout,
-                                                                  across, me)
-                                           : measure_point(data.index, base, gpus, pro, plan.topo, &data.layout,
-                                                           [&devices](uint32_t g, uint32_t, const RepeatSample&) {
-                                                             devices.add(g, 0, devices.after_run());
-                                                           });
+    std::optional<CapacityPoint> p = multi
+                                         ? measure_point_across(data.index, base, gpus, pro, plan.topo, &data.layout,
+                                                                across, me)
+                                         : measure_point(data.index, base, gpus, pro, plan.topo, &data.layout,
+                                                         [&devices, &host](uint32_t g, uint32_t, const RepeatSample&) {
+                                                           devices.add(g, 0, host.hostname, devices.after_run());
+                                                         });
     std::string split;
     if (p)
       for (const auto& h : p->hosts) split += fmt::format("{}{} {}", split.empty() ? " (" : ", ", h.hostname, h.gpus);

@@ -210,6 +210,9 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecor
           : fmt::format("process p restored the shards that process (p + {}) mod {} wrote (one host: another process's "
                         "shards, cold by eviction or O_DIRECT)",
                         shift, comm_.size());
+  // Every process of a host has marked before any reads: each one's window then holds the host's
+  // whole restore, whichever host_device_io keeps.
+  exchange("start the restore on every process");
   d.restore = restore_checkpoint(paths, d.opts.io.io_size, d.restore_threads, d.restore_cold);
   // No process removes its shards while another may still read them.
   exchange("wait for every process's restore");

@@ -81,19 +81,19 @@ void TuneDeviceIo::on_run(uint32_t num_workers, uint32_t prefetch_factor, const 
   points_.emplace_back(key, io);
 }
 
-void TuneDeviceIo::add_to(nlohmann::json& points) const {
-  for (auto& p : points) {
-    const std::string key = point_key(p.value("num_workers", 0ULL), p.value("prefetch_factor", 0ULL),
-                                      p.value("numa", ""));
+void TuneDeviceIo::add_to(std::vector<TunePointEntry>& points) const {
+  for (auto& e : points) {
+    const TunePoint& p = e.point;
+    const std::string key = point_key(p.num_workers, p.prefetch_factor, p.numa);
     for (const auto& [k, io] : points_) {
       if (k != key) continue;
       nlohmann::json j = device_io_json(io);
       const double rate = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
       j["device_read_bytes_per_s"] = rate;
-      // A setting the sweep never finished has bytes_per_s null ("not measured"): no ratio.
-      const double bps = p.contains("bytes_per_s") && p["bytes_per_s"].is_number() ? p["bytes_per_s"].get<double>() : 0;
+      // A setting the sweep never finished has no bytes_per_s ("not measured"): no ratio.
+      const double bps = tune_point_measured(e) ? p.bytes_per_s : 0;
       j["read_rate_ratio"] = io.measured() && bps > 0 ? nlohmann::json(rate / bps) : nlohmann::json(nullptr);
-      p["device_io"] = j;
+      e.device_io = j;
     }
   }
 }
@@ -108,7 +108,8 @@ DeviceIo CapacityDeviceIo::after_run() {
   return rec_->whole();
 }
 
-void CapacityDeviceIo::add(uint32_t gpus, int host_index, const DeviceIo& io) {
+void CapacityDeviceIo::add(uint32_t gpus, int host_index, const std::string& hostname, const DeviceIo& io) {
+  hostnames_[host_index] = hostname;
   auto& hosts = points_[gpus];
   auto it = hosts.find(host_index);
   if (it == hosts.end()) {
@@ -142,12 +143,12 @@ std::map<uint32_t, CapacityPointDeviceIo> CapacityDeviceIo::points() const {
   std::map<uint32_t, CapacityPointDeviceIo> out;
   for (const auto& [gpus, hosts] : points_) {
     CapacityPointDeviceIo& d = out[gpus];
-    bool first = true;
+    std::vector<std::pair<std::string, DeviceIo>> named;
     for (const auto& [h, io] : hosts) {
-      if (first) d.all = io;
-      else d.all.merge(io);
-      first = false;
+      const auto name = hostnames_.find(h);
+      named.emplace_back(name != hostnames_.end() ? name->second : fmt::format("host {}", h), io);
     }
+    d.all = sum_hosts_device_io(named);
     d.hosts = hosts;
   }
   return out;

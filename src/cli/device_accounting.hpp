@@ -16,6 +16,7 @@
 #include "report/capacity_document.hpp"
 #include "report/checkpoint_document.hpp"
 #include "report/run_document.hpp"
+#include "report/tune_document.hpp"
 #include "topology/block_device.hpp"
 #include "topology/device_io.hpp"
 #include "topology/target.hpp"
@@ -63,10 +64,10 @@ class TuneDeviceIo {
   explicit TuneDeviceIo(const TargetInfo& t) : rec_(device_recorder(t)) {}
   /// The sweep's progress callback: `done` false before a run, true after it.
   void on_run(uint32_t num_workers, uint32_t prefetch_factor, const std::string& numa, bool done);
-  /// Adds "device_io" to each entry of tune_points_json's array (matched by num_workers,
-  /// prefetch_factor and numa): the runs' accounting summed, with device_read_bytes_per_s
-  /// (bytes_read / interval_s) and read_rate_ratio (that over the point's bytes_per_s, null when 0).
-  void add_to(nlohmann::json& points) const;
+  /// Sets each point's device_io (matched by num_workers, prefetch_factor and numa): the runs'
+  /// accounting summed, with device_read_bytes_per_s (bytes_read / interval_s) and read_rate_ratio
+  /// (that over the point's bytes_per_s, null when 0 or the point was not measured).
+  void add_to(std::vector<TunePointEntry>& points) const;
 
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;
@@ -83,12 +84,13 @@ class CapacityDeviceIo {
   void before_run();
   /// Marks its end; returns what the devices did since before_run().
   DeviceIo after_run();
-  /// Adds a repeat's accounting of host `host_index` to point `gpus` (the repeats of a point follow
-  /// one another: their intervals add).
-  void add(uint32_t gpus, int host_index, const DeviceIo& io);
+  /// Adds a repeat's accounting of host `host_index` (named `hostname`) to point `gpus` (the
+  /// repeats of a point follow one another: their intervals add).
+  void add(uint32_t gpus, int host_index, const std::string& hostname, const DeviceIo& io);
   /// Each point's accounting by its gpus, for the capacity document: the hosts' repeats added
-  /// (DeviceIo::merge) and each host's own by host index (the document gives each its read ratio
-  /// to the point's or the host row's delivered bytes).
+  /// (sum_hosts_device_io: with several hosts each host's devices named HOST:NAME) and each host's
+  /// own by host index (the document gives each its read ratio to the point's or the host row's
+  /// delivered bytes).
   std::map<uint32_t, CapacityPointDeviceIo> points() const;
   /// The warnings run gives its device figures (device_read_warnings: a cold read the devices did
   /// not serve, other traffic on a shared device that the point's own share cannot be told apart
@@ -98,6 +100,7 @@ class CapacityDeviceIo {
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;
   std::map<uint32_t, std::map<int, DeviceIo>> points_;  // gpus -> host index -> repeats added
+  std::map<int, std::string> hostnames_;                // host index -> its name
 };
 
 /// A recorder for `raw`: `t`'s devices, or with `block_path` set (a block device target) that

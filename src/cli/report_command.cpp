@@ -108,11 +108,13 @@ std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files
   return docs;
 }
 
-// A run document decoded (report/run_document.hpp), or UsageError naming the file `name`, the
-// field and what to do.
-RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) {
+// A typed document decoded by `from_json` (run_document_from_json, ...), or UsageError naming the
+// file `name`, the field and what to do.
+template <class Doc>
+Doc decoded(Doc (*from_json)(const nlohmann::json&, const std::string&), const nlohmann::json& doc,
+            const std::string& name) {
   try {
-    return run_document_from_json(doc, "'" + name + "'");
+    return from_json(doc, "'" + name + "'");
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
                                  "original or run the measurement again",
@@ -120,15 +122,16 @@ RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) 
   }
 }
 
-// A capacity document decoded (report/capacity_document.hpp), or UsageError as run_document_of's.
+RunDocument run_document_of(const nlohmann::json& doc, const std::string& name) {
+  return decoded(run_document_from_json, doc, name);
+}
+
+TuneDocument tune_document_of(const nlohmann::json& doc, const std::string& name) {
+  return decoded(tune_document_from_json, doc, name);
+}
+
 CapacityDocument capacity_document_of(const nlohmann::json& doc, const std::string& name) {
-  try {
-    return capacity_document_from_json(doc, "'" + name + "'");
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
-                                 "original or run the measurement again",
-                                 e.what()));
-  }
+  return decoded(capacity_document_from_json, doc, name);
 }
 
 // A checkpoint document decoded (report/checkpoint_document.hpp), or UsageError as run_document_of's.
@@ -147,7 +150,7 @@ CheckpointDocument checkpoint_document_of(const nlohmann::json& doc, const std::
 std::string document_text(const nlohmann::json& doc, const std::string& name) {
   const std::string kind = doc.value("kind", "");
   if (kind == "run") return render_run_text(run_document_of(doc, name));
-  if (kind == "tune") return render_tune_text(doc);
+  if (kind == "tune") return render_tune_text(tune_document_of(doc, name));
   if (kind == "capacity") return render_capacity_text(capacity_document_of(doc, name));
   if (kind == "checkpoint") {
     const CheckpointDocument c = checkpoint_document_of(doc, name);
@@ -155,7 +158,7 @@ std::string document_text(const nlohmann::json& doc, const std::string& name) {
   }
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(doc);
-  if (kind == "scaling") return render_scaling_text(doc);
+  if (kind == "scaling") return render_scaling_text(decoded(scaling_document_from_json, doc, name));
   if (kind == "replay") return render_replay_text(replay_document_from_json(doc, "replay document"));
   return "";
 }
@@ -245,12 +248,15 @@ int cmd_report(const CommandContext& ctx) {
   if (!csv.empty()) {
     // A run's or capacity search's figures as its typed document has them: derived figures (a run's
     // rates and percentiles, a point's demand and pass) come from the counts and settings, so an
-    // edited derived figure is not passed on.
+    // edited derived figure is not passed on; a tune's points as its typed document has them.
     const std::string kind = docs[0].value("kind", "");
     const nlohmann::json& one = kind == "run"        ? run_document_json(run_document_of(docs[0], names[0]))
                                 : kind == "capacity" ? capacity_document_json(capacity_document_of(docs[0], names[0]))
                                                      : docs[0];
-    write_file_atomically(csv, render_document_csv(one), "check that the directory exists and is writable");
+    write_file_atomically(csv,
+                          kind == "tune" ? render_tune_csv(tune_document_of(docs[0], names[0]))
+                                         : render_document_csv(one),
+                          "check that the directory exists and is writable");
     message(fmt::format("wrote {}", escape_bytes(csv)));
   }
   return kExitOk;

@@ -151,24 +151,24 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
                : ""));
 }
 
-void add_point_worker_costs(const RunConfig& c, const std::vector<uint32_t>& num_workers, nlohmann::json& points,
-                            nlohmann::json& warnings) {
+void add_point_worker_costs(const RunConfig& c, std::vector<TunePointEntry>& points,
+                            std::vector<std::string>& warnings) {
   if (c.loader.worker_cost_curve.empty()) return;
   std::vector<std::string> beyond;
   double last = 0;
-  for (size_t i = 0; i < num_workers.size() && i < points.size(); ++i) {
+  for (auto& p : points) {
     LoaderConfig l = c.loader;  // as the point's run resolves its own copy
-    l.num_workers = num_workers[i];
+    l.num_workers = p.point.num_workers;
     const WorkerCostLookup w = resolve_worker_costs(l);
-    points[i]["worker_costs"] = {{"workers_per_cpu", w.costs.workers_per_cpu},
-                                 {"cpu_per_sample_us", w.costs.loop_us + w.costs.put_us + w.costs.other_us},
-                                 {"loop_per_sample_us", w.costs.loop_us},
-                                 {"put_per_sample_us", w.costs.put_us},
-                                 {"other_per_sample_us", w.costs.other_us},
-                                 {"startup_cpu_s", w.costs.startup_cpu_us / 1e6},
-                                 {"basis", w.basis}};
+    p.worker_costs = TuneWorkerCosts{w.costs.workers_per_cpu,
+                                     w.costs.loop_us + w.costs.put_us + w.costs.other_us,
+                                     w.costs.loop_us,
+                                     w.costs.put_us,
+                                     w.costs.other_us,
+                                     w.costs.startup_cpu_us / 1e6,
+                                     w.basis};
     if (w.beyond) {
-      beyond.push_back(fmt::format("num_workers {} ({:.3g} per CPU)", num_workers[i], w.costs.workers_per_cpu));
+      beyond.push_back(fmt::format("num_workers {} ({:.3g} per CPU)", p.point.num_workers, w.costs.workers_per_cpu));
       last = w.last_measured;
     }
   }

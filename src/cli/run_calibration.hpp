@@ -9,6 +9,7 @@
 
 #include "cli/options.hpp"
 #include "cli/run_config.hpp"
+#include "report/tune_document.hpp"
 
 namespace ioprobe::cli {
 
@@ -29,11 +30,10 @@ void apply_calibration(po::variables_map& vm, RunConfig& c);
 void resolve_calibrated_worker_costs(RunConfig& c, bool per_point);
 
 /// A sweep over num_workers (tune): each point's worker costs at its own level, as its run takes
-/// them, into points[i]["worker_costs"] ({workers_per_cpu, cpu_per_sample_us, loop/put/other µs
-/// per sample, startup_cpu_s, basis: "measured" | "interpolated" | "beyond" | "uncrowded"}), one
-/// entry per num_workers[i]; and a warning (into `warnings`) naming the points above the last
-/// measured level, whose costs are that level's. No-op when c.loader has no worker cost curve.
-void add_point_worker_costs(const RunConfig& c, const std::vector<uint32_t>& num_workers, nlohmann::json& points,
-                            nlohmann::json& warnings);
+/// them, into points[i].worker_costs (basis: "measured" | "interpolated" | "beyond" | "uncrowded");
+/// and a warning (into `warnings`) naming the points above the last measured level, whose costs
+/// are that level's. No-op when c.loader has no worker cost curve.
+void add_point_worker_costs(const RunConfig& c, std::vector<TunePointEntry>& points,
+                            std::vector<std::string>& warnings);
 
 }  // namespace ioprobe::cli

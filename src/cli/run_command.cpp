@@ -72,6 +72,14 @@ std::vector<std::string> measurement_warnings(const LoaderResult& lr, const Inge
 std::string read_pattern(const RecordLayout& layout, const LoaderConfig& l) {
   switch (layout.kind()) {
     case DatasetKind::kSharded:
+      if (l.shuffle_buffer > 0)
+        return fmt::format("webdataset 1.0.2's order: shards split by rank then worker, {}; each worker reads its "
+                           "shards sequentially in {} reads and delivers its samples through a shuffle buffer of {} "
+                           "samples (it yields its first once it holds {} samples); batches taken round-robin over "
+                           "workers, in order",
+                           l.wds_shard_shuffle ? fmt::format("shardshuffle={} seed={}", l.wds_shard_shuffle, l.seed)
+                                               : std::string("shard order fixed"),
+                           format_bytes(l.read_size), l.shuffle_buffer, l.shuffle_initial);
       return fmt::format("IterableDataset: shards dealt rank-major then worker (webdataset split_by_node, "
                          "split_by_worker), {}; each worker reads its shards sequentially in {} reads and builds whole "
                          "batches; batches taken round-robin over workers, in order",

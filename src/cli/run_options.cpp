@@ -10,6 +10,7 @@
 #include "cli/run_calibration.hpp"
 #include "cli/run_config.hpp"
 #include "cli/same_options.hpp"
+#include "cli/shuffle_buffer_options.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -188,7 +189,9 @@ po::options_description run_options_description() {
   // clang-format on
 
   po::options_description all;
-  all.add(dataset_options_description()).add(loader_options_description(false)).add(gpu_options_description());
+  po::options_description loader = loader_options_description(false);
+  add_shuffle_buffer_options(loader);  // run's only: tune and capacity documents do not record a buffer
+  all.add(dataset_options_description()).add(loader).add(gpu_options_description());
   all.add(hosts_options_description()).add(output);
   return all;
 }
@@ -487,6 +490,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (l.read_size % 4096)
     throw UsageError(
         fmt::format("--read-size {}: must be a multiple of 4KiB (O_DIRECT reads are 4 KiB-aligned)", l.read_size));
+  apply_shuffle_buffer_options(vm, s.kind, l);
   l.seed = s.seed;
   l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));
   if (static_cast<uint64_t>(l.ranks) * l.num_workers > 16384)

@@ -121,13 +121,14 @@ int cmd_scaling(const CommandContext& ctx) {
   ScalingResult r = run_scaling(cfg, target, [&](const std::string& s) { progress.print_line("scaling: " + s); });
   progress.finish();
 
-  nlohmann::json doc = document_header("scaling", ctx.argv, host);
-  doc["target"] = target_json(target);
-  doc["partial"] = r.interrupted;
-  doc["scaling"] = scaling_json(cfg, r);
+  ScalingDocument doc;
+  doc.header = run_header(ctx.argv, host);
+  doc.target = target_json(target);
+  doc.partial = r.interrupted;
+  doc.scaling = scaling_section(cfg, r);
   std::fputs(render_scaling_text(doc).c_str(), stdout);
   if (!json_path.empty()) {
-    write_json_file(json_path, doc);
+    write_scaling_document(json_path, doc);
     std::printf("  result      %s\n", escape_bytes(json_path).c_str());
   }
   if (r.interrupted) return interrupt_exit_code();

@@ -25,10 +25,9 @@
 #include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
-#include "loader/loader_result_json.hpp"
-#include "report/calibration_effect_report.hpp"
+#include "ingest/calibration_effect.hpp"
+#include "loader/loader_result_json.hpp"  // the codec allgather_parts sends a run's result with
 #include "report/document.hpp"
-#include "report/html_report.hpp"
 #include "report/run_document.hpp"
 #include "report/tune_document.hpp"
 #include "topology/host.hpp"
@@ -145,9 +144,9 @@ int cmd_tune(const CommandContext& ctx) {
   if (multi) {
     // Every process runs the same plan: rank 0's num_workers list (its default depends on the
     // host's CPUs), and only unbound runs (the hosts' NUMA layouts may differ).
-    const nlohmann::json w = nlohmann::json::parse(
-        comm.broadcast(nlohmann::json(workers).dump(), "tune: the plan", 60));
-    workers = w.get<std::vector<uint32_t>>();
+    // The list travels as its option text, "1,2,4", read back as --workers is.
+    workers = parse_uint_list(comm.broadcast(fmt::format("{}", fmt::join(workers, ",")), "tune: the plan", 60),
+                              "--workers", 1, 4096);
     numa_mode = "none";
     if (comm.rank() != 0) c.quiet = true;
   }
@@ -176,7 +175,8 @@ int cmd_tune(const CommandContext& ctx) {
   });
   const int64_t t0 = now_ns();
   const int64_t deadline = t0 + static_cast<int64_t>(budget_s * 1e9);
-  nlohmann::json doc = document_header("tune", ctx.argv, host);
+  TuneDocument doc;
+  doc.header = run_header(ctx.argv, host);
   PrepareOptions prep;
   prep.max_workers = *std::max_element(workers.begin(), workers.end());
   prep.processes = static_cast<uint32_t>(comm.size());
@@ -258,69 +258,53 @@ int cmd_tune(const CommandContext& ctx) {
   double sample_bytes = run_plan.dataset_sample_bytes;
   for (const TunePoint& p : plan.points)
     if (sample_bytes == 0 && p.samples_per_s > 0 && p.bytes_per_s > 0) sample_bytes = p.bytes_per_s / p.samples_per_s;
-  nlohmann::json tj = plan_target_json(run_plan, base);
-  doc["target"] = tj;
-  doc["targets"] = targets_json(run_plan.targets);
-  doc["dataset"] = plan_dataset_json(run_plan);
-  doc["loader"] = {{"batch_size", base.batch_size},  {"gpus", base.ranks},
-                   {"engine", base.engine},          {"direct", base.direct},
-                   {"shuffle", base.shuffle},        {"cpu_per_sample_us", base.cpu_per_sample_us},
-                   {"step_time_s", base.step_time_s}};
-  add_consumer_model(doc["loader"], base, c.calibration_path, c.calibration);
-  doc["demand"] = {{"accelerator", demand.accelerator},
-                   {"accelerator_name", demand.accelerator_name},
-                   {"model", demand.model},
-                   {"gpus", demand.gpus},
-                   {"rate_family", demand.rate_family},
-                   {"samples_per_s_per_gpu", demand.samples_per_s_per_gpu},
-                   {"source", demand.source},
-                   {"required_samples_per_s", ri.required_samples_per_s},
-                   {"required_bytes_per_s", ri.required_samples_per_s * sample_bytes},
-                   {"sample_bytes", sample_bytes},
-                   {"au_target", demand.au_target}};
-  doc["tune"] = {{"workers", workers},
-                 {"prefetch_factors", prefetch},
-                 {"placements", placements},
-                 {"placements_reason", placements_why},
-                 {"repeats", plan.repeats},
-                 {"run_s", plan.run_s},
-                 {"budget_s", budget_s},
-                 {"elapsed_s", static_cast<double>(now_ns() - t0) / 1e9},
-                 {"runs_done", out.runs_done},
-                 {"runs_planned", plan.points.size() * plan.repeats},
-                 {"stop_reason", out.stop_reason}};
-  doc["points"] = tune_points_json(plan.points);
-  tune_devices.add_to(doc["points"]);
-  {
-    std::vector<uint32_t> point_workers;
-    for (const TunePoint& p : plan.points) point_workers.push_back(p.num_workers);
-    add_point_worker_costs(c, point_workers, doc["points"], doc["warnings"]);
-  }
-  doc["recommendation"] = recommendation_json(rec);
+  doc.target = plan_target_json(run_plan, base);
+  doc.targets = targets_json(run_plan.targets);
+  doc.dataset = plan_dataset_json(run_plan);
+  doc.loader = {base.batch_size,  base.ranks,
+                base.engine,      base.direct,
+                base.shuffle,     base.cpu_per_sample_us,
+                base.step_time_s, consumer_model(base, c.calibration_path, c.calibration)};
+  doc.demand = {demand, ri.required_samples_per_s, ri.required_samples_per_s * sample_bytes, sample_bytes};
+  doc.tune.workers = workers;
+  doc.tune.prefetch_factors = prefetch;
+  doc.tune.placements = placements;
+  doc.tune.placements_reason = placements_why;
+  doc.tune.repeats = plan.repeats;
+  doc.tune.run_s = plan.run_s;
+  doc.tune.budget_s = budget_s;
+  doc.tune.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
+  doc.tune.runs_done = out.runs_done;
+  doc.tune.runs_planned = plan.points.size() * plan.repeats;
+  doc.tune.stop_reason = out.stop_reason;
+  doc.points = tune_point_entries(plan.points);
+  tune_devices.add_to(doc.points);
+  add_point_worker_costs(c, doc.points, doc.warnings);
+  doc.recommendation = rec;
   if (!c.calibration_path.empty()) {  // at the recommended setting, else the base one
     LoaderConfig at = base;
     if (rec.valid && rec.point < plan.points.size()) at.num_workers = plan.points[rec.point].num_workers;
-    doc["tune"]["calibration_effect"] = calibration_effect_json(calibration_effect(at));
+    doc.tune.calibration_effect = calibration_effect(at);
   }
-  doc["rules"] = tune_rules_json(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
-  if (out.runs_done) doc["best_run"] = loader_results_json(out.best_run);
+  doc.rules = tune_rules(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
+  if (out.runs_done) doc.best_run = out.best_run;
   if (multi)
-    doc["cluster"] = sweep_cluster_json(comm.launcher(), comm.host_count(), comm.size(), base.world_ranks,
-                                        placement.kind, placement.how);
-  doc["partial"] = out.partial;
-  for (const auto& w : data.warnings) doc["warnings"].push_back(w);
-  for (const auto& w : c.calibration_notes) doc["warnings"].push_back(w);
+    doc.cluster = sweep_cluster_json(comm.launcher(), comm.host_count(), comm.size(), base.world_ranks, placement.kind,
+                                     placement.how);
+  doc.partial = out.partial;
+  for (const auto& w : data.warnings) doc.warnings.push_back(w);
+  for (const auto& w : c.calibration_notes) doc.warnings.push_back(w);
   if (out.stop_reason == "budget")
-    doc["warnings"].push_back(fmt::format("the --budget of {} ran out after {} of {} runs; settings with fewer repeats "
-                                          "are less certain",
-                                          format_seconds(budget_s), out.runs_done, plan.points.size() * plan.repeats));
+    doc.warnings.push_back(fmt::format("the --budget of {} ran out after {} of {} runs; settings with fewer repeats "
+                                       "are less certain",
+                                       format_seconds(budget_s), out.runs_done, plan.points.size() * plan.repeats));
 
   std::cout << render_tune_text(doc) << std::flush;
   if (!c.json_path.empty()) {
-    write_json_file(c.json_path, doc);
+    write_tune_document(c.json_path, doc);
     message(fmt::format("wrote {}", escape_bytes(c.json_path)));
   }
-  if (!html.empty()) write_text_file(html, render_html_report({doc}));
+  if (!html.empty()) write_text_file(html, render_tune_html(doc));
   if (!csv.empty()) write_text_file(csv, render_tune_csv(doc));
   int rc = kExitOk;
   if (out.partial && out.stop_reason != "budget")

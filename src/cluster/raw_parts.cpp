@@ -74,15 +74,16 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
   std::map<std::string, int> names;
   std::string first_key;
   bool targets_differ = false;
+  std::vector<std::pair<std::string, DeviceIo>> hosts_io;  // each host's devices, counted once for the host
   for (auto& [idx, h] : rows) {
     h.device_io = host_device_io(host_io[idx]);
-    if (c.hosts.empty()) c.device_io = h.device_io;
-    else c.device_io.merge(h.device_io);
+    hosts_io.emplace_back(h.hostname, h.device_io);
     ++names[h.hostname];
     if (first_key.empty()) first_key = raw_target_key(h.target);
     else if (raw_target_key(h.target) != first_key) targets_differ = true;
     c.hosts.push_back(h);
   }
+  c.device_io = sum_hosts_device_io(hosts_io);
   for (const auto& [name, n] : names)
     if (n > 1)
       c.warnings.push_back(fmt::format("{} hosts report the hostname '{}': MPI sees separate shared-memory domains; "

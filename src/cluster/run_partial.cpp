@@ -118,15 +118,20 @@ ClusterRun finish_partial(RunPartial p) {
   std::map<std::string, int> names;
   std::string first_key;
   bool targets_differ = false;
+  // The cluster's device accounting: each host's own devices once, named by host, the hosts added.
+  std::vector<std::pair<std::string, DeviceIo>> hosts_io;
+  std::vector<std::vector<std::pair<std::string, DeviceIo>>> epochs_io;
+  for (const HostPartial& hp : p.hosts) {
+    hosts_io.emplace_back(hp.row.hostname, hp.row.device_io);
+    for (size_t e = 0; e < hp.row.device_io_epochs.size(); ++e) {
+      if (e >= epochs_io.size()) epochs_io.emplace_back();
+      epochs_io[e].emplace_back(hp.row.hostname, hp.row.device_io_epochs[e]);
+    }
+  }
+  if (!hosts_io.empty()) c.device_io = sum_hosts_device_io(hosts_io);
+  for (const auto& e : epochs_io) c.device_io_epochs.push_back(sum_hosts_device_io(e));
   for (HostPartial& hp : p.hosts) {
     HostRow& h = hp.row;
-    // The cluster's device accounting: each host's own devices once, the hosts added.
-    if (&hp == &p.hosts.front()) c.device_io = h.device_io;
-    else c.device_io.merge(h.device_io);
-    for (size_t e = 0; e < h.device_io_epochs.size(); ++e) {
-      if (e >= c.device_io_epochs.size()) c.device_io_epochs.push_back(h.device_io_epochs[e]);
-      else c.device_io_epochs[e].merge(h.device_io_epochs[e]);
-    }
     h.samples_per_s = h.last_done_s > 0 ? static_cast<double>(h.samples) / h.last_done_s : 0;
     h.bytes_per_s = h.last_done_s > 0 ? static_cast<double>(h.bytes) / h.last_done_s : 0;
     h.file_latency_p99_us = static_cast<double>(hp.file_latency.percentile(99)) / 1e3;

@@ -89,6 +89,12 @@ struct LoaderConfig {
   bool record_deliveries = false;   // keep every batch's delivery time in RankStats::deliveries (tune, capacity:
                                     // rates from completion times, not whole batches per timeline interval)
   uint64_t read_size = 1ULL << 20;  // sharded datasets: bytes per sequential shard read (multiple of 4 KiB)
+  // Sharded datasets read as webdataset does (loader/wds_order.hpp) when shuffle_buffer > 0:
+  // WebDataset(shardshuffle=wds_shard_shuffle, seed=seed).shuffle(shuffle_buffer, initial=shuffle_initial,
+  // seed=seed) in each worker. 0: the plain IterableDataset order (shard_plan.hpp).
+  uint64_t shuffle_buffer = 0;       // samples each worker's buffer holds
+  uint64_t shuffle_initial = 100;    // samples in the buffer before it yields the first (webdataset's default)
+  uint64_t wds_shard_shuffle = 100;  // shards in the shardshuffle buffer (webdataset's for True); 0: list order
   // Called by rank 0 just before each epoch's first read (after the cache preparation) and once
   // more after every rank has finished: N epochs started give N + 1 calls. Device accounting
   // (topology/device_io.hpp) reads its counters here. Must not throw; may be empty.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_field.hpp"
 #include "core/units.hpp"
 
 namespace ioprobe {
@@ -30,6 +31,28 @@ std::string ceiling_text(const nlohmann::json& effect, const char* which) {
                      format_count(static_cast<uint64_t>(std::llround(v.get<double>()))),
                      effect.value(fmt::format("{}_bound", which), "none"), parts.value("worker_us_per_sample", 0.0),
                      parts.value("cpu_us_per_sample", 0.0));
+}
+
+// A number that is written as null when 0 (calibration_effect_json's rates): 0 for null.
+double effect_rate_or_null(const nlohmann::json& j, const char* key, const std::string& w) {
+  const nlohmann::json& v = json_at(j, key, w);
+  return v.is_null() ? 0 : json_as<double>(v, json_path(w, key));
+}
+
+CpuCeiling effect_ceiling_from_json(const nlohmann::json& effect, const char* which, const std::string& w) {
+  CpuCeiling c;
+  const std::string parts = json_path(w, which);
+  const nlohmann::json& p = json_at(effect, which, w);
+  c.worker_us_per_sample = json_field<double>(p, "worker_us_per_sample", parts);
+  c.cpu_us_per_sample = json_field<double>(p, "cpu_us_per_sample", parts);
+  c.workers_samples_per_s = effect_rate_or_null(p, "workers_samples_per_s", parts);
+  c.main_samples_per_s = effect_rate_or_null(p, "main_samples_per_s", parts);
+  c.cpus_samples_per_s = effect_rate_or_null(p, "cpus_samples_per_s", parts);
+  const std::string total = fmt::format("{}_ceiling_samples_per_s", which);
+  c.samples_per_s = effect_rate_or_null(effect, total.c_str(), w);
+  const std::string bound = fmt::format("{}_bound", which);
+  c.bound = json_field<std::string>(effect, bound.c_str(), w);
+  return c;
 }
 
 }  // namespace
@@ -72,6 +95,21 @@ std::string render_calibration_effect_line(const nlohmann::json& effect, const s
                                            double delivered, const std::string& delivered_label) {
   if (!effect.is_object()) return "";
   return fmt::format("  {:<{}} {}\n", label, width, calibration_effect_text(effect, delivered, delivered_label));
+}
+
+CalibrationEffect calibration_effect_from_json(const nlohmann::json& j, const std::string& w) {
+  CalibrationEffect e;
+  json_field<std::string>(j, "label", w);
+  json_field<std::string>(j, "model", w);
+  const std::string sw = json_path(w, "setting");
+  const nlohmann::json& s = json_at(j, "setting", w);
+  e.ranks = json_field<uint32_t>(s, "ranks", sw);
+  e.num_workers = json_field<uint32_t>(s, "num_workers", sw);
+  e.batch_size = json_field<uint32_t>(s, "batch_size", sw);
+  e.cpus = json_field<int>(s, "cpus", sw);
+  e.calibrated = effect_ceiling_from_json(j, "calibrated", w);
+  e.uncalibrated = effect_ceiling_from_json(j, "uncalibrated", w);
+  return e;
 }
 
 }  // namespace ioprobe

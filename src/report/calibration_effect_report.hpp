@@ -24,6 +24,12 @@ namespace ioprobe {
 /// The calibration_effect section of `e` (the layout above).
 nlohmann::json calibration_effect_json(const CalibrationEffect& e);
 
+/// A calibration_effect section (calibration_effect_json's layout) read back. Strict: a missing or
+/// mistyped key is refused with UsageError naming `where` and the key's path; a rate written as null
+/// (no bound) reads as 0; label and model are checked for type and written again by
+/// calibration_effect_json.
+CalibrationEffect calibration_effect_from_json(const nlohmann::json& j, const std::string& where);
+
 /// The text of the line below without its label: "modelled, not measured: CPU ceiling at ..."
 /// (the HTML report's row). "" when `effect` is not an object.
 std::string calibration_effect_text(const nlohmann::json& effect, double delivered_samples_per_s = 0,

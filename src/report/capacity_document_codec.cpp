@@ -71,45 +71,6 @@ CapacityDemandSection capacity_demand_from_json(const json& j, const std::string
   return d;
 }
 
-// A number that is written as null when 0 (calibration_effect_json's rates): 0 for null.
-double capacity_rate_or_null(const json& j, const char* key, const std::string& w) {
-  const json& v = json_at(j, key, w);
-  return v.is_null() ? 0 : json_as<double>(v, json_path(w, key));
-}
-
-CpuCeiling capacity_ceiling_from_json(const json& effect, const char* which, const std::string& w) {
-  CpuCeiling c;
-  const std::string parts = json_path(w, which);
-  const json& p = json_at(effect, which, w);
-  c.worker_us_per_sample = json_field<double>(p, "worker_us_per_sample", parts);
-  c.cpu_us_per_sample = json_field<double>(p, "cpu_us_per_sample", parts);
-  c.workers_samples_per_s = capacity_rate_or_null(p, "workers_samples_per_s", parts);
-  c.main_samples_per_s = capacity_rate_or_null(p, "main_samples_per_s", parts);
-  c.cpus_samples_per_s = capacity_rate_or_null(p, "cpus_samples_per_s", parts);
-  const std::string total = fmt::format("{}_ceiling_samples_per_s", which);
-  c.samples_per_s = capacity_rate_or_null(effect, total.c_str(), w);
-  const std::string bound = fmt::format("{}_bound", which);
-  c.bound = json_field<std::string>(effect, bound.c_str(), w);
-  return c;
-}
-
-// calibration_effect_json's object read back; its label and model texts are checked for type and
-// written again by calibration_effect_json.
-CalibrationEffect capacity_calibration_effect_from_json(const json& j, const std::string& w) {
-  CalibrationEffect e;
-  json_field<std::string>(j, "label", w);
-  json_field<std::string>(j, "model", w);
-  const std::string sw = json_path(w, "setting");
-  const json& s = json_at(j, "setting", w);
-  e.ranks = json_field<uint32_t>(s, "ranks", sw);
-  e.num_workers = json_field<uint32_t>(s, "num_workers", sw);
-  e.batch_size = json_field<uint32_t>(s, "batch_size", sw);
-  e.cpus = json_field<int>(s, "cpus", sw);
-  e.calibrated = capacity_ceiling_from_json(j, "calibrated", w);
-  e.uncalibrated = capacity_ceiling_from_json(j, "uncalibrated", w);
-  return e;
-}
-
 // A device_io section in document form (device_io_json with a read reference) read back: the
 // figures it derives (share_unclear, reference_bytes, read_ratio, bytes_source) are checked for
 // type and dropped, the rest is the DeviceIo's own codec.
@@ -198,8 +159,7 @@ CapacitySection capacity_section_from_json(const json& j, const std::string& w) 
     s.answer.points.push_back(std::move(p));
   }
   if (j.contains("calibration_effect"))  // with --calibration only
-    s.calibration_effect = capacity_calibration_effect_from_json(j["calibration_effect"],
-                                                                 json_path(w, "calibration_effect"));
+    s.calibration_effect = calibration_effect_from_json(j["calibration_effect"], json_path(w, "calibration_effect"));
   return s;
 }
 

@@ -375,12 +375,7 @@ DeviceIo merge_sections(const std::vector<nlohmann::json>& sections, const std::
     if (!sections[i].is_object()) continue;
     ++docs;
     const std::string host = i < hosts.size() && !hosts[i].empty() ? hosts[i] : fmt::format("document {}", i + 1);
-    DeviceIo io = device_io_from_json(sections[i]);
-    for (auto& d : io.devices) d.name = host + ":" + d.name;
-    if (io.backing) {  // the loop device and the disk under its file are this host's too
-      io.backing->loop = host + ":" + io.backing->loop;
-      io.backing->device.name = host + ":" + io.backing->device.name;
-    }
+    DeviceIo io = named_for_host(device_io_from_json(sections[i]), host);
     auto it = std::find_if(by_host.begin(), by_host.end(), [&](const auto& h) { return h.first == host; });
     if (it == by_host.end()) by_host.emplace_back(host, std::vector<DeviceIo>{io});
     else it->second.push_back(io);

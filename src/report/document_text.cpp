@@ -98,7 +98,7 @@ std::string render_raw_document_text(const json& doc) {
 }
 
 std::string render_document_csv(const json& doc) {
-  if (doc.value("kind", "") == "tune") return render_tune_csv(doc);
+  if (doc.value("kind", "") == "tune") return render_tune_csv(tune_document_from_json(doc, "tune document"));
   std::string out = std::string(kDocumentCsvHeader) + "\n";
   flatten(doc, "", out);
   return out;

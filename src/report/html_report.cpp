@@ -21,6 +21,7 @@
 #include "report/probe_text.hpp"
 #include "report/replay_report.hpp"
 #include "report/run_document.hpp"
+#include "report/scaling_report.hpp"
 #include "report/svg_chart.hpp"
 #include "report/tune_document.hpp"
 #include "stats/latency_json.hpp"
@@ -105,13 +106,6 @@ std::string timeline_chart(const Timeline& timeline, double gpus, const std::str
   return render_line_chart(c) +
          "<p class=\"note\">Grey: warm-up interval. Red: stalls, intervals where the GPUs waited for "
          "data more than half the time.</p>\n";
-}
-
-// The same from a results object of a document (a tune's best_run): its timeline and interval.
-std::string timeline_chart(const json& results, double gpus, const std::string& title) {
-  if (!results.contains("timeline") || results["timeline"].empty()) return "<p>No timeline recorded.</p>\n";
-  return timeline_chart(timeline_from_json(results["timeline"], results.value("timeline_interval_s", 1.0), "results"),
-                        gpus, title);
 }
 
 std::string latency_chart(const json& lat, const std::string& title, const std::string& what = "") {
@@ -221,26 +215,23 @@ std::string run_section(const RunDocument& d) {
   return o;
 }
 
-std::string tune_section(const json& d) {
+std::string tune_section(const TuneDocument& d) {
   std::string o;
-  const json& pts = d.at("points");
-  const json& rec = d.value("recommendation", json::object());
-  const double demand = num_at(d, "/demand/required_samples_per_s");
+  const std::vector<TunePointEntry>& pts = d.points;
+  const Recommendation& rec = d.recommendation;
+  const double demand = d.demand.required_samples_per_s;
   o += "<div class=\"rec\"><h3>Recommendation (per GPU rank)</h3>\n";
-  if (rec.value("valid", false)) {
-    o += "<pre>" + html_escape(rec.value("dataloader", "")) +
-         (rec.value("numactl", "").empty() ? "" : "\n" + html_escape(rec.value("numactl", ""))) + "</pre>\n";
+  if (rec.valid) {
+    o += "<pre>" + html_escape(rec.dataloader) + (rec.numactl.empty() ? "" : "\n" + html_escape(rec.numactl)) +
+         "</pre>\n";
     o += "<p>" +
-         html_escape(rec.value("meets_demand", false)
-                         ? "Meets the GPUs' demand: the smallest such setting."
-                         : fmt::format("Demand not met: short by {:.0f} samples/s of {:.0f}.",
-                                       rec.value("shortfall_samples_per_s", 0.0), demand)) +
+         html_escape(rec.meets_demand ? "Meets the GPUs' demand: the smallest such setting."
+                                      : fmt::format("Demand not met: short by {:.0f} samples/s of {:.0f}.",
+                                                    rec.shortfall_samples_per_s, demand)) +
          "</p>\n";
-    if (!rec.value("pin_memory_note", "").empty())
-      o += "<p>pin_memory: " + html_escape(rec.value("pin_memory_note", "")) + "</p>\n";
-    o += "<p>NUMA: " + html_escape(rec.value("numa_reason", "")) + "</p>\n";
-    for (const auto& n : rec.value("notes", json::array()))
-      o += "<p class=\"warn\">" + html_escape(n.get<std::string>()) + "</p>\n";
+    if (!rec.pin_memory_note.empty()) o += "<p>pin_memory: " + html_escape(rec.pin_memory_note) + "</p>\n";
+    o += "<p>NUMA: " + html_escape(rec.numa_reason) + "</p>\n";
+    for (const auto& n : rec.notes) o += "<p class=\"warn\">" + html_escape(n) + "</p>\n";
   } else {
     o += "<p>No setting was measured.</p>\n";
   }
@@ -257,39 +248,42 @@ std::string tune_section(const json& d) {
   c.hline = demand;
   c.hline_label = fmt::format("GPU demand {:.0f} samples/s", demand);
   std::map<std::string, size_t> idx;
-  for (const auto& p : pts) {
-    if (!tune_point_measured(p)) continue;
-    std::string key = fmt::format("prefetch_factor={} numa={}", p.value("prefetch_factor", 0), p.value("numa", ""));
+  for (const auto& e : pts) {
+    if (!tune_point_measured(e)) continue;
+    const TunePoint& p = e.point;
+    std::string key = fmt::format("prefetch_factor={} numa={}", p.prefetch_factor, p.numa);
     if (!idx.count(key)) idx[key] = c.series.size(), c.series.push_back({key, {}, true});
-    c.series[idx[key]].points.emplace_back(p.value("num_workers", 0.0), p.value("samples_per_s", 0.0));
+    c.series[idx[key]].points.emplace_back(p.num_workers, p.samples_per_s);
   }
-  if (rec.value("valid", false)) {
-    size_t k = rec.value("knee", size_t{0}), r = rec.value("point", size_t{0});
-    if (k < pts.size())
-      c.marks.push_back({pts[k].value("num_workers", 0.0), pts[k].value("samples_per_s", 0.0), "knee"});
-    if (r < pts.size() && r != k)
-      c.marks.push_back({pts[r].value("num_workers", 0.0), pts[r].value("samples_per_s", 0.0), "recommended"});
+  if (rec.valid) {  // the codec checked the indexes of a valid recommendation
+    const TunePoint& k = pts[rec.knee].point;
+    c.marks.push_back({static_cast<double>(k.num_workers), k.samples_per_s, "knee"});
+    if (rec.point != rec.knee) {
+      const TunePoint& r = pts[rec.point].point;
+      c.marks.push_back({static_cast<double>(r.num_workers), r.samples_per_s, "recommended"});
+    }
   }
   o += render_line_chart(c);
   o += "<table "
        "class=\"grid\"><tr><th>num_workers</th><th>prefetch_factor</th><th>numa</th><th>samples/s</th><th>spread</th>"
        "<th>MB/s</th><th>AU</th><th>CPU used</th><th>repeats</th></tr>\n";
-  for (const auto& p : pts)
-    if (!tune_point_measured(p))  // the sweep stopped before this setting ran
+  for (const auto& e : pts) {
+    const TunePoint& p = e.point;
+    if (!tune_point_measured(e))  // the sweep stopped before this setting ran
       o += fmt::format("<tr class=\"not-measured\"><td>{}</td><td>{}</td><td>{}</td><td colspan=\"5\">not measured "
                        "(the sweep stopped before it ran)</td><td>0</td></tr>\n",
-                       p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")));
+                       p.num_workers, p.prefetch_factor, html_escape(p.numa));
     else
       o +=
           fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</"
                       "td><td>{:.2f}</td><td>{}</td></tr>\n",
-                      p.value("num_workers", 0), p.value("prefetch_factor", 0), html_escape(p.value("numa", "")),
-                      p.value("samples_per_s", 0.0), 100 * p.value("spread", 0.0), p.value("bytes_per_s", 0.0) / 1e6,
-                      100 * p.value("au", 0.0), p.value("cpu_used", 0.0), p.value("repeats", 0));
+                      p.num_workers, p.prefetch_factor, html_escape(p.numa), p.samples_per_s, 100 * p.spread,
+                      p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used, p.runs.size());
+  }
   o += "</table><p class=\"note\">MB/s = 10^6 B/s. Spread = (max - min) / median of the repeats.</p>\n";
-  if (d.contains("best_run")) {
-    o += timeline_chart(d["best_run"], num_at(d, "/loader/gpus", 1), "Throughput over time (fastest run)");
-    o += latency_chart(d["best_run"].value("file_latency_us", json()), "Per-file latency distribution (fastest run)");
+  if (d.best_run) {
+    o += timeline_chart(d.best_run->timeline, d.loader.gpus, "Throughput over time (fastest run)");
+    o += latency_chart(latency_us_json(d.best_run->file_latency), "Per-file latency distribution (fastest run)");
   }
   return o;
 }
@@ -419,11 +413,14 @@ std::string render_html_report(const std::vector<json>& docs) {
     std::string body;
     try {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
-      else if (kind == "tune") body = tune_section(d);
+      else if (kind == "tune") body = tune_section(tune_document_from_json(d, "tune document"));
       else if (kind == "capacity") body = render_capacity_html(capacity_document_from_json(d, "capacity document"));
       else if (kind == "checkpoint") body = checkpoint_section(checkpoint_document_from_json(d, "checkpoint document"));
       else if (kind == "raw") body = raw_section(d);
       else if (kind == "probe") body = "<pre class=\"text\">" + html_escape(render_probe_text(d)) + "</pre>\n";
+      else if (kind == "scaling")
+        body = "<pre class=\"text\">" +
+               html_escape(render_scaling_text(scaling_document_from_json(d, "scaling document"))) + "</pre>\n";
       else if (kind == "replay")
         body = "<pre class=\"text\">" +
                html_escape(render_replay_text(replay_document_from_json(d, "replay document"))) + "</pre>\n";

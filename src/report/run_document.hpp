@@ -153,6 +153,10 @@ struct RunLoaderSection {
   uint64_t max_outstanding_batches = 0;     // rank 0's most batches in flight
   std::string pattern;                      // how the loader reads the dataset, in words
   std::optional<uint64_t> read_size_bytes;  // sharded datasets only: bytes per shard read
+  // Sharded datasets read in webdataset's order only: the samples each worker's shuffle buffer
+  // holds, and holds before it yields the first.
+  std::optional<uint64_t> shuffle_buffer_samples;
+  std::optional<uint64_t> shuffle_initial_samples;
   RunConsumerModel consumer;
 };
 

@@ -74,6 +74,8 @@ nlohmann::json loader_json(const RunLoaderSection& l) {
                       {"max_outstanding_batches", l.max_outstanding_batches},
                       {"pattern", l.pattern}};
   if (l.read_size_bytes) j["read_size_bytes"] = *l.read_size_bytes;
+  if (l.shuffle_buffer_samples) j["shuffle_buffer_samples"] = *l.shuffle_buffer_samples;
+  if (l.shuffle_initial_samples) j["shuffle_initial_samples"] = *l.shuffle_initial_samples;
   consumer_model_json(l.consumer, j);
   return j;
 }
@@ -97,6 +99,10 @@ RunLoaderSection loader_from_json(const nlohmann::json& j, const std::string& w)
   l.max_outstanding_batches = json_field<uint64_t>(j, "max_outstanding_batches", w);
   l.pattern = json_field<std::string>(j, "pattern", w);
   if (j.contains("read_size_bytes")) l.read_size_bytes = json_field<uint64_t>(j, "read_size_bytes", w);  // sharded
+  if (j.contains("shuffle_buffer_samples"))  // sharded, webdataset's order
+    l.shuffle_buffer_samples = json_field<uint64_t>(j, "shuffle_buffer_samples", w);
+  if (j.contains("shuffle_initial_samples"))
+    l.shuffle_initial_samples = json_field<uint64_t>(j, "shuffle_initial_samples", w);
   l.consumer = consumer_from_json(j, w);
   return l;
 }
@@ -324,6 +330,10 @@ RunLoaderSection run_loader_section(const LoaderConfig& l, uint64_t max_outstand
   s.max_outstanding_batches = max_outstanding;
   s.pattern = pattern;
   if (sharded) s.read_size_bytes = l.read_size;
+  if (sharded && l.shuffle_buffer > 0) {
+    s.shuffle_buffer_samples = l.shuffle_buffer;
+    s.shuffle_initial_samples = l.shuffle_initial;
+  }
   s.consumer = consumer_model(l, cal_path, cal);
   return s;
 }

@@ -9,162 +9,156 @@
 
 namespace ioprobe {
 
-std::string render_tune_text(const nlohmann::json& doc) {
+namespace {
+
+// The rule's num_workers was in the sweep's plan: from the document, the rule's in_sweep.
+std::string tune_rule_line(const TuneRule& rule, int cpus_allowed, const std::string& stop_reason) {
+  std::string o = fmt::format("\nRule of thumb \"{}\": {} workers here ({} CPUs); ", rule.rule, rule.value,
+                              cpus_allowed);
+  if (!rule.measured || !rule.best_samples_per_s || !rule.samples_per_s || !rule.best_num_workers)
+    o += rule.swept ? "swept, but its runs reached no steady state, so no figure is claimed (raise --point-time).\n"
+         : rule.in_sweep
+             ? fmt::format("in the sweep but not measured (the sweep stopped before it: {}).\n", stop_reason)
+             : "not in the sweep, so not measured (add it with --workers).\n";
+  else
+    o += fmt::format("measured {:.0f} samples/s there against {:.0f} at the best setting (num_workers={}): {}.\n",
+                     *rule.samples_per_s, *rule.best_samples_per_s, *rule.best_num_workers,
+                     rule.holds ? "the rule's setting is as good, within the noise" : "the rule's setting is slower");
+  return o;
+}
+
+}  // namespace
+
+std::string render_tune_text(const TuneDocument& doc) {
   std::string o;
-  const auto& t = doc.at("tune");
-  const auto& d = doc.at("demand");
-  const auto& pts = doc.at("points");
-  const auto& r = doc.at("recommendation");
-  const auto& host = doc.at("host");
-  const bool partial = doc.value("partial", false);
-  o += fmt::format("ioprobe {} tune{}\n\n", doc.value("ioprobe_version", "?"),
-                   partial ? fmt::format("  [PARTIAL: {}]", t.value("stop_reason", "")) : "");
-  o += render_target_line(doc);
-  o += render_targets(doc, "spans", 10);
-  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
-                   host.value("cpu_list", ""), host.value("cpus_online", 0));
-  const std::string model = d.value("model", "");  // empty: the user's own rate, no model chosen
-  o += fmt::format("  demand     {} x {}{}: {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.value("gpus", 1),
-                   d.value("accelerator_name", ""), model.empty() ? "" : " (" + model + ")",
-                   d.value("required_samples_per_s", 0.0), format_rate(d.value("required_bytes_per_s", 0.0)),
-                   100 * d.value("au_target", 0.0));
-  if (doc.contains("cluster")) {
-    const auto& c = doc.at("cluster");
+  const TuneSweepSection& t = doc.tune;
+  const TuneDemandSection& d = doc.demand;
+  const std::vector<TunePointEntry>& pts = doc.points;
+  const Recommendation& r = doc.recommendation;
+  const nlohmann::json& host = doc.header.host;  // not yet typed
+  const int cpus_allowed = host.value("cpus_allowed", 0);
+  o += fmt::format("ioprobe {} tune{}\n\n", doc.header.ioprobe_version,
+                   doc.partial ? fmt::format("  [PARTIAL: {}]", t.stop_reason) : "");
+  o += render_target_line(nlohmann::json{{"target", doc.target}, {"dataset", doc.dataset}});
+  o += render_target_rows(doc.targets, "spans", 10);
+  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", cpus_allowed, host.value("cpu_list", ""),
+                   host.value("cpus_online", 0));
+  const std::string& model = d.demand.model;  // empty: the user's own rate, no model chosen
+  o += fmt::format("  demand     {} x {}{}: {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.demand.gpus,
+                   d.demand.accelerator_name, model.empty() ? "" : " (" + model + ")", d.required_samples_per_s,
+                   format_rate(d.required_bytes_per_s), 100 * d.demand.au_target);
+  if (!doc.cluster.is_null()) {  // not yet typed
+    const auto& c = doc.cluster;
     o +=
         fmt::format("  across     {} host(s), {} MPI rank(s), {} GPU rank(s), started by {}; dataset {}: every setting "
                     "ran on all of them at once, its figures merged\n",
                     c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0), c.value("launcher", "?"),
                     c.value("dataset_placement", "?"));
   }
-  o += render_calibration_line(doc, "loader", 10, "calibrated by ");
-  {  // measured: the recommended setting's rate, the one the effect is modelled at
-    const size_t i = r.value("point", size_t{0});
-    const double rate = r.value("valid", false) && i < pts.size() &&
-                                pts[i].value("samples_per_s", nlohmann::json()).is_number()
-                            ? pts[i]["samples_per_s"].get<double>()
-                            : 0;
-    o += render_calibration_effect_line(t.value("calibration_effect", nlohmann::json()), "effect", 10, rate,
+  if (const auto& cal = doc.loader.consumer.calibration)
+    o += fmt::format("  {:<{}} {}{} ({}:{} on {}, torch {}, batch size {})\n", "loader", 10, "calibrated by ",
+                     cal->file, cal->code, cal->function, cal->host, cal->torch_version, cal->batch_size);
+  if (t.calibration_effect) {  // measured: the recommended setting's rate, the one the effect is modelled at
+    const size_t i = r.point;
+    const double rate = r.valid && i < pts.size() && tune_point_measured(pts[i]) ? pts[i].point.samples_per_s : 0;
+    o += render_calibration_effect_line(calibration_effect_json(*t.calibration_effect), "effect", 10, rate,
                                         "the recommended setting measured");
   }
-  o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.value("runs_done", 0),
-                   t.value("run_s", 0.0), t.value("repeats", 0), format_seconds(t.value("elapsed_s", 0.0)),
-                   t.value("placements_reason", ""));
+  o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.runs_done, t.run_s,
+                   t.repeats, format_seconds(t.elapsed_s), t.placements_reason);
   {  // Settings whose runs were lengthened past run_s for long GPU steps (sweep.hpp lengthen_runs).
     std::string longer;
-    for (const auto& p : pts)
-      if (p.value("run_s", 0.0) > t.value("run_s", 0.0) + 1e-9 &&
-          longer.find(fmt::format("num_workers={}:", p.value("num_workers", 0))) == std::string::npos)
-        longer += fmt::format("{}num_workers={}: {} s", longer.empty() ? "" : ", ", p.value("num_workers", 0),
-                              p.value("run_s", 0.0));
+    for (const auto& e : pts)
+      if (e.point.run_s > t.run_s + 1e-9 &&
+          longer.find(fmt::format("num_workers={}:", e.point.num_workers)) == std::string::npos)
+        longer += fmt::format("{}num_workers={}: {} s", longer.empty() ? "" : ", ", e.point.num_workers, e.point.run_s);
     if (!longer.empty())
       o += fmt::format("  lengthened {} per run, so that the steady window holds {} batches per worker at the GPU "
                        "step of {:.3f} s (after {:.0f} s of warm-up)\n",
-                       longer, kSteadyBatchesPerWorker,
-                       doc.value("loader", nlohmann::json::object()).value("step_time_s", 0.0), kMinWarmupS);
+                       longer, kSteadyBatchesPerWorker, doc.loader.step_time_s, kMinWarmupS);
   }
-  if (doc.contains("best_run") && doc["best_run"].contains("decode")) {  // --decode jpeg
-    const auto& dc = doc["best_run"]["decode"];
-    o += fmt::format(
-        "  decode     JPEG (libjpeg-turbo) on the worker threads: {:.1f} µs CPU per sample, measured in the "
-        "fastest run ({:.1f} µs per megapixel)\n",
-        dc.value("cpu_us_per_sample", 0.0), dc.value("us_per_megapixel", 0.0));
+  if (doc.best_run) {
+    if (const auto dc = decode_totals(*doc.best_run))  // --decode jpeg
+      o += fmt::format(
+          "  decode     JPEG (libjpeg-turbo) on the worker threads: {:.1f} µs CPU per sample, measured in the "
+          "fastest run ({:.1f} µs per megapixel)\n",
+          dc->cpu_us_per_sample, dc->us_per_megapixel);
   }
   o += "\n";
 
   o += fmt::format("  {:>7} {:>8} {:<7} {:>10} {:>8} {:>10} {:>6} {:>9} {:>5}\n", "workers", "prefetch", "numa",
                    "samples/s", "spread", "MB/s", "AU", "CPU used", "runs");
-  const size_t knee = r.value("knee", size_t{0}), rec = r.value("point", size_t{0});
+  const size_t knee = r.knee, rec = r.point;
   // A sweep that stopped early (interrupted, budget): the recommendation is from what it measured.
   size_t measured = 0;
-  for (const auto& p : pts) measured += tune_point_measured(p);
+  for (const auto& e : pts) measured += tune_point_measured(e);
   const bool cut_short = measured < pts.size();
   for (size_t i = 0; i < pts.size(); ++i) {
-    const auto& p = pts[i];
-    if (!tune_point_measured(p)) continue;  // counted below
-    std::string mark = r.value("valid", false) ? (i == rec ? "  <- recommended" : i == knee ? "  <- knee" : "") : "";
-    if (r.value("valid", false) && i == rec && i == knee) mark = "  <- recommended (knee)";
-    if (cut_short && r.value("valid", false) && i == rec)
+    if (!tune_point_measured(pts[i])) continue;  // counted below
+    const TunePoint& p = pts[i].point;
+    std::string mark = r.valid ? (i == rec ? "  <- recommended" : i == knee ? "  <- knee" : "") : "";
+    if (r.valid && i == rec && i == knee) mark = "  <- recommended (knee)";
+    if (cut_short && r.valid && i == rec)
       mark += fmt::format(", of the {} of {} settings measured", measured, pts.size());
-    if (p.value("steady_runs", 1) == 0) mark = "  (no steady state: not used)";
+    if (p.steady_runs == 0) mark = "  (no steady state: not used)";
     // One run has no spread to show: "-", not a measured 0.0%.
-    const std::string spread = p.value("repeats", 0) > 1 ? fmt::format("{:.1f}%", 100 * p.value("spread", 0.0)) : "-";
-    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>8} {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n",
-                     p.value("num_workers", 0), p.value("prefetch_factor", 0), p.value("numa", ""),
-                     p.value("samples_per_s", 0.0), spread, p.value("bytes_per_s", 0.0) / 1e6, 100 * p.value("au", 0.0),
-                     p.value("cpu_used", 0.0), p.value("repeats", 0), mark);
+    const std::string spread = p.runs.size() > 1 ? fmt::format("{:.1f}%", 100 * p.spread) : "-";
+    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>8} {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n", p.num_workers,
+                     p.prefetch_factor, p.numa, p.samples_per_s, spread, p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used,
+                     p.runs.size(), mark);
   }
   size_t unmeasured = 0;
   std::string which;
-  for (const auto& p : pts) {
-    if (tune_point_measured(p)) continue;
+  for (const auto& e : pts) {
+    if (tune_point_measured(e)) continue;
     if (++unmeasured <= 4)
-      which += fmt::format("{}workers={} prefetch={} numa={}", which.empty() ? "" : "; ", p.value("num_workers", 0),
-                           p.value("prefetch_factor", 0), p.value("numa", ""));
+      which += fmt::format("{}workers={} prefetch={} numa={}", which.empty() ? "" : "; ", e.point.num_workers,
+                           e.point.prefetch_factor, e.point.numa);
   }
   if (unmeasured)
     o += fmt::format("  NOT MEASURED: {} of {} settings ({}{}): the sweep stopped ({}) before they ran; they are left\n"
                      "  out of the table and marked \"not measured\" (no figures) in the JSON and CSV\n",
-                     unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", t.value("stop_reason", "?"));
+                     unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", t.stop_reason);
   o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state, from sample completion times;\n"
        "   spread = (max - min) / median, \"-\" with one run;\n"
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 
-  if (!r.value("valid", false)) {
+  if (!r.valid) {
     o += measured == 0 && cut_short
              ? fmt::format("Recommendation: none (the sweep stopped ({}) before any setting was measured)\n",
-                           t.value("stop_reason", "?"))
+                           t.stop_reason)
              : std::string(
                    "Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n");
-    for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
+    for (const auto& n : r.notes) o += "  WARNING: " + n + "\n";
   } else {
-    const auto& kp = pts[knee];
-    const auto& bp = pts[r.value("best", size_t{0})];
+    const TunePoint& kp = pts[knee].point;
+    const TunePoint& bp = pts[r.best].point;
     o += fmt::format("Knee: num_workers={} prefetch_factor={} ({:.0f} samples/s, within {:.0f}% of the best {:.0f})\n",
-                     kp.value("num_workers", 0), kp.value("prefetch_factor", 0), kp.value("samples_per_s", 0.0),
-                     100 * r.value("tolerance", 0.0), bp.value("samples_per_s", 0.0));
-    if (r.value("meets_demand", false))
+                     kp.num_workers, kp.prefetch_factor, kp.samples_per_s, 100 * r.tolerance, bp.samples_per_s);
+    if (r.meets_demand)
       o += fmt::format("Demand met: the smallest setting that feeds the GPUs (AU >= {:.0f}%) is below.\n",
-                       100 * d.value("au_target", 0.0));
+                       100 * d.demand.au_target);
     else
       o += fmt::format(
           "Demand NOT met: best {:.0f} samples/s ({}) vs {:.0f} needed: short by {:.0f} samples/s ({:.0f}%).\n",
-          bp.value("samples_per_s", 0.0), format_rate(bp.value("bytes_per_s", 0.0)),
-          d.value("required_samples_per_s", 0.0), r.value("shortfall_samples_per_s", 0.0),
-          d.value("required_samples_per_s", 0.0) > 0
-              ? 100 * r.value("shortfall_samples_per_s", 0.0) / d.value("required_samples_per_s", 1.0)
-              : 0.0);
+          bp.samples_per_s, format_rate(bp.bytes_per_s), d.required_samples_per_s, r.shortfall_samples_per_s,
+          d.required_samples_per_s > 0 ? 100 * r.shortfall_samples_per_s / d.required_samples_per_s : 0.0);
     o += cut_short
              ? fmt::format("\nRecommendation (per GPU rank), from the {} of {} settings measured before the sweep "
                            "stopped ({}); the others were not run and may be better:\n",
-                           measured, pts.size(), t.value("stop_reason", "?"))
+                           measured, pts.size(), t.stop_reason)
              : std::string("\nRecommendation (per GPU rank):\n");
-    o += "  " + r.value("dataloader", "") + "\n";
-    if (!r.value("pin_memory_note", "").empty()) o += "  pin_memory: " + r.value("pin_memory_note", "") + "\n";
-    if (!r.value("numactl", "").empty()) o += "  " + r.value("numactl", "") + "\n";
-    o += "  NUMA: " + r.value("numa_reason", "") + "\n";
-    for (const auto& n : r.at("notes")) o += "  WARNING: " + n.get<std::string>() + "\n";
+    o += "  " + r.dataloader + "\n";
+    if (!r.pin_memory_note.empty()) o += "  pin_memory: " + r.pin_memory_note + "\n";
+    if (!r.numactl.empty()) o += "  " + r.numactl + "\n";
+    o += "  NUMA: " + r.numa_reason + "\n";
+    for (const auto& n : r.notes) o += "  WARNING: " + n + "\n";
   }
-  for (const auto& rule : doc.value("rules", nlohmann::json::array())) {
-    o += fmt::format("\nRule of thumb \"{}\": {} workers here ({} CPUs); ", rule.value("rule", ""),
-                     rule.value("value", 0), host.value("cpus_allowed", 0));
-    // In the sweep's plan: from the document, or (older documents) from its points.
-    bool in_sweep = false;
-    for (const auto& p : pts) in_sweep = in_sweep || p.value("num_workers", 0) == rule.value("value", 0);
-    in_sweep = rule.value("in_sweep", in_sweep);
-    if (!rule.value("measured", false) || rule.at("best_samples_per_s").is_null())
-      o += rule.value("swept", false)
-               ? "swept, but its runs reached no steady state, so no figure is claimed (raise --point-time).\n"
-           : in_sweep ? fmt::format("in the sweep but not measured (the sweep stopped before it: {}).\n",
-                                    t.value("stop_reason", "?"))
-                      : "not in the sweep, so not measured (add it with --workers).\n";
-    else
-      o += fmt::format("measured {:.0f} samples/s there against {:.0f} at the best setting (num_workers={}): {}.\n",
-                       rule.at("samples_per_s").get<double>(), rule.at("best_samples_per_s").get<double>(),
-                       rule.at("best_num_workers").get<int>(),
-                       rule.value("holds", false) ? "the rule's setting is as good, within the noise"
-                                                  : "the rule's setting is slower");
+  for (const auto& rule : doc.rules) o += tune_rule_line(rule, cpus_allowed, t.stop_reason);
+  if (!doc.warnings.empty()) {
+    o += "\nWarnings\n";
+    for (const auto& w : doc.warnings) o += "  - " + w + "\n";
   }
-  o += render_warnings(doc);
   return o;
 }
 

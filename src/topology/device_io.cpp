@@ -361,6 +361,27 @@ DeviceIo host_device_io(const std::vector<DeviceIo>& processes) {
   return *best;
 }
 
+DeviceIo named_for_host(DeviceIo io, const std::string& host) {
+  for (auto& d : io.devices) d.name = host + ":" + d.name;
+  if (io.backing) {
+    io.backing->loop = host + ":" + io.backing->loop;
+    io.backing->device.name = host + ":" + io.backing->device.name;
+  }
+  return io;
+}
+
+DeviceIo sum_hosts_device_io(const std::vector<std::pair<std::string, DeviceIo>>& hosts) {
+  if (hosts.empty()) {
+    DeviceIo none;
+    none.reason = "no host sent its accounting";
+    return none;
+  }
+  if (hosts.size() == 1) return hosts.front().second;
+  DeviceIo sum = named_for_host(hosts.front().second, hosts.front().first);
+  for (size_t i = 1; i < hosts.size(); ++i) sum.merge(named_for_host(hosts[i].second, hosts[i].first));
+  return sum;
+}
+
 ColdRead cold_read_check(const DeviceIo& io, uint64_t delivered, bool cold) {
   if (!cold || !io.measured() || delivered == 0) return ColdRead::kOk;
   if (io.bytes_read == 0) return ColdRead::kNothing;

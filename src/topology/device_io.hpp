@@ -200,6 +200,17 @@ class DeviceIoRecorder {
 /// Empty input: source "none" ("no process of the host sent its accounting").
 DeviceIo host_device_io(const std::vector<DeviceIo>& processes);
 
+/// `io` with its devices named "HOST:NAME" (the loop device and the disk under its backing file
+/// too): one host's "vda" is not another's when hosts are summed or listed together.
+DeviceIo named_for_host(DeviceIo io, const std::string& host);
+
+/// Several hosts' accounting together, each entry (hostname, that host's DeviceIo counted once
+/// for the host): with more than one entry every host's devices are named "HOST:NAME" first
+/// (named_for_host), so that equal kernel names on two hosts stay two devices; then the entries
+/// add as DeviceIo::merge says (bytes and requests added, hosts added). One entry: returned as it
+/// is. Empty: source "none" with the reason.
+DeviceIo sum_hosts_device_io(const std::vector<std::pair<std::string, DeviceIo>>& hosts);
+
 /// A cold read (O_DIRECT or evicted) below this many delivered bytes is judged only when its
 /// devices read nothing at all: below it, metadata and readahead dominate a ratio. 16 MiB, chosen by us.
 constexpr uint64_t kColdReadCheckedBytes = 16ULL << 20;

@@ -6,7 +6,8 @@
 #  1. `raw --direct 1` (cold) across the hosts: each host's row names its own loop device and the
 #     device read at least the bytes the host delivered (at most those plus 2 MiB of metadata and
 #     the idle traffic measured before: the two processes of a host are counted once, not twice);
-#     the cluster's results.device_io is the sum of the host rows (bytes, devices one per host);
+#     the cluster's results.device_io is the sum of the host rows (bytes, devices one per host,
+#     named HOST:NAME);
 #     no host is flagged; the text has a device line per host;
 #  2. `checkpoint --restore` across the hosts with a node-local --dir: each host's save wrote on
 #     its own device at least the bytes its durable shard files hold, its cold restore read at
@@ -61,9 +62,10 @@ for h in d["hosts"]:
     total += io["bytes_read"]
 c = d["raw"]["results"]["device_io"]
 assert c["bytes_read"] == total, (c["bytes_read"], total)
-assert c["hosts"] == 2 and sorted(x["name"] for x in c["devices"]) == sorted(want.values()), c
+# The cluster's devices are named by host (HOST:NAME): one host's device is never added to another's.
+assert c["hosts"] == 2 and sorted(x["name"] for x in c["devices"]) == sorted(f"{h}:{n}" for h, n in want.items()), c
 for x in c["devices"]:
-    row = [h for h in d["hosts"] if want[h["hostname"]] == x["name"]][0]
+    row = [h for h in d["hosts"] if f"{h['hostname']}:{want[h['hostname']]}" == x["name"]][0]
     assert x["bytes_read"] == row["device_io"]["bytes_read"], (x, row["device_io"])
 assert c["reference_bytes"] == d["raw"]["results"]["bytes"] == sum(h["results"]["bytes"] for h in d["hosts"]), c
 assert "each host counted once" in c["scope"], c
@@ -107,6 +109,8 @@ assert s["device_io"]["bytes_written"] == wsum and s["device_io"]["hosts"] == 2,
 assert s["device_io"]["reference_bytes"] == s["bytes_on_disk"] == disk, (s["device_io"]["reference_bytes"], disk)
 assert "every host" in s["device_io"]["scope"], s["device_io"]["scope"]
 assert r["device_io"]["bytes_read"] == rsum and r["device_io"]["hosts"] == 2, (r["device_io"], rsum)
+for io in (s["device_io"], r["device_io"]):  # the job's devices: each host's own, named by host
+    assert sorted(x["name"] for x in io["devices"]) == sorted(f"{h}:{n}" for h, n in want.items()), io
 print(f"ok: job: device wrote {wsum} B for {disk} B on disk, read {rsum} B (the host rows' sums)")
 PY
 for h in h1 h2; do

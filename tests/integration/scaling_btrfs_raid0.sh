@@ -39,6 +39,14 @@ expect(any("share its disk" in n for n in s["notes"]), "loop members on one file
 '
 grep -q "efficiency" "$WORK/s.txt" || fail "the text report has no efficiency line"
 "$IOPROBE" report "$WORK/s.json" | grep -q "array / sum of members" || fail "ioprobe report does not render a scaling document"
+"$IOPROBE" report "$WORK/s.json" --html "$WORK/s.html" > /dev/null 2>&1 || fail "ioprobe report --html of a scaling document failed"
+grep -q "array / sum of members" "$WORK/s.html" || fail "the HTML report of a scaling document has no efficiency line"
+# A document with a field removed is refused (exit 2), naming the file and the field's path.
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); del d["scaling"]["members"][0]["iops"]; json.dump(d, open(sys.argv[2], "w"))' \
+  "$WORK/s.json" "$WORK/cut.json" || fail "cannot write cut.json"
+out=$("$IOPROBE" report "$WORK/cut.json" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "cut.json' scaling.members\[0\]: missing key 'iops'" \
+  || fail "report of a scaling document without members[0].iops: expected exit 2 naming the field, got $rc: $out"
 
 # 2. Without --file, ioprobe lays out a file of --size and removes it after.
 "$IOPROBE" scaling --dir "$MNT" --rw randread --bs 4k --iodepth 4 --runtime 0.5s --size 16M --json "$WORK/c.json" \

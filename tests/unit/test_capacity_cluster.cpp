@@ -205,12 +205,12 @@ TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' 
   a.bytes_read = 1000;
   a.reads = 10;
   a.interval_s = 2;
-  d.add(2, 0, a);
-  d.add(2, 0, a);  // two repeats on host 0, one after the other
+  d.add(2, 0, "h1", a);
+  d.add(2, 0, "h1", a);  // two repeats on host 0, one after the other
   DeviceIo b = a;
-  b.devices = {{"sdb", 3000, 0, 5, 0}};
+  b.devices = {{"sda", 3000, 0, 5, 0}};  // the other host's own sda
   b.bytes_read = 3000;
-  d.add(2, 1, b);
+  d.add(2, 1, "h2", b);
   CapacityDocument doc;
   doc.capacity.answer.points.resize(2);
   CapacityPoint& two = doc.capacity.answer.points[0];
@@ -229,6 +229,12 @@ TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' 
   CHECK(p["bytes_read"] == 5000);
   CHECK(p["read_ratio"].get<double>() == Approx(1.0));
   CHECK(p["hosts"] == 2);
+  // Each host's sda is its own: two devices, named by host, never one sda of 5,000 B.
+  REQUIRE(p["devices"].size() == 2);
+  CHECK(p["devices"][0]["name"] == "h1:sda");
+  CHECK(p["devices"][0]["bytes_read"] == 2000);
+  CHECK(p["devices"][1]["name"] == "h2:sda");
+  CHECK(p["devices"][1]["bytes_read"] == 3000);
   const auto& h0 = points[0]["hosts"][0]["device_io"];
   CHECK(h0["bytes_read"] == 2000);
   CHECK(h0["interval_s"].get<double>() == Approx(4));
@@ -250,8 +256,8 @@ TEST_CASE("capacity device I/O: a point on a shared device gets run's other-traf
   quiet.idle_bytes_per_s_before = 0;
   DeviceIo shared = quiet;
   shared.idle_bytes_per_s_before = 100e6;  // another reader: 200 MB over the point's 2 s, for 64 MiB counted
-  d.add(1, 0, quiet);
-  d.add(2, 0, shared);
+  d.add(1, 0, "h1", quiet);
+  d.add(2, 0, "h1", shared);
   CapacityDocument doc;
   doc.capacity.answer.points.resize(2);
   for (uint32_t i = 0; i < 2; ++i) {

@@ -224,6 +224,49 @@ TEST_CASE("DeviceIo merge sums devices by name, totals and idle rates; none adds
   CHECK(n.reason == "no block device: RAM (tmpfs)");
 }
 
+TEST_CASE("hosts summed: equal kernel names on two hosts stay two devices, named by host", "[device_io]") {
+  DeviceIo h1;
+  h1.source = "diskstats";
+  h1.devices = {{"vda", 100, 0, 1, 0}};
+  h1.bytes_read = 100;
+  h1.reads = 1;
+  h1.backing = BackingIo{.loop = "loop0", .backing_file = "/img", .direct_io = 0, .device = {"vda", 7, 0, 1, 0}};
+  DeviceIo h2 = h1;
+  h2.devices = {{"vda", 300, 0, 3, 0}};
+  h2.bytes_read = 300;
+  h2.reads = 3;
+  h2.backing.reset();
+  SECTION("one host keeps its names") {
+    const DeviceIo one = sum_hosts_device_io({{"h1", h1}});
+    REQUIRE(one.devices.size() == 1);
+    CHECK(one.devices[0].name == "vda");
+    REQUIRE(one.backing);
+    CHECK(one.backing->loop == "loop0");
+  }
+  SECTION("two hosts: HOST:NAME, counters apart, totals and hosts added") {
+    const DeviceIo two = sum_hosts_device_io({{"h1", h1}, {"h2", h2}});
+    REQUIRE(two.devices.size() == 2);
+    CHECK(two.devices[0].name == "h1:vda");
+    CHECK(two.devices[0].bytes_read == 100);
+    CHECK(two.devices[1].name == "h2:vda");
+    CHECK(two.devices[1].bytes_read == 300);
+    CHECK(two.bytes_read == 400);
+    CHECK(two.reads == 4);
+    CHECK(two.hosts == 2);
+  }
+  SECTION("named_for_host names the backing loop device and its disk too") {
+    const DeviceIo n = named_for_host(h1, "h1");
+    REQUIRE(n.backing);
+    CHECK(n.backing->loop == "h1:loop0");
+    CHECK(n.backing->device.name == "h1:vda");
+  }
+  SECTION("no host: nothing measured, and why") {
+    const DeviceIo none = sum_hosts_device_io({});
+    CHECK_FALSE(none.measured());
+    CHECK_FALSE(none.reason.empty());
+  }
+}
+
 TEST_CASE("bytes_source: device, page cache, mixed, unknown", "[device_io]") {
   DeviceIo io;
   CHECK(bytes_source(io, 100) == "unknown");

@@ -109,9 +109,9 @@ TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, s
   CHECK(c.hosts[1].device_io.bytes_read == 8 * MiB + 4096);
   CHECK(c.device_io.bytes_read == c.hosts[0].device_io.bytes_read + c.hosts[1].device_io.bytes_read);
   CHECK(c.device_io.hosts == 2);
-  REQUIRE(c.device_io.devices.size() == 2);  // one entry per host's device
-  CHECK(c.device_io.devices[0].name == "loop5");
-  CHECK(c.device_io.devices[1].name == "loop6");
+  REQUIRE(c.device_io.devices.size() == 2);  // one entry per host's device, named by its host
+  CHECK(c.device_io.devices[0].name == "h1:loop5");
+  CHECK(c.device_io.devices[1].name == "h2:loop6");
 
   const nlohmann::json hosts = raw_hosts_json(c, false, true);
   CHECK(hosts[0]["device_io"]["bytes_read"] == 8 * MiB + 8192);

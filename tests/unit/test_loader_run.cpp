@@ -20,6 +20,8 @@
 #include "dataset/record_layout.hpp"
 #include "loader/consumer.hpp"
 #include "loader/loader_run.hpp"
+#include "loader/shard_plan.hpp"
+#include "loader/wds_order.hpp"
 #include "temp_dir.hpp"
 
 using namespace ioprobe;
@@ -31,6 +33,8 @@ struct Deliveries {
   std::mutex mu;
   std::map<uint32_t, std::vector<uint64_t>> ids_by_epoch;  // sample ids, all ranks
   std::map<uint32_t, uint64_t> samples_by_rank;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint64_t>> ids_by_rank_epoch;  // (rank, epoch): in order
+  std::map<std::pair<uint32_t, int>, uint64_t> first_batch_bytes;                    // (rank, worker), epoch 0
   uint64_t bad_batches = 0;    // ids not matching the sample count, or no delivery time
   uint64_t grown_batches = 0;  // ids whose vector grew while the batch was built (no reserve up front)
 };
@@ -47,6 +51,9 @@ class RecordingConsumer final : public Consumer {
     auto& ids = d_.ids_by_epoch[b.epoch];
     ids.insert(ids.end(), b.sample_ids.begin(), b.sample_ids.end());
     d_.samples_by_rank[rank_] += b.samples;
+    auto& mine = d_.ids_by_rank_epoch[{rank_, b.epoch}];
+    mine.insert(mine.end(), b.sample_ids.begin(), b.sample_ids.end());
+    if (b.epoch == 0) d_.first_batch_bytes.try_emplace({rank_, b.worker}, b.bytes);
   }
 
  private:
@@ -174,6 +181,62 @@ TEST_CASE("run_loader, 2 ranks, sharded: every record once per epoch, shard byte
   LoaderProgress progress;
   const LoaderResult r = run_loader(index, c, &progress, nullptr, &layout);
   check_exact(r, progress, d, c, shards * per_shard, total);
+}
+
+TEST_CASE("run_loader, 2 ranks, sharded with a shuffle buffer: webdataset's order, the first batch waits for the fill",
+          "[loader][run_loader][wds]") {
+  TempDir dir("lrwds");
+  FileIndex index(dir.path);
+  const uint64_t shards = 7, per_shard = 5;
+  std::vector<uint64_t> sizes;
+  uint64_t total = 0;
+  for (uint64_t f = 0; f < shards; ++f) {
+    uint64_t bytes = 0;
+    for (uint64_t r = 0; r < per_shard; ++r) {
+      sizes.push_back(500 + (f * 37 + r * 611) % 2500);
+      bytes += sizes.back();
+    }
+    const std::string name = fmt::format("shard-{:02}.tar", f);
+    write_file(dir.path + "/" + name, bytes);
+    index.add(name, static_cast<int64_t>(bytes));
+    total += bytes;
+  }
+  const RecordLayout layout(DatasetKind::kSharded, shards, per_shard, sizes);
+  Deliveries d;
+  LoaderConfig c = two_ranks(d);
+  c.read_size = 4096;
+  c.shuffle_buffer = 9;
+  c.shuffle_initial = 8;
+  c.wds_shard_shuffle = 100;
+  LoaderProgress progress;
+  const LoaderResult r = run_loader(index, c, &progress, nullptr, &layout);
+  check_exact(r, progress, d, c, shards * per_shard, total);
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    // Each worker's samples through its buffer, cut into batches, taken round-robin over the workers.
+    std::vector<std::vector<uint64_t>> delivered(c.num_workers);
+    std::vector<uint64_t> counts;
+    for (uint32_t w = 0; w < c.num_workers; ++w) {
+      const auto mine = wds_shards_for_worker(shards, 100, c.seed, rank, 2, w, c.num_workers);
+      const WdsShuffle sh = wds_shuffle(mine.size() * per_shard, c.shuffle_buffer, c.shuffle_initial, c.seed);
+      for (uint64_t pos : sh.order) delivered[w].push_back(mine[pos / per_shard] * per_shard + pos % per_shard);
+      counts.push_back(delivered[w].size());
+      // The worker's first batch read at least the records its buffer pulled before yielding.
+      uint64_t fill_bytes = 0;
+      for (uint64_t pos = 0; pos < sh.pulled[c.batch_size - 1]; ++pos)
+        fill_bytes += sizes[mine[pos / per_shard] * per_shard + pos % per_shard];
+      INFO("rank " << rank << " worker " << w);
+      REQUIRE(d.first_batch_bytes.count({rank, static_cast<int>(w)}) == 1);
+      CHECK(d.first_batch_bytes[{rank, static_cast<int>(w)}] >= fill_bytes);
+    }
+    std::vector<uint64_t> expected;
+    for (const WorkerBatch& b : iterable_batch_order(counts, c.batch_size, c.drop_last))
+      expected.insert(expected.end(), delivered[b.worker].begin() + static_cast<int64_t>(b.begin),
+                      delivered[b.worker].begin() + static_cast<int64_t>(b.end));
+    for (uint32_t epoch = 0; epoch < c.epochs; ++epoch) {
+      INFO("rank " << rank << " epoch " << epoch);
+      CHECK(d.ids_by_rank_epoch[{rank, epoch}] == expected);  // a fixed seed repeats the order each epoch
+    }
+  }
 }
 
 TEST_CASE("run_loader, 2 ranks, token: every window once per epoch, exact bytes", "[loader][run_loader]") {

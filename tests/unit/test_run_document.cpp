@@ -61,6 +61,8 @@ RunDocument full_document() {
   l.max_outstanding_batches = 4;
   l.pattern = "IterableDataset";
   l.read_size_bytes = 1 << 20;
+  l.shuffle_buffer_samples = 1000;
+  l.shuffle_initial_samples = 100;
   l.consumer.worker_put_cpu_per_sample_us = 3.0;
   l.consumer.worker_put_gil_share = 0.5;
   l.consumer.worker_put_gil_share_basis = "measured";
@@ -115,6 +117,15 @@ TEST_CASE("run document: run_document_json and run_document_from_json are each o
   const RunDocument back = run_document_from_json(json::parse(j.dump()), "'t.json'");
   CHECK(run_document_json(back) == j);
   CHECK(back.loader.read_size_bytes == std::optional<uint64_t>(1 << 20));
+  CHECK(back.loader.shuffle_buffer_samples == std::optional<uint64_t>(1000));
+  CHECK(back.loader.shuffle_initial_samples == std::optional<uint64_t>(100));
+  RunDocument plain = full_document();  // without --shuffle-buffer: no buffer keys, none read back
+  plain.loader.shuffle_buffer_samples.reset();
+  plain.loader.shuffle_initial_samples.reset();
+  const json pj = run_document_json(plain);
+  CHECK_FALSE(pj["loader"].contains("shuffle_buffer_samples"));
+  CHECK_FALSE(pj["loader"].contains("shuffle_initial_samples"));
+  CHECK_FALSE(run_document_from_json(pj, "'p.json'").loader.shuffle_buffer_samples);
   REQUIRE(back.loader.consumer.calibration);
   CHECK(back.loader.consumer.calibration->torch_version == "2.3.0");
   REQUIRE(back.ingest.result);

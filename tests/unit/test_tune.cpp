@@ -297,8 +297,8 @@ TEST_CASE("rule of thumb num_workers = 4 x cores, read off recorded tables", "[t
     CHECK(w.rule_samples_per_s == 3900);
     CHECK(w.best_samples_per_s == 4000);
     CHECK(w.holds);
-    const auto j = tune_rules_json(w, t);
-    CHECK(j[0]["best_num_workers"] == 16);
+    const auto rules = tune_rules(w, t);
+    CHECK(rules[0].best_num_workers == 16u);
   }
   SECTION("the rule oversubscribes a CPU-bound loader: slower than the best") {
     std::vector<TunePoint> t = {pt(1, 2, {1000, 1000}), pt(2, 2, {1900, 1900}), pt(4, 2, {1500, 1500}),
@@ -318,7 +318,7 @@ TEST_CASE("rule of thumb num_workers = 4 x cores, read off recorded tables", "[t
     CHECK_FALSE(w.planned);
     CHECK_FALSE(w.swept);
     CHECK_FALSE(w.holds);
-    CHECK(tune_rules_json(w, t)[0]["samples_per_s"].is_null());
+    CHECK_FALSE(tune_rules(w, t)[0].samples_per_s.has_value());
   }
   SECTION("swept but not steady: said apart from not swept") {
     std::vector<TunePoint> t = {pt(1, 2, {1000}), pt(2, 2, {1900}), pt(8, 2, {1500}, 0.5, "none", 1.0, false)};
@@ -438,18 +438,11 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   std::vector<TunePoint> t = {pt(1, 2, {100, 102}), pt(2, 2, {190, 195}), pt(4, 2, {}), pt(8, 2, {})};
   const Recommendation rec = recommend(t, demand(150), one_node());
   REQUIRE(rec.valid);
-  nlohmann::json doc = {{"kind", "tune"},
-                        {"schema", "ioprobe.result/1"},
-                        {"command", {"ioprobe", "tune"}},
-                        {"partial", true},
-                        {"host", {{"cpus_allowed", 2}, {"cpus_online", 2}, {"cpu_list", "0-1"}}},
-                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}}},
-                        {"dataset", {{"files", 100}, {"bytes", 1000}}},
-                        {"demand", {{"required_samples_per_s", 150.0}, {"au_target", 0.9}, {"gpus", 1}}},
-                        {"tune", {{"runs_done", 4}, {"repeats", 2}, {"run_s", 2.0}, {"stop_reason", "interrupted"}}},
-                        {"points", tune_points_json(t)},
-                        {"recommendation", recommendation_json(rec)}};
-  const nlohmann::json& pts = doc["points"];
+  TuneDocument doc = tune_doc(t, rec, 150.0, "interrupted", 2);
+  doc.partial = true;
+  doc.tune.runs_done = 4;
+  const nlohmann::json written = tune_document_json(doc);
+  const nlohmann::json& pts = written["points"];
   CHECK(pts[0]["status"] == "measured");
   CHECK(pts[2]["status"] == "not measured");
   CHECK(pts[2]["repeats"] == 0);
@@ -458,10 +451,8 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
     CHECK(pts[2][k].is_null());
     CHECK(pts[3][k].is_null());
   }
-  CHECK(tune_point_measured(pts[1]));
-  CHECK_FALSE(tune_point_measured(pts[3]));
-  // A document written before "status" existed: repeats 0 marks the point unmeasured.
-  CHECK_FALSE(tune_point_measured(nlohmann::json{{"repeats", 0}, {"samples_per_s", 0.0}}));
+  CHECK(tune_point_measured(doc.points[1]));
+  CHECK_FALSE(tune_point_measured(doc.points[3]));
 
   const std::string csv = render_tune_csv(doc);
   INFO(csv);
@@ -473,8 +464,8 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   const std::string text = render_tune_text(doc);
   INFO(text);
   // A setting run once has no spread: "-", not 0.0%.
-  nlohmann::json once = doc;
-  once["points"][0]["repeats"] = 1;
+  TuneDocument once = doc;
+  once.points[0].point.runs.resize(1);
   CHECK_THAT(render_tune_text(once), Catch::Contains(fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>8} ", 1, 2, "none",
                                                                  pts[0]["samples_per_s"].get<double>(), "-")));
   CHECK_THAT(text,
@@ -490,24 +481,22 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   const WorkersRule w = check_workers_rule(t, rec, 2);
   CHECK(w.planned);
   CHECK_FALSE(w.swept);
-  doc["rules"] = tune_rules_json(w, t);
-  CHECK(doc["rules"][0]["in_sweep"] == true);
+  doc.rules = tune_rules(w, t);
+  CHECK(tune_document_json(doc)["rules"][0]["in_sweep"] == true);
   const std::string ruled = render_tune_text(doc);
   CHECK_THAT(ruled, Catch::Contains("in the sweep but not measured (the sweep stopped before it: interrupted)"));
   CHECK_THAT(ruled, !Catch::Contains("not in the sweep"));
-  doc["rules"][0].erase("in_sweep");  // a document written before in_sweep: read off its points
-  CHECK_THAT(render_tune_text(doc), Catch::Contains("in the sweep but not measured"));
   // Stopped before any setting ran: says so, not "no steady state".
   std::vector<TunePoint> none = {pt(4, 2, {}), pt(8, 2, {})};
-  nlohmann::json stopped = doc;
-  stopped["points"] = tune_points_json(none);
-  stopped["recommendation"] = recommendation_json(recommend(none, demand(150), one_node()));
+  TuneDocument stopped = doc;
+  stopped.points = tune_point_entries(none);
+  stopped.recommendation = recommend(none, demand(150), one_node());
   const std::string empty = render_tune_text(stopped);
   CHECK_THAT(empty,
              Catch::Contains("Recommendation: none (the sweep stopped (interrupted) before any setting was measured)"));
   CHECK_THAT(empty, !Catch::Contains("no setting reached a steady state"));
 
-  const std::string html = render_html_report({doc});
+  const std::string html = render_tune_html(doc);
   CHECK_THAT(html, Catch::Contains("<tr class=\"not-measured\"><td>4</td><td>2</td><td>none</td>"));
   // The chart's tooltips say what the figures are.
   CHECK_THAT(html, Catch::Contains(" samples/s at 2 num_workers</title>"));

@@ -3,7 +3,6 @@
 // points are, with the report saying which.
 #include <catch2/catch.hpp>
 
-#include "report/html_report.hpp"
 #include "report/tune_document.hpp"
 #include "topology/numa.hpp"
 #include "tune/recommend.hpp"
@@ -22,28 +21,21 @@ TEST_CASE("recommend: pin_memory=True only where the recommended point measured 
   CHECK(r.dataloader == "DataLoader(num_workers=2, prefetch_factor=2, pin_memory=False)");
   CHECK_THAT(r.pin_memory_note, Catch::Contains("not measured: the sweep ran pin_memory=False"));
   CHECK_THAT(r.pin_memory_note, Catch::Contains("--pin-memory"));
-  nlohmann::json doc = {{"kind", "tune"},
-                        {"host", {{"cpus_allowed", 2}}},
-                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}}},
-                        {"dataset", {{"files", 100}, {"bytes", 1000}}},
-                        {"demand", {{"required_samples_per_s", 1800.0}, {"au_target", 0.9}, {"gpus", 1}}},
-                        {"tune", {{"runs_done", 3}, {"repeats", 1}, {"run_s", 2.0}, {"stop_reason", "completed"}}},
-                        {"points", tune_points_json(t)},
-                        {"recommendation", recommendation_json(r)}};
-  CHECK(doc["points"][1]["pin_memory"] == false);
+  TuneDocument doc = tune_doc(t, r, 1800.0);
+  CHECK(tune_document_json(doc)["points"][1]["pin_memory"] == false);
   const std::string text = render_tune_text(doc);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("  DataLoader(num_workers=2, prefetch_factor=2, pin_memory=False)\n"
                                    "  pin_memory: not measured: the sweep ran pin_memory=False"));
   CHECK_THAT(text, !Catch::Contains("pin_memory=True)"));
-  CHECK_THAT(render_html_report({doc}), Catch::Contains("<p>pin_memory: not measured"));
+  CHECK_THAT(render_tune_html(doc), Catch::Contains("<p>pin_memory: not measured"));
 
   // A sweep run with --pin-memory measured it at every point: True, and no note.
   for (auto& p : t) p.pin_memory = true;
   r = recommend(t, demand(1800), one_node());
   CHECK(r.dataloader == "DataLoader(num_workers=2, prefetch_factor=2, pin_memory=True)");
   CHECK(r.pin_memory_note.empty());
-  doc["recommendation"] = recommendation_json(r);
+  doc.recommendation = r;
   CHECK_THAT(render_tune_text(doc), !Catch::Contains("pin_memory: "));
 }
 
@@ -67,16 +59,9 @@ TEST_CASE("lengthen_runs: long GPU steps lengthen a setting's runs as capacity l
 
   // The report says which settings ran longer, and why.
   for (auto& t : p.points) t.runs.push_back(TuneSample{});
-  nlohmann::json doc = {{"kind", "tune"},
-                        {"host", {{"cpus_allowed", 2}}},
-                        {"target", {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}}},
-                        {"dataset", {{"files", 100}, {"bytes", 1000}}},
-                        {"loader", {{"step_time_s", 0.512}}},
-                        {"demand", {{"required_samples_per_s", 500.0}, {"au_target", 0.9}, {"gpus", 1}}},
-                        {"tune", {{"runs_done", 6}, {"repeats", 2}, {"run_s", 2.0}, {"stop_reason", "completed"}}},
-                        {"points", tune_points_json(p.points)},
-                        {"recommendation", recommendation_json(Recommendation{})}};
-  CHECK(doc["points"][2]["run_s"].get<double>() == Approx(17.9));
+  TuneDocument doc = tune_doc(p.points, Recommendation{}, 500.0, "completed", 2);
+  doc.loader.step_time_s = 0.512;
+  CHECK(tune_document_json(doc)["points"][2]["run_s"].get<double>() == Approx(17.9));
   CHECK_THAT(render_tune_text(doc),
              Catch::Contains("  lengthened num_workers=1: 5.1 s, num_workers=2: 5.1 s, num_workers=16: 17.9 s per "
                              "run, so that the steady window holds 2 batches per worker at the GPU step of 0.512 s"));

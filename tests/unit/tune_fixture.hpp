@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/tune_document.hpp"
 #include "topology/numa.hpp"
 #include "tune/recommend.hpp"
 #include "tune/sweep.hpp"
@@ -47,6 +48,28 @@ inline RecommendInputs demand(double sps, uint32_t gpus = 1, int cpus = 2) {
   in.gpus = gpus;
   in.cpus_allowed = cpus;
   return in;
+}
+
+// A tune document of `points` and `rec` on a 2-CPU host, against a demand of `required`
+// samples/s at AU 90 %, with only what the renderers read filled in.
+inline TuneDocument tune_doc(const std::vector<TunePoint>& points, const Recommendation& rec, double required,
+                             const std::string& stop_reason = "completed", uint32_t repeats = 1) {
+  TuneDocument d;
+  d.header.ioprobe_version = "0.1.0";
+  d.header.command = {"ioprobe", "tune"};
+  d.header.host = {{"cpus_allowed", 2}, {"cpus_online", 2}, {"cpu_list", "0-1"}};
+  d.target = {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}};
+  d.targets = nlohmann::json::array();
+  d.dataset = {{"files", 100}, {"bytes", 1000}};
+  d.demand.demand.gpus = 1;
+  d.demand.demand.au_target = 0.9;
+  d.demand.required_samples_per_s = required;
+  d.tune.repeats = repeats;
+  d.tune.run_s = 2.0;
+  d.tune.stop_reason = stop_reason;
+  d.points = tune_point_entries(points);
+  d.recommendation = rec;
+  return d;
 }
 
 }  // namespace ioprobe::test
