@@ -169,7 +169,7 @@ std::string capacity_calibration_line(const CapacityDocument& doc) {
                      cal->code, cal->function, cal->host, cal->torch_version, cal->batch_size);
 }
 
-std::string calibration_effect_text(const CapacitySection& c) {
+std::string capacity_calibration_effect(const CapacitySection& c) {
   if (!c.calibration_effect) return "";
   // Measured: the point at the GPU ranks the effect is modelled at.
   const CapacityPoint* p = point_at(c, c.calibration_effect->ranks);
@@ -220,7 +220,7 @@ std::string render_capacity_text(const CapacityDocument& doc) {
                    model.empty() ? "" : " (" + model + ")", c.in.samples_per_s_per_gpu,
                    format_rate(c.in.samples_per_s_per_gpu * c.in.sample_bytes), 100 * c.in.au_target);
   o += capacity_calibration_line(doc);
-  o += calibration_effect_text(c);
+  o += capacity_calibration_effect(c);
   const size_t points = c.answer.points.size();
   o += fmt::format("  search     doubling then bisection; {} repeat(s) of {} s per point; {} in {} (budget {})\n\n",
                    c.in.repeats, c.in.point_s, points == 1 ? "1 point" : fmt::format("{} points", points),
