@@ -96,7 +96,8 @@ CheckpointCluster merge_checkpoint_parts(std::vector<CheckpointPart> parts) {
     c.save.final_paths.insert(c.save.final_paths.end(), p.save.final_paths.begin(), p.save.final_paths.end());
     if (c.save.failed_rank < 0 && p.save.failed_rank >= 0) {
       c.save.failed_rank = p.save.failed_rank;
-      c.save.failure = fmt::format("host {} (process {}): {}", p.hostname, p.mpi_rank, p.save.failure);
+      c.save.failure = p.save.failure;
+      c.save.failure.op = fmt::format("host {} (process {}): {}", p.hostname, p.mpi_rank, p.save.failure.op);
     }
     if (p.restore) {
       any_restore = true;

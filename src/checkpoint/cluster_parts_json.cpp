@@ -3,13 +3,14 @@
 // {v: 1, mpi_rank, host_index, hostname, state [[rank, bytes, [[kind, offset, bytes], ...]], ...],
 //  save {ranks [RankSaveResult's fields in declaration order, as an array], ok, interrupted,
 //  staged_ns, ranks_done_ns, publish_ns, durable_ns, user_cpu_s, sys_cpu_s, final_paths,
-//  failed_rank, failure}, file_bytes, restore_shards, restore_writer_host; with a restore:
-//  restore {ranks [RankRestoreResult's fields likewise], wall_ns, ok, interrupted}; with device
-//  accounting: restore_device_io, save_device_io (topology/device_io_json.hpp)}
+//  failed_rank, failure (core/error_record.hpp's object)}, file_bytes, restore_shards, restore_writer_host; with a
+//  restore: restore {ranks [RankRestoreResult's fields likewise], wall_ns, ok, interrupted}; with device accounting:
+//  restore_device_io, save_device_io (topology/device_io_json.hpp)}
 #include <fmt/format.h>
 
 #include "checkpoint/cluster_parts.hpp"
 #include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/json_field.hpp"
 #include "topology/device_io_json.hpp"
 
@@ -30,6 +31,12 @@ class Positional {
     const std::string w = json_path(where_, i_);
     if (i_ >= a_.size()) throw UsageError(fmt::format("{}: missing (the array has {} elements)", w, a_.size()));
     field = json_as<T>(a_[i_++], w);
+    return *this;
+  }
+  Positional& operator>>(ErrorRecord& field) {
+    const std::string w = json_path(where_, i_);
+    if (i_ >= a_.size()) throw UsageError(fmt::format("{}: missing (the array has {} elements)", w, a_.size()));
+    field = error_record_from_json(a_[i_++], w);
     return *this;
   }
 
@@ -75,8 +82,9 @@ RankSaveResult save_rank_from(const json& j, const std::string& w) {
 }
 
 json restore_rank_json(const RankRestoreResult& r) {
-  return {r.path,   r.logical_bytes, r.stored_bytes,   r.chunks_verified, r.chunks_total, r.total_ns, r.read_ns,
-          r.direct, r.decompress_ns, r.decode_threads, r.decode_wait_ns,  r.interrupted,  r.corrupt,  r.error};
+  return {r.path,           r.logical_bytes, r.stored_bytes, r.chunks_verified,         r.chunks_total,
+          r.total_ns,       r.read_ns,       r.direct,       r.decompress_ns,           r.decode_threads,
+          r.decode_wait_ns, r.interrupted,   r.corrupt,      error_record_json(r.error)};
 }
 
 RankRestoreResult restore_rank_from(const json& j, const std::string& w) {
@@ -134,7 +142,7 @@ void to_json(json& j, const CheckpointPart& p) {
          {"sys_cpu_s", s.sys_cpu_s},
          {"final_paths", s.final_paths},
          {"failed_rank", s.failed_rank},
-         {"failure", s.failure}}},
+         {"failure", error_record_json(s.failure)}}},
        {"file_bytes", p.file_bytes},
        {"restore_shards", p.restore_shards},
        {"restore_writer_host", p.restore_writer_host}};
@@ -175,7 +183,7 @@ void from_json(const json& j, CheckpointPart& p) {
   p.save.sys_cpu_s = json_field<double>(s, "sys_cpu_s", sw);
   p.save.final_paths = json_field<std::vector<std::string>>(s, "final_paths", sw);
   p.save.failed_rank = json_field<int>(s, "failed_rank", sw);
-  p.save.failure = json_field<std::string>(s, "failure", sw);
+  p.save.failure = error_record_from_json(json_at(s, "failure", sw), json_path(sw, "failure"));
   p.file_bytes = json_field<std::vector<uint64_t>>(j, "file_bytes", w);
   p.restore_shards = json_field<std::vector<int>>(j, "restore_shards", w);
   p.restore_writer_host = json_field<std::string>(j, "restore_writer_host", w);

@@ -10,6 +10,7 @@
 
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/shard_writer.hpp"
+#include "core/error_record.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -50,7 +51,7 @@ struct RestoreTotals {
   double min_rank_bytes_per_s = 0;  // min over ranks with state
   bool all_direct = true;
   int decode_threads_max = 0;  // the most decoders a rank used
-  std::string first_error;     // the first rank's error, empty when none
+  ErrorRecord first_error;     // the first rank's failure; empty() when none
 
   void add_rank(const RankRestoreResult& r, bool has_state);
   void merge(const RestoreTotals& other);

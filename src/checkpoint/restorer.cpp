@@ -20,7 +20,7 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
                  RankRestoreResult& res) {
   res.path = path;
   if (cold) {
-    res.error = ShardReader::make_cold(path);  // untimed
+    res.error.detail = ShardReader::make_cold(path);  // untimed; the line names the path
     if (!res.error.empty()) return;
   }
   const int64_t t0 = now_ns();
@@ -28,7 +28,7 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
   res.direct = rd.direct();
   if (rd.failed()) {
     res.corrupt = rd.corrupt();
-    res.error = rd.error();
+    res.error.detail = rd.error();  // the line names the path
     return;
   }
   const std::vector<IndexEntry>& index = rd.index();
@@ -54,9 +54,11 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
     }
     if (!why.empty()) {
       res.corrupt = true;
-      res.error = fmt::format("{}: chunk {} of {} (stored bytes {}..{}, logical bytes {}..{}): {}", escape_bytes(path),
-                              ci, index.size(), e.stored_offset, e.stored_offset + e.stored_len, e.logical_offset,
-                              e.logical_offset + e.logical_len, why);
+      // error_line: "<path>: chunk 3 of 8 (stored bytes ..., logical bytes ...): why".
+      res.error = ErrorRecord{.path = path,
+                              .detail = fmt::format("chunk {} of {} (stored bytes {}..{}, logical bytes {}..{}): {}",
+                                                    ci, index.size(), e.stored_offset, e.stored_offset + e.stored_len,
+                                                    e.logical_offset, e.logical_offset + e.logical_len, why)};
       break;
     }
     ++res.chunks_verified;

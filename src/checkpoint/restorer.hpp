@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error_record.hpp"
+
 namespace ioprobe::checkpoint {
 
 /// One rank's restore.
@@ -28,7 +30,10 @@ struct RankRestoreResult {
   int64_t decode_wait_ns = 0;  // version 3: the rank's thread waiting for decoders
   bool interrupted = false;
   bool corrupt = false;  // a checksum mismatch or an undecodable chunk
-  std::string error;     // one line, naming the file, the chunk and its byte range; empty when fine
+  // What failed: the shard (path), then the chunk, its byte ranges and why (detail); or, when the
+  // shard could not be opened or is not a shard, the reader's one line (detail, naming the path).
+  // empty() when fine.
+  ErrorRecord error;
 };
 
 struct RestoreResult {
@@ -47,7 +52,7 @@ enum class RestoreMode { kDecode, kVerifyStored };
 /// (the default): each file's cached pages are dropped first and it is read with O_DIRECT where
 /// the filesystem takes it; warm: read buffered, whatever the page cache holds of it (a restore
 /// right after the save, as a restarted trainer on the same host finds it). Never
-/// throws for I/O or data errors (see RankRestoreResult::error); std::bad_alloc and
+/// throws for I/O or data errors (see RankRestoreResult::error, an ErrorRecord); std::bad_alloc and
 /// std::system_error (a thread that cannot start) reach the caller. `mode` kVerifyStored reads the
 /// same way but decodes nothing (decode_threads is then unused and decompress_ns is hashing time).
 RestoreResult restore_checkpoint(const std::vector<std::string>& paths, uint64_t read_block_bytes,

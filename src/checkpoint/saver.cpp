@@ -35,7 +35,7 @@ double cpu_seconds(bool user) {
   return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
+ErrorRecord describe_failure(const RankSaveResult& r, const std::string& dir) {
   const std::optional<FreeSpace> fs = free_space(dir);
   const bool have = fs.has_value();
   const uint64_t free_bytes = have ? fs->bytes : 0, free_inodes = have ? fs->inodes : 0;
@@ -57,13 +57,15 @@ std::string describe_failure(const RankSaveResult& r, const std::string& dir) {
   } else {
     what = "the save failed";
   }
-  std::string detail = r.err_detail.empty() ? errno_text(r.err) : r.err_detail;
-  if ((r.err_op == "create" || r.err_op == "open" || r.err_op == "io_uring_queue_init") && !r.err_detail.empty())
-    detail = errno_text(r.err);  // err_detail is the whole IoError message, op and path included
-  return fmt::format("checkpoint save failed: {} {}: {}; {} written of this shard; {} free, {} free inodes; {}; "
-                     "no file was published and temporary files were removed",
-                     r.err_op, escape_bytes(r.path), detail, format_bytes(r.written_bytes),
-                     have ? format_bytes(free_bytes) : "unknown", have ? format_count(free_inodes) : "unknown", what);
+  // err_detail is the whole IoError message (op and path included) for these operations: the
+  // record's errno says it.
+  const bool whole_message = r.err_op == "create" || r.err_op == "open" || r.err_op == "io_uring_queue_init";
+  std::string detail = r.err_detail.empty() || whole_message ? std::string() : r.err_detail + "; ";
+  detail += fmt::format("{} written of this shard; {} free, {} free inodes; {}; no file was published and temporary "
+                        "files were removed",
+                        format_bytes(r.written_bytes), have ? format_bytes(free_bytes) : "unknown",
+                        have ? format_count(free_inodes) : "unknown", what);
+  return ErrorRecord{.err = r.err, .op = r.err_op, .path = r.path, .detail = detail};
 }
 
 }  // namespace
@@ -188,11 +190,13 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
     for (size_t i = 0; i < n && res.failure.empty(); ++i) {
       if (publish(tmp[i], final[i]) != 0) {
         int e = errno;
-        res.failure = e == EEXIST ? fmt::format("rename {} -> {}: {} appeared while this save ran (another ioprobe, or "
-                                                "another job, writing to the same --dir?); it was left as it is and "
-                                                "this save was not published",
-                                                escape_bytes(tmp[i]), escape_bytes(final[i]), escape_bytes(final[i]))
-                                  : IoError(e, "rename", tmp[i] + " -> " + final[i]).what();
+        res.failure = ErrorRecord{
+            .err = e,
+            .op = "rename " + escape_bytes(tmp[i]) + " ->",
+            .path = final[i],
+            .detail = e == EEXIST ? "it appeared while this save ran (another ioprobe, or another job, writing to the "
+                                    "same --dir?); it was left as it is and this save was not published"
+                                  : ""};
         for (size_t j = 0; j < i; ++j) ::unlink(final[j].c_str());  // ours, published a moment ago
         for (size_t j = i; j < n; ++j) ::unlink(tmp[j].c_str());
       }
@@ -201,7 +205,10 @@ SaveResult save_checkpoint(std::vector<ResidentState>& states, const std::string
       int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (dfd < 0 || (opts.fsync && ::fsync(dfd) != 0)) {
         int e = errno;
-        res.failure = IoError(e, dfd < 0 ? "open" : "fsync", dir, "the directory entry may not be durable").what();
+        res.failure = ErrorRecord{.err = e,
+                                  .op = dfd < 0 ? "open" : "fsync",
+                                  .path = dir,
+                                  .detail = "the directory entry may not be durable"};
       }
       if (dfd >= 0) ::close(dfd);
     }

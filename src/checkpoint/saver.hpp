@@ -18,6 +18,7 @@
 #include "checkpoint/resident_state.hpp"
 #include "checkpoint/shard_writer.hpp"
 #include "checkpoint/training_emulator.hpp"
+#include "core/error_record.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -36,7 +37,9 @@ struct SaveResult {
   std::vector<std::string> final_paths;  // published files (ok only)
   // Failure details (not ok and not interrupted).
   int failed_rank = -1;
-  std::string failure;  // one line: path, operation, errno, bytes written, free bytes/inodes, what ran out
+  // What failed: the operation, the path and errno; detail: the bytes written of the shard, the
+  // free bytes and inodes read at the failure, what ran out. empty() when the save did not fail.
+  ErrorRecord failure;
 };
 
 /// Saves `states` (one per rank) into `dir`. `emulator` is used only when `async`.

@@ -19,6 +19,7 @@
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "report/checkpoint_cluster_json.hpp"
+#include "report/error_text.hpp"
 
 namespace ioprobe::cli {
 
@@ -180,7 +181,7 @@ void CheckpointJob::after_save(CheckpointRunData& d, bool restore, DeviceIoRecor
   if (!multi()) return;
   if (!d.save.ok && !d.save.interrupted)
     throw Error(fmt::format("checkpoint rank {}: {}", d.save.failed_rank,
-                            d.save.failure.empty() ? "the save failed" : d.save.failure),
+                            d.save.failure.empty() ? "the save failed" : error_text(d.save.failure)),
                 kExitFailure);
   // Every process's shards are published before any is read back.
   const bool stopped = sync_stopped("wait for every process's save");
@@ -247,14 +248,14 @@ void CheckpointJob::finish(CheckpointRunData& d) {
   d.restore = cluster_->restore;
 }
 
-void CheckpointJob::add_sections(nlohmann::json& doc) const {
+void CheckpointJob::add_sections(CheckpointDocument& doc) const {
   if (!cluster_) return;
-  doc["cluster"] = checkpoint_cluster_json(*cluster_, comm_.launcher(), placement_, restore_placement_);
-  doc["hosts"] = checkpoint_hosts_json(*cluster_);
-  annotate_checkpoint_ranks(doc["checkpoint"], *cluster_);
-  add_cluster_restore_device_io(doc["checkpoint"], *cluster_);
-  add_cluster_save_device_io(doc["checkpoint"], *cluster_);
-  for (const auto& w : cluster_->warnings) doc["warnings"].push_back(w);
+  doc.cluster = checkpoint_cluster_json(*cluster_, comm_.launcher(), placement_, restore_placement_);
+  doc.hosts = checkpoint_hosts_json(*cluster_);
+  annotate_checkpoint_ranks(doc.section, *cluster_);
+  add_cluster_restore_device_io(doc.section, *cluster_);
+  add_cluster_save_device_io(doc.section, *cluster_);
+  for (const auto& w : cluster_->warnings) doc.warnings.push_back(w);
 }
 
 int run_checkpoint_job(const CommandContext& ctx, const std::function<int(CheckpointJob&)>& body) {

@@ -23,6 +23,7 @@
 #include "checkpoint/run_data.hpp"
 #include "cli/options.hpp"
 #include "comm/comm.hpp"
+#include "report/checkpoint_document.hpp"
 #include "topology/device_io.hpp"
 
 namespace ioprobe::cli {
@@ -85,7 +86,7 @@ class CheckpointJob {
   /// save, files and restore of `d` with the cluster's. Call on every process.
   void finish(checkpoint::CheckpointRunData& d);
   /// Adds "cluster" and "hosts" to rank 0's document and a host to every rank row.
-  void add_sections(nlohmann::json& doc) const;
+  void add_sections(CheckpointDocument& doc) const;
 
  private:
   std::vector<std::string> collect(const char* step, const std::string& tagged);

@@ -24,9 +24,11 @@
 #include "core/interrupt.hpp"
 #include "core/message.hpp"
 #include "core/units.hpp"
+#include "report/checkpoint_document.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
 #include "report/document.hpp"
+#include "report/error_text.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
 
@@ -176,32 +178,34 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
 
   job.finish(d);  // rank 0 now holds every process's ranks
   if (!job.lead()) return kExitOk;
-  nlohmann::json doc = document_header("checkpoint", ctx.argv, host);
-  doc["target"] = target_json(target);
-  doc["checkpoint"] = checkpoint_json(d);
-  doc["checkpoint"]["elapsed_s"] = (now_ns() - t_start) / 1e9;  // the whole command, setup included
-  doc["checkpoint"]["state"]["content"] = state_content_name(c.content);
+  CheckpointDocument doc;
+  doc.header = checkpoint_header(ctx.argv, host);
+  doc.target = target_json(target);
+  doc.section = checkpoint_section(d);
+  doc.section.elapsed_s = (now_ns() - t_start) / 1e9;  // the whole command, setup included
+  doc.section.state.content = state_content_name(c.content);
   job.add_sections(doc);
-  if (c.series) doc["checkpoint"]["series"] = checkpoint_series_json(series, c.repeat, c.duration_s, c.save.fsync);
+  if (c.series) doc.section.series = checkpoint_series_section(series, c.repeat, c.duration_s, c.save.fsync);
   add_checkpoint_device_io(doc, hooks.devices(), target);
   const bool partial = interrupted() || d.save.interrupted || (d.restore && d.restore->interrupted);
-  doc["partial"] = partial;
-  for (const auto& w : d.warnings) doc["warnings"].push_back(w);
+  doc.partial = partial;
+  doc.warnings.insert(doc.warnings.end(), d.warnings.begin(), d.warnings.end());
   std::fputs(render_checkpoint_text(doc).c_str(), stdout);
   std::fputs(render_series_text(doc).c_str(), stdout);
   if (c.keep && d.save.ok) std::printf("kept: %s/__*_0.distcp\n", d.dir.c_str());
   std::fflush(stdout);
-  if (!c.json_path.empty()) write_json_file(c.json_path, doc);
+  if (!c.json_path.empty()) write_checkpoint_document(c.json_path, doc);
   if (partial) return interrupt_exit_code() ? interrupt_exit_code() : kExitSigint;
   if (!d.save.ok) {
-    error_message(d.save.failure.empty() ? "checkpoint save failed" : d.save.failure);
+    error_message(d.save.failure.empty() ? std::string("checkpoint save failed")
+                                         : "checkpoint save failed: " + error_text(d.save.failure));
     return kExitFailure;
   }
   if (d.restore && !d.restore->ok) {
     for (const auto& r : d.restore->ranks)
       if (!r.error.empty())
         error_message(
-            fmt::format("restore failed: {}{}", r.error,
+            fmt::format("restore failed: {}{}", error_text(r.error),
                         r.corrupt
                             ? "; the shard read back is not what this run wrote (zstd or the checksum refused it): "
                               "the storage returned other bytes than it was given; check the device (dmesg, SMART) "

@@ -22,6 +22,7 @@
 #include "core/units.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/document.hpp"
+#include "report/error_text.hpp"
 #include "topology/target.hpp"
 
 namespace ioprobe::cli {
@@ -166,29 +167,29 @@ int run_checkpoint_readback(const CommandContext& ctx, const CheckpointConfig& c
                         paths.size(), format_bytes(logical), escape_bytes(c.dir), c.restore_cold ? "cold" : "warm"));
   run.result = restore_checkpoint(paths, c.save.io.io_size, threads, c.restore_cold, run.mode);
 
-  nlohmann::json doc = document_header("checkpoint", ctx.argv, host);
-  doc["target"] = target_json(target);
-  doc["checkpoint"] = checkpoint_readback_json(run);
-  doc["checkpoint"]["elapsed_s"] = (now_ns() - t_start_ns) / 1e9;
+  CheckpointDocument doc;
+  doc.header = checkpoint_header(ctx.argv, host);
+  doc.target = target_json(target);
+  doc.readback = checkpoint_readback_section(run);
+  doc.readback->elapsed_s = (now_ns() - t_start_ns) / 1e9;
   const bool partial = interrupted() || run.result.interrupted;
-  doc["partial"] = partial;
-  doc["warnings"] = nlohmann::json::array();
+  doc.partial = partial;
   for (const auto& s : run.shards)
     if (s.trailer.world_size == 0) {
-      doc["warnings"].push_back(fmt::format(
+      doc.warnings.push_back(fmt::format(
           "these shards (format version {}) do not record how many ranks the save wrote, so a missing highest rank "
           "cannot be detected: compare the {} shard(s) here with the save's ranks",
           s.trailer.version, run.shards.size()));
       break;
     }
-  std::fputs(render_checkpoint_text(doc).c_str(), stdout);
+  std::fputs(render_checkpoint_readback_text(doc).c_str(), stdout);
   std::fflush(stdout);
-  if (!c.json_path.empty()) write_json_file(c.json_path, doc);
+  if (!c.json_path.empty()) write_checkpoint_document(c.json_path, doc);
   if (partial) return interrupt_exit_code() ? interrupt_exit_code() : kExitSigint;
   if (run.result.ok) return kExitOk;
   for (const auto& r : run.result.ranks)
     if (!r.error.empty())
-      error_message(fmt::format("{} failed: {}{}", verify ? "verify" : "restore", r.error,
+      error_message(fmt::format("{} failed: {}{}", verify ? "verify" : "restore", error_text(r.error),
                                 r.corrupt ? "; the shard's bytes are not those it was saved with: read another copy "
                                             "of the checkpoint, and check the device (dmesg, SMART) and any cache or "
                                             "network layer under --dir"

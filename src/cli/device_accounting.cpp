@@ -182,32 +182,30 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t 
   return device_io_summary(j, write ? "written" : "read");
 }
 
-void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, const TargetInfo& t) {
-  if (!doc.contains("checkpoint") || !doc["checkpoint"].contains("save")) return;
+void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& rec, const TargetInfo& t) {
+  if (doc.readback) return;
   const std::vector<DeviceIo> iv = rec.intervals();
   DeviceIo none;
   none.reason = rec.whole().reason.empty() ? "not measurable: no save ran" : rec.whole().reason;
-  nlohmann::json& sv = doc["checkpoint"]["save"];
-  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number()
-                               ? sv["bytes_on_disk"].get<uint64_t>()
-                               : 0;
-  const uint64_t logical = sv.value("logical_bytes", 0ULL);
-  const bool durable = sv.value("durable", false);
+  CheckpointSaveSection& sv = doc.section.save;
+  const uint64_t on_disk = sv.bytes_on_disk.value_or(0);
+  const uint64_t logical = sv.logical_bytes;
+  const bool durable = sv.durable;
   // A durable save whose devices wrote far less than its files hold.
   auto save_warning = [&](const DeviceIo& io, uint64_t disk, const std::string& who) {
     if (io.measured() && disk >= kColdReadCheckedBytes && durable &&
         static_cast<double>(io.bytes_written) < 0.5 * static_cast<double>(disk))
-      doc["warnings"].push_back(fmt::format(
+      doc.warnings.push_back(fmt::format(
           "{} wrote {} for a durable save of {} on disk: a write cache in front of them absorbed it, or the "
           "filesystem compressed or deduplicated the files (a device that compresses internally is not visible here)",
           who, format_bytes(io.bytes_written), format_bytes(disk)));
   };
   // Under a launcher each host measured its own devices (CheckpointJob::after_save): the job's sum
   // is already in save.device_io (add_cluster_save_device_io), each host's in its row.
-  const bool many_hosts = doc.contains("cluster");
+  const bool many_hosts = !doc.cluster.is_null();
   if (many_hosts) {
-    if (doc.contains("hosts") && doc["hosts"].is_array())
-      for (const auto& h : doc["hosts"])
+    if (doc.hosts.is_array())
+      for (const auto& h : doc.hosts)
         if (h.contains("results") && h["results"].contains("save_device_io")) {
           const auto& hj = h["results"]["save_device_io"];
           save_warning(device_io_from_json(hj), hj.value("reference_bytes", 0ULL),
@@ -220,38 +218,36 @@ void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, 
     sj["written_over_logical"] = save.measured() && logical
                                      ? nlohmann::json(static_cast<double>(save.bytes_written) / logical)
                                      : nlohmann::json(nullptr);
-    sv["device_io"] = sj;
+    sv.device_io = sj;
     save_warning(save, on_disk, "the devices");
   }
-  if (!doc["checkpoint"].contains("restore")) return;
-  nlohmann::json& rj = doc["checkpoint"]["restore"];
+  if (!doc.section.restore) return;
+  CheckpointRestoreSection& rj = *doc.section.restore;
   // A warm restore (buffered, nothing dropped) may read from the page cache: no warning for that.
-  const bool cold = rj.contains("cache") && rj["cache"].is_string() &&
-                    rj["cache"].get<std::string>().rfind("cold", 0) == 0;
+  const bool cold = rj.cache.rfind("cold", 0) == 0;
   if (many_hosts) {
     // Each host measured its own devices over the restore window (CheckpointJob::after_save);
     // the job's sum is already in restore.device_io. A host whose cold restore read far less
     // from its devices than the shard files hold was served by a cache.
-    if (doc.contains("hosts") && doc["hosts"].is_array())
-      for (const auto& h : doc["hosts"]) {
+    if (doc.hosts.is_array())
+      for (const auto& h : doc.hosts) {
         if (!h.contains("results") || !h["results"].contains("restore_device_io")) continue;
         const DeviceIo io = device_io_from_json(h["results"]["restore_device_io"]);
         const uint64_t ref = h["results"]["restore_device_io"].value("reference_bytes", 0ULL);
         for (auto& w : device_read_warnings(io, ref, cold, t, "the restore on host " + h.value("hostname", "?")))
-          doc["warnings"].push_back(std::move(w));
+          doc.warnings.push_back(std::move(w));
         // A small restore (under the size device_read_warnings judges) that read nothing.
         if (ref < kColdReadCheckedBytes) {
           const std::string w = host_cold_read_warning(h.value("hostname", "?"), "restore", io, ref, cold);
-          if (!w.empty()) doc["warnings"].push_back(w);
+          if (!w.empty()) doc.warnings.push_back(w);
         }
       }
     return;
   }
   const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;
-  rj["device_io"] = device_io_json(restore, DeviceRef::kRead, on_disk);
-  rj["served_from"] = bytes_source(restore, on_disk);
-  for (auto& w : device_read_warnings(restore, on_disk, cold, t, "the restore"))
-    doc["warnings"].push_back(std::move(w));
+  rj.device_io = device_io_json(restore, DeviceRef::kRead, on_disk);
+  rj.served_from = bytes_source(restore, on_disk);
+  for (auto& w : device_read_warnings(restore, on_disk, cold, t, "the restore")) doc.warnings.push_back(std::move(w));
 }
 
 namespace {

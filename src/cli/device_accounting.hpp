@@ -14,6 +14,7 @@
 #include "cluster/run_parts.hpp"
 #include "loader/loader_result.hpp"
 #include "report/capacity_document.hpp"
+#include "report/checkpoint_document.hpp"
 #include "report/run_document.hpp"
 #include "report/tune_document.hpp"
 #include "topology/block_device.hpp"
@@ -121,6 +122,6 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t 
 /// document has "cluster") the save's and the restore's figures are every host's own, added
 /// (CheckpointJob::add_sections put them there, each host's in its row): a warning names each host
 /// whose durable save wrote, or whose cold restore read, far less on its devices than its files hold.
-void add_checkpoint_device_io(nlohmann::json& doc, const DeviceIoRecorder& rec, const TargetInfo& t);
+void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& rec, const TargetInfo& t);
 
 }  // namespace ioprobe::cli

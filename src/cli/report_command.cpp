@@ -12,6 +12,7 @@
 #include "core/text.hpp"
 #include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
+#include "report/checkpoint_document.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
 #include "report/compare_text.hpp"
@@ -133,6 +134,17 @@ CapacityDocument capacity_document_of(const nlohmann::json& doc, const std::stri
   return decoded(capacity_document_from_json, doc, name);
 }
 
+// A checkpoint document decoded (report/checkpoint_document.hpp), or UsageError as run_document_of's.
+CheckpointDocument checkpoint_document_of(const nlohmann::json& doc, const std::string& name) {
+  try {
+    return checkpoint_document_from_json(doc, "'" + name + "'");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}; the document was edited, cut or written by another ioprobe version: render the "
+                                 "original or run the measurement again",
+                                 e.what()));
+  }
+}
+
 // The text report of one document (`name` its escaped file name), any kind ioprobe writes; "" for
 // an unknown kind.
 std::string document_text(const nlohmann::json& doc, const std::string& name) {
@@ -140,7 +152,10 @@ std::string document_text(const nlohmann::json& doc, const std::string& name) {
   if (kind == "run") return render_run_text(run_document_of(doc, name));
   if (kind == "tune") return render_tune_text(tune_document_of(doc, name));
   if (kind == "capacity") return render_capacity_text(capacity_document_of(doc, name));
-  if (kind == "checkpoint") return render_checkpoint_text(doc) + render_series_text(doc);
+  if (kind == "checkpoint") {
+    const CheckpointDocument c = checkpoint_document_of(doc, name);
+    return render_checkpoint_text(c) + render_series_text(c);
+  }
   if (kind == "raw") return render_raw_document_text(doc);
   if (kind == "probe") return render_probe_text(decoded(probe_document_from_json, doc, name));
   if (kind == "scaling") return render_scaling_text(decoded(scaling_document_from_json, doc, name));

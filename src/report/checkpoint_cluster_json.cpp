@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -73,7 +74,7 @@ json checkpoint_hosts_json(const CheckpointCluster& c) {
       r["restore_duration_max_s"] = sec(h.restore.duration_max_ns);
       r["restore_bytes_per_s"] = h.restore.bytes_per_s();
       r["restored_from"] = h.restored_from;
-      if (!h.restore.first_error.empty()) r["restore_error"] = escape_bytes(h.restore.first_error);
+      if (!h.restore.first_error.empty()) r["restore_error"] = error_line(h.restore.first_error);
       // The host's devices over the restore window against the shard files it read.
       DeviceIo io;
       if (h.restore_device_io) io = *h.restore_device_io;
@@ -90,54 +91,50 @@ json checkpoint_hosts_json(const CheckpointCluster& c) {
   return a;
 }
 
-void add_cluster_restore_device_io(json& ck, const CheckpointCluster& c) {
-  if (!c.restore || !ck.contains("restore")) return;
+void add_cluster_restore_device_io(CheckpointSection& ck, const CheckpointCluster& c) {
+  if (!c.restore || !ck.restore) return;
   DeviceIo io;
   if (c.restore_device_io) io = *c.restore_device_io;
   else io.reason = "no host sent its restore accounting";
-  ck["restore"]["device_io"] = device_io_json(io, DeviceRef::kRead, c.restore_file_bytes);
-  ck["restore"]["device_io"]["scope"] = "every host's devices over the restore window, added";
-  ck["restore"]["served_from"] = bytes_source(io, c.restore_file_bytes);
+  ck.restore->device_io = device_io_json(io, DeviceRef::kRead, c.restore_file_bytes);
+  ck.restore->device_io["scope"] = "every host's devices over the restore window, added";
+  ck.restore->served_from = bytes_source(io, c.restore_file_bytes);
 }
 
-void add_cluster_save_device_io(json& ck, const CheckpointCluster& c) {
-  if (!ck.contains("save")) return;
-  json& sv = ck["save"];
+void add_cluster_save_device_io(CheckpointSection& ck, const CheckpointCluster& c) {
+  CheckpointSaveSection& sv = ck.save;
   DeviceIo io;
   if (c.save_device_io) io = *c.save_device_io;
   else io.reason = "not measurable: no host sent its save accounting (no save ran)";
-  const uint64_t on_disk = sv.contains("bytes_on_disk") && sv["bytes_on_disk"].is_number()
-                               ? sv["bytes_on_disk"].get<uint64_t>()
-                               : 0;
-  const uint64_t logical = sv.value("logical_bytes", 0ULL);
+  const uint64_t on_disk = sv.bytes_on_disk.value_or(0);
+  const uint64_t logical = sv.logical_bytes;
   json j = device_io_json(io, DeviceRef::kWrite, on_disk);
   j["logical_bytes"] = logical;
   j["written_over_logical"] = io.measured() && logical ? json(static_cast<double>(io.bytes_written) / logical)
                                                        : json(nullptr);
   j["scope"] = "every host's own devices over the save window, added, each host counted once (the processes of a host "
                "share its devices)";
-  sv["device_io"] = j;
+  sv.device_io = j;
 }
 
-void annotate_checkpoint_ranks(json& ck, const CheckpointCluster& c) {
-  if (ck.contains("save") && ck["save"].contains("ranks"))
-    for (auto& row : ck["save"]["ranks"]) {
-      const int g = row.value("rank", -1);
-      if (g >= 0 && static_cast<size_t>(g) < c.rank_host.size()) row["host"] = c.rank_host[static_cast<size_t>(g)];
-    }
-  if (ck.contains("restore") && ck["restore"].contains("ranks")) {
-    auto& rows = ck["restore"]["ranks"];
+void annotate_checkpoint_ranks(CheckpointSection& ck, const CheckpointCluster& c) {
+  for (auto& row : ck.save.ranks) {
+    const int g = row.rank;
+    if (g >= 0 && static_cast<size_t>(g) < c.rank_host.size()) row.host = c.rank_host[static_cast<size_t>(g)];
+  }
+  if (ck.restore) {
+    auto& rows = ck.restore->ranks;
     for (size_t i = 0; i < rows.size() && i < c.restore_shards.size(); ++i) {
-      rows[i]["shard_rank"] = c.restore_shards[i];
-      rows[i]["read_on_host"] = c.restore_reader_host[i];
-      rows[i]["written_on_host"] = c.restore_writer_host[i];
+      rows[i].shard_rank = c.restore_shards[i];
+      rows[i].read_on_host = c.restore_reader_host[i];
+      rows[i].written_on_host = c.restore_writer_host[i];
     }
   }
 }
 
-std::string render_checkpoint_hosts_text(const json& doc) {
-  if (!doc.contains("cluster") || !doc.contains("hosts")) return "";
-  const auto& c = doc["cluster"];
+std::string render_checkpoint_hosts_text(const json& cluster, const json& hosts) {
+  if (cluster.is_null() || hosts.is_null()) return "";
+  const auto& c = cluster;
   std::string o = "\nHosts\n";
   o += fmt::format("  {:<14} {} host(s), {} MPI rank(s), {} checkpoint rank(s) (one shard each); started by {}\n",
                    "cluster", c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("ckpt_ranks", 0),
@@ -155,7 +152,7 @@ std::string render_checkpoint_hosts_text(const json& doc) {
                    "saved MB", "durable", "save MB/s", "min rank MB/s", "restore MB/s", "restore device read",
                    "restored from");
   std::string save_lines;  // each host's devices over the save window
-  for (const auto& h : doc["hosts"]) {
+  for (const auto& h : hosts) {
     const auto& r = h.at("results");
     std::string from;
     if (r.contains("restored_from"))

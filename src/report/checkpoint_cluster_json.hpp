@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/cluster_parts.hpp"
+#include "report/checkpoint_document.hpp"
 
 namespace ioprobe {
 
@@ -33,18 +34,19 @@ nlohmann::json checkpoint_hosts_json(const checkpoint::CheckpointCluster& c);
 /// The restore's device accounting of the whole job into the document's checkpoint section `ck`:
 /// restore.device_io (every host's devices over the restore window, added, against the bytes of
 /// every shard file restored) and restore.served_from ("device", "page cache", "mixed", "unknown").
-void add_cluster_restore_device_io(nlohmann::json& ck, const checkpoint::CheckpointCluster& c);
+void add_cluster_restore_device_io(CheckpointSection& ck, const checkpoint::CheckpointCluster& c);
 
 /// The save's device accounting of the whole job into the document's checkpoint section `ck`:
 /// save.device_io (every host's devices over the save window, added, each host counted once, against
 /// save.bytes_on_disk, with logical_bytes and written_over_logical, and a "scope" saying so).
-void add_cluster_save_device_io(nlohmann::json& ck, const checkpoint::CheckpointCluster& c);
+void add_cluster_save_device_io(CheckpointSection& ck, const checkpoint::CheckpointCluster& c);
 
 /// Adds "host" to every rank row of the save in `ck` (the document's checkpoint section) and
 /// "shard_rank", "read_on_host", "written_on_host" to every restore row.
-void annotate_checkpoint_ranks(nlohmann::json& ck, const checkpoint::CheckpointCluster& c);
+void annotate_checkpoint_ranks(CheckpointSection& ck, const checkpoint::CheckpointCluster& c);
 
-/// The "Hosts" section of a checkpoint's text report ("" for a single-host document).
-std::string render_checkpoint_hosts_text(const nlohmann::json& doc);
+/// The "Hosts" section of a checkpoint's text report from the document's cluster and hosts
+/// sections ("" when either is null: a single-host document).
+std::string render_checkpoint_hosts_text(const nlohmann::json& cluster, const nlohmann::json& hosts);
 
 }  // namespace ioprobe

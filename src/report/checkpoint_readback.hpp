@@ -2,7 +2,8 @@
 // saved earlier (`ioprobe checkpoint --restore-only` or `--verify-only`): the shards found, and the
 // restore (decoded, both XXH3-64 checksums of every chunk) or the verification (the stored bytes'
 // checksum of every chunk, nothing decompressed), with its text rendering. The text is rendered
-// from the JSON, so `ioprobe report FILE.json` re-renders it.
+// from the typed section (report/checkpoint_document.hpp CheckpointReadbackSection), so `ioprobe
+// report FILE.json` re-renders it after decoding.
 //
 // Keys of the section: "mode" ("restore-only" | "verify-only"), "dir", "checks" (what was checked,
 // in words), "shards" [{path, rank, format_version, codec ("none" | "zstd"), chunks,
@@ -18,10 +19,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/shard_format.hpp"
+#include "report/checkpoint_document.hpp"
 
 namespace ioprobe {
 
@@ -33,7 +33,7 @@ struct ReadbackShard {
   uint64_t file_bytes = 0;      // the file's size (st_size)
 };
 
-/// What a read-back measured, for checkpoint_readback_json.
+/// What a read-back measured, for checkpoint_readback_section.
 struct ReadbackRun {
   checkpoint::RestoreMode mode = checkpoint::RestoreMode::kDecode;
   std::string dir;
@@ -43,13 +43,10 @@ struct ReadbackRun {
   std::string memory_fs;             // the target's filesystem when it lives in RAM (tmpfs, ramfs), else ""
 };
 
-/// Builds the "checkpoint" section of a read-back (keys above).
-nlohmann::json checkpoint_readback_json(const ReadbackRun& run);
+/// Builds the "checkpoint" section of a read-back (keys above); elapsed_s is the command's to set.
+CheckpointReadbackSection checkpoint_readback_section(const ReadbackRun& run);
 
-/// True when the document's checkpoint section is a read-back's.
-bool is_checkpoint_readback(const nlohmann::json& doc);
-
-/// Human-readable report of a read-back document (kind "checkpoint", is_checkpoint_readback).
-std::string render_checkpoint_readback_text(const nlohmann::json& doc);
+/// Human-readable report of a read-back document (doc.readback present).
+std::string render_checkpoint_readback_text(const CheckpointDocument& doc);
 
 }  // namespace ioprobe

@@ -1,20 +1,20 @@
 // The "checkpoint" section of the result document (kind "checkpoint") and its text rendering.
-// The text is rendered from the JSON, so `ioprobe report FILE.json` can re-render it.
-// Keys: see checkpoint_json.cpp; every rate is bytes_per_s (print as MB/s = 10^6 B/s and MiB/s).
+// The text is rendered from the typed document (report/checkpoint_document.hpp), so `ioprobe report
+// FILE.json` re-renders it after decoding; every rate is B/s (printed as MB/s = 10^6 B/s and MiB/s).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "checkpoint/run_data.hpp"
+#include "report/checkpoint_document.hpp"
 
 namespace ioprobe {
 
-/// Builds the "checkpoint" section, with derived figures (ratios, goals, bound, MLPerf-style
-/// duration = max over ranks and throughput = min over ranks).
-nlohmann::json checkpoint_json(const checkpoint::CheckpointRunData& d);
+/// Builds the "checkpoint" section of a save run, with derived figures (ratios, the goals analysis,
+/// bound, MLPerf-style duration = max over ranks and throughput = min over ranks). elapsed_s, the
+/// series, state.content and the device accounting are the command's to fill in.
+CheckpointSection checkpoint_section(const checkpoint::CheckpointRunData& d);
 
 /// Below either of these, a save or the raw write it is compared with is too short for a stable
 /// checkpoint / raw ratio: a few ms of open, fsync and directory fsync (and the page cache's
@@ -33,7 +33,7 @@ inline constexpr uint64_t kRatioMinBytes = 64ULL << 20;
 /// two).
 std::string ratio_size_note(uint64_t save_bytes, double save_s, uint64_t raw_bytes, double raw_s);
 
-/// Human-readable report of a whole result document of kind "checkpoint".
-std::string render_checkpoint_text(const nlohmann::json& doc);
+/// Human-readable report of a checkpoint document (a save run's, or a read-back's).
+std::string render_checkpoint_text(const CheckpointDocument& doc);
 
 }  // namespace ioprobe

@@ -8,47 +8,39 @@
 
 namespace ioprobe {
 
-using nlohmann::json;
 using namespace checkpoint;
 
 namespace {
 
-json spread(const std::vector<double>& v) {
-  if (v.empty()) return nullptr;
-  return {{"min", *std::min_element(v.begin(), v.end())},
-          {"median", median_of(v)},
-          {"max", *std::max_element(v.begin(), v.end())}};
+std::optional<CheckpointSpread> spread(const std::vector<double>& v) {
+  if (v.empty()) return std::nullopt;
+  return CheckpointSpread{*std::min_element(v.begin(), v.end()), median_of(v), *std::max_element(v.begin(), v.end())};
 }
 
-std::string mbs(const json& v) { return fmt::format("{:.1f}", v.get<double>() / kMB); }
+std::string mbs(double v) { return fmt::format("{:.1f}", v / kMB); }
 
 }  // namespace
 
-json checkpoint_series_json(const SeriesResult& s, uint64_t repeat, double duration_s, bool durable) {
-  json saves = json::array();
+CheckpointSeriesSection checkpoint_series_section(const SeriesResult& s, uint64_t repeat, double duration_s,
+                                                  bool durable) {
+  CheckpointSeriesSection o;
   std::vector<double> w, r;
   for (const auto& x : s.saves) {
-    saves.push_back({{"index", x.index},
-                     {"logical_bytes", x.logical_bytes},
-                     {"bytes_on_disk", x.bytes_on_disk},
-                     {"time_to_durable_s", x.time_to_durable_s},
-                     {"write_bytes_per_s", x.write_bytes_per_s},
-                     {"user_cpu_s", x.user_cpu_s},
-                     {"sys_cpu_s", x.sys_cpu_s},
-                     {"restore_bytes_per_s", x.restore_bytes_per_s ? json(*x.restore_bytes_per_s) : json(nullptr)}});
+    o.saves.push_back({x.index, x.logical_bytes, x.bytes_on_disk, x.time_to_durable_s, x.write_bytes_per_s,
+                       x.user_cpu_s, x.sys_cpu_s, x.restore_bytes_per_s});
     w.push_back(x.write_bytes_per_s);
     if (x.restore_bytes_per_s) r.push_back(*x.restore_bytes_per_s);
   }
-  return {{"saves_completed", s.saves.size()},
-          {"repeat_requested", repeat ? json(repeat) : json(nullptr)},
-          {"duration_limit_s", duration_s > 0 ? json(duration_s) : json(nullptr)},
-          {"elapsed_s", s.elapsed_s},
-          {"stopped_by", s.stopped_by},
-          {"durable", durable},
-          {"files", "each save published atomically, then removed by ioprobe before the next"},
-          {"saves", saves},
-          {"write_bytes_per_s", spread(w)},
-          {"restore_bytes_per_s", spread(r)}};
+  o.saves_completed = s.saves.size();
+  if (repeat) o.repeat_requested = repeat;
+  if (duration_s > 0) o.duration_limit_s = duration_s;
+  o.elapsed_s = s.elapsed_s;
+  o.stopped_by = s.stopped_by;
+  o.durable = durable;
+  o.files = "each save published atomically, then removed by ioprobe before the next";
+  o.write_bytes_per_s = spread(w);
+  o.restore_bytes_per_s = spread(r);
+  return o;
 }
 
 std::string series_save_line(const SeriesSave& s, uint64_t repeat, bool durable) {
@@ -60,42 +52,32 @@ std::string series_save_line(const SeriesSave& s, uint64_t repeat, bool durable)
   return o;
 }
 
-std::string render_series_text(const json& doc) {
-  const json& c = doc.value("checkpoint", json::object());
-  if (!c.contains("series")) return "";
-  const json& s = c.at("series");
-  const std::string by = s.at("stopped_by").get<std::string>();
+std::string render_series_text(const CheckpointDocument& doc) {
+  if (doc.readback || !doc.section.series) return "";
+  const CheckpointSeriesSection& s = *doc.section.series;
+  const std::string& by = s.stopped_by;
   std::string o = fmt::format("\nrepeated saves: {} completed in {:.1f} s (stopped: {}{}{}); each published, then "
                               "removed before the next\n",
-                              s.at("saves_completed").get<uint64_t>(), s.at("elapsed_s").get<double>(),
+                              s.saves_completed, s.elapsed_s,
                               by == "repeat"     ? "count reached"
                               : by == "duration" ? "time limit reached"
                               : by.empty()       ? "before the first save began"  // e.g. Ctrl-C while preparing
                                                  : by,
-                              s.at("repeat_requested").is_null()
-                                  ? ""
-                                  : fmt::format("; --repeat {}", s.at("repeat_requested").get<uint64_t>()),
-                              s.at("duration_limit_s").is_null()
-                                  ? ""
-                                  : fmt::format("; --duration {:.0f} s", s.at("duration_limit_s").get<double>()));
-  const json& w = s.at("write_bytes_per_s");
-  if (w.is_null()) {
+                              s.repeat_requested ? fmt::format("; --repeat {}", *s.repeat_requested) : "",
+                              s.duration_limit_s ? fmt::format("; --duration {:.0f} s", *s.duration_limit_s) : "");
+  if (!s.write_bytes_per_s) {
     o += "  no save completed: no rate is claimed\n";
   } else {
-    const bool durable = s.value("durable", true);
+    const CheckpointSpread& w = *s.write_bytes_per_s;
     o += fmt::format("  save MB/s (10^6 B/s, logical bytes / time to {}): min {}  median {}  max {}{}\n",
-                     durable ? "durable" : "published", mbs(w.at("min")), mbs(w.at("median")), mbs(w.at("max")),
-                     durable ? "" : "  -- NOT DURABLE (page cache)");
+                     s.durable ? "durable" : "published", mbs(w.min), mbs(w.median), mbs(w.max),
+                     s.durable ? "" : "  -- NOT DURABLE (page cache)");
   }
-  const json& r = s.at("restore_bytes_per_s");
-  if (!r.is_null())
+  if (const auto& r = s.restore_bytes_per_s)
     o += fmt::format("  restore MB/s (10^6 B/s, {}, verified): min {}  median {}  max {}\n",
                      // --restore-cache warm reads what the page cache holds: never call it cold
-                     c.contains("restore") && c.at("restore").is_object() &&
-                             c.at("restore").value("cache", "").rfind("warm", 0) == 0
-                         ? "warm"
-                         : "cold",
-                     mbs(r.at("min")), mbs(r.at("median")), mbs(r.at("max")));
+                     doc.section.restore && doc.section.restore->cache.rfind("warm", 0) == 0 ? "warm" : "cold",
+                     mbs(r->min), mbs(r->median), mbs(r->max));
   o += "  (the save section above shows the last save attempted)\n";
   return o;
 }

@@ -14,21 +14,20 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "checkpoint/save_series.hpp"
+#include "report/checkpoint_document.hpp"
 
 namespace ioprobe {
 
 /// Builds the "series" section. `repeat` 0 and `duration_s` 0 mean "no such limit".
-nlohmann::json checkpoint_series_json(const checkpoint::SeriesResult& s, uint64_t repeat, double duration_s,
-                                      bool durable);
+CheckpointSeriesSection checkpoint_series_section(const checkpoint::SeriesResult& s, uint64_t repeat, double duration_s,
+                                                  bool durable);
 
 /// One progress line for a completed save, e.g.
 /// "save 3: 268.44 MB in 0.123 s = 2182.4 MB/s (to durable); restore 2500.1 MB/s".
 std::string series_save_line(const checkpoint::SeriesSave& s, uint64_t repeat, bool durable);
 
-/// The summary block of a document's "checkpoint.series" section ("" when absent).
-std::string render_series_text(const nlohmann::json& doc);
+/// The summary block of a document's series section ("" when absent).
+std::string render_series_text(const CheckpointDocument& doc);
 
 }  // namespace ioprobe

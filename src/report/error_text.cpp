@@ -18,6 +18,13 @@ std::string error_text(const ErrorRecord& e) {
 
 std::string error_hint(const ErrorRecord& e) { return io_uring_canceled_hint(e.err); }
 
+std::string failure_lines(const std::string& label, const ErrorRecord& e, const std::string& indent) {
+  std::string out = label + error_text(e) + "\n";
+  const std::string h = error_hint(e);
+  if (!h.empty()) out += indent + h + "\n";
+  return out;
+}
+
 std::string error_list_text(const std::vector<ErrorRecord>& errors, const std::string& indent) {
   std::string out;
   std::vector<std::string> hints;

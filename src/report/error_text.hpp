@@ -17,6 +17,10 @@ std::string error_text(const ErrorRecord& e);
 /// start its io-wq worker threads) names the thread limits. "" when there is nothing to add.
 std::string error_hint(const ErrorRecord& e);
 
+/// One failure's lines: `label` + error_text(e), then its hint (error_hint) after `indent` when
+/// there is one. For results that keep one failure (a checkpoint's save, restore, verify).
+std::string failure_lines(const std::string& label, const ErrorRecord& e, const std::string& indent);
+
 /// The text lines of a result's error list: one per distinct failure (error_text, each prefixed
 /// by `indent`), then each distinct hint once. "" for an empty list.
 std::string error_list_text(const std::vector<ErrorRecord>& errors, const std::string& indent);

@@ -12,6 +12,7 @@
 #include "report/calibration_effect_report.hpp"
 #include "report/capacity_document.hpp"
 #include "report/capacity_report.hpp"
+#include "report/checkpoint_document.hpp"
 #include "report/checkpoint_readback.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/compare_text.hpp"
@@ -326,30 +327,22 @@ std::string raw_section(const json& d) {
   return o;
 }
 
-std::string checkpoint_section(const json& d) {
+std::string checkpoint_section(const CheckpointDocument& d) {
+  // A read-back (--restore-only, --verify-only) has no save to chart: its text alone.
+  if (d.readback) return "<pre class=\"text\">" + html_escape(render_checkpoint_readback_text(d)) + "</pre>\n";
   std::string o;
-  // The checkpoint document (report/checkpoint_json.cpp) keeps the per-phase seconds, max over
-  // ranks, in checkpoint.save.phases_max_over_ranks_s {stage, compress, write_wait, fsync}.
-  const char* ptr = "/checkpoint/save/phases_max_over_ranks_s";
-  if (has(d, ptr) && d.at(json::json_pointer(ptr)).is_object()) {
-    std::vector<std::pair<std::string, double>> parts;
-    for (const auto& [k, v] : d.at(json::json_pointer(ptr)).items())
-      if (v.is_number()) parts.emplace_back(phase_label(k), v.get<double>());
-    o += render_stacked_bar("checkpoint", "Checkpoint phases (max over ranks; phases overlap when double-buffered)",
-                            parts, "s");
-  } else {
-    o += "<p class=\"warn\">This checkpoint document has no checkpoint.save.phases_max_over_ranks_s section to "
-         "chart.</p>\n";
-  }
+  // The per-phase seconds, max over ranks (checkpoint.save.phases_max_over_ranks_s), in the
+  // chart's order: compress, fsync, stage, write_wait.
+  const CheckpointPhases& p = d.section.save.phases_max_over_ranks_s;
+  const std::vector<std::pair<std::string, double>> parts = {{phase_label("compress"), p.compress},
+                                                             {phase_label("fsync"), p.fsync},
+                                                             {phase_label("stage"), p.stage},
+                                                             {phase_label("write_wait"), p.write_wait}};
+  o += render_stacked_bar("checkpoint", "Checkpoint phases (max over ranks; phases overlap when double-buffered)",
+                          parts, "s");
   // The figures with their units, as `ioprobe report FILE` prints them (save, raw write,
   // comparison, restore); the JSON keeps every raw value.
-  // A document without those sections (older or partial) keeps its chart and says what is missing.
-  try {
-    o += "<pre class=\"text\">" + html_escape(render_checkpoint_text(d)) + "</pre>\n";
-  } catch (const json::exception& e) {
-    o += "<p class=\"warn\">The checkpoint figures need fields this document lacks: " + html_escape(e.what()) +
-         "</p>\n";
-  }
+  o += "<pre class=\"text\">" + html_escape(render_checkpoint_text(d)) + "</pre>\n";
   return o;
 }
 
@@ -422,9 +415,7 @@ std::string render_html_report(const std::vector<json>& docs) {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(tune_document_from_json(d, "tune document"));
       else if (kind == "capacity") body = render_capacity_html(capacity_document_from_json(d, "capacity document"));
-      else if (kind == "checkpoint" && is_checkpoint_readback(d))
-        body = "<pre class=\"text\">" + html_escape(render_checkpoint_readback_text(d)) + "</pre>\n";
-      else if (kind == "checkpoint") body = checkpoint_section(d);
+      else if (kind == "checkpoint") body = checkpoint_section(checkpoint_document_from_json(d, "checkpoint document"));
       else if (kind == "raw") body = raw_section(d);
       else if (kind == "probe")
         body = "<pre class=\"text\">" + html_escape(render_probe_text(probe_document_from_json(d, "probe document"))) +
@@ -441,7 +432,7 @@ std::string render_html_report(const std::vector<json>& docs) {
     } catch (const json::exception& e) {
       body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
              " section needs: " + html_escape(e.what()) + "</p>\n";
-    } catch (const UsageError& e) {  // a typed document (run, capacity) refused by its reader, naming the field
+    } catch (const UsageError& e) {  // a typed document (run, capacity, checkpoint) refused, naming the field
       body = "<p class=\"warn\">This document lacks fields the " + html_escape(kind) +
              " section needs: " + html_escape(e.what()) + "</p>\n";
     }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "cluster/gather.hpp"
+#include "core/error.hpp"
 
 #include "checkpoint/cluster_parts.hpp"
 #include "cluster/collective.hpp"
@@ -108,10 +109,11 @@ TEST_CASE("checkpoint across hosts: a failed process fails the save; numbering g
   std::vector<CheckpointPart> parts = {part(0, 0, "h1", 0, 1, 10, {1}, 2), part(1, 1, "h2", 1, 1, 10, {1}, 2)};
   parts[1].save.ok = false;
   parts[1].save.failed_rank = 1;
-  parts[1].save.failure = "no space";
+  parts[1].save.failure = {.err = ENOSPC, .op = "write", .path = "/x/__1_0.distcp"};
   const CheckpointCluster c = merge_checkpoint_parts(parts);
   CHECK_FALSE(c.save.ok);
-  CHECK(c.save.failure == "host h2 (process 1): no space");
+  CHECK(error_line(c.save.failure) == "host h2 (process 1): write /x/__1_0.distcp: " + errno_text(ENOSPC));
+  CHECK(c.save.failure.err == ENOSPC);
   // A process interrupted before its save started sends no save rows: its ranks count as empty.
   auto cut = parts;
   cut[1].save = SaveResult{};
@@ -236,11 +238,12 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
   CHECK(hosts[0]["results"]["restore_device_io"]["reference_bytes"] == 2200);
   CHECK(hosts[0]["results"]["restore_served_from"] == "page cache");  // 110 B read for 2200 B of shards: 5%
   CHECK(hosts[1]["results"]["restore_served_from"] == "device");      // 4400 B for 2200 B
-  nlohmann::json ck = {{"restore", nlohmann::json::object()}};
+  CheckpointSection ck;
+  ck.restore.emplace();
   add_cluster_restore_device_io(ck, c);
-  CHECK(ck["restore"]["device_io"]["bytes_read"] == 4510);
-  CHECK(ck["restore"]["device_io"]["reference_bytes"] == 4400);
-  CHECK(ck["restore"]["served_from"] == "device");
+  CHECK(ck.restore->device_io["bytes_read"] == 4510);
+  CHECK(ck.restore->device_io["reference_bytes"] == 4400);
+  CHECK(ck.restore->served_from == "device");
 }
 
 TEST_CASE("raise_failures names every process, one line per distinct message", "[cluster]") {

@@ -155,7 +155,7 @@ TEST_CASE("restore decoders: each shard format version is decoded and verified b
       CHECK(rd.stored_bytes() == b.meta_offset);  // every stored byte read once
     }
     RestoreResult rs = restore_checkpoint({path}, 64 * 1024, c.decoder_threads);
-    INFO(rs.ranks[0].error);
+    INFO(error_line(rs.ranks[0].error));
     CHECK(rs.ok);
     CHECK(rs.ranks[0].logical_bytes == bytes);
     CHECK(rs.ranks[0].chunks_verified == b.chunks);
@@ -197,12 +197,13 @@ TEST_CASE("restore decoders: each shard format version is decoded and verified b
       write_file(path, bad);
       RestoreResult r = restore_checkpoint({path}, 64 * 1024, c.decoder_threads);
       const RankRestoreResult& rr = r.ranks[0];
-      INFO("damage " << damage << ": " << rr.error);
+      INFO("damage " << damage << ": " << error_line(rr.error));
       CHECK_FALSE(r.ok);
       CHECK(rr.corrupt);
-      CHECK(rr.error.rfind(path + ": chunk 1 of " + std::to_string(b.chunks), 0) == 0);
-      CHECK(rr.error.find(fmt::format("logical bytes {}..", second)) != std::string::npos);
-      if (!says.empty()) CHECK(rr.error.find(says) != std::string::npos);
+      CHECK(rr.error.path == path);
+      CHECK(error_line(rr.error).rfind(path + ": chunk 1 of " + std::to_string(b.chunks), 0) == 0);
+      CHECK(rr.error.detail.find(fmt::format("logical bytes {}..", second)) != std::string::npos);
+      if (!says.empty()) CHECK(rr.error.detail.find(says) != std::string::npos);
       CHECK(rr.chunks_verified == 1);
       CHECK(rr.logical_bytes == chunk);
     }
@@ -225,7 +226,7 @@ TEST_CASE("restore reader: a file that is not a shard is refused with its path a
   RestoreResult r = restore_checkpoint({missing}, 1 << 20, 1);
   CHECK_FALSE(r.ok);
   CHECK_FALSE(r.ranks[0].corrupt);
-  CHECK(r.ranks[0].error.find(missing) != std::string::npos);
+  CHECK(error_line(r.ranks[0].error).find(missing) != std::string::npos);
 }
 
 TEST_CASE("verify-only decoder: stored checksums of every layout checked without decoding", "[checkpoint][io]") {
@@ -249,7 +250,7 @@ TEST_CASE("verify-only decoder: stored checksums of every layout checked without
     REQUIRE(check_shard_metadata(path, t, index).empty());
     CHECK(index.size() == b.chunks);
     RestoreResult ok = restore_checkpoint({path}, 64 * 1024, 0, true, RestoreMode::kVerifyStored);
-    INFO(ok.ranks[0].error);
+    INFO(error_line(ok.ranks[0].error));
     CHECK(ok.ok);
     CHECK(ok.ranks[0].chunks_verified == b.chunks);
     CHECK(ok.ranks[0].stored_bytes == b.meta_offset);  // every stored byte read and hashed once
@@ -261,12 +262,13 @@ TEST_CASE("verify-only decoder: stored checksums of every layout checked without
     write_file(path, bad);
     RestoreResult r = restore_checkpoint({path}, 64 * 1024, 0, true, RestoreMode::kVerifyStored);
     const RankRestoreResult& rr = r.ranks[0];
-    INFO(rr.error);
+    INFO(error_line(rr.error));
     CHECK_FALSE(r.ok);
     CHECK(rr.corrupt);
     CHECK(rr.chunks_verified == 1);
-    CHECK(rr.error.rfind(path + ": chunk 1 of " + std::to_string(b.chunks), 0) == 0);
-    CHECK(rr.error.find(fmt::format("expected xxh3 {:016x} (the shard's index), read ", index[1].xxh3_stored)) !=
+    CHECK(rr.error.path == path);
+    CHECK(error_line(rr.error).rfind(path + ": chunk 1 of " + std::to_string(b.chunks), 0) == 0);
+    CHECK(rr.error.detail.find(fmt::format("expected xxh3 {:016x} (the shard's index), read ", index[1].xxh3_stored)) !=
           std::string::npos);
   }
 }

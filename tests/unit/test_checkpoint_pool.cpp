@@ -120,7 +120,7 @@ TEST_CASE("ioprobe's compression pool: one zstd frame per piece, restored and ve
       CHECK(rr.compress_active_ns > 0);
     }
     RestoreResult rs = restore_checkpoint(r.final_paths, 1 << 20);
-    INFO(rs.ranks[0].error);
+    INFO(error_line(rs.ranks[0].error));
     CHECK(rs.ok);
     CHECK(rs.ranks[0].logical_bytes == c.bytes);
   }
@@ -346,7 +346,7 @@ TEST_CASE("version 3: a byte flipped anywhere in the stored frames is caught at 
     RestoreResult rs = restore_checkpoint({path}, 1 << 20, decoders);
     CHECK_FALSE(rs.ok);
     CHECK(rs.ranks[0].corrupt);
-    CHECK(rs.ranks[0].error.find("chunk") != std::string::npos);
+    CHECK(rs.ranks[0].error.detail.find("chunk") != std::string::npos);
   }
 }
 
@@ -410,7 +410,7 @@ TEST_CASE("version 3 restores decode frames in parallel, whatever the read size,
       for (int decoders : {0, 1, 3}) {
         INFO("group " << c.group << " chunk " << c.chunk << " read block " << block << " decoders " << decoders);
         RestoreResult rs = restore_checkpoint(r.final_paths, block, decoders);
-        INFO(rs.ranks[0].error);
+        INFO(error_line(rs.ranks[0].error));
         CHECK(rs.ok);
         CHECK(rs.ranks[0].logical_bytes == s.ranks[0].bytes);
         CHECK(rs.ranks[0].chunks_verified == make_chunks(s.ranks[0].bytes, c.chunk).size());

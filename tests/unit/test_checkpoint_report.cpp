@@ -14,6 +14,7 @@
 #include "checkpoint/run_data.hpp"
 #include "checkpoint/saver.hpp"
 #include "checkpoint/shard_format.hpp"
+#include "core/error.hpp"
 #include "report/checkpoint_report.hpp"
 
 using namespace ioprobe::checkpoint;
@@ -27,7 +28,7 @@ CheckpointRunData failed_run(bool with_raw) {
   d.dir = "/x";
   d.save.ok = false;
   d.save.failed_rank = 1;
-  d.save.failure = "checkpoint save failed: write /x/__1_0.distcp.ioprobe-tmp.1: No space left on device (ENOSPC)";
+  d.save.failure = {.err = ENOSPC, .op = "write", .path = "/x/__1_0.distcp.ioprobe-tmp.1", .detail = "4 MiB written"};
   d.save.ranks_done_ns = 500'000'000;
   for (int r = 0; r < 2; ++r) {
     RankSaveResult x;
@@ -56,7 +57,9 @@ CheckpointRunData failed_run(bool with_raw) {
 
 TEST_CASE("a failed save's document has null rates, ratio and size on disk, and the text shows none", "[checkpoint]") {
   for (bool with_raw : {true, false}) {
-    json doc = {{"checkpoint", ioprobe::checkpoint_json(failed_run(with_raw))}};
+    ioprobe::CheckpointDocument cdoc;
+    cdoc.section = ioprobe::checkpoint_section(failed_run(with_raw));
+    json doc = {{"checkpoint", ioprobe::checkpoint_section_json(cdoc.section)}};
     doc["checkpoint"]["elapsed_s"] = 1.0;
     const json& s = doc["checkpoint"]["save"];
     for (const char* k : {"ratio", "bytes_on_disk", "throughput_min_rank_bytes_per_s", "write_bytes_per_s",
@@ -74,7 +77,7 @@ TEST_CASE("a failed save's document has null rates, ratio and size on disk, and 
     CHECK_FALSE(doc["checkpoint"]["comparison"].at("available").get<bool>());
     CHECK(doc["checkpoint"]["comparison"].at("checkpoint_over_raw").is_null());
 
-    const std::string text = ioprobe::render_checkpoint_text(doc);
+    const std::string text = ioprobe::render_checkpoint_text(cdoc);
     INFO(text);
     CHECK(text.find("save FAILED") != std::string::npos);
     CHECK(text.find("completed work: 8 of 64 chunks") != std::string::npos);
@@ -146,7 +149,9 @@ TEST_CASE("the report says which pool compressed and how many workers were busy,
   d.zstd_probe = ZstdProbe{600e6, 1.1};
   d.zstd_mt_probe = ZstdProbe{300e6, 1.1};
   d.pool_probe = ZstdProbe{1100e6, 1.1};
-  json doc = {{"checkpoint", ioprobe::checkpoint_json(d)}};
+  ioprobe::CheckpointDocument cdoc;
+  cdoc.section = ioprobe::checkpoint_section(d);
+  json doc = {{"checkpoint", ioprobe::checkpoint_section_json(cdoc.section)}};
   const json& c = doc["checkpoint"];
   CHECK(c["config"]["compress_pool"] == "ioprobe");
   CHECK(c["config"]["frame_bytes"].get<uint64_t>() == kPieceBytes);
@@ -154,7 +159,7 @@ TEST_CASE("the report says which pool compressed and how many workers were busy,
   CHECK(c["save"]["compression"]["workers_busy_mean_per_rank"].get<double>() == Approx(1.25));
   CHECK(c["save"]["ranks"][0]["compress_workers_busy_mean"].get<double>() == Approx(1.5));
   CHECK(c["comparison"]["ioprobe_pool_in_memory_bytes_per_s"].get<double>() == Approx(1100e6));
-  const std::string text = ioprobe::render_checkpoint_text(doc);
+  const std::string text = ioprobe::render_checkpoint_text(cdoc);
   INFO(text);
   CHECK(text.find("ioprobe's own threads (not zstd's pool): 2 per rank") != std::string::npos);
   CHECK(text.find("workers busy (measured: their CPU time in zstd / wall): 1.25 of 2") != std::string::npos);
@@ -163,11 +168,13 @@ TEST_CASE("the report says which pool compressed and how many workers were busy,
 
   d.opts.compress_pool = CompressPool::kZstd;
   for (auto& x : d.save.ranks) x.compress_active_ns = x.compress_busy_ns = 0;
-  json zdoc = {{"checkpoint", ioprobe::checkpoint_json(d)}};
+  ioprobe::CheckpointDocument zcdoc;
+  zcdoc.section = ioprobe::checkpoint_section(d);
+  json zdoc = {{"checkpoint", ioprobe::checkpoint_section_json(zcdoc.section)}};
   CHECK(zdoc["checkpoint"]["config"]["compress_pool"] == "zstd");
   CHECK(zdoc["checkpoint"]["config"]["zstd_workers_busy_per_chunk"].get<int>() >= 1);
   CHECK_FALSE(zdoc["checkpoint"]["save"].contains("compression"));
-  CHECK(ioprobe::render_checkpoint_text(zdoc).find("zstd's own pool: 2 worker(s) per rank") != std::string::npos);
+  CHECK(ioprobe::render_checkpoint_text(zcdoc).find("zstd's own pool: 2 worker(s) per rank") != std::string::npos);
 }
 
 TEST_CASE("checkpoint / raw at a few MiB or under 0.5 s: a note says the ratio is not meaningful, and what size to use",
@@ -222,12 +229,13 @@ TEST_CASE("a save whose read-back failed verification shows its rates only marke
     x.total_ns = 100'000'000;
     if (r == 1) {
       x.corrupt = true;
-      x.error = "/x/__1_0.distcp: chunk 2 (bytes 8388608..12582912): logical checksum mismatch";
+      x.error = {.path = x.path, .detail = "chunk 2 (bytes 8388608..12582912): logical checksum mismatch"};
     }
     rr.ranks.push_back(x);
   }
   d.restore = rr;
-  const json doc = {{"checkpoint", ioprobe::checkpoint_json(d)}};
+  ioprobe::CheckpointDocument doc;
+  doc.section = ioprobe::checkpoint_section(d);
   const std::string text = ioprobe::render_checkpoint_text(doc);
   INFO(text);
   CHECK(text.find("save FAILED VERIFICATION") != std::string::npos);

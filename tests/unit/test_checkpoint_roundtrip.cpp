@@ -14,6 +14,7 @@
 
 #include "checkpoint/restorer.hpp"
 #include "checkpoint/saver.hpp"
+#include "core/error.hpp"
 #include "temp_dir.hpp"
 
 using namespace ioprobe::checkpoint;
@@ -74,7 +75,7 @@ TEST_CASE("save and restore round-trip with chunk sizes that are not multiples o
     for (auto& rr : r.ranks) logical += rr.logical_bytes;
     CHECK(logical == c.bytes);
     RestoreResult rs = restore_checkpoint(r.final_paths, 1 << 20);
-    for (auto& x : rs.ranks) INFO(x.error);
+    for (auto& x : rs.ranks) INFO(error_line(x.error));
     CHECK(rs.ok);
     uint64_t restored = 0;
     for (auto& x : rs.ranks) restored += x.logical_bytes;
@@ -97,7 +98,7 @@ TEST_CASE("a flipped byte is caught at restore, naming the chunk", "[checkpoint]
     RestoreResult rs = restore_checkpoint(r.final_paths, 1 << 20);
     CHECK_FALSE(rs.ok);
     CHECK(rs.ranks[0].corrupt);
-    CHECK(rs.ranks[0].error.find("chunk") != std::string::npos);
+    CHECK(rs.ranks[0].error.detail.find("chunk") != std::string::npos);
   }
 }
 
@@ -134,7 +135,9 @@ TEST_CASE("publishing never replaces a file that appeared under the final name d
   }
   SaveResult r = save(d, states, o);
   CHECK_FALSE(r.ok);
-  CHECK(r.failure.find("appeared while this save ran") != std::string::npos);
+  CHECK(r.failure.err == EEXIST);
+  CHECK(r.failure.path == final0);
+  CHECK(error_line(r.failure).find("appeared while this save ran") != std::string::npos);
   CHECK(std::filesystem::file_size(final0) == 5);  // kept as it was
   CHECK(d.count_files() == 1);                     // and this save's temporary file removed
 }
@@ -154,7 +157,8 @@ TEST_CASE("a failed save publishes nothing and removes its temporary files", "[c
   SaveResult r = save(d, states, o);
   CHECK_FALSE(r.ok);
   CHECK(r.failed_rank == 1);
-  CHECK(r.failure.find("EEXIST") != std::string::npos);
+  CHECK(r.failure.err == EEXIST);
+  CHECK(r.failure.op == "create");
   CHECK_FALSE(std::filesystem::exists(shard_path(d.path, 0)));
   CHECK_FALSE(std::filesystem::exists(shard_path(d.path, 1)));
   CHECK_FALSE(std::filesystem::exists(shard_path(d.path, 0) + ".ioprobe-tmp." + std::to_string(getpid())));

@@ -254,15 +254,16 @@ TEST_CASE("checkpoint save across hosts: each host's device writes once in its r
   const nlohmann::json hosts = checkpoint_hosts_json(c);
   CHECK(hosts[0]["results"]["save_device_io"]["bytes_written"] == 3 * MiB);
   CHECK(hosts[0]["results"]["save_device_io"]["reference_bytes"] == 2 * (MiB + 4096));
-  nlohmann::json ck = {{"save", {{"bytes_on_disk", 4 * (MiB + 4096)}, {"logical_bytes", 4 * MiB}}}};
+  CheckpointSection ck;
+  ck.save.bytes_on_disk = 4 * (MiB + 4096);
+  ck.save.logical_bytes = 4 * MiB;
   add_cluster_save_device_io(ck, c);
-  CHECK(ck["save"]["device_io"]["bytes_written"] == 5 * MiB + 4096);
-  CHECK(ck["save"]["device_io"]["reference_bytes"] == 4 * (MiB + 4096));
-  CHECK(ck["save"]["device_io"]["written_over_logical"].get<double>() == Approx((5.0 * MiB + 4096) / (4.0 * MiB)));
-  CHECK(ck["save"]["device_io"]["scope"].get<std::string>().find("every host") != std::string::npos);
+  CHECK(ck.save.device_io["bytes_written"] == 5 * MiB + 4096);
+  CHECK(ck.save.device_io["reference_bytes"] == 4 * (MiB + 4096));
+  CHECK(ck.save.device_io["written_over_logical"].get<double>() == Approx((5.0 * MiB + 4096) / (4.0 * MiB)));
+  CHECK(ck.save.device_io["scope"].get<std::string>().find("every host") != std::string::npos);
   // The hosts' text rows carry each host's save line.
-  nlohmann::json doc = {{"cluster", {{"hosts", 2}}}, {"hosts", hosts}};
-  const std::string text = render_checkpoint_hosts_text(doc);
+  const std::string text = render_checkpoint_hosts_text({{"hosts", 2}}, hosts);
   CHECK(text.find("h1               save device I/O loop5:") != std::string::npos);
   CHECK(text.find("h2               save device I/O loop6:") != std::string::npos);
 }
