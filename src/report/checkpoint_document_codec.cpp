@@ -490,18 +490,12 @@ json checkpoint_section_json(const CheckpointSection& s) {
 }
 
 json checkpoint_document_json(const CheckpointDocument& doc) {
-  const RunHeader& h = doc.header;
-  json j = {{"schema", h.schema},
-            {"ioprobe_version", h.ioprobe_version},
-            {"kind", "checkpoint"},
-            {"command", h.command},
-            {"created_utc", h.created_utc},
-            {"host", h.host},
-            {"target", doc.target},
+  json j = {{"target", doc.target},
             {"checkpoint",
              doc.readback ? checkpoint_readback_section_json(*doc.readback) : checkpoint_section_json(doc.section)},
             {"partial", doc.partial},
             {"warnings", doc.warnings}};
+  j.update(header_json(doc.header, "checkpoint"));
   if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
   if (!doc.hosts.is_null()) j["hosts"] = doc.hosts;
   return j;
@@ -512,19 +506,8 @@ void write_checkpoint_document(const std::string& path, const CheckpointDocument
 }
 
 CheckpointDocument checkpoint_document_from_json(const json& j, const std::string& where) {
-  if (!j.is_object()) json_detail::throw_mistyped(j, where, "a JSON object");
   CheckpointDocument d;
-  RunHeader& h = d.header;
-  h.schema = json_field<std::string>(j, "schema", where);
-  if (h.schema != kResultSchema)
-    throw UsageError(fmt::format("{}.schema: '{}' is not '{}'; render it with the ioprobe version that wrote it", where,
-                                 escape_bytes(h.schema), kResultSchema));
-  if (const auto kind = json_field<std::string>(j, "kind", where); kind != "checkpoint")
-    throw UsageError(fmt::format("{}.kind: '{}' is not a checkpoint document", where, escape_bytes(kind)));
-  h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
-  h.command = json_field<std::vector<std::string>>(j, "command", where);
-  h.created_utc = json_field<std::string>(j, "created_utc", where);
-  h.host = json_at(j, "host", where);
+  d.header = header_from_json(j, "checkpoint", where);
   d.target = json_at(j, "target", where);
   const json& ck = json_at(j, "checkpoint", where);
   const std::string cw = where + " checkpoint";  // "'a.json' checkpoint", as the run document's sections
