@@ -70,6 +70,12 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
       throw UsageError(fmt::format("{}: 'ioprobe {}' takes no --quiet (the commands with progress lines take it: "
                                    "run, gen, tune, capacity, checkpoint, raw, scaling); drop it",
                                    command, command));
+    // webdataset's shuffle buffer is emulated by run alone (docs/loaders.md): say so, not "unknown".
+    if (e.get_option_name() == "--shuffle-buffer" || e.get_option_name() == "--shuffle-initial")
+      throw UsageError(fmt::format("{}: {} is an option of 'ioprobe run' only (webdataset's shuffle buffer over "
+                                   "sharded datasets, docs/loaders.md); 'ioprobe {}' does not emulate it: drop it, "
+                                   "or measure that loader with ioprobe run",
+                                   command, e.get_option_name(), command));
     throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));
   } catch (const po::error& e) {
     throw UsageError(fmt::format("{}: {}; see 'ioprobe {} --help'", command, e.what(), command));

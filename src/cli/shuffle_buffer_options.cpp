@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/message.hpp"
 #include "loader/wds_order.hpp"
 
 namespace ioprobe::cli {
@@ -37,7 +38,13 @@ void apply_shuffle_buffer_options(const po::variables_map& vm, DatasetKind kind,
                                  get_string(vm, "shuffle-initial")));
   constexpr uint64_t kMaxSamples = 1ULL << 30;
   l.shuffle_buffer = get_count(vm, "shuffle-buffer", 0, 1, kMaxSamples);
-  l.shuffle_initial = std::min(get_count(vm, "shuffle-initial", kWdsDefaultInitial, 1, kMaxSamples), l.shuffle_buffer);
+  const uint64_t initial_given = get_count(vm, "shuffle-initial", kWdsDefaultInitial, 1, kMaxSamples);
+  l.shuffle_initial = std::min(initial_given, l.shuffle_buffer);
+  // webdataset takes min(initial, bufsize) without a word; the user hears which value is emulated.
+  if (initial && initial_given > l.shuffle_buffer)
+    warning(fmt::format("--shuffle-initial {} is more than --shuffle-buffer {}: a worker's buffer fills to {} samples "
+                        "before its first (webdataset's own limit, initial = min(initial, bufsize))",
+                        initial_given, l.shuffle_buffer, l.shuffle_buffer));
   l.wds_shard_shuffle = l.shuffle ? kWdsDefaultShardShuffle : 0;
 }
 

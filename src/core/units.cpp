@@ -136,7 +136,7 @@ double parse_duration(std::string_view text, std::string_view what) {
   else if (suf == "us") mult = 1e-6;
   else if (suf == "m" || suf == "min") mult = 60;
   else if (suf == "h") mult = 3600;
-  else throw UsageError(fmt::format("{}: unknown time unit in '{}'; use ms, s, m or h", what, text));
+  else throw UsageError(fmt::format("{}: unknown time unit in '{}'; use us, ms, s, m or h", what, text));
   double secs = v * mult;
   if (!std::isfinite(secs) || secs > 365.0 * 86400)
     throw ValueOutOfRange(fmt::format("{}: '{}' is out of range (at most 365 days)", what, text));

@@ -2,7 +2,8 @@
 # --shuffle-buffer on a tiny sharded dataset: the run completes, every record is delivered and every
 # shard byte read once per epoch, and the document and the text report record the buffer settings;
 # without the option the document has no buffer fields; on a files dataset the option is refused
-# with exit 2, naming the option and its value, and tune and capacity do not take it. The document
+# with exit 2, naming the option and its value; tune and capacity refuse it as run's; an initial fill
+# above the buffer is warned about and emulated as the buffer's size. The document
 # is checked against the schema when python3-jsonschema is installed.
 set -u
 IOPROBE=$1
@@ -64,6 +65,16 @@ for sub in tune capacity; do
   "$IOPROBE" "$sub" --dir "$work/ds" --shuffle-buffer 30 > "$work/$sub.txt" 2>&1
   rc=$?
   [ "$rc" = 2 ] || fail "$sub --shuffle-buffer: exit $rc, expected 2: $(cat "$work/$sub.txt")"
-  grep -q -- "--shuffle-buffer" "$work/$sub.txt" || fail "$sub: the refusal does not name the option: $(cat "$work/$sub.txt")"
+  grep -q -- "--shuffle-buffer is an option of 'ioprobe run' only" "$work/$sub.txt" \
+    || fail "$sub: the refusal does not say the option is run's: $(cat "$work/$sub.txt")"
 done
-echo "ok: tune and capacity refuse --shuffle-buffer"
+echo "ok: tune and capacity refuse --shuffle-buffer, saying it is run's"
+
+# An initial fill above the buffer is emulated as webdataset does (the buffer's size), and said.
+"$IOPROBE" "${COMMON[@]}" --shuffle-buffer 10 --shuffle-initial 25 --json "$work/clamp.json" \
+  > "$work/clamp.txt" 2>&1 || fail "--shuffle-initial above the buffer exited $?: $(cat "$work/clamp.txt")"
+grep -q "warning: --shuffle-initial 25 is more than --shuffle-buffer 10" "$work/clamp.txt" \
+  || fail "--shuffle-initial 25 > --shuffle-buffer 10: no warning: $(cat "$work/clamp.txt")"
+python3 -c "import json,sys; l=json.load(open(sys.argv[1]))['loader']; assert l['shuffle_initial_samples'] == 10, l" \
+  "$work/clamp.json" || fail "--shuffle-initial above the buffer: the document does not record the buffer's 10"
+echo "ok: --shuffle-initial 25 with --shuffle-buffer 10: warned, emulated as 10"
