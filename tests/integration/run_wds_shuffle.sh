@@ -60,6 +60,15 @@ grep -q -- "--shuffle-buffer 500" "$work/refused.txt" || fail "the refusal does 
 [ ! -e "$work/files" ] || fail "the refused run generated a dataset before refusing"
 echo "ok: --shuffle-buffer on a files dataset: exit 2, $(head -c 160 "$work/refused.txt")"
 
+# A sharded run from the default (files) preset: the refusal names the sharded presets to start from.
+"$IOPROBE" --quiet --dir "$work/sh" --dataset-kind sharded --record-size 100KB --shuffle-buffer 100 \
+  > "$work/kind.txt" 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "--dataset-kind sharded from the files preset: exit $rc, expected 2: $(cat "$work/kind.txt")"
+grep -q -- "--dataset resnet50-tfrecord-like" "$work/kind.txt" \
+  || fail "the refusal does not name a sharded preset: $(cat "$work/kind.txt")"
+echo "ok: --dataset-kind sharded from imagenet-like: exit 2, names the sharded presets"
+
 # tune and capacity do not take it (their documents would not record the buffer): exit 2, named.
 for sub in tune capacity; do
   "$IOPROBE" "$sub" --dir "$work/ds" --shuffle-buffer 30 > "$work/$sub.txt" 2>&1
