@@ -178,7 +178,8 @@ std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t 
     }
   }
   doc["raw"]["results"]["device_io"] = j;
-  for (auto& w : device_read_warnings(io, bytes, cold, t, "the raw read")) doc["warnings"].push_back(std::move(w));
+  for (auto& w : device_read_warnings(io, bytes, cold, t, write ? "the raw write" : "the raw read"))
+    doc["warnings"].push_back(std::move(w));
   return device_io_summary(j, write ? "written" : "read");
 }
 

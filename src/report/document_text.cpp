@@ -70,6 +70,8 @@ std::string render_raw_document_text(const json& doc) {
   out += fmt::format("  IOPS        {}\n",
                      format_count(static_cast<uint64_t>(std::llround(res.at("iops").get<double>()))));
   out += fmt::format("  throughput  {}\n", format_rate(res.at("bytes_per_s").get<double>()));
+  out += raw_writes_line(r.value("direct", false),
+                         r.value("rw", std::string("read")).find("write") != std::string::npos);
   auto ns = [&](const char* k) { return format_ns(lat.at(k).get<double>() * 1000.0); };
   out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns("mean"), ns("p50"),
                      ns("p90"), ns("p99"), ns("p999"), ns("max"));

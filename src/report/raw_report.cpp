@@ -20,6 +20,17 @@ std::string reads_from(bool direct, bool write, double residency) {
   return residency >= 0 ? residency_source(residency) : "unknown";
 }
 
+std::string writes_to(bool direct, bool write) {
+  if (!write) return "";
+  return direct ? "device (O_DIRECT)" : "page cache (not durable: no fsync)";
+}
+
+std::string raw_writes_line(bool direct, bool write) {
+  if (!write || direct) return "";
+  return "  writes      to the page cache, not made durable (raw does not fsync them): the throughput above is "
+         "the page cache's, not the device's; --direct 1 measures the device's\n";
+}
+
 std::string raw_cache_note(bool direct, bool write, const std::string& cache, bool evicted, double residency) {
   if (direct) return " (bypassed: O_DIRECT)";
   if (write) return "";
@@ -95,12 +106,14 @@ nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const Raw
             {"created", target.created},
             {"note", target.note}}},
           {"page_cache_resident_fraction", residency},
-          {"cache", cfg.direct ? "bypassed (O_DIRECT)"
-                    : cfg.cold ? "cold"
-                               : "warm"},
+          {"cache", cfg.direct                 ? "bypassed (O_DIRECT)"
+                    : pattern_is_write(cfg.rw) ? "buffered write"
+                    : cfg.cold                 ? "cold"
+                                               : "warm"},
           {"page_cache_evicted", target.evicted == 1 ? nlohmann::json(nullptr) : nlohmann::json(target.evicted == 0)},
           {"evict_error", target.evicted < 0 ? errno_text(-target.evicted) : ""},
           {"reads_from", reads_from(cfg.direct, pattern_is_write(cfg.rw), residency)},
+          {"writes_to", writes_to(cfg.direct, pattern_is_write(cfg.rw))},
           {"results",
            {{"ios", r.ios},
             {"bytes", r.bytes},
@@ -141,6 +154,7 @@ std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEng
   out += fmt::format("  I/Os        {} in {} ({})\n", format_count(r.ios), format_seconds(r.elapsed_s), r.stop_reason);
   out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(std::llround(iops))));
   out += fmt::format("  throughput  {}\n", format_rate(per_s(static_cast<double>(r.bytes), r.elapsed_s)));
+  out += raw_writes_line(cfg.direct, pattern_is_write(cfg.rw));
   out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", format_ns(h.mean()),
                      format_ns(static_cast<double>(h.percentile(50))), format_ns(static_cast<double>(h.percentile(90))),
                      format_ns(static_cast<double>(h.percentile(99))),

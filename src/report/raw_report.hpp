@@ -29,6 +29,14 @@ namespace ioprobe {
 /// (residency_source: "page cache", "mixed", "device"), "unknown" when it is not known; "" for writes.
 std::string reads_from(bool direct, bool write, double residency);
 
+/// Where a raw run's writes went: "device (O_DIRECT)" with --direct 1, else "page cache (not
+/// durable: no fsync)" (raw does not fsync its writes, so they may still be in memory when the clock
+/// stops); "" for reads.
+std::string writes_to(bool direct, bool write);
+
+/// The text report's line for a buffered write ("" otherwise): the throughput is the page cache's.
+std::string raw_writes_line(bool direct, bool write);
+
 /// The text after "page cache  X % of the region resident at start": O_DIRECT, the eviction or
 /// --cache warm, and where the reads came from. `cache` is "cold", "warm" or "" (unknown).
 std::string raw_cache_note(bool direct, bool write, const std::string& cache, bool evicted, double residency);

@@ -2,7 +2,8 @@
 # `ioprobe raw` with buffered reads (the default) on a file it just laid out: the layout leaves the
 # file in the page cache, so the run evicts it first (--cache cold, the default) and says so; the
 # residency at start is near 0 and the reads are labelled as from the device. --cache warm keeps
-# the pages and labels the figures page cache, with a warning.
+# the pages and labels the figures page cache, with a warning. Buffered writes are labelled as
+# reaching the page cache, not made durable.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
@@ -42,3 +43,21 @@ print("ok: warm: reads from the page cache, warned")
 PY
 "$IOPROBE" report "$work/cold.json" | grep -q "evicted before the run" || fail "report FILE lacks the eviction"
 echo "ok: raw evicts before buffered reads and labels where they came from"
+
+# Buffered writes land in the page cache and raw does not fsync them: the figures say so, in the
+# text, the JSON and `report` of the JSON; O_DIRECT writes go to the device.
+"$IOPROBE" raw --filename "$f" --rw write --bs 1M --runtime 0.5s --json "$work/w.json" > "$work/w.txt" 2>&1 \
+  || fail "buffered write failed: $(cat "$work/w.txt")"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['raw']; \
+assert r['writes_to'] == 'page cache (not durable: no fsync)' and r['cache'] == 'buffered write', r" "$work/w.json" \
+  || fail "buffered write: the JSON does not say the writes went to the page cache"
+"$IOPROBE" report "$work/w.json" > "$work/w-report.txt" || fail "report of the buffered write failed"
+for t in "$work/w.txt" "$work/w-report.txt"; do
+  grep -q "writes      to the page cache, not made durable" "$t" || fail "buffered write: no page-cache line in the text"
+done
+"$IOPROBE" raw --filename "$f" --rw write --bs 1M --runtime 0.5s --direct 1 --json "$work/wd.json" > "$work/wd.txt" 2>&1 \
+  || fail "O_DIRECT write failed: $(cat "$work/wd.txt")"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['raw']; assert r['writes_to'] == 'device (O_DIRECT)', r" \
+  "$work/wd.json" || fail "O_DIRECT write: writes_to is not the device"
+! grep -q "writes      to the page cache" "$work/wd.txt" || fail "O_DIRECT write labelled as page cache"
+echo "ok: buffered writes are labelled page cache, not durable; O_DIRECT writes device"
