@@ -163,6 +163,9 @@ WalkResult walk_tree(const std::string& root, bool follow) {
             continue;
           }
           subdirs.push_back({rel});
+        } else {  // a link to a device, FIFO or socket: never read, and said so as for the thing itself
+          warn(fmt::format("skipped '{}': {}a device, FIFO or socket, not a regular file",
+                           escape_bytes(join(root, rel.c_str())), is_link ? "symlink to " : ""));
         }
         continue;
       }

@@ -159,16 +159,21 @@ TEST_CASE("walk_tree: symlink loops, dangling links, aliases", "[walker]") {
   REQUIRE(symlink("f0", (ds + "/alias").c_str()) == 0);
   // Dangling by construction: its target is a name inside our own fresh directory, never created.
   REQUIRE(symlink((ds + "/no-such-target").c_str(), (ds + "/dangling").c_str()) == 0);
+  // A link to a character device: never read (it would never end), skipped and said, not dropped.
+  REQUIRE(symlink("/dev/zero", (ds + "/zero.jpg").c_str()) == 0);
   for (bool follow : {false, true}) {
     WalkResult w = walk_tree(ds, follow);
     INFO("follow " << follow);
     CHECK(w.index.size() == 11);  // 10 files + alias
-    int loops = 0, dangling = 0;
+    int loops = 0, dangling = 0, device = 0;
     for (const auto& msg : w.warnings) {
       loops += msg.find("symlink loop") != std::string::npos;
       dangling += msg.find("dangling") != std::string::npos;
+      device += msg.find("zero.jpg': symlink to a device, FIFO or socket") != std::string::npos;
     }
     CHECK(dangling == 1);
+    CHECK(device == 1);
+    CHECK(w.skipped == (follow ? 4U : 2U));  // the dangling link and the device link (+ 2 loops when following)
     CHECK(loops == (follow ? 2 : 0));
     CHECK(w.duplicates == 1);  // alias names f0 again
   }
