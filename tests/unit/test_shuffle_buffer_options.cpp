@@ -28,7 +28,9 @@ std::string usage_error_of(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("--shuffle-buffer on a sharded dataset sets webdataset's buffer, fill and shard shuffle", "[cli][wds]") {
+TEST_CASE(
+    "shuffle buffer options: --shuffle-buffer on a sharded dataset sets webdataset's buffer, fill and shard shuffle",
+    "[cli][wds]") {
   cli::CommandContext ctx;
   ctx.argv = {"ioprobe"};
   ctx.args = {"--dataset", "resnet50-tfrecord-like", "--shuffle-buffer", "64", "--shuffle-initial", "16"};
@@ -49,7 +51,8 @@ TEST_CASE("--shuffle-buffer on a sharded dataset sets webdataset's buffer, fill 
   CHECK(plain.loader.shuffle_buffer == 0);  // the plain IterableDataset order
 }
 
-TEST_CASE("--shuffle-buffer and --shuffle-initial are refused on datasets that are not sharded", "[cli][wds]") {
+TEST_CASE("shuffle buffer options: --shuffle-buffer and --shuffle-initial are refused on datasets that are not sharded",
+          "[cli][wds]") {
   const std::string files = usage_error_of({"--shuffle-buffer", "1000"});
   CHECK_THAT(files, Catch::Contains("--shuffle-buffer 1000") && Catch::Contains("kind files") &&
                         Catch::Contains("--dataset-kind sharded"));
