@@ -244,8 +244,7 @@ nlohmann::json h2d_json(const IngestResult& in) {
 }
 }  // namespace
 
-nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
-  const Demand& d = in.demand;
+nlohmann::json demand_json(const Demand& d) {
   return {{"accelerator", d.accelerator},
           {"accelerator_name", d.accelerator_name},
           {"model", d.model},
@@ -253,30 +252,35 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
           {"rate_family", d.rate_family},
           {"samples_per_s_per_gpu", d.samples_per_s_per_gpu},
           {"source", d.source},
-          {"required_samples_per_s", in.required_samples_per_s},
-          {"required_bytes_per_s", in.required_bytes_per_s},
-          {"sample_bytes", sample_bytes},
-          {"delivered_samples_per_s", in.delivered_samples_per_s},
-          {"delivered_bytes_per_s", in.delivered_bytes_per_s},
-          {"accelerator_utilization", in.accelerator_utilization},
-          {"accelerator_utilization_min", in.accelerator_utilization_min},
-          {"au_target", d.au_target},
-          {"consumer_wait_s", in.consumer_wait_s},
-          {"consumer_lag_s", in.consumer_lag_s},
-          {"worker_busy_fraction", in.worker_busy_fraction},
-          {"gpus_fed", in.gpus_fed},
-          {"main_busy_fraction", in.main_busy_fraction},
-          {"main_ceiling_samples_per_s", in.main_ceiling_samples_per_s},
-          {"pin_busy_fraction", in.pin_busy_fraction},
-          {"pin_ceiling_samples_per_s", in.pin_ceiling_samples_per_s},
-          {"worker_cpu_fraction", in.worker_cpu_fraction},
-          {"worker_runq_fraction",
-           in.worker_runq_fraction < 0 ? nlohmann::json(nullptr) : nlohmann::json(in.worker_runq_fraction)},
-          {"worker_feeder_busy_fraction", in.worker_feeder_busy_fraction},
-          {"worker_feeder_ceiling_samples_per_s", in.worker_feeder_ceiling_samples_per_s},
-          {"verdict", in.verdict},
-          {"verdict_text", in.verdict_text},
-          {"host_to_device", h2d_json(in)}};
+          {"au_target", d.au_target}};
+}
+
+nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
+  nlohmann::json j = {{"required_samples_per_s", in.required_samples_per_s},
+                      {"required_bytes_per_s", in.required_bytes_per_s},
+                      {"sample_bytes", sample_bytes},
+                      {"delivered_samples_per_s", in.delivered_samples_per_s},
+                      {"delivered_bytes_per_s", in.delivered_bytes_per_s},
+                      {"accelerator_utilization", in.accelerator_utilization},
+                      {"accelerator_utilization_min", in.accelerator_utilization_min},
+                      {"consumer_wait_s", in.consumer_wait_s},
+                      {"consumer_lag_s", in.consumer_lag_s},
+                      {"worker_busy_fraction", in.worker_busy_fraction},
+                      {"gpus_fed", in.gpus_fed},
+                      {"main_busy_fraction", in.main_busy_fraction},
+                      {"main_ceiling_samples_per_s", in.main_ceiling_samples_per_s},
+                      {"pin_busy_fraction", in.pin_busy_fraction},
+                      {"pin_ceiling_samples_per_s", in.pin_ceiling_samples_per_s},
+                      {"worker_cpu_fraction", in.worker_cpu_fraction},
+                      {"worker_runq_fraction",
+                       in.worker_runq_fraction < 0 ? nlohmann::json(nullptr) : nlohmann::json(in.worker_runq_fraction)},
+                      {"worker_feeder_busy_fraction", in.worker_feeder_busy_fraction},
+                      {"worker_feeder_ceiling_samples_per_s", in.worker_feeder_ceiling_samples_per_s},
+                      {"verdict", in.verdict},
+                      {"verdict_text", in.verdict_text},
+                      {"host_to_device", h2d_json(in)}};
+  j.update(demand_json(in.demand));
+  return j;
 }
 
 RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_path, const nlohmann::json& cal) {

@@ -105,6 +105,12 @@ struct RunHeader {
   nlohmann::json host;                 // host_json(): not yet typed, kept as written
 };
 
+/// The demand's keys (accelerator, accelerator_name, model, gpus, rate_family,
+/// samples_per_s_per_gpu, source, au_target) as run's ingest and tune's demand sections write
+/// them; demand_from_json reads them back strictly (a missing or mistyped one named by its path).
+nlohmann::json demand_json(const Demand& d);
+Demand demand_from_json(const nlohmann::json& j, const std::string& where);
+
 /// The header's keys (schema, ioprobe_version, kind, command, created_utc, host) of a document of
 /// kind `kind` ("run", "tune", ...), as document_header() writes them; a document's codec adds its
 /// sections to this object.

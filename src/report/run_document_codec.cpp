@@ -148,15 +148,7 @@ void h2d_from_json(const nlohmann::json& j, const std::string& w, IngestResult& 
 
 IngestResult ingest_result_from_json(const nlohmann::json& j, const std::string& w) {
   IngestResult in;
-  Demand& d = in.demand;
-  d.accelerator = json_field<std::string>(j, "accelerator", w);
-  d.accelerator_name = json_field<std::string>(j, "accelerator_name", w);
-  d.model = json_field<std::string>(j, "model", w);
-  d.gpus = json_field<uint32_t>(j, "gpus", w);
-  d.rate_family = json_field<std::string>(j, "rate_family", w);
-  d.samples_per_s_per_gpu = json_field<double>(j, "samples_per_s_per_gpu", w);
-  d.source = json_field<std::string>(j, "source", w);
-  d.au_target = json_field<double>(j, "au_target", w);
+  in.demand = demand_from_json(j, w);
   in.required_samples_per_s = json_field<double>(j, "required_samples_per_s", w);
   in.required_bytes_per_s = json_field<double>(j, "required_bytes_per_s", w);
   in.delivered_samples_per_s = json_field<double>(j, "delivered_samples_per_s", w);
@@ -232,6 +224,19 @@ RunSource source_from_json(const nlohmann::json& j, const std::string& w) {
 }
 
 }  // namespace
+
+Demand demand_from_json(const nlohmann::json& j, const std::string& w) {
+  Demand d;
+  d.accelerator = json_field<std::string>(j, "accelerator", w);
+  d.accelerator_name = json_field<std::string>(j, "accelerator_name", w);
+  d.model = json_field<std::string>(j, "model", w);
+  d.gpus = json_field<uint32_t>(j, "gpus", w);
+  d.rate_family = json_field<std::string>(j, "rate_family", w);
+  d.samples_per_s_per_gpu = json_field<double>(j, "samples_per_s_per_gpu", w);
+  d.source = json_field<std::string>(j, "source", w);
+  d.au_target = json_field<double>(j, "au_target", w);
+  return d;
+}
 
 RunConsumerModel consumer_model_from_json(const nlohmann::json& loader, const std::string& where) {
   return consumer_from_json(loader, where);

@@ -52,31 +52,16 @@ TuneLoaderSection tune_loader_from_json(const nlohmann::json& j, const std::stri
 }
 
 nlohmann::json tune_demand_json(const TuneDemandSection& s) {
-  const Demand& d = s.demand;
-  return {{"accelerator", d.accelerator},
-          {"accelerator_name", d.accelerator_name},
-          {"model", d.model},
-          {"gpus", d.gpus},
-          {"rate_family", d.rate_family},
-          {"samples_per_s_per_gpu", d.samples_per_s_per_gpu},
-          {"source", d.source},
-          {"required_samples_per_s", s.required_samples_per_s},
-          {"required_bytes_per_s", s.required_bytes_per_s},
-          {"sample_bytes", s.sample_bytes},
-          {"au_target", d.au_target}};
+  nlohmann::json j = demand_json(s.demand);
+  j["required_samples_per_s"] = s.required_samples_per_s;
+  j["required_bytes_per_s"] = s.required_bytes_per_s;
+  j["sample_bytes"] = s.sample_bytes;
+  return j;
 }
 
 TuneDemandSection tune_demand_from_json(const nlohmann::json& j, const std::string& w) {
   TuneDemandSection s;
-  Demand& d = s.demand;
-  d.accelerator = json_field<std::string>(j, "accelerator", w);
-  d.accelerator_name = json_field<std::string>(j, "accelerator_name", w);
-  d.model = json_field<std::string>(j, "model", w);
-  d.gpus = json_field<uint32_t>(j, "gpus", w);
-  d.rate_family = json_field<std::string>(j, "rate_family", w);
-  d.samples_per_s_per_gpu = json_field<double>(j, "samples_per_s_per_gpu", w);
-  d.source = json_field<std::string>(j, "source", w);
-  d.au_target = json_field<double>(j, "au_target", w);
+  s.demand = demand_from_json(j, w);
   s.required_samples_per_s = json_field<double>(j, "required_samples_per_s", w);
   s.required_bytes_per_s = json_field<double>(j, "required_bytes_per_s", w);
   s.sample_bytes = json_field<double>(j, "sample_bytes", w);
