@@ -23,8 +23,19 @@ echo "one rank delivers $rate samples/s loader-bound; per-GPU rate $per_gpu samp
 "$IOPROBE" capacity --quiet "${ds[@]}" "$per_gpu" --gpus 2 > "$W/refuse.txt" 2>&1
 [ $? = 2 ] && grep -q -- "--gpus: capacity sets it" "$W/refuse.txt" || fail "--gpus not refused: $(cat "$W/refuse.txt")"
 
-"$IOPROBE" capacity "${ds[@]}" "$per_gpu" --point-time 2s --repeats 1 --max-gpus 16 --budget 120s \
-  --json "$W/cap.json" --html "$W/cap.html" > "$W/cap.txt" 2> "$W/cap.err" || fail "capacity failed: $(cat "$W/cap.err")"
+# The search, once more when this host could not emulate even one accelerator at its rate (the
+# answer "client-bound" at 0: a stall of this shared VM, which the search rightly reports, not the
+# storage answer this test is about).
+search() {
+  "$IOPROBE" capacity "${ds[@]}" "$per_gpu" --point-time 2s --repeats 1 --max-gpus 16 --budget 120s \
+    --json "$W/cap.json" --html "$W/cap.html" > "$W/cap.txt" 2> "$W/cap.err" || fail "capacity failed: $(cat "$W/cap.err")"
+  python3 -c "import json, sys; c = json.load(open(sys.argv[1]))['capacity']
+sys.exit(3 if c['bound'] == 'client-cpu' and c['gpus_fed'] == 0 else 0)" "$W/cap.json"
+}
+if ! search; then
+  echo "note: the client could not emulate one accelerator (load $(cut -d' ' -f1 /proc/loadavg)): the search once more"
+  search || fail "capacity: client-bound at 0 accelerators twice: $(cat "$W/cap.txt")"
+fi
 grep -q "x custom GPU: AU" "$W/cap.err" || fail "no per-point progress lines on stderr: $(cat "$W/cap.err")"
 grep -q "^Capacity: " "$W/cap.txt" || fail "no answer in the text: $(cat "$W/cap.txt")"
 grep -q 'data-chart="capacity-au"' "$W/cap.html" && grep -q 'data-chart="capacity-rate"' "$W/cap.html" ||
