@@ -24,8 +24,8 @@ echo "one rank delivers $rate samples/s loader-bound; per-GPU rate $per_gpu samp
 [ $? = 2 ] && grep -q -- "--gpus: capacity sets it" "$W/refuse.txt" || fail "--gpus not refused: $(cat "$W/refuse.txt")"
 
 # The search, once more when this host could not emulate even one accelerator at its rate (the
-# answer "client-bound" at 0: the host's CPUs stalled (other load, a busy hypervisor), which the search rightly reports, not the
-# storage answer this test is about).
+# answer "client-bound" at 0: the host's CPUs stalled under other load or a busy hypervisor, which
+# the search rightly reports; not the storage answer this test is about).
 search() {
   "$IOPROBE" capacity "${ds[@]}" "$per_gpu" --point-time 2s --repeats 1 --max-gpus 16 --budget 120s \
     --json "$W/cap.json" --html "$W/cap.html" > "$W/cap.txt" 2> "$W/cap.err" || fail "capacity failed: $(cat "$W/cap.err")"
