@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/restorer.hpp"
 #include "core/error_record.hpp"
 #include "report/run_document.hpp"
 
@@ -196,6 +197,11 @@ struct CheckpointRestoreRank {
   std::optional<int> shard_rank;
   std::optional<std::string> read_on_host, written_on_host;
 };
+
+/// A rank's row from what the restorer measured of it: times in s, the rate in B/s of logical
+/// bytes over the rank's whole restore; the cluster fields left empty. Used by --restore and by
+/// the --restore-only read-back alike.
+CheckpointRestoreRank restore_rank_row(const checkpoint::RankRestoreResult& x);
 
 /// checkpoint.restore (--restore): the shards read back and verified.
 struct CheckpointRestoreSection {

@@ -98,6 +98,23 @@ std::string ratio_size_note(uint64_t save_bytes, double save_s, uint64_t raw_byt
       suggest >= (1ULL << 30) ? fmt::format("{}GiB", suggest >> 30) : fmt::format("{}MiB", suggest >> 20));
 }
 
+CheckpointRestoreRank restore_rank_row(const RankRestoreResult& x) {
+  CheckpointRestoreRank k;
+  k.path = escape_bytes(x.path);
+  k.logical_bytes = x.logical_bytes;
+  k.stored_bytes = x.stored_bytes;
+  k.duration_s = json_sec(x.total_ns);
+  k.read_s = json_sec(x.read_ns);
+  k.decompress_s = json_sec(x.decompress_ns);
+  k.restore_bytes_per_s = rate(x.logical_bytes, x.total_ns);
+  k.chunks_verified = x.chunks_verified;
+  k.chunks_total = x.chunks_total;
+  k.direct = x.direct;
+  k.decode_threads = x.decode_threads;
+  k.decode_wait_s = json_sec(x.decode_wait_ns);
+  return k;
+}
+
 CheckpointSection checkpoint_section(const CheckpointRunData& d) {
   const SaveResult& s = d.save;
   CheckpointSection out;
@@ -273,20 +290,7 @@ CheckpointSection checkpoint_section(const CheckpointRunData& d) {
     RestoreTotals rt;
     for (size_t i = 0; i < r.ranks.size(); ++i) {
       const auto& x = r.ranks[i];
-      CheckpointRestoreRank k;
-      k.path = escape_bytes(x.path);
-      k.logical_bytes = x.logical_bytes;
-      k.stored_bytes = x.stored_bytes;
-      k.duration_s = json_sec(x.total_ns);
-      k.read_s = json_sec(x.read_ns);
-      k.decompress_s = json_sec(x.decompress_ns);
-      k.restore_bytes_per_s = rate(x.logical_bytes, x.total_ns);
-      k.chunks_verified = x.chunks_verified;
-      k.chunks_total = x.chunks_total;
-      k.direct = x.direct;
-      k.decode_threads = x.decode_threads;
-      k.decode_wait_s = json_sec(x.decode_wait_ns);
-      rs.ranks.push_back(std::move(k));
+      rs.ranks.push_back(restore_rank_row(x));
       rt.add_rank(x, !empty_rank(i));
     }
     const bool rdirect = rt.direct();

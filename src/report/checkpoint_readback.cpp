@@ -31,20 +31,7 @@ CheckpointRestoreSection restore_part(const ReadbackRun& run) {
   CheckpointRestoreSection o;
   RestoreTotals rt;
   for (const auto& x : r.ranks) {
-    CheckpointRestoreRank k;
-    k.path = escape_bytes(x.path);
-    k.logical_bytes = x.logical_bytes;
-    k.stored_bytes = x.stored_bytes;
-    k.duration_s = readback_sec(x.total_ns);
-    k.read_s = readback_sec(x.read_ns);
-    k.decompress_s = readback_sec(x.decompress_ns);
-    k.restore_bytes_per_s = rate_bytes_per_s(x.logical_bytes, x.total_ns);
-    k.chunks_verified = x.chunks_verified;
-    k.chunks_total = x.chunks_total;
-    k.direct = x.direct;
-    k.decode_threads = x.decode_threads;
-    k.decode_wait_s = readback_sec(x.decode_wait_ns);
-    o.ranks.push_back(std::move(k));
+    o.ranks.push_back(restore_rank_row(x));
     rt.add_rank(x, true);
   }
   o.ok = r.ok;
