@@ -6,8 +6,11 @@
 # worker and the in-process CPU per sample must come out at 2 ms plus the loader's own small
 # overhead: at least 1.9 ms (less means work was missed) and at most 2.8 ms. The first sample in
 # each process burns 50 ms more: a fresh worker's one-time CPU, reported apart as its start-up CPU
-# (at least 50 ms, its fork and first batches included), not spread over the samples. Skips (77)
-# where no python3 imports torch.
+# (at least 50 ms, its fork and first batches included), not spread over the samples.
+# 12 batches, so the shortest steady window (one worker: its batches 3-12) holds 160 samples: a
+# one-time CPU cost of ~50 ms inside a worker's window (a loaded CI machine once gave a row 2,843 µs
+# at 6 batches, 64 samples in that window; a full garbage collection in a forked worker alone costs
+# ~30 ms) moves a row by ~310 µs, not ~780. Skips (77) where no python3 imports torch.
 set -u
 source "$(dirname "$0")/lib.sh"
 IOPROBE=$1
@@ -15,7 +18,7 @@ PY=$(torch_python) || exit 77
 W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-calibrate-cost.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 mkdir "$W/data"
-for i in $(seq -w 1 96); do head -c 4096 /dev/urandom > "$W/data/f$i.bin"; done
+for i in $(seq -w 1 192); do head -c 4096 /dev/urandom > "$W/data/f$i.bin"; done
 
 cat > "$W/busy_ds.py" <<'PYEOF'
 import os
@@ -54,7 +57,7 @@ def collate_fn(batch):
     return torch.cat(batch), torch.tensor([len(t) for t in batch])
 PYEOF
 
-"$IOPROBE" calibrate --dataset-factory "$W/busy_ds.py:make" --data "$W/data" --batch-size 16 --samples 96 \
+"$IOPROBE" calibrate --dataset-factory "$W/busy_ds.py:make" --data "$W/data" --batch-size 16 --samples 192 \
   --python "$PY" --json "$W/cal.json" > "$W/out.txt" 2> "$W/err.txt"
 rc=$?
 [ $rc = 0 ] || fail "calibrate exit $rc: $(cat "$W/err.txt")"
@@ -77,8 +80,8 @@ json "$W/cal.json" 'all(r["worker_startup_cpu_s"]["n"] == r["num_workers"] for r
 json "$W/cal.json" 'd["figures"]["startup_cpu"]["measured"] and 0.048 <= d["figures"]["startup_cpu"]["worker_s"]["min"] < 1.0' \
   | grep -qx True || fail "worker start-up CPU: $(json "$W/cal.json" 'd["figures"].get("startup_cpu")') (50 ms burned once per worker)"
 json "$W/cal.json" 'd["figures"]["startup_cpu"]["main_s"]["value"] > 0' | grep -qx True || fail "main start-up CPU"
-# 6 batches of 16: the rows' rates are over batches 2-6, 80 samples, whatever the batch's shape.
-json "$W/cal.json" 'sorted(set((r["batches"], r["samples"]) for r in d["rows"] if not r.get("oversubscribed")))' | grep -qxF "[(5, 80)]" \
+# 12 batches of 16: the rows' rates are over batches 2-12, 176 samples, whatever the batch's shape.
+json "$W/cal.json" 'sorted(set((r["batches"], r["samples"]) for r in d["rows"] if not r.get("oversubscribed")))' | grep -qxF "[(11, 176)]" \
   || fail "samples counted: $(json "$W/cal.json" '[(r["batches"], r["samples"]) for r in d["rows"]]')"
 # The crowded levels (num_workers 4 and 8 on 2 CPUs, or 2 and 4 on 1): 3 and 6 batches per worker,
 # their steady batches counted; a worker's CPU per sample there is still at least the 2 ms burned.
