@@ -4,13 +4,17 @@ and measures what each stage of the loader costs on this host. ioprobe runs it; 
 be run by hand (but may be, for debugging: it prints one JSON object on stdout).
 
 The Dataset comes from FILE.py:FUNC, where FUNC(paths: list[str]) returns a torch Dataset over
-those files; a module-level `collate_fn`, when FILE.py defines one, is the DataLoader's collate_fn
+those files: map-style (__getitem__ and __len__; loaded with shuffle=True) or an IterableDataset
+(its own order; it splits its stream across workers itself, with get_worker_info, as it must in
+training); a module-level `collate_fn`, when FILE.py defines one, is the DataLoader's collate_fn
 (else torch's default_collate). The files are read once before any measurement so that they sit
 in the page cache: the figures are CPU costs, not storage waits.
 
 Measured, for num_workers in --workers (0, 1, 2 by default); samples are counted from the batch
-sampler (a batch of B indices is B samples, whatever the collate_fn returns); rates and main-process
-figures over the batches from the first to the last (worker start-up and the first batch left out):
+sampler (a batch of B indices is B samples, whatever the collate_fn returns), or for an
+IterableDataset as each worker collates them (the collate hands back the batch and its count, which
+the main process unwraps); rates and main-process figures over the batches from the first to the
+last (worker start-up and the first batch left out):
   worker CPU per sample   steady CPU time of the worker processes (each one's process CPU clock, all
                           threads) per sample, from the end of each worker's 2nd collate to the end of
                           its last: __getitem__, collate, and putting the batch into shared memory
@@ -86,7 +90,8 @@ import warnings
 import ioprobe_batch  # what of a batch is tensors (beside this file)
 import ioprobe_gil  # the feeder's GIL share
 import ioprobe_progress  # progress on stderr, stacks on SIGUSR1
-from ioprobe_user import PROG, check_len, check_samples, default_collate_of, fail, list_files, load_user_code, warm
+from ioprobe_user import (PROG, check_len, check_samples, check_stream, default_collate_of, fail, list_files,
+                          load_user_code, warm)
 
 _TICK = os.sysconf("SC_CLK_TCK")
 NO_TORCH = 3  # ioprobe then tries its next interpreter (calibrate/driver.hpp kDriverNoTorch)
@@ -175,9 +180,13 @@ def feeder_cpu_s():
 def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_holder):
     if _interrupted_by:  # an interrupt a finalizer swallowed during the pass before
         raise KeyboardInterrupt
-    from torch.utils.data import DataLoader, get_worker_info
+    from torch.utils.data import DataLoader, IterableDataset, get_worker_info
     ds = make_ds(paths)
-    check_len(ds, paths)
+    # An IterableDataset's batches are counted as its workers collate them (the stream's length is
+    # not known before it ends): each collate hands back (batch, samples in it), unwrapped here.
+    iterable = isinstance(ds, IterableDataset)
+    if not iterable:
+        check_len(ds, paths)
     starts = torch.zeros(max(workers, 1), dtype=torch.float64).share_memory_()
     cpu0 = torch.full((max(workers, 1),), -1.0, dtype=torch.float64).share_memory_()
 
@@ -200,6 +209,8 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
 
     def timed_collate(samples):
         out = user_collate(samples)
+        if iterable:
+            out = (out, len(samples))
         info = get_worker_info()
         if info is not None:
             w = info.id
@@ -218,8 +229,9 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
 
     g = torch.Generator()
     g.manual_seed(seed)
-    kw = dict(batch_size=batch, shuffle=True, num_workers=workers, generator=g, drop_last=False,
-              collate_fn=timed_collate)
+    kw = dict(batch_size=batch, num_workers=workers, drop_last=False, collate_fn=timed_collate)
+    if not iterable:  # an IterableDataset has no sampler: its own order (a shuffle buffer, if any)
+        kw.update(shuffle=True, generator=g)
     if workers > 0:
         kw["worker_init_fn"] = init_fn
     loader = DataLoader(ds, **kw)
@@ -229,10 +241,10 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     it = iter(loader)  # forks and starts the workers
     main_startup = time.thread_time() - m0
     main_batch_cpu, pin_batch_cpu, batch_bytes, batch_tensors = [], [], [], []
-    sizes = batch_sizes(len(ds), batch)
+    sizes = [] if iterable else batch_sizes(len(ds), batch)
     snap = {}
-    nb = len(loader)
-    if nb != len(sizes):
+    nb = 0 if iterable else len(loader)
+    if not iterable and nb != len(sizes):
         fail(f"the DataLoader made {nb} batches of {len(ds)} samples at batch size {batch}, not {len(sizes)}", 1)
     k = 0
     locked = LockedBuffer(torch) if pin == "mlock" else None
@@ -246,6 +258,9 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         if _interrupted_by:  # the KeyboardInterrupt landed in a finalizer, which swallows it: stop here
             raise KeyboardInterrupt
         k += 1
+        if iterable:
+            b, n_b = b
+            sizes.append(n_b)
         PROGRESS.advance(sizes[k - 1] if k <= len(sizes) else 0)
         ts, bare = ioprobe_batch.split_batch(b, torch)
         for field, holds in bare:
@@ -264,8 +279,10 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
                 locked.copy_in(ts)
             if k > 1:
                 pin_batch_cpu.append((time.thread_time() - p0) * 1e6)
-        if k == 1 or k == nb:
-            # At the last batch every worker has fetched, collated and put all its batches.
+        if k == 1 or k == nb or (iterable and k > 1):
+            # At the last batch every worker has fetched, collated and put all its batches. A
+            # stream's last batch is known only at its end: each batch's marks replace the one
+            # before, and its workers' CPU is their clocks at their last collate (below).
             wcpu = [proc_cpu_s(w.pid) for w in getattr(it, "_workers", [])] if k == nb else []
             snap["t1" if k > 1 else "t0"] = (time.perf_counter(), k, rusage_s(), wcpu)
     # The iterator shut its workers down at StopIteration (joined, so reaped): their whole lives'
@@ -277,6 +294,8 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         fail(f"only {k} batch(es) of {batch}: too few files for a steady state; give --samples (or --data) "
              f"with at least 3 batches of files", 2)
     (ta, ka, ra, _), (tb, kb, rb, wb) = snap["t0"], snap["t1"]
+    if iterable:
+        wb = last_cpu.tolist()[:workers] if workers > 0 else []
     steady_samples = sum(sizes[ka:kb])
     pin_s = sum(pin_batch_cpu) / 1e6
     res = {
@@ -428,11 +447,16 @@ def main():
     except Exception as e:  # noqa: BLE001
         fail(f"{a.factory}: {a.func}(paths) raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}"
              f"fix {a.func} so that it returns a torch Dataset over the given file paths", 2)
-    if not hasattr(ds, "__getitem__") or not hasattr(ds, "__len__"):
-        fail(f"{a.factory}: {a.func}(paths) returned a {type(ds).__name__}, not a map-style Dataset "
-             f"(__getitem__ and __len__); return a torch.utils.data.Dataset", 2)
-    n = check_len(ds, paths)
-    check_samples(a, ds, min(n, 2), collate, torch, paths, PROGRESS)
+    iterable = isinstance(ds, torch.utils.data.IterableDataset)
+    if not iterable and (not hasattr(ds, "__getitem__") or not hasattr(ds, "__len__")):
+        fail(f"{a.factory}: {a.func}(paths) returned a {type(ds).__name__}, neither a map-style Dataset "
+             f"(__getitem__ and __len__) nor a torch IterableDataset (__iter__): calibrate measures your "
+             f"Dataset in real DataLoaders; return a torch.utils.data.Dataset or IterableDataset over the "
+             f"paths (a pipeline that is not a DataLoader: ioprobe record measures its I/O as it runs)", 2)
+    if iterable:
+        check_stream(a, ds, collate, torch, paths, PROGRESS)
+    else:
+        check_samples(a, ds, min(check_len(ds, paths), 2), collate, torch, paths, PROGRESS)
     pin = "cuda" if torch.cuda.is_available() else "mlock"
     rows = []
     levels = [x for x in a.oversubscribe.split(",") if x.strip()]
@@ -451,7 +475,8 @@ def main():
                      f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
     rows += crowded_rows(a, torch, make_ds, collate, paths)
     PROGRESS.step("the queue feeder's GIL share: pickling batches beside a thread running Python")
-    gil, gil_method = ioprobe_gil.measure(torch, ds, collate or default_collate_of(torch), a.batch_size, len(paths))
+    gil, gil_method = ioprobe_gil.measure(torch, ds, collate or default_collate_of(torch), a.batch_size, len(paths),
+                                          iterable)
     if _interrupted_by:
         raise KeyboardInterrupt
     result = json.dumps({
@@ -460,6 +485,7 @@ def main():
         "pin_method": "tensor.pin_memory() (cudaHostAlloc and copy)" if pin == "cuda" else
         "copy into an mlock'ed buffer (torch without CUDA cannot pin memory)",
         "collate": "collate_fn of the module" if collate is not None else "torch default_collate",
+        "dataset_kind": "iterable" if iterable else "map-style",
         "files": len(paths), "data_bytes": data_bytes, "batch_size": a.batch_size, "rows": rows,
         "feeder_gil": gil, "feeder_gil_method": gil_method,
         "no_tensor_bytes": [{"field": f, "holds": h} for f, h in NO_TENSOR_BYTES.items()],

@@ -100,9 +100,10 @@ def feeder_gil_share(make_batch, pickler, unpickle):
             "cpu_us": statistics.median(cpus) * 1e6, "trials": len(shares)}
 
 
-def measure(torch, ds, collate, batch, n):
+def measure(torch, ds, collate, batch, n, iterable=False):
     """The feeder's GIL share on the Dataset's own batches (collate: the DataLoader's collate_fn),
-    over its first n samples: (feeder_gil_share's figures or None, how it was measured or why not)."""
+    over its first n samples (an IterableDataset: its stream, started again at its end):
+    (feeder_gil_share's figures or None, how it was measured or why not)."""
     import resource
     from multiprocessing.reduction import ForkingPickler
     from torch import multiprocessing as torch_mp  # torch's reductions for ForkingPickler, as in a worker
@@ -117,7 +118,18 @@ def measure(torch, ds, collate, batch, n):
     starts = list(range(0, max(1, n - batch + 1), batch))
     k = [0]
 
+    stream = [iter(ds)] if iterable else None
+
+    def next_sample():
+        try:
+            return next(stream[0])
+        except StopIteration:
+            stream[0] = iter(ds)
+            return next(stream[0])
+
     def make_batch():
+        if iterable:
+            return collate([next_sample() for _ in range(batch)])
         s = starts[k[0] % len(starts)]
         k[0] += 1
         return collate([ds[i] for i in range(s, min(n, s + batch))])

@@ -137,3 +137,32 @@ def check_samples(a, ds, n, collate, torch, paths, progress):
         fail(f"{a.factory}: {what} refuses {field} of the Dataset's samples, as a DataLoader would: {err}; return "
              f"tensors, numpy arrays, numbers, strings, or dicts/lists/tuples of them from __getitem__ (None and "
              f"other objects are refused), or define collate_fn in {os.path.basename(a.factory)} for them", 2)
+
+
+def check_stream(a, ds, collate, torch, paths, progress):
+    """An IterableDataset's first two samples, from iter() in this process, collated as a DataLoader
+    worker collates them: its iterator's errors and a field the collate refuses are named before any
+    pass, as check_samples does for a map-style Dataset; an empty stream is refused in words."""
+    progress.step(f"your IterableDataset's first 2 samples and {'your collate_fn' if collate else 'torch default_collate'}"
+                  f" of them")
+    samples = []
+    try:
+        for sample in ds:
+            samples.append(sample)
+            if len(samples) == 2:
+                break
+    except Exception as e:  # noqa: BLE001
+        fail(f"{a.factory}: iterating the IterableDataset raised {type(e).__name__}: {e}\n"
+             f"{traceback.format_exc(limit=-3)}fix its __iter__ (it was given {len(paths)} paths, the first "
+             f"{paths[0]})", 2)
+    if not samples:
+        fail(f"{a.factory}: the IterableDataset yielded no sample over the {len(paths)} paths given to "
+             f"{FACTORY[1]}(paths) (the first: {paths[0]}): a DataLoader has nothing to load; check that it "
+             f"iterates the paths it is given", 2)
+    refused = ioprobe_batch.collate_refusal(samples, collate or default_collate_of(torch), collate is None, torch)
+    if refused:
+        field, err = refused
+        what = "your collate_fn" if collate else "torch's default_collate (the DataLoader's collate_fn)"
+        fail(f"{a.factory}: {what} refuses {field} of the IterableDataset's samples, as a DataLoader would: {err}; "
+             f"yield tensors, numpy arrays, numbers, strings, or dicts/lists/tuples of them, or define collate_fn "
+             f"in {os.path.basename(a.factory)} for them", 2)

@@ -129,7 +129,8 @@ json calibration_to_json(const Calibration& c) {
           {"ioprobe_version", c.ioprobe_version},
           {"created", c.created},
           {"command", c.command},
-          {"code", {{"file", c.code_file}, {"function", c.function}, {"collate", c.collate}}},
+          {"code",
+           {{"file", c.code_file}, {"function", c.function}, {"collate", c.collate}, {"dataset", c.dataset_kind}}},
           {"data", {{"dir", c.data_dir}, {"files", c.files}, {"bytes", c.data_bytes}}},
           {"host", {{"hostname", c.hostname}, {"kernel", c.kernel}, {"cpus_allowed", c.cpus_allowed}}},
           {"python",
@@ -192,6 +193,13 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.code_file = text(code, "file", where + ": code");
   c.function = text(code, "function", where + ": code");
   c.collate = text(code, "collate", where + ": code");
+  if (code.contains("dataset")) {
+    c.dataset_kind = text(code, "dataset", where + ": code");
+    if (c.dataset_kind != "map-style" && c.dataset_kind != "iterable")
+      throw UsageError(fmt::format("{}: code.dataset '{}' is neither 'map-style' nor 'iterable'; write it again with "
+                                   "ioprobe calibrate",
+                                   where, c.dataset_kind));
+  }
   const json& data = field(j, "data", where);
   c.data_dir = text(data, "dir", where + ": data");
   c.files = static_cast<uint64_t>(whole(data, "files", where + ": data", 1e15));

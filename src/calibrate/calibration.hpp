@@ -54,6 +54,9 @@ struct Calibration {
   std::string code_file;  // absolute path of FILE.py
   std::string function;   // FUNC: FUNC(paths) returns the Dataset
   std::string collate;    // "collate_fn of the module" | "torch default_collate"
+  // "map-style" (__getitem__ + __len__, loaded with shuffle=True) | "iterable" (a torch
+  // IterableDataset in its own order); documents written before calibrate took streams: map-style
+  std::string dataset_kind = "map-style";
   // The data it ran on (read into the page cache first: CPU costs, no storage wait).
   std::string data_dir;
   uint64_t files = 0;

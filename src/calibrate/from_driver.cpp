@@ -97,6 +97,7 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     c.torch_version = out.at("torch_version").get<std::string>();
     c.cuda_available = out.at("cuda_available").get<bool>();
     c.collate = out.at("collate").get<std::string>();
+    c.dataset_kind = out.at("dataset_kind").get<std::string>();
     c.files = out.at("files").get<uint64_t>();
     c.data_bytes = out.at("data_bytes").get<uint64_t>();
     c.batch_size = out.at("batch_size").get<uint32_t>();

@@ -27,8 +27,10 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   const auto& f = doc.at("figures");
   const uint32_t batch = doc.value("batch_size", 0U);
   o += "Calibration of the user's DataLoader\n";
-  line("code",
-       fmt::format("{}:{} ({})", code.value("file", ""), code.value("function", ""), code.value("collate", "")));
+  // An IterableDataset is named: its samples come in its own order, not a shuffled sampler's.
+  const bool stream = code.value("dataset", "map-style") == "iterable";
+  line("code", fmt::format("{}:{} ({}{})", code.value("file", ""), code.value("function", ""),
+                           stream ? "IterableDataset, " : "", code.value("collate", "")));
   line("data",
        fmt::format("{} files, {} of {} (read into the page cache first)", format_count(data.value("files", 0ULL)),
                    format_bytes(data.value("bytes", 0ULL)), escape_bytes(data.value("dir", ""))));

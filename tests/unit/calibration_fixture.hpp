@@ -71,6 +71,7 @@ inline json driver_output() {
           {"cuda_available", false},
           {"pin_method", "copy into an mlock'ed buffer (torch without CUDA cannot pin memory)"},
           {"collate", "torch default_collate"},
+          {"dataset_kind", "map-style"},
           {"files", 1024},
           {"data_bytes", 3498712},
           {"batch_size", 64},

@@ -357,7 +357,23 @@ TEST_CASE("calibration document round trip", "[calibrate]") {
   CHECK(back.main_cpu_per_batch_us.value == Approx(c.main_cpu_per_batch_us.value));
   CHECK(back.pin_cpu_per_batch_us.max == Approx(300));
   CHECK(back.rows.size() == 6);
+  CHECK(back.dataset_kind == "map-style");
   CHECK(calibration_to_json(back) == j);
+}
+
+TEST_CASE("a calibration says which kind of Dataset it measured; older documents were map-style", "[calibrate]") {
+  Calibration c = sample_calibration();
+  c.dataset_kind = "iterable";
+  json j = calibration_to_json(c);
+  CHECK(j["code"]["dataset"] == "iterable");
+  CHECK(calibration_from_json(j, "cal.json").dataset_kind == "iterable");
+  j["code"].erase("dataset");
+  CHECK(calibration_from_json(j, "cal.json").dataset_kind == "map-style");
+  j["code"]["dataset"] = "generator";
+  CHECK_THROWS_WITH(calibration_from_json(j, "cal.json"),
+                    Catch::Contains("cal.json: code.dataset 'generator' is neither 'map-style' nor 'iterable'"));
+  j["code"]["dataset"] = 3;
+  CHECK_THROWS_WITH(calibration_from_json(j, "cal.json"), Catch::Contains("dataset"));
 }
 
 TEST_CASE("bad calibration documents are refused naming the file and the field", "[calibrate]") {

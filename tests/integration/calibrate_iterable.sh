@@ -1,0 +1,92 @@
+#!/bin/bash
+# ioprobe calibrate measures a torch IterableDataset, not only a map-style Dataset: a stream that
+# splits its files across the DataLoader's workers (get_worker_info, as a sharded stream must) and
+# burns 1 ms of its thread's CPU per sample. Its samples are counted as the workers collate them
+# (the stream's length is not known before its end): the rows' steady samples, the worker and the
+# in-process CPU per sample (1 ms plus the loader's small overhead: 0.95-1.6 ms) and the document's
+# code.dataset "iterable", named in the text. A factory returning a plain generator (neither kind)
+# and a stream that yields nothing are refused, exit 2, saying why. Skips (77) where no python3
+# imports torch.
+set -u
+source "$(dirname "$0")/lib.sh"
+IOPROBE=$1
+PY=$(torch_python) || exit 77
+W=$(mktemp -d "${TMPDIR:-/tmp}/ioprobe-calibrate-iterable.XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+mkdir "$W/data"
+for i in $(seq -w 1 192); do head -c 4096 /dev/urandom > "$W/data/f$i.bin"; done
+
+cat > "$W/stream_ds.py" <<'PYEOF'
+import time
+
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+BURN_S = 0.001
+
+
+class Stream(IterableDataset):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __iter__(self):
+        info = get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info else (0, 1)
+        for p in self.paths[wid::nw]:
+            t0 = time.thread_time()
+            with open(p, "rb") as f:
+                data = f.read()
+            while time.thread_time() - t0 < BURN_S:
+                pass
+            yield torch.frombuffer(bytearray(data), dtype=torch.uint8)[:1000].float()
+
+
+def make(paths):
+    return Stream(paths)
+
+
+def make_generator(paths):
+    return (p for p in paths)
+
+
+class Empty(IterableDataset):
+    def __iter__(self):
+        return iter(())
+
+
+def make_empty(paths):
+    return Empty()
+PYEOF
+
+cal() { "$IOPROBE" calibrate --data "$W/data" --batch-size 16 --samples 192 --python "$PY" --oversubscribe none "$@"; }
+cal --dataset-factory "$W/stream_ds.py:make" --json "$W/cal.json" > "$W/out.txt" 2> "$W/err.txt"
+rc=$?
+[ $rc = 0 ] || fail "calibrate exit $rc: $(cat "$W/err.txt")"
+json "$W/cal.json" 'd["code"]["dataset"]' | grep -qx iterable || fail "code.dataset: $(json "$W/cal.json" 'd["code"]')"
+grep -q "stream_ds.py:make (IterableDataset, torch default_collate)" "$W/out.txt" || fail "the text does not name the IterableDataset: $(head -3 "$W/out.txt")"
+within() {  # WHAT VALUE
+  json "$W/cal.json" "950 <= $2 <= 1600" | grep -qx True || fail "$1 is $(json "$W/cal.json" "$2") µs, not 1000 µs (950-1600)"
+}
+within "worker CPU per sample" 'd["figures"]["worker_cpu_per_sample_us"]["value"]'
+within "in-process CPU per sample" 'd["figures"]["inprocess_cpu_per_sample_us"]["value"]'
+for r in 0 1 2 3 4 5; do
+  within "row $r's CPU per sample" "[r.get('worker_cpu_per_sample_us', r.get('inprocess_cpu_per_sample_us')) for r in d['rows']][$r]"
+done
+# 12 batches of 16 whatever num_workers (the stream is split, not repeated, across workers): the
+# rates are over batches 2-12, 176 samples, counted from the workers' collates.
+json "$W/cal.json" 'sorted(set((r["batches"], r["samples"]) for r in d["rows"]))' | grep -qxF "[(11, 176)]" \
+  || fail "samples counted: $(json "$W/cal.json" '[(r["num_workers"], r["batches"], r["samples"]) for r in d["rows"]]')"
+json "$W/cal.json" 'all(r["pass_samples"] == 192 for r in d["rows"] if r["num_workers"])' | grep -qx True \
+  || fail "pass samples: $(json "$W/cal.json" '[r.get("pass_samples") for r in d["rows"]]')"
+# The calibration drives a run like any other.
+"$IOPROBE" run --data "$W/data" --batch-size 16 --workers 1 --calibration "$W/cal.json" --json "$W/run.json" > "$W/run.txt" 2>&1 \
+  || fail "run --calibration: $(tail -3 "$W/run.txt")"
+
+cal --dataset-factory "$W/stream_ds.py:make_generator" > "$W/e.txt" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "returned a generator, neither a map-style Dataset" "$W/e.txt" && grep -q "nor a torch IterableDataset" "$W/e.txt" \
+  || fail "a generator: exit $rc: $(cat "$W/e.txt")"
+cal --dataset-factory "$W/stream_ds.py:make_empty" > "$W/e.txt" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "the IterableDataset yielded no sample over the 192 paths" "$W/e.txt" || fail "an empty stream: exit $rc: $(cat "$W/e.txt")"
+echo "PASS"
