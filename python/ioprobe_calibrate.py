@@ -300,6 +300,7 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     pin_s = sum(pin_batch_cpu) / 1e6
     res = {
         "num_workers": workers, "batches": kb - ka, "samples": steady_samples,
+        **({"stream_samples": sum(sizes)} if iterable else {}),
         "samples_per_s": steady_samples / (tb - ta) if tb > ta else 0.0,
         # The main process's CPU, the pin copy (done here, in the main thread) taken out.
         "main_cpu_per_batch_us": ((rb - ra) - pin_s) * 1e6 / (kb - ka),
@@ -368,9 +369,10 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
 # (fork to exit) gives the CPU per sample (the difference) and the one-time CPU per worker (the
 # rest), as a real epoch pays them; a short pass's windowed start-up figure varied by 0.1-0.9 s.
 CROWDED_LENGTHS = (3, 6)
+MIN_BATCHES = 6  # the steady windows need 3 batches per worker at num_workers=2
 
 
-def crowded_rows(a, torch, make_ds, collate, paths):
+def crowded_rows(a, torch, make_ds, collate, paths, rows_before):
     """The oversubscribed passes (--oversubscribe): num_workers = P x K on K CPUs for each level P."""
     levels = [int(x) for x in a.oversubscribe.split(",") if x.strip()]
     if not levels:
@@ -381,7 +383,14 @@ def crowded_rows(a, torch, make_ds, collate, paths):
     for per, rep in [(per, rep) for per in levels for rep in range(len(CROWDED_LENGTHS))]:
         w = per * k
         n = CROWDED_LENGTHS[rep] * w * a.batch_size
-        run_paths = (paths * -(-n // len(paths)))[:n]
+        files = n
+        if "stream_samples" in rows_before[0]:
+            # A stream's files hold stream_samples / len(paths) samples each (its first pass counted
+            # them): the files, repeated as needed, that hold n samples, a whole number per worker
+            # (a stream deals whole files, shards, to its workers).
+            files = -(-n * len(paths) // rows_before[0]["stream_samples"])
+            files = -(-files // w) * w
+        run_paths = (paths * -(-files // len(paths)))[:files]
         PROGRESS.step(f"pass {next(PASS_NO)} of {a.passes}: num_workers={w} on {k} CPU(s) ({per} worker processes "
                       f"per CPU), length {rep + 1} of {len(CROWDED_LENGTHS)}: {CROWDED_LENGTHS[rep]} batches per "
                       f"worker ({n} samples over the files)", n)
@@ -430,9 +439,6 @@ def main():
     make_ds, collate = load_user_code(a.factory, a.func)
     limit = a.samples or 16 * a.batch_size
     paths = list_files(a.data, limit)
-    if len(paths) < 6 * a.batch_size:  # 3 steady batches per worker at num_workers=2
-        fail(f"--data {a.data}: {len(paths)} files, fewer than 6 batches of {a.batch_size} (3 per worker at "
-             f"num_workers=2); give a directory with more files or a smaller --batch-size", 2)
     PROGRESS.step(f"reading {len(paths)} files of {a.data} into the page cache")
     data_bytes = warm(paths)
     if a.paths_out:
@@ -453,6 +459,15 @@ def main():
              f"(__getitem__ and __len__) nor a torch IterableDataset (__iter__): calibrate measures your "
              f"Dataset in real DataLoaders; return a torch.utils.data.Dataset or IterableDataset over the "
              f"paths (a pipeline that is not a DataLoader: ioprobe record measures its I/O as it runs)", 2)
+    # 3 steady batches per worker at num_workers=2: a map-style Dataset's are its files, checked
+    # here, before any pass; a stream's samples are known after its first pass (below).
+    if not iterable and len(paths) < MIN_BATCHES * a.batch_size:
+        if a.samples and a.samples < MIN_BATCHES * a.batch_size:
+            fail(f"--samples {a.samples}: calibration needs at least {MIN_BATCHES} batches of --batch-size "
+                 f"{a.batch_size} (3 per worker at num_workers=2), {MIN_BATCHES * a.batch_size} samples; give "
+                 f"--samples {MIN_BATCHES * a.batch_size} or more, or a smaller --batch-size", 2)
+        fail(f"--data {a.data}: {len(paths)} files, fewer than {MIN_BATCHES} batches of {a.batch_size} (3 per worker "
+             f"at num_workers=2); give a directory with more files or a smaller --batch-size", 2)
     if iterable:
         check_stream(a, ds, collate, torch, paths, PROGRESS)
     else:
@@ -468,12 +483,18 @@ def main():
             try:
                 rows.append(dict(measure(torch, make_ds, collate, paths, w, a.batch_size, a.seed, p, None),
                                  pin_memory=bool(p), cpus=len(os.sched_getaffinity(0))))
+                if iterable and rows[-1]["stream_samples"] < MIN_BATCHES * a.batch_size:
+                    n = rows[-1]["stream_samples"]
+                    fail(f"{a.factory}: the IterableDataset yielded {n} samples over the {len(paths)} files of "
+                         f"--data {a.data}, fewer than {MIN_BATCHES} batches of --batch-size {a.batch_size} (3 per "
+                         f"worker at num_workers=2), {MIN_BATCHES * a.batch_size} samples; give more files (--samples "
+                         f"counts files) or a smaller --batch-size", 2)
             except SystemExit:
                 raise
             except Exception as e:  # noqa: BLE001
                 fail(f"{a.factory}: the DataLoader (num_workers={w}) raised {type(e).__name__}: {e}\n"
                      f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
-    rows += crowded_rows(a, torch, make_ds, collate, paths)
+    rows += crowded_rows(a, torch, make_ds, collate, paths, rows)
     PROGRESS.step("the queue feeder's GIL share: pickling batches beside a thread running Python")
     gil, gil_method = ioprobe_gil.measure(torch, ds, collate or default_collate_of(torch), a.batch_size, len(paths),
                                           iterable)

@@ -61,6 +61,7 @@ struct Calibration {
   std::string data_dir;
   uint64_t files = 0;
   uint64_t data_bytes = 0;
+  uint64_t stream_samples = 0;  // an IterableDataset: the samples its files held (its first pass); else 0
   // Where.
   std::string hostname, kernel;
   int cpus_allowed = 0;

@@ -34,9 +34,6 @@ namespace ioprobe::cli {
 
 namespace {
 
-// Batches of files a calibration needs: its num_workers=2 pass takes 3 steady batches per worker.
-constexpr uint64_t kCalibrationMinBatches = 6;
-
 std::string absolute(const std::string& p) {
   char buf[PATH_MAX];
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
@@ -198,14 +195,10 @@ int cmd_calibrate(const CommandContext& ctx) {
     throw UsageError(fmt::format("--data '{}' {}; give the directory of your files", escape_bytes(data),
                                  errno == ENOENT ? "does not exist" : "is not a directory"));
   const uint64_t batch = get_count(vm, "batch-size", 256, 1, 1 << 20);
-  // The num_workers=2 pass needs 3 steady batches from each worker (python/ioprobe_calibrate.py):
-  // 6 batches in all, refused here before any pass runs, not after the first two.
+  // The num_workers=2 pass needs 3 steady batches from each worker, 6 in all: the driver refuses
+  // fewer before any pass (python/ioprobe_calibrate.py), as only it knows whether the files are the
+  // samples (a map-style Dataset) or hold them (an IterableDataset over shards).
   const uint64_t samples = get_count(vm, "samples", 16 * batch, 1, 1ULL << 32);
-  if (samples < kCalibrationMinBatches * batch)
-    throw UsageError(fmt::format("--samples {}: calibration needs at least {} batches of --batch-size {} (3 per worker "
-                                 "at num_workers=2), {} samples; give --samples {} or more, or a smaller --batch-size",
-                                 samples, kCalibrationMinBatches, batch, kCalibrationMinBatches * batch,
-                                 kCalibrationMinBatches * batch));
   const std::string json_path = get_string(vm, "json");
   if (!json_path.empty()) check_output_path(json_path, "--json", "calibration");
   if (vm.count("oversubscribe") && get_string(vm, "oversubscribe").empty())
@@ -330,9 +323,23 @@ int cmd_calibrate(const CommandContext& ctx) {
   if (!json_path.empty()) {
     write_json_file(json_path, doc);
     // A command that runs as printed: these files at this batch size (the figures are per batch).
-    std::cout << fmt::format("\nwritten: {}; use it with (your dataset's directory in place of this one, if it is "
-                             "larger):\n  ioprobe run --data {} --batch-size {} --calibration {}\n",
-                             escape_bytes(json_path), shell_quote(absolute(data)), batch, shell_quote(json_path));
+    if (cal.stream_samples == 0 || cal.stream_samples == cal.files)  // a file per sample
+      std::cout << fmt::format("\nwritten: {}; use it with (your dataset's directory in place of this one, if it is "
+                               "larger):\n  ioprobe run --data {} --batch-size {} --calibration {}\n",
+                               escape_bytes(json_path), shell_quote(absolute(data)), batch, shell_quote(json_path));
+    else  // a stream's files hold its samples: a sharded dataset of their shape stands for them
+      std::cout << fmt::format(
+          "\nwritten: {}; your IterableDataset's {} files held {} samples ({:.0f} per file, {:.0f} B per sample with "
+          "the files' own headers): a sharded dataset of that shape emulates them (add --shuffle-buffer N as your "
+          "pipeline shuffles; more --files for a longer run):\n  ioprobe run --dataset resnet50-tfrecord-like "
+          "--records-per-file {:.0f} --record-size {:.0f} --record-size-dist fixed --files {} --batch-size {} "
+          "--calibration {}\n",
+          escape_bytes(json_path), cal.files, cal.stream_samples,
+          static_cast<double>(cal.stream_samples) / static_cast<double>(cal.files),
+          static_cast<double>(cal.data_bytes) / static_cast<double>(cal.stream_samples),
+          std::max(1.0, std::round(static_cast<double>(cal.stream_samples) / static_cast<double>(cal.files))),
+          std::max(1.0, std::round(static_cast<double>(cal.data_bytes) / static_cast<double>(cal.stream_samples))),
+          cal.files, batch, shell_quote(json_path));
   }
   return kExitOk;
 }

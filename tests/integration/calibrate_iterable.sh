@@ -45,6 +45,29 @@ def make(paths):
     return Stream(paths)
 
 
+class Shards(IterableDataset):
+    """Each file holds 4 samples of 1 KiB, back to back; the files are dealt to the workers."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __iter__(self):
+        info = get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info else (0, 1)
+        for p in self.paths[wid::nw]:
+            with open(p, "rb") as f:
+                data = f.read()
+            for i in range(0, len(data), 1024):
+                t0 = time.thread_time()
+                while time.thread_time() - t0 < BURN_S:
+                    pass
+                yield torch.frombuffer(bytearray(data[i:i + 1024]), dtype=torch.uint8).float()
+
+
+def make_shards(paths):
+    return Shards(paths)
+
+
 def make_generator(paths):
     return (p for p in paths)
 
@@ -58,8 +81,8 @@ def make_empty(paths):
     return Empty()
 PYEOF
 
-cal() { "$IOPROBE" calibrate --data "$W/data" --batch-size 16 --samples 192 --python "$PY" --oversubscribe none "$@"; }
-cal --dataset-factory "$W/stream_ds.py:make" --json "$W/cal.json" > "$W/out.txt" 2> "$W/err.txt"
+cal() { "$IOPROBE" calibrate --data "$W/data" --batch-size 16 --python "$PY" "$@"; }
+cal --dataset-factory "$W/stream_ds.py:make" --samples 192 --oversubscribe none --json "$W/cal.json" > "$W/out.txt" 2> "$W/err.txt"
 rc=$?
 [ $rc = 0 ] || fail "calibrate exit $rc: $(cat "$W/err.txt")"
 json "$W/cal.json" 'd["code"]["dataset"]' | grep -qx iterable || fail "code.dataset: $(json "$W/cal.json" 'd["code"]')"
@@ -82,11 +105,25 @@ json "$W/cal.json" 'all(r["pass_samples"] == 192 for r in d["rows"] if r["num_wo
 "$IOPROBE" run --data "$W/data" --batch-size 16 --workers 1 --calibration "$W/cal.json" --json "$W/run.json" > "$W/run.txt" 2>&1 \
   || fail "run --calibration: $(tail -3 "$W/run.txt")"
 
-cal --dataset-factory "$W/stream_ds.py:make_generator" > "$W/e.txt" 2>&1
+# Files that hold several samples (shards): 48 files of 4 samples. --samples counts files; the
+# stream's samples (192) are counted in its first pass and kept (data.samples), the crowded passes
+# read as many files as hold their samples, and the command printed emulates the shards' shape.
+cal --dataset-factory "$W/stream_ds.py:make_shards" --samples 48 --oversubscribe 2 --json "$W/shards.json" \
+  > "$W/out.txt" 2> "$W/err.txt" || fail "calibrate of a sharded stream: $(tail -3 "$W/err.txt")"
+json "$W/shards.json" '(d["data"]["files"], d["data"]["samples"])' | grep -qxF "(48, 192)" || fail "shard data: $(json "$W/shards.json" 'd["data"]')"
+json "$W/shards.json" 'sorted(r["pass_samples"] for r in d["rows"] if r.get("oversubscribed"))' | grep -qxF "[192, 384]" \
+  || fail "crowded passes of the stream: $(json "$W/shards.json" '[(r["num_workers"], r.get("pass_samples")) for r in d["rows"]]')"
+grep -q "your IterableDataset's 48 files held 192 samples (4 per file, 1024 B per sample" "$W/out.txt" || fail "no shard hint: $(tail -3 "$W/out.txt")"
+cmd=$(grep -A1 "^written:" "$W/out.txt" | tail -1 | sed 's/^ *ioprobe //')
+grep -qF -- "--records-per-file 4 --record-size 1024 --record-size-dist fixed --files 48 --batch-size 16" <<< "$cmd" || fail "hint: $cmd"
+eval "\"$IOPROBE\" $cmd --dir \"$W/gen\" --json \"$W/shardrun.json\"" > "$W/run.txt" 2>&1 || fail "the printed command: $(tail -3 "$W/run.txt")"
+json "$W/shardrun.json" 'd["results"]["samples"]' | grep -qx 192 || fail "the printed command read $(json "$W/shardrun.json" 'd["results"]["samples"]') samples"
+
+cal --dataset-factory "$W/stream_ds.py:make_generator" --samples 192 --oversubscribe none > "$W/e.txt" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "returned a generator, neither a map-style Dataset" "$W/e.txt" && grep -q "nor a torch IterableDataset" "$W/e.txt" \
   || fail "a generator: exit $rc: $(cat "$W/e.txt")"
-cal --dataset-factory "$W/stream_ds.py:make_empty" > "$W/e.txt" 2>&1
+cal --dataset-factory "$W/stream_ds.py:make_empty" --samples 192 --oversubscribe none > "$W/e.txt" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "the IterableDataset yielded no sample over the 192 paths" "$W/e.txt" || fail "an empty stream: exit $rc: $(cat "$W/e.txt")"
 echo "PASS"

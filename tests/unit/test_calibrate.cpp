@@ -376,6 +376,22 @@ TEST_CASE("a calibration says which kind of Dataset it measured; older documents
   CHECK_THROWS_WITH(calibration_from_json(j, "cal.json"), Catch::Contains("dataset"));
 }
 
+TEST_CASE("an IterableDataset's calibration keeps the samples its files held", "[calibrate]") {
+  json out = driver_output();
+  out["dataset_kind"] = "iterable";
+  for (json& r : out["rows"]) r["stream_samples"] = 4096;
+  const Calibration c = calibration_from_driver(out, "drv");
+  CHECK(c.dataset_kind == "iterable");
+  CHECK(c.stream_samples == 4096);
+  const json j = calibration_to_json(c);
+  CHECK(j["data"]["samples"] == 4096);
+  CHECK(calibration_from_json(j, "cal.json").stream_samples == 4096);
+  // A map-style Dataset's files are its samples: no count of their own.
+  CHECK_FALSE(calibration_to_json(sample_calibration())["data"].contains("samples"));
+  out["rows"][0].erase("stream_samples");
+  CHECK_THROWS(calibration_from_driver(out, "drv"));
+}
+
 TEST_CASE("bad calibration documents are refused naming the file and the field", "[calibrate]") {
   const json good = calibration_to_json(sample_calibration());
   json j = good;
