@@ -110,13 +110,15 @@ def pytorch_epoch(prog, py, data_dir, workers, batch, seed=0, list_file=None):
 
 
 def ioprobe_epoch(prog, exe, data_dir, files, workers, batch, cache, cpu_per_sample=0.0, seed=0, extra=(), workdir=None):
-    """One epoch of `ioprobe run` over the generated dataset in data_dir, no GPU wait. Returns the
-    JSON document's results plus the whole process tree's CPU from wait4."""
+    """One epoch of `ioprobe run` over the generated dataset in data_dir, no GPU wait (cpu_per_sample
+    None: no --cpu-per-sample, e.g. with a --calibration in extra). Returns the JSON document's
+    results plus the whole process tree's CPU from wait4."""
     fd, jpath = tempfile.mkstemp(prefix="ioprobe-", suffix=".json", dir=workdir)
     os.close(fd)
     try:
+        cost = [] if cpu_per_sample is None else ["--cpu-per-sample", f"{cpu_per_sample:.3f}"]
         cmd = [exe, "run", "--dir", data_dir, "--files", str(files), "--workers", str(workers), "--batch-size", str(batch),
-               "--cache", cache, "--cpu-per-sample", f"{cpu_per_sample:.3f}", "--gpu-samples-per-s", "1e9",
+               "--cache", cache] + cost + ["--gpu-samples-per-s", "1e9",
                "--seed", str(seed), "--quiet", "--json", jpath] + list(extra)
         _, u, s = run_measured(prog, cmd)
         with open(jpath) as f:
