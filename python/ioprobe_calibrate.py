@@ -300,7 +300,7 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
     pin_s = sum(pin_batch_cpu) / 1e6
     res = {
         "num_workers": workers, "batches": kb - ka, "samples": steady_samples,
-        **({"stream_samples": sum(sizes)} if iterable else {}),
+        "dataset_samples": sum(sizes) if iterable else len(ds),
         "samples_per_s": steady_samples / (tb - ta) if tb > ta else 0.0,
         # The main process's CPU, the pin copy (done here, in the main thread) taken out.
         "main_cpu_per_batch_us": ((rb - ra) - pin_s) * 1e6 / (kb - ka),
@@ -384,11 +384,11 @@ def crowded_rows(a, torch, make_ds, collate, paths, rows_before):
         w = per * k
         n = CROWDED_LENGTHS[rep] * w * a.batch_size
         files = n
-        if "stream_samples" in rows_before[0]:
-            # A stream's files hold stream_samples / len(paths) samples each (its first pass counted
-            # them): the files, repeated as needed, that hold n samples, a whole number per worker
-            # (a stream deals whole files, shards, to its workers).
-            files = -(-n * len(paths) // rows_before[0]["stream_samples"])
+        if rows_before[0]["dataset_samples"] != len(paths):
+            # Files that hold several samples each (shards, Arrow tables; a stream's counted in its
+            # first pass): the files, repeated as needed, that hold n samples, a whole number per
+            # worker (a stream deals whole files to its workers).
+            files = -(-n * len(paths) // rows_before[0]["dataset_samples"])
             files = -(-files // w) * w
         run_paths = (paths * -(-files // len(paths)))[:files]
         PROGRESS.step(f"pass {next(PASS_NO)} of {a.passes}: num_workers={w} on {k} CPU(s) ({per} worker processes "
@@ -461,7 +461,13 @@ def main():
              f"paths (a pipeline that is not a DataLoader: ioprobe record measures its I/O as it runs)", 2)
     # 3 steady batches per worker at num_workers=2: a map-style Dataset's are its files, checked
     # here, before any pass; a stream's samples are known after its first pass (below).
-    if not iterable and len(paths) < MIN_BATCHES * a.batch_size:
+    n_samples = 0 if iterable else check_len(ds, paths)
+    if not iterable and n_samples < MIN_BATCHES * a.batch_size:
+        if n_samples != len(paths):
+            fail(f"{a.factory}: the Dataset holds {n_samples} samples over the {len(paths)} files of --data "
+                 f"{a.data}, fewer than {MIN_BATCHES} batches of --batch-size {a.batch_size} (3 per worker at "
+                 f"num_workers=2), {MIN_BATCHES * a.batch_size} samples; give more files (--samples counts files) "
+                 f"or a smaller --batch-size", 2)
         if a.samples and a.samples < MIN_BATCHES * a.batch_size:
             fail(f"--samples {a.samples}: calibration needs at least {MIN_BATCHES} batches of --batch-size "
                  f"{a.batch_size} (3 per worker at num_workers=2), {MIN_BATCHES * a.batch_size} samples; give "
@@ -471,7 +477,7 @@ def main():
     if iterable:
         check_stream(a, ds, collate, torch, paths, PROGRESS)
     else:
-        check_samples(a, ds, min(check_len(ds, paths), 2), collate, torch, paths, PROGRESS)
+        check_samples(a, ds, min(n_samples, 2), collate, torch, paths, PROGRESS)
     pin = "cuda" if torch.cuda.is_available() else "mlock"
     rows = []
     levels = [x for x in a.oversubscribe.split(",") if x.strip()]
@@ -483,8 +489,8 @@ def main():
             try:
                 rows.append(dict(measure(torch, make_ds, collate, paths, w, a.batch_size, a.seed, p, None),
                                  pin_memory=bool(p), cpus=len(os.sched_getaffinity(0))))
-                if iterable and rows[-1]["stream_samples"] < MIN_BATCHES * a.batch_size:
-                    n = rows[-1]["stream_samples"]
+                if iterable and rows[-1]["dataset_samples"] < MIN_BATCHES * a.batch_size:
+                    n = rows[-1]["dataset_samples"]
                     fail(f"{a.factory}: the IterableDataset yielded {n} samples over the {len(paths)} files of "
                          f"--data {a.data}, fewer than {MIN_BATCHES} batches of --batch-size {a.batch_size} (3 per "
                          f"worker at num_workers=2), {MIN_BATCHES * a.batch_size} samples; give more files (--samples "

@@ -124,7 +124,7 @@ json calibration_to_json(const Calibration& c) {
   json no_tensor = json::array();
   for (const auto& p : c.no_tensor_bytes) no_tensor.push_back({{"field", p.field}, {"holds", p.holds}});
   json data = {{"dir", c.data_dir}, {"files", c.files}, {"bytes", c.data_bytes}};
-  if (c.stream_samples > 0) data["samples"] = c.stream_samples;  // an IterableDataset's, counted
+  if (c.dataset_samples > 0) data["samples"] = c.dataset_samples;
   return {{"schema", kCalibrationSchema},
           {"kind", "calibration"},
           {"schema_version", c.schema_version},
@@ -207,7 +207,7 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.files = static_cast<uint64_t>(whole(data, "files", where + ": data", 1e15));
   c.data_bytes = static_cast<uint64_t>(whole(data, "bytes", where + ": data", 1e18));
   if (data.contains("samples"))
-    c.stream_samples = static_cast<uint64_t>(whole(data, "samples", where + ": data", 1e15));
+    c.dataset_samples = static_cast<uint64_t>(whole(data, "samples", where + ": data", 1e15));
   const json& host = field(j, "host", where);
   c.hostname = text(host, "hostname", where + ": host");
   c.kernel = text(host, "kernel", where + ": host");

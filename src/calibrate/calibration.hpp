@@ -61,7 +61,9 @@ struct Calibration {
   std::string data_dir;
   uint64_t files = 0;
   uint64_t data_bytes = 0;
-  uint64_t stream_samples = 0;  // an IterableDataset: the samples its files held (its first pass); else 0
+  // The samples the files held where they are not one per file (shards, tables; an
+  // IterableDataset's counted in its first pass, a map-style Dataset's len()); else 0
+  uint64_t dataset_samples = 0;
   // Where.
   std::string hostname, kernel;
   int cpus_allowed = 0;

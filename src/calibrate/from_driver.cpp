@@ -98,9 +98,11 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     c.cuda_available = out.at("cuda_available").get<bool>();
     c.collate = out.at("collate").get<std::string>();
     c.dataset_kind = out.at("dataset_kind").get<std::string>();
-    if (c.dataset_kind == "iterable") c.stream_samples = out.at("rows").at(0).at("stream_samples").get<uint64_t>();
     c.files = out.at("files").get<uint64_t>();
     c.data_bytes = out.at("data_bytes").get<uint64_t>();
+    // Samples the files held, where not one per file (shards, tables): kept in the document.
+    const uint64_t held = out.at("rows").at(0).at("dataset_samples").get<uint64_t>();
+    if (held != c.files) c.dataset_samples = held;
     c.batch_size = out.at("batch_size").get<uint32_t>();
     c.rows = out.at("rows");
     const json& rows = c.rows;

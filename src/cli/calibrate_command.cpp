@@ -323,7 +323,7 @@ int cmd_calibrate(const CommandContext& ctx) {
   if (!json_path.empty()) {
     write_json_file(json_path, doc);
     // A command that runs as printed: these files at this batch size (the figures are per batch).
-    if (cal.stream_samples == 0 || cal.stream_samples == cal.files)  // a file per sample
+    if (cal.dataset_kind != "iterable" || cal.dataset_samples == 0)  // a file per sample, or random reads of rows
       std::cout << fmt::format("\nwritten: {}; use it with (your dataset's directory in place of this one, if it is "
                                "larger):\n  ioprobe run --data {} --batch-size {} --calibration {}\n",
                                escape_bytes(json_path), shell_quote(absolute(data)), batch, shell_quote(json_path));
@@ -334,11 +334,11 @@ int cmd_calibrate(const CommandContext& ctx) {
           "pipeline shuffles; more --files for a longer run):\n  ioprobe run --dataset resnet50-tfrecord-like "
           "--records-per-file {:.0f} --record-size {:.0f} --record-size-dist fixed --files {} --batch-size {} "
           "--calibration {}\n",
-          escape_bytes(json_path), cal.files, cal.stream_samples,
-          static_cast<double>(cal.stream_samples) / static_cast<double>(cal.files),
-          static_cast<double>(cal.data_bytes) / static_cast<double>(cal.stream_samples),
-          std::max(1.0, std::round(static_cast<double>(cal.stream_samples) / static_cast<double>(cal.files))),
-          std::max(1.0, std::round(static_cast<double>(cal.data_bytes) / static_cast<double>(cal.stream_samples))),
+          escape_bytes(json_path), cal.files, cal.dataset_samples,
+          static_cast<double>(cal.dataset_samples) / static_cast<double>(cal.files),
+          static_cast<double>(cal.data_bytes) / static_cast<double>(cal.dataset_samples),
+          std::max(1.0, std::round(static_cast<double>(cal.dataset_samples) / static_cast<double>(cal.files))),
+          std::max(1.0, std::round(static_cast<double>(cal.data_bytes) / static_cast<double>(cal.dataset_samples))),
           cal.files, batch, shell_quote(json_path));
   }
   return kExitOk;

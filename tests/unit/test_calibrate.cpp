@@ -379,16 +379,16 @@ TEST_CASE("a calibration says which kind of Dataset it measured; older documents
 TEST_CASE("an IterableDataset's calibration keeps the samples its files held", "[calibrate]") {
   json out = driver_output();
   out["dataset_kind"] = "iterable";
-  for (json& r : out["rows"]) r["stream_samples"] = 4096;
+  for (json& r : out["rows"]) r["dataset_samples"] = 4096;
   const Calibration c = calibration_from_driver(out, "drv");
   CHECK(c.dataset_kind == "iterable");
-  CHECK(c.stream_samples == 4096);
+  CHECK(c.dataset_samples == 4096);
   const json j = calibration_to_json(c);
   CHECK(j["data"]["samples"] == 4096);
-  CHECK(calibration_from_json(j, "cal.json").stream_samples == 4096);
+  CHECK(calibration_from_json(j, "cal.json").dataset_samples == 4096);
   // A map-style Dataset's files are its samples: no count of their own.
   CHECK_FALSE(calibration_to_json(sample_calibration())["data"].contains("samples"));
-  out["rows"][0].erase("stream_samples");
+  out["rows"][0].erase("dataset_samples");
   CHECK_THROWS(calibration_from_driver(out, "drv"));
 }
 
