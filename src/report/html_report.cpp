@@ -274,11 +274,11 @@ std::string tune_section(const TuneDocument& d) {
                        "(the sweep stopped before it ran)</td><td>0</td></tr>\n",
                        p.num_workers, p.prefetch_factor, html_escape(p.numa));
     else
-      o +=
-          fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</"
-                      "td><td>{:.2f}</td><td>{}</td></tr>\n",
-                      p.num_workers, p.prefetch_factor, html_escape(p.numa), p.samples_per_s, 100 * p.spread,
-                      p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used, p.runs.size());
+      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}%</"
+                       "td><td>{:.2f}</td><td>{}</td></tr>\n",
+                       p.num_workers, p.prefetch_factor, html_escape(p.numa), p.samples_per_s,
+                       p.runs.size() > 1 ? fmt::format("{:.1f}%", 100 * p.spread) : "-",  // one repeat: no spread
+                       p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used, p.runs.size());
   }
   o += "</table><p class=\"note\">MB/s = 10^6 B/s. Spread = (max - min) / median of the repeats.</p>\n";
   if (d.best_run) {
