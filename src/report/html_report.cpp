@@ -80,9 +80,10 @@ std::string scalars_table(const std::string& title, const json& sec) {
   return o + "</table>\n";
 }
 
-std::string timeline_chart(const Timeline& timeline, double gpus, const std::string& title) {
+// Each interval's rate is its samples over its own length: the last one, cut short by the run's
+// end (`elapsed_s`), is not divided by the whole interval.
+std::string timeline_chart(const Timeline& timeline, double elapsed_s, double gpus, const std::string& title) {
   if (timeline.points().empty()) return "<p>No timeline recorded.</p>\n";
-  const double iv = timeline.interval_s();
   LineChart c;
   c.id = "timeline";
   c.title = title;
@@ -92,8 +93,10 @@ std::string timeline_chart(const Timeline& timeline, double gpus, const std::str
   c.y_unit = "samples/s";
   SvgSeries s{"delivered samples/s", {}, false};
   bool first = true;
-  for (const auto& p : timeline.points()) {
+  for (size_t i = 0; i < timeline.points().size(); ++i) {
+    const TimelinePoint& p = timeline.points()[i];
     const double t = p.t_s;
+    const double iv = timeline.interval_length_s(i, elapsed_s);
     const double rate = static_cast<double>(p.samples) / iv;
     s.points.emplace_back(t, rate);
     s.points.emplace_back(t + iv, rate);
@@ -209,7 +212,8 @@ std::string run_section(const RunDocument& d) {
       !effect.empty())
     o += row("calibration effect", effect);
   o += "</table>\n";
-  o += timeline_chart(r.timeline, static_cast<double>(d.loader.gpus), "Throughput over time");
+  o += timeline_chart(r.timeline, static_cast<double>(r.elapsed_ns) / 1e9, static_cast<double>(d.loader.gpus),
+                      "Throughput over time");
   o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
   o += hosts_section(d.hosts, d.cluster, "/samples_per_s", "samples/s");
   return o;
@@ -282,7 +286,8 @@ std::string tune_section(const TuneDocument& d) {
   }
   o += "</table><p class=\"note\">MB/s = 10^6 B/s. Spread = (max - min) / median of the repeats.</p>\n";
   if (d.best_run) {
-    o += timeline_chart(d.best_run->timeline, d.loader.gpus, "Throughput over time (fastest run)");
+    o += timeline_chart(d.best_run->timeline, static_cast<double>(d.best_run->elapsed_ns) / 1e9, d.loader.gpus,
+                        "Throughput over time (fastest run)");
     o += latency_chart(latency_us_json(d.best_run->file_latency), "Per-file latency distribution (fastest run)");
   }
   return o;
