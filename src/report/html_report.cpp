@@ -1,7 +1,9 @@
 #include "report/html_report.hpp"
 #include "report/device_io_report.hpp"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -357,12 +359,19 @@ std::string comparison(const std::vector<json>& docs) {
     const char* label;
     const char* run;
     const char* tune;
+    std::optional<LatencyMeasure> measure;  // a latency row: only the documents that measured it so
   };
   const Fig figs[] = {{"samples/s", "/results/samples_per_s", "/best_run/samples_per_s"},
                       {"MB/s (10^6 B/s)", "/results/bytes_per_s", "/best_run/bytes_per_s"},
                       {"AU %", "/ingest/accelerator_utilization", ""},
-                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50"},
-                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99"},
+                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
+                       LatencyMeasure::kPerFile},
+                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
+                       LatencyMeasure::kPerFile},
+                      {"read latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
+                       LatencyMeasure::kPerRead},
+                      {"read latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
+                       LatencyMeasure::kPerRead},
                       {"num_workers", "/loader/num_workers", ""},
                       {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s"}};
   std::string o = "<h2>Comparison</h2><table class=\"grid\"><tr><th>figure</th>";
@@ -378,10 +387,13 @@ std::string comparison(const std::vector<json>& docs) {
     o += docs.size() == 2 ? "<td></td></tr>\n" : "</tr>\n";
   }
   for (const auto& f : figs) {
+    // A latency row only for the documents that measured latency so, and only if one did.
+    auto measured = [&](const json& d) { return !f.measure || latency_measure(d) == *f.measure; };
+    if (std::none_of(docs.begin(), docs.end(), measured)) continue;
     std::vector<double> v;
     std::string cells;
     for (const auto& d : docs) {
-      std::string p = d.value("kind", "") == "tune" ? f.tune : f.run;
+      std::string p = !measured(d) ? "" : d.value("kind", "") == "tune" ? f.tune : f.run;
       bool ok = !p.empty() && has(d, p) && d.at(json::json_pointer(p)).is_number();
       double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %"               ? 100
                                       : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6
@@ -395,6 +407,8 @@ std::string comparison(const std::vector<json>& docs) {
     o += "</tr>\n";
   }
   o += "</table>\n";
+  if (const std::string note = latency_measure_note(docs); !note.empty())
+    o += "<p class=\"note\">" + html_escape(note) + "</p>\n";
   for (const auto& w : cond.warnings) o += "<p class=\"warn\">" + html_escape(w) + "</p>\n";
   return o;
 }
