@@ -51,7 +51,7 @@ nlohmann::json capacity_point_json(const CapacityPoint& p) {
                       {"samples_per_s", p.samples_per_s},
                       {"bytes_per_s", p.bytes_per_s},
                       {"repeats", p.repeats},
-                      {"spread", p.spread},
+                      {"spread", p.repeats > 1 ? nlohmann::json(p.spread) : nlohmann::json()},  // one repeat: none
                       {"cpu_fraction", p.cpu_fraction},
                       {"consumer_lag", p.consumer_lag},
                       {"worker_runq_share",
@@ -80,7 +80,8 @@ CapacityPoint capacity_point_from_json(const nlohmann::json& j, const std::strin
   p.samples_per_s = json_field<double>(j, "samples_per_s", w);
   p.bytes_per_s = json_field<double>(j, "bytes_per_s", w);
   p.repeats = json_field<uint32_t>(j, "repeats", w);
-  p.spread = json_field<double>(j, "spread", w);
+  // null with one repeat (no spread); documents before that wrote 0.0 there, still read.
+  p.spread = p.repeats <= 1 && json_at(j, "spread", w).is_null() ? 0.0 : json_field<double>(j, "spread", w);
   p.cpu_fraction = json_field<double>(j, "cpu_fraction", w);
   p.consumer_lag = json_field<double>(j, "consumer_lag", w);
   const nlohmann::json& runq = json_at(j, "worker_runq_share", w);  // null: not measured

@@ -106,13 +106,15 @@ RawConfig build_config(const po::variables_map& vm) {
          {std::tuple{1000000000ULL, 1ULL << 30, "GiB"}, std::tuple{1000000ULL, 1ULL << 20, "MiB"},
           std::tuple{1000ULL, 1ULL << 10, "KiB"}})
       if (hint.empty() && c.bs % dec == 0 && (c.bs / dec * bin) % kDirectAlign == 0)
-        hint = fmt::format(" (KB, MB and GB are powers of 10; --bs {}{} is {} B)", c.bs / dec, unit,
-                           format_count(c.bs / dec * bin));
-    throw UsageError(fmt::format("--bs {}: O_DIRECT needs a multiple of {} B; use e.g. --bs 4k or --direct 0{}",
-                                 format_count(c.bs), kDirectAlign, hint));
+        hint = fmt::format(" (KB, MB and GB are powers of 10; --bs {}{} is {})", c.bs / dec, unit,
+                           format_bytes(c.bs / dec * bin));
+    // A byte size is echoed with its unit and its exact bytes, never as a bare count ("1,000").
+    throw UsageError(fmt::format("--bs {}: O_DIRECT needs a multiple of {}; use e.g. --bs 4k or --direct 0{}",
+                                 format_bytes(c.bs), format_bytes(kDirectAlign), hint));
   }
   if (c.size && c.size < c.bs)
-    throw UsageError(fmt::format("--size {} is smaller than --bs {}; give at least one block", c.size, c.bs));
+    throw UsageError(fmt::format("--size {} is smaller than --bs {}; give at least one block", format_bytes(c.size),
+                                 format_bytes(c.bs)));
   return c;
 }
 

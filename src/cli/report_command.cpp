@@ -81,6 +81,8 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   for (const auto& f : files) names.push_back(escape_bytes(f));
   if (docs.front().value("kind", "") == "replay") return merge_replays(docs, names, out, html);
   const nlohmann::json merged = merge_documents(docs, names);
+  // Inputs of different work are said before the figures that add them up (and again in the text's warnings).
+  for (const auto& w : merge_workload_warnings(docs, names)) warning(w);
   std::cout << (merged.value("kind", "") == "run" ? render_run_text(run_document_from_json(merged, "merged document"))
                                                   : render_merged_raw_text(merged));
   if (!out.empty()) {

@@ -333,8 +333,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   apply_calibration(vm, c);
   l.read_size = get_size(vm, "read-size", 1ULL << 20, 4096, 256ULL << 20);
   if (l.read_size % 4096)
-    throw UsageError(
-        fmt::format("--read-size {}: must be a multiple of 4KiB (O_DIRECT reads are 4 KiB-aligned)", l.read_size));
+    throw UsageError(fmt::format("--read-size {}: must be a multiple of 4 KiB (O_DIRECT reads are 4 KiB-aligned)",
+                                 format_bytes(l.read_size)));
   apply_shuffle_buffer_options(vm, s.kind, l);
   l.seed = s.seed;
   l.ranks = static_cast<uint32_t>(get_count(vm, "gpus", 1, 1, 1024));

@@ -16,6 +16,7 @@
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "report/document.hpp"
 #include "report/scaling_report.hpp"
 #include "scaling/scaling.hpp"
@@ -82,7 +83,9 @@ ScalingConfig build_config(const po::variables_map& vm) {
   const std::string rw = get_choice(vm, "rw", "read", {"read", "randread"});
   c.rw = rw == "read" ? RawPattern::read : RawPattern::randread;
   c.bs = static_cast<uint32_t>(get_size(vm, "bs", c.bs, 4096, 64ULL << 20));
-  if (c.bs % 4096) throw UsageError(fmt::format("--bs {}: O_DIRECT needs a multiple of 4096 B; use e.g. 128k", c.bs));
+  if (c.bs % 4096)
+    throw UsageError(
+        fmt::format("--bs {}: O_DIRECT needs a multiple of {}; use e.g. 128k", format_bytes(c.bs), format_bytes(4096)));
   c.iodepth = static_cast<unsigned>(get_count(vm, "iodepth", c.iodepth, 1, 4096));
   c.runtime_s = get_duration(vm, "runtime", c.runtime_s);
   if (c.runtime_s <= 0) throw UsageError("--runtime must be above 0, e.g. 5s");

@@ -260,8 +260,8 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
   uint64_t region = cfg.size ? cfg.size : t.file_bytes;
   t.region_bytes = region / cfg.bs * cfg.bs;
   if (t.region_bytes == 0)
-    throw UsageError(fmt::format("'{}' holds {} B, less than one block of --bs {}; give a larger file or --size", shown,
-                                 t.file_bytes, cfg.bs));
+    throw UsageError(fmt::format("'{}' holds {}, less than one block of --bs {}; give a larger file or --size", shown,
+                                 format_bytes(t.file_bytes), format_bytes(cfg.bs)));
   return t;
 }
 

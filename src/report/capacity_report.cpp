@@ -184,6 +184,9 @@ std::string cluster_hostnames(const json& cluster) {
   return names;
 }
 
+// A point's spread over its repeats, "-" with one repeat (it has none), as the tune table.
+std::string spread_text(const CapacityPoint& p) { return p.repeats > 1 ? fmt::format("{:.1f}%", 100 * p.spread) : "-"; }
+
 std::string points_table_text(const CapacitySection& c) {
   std::string o = fmt::format("  {:>5} {:>7} {:>7} {:>10} {:>10} {:>10} {:>7} {:>5} {:>5} {:>7}  {}\n", "GPUs", "AU",
                               "AU min", "samples/s", "demand", "MB/s", "spread", "CPU", "runs", "dev rd", "result");
@@ -194,9 +197,9 @@ std::string points_table_text(const CapacitySection& c) {
     else if (p.metadata_bound) res += " (metadata-bound)";
     if (!p.steady) res += " (no steady window)";
     if (!p.client_host.empty()) res += " on host " + p.client_host;
-    o += fmt::format("  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>6.1f}% {:>4.0f}% {:>5} {:>7}  {}\n",
+    o += fmt::format("  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>7} {:>4.0f}% {:>5} {:>7}  {}\n",
                      p.gpus, 100 * p.au, 100 * p.au_min, p.samples_per_s, c.in.samples_per_s_per_gpu * p.gpus,
-                     p.bytes_per_s / 1e6, 100 * p.spread, 100 * p.cpu_fraction, p.repeats,
+                     p.bytes_per_s / 1e6, spread_text(p), 100 * p.cpu_fraction, p.repeats,
                      read_ratio_text(point_device_io(c, p), p.delivered_bytes), res);
     o += host_rows_text(c, p);
   }
@@ -304,9 +307,9 @@ std::string render_capacity_html(const CapacityDocument& doc) {
        "<th>spread</th><th>CPU</th><th>repeats</th><th>fed</th></tr>\n";
   for (const auto& p : c.answer.points) {
     o += fmt::format("<tr><td>{}</td><td>{:.1f}%</td><td>{:.1f}%</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.1f}</td>"
-                     "<td>{:.1f}%</td><td>{:.0f}%</td><td>{}</td><td>{}</td></tr>\n",
+                     "<td>{}</td><td>{:.0f}%</td><td>{}</td><td>{}</td></tr>\n",
                      p.gpus, 100 * p.au, 100 * p.au_min, p.samples_per_s, c.in.samples_per_s_per_gpu * p.gpus,
-                     p.bytes_per_s / 1e6, 100 * p.spread, 100 * p.cpu_fraction, p.repeats,
+                     p.bytes_per_s / 1e6, spread_text(p), 100 * p.cpu_fraction, p.repeats,
                      html_escape(point_passes(p, c.in.au_target) ? "yes" : "no"));
     o += host_rows_html(p);
   }

@@ -231,7 +231,13 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
                        pool == "zstd" ? fmt::format("; checkpoint / zstd's pool = {:.3f}",
                                                     cmp.checkpoint_over_zstd_multithread.value_or(0))
                                       : std::string());
-    if (cmp.checkpoint_over_limit)
+    // A ratio the note above calls not meaningful at this size is shown, never judged.
+    if (cmp.checkpoint_over_limit && !cmp.ratio_meaningful.value_or(true))
+      o += fmt::format(
+          "  checkpoint / limit = {:.3f} (not judged against ioprobe's design target of 0.90: the writes were too "
+          "small or too short for their rates to be meaningful, see the note above)\n",
+          *cmp.checkpoint_over_limit);
+    else if (cmp.checkpoint_over_limit)
       o += fmt::format(
           "  checkpoint / limit = {:.3f} ({} ioprobe's design target of 0.90: what a FastPersist-style writer "
           "should reach here)\n",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -81,6 +82,25 @@ DatasetId dataset_of(const json& d) {
 
 }  // namespace
 
+LatencyMeasure latency_measure(const json& d) {
+  const json ds = d.contains("dataset") && d["dataset"].is_object() ? d["dataset"] : json::object();
+  const json kind = ds.value("kind", json("files"));
+  return kind.is_string() && kind.get<std::string>() != "files" ? LatencyMeasure::kPerRead : LatencyMeasure::kPerFile;
+}
+
+std::string latency_measure_note(const std::vector<json>& docs) {
+  std::string per_file, per_read;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    std::string& list = latency_measure(docs[i]) == LatencyMeasure::kPerFile ? per_file : per_read;
+    list += (list.empty() ? "" : ", ") + std::string(1, static_cast<char>('A' + i % 26));
+  }
+  if (per_file.empty() || per_read.empty()) return "";
+  return fmt::format(
+      "{} measured latency per file (open, read, close of a sample's file) and {} per read (a record or token window "
+      "read inside a file): different measures, shown on their own rows and not divided",
+      per_file, per_read);
+}
+
 MeasurementConditions measurement_conditions(const std::vector<json>& docs) {
   MeasurementConditions m;
   for (const auto& d : docs) {
@@ -140,20 +160,27 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     const char* tune;
     double scale;
     Fmt f;
+    std::optional<LatencyMeasure> measure;  // a latency row: only the documents that measured it so
   };
-  const Row rows[] =
-      {{"throughput", "samples/s", "/results/samples_per_s", "/@point/samples_per_s", 1, Fmt::rate},
-       {"throughput", "MB/s", "/results/bytes_per_s", "/@point/bytes_per_s", 1 / kMB, Fmt::rate},
-       {"throughput", "MiB/s", "/results/bytes_per_s", "/@point/bytes_per_s", 1 / kMiB, Fmt::rate},
-       {"accelerator util.", "%", "/ingest/accelerator_utilization", "", 100, Fmt::percent},
-       {"GPU demand", "samples/s", "/ingest/required_samples_per_s", "/demand/required_samples_per_s", 1, Fmt::rate},
-       {"file latency p50", "µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1, Fmt::micros},
-       {"file latency p99", "µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1, Fmt::micros},
-       {"num_workers", "count", "/loader/num_workers", "/@point/num_workers", 1, Fmt::count},
-       {"prefetch_factor", "count", "/loader/prefetch_factor", "/@point/prefetch_factor", 1, Fmt::count},
-       {"GPU ranks", "count", "/loader/gpus", "/loader/gpus", 1, Fmt::count},
-       {"samples read", "count", "/results/samples", "/best_run/samples", 1, Fmt::count},
-       {"elapsed", "s", "/results/elapsed_s", "/tune/elapsed_s", 1, Fmt::seconds}};
+  const Row rows[] = {{"throughput", "samples/s", "/results/samples_per_s", "/@point/samples_per_s", 1, Fmt::rate},
+                      {"throughput", "MB/s", "/results/bytes_per_s", "/@point/bytes_per_s", 1 / kMB, Fmt::rate},
+                      {"throughput", "MiB/s", "/results/bytes_per_s", "/@point/bytes_per_s", 1 / kMiB, Fmt::rate},
+                      {"accelerator util.", "%", "/ingest/accelerator_utilization", "", 100, Fmt::percent},
+                      {"GPU demand", "samples/s", "/ingest/required_samples_per_s", "/demand/required_samples_per_s", 1,
+                       Fmt::rate},
+                      {"file latency p50", "µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1,
+                       Fmt::micros, LatencyMeasure::kPerFile},
+                      {"file latency p99", "µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1,
+                       Fmt::micros, LatencyMeasure::kPerFile},
+                      {"read latency p50", "µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50", 1,
+                       Fmt::micros, LatencyMeasure::kPerRead},
+                      {"read latency p99", "µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99", 1,
+                       Fmt::micros, LatencyMeasure::kPerRead},
+                      {"num_workers", "count", "/loader/num_workers", "/@point/num_workers", 1, Fmt::count},
+                      {"prefetch_factor", "count", "/loader/prefetch_factor", "/@point/prefetch_factor", 1, Fmt::count},
+                      {"GPU ranks", "count", "/loader/gpus", "/loader/gpus", 1, Fmt::count},
+                      {"samples read", "count", "/results/samples", "/best_run/samples", 1, Fmt::count},
+                      {"elapsed", "s", "/results/elapsed_s", "/tune/elapsed_s", 1, Fmt::seconds}};
   std::string o = "Comparison\n";
   for (size_t i = 0; i < docs.size(); ++i)
     o += fmt::format("  {}: {} ({}, {}){}; target {}\n", static_cast<char>('A' + i % 26), names[i],
@@ -179,7 +206,7 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
     o += fmt::format("  {:<18} {:<10} (each document's target is in the list above)\n", "target", "DIFFERS");
   for (const auto& r : rows) {
     std::vector<double> v;
-    for (const auto& d : docs) v.push_back(fig(d, r.run, r.tune));
+    for (const auto& d : docs) v.push_back(r.measure && latency_measure(d) != *r.measure ? -1 : fig(d, r.run, r.tune));
     bool any = false;
     for (double x : v) any |= x >= 0;
     if (!any) continue;
@@ -195,6 +222,7 @@ std::string render_comparison_text(const std::vector<json>& docs, const std::vec
       o += fmt::format("  {}: a tune: throughput and num_workers are its recommended point's (its table's steady "
                        "rate); latency and samples read its fastest run's\n",
                        static_cast<char>('A' + i % 26));
+  if (const std::string note = latency_measure_note(docs); !note.empty()) o += "  note: " + note + "\n";
   for (const auto& w : cond.warnings) o += "  warning: " + w + "\n";
   // Ratios of runs over different data compare different work: say so.
   const DatasetId first = dataset_of(docs[0]);

@@ -14,6 +14,16 @@ namespace ioprobe {
 /// and their recommendation.
 std::string render_comparison_text(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
 
+/// What a run or tune document's latency figures (results.file_latency_us) measured: per file
+/// where a sample is a file (dataset kind "files", the default), per read where samples are
+/// records or token windows read inside files (dataset kind "sharded", "token").
+enum class LatencyMeasure { kPerFile, kPerRead };
+LatencyMeasure latency_measure(const nlohmann::json& doc);
+
+/// "" when every document of a comparison measured latency the same way, else one line naming
+/// the columns (A, B, ...) of each measure and that the two are not divided.
+std::string latency_measure_note(const std::vector<nlohmann::json>& docs);
+
 /// What each document was measured under, for a comparison: `cache` ("cold, O_DIRECT",
 /// "warm, buffered") and `target` ("/mnt/a (ext4 on nvme0n1)") per document, "?" where the document
 /// does not say, and one warning line per document whose cache state or target differs from the

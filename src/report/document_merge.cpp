@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/json_field.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "raw/raw_results.hpp"
 #include "report/device_io_report.hpp"
@@ -37,6 +38,53 @@ json merged_warnings(const std::vector<json>& docs) {
       if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
   return out;
 }
+
+// One field of `doc` by JSON pointer, null where absent.
+json field_at(const json& doc, const std::string& ptr) {
+  const json::json_pointer p(ptr);
+  return doc.contains(p) ? doc.at(p) : json();
+}
+
+// A field's value as a message shows it: a string quoted, a byte size with its unit and the exact
+// bytes (`bytes`), another count with separators.
+std::string field_text(const json& v, bool bytes) {
+  if (v.is_string()) return "'" + escape_bytes(v.get<std::string>()) + "'";
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) {  // unsigned as ioprobe writes it, or a signed literal
+    const auto n = v.get<uint64_t>();
+    return bytes ? format_bytes(n) : format_count(n);
+  }
+  return v.is_null() ? "none" : v.dump();
+}
+
+}  // namespace
+
+std::vector<std::string> merge_workload_warnings(const std::vector<json>& docs, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  if (docs.empty() || names.size() != docs.size()) return out;
+  const bool raw = docs.front().value("kind", "") == "raw";
+  const std::vector<std::string> fields = raw ? std::vector<std::string>{"/raw/rw", "/raw/bs"}
+                                              : std::vector<std::string>{"/dataset/root", "/dataset/preset",
+                                                                         "/dataset/files", "/dataset/bytes"};
+  for (size_t i = 1; i < docs.size(); ++i) {
+    std::string diff;
+    for (const auto& f : fields) {
+      const json a = field_at(docs.front(), f), b = field_at(docs[i], f);
+      if (a == b) continue;
+      std::string name = f.substr(1);
+      std::replace(name.begin(), name.end(), '/', '.');
+      const bool bytes = f == "/dataset/bytes" || f == "/raw/bs";
+      diff += fmt::format("{}{} {} and {}", diff.empty() ? "" : "; ", name, field_text(a, bytes), field_text(b, bytes));
+    }
+    if (!diff.empty())
+      out.push_back(fmt::format("{} and {} measured different {} ({}): the merged figures add up different work, "
+                                "not one {} shared by the parts of one run; merge documents of one run",
+                                names.front(), names[i], raw ? "workloads" : "datasets", diff,
+                                raw ? "workload" : "dataset"));
+  }
+  return out;
+}
+
+namespace {
 
 json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& names) {
   std::vector<RunDocument> typed;
@@ -82,7 +130,10 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
   out.ingest = RunIngestSection{.unavailable_reason = kIngestDropped};
   if (!out.results.device_io.is_null())  // where the merged bytes came from, by the devices' reads
     out.ingest.bytes_source = out.results.device_io.value("bytes_source", "unknown");
-  json warnings = merged_warnings(docs);
+  out.sources_apart = !apart.empty();
+  json warnings = merge_workload_warnings(docs, names);
+  for (const auto& w : merged_warnings(docs))
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
   warnings.push_back(
       fmt::format("merged from {} documents (ioprobe report --merge): counts summed, elapsed the longest "
                   "(the inputs are taken as parts of one test run at the same time), latency from the "
@@ -167,13 +218,17 @@ json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& n
     out["raw"]["results"]["device_io"] = m;
   out["sources"] = sources;
   out["partial"] = partial;
-  json warnings = merged_warnings(docs);
+  const std::string apart = merge_time_warning(dio, names);
+  if (!apart.empty()) out["sources_apart"] = true;
+  json warnings = merge_workload_warnings(docs, names);
+  for (const auto& w : merged_warnings(docs))
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
   warnings.push_back(
       fmt::format("merged from {} documents (ioprobe report --merge): I/Os, bytes and CPU summed, elapsed "
                   "the longest (the inputs are taken as parts of one test run at the same time), latency "
                   "from the added buckets; the configuration shown is the first's",
                   docs.size()));
-  if (const std::string apart = merge_time_warning(dio, names); !apart.empty()) warnings.push_back(apart);
+  if (!apart.empty()) warnings.push_back(apart);
   out["warnings"] = warnings;
   return out;
 }
@@ -209,12 +264,19 @@ json merge_documents(const std::vector<json>& docs, const std::vector<std::strin
   return merged;
 }
 
+std::string sum_of_apart_runs(size_t runs) {
+  return fmt::format(": NOT AT THE SAME TIME: its rates are the sum of {} runs that did not overlap in time, not "
+                     "one concurrent load",
+                     runs);
+}
+
 std::string render_merged_raw_text(const json& merged) {
   const json& r = merged.at("raw").at("results");
   const json& l = r.at("latency_us");
   auto ns = [](const json& us) { return format_ns(us.get<double>() * 1e3); };
-  std::string o = fmt::format("ioprobe raw, merged from {} documents (counts summed, elapsed the longest)\n",
-                              merged.at("sources").size());
+  const size_t n = merged.at("sources").size();
+  std::string o = fmt::format("ioprobe raw, merged from {} documents (counts summed, elapsed the longest){}\n", n,
+                              merged.value("sources_apart", false) ? sum_of_apart_runs(n) : "");
   o += fmt::format("  I/Os        {} in {}\n", format_count(r.at("ios").get<uint64_t>()),
                    format_seconds(r.at("elapsed_s").get<double>()));
   o += fmt::format("  IOPS        {:.0f}\n", r.at("iops").get<double>());

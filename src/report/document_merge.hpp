@@ -10,9 +10,11 @@
 // samples_per_s, bytes_per_s, elapsed_s, file_latency_p99_us}]; `ingest` becomes {available: false, reason} (AU needs
 // each rank's compute and wait times, which a document does not keep). Kind "raw": raw.results merged (ios, bytes,
 // errors, CPU add; elapsed max; latency from the buckets); `sources` rows {file, hostname, ios, bytes, iops,
-// bytes_per_s, elapsed_s, p99_us}.
+// bytes_per_s, elapsed_s, p99_us}. Both kinds: "sources_apart" true when two inputs did not run at the same time
+// (their device accounting intervals do not overlap: device_io_report.hpp merge_time_warning), absent otherwise.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,18 @@ namespace ioprobe {
 /// message says so), the timeline intervals differ, or two inputs are the same result (same
 /// host, creation time and command: a copy, or a merged document with one of its inputs).
 nlohmann::json merge_documents(const std::vector<nlohmann::json>& docs, const std::vector<std::string>& names);
+
+/// Warnings that `docs` (2 or more, `names` their file names) measured different work: one per
+/// document whose dataset (run: dataset.root, preset, files, bytes) or workload (raw: raw.rw, bs)
+/// differs from the first's, naming both files and each field that differs with both values.
+/// Empty when they agree. merge_documents puts them first in the merged document's warnings; the
+/// caller prints them before the merged figures.
+std::vector<std::string> merge_workload_warnings(const std::vector<nlohmann::json>& docs,
+                                                 const std::vector<std::string>& names);
+
+/// The headline's words for a merged result whose `runs` inputs did not run at the same time
+/// (the merged document's "sources_apart"): its rates are their sum, not one concurrent load.
+std::string sum_of_apart_runs(size_t runs);
 
 /// Text of a merged raw document (kind "raw" has no text renderer of its own): the merged
 /// figures, then one line per source.

@@ -1,7 +1,9 @@
 #include "report/html_report.hpp"
 #include "report/device_io_report.hpp"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -80,9 +82,10 @@ std::string scalars_table(const std::string& title, const json& sec) {
   return o + "</table>\n";
 }
 
-std::string timeline_chart(const Timeline& timeline, double gpus, const std::string& title) {
+// Each interval's rate is its samples over its own length: the last one, cut short by the run's
+// end (`elapsed_s`), is not divided by the whole interval.
+std::string timeline_chart(const Timeline& timeline, double elapsed_s, double gpus, const std::string& title) {
   if (timeline.points().empty()) return "<p>No timeline recorded.</p>\n";
-  const double iv = timeline.interval_s();
   LineChart c;
   c.id = "timeline";
   c.title = title;
@@ -92,8 +95,10 @@ std::string timeline_chart(const Timeline& timeline, double gpus, const std::str
   c.y_unit = "samples/s";
   SvgSeries s{"delivered samples/s", {}, false};
   bool first = true;
-  for (const auto& p : timeline.points()) {
+  for (size_t i = 0; i < timeline.points().size(); ++i) {
+    const TimelinePoint& p = timeline.points()[i];
     const double t = p.t_s;
+    const double iv = timeline.interval_length_s(i, elapsed_s);
     const double rate = static_cast<double>(p.samples) / iv;
     s.points.emplace_back(t, rate);
     s.points.emplace_back(t + iv, rate);
@@ -209,7 +214,8 @@ std::string run_section(const RunDocument& d) {
       !effect.empty())
     o += row("calibration effect", effect);
   o += "</table>\n";
-  o += timeline_chart(r.timeline, static_cast<double>(d.loader.gpus), "Throughput over time");
+  o += timeline_chart(r.timeline, static_cast<double>(r.elapsed_ns) / 1e9, static_cast<double>(d.loader.gpus),
+                      "Throughput over time");
   o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
   o += hosts_section(d.hosts, d.cluster, "/samples_per_s", "samples/s");
   return o;
@@ -274,15 +280,16 @@ std::string tune_section(const TuneDocument& d) {
                        "(the sweep stopped before it ran)</td><td>0</td></tr>\n",
                        p.num_workers, p.prefetch_factor, html_escape(p.numa));
     else
-      o +=
-          fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{:.1f}%</"
-                      "td><td>{:.2f}</td><td>{}</td></tr>\n",
-                      p.num_workers, p.prefetch_factor, html_escape(p.numa), p.samples_per_s, 100 * p.spread,
-                      p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used, p.runs.size());
+      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}%</"
+                       "td><td>{:.2f}</td><td>{}</td></tr>\n",
+                       p.num_workers, p.prefetch_factor, html_escape(p.numa), p.samples_per_s,
+                       p.runs.size() > 1 ? fmt::format("{:.1f}%", 100 * p.spread) : "-",  // one repeat: no spread
+                       p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used, p.runs.size());
   }
   o += "</table><p class=\"note\">MB/s = 10^6 B/s. Spread = (max - min) / median of the repeats.</p>\n";
   if (d.best_run) {
-    o += timeline_chart(d.best_run->timeline, d.loader.gpus, "Throughput over time (fastest run)");
+    o += timeline_chart(d.best_run->timeline, static_cast<double>(d.best_run->elapsed_ns) / 1e9, d.loader.gpus,
+                        "Throughput over time (fastest run)");
     o += latency_chart(latency_us_json(d.best_run->file_latency), "Per-file latency distribution (fastest run)");
   }
   return o;
@@ -352,12 +359,19 @@ std::string comparison(const std::vector<json>& docs) {
     const char* label;
     const char* run;
     const char* tune;
+    std::optional<LatencyMeasure> measure;  // a latency row: only the documents that measured it so
   };
   const Fig figs[] = {{"samples/s", "/results/samples_per_s", "/best_run/samples_per_s"},
                       {"MB/s (10^6 B/s)", "/results/bytes_per_s", "/best_run/bytes_per_s"},
                       {"AU %", "/ingest/accelerator_utilization", ""},
-                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50"},
-                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99"},
+                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
+                       LatencyMeasure::kPerFile},
+                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
+                       LatencyMeasure::kPerFile},
+                      {"read latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
+                       LatencyMeasure::kPerRead},
+                      {"read latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
+                       LatencyMeasure::kPerRead},
                       {"num_workers", "/loader/num_workers", ""},
                       {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s"}};
   std::string o = "<h2>Comparison</h2><table class=\"grid\"><tr><th>figure</th>";
@@ -373,10 +387,13 @@ std::string comparison(const std::vector<json>& docs) {
     o += docs.size() == 2 ? "<td></td></tr>\n" : "</tr>\n";
   }
   for (const auto& f : figs) {
+    // A latency row only for the documents that measured latency so, and only if one did.
+    auto measured = [&](const json& d) { return !f.measure || latency_measure(d) == *f.measure; };
+    if (std::none_of(docs.begin(), docs.end(), measured)) continue;
     std::vector<double> v;
     std::string cells;
     for (const auto& d : docs) {
-      std::string p = d.value("kind", "") == "tune" ? f.tune : f.run;
+      std::string p = !measured(d) ? "" : d.value("kind", "") == "tune" ? f.tune : f.run;
       bool ok = !p.empty() && has(d, p) && d.at(json::json_pointer(p)).is_number();
       double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %"               ? 100
                                       : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6
@@ -390,6 +407,8 @@ std::string comparison(const std::vector<json>& docs) {
     o += "</tr>\n";
   }
   o += "</table>\n";
+  if (const std::string note = latency_measure_note(docs); !note.empty())
+    o += "<p class=\"note\">" + html_escape(note) + "</p>\n";
   for (const auto& w : cond.warnings) o += "<p class=\"warn\">" + html_escape(w) + "</p>\n";
   return o;
 }

@@ -223,6 +223,7 @@ struct RunDocument {
   nlohmann::json cluster;          // null: a one-process run
   nlohmann::json hosts;            // null: a one-process run
   std::vector<RunSource> sources;  // a merged document's inputs; empty otherwise
+  bool sources_apart = false;      // a merged document whose inputs did not run at the same time
 };
 
 /// The document exactly as `ioprobe run` writes it (the keys above).

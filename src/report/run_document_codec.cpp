@@ -281,6 +281,7 @@ nlohmann::json run_document_json(const RunDocument& doc) {
     j["sources"] = nlohmann::json::array();
     for (const auto& s : doc.sources) j["sources"].push_back(source_json(s));
   }
+  if (doc.sources_apart) j["sources_apart"] = true;
   return j;
 }
 
@@ -305,6 +306,7 @@ RunDocument run_document_from_json(const nlohmann::json& j, const std::string& w
     for (size_t i = 0; i < s.size(); ++i)
       d.sources.push_back(source_from_json(s[i], json_path(section_path(where, "sources"), i)));
   }
+  d.sources_apart = json_field_or<bool>(j, "sources_apart", where, false);  // absent: at the same time, or unknown
   return d;
 }
 

@@ -9,6 +9,7 @@
 #include "report/calibration_effect_report.hpp"
 #include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
+#include "report/document_merge.hpp"
 #include "report/error_text.hpp"
 #include "report/run_document.hpp"
 #include "report/text_common.hpp"
@@ -179,8 +180,9 @@ void results_lines(const RunDocument& doc, const std::string& kind, const Line& 
   line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.samples),
                                 format_bytes(r.bytes), format_seconds(x.elapsed_s), r.stop_reason, r.epochs_completed));
   // Files per second only where a sample is a file; records and token windows are reads.
-  line("throughput", fmt::format("{:.0f} samples/s, {}{}", x.samples_per_s, format_rate(x.bytes_per_s),
-                                 kind == "files" ? fmt::format(", {:.0f} files/s", x.files_per_s) : ""));
+  line("throughput", fmt::format("{:.0f} samples/s, {}{}{}", x.samples_per_s, format_rate(x.bytes_per_s),
+                                 kind == "files" ? fmt::format(", {:.0f} files/s", x.files_per_s) : "",
+                                 doc.sources_apart ? " (the sum of runs that did not overlap in time)" : ""));
   if (const auto d = decode_totals(r))
     line("JPEG decode",
          fmt::format("{:.1f} µs CPU per sample on the worker threads (libjpeg-turbo, measured; {} "
@@ -302,7 +304,10 @@ std::string render_run_text(const RunDocument& doc) {
   std::string o;
   const Line line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<20} {}\n", k, v); };
   const std::string kind = doc.dataset.value("kind", "files");
-  o += fmt::format("ioprobe {} run{}\n", doc.header.ioprobe_version,
+  o += fmt::format("ioprobe {} run{}{}\n", doc.header.ioprobe_version,
+                   doc.sources_apart ? fmt::format(", merged from {} documents{}", doc.sources.size(),
+                                                   sum_of_apart_runs(doc.sources.size()))
+                                     : "",
                    doc.partial ? "  [INTERRUPTED: partial result]" : "");
   o += "\nTarget\n";
   target_lines(doc, line, o);

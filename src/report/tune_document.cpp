@@ -29,9 +29,11 @@ std::string render_tune_csv(const TuneDocument& doc) {
       o += fmt::format(",,,,,,,,{}\n", kTuneNotMeasured);
       continue;
     }
-    o += fmt::format("{:.1f},{:.1f},{:.1f},{:.1f},{:.2f},{:.1f},{:.2f},{:.1f},measured\n", p.samples_per_s,
-                     p.samples_per_s_min, p.samples_per_s_max, 100 * p.spread, p.bytes_per_s / 1e6, 100 * p.au,
-                     p.cpu_used, 100 * p.worker_busy);
+    // One repeat has no spread: an empty cell, as the text's "-".
+    const std::string spread = p.runs.size() > 1 ? fmt::format("{:.1f}", 100 * p.spread) : "";
+    o += fmt::format("{:.1f},{:.1f},{:.1f},{},{:.2f},{:.1f},{:.2f},{:.1f},measured\n", p.samples_per_s,
+                     p.samples_per_s_min, p.samples_per_s_max, spread, p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used,
+                     100 * p.worker_busy);
   }
   return o;
 }

@@ -180,7 +180,7 @@ nlohmann::json tune_point_json(const TunePointEntry& e) {
          {"samples_per_s", p.samples_per_s},
          {"samples_per_s_min", p.samples_per_s_min},
          {"samples_per_s_max", p.samples_per_s_max},
-         {"spread", p.spread},
+         {"spread", p.runs.size() > 1 ? nlohmann::json(p.spread) : nlohmann::json()},  // one repeat has none
          {"bytes_per_s", p.bytes_per_s},
          {"au", p.au},
          {"cpu_used", p.cpu_used},
@@ -219,7 +219,8 @@ TunePointEntry tune_point_from_json(const nlohmann::json& j, const std::string& 
     p.samples_per_s = json_field<double>(j, "samples_per_s", w);
     p.samples_per_s_min = json_field<double>(j, "samples_per_s_min", w);
     p.samples_per_s_max = json_field<double>(j, "samples_per_s_max", w);
-    p.spread = json_field<double>(j, "spread", w);
+    // null with one repeat (no spread); documents before that wrote 0.0 there, still read.
+    p.spread = repeats == 1 && json_at(j, "spread", w).is_null() ? 0.0 : json_field<double>(j, "spread", w);
     p.bytes_per_s = json_field<double>(j, "bytes_per_s", w);
     p.au = json_field<double>(j, "au", w);
     p.cpu_used = json_field<double>(j, "cpu_used", w);

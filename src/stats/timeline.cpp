@@ -53,6 +53,13 @@ void Timeline::add(int64_t t_ns, uint64_t samples, uint64_t bytes, int64_t wait_
   }
 }
 
+double Timeline::interval_length_s(size_t i, double elapsed_s) const {
+  const double iv = interval_s();
+  if (i + 1 != points_.size()) return iv;
+  const double left = elapsed_s - points_[i].t_s;
+  return left > 0 && left < iv ? left : iv;
+}
+
 void Timeline::merge(const Timeline& o) {
   if (points_.empty()) interval_ns_ = o.interval_ns_;
   if (o.interval_ns_ != interval_ns_ && !o.points_.empty())

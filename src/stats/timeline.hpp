@@ -1,6 +1,7 @@
 // Throughput over time in fixed intervals, so warm-up and stalls are visible.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,12 @@ class Timeline {
   /// other's interval length; otherwise the lengths must be equal (throws std::invalid_argument naming both).
   void merge(const Timeline& other);
   const std::vector<TimelinePoint>& points() const { return points_; }
+  /// Seconds that interval `i` covers of a run that ended `elapsed_s` seconds after it started:
+  /// interval_s() for every interval but the last, which the run's end cuts short (elapsed_s - its
+  /// start, when that falls inside it), so its rate is its samples / this length. interval_s() where
+  /// the end is not inside the last interval: elapsed unknown (<= 0), or ending before the last
+  /// interval starts (time the elapsed leaves out, such as the cache preparation before an epoch).
+  double interval_length_s(size_t i, double elapsed_s) const;
   double interval_s() const { return static_cast<double>(interval_ns_) / 1e9; }
   int64_t interval_ns() const { return interval_ns_; }
 

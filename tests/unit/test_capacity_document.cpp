@@ -257,8 +257,15 @@ TEST_CASE("capacity document: a document `ioprobe capacity` saved reads back, wr
   CHECK(doc.capacity.answer.points.size() == 2);
   CHECK(doc.capacity.calibration_effect.has_value());
   CHECK(doc.capacity.device_io.size() == 2);
-  CHECK(capacity_document_json(doc) == saved);
-  CHECK(capacity_document_json(doc).dump(2, ' ', false, json::error_handler_t::replace) + "\n" == saved_text);
+  // Its points of one repeat wrote spread 0.0, read as such; written again, they have none (null),
+  // and the text shows "-" for them.
+  json expected = saved;
+  for (auto& p : expected["capacity"]["points"]) {
+    REQUIRE(p["repeats"] == 1);
+    p["spread"] = nullptr;
+  }
+  CHECK(capacity_document_json(doc) == expected);
+  CHECK(capacity_document_from_json(expected, "'capacity_small.json'").capacity.answer.points[0].spread == 0.0);
   CHECK(render_capacity_text(doc) == capacity_file_text(kCapacityDocs + "/capacity_small.txt"));
   CHECK_THAT(render_html_report({saved}), Catch::Contains("data-chart=\"capacity-au\""));
 }

@@ -248,3 +248,42 @@ TEST_CASE("a save whose read-back failed verification shows its rates only marke
   const std::string restore_line = text.substr(text.find("\nrestore,"));
   CHECK(restore_line.substr(0, restore_line.find('\n', 1)).find("MB/s") == std::string::npos);
 }
+
+TEST_CASE("a checkpoint / raw ratio the report calls not meaningful is not judged against the design target",
+          "[checkpoint]") {
+  // 64 MiB saved in 1 s against a raw write of 64 MiB in 0.1 s: the raw write is under 0.5 s, so
+  // the ratio is not meaningful; the text shows checkpoint / limit but does not call it below 0.90.
+  CheckpointRunData d;
+  d.state = state_from_size(64ull << 20, 1);
+  d.dir = "/x";
+  d.cpus_allowed = 2;
+  d.save.ok = true;
+  d.save.durable_ns = d.save.ranks_done_ns = 1'000'000'000;
+  RankSaveResult x;
+  x.logical_bytes = x.written_bytes = x.stored_bytes = 64u << 20;
+  x.total_ns = 1'000'000'000;
+  d.save.ranks.push_back(x);
+  RawWriteResult raw;
+  raw.bytes = 64ull << 20;
+  raw.max_ns = 100'000'000;
+  raw.rank_ns = {raw.max_ns};
+  d.raw = raw;
+  ioprobe::CheckpointDocument cdoc;
+  cdoc.section = ioprobe::checkpoint_section(d);
+  REQUIRE(cdoc.section.comparison.ratio_meaningful == false);
+  std::string text = ioprobe::render_checkpoint_text(cdoc);
+  INFO(text);
+  CHECK(text.find("not meaningful at this size") != std::string::npos);
+  CHECK(text.find("checkpoint / limit = 0.100 (not judged") != std::string::npos);
+  CHECK(text.find("below ioprobe's design target") == std::string::npos);
+  // Long enough writes (1 GiB raw in 1 s, 1 GiB saved in 2 s): judged as before.
+  d.state = state_from_size(1ull << 30, 1);
+  d.save.durable_ns = d.save.ranks_done_ns = d.save.ranks[0].total_ns = 2'000'000'000;
+  d.save.ranks[0].logical_bytes = d.save.ranks[0].written_bytes = d.save.ranks[0].stored_bytes = 1ull << 30;
+  d.raw->bytes = 1ull << 30;
+  d.raw->max_ns = 1'000'000'000;
+  d.raw->rank_ns = {d.raw->max_ns};
+  cdoc.section = ioprobe::checkpoint_section(d);
+  text = ioprobe::render_checkpoint_text(cdoc);
+  CHECK(text.find("checkpoint / limit = 0.500 (below ioprobe's design target of 0.90") != std::string::npos);
+}

@@ -106,3 +106,23 @@ TEST_CASE("report compare: a tune shows its recommended point's rate from its ta
   CHECK_THAT(t, Catch::Contains("B: a tune: throughput and num_workers are its recommended point's (its table's steady "
                                 "rate)"));
 }
+
+TEST_CASE("report compare: per-file and per-read latency on their own rows, never divided", "[report]") {
+  json files = run_doc(1000, 1'048'576'000, 2.0), records = run_doc(1000, 1'048'576'000, 2.0);
+  files["results"]["file_latency_us"]["p50"] = 120.0;
+  records["dataset"]["kind"] = "sharded";  // samples are records read inside shard files: latency per read
+  records["results"]["file_latency_us"] = {{"p50", 30.5}, {"p99", 200.0}};
+  const std::string t = render_comparison_text({files, records}, {"a.json", "b.json"});
+  INFO(t);
+  CHECK(line_of(t, "file latency p50") == "file latency p50 µs 120.0 - -");
+  CHECK(line_of(t, "read latency p50") == "read latency p50 µs - 30.5 -");
+  CHECK(line_of(t, "read latency p99") == "read latency p99 µs - 200.0 -");
+  CHECK_THAT(t, Catch::Contains("note: A measured latency per file") && Catch::Contains("and B per read") &&
+                    Catch::Contains("not divided"));
+  // Two documents of one measure: one row each, divided as before, no note.
+  const std::string same = render_comparison_text({records, records}, {"a.json", "b.json"});
+  INFO(same);
+  CHECK(line_of(same, "read latency p50") == "read latency p50 µs 30.5 30.5 1.00x");
+  CHECK(line_of(same, "file latency p50").empty());
+  CHECK_THAT(same, !Catch::Contains("note: A measured"));
+}

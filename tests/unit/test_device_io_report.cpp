@@ -8,6 +8,7 @@
 #include "report/document_text.hpp"
 #include "report/html_report.hpp"
 #include "report/run_document.hpp"
+#include "report/run_text.hpp"
 #include "stats/latency_json.hpp"
 
 using namespace ioprobe;
@@ -253,6 +254,45 @@ TEST_CASE("report --merge: one host's documents at different times add their dev
   const json together = merge_documents({run_doc("h1", a, ia), run_doc("h1", b, ib)}, {"a.json", "b.json"});
   CHECK(together["results"]["device_io"]["bytes_read"] == 102 * 4096);
   CHECK_THAT(together["warnings"].dump(), !Catch::Contains("did not run at the same time"));
+}
+
+TEST_CASE("report --merge of runs on different datasets at different times: warned first, the headline says so",
+          "[device_io][merge]") {
+  const LoaderResult a = io_run_part(100, 1'000'000'000), b = io_run_part(200, 1'000'000'000);
+  DeviceIo ia = reads("sda", 100 * 4096), ib = reads("sda", 200 * 4096);
+  ia.start_unix_s = 1'000'000;
+  ib.start_unix_s = 1'000'060;  // a minute later: no overlap
+  json da = run_doc("h1", a, ia), db = run_doc("h1", b, ib);
+  da["dataset"] = {{"root", "/data/a"}, {"preset", "imagenet-like"}, {"files", 100}, {"bytes", 409600}};
+  db["dataset"] = {{"root", "/data/b"}, {"preset", "imagenet-like"}, {"files", 200}, {"bytes", 819200}};
+  const std::vector<std::string> names = {"a.json", "b.json"};
+  const std::vector<std::string> differ = merge_workload_warnings({da, db}, names);
+  REQUIRE(differ.size() == 1);
+  CHECK_THAT(differ[0], Catch::Contains("a.json and b.json measured different datasets") &&
+                            Catch::Contains("dataset.root '/data/a' and '/data/b'") &&
+                            Catch::Contains("dataset.files 100 and 200") &&
+                            Catch::Contains("dataset.bytes 400.00 KiB (409,600 B) and 800.00 KiB (819,200 B)") &&
+                            !Catch::Contains("dataset.preset"));
+  const json m = merge_documents({da, db}, names);
+  REQUIRE(m["warnings"].size() >= 3);
+  CHECK(m["warnings"][0] == differ[0]);  // first, before the merge note
+  CHECK(m["sources_apart"] == true);
+  const std::string text = render_run_text(run_document_from_json(m, "merged"));
+  INFO(text);
+  const std::string headline = text.substr(0, text.find('\n'));
+  CHECK_THAT(headline, Catch::Contains("merged from 2 documents: NOT AT THE SAME TIME") &&
+                           Catch::Contains("the sum of 2 runs that did not overlap in time"));
+  CHECK_THAT(text, Catch::Contains("(the sum of runs that did not overlap in time)"));
+  // One dataset, at the same time: no such warning, the headline as a run's.
+  ib.start_unix_s = 1'000'000.5;
+  db = run_doc("h1", b, ib);
+  db["dataset"] = da["dataset"];
+  CHECK(merge_workload_warnings({da, db}, names).empty());
+  const json together = merge_documents({da, db}, names);
+  CHECK_FALSE(together.contains("sources_apart"));
+  const std::string t2 = render_run_text(run_document_from_json(together, "merged"));
+  CHECK_THAT(t2.substr(0, t2.find('\n')), !Catch::Contains("merged"));
+  CHECK_THAT(t2, !Catch::Contains("did not overlap"));
 }
 
 TEST_CASE("report on a raw document and report --merge of raw documents show the device I/O", "[device_io][merge]") {

@@ -90,6 +90,18 @@ TEST_CASE("merge_documents: raw documents sum I/Os, take the longest elapsed, ad
   CHECK_THAT(render_merged_raw_text(m), Catch::Contains("merged from 2 documents") && Catch::Contains("h2"));
 }
 
+TEST_CASE("merge_documents: raw documents of different block sizes are warned about, naming files and field",
+          "[merge]") {
+  const LatencyHistogram a = lat(1, 100, 8.0), b = lat(2, 100, 8.0);
+  json other = raw_doc("h2", 100, 1.0, b);
+  other["raw"]["bs"] = 1000;
+  const json m = merge_documents({raw_doc("h1", 100, 1.0, a), other}, {"a.json", "b.json"});
+  REQUIRE(m["warnings"].size() >= 1);
+  CHECK_THAT(m["warnings"][0].get<std::string>(),
+             Catch::Contains("a.json and b.json measured different workloads (raw.bs 4.00 KiB (4,096 B) and 1000 B)"));
+  CHECK_THAT(render_merged_raw_text(m), Catch::Contains("raw.bs 4.00 KiB (4,096 B) and 1000 B"));
+}
+
 TEST_CASE("merge_documents: run documents merge their results exactly and drop ingest", "[merge]") {
   LoaderResult a = run_part(10, 2'000'000'000), b = run_part(20, 3'000'000'000);
   LoaderResult both = a;

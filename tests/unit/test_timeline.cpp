@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+
+#include "report/html_report.hpp"
+#include "report/run_document.hpp"
 #include "stats/timeline.hpp"
 
 using namespace ioprobe;
@@ -50,4 +54,41 @@ TEST_CASE("timeline: a wait starting before the run counts in the first interval
   CHECK(a.points()[1].wait_s == Approx(1.0));
   CHECK(a.points()[2].wait_s == Approx(0.0));
   CHECK(a.points()[2].samples == 1);
+}
+
+TEST_CASE("timeline: the last interval is as long as the run lasted in it", "[timeline]") {
+  Timeline tl(1.0);
+  tl.add(500'000'000, 10, 100, 0);  // [0, 1)
+  tl.add(2'200'000'000, 4, 40, 0);  // [2, 3): the run ended at 2.4 s
+  REQUIRE(tl.points().size() == 3);
+  CHECK(tl.interval_length_s(0, 2.4) == Approx(1.0));
+  CHECK(tl.interval_length_s(1, 2.4) == Approx(1.0));
+  CHECK(tl.interval_length_s(2, 2.4) == Approx(0.4));
+  CHECK(tl.interval_length_s(2, 3.0) == Approx(1.0));  // ended on the boundary: whole
+  CHECK(tl.interval_length_s(2, 0.0) == Approx(1.0));  // elapsed unknown: whole
+  CHECK(tl.interval_length_s(2, 1.5) == Approx(1.0));  // ends before the interval starts: whole
+}
+
+TEST_CASE("timeline: the HTML chart's rate of a partial last interval is its samples over its real length",
+          "[timeline][report]") {
+  // A 0.40 s run that delivered 2,000 samples in its one 1 s interval ran at 5,000 samples/s, not
+  // 2,000: the chart's y axis reaches 5000 and its x axis ends at 0.4 s.
+  RunDocument r;
+  r.header.host = nlohmann::json::object();
+  r.target = nlohmann::json::object();
+  r.targets = nlohmann::json::array();
+  r.dataset = nlohmann::json::object();
+  r.loader.gpus = 1;
+  r.results.loader.samples = 2000;
+  r.results.loader.elapsed_ns = 400'000'000;
+  r.results.loader.timeline = Timeline(1.0);
+  r.results.loader.timeline.add(390'000'000, 2000, 2000 * 4096, 0);
+  const std::string html = render_html_report({run_document_json(r)});
+  const size_t chart = html.find("data-chart=\"timeline\"");
+  REQUIRE(chart != std::string::npos);
+  const std::string svg = html.substr(chart, html.find("</svg>", chart) - chart);
+  INFO(svg);
+  CHECK(svg.find(">5000</text>") != std::string::npos);
+  CHECK(svg.find(">0.4</text>") != std::string::npos);
+  CHECK(svg.find(">1</text>") == std::string::npos);  // no x tick past the run's end
 }

@@ -114,11 +114,37 @@ TEST_CASE("tune document: a document `ioprobe tune` saved reads back, writes the
   CHECK(tune_point_measured(doc.points[1]));
   CHECK_FALSE(tune_point_measured(doc.points[2]));
   CHECK(doc.best_run.has_value());
+  // Its points of one repeat wrote spread 0.0, read as such; written again, they have none (null).
+  json expected = saved;
+  for (auto& p : expected["points"])
+    if (p["repeats"] == 1) p["spread"] = nullptr;
   CHECK(tune_document_json(doc).dump(2, ' ', false, json::error_handler_t::replace) ==
-        saved.dump(2, ' ', false, json::error_handler_t::replace));
+        expected.dump(2, ' ', false, json::error_handler_t::replace));
   CHECK(render_tune_text(doc) == tune_fixture_text(kTuneDocs + "/tune_cut.txt"));
   // The CSV of a document read as JSON is the typed document's.
   CHECK(render_document_csv(saved) == render_tune_csv(doc));
+}
+
+TEST_CASE("tune document: one repeat has no spread: null in the JSON, an empty CSV cell, '-' in the text",
+          "[tune_document]") {
+  const std::vector<TunePoint> t = {pt(1, 2, {1000}), pt(2, 2, {1900, 2100})};
+  const Recommendation rec = recommend(t, demand(1800), one_node());
+  const TuneDocument d = tune_doc(t, rec, 1800.0);
+  const json j = tune_document_json(d);
+  CHECK(j["points"][0]["spread"].is_null());
+  CHECK(j["points"][1]["spread"].get<double>() == Approx(0.1));
+  const std::string csv = render_tune_csv(d);
+  INFO(csv);
+  CHECK(csv.find("\n1,2,none,1,1000.0,1000.0,1000.0,,") != std::string::npos);
+  CHECK(csv.find("\n2,2,none,2,2000.0,1900.0,2100.0,10.0,") != std::string::npos);
+  // Read back (the null too), the text shows "-" for the one repeat.
+  const TuneDocument back = tune_document_from_json(j, "'t.json'");
+  CHECK(back.points[0].point.spread == 0.0);
+  CHECK(back.points[1].point.spread == Approx(0.1));
+  // A null spread where there were repeats to spread is refused, naming the field.
+  json bad = j;
+  bad["points"][1]["spread"] = nullptr;
+  CHECK_THROWS_WITH(tune_document_from_json(bad, "'t.json'"), Catch::Contains("spread"));
 }
 
 TEST_CASE("tune document: every optional part survives the round trip", "[tune_document]") {
