@@ -21,4 +21,7 @@ expect_failure() {  # FIXTURE PATTERN: the checker exits 1 and its output matche
 expect_failure missing 'missing/loader/bad\.cpp:3: includes "report/\.\.\." but loader/ does not declare report: .*layers\.cmake:3 has `ioprobe_layer\(loader USES core\)` without report'
 expect_failure cycle 'form a cycle: (a -> b -> a|b -> a -> b)'
 expect_failure undeclared 'undeclared/extra/: no declaration: add `ioprobe_layer\(extra USES \.\.\.\)`'
+# A command file that names nlohmann (FILE:LINE), and an exception that no longer applies.
+expect_failure json_command 'json_command/cli/raw_command\.cpp:3: a command file names nlohmann'
+expect_failure json_command "json_command/cli/report_command\.cpp: names nlohmann no more: take 'cli/report_command\.cpp' off JSON_COMMANDS"
 exit $fail

@@ -440,4 +440,14 @@ Calibration load_calibration(const std::string& path) {
   }
 }
 
+std::optional<Calibration> calibration_from_driver_result(const std::string& text, const std::string& where) {
+  nlohmann::json out;
+  try {
+    out = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return calibration_from_driver(out, where);
+}
+
 }  // namespace ioprobe

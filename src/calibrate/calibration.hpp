@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -162,5 +163,11 @@ Calibration load_calibration(const std::string& path);
 /// are left out of those and become the oversubscription points instead. Throws Error naming `where` when a field is
 /// missing or no row has workers.
 Calibration calibration_from_driver(const nlohmann::json& out, const std::string& where);
+
+/// The driver's result as it wrote it to its result file (`text`: one JSON object) into the figures
+/// (calibration_from_driver). Returns nullopt when `text` is not JSON: the driver did not finish (a
+/// --python that is no Python, or the user's code ended the process early); throws as
+/// calibration_from_driver otherwise.
+std::optional<Calibration> calibration_from_driver_result(const std::string& text, const std::string& where);
 
 }  // namespace ioprobe

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -281,10 +283,8 @@ int cmd_calibrate(const CommandContext& ctx) {
   std::string last = run.out;
   while (!last.empty() && last.back() == '\n') last.pop_back();
   if (const size_t nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
-  nlohmann::json out;
-  try {
-    out = nlohmann::json::parse(result);
-  } catch (const nlohmann::json::exception&) {
+  std::optional<Calibration> parsed = calibration_from_driver_result(result, "the calibration driver " + driver);
+  if (!parsed) {
     // It exited 0 without its result line: not the driver running (a --python that is no Python),
     // or the user's code ended the process early (os._exit, sys.exit in a worker's import).
     throw UsageError(fmt::format(
@@ -295,7 +295,7 @@ int cmd_calibrate(const CommandContext& ctx) {
         last.empty() ? std::string("it printed nothing")
                      : fmt::format("its last line: '{}'", escape_bytes(last.substr(0, 200)))));
   }
-  Calibration cal = calibration_from_driver(out, "the calibration driver " + driver);
+  Calibration cal = std::move(*parsed);
   std::cerr << "ioprobe calibrate: ioprobe's own read of the same files from the page cache (io_uring, psync)\n";
   std::vector<std::string> read_notes;
   try {
@@ -318,10 +318,10 @@ int cmd_calibrate(const CommandContext& ctx) {
   cal.hostname = host.hostname;
   cal.kernel = host.kernel;
   cal.cpus_allowed = host.cpus_allowed;
-  const nlohmann::json doc = calibration_to_json(cal);
-  std::cout << render_calibration_text(doc);
+  // The text and the file are both the document calibration_to_json writes.
+  std::cout << render_calibration_text(calibration_to_json(cal));
   if (!json_path.empty()) {
-    write_json_file(json_path, doc);
+    write_json_file(json_path, calibration_to_json(cal));
     // A command that runs as printed: these files at this batch size (the figures are per batch).
     if (cal.dataset_kind != "iterable" || cal.dataset_samples == 0)  // a file per sample, or random reads of rows
       std::cout << fmt::format("\nwritten: {}; use it with (your dataset's directory in place of this one, if it is "

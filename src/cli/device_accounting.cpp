@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/device_io_report.hpp"
+#include "report/raw_report.hpp"
 
 namespace ioprobe::cli {
 
@@ -163,24 +164,24 @@ std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const
   return device_recorder(dev);
 }
 
-std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t bytes, bool write,
-                              const TargetInfo& t) {
+std::string add_raw_device_io(RawDocument& doc, const DeviceIo& io, const TargetInfo& t) {
+  const bool write = raw_document_writes(doc);
+  const uint64_t bytes = doc.raw.results.bytes;
   nlohmann::json j = device_io_json(io, write ? DeviceRef::kWrite : DeviceRef::kRead, bytes);
-  const bool cold = !write && doc.contains("raw") && doc["raw"].value("direct", false);
-  if (doc.contains("hosts") && doc["hosts"].is_array()) {
+  const bool cold = !write && doc.raw.direct;
+  if (doc.cluster) {
     j["scope"] = "every host's own devices, added, each host counted once (the processes of a host share its devices)";
-    for (const auto& h : doc["hosts"]) {
-      if (!h.contains("device_io")) continue;
-      const std::string w = host_cold_read_warning(h.value("hostname", "?"), "raw read",
-                                                   device_io_from_json(h["device_io"]),
-                                                   h.contains("results") ? h["results"].value("bytes", 0ULL) : 0, cold);
-      if (!w.empty()) doc["warnings"].push_back(w);
+    for (const auto& h : doc.hosts) {
+      if (!h.device_io.is_object()) continue;
+      const std::string w = host_cold_read_warning(h.hostname, "raw read", device_io_from_json(h.device_io), h.bytes,
+                                                   cold);
+      if (!w.empty()) doc.warnings.push_back(w);
     }
   }
-  doc["raw"]["results"]["device_io"] = j;
+  doc.raw.results.device_io = j;
   for (auto& w : device_read_warnings(io, bytes, cold, t, write ? "the raw write" : "the raw read"))
-    doc["warnings"].push_back(std::move(w));
-  return device_io_summary(j, write ? "written" : "read");
+    doc.warnings.push_back(std::move(w));
+  return raw_device_io_summary(doc);
 }
 
 void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& rec, const TargetInfo& t) {

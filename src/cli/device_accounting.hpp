@@ -15,6 +15,7 @@
 #include "loader/loader_result.hpp"
 #include "report/capacity_document.hpp"
 #include "report/checkpoint_document.hpp"
+#include "report/raw_document.hpp"
 #include "report/run_document.hpp"
 #include "report/tune_document.hpp"
 #include "topology/block_device.hpp"
@@ -107,12 +108,11 @@ class CapacityDeviceIo {
 /// device itself (found by its st_rdev).
 std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const std::string& block_path);
 
-/// raw's accounting `io` into doc["raw"]["results"]["device_io"] (read or write ratio to the
-/// `bytes` the jobs moved), the warnings of a cold read (O_DIRECT) and the text line it returns.
-/// Across hosts (the document has "hosts" rows with device_io) `io` is the hosts' sum: it gets a
-/// "scope" saying so, and a warning names each host whose cold read fell short
-/// (host_cold_read_warning).
-std::string add_raw_device_io(nlohmann::json& doc, const DeviceIo& io, uint64_t bytes, bool write, const TargetInfo& t);
+/// raw's accounting `io` into doc.raw.results.device_io (read or write ratio to the bytes the
+/// jobs moved), the warnings of a cold read (O_DIRECT) and the text line it returns. Across hosts
+/// (the document has its cluster section and host rows) `io` is the hosts' sum: it gets a "scope"
+/// saying so, and a warning names each host whose cold read fell short (host_cold_read_warning).
+std::string add_raw_device_io(RawDocument& doc, const DeviceIo& io, const TargetInfo& t);
 
 /// A checkpoint's accounting into its document, from `rec`'s marks around the last save (and its
 /// restore): checkpoint.save.device_io (bytes written against bytes_on_disk, with

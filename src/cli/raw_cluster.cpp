@@ -9,7 +9,6 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
-#include "report/raw_cluster_json.hpp"
 
 namespace ioprobe::cli {
 

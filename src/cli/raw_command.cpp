@@ -32,7 +32,7 @@
 #include "raw/raw_run.hpp"
 #include "raw/raw_target.hpp"
 #include "report/document.hpp"
-#include "report/raw_cluster_json.hpp"
+#include "report/raw_document.hpp"
 #include "report/raw_report.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
@@ -220,20 +220,12 @@ int cmd_raw(const CommandContext& ctx) {
     return interrupt_exit_code();
   }
 
-  nlohmann::json doc = document_header("raw", ctx.argv, host);
-  for (const auto& w : memlock_warnings) doc["warnings"].push_back(w);
-  doc["target"] = target_json(tinfo);
-  if (choice.name == "psync" && cfg.iodepth > 1)
-    doc["warnings"].push_back(
-        fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job", cfg.iodepth));
-  if (tinfo.memory_backed) doc["warnings"].push_back("memory-backed target: this measures RAM copies, not a device");
-  for (const auto& w : raw_cache_warnings(cfg, target, residency, tinfo.memory_backed)) doc["warnings"].push_back(w);
-
+  RunHeader header = run_header(ctx.argv, host);  // the run starts now
   const auto devices = raw_device_recorder(tinfo, target.block_device ? target.path : "");
   devices->mark();
   double skew_s = 0;
   RawResults res;
-  DeviceIo cluster_io;  // across hosts: every host's devices added (rank 0)
+  cluster::ClusterRaw cr;  // across hosts (rank 0): the processes' results merged
   if (!multi) {
     res = run_raw(cfg, target, choice);
     devices->mark();
@@ -263,37 +255,33 @@ int cmd_raw(const CommandContext& ctx) {
     part.hostname = comm.hostname();
     part.filename = escape_bytes(cfg.filename);
     part.start_skew_s = skew_s;
-    part.target = doc["target"];
+    part.target = target_json(tinfo);
     part.result = res;
     part.device_io = devices->whole();
     // A one-pass run ends when the slowest process's pass does: no watchdog on that wait.
-    const cluster::ClusterRaw cr = gather_raw(comm, part, cfg.runtime_s > 0,
-                                              cfg.runtime_s > 0 ? kRawBarrierTimeoutS : 0);
+    cr = gather_raw(comm, part, cfg.runtime_s > 0, cfg.runtime_s > 0 ? kRawBarrierTimeoutS : 0);
     if (comm.rank() != 0) return share_exit_code(comm, 0);
     res = cr.merged;
-    cluster_io = cr.device_io;
     cfg.filename = user_filename;
-    doc["cluster"] = raw_cluster_json(cr, comm.launcher(), comm.host_count(), files_how);
-    doc["hosts"] = raw_hosts_json(cr, pattern_is_write(cfg.rw), cfg.direct);
-    for (const auto& w : cr.warnings) doc["warnings"].push_back(w);
     for (const auto& h : cr.hosts)
       if (h.result.errors)
         error_message(fmt::format("host {} (rank {}): {}", h.hostname, fmt::join(h.mpi_ranks, ","),
                                   error_line(h.result.first_error)));
   }
-
-  std::fputs(raw_text(cfg, target, choice, residency, res).c_str(), stdout);
-  doc["partial"] = res.partial;
-  doc["raw"] = raw_json(cfg, target, choice, residency, res);
-  std::fputs(render_raw_hosts_text(doc).c_str(), stdout);
+  // The document, its warnings and device accounting worked out before anything is printed.
+  RawDocument doc = make_raw_document(std::move(header), tinfo, cfg, target, choice, residency, res, memlock_warnings);
+  if (multi) add_raw_cluster(doc, cr, comm.launcher(), comm.host_count(), files_how);
   // Across hosts: every host's own devices (its row in Hosts), added for the cluster.
-  const DeviceIo io = multi ? cluster_io : devices->whole();
-  const std::string io_line = add_raw_device_io(doc, io, res.bytes, pattern_is_write(cfg.rw), tinfo);
+  const DeviceIo io = multi ? cr.device_io : devices->whole();
+  const std::string io_line = add_raw_device_io(doc, io, tinfo);
+
+  std::fputs(render_raw_results_text(doc).c_str(), stdout);
+  std::fputs(render_raw_hosts_text(doc).c_str(), stdout);
   std::printf("  device I/O  %s%s\n", io_line.c_str(),
               multi ? fmt::format(" ({} host(s)' devices added; each host's in its row above)", io.hosts).c_str() : "");
-  for (const auto& w : doc["warnings"]) std::printf("  warning     %s\n", w.get<std::string>().c_str());
+  for (const auto& w : doc.warnings) std::printf("  warning     %s\n", w.c_str());
   if (!json_path.empty()) {
-    write_json_file(json_path, doc);
+    write_raw_document(json_path, doc);
     std::printf("  result      %s\n", escape_bytes(json_path).c_str());
   }
   int rc = kExitOk;

@@ -22,6 +22,8 @@
 #include "report/document_text.hpp"
 #include "report/html_report.hpp"
 #include "report/probe_text.hpp"
+#include "report/raw_document.hpp"
+#include "report/raw_report.hpp"
 #include "report/replay_report.hpp"
 #include "report/run_document.hpp"
 #include "report/run_text.hpp"
@@ -158,7 +160,7 @@ std::string document_text(const nlohmann::json& doc, const std::string& name) {
     const CheckpointDocument c = checkpoint_document_of(doc, name);
     return render_checkpoint_text(c) + render_series_text(c);
   }
-  if (kind == "raw") return render_raw_document_text(doc);
+  if (kind == "raw") return render_raw_text(decoded(raw_document_from_json, doc, name));
   if (kind == "probe") return render_probe_text(decoded(probe_document_from_json, doc, name));
   if (kind == "scaling") return render_scaling_text(decoded(scaling_document_from_json, doc, name));
   if (kind == "replay") return render_replay_text(replay_document_from_json(doc, "replay document"));

@@ -1,5 +1,4 @@
-// Renderings of saved documents that the commands themselves print from their structs: `raw`
-// results as text, and any document kind as CSV (`ioprobe report FILE --csv OUT`).
+// Any document kind as CSV (`ioprobe report FILE --csv OUT`).
 #pragma once
 
 #include <string>
@@ -7,11 +6,6 @@
 #include <nlohmann/json.hpp>
 
 namespace ioprobe {
-
-/// The text report of a saved `ioprobe raw` document (the section "raw" of report/raw_report.hpp):
-/// pattern, region, page-cache residency, engine, I/Os, IOPS, MB/s, latency percentiles and CPU,
-/// as `ioprobe raw` printed them. Throws nlohmann::json::exception when required fields are absent.
-std::string render_raw_document_text(const nlohmann::json& doc);
 
 /// CSV of one document of any kind. A tune document gives its points table (render_tune_csv);
 /// every other kind gives "ioprobe_field,value" rows: each number, string and boolean of the

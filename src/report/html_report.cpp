@@ -21,6 +21,8 @@
 #include "report/document_text.hpp"
 #include "report/html_template.hpp"  // generated from reports/report.html.mustache
 #include "report/probe_text.hpp"
+#include "report/raw_document.hpp"
+#include "report/raw_report.hpp"
 #include "report/replay_report.hpp"
 #include "report/run_document.hpp"
 #include "report/scaling_report.hpp"
@@ -327,7 +329,9 @@ std::string raw_section(const json& d) {
                        fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
   o += hosts_section(d.value("hosts", json()), d.value("cluster", json()), "/iops", "IOPS");
   try {
-    o += "<pre class=\"text\">" + html_escape(render_raw_document_text(d)) + "</pre>\n";
+    o += "<pre class=\"text\">" + html_escape(render_raw_text(raw_document_from_json(d, "raw document"))) + "</pre>\n";
+  } catch (const UsageError& e) {
+    o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
   } catch (const json::exception& e) {
     o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
   }

@@ -9,8 +9,8 @@
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/page_cache.hpp"
+#include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
-#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
@@ -69,105 +69,93 @@ std::vector<std::string> raw_cache_warnings(const RawConfig& cfg, const RawTarge
   return w;
 }
 
-namespace {
-double per_s(double v, double s) { return s > 0 ? v / s : 0.0; }
-double cpu_per_io_us(const RawResults& r) {
-  return r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0;
-}
-}  // namespace
-
-nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
-                        const RawResults& r) {
-  const auto& h = r.latency;
-  nlohmann::json notes = nlohmann::json::array();
-  for (const auto& n : r.engine_notes) notes.push_back(n);
-  return {{"filename", escape_bytes(cfg.filename)},
-          {"rw", pattern_name(cfg.rw)},
-          {"bs", cfg.bs},
-          {"iodepth", cfg.iodepth},
-          {"numjobs", cfg.numjobs},
-          {"size_bytes", cfg.size},
-          {"direct", cfg.direct},
-          {"engine_requested", cfg.engine},
-          {"runtime_s", cfg.runtime_s},
-          {"sqpoll_requested", cfg.sqpoll},
-          {"seed", cfg.seed},
-          {"engine",
-           {{"name", engine.name},
-            {"reason", engine.reason},
-            {"fixed_buffers", r.fixed_buffers},
-            {"registered_files", r.registered_files},
-            {"sqpoll", r.sqpoll},
-            {"notes", notes}}},
-          {"layout",
-           {{"block_device", target.block_device},
-            {"file_bytes", target.file_bytes},
-            {"region_bytes", target.region_bytes},
-            {"created", target.created},
-            {"note", target.note}}},
-          {"page_cache_resident_fraction", residency},
-          {"cache", cfg.direct                 ? "bypassed (O_DIRECT)"
-                    : pattern_is_write(cfg.rw) ? "buffered write"
-                    : cfg.cold                 ? "cold"
-                                               : "warm"},
-          {"page_cache_evicted", target.evicted == 1 ? nlohmann::json(nullptr) : nlohmann::json(target.evicted == 0)},
-          {"evict_error", target.evicted < 0 ? errno_text(-target.evicted) : ""},
-          {"reads_from", reads_from(cfg.direct, pattern_is_write(cfg.rw), residency)},
-          {"writes_to", writes_to(cfg.direct, pattern_is_write(cfg.rw))},
-          {"results",
-           {{"ios", r.ios},
-            {"bytes", r.bytes},
-            {"elapsed_s", r.elapsed_s},
-            {"iops", per_s(static_cast<double>(r.ios), r.elapsed_s)},
-            {"bytes_per_s", per_s(static_cast<double>(r.bytes), r.elapsed_s)},
-            {"latency_us", latency_us_json(h)},
-            {"errors", r.errors},
-            {"first_error", error_line(r.first_error)},
-            {"first_error_detail", r.first_error.empty() ? nlohmann::json() : error_record_json(r.first_error)},
-            {"stop_reason", r.stop_reason},
-            {"cpu", {{"user_s", r.cpu_user_s}, {"sys_s", r.cpu_sys_s}, {"per_io_us", cpu_per_io_us(r)}}}}}};
-}
-
-std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
-                     const RawResults& r) {
-  const auto& h = r.latency;
+std::string render_raw_results_text(const RawDocument& doc) {
+  const RawSection& r = doc.raw;
+  const RawResultsSection& res = r.results;
+  const bool write = raw_document_writes(doc);
+  const double elapsed = res.elapsed_s;
+  const double iops = elapsed > 0 ? static_cast<double>(res.ios) / elapsed : 0.0;
+  const double bytes_per_s = elapsed > 0 ? static_cast<double>(res.bytes) / elapsed : 0.0;
   std::string out;
-  out += fmt::format("ioprobe raw: {} {} B, iodepth {}, numjobs {}, direct={} on {}{}\n", pattern_name(cfg.rw), cfg.bs,
-                     cfg.iodepth, cfg.numjobs, cfg.direct ? 1 : 0, escape_bytes(cfg.filename),
-                     r.partial ? "  [PARTIAL: " + r.stop_reason + "]" : "");
-  out += fmt::format("  region      {} per job{}{}\n", format_bytes(target.region_bytes),
-                     target.block_device ? " (block device)" : "", target.note.empty() ? "" : "; " + target.note);
+  out += fmt::format("ioprobe raw: {} {} B, iodepth {}, numjobs {}, direct={} on {}{}\n", r.rw, r.bs, r.iodepth,
+                     r.numjobs, r.direct ? 1 : 0, r.filename,
+                     doc.partial ? fmt::format("  [PARTIAL: {}]", res.stop_reason.value_or("?")) : "");
+  out += fmt::format("  region      {} per job{}{}\n", format_bytes(r.layout.region_bytes),
+                     r.layout.block_device ? " (block device)" : "", r.layout.note.empty() ? "" : "; " + r.layout.note);
+  const double residency = r.page_cache_resident_fraction;
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
-                       raw_cache_note(cfg.direct, pattern_is_write(cfg.rw),
-                                      cfg.direct ? ""
-                                      : cfg.cold ? "cold"
-                                                 : "warm",
-                                      target.evicted == 0, residency));
-  out += fmt::format("  engine      {} ({})\n", engine.name, engine.reason);
-  if (!r.engine_notes.empty()) {
-    std::string n;
-    for (const auto& s : r.engine_notes) n += (n.empty() ? "" : ", ") + s;
-    out += fmt::format("              {}\n", n);
-  }
-  double iops = per_s(static_cast<double>(r.ios), r.elapsed_s);
-  out += fmt::format("  I/Os        {} in {} ({})\n", format_count(r.ios), format_seconds(r.elapsed_s), r.stop_reason);
+                       raw_cache_note(r.direct, write, r.cache, r.page_cache_evicted == true, residency));
+  out += fmt::format("  engine      {} ({})\n", r.engine.name, r.engine.reason);
+  std::string notes;
+  for (const auto& n : r.engine.notes) notes += (notes.empty() ? "" : ", ") + n;
+  if (!notes.empty()) out += fmt::format("              {}\n", notes);
+  out += fmt::format("  I/Os        {} in {}{}\n", format_count(res.ios), format_seconds(elapsed),
+                     res.stop_reason ? " (" + *res.stop_reason + ")" : "");
   out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(std::llround(iops))));
-  out += fmt::format("  throughput  {}\n", format_rate(per_s(static_cast<double>(r.bytes), r.elapsed_s)));
-  out += raw_writes_line(cfg.direct, pattern_is_write(cfg.rw));
-  out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", format_ns(h.mean()),
-                     format_ns(static_cast<double>(h.percentile(50))), format_ns(static_cast<double>(h.percentile(90))),
-                     format_ns(static_cast<double>(h.percentile(99))),
-                     format_ns(static_cast<double>(h.percentile(99.9))), format_ns(static_cast<double>(h.max())));
+  out += fmt::format("  throughput  {}\n", format_rate(bytes_per_s));
+  out += raw_writes_line(r.direct, write);
+  // The figures as the document has them, in µs (stats/latency_json.hpp latency_us_json).
+  const LatencyHistogram& h = res.latency;
+  auto ns = [](uint64_t v) { return format_ns(static_cast<double>(v) / 1e3 * 1000.0); };
+  out += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
+                     format_ns(h.mean() / 1e3 * 1000.0), ns(h.percentile(50)), ns(h.percentile(90)),
+                     ns(h.percentile(99)), ns(h.percentile(99.9)), ns(h.max()));
+  const double per_io_us = res.ios ? (res.cpu_user_s + res.cpu_sys_s) * 1e6 / static_cast<double>(res.ios) : 0.0;
   out += fmt::format("  CPU         user {:.2f} s  sys {:.2f} s  = {:.2f} µs per I/O (all threads incl. io_uring "
                      "workers)\n",
-                     r.cpu_user_s, r.cpu_sys_s, cpu_per_io_us(r));
-  if (r.errors) {
-    out += fmt::format("  errors      {} (first: {}); the run stopped early\n", format_count(r.errors),
-                       error_line(r.first_error));
-    const std::string hint = error_hint(r.first_error);
+                     res.cpu_user_s, res.cpu_sys_s, per_io_us);
+  if (res.errors > 0) {
+    out += fmt::format("  errors      {} (first: {}); the run stopped early\n", format_count(res.errors),
+                       res.first_error);
+    // The hint from the errno stored beside the text (documents before it have none: no hint).
+    const std::string hint = res.first_error_detail ? error_hint(*res.first_error_detail) : std::string();
     if (!hint.empty()) out += "              " + hint + "\n";
   }
+  return out;
+}
+
+std::string render_raw_hosts_text(const RawDocument& doc) {
+  if (!doc.cluster) return "";
+  const RawClusterSection& c = *doc.cluster;
+  std::string o = "\nHosts\n";
+  o += fmt::format("  {:<20} {} host(s), {} MPI rank(s); started by {}; start skew <= {}\n", "cluster", c.hosts,
+                   c.mpi_ranks, c.launcher, format_ns(c.start_skew_s * 1e9));
+  o += fmt::format("  {:<20} {}\n", "files", c.files);
+  o += fmt::format("  {:<16} {:>5} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9} {:>9}  {}\n", "host", "MPI", "I/Os", "IOPS",
+                   "MB/s", "p50", "p99", "first", "last", "target");
+  for (const auto& h : doc.hosts)
+    o += fmt::format("  {:<16} {:>5} {:>12} {:>12.0f} {:>12.2f} {:>10} {:>10} {:>8.2f}s {:>8.2f}s  {}{}{}\n",
+                     h.hostname, h.mpi_ranks.size(), format_count(h.ios), h.iops, h.bytes_per_s / 1e6,
+                     format_ns(h.p50_us * 1e3), format_ns(h.p99_us * 1e3), h.first_done_s, h.last_done_s, h.fs_type,
+                     h.errors ? fmt::format("  {} errors", h.errors) : "", h.straggler ? "  STRAGGLER" : "");
+  bool any_io = false;
+  for (const auto& h : doc.hosts) {
+    if (!h.device_io.is_object()) continue;
+    const nlohmann::json& d = h.device_io;
+    any_io = true;
+    o += fmt::format("  {:<16} device I/O {}{}\n", h.hostname,
+                     device_io_summary(d, d.contains("write_ratio") ? "written" : "read"), host_cold_read_flag_text(d));
+  }
+  o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start";
+  if (any_io) o += "; device I/O: the host's own devices in /proc/diskstats, counted once per host";
+  o += ")\n";
+  return o;
+}
+
+std::string raw_device_io_summary(const RawDocument& doc) {
+  const nlohmann::json& d = doc.raw.results.device_io;
+  if (!d.is_object()) return "";
+  return device_io_summary(d, d.contains("write_ratio") ? "written" : "read");
+}
+
+std::string render_raw_text(const RawDocument& doc) {
+  std::string out = render_raw_results_text(doc);
+  if (const nlohmann::json& d = doc.raw.results.device_io; d.is_object())  // as `raw` printed it when it ran
+    out += fmt::format("  device I/O  {}{}\n", raw_device_io_summary(doc),
+                       d.contains("scope") ? fmt::format(" ({})", d.value("scope", "")) : "");
+  out += render_raw_hosts_text(doc);
+  for (const auto& w : doc.warnings) out += "  warning     " + w + "\n";
   return out;
 }
 

@@ -1,27 +1,14 @@
-// Rendering of `ioprobe raw` results: the "raw" JSON section and the text report.
-//
-// JSON "raw": {filename, rw, bs, iodepth, numjobs, size_bytes, direct, engine_requested,
-//   runtime_s, sqpoll_requested, seed,
-//   engine{name, reason, fixed_buffers, registered_files, sqpoll, notes[]},
-//   layout{block_device, file_bytes, region_bytes, created, note},
-//   page_cache_resident_fraction (at start, after any eviction; -1 unknown),
-//   cache ("cold" | "warm" | "bypassed (O_DIRECT)"), page_cache_evicted (true/false, null: not tried),
-//   evict_error ("" or the errno text), reads_from (reads: "device", "page cache", "mixed", "unknown"; writes: ""),
-//   results{ios, bytes, elapsed_s, iops, bytes_per_s,
-//           latency_us{count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets} (stats/latency_json.hpp), errors,
-//           first_error, first_error_detail (null or report/error_text.hpp), stop_reason, cpu{user_s, sys_s,
-//           per_io_us}}}
-// cpu counts every thread of the process (getrusage RUSAGE_SELF), io_uring workers included.
+// The text of `ioprobe raw` results, rendered from the typed document (report/raw_document.hpp),
+// and the page-cache labels and warnings the document is made with.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "raw/raw_config.hpp"
 #include "raw/raw_run.hpp"
 #include "raw/raw_target.hpp"
+#include "report/raw_document.hpp"
 
 namespace ioprobe {
 
@@ -47,11 +34,20 @@ std::string raw_cache_note(bool direct, bool write, const std::string& cache, bo
 std::vector<std::string> raw_cache_warnings(const RawConfig& cfg, const RawTarget& target, double residency,
                                             bool memory_backed);
 
-nlohmann::json raw_json(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
-                        const RawResults& res);
+/// The report of one run as `ioprobe raw` prints it first: pattern, region, page-cache residency,
+/// engine, I/Os, IOPS, MB/s and MiB/s, latency percentiles, CPU, and the errors with their hint.
+std::string render_raw_results_text(const RawDocument& doc);
 
-/// Multi-line human report (IOPS, MB/s and MiB/s, latency percentiles, CPU, engine and why).
-std::string raw_text(const RawConfig& cfg, const RawTarget& target, const RawEngineChoice& engine, double residency,
-                     const RawResults& res);
+/// The "Hosts" section of a run across hosts ("" for one process): a row per host and each host's
+/// device I/O line.
+std::string render_raw_hosts_text(const RawDocument& doc);
+
+/// The summary of raw.results.device_io (report/device_io_report.hpp device_io_summary: against
+/// the bytes read, or written by a write run); "" when the document has none.
+std::string raw_device_io_summary(const RawDocument& doc);
+
+/// The whole text report of a raw document as `ioprobe report` prints it: the results, the
+/// device I/O line (with its scope across hosts), the Hosts section and the warnings.
+std::string render_raw_text(const RawDocument& doc);
 
 }  // namespace ioprobe

@@ -161,6 +161,18 @@ TEST_CASE("calibration from a driver that ran no worker is refused", "[calibrate
   CHECK_THROWS_WITH(calibration_from_driver(missing, "drv"), Catch::Contains("lacks a field"));
 }
 
+TEST_CASE("calibration from the driver's result file: its JSON read as the driver's rows, anything else is none",
+          "[calibrate]") {
+  const std::optional<Calibration> c = calibration_from_driver_result(driver_output().dump(), "drv");
+  REQUIRE(c);
+  CHECK(c->worker_cpu_per_sample_us.value ==
+        calibration_from_driver(driver_output(), "drv").worker_cpu_per_sample_us.value);
+  CHECK_FALSE(calibration_from_driver_result("", "drv"));
+  CHECK_FALSE(calibration_from_driver_result("Traceback (most recent call last):", "drv"));
+  // JSON that is not the driver's is refused as calibration_from_driver refuses it.
+  CHECK_THROWS_WITH(calibration_from_driver_result("{}", "drv"), Catch::Contains("lacks a field"));
+}
+
 namespace {
 
 // The driver's output with its oversubscribed passes: two at num_workers 4 on 2 CPUs (2 per CPU),

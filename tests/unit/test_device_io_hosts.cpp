@@ -13,7 +13,8 @@
 #include "report/checkpoint_cluster_json.hpp"
 #include "report/cluster_json.hpp"
 #include "report/device_io_report.hpp"
-#include "report/raw_cluster_json.hpp"
+#include "report/raw_document.hpp"
+#include "report/raw_report.hpp"
 
 using namespace ioprobe;
 
@@ -47,6 +48,26 @@ cluster::RawProcessPart raw_part(int rank, int host, const std::string& name, ui
   for (uint64_t i = 0; i < ios; ++i) p.result.latency.record(10'000);
   p.device_io = io;
   return p;
+}
+
+// Whether one of `warnings` holds every one of `parts`.
+bool has_warning(const std::vector<std::string>& warnings, std::initializer_list<std::string> parts) {
+  for (const std::string& s : warnings) {
+    bool all = true;
+    for (const auto& p : parts) all = all && s.find(p) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
+// A raw document of an O_DIRECT (`direct`) read across the hosts of `c`, before its device accounting.
+RawDocument raw_cluster_doc(const cluster::ClusterRaw& c, bool direct) {
+  RawDocument doc;
+  doc.raw.rw = "randread";
+  doc.raw.direct = direct;
+  doc.raw.results.bytes = c.merged.bytes;
+  add_raw_cluster(doc, c, "mpirun", static_cast<int>(c.hosts.size()), "one per process");
+  return doc;
 }
 
 // Whether one of doc's warnings holds every one of `parts`.
@@ -113,28 +134,25 @@ TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, s
   CHECK(c.device_io.devices[0].name == "h1:loop5");
   CHECK(c.device_io.devices[1].name == "h2:loop6");
 
-  const nlohmann::json hosts = raw_hosts_json(c, false, true);
-  CHECK(hosts[0]["device_io"]["bytes_read"] == 8 * MiB + 8192);
-  CHECK(hosts[0]["device_io"]["reference_bytes"] == 8 * MiB);  // the host's 2 x 1024 x 4 KiB
-  CHECK(hosts[0]["device_io"]["read_ratio"].get<double>() == Approx(1.001).epsilon(0.001));
-  CHECK(hosts[0]["device_io"]["cold_read_nothing"] == false);
-  CHECK(hosts[0]["device_io"]["cold_read_short"] == false);
+  const std::vector<RawHostSection> hosts = raw_host_sections(c, false, true);
+  CHECK(hosts[0].device_io["bytes_read"] == 8 * MiB + 8192);
+  CHECK(hosts[0].device_io["reference_bytes"] == 8 * MiB);  // the host's 2 x 1024 x 4 KiB
+  CHECK(hosts[0].device_io["read_ratio"].get<double>() == Approx(1.001).epsilon(0.001));
+  CHECK(hosts[0].device_io["cold_read_nothing"] == false);
+  CHECK(hosts[0].device_io["cold_read_short"] == false);
   // A write run's rows compare bytes written.
-  CHECK(raw_hosts_json(c, true, false)[0]["device_io"].contains("write_ratio"));
-  CHECK(raw_hosts_json(c, true, false)[0]["device_io"]["cold_read_short"] == false);
+  CHECK(raw_host_sections(c, true, false)[0].device_io.contains("write_ratio"));
+  CHECK(raw_host_sections(c, true, false)[0].device_io["cold_read_short"] == false);
 
   // The document: the cluster's sum with its scope, a device line per host, no warning.
-  nlohmann::json doc = {{"raw", {{"direct", true}, {"results", nlohmann::json::object()}}},
-                        {"cluster", {{"hosts", 2}, {"mpi_ranks", 4}}},
-                        {"hosts", hosts},
-                        {"warnings", nlohmann::json::array()}};
-  cli::add_raw_device_io(doc, c.device_io, c.merged.bytes, false, TargetInfo{});
-  const nlohmann::json& d = doc["raw"]["results"]["device_io"];
+  RawDocument doc = raw_cluster_doc(c, true);
+  cli::add_raw_device_io(doc, c.device_io, TargetInfo{});
+  const nlohmann::json& d = doc.raw.results.device_io;
   CHECK(d["bytes_read"] == 16 * MiB + 8192 + 4096);
   CHECK(d["reference_bytes"] == 16 * MiB);
   CHECK(d["hosts"] == 2);
   CHECK(d["scope"].get<std::string>().find("each host counted once") != std::string::npos);
-  CHECK(doc["warnings"].empty());
+  CHECK(doc.warnings.empty());
   const std::string text = render_raw_hosts_text(doc);
   CHECK(text.find("h1               device I/O loop5:") != std::string::npos);
   CHECK(text.find("h2               device I/O loop6:") != std::string::npos);
@@ -148,33 +166,28 @@ TEST_CASE("raw across hosts: a host whose cold read took nothing or far less fro
                                                 raw_part(1, 1, "h2", 1024, disk("loop6", 0)),
                                                 raw_part(2, 2, "h3", 8192, disk("loop7", 1 * MiB))};
   const cluster::ClusterRaw c = cluster::merge_raw_parts(parts, false);
-  nlohmann::json hosts = raw_hosts_json(c, false, true);
-  CHECK(hosts[0]["device_io"]["cold_read_short"] == false);
-  CHECK(hosts[1]["device_io"]["cold_read_nothing"] == true);
-  CHECK(hosts[1]["device_io"]["cold_read_short"] == true);
-  CHECK(hosts[2]["device_io"]["cold_read_nothing"] == false);
-  CHECK(hosts[2]["device_io"]["cold_read_short"] == true);
-  nlohmann::json doc = {{"raw", {{"direct", true}, {"results", nlohmann::json::object()}}},
-                        {"cluster", {{"hosts", 3}, {"mpi_ranks", 3}}},
-                        {"hosts", hosts},
-                        {"warnings", nlohmann::json::array()}};
-  cli::add_raw_device_io(doc, c.device_io, c.merged.bytes, false, TargetInfo{});
-  CHECK(
-      has_warning(doc, {"host h2: its raw read was cold and delivered 4.00 MiB", "its devices (loop6) read nothing"}));
-  CHECK(has_warning(doc, {"host h3: its raw read was cold and delivered 32.00 MiB",
-                          "its devices (loop7) read only 1.00 MiB", "(3%)"}));
-  CHECK_FALSE(has_warning(doc, {"host h1"}));
+  const std::vector<RawHostSection> hosts = raw_host_sections(c, false, true);
+  CHECK(hosts[0].device_io["cold_read_short"] == false);
+  CHECK(hosts[1].device_io["cold_read_nothing"] == true);
+  CHECK(hosts[1].device_io["cold_read_short"] == true);
+  CHECK(hosts[2].device_io["cold_read_nothing"] == false);
+  CHECK(hosts[2].device_io["cold_read_short"] == true);
+  RawDocument doc = raw_cluster_doc(c, true);
+  cli::add_raw_device_io(doc, c.device_io, TargetInfo{});
+  CHECK(has_warning(doc.warnings,
+                    {"host h2: its raw read was cold and delivered 4.00 MiB", "its devices (loop6) read nothing"}));
+  CHECK(has_warning(doc.warnings, {"host h3: its raw read was cold and delivered 32.00 MiB",
+                                   "its devices (loop7) read only 1.00 MiB", "(3%)"}));
+  CHECK_FALSE(has_warning(doc.warnings, {"host h1"}));
   const std::string text = render_raw_hosts_text(doc);
   CHECK(text.find("COLD RUN READ NOTHING FROM ITS DEVICES") != std::string::npos);
   CHECK(text.find("COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES") != std::string::npos);
 
   // Buffered (not cold): the page cache may serve it, no flag and no warning.
-  nlohmann::json warm = {{"raw", {{"direct", false}, {"results", nlohmann::json::object()}}},
-                         {"hosts", raw_hosts_json(c, false, false)},
-                         {"warnings", nlohmann::json::array()}};
-  cli::add_raw_device_io(warm, c.device_io, c.merged.bytes, false, TargetInfo{});
-  CHECK(warm["warnings"].empty());
-  CHECK(warm["hosts"][1]["device_io"]["cold_read_nothing"] == false);
+  RawDocument warm = raw_cluster_doc(c, false);
+  cli::add_raw_device_io(warm, c.device_io, TargetInfo{});
+  CHECK(warm.warnings.empty());
+  CHECK(warm.hosts[1].device_io["cold_read_nothing"] == false);
 }
 
 TEST_CASE("run across hosts: a host whose cold run read far less than it delivered is flagged by name",

@@ -7,6 +7,8 @@
 #include "report/document_merge.hpp"
 #include "report/document_text.hpp"
 #include "report/html_report.hpp"
+#include "report/raw_document.hpp"
+#include "report/raw_report.hpp"
 #include "report/run_document.hpp"
 #include "report/run_text.hpp"
 #include "stats/latency_json.hpp"
@@ -321,7 +323,14 @@ TEST_CASE("report on a raw document and report --merge of raw documents show the
                     {"cpu", {{"user_s", 0.1}, {"sys_s", 0.1}, {"per_io_us", 2.0}}},
                     {"device_io", device_io_json(io, DeviceRef::kRead, 100 * 4096)}}}}}};
   };
-  const std::string one = render_raw_document_text(raw_doc("h1", 100 * 4096));
+  RawDocument typed;  // the document `ioprobe raw` makes, with its device I/O
+  typed.raw.rw = "randread";
+  typed.raw.direct = true;
+  typed.raw.results.ios = 100;
+  typed.raw.results.bytes = 100ULL * 4096;
+  typed.raw.results.latency = h;
+  typed.raw.results.device_io = raw_doc("h1", 100 * 4096)["raw"]["results"]["device_io"];
+  const std::string one = render_raw_text(typed);
   CHECK(one.find("device I/O") != std::string::npos);
   CHECK(one.find("nvme0n1") != std::string::npos);
   const json m = merge_documents({raw_doc("h1", 100 * 4096), raw_doc("h2", 200 * 4096)}, {"a.json", "b.json"});

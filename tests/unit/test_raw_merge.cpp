@@ -8,7 +8,6 @@
 #include "cluster/raw_parts.hpp"
 #include "core/error.hpp"
 #include "raw/raw_results.hpp"
-#include "report/raw_cluster_json.hpp"
 
 using namespace ioprobe;
 using namespace ioprobe::cluster;

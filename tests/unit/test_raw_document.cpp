@@ -1,0 +1,191 @@
+// The typed raw document (report/raw_document.hpp): documents `ioprobe raw` saved
+// (tests/fixtures/documents/) read back, written again byte for byte and rendered as `ioprobe
+// report` printed them; strict reading naming the field's path; the labels and warnings worked out
+// when the document is made; the sections of a run across hosts both ways.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "cluster/raw_parts.hpp"
+#include "core/error.hpp"
+#include "report/raw_document.hpp"
+#include "report/raw_report.hpp"
+
+using namespace ioprobe;
+using nlohmann::json;
+
+namespace {
+
+const std::string kRawDocs = std::string(IOPROBE_FIXTURES) + "/documents";
+
+std::string raw_file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The fixture `name`.json read back, its JSON and bytes written again, its text as saved.
+RawDocument check_fixture(const std::string& name) {
+  const std::string saved_text = raw_file_text(kRawDocs + "/" + name + ".json");
+  const json saved = json::parse(saved_text);
+  RawDocument doc = raw_document_from_json(saved, "'" + name + ".json'");
+  CHECK(raw_document_json(doc) == saved);
+  CHECK(raw_document_json(doc).dump(2, ' ', false, json::error_handler_t::replace) + "\n" == saved_text);
+  CHECK(render_raw_text(doc) == raw_file_text(kRawDocs + "/" + name + ".txt"));
+  return doc;
+}
+
+std::string refusal(const json& good, const std::function<void(json&)>& edit) {
+  json j = good;
+  edit(j);
+  try {
+    raw_document_from_json(j, "'r.json'");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("raw document: documents `ioprobe raw` saved read back, write the same bytes and render the same text",
+          "[raw_document]") {
+  // Saved with `ioprobe raw --filename D/t.bin --size 4MiB --bs 64k --json` (--rw read --engine psync
+  // --iodepth 4; --rw write)
+  // before the document was typed, with the text `ioprobe report` printed for each.
+  const RawDocument rd = check_fixture("raw_read");
+  CHECK(rd.raw.rw == "read");
+  CHECK(rd.raw.bs == 65536);
+  CHECK(rd.raw.results.ios == 64);
+  CHECK(rd.raw.results.latency.count() == 64);
+  CHECK(rd.raw.writes_to.empty());
+  CHECK_FALSE(rd.cluster);
+  const RawDocument wr = check_fixture("raw_write");
+  CHECK(wr.raw.rw == "write");
+  CHECK(wr.raw.cache == "buffered write");
+  CHECK(wr.raw.writes_to == "page cache (not durable: no fsync)");
+  CHECK(wr.raw.reads_from.empty());
+}
+
+TEST_CASE("raw document: a missing or mistyped field is refused naming its path", "[raw_document]") {
+  const json good = json::parse(raw_file_text(kRawDocs + "/raw_read.json"));
+  CHECK(refusal(good, [](json&) {}) == "accepted");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"].erase("ios"); }) == "'r.json'.raw.results: missing key 'ios'");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["ios"] = "64"; }) ==
+        "'r.json'.raw.results.ios: expected a non-negative integer in range, found \"64\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["bs"] = -4096; }) ==
+        "'r.json'.raw.bs: expected a non-negative integer in range, found -4096");
+  CHECK(refusal(good, [](json& j) { j["raw"]["engine"]["notes"] = "none"; }) ==
+        "'r.json'.raw.engine.notes: expected an array, found \"none\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["layout"].erase("region_bytes"); }) ==
+        "'r.json'.raw.layout: missing key 'region_bytes'");
+  CHECK(refusal(good, [](json& j) { j["raw"]["page_cache_evicted"] = "yes"; }) ==
+        "'r.json'.raw.page_cache_evicted: expected true or false, found \"yes\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["latency_us"]["p99"] = "fast"; }) ==
+        "'r.json'.raw.results.latency_us.p99: expected a number, found \"fast\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["cpu"].erase("sys_s"); }) ==
+        "'r.json'.raw.results.cpu: missing key 'sys_s'");
+  CHECK(refusal(good, [](json& j) { j["raw"]["rw"] = "trim"; }) ==
+        "'r.json'.raw.rw: 'trim' is not a raw pattern (read, randread, write, randwrite)");
+  CHECK(refusal(good, [](json& j) { j["target"] = json::array(); }) ==
+        "'r.json'.target: expected a JSON object, found []");
+  CHECK(refusal(good, [](json& j) { j["kind"] = "run"; }) == "'r.json'.kind: 'run' is not a raw document");
+  CHECK(refusal(good, [](json& j) { j.erase("warnings"); }) == "'r.json': missing key 'warnings'");
+  // Host rows without their cluster section.
+  CHECK(refusal(good, [](json& j) { j["hosts"] = json::array(); }) == "'r.json': missing key 'cluster'");
+  // Documents `report --merge` wrote have no stop_reason; older ones no first_error_detail.
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"].erase("stop_reason"); }) == "accepted");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"].erase("first_error_detail"); }) == "accepted");
+}
+
+TEST_CASE("raw document: the labels and warnings are worked out when it is made", "[raw_document]") {
+  RawConfig cfg;
+  cfg.filename = "/mnt/t.bin";
+  cfg.rw = RawPattern::write;
+  cfg.bs = 4096;
+  cfg.iodepth = 8;
+  RawTarget target;
+  target.region_bytes = 1 << 20;
+  RawEngineChoice engine;
+  engine.name = "psync";
+  engine.reason = "asked for";
+  TargetInfo tinfo;
+  tinfo.memory_backed = true;
+  RawResults res;
+  res.ios = 256;
+  res.bytes = 256ULL * 4096;
+  res.elapsed_s = 0.5;
+  res.stop_reason = "completed";
+  RawDocument d = make_raw_document(RunHeader{}, tinfo, cfg, target, engine, -1, res, {"locked memory: fell back"});
+  CHECK(d.raw.cache == "buffered write");
+  CHECK(d.raw.writes_to == "page cache (not durable: no fsync)");
+  CHECK_FALSE(d.raw.page_cache_evicted);
+  REQUIRE(d.warnings.size() == 3);
+  CHECK(d.warnings[0] == "locked memory: fell back");
+  CHECK(d.warnings[1] == "psync is synchronous: --iodepth 8 runs as 1 request in flight per job");
+  CHECK(d.warnings[2] == "memory-backed target: this measures RAM copies, not a device");
+  const std::string text = render_raw_text(d);
+  CHECK(text.find("ioprobe raw: write 4096 B, iodepth 8, numjobs 1, direct=0 on /mnt/t.bin\n") == 0);
+  CHECK(text.find("  IOPS        512\n") != std::string::npos);
+  CHECK(text.find("writes      to the page cache, not made durable") != std::string::npos);
+
+  // O_DIRECT reads come from the device; an eviction that worked is kept as such.
+  cfg.rw = RawPattern::randread;
+  cfg.direct = true;
+  target.evicted = 0;
+  d = make_raw_document(RunHeader{}, TargetInfo{}, cfg, target, engine, 0.0, res, {});
+  CHECK(d.raw.cache == "bypassed (O_DIRECT)");
+  CHECK(d.raw.reads_from == "device");
+  CHECK(d.raw.writes_to.empty());
+  CHECK(d.raw.page_cache_evicted == true);
+}
+
+TEST_CASE("raw document: a run across hosts has its cluster and host rows both ways", "[raw_document]") {
+  auto part = [](int rank, int host, const std::string& name, uint64_t ios, double elapsed) {
+    cluster::RawProcessPart p;
+    p.rank = rank;
+    p.host_index = host;
+    p.hostname = name;
+    p.filename = "/data/t.bin.rank" + std::to_string(rank);
+    p.target = {{"fs_type", "xfs"}, {"device", "nvme0n1"}, {"memory_backed", false}};
+    p.result.ios = ios;
+    p.result.bytes = ios * 4096;
+    p.result.elapsed_s = elapsed;
+    for (uint64_t i = 0; i < ios; ++i) p.result.latency.record(20'000 + i);
+    p.result.stop_reason = "completed";
+    return p;
+  };
+  const cluster::ClusterRaw c = cluster::merge_raw_parts({part(0, 0, "h1", 100, 1.0), part(1, 0, "h1", 100, 1.2),
+                                                          part(2, 1, "h2", 100, 1.1)},
+                                                         false);
+  RawConfig cfg;
+  cfg.filename = "/data/t.bin";
+  RawDocument d = make_raw_document(RunHeader{}, TargetInfo{}, cfg, RawTarget{}, RawEngineChoice{}, -1, c.merged, {});
+  add_raw_cluster(d, c, "mpirun", 2, "one per process: /data/t.bin.rank<R>");
+  REQUIRE(d.cluster);
+  CHECK(d.cluster->mpi_ranks == 3);
+  REQUIRE(d.hosts.size() == 2);
+  CHECK(d.hosts[0].mpi_ranks == std::vector<int>{0, 1});
+  CHECK(d.hosts[0].ios == 200);
+  CHECK(d.hosts[1].fs_type == "xfs");
+
+  const json written = raw_document_json(d);
+  CHECK(written["hosts"][0]["results"]["latency_us"]["count"] == 200);
+  const RawDocument back = raw_document_from_json(written, "'m.json'");
+  CHECK(raw_document_json(back) == written);
+  CHECK(render_raw_text(back) == render_raw_text(d));
+  const std::string hosts = render_raw_hosts_text(back);
+  CHECK(hosts.find("2 host(s), 3 MPI rank(s); started by mpirun") != std::string::npos);
+  CHECK(hosts.find("  h2               ") != std::string::npos);
+
+  json bad = written;
+  bad["hosts"][1]["results"]["iops"] = "many";
+  CHECK_THROWS_WITH(raw_document_from_json(bad, "'m.json'"),
+                    "'m.json'.hosts[1].results.iops: expected a number, found \"many\"");
+  bad = written;
+  bad["hosts"][0].erase("device_io");
+  CHECK_THROWS_WITH(raw_document_from_json(bad, "'m.json'"), "'m.json'.hosts[0]: missing key 'device_io'");
+}
