@@ -88,6 +88,6 @@ rc=$?
 [ "$(cat "$dir/notes.txt")" = "the user's notes" ] || fail "--json replaced a file ioprobe did not write"
 # An O_DIRECT block size in decimal units (4MB = 4,000,000 B) is refused with the binary unit named.
 out=$("$IOPROBE" raw --filename "$dir/bs.bin" --bs 4MB --direct 1 2>&1); rc=$?
-[ $rc = 2 ] && echo "$out" | grep -qF -- "--bs 4MiB is 4,194,304 B" || fail "--bs 4MB --direct 1: exit $rc: $out"
+[ $rc = 2 ] && echo "$out" | grep -qF -- "--bs 4MiB is 4.00 MiB (4,194,304 B)" || fail "--bs 4MB --direct 1: exit $rc: $out"
 [ ! -e "$dir/bs.bin" ] || fail "a refused raw left $dir/bs.bin"
 echo "ok"
