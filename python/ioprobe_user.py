@@ -130,13 +130,19 @@ def check_samples(a, ds, n, collate, torch, paths, progress):
         except Exception as e:  # noqa: BLE001
             fail(f"{a.factory}: the Dataset's __getitem__({i}) raised {type(e).__name__}: {e}\n"
                  f"{traceback.format_exc(limit=-3)}fix __getitem__ for the file {paths[i]}", 2)
+    check_collate(a, samples, collate, torch, "Dataset's", "return", "from __getitem__ (None and other objects are "
+                  "refused)")
+
+
+def check_collate(a, samples, collate, torch, whose, verb, where):
+    """Refuses, exit 2, samples the DataLoader's collate refuses, naming the field with its error."""
     refused = ioprobe_batch.collate_refusal(samples, collate or default_collate_of(torch), collate is None, torch)
     if refused:
         field, err = refused
         what = "your collate_fn" if collate else "torch's default_collate (the DataLoader's collate_fn)"
-        fail(f"{a.factory}: {what} refuses {field} of the Dataset's samples, as a DataLoader would: {err}; return "
-             f"tensors, numpy arrays, numbers, strings, or dicts/lists/tuples of them from __getitem__ (None and "
-             f"other objects are refused), or define collate_fn in {os.path.basename(a.factory)} for them", 2)
+        fail(f"{a.factory}: {what} refuses {field} of the {whose} samples, as a DataLoader would: {err}; {verb} "
+             f"tensors, numpy arrays, numbers, strings, or dicts/lists/tuples of them {where}, or define collate_fn "
+             f"in {os.path.basename(a.factory)} for them", 2)
 
 
 def check_stream(a, ds, collate, torch, paths, progress):
@@ -159,10 +165,4 @@ def check_stream(a, ds, collate, torch, paths, progress):
         fail(f"{a.factory}: the IterableDataset yielded no sample over the {len(paths)} paths given to "
              f"{FACTORY[1]}(paths) (the first: {paths[0]}): a DataLoader has nothing to load; check that it "
              f"iterates the paths it is given", 2)
-    refused = ioprobe_batch.collate_refusal(samples, collate or default_collate_of(torch), collate is None, torch)
-    if refused:
-        field, err = refused
-        what = "your collate_fn" if collate else "torch's default_collate (the DataLoader's collate_fn)"
-        fail(f"{a.factory}: {what} refuses {field} of the IterableDataset's samples, as a DataLoader would: {err}; "
-             f"yield tensors, numpy arrays, numbers, strings, or dicts/lists/tuples of them, or define collate_fn "
-             f"in {os.path.basename(a.factory)} for them", 2)
+    check_collate(a, samples, collate, torch, "IterableDataset's", "yield", "from __iter__")

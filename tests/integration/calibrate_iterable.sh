@@ -25,14 +25,18 @@ from torch.utils.data import IterableDataset, get_worker_info
 BURN_S = 0.001
 
 
+def mine(paths):
+    """This worker's share of the files: every num_workers-th, as a sharded stream deals them."""
+    info = get_worker_info()
+    return paths[info.id::info.num_workers] if info else paths
+
+
 class Stream(IterableDataset):
     def __init__(self, paths):
         self.paths = paths
 
     def __iter__(self):
-        info = get_worker_info()
-        wid, nw = (info.id, info.num_workers) if info else (0, 1)
-        for p in self.paths[wid::nw]:
+        for p in mine(self.paths):
             t0 = time.thread_time()
             with open(p, "rb") as f:
                 data = f.read()
@@ -52,9 +56,7 @@ class Shards(IterableDataset):
         self.paths = paths
 
     def __iter__(self):
-        info = get_worker_info()
-        wid, nw = (info.id, info.num_workers) if info else (0, 1)
-        for p in self.paths[wid::nw]:
+        for p in mine(self.paths):
             with open(p, "rb") as f:
                 data = f.read()
             for i in range(0, len(data), 1024):
