@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/document_sections.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
 
@@ -36,6 +37,7 @@ constexpr const char* kResultSchema = "ioprobe.result/1";
 /// Document header: schema, ioprobe_version, kind, command, created_utc, host.
 nlohmann::json document_header(const std::string& kind, const std::vector<std::string>& argv, const HostInfo& host);
 
+/// The host and target sections (report/document_sections.hpp) of probed values.
 nlohmann::json host_json(const HostInfo& host);
 nlohmann::json target_json(const TargetInfo& target);
 /// The "targets" array of run and tune: each filesystem the dataset lives on (target_json) with
