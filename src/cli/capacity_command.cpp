@@ -279,9 +279,9 @@ int cmd_capacity(const CommandContext& ctx) {
                    : answer.bound == "limit"                               ? "limit"
                                                                            : "completed";
 
-  doc.target = plan_target_json(plan, base);
-  doc.targets = targets_json(plan.targets);
-  doc.dataset = plan_dataset_json(plan);
+  doc.target = plan_target_section(plan, base);
+  doc.targets = target_share_sections(plan.targets);
+  doc.dataset = plan_dataset_section(plan);
   CapacityLoaderSection& ls = doc.loader;
   ls.num_workers = base.num_workers;
   ls.batch_size = base.batch_size;

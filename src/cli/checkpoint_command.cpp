@@ -180,7 +180,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   if (!job.lead()) return kExitOk;
   CheckpointDocument doc;
   doc.header = checkpoint_header(ctx.argv, host);
-  doc.target = target_json(target);
+  doc.target = target_section(target);
   doc.section = checkpoint_section(d);
   doc.section.elapsed_s = (now_ns() - t_start) / 1e9;  // the whole command, setup included
   doc.section.state.content = state_content_name(c.content);

@@ -169,7 +169,7 @@ int run_checkpoint_readback(const CommandContext& ctx, const CheckpointConfig& c
 
   CheckpointDocument doc;
   doc.header = checkpoint_header(ctx.argv, host);
-  doc.target = target_json(target);
+  doc.target = target_section(target);
   doc.readback = checkpoint_readback_section(run);
   doc.readback->elapsed_s = (now_ns() - t_start_ns) / 1e9;
   const bool partial = interrupted() || run.result.interrupted;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,9 +31,9 @@ std::string dataset_fingerprint(const PreparedData& data) {
 // marked incomplete) under its exclusive lock, the first process of each host writes its host's
 // share of the files, and rank 0 publishes the manifest once every share is written. A failure
 // or a signal on any host ends every rank (on_every_host), the manifest left incomplete.
-// Returns the "generation" object for the dataset section (null when a complete dataset was
-// there already: nothing was written), the same on every rank.
-nlohmann::json generate_split(comm::Comm& comm, const RunConfig& c) {
+// Returns the dataset section's "generation" (none when a complete dataset was there already:
+// nothing was written), the same on every rank.
+std::optional<DatasetGeneration> generate_split(comm::Comm& comm, const RunConfig& c) {
   GenerateOptions g;
   g.threads = 2;
   g.progress = !c.quiet;
@@ -52,7 +53,7 @@ nlohmann::json generate_split(comm::Comm& comm, const RunConfig& c) {
   const nlohmann::json start = nlohmann::json::parse(
       comm.broadcast(nlohmann::json{{"pending", sg.pending}, {"list", sg.list_xxh64}, {"action", sg.action}}.dump(),
                      "share the dataset layout", 60));
-  if (!start["pending"].get<bool>()) return nullptr;
+  if (!start["pending"].get<bool>()) return std::nullopt;
   const bool writer = comm.local_rank() == 0;
   SliceOutcome mine;
   cluster::on_every_host(comm, "generating the dataset: each host's share of the files", [&] {
@@ -76,14 +77,22 @@ nlohmann::json generate_split(comm::Comm& comm, const RunConfig& c) {
   cluster::on_every_host(comm, "publishing the dataset manifest: rank 0", [&] {
     if (comm.rank() == 0) publish_dataset(c.dir, sg);
   });
-  nlohmann::json hosts = nlohmann::json::array();
-  for (const auto& p : parts)
-    if (!p.empty()) hosts.push_back(nlohmann::json::parse(p));
+  DatasetGeneration out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    const nlohmann::json h = nlohmann::json::parse(p);
+    out.hosts.push_back({.hostname = h["hostname"].get<std::string>(),
+                         .host_index = h["host_index"].get<int>(),
+                         .first_file = h["first_file"].get<uint64_t>(),
+                         .files = h["files"].get<uint64_t>(),
+                         .bytes = h["bytes"].get<uint64_t>(),
+                         .generate_s = h["generate_s"].get<double>()});
+  }
   const double elapsed = static_cast<double>(now_ns() - t0) / 1e9;
-  return {{"action", fmt::format("{} across {} hosts", start["action"].get<std::string>(), hosts.size())},
-          {"split", "by file number: host i of N writes files [files*i/N, files*(i+1)/N), one writer process per host"},
-          {"elapsed_s", std::stod(comm.broadcast(std::to_string(elapsed), "share the generation time", 60))},
-          {"hosts", hosts}};
+  out.action = fmt::format("{} across {} hosts", start["action"].get<std::string>(), out.hosts.size());
+  out.split = "by file number: host i of N writes files [files*i/N, files*(i+1)/N), one writer process per host";
+  out.elapsed_s = std::stod(comm.broadcast(std::to_string(elapsed), "share the generation time", 60));
+  return out;
 }
 
 // The steps run and gen share on many hosts: the placement, `prepare` (given this process's
@@ -95,8 +104,9 @@ cluster::Placement prepare_on_hosts(comm::Comm& comm, const RunConfig& c,
   cluster::Placement placement;
   if (!user_files) placement = cluster::detect_generated(comm, c.dir, c.dir_is_default);
   // A shared directory: the hosts write the files together first; the steps below then reuse them.
-  const nlohmann::json generation = !user_files && placement.split_generation ? generate_split(comm, c)
-                                                                              : nlohmann::json(nullptr);
+  const std::optional<DatasetGeneration> generation = !user_files && placement.split_generation
+                                                          ? generate_split(comm, c)
+                                                          : std::nullopt;
   cluster::prepare_in_order(comm, user_files ? cluster::Placement{"shared", ""} : placement, [&](bool first) {
     RunConfig mine = c;
     mine.dataset_reuse_only = !first && !user_files;
@@ -113,10 +123,10 @@ cluster::Placement prepare_on_hosts(comm::Comm& comm, const RunConfig& c,
     placement = cluster::detect_user_files(comm, fs, network);
   }
   cluster::check_same_dataset(comm, dataset_fingerprint(data), "dataset");
-  if (!generation.is_null()) {  // the steps above found the dataset complete: say who wrote it
-    data.dataset["action"] = generation["action"];
-    data.dataset["generate_s"] = generation["elapsed_s"];
-    data.dataset["generation"] = generation;
+  if (generation) {  // the steps above found the dataset complete: say who wrote it
+    data.dataset.action = generation->action;
+    data.dataset.generate_s = generation->elapsed_s;
+    data.dataset.generation = generation;
   }
   return placement;
 }

@@ -276,7 +276,7 @@ int cmd_run(const CommandContext& ctx) {
     part.cpus_allowed = host.cpus_allowed;
     part.memory_bytes = host.memory_bytes;
     part.cgroup_memory_limit_bytes = host.cgroup_memory_limit_bytes;
-    part.target = doc.target;
+    part.target = target_section_json(doc.target);
     part.result = mine;
     part.device_io = dev_io;
     part.device_io_epochs = dev_epochs;

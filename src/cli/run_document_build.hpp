@@ -1,6 +1,5 @@
 // `ioprobe run`'s result document (report/run_document.hpp RunDocument), built from the plan and
-// what the run measured: the sections that are not typed yet (target, dataset) are assembled here
-// so that run_command.cpp handles typed values only.
+// what the run measured: the target and dataset sections are assembled here from the plan.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +20,7 @@ struct CacheBudgetFit {
   uint64_t dataset_bytes = 0;
 };
 
-/// doc.target: plan_target_json with this process's NUMA placement, the residency measured before
+/// doc.target: plan_target_section with this process's NUMA placement, the residency measured before
 /// each epoch of `mine` (this process's result) and, when a warm run was checked, its cache budget.
 void set_run_target(RunDocument& doc, const RunPlan& plan, const LoaderConfig& l, const LoaderResult& mine,
                     const CacheBudgetFit* fit);

@@ -104,21 +104,21 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
   return p;
 }
 
-nlohmann::json plan_dataset_json(const RunPlan& plan) {
-  nlohmann::json ds = plan.data.dataset;
-  ds["bytes"] = plan.sizes.total_bytes();
-  if (!plan.dataset_bytes_basis.empty()) ds["bytes_basis"] = plan.dataset_bytes_basis;
+DatasetSection plan_dataset_section(const RunPlan& plan) {
+  DatasetSection ds = plan.data.dataset;
+  ds.bytes = plan.sizes.total_bytes();
+  if (!plan.dataset_bytes_basis.empty()) ds.bytes_basis = plan.dataset_bytes_basis;
   return ds;
 }
 
-nlohmann::json plan_target_json(const RunPlan& plan, const LoaderConfig& l) {
-  nlohmann::json tj = target_json(plan.target());
-  tj["cache"] = name(plan.config.cache);
-  tj["direct"] = l.direct;
-  tj["cache_detail"] = plan.cache_detail;
-  tj["engine"] = l.engine;
-  tj["engine_reason"] = plan.engine_reason;
-  return tj;
+TargetSection plan_target_section(const RunPlan& plan, const LoaderConfig& l) {
+  TargetSection t = target_section(plan.target());
+  t.reading = TargetReadSetting{.cache = name(plan.config.cache),
+                                .direct = l.direct,
+                                .cache_detail = plan.cache_detail,
+                                .engine = l.engine,
+                                .engine_reason = plan.engine_reason};
+  return t;
 }
 
 }  // namespace ioprobe::cli

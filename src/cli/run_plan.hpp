@@ -81,10 +81,10 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o = {});
 /// The result document's "dataset" section before any read (tune, capacity): the prepared
 /// dataset's section with "bytes" (its files' bytes: exact, or estimated from `sizes`; 0 when
 /// unknown) and, for an estimate, "bytes_basis".
-nlohmann::json plan_dataset_json(const RunPlan& plan);
+DatasetSection plan_dataset_section(const RunPlan& plan);
 
 /// The result document's "target" section of a plan read with loader settings `l` (run: its
 /// loader; tune: the sweep's base): the probed target plus cache, direct, engine and their reasons.
-nlohmann::json plan_target_json(const RunPlan& plan, const LoaderConfig& l);
+TargetSection plan_target_section(const RunPlan& plan, const LoaderConfig& l);
 
 }  // namespace ioprobe::cli

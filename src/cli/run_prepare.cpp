@@ -35,15 +35,15 @@ PreparedData prepare_dataset(const RunConfig& c) {
                                      escape_bytes(c.data_dir.empty() ? c.file_list : c.data_dir), bad->why));
     p.target_path = c.data_dir;  // a file list's filesystems are those of its files (probe_data_targets)
     p.from_list = c.data_dir.empty();
-    p.dataset = {{"preset", "none"},
-                 {"root", escape_bytes(c.data_dir.empty() ? c.file_list : c.data_dir)},
-                 {"files", w.index.size()},
-                 {"kind", "files"},
-                 {"records_per_file", 1},
-                 {"action", c.data_dir.empty() ? "file list" : "walked"},
-                 {"enumerate_s", w.enumerate_s},
-                 {"skipped", w.skipped},
-                 {"duplicates", w.duplicates}};
+    p.dataset = {.preset = "none",
+                 .root = escape_bytes(c.data_dir.empty() ? c.file_list : c.data_dir),
+                 .files = w.index.size(),
+                 .kind = "files",
+                 .records_per_file = 1,
+                 .action = c.data_dir.empty() ? "file list" : "walked",
+                 .enumerate_s = w.enumerate_s,
+                 .skipped = w.skipped,
+                 .duplicates = w.duplicates};
     p.index = std::move(w.index);
     return p;
   }
@@ -62,33 +62,33 @@ PreparedData prepare_dataset(const RunConfig& c) {
   p.interrupted = d.interrupted;
   p.nothing_written = d.nothing_written;
   p.target_path = c.dir;
-  p.dataset = {{"preset", s.preset},
-               {"description", s.description},
-               {"model", s.model},
-               {"root", escape_bytes(c.dir)},
-               {"files", s.files},
-               {"dirs", s.dirs},
-               {"full_files", s.full_files},
-               {"size_dist", size_dist_name(s.dist)},
-               {"size_mean_bytes", s.size_mean},
-               {"size_stdev_bytes", s.size_stdev},
-               {"seed", s.seed},
-               {"action", d.action},
-               {"generate_s", d.generate_s},
-               {"enumerate_s", 0.0},
-               {"kind", dataset_kind_name(s.kind)},
-               {"records_per_file", s.records_per_file},
-               {"content", content_kind_name(d.content)}};
-  if (d.source_files) p.dataset["source_files"] = d.source_files;  // reused: the first `files` of these
-  if (d.content == ContentKind::kJpeg && d.generate_s > 0) p.dataset["jpeg_padding_bytes"] = d.jpeg_padding_bytes;
+  p.dataset = {.preset = s.preset,
+               .root = escape_bytes(c.dir),
+               .files = s.files,
+               .kind = dataset_kind_name(s.kind),
+               .records_per_file = s.records_per_file,
+               .action = d.action,
+               .enumerate_s = 0.0,
+               .description = s.description,
+               .model = s.model,
+               .dirs = s.dirs,
+               .full_files = s.full_files,
+               .size_dist = size_dist_name(s.dist),
+               .size_mean_bytes = s.size_mean,
+               .size_stdev_bytes = s.size_stdev,
+               .seed = s.seed,
+               .generate_s = d.generate_s,
+               .content = content_kind_name(d.content)};
+  if (d.source_files) p.dataset.source_files = d.source_files;  // reused: the first `files` of these
+  if (d.content == ContentKind::kJpeg && d.generate_s > 0) p.dataset.jpeg_padding_bytes = d.jpeg_padding_bytes;
   if (s.kind != DatasetKind::kFiles) {
     // size_* describe one record; the files' sizes follow from the records.
-    p.dataset["records"] = s.files * s.records_per_file;
-    p.dataset["dirs"] = 1;
+    p.dataset.records = s.files * s.records_per_file;
+    p.dataset.dirs = 1;
   }
   if (s.kind == DatasetKind::kToken) {
-    p.dataset["seq_len"] = s.seq_len;
-    p.dataset["token_bytes"] = s.token_bytes;
+    p.dataset.seq_len = s.seq_len;
+    p.dataset.token_bytes = s.token_bytes;
   }
   p.index = std::move(d.index);
   p.layout = std::move(d.layout);
@@ -172,7 +172,7 @@ std::vector<TargetShare> probe_data_targets(PreparedData& data) {
                                    "files to read",
                                    format_count(data.index.size()), first, ft.first_not_regular_kind));
     data.index = std::move(kept);
-    if (data.dataset.is_object()) data.dataset["files"] = data.index.size();
+    data.dataset.files = data.index.size();
   }
   const FileIndex& index = data.index;
   if (ft.groups.empty())
@@ -180,7 +180,7 @@ std::vector<TargetShare> probe_data_targets(PreparedData& data) {
                                  "paths are relative to the working directory",
                                  format_count(index.size()), escape_bytes(ft.first_missing),
                                  errno_text(ft.first_missing_errno)));
-  if (ft.missing && data.dataset.is_object()) data.dataset["files_missing"] = ft.missing;
+  if (ft.missing) data.dataset.files_missing = ft.missing;
   if (ft.missing)
     data.warnings.push_back(
         fmt::format("{} of the {} listed paths could not be found or read (first: '{}': {}); each counts "

@@ -14,6 +14,7 @@
 #include "dataset/record_layout.hpp"
 #include "ingest/analysis.hpp"
 #include "loader/config.hpp"
+#include "report/document_sections.hpp"
 #include "topology/target.hpp"
 
 namespace ioprobe::cli {
@@ -22,7 +23,7 @@ namespace ioprobe::cli {
 struct PreparedData {
   FileIndex index;
   RecordLayout layout;  // sharded and token datasets; kind files otherwise
-  nlohmann::json dataset;
+  DatasetSection dataset;
   std::vector<std::string> warnings;
   std::string target_path;        // the directory probed (generated dataset, --data); empty for --file-list
   bool from_list = false;         // --file-list: paths as listed, possibly on several filesystems

@@ -126,7 +126,7 @@ int cmd_scaling(const CommandContext& ctx) {
 
   ScalingDocument doc;
   doc.header = run_header(ctx.argv, host);
-  doc.target = target_json(target);
+  doc.target = target_section(target);
   doc.partial = r.interrupted;
   doc.scaling = scaling_section(cfg, r);
   std::fputs(render_scaling_text(doc).c_str(), stdout);

@@ -258,9 +258,9 @@ int cmd_tune(const CommandContext& ctx) {
   double sample_bytes = run_plan.dataset_sample_bytes;
   for (const TunePoint& p : plan.points)
     if (sample_bytes == 0 && p.samples_per_s > 0 && p.bytes_per_s > 0) sample_bytes = p.bytes_per_s / p.samples_per_s;
-  doc.target = plan_target_json(run_plan, base);
-  doc.targets = targets_json(run_plan.targets);
-  doc.dataset = plan_dataset_json(run_plan);
+  doc.target = plan_target_section(run_plan, base);
+  doc.targets = target_share_sections(run_plan.targets);
+  doc.dataset = plan_dataset_section(run_plan);
   doc.loader = {base.batch_size,  base.ranks,
                 base.engine,      base.direct,
                 base.shuffle,     base.cpu_per_sample_us,

@@ -4,7 +4,7 @@
 // from this value only.
 //
 // Keys (reports/result.schema.json), besides the header of report/document.hpp document_header:
-//   target, targets, dataset   as run's (not yet typed: kept as written)
+//   target, targets, dataset   report/document_sections.hpp (target: with the read setting)
 //   loader    {num_workers, batch_size, prefetch_factor, engine, direct, shuffle, cpu_per_sample_us,
 //              step_time_s} + the consumer model (run_document.hpp consumer_model_json: decode, ...)
 //   demand    {accelerator, accelerator_name, model, rate_family, samples_per_s_per_gpu, source,
@@ -28,6 +28,7 @@
 
 #include "capacity/search.hpp"
 #include "ingest/calibration_effect.hpp"
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 #include "topology/device_io.hpp"
 
@@ -84,10 +85,10 @@ struct CapacitySection {
 
 /// A "capacity" result document.
 struct CapacityDocument {
-  RunHeader header;  // the common header (its fields are not run-specific)
-  nlohmann::json target;
-  nlohmann::json targets;
-  nlohmann::json dataset;
+  RunHeader header;      // the common header (its fields are not run-specific)
+  TargetSection target;  // with the read setting (report/document_sections.hpp)
+  std::vector<TargetShareSection> targets;
+  DatasetSection dataset;
   CapacityLoaderSection loader;
   CapacityDemandSection demand;
   CapacitySection capacity;
@@ -105,9 +106,8 @@ void write_capacity_document(const std::string& path, const CapacityDocument& do
 
 /// A saved capacity document read back. Strict: a missing or mistyped field is refused with
 /// UsageError naming `where` (e.g. "'a.json'") and the field's path ("'a.json'
-/// capacity.points[1].au: expected a number, found ..."); the untyped sections (target, targets,
-/// dataset, host) must be present and are taken as they are. Derived figures are checked for
-/// type and recomputed when written again.
+/// capacity.points[1].au: expected a number, found ..."). Derived figures are checked for type and
+/// recomputed when written again.
 CapacityDocument capacity_document_from_json(const nlohmann::json& j, const std::string& where);
 
 }  // namespace ioprobe

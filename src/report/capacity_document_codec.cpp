@@ -166,9 +166,9 @@ CapacitySection capacity_section_from_json(const json& j, const std::string& w) 
 }  // namespace
 
 json capacity_document_json(const CapacityDocument& doc) {
-  json j = {{"target", doc.target},
-            {"targets", doc.targets},
-            {"dataset", doc.dataset},
+  json j = {{"target", target_section_json(doc.target)},
+            {"targets", targets_section_json(doc.targets)},
+            {"dataset", dataset_section_json(doc.dataset)},
             {"loader", capacity_loader_json(doc.loader)},
             {"demand", capacity_demand_json(doc.demand)},
             {"capacity", capacity_section_json(doc.capacity)},
@@ -186,9 +186,9 @@ void write_capacity_document(const std::string& path, const CapacityDocument& do
 CapacityDocument capacity_document_from_json(const json& j, const std::string& where) {
   CapacityDocument d;
   d.header = header_from_json(j, "capacity", where);
-  d.target = json_at(j, "target", where);
-  d.targets = json_at(j, "targets", where);
-  d.dataset = json_at(j, "dataset", where);
+  d.target = target_section_from_json(json_at(j, "target", where), where + " target", TargetKeys::kRead);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), where + " targets");
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), where + " dataset");
   d.loader = capacity_loader_from_json(json_at(j, "loader", where), capacity_section_path(where, "loader"));
   d.demand = capacity_demand_from_json(json_at(j, "demand", where), capacity_section_path(where, "demand"));
   d.capacity = capacity_section_from_json(json_at(j, "capacity", where), capacity_section_path(where, "capacity"));

@@ -210,14 +210,14 @@ std::string points_table_text(const CapacitySection& c) {
 
 std::string render_capacity_text(const CapacityDocument& doc) {
   const CapacitySection& c = doc.capacity;
-  const json& host = doc.header.host;
+  const HostSection& host = doc.header.host;
   std::string o;
   o += fmt::format("ioprobe {} capacity{}\n\n", doc.header.ioprobe_version,
                    doc.partial ? fmt::format("  [PARTIAL: {}]", c.in.stop_reason) : "");
-  o += render_target_line(json{{"target", doc.target}, {"dataset", doc.dataset}});
+  o += render_target_line(doc.target, doc.dataset);
   o += render_target_rows(doc.targets, "spans", 10);
-  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.value("cpus_allowed", 0),
-                   host.value("cpu_list", ""), host.value("cpus_online", 0));
+  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.cpus_allowed, host.cpu_list,
+                   host.cpus_online);
   const std::string& model = c.in.model;  // empty: the user's own rate, no model chosen
   o += fmt::format("  per GPU    1 x {}{}: {:.1f} samples/s = {}; fed at AU >= {:.0f}%\n", c.in.accelerator_name,
                    model.empty() ? "" : " (" + model + ")", c.in.samples_per_s_per_gpu,
@@ -251,7 +251,7 @@ std::string render_capacity_text(const CapacityDocument& doc) {
   o += "  " + c.answer.text + "\n";
   for (const auto& p : c.answer.points)
     if (!p.note.empty()) o += fmt::format("  note at {}: {}\n", p.gpus, p.note);
-  o += cores_rule_text(c, host.value("cpus_allowed", 0));
+  o += cores_rule_text(c, host.cpus_allowed);
   if (!doc.warnings.empty()) {
     o += "\nWarnings\n";
     for (const auto& w : doc.warnings) o += "  - " + w + "\n";

@@ -18,6 +18,7 @@
 
 #include "checkpoint/restorer.hpp"
 #include "core/error_record.hpp"
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 
 namespace ioprobe {
@@ -301,11 +302,11 @@ struct CheckpointReadbackSection {
 };
 
 /// A "checkpoint" result document: a save run's (`section`) or a read-back's (`readback`, then
-/// `section` is unused). target, cluster and hosts are the JSON that was written
-/// (report/document.hpp target_json, report/checkpoint_cluster_json.hpp; null in a one-process run).
+/// `section` is unused). cluster and hosts are the JSON that was written
+/// (report/checkpoint_cluster_json.hpp; null in a one-process run).
 struct CheckpointDocument {
-  RunHeader header;  // schema, version, command, created_utc, host (kind "checkpoint")
-  nlohmann::json target;
+  RunHeader header;      // schema, version, command, created_utc, host (kind "checkpoint")
+  TargetSection target;  // report/document_sections.hpp
   CheckpointSection section;
   std::optional<CheckpointReadbackSection> readback;  // empty: a save run
   bool partial = false;

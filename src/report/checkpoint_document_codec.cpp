@@ -490,7 +490,7 @@ json checkpoint_section_json(const CheckpointSection& s) {
 }
 
 json checkpoint_document_json(const CheckpointDocument& doc) {
-  json j = {{"target", doc.target},
+  json j = {{"target", target_section_json(doc.target)},
             {"checkpoint",
              doc.readback ? checkpoint_readback_section_json(*doc.readback) : checkpoint_section_json(doc.section)},
             {"partial", doc.partial},
@@ -508,7 +508,7 @@ void write_checkpoint_document(const std::string& path, const CheckpointDocument
 CheckpointDocument checkpoint_document_from_json(const json& j, const std::string& where) {
   CheckpointDocument d;
   d.header = header_from_json(j, "checkpoint", where);
-  d.target = json_at(j, "target", where);
+  d.target = target_section_from_json(json_at(j, "target", where), where + " target");
   const json& ck = json_at(j, "checkpoint", where);
   const std::string cw = where + " checkpoint";  // "'a.json' checkpoint", as the run document's sections
   if (!ck.is_object()) json_detail::throw_mistyped(ck, cw, "a JSON object");

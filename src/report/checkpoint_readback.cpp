@@ -94,7 +94,7 @@ CheckpointReadbackSection checkpoint_readback_section(const ReadbackRun& run) {
 
 std::string render_checkpoint_readback_text(const CheckpointDocument& doc) {
   const CheckpointReadbackSection& c = *doc.readback;
-  const json tg = doc.target.is_object() ? doc.target : json::object();  // target_json: not yet typed
+  const TargetSection& tg = doc.target;
   std::string o;
   if (doc.partial) o += fmt::format("*** INTERRUPTED after {:.1f} s: partial result ***\n", c.elapsed_s);
   uint64_t logical = 0, on_disk = 0;
@@ -107,8 +107,7 @@ std::string render_checkpoint_readback_text(const CheckpointDocument& doc) {
     if (versions.find(version) == std::string::npos) versions += (versions.empty() ? "" : ", ") + version;
   }
   o += fmt::format("ioprobe checkpoint {}: {}\n", c.mode, c.dir);
-  o += fmt::format("  target      {} ({}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),
-                   tg.value("device", "").empty() ? "" : ", " + tg.value("device", ""));
+  o += fmt::format("  target      {} ({}{})\n", tg.path, tg.fs_type, tg.device.empty() ? "" : ", " + tg.device);
   o += fmt::format("  shards      {} file(s), {} logical, {} on disk; format version {}; compression {}\n",
                    c.shards.size(), format_bytes(logical), format_bytes(on_disk), versions, codecs);
   o += "  checks      " + c.checks + "\n";

@@ -43,7 +43,7 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
   const CheckpointStateSection& st = c.state;
   const CheckpointConfigSection& cfg = c.config;
   const CheckpointSaveSection& sv = c.save;
-  const json tg = doc.target.is_object() ? doc.target : json::object();  // target_json: not yet typed
+  const TargetSection& tg = doc.target;
   const bool compressed = cfg.compress != "none";
   std::string o;
   if (doc.partial) o += fmt::format("*** INTERRUPTED after {:.1f} s: partial result ***\n", c.elapsed_s);
@@ -54,9 +54,8 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
   o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) {} of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
                    bytes(st.host_bytes), st.source, st.ranks_on_host, where, st.world_size, st.tp, st.pp, st.dp,
                    st.zero_stage);
-  o += fmt::format("  target      {} ({}{}{})\n", tg.value("path", "?"), tg.value("fs_type", "?"),
-                   tg.value("device", "").empty() ? "" : ", " + tg.value("device", ""),
-                   tg.value("memory_backed", false) ? ", RAM: not a device measurement" : "");
+  o += fmt::format("  target      {} ({}{}{})\n", tg.path, tg.fs_type, tg.device.empty() ? "" : ", " + tg.device,
+                   tg.memory_backed ? ", RAM: not a device measurement" : "");
   o += fmt::format("  write path  chunks {}, compress {}{}, {} x {} io_uring buffers, {}, {}\n", bytes(cfg.chunk_bytes),
                    cfg.compress, cfg.byte_group ? " + byte grouping" : "", format_bytes(cfg.io_bytes), cfg.io_depth,
                    sv.direct                        ? "O_DIRECT"

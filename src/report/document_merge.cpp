@@ -105,7 +105,7 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
     partial = partial || typed[i].partial;
     const ResultRates x = result_rates(r);
     out.sources.push_back({.file = names[i],
-                           .hostname = hostname_of(docs[i]),
+                           .hostname = typed[i].header.host.hostname,
                            .samples = r.samples,
                            .bytes = r.bytes,
                            .samples_per_s = x.samples_per_s,
@@ -120,7 +120,7 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
   for (size_t i = 0; i < typed.size(); ++i) {
     dio.push_back(typed[i].results.device_io);
     epochs.push_back(typed[i].results.epochs);
-    hosts.push_back(hostname_of(docs[i]));
+    hosts.push_back(typed[i].header.host.hostname);
   }
   out.results.device_io = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes);
   const std::string apart = merge_time_warning(dio, names);

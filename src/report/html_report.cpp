@@ -173,10 +173,10 @@ std::string run_section(const RunDocument& d) {
   const LoaderResult& r = d.results.loader;
   const ResultRates x = result_rates(r);
   o += "<table class=\"kv\">\n";
-  o += row("target", fmt::format("{} ({}), {}", str_at(d.target, "/path"), str_at(d.target, "/fs_type"),
-                                 str_at(d.target, "/cache_detail")));
-  o += row("dataset", fmt::format("{}: {} files, {}", str_at(d.dataset, "/preset"), num_at(d.dataset, "/files"),
-                                  format_bytes(static_cast<uint64_t>(num_at(d.dataset, "/bytes")))));
+  o += row("target", fmt::format("{} ({}), {}", d.target.path, d.target.fs_type,
+                                 d.target.reading ? d.target.reading->cache_detail : ""));
+  o += row("dataset",
+           fmt::format("{}: {} files, {}", d.dataset.preset, d.dataset.files, format_bytes(d.dataset.bytes)));
   o += row("DataLoader",
            fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)", d.loader.num_workers,
                        d.loader.batch_size, d.loader.prefetch_factor, d.loader.gpus));

@@ -106,7 +106,7 @@ ProbeDocument make_probe_document(RunHeader header, const TargetInfo& target, co
                                   const std::string& file_probed) {
   ProbeDocument d;
   d.header = std::move(header);
-  d.target = target_json(target);
+  d.target = target_section(target);
   d.topology = topology_json(topo, target.device_numa_node);
   d.io_uring = probe_io_uring_section(uring);
   d.cold = cold;
@@ -218,7 +218,7 @@ const nlohmann::json& object_at(const nlohmann::json& j, const char* key, const 
 }  // namespace
 
 nlohmann::json probe_document_json(const ProbeDocument& doc) {
-  nlohmann::json j = {{"target", doc.target},
+  nlohmann::json j = {{"target", target_section_json(doc.target)},
                       {"topology", doc.topology},
                       {"io_uring", io_uring_json(doc.io_uring)},
                       {"engine",
@@ -239,7 +239,7 @@ void write_probe_document(const std::string& path, const ProbeDocument& doc) {
 ProbeDocument probe_document_from_json(const nlohmann::json& j, const std::string& where) {
   ProbeDocument d;
   d.header = header_from_json(j, "probe", where);
-  d.target = object_at(j, "target", where);
+  d.target = target_section_from_json(json_at(j, "target", where), where + " target");
   d.topology = object_at(j, "topology", where);
   d.io_uring = io_uring_from_json(object_at(j, "io_uring", where), json_path(where, "io_uring"));
   const nlohmann::json& e = object_at(j, "engine", where);

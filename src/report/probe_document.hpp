@@ -15,8 +15,8 @@
 //   cache       {ram_bytes, cgroup_memory_limit_bytes, cgroup_memory_limit_source, cache_budget_bytes,
 //                cache_budget_source ("RAM" or the cgroup v1/v2 file that set it)}
 //   warnings    [sentences]
-// The document is a ProbeDocument: io_uring, engine, cache and warnings typed; target and topology
-// kept as the JSON written (target_json and topology_json, shared with the other kinds' documents).
+// The document is a ProbeDocument: target (report/document_sections.hpp), io_uring, engine, cache and
+// warnings typed; topology kept as the JSON written (topology_json).
 // render_probe_text() (report/probe_text.hpp) turns the whole document into text.
 #pragma once
 
@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_choice.hpp"
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 #include "topology/host.hpp"
 #include "topology/numa.hpp"
@@ -76,11 +77,11 @@ struct ProbeCache {
   std::string cache_budget_source;  // "RAM" or the cgroup file that set it
 };
 
-/// An `ioprobe probe` document. `target` and `topology` are the JSON target_json() and
-/// topology_json() wrote (not yet typed); the rest is typed.
+/// An `ioprobe probe` document. `topology` is the JSON topology_json() wrote (not yet typed); the
+/// rest is typed.
 struct ProbeDocument {
   RunHeader header;  // kind "probe"
-  nlohmann::json target;
+  TargetSection target;
   nlohmann::json topology;
   ProbeIoUring io_uring;
   ProbeEngineRow cold, warm, deep;  // deep: buffered reads at raw's queue depth
@@ -104,8 +105,8 @@ nlohmann::json probe_document_json(const ProbeDocument& doc);
 void write_probe_document(const std::string& path, const ProbeDocument& doc);
 
 /// A saved probe document read back. Strict: a missing or mistyped field of a typed section is
-/// refused with UsageError naming `where` and the field's path; target and topology must be
-/// JSON objects and are taken as they are.
+/// refused with UsageError naming `where` and the field's path; topology must be a JSON object and
+/// is taken as it is.
 ProbeDocument probe_document_from_json(const nlohmann::json& j, const std::string& where);
 
 }  // namespace ioprobe

@@ -1,6 +1,8 @@
 #include "report/probe_text.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -18,6 +20,13 @@ std::string str(const nlohmann::json& j, const char* key) {
   return v.dump();
 }
 
+// A typed field as str() shows the JSON value: "-" for an empty string, "unknown" for null.
+std::string str(const std::string& s) { return s.empty() ? "-" : s; }
+template <class T>
+std::string str(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : "unknown";
+}
+
 std::string bytes(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_number()) return "unknown";
   return format_bytes(j[key].get<uint64_t>());
@@ -27,52 +36,46 @@ void line(std::string& out, const std::string& key, const std::string& value) {
   out += fmt::format("  {:<22} {}\n", key + ":", value);
 }
 
-void target_text(std::string& out, const nlohmann::json& t) {
+void target_text(std::string& out, const TargetSection& t) {
   out += "Target\n";
-  line(out, "path", str(t, "path"));
+  line(out, "path", str(t.path));
   line(out, "filesystem",
-       fmt::format("{} (statfs magic {}; mountinfo type {})", str(t, "fs_type"), str(t, "fs_magic"),
-                   str(t, "mount_fstype")));
-  line(out, "mount",
-       fmt::format("{} on {} ({})", str(t, "mount_source"), str(t, "mount_point"), str(t, "mount_options")));
-  if (t.value("network", false)) line(out, "network filesystem", "yes");
-  if (t.value("memory_backed", false)) line(out, "memory backed", "yes (RAM, not a device)");
+       fmt::format("{} (statfs magic {}; mountinfo type {})", str(t.fs_type), str(t.fs_magic), str(t.mount_fstype)));
+  line(out, "mount", fmt::format("{} on {} ({})", str(t.mount_source), str(t.mount_point), str(t.mount_options)));
+  if (t.network) line(out, "network filesystem", "yes");
+  if (t.memory_backed) line(out, "memory backed", "yes (RAM, not a device)");
   std::string chain;
-  for (const auto& l : t.value("device_chain", nlohmann::json::array())) {
+  for (const auto& l : t.device_chain) {
     if (!chain.empty()) chain += " -> ";
-    chain += l.value("name", "") + " (" + l.value("kind", "");
-    if (!l.value("detail", "").empty()) chain += ": " + l.value("detail", "");
+    chain += l.name + " (" + l.kind;
+    if (!l.detail.empty()) chain += ": " + l.detail;
     chain += ")";
   }
   line(out, "device chain", chain.empty() ? "none (no block device)" : chain);
-  const auto& r = t.value("raid", nlohmann::json::object());
-  if (!r.value("kind", "").empty())
+  const TargetRaid& r = t.raid;
+  if (!r.kind.empty())
     line(out, "RAID",
-         fmt::format("{} {} over {} members{}", r.value("kind", ""), r.value("level", ""), r.value("member_count", 0),
-                     r.value("metadata_level", "").empty() ? "" : " (metadata " + r.value("metadata_level", "") + ")"));
-  if (!t.value("device", "").empty()) {
-    line(out, "rotational", str(t, "rotational"));
+         fmt::format("{} {} over {} members{}", r.kind, r.level, r.members.size(),
+                     r.metadata_level.empty() ? "" : " (metadata " + r.metadata_level + ")"));
+  if (!t.device.empty()) {
+    line(out, "rotational", str(t.rotational));
     line(out, "block size",
-         fmt::format("logical {} B, physical {} B", str(t, "logical_block_bytes"), str(t, "physical_block_bytes")));
-    line(out, "queue", fmt::format("nr_requests {}, scheduler {}", str(t, "nr_requests"), str(t, "scheduler")));
-    line(out, "model", fmt::format("{}{}", str(t, "device_model"), t.value("nvme", false) ? " (NVMe)" : ""));
-    int node = t.value("device_numa_node", -1);
+         fmt::format("logical {} B, physical {} B", str(t.logical_block_bytes), str(t.physical_block_bytes)));
+    line(out, "queue", fmt::format("nr_requests {}, scheduler {}", str(t.nr_requests), str(t.scheduler)));
+    line(out, "model", fmt::format("{}{}", str(t.device_model), t.nvme ? " (NVMe)" : ""));
+    const int node = t.device_numa_node;
     line(out, "device NUMA node", node < 0 ? "none (-1)" : std::to_string(node));
   }
-  std::string od = str(t, "o_direct");
-  if (od == "refused") od += " (" + str(t, "o_direct_errno") + ")";
-  if (od != "not probed") od += ", probed on " + str(t, "o_direct_probe_file");
+  std::string od = str(t.o_direct);
+  if (od == "refused") od += " (" + str(t.o_direct_errno) + ")";
+  if (od != "not probed") od += ", probed on " + str(t.o_direct_probe_file);
   line(out, "O_DIRECT", od);
   line(out, "DIO alignment",
-       t["dio_mem_align_bytes"].is_null()
+       !t.dio_mem_align_bytes
            ? std::string("not reported (statx STATX_DIOALIGN)")
-           : fmt::format("memory {} B, offset {} B", str(t, "dio_mem_align_bytes"), str(t, "dio_offset_align_bytes")));
-  if (!t.value("free_bytes_known", true))
-    line(out, "free", "not reported (the filesystem has no size limit, e.g. ramfs)");
-  else
-    line(out, "free",
-         fmt::format("{}, {} inodes", bytes(t, "free_bytes"),
-                     t.contains("free_inodes") ? format_count(t["free_inodes"].get<uint64_t>()) : "?"));
+           : fmt::format("memory {} B, offset {} B", str(t.dio_mem_align_bytes), str(t.dio_offset_align_bytes)));
+  if (!t.free_bytes_known) line(out, "free", "not reported (the filesystem has no size limit, e.g. ramfs)");
+  else line(out, "free", fmt::format("{}, {} inodes", format_bytes(t.free_bytes), format_count(t.free_inodes)));
 }
 
 void topology_text(std::string& out, const nlohmann::json& topo) {

@@ -121,7 +121,7 @@ std::string latency_line(const LatencyHistogram& h) {
 void set_replay_header(ReplayDocument& doc, const std::vector<std::string>& argv, const HostInfo& host,
                        const TargetInfo& target) {
   doc.header = document_header("replay", argv, host);
-  doc.target = target_json(target);
+  doc.target = target_section(target);
 }
 
 void write_replay_document(const std::string& path, const ReplayDocument& doc) {
@@ -190,7 +190,7 @@ ReplayAnalysis analyse_replay(const ReplayDocument& doc) {
 json replay_document_json(const ReplayDocument& doc) {
   json j = doc.header;
   j["kind"] = "replay";
-  j["target"] = doc.target;
+  j["target"] = target_section_json(doc.target);
   j["trace"] = trace_json(doc.trace);
   j["settings"] = settings_json(doc.settings);
   j["replay"] = doc.result;
@@ -220,7 +220,7 @@ ReplayDocument replay_document_from_json(const json& j, const std::string& where
   d.header = json::object();
   for (const char* k : {"schema", "ioprobe_version", "kind", "command", "created_utc", "host"})
     d.header[k] = json_at(j, k, where);
-  d.target = object_at("target");
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"));
   d.trace = trace_from_json(json_at(j, "trace", where), json_path(where, "trace"));
   d.settings = settings_from_json(json_at(j, "settings", where), json_path(where, "settings"));
   d.result = replay::replay_result_from_json(json_at(j, "replay", where), json_path(where, "replay"));
@@ -319,9 +319,7 @@ ReplayDocument merge_replay_documents(const std::vector<ReplayDocument>& docs, c
     for (auto& st : part.streams) st.replay_rank += static_cast<int32_t>(m.result.processes);
     m.result.merge(part);
     m.device_io.merge(d.device_io);
-    const auto target_path = [](const nlohmann::json& t) {
-      return t.is_object() ? t.value("path", std::string()) + " (" + t.value("fs_type", std::string("?")) + ")" : "?";
-    };
+    const auto target_path = [](const TargetSection& t) { return t.path + " (" + t.fs_type + ")"; };
     if (target_path(d.target) != target_path(m.target))
       m.warnings.push_back(fmt::format("{} replayed on {}, {} on {}: the header shows the first target only",
                                        names.at(i), target_path(d.target), names.front(), target_path(m.target)));

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "replay/replay_result.hpp"
+#include "report/document_sections.hpp"
 #include "topology/device_io.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
@@ -66,7 +67,7 @@ struct ReplaySettings {
 /// A replay document.
 struct ReplayDocument {
   nlohmann::json header;  // report/document.hpp document_header (schema, version, kind, command, host)
-  nlohmann::json target;  // target_json of the replayed files' filesystem
+  TargetSection target;   // the replayed files' filesystem (report/document_sections.hpp)
   ReplayTraceInfo trace;
   ReplaySettings settings;
   replay::ReplayResult result;

@@ -2,9 +2,12 @@
 //
 // Sections added to document_header("run", ...):
 //   target   target_json() + {cache: "cold"|"warm", direct: bool, cache_detail, engine, engine_reason}
-//   dataset  {preset, description, model, root, files, bytes, dirs, full_files, size_dist, size_mean_bytes,
-//             size_stdev_bytes, action, generate_s, enumerate_s, skipped, kind ("files" | "sharded" | "token"),
-//             records_per_file; sharded and token: records, size_* of one record; token: seq_len, token_bytes}
+//            + the run's facts (report/document_sections.hpp TargetRunFacts)
+//   targets  report/document_sections.hpp targets
+//   dataset  report/document_sections.hpp DatasetSection: {preset, description, model, root, files, bytes, dirs,
+//             full_files, size_dist, size_mean_bytes, size_stdev_bytes, action, generate_s, enumerate_s, skipped,
+//             kind ("files" | "sharded" | "token"), records_per_file; sharded and token: records, size_* of one
+//             record; token: seq_len, token_bytes}
 //   loader   {num_workers, batch_size, prefetch_factor, shuffle, drop_last, epochs, duration_s,
 //             cpu_per_sample_us, gpus, engine, direct, step_time_s, max_outstanding_batches, pattern;
 //             sharded: read_size_bytes}
@@ -40,6 +43,7 @@
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
 #include "report/document.hpp"
+#include "report/document_sections.hpp"
 #include "stats/latency_json.hpp"
 #include "topology/host.hpp"
 
@@ -102,7 +106,7 @@ struct RunHeader {
   std::string ioprobe_version;         // e.g. "0.1.0"
   std::vector<std::string> command;    // the argv, each element escaped with escape_bytes()
   std::string created_utc;             // ISO 8601 time of the run's start
-  nlohmann::json host;                 // host_json(): not yet typed, kept as written
+  HostSection host;                    // report/document_sections.hpp
 };
 
 /// The demand's keys (accelerator, accelerator_name, model, gpus, rate_family,
@@ -208,13 +212,12 @@ struct RunSource {
 
 /// A "run" result document, built once by `ioprobe run` (cli/run_document_build.hpp) and read back
 /// by `ioprobe report` (report/run_document_codec.cpp). Sections not yet typed are the JSON that
-/// was written: target (target_json + cache and engine facts), targets (targets_json), dataset,
-/// cluster and hosts (report/cluster_json.hpp; null in a one-process run).
+/// was written: cluster and hosts (report/cluster_json.hpp; null in a one-process run).
 struct RunDocument {
   RunHeader header;
-  nlohmann::json target;
-  nlohmann::json targets;
-  nlohmann::json dataset;
+  TargetSection target;  // with the read setting and the run's facts
+  std::vector<TargetShareSection> targets;
+  DatasetSection dataset;
   RunLoaderSection loader;
   RunResultsSection results;
   RunIngestSection ingest;
@@ -234,8 +237,7 @@ void write_run_document(const std::string& path, const RunDocument& doc);
 
 /// A saved run document read back. Strict: a missing or mistyped field of a typed section is
 /// refused with UsageError naming `where` (e.g. "'a.json'") and the field's path
-/// ("'a.json' loader.num_workers: missing key ..."); the untyped sections must be present (target,
-/// targets, dataset, host) and are taken as they are.
+/// ("'a.json' loader.num_workers: missing key ..."; "'a.json' target.fs_type: expected a string, ...").
 RunDocument run_document_from_json(const nlohmann::json& j, const std::string& where);
 
 /// The ingest section of a run whose demand was analysed (ingest_json's keys).

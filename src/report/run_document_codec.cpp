@@ -244,7 +244,7 @@ RunConsumerModel consumer_model_from_json(const nlohmann::json& loader, const st
 
 nlohmann::json header_json(const RunHeader& h, const char* kind) {
   return {{"schema", h.schema},   {"ioprobe_version", h.ioprobe_version}, {"kind", kind},
-          {"command", h.command}, {"created_utc", h.created_utc},         {"host", h.host}};
+          {"command", h.command}, {"created_utc", h.created_utc},         {"host", host_section_json(h.host)}};
 }
 
 RunHeader header_from_json(const nlohmann::json& j, const char* kind, const std::string& where) {
@@ -259,14 +259,14 @@ RunHeader header_from_json(const nlohmann::json& j, const char* kind, const std:
   h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
   h.command = json_field<std::vector<std::string>>(j, "command", where);
   h.created_utc = json_field<std::string>(j, "created_utc", where);
-  h.host = json_at(j, "host", where);
+  h.host = host_section_from_json(json_at(j, "host", where), where + " host");
   return h;
 }
 
 nlohmann::json run_document_json(const RunDocument& doc) {
-  nlohmann::json j = {{"target", doc.target},
-                      {"targets", doc.targets},
-                      {"dataset", doc.dataset},
+  nlohmann::json j = {{"target", target_section_json(doc.target)},
+                      {"targets", targets_section_json(doc.targets)},
+                      {"dataset", dataset_section_json(doc.dataset)},
                       {"loader", loader_json(doc.loader)},
                       {"results", loader_results_json(doc.results.loader)},
                       {"ingest", ingest_section_json(doc.ingest)},
@@ -288,9 +288,9 @@ nlohmann::json run_document_json(const RunDocument& doc) {
 RunDocument run_document_from_json(const nlohmann::json& j, const std::string& where) {
   RunDocument d;
   d.header = header_from_json(j, "run", where);
-  d.target = json_at(j, "target", where);
-  d.targets = json_at(j, "targets", where);
-  d.dataset = json_at(j, "dataset", where);
+  d.target = target_section_from_json(json_at(j, "target", where), section_path(where, "target"), TargetKeys::kRun);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), section_path(where, "targets"));
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), section_path(where, "dataset"));
   d.loader = loader_from_json(json_at(j, "loader", where), section_path(where, "loader"));
   const nlohmann::json& r = json_at(j, "results", where);
   d.results.loader = run_results_from_json(r, section_path(where, "results"));
@@ -356,7 +356,7 @@ RunHeader run_header(const std::vector<std::string>& argv, const HostInfo& host)
   h.ioprobe_version = j.at("ioprobe_version").get<std::string>();
   h.command = j.at("command").get<std::vector<std::string>>();
   h.created_utc = j.at("created_utc").get<std::string>();
-  h.host = j.at("host");
+  h.host = host_section(host);
   return h;
 }
 

@@ -35,67 +35,64 @@ std::string lat_line(const LatencyHistogram& h) {
 using Line = std::function<void(const std::string&, const std::string&)>;
 
 void target_lines(const RunDocument& doc, const Line& line, std::string& o) {
-  const auto& t = doc.target;
-  const auto& host = doc.header.host;
-  const std::string dev = t.value("device", "");
-  line("path", t.value("path", ""));
-  line("filesystem", fmt::format("{}{}{}", t.value("fs_type", "?"),
-                                 t.value("mount_fstype", "").empty() ? "" : " (" + t.value("mount_fstype", "") + ")",
-                                 t.value("memory_backed", false) ? ": RAM, not a device measurement" : ""));
-  line("device", dev.empty() ? fmt::format("none ({})", t.value("mount_source", "?"))
+  const TargetSection& t = doc.target;
+  const HostSection& host = doc.header.host;
+  const TargetReadSetting reading = t.reading.value_or(TargetReadSetting{.cache = "?", .engine = "?"});
+  const TargetRunFacts facts = t.run.value_or(TargetRunFacts{});
+  const std::string& dev = t.device;
+  line("path", t.path);
+  line("filesystem", fmt::format("{}{}{}", t.fs_type, t.mount_fstype.empty() ? "" : " (" + t.mount_fstype + ")",
+                                 t.memory_backed ? ": RAM, not a device measurement" : ""));
+  line("device", dev.empty() ? fmt::format("none ({})", t.mount_source)
                              : fmt::format("{}{}", dev,
-                                           t.value("rotational", -1) == 1   ? " (rotational)"
-                                           : t.value("rotational", -1) == 0 ? " (solid state)"
-                                                                            : ""));
+                                           t.rotational == 1   ? " (rotational)"
+                                           : t.rotational == 0 ? " (solid state)"
+                                                               : ""));
   o += render_target_rows(doc.targets, "filesystems", 20);
-  line("cache", fmt::format("{}: {}", t.value("cache", "?"), t.value("cache_detail", "")));
-  if (t.contains("cache_budget")) {
-    const auto& b = t["cache_budget"];
+  line("cache", fmt::format("{}: {}", reading.cache, reading.cache_detail));
+  if (const auto& b = facts.cache_budget) {
     line("cache budget",
-         fmt::format("{} ({}); the dataset ({}) {}", format_bytes(b.value("bytes", 0ULL)), b.value("source", ""),
-                     format_bytes(b.value("dataset_bytes", 0ULL)),
-                     b.value("fits", false) ? "fits" : "does not fit: later epochs partly from the device"));
+         fmt::format("{} ({}); the dataset ({}) {}", format_bytes(b->bytes), b->source, format_bytes(b->dataset_bytes),
+                     b->fits ? "fits" : "does not fit: later epochs partly from the device"));
   }
-  if (t.contains("epoch_resident_fraction") && !t["epoch_resident_fraction"].empty()) {
+  if (!facts.epoch_resident_fraction.empty()) {
     std::string res;
-    const auto& fr = t["epoch_resident_fraction"];
+    const auto& fr = facts.epoch_resident_fraction;
     const size_t n = fr.size();
     for (size_t i = 0; i < n; ++i) {
       if (n > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < n) {  // many epochs: the first and the last
         res += fmt::format(", ... {} more (results.epochs in the JSON)", n - 1 - i);
         i = n - 1;
       }
-      const double f = fr[i].get<double>();
+      const double f = fr[i];
       const std::string src = residency_source(f);
       res += fmt::format("{}epoch {}: {:.0f}% ({})", res.empty() ? "" : ", ", i + 1, 100 * f,
                          src == "mixed" ? "mixed: partly page cache, partly device" : "from the " + src);
     }
-    line("resident before", res + " [" + t.value("residency_method", "") + "]");
+    line("resident before", res + " [" + facts.residency_method + "]");
   }
-  line("engine", fmt::format("{} ({})", t.value("engine", "?"), t.value("engine_reason", "")));
-  if (t.contains("numa"))
-    line("NUMA", fmt::format("{}{}", t.value("numa", ""),
-                             t.value("numa_reason", "").empty() ? "" : " (" + t.value("numa_reason", "") + ")"));
-  line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.value("cpus_allowed", 0),
-                           host.value("cpu_list", ""), host.value("cpus_online", 0),
-                           format_bytes(host.value("memory_bytes", 0ULL)), host.value("kernel", "")));
+  line("engine", fmt::format("{} ({})", reading.engine, reading.engine_reason));
+  if (t.run)
+    line("NUMA", fmt::format("{}{}", facts.numa, facts.numa_reason.empty() ? "" : " (" + facts.numa_reason + ")"));
+  line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.cpus_allowed, host.cpu_list,
+                           host.cpus_online, format_bytes(host.memory_bytes), host.kernel));
 }
 
 void dataset_lines(const RunDocument& doc, const Line& line) {
-  const auto& ds = doc.dataset;
-  uint64_t files = ds.value("files", 0ULL), full = ds.value("full_files", 0ULL);
+  const DatasetSection& ds = doc.dataset;
+  uint64_t files = ds.files;
+  const uint64_t full = ds.full_files.value_or(0);
   // A file list naming paths that are not there: the files that hold the data, then what was listed.
-  const uint64_t listed = files, missing = std::min(ds.value("files_missing", uint64_t{0}), files);
+  const uint64_t listed = files, missing = std::min(ds.files_missing.value_or(0), files);
   files -= missing;
-  line("preset",
-       ds.value("preset", "none") + (ds.value("description", "").empty() ? "" : ": " + ds.value("description", "")));
-  const std::string kind = ds.value("kind", "files");
+  const std::string description = ds.description.value_or("");
+  line("preset", ds.preset + (description.empty() ? "" : ": " + description));
+  const std::string& kind = ds.kind;
   line("files", fmt::format("{} {}, {}{}", format_count(files),
                             kind == "sharded" ? (files == 1 ? "shard" : "shards")
                             : kind == "token" ? (files == 1 ? "token file" : "token files")
                                               : (files == 1 ? "file" : "files"),
-                            format_bytes(ds.value("bytes", 0ULL)) +
-                                (ds.contains("bytes_basis") ? " (" + ds.value("bytes_basis", "") + ")" : ""),
+                            format_bytes(ds.bytes) + (ds.bytes_basis ? " (" + *ds.bytes_basis + ")" : ""),
                             full      ? fmt::format(" ({:.2f}% of the real dataset's {} files)", 100.0 * files / full,
                                                     format_count(full))
                             : missing ? fmt::format(" (of {} listed paths: {} could not be found or read, each read of "
@@ -103,28 +100,26 @@ void dataset_lines(const RunDocument& doc, const Line& line) {
                                                     format_count(listed), format_count(missing))
                                       : ""));
   if (kind == "sharded")
-    line("records", fmt::format("{} records in {} shards of {} records ({} mean record, {})",
-                                format_count(ds.value("records", 0ULL)), format_count(files),
-                                format_count(ds.value("records_per_file", 0ULL)),
-                                format_bytes(ds.value("size_mean_bytes", 0ULL)), ds.value("size_dist", "")));
-  if (kind == "token")
     line("records",
-         fmt::format("{} samples of {} tokens x {} B in {} token file(s), {} samples each",
-                     format_count(ds.value("records", 0ULL)), ds.value("seq_len", 0ULL), ds.value("token_bytes", 0ULL),
-                     format_count(files), format_count(ds.value("records_per_file", 0ULL))));
-  line("location",
-       fmt::format("{} ({}{})", ds.value("root", ""), ds.value("action", ""),
-                   ds.value("generate_s", 0.0) > 0 ? fmt::format(" in {}", format_seconds(ds.value("generate_s", 0.0)))
-                                                   : ""));
-  if (ds.contains("generation") && ds["generation"].is_object())  // written by several hosts, each its share
-    for (const auto& h : ds["generation"].value("hosts", nlohmann::json::array())) {
-      const double hs = h.value("generate_s", 0.0);
-      const uint64_t hb = h.value("bytes", uint64_t{0});
-      line("generated on " + h.value("hostname", std::string("?")),
-           fmt::format("{} files, {} in {}{}", format_count(h.value("files", uint64_t{0})), format_bytes(hb),
-                       format_seconds(hs), hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : ""));
+         fmt::format("{} records in {} shards of {} records ({} mean record, {})", format_count(ds.records.value_or(0)),
+                     format_count(files), format_count(ds.records_per_file),
+                     format_bytes(ds.size_mean_bytes.value_or(0)), ds.size_dist.value_or("")));
+  if (kind == "token")
+    line("records", fmt::format("{} samples of {} tokens x {} B in {} token file(s), {} samples each",
+                                format_count(ds.records.value_or(0)), ds.seq_len.value_or(0),
+                                ds.token_bytes.value_or(0), format_count(files), format_count(ds.records_per_file)));
+  const double generate_s = ds.generate_s.value_or(0);
+  line("location", fmt::format("{} ({}{})", ds.root, ds.action,
+                               generate_s > 0 ? fmt::format(" in {}", format_seconds(generate_s)) : ""));
+  if (ds.generation)  // written by several hosts, each its share
+    for (const auto& h : ds.generation->hosts) {
+      const double hs = h.generate_s;
+      const uint64_t hb = h.bytes;
+      line("generated on " + h.hostname,
+           fmt::format("{} files, {} in {}{}", format_count(h.files), format_bytes(hb), format_seconds(hs),
+                       hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : ""));
     }
-  if (ds.value("enumerate_s", 0.0) > 0) line("enumeration", format_seconds(ds.value("enumerate_s", 0.0)));
+  if (ds.enumerate_s > 0) line("enumeration", format_seconds(ds.enumerate_s));
 }
 
 void loader_lines(const RunDocument& doc, const std::string& kind, const Line& line, std::string& o) {
@@ -303,7 +298,7 @@ std::string warning_lines(const std::vector<std::string>& warnings) {
 std::string render_run_text(const RunDocument& doc) {
   std::string o;
   const Line line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<20} {}\n", k, v); };
-  const std::string kind = doc.dataset.value("kind", "files");
+  const std::string& kind = doc.dataset.kind;
   o += fmt::format("ioprobe {} run{}{}\n", doc.header.ioprobe_version,
                    doc.sources_apart ? fmt::format(", merged from {} documents{}", doc.sources.size(),
                                                    sum_of_apart_runs(doc.sources.size()))
@@ -328,16 +323,15 @@ std::string render_run_text(const RunDocument& doc) {
   return o + warning_lines(doc.warnings);
 }
 
-std::string render_gen_line(const nlohmann::json& dataset, uint64_t files, uint64_t bytes) {
-  const nlohmann::json& ds = dataset;
-  const std::string preset = ds.value("preset", ""), root = ds.value("root", "");
-  const uint64_t source = ds.value("source_files", uint64_t{0});
+std::string render_gen_line(const DatasetSection& dataset, uint64_t files, uint64_t bytes) {
+  const std::string &preset = dataset.preset, &root = dataset.root;
+  const uint64_t source = dataset.source_files.value_or(0);
   if (source > files)  // a larger dataset there: its first `files` files are the one asked for
     return fmt::format("{}: reused the first {} of the {} files in '{}', {}", preset, format_count(files),
                        format_count(source), root, format_bytes(bytes));
-  const double s = ds.value("generate_s", 0.0);
-  return fmt::format("{}: {} {} files, {} in '{}'{}", preset, ds.value("action", ""), format_count(files),
-                     format_bytes(bytes), root,
+  const double s = dataset.generate_s.value_or(0);
+  return fmt::format("{}: {} {} files, {} in '{}'{}", preset, dataset.action, format_count(files), format_bytes(bytes),
+                     root,
                      s > 0 ? fmt::format(" in {} ({})", format_seconds(s), format_rate(static_cast<double>(bytes) / s))
                            : "");
 }
@@ -346,15 +340,14 @@ std::string render_gen_line(const nlohmann::json& dataset, uint64_t files, uint6
 
 namespace ioprobe {
 
-std::string render_gen_hosts_text(const nlohmann::json& dataset) {
+std::string render_gen_hosts_text(const DatasetSection& dataset) {
   std::string o;
-  if (!dataset.contains("generation")) return o;
-  for (const auto& h : dataset["generation"]["hosts"]) {
-    const double hs = h.value("generate_s", 0.0);
-    const uint64_t hb = h.value("bytes", uint64_t{0});
-    o += fmt::format("  host {}: {} files, {} in {}{}\n", h.value("hostname", ""),
-                     format_count(h.value("files", uint64_t{0})), format_bytes(hb), format_seconds(hs),
-                     hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : "");
+  if (!dataset.generation) return o;
+  for (const auto& h : dataset.generation->hosts) {
+    const double hs = h.generate_s;
+    const uint64_t hb = h.bytes;
+    o += fmt::format("  host {}: {} files, {} in {}{}\n", h.hostname, format_count(h.files), format_bytes(hb),
+                     format_seconds(hs), hs > 0 ? fmt::format(" ({})", format_rate(hb / hs)) : "");
   }
   return o;
 }

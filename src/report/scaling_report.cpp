@@ -164,7 +164,7 @@ ScalingSection scaling_section(const ScalingConfig& cfg, const ScalingResult& r)
 }
 
 json scaling_document_json(const ScalingDocument& doc) {
-  nlohmann::json j = {{"target", doc.target},
+  nlohmann::json j = {{"target", target_section_json(doc.target)},
                       {"partial", doc.partial},
                       {"warnings", doc.warnings},
                       {"scaling", scaling_section_json(doc.scaling)}};
@@ -175,7 +175,7 @@ json scaling_document_json(const ScalingDocument& doc) {
 ScalingDocument scaling_document_from_json(const json& j, const std::string& where) {
   ScalingDocument d;
   d.header = header_from_json(j, "scaling", where);
-  d.target = json_at(j, "target", where);
+  d.target = target_section_from_json(json_at(j, "target", where), where + " target");
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   d.scaling = scaling_section_from_json(json_at(j, "scaling", where), where + " scaling");

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 #include "scaling/scaling.hpp"
 
@@ -38,10 +39,9 @@ struct ScalingSection {
 };
 
 /// A "scaling" result document, built once by `ioprobe scaling` and read back by `ioprobe report`.
-/// host and target are not yet typed: the JSON that was written.
 struct ScalingDocument {
-  RunHeader header;  // as a run's; the kind is "scaling"
-  nlohmann::json target;
+  RunHeader header;      // as a run's; the kind is "scaling"
+  TargetSection target;  // report/document_sections.hpp
   bool partial = false;  // interrupted
   std::vector<std::string> warnings;
   ScalingSection scaling;
@@ -55,7 +55,7 @@ nlohmann::json scaling_document_json(const ScalingDocument& doc);
 
 /// A saved scaling document read back. Strict: a missing or mistyped field is refused with
 /// UsageError naming `where` (e.g. "'s.json'") and the field's path ("'s.json' scaling.members[1].iops:
-/// ..."); host and target must be present and are taken as they are.
+/// ..."; "'s.json' target.fs_type: ...").
 ScalingDocument scaling_document_from_json(const nlohmann::json& j, const std::string& where);
 
 /// Writes scaling_document_json(doc) to `path` as write_json_file does (atomically; its errors).

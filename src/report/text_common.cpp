@@ -14,36 +14,26 @@ std::string render_warnings(const nlohmann::json& doc) {
   return o;
 }
 
-std::string render_targets(const nlohmann::json& doc, const std::string& label, size_t width) {
-  return doc.contains("targets") ? render_target_rows(doc["targets"], label, width) : std::string();
-}
-
-std::string render_target_rows(const nlohmann::json& targets, const std::string& label, size_t width) {
+std::string render_target_rows(const std::vector<TargetShareSection>& targets, const std::string& label, size_t width) {
   std::string o;
   if (targets.size() < 2) return o;
   for (const auto& g : targets) {
-    const std::string dev = g.value("device", "");
-    const auto& bf = g["bytes_fraction"];
-    const uint64_t files = g.value("files", 0ULL);
+    const TargetSection& t = g.target;
     o += fmt::format("  {:<{}} {} at {}{}: {} file{} ({:.0f}%), {}{}, O_DIRECT {}{}\n", o.empty() ? label : "", width,
-                     g.value("fs_type", "?"), g.value("path", ""), dev.empty() ? "" : " (" + dev + ")",
-                     format_count(files), files == 1 ? "" : "s", 100 * g.value("files_fraction", 0.0),
-                     format_bytes(g.value("bytes", 0ULL)),
-                     bf.is_number() ? fmt::format(" ({:.0f}%)", 100 * bf.get<double>()) : "",
-                     g.value("o_direct", "not probed"), g.value("memory_backed", false) ? "; RAM, not a device" : "");
+                     t.fs_type, t.path, t.device.empty() ? "" : " (" + t.device + ")", format_count(g.files),
+                     g.files == 1 ? "" : "s", 100 * g.files_fraction, format_bytes(g.bytes),
+                     g.bytes_fraction ? fmt::format(" ({:.0f}%)", 100 * *g.bytes_fraction) : "", t.o_direct,
+                     t.memory_backed ? "; RAM, not a device" : "");
   }
   return o;
 }
 
-std::string render_target_line(const nlohmann::json& doc) {
-  const nlohmann::json& tg = doc.at("target");
-  const nlohmann::json& ds = doc.at("dataset");
-  const uint64_t bytes = ds.value("bytes", 0ULL);
-  const std::string basis = ds.value("bytes_basis", "");
-  return fmt::format("  target     {} ({}, {}), {} files, {}{}\n", tg.value("path", ""), tg.value("fs_type", "?"),
-                     tg.value("direct", false) ? "O_DIRECT" : "buffered", format_count(ds.value("files", 0ULL)),
-                     bytes > 0 ? format_bytes(bytes) : std::string("sizes not indexed"),
-                     basis.empty() ? "" : fmt::format(" ({})", basis));
+std::string render_target_line(const TargetSection& target, const DatasetSection& dataset) {
+  const bool direct = target.reading && target.reading->direct;
+  return fmt::format("  target     {} ({}, {}), {} files, {}{}\n", target.path, target.fs_type,
+                     direct ? "O_DIRECT" : "buffered", format_count(dataset.files),
+                     dataset.bytes > 0 ? format_bytes(dataset.bytes) : std::string("sizes not indexed"),
+                     dataset.bytes_basis ? fmt::format(" ({})", *dataset.bytes_basis) : "");
 }
 
 std::string render_calibration_line(const nlohmann::json& doc, const std::string& label, size_t width,

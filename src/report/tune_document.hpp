@@ -40,6 +40,7 @@
 #include "ingest/analysis.hpp"
 #include "ingest/calibration_effect.hpp"
 #include "loader/loader_result.hpp"
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 #include "tune/recommend.hpp"
 #include "tune/rules.hpp"
@@ -127,13 +128,12 @@ struct TuneRule {
 };
 
 /// A "tune" result document, built once by `ioprobe tune` and read back by `ioprobe report`.
-/// Sections not yet typed are the JSON that was written: host, target, targets, dataset, cluster
-/// (null in a one-process tune).
+/// Sections not yet typed are the JSON that was written: cluster (null in a one-process tune).
 struct TuneDocument {
-  RunHeader header;  // as a run's; the kind is "tune"
-  nlohmann::json target;
-  nlohmann::json targets;
-  nlohmann::json dataset;
+  RunHeader header;      // as a run's; the kind is "tune"
+  TargetSection target;  // with the read setting (report/document_sections.hpp)
+  std::vector<TargetShareSection> targets;
+  DatasetSection dataset;
   TuneLoaderSection loader;
   TuneDemandSection demand;
   TuneSweepSection tune;
@@ -151,8 +151,7 @@ nlohmann::json tune_document_json(const TuneDocument& doc);
 
 /// A saved tune document read back. Strict: a missing or mistyped field of a typed section is
 /// refused with UsageError naming `where` (e.g. "'a.json'") and the field's path
-/// ("'a.json' points[2].repeats: ..."); indexes into points out of range are refused; the untyped
-/// sections must be present (host, target, targets, dataset) and are taken as they are.
+/// ("'a.json' points[2].repeats: ..."); indexes into points out of range are refused.
 TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string& where);
 
 /// Writes tune_document_json(doc) to `path` as write_json_file does (atomically; its errors).

@@ -316,9 +316,9 @@ TuneRule tune_rule_from_json(const nlohmann::json& j, const std::string& w) {
 }  // namespace
 
 nlohmann::json tune_document_json(const TuneDocument& doc) {
-  nlohmann::json j = {{"target", doc.target},
-                      {"targets", doc.targets},
-                      {"dataset", doc.dataset},
+  nlohmann::json j = {{"target", target_section_json(doc.target)},
+                      {"targets", targets_section_json(doc.targets)},
+                      {"dataset", dataset_section_json(doc.dataset)},
                       {"loader", tune_loader_json(doc.loader)},
                       {"demand", tune_demand_json(doc.demand)},
                       {"tune", tune_sweep_json(doc.tune)},
@@ -338,9 +338,9 @@ nlohmann::json tune_document_json(const TuneDocument& doc) {
 TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string& where) {
   TuneDocument d;
   d.header = header_from_json(j, "tune", where);
-  d.target = json_at(j, "target", where);
-  d.targets = json_at(j, "targets", where);
-  d.dataset = json_at(j, "dataset", where);
+  d.target = target_section_from_json(json_at(j, "target", where), where + " target", TargetKeys::kRead);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), where + " targets");
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), where + " dataset");
   d.loader = tune_loader_from_json(json_at(j, "loader", where), tune_section_path(where, "loader"));
   d.demand = tune_demand_from_json(json_at(j, "demand", where), tune_section_path(where, "demand"));
   d.tune = tune_sweep_from_json(json_at(j, "tune", where), tune_section_path(where, "tune"));

@@ -35,14 +35,13 @@ std::string render_tune_text(const TuneDocument& doc) {
   const TuneDemandSection& d = doc.demand;
   const std::vector<TunePointEntry>& pts = doc.points;
   const Recommendation& r = doc.recommendation;
-  const nlohmann::json& host = doc.header.host;  // not yet typed
-  const int cpus_allowed = host.value("cpus_allowed", 0);
+  const HostSection& host = doc.header.host;
+  const int cpus_allowed = host.cpus_allowed;
   o += fmt::format("ioprobe {} tune{}\n\n", doc.header.ioprobe_version,
                    doc.partial ? fmt::format("  [PARTIAL: {}]", t.stop_reason) : "");
-  o += render_target_line(nlohmann::json{{"target", doc.target}, {"dataset", doc.dataset}});
+  o += render_target_line(doc.target, doc.dataset);
   o += render_target_rows(doc.targets, "spans", 10);
-  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", cpus_allowed, host.value("cpu_list", ""),
-                   host.value("cpus_online", 0));
+  o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", cpus_allowed, host.cpu_list, host.cpus_online);
   const std::string& model = d.demand.model;  // empty: the user's own rate, no model chosen
   o += fmt::format("  demand     {} x {}{}: {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.demand.gpus,
                    d.demand.accelerator_name, model.empty() ? "" : " (" + model + ")", d.required_samples_per_s,

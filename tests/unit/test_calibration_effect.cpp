@@ -104,10 +104,8 @@ TEST_CASE("calibration effect: the document section and its text line are labell
 
 TEST_CASE("calibration effect: the HTML report has the text report's line", "[calibration][report]") {
   RunDocument r;
-  r.header.host = nlohmann::json::object();
-  r.target = nlohmann::json::object();
-  r.targets = nlohmann::json::array();
-  r.dataset = nlohmann::json::object();
+  r.target.reading.emplace();
+  r.target.run.emplace();
   r.ingest.calibration_effect = calibration_effect_json(calibration_effect(calibrated()));
   const std::string html = render_html_report({run_document_json(r)});
   INFO(html);

@@ -24,10 +24,13 @@ namespace {
 CapacityDocument capacity_doc(const CapacityAnswer& a, const CapacitySectionInputs& in,
                               const std::string& path = "/mnt/x", const std::string& fs = "tmpfs") {
   CapacityDocument d;
-  d.header.host = {{"cpus_allowed", 2}, {"cpus_online", 2}};
-  d.target = {{"path", path}, {"fs_type", fs}};
-  d.targets = nlohmann::json::array();
-  d.dataset = {{"files", 100}, {"bytes", 1000}};
+  d.header.host.cpus_allowed = 2;
+  d.header.host.cpus_online = 2;
+  d.target.path = path;
+  d.target.fs_type = fs;
+  d.target.reading.emplace();
+  d.dataset.files = 100;
+  d.dataset.bytes = 1000;
   d.capacity.in = in;
   d.capacity.answer = a;
   return d;

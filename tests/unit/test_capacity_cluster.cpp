@@ -154,10 +154,10 @@ TEST_CASE("capacity across hosts: rates from completion times, the client judged
   in.accelerator_name = "H100";
   CapacityDocument doc;
   doc.header.ioprobe_version = "t";
-  doc.target = {{"path", "/d"}};
-  doc.targets = nlohmann::json::array();
-  doc.dataset = {{"files", 10}, {"bytes", 100}};
-  doc.header.host = {{"cpus_allowed", 2}};
+  doc.target.path = "/d";
+  doc.dataset.files = 10;
+  doc.dataset.bytes = 100;
+  doc.header.host.cpus_allowed = 2;
   doc.cluster = {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 2}, {"launcher", "OpenMPI mpirun"}};
   doc.capacity.in = in;
   doc.capacity.answer = a;

@@ -90,10 +90,12 @@ CapacityDocument full_capacity_document() {
   d.header.ioprobe_version = "0.1.0";
   d.header.command = {"ioprobe", "capacity", "--max-gpus", "4"};
   d.header.created_utc = "2026-12-07T06:00:00Z";
-  d.header.host = {{"hostname", "h1"}, {"cpus_allowed", 8}, {"cpu_list", "0-7"}, {"cpus_online", 8}};
-  d.target = {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}};
-  d.targets = json::array();
-  d.dataset = {{"files", 400}, {"bytes", 6553600}};
+  d.header.host = {.hostname = "h1", .cpus_online = 8, .cpus_allowed = 8, .cpu_list = "0-7"};
+  d.target.path = "/mnt/x";
+  d.target.fs_type = "ext4";
+  d.target.reading = TargetReadSetting{.direct = true};
+  d.dataset.files = 400;
+  d.dataset.bytes = 6553600;
   d.loader.num_workers = 2;
   d.loader.batch_size = 16;
   d.loader.prefetch_factor = 2;

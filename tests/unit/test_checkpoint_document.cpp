@@ -84,8 +84,9 @@ CheckpointDocument full_checkpoint_document() {
   doc.header.ioprobe_version = "0.1.0";
   doc.header.command = {"ioprobe", "checkpoint"};
   doc.header.created_utc = "2026-12-07T06:00:00Z";
-  doc.header.host = {{"hostname", "h1"}};
-  doc.target = {{"path", "/ckpt"}, {"fs_type", "ext4"}};
+  doc.header.host.hostname = "h1";
+  doc.target.path = "/ckpt";
+  doc.target.fs_type = "ext4";
   doc.section = checkpoint_section(d);
   doc.section.elapsed_s = 1.5;
   doc.section.save.device_io = {{"bytes_written", 1}};

@@ -280,9 +280,11 @@ TEST_CASE("the user's own GPU rate names no model unless the user chose one", "[
 
   // The text names the model only when there is one.
   RunDocument doc;
-  doc.header.host = {{"cpus_allowed", 2}};
-  doc.target = {{"path", "/d"}, {"fs_type", "ext4"}};
-  doc.dataset = {{"files", 10}, {"bytes", 1000}};
+  doc.header.host.cpus_allowed = 2;
+  doc.target.path = "/d";
+  doc.target.fs_type = "ext4";
+  doc.dataset.files = 10;
+  doc.dataset.bytes = 1000;
   doc.ingest.result = IngestResult{};
   doc.ingest.result->demand = {.accelerator = "custom",
                                .accelerator_name = "custom GPU",

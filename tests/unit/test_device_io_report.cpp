@@ -66,10 +66,9 @@ json run_doc(const char* host, const LoaderResult& r, const DeviceIo& io) {
   static int created = 0;
   RunDocument d;
   d.header.created_utc = "2026-12-07T03:00:" + std::to_string(10 + created++ % 50) + "Z";
-  d.header.host = {{"hostname", host}};
-  d.target = json::object();
-  d.targets = json::array();
-  d.dataset = json::object();
+  d.header.host.hostname = host;
+  d.target.reading.emplace();
+  d.target.run.emplace();
   d.loader.gpus = 1;
   d.results.loader = r;
   d.results.device_io = device_io_json(io, DeviceRef::kRead, r.bytes);
@@ -265,8 +264,8 @@ TEST_CASE("report --merge of runs on different datasets at different times: warn
   ia.start_unix_s = 1'000'000;
   ib.start_unix_s = 1'000'060;  // a minute later: no overlap
   json da = run_doc("h1", a, ia), db = run_doc("h1", b, ib);
-  da["dataset"] = {{"root", "/data/a"}, {"preset", "imagenet-like"}, {"files", 100}, {"bytes", 409600}};
-  db["dataset"] = {{"root", "/data/b"}, {"preset", "imagenet-like"}, {"files", 200}, {"bytes", 819200}};
+  da["dataset"] = dataset_section_json({.preset = "imagenet-like", .root = "/data/a", .files = 100, .bytes = 409600});
+  db["dataset"] = dataset_section_json({.preset = "imagenet-like", .root = "/data/b", .files = 200, .bytes = 819200});
   const std::vector<std::string> names = {"a.json", "b.json"};
   const std::vector<std::string> differ = merge_workload_warnings({da, db}, names);
   REQUIRE(differ.size() == 1);

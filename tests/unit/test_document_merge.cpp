@@ -44,10 +44,9 @@ json run_doc(const char* host, const LoaderResult& r) {
   static int created = 0;
   RunDocument d;
   d.header.created_utc = "2026-12-07T03:00:" + std::to_string(10 + created++ % 50) + "Z";
-  d.header.host = {{"hostname", host}};
-  d.target = json::object();
-  d.targets = json::array();
-  d.dataset = json::object();
+  d.header.host.hostname = host;
+  d.target.reading.emplace();
+  d.target.run.emplace();
   d.loader.gpus = 2;
   d.results.loader = r;
   d.ingest.result = IngestResult{};

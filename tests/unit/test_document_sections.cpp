@@ -1,18 +1,34 @@
 // The sections several result documents share (report/document_sections.hpp): host, target,
 // targets and dataset written and read back unchanged, and refused, with the field's path, when
-// a field is mistyped or missing.
+// a field is mistyped or missing; every document kind that carries a target reads it strictly.
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <fstream>
+#include <functional>
+#include <sstream>
 
 #include "core/error.hpp"
+#include "report/capacity_document.hpp"
+#include "report/checkpoint_document.hpp"
 #include "report/document.hpp"
 #include "report/document_sections.hpp"
+#include "report/probe_document.hpp"
+#include "report/run_document.hpp"
+#include "report/scaling_report.hpp"
+#include "report/tune_document.hpp"
 
 using namespace ioprobe;
 using nlohmann::json;
 
 namespace {
+
+json fixture(const std::string& name) {
+  std::ifstream in(std::string(IOPROBE_FIXTURES) + "/documents/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return json::parse(s.str());
+}
 
 // `j` read by `read` and written by `write` again, as text.
 template <class Read, class Write>
@@ -242,4 +258,48 @@ TEST_CASE("document sections: a dataset written, read back and written again unc
   bad = j;  // a generated dataset's settings come together
   bad.erase("seed");
   CHECK_THROWS_WITH(read(bad), "'a.json' dataset: missing key 'seed'");
+}
+
+TEST_CASE("document sections: every saved document kind refuses an edited target, naming the file and the field",
+          "[document_sections]") {
+  const std::vector<std::pair<std::string, std::function<void(const json&, const std::string&)>>> kinds =
+      {{"run_small.json", [](const json& j, const std::string& w) { run_document_from_json(j, w); }},
+       {"tune_cut.json", [](const json& j, const std::string& w) { tune_document_from_json(j, w); }},
+       {"capacity_small.json", [](const json& j, const std::string& w) { capacity_document_from_json(j, w); }},
+       {"probe_small.json", [](const json& j, const std::string& w) { probe_document_from_json(j, w); }},
+       {"checkpoint_small.json", [](const json& j, const std::string& w) { checkpoint_document_from_json(j, w); }},
+       {"scaling_raid0.json", [](const json& j, const std::string& w) { scaling_document_from_json(j, w); }}};
+  for (const auto& [file, read] : kinds) {
+    INFO(file);
+    const json saved = fixture(file);
+    const std::string where = "'" + file + "'";
+    CHECK_NOTHROW(read(saved, where));
+    json bad = saved;
+    bad["target"]["fs_type"] = 7;
+    CHECK_THROWS_WITH(read(bad, where), where + " target.fs_type: expected a string, found 7");
+    bad = saved;
+    bad["host"]["memory_bytes"] = "16G";
+    CHECK_THROWS_WITH(read(bad, where),
+                      where + " host.memory_bytes: expected a non-negative integer in range, found \"16G\"");
+    if (saved.contains("dataset")) {
+      bad = saved;
+      bad["dataset"].erase("files");
+      CHECK_THROWS_WITH(read(bad, where), where + " dataset: missing key 'files'");
+      bad = saved;
+      bad["targets"][0]["bytes"] = "all";
+      CHECK_THROWS_WITH(read(bad, where),
+                        where + " targets[0].bytes: expected a non-negative integer in range, found \"all\"");
+    }
+  }
+}
+
+TEST_CASE("document sections: a saved run document's shared sections are written again byte for byte",
+          "[document_sections]") {
+  // Saved before backing_device and loop_direct_io were recorded: they stay absent.
+  const json saved = fixture("run_small.json");
+  const json again = run_document_json(run_document_from_json(saved, "'run_small.json'"));
+  for (const char* section : {"host", "target", "targets", "dataset"}) {
+    INFO(section);
+    CHECK(again.at(section).dump(2) == saved.at(section).dump(2));
+  }
 }

@@ -171,17 +171,14 @@ TEST_CASE("gen's summary line: one sentence, also for the first files of a large
   DatasetOutcome sub = ensure_dataset(t.path + "/ds", lognormal_spec(10), g);
   CHECK(sub.action == "reused: the first 10 of its 40 files");
   CHECK(sub.source_files == 40);
-  const nlohmann::json ds = {{"preset", "imagenet-like"},
-                             {"root", "/data/x"},
-                             {"action", sub.action},
-                             {"generate_s", 0.0},
-                             {"source_files", sub.source_files}};
+  const DatasetSection ds{.preset = "imagenet-like",
+                          .root = "/data/x",
+                          .action = sub.action,
+                          .generate_s = 0.0,
+                          .source_files = sub.source_files};
   const std::string line = render_gen_line(ds, 10, 1048576);
   CHECK(line == "imagenet-like: reused the first 10 of the 40 files in '/data/x', 1.00 MiB (1,048,576 B)");
-  const nlohmann::json gen = {{"preset", "imagenet-like"},
-                              {"root", "/d"},
-                              {"action", "generated"},
-                              {"generate_s", 2.0}};
+  const DatasetSection gen{.preset = "imagenet-like", .root = "/d", .action = "generated", .generate_s = 2.0};
   CHECK_THAT(render_gen_line(gen, 2000, 2000000),
              Catch::StartsWith("imagenet-like: generated 2,000 files, ") && Catch::Contains(" in '/d' in 2.00 s ("));
 }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/document_sections.hpp"
 #include "report/document_text.hpp"
 #include "report/html_report.hpp"
 #include "report/run_document.hpp"
@@ -22,10 +23,8 @@ json host(const std::string& name, double rate, bool straggler, const char* metr
 // A run document with every section its typed reader requires, all empty.
 json empty_run_document() {
   RunDocument r;
-  r.header.host = json::object();
-  r.target = json::object();
-  r.targets = json::array();
-  r.dataset = json::object();
+  r.target.reading.emplace();
+  r.target.run.emplace();
   return run_document_json(r);
 }
 
@@ -75,9 +74,7 @@ TEST_CASE("CSV of a multi-host document: every host's figures, one row each", "[
 const char* const kTwoHostCapacity = R"json({
   "schema": "ioprobe.result/1", "kind": "capacity", "ioprobe_version": "t", "created_utc": "2026-12-07T06:00:00Z",
   "command": ["ioprobe", "capacity", "--gpu", "h100", "--data", "/mnt/d"], "partial": false, "warnings": [],
-  "target": {"path": "/mnt/d", "fs_type": "nfs", "direct": false},
   "targets": [],
-  "dataset": {"files": 1000, "bytes": 150000000},
   "loader": {"num_workers": 4, "batch_size": 4, "prefetch_factor": 2, "engine": "psync", "direct": false,
     "shuffle": true, "cpu_per_sample_us": 0, "step_time_s": 0.4, "decode": "none", "main_cpu_per_batch_us": 0,
     "own_read_cpu_per_file_us": 0, "worker_startup_cpu_us": 0, "worker_put_cpu_per_sample_us": 0,
@@ -85,7 +82,6 @@ const char* const kTwoHostCapacity = R"json({
     "pin_bytes_per_batch": 0},
   "demand": {"accelerator": "h100", "accelerator_name": "H100", "model": "unet3d", "rate_family": "training",
     "samples_per_s_per_gpu": 10.0, "source": "t", "sample_bytes": 150000, "au_target": 0.9},
-  "host": {"cpus_allowed": 8, "cpu_list": "0-7", "cpus_online": 8},
   "cluster": {"launcher": "OpenMPI mpirun", "hosts": 2, "hostnames": ["nodeA", "nodeB"], "mpi_ranks": 2, "split": "even"},
   "capacity": {"accelerator": "h100", "accelerator_name": "H100", "model": "unet3d", "au_target": 0.9,
     "gpus_fed": 2, "bound": "client-cpu", "boundary_measured": true, "answer": "2 x H100 fed",
@@ -119,7 +115,13 @@ const char* const kTwoHostCapacity = R"json({
 })json";
 
 TEST_CASE("HTML of a 2-host capacity document: each point's host rows under it, escaped", "[report][hosts][capacity]") {
-  const json d = json::parse(kTwoHostCapacity);
+  json d = json::parse(kTwoHostCapacity);
+  // The sections every kind shares, complete as their strict readers require.
+  TargetSection target{.path = "/mnt/d", .fs_type = "nfs", .network = true};
+  target.reading = TargetReadSetting{.cache = "cold", .direct = false};
+  d["target"] = target_section_json(target);
+  d["dataset"] = dataset_section_json({.preset = "none", .root = "/mnt/d", .files = 1000, .bytes = 150000000});
+  d["host"] = host_section_json({.hostname = "nodeA", .cpus_online = 8, .cpus_allowed = 8, .cpu_list = "0-7"});
   const std::string html = render_html_report({d});
   CHECK(html.find("lacks fields") == std::string::npos);
   CHECK(count(html, "<tr class=\"host\" data-host=\"nodeA\">") == 2);

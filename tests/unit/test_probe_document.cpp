@@ -92,7 +92,6 @@ TEST_CASE("probe document: an unlimited locked-memory limit is null both ways; t
   h.command = {"ioprobe", "probe"};
   h.created_utc = "2026-12-07T00:00:00Z";
   h.ioprobe_version = "0.1.0";
-  h.host = json::object();
   const ProbeDocument doc = make_probe_document(h, t, topo, u, psync, psync, psync, host, "/data/f.bin");
   REQUIRE(doc.warnings.size() == 3);
   CHECK_THAT(doc.warnings[0], Catch::StartsWith("--dir '/data/f.bin' is a file, not a directory"));

@@ -13,7 +13,6 @@ ReplayDocument doc_with(int64_t step, int64_t rec_wait, int64_t wait) {
   ReplayDocument d;
   d.header = {{"schema", "ioprobe.result/1"},       {"ioprobe_version", "t"}, {"kind", "replay"},
               {"command", nlohmann::json::array()}, {"created_utc", "x"},     {"host", nlohmann::json::object()}};
-  d.target = nlohmann::json::object();
   d.trace.path = "job.trace";
   d.trace.source = "ioprobe record";
   d.trace.ops = 10;
@@ -91,7 +90,8 @@ TEST_CASE("replay report: merging documents merges their results, refusing anoth
   CHECK(m.result.streams[2].replay_rank == 1);
   CHECK(m.warnings.empty());
   ReplayDocument elsewhere = b;
-  elsewhere.target = {{"path", "/mnt/b"}, {"fs_type", "ext4"}};
+  elsewhere.target.path = "/mnt/b";
+  elsewhere.target.fs_type = "ext4";
   const ReplayDocument m2 = merge_replay_documents({a, elsewhere}, {"a.json", "b.json"});
   REQUIRE(m2.warnings.size() == 1);
   CHECK_THAT(m2.warnings[0], Catch::Contains("/mnt/b (ext4)"));

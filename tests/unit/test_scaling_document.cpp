@@ -51,8 +51,8 @@ ScalingDocument full_scaling_document() {
   d.header.ioprobe_version = "0.1.0";
   d.header.command = {"ioprobe", "scaling"};
   d.header.created_utc = "2026-01-01T00:00:00Z";
-  d.header.host = {{"hostname", "h"}};
-  d.target = {{"path", "/mnt/raid"}};
+  d.header.host.hostname = "h";
+  d.target.path = "/mnt/raid";
   d.warnings = {"a warning"};
   d.scaling = scaling_section(cfg, r);
   return d;

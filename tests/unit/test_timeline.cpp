@@ -74,10 +74,8 @@ TEST_CASE("timeline: the HTML chart's rate of a partial last interval is its sam
   // A 0.40 s run that delivered 2,000 samples in its one 1 s interval ran at 5,000 samples/s, not
   // 2,000: the chart's y axis reaches 5000 and its x axis ends at 0.4 s.
   RunDocument r;
-  r.header.host = nlohmann::json::object();
-  r.target = nlohmann::json::object();
-  r.targets = nlohmann::json::array();
-  r.dataset = nlohmann::json::object();
+  r.target.reading.emplace();  // a run's target: the read setting and the run's facts
+  r.target.run.emplace();
   r.loader.gpus = 1;
   r.results.loader.samples = 2000;
   r.results.loader.elapsed_ns = 400'000'000;

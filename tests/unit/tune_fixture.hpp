@@ -57,10 +57,12 @@ inline TuneDocument tune_doc(const std::vector<TunePoint>& points, const Recomme
   TuneDocument d;
   d.header.ioprobe_version = "0.1.0";
   d.header.command = {"ioprobe", "tune"};
-  d.header.host = {{"cpus_allowed", 2}, {"cpus_online", 2}, {"cpu_list", "0-1"}};
-  d.target = {{"path", "/mnt/x"}, {"fs_type", "ext4"}, {"direct", true}};
-  d.targets = nlohmann::json::array();
-  d.dataset = {{"files", 100}, {"bytes", 1000}};
+  d.header.host = {.cpus_online = 2, .cpus_allowed = 2, .cpu_list = "0-1"};
+  d.target.path = "/mnt/x";
+  d.target.fs_type = "ext4";
+  d.target.reading = TargetReadSetting{.direct = true};
+  d.dataset.files = 100;
+  d.dataset.bytes = 1000;
   d.demand.demand.gpus = 1;
   d.demand.demand.au_target = 0.9;
   d.demand.required_samples_per_s = required;
