@@ -197,7 +197,7 @@ TEST_CASE("run across hosts: a host whose cold run read far less than it deliver
   const cluster::ClusterRun cr = cluster::merge_parts(
       {run_part(0, "h1", disk("sda", 64 * MiB)), run_part(1, "h2", disk("sdb", 2 * MiB))});
   nlohmann::json doc = {{"results", nlohmann::json::object()}, {"warnings", nlohmann::json::array()}};
-  doc["hosts"] = hosts_json(cr);
+  doc["hosts"] = run_hosts_json(run_host_rows(cr));
   CHECK(doc["hosts"][1]["device_io"]["cold_read_short"] == true);
   CHECK(doc["hosts"][1]["device_io"]["cold_read_nothing"] == false);
   LoaderResult lr;
