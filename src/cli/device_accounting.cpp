@@ -214,12 +214,7 @@ void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& r
         }
   } else {
     const DeviceIo& save = iv.empty() ? none : iv[0];
-    nlohmann::json sj = device_io_json(save, DeviceRef::kWrite, on_disk);
-    sj["logical_bytes"] = logical;
-    sj["written_over_logical"] = save.measured() && logical
-                                     ? nlohmann::json(static_cast<double>(save.bytes_written) / logical)
-                                     : nlohmann::json(nullptr);
-    sv.device_io = sj;
+    sv.device_io = checkpoint_save_device_io(save, on_disk, logical);
     save_warning(save, on_disk, "the devices");
   }
   if (!doc.section.restore) return;
@@ -246,7 +241,7 @@ void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& r
     return;
   }
   const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;
-  rj.device_io = device_io_json(restore, DeviceRef::kRead, on_disk);
+  rj.device_io = device_io_section(restore, DeviceRef::kRead, on_disk);
   rj.served_from = bytes_source(restore, on_disk);
   for (auto& w : device_read_warnings(restore, on_disk, cold, t, "the restore")) doc.warnings.push_back(std::move(w));
 }

@@ -75,6 +75,7 @@ nlohmann::json device_io_section_json(const DeviceIoSection& s) {
     j["whole_epochs_read_ratio"] = s.whole_epochs->read_ratio;
   }
   if (!s.merge_note.empty()) j["merge_note"] = s.merge_note;
+  if (!s.scope.empty()) j["scope"] = s.scope;
   return j;
 }
 
@@ -102,6 +103,7 @@ DeviceIoSection device_io_section_from_json(const nlohmann::json& j, const std::
                                       .bytes = json_field<uint64_t>(j, "whole_epochs_bytes", w),
                                       .read_ratio = json_field<double>(j, "whole_epochs_read_ratio", w)};
   s.merge_note = json_field_or<std::string>(j, "merge_note", w, "");  // merged documents only
+  s.scope = json_field_or<std::string>(j, "scope", w, "");            // across hosts only
   return s;
 }
 
@@ -157,6 +159,7 @@ DeviceIoSection device_io_section_lenient(const nlohmann::json& j) {
   if (const auto r = num("whole_epochs_read_ratio"))
     s.whole_epochs = WholeEpochsRatio{.epochs = u("whole_epochs"), .bytes = u("whole_epochs_bytes"), .read_ratio = *r};
   s.merge_note = str("merge_note", "");
+  s.scope = str("scope", "");
   return s;
 }
 

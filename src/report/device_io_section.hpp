@@ -8,7 +8,8 @@
 //   topology/device_io_json.hpp), share_unclear; with a reference: reference_bytes and either
 //   read_ratio and bytes_source, or write_ratio (a ratio is null when not given); a run or epoch a
 //   stop cut short: ratio_note, and whole_epochs, whole_epochs_bytes, whole_epochs_read_ratio when
-//   the whole epochs before the stop were measured; a merged document: merge_note}
+//   the whole epochs before the stop were measured; a merged document: merge_note; across hosts,
+//   where a section adds the hosts' devices: scope, in words}
 // results.epochs (RunEpoch): [{epoch (1-based), samples, bytes, elapsed_s, samples_per_s,
 //   bytes_per_s (when timed), residency (0..1 or null), residency_source (with a residency),
 //   device_io, partial and cut_by (an epoch a stop cut short)}]
@@ -52,6 +53,7 @@ struct DeviceIoSection {
   std::string ratio_note;        // why there is no ratio (a stop cut it short); "": none
   std::optional<WholeEpochsRatio> whole_epochs;
   std::string merge_note;  // a merged document: how the inputs were added; "": none
+  std::string scope;       // whose devices these are, across hosts ("every host's devices ..."); "": not written
 };
 
 /// One entry of a run's results.epochs.
