@@ -87,13 +87,12 @@ void TuneDeviceIo::add_to(std::vector<TunePointEntry>& points) const {
     const std::string key = point_key(p.num_workers, p.prefetch_factor, p.numa);
     for (const auto& [k, io] : points_) {
       if (k != key) continue;
-      nlohmann::json j = device_io_json(io);
-      const double rate = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
-      j["device_read_bytes_per_s"] = rate;
+      TunePointDeviceIo d{.section = device_io_section(io)};
+      d.device_read_bytes_per_s = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
       // A setting the sweep never finished has no bytes_per_s ("not measured"): no ratio.
       const double bps = tune_point_measured(e) ? p.bytes_per_s : 0;
-      j["read_rate_ratio"] = io.measured() && bps > 0 ? nlohmann::json(rate / bps) : nlohmann::json(nullptr);
-      e.device_io = j;
+      if (io.measured() && bps > 0) d.read_rate_ratio = d.device_read_bytes_per_s / bps;
+      e.device_io = d;
     }
   }
 }
