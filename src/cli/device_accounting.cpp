@@ -88,13 +88,12 @@ void TuneDeviceIo::add_to(std::vector<TunePointEntry>& points) const {
     const std::string key = point_key(p.num_workers, p.prefetch_factor, p.numa);
     for (const auto& [k, io] : points_) {
       if (k != key) continue;
-      nlohmann::json j = device_io_json(io);
-      const double rate = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
-      j["device_read_bytes_per_s"] = rate;
+      TunePointDeviceIo d{.section = device_io_section(io)};
+      d.device_read_bytes_per_s = io.interval_s > 0 ? static_cast<double>(io.bytes_read) / io.interval_s : 0;
       // A setting the sweep never finished has no bytes_per_s ("not measured"): no ratio.
       const double bps = tune_point_measured(e) ? p.bytes_per_s : 0;
-      j["read_rate_ratio"] = io.measured() && bps > 0 ? nlohmann::json(rate / bps) : nlohmann::json(nullptr);
-      e.device_io = j;
+      if (io.measured() && bps > 0) d.read_rate_ratio = d.device_read_bytes_per_s / bps;
+      e.device_io = d;
     }
   }
 }
@@ -215,12 +214,7 @@ void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& r
         }
   } else {
     const DeviceIo& save = iv.empty() ? none : iv[0];
-    nlohmann::json sj = device_io_json(save, DeviceRef::kWrite, on_disk);
-    sj["logical_bytes"] = logical;
-    sj["written_over_logical"] = save.measured() && logical
-                                     ? nlohmann::json(static_cast<double>(save.bytes_written) / logical)
-                                     : nlohmann::json(nullptr);
-    sv.device_io = sj;
+    sv.device_io = checkpoint_save_device_io(save, on_disk, logical);
     save_warning(save, on_disk, "the devices");
   }
   if (!doc.section.restore) return;
@@ -247,7 +241,7 @@ void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& r
     return;
   }
   const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;
-  rj.device_io = device_io_json(restore, DeviceRef::kRead, on_disk);
+  rj.device_io = device_io_section(restore, DeviceRef::kRead, on_disk);
   rj.served_from = bytes_source(restore, on_disk);
   for (auto& w : device_read_warnings(restore, on_disk, cold, t, "the restore")) doc.warnings.push_back(std::move(w));
 }
@@ -256,10 +250,11 @@ namespace {
 
 // A run's accounting (add_run_device_io) into its results' `device_io` and `epochs`, its ingest's
 // `bytes_source` and `verdict_text` (null: the document has no ingest section) and `warnings`.
-void run_device_io_into(nlohmann::json& device_io, nlohmann::json& epochs_out, std::string* bytes_src,
-                        std::string* verdict_text, const std::string& verdict, std::vector<std::string>& warnings,
-                        const LoaderResult& lr, const DeviceIo& mine, const std::vector<DeviceIo>& my_epochs, bool cold,
-                        const TargetInfo& t, const cluster::ClusterRun* cluster) {
+void run_device_io_into(std::optional<DeviceIoSection>& device_io, std::optional<std::vector<RunEpoch>>& epochs_out,
+                        std::string* bytes_src, std::string* verdict_text, const std::string& verdict,
+                        std::vector<std::string>& warnings, const LoaderResult& lr, const DeviceIo& mine,
+                        const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
+                        const cluster::ClusterRun* cluster) {
   const DeviceIo& io = cluster ? cluster->device_io : mine;
   const std::vector<DeviceIo>& epochs = cluster ? cluster->device_io_epochs : my_epochs;
   if (cluster)
@@ -267,21 +262,19 @@ void run_device_io_into(nlohmann::json& device_io, nlohmann::json& epochs_out, s
       const std::string w = host_cold_read_warning(h.hostname, "run", h.device_io, h.bytes, cold);
       if (!w.empty()) warnings.push_back(w);
     }
-  device_io = device_io_json(io, DeviceRef::kRead, lr.bytes);
-  epochs_out = epochs_json(lr, epochs);
+  device_io = device_io_section(io, DeviceRef::kRead, lr.bytes);
+  epochs_out = run_epochs(lr, epochs);
   // Interrupted: the reads include batches fetched ahead and discarded; no whole-run ratio.
-  if (lr.partial) interrupted_run_device_io(device_io, epochs_out, lr.stop_reason);
+  if (lr.partial) interrupted_run_device_io(*device_io, *epochs_out, lr.stop_reason);
   if (bytes_src) {
     const std::string src = bytes_source(io, lr.bytes, t.fs_type);
     *bytes_src = src;
     // A memory filesystem has no device whose reads tell the source: the results say RAM as the
     // ingest section does, one vocabulary in one document.
     if (src.rfind("RAM", 0) == 0) {
-      if (device_io.is_object()) device_io["bytes_source"] = src;
-      if (epochs_out.is_array())
-        for (auto& e : epochs_out)
-          if (e.contains("device_io") && e["device_io"].is_object() && e["device_io"].contains("bytes_source"))
-            e["device_io"]["bytes_source"] = src;
+      device_io->bytes_source = src;
+      for (auto& e : *epochs_out)
+        if (e.device_io.ref == DeviceRef::kRead) e.device_io.bytes_source = src;
     }
     // The verdict is labelled by where the bytes came from: served from memory, a "storage" or
     // "metadata" verdict measures the kernel's file path (open, read system calls, copies), not a device.
@@ -301,15 +294,18 @@ void run_device_io_into(nlohmann::json& device_io, nlohmann::json& epochs_out, s
 void add_run_device_io(nlohmann::json& doc, const LoaderResult& lr, const DeviceIo& mine,
                        const std::vector<DeviceIo>& my_epochs, bool cold, const TargetInfo& t,
                        const cluster::ClusterRun* cluster) {
-  nlohmann::json& r = doc["results"];
   std::vector<std::string> warnings;
   std::string src;
   std::string verdict_text;
   const bool ingest = doc.contains("ingest") && doc["ingest"].is_object();
   const std::string verdict = ingest ? doc["ingest"].value("verdict", "") : "";
   if (ingest) verdict_text = doc["ingest"].value("verdict_text", "");
-  run_device_io_into(r["device_io"], r["epochs"], ingest ? &src : nullptr, ingest ? &verdict_text : nullptr, verdict,
-                     warnings, lr, mine, my_epochs, cold, t, cluster);
+  std::optional<DeviceIoSection> device_io;
+  std::optional<std::vector<RunEpoch>> epochs;
+  run_device_io_into(device_io, epochs, ingest ? &src : nullptr, ingest ? &verdict_text : nullptr, verdict, warnings,
+                     lr, mine, my_epochs, cold, t, cluster);
+  doc["results"]["device_io"] = device_io_section_json(*device_io);
+  doc["results"]["epochs"] = run_epochs_json(*epochs);
   if (ingest) {
     doc["ingest"]["bytes_source"] = src;
     if (doc["ingest"].contains("verdict_text") || !verdict_text.empty()) doc["ingest"]["verdict_text"] = verdict_text;

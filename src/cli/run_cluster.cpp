@@ -189,9 +189,9 @@ cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error
                                        : "binomial tree: each process merges its subtree's parts, rank 0 receives "
                                          "ceil(log2(processes)) merged subtrees";
   lr = cr.merged;
-  doc.cluster = cluster_json(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);
-  doc.cluster["interrupted"] = cr.merged.partial;  // a signal (Ctrl-C on mpirun) ended every host early
-  doc.hosts = hosts_json(cr);
+  doc.cluster = run_cluster_section(cr, comm.launcher(), comm.host_count(), placement.kind, placement.how);
+  doc.cluster->interrupted = cr.merged.partial;  // a signal (Ctrl-C on mpirun) ended every host early
+  doc.hosts = run_host_rows(cr);
   for (const auto& w : cr.warnings) doc.warnings.push_back(w);
   return cr;
 }

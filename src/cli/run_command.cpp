@@ -28,7 +28,6 @@
 #include "engine/page_cache.hpp"
 #include "ingest/calibration_effect.hpp"
 #include "ingest/h2d_link.hpp"
-#include "report/calibration_effect_report.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document.hpp"
 #include "report/run_document.hpp"
@@ -306,7 +305,7 @@ int cmd_run(const CommandContext& ctx) {
                                   c.calibration_path, c.calibration);
   doc.results.loader = lr;
   doc.ingest = run_ingest_section(ing, ai.sample_bytes);
-  if (!c.calibration_path.empty()) doc.ingest.calibration_effect = calibration_effect_json(calibration_effect(l));
+  if (!c.calibration_path.empty()) doc.ingest.calibration_effect = calibration_effect(l);
   doc.partial = lr.partial;
   add_run_device_io(doc, lr, dev_io, dev_epochs, l.direct || l.evict_before_epoch, target,
                     comm.multi() ? &cr : nullptr);

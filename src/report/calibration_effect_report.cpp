@@ -21,16 +21,14 @@ nlohmann::json ceiling_json(const CpuCeiling& c) {
           {"cpus_samples_per_s", rate_or_null(c.cpus_samples_per_s)}};
 }
 
-// "2,450 samples/s (bound: workers, 3,265 µs CPU per sample in a worker)" or "no CPU ceiling (...)".
-std::string ceiling_text(const nlohmann::json& effect, const char* which) {
-  const nlohmann::json v = effect.value(fmt::format("{}_ceiling_samples_per_s", which), nlohmann::json());
-  const nlohmann::json& parts = effect.contains(which) ? effect[which] : nlohmann::json::object();
-  if (!v.is_number())
-    return fmt::format("no CPU ceiling ({:.0f} µs CPU per sample modelled)", parts.value("cpu_us_per_sample", 0.0));
+// "2,450 samples/s (bound: workers, 3,265 µs CPU per sample in a worker)" or "no CPU ceiling (...)":
+// one side of the effect (a rate of 0 is written as null: no ceiling).
+std::string ceiling_text(const CpuCeiling& c) {
+  if (!(c.samples_per_s > 0))
+    return fmt::format("no CPU ceiling ({:.0f} µs CPU per sample modelled)", c.cpu_us_per_sample);
   return fmt::format("{} samples/s (bound: {}; {:.0f} µs CPU per sample in a worker, {:.0f} µs in all threads)",
-                     format_count(static_cast<uint64_t>(std::llround(v.get<double>()))),
-                     effect.value(fmt::format("{}_bound", which), "none"), parts.value("worker_us_per_sample", 0.0),
-                     parts.value("cpu_us_per_sample", 0.0));
+                     format_count(static_cast<uint64_t>(std::llround(c.samples_per_s))), c.bound,
+                     c.worker_us_per_sample, c.cpu_us_per_sample);
 }
 
 // A number that is written as null when 0 (calibration_effect_json's rates): 0 for null.
@@ -74,26 +72,24 @@ nlohmann::json calibration_effect_json(const CalibrationEffect& e) {
            "same with the costs of a run without --calibration (--cpu-per-sample and --main-cpu-per-batch at 0)"}};
 }
 
-std::string calibration_effect_text(const nlohmann::json& effect, double delivered,
+std::string calibration_effect_text(const std::optional<CalibrationEffect>& effect, double delivered,
                                     const std::string& delivered_label) {
-  if (!effect.is_object()) return "";
-  const nlohmann::json& s = effect.contains("setting") ? effect["setting"] : nlohmann::json::object();
+  if (!effect) return "";
+  const CalibrationEffect& e = *effect;
   std::string text = fmt::format(
       "modelled, not measured: CPU ceiling at {} rank(s) x {} worker(s) on {} CPU(s): with the calibration {}, "
       "without it {}",
-      s.value("ranks", 0), s.value("num_workers", 0), s.value("cpus", 0), ceiling_text(effect, "calibrated"),
-      ceiling_text(effect, "uncalibrated"));
-  const nlohmann::json cal = effect.value("calibrated_ceiling_samples_per_s", nlohmann::json());
-  if (delivered > 0 && cal.is_number() && cal.get<double>() > 0)
+      e.ranks, e.num_workers, e.cpus, ceiling_text(e.calibrated), ceiling_text(e.uncalibrated));
+  if (delivered > 0 && e.calibrated.samples_per_s > 0)
     text += fmt::format("; {} {} samples/s (measured) = {:.0f}% of the calibrated ceiling", delivered_label,
                         format_count(static_cast<uint64_t>(std::llround(delivered))),
-                        100 * delivered / cal.get<double>());
+                        100 * delivered / e.calibrated.samples_per_s);
   return text;
 }
 
-std::string render_calibration_effect_line(const nlohmann::json& effect, const std::string& label, size_t width,
-                                           double delivered, const std::string& delivered_label) {
-  if (!effect.is_object()) return "";
+std::string render_calibration_effect_line(const std::optional<CalibrationEffect>& effect, const std::string& label,
+                                           size_t width, double delivered, const std::string& delivered_label) {
+  if (!effect) return "";
   return fmt::format("  {:<{}} {}\n", label, width, calibration_effect_text(effect, delivered, delivered_label));
 }
 

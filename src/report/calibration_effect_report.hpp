@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -31,17 +32,17 @@ nlohmann::json calibration_effect_json(const CalibrationEffect& e);
 CalibrationEffect calibration_effect_from_json(const nlohmann::json& j, const std::string& where);
 
 /// The text of the line below without its label: "modelled, not measured: CPU ceiling at ..."
-/// (the HTML report's row). "" when `effect` is not an object.
-std::string calibration_effect_text(const nlohmann::json& effect, double delivered_samples_per_s = 0,
+/// (the HTML report's row). "" without an effect.
+std::string calibration_effect_text(const std::optional<CalibrationEffect>& effect, double delivered_samples_per_s = 0,
                                     const std::string& delivered_label = "the run delivered");
 
 /// "  LABEL  modelled, not measured: CPU ceiling at R rank(s) x W worker(s) on C CPU(s): with the
 /// calibration X samples/s (bound: ...), without it no CPU ceiling (...)" for a calibration_effect section,
 /// with `delivered_samples_per_s` (> 0: a measured rate, e.g. the run's) as a share of the
 /// calibrated ceiling; `delivered_label` names it ("the run delivered"). The label is padded to
-/// `width`. "" when `effect` is not an object.
-std::string render_calibration_effect_line(const nlohmann::json& effect, const std::string& label, size_t width,
-                                           double delivered_samples_per_s = 0,
+/// `width`. "" without an effect.
+std::string render_calibration_effect_line(const std::optional<CalibrationEffect>& effect, const std::string& label,
+                                           size_t width, double delivered_samples_per_s = 0,
                                            const std::string& delivered_label = "the run delivered");
 
 }  // namespace ioprobe

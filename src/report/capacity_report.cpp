@@ -173,8 +173,8 @@ std::string capacity_calibration_effect(const CapacitySection& c) {
   if (!c.calibration_effect) return "";
   // Measured: the point at the GPU ranks the effect is modelled at.
   const CapacityPoint* p = point_at(c, c.calibration_effect->ranks);
-  return render_calibration_effect_line(calibration_effect_json(*c.calibration_effect), "effect", 10,
-                                        p ? p->samples_per_s : 0.0, "that point measured");
+  return render_calibration_effect_line(c.calibration_effect, "effect", 10, p ? p->samples_per_s : 0.0,
+                                        "that point measured");
 }
 
 std::string cluster_hostnames(const json& cluster) {

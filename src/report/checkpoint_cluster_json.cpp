@@ -96,8 +96,8 @@ void add_cluster_restore_device_io(CheckpointSection& ck, const CheckpointCluste
   DeviceIo io;
   if (c.restore_device_io) io = *c.restore_device_io;
   else io.reason = "no host sent its restore accounting";
-  ck.restore->device_io = device_io_json(io, DeviceRef::kRead, c.restore_file_bytes);
-  ck.restore->device_io["scope"] = "every host's devices over the restore window, added";
+  ck.restore->device_io = device_io_section(io, DeviceRef::kRead, c.restore_file_bytes);
+  ck.restore->device_io->scope = "every host's devices over the restore window, added";
   ck.restore->served_from = bytes_source(io, c.restore_file_bytes);
 }
 
@@ -108,13 +108,9 @@ void add_cluster_save_device_io(CheckpointSection& ck, const CheckpointCluster& 
   else io.reason = "not measurable: no host sent its save accounting (no save ran)";
   const uint64_t on_disk = sv.bytes_on_disk.value_or(0);
   const uint64_t logical = sv.logical_bytes;
-  json j = device_io_json(io, DeviceRef::kWrite, on_disk);
-  j["logical_bytes"] = logical;
-  j["written_over_logical"] = io.measured() && logical ? json(static_cast<double>(io.bytes_written) / logical)
-                                                       : json(nullptr);
-  j["scope"] = "every host's own devices over the save window, added, each host counted once (the processes of a host "
-               "share its devices)";
-  sv.device_io = j;
+  sv.device_io = checkpoint_save_device_io(io, on_disk, logical);
+  sv.device_io->section.scope = "every host's own devices over the save window, added, each host counted once (the "
+                                "processes of a host share its devices)";
 }
 
 void annotate_checkpoint_ranks(CheckpointSection& ck, const CheckpointCluster& c) {

@@ -19,6 +19,7 @@
 #include "checkpoint/restorer.hpp"
 #include "core/error_record.hpp"
 #include "report/document_sections.hpp"
+#include "report/device_io_section.hpp"
 #include "report/run_document.hpp"
 
 namespace ioprobe {
@@ -120,6 +121,19 @@ struct CheckpointSaveAsync {
   double step_slowdown = 0;  // mean / baseline - 1
 };
 
+/// save.device_io: the devices' writes during the save, as a device_io section with its write
+/// ratio to the bytes on disk (report/device_io_section.hpp; across hosts with a scope), and
+/// against the state's logical bytes.
+struct CheckpointSaveDeviceIo {
+  DeviceIoSection section;
+  uint64_t logical_bytes = 0;                  // B
+  std::optional<double> written_over_logical;  // bytes written / logical_bytes; none (null): not measured or 0 B
+};
+
+/// The save's device_io from the devices' accounting `io` over the save, the shard files' bytes
+/// on disk and the state's logical bytes.
+CheckpointSaveDeviceIo checkpoint_save_device_io(const DeviceIo& io, uint64_t on_disk, uint64_t logical);
+
 /// checkpoint.save: the last save attempted. A save that did not complete claims no rate, ratio
 /// or size on disk (those are empty); what it did stays.
 struct CheckpointSaveSection {
@@ -144,9 +158,7 @@ struct CheckpointSaveSection {
   // line) and save.failure_detail (the record); absent: it did not fail.
   std::optional<ErrorRecord> failure;
   std::optional<CheckpointSaveAsync> async;
-  // save.device_io (report/device_io_report.hpp's keys, with logical_bytes, written_over_logical
-  // and, across hosts, scope); null: not measured. Not yet typed.
-  nlohmann::json device_io;
+  std::optional<CheckpointSaveDeviceIo> device_io;  // save.device_io; none: not measured
 };
 
 /// checkpoint.raw_write: the raw sequential write of the same target in the same run.
@@ -214,9 +226,9 @@ struct CheckpointRestoreSection {
   double restore_bytes_per_s = 0, throughput_min_rank_bytes_per_s = 0;
   int decode_threads_per_rank = 0;
   std::vector<CheckpointRestoreRank> ranks;
-  std::optional<ErrorRecord> error;        // the first rank's failure (error, error_detail); absent: none
-  nlohmann::json device_io;                // restore.device_io; null: not measured. Not yet typed
-  std::optional<std::string> served_from;  // "device" | "page cache" | "mixed" | "unknown"
+  std::optional<ErrorRecord> error;          // the first rank's failure (error, error_detail); absent: none
+  std::optional<DeviceIoSection> device_io;  // restore.device_io (read ratio to the shard bytes); none: not measured
+  std::optional<std::string> served_from;    // "device" | "page cache" | "mixed" | "unknown"
 };
 
 /// min / median / max of a series' rates, B/s.

@@ -7,6 +7,7 @@
 #include "core/json_field.hpp"
 #include "core/text.hpp"
 #include "report/checkpoint_document.hpp"
+#include "report/device_io_report.hpp"
 #include "report/document.hpp"
 
 namespace ioprobe {
@@ -242,7 +243,11 @@ json save_json(const CheckpointSaveSection& s) {
                   {"step_baseline_s", a->step_baseline_s},
                   {"step_mean_during_persistence_s", a->step_mean_during_persistence_s},
                   {"step_slowdown", a->step_slowdown}};
-  if (!s.device_io.is_null()) j["device_io"] = s.device_io;
+  if (const auto& d = s.device_io) {
+    j["device_io"] = device_io_section_json(d->section);
+    j["device_io"]["logical_bytes"] = d->logical_bytes;
+    j["device_io"]["written_over_logical"] = d->written_over_logical ? json(*d->written_over_logical) : json(nullptr);
+  }
   return j;
 }
 
@@ -296,7 +301,15 @@ CheckpointSaveSection save_from_json(const json& j, const std::string& w) {
                                   json_field<double>(a, "step_mean_during_persistence_s", aw),
                                   json_field<double>(a, "step_slowdown", aw)};
   }
-  s.device_io = ckpt_untyped(j, "device_io");
+  if (j.contains("device_io")) {  // written when the save's devices were accounted
+    const std::string dw = json_path(w, "device_io");
+    const json& d = j["device_io"];
+    CheckpointSaveDeviceIo io{.section = device_io_section_from_json(d, dw),
+                              .logical_bytes = json_field<uint64_t>(d, "logical_bytes", dw)};
+    if (const json& r = json_at(d, "written_over_logical", dw); !r.is_null())  // null: not measured
+      io.written_over_logical = json_as<double>(r, json_path(dw, "written_over_logical"));
+    s.device_io = std::move(io);
+  }
   return s;
 }
 
@@ -524,6 +537,12 @@ CheckpointDocument checkpoint_document_from_json(const json& j, const std::strin
 RunHeader checkpoint_header(const std::vector<std::string>& argv, const HostInfo& host) {
   RunHeader h = run_header(argv, host);
   return h;
+}
+
+CheckpointSaveDeviceIo checkpoint_save_device_io(const DeviceIo& io, uint64_t on_disk, uint64_t logical) {
+  CheckpointSaveDeviceIo d{.section = device_io_section(io, DeviceRef::kWrite, on_disk), .logical_bytes = logical};
+  if (io.measured() && logical) d.written_over_logical = static_cast<double>(io.bytes_written) / logical;
+  return d;
 }
 
 }  // namespace ioprobe

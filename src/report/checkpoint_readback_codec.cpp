@@ -98,7 +98,7 @@ json checkpoint_restore_json(const CheckpointRestoreSection& r) {
             {"decode_threads_per_rank", r.decode_threads_per_rank},
             {"ranks", ranks}};
   put_checkpoint_error(j, "error", r.error);
-  if (!r.device_io.is_null()) j["device_io"] = r.device_io;
+  if (r.device_io) j["device_io"] = device_io_section_json(*r.device_io);
   if (r.served_from) j["served_from"] = *r.served_from;
   return j;
 }
@@ -138,7 +138,8 @@ CheckpointRestoreSection checkpoint_restore_from_json(const json& j, const std::
     r.ranks.push_back(std::move(k));
   }
   r.error = checkpoint_error_from_json(j, "error", w);
-  if (const auto it = j.find("device_io"); it != j.end()) r.device_io = *it;  // not yet typed; null: not measured
+  if (j.contains("device_io"))  // written when the restore's devices were accounted
+    r.device_io = device_io_section_from_json(j["device_io"], json_path(w, "device_io"));
   if (j.contains("served_from")) r.served_from = json_field<std::string>(j, "served_from", w);
   return r;
 }

@@ -123,9 +123,9 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
     }
     o += fmt::format("  logical {}  on disk {}  ratio {:.3f}x{}\n", bytes(sv.logical_bytes),
                      bytes(sv.bytes_on_disk.value_or(0)), ratio, why);
-    if (!sv.device_io.is_null())
-      o += "  device I/O  " + device_io_summary(sv.device_io, "on disk") +
-           (sv.device_io.contains("scope") ? " [" + sv.device_io.value("scope", "") + "]" : "") + "\n";
+    if (const auto& d = sv.device_io)
+      o += "  device I/O  " + device_io_summary(d->section, "on disk") +
+           (d->section.scope.empty() ? "" : " [" + d->section.scope + "]") + "\n";
   } else {
     o += fmt::format("\nsave {} -- no throughput, ratio or size on disk is claimed\n",
                      sv.interrupted ? "INTERRUPTED" : "FAILED");
@@ -278,7 +278,7 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
       o += fmt::format("  INTERRUPTED: {} of {} chunks verified; the figures cover those chunks only\n",
                        format_count(verified), format_count(total));
     if (r->error) o += failure_lines("  RESTORE FAILED: ", *r->error, "  ");
-    if (!r->device_io.is_null()) o += "  device I/O  " + device_io_summary(r->device_io, "shard bytes") + "\n";
+    if (r->device_io) o += "  device I/O  " + device_io_summary(*r->device_io, "shard bytes") + "\n";
   }
   o += render_checkpoint_hosts_text(doc.cluster, doc.hosts);  // across hosts only
   for (const auto& w : doc.warnings) o += "warning: " + w + "\n";

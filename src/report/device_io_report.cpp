@@ -13,51 +13,54 @@ namespace ioprobe {
 
 namespace {
 
-nlohmann::json ratio(uint64_t bytes, uint64_t reference) {
-  if (reference == 0) return nullptr;
+std::optional<double> ratio(uint64_t bytes, uint64_t reference) {
+  if (reference == 0) return std::nullopt;
   return static_cast<double>(bytes) / static_cast<double>(reference);
 }
 
-std::string names(const nlohmann::json& dio) {
+std::string names(const DeviceIo& io) {
   std::string s;
-  if (dio.contains("devices"))
-    for (const auto& d : dio["devices"]) s += (s.empty() ? "" : ", ") + d.value("name", "?");
+  for (const auto& d : io.devices) s += (s.empty() ? "" : ", ") + d.name;
   return s.empty() ? "no device" : s;
 }
 
 // "; under loop0: vda read 0 B for its backing file F (loop direct I/O off: ...)" for a device_io
 // section with a backing part, else "".
-std::string backing_summary(const nlohmann::json& dio) {
-  if (!dio.contains("backing") || !dio["backing"].is_object()) return "";
-  const nlohmann::json& b = dio["backing"];
-  const nlohmann::json& d = b.contains("device") ? b["device"] : nlohmann::json::object();
-  const nlohmann::json& dio_flag = b.contains("direct_io") ? b["direct_io"] : nlohmann::json();
-  const std::string mode = dio_flag.is_boolean() && dio_flag.get<bool>()
-                               ? "loop direct I/O on: it reads the file with O_DIRECT"
-                           : dio_flag.is_boolean() ? "loop direct I/O off: it reads the file through the page cache"
-                                                   : "loop direct I/O unknown";
-  return fmt::format("; under {}: {} read {} in {} requests for its backing file {} ({}) [diskstats]",
-                     b.value("loop", "the loop device"), d.value("name", "?"),
-                     format_bytes(d.value("bytes_read", 0ULL)), format_count(d.value("reads", 0ULL)),
-                     b.value("backing_file", "?"), mode);
+std::string backing_summary(const DeviceIo& io) {
+  if (!io.backing) return "";
+  const BackingIo& b = *io.backing;
+  const std::string mode = b.direct_io == 1   ? "loop direct I/O on: it reads the file with O_DIRECT"
+                           : b.direct_io == 0 ? "loop direct I/O off: it reads the file through the page cache"
+                                              : "loop direct I/O unknown";
+  return fmt::format("; under {}: {} read {} in {} requests for its backing file {} ({}) [diskstats]", b.loop,
+                     b.device.name, format_bytes(b.device.bytes_read), format_count(b.device.reads),
+                     escape_bytes(b.backing_file), mode);
+}
+
+// A section's read ratio taken away (a stop cut its run or epoch short, see epochs_json): the
+// source stays only when it is "page cache", else "unknown"; `note` says why.
+void drop_read_ratio(DeviceIoSection& d, std::string note) {
+  d.ratio.reset();
+  if (d.bytes_source != "page cache") d.bytes_source = "unknown";
+  d.ratio_note = std::move(note);
 }
 
 }  // namespace
 
+DeviceIoSection device_io_section(const DeviceIo& io, DeviceRef ref, uint64_t reference_bytes) {
+  DeviceIoSection s;
+  s.io = io;
+  s.share_unclear = io.share_unclear();
+  s.ref = ref;
+  if (ref == DeviceRef::kNone) return s;
+  s.reference_bytes = reference_bytes;
+  if (io.measured()) s.ratio = ratio(ref == DeviceRef::kRead ? io.bytes_read : io.bytes_written, reference_bytes);
+  if (ref == DeviceRef::kRead) s.bytes_source = bytes_source(io, reference_bytes);
+  return s;
+}
+
 nlohmann::json device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t reference_bytes) {
-  nlohmann::json j = io;  // its fields (topology/device_io_json.hpp); the reason only when nothing was measured
-  if (io.measured()) j.erase("reason");
-  j["share_unclear"] = io.share_unclear();
-  if (ref != DeviceRef::kNone) {
-    j["reference_bytes"] = reference_bytes;
-    if (ref == DeviceRef::kRead) {
-      j["read_ratio"] = io.measured() ? ratio(io.bytes_read, reference_bytes) : nlohmann::json(nullptr);
-      j["bytes_source"] = bytes_source(io, reference_bytes);
-    } else {
-      j["write_ratio"] = io.measured() ? ratio(io.bytes_written, reference_bytes) : nlohmann::json(nullptr);
-    }
-  }
-  return j;
+  return device_io_section_json(device_io_section(io, ref, reference_bytes));
 }
 
 DeviceIo device_io_from_json(const nlohmann::json& j) {
@@ -97,8 +100,8 @@ DeviceIo device_io_from_json(const nlohmann::json& j) {
   return io;
 }
 
-nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch) {
-  nlohmann::json a = nlohmann::json::array();
+std::vector<RunEpoch> run_epochs(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch) {
+  std::vector<RunEpoch> a;
   size_t n = std::max(r.epoch_samples.size(), per_epoch.size());
   // A stop (--duration, a signal, a stonewall, canceled reads) ends the epoch it came in: the
   // epochs from the first not completed on are cut short.
@@ -107,105 +110,103 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
   // device reads stay in the run's device_io).
   while (stopped && n > 0 && (n > r.epoch_samples.size() || r.epoch_samples[n - 1] == 0)) --n;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t bytes = i < r.epoch_bytes.size() ? r.epoch_bytes[i] : 0;
-    const uint64_t samples = i < r.epoch_samples.size() ? r.epoch_samples[i] : 0;
-    nlohmann::json e = {{"epoch", i + 1}, {"samples", samples}, {"bytes", bytes}};
+    RunEpoch e;
+    e.epoch = i + 1;
+    e.bytes = i < r.epoch_bytes.size() ? r.epoch_bytes[i] : 0;
+    e.samples = i < r.epoch_samples.size() ? r.epoch_samples[i] : 0;
     // The epoch's own wall time (to the stop for an epoch cut short), and its rates over it.
     if (i < r.epoch_ns.size() && r.epoch_ns[i] > 0) {
       const double s = static_cast<double>(r.epoch_ns[i]) / 1e9;
-      e["elapsed_s"] = s;
-      e["samples_per_s"] = static_cast<double>(samples) / s;
-      e["bytes_per_s"] = static_cast<double>(bytes) / s;
+      e.elapsed_s = s;
+      e.samples_per_s = static_cast<double>(e.samples) / s;
+      e.bytes_per_s = static_cast<double>(e.bytes) / s;
     }
     if (i < r.epoch_resident_fraction.size()) {
-      e["residency"] = r.epoch_resident_fraction[i];
-      e["residency_source"] = residency_source(r.epoch_resident_fraction[i]);
-    } else {
-      e["residency"] = nullptr;
+      e.residency = r.epoch_resident_fraction[i];
+      e.residency_source = residency_source(r.epoch_resident_fraction[i]);
     }
     DeviceIo none;
     none.reason = "not measured";
-    const DeviceIo& io = i < per_epoch.size() ? per_epoch[i] : none;
-    e["device_io"] = device_io_json(io, DeviceRef::kRead, bytes);
+    e.device_io = device_io_section(i < per_epoch.size() ? per_epoch[i] : none, DeviceRef::kRead, e.bytes);
     if (stopped && i >= r.epochs_completed) {
       // Cut short: the devices also read what the workers had fetched ahead (prefetched batches,
       // readahead) and the stop discarded, so device bytes / delivered bytes overstates the
       // devices' share. The device figure is an upper bound of it: "page cache" (read <= 10%)
       // still holds, "device" and "mixed" cannot be told.
-      e["partial"] = true;
-      e["cut_by"] = r.stop_reason;
-      nlohmann::json& d = e["device_io"];
-      d["read_ratio"] = nullptr;
-      if (d.value("bytes_source", "unknown") != "page cache") d["bytes_source"] = "unknown";
-      d["ratio_note"] = "epoch cut short: the devices' reads include batches fetched ahead and never delivered, so no "
-                        "ratio to the delivered bytes is given";
+      e.partial = true;
+      e.cut_by = r.stop_reason;
+      drop_read_ratio(e.device_io, "epoch cut short: the devices' reads include batches fetched ahead and never "
+                                   "delivered, so no ratio to the delivered bytes is given");
     }
-    a.push_back(e);
+    a.push_back(std::move(e));
   }
   return a;
 }
 
-void interrupted_run_device_io(nlohmann::json& dio, const nlohmann::json& epochs, const std::string& stop_reason) {
-  if (!dio.is_object() || !dio.contains("read_ratio")) return;
-  dio["read_ratio"] = nullptr;
-  if (dio.value("bytes_source", "unknown") != "page cache") dio["bytes_source"] = "unknown";
-  dio["ratio_note"] = fmt::format("{}: the devices' reads include batches fetched ahead and never delivered, so no "
-                                  "ratio to the delivered bytes is given",
-                                  stop_reason);
-  if (dio.value("source", "none") == "none") return;
+nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& per_epoch) {
+  return run_epochs_json(run_epochs(r, per_epoch));
+}
+
+void interrupted_run_device_io(DeviceIoSection& dio, const std::vector<RunEpoch>& epochs,
+                               const std::string& stop_reason) {
+  if (dio.ref != DeviceRef::kRead) return;
+  drop_read_ratio(dio, fmt::format("{}: the devices' reads include batches fetched ahead and never delivered, so no "
+                                   "ratio to the delivered bytes is given",
+                                   stop_reason));
+  if (!dio.io.measured()) return;
   // The whole epochs before the stop, when every one of them was measured: their own ratio.
   uint64_t read = 0, delivered = 0, whole = 0;
-  for (const auto& e : epochs.is_array() ? epochs : nlohmann::json::array()) {
-    if (e.value("partial", false)) continue;
-    const nlohmann::json& d = e.contains("device_io") ? e["device_io"] : nlohmann::json();
-    if (!d.is_object() || d.value("source", "none") == "none") return;
-    read += d.value("bytes_read", 0ULL);
-    delivered += e.value("bytes", 0ULL);
+  for (const auto& e : epochs) {
+    if (e.partial) continue;
+    if (!e.device_io.io.measured()) return;
+    read += e.device_io.io.bytes_read;
+    delivered += e.bytes;
     ++whole;
   }
   if (whole == 0 || delivered == 0) return;
-  dio["whole_epochs"] = whole;
-  dio["whole_epochs_bytes"] = delivered;
-  dio["whole_epochs_read_ratio"] = static_cast<double>(read) / static_cast<double>(delivered);
+  dio.whole_epochs = WholeEpochsRatio{.epochs = whole,
+                                      .bytes = delivered,
+                                      .read_ratio = static_cast<double>(read) / static_cast<double>(delivered)};
+}
+
+std::string device_io_summary(const DeviceIoSection& dio, const std::string& what) {
+  const DeviceIo& io = dio.io;
+  if (!io.measured()) return "not measured: " + io.reason;
+  std::string rr, wr;
+  if (dio.ref == DeviceRef::kRead && dio.ratio)
+    rr = fmt::format(" ({:.2f} x the {} {}; bytes from: {})", *dio.ratio, format_bytes(dio.reference_bytes), what,
+                     dio.bytes_source);
+  else if (!dio.ratio_note.empty())  // a run or epoch a stop cut short
+    rr = fmt::format(" ({}{})", dio.ratio_note,
+                     dio.whole_epochs ? fmt::format("; the {} whole epoch(s) before the stop: {:.2f} x their {} {}",
+                                                    dio.whole_epochs->epochs, dio.whole_epochs->read_ratio,
+                                                    format_bytes(dio.whole_epochs->bytes), what)
+                                      : "");
+  if (dio.ref == DeviceRef::kWrite && dio.ratio)
+    wr = fmt::format(" ({:.2f} x the {} {})", *dio.ratio, format_bytes(dio.reference_bytes), what);
+  std::string s = fmt::format("{}: {} read{} in {} requests, {} written{} in {} requests [{}]", names(io),
+                              format_bytes(io.bytes_read), rr, format_count(io.reads), format_bytes(io.bytes_written),
+                              wr, format_count(io.writes), io.source);
+  if (io.idle_window_s > 0)
+    s += fmt::format("; other traffic before the run {} over {:.1f} s{}", format_rate(io.idle_bytes_per_s_before),
+                     io.idle_window_s, dio.share_unclear ? ": the run's own share cannot be told apart" : "");
+  return s + backing_summary(io);
 }
 
 std::string device_io_summary(const nlohmann::json& dio, const std::string& what) {
   if (!dio.is_object()) return "not measured";
-  if (dio.value("source", "none") == "none") return "not measured: " + dio.value("reason", "");
-  const uint64_t ref = dio.value("reference_bytes", 0ULL);
-  std::string rr, wr;
-  if (dio.contains("read_ratio") && dio["read_ratio"].is_number())
-    rr = fmt::format(" ({:.2f} x the {} {}; bytes from: {})", dio["read_ratio"].get<double>(), format_bytes(ref), what,
-                     dio.value("bytes_source", "unknown"));
-  else if (dio.contains("ratio_note") && dio["ratio_note"].is_string())  // a run or epoch a stop cut short
-    rr = fmt::format(" ({}{})", dio["ratio_note"].get<std::string>(),
-                     dio.contains("whole_epochs_read_ratio") && dio["whole_epochs_read_ratio"].is_number()
-                         ? fmt::format("; the {} whole epoch(s) before the stop: {:.2f} x their {} {}",
-                                       dio.value("whole_epochs", 0ULL), dio["whole_epochs_read_ratio"].get<double>(),
-                                       format_bytes(dio.value("whole_epochs_bytes", 0ULL)), what)
-                         : "");
-  if (dio.contains("write_ratio") && dio["write_ratio"].is_number())
-    wr = fmt::format(" ({:.2f} x the {} {})", dio["write_ratio"].get<double>(), format_bytes(ref), what);
-  std::string s = fmt::format("{}: {} read{} in {} requests, {} written{} in {} requests [{}]", names(dio),
-                              format_bytes(dio.value("bytes_read", 0ULL)), rr, format_count(dio.value("reads", 0ULL)),
-                              format_bytes(dio.value("bytes_written", 0ULL)), wr,
-                              format_count(dio.value("writes", 0ULL)), dio.value("source", ""));
-  if (dio.value("idle_window_s", 0.0) > 0)
-    s += fmt::format("; other traffic before the run {} over {:.1f} s{}",
-                     format_rate(dio.value("idle_bytes_per_s_before", 0.0)), dio.value("idle_window_s", 0.0),
-                     dio.value("share_unclear", false) ? ": the run's own share cannot be told apart" : "");
-  return s + backing_summary(dio);
+  return device_io_summary(device_io_section_lenient(dio), what);
 }
 
-std::string omitted_epochs_text(const nlohmann::json& epochs, size_t first, size_t end) {
+std::string omitted_epochs_text(const std::vector<RunEpoch>& epochs, size_t first, size_t end) {
   double lo = 0, hi = 0;
   bool rates = false;
   uint64_t samples = 0;
   for (size_t i = first; i < end && i < epochs.size(); ++i) {
-    const auto& e = epochs[i];
-    samples += e.value("samples", uint64_t{0});
-    if (!e.contains("samples_per_s") || !e["samples_per_s"].is_number()) continue;
-    const double v = e["samples_per_s"].get<double>();
+    const RunEpoch& e = epochs[i];
+    samples += e.samples;
+    if (!e.elapsed_s) continue;
+    const double v = e.samples_per_s;
     lo = rates ? std::min(lo, v) : v;
     hi = rates ? std::max(hi, v) : v;
     rates = true;
@@ -217,76 +218,82 @@ std::string omitted_epochs_text(const nlohmann::json& epochs, size_t first, size
                      rates ? fmt::format(", {:.0f} to {:.0f} samples/s", lo, hi) : "");
 }
 
-std::string render_device_io_text(const nlohmann::json& r, size_t width) {
+std::string render_device_io_text(const std::optional<DeviceIoSection>& device_io, const std::vector<RunEpoch>& epochs,
+                                  size_t width) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<{}} {}\n", k, width, v); };
-  if (r.contains("device_io")) line("device I/O", device_io_summary(r["device_io"], "delivered"));
-  if (r.contains("device_io") && r["device_io"].contains("merge_note"))
-    line("", r["device_io"].value("merge_note", ""));
-  if (r.contains("epochs") && r["epochs"].is_array() && !r["epochs"].empty()) {
-    const nlohmann::json& all = r["epochs"];
-    const size_t n = all.size();
-    for (size_t i = 0; i < n; ++i) {
-      // Many epochs (short ones under --duration): the first rows and the last (the one a stop
-      // may have cut short), the others summed up in one line; every row stays in the JSON.
-      if (n > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < n) {
-        line("", omitted_epochs_text(all, i, n - 1));
-        i = n - 1;
-      }
-      const auto& e = all[i];
-      const auto& d = e.contains("device_io") ? e["device_io"] : nlohmann::json();
-      std::string dev = "device reads not measured";
-      if (d.is_object() && d.value("source", "none") != "none")
-        dev = fmt::format("device read {}{}", format_bytes(d.value("bytes_read", 0ULL)),
-                          d.contains("read_ratio") && d["read_ratio"].is_number()
-                              ? fmt::format(" = {:.2f} x delivered: from {}", d["read_ratio"].get<double>(),
-                                            d.value("bytes_source", "unknown"))
-                              : "");
-      if (e.value("partial", false) && d.is_object() && d.value("source", "none") != "none")
-        dev =
-            fmt::format("device read {} (cut short: includes batches fetched ahead and never delivered, so no ratio{})",
-                        format_bytes(d.value("bytes_read", 0ULL)),
-                        d.value("bytes_source", "") == "page cache" ? "; from page cache" : "");
-      const bool cut = e.value("partial", false);
-      std::string when;
-      if (e.contains("elapsed_s") && e["elapsed_s"].is_number())
-        when = fmt::format(" in {} ({:.0f} samples/s{})", format_seconds(e["elapsed_s"].get<double>()),
-                           e.value("samples_per_s", 0.0), cut ? " over the time it ran" : "");
-      line(fmt::format("epoch {}{}", e.value("epoch", 0), cut ? " (cut short)" : ""),
-           fmt::format("{}{} samples, {} delivered{}; {}{}",
-                       cut ? fmt::format("cut short by the stop ({}), not a whole epoch: ", e.value("cut_by", "?"))
-                           : "",
-                       format_count(e.value("samples", 0ULL)), format_bytes(e.value("bytes", 0ULL)), when, dev,
-                       e.contains("residency") && e["residency"].is_number()
-                           ? fmt::format("; {:.0f}% resident before", 100 * e["residency"].get<double>())
-                           : ""));
+  if (device_io) line("device I/O", device_io_summary(*device_io, "delivered"));
+  if (device_io && !device_io->merge_note.empty()) line("", device_io->merge_note);
+  const size_t n = epochs.size();
+  for (size_t i = 0; i < n; ++i) {
+    // Many epochs (short ones under --duration): the first rows and the last (the one a stop
+    // may have cut short), the others summed up in one line; every row stays in the JSON.
+    if (n > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < n) {
+      line("", omitted_epochs_text(epochs, i, n - 1));
+      i = n - 1;
     }
+    const RunEpoch& e = epochs[i];
+    const DeviceIoSection& d = e.device_io;
+    std::string dev = "device reads not measured";
+    if (d.io.measured())
+      dev = fmt::format("device read {}{}", format_bytes(d.io.bytes_read),
+                        d.ratio ? fmt::format(" = {:.2f} x delivered: from {}", *d.ratio,
+                                              d.bytes_source.empty() ? "unknown" : d.bytes_source)
+                                : "");
+    if (e.partial && d.io.measured())
+      dev = fmt::format("device read {} (cut short: includes batches fetched ahead and never delivered, so no ratio{})",
+                        format_bytes(d.io.bytes_read), d.bytes_source == "page cache" ? "; from page cache" : "");
+    const bool cut = e.partial;
+    std::string when;
+    if (e.elapsed_s)
+      when = fmt::format(" in {} ({:.0f} samples/s{})", format_seconds(*e.elapsed_s), e.samples_per_s,
+                         cut ? " over the time it ran" : "");
+    line(fmt::format("epoch {}{}", e.epoch, cut ? " (cut short)" : ""),
+         fmt::format("{}{} samples, {} delivered{}; {}{}",
+                     cut ? fmt::format("cut short by the stop ({}), not a whole epoch: ",
+                                       e.cut_by.empty() ? "?" : e.cut_by)
+                         : "",
+                     format_count(e.samples), format_bytes(e.bytes), when, dev,
+                     e.residency ? fmt::format("; {:.0f}% resident before", 100 * *e.residency) : ""));
   }
   return o;
 }
 
-nlohmann::json host_device_io_json(const DeviceIo& io, const std::vector<DeviceIo>& epochs, uint64_t host_bytes,
-                                   const nlohmann::json& target) {
-  const bool cold = target.is_object() && target.value("cache", "") == "cold";
-  nlohmann::json j = host_device_io_json(io, DeviceRef::kRead, host_bytes, cold);
-  j["epochs"] = nlohmann::json::array();
-  for (const auto& e : epochs) j["epochs"].push_back(device_io_json(e));
-  return j;
+HostDeviceIo host_device_io(const DeviceIo& io, const std::vector<DeviceIo>& epochs, uint64_t host_bytes, bool cold) {
+  HostDeviceIo h = host_device_io(io, DeviceRef::kRead, host_bytes, cold);
+  h.epochs.emplace();
+  for (const auto& e : epochs) h.epochs->push_back(device_io_section(e));
+  return h;
+}
+
+HostDeviceIo host_device_io(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold) {
+  HostDeviceIo h;
+  h.section = device_io_section(io, ref, host_bytes);
+  const ColdRead c = ref == DeviceRef::kRead ? cold_read_check(io, host_bytes, cold) : ColdRead::kOk;
+  h.cold_read_nothing = c == ColdRead::kNothing;
+  h.cold_read_short = c != ColdRead::kOk;
+  return h;
 }
 
 nlohmann::json host_device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold) {
-  nlohmann::json j = device_io_json(io, ref, host_bytes);
-  const ColdRead c = ref == DeviceRef::kRead ? cold_read_check(io, host_bytes, cold) : ColdRead::kOk;
-  j["cold_read_nothing"] = c == ColdRead::kNothing;
-  j["cold_read_short"] = c != ColdRead::kOk;
-  return j;
+  return host_device_io_section_json(host_device_io(io, ref, host_bytes, cold));
+}
+
+namespace {
+std::string cold_read_flag_text(bool nothing, bool short_read) {
+  if (nothing) return "  COLD RUN READ NOTHING FROM ITS DEVICES";
+  if (short_read) return "  COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES";
+  return "";
+}
+}  // namespace
+
+std::string host_cold_read_flag_text(const HostDeviceIo& d) {
+  return cold_read_flag_text(d.cold_read_nothing, d.cold_read_short);
 }
 
 std::string host_cold_read_flag_text(const nlohmann::json& d) {
   if (!d.is_object()) return "";
-  if (d.value("cold_read_nothing", false)) return "  COLD RUN READ NOTHING FROM ITS DEVICES";
-  if (d.value("cold_read_short", false)) return "  COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES";
-  return "";
+  return cold_read_flag_text(d.value("cold_read_nothing", false), d.value("cold_read_short", false));
 }
 
 std::string host_cold_read_warning(const std::string& host, const std::string& what, const DeviceIo& io,
@@ -366,16 +373,16 @@ DeviceIo merge_one_host(std::vector<DeviceIo> ios, size_t* overlapped, size_t* d
   return out;
 }
 
-// The sections' DeviceIo merged as merge_device_io_json says; `note` describes it.
-DeviceIo merge_sections(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
+// The sections' DeviceIo merged as merge_device_io says; `note` describes it.
+DeviceIo merge_sections(const std::vector<std::optional<DeviceIo>>& sections, const std::vector<std::string>& hosts,
                         std::string* note, bool* any) {
   std::vector<std::pair<std::string, std::vector<DeviceIo>>> by_host;  // in first-seen order
   size_t docs = 0, overlapped = 0, disjoint = 0;
   for (size_t i = 0; i < sections.size(); ++i) {
-    if (!sections[i].is_object()) continue;
+    if (!sections[i]) continue;
     ++docs;
     const std::string host = i < hosts.size() && !hosts[i].empty() ? hosts[i] : fmt::format("document {}", i + 1);
-    DeviceIo io = named_for_host(device_io_from_json(sections[i]), host);
+    DeviceIo io = named_for_host(*sections[i], host);
     auto it = std::find_if(by_host.begin(), by_host.end(), [&](const auto& h) { return h.first == host; });
     if (it == by_host.end()) by_host.emplace_back(host, std::vector<DeviceIo>{io});
     else it->second.push_back(io);
@@ -392,15 +399,23 @@ DeviceIo merge_sections(const std::vector<nlohmann::json>& sections, const std::
   return m;
 }
 
+// Raw documents' device_io sections, null where a document has none: read as device_io_from_json does.
+std::vector<std::optional<DeviceIo>> lenient_ios(const std::vector<nlohmann::json>& sections) {
+  std::vector<std::optional<DeviceIo>> out;
+  for (const auto& s : sections)
+    out.push_back(s.is_object() ? std::optional<DeviceIo>(device_io_from_json(s)) : std::nullopt);
+  return out;
+}
+
 }  // namespace
 
-std::string merge_time_warning(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& names) {
+std::string merge_time_warning(const std::vector<std::optional<DeviceIo>>& sections,
+                               const std::vector<std::string>& names) {
   std::vector<std::pair<DeviceIo, std::string>> timed;
   for (size_t i = 0; i < sections.size(); ++i) {
-    if (!sections[i].is_object()) continue;
-    DeviceIo io = device_io_from_json(sections[i]);
-    if (io.start_unix_s <= 0) return "";  // a document without a start time: no claim either way
-    timed.emplace_back(std::move(io), i < names.size() ? names[i] : fmt::format("document {}", i + 1));
+    if (!sections[i]) continue;
+    if (sections[i]->start_unix_s <= 0) return "";  // a document without a start time: no claim either way
+    timed.emplace_back(*sections[i], i < names.size() ? names[i] : fmt::format("document {}", i + 1));
   }
   for (size_t a = 0; a < timed.size(); ++a)
     for (size_t b = a + 1; b < timed.size(); ++b)
@@ -412,66 +427,70 @@ std::string merge_time_warning(const std::vector<nlohmann::json>& sections, cons
   return "";
 }
 
-nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
-                                    DeviceRef ref, uint64_t reference_bytes) {
+std::string merge_time_warning(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& names) {
+  return merge_time_warning(lenient_ios(sections), names);
+}
+
+std::optional<DeviceIoSection> merge_device_io(const std::vector<std::optional<DeviceIo>>& sections,
+                                               const std::vector<std::string>& hosts, DeviceRef ref,
+                                               uint64_t reference_bytes) {
   std::string note;
   bool any = false;
   const DeviceIo m = merge_sections(sections, hosts, &note, &any);
-  if (!any) return nullptr;
-  nlohmann::json j = device_io_json(m, ref, reference_bytes);
-  j["merge_note"] = note;
-  return j;
+  if (!any) return std::nullopt;
+  DeviceIoSection s = device_io_section(m, ref, reference_bytes);
+  s.merge_note = note;
+  return s;
 }
 
-nlohmann::json merge_epochs_json(const std::vector<nlohmann::json>& lists, const std::vector<std::string>& hosts) {
+nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
+                                    DeviceRef ref, uint64_t reference_bytes) {
+  const auto m = merge_device_io(lenient_ios(sections), hosts, ref, reference_bytes);
+  return m ? device_io_section_json(*m) : nlohmann::json();
+}
+
+std::optional<std::vector<RunEpoch>> merge_epochs(const std::vector<std::optional<std::vector<RunEpoch>>>& lists,
+                                                  const std::vector<std::string>& hosts) {
   size_t n = 0;
   bool any = false;
   for (const auto& l : lists)
-    if (l.is_array()) {
+    if (l) {
       any = true;
-      n = std::max(n, l.size());
+      n = std::max(n, l->size());
     }
-  if (!any) return nullptr;
-  nlohmann::json out = nlohmann::json::array();
+  if (!any) return std::nullopt;
+  std::vector<RunEpoch> out;
   for (size_t e = 0; e < n; ++e) {
-    uint64_t samples = 0, bytes = 0;
-    bool partial = false;
+    RunEpoch row;
+    row.epoch = e + 1;
     double elapsed = 0;
-    std::string cut_by;
-    std::vector<nlohmann::json> sections(lists.size());
+    std::vector<std::optional<DeviceIo>> sections(lists.size());
     for (size_t i = 0; i < lists.size(); ++i) {
-      if (!lists[i].is_array() || e >= lists[i].size()) continue;
-      const nlohmann::json& x = lists[i][e];
-      samples += x.value("samples", uint64_t{0});
-      bytes += x.value("bytes", uint64_t{0});
-      partial = partial || x.value("partial", false);
-      if (cut_by.empty() && x.contains("cut_by") && x["cut_by"].is_string()) cut_by = x["cut_by"].get<std::string>();
-      if (x.contains("elapsed_s") && x["elapsed_s"].is_number())
-        elapsed = std::max(elapsed, x["elapsed_s"].get<double>());
-      if (x.contains("device_io")) sections[i] = x["device_io"];
+      if (!lists[i] || e >= lists[i]->size()) continue;
+      const RunEpoch& x = (*lists[i])[e];
+      row.samples += x.samples;
+      row.bytes += x.bytes;
+      row.partial = row.partial || x.partial;
+      if (row.cut_by.empty()) row.cut_by = x.cut_by;
+      if (x.elapsed_s) elapsed = std::max(elapsed, *x.elapsed_s);
+      sections[i] = x.device_io.io;
     }
-    nlohmann::json row = {{"epoch", e + 1}, {"samples", samples}, {"bytes", bytes}, {"residency", nullptr}};
     if (elapsed > 0) {  // the inputs' epochs ran at once: the longest is the merged epoch's time
-      row["elapsed_s"] = elapsed;
-      row["samples_per_s"] = static_cast<double>(samples) / elapsed;
-      row["bytes_per_s"] = static_cast<double>(bytes) / elapsed;
+      row.elapsed_s = elapsed;
+      row.samples_per_s = static_cast<double>(row.samples) / elapsed;
+      row.bytes_per_s = static_cast<double>(row.bytes) / elapsed;
     }
-    nlohmann::json d = merge_device_io_json(sections, hosts, DeviceRef::kRead, bytes);
-    if (d.is_null()) {
+    std::optional<DeviceIoSection> d = merge_device_io(sections, hosts, DeviceRef::kRead, row.bytes);
+    if (!d) {
       DeviceIo none;
       none.reason = "not in the merged documents";
-      d = device_io_json(none, DeviceRef::kRead, bytes);
+      d = device_io_section(none, DeviceRef::kRead, row.bytes);
     }
-    if (partial) {
-      row["partial"] = true;
-      if (!cut_by.empty()) row["cut_by"] = cut_by;
-      d["read_ratio"] = nullptr;
-      if (d.value("bytes_source", "unknown") != "page cache") d["bytes_source"] = "unknown";
-      d["ratio_note"] = "an input's epoch was cut short: the devices' reads include batches fetched ahead and never "
-                        "delivered, so no ratio to the delivered bytes is given";
-    }
-    row["device_io"] = d;
-    out.push_back(row);
+    if (row.partial)
+      drop_read_ratio(*d, "an input's epoch was cut short: the devices' reads include batches fetched ahead and never "
+                          "delivered, so no ratio to the delivered bytes is given");
+    row.device_io = std::move(*d);
+    out.push_back(std::move(row));
   }
   return out;
 }

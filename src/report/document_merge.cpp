@@ -115,21 +115,23 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
   }
   out.results.loader = total;
   // Device I/O: each host's devices once, the hosts added (device_io_report.hpp).
-  std::vector<json> dio, epochs;
+  std::vector<std::optional<DeviceIo>> dio;
+  std::vector<std::optional<std::vector<RunEpoch>>> epochs;
   std::vector<std::string> hosts;
   for (size_t i = 0; i < typed.size(); ++i) {
-    dio.push_back(typed[i].results.device_io);
+    const auto& d = typed[i].results.device_io;
+    dio.push_back(d ? std::optional<DeviceIo>(d->io) : std::nullopt);
     epochs.push_back(typed[i].results.epochs);
     hosts.push_back(typed[i].header.host.hostname);
   }
-  out.results.device_io = merge_device_io_json(dio, hosts, DeviceRef::kRead, total.bytes);
+  out.results.device_io = merge_device_io(dio, hosts, DeviceRef::kRead, total.bytes);
   const std::string apart = merge_time_warning(dio, names);
-  out.results.epochs = merge_epochs_json(epochs, hosts);
+  out.results.epochs = merge_epochs(epochs, hosts);
   out.partial = partial;
   out.loader.gpus = gpus;
   out.ingest = RunIngestSection{.unavailable_reason = kIngestDropped};
-  if (!out.results.device_io.is_null())  // where the merged bytes came from, by the devices' reads
-    out.ingest.bytes_source = out.results.device_io.value("bytes_source", "unknown");
+  if (out.results.device_io)  // where the merged bytes came from, by the devices' reads
+    out.ingest.bytes_source = out.results.device_io->bytes_source;
   out.sources_apart = !apart.empty();
   json warnings = merge_workload_warnings(docs, names);
   for (const auto& w : merged_warnings(docs))

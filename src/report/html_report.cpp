@@ -133,10 +133,73 @@ std::string latency_chart(const json& lat, const std::string& title, const std::
                      lat.value("count", 0ULL), lat.value("mean", 0.0));
 }
 
-// Multi-host documents (run and raw): one bar per host of `metric` (a pointer into each host's
-// results), stragglers in red, and the host rows as a table. "" for a single-host document.
-std::string hosts_section(const json& host_rows, const json& c, const std::string& metric, const std::string& label) {
-  if (!host_rows.is_array() || host_rows.empty()) return "";
+// A multi-host document's hosts as the HTML shows them: the cluster's line and one row per host.
+struct HostsChart {
+  int hosts = 0;
+  int mpi_ranks = 0;
+  std::string launcher = "?";
+  double start_skew_s = 0;
+  std::string merge;
+  struct Row {
+    std::string name;
+    size_t mpi_ranks = 0;
+    double value = 0;  // the charted metric
+    double bytes_per_s = 0, first_done_s = 0, last_done_s = 0;
+    bool straggler = false;
+  };
+  std::vector<Row> rows;
+};
+
+// A raw document's cluster `c` and host rows, `metric` a pointer into each host's results.
+HostsChart raw_hosts_chart(const json& host_rows, const json& c, const std::string& metric) {
+  HostsChart hc;
+  if (!host_rows.is_array() || host_rows.empty()) return hc;  // a single-host document
+  if (c.is_object()) {
+    hc.hosts = c.value("hosts", 0);
+    hc.mpi_ranks = c.value("mpi_ranks", 0);
+  }
+  hc.launcher = c.value("launcher", "?");
+  hc.start_skew_s = c.value("start_skew_s", 0.0);
+  hc.merge = c.value("merge", "");
+  for (const auto& h : host_rows) {
+    const json& r = h.value("results", json::object());
+    hc.rows.push_back({.name = h.value("hostname", "?"),
+                       .mpi_ranks = h.value("mpi_ranks", json::array()).size(),
+                       .value = num_at(h, "/results" + metric),
+                       .bytes_per_s = r.value("bytes_per_s", 0.0),
+                       .first_done_s = r.value("first_done_s", 0.0),
+                       .last_done_s = r.value("last_done_s", 0.0),
+                       .straggler = h.value("straggler", false)});
+  }
+  return hc;
+}
+
+// A run document's cluster and host rows, samples/s charted.
+HostsChart run_hosts_chart(const RunDocument& d) {
+  HostsChart hc;
+  if (d.cluster) {
+    hc.hosts = d.cluster->hosts;
+    hc.mpi_ranks = d.cluster->mpi_ranks;
+    hc.launcher = d.cluster->launcher;
+    hc.start_skew_s = d.cluster->start_skew_s;
+    hc.merge = d.cluster->merge;
+  }
+  if (!d.hosts) return hc;
+  for (const auto& h : *d.hosts)
+    hc.rows.push_back({.name = h.hostname,
+                       .mpi_ranks = h.mpi_ranks.size(),
+                       .value = h.results.samples_per_s,
+                       .bytes_per_s = h.results.bytes_per_s,
+                       .first_done_s = h.results.first_done_s,
+                       .last_done_s = h.results.last_done_s,
+                       .straggler = h.straggler});
+  return hc;
+}
+
+// Multi-host documents (run and raw): one bar per host of the chart's metric (`label`),
+// stragglers in red, and the host rows as a table. "" for a single-host document.
+std::string hosts_section(const HostsChart& hc, const std::string& label) {
+  if (hc.rows.empty()) return "";
   BarChart b;
   b.id = "hosts";
   b.title = "Per host: " + label + " (stragglers in red)";
@@ -144,24 +207,18 @@ std::string hosts_section(const json& host_rows, const json& c, const std::strin
   b.marked_label = "straggler";
   b.value_unit = " " + label;
   std::string rows;
-  for (const auto& h : host_rows) {
-    const std::string name = h.value("hostname", "?");
-    const bool straggler = h.value("straggler", false);
-    const double v = num_at(h, "/results" + metric);
-    b.bars.emplace_back(name, v);
-    b.marked.push_back(straggler);
-    const json& r = h.value("results", json::object());
+  for (const auto& h : hc.rows) {
+    b.bars.emplace_back(h.name, h.value);
+    b.marked.push_back(h.straggler);
     rows += fmt::format(
         "<tr{}><th>{}</th><td>{}</td><td>{:.1f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td></tr>\n",
-        straggler ? " class=\"warn\"" : "", html_escape(name), h.value("mpi_ranks", json::array()).size(), v,
-        r.value("bytes_per_s", 0.0) / 1e6, r.value("first_done_s", 0.0), r.value("last_done_s", 0.0),
-        straggler ? "STRAGGLER" : "");
+        h.straggler ? " class=\"warn\"" : "", html_escape(h.name), h.mpi_ranks, h.value, h.bytes_per_s / 1e6,
+        h.first_done_s, h.last_done_s, h.straggler ? "STRAGGLER" : "");
   }
-  std::string o = fmt::format(
-      "<h3>Hosts</h3><p class=\"note\">{} host(s), {} MPI rank(s), started by {}; start skew &lt;= "
-      "{:.3f} ms. Merged figures: {}.</p>\n",
-      c.is_object() ? c.value("hosts", 0) : 0, c.is_object() ? c.value("mpi_ranks", 0) : 0,
-      html_escape(c.value("launcher", "?")), 1e3 * c.value("start_skew_s", 0.0), html_escape(c.value("merge", "")));
+  std::string o =
+      fmt::format("<h3>Hosts</h3><p class=\"note\">{} host(s), {} MPI rank(s), started by {}; start skew &lt;= "
+                  "{:.3f} ms. Merged figures: {}.</p>\n",
+                  hc.hosts, hc.mpi_ranks, html_escape(hc.launcher), 1e3 * hc.start_skew_s, html_escape(hc.merge));
   o += render_bar_chart(b);
   o += "<table class=\"grid hosts\"><tr><th>host</th><th>MPI ranks</th><th>" + html_escape(label) +
        "</th><th>MB/s (10^6 B/s)</th><th>first done s</th><th>last done s</th><th></th></tr>\n" + rows + "</table>\n";
@@ -181,19 +238,19 @@ std::string run_section(const RunDocument& d) {
            fmt::format("num_workers={} batch_size={} prefetch_factor={}, {} GPU rank(s)", d.loader.num_workers,
                        d.loader.batch_size, d.loader.prefetch_factor, d.loader.gpus));
   o += row("throughput", fmt::format("{:.0f} samples/s, {}", x.samples_per_s, format_rate(x.bytes_per_s)));
-  if (!d.results.device_io.is_null()) {
-    o += row("device I/O", device_io_summary(d.results.device_io, "delivered"));
-    const json epochs = d.results.epochs.is_array() ? d.results.epochs : json::array();
+  if (d.results.device_io) {
+    o += row("device I/O", device_io_summary(*d.results.device_io, "delivered"));
+    const std::vector<RunEpoch> epochs = d.results.epochs.value_or(std::vector<RunEpoch>{});
     for (size_t i = 0; i < epochs.size(); ++i) {
       if (epochs.size() > kMaxEpochRows && i == kMaxEpochRows - 1 && i + 1 < epochs.size()) {
         o += row("", omitted_epochs_text(epochs, i, epochs.size() - 1));
         i = epochs.size() - 1;
       }
-      const json& e = epochs[i];
-      o += row(fmt::format("epoch {}{}", e.value("epoch", 0),
-                           e.value("partial", false) ? " (cut short: " + e.value("cut_by", std::string("stopped")) + ")"
-                                                     : ""),
-               device_io_summary(e.value("device_io", json()), "delivered"));
+      const RunEpoch& e = epochs[i];
+      o += row(fmt::format("epoch {}{}", e.epoch,
+                           e.partial ? " (cut short: " + (e.cut_by.empty() ? std::string("stopped") : e.cut_by) + ")"
+                                     : ""),
+               device_io_summary(e.device_io, "delivered"));
     }
   }
   const RunIngestSection& in = d.ingest;
@@ -219,7 +276,7 @@ std::string run_section(const RunDocument& d) {
   o += timeline_chart(r.timeline, static_cast<double>(r.elapsed_ns) / 1e9, static_cast<double>(d.loader.gpus),
                       "Throughput over time");
   o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
-  o += hosts_section(d.hosts, d.cluster, "/samples_per_s", "samples/s");
+  o += hosts_section(run_hosts_chart(d), "samples/s");
   return o;
 }
 
@@ -327,7 +384,7 @@ std::string raw_section(const json& d) {
   if (has(d, "/raw/results/latency_us"))
     o += latency_chart(d.at(json::json_pointer("/raw/results/latency_us")), "Per-I/O latency distribution",
                        fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
-  o += hosts_section(d.value("hosts", json()), d.value("cluster", json()), "/iops", "IOPS");
+  o += hosts_section(raw_hosts_chart(d.value("hosts", json()), d.value("cluster", json()), "/iops"), "IOPS");
   try {
     o += "<pre class=\"text\">" + html_escape(render_raw_text(raw_document_from_json(d, "raw document"))) + "</pre>\n";
   } catch (const UsageError& e) {

@@ -40,8 +40,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ingest/analysis.hpp"
+#include "ingest/calibration_effect.hpp"
 #include "loader/config.hpp"
 #include "loader/loader_result.hpp"
+#include "report/cluster_json.hpp"
+#include "report/device_io_section.hpp"
 #include "report/document.hpp"
 #include "report/document_sections.hpp"
 #include "stats/latency_json.hpp"
@@ -183,8 +186,8 @@ struct RunLoaderSection {
 /// The run's results section: what the loader delivered.
 struct RunResultsSection {
   LoaderResult loader;  // as far as a document keeps it (run_results_from_json): no ranks, no per-worker histograms
-  nlohmann::json device_io;  // results.device_io (device_io_report.hpp); null: none. Not yet typed
-  nlohmann::json epochs;     // results.epochs (device_io_report.hpp epochs_json); null: none. Not yet typed
+  std::optional<DeviceIoSection> device_io;     // results.device_io (device_io_section.hpp); none: not written
+  std::optional<std::vector<RunEpoch>> epochs;  // results.epochs (device_io_report.hpp run_epochs); none: not written
 };
 
 /// The run's ingest section: the GPUs' demand against what was delivered.
@@ -193,9 +196,9 @@ struct RunIngestSection {
   double sample_bytes = 0;                  // B per sample the demand in bytes/s uses
   std::string unavailable_reason;           // why there is no result
   std::optional<std::string> bytes_source;  // where the bytes came from (device accounting); absent: not measured
-  // With --calibration: what the calibration changed in the modelled CPU ceiling, as
-  // report/calibration_effect_report.hpp writes it (not yet typed here); null: run without one.
-  nlohmann::json calibration_effect;
+  // With --calibration: what the calibration changed in the modelled CPU ceiling
+  // (report/calibration_effect_report.hpp writes and reads it); none: a run without one.
+  std::optional<CalibrationEffect> calibration_effect;
 };
 
 /// One input of a merged run document (report --merge): its figures as that document gave them.
@@ -211,8 +214,7 @@ struct RunSource {
 };
 
 /// A "run" result document, built once by `ioprobe run` (cli/run_document_build.hpp) and read back
-/// by `ioprobe report` (report/run_document_codec.cpp). Sections not yet typed are the JSON that
-/// was written: cluster and hosts (report/cluster_json.hpp; null in a one-process run).
+/// by `ioprobe report` (report/run_document_codec.cpp); every section is typed.
 struct RunDocument {
   RunHeader header;
   TargetSection target;  // with the read setting and the run's facts
@@ -223,10 +225,10 @@ struct RunDocument {
   RunIngestSection ingest;
   bool partial = false;  // interrupted, or stopped early by errors
   std::vector<std::string> warnings;
-  nlohmann::json cluster;          // null: a one-process run
-  nlohmann::json hosts;            // null: a one-process run
-  std::vector<RunSource> sources;  // a merged document's inputs; empty otherwise
-  bool sources_apart = false;      // a merged document whose inputs did not run at the same time
+  std::optional<RunClusterSection> cluster;      // report/cluster_json.hpp; none: a one-process run
+  std::optional<std::vector<RunHostRow>> hosts;  // none: a one-process run
+  std::vector<RunSource> sources;                // a merged document's inputs; empty otherwise
+  bool sources_apart = false;                    // a merged document whose inputs did not run at the same time
 };
 
 /// The document exactly as `ioprobe run` writes it (the keys above).
@@ -238,6 +240,8 @@ void write_run_document(const std::string& path, const RunDocument& doc);
 /// A saved run document read back. Strict: a missing or mistyped field of a typed section is
 /// refused with UsageError naming `where` (e.g. "'a.json'") and the field's path
 /// ("'a.json' loader.num_workers: missing key ..."; "'a.json' target.fs_type: expected a string, ...").
+/// The optional sections (results.device_io, results.epochs, ingest.calibration_effect, cluster,
+/// hosts) are read strictly when present.
 RunDocument run_document_from_json(const nlohmann::json& j, const std::string& where);
 
 /// The ingest section of a run whose demand was analysed (ingest_json's keys).

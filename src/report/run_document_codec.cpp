@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "report/calibration_effect_report.hpp"
 #include "report/run_document.hpp"
 
 namespace ioprobe {
@@ -16,12 +17,6 @@ namespace {
 
 // The path of a document's section for messages: "'a.json' results" (then ".key" steps).
 std::string section_path(const std::string& where, const char* key) { return where + " " + key; }
-
-// A section that may be absent from the object `j` (a one-process run has no cluster): null then.
-nlohmann::json optional_section(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() ? nlohmann::json() : *it;
-}
 
 RunCalibrationRef calibration_from_json(const nlohmann::json& j, const std::string& w) {
   RunCalibrationRef c;
@@ -178,7 +173,7 @@ nlohmann::json ingest_section_json(const RunIngestSection& s) {
   nlohmann::json j = s.result ? ingest_json(*s.result, s.sample_bytes)
                               : nlohmann::json{{"available", false}, {"reason", s.unavailable_reason}};
   if (s.bytes_source) j["bytes_source"] = *s.bytes_source;
-  if (!s.calibration_effect.is_null()) j["calibration_effect"] = s.calibration_effect;
+  if (s.calibration_effect) j["calibration_effect"] = calibration_effect_json(*s.calibration_effect);
   return j;
 }
 
@@ -191,11 +186,8 @@ RunIngestSection ingest_section_from_json(const nlohmann::json& j, const std::st
     s.unavailable_reason = json_field<std::string>(j, "reason", w);
   }
   if (j.contains("bytes_source")) s.bytes_source = json_field<std::string>(j, "bytes_source", w);  // measured only
-  if (j.contains("calibration_effect")) {  // written only with --calibration
-    s.calibration_effect = json_at(j, "calibration_effect", w);
-    if (!s.calibration_effect.is_object())
-      throw UsageError(fmt::format("{}: 'calibration_effect' is not an object", w));
-  }
+  if (j.contains("calibration_effect"))  // written only with --calibration
+    s.calibration_effect = calibration_effect_from_json(j["calibration_effect"], json_path(w, "calibration_effect"));
   return s;
 }
 
@@ -272,11 +264,11 @@ nlohmann::json run_document_json(const RunDocument& doc) {
                       {"ingest", ingest_section_json(doc.ingest)},
                       {"partial", doc.partial}};
   j.update(header_json(doc.header, "run"));
-  if (!doc.results.device_io.is_null()) j["results"]["device_io"] = doc.results.device_io;
-  if (!doc.results.epochs.is_null()) j["results"]["epochs"] = doc.results.epochs;
+  if (doc.results.device_io) j["results"]["device_io"] = device_io_section_json(*doc.results.device_io);
+  if (doc.results.epochs) j["results"]["epochs"] = run_epochs_json(*doc.results.epochs);
   j["warnings"] = doc.warnings;
-  if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
-  if (!doc.hosts.is_null()) j["hosts"] = doc.hosts;
+  if (doc.cluster) j["cluster"] = run_cluster_json(*doc.cluster);
+  if (doc.hosts) j["hosts"] = run_hosts_json(*doc.hosts);
   if (!doc.sources.empty()) {
     j["sources"] = nlohmann::json::array();
     for (const auto& s : doc.sources) j["sources"].push_back(source_json(s));
@@ -293,14 +285,17 @@ RunDocument run_document_from_json(const nlohmann::json& j, const std::string& w
   d.dataset = dataset_section_from_json(json_at(j, "dataset", where), section_path(where, "dataset"));
   d.loader = loader_from_json(json_at(j, "loader", where), section_path(where, "loader"));
   const nlohmann::json& r = json_at(j, "results", where);
-  d.results.loader = run_results_from_json(r, section_path(where, "results"));
-  d.results.device_io = optional_section(r, "device_io");
-  d.results.epochs = optional_section(r, "epochs");
+  const std::string rw = section_path(where, "results");
+  d.results.loader = run_results_from_json(r, rw);
+  if (r.contains("device_io"))  // written when the devices were accounted (a run; absent from a merge of none)
+    d.results.device_io = device_io_section_from_json(r["device_io"], json_path(rw, "device_io"));
+  if (r.contains("epochs")) d.results.epochs = run_epochs_from_json(r["epochs"], json_path(rw, "epochs"));
   d.ingest = ingest_section_from_json(json_at(j, "ingest", where), section_path(where, "ingest"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
-  d.cluster = optional_section(j, "cluster");
-  d.hosts = optional_section(j, "hosts");
+  if (j.contains("cluster"))  // a multi-host run only, with its hosts
+    d.cluster = run_cluster_from_json(j["cluster"], section_path(where, "cluster"));
+  if (j.contains("hosts")) d.hosts = run_hosts_from_json(j["hosts"], section_path(where, "hosts"));
   if (j.contains("sources")) {  // a merged document only
     const nlohmann::json& s = json_array_at(j, "sources", where);
     for (size_t i = 0; i < s.size(); ++i)

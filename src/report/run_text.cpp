@@ -212,10 +212,7 @@ void results_lines(const RunDocument& doc, const std::string& kind, const Line& 
                                                                   "before the epochs (eviction, residency sample)",
                                                                   prep_s)
                                                     : std::string()));
-  nlohmann::json accounting = nlohmann::json::object();  // the sections render_device_io_text reads
-  if (!doc.results.device_io.is_null()) accounting["device_io"] = doc.results.device_io;
-  if (!doc.results.epochs.is_null()) accounting["epochs"] = doc.results.epochs;
-  o += render_device_io_text(accounting, 20);
+  o += render_device_io_text(doc.results.device_io, doc.results.epochs.value_or(std::vector<RunEpoch>{}), 20);
   if (r.errors > 0) {
     // Reads and files apart: one file failing every epoch is many failed reads of one file;
     // identical failures once, with their count; hints from the errno.
@@ -318,8 +315,8 @@ std::string render_run_text(const RunDocument& doc) {
     return o + warning_lines(doc.warnings);
   }
   ingest_lines(doc.ingest, line, o);
-  if (!doc.cluster.is_null() && !doc.hosts.is_null())
-    o += render_hosts_text(doc.cluster, doc.hosts, result_rates(doc.results.loader).elapsed_s);
+  if (doc.cluster && doc.hosts)
+    o += render_hosts_text(*doc.cluster, *doc.hosts, result_rates(doc.results.loader).elapsed_s);
   return o + warning_lines(doc.warnings);
 }
 

@@ -7,7 +7,7 @@ namespace ioprobe {
 std::vector<TunePointEntry> tune_point_entries(const std::vector<TunePoint>& points) {
   std::vector<TunePointEntry> out;
   out.reserve(points.size());
-  for (const auto& p : points) out.push_back(TunePointEntry{p, nlohmann::json(), std::nullopt});
+  for (const auto& p : points) out.push_back(TunePointEntry{p, std::nullopt, std::nullopt});
   return out;
 }
 

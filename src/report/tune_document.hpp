@@ -41,6 +41,7 @@
 #include "ingest/calibration_effect.hpp"
 #include "loader/loader_result.hpp"
 #include "report/document_sections.hpp"
+#include "report/device_io_section.hpp"
 #include "report/run_document.hpp"
 #include "tune/recommend.hpp"
 #include "tune/rules.hpp"
@@ -103,13 +104,20 @@ struct TuneWorkerCosts {
   std::string basis;  // which calibrated level(s) the costs come from, in words
 };
 
+/// A point's device accounting (cli/device_accounting.hpp TuneDeviceIo): its runs' device_io
+/// section, without a reference (report/device_io_section.hpp), with the devices' read rate over
+/// the runs' intervals and its ratio to the point's delivered rate.
+struct TunePointDeviceIo {
+  DeviceIoSection section;
+  double device_read_bytes_per_s = 0;     // bytes_read / interval_s, B/s
+  std::optional<double> read_rate_ratio;  // over the point's bytes_per_s; none (null): not measured
+};
+
 /// One setting of the sweep as the document keeps it: the measured point (no runs: "not measured";
 /// its runs without worker_busy and intervals, which the document does not keep).
 struct TunePointEntry {
   TunePoint point;
-  // Device accounting of the point's runs (cli/device_accounting.hpp TuneDeviceIo: the device_io
-  // report keys + device_read_bytes_per_s and read_rate_ratio); not yet typed here; null: none.
-  nlohmann::json device_io;
+  std::optional<TunePointDeviceIo> device_io;  // where the devices were measured
   std::optional<TuneWorkerCosts> worker_costs;  // with --calibration only
 };
 

@@ -187,7 +187,12 @@ nlohmann::json tune_point_json(const TunePointEntry& e) {
          {"worker_busy", p.worker_busy},
          {"runs", runs}};
   }
-  if (!e.device_io.is_null()) j["device_io"] = e.device_io;
+  if (const auto& d = e.device_io) {
+    j["device_io"] = device_io_section_json(d->section);
+    j["device_io"]["device_read_bytes_per_s"] = d->device_read_bytes_per_s;
+    j["device_io"]["read_rate_ratio"] = d->read_rate_ratio ? nlohmann::json(*d->read_rate_ratio)
+                                                           : nlohmann::json(nullptr);
+  }
   if (e.worker_costs) j["worker_costs"] = tune_worker_costs_json(*e.worker_costs);
   return j;
 }
@@ -232,8 +237,11 @@ TunePointEntry tune_point_from_json(const nlohmann::json& j, const std::string& 
                                  escape_bytes(status), kTuneNotMeasured));
   }
   if (j.contains("device_io")) {  // written where the devices were measured
-    e.device_io = j.at("device_io");
-    if (!e.device_io.is_object()) json_detail::throw_mistyped(e.device_io, json_path(w, "device_io"), "a JSON object");
+    const std::string dw = json_path(w, "device_io");
+    const nlohmann::json& d = j.at("device_io");
+    e.device_io = TunePointDeviceIo{.section = device_io_section_from_json(d, dw),
+                                    .device_read_bytes_per_s = json_field<double>(d, "device_read_bytes_per_s", dw),
+                                    .read_rate_ratio = tune_nullable_field<double>(d, "read_rate_ratio", dw)};
   }
   if (j.contains("worker_costs"))  // with --calibration only
     e.worker_costs = tune_worker_costs_from_json(j.at("worker_costs"), json_path(w, "worker_costs"));

@@ -60,8 +60,7 @@ std::string render_tune_text(const TuneDocument& doc) {
   if (t.calibration_effect) {  // measured: the recommended setting's rate, the one the effect is modelled at
     const size_t i = r.point;
     const double rate = r.valid && i < pts.size() && tune_point_measured(pts[i]) ? pts[i].point.samples_per_s : 0;
-    o += render_calibration_effect_line(calibration_effect_json(*t.calibration_effect), "effect", 10, rate,
-                                        "the recommended setting measured");
+    o += render_calibration_effect_line(t.calibration_effect, "effect", 10, rate, "the recommended setting measured");
   }
   o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.runs_done, t.run_s,
                    t.repeats, format_seconds(t.elapsed_s), t.placements_reason);

@@ -94,19 +94,20 @@ TEST_CASE("calibration effect: the document section and its text line are labell
   CHECK(j.at("calibrated").at("main_samples_per_s").get<double>() == Approx(10000));
   CHECK(j.at("uncalibrated").at("workers_samples_per_s").is_null());
 
-  const std::string line = render_calibration_effect_line(j, "calibration effect", 20, 2900);
+  const std::string line = render_calibration_effect_line(calibration_effect_from_json(j, "effect"),
+                                                          "calibration effect", 20, 2900);
   CHECK_THAT(line, Catch::StartsWith("  calibration effect   modelled, not measured: CPU ceiling at 1 rank(s) x 4 "
                                      "worker(s) on 2 CPU(s): with the calibration 3,077 samples/s (bound: CPUs"));
   CHECK_THAT(line, Catch::Contains("), without it no CPU ceiling (0 µs CPU per sample modelled); the run"));
   CHECK_THAT(line, Catch::Contains("the run delivered 2,900 samples/s (measured) = 94% of the calibrated ceiling"));
-  CHECK(render_calibration_effect_line(nlohmann::json(), "x", 20).empty());
+  CHECK(render_calibration_effect_line(std::nullopt, "x", 20).empty());
 }
 
 TEST_CASE("calibration effect: the HTML report has the text report's line", "[calibration][report]") {
   RunDocument r;
   r.target.reading.emplace();
   r.target.run.emplace();
-  r.ingest.calibration_effect = calibration_effect_json(calibration_effect(calibrated()));
+  r.ingest.calibration_effect = calibration_effect(calibrated());
   const std::string html = render_html_report({run_document_json(r)});
   INFO(html);
   CHECK_THAT(html, Catch::Contains("<tr><th>calibration effect</th><td>modelled, not measured: CPU ceiling at 1 "
@@ -118,7 +119,7 @@ TEST_CASE("calibration effect: the HTML report has the text report's line", "[ca
   CHECK_THAT(render_html_report({run_document_json(r)}),
              Catch::Contains("the run delivered 2,900 samples/s (measured) = 94% of the calibrated ceiling</td>"));
   // Without --calibration: no row.
-  r.ingest.calibration_effect = nullptr;
+  r.ingest.calibration_effect.reset();
   CHECK(render_html_report({run_document_json(r)}).find("calibration effect") == std::string::npos);
 }
 

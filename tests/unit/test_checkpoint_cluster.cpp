@@ -241,8 +241,9 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
   CheckpointSection ck;
   ck.restore.emplace();
   add_cluster_restore_device_io(ck, c);
-  CHECK(ck.restore->device_io["bytes_read"] == 4510);
-  CHECK(ck.restore->device_io["reference_bytes"] == 4400);
+  REQUIRE(ck.restore->device_io);
+  CHECK(ck.restore->device_io->io.bytes_read == 4510);
+  CHECK(ck.restore->device_io->reference_bytes == 4400);
   CHECK(ck.restore->served_from == "device");
 }
 

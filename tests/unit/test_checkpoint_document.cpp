@@ -13,6 +13,7 @@
 #include "report/checkpoint_document.hpp"
 #include "report/checkpoint_report.hpp"
 #include "report/checkpoint_series.hpp"
+#include "report/device_io_report.hpp"
 #include "report/document.hpp"
 
 using namespace ioprobe;
@@ -89,8 +90,19 @@ CheckpointDocument full_checkpoint_document() {
   doc.target.fs_type = "ext4";
   doc.section = checkpoint_section(d);
   doc.section.elapsed_s = 1.5;
-  doc.section.save.device_io = {{"bytes_written", 1}};
-  doc.section.restore->device_io = {{"bytes_read", 2}};
+  DeviceIo save_io;
+  save_io.source = "diskstats";
+  save_io.devices = {{"sda", 0, 4096, 0, 1}};
+  save_io.bytes_written = 4096;
+  save_io.writes = 1;
+  doc.section.save.device_io = checkpoint_save_device_io(save_io, 8192, 16384);
+  doc.section.save.device_io->section.scope = "every host's own devices";
+  DeviceIo restore_io;
+  restore_io.source = "diskstats";
+  restore_io.devices = {{"sda", 2, 0, 1, 0}};
+  restore_io.bytes_read = 2;
+  restore_io.reads = 1;
+  doc.section.restore->device_io = device_io_section(restore_io, DeviceRef::kRead, 2);
   doc.section.restore->served_from = "device";
   doc.section.save.ranks[1].host = "h2";
   doc.section.restore->ranks[0].shard_rank = 0;
@@ -149,6 +161,26 @@ TEST_CASE("checkpoint document: a missing or mistyped field is refused naming it
   bad_restore["checkpoint"]["restore"]["ranks"][0].erase("chunks_total");
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_restore, "'t.json'"),
                     Catch::Contains("'t.json' checkpoint.restore.ranks[0]: missing key 'chunks_total'"));
+  json bad_restore_io = good;
+  bad_restore_io["checkpoint"]["restore"]["device_io"]["bytes_read"] = 2.5;
+  CHECK_THROWS_WITH(checkpoint_document_from_json(bad_restore_io, "'t.json'"),
+                    Catch::Contains(
+                        "'t.json' checkpoint.restore.device_io.bytes_read: expected a non-negative integer"));
+  json no_restore_source = good;
+  no_restore_source["checkpoint"]["restore"]["device_io"].erase("bytes_source");
+  CHECK_THROWS_WITH(checkpoint_document_from_json(no_restore_source, "'t.json'"),
+                    Catch::Contains("'t.json' checkpoint.restore.device_io: missing key 'bytes_source'"));
+  json bad_save_io = good;
+  bad_save_io["checkpoint"]["save"]["device_io"]["written_over_logical"] = "half";
+  CHECK_THROWS_WITH(checkpoint_document_from_json(bad_save_io, "'t.json'"),
+                    Catch::Contains("'t.json' checkpoint.save.device_io.written_over_logical: expected a number"));
+  json no_logical = good;
+  no_logical["checkpoint"]["save"]["device_io"].erase("logical_bytes");
+  CHECK_THROWS_WITH(checkpoint_document_from_json(no_logical, "'t.json'"),
+                    Catch::Contains("'t.json' checkpoint.save.device_io: missing key 'logical_bytes'"));
+  json no_restore_io = good;  // not measured: no device_io, none read back
+  no_restore_io["checkpoint"]["restore"].erase("device_io");
+  CHECK_FALSE(checkpoint_document_from_json(no_restore_io, "'t.json'").section.restore->device_io);
   json bad_series = good;
   bad_series["checkpoint"]["series"]["write_bytes_per_s"] = {{"min", 1}, {"max", 2}};
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_series, "'t.json'"),

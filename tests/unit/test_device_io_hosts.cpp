@@ -210,7 +210,7 @@ TEST_CASE("run across hosts: a host whose cold run read far less than it deliver
   const cluster::ClusterRun cr = cluster::merge_parts(
       {run_part(0, "h1", disk("sda", 64 * MiB)), run_part(1, "h2", disk("sdb", 2 * MiB))});
   nlohmann::json doc = {{"results", nlohmann::json::object()}, {"warnings", nlohmann::json::array()}};
-  doc["hosts"] = hosts_json(cr);
+  doc["hosts"] = run_hosts_json(run_host_rows(cr));
   CHECK(doc["hosts"][1]["device_io"]["cold_read_short"] == true);
   CHECK(doc["hosts"][1]["device_io"]["cold_read_nothing"] == false);
   LoaderResult lr;
@@ -271,10 +271,11 @@ TEST_CASE("checkpoint save across hosts: each host's device writes once in its r
   ck.save.bytes_on_disk = 4 * (MiB + 4096);
   ck.save.logical_bytes = 4 * MiB;
   add_cluster_save_device_io(ck, c);
-  CHECK(ck.save.device_io["bytes_written"] == 5 * MiB + 4096);
-  CHECK(ck.save.device_io["reference_bytes"] == 4 * (MiB + 4096));
-  CHECK(ck.save.device_io["written_over_logical"].get<double>() == Approx((5.0 * MiB + 4096) / (4.0 * MiB)));
-  CHECK(ck.save.device_io["scope"].get<std::string>().find("every host") != std::string::npos);
+  REQUIRE(ck.save.device_io);
+  CHECK(ck.save.device_io->section.io.bytes_written == 5 * MiB + 4096);
+  CHECK(ck.save.device_io->section.reference_bytes == 4 * (MiB + 4096));
+  CHECK(ck.save.device_io->written_over_logical.value_or(0) == Approx((5.0 * MiB + 4096) / (4.0 * MiB)));
+  CHECK(ck.save.device_io->section.scope.find("every host") != std::string::npos);
   // The hosts' text rows carry each host's save line.
   const std::string text = render_checkpoint_hosts_text({{"hosts", 2}}, hosts);
   CHECK(text.find("h1               save device I/O loop5:") != std::string::npos);

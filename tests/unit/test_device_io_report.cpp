@@ -71,11 +71,20 @@ json run_doc(const char* host, const LoaderResult& r, const DeviceIo& io) {
   d.target.run.emplace();
   d.loader.gpus = 1;
   d.results.loader = r;
-  d.results.device_io = device_io_json(io, DeviceRef::kRead, r.bytes);
-  d.results.epochs = epochs_json(r, {io});
+  d.results.device_io = device_io_section(io, DeviceRef::kRead, r.bytes);
+  d.results.epochs = run_epochs(r, {io});
   d.ingest.result = IngestResult{};
   d.ingest.result->verdict = "none";
   return run_document_json(d);
+}
+
+// The device I/O lines of a results object, read back as `ioprobe report` reads them.
+std::string device_io_text(const json& results) {
+  std::optional<DeviceIoSection> dio;
+  if (results.contains("device_io")) dio = device_io_section_from_json(results["device_io"], "results.device_io");
+  std::vector<RunEpoch> epochs;
+  if (results.contains("epochs")) epochs = run_epochs_from_json(results["epochs"], "results.epochs");
+  return render_device_io_text(dio, epochs, 20);
 }
 
 }  // namespace
@@ -101,7 +110,7 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
   CHECK(e[1]["bytes_per_s"].get<double>() == Approx(80.0 * 4096));
   // The text says so instead of "2.60 x delivered".
   json results = {{"epochs", e}};
-  const std::string text = render_device_io_text(results, 20);
+  const std::string text = device_io_text(results);
   CHECK(text.find("epoch 2 (cut short)") != std::string::npos);
   CHECK(text.find("cut short by the stop (duration reached)") != std::string::npos);
   CHECK(text.find("80 samples/s over the time it ran") != std::string::npos);
@@ -145,7 +154,7 @@ TEST_CASE("an interrupted run's device I/O line gives no whole-run ratio; the wh
   CHECK(io["whole_epochs"] == 1);
   CHECK(io["whole_epochs_bytes"] == 100 * 4096);
   CHECK(io["whole_epochs_read_ratio"].get<double>() == Approx(1.0));
-  const std::string text = render_device_io_text(doc["results"], 20);
+  const std::string text = device_io_text(doc["results"]);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("device I/O           sda: 848.00 KiB (868,352 B) read (interrupted (SIGINT): the "
                                    "devices' reads include batches fetched ahead and never delivered, so no ratio to "
@@ -186,7 +195,7 @@ TEST_CASE("report --merge: device I/O per host, summed; one host's documents not
   CHECK(m["results"]["epochs"][0]["samples"] == 150);
   CHECK(m["results"]["epochs"][0]["device_io"]["bytes_read"] == 450 * 4096);
   CHECK(m["ingest"]["bytes_source"] == "device");
-  const std::string text = render_device_io_text(m["results"], 20);
+  const std::string text = device_io_text(m["results"]);
   CHECK(text.find("h1:sda, h2:sda") != std::string::npos);
   CHECK(text.find("idle window") != std::string::npos);
 
@@ -218,7 +227,7 @@ TEST_CASE("report --merge: a loop target's backing device is named with its host
   REQUIRE(d.contains("backing"));
   CHECK(d["backing"]["loop"] == "h1:loop0");
   CHECK(d["backing"]["device"]["name"] == "h1:vda");
-  const std::string text = render_device_io_text(m["results"], 20);
+  const std::string text = device_io_text(m["results"]);
   INFO(text);
   CHECK(text.find("under h1:loop0: h1:vda read") != std::string::npos);
   const std::string html = render_html_report({m});
@@ -353,7 +362,7 @@ TEST_CASE("render_device_io_text: many epochs print a bounded number of rows; th
   r.stop_reason = "duration reached";
   const json e = epochs_json(r, {});
   REQUIRE(e.size() == n);
-  const std::string text = render_device_io_text(json{{"epochs", e}}, 20);
+  const std::string text = device_io_text(json{{"epochs", e}});
   size_t rows = 0;
   for (size_t p = text.find("  epoch "); p != std::string::npos; p = text.find("  epoch ", p + 1)) ++rows;
   CHECK(rows == kMaxEpochRows);
@@ -367,7 +376,7 @@ TEST_CASE("render_device_io_text: many epochs print a bounded number of rows; th
 
   // Up to the bound every row is printed, and no summary line.
   const json few(e.begin(), e.begin() + kMaxEpochRows);
-  const std::string t2 = render_device_io_text(json{{"epochs", few}}, 20);
+  const std::string t2 = device_io_text(json{{"epochs", few}});
   CHECK(t2.find("more epoch") == std::string::npos);
   CHECK(t2.find("epoch 10 ") != std::string::npos);
 }

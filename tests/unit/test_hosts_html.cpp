@@ -1,6 +1,8 @@
 // report/: per-host rows of multi-host documents in HTML (bars, stragglers marked) and CSV.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include <nlohmann/json.hpp>
 
 #include "report/document_sections.hpp"
@@ -20,11 +22,20 @@ json host(const std::string& name, double rate, bool straggler, const char* metr
           {"results", {{metric, rate}, {"bytes_per_s", rate * 4096}, {"first_done_s", 1.0}, {"last_done_s", 1.5}}}};
 }
 
-// A run document with every section its typed reader requires, all empty.
-json empty_run_document() {
-  RunDocument r;
+// A run document of three hosts, h2 the straggler, as `ioprobe run` writes its typed sections.
+json run_hosts_document() {
+  RunDocument r;  // every section the typed reader requires, empty, besides cluster and hosts
   r.target.reading.emplace();
   r.target.run.emplace();
+  r.cluster = RunClusterSection{.launcher = "OpenMPI mpirun", .hosts = 3, .mpi_ranks = 6, .start_skew_s = 0.0002};
+  r.hosts.emplace();
+  for (const auto& [name, rate, straggler] :
+       {std::tuple{"h1", 1000.0, false}, std::tuple{"h2", 400.0, true}, std::tuple{"h3", 990.0, false}}) {
+    RunHostRow h{.hostname = name, .mpi_ranks = {0, 1}};
+    h.straggler = straggler;
+    h.results = {.samples_per_s = rate, .bytes_per_s = rate * 4096, .first_done_s = 1.0, .last_done_s = 1.5};
+    r.hosts->push_back(h);
+  }
   return run_document_json(r);
 }
 
@@ -39,10 +50,12 @@ size_t count(const std::string& s, const std::string& what) {
 TEST_CASE("HTML: one bar per host, the straggler in red and named", "[report][hosts]") {
   for (const char* kind : {"run", "raw"}) {
     const char* metric = std::string(kind) == "run" ? "samples_per_s" : "iops";
-    json d = std::string(kind) == "run" ? empty_run_document() : json{{"kind", kind}};
-    d["cluster"] = {{"hosts", 3}, {"mpi_ranks", 6}, {"launcher", "OpenMPI mpirun"}, {"start_skew_s", 0.0002}};
-    d["hosts"] = {host("h1", 1000, false, metric), host("h2", 400, true, metric), host("h3", 990, false, metric)};
-    if (std::string(kind) == "raw") d["raw"] = {{"rw", "randread"}, {"results", {{"iops", 2390}}}};
+    json d = std::string(kind) == "run" ? run_hosts_document() : json{{"kind", kind}};
+    if (std::string(kind) == "raw") {
+      d["cluster"] = {{"hosts", 3}, {"mpi_ranks", 6}, {"launcher", "OpenMPI mpirun"}, {"start_skew_s", 0.0002}};
+      d["hosts"] = {host("h1", 1000, false, metric), host("h2", 400, true, metric), host("h3", 990, false, metric)};
+      d["raw"] = {{"rw", "randread"}, {"results", {{"iops", 2390}}}};
+    }
     const std::string html = render_html_report({d});
     INFO(kind);
     CHECK(count(html, "<rect class=\"bar") >= 3);

@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "report/calibration_effect_report.hpp"
+#include "report/device_io_report.hpp"
 #include "report/document.hpp"
 #include "report/run_document.hpp"
 #include "report/run_text.hpp"
@@ -31,6 +34,28 @@ LatencyHistogram lognormal_latency(uint32_t seed, int n, double mu) {
   LatencyHistogram h;
   for (int i = 0; i < n; ++i) h.record(static_cast<uint64_t>(d(rng)));
   return h;
+}
+
+// A device's accounting, with a loop device's backing file whose name needs escaping.
+DeviceIo disk_io() {
+  DeviceIo io;
+  io.source = "diskstats";
+  io.devices = {{"loop0", 123ULL << 20, 4096, 1000, 1}};
+  io.bytes_read = 123ULL << 20;
+  io.bytes_written = 4096;
+  io.reads = 1000;
+  io.writes = 1;
+  io.interval_s = 2.5;
+  io.start_unix_s = 1.8e9;
+  io.idle_window_s = 0.5;
+  io.idle_bytes_per_s_before = 1e6;
+  BackingIo b;
+  b.loop = "loop0";
+  b.backing_file = "/var/tmp/disk\\1\n.img";
+  b.direct_io = 0;
+  b.device = {"vda", 1 << 20, 0, 16, 0};
+  io.backing = b;
+  return io;
 }
 
 // A document with every optional part present: calibration, GIL share, sharded read size, GPU
@@ -93,8 +118,23 @@ RunDocument full_document() {
   d.results.loader = rank_result(rk, {w}, 2'000'000'000, 1);
   d.results.loader.errors = 1;
   d.results.loader.error_samples.push_back({.detail = "read failed"});
-  d.results.device_io = {{"source", "diskstats"}, {"bytes_read", 123}};
-  d.results.epochs = json::array({{{"epoch", 1}, {"samples", 300}, {"bytes", 300 * 115000}}});
+  d.results.device_io = device_io_section(disk_io(), DeviceRef::kRead, 300 * 115'000ULL);
+  d.results.device_io->ratio.reset();  // interrupted: the whole epochs' ratio instead
+  d.results.device_io->ratio_note = "interrupted (SIGINT): no ratio";
+  d.results.device_io->whole_epochs = WholeEpochsRatio{.epochs = 1, .bytes = 200 * 115'000ULL, .read_ratio = 1.02};
+  d.results.device_io->merge_note = "2 documents from 2 host(s)";
+  RunEpoch e1{.epoch = 1, .samples = 200, .bytes = 200 * 115'000ULL, .elapsed_s = 1.25, .samples_per_s = 160};
+  e1.bytes_per_s = 160 * 115'000.0;
+  e1.residency = 0.0;
+  e1.residency_source = "device";
+  e1.device_io = device_io_section(disk_io(), DeviceRef::kRead, e1.bytes);
+  RunEpoch e2{.epoch = 2, .samples = 100, .bytes = 100 * 115'000ULL};  // not timed, no residency, cut short
+  DeviceIo none;
+  none.reason = "not measured";
+  e2.device_io = device_io_section(none, DeviceRef::kRead, e2.bytes);
+  e2.partial = true;
+  e2.cut_by = "interrupted (SIGINT)";
+  d.results.epochs = std::vector<RunEpoch>{e1, e2};
   IngestResult in;
   in.demand = {"h100", "H100-SXM", "resnet50", "training", 7007, "MLPerf", 2, 0.9};
   in.required_samples_per_s = 14014;
@@ -110,8 +150,32 @@ RunDocument full_document() {
   d.ingest.bytes_source = "device";
   d.partial = true;
   d.warnings = {"one", "two"};
-  d.cluster = {{"hosts", 2}};
-  d.hosts = json::array({{{"hostname", "h1"}}});
+  d.ingest.calibration_effect = CalibrationEffect{.ranks = 2, .num_workers = 2, .batch_size = 16, .cpus = 4};
+  d.ingest.calibration_effect->calibrated = {.worker_us_per_sample = 650,
+                                             .cpu_us_per_sample = 700,
+                                             .workers_samples_per_s = 3000,
+                                             .main_samples_per_s = 0,
+                                             .cpus_samples_per_s = 5700,
+                                             .samples_per_s = 3000,
+                                             .bound = "workers"};
+  d.cluster = RunClusterSection{.launcher = "mpirun",
+                                .hosts = 2,
+                                .mpi_ranks = 2,
+                                .gpu_ranks = 2,
+                                .start_skew_s = 0.001};
+  d.cluster->coordination.gather_method = "binomial tree: 1 round";
+  d.cluster->interrupted = true;
+  RunHostRow h{.hostname = "h1", .host_index = 0, .mpi_ranks = {0}, .gpu_ranks = 1};
+  h.target = {.fs_type = "ext4",
+              .device = "sda",
+              .direct = true,
+              .memory_backed = false,
+              .cache = "cold",
+              .engine = "io_uring"};
+  h.device_io = host_device_io(disk_io(), {disk_io()}, 150 * 115'000ULL, true);
+  h.results.samples = 150;
+  h.results.samples_per_s = 75.5;
+  d.hosts = std::vector<RunHostRow>{h};
   d.sources = {{"a.json", "h1", 300, 34'500'000, 150.0, 17'250'000.0, 2.0, 88.5}};
   return d;
 }
@@ -188,4 +252,117 @@ TEST_CASE("run document: a document `ioprobe run` saved reads back, writes the s
   CHECK(run_document_json(doc).dump(2, ' ', false, json::error_handler_t::replace) ==
         expected.dump(2, ' ', false, json::error_handler_t::replace));
   CHECK(render_run_text(doc) == file_text(kDocs + "/run_small.txt"));
+}
+
+TEST_CASE("run document: device I/O, epochs, calibration effect, cluster and hosts each read back as written",
+          "[run_document][device_io][cluster]") {
+  const json good = json::parse(run_document_json(full_document()).dump());
+  const RunDocument back = run_document_from_json(good, "'t.json'");
+  REQUIRE(back.results.device_io);
+  CHECK(device_io_section_json(*back.results.device_io) == good["results"]["device_io"]);
+  CHECK(back.results.device_io->whole_epochs->read_ratio == 1.02);
+  // The backing file is written escaped once and read back to its own bytes.
+  CHECK(good["results"]["device_io"]["backing"]["backing_file"] == "/var/tmp/disk\\\\1\\x0A.img");
+  CHECK(back.results.device_io->io.backing->backing_file == "/var/tmp/disk\\1\n.img");
+  REQUIRE(back.results.epochs);
+  REQUIRE(back.results.epochs->size() == 2);
+  CHECK(run_epochs_json(*back.results.epochs) == good["results"]["epochs"]);
+  CHECK(back.results.epochs->at(0).residency == 0.0);
+  CHECK(back.results.epochs->at(1).partial);
+  CHECK_FALSE(back.results.epochs->at(1).elapsed_s);
+  CHECK_FALSE(back.results.epochs->at(1).residency);
+  CHECK(good["results"]["epochs"][1]["residency"].is_null());
+  REQUIRE(back.ingest.calibration_effect);
+  CHECK(calibration_effect_json(*back.ingest.calibration_effect) == good["ingest"]["calibration_effect"]);
+  CHECK(back.ingest.calibration_effect->calibrated.bound == "workers");
+  REQUIRE(back.cluster);
+  CHECK(run_cluster_json(*back.cluster) == good["cluster"]);
+  CHECK(back.cluster->interrupted == std::optional<bool>(true));
+  REQUIRE(back.hosts);
+  CHECK(run_hosts_json(*back.hosts) == good["hosts"]);
+  REQUIRE(back.hosts->at(0).device_io.epochs);
+  CHECK(back.hosts->at(0).device_io.epochs->size() == 1);
+  // The report rendered from the saved document is the one the run printed: device lines, epochs,
+  // the calibration effect and the Hosts section included.
+  const std::string text = render_run_text(back);
+  CHECK(text == render_run_text(full_document()));
+  CHECK_THAT(text, Catch::Contains("under loop0: vda read 1.00 MiB (1,048,576 B) in 16 requests for its backing file "
+                                   "/var/tmp/disk\\\\1\\x0A.img"));
+  CHECK_THAT(text, Catch::Contains("epoch 2 (cut short)"));
+  CHECK_THAT(text, Catch::Contains("calibration effect"));
+  CHECK_THAT(text, Catch::Contains("INTERRUPTED"));
+  CHECK_THAT(text, Catch::Contains("h1               device I/O loop0:"));
+
+  // Without the optional sections (a one-process run without --calibration or device accounting):
+  // nothing is made up, and the document writes back as it was.
+  json plain = good;
+  plain["results"].erase("device_io");
+  plain["results"].erase("epochs");
+  plain["ingest"].erase("calibration_effect");
+  plain.erase("cluster");
+  plain.erase("hosts");
+  const RunDocument p = run_document_from_json(plain, "'p.json'");
+  CHECK_FALSE(p.results.device_io);
+  CHECK_FALSE(p.results.epochs);
+  CHECK_FALSE(p.ingest.calibration_effect);
+  CHECK_FALSE(p.cluster);
+  CHECK_FALSE(p.hosts);
+  CHECK(run_document_json(p) == plain);
+  // Optional keys inside them: an older cluster section without interrupted, a section without
+  // start_unix_s, backing or notes.
+  json older = good;
+  older["cluster"].erase("interrupted");
+  for (const char* k : {"start_unix_s", "backing", "ratio_note", "whole_epochs", "whole_epochs_bytes",
+                        "whole_epochs_read_ratio", "merge_note"})
+    older["results"]["device_io"].erase(k);
+  const RunDocument o = run_document_from_json(older, "'o.json'");
+  CHECK_FALSE(o.cluster->interrupted);
+  CHECK_FALSE(o.results.device_io->io.backing);
+  CHECK(run_document_json(o) == older);
+}
+
+TEST_CASE("run document: a mistyped or missing field of device I/O, epochs, calibration effect, cluster or hosts is "
+          "refused naming its path",
+          "[run_document][device_io][cluster]") {
+  const json good = json::parse(run_document_json(full_document()).dump());
+  const auto refused = [&](const std::function<void(json&)>& edit, const std::string& what) {
+    json j = good;
+    edit(j);
+    CHECK_THROWS_WITH(run_document_from_json(j, "'t.json'"), Catch::Contains(what));
+  };
+  refused([](json& j) { j["results"]["device_io"]["bytes_read"] = "lots"; },
+          "'t.json' results.device_io.bytes_read: expected a non-negative integer");
+  refused([](json& j) { j["results"]["device_io"]["backing"]["device"]["reads"] = -1; },
+          "'t.json' results.device_io.backing.device.reads: expected a non-negative integer");
+  refused([](json& j) { j["results"]["device_io"].erase("bytes_source"); },
+          "'t.json' results.device_io: missing key 'bytes_source'");
+  refused([](json& j) { j["results"]["device_io"].erase("read_ratio"); },
+          "'t.json' results.device_io: reference_bytes without read_ratio or write_ratio");
+  refused([](json& j) { j["results"]["epochs"][1]["device_io"].erase("hosts"); },
+          "'t.json' results.epochs[1].device_io: missing key 'hosts'");
+  refused([](json& j) { j["results"]["epochs"][1]["device_io"].erase("reason"); },
+          "'t.json' results.epochs[1].device_io: missing key 'reason'");  // source "none" says why
+  refused([](json& j) { j["results"]["epochs"][0]["residency"] = "high"; },
+          "'t.json' results.epochs[0].residency: expected a number");
+  refused([](json& j) { j["results"]["epochs"][0].erase("samples_per_s"); },
+          "'t.json' results.epochs[0]: missing key 'samples_per_s'");
+  refused([](json& j) { j["results"]["epochs"] = json::object(); }, "'t.json' results.epochs: expected an array");
+  refused([](json& j) { j["ingest"]["calibration_effect"]["setting"].erase("cpus"); },
+          "'t.json' ingest.calibration_effect.setting: missing key 'cpus'");
+  refused([](json& j) { j["ingest"]["calibration_effect"]["calibrated_bound"] = 1; },
+          "'t.json' ingest.calibration_effect.calibrated_bound: expected a string");
+  refused([](json& j) { j["cluster"] = "mpirun"; }, "'t.json' cluster: expected a JSON object");
+  refused([](json& j) { j["cluster"]["coordination"]["gather_s"] = nullptr; },
+          "'t.json' cluster.coordination.gather_s: expected a number");
+  refused([](json& j) { j["cluster"].erase("dataset_placement"); },
+          "'t.json' cluster: missing key 'dataset_placement'");
+  refused([](json& j) { j["hosts"][0]["results"].erase("au_min"); }, "'t.json' hosts[0].results: missing key 'au_min'");
+  refused([](json& j) { j["hosts"][0]["mpi_ranks"] = json::array({"a"}); },
+          "'t.json' hosts[0].mpi_ranks[0]: expected an integer");
+  refused([](json& j) { j["hosts"][0]["target"]["direct"] = "yes"; },
+          "'t.json' hosts[0].target.direct: expected true or false");
+  refused([](json& j) { j["hosts"][0]["device_io"]["cold_read_short"] = 1; },
+          "'t.json' hosts[0].device_io.cold_read_short: expected true or false");
+  refused([](json& j) { j["hosts"][0]["device_io"]["epochs"][0].erase("devices"); },
+          "'t.json' hosts[0].device_io.epochs[0]: missing key 'devices'");
 }

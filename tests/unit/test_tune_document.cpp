@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "loader/loader_result.hpp"
+#include "report/device_io_report.hpp"
 #include "report/document.hpp"
 #include "report/document_text.hpp"
 #include "report/tune_document.hpp"
@@ -64,7 +65,13 @@ TuneDocument full_tune_document() {
   effect.cpus = 2;
   effect.calibrated = {3265, 4000, 612, 0, 500, 500, "CPUs"};  // uncalibrated: no CPU ceiling
   d.tune.calibration_effect = effect;
-  d.points[0].device_io = {{"bytes_read", 1000}, {"read_rate_ratio", nullptr}};
+  DeviceIo io;
+  io.source = "diskstats";
+  io.devices = {{"nvme0n1", 1000, 0, 1, 0}};
+  io.bytes_read = 1000;
+  io.reads = 1;
+  io.interval_s = 2;
+  d.points[0].device_io = TunePointDeviceIo{.section = device_io_section(io), .device_read_bytes_per_s = 500};
   d.points[1].worker_costs = TuneWorkerCosts{0.5, 30, 20, 6, 4, 0.25, "measured"};
   d.rules = tune_rules(check_workers_rule(t, rec, 2), t);
   TuneRule measured = d.rules[0];
@@ -156,7 +163,10 @@ TEST_CASE("tune document: every optional part survives the round trip", "[tune_d
   CHECK(back.points[1].point.runs[0].from_completions);
   CHECK(back.points[0].point.run_s == 2.5);
   CHECK(back.points[0].point.pin_memory);
-  CHECK_FALSE(back.points[1].device_io.is_object());
+  CHECK_FALSE(back.points[1].device_io);
+  REQUIRE(back.points[0].device_io);
+  CHECK(back.points[0].device_io->device_read_bytes_per_s == 500);
+  CHECK_FALSE(back.points[0].device_io->read_rate_ratio);
   CHECK(back.rules[1].best_num_workers == 2u);
   CHECK_FALSE(back.rules[0].samples_per_s.has_value());
   CHECK(back.best_run->samples == 4096);
@@ -183,6 +193,10 @@ TEST_CASE("tune document: a missing or mistyped field is refused naming its path
       {"a point's repeats", json::json_pointer("/points/1/repeats"), nullptr,
        "'t.json' points[1]: missing key 'repeats'"},
       {"a run's figure", json::json_pointer("/points/0/runs/1/au"), "high", "'t.json' points[0].runs[1].au: expected"},
+      {"a point's device bytes", json::json_pointer("/points/0/device_io/bytes_read"), "1 kB",
+       "'t.json' points[0].device_io.bytes_read: expected a non-negative integer"},
+      {"a point's device read rate", json::json_pointer("/points/0/device_io/device_read_bytes_per_s"), nullptr,
+       "'t.json' points[0].device_io: missing key 'device_read_bytes_per_s'"},
       {"the recommendation's knee", json::json_pointer("/recommendation/knee"), -1,
        "'t.json' recommendation.knee: expected"},
       {"the knee past the points", json::json_pointer("/recommendation/knee"), 7,
