@@ -91,7 +91,7 @@ import ioprobe_batch  # what of a batch is tensors (beside this file)
 import ioprobe_gil  # the feeder's GIL share
 import ioprobe_progress  # progress on stderr, stacks on SIGUSR1
 from ioprobe_user import (PROG, check_len, check_samples, check_stream, default_collate_of, fail, list_files,
-                          load_user_code, warm)
+                          load_user_code, note, warm)
 
 _TICK = os.sysconf("SC_CLK_TCK")
 NO_TORCH = 3  # ioprobe then tries its next interpreter (calibrate/driver.hpp kDriverNoTorch)
@@ -411,6 +411,21 @@ def crowded_rows(a, torch, make_ds, collate, paths, rows_before):
     return rows
 
 
+def check_split(rows):
+    """Warns when an IterableDataset yields more samples with workers than without: it does not split
+    its stream across them (each worker iterates every file, as it would in training, where the
+    batches then repeat)."""
+    alone = next((r["dataset_samples"] for r in rows if r["num_workers"] == 0), 0)
+    for r in rows:
+        w, n = r["num_workers"], r["dataset_samples"]
+        if w > 0 and alone and n > alone * 1.5:
+            note(f"your IterableDataset yielded {n} samples at num_workers={w} against {alone} at num_workers=0: "
+                 f"it does not split its stream across the workers (each read every file; in training the batches "
+                 f"would repeat {n / alone:.1f}x); split it with torch.utils.data.get_worker_info() or webdataset's "
+                 f"split_by_worker. The figures per sample stand")
+            return
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--factory", required=True, help="FILE.py")
@@ -500,6 +515,8 @@ def main():
             except Exception as e:  # noqa: BLE001
                 fail(f"{a.factory}: the DataLoader (num_workers={w}) raised {type(e).__name__}: {e}\n"
                      f"{traceback.format_exc(limit=-4)}fix the Dataset or collate_fn", 2)
+    if iterable:
+        check_split(rows)
     rows += crowded_rows(a, torch, make_ds, collate, paths, rows)
     PROGRESS.step("the queue feeder's GIL share: pickling batches beside a thread running Python")
     gil, gil_method = ioprobe_gil.measure(torch, ds, collate or default_collate_of(torch), a.batch_size, len(paths),

@@ -15,12 +15,13 @@ FACTORY = ["", ""]  # FILE.py and FUNC, once load_user_code() has them: the refu
 
 
 def fail(msg, code=2):
-    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+    print(f"{PROG}: error: {msg}", file=sys.stderr, flush=True)
     sys.exit(code)
 
 
 def note(msg):
-    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+    """A warning about the user's code or data: the calibration goes on."""
+    print(f"{PROG}: warning: {msg}", file=sys.stderr, flush=True)
 
 
 def load_user_code(path, func_name):
@@ -78,6 +79,9 @@ def list_files(root, limit):
         note(f"skipped {len(unreadable)} director{'y' if len(unreadable) == 1 else 'ies'} of --data it could not "
              f"read (first: {unreadable[0].filename}: {unreadable[0].strerror}); their files are not in the "
              f"calibration")
+    if not out:
+        fail(f"--data {root}: no files to calibrate on{' (only links that lead to no file)' if broken else ''}; give "
+             f"the directory of the files your Dataset reads")
     return out
 
 

@@ -36,6 +36,41 @@ namespace ioprobe::cli {
 
 namespace {
 
+// The `ioprobe run` command that uses the calibration at `json_path`, as it runs when printed: these
+// files at this batch size (the figures are per batch), in the shape the Dataset read them.
+std::string run_hint(const Calibration& cal, const std::string& data, uint64_t batch, const std::string& json_path) {
+  const double files = static_cast<double>(cal.files);
+  const double held = static_cast<double>(cal.dataset_samples);
+  if (cal.dataset_samples == 0 && cal.dataset_kind != "iterable")
+    return fmt::format("use it with (your dataset's directory in place of this one, if it is larger):\n  ioprobe run "
+                       "--data {} --batch-size {} --calibration {}\n",
+                       shell_quote(data), batch, shell_quote(json_path));
+  if (cal.dataset_samples == 0)  // a stream of one sample per file, in the stream's own order
+    return fmt::format("use it with (your dataset's directory in place of this one, if it is larger; --no-shuffle: "
+                       "an IterableDataset reads its files in its own order, here the listed one, with no sampler; "
+                       "drop it if your stream shuffles them):\n  ioprobe run --data {} --no-shuffle --batch-size {} "
+                       "--calibration {}\n",
+                       shell_quote(data), batch, shell_quote(json_path));
+  if (cal.dataset_kind != "iterable")  // rows of large files read by index: not what `run --data` reads
+    return fmt::format(
+        "your Dataset's {} files held {} samples ({:.0f} per file): `ioprobe run --data` would read each file as one "
+        "sample, so no command is printed for it. Emulate reads of samples inside large files with --dataset-kind "
+        "token (one fixed-size read per sample at its offset) and --calibration {}, or record the real job's reads "
+        "with `ioprobe record` and replay them (docs/replay.md)\n",
+        cal.files, cal.dataset_samples, held / files, shell_quote(json_path));
+  // A stream's files hold its samples: a sharded dataset of their shape stands for them.
+  return fmt::format(
+      "your IterableDataset's {} files held {} samples ({:.0f} per file, {:.0f} B per sample with the files' own "
+      "headers): a sharded dataset of that shape emulates them, its shard order shuffled per epoch (--no-shuffle "
+      "reads the shards in order, as webdataset's shardshuffle=False; add --shuffle-buffer N [--shuffle-initial I] "
+      "for a .shuffle(N, initial=I) buffer; more --files for a longer run):\n  ioprobe run --dataset "
+      "resnet50-tfrecord-like --records-per-file {:.0f} --record-size {:.0f} --record-size-dist fixed --files {} "
+      "--batch-size {} --calibration {}\n",
+      cal.files, cal.dataset_samples, held / files, static_cast<double>(cal.data_bytes) / held,
+      std::max(1.0, std::round(held / files)), std::max(1.0, std::round(static_cast<double>(cal.data_bytes) / held)),
+      cal.files, batch, shell_quote(json_path));
+}
+
 std::string absolute(const std::string& p) {
   char buf[PATH_MAX];
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
@@ -322,24 +357,7 @@ int cmd_calibrate(const CommandContext& ctx) {
   std::cout << render_calibration_text(calibration_to_json(cal));
   if (!json_path.empty()) {
     write_json_file(json_path, calibration_to_json(cal));
-    // A command that runs as printed: these files at this batch size (the figures are per batch).
-    if (cal.dataset_kind != "iterable" || cal.dataset_samples == 0)  // a file per sample, or random reads of rows
-      std::cout << fmt::format("\nwritten: {}; use it with (your dataset's directory in place of this one, if it is "
-                               "larger):\n  ioprobe run --data {} --batch-size {} --calibration {}\n",
-                               escape_bytes(json_path), shell_quote(absolute(data)), batch, shell_quote(json_path));
-    else  // a stream's files hold its samples: a sharded dataset of their shape stands for them
-      std::cout << fmt::format(
-          "\nwritten: {}; your IterableDataset's {} files held {} samples ({:.0f} per file, {:.0f} B per sample with "
-          "the files' own headers): a sharded dataset of that shape emulates them (add --shuffle-buffer N as your "
-          "pipeline shuffles; more --files for a longer run):\n  ioprobe run --dataset resnet50-tfrecord-like "
-          "--records-per-file {:.0f} --record-size {:.0f} --record-size-dist fixed --files {} --batch-size {} "
-          "--calibration {}\n",
-          escape_bytes(json_path), cal.files, cal.dataset_samples,
-          static_cast<double>(cal.dataset_samples) / static_cast<double>(cal.files),
-          static_cast<double>(cal.data_bytes) / static_cast<double>(cal.dataset_samples),
-          std::max(1.0, std::round(static_cast<double>(cal.dataset_samples) / static_cast<double>(cal.files))),
-          std::max(1.0, std::round(static_cast<double>(cal.data_bytes) / static_cast<double>(cal.dataset_samples))),
-          cal.files, batch, shell_quote(json_path));
+    std::cout << "\nwritten: " << escape_bytes(json_path) << "; " << run_hint(cal, absolute(data), batch, json_path);
   }
   return kExitOk;
 }

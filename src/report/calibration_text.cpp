@@ -31,8 +31,11 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   const bool stream = code.value("dataset", "map-style") == "iterable";
   line("code", fmt::format("{}:{} ({}{})", code.value("file", ""), code.value("function", ""),
                            stream ? "IterableDataset, " : "", code.value("collate", "")));
+  // Files that held several samples each (shards, tables) say how many.
+  const uint64_t held = data.value("samples", 0ULL);
   line("data",
-       fmt::format("{} files, {} of {} (read into the page cache first)", format_count(data.value("files", 0ULL)),
+       fmt::format("{} files{}, {} of {} (read into the page cache first)", format_count(data.value("files", 0ULL)),
+                   held ? fmt::format(" holding {} samples", format_count(held)) : "",
                    format_bytes(data.value("bytes", 0ULL)), escape_bytes(data.value("dir", ""))));
   line("host", fmt::format("{} ({} CPUs allowed, kernel {})", doc.at("host").value("hostname", ""),
                            doc.at("host").value("cpus_allowed", 0), doc.at("host").value("kernel", "")));

@@ -4,9 +4,10 @@
 # burns 1 ms of its thread's CPU per sample. Its samples are counted as the workers collate them
 # (the stream's length is not known before its end): the rows' steady samples, the worker and the
 # in-process CPU per sample (1 ms plus the loader's small overhead: 0.95-1.6 ms) and the document's
-# code.dataset "iterable", named in the text. A factory returning a plain generator (neither kind)
-# and a stream that yields nothing are refused, exit 2, saying why. Skips (77) where no python3
-# imports torch.
+# code.dataset "iterable", named in the text. A map-style Dataset of several rows per file and a
+# stream its workers do not split are said as such; a factory returning a plain generator
+# (neither kind), a stream that yields nothing and an empty --data are refused, exit 2, saying why.
+# Skips (77) where no python3 imports torch.
 set -u
 source "$(dirname "$0")/lib.sh"
 IOPROBE=$1
@@ -70,6 +71,40 @@ def make_shards(paths):
     return Shards(paths)
 
 
+class NoSplit(IterableDataset):
+    """Every worker iterates every file: the stream is not split across workers."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __iter__(self):
+        for p in self.paths:
+            yield torch.zeros(4)
+
+
+def make_nosplit(paths):
+    return NoSplit(paths)
+
+
+class Rows(torch.utils.data.Dataset):
+    """A map-style Dataset of 4 rows per file, as a table's rows are read by index."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __len__(self):
+        return 4 * len(self.paths)
+
+    def __getitem__(self, i):
+        with open(self.paths[i // 4], "rb") as f:
+            f.seek(1024 * (i % 4))
+            return torch.frombuffer(bytearray(f.read(1024)), dtype=torch.uint8).float()
+
+
+def make_rows(paths):
+    return Rows(paths)
+
+
 def make_generator(paths):
     return (p for p in paths)
 
@@ -103,6 +138,8 @@ json "$W/cal.json" 'sorted(set((r["batches"], r["samples"]) for r in d["rows"]))
   || fail "samples counted: $(json "$W/cal.json" '[(r["num_workers"], r["batches"], r["samples"]) for r in d["rows"]]')"
 json "$W/cal.json" 'all(r["pass_samples"] == 192 for r in d["rows"] if r["num_workers"])' | grep -qx True \
   || fail "pass samples: $(json "$W/cal.json" '[r.get("pass_samples") for r in d["rows"]]')"
+# A stream of one sample per file reads in its own order: the command printed says --no-shuffle.
+grep -A1 "^written:" "$W/out.txt" | grep -q -- "--no-shuffle" || fail "no --no-shuffle in the hint: $(tail -3 "$W/out.txt")"
 # The calibration drives a run like any other.
 "$IOPROBE" run --data "$W/data" --batch-size 16 --workers 1 --calibration "$W/cal.json" --json "$W/run.json" > "$W/run.txt" 2>&1 \
   || fail "run --calibration: $(tail -3 "$W/run.txt")"
@@ -120,6 +157,24 @@ cmd=$(grep -A1 "^written:" "$W/out.txt" | tail -1 | sed 's/^ *ioprobe //')
 grep -qF -- "--records-per-file 4 --record-size 1024 --record-size-dist fixed --files 48 --batch-size 16" <<< "$cmd" || fail "hint: $cmd"
 eval "\"$IOPROBE\" $cmd --dir \"$W/gen\" --json \"$W/shardrun.json\"" > "$W/run.txt" 2>&1 || fail "the printed command: $(tail -3 "$W/run.txt")"
 json "$W/shardrun.json" 'd["results"]["samples"]' | grep -qx 192 || fail "the printed command read $(json "$W/shardrun.json" 'd["results"]["samples"]') samples"
+
+# A map-style Dataset of 4 rows per file: its 192 samples over 48 files are said, and no `run --data`
+# command (which would read each file as one sample) is printed.
+cal --dataset-factory "$W/stream_ds.py:make_rows" --samples 48 --oversubscribe none --json "$W/rows.json" \
+  > "$W/out.txt" 2> "$W/err.txt" || fail "calibrate of rows: $(tail -3 "$W/err.txt")"
+grep -q "48 files holding 192 samples" "$W/out.txt" && grep -q "held 192 samples (4 per file): .ioprobe run --data. would read each file as one sample" "$W/out.txt" \
+  && ! grep -q "^  ioprobe run --data" "$W/out.txt" || fail "rows: $(grep -A2 "^  data\|^written" "$W/out.txt")"
+# A stream that every worker iterates whole is measured, with a warning that it repeats.
+cal --dataset-factory "$W/stream_ds.py:make_nosplit" --samples 192 --oversubscribe none --json "$W/nosplit.json" \
+  > "$W/out.txt" 2> "$W/err.txt" || fail "calibrate of a stream not split: $(tail -3 "$W/err.txt")"
+grep -q "warning: your IterableDataset yielded 384 samples at num_workers=2 against 192 at num_workers=0: it does not split" "$W/err.txt" \
+  || fail "no warning for a stream not split across workers: $(grep -i warn "$W/err.txt")"
+# An empty --data is refused in words, exit 2 (no traceback).
+mkdir "$W/empty"
+"$IOPROBE" calibrate --data "$W/empty" --batch-size 16 --python "$PY" --dataset-factory "$W/stream_ds.py:make" > "$W/e.txt" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "error: --data $W/empty: no files to calibrate on" "$W/e.txt" && ! grep -q Traceback "$W/e.txt" \
+  || fail "an empty --data: exit $rc: $(cat "$W/e.txt")"
 
 cal --dataset-factory "$W/stream_ds.py:make_generator" --samples 192 --oversubscribe none > "$W/e.txt" 2>&1
 rc=$?
