@@ -104,10 +104,10 @@ std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files
   std::vector<nlohmann::json> docs;
   for (const auto& f : files) {
     docs.push_back(read_json_file(f));
-    if (const std::string why = implausible_number(docs.back()); !why.empty())
-      throw UsageError(fmt::format("'{}': {}; the document was edited or damaged after ioprobe wrote it: render the "
+    if (const std::string why = implausible_number(docs.back(), "'" + escape_bytes(f) + "'"); !why.empty())
+      throw UsageError(fmt::format("{}; the document was edited or damaged after ioprobe wrote it: render the "
                                    "original or run the measurement again",
-                                   escape_bytes(f), why));
+                                   why));
   }
   return docs;
 }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/json_field.hpp"
+
 namespace ioprobe {
 
 namespace {
@@ -42,32 +44,34 @@ const char* measure_of(std::string_view key) {
 std::string check(const nlohmann::json& j, const std::string& where, const char* measure) {
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      std::string why = check(it.value(), where + "/" + it.key(), measure_of(it.key()));
+      std::string why = check(it.value(), json_path(where, it.key().c_str()), measure_of(it.key()));
       if (!why.empty()) return why;
     }
     return "";
   }
   if (j.is_array()) {
     for (size_t i = 0; i < j.size(); ++i) {
-      std::string why = check(j[i], fmt::format("{}/{}", where, i), measure);
+      std::string why = check(j[i], json_path(where, i), measure);
       if (!why.empty()) return why;
     }
     return "";
   }
   if (!measure || !j.is_number()) return "";
   if (measure == kFraction && (!std::isfinite(j.get<double>()) || j.get<double>() < 0 || j.get<double>() > 1 + 1e-9))
-    return fmt::format("field {} is {}: {} cannot be outside 0 to 1", where, j.dump(), measure);
+    return fmt::format("{}: {} cannot be outside 0 to 1, found {}", where, measure, j.dump());
   if (j.is_number_unsigned() && j.get<uint64_t>() > (uint64_t{1} << 63))
-    return fmt::format("field {} is {}: {} this large is a wrapped negative number", where, j.get<uint64_t>(), measure);
+    return fmt::format("{}: {} this large is a wrapped negative number, found {}", where, measure, j.get<uint64_t>());
   if (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0)
-    return fmt::format("field {} is {}: {} cannot be negative", where, j.get<int64_t>(), measure);
+    return fmt::format("{}: {} cannot be negative, found {}", where, measure, j.get<int64_t>());
   if (j.is_number_float() && (!std::isfinite(j.get<double>()) || j.get<double>() < 0))
-    return fmt::format("field {} is {}: {} cannot be negative", where, j.get<double>(), measure);
+    return fmt::format("{}: {} cannot be negative, found {}", where, measure, j.get<double>());
   return "";
 }
 
 }  // namespace
 
-std::string implausible_number(const nlohmann::json& doc) { return check(doc, "", nullptr); }
+std::string implausible_number(const nlohmann::json& doc, const std::string& where) {
+  return check(doc, where, nullptr);
+}
 
 }  // namespace ioprobe

@@ -14,12 +14,12 @@
 namespace ioprobe {
 
 /// The first number in `doc` that cannot be what ioprobe wrote: a negative (or non-finite)
-/// count, size, duration or rate, or a count above 2^63 (a wrapped negative). Returns
-/// "field /results/samples is -5: a count cannot be negative" (a JSON pointer and the value), or
-/// "" when every such number is plausible; an accelerator utilization (au, au_min, au_target,
-/// accelerator_utilization*) or a *_fraction outside 0 to 1 ("field /ingest/accelerator_utilization
-/// is 7.5: a fraction (0 to 1) cannot be outside 0 to 1"). Other numbers (NUMA node -1, CPU
-/// shares) are not checked.
-std::string implausible_number(const nlohmann::json& doc);
+/// count, size, duration or rate, or a count above 2^63 (a wrapped negative), named by its path
+/// from `where` as core/json_field.hpp names fields: "'a.json'.results.samples: a count cannot be
+/// negative, found -5"; an accelerator utilization (au, au_min, au_target,
+/// accelerator_utilization*) or a *_fraction outside 0 to 1 ("'a.json'.ingest.accelerator_utilization:
+/// a fraction (0 to 1) cannot be outside 0 to 1, found 7.5"). "" when every such number is
+/// plausible. Other numbers (NUMA node -1, CPU shares) are not checked.
+std::string implausible_number(const nlohmann::json& doc, const std::string& where);
 
 }  // namespace ioprobe

@@ -68,10 +68,10 @@ echo "ok: raw after SIGTERM: $(grep -m1 PARTIAL raw.txt)"
   || fail "run for the report check failed"
 python3 -c "import json; d=json.load(open('run.json')); d['results']['samples']=-5; json.dump(d, open('neg.json','w'))"
 out=$("$IOPROBE" report neg.json 2>&1); rc=$?
-[ $rc = 2 ] && echo "$out" | grep -q "'neg.json': field /results/samples is -5" || fail "negative count: exit $rc: $out"
+[ $rc = 2 ] && echo "$out" | grep -q "'neg.json'.results.samples: a count cannot be negative, found -5" || fail "negative count: exit $rc: $out"
 python3 -c "import json; d=json.load(open('run.json')); d['results']['bytes']=2**64-5; json.dump(d, open('wrap.json','w'))"
 out=$("$IOPROBE" report wrap.json 2>&1); rc=$?
-[ $rc = 2 ] && echo "$out" | grep -q "/results/bytes is 18446744073709551611" || fail "wrapped count: exit $rc: $out"
+[ $rc = 2 ] && echo "$out" | grep -q "'wrap.json'.results.bytes: a size this large is a wrapped negative number, found 18446744073709551611" || fail "wrapped count: exit $rc: $out"
 "$IOPROBE" report run.json > /dev/null || fail "the original document is refused"
 echo "ok: negative and wrapped counts refused: $out"
 echo "all validation checks passed"

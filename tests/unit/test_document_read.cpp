@@ -82,14 +82,17 @@ TEST_CASE("implausible_number: negative measures and fractions outside 0 to 1 ar
                         {"ingest", {{"accelerator_utilization", 0.97}, {"worker_busy_fraction", 1.0}}},
                         {"numa", {{"node", -1}}},
                         {"cpu_fraction", 1.02}};
-  CHECK(implausible_number(doc).empty());  // NUMA node -1 and a CPU share just over 1 are as written
+  CHECK(implausible_number(doc, "'a.json'").empty());  // NUMA node -1 and a CPU share just over 1 are as written
   doc["results"]["samples"] = -5;
-  CHECK(implausible_number(doc) == "field /results/samples is -5: a count cannot be negative");
+  CHECK(implausible_number(doc, "'a.json'") == "'a.json'.results.samples: a count cannot be negative, found -5");
   doc["results"]["samples"] = 10;
   doc["ingest"]["accelerator_utilization"] = 7.5;  // a percentage typed over a fraction: "AU 750.0%"
-  CHECK(implausible_number(doc) ==
-        "field /ingest/accelerator_utilization is 7.5: a fraction (0 to 1) cannot be outside 0 to 1");
+  CHECK(implausible_number(doc, "'a.json'") ==
+        "'a.json'.ingest.accelerator_utilization: a fraction (0 to 1) cannot be outside 0 to 1, found 7.5");
   doc["ingest"]["accelerator_utilization"] = 0.97;
   doc["ingest"]["worker_busy_fraction"] = -0.1;
-  CHECK_THAT(implausible_number(doc), Catch::Contains("/ingest/worker_busy_fraction is -0.1"));
+  CHECK_THAT(implausible_number(doc, "'a.json'"), Catch::Contains("'a.json'.ingest.worker_busy_fraction: a fraction"));
+  doc["ingest"]["worker_busy_fraction"] = 0.5;
+  doc["epochs"] = nlohmann::json::array({{{"bytes", 1}}, {{"bytes", -2}}});
+  CHECK(implausible_number(doc, "'a.json'") == "'a.json'.epochs[1].bytes: a size cannot be negative, found -2");
 }
