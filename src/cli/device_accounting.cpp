@@ -178,6 +178,11 @@ std::string add_raw_device_io(RawDocument& doc, const DeviceIo& io, const Target
     }
   }
   doc.raw.results.device_io = j;
+  // Buffered reads: where the devices' accounting says the bytes came from, when it could tell.
+  if (!write && !doc.raw.direct) {
+    const std::string measured = j.value("bytes_source", "");
+    if (!measured.empty() && measured != "unknown") doc.raw.reads_from = measured;
+  }
   for (auto& w : device_read_warnings(io, bytes, cold, t, write ? "the raw write" : "the raw read"))
     doc.warnings.push_back(std::move(w));
   return raw_device_io_summary(doc);

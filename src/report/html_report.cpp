@@ -262,10 +262,9 @@ std::string run_section(const RunDocument& d) {
     o += row("AU", fmt::format("{:.1f}% (target {:.0f}%){}", 100 * in.result->accelerator_utilization,
                                100 * dm.au_target, from));
     o += row("verdict", in.result->verdict + ": " + in.result->verdict_text);
-  } else {  // a merged document: what its ingest section holds
-    o += row("demand", "0 samples/s (1 x )");
-    o += row("AU", fmt::format("0.0% (target 0%){}", from));
-    o += row("verdict", ": ");
+  } else {  // a merged document: no ingest result, and why (as the text report says it)
+    o += row("GPU ingest", "not available: " + in.unavailable_reason);
+    if (in.bytes_source) o += row("bytes from", *in.bytes_source);
   }
   // As the text report's line: a model, labelled so, beside the run's measured rate.
   if (const std::string effect = calibration_effect_text(in.calibration_effect,
@@ -368,7 +367,8 @@ std::string phase_label(const std::string& key) {
 std::string raw_section(const json& d) {
   std::string o = "<table class=\"kv\">\n";
   o += row("pattern",
-           fmt::format("{} {} B, iodepth {}, numjobs {}, {}", str_at(d, "/raw/rw"), num_at(d, "/raw/bs"),
+           fmt::format("{} {}, iodepth {}, numjobs {}, {}", str_at(d, "/raw/rw"),
+                       format_bytes(static_cast<uint64_t>(std::max(0.0, num_at(d, "/raw/bs")))),
                        num_at(d, "/raw/iodepth"), num_at(d, "/raw/numjobs"),
                        has(d, "/raw/direct") && d.at(json::json_pointer("/raw/direct")).get<bool>() ? "O_DIRECT"
                                                                                                     : "buffered"));

@@ -1,5 +1,6 @@
 #include "report/raw_document.hpp"
 
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document.hpp"
 #include "report/raw_report.hpp"
@@ -51,7 +53,14 @@ RawDocument make_raw_document(RunHeader header, const TargetInfo& tinfo, const R
   s.cache = cfg.direct ? "bypassed (O_DIRECT)" : write ? "buffered write" : cfg.cold ? "cold" : "warm";
   if (target.evicted != 1) s.page_cache_evicted = target.evicted == 0;
   s.evict_error = target.evicted < 0 ? errno_text(-target.evicted) : "";
+  // Buffered re-reads of a region that fits in memory come from the page cache after the first pass.
+  const HostSection& host = d.header.host;
+  const uint64_t memory = host.cgroup_memory_limit_bytes > 0 && host.cgroup_memory_limit_bytes < host.memory_bytes
+                              ? host.cgroup_memory_limit_bytes
+                              : host.memory_bytes;
   s.reads_from = reads_from(cfg.direct, write, residency);
+  if (!cfg.direct && !write)
+    s.reads_from = reread_reads_from(s.reads_from, res.bytes, cfg.numjobs, target.region_bytes, memory);
   s.writes_to = writes_to(cfg.direct, write);
   RawResultsSection& r = s.results;
   r.ios = res.ios;
@@ -71,7 +80,8 @@ RawDocument make_raw_document(RunHeader header, const TargetInfo& tinfo, const R
     d.warnings.push_back(
         fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job", cfg.iodepth));
   if (tinfo.memory_backed) d.warnings.emplace_back("memory-backed target: this measures RAM copies, not a device");
-  for (auto& w : raw_cache_warnings(cfg, target, residency, tinfo.memory_backed)) d.warnings.push_back(std::move(w));
+  for (auto& w : raw_cache_warnings(cfg, target, residency, tinfo.memory_backed, s.reads_from))
+    d.warnings.push_back(std::move(w));
   return d;
 }
 
@@ -230,6 +240,18 @@ const json& object_at(const json& j, const char* key, const std::string& where) 
   return v;
 }
 
+// Values no raw run writes: refused as a mistyped field is, naming the path.
+void require(bool ok, const json& j, const char* key, const std::string& where, const std::string& what) {
+  if (!ok) json_detail::throw_mistyped(j.at(key), json_path(where, key), what.c_str());
+}
+
+// A duration or CPU time: finite and not negative.
+double seconds_field(const json& j, const char* key, const std::string& where) {
+  const double v = json_field<double>(j, key, where);
+  require(std::isfinite(v) && v >= 0, j, key, where, "a time of at least 0 s");
+  return v;
+}
+
 // The derived figures are recomputed when written: only their type is checked.
 void check_numbers(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
   for (const char* k : keys) json_field<double>(j, k, where);
@@ -239,7 +261,10 @@ RawResultsSection results_from_json(const json& j, const std::string& w) {
   RawResultsSection r;
   r.ios = json_field<uint64_t>(j, "ios", w);
   r.bytes = json_field<uint64_t>(j, "bytes", w);
-  r.elapsed_s = json_field<double>(j, "elapsed_s", w);
+  r.elapsed_s = seconds_field(j, "elapsed_s", w);
+  require(r.ios == 0 || r.elapsed_s > 0, j, "elapsed_s", w,
+          fmt::format("a time above 0 s for {} I/Os", format_count(r.ios)));
+  require(r.bytes == 0 || r.ios > 0, j, "bytes", w, "0 B for 0 I/Os");
   check_numbers(j, {"iops", "bytes_per_s"}, w);
   const json& lat = object_at(j, "latency_us", w);
   const std::string lw = json_path(w, "latency_us");
@@ -255,8 +280,8 @@ RawResultsSection results_from_json(const json& j, const std::string& w) {
   if (j.contains("stop_reason")) r.stop_reason = json_field<std::string>(j, "stop_reason", w);
   const json& cpu = object_at(j, "cpu", w);
   const std::string cw = json_path(w, "cpu");
-  r.cpu_user_s = json_field<double>(cpu, "user_s", cw);
-  r.cpu_sys_s = json_field<double>(cpu, "sys_s", cw);
+  r.cpu_user_s = seconds_field(cpu, "user_s", cw);
+  r.cpu_sys_s = seconds_field(cpu, "sys_s", cw);
   check_numbers(cpu, {"per_io_us"}, cw);
   if (j.contains("device_io")) r.device_io = object_at(j, "device_io", w);  // absent: not measured
   return r;
@@ -270,12 +295,15 @@ RawSection raw_section_from_json(const json& j, const std::string& w) {
     throw UsageError(fmt::format("{}: '{}' is not a raw pattern (read, randread, write, randwrite)", json_path(w, "rw"),
                                  escape_bytes(s.rw)));
   s.bs = json_field<uint32_t>(j, "bs", w);
+  require(s.bs > 0, j, "bs", w, "a block size of at least 1 B");
   s.iodepth = json_field<unsigned>(j, "iodepth", w);
+  require(s.iodepth > 0, j, "iodepth", w, "a queue depth of at least 1");
   s.numjobs = json_field<unsigned>(j, "numjobs", w);
+  require(s.numjobs > 0, j, "numjobs", w, "at least 1 job");
   s.size_bytes = json_field<uint64_t>(j, "size_bytes", w);
   s.direct = json_field<bool>(j, "direct", w);
   s.engine_requested = json_field<std::string>(j, "engine_requested", w);
-  s.runtime_s = json_field<double>(j, "runtime_s", w);
+  s.runtime_s = seconds_field(j, "runtime_s", w);
   s.sqpoll_requested = json_field<bool>(j, "sqpoll_requested", w);
   s.seed = json_field<uint64_t>(j, "seed", w);
   const json& e = object_at(j, "engine", w);

@@ -12,7 +12,10 @@
 //              page_cache_resident_fraction (at start, after any eviction; -1 unknown),
 //              cache ("cold" | "warm" | "bypassed (O_DIRECT)" | "buffered write"),
 //              page_cache_evicted (true/false, null: not tried), evict_error ("" or the errno text),
-//              reads_from (reads: "device", "page cache", "mixed", "unknown"; writes: ""),
+//              reads_from (reads: "device", "page cache", "mixed", "unknown", as the device accounting
+//                measured it for buffered reads when it could tell; else a buffered re-read of a region
+//                that fits in memory: "device for the first pass, then the page cache (the region was
+//                read N times)"; writes: ""),
 //              writes_to (writes: "device (O_DIRECT)", "page cache (not durable: no fsync)"; reads: ""),
 //              results {ios, bytes, elapsed_s, iops, bytes_per_s,
 //                       latency_us {count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets}

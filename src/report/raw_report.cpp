@@ -31,28 +31,51 @@ std::string raw_writes_line(bool direct, bool write) {
          "the page cache's, not the device's; --direct 1 measures the device's\n";
 }
 
-std::string raw_cache_note(bool direct, bool write, const std::string& cache, bool evicted, double residency) {
+namespace {
+
+constexpr const char* kRereadMark = " for the first pass, then the page cache";
+
+}  // namespace
+
+std::string reread_reads_from(const std::string& first_pass, uint64_t bytes, unsigned numjobs, uint64_t region_bytes,
+                              uint64_t memory_bytes) {
+  const uint64_t covered = static_cast<uint64_t>(numjobs) * region_bytes;
+  if (first_pass.empty() || first_pass == "page cache" || covered == 0 || bytes <= covered) return first_pass;
+  if (memory_bytes > 0 && covered > memory_bytes) return first_pass;  // the re-reads evict one another
+  const double passes = static_cast<double>(bytes) / static_cast<double>(covered);
+  return fmt::format("{}{} (the region was read {} times)", first_pass, kRereadMark,
+                     passes >= 10 ? fmt::format("{:.0f}", passes) : fmt::format("{:.1f}", passes));
+}
+
+std::string raw_cache_note(bool direct, bool write, const std::string& cache, bool evicted, const std::string& from) {
   if (direct) return " (bypassed: O_DIRECT)";
   if (write) return "";
-  const std::string from = reads_from(direct, write, residency);
   std::string how = evicted ? "; evicted before the run (--cache cold)" : cache == "warm" ? "; --cache warm" : "";
-  if (from == "page cache")
-    return fmt::format("{}: the reads come from the page cache, a memory figure, not the device's", how);
+  if (from.rfind("page cache", 0) == 0)
+    return fmt::format("{}: the reads come from the {}, a memory figure, not the device's", how, from);
   if (from == "mixed") return fmt::format("{}: the reads come partly from the page cache (mixed)", how);
-  if (from == "device") return fmt::format("{}: the reads come from the device", how);
-  return how;
+  if (from.empty() || from == "unknown") return how;
+  if (from.rfind("device", 0) == 0) return fmt::format("{}: the reads come from the {}", how, from);
+  return fmt::format("{}: the reads come from: {}", how, from);
 }
 
 std::vector<std::string> raw_cache_warnings(const RawConfig& cfg, const RawTarget& target, double residency,
-                                            bool memory_backed) {
+                                            bool memory_backed, const std::string& from) {
   std::vector<std::string> w;
-  if (cfg.direct || pattern_is_write(cfg.rw) || residency < 0 || memory_backed) return w;
-  const std::string from = reads_from(false, false, residency);
-  if (from == "mixed")
+  if (cfg.direct || pattern_is_write(cfg.rw) || memory_backed) return w;
+  if (from.find(kRereadMark) != std::string::npos)
+    w.push_back(
+        fmt::format("the region ({} per job) fits in memory and the buffered reads re-read it: {}; these are "
+                    "largely page-cache (memory) figures, not the device's; give --direct 1, or a --size larger "
+                    "than memory, to measure the device",
+                    format_bytes(target.region_bytes), from));
+  if (residency < 0) return w;
+  const std::string start = reads_from(false, false, residency);
+  if (start == "mixed")
     w.push_back(fmt::format("page cache partly warm ({:.0f} %): a mixed cache state, neither a device nor a memory "
                             "figure",
                             residency * 100));
-  if (from != "page cache") return w;
+  if (start != "page cache") return w;
   if (target.evicted < 0)
     w.push_back(fmt::format("could not evict the region from the page cache ({}); {:.0f} % resident: these are "
                             "page-cache (memory) figures, not the device's; use --direct 1",
@@ -77,15 +100,15 @@ std::string render_raw_results_text(const RawDocument& doc) {
   const double iops = elapsed > 0 ? static_cast<double>(res.ios) / elapsed : 0.0;
   const double bytes_per_s = elapsed > 0 ? static_cast<double>(res.bytes) / elapsed : 0.0;
   std::string out;
-  out += fmt::format("ioprobe raw: {} {} B, iodepth {}, numjobs {}, direct={} on {}{}\n", r.rw, r.bs, r.iodepth,
-                     r.numjobs, r.direct ? 1 : 0, r.filename,
+  out += fmt::format("ioprobe raw: {} {}, iodepth {}, numjobs {}, direct={} on {}{}\n", r.rw, format_bytes(r.bs),
+                     r.iodepth, r.numjobs, r.direct ? 1 : 0, r.filename,
                      doc.partial ? fmt::format("  [PARTIAL: {}]", res.stop_reason.value_or("?")) : "");
   out += fmt::format("  region      {} per job{}{}\n", format_bytes(r.layout.region_bytes),
                      r.layout.block_device ? " (block device)" : "", r.layout.note.empty() ? "" : "; " + r.layout.note);
   const double residency = r.page_cache_resident_fraction;
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
-                       raw_cache_note(r.direct, write, r.cache, r.page_cache_evicted == true, residency));
+                       raw_cache_note(r.direct, write, r.cache, r.page_cache_evicted == true, r.reads_from));
   out += fmt::format("  engine      {} ({})\n", r.engine.name, r.engine.reason);
   std::string notes;
   for (const auto& n : r.engine.notes) notes += (notes.empty() ? "" : ", ") + n;

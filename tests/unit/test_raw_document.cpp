@@ -8,8 +8,10 @@
 #include <functional>
 #include <sstream>
 
+#include "cli/device_accounting.hpp"
 #include "cluster/raw_parts.hpp"
 #include "core/error.hpp"
+#include "report/html_report.hpp"
 #include "report/raw_document.hpp"
 #include "report/raw_report.hpp"
 
@@ -94,6 +96,21 @@ TEST_CASE("raw document: a missing or mistyped field is refused naming its path"
         "'r.json'.target: expected a JSON object, found []");
   CHECK(refusal(good, [](json& j) { j["kind"] = "run"; }) == "'r.json'.kind: 'run' is not a raw document");
   CHECK(refusal(good, [](json& j) { j.erase("warnings"); }) == "'r.json': missing key 'warnings'");
+  // Values no raw run writes, named like the type refusals.
+  CHECK(refusal(good, [](json& j) { j["raw"]["bs"] = 0; }) ==
+        "'r.json'.raw.bs: expected a block size of at least 1 B, found 0");
+  CHECK(refusal(good, [](json& j) { j["raw"]["numjobs"] = 0; }) ==
+        "'r.json'.raw.numjobs: expected at least 1 job, found 0");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["elapsed_s"] = 0; }) ==
+        "'r.json'.raw.results.elapsed_s: expected a time above 0 s for 64 I/Os, found 0");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["elapsed_s"] = -1.5; }) ==
+        "'r.json'.raw.results.elapsed_s: expected a time of at least 0 s, found -1.5");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["cpu"]["user_s"] = -0.5; }) ==
+        "'r.json'.raw.results.cpu.user_s: expected a time of at least 0 s, found -0.5");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["errors"] = -1; }) ==
+        "'r.json'.raw.results.errors: expected a non-negative integer in range, found -1");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["ios"] = 0; }) ==
+        "'r.json'.raw.results.bytes: expected 0 B for 0 I/Os, found 4194304");
   // Host rows without their cluster section.
   CHECK(refusal(good, [](json& j) { j["hosts"] = json::array(); }) == "'r.json': missing key 'cluster'");
   // Documents `report --merge` wrote have no stop_reason; older ones no first_error_detail.
@@ -128,7 +145,7 @@ TEST_CASE("raw document: the labels and warnings are worked out when it is made"
   CHECK(d.warnings[1] == "psync is synchronous: --iodepth 8 runs as 1 request in flight per job");
   CHECK(d.warnings[2] == "memory-backed target: this measures RAM copies, not a device");
   const std::string text = render_raw_text(d);
-  CHECK(text.find("ioprobe raw: write 4096 B, iodepth 8, numjobs 1, direct=0 on /mnt/t.bin\n") == 0);
+  CHECK(text.find("ioprobe raw: write 4.00 KiB (4,096 B), iodepth 8, numjobs 1, direct=0 on /mnt/t.bin\n") == 0);
   CHECK(text.find("  IOPS        512\n") != std::string::npos);
   CHECK(text.find("writes      to the page cache, not made durable") != std::string::npos);
 
@@ -188,4 +205,69 @@ TEST_CASE("raw document: a run across hosts has its cluster and host rows both w
   bad = written;
   bad["hosts"][0].erase("device_io");
   CHECK_THROWS_WITH(raw_document_from_json(bad, "'m.json'"), "'m.json'.hosts[0]: missing key 'device_io'");
+}
+
+TEST_CASE("raw document: the block size reads as every other size, in the text and the page", "[raw_document]") {
+  json j = json::parse(raw_file_text(kRawDocs + "/raw_read.json"));
+  j["raw"]["bs"] = 4194304;
+  j["raw"]["direct"] = true;
+  const RawDocument d = raw_document_from_json(j, "'r.json'");
+  CHECK(render_raw_text(d).find("ioprobe raw: read 4.00 MiB (4,194,304 B), iodepth 4") == 0);
+  const std::string html = render_html_report({j});
+  CHECK(html.find("read 4.00 MiB (4,194,304 B), iodepth 4, numjobs 1, O_DIRECT") != std::string::npos);
+  CHECK(html.find("4194304 B") == std::string::npos);
+}
+
+TEST_CASE("raw document: buffered reads that re-read a region fitting in memory are not labelled device",
+          "[raw_document]") {
+  // ioprobe raw --rw randread --bs 1000 --size 8MB --runtime 3s (buffered, cold): the region read
+  // about 900 times, all but the first pass from the page cache.
+  RawConfig cfg;
+  cfg.filename = "/tmp/x/raw1.bin";
+  cfg.rw = RawPattern::randread;
+  cfg.bs = 1000;
+  cfg.size = 8'000'000;
+  cfg.runtime_s = 3;
+  RawTarget target;
+  target.region_bytes = 8'000'000;
+  target.evicted = 0;  // evicted, and it worked
+  RawEngineChoice engine{.name = "io_uring", .reason = "auto"};
+  RawResults res;
+  res.ios = 7'200'000;
+  res.bytes = res.ios * 1000;
+  res.elapsed_s = 3;
+  res.stop_reason = "runtime";
+  RunHeader header;
+  header.host.memory_bytes = 16ULL << 30;
+  RawDocument d = make_raw_document(header, TargetInfo{}, cfg, target, engine, 0.0, res, {});
+  CHECK(d.raw.cache == "cold");
+  CHECK(d.raw.reads_from == "device for the first pass, then the page cache (the region was read 900 times)");
+  CHECK(render_raw_text(d).find("evicted before the run (--cache cold): the reads come from the device for the first "
+                                "pass, then the page cache (the region was read 900 times)\n") != std::string::npos);
+  REQUIRE(d.warnings.size() == 1);
+  CHECK(d.warnings[0].find("the region (7.63 MiB (8,000,000 B) per job) fits in memory and the buffered reads re-read "
+                           "it") == 0);
+  CHECK(raw_document_json(d)["raw"]["reads_from"] == d.raw.reads_from);
+
+  // The devices' accounting measured where the bytes came from: the label follows it.
+  DeviceIo io;
+  io.source = "diskstats";
+  io.bytes_read = 8'000'000;
+  io.reads = 100;
+  io.interval_s = 3;
+  cli::add_raw_device_io(d, io, TargetInfo{});
+  CHECK(d.raw.results.device_io["bytes_source"] == "page cache");
+  CHECK(d.raw.reads_from == "page cache");
+  CHECK(render_raw_text(d).find("the reads come from the page cache, a memory figure, not the device's") !=
+        std::string::npos);
+
+  // One pass, or a region larger than memory, or O_DIRECT: device, as before.
+  res.bytes = 8'000'000;
+  CHECK(make_raw_document(header, TargetInfo{}, cfg, target, engine, 0.0, res, {}).raw.reads_from == "device");
+  res.bytes = 7'200'000'000;
+  header.host.memory_bytes = 4'000'000;
+  CHECK(make_raw_document(header, TargetInfo{}, cfg, target, engine, 0.0, res, {}).raw.reads_from == "device");
+  header.host.memory_bytes = 16ULL << 30;
+  cfg.direct = true;
+  CHECK(make_raw_document(header, TargetInfo{}, cfg, target, engine, 0.0, res, {}).raw.reads_from == "device");
 }

@@ -11,6 +11,7 @@
 #include "report/calibration_effect_report.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document.hpp"
+#include "report/html_report.hpp"
 #include "report/run_document.hpp"
 #include "report/run_text.hpp"
 
@@ -211,6 +212,13 @@ TEST_CASE("run document: run_document_json and run_document_from_json are each o
   const RunDocument mback = run_document_from_json(mj, "'m.json'");
   CHECK_FALSE(mback.ingest.result);
   CHECK(run_document_json(mback) == mj);
+  // The page says what the text says (not available, and why), and shows no demand, AU or verdict.
+  CHECK(render_run_text(mback).find("not available        not recomputed") != std::string::npos);
+  const std::string html = render_html_report({mj});
+  CHECK(html.find("<th>GPU ingest</th><td>not available: not recomputed</td>") != std::string::npos);
+  CHECK(html.find("<th>AU</th>") == std::string::npos);
+  CHECK(html.find("<th>demand</th>") == std::string::npos);
+  CHECK(html.find("<th>verdict</th>") == std::string::npos);
 }
 
 TEST_CASE("run document: a missing or mistyped field is refused naming the file and the field's path",
