@@ -189,8 +189,9 @@ void write_scaling_document(const std::string& path, const ScalingDocument& doc)
 std::string render_scaling_text(const ScalingDocument& doc) {
   const ScalingSection& s = doc.scaling;
   const ScalingResult& r = s.result;
-  std::string out = fmt::format("ioprobe scaling: {} {} B, iodepth {}, O_DIRECT, {:g} s each, on {}{}\n", s.rw, s.bs,
-                                s.iodepth, s.runtime_s, s.dir, r.interrupted ? "  [PARTIAL: interrupted]" : "");
+  std::string out = fmt::format("ioprobe scaling: {} {}, iodepth {}, O_DIRECT, {:g} s each, on {}{}\n", s.rw,
+                                format_bytes(s.bs), s.iodepth, s.runtime_s, s.dir,
+                                r.interrupted ? "  [PARTIAL: interrupted]" : "");
   out += fmt::format("  array       {}\n",
                      r.level.empty() ? "one device (no RAID)"
                                      : fmt::format("{} {} over {} members", r.raid_kind, r.level, r.members.size()));
