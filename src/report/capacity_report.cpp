@@ -161,12 +161,17 @@ std::string device_note_text(const CapacitySection& c) {
   return "";
 }
 
-// "  loader     calibrated by FILE (CODE:FUNC on HOST, torch V, batch size B)" with --calibration.
-std::string capacity_calibration_line(const CapacityDocument& doc) {
-  const auto& cal = doc.loader.consumer.calibration;
-  if (!cal) return "";
-  return fmt::format("  {:<10} calibrated by {} ({}:{} on {}, torch {}, batch size {})\n", "loader", cal->file,
-                     cal->code, cal->function, cal->host, cal->torch_version, cal->batch_size);
+// "  loader     num_workers=W batch_size=B prefetch_factor=P per GPU rank" (the setting every point
+// ran with), and with --calibration "  calibration FILE (CODE:FUNC on HOST, torch V, batch size B)".
+std::string capacity_loader_lines(const CapacityDocument& doc) {
+  const CapacityLoaderSection& l = doc.loader;
+  std::string o = fmt::format("  {:<10} num_workers={} batch_size={} prefetch_factor={} per GPU rank, every point "
+                              "(`ioprobe tune` finds the best setting)\n",
+                              "loader", l.num_workers, l.batch_size, l.prefetch_factor);
+  if (const auto& cal = l.consumer.calibration)
+    o += fmt::format("  {:<10} {} ({}:{} on {}, torch {}, batch size {})\n", "calibrated", cal->file, cal->code,
+                     cal->function, cal->host, cal->torch_version, cal->batch_size);
+  return o;
 }
 
 std::string capacity_calibration_effect(const CapacitySection& c) {
@@ -222,7 +227,7 @@ std::string render_capacity_text(const CapacityDocument& doc) {
   o += fmt::format("  per GPU    1 x {}{}: {:.1f} samples/s = {}; fed at AU >= {:.0f}%\n", c.in.accelerator_name,
                    model.empty() ? "" : " (" + model + ")", c.in.samples_per_s_per_gpu,
                    format_rate(c.in.samples_per_s_per_gpu * c.in.sample_bytes), 100 * c.in.au_target);
-  o += capacity_calibration_line(doc);
+  o += capacity_loader_lines(doc);
   o += capacity_calibration_effect(c);
   const size_t points = c.answer.points.size();
   o += fmt::format("  search     doubling then bisection; {} repeat(s) of {} s per point; {} in {} (budget {})\n\n",
