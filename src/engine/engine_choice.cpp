@@ -138,8 +138,13 @@ EngineChoice pick_auto(const EngineRequest& r, const TargetInfo& t) {
     c.reason = "no block device under the target";
   } else {
     c.engine = "io_uring";
-    c.reason = fmt::format("O_DIRECT on block device {}: io_uring opens, reads and closes a file in one system call",
-                           t.device);
+    c.reason =
+        r.file_per_read
+            ? fmt::format("O_DIRECT on block device {}: io_uring opens, reads and closes a file in one system call",
+                          t.device)
+            : fmt::format("O_DIRECT on block device {}: one io_uring_enter per read, into registered "
+                          "buffers that spare the page pinning each O_DIRECT pread pays",
+                          t.device);
   }
   return c;
 }

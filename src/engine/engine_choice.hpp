@@ -67,6 +67,8 @@ struct EngineRequest {
   unsigned depth = 1;              // requests in flight per thread: 1 for a loader worker, raw's --iodepth
   bool write = false;              // raw's write patterns; the loader only reads
   double residency = -1;           // share of the data in the page cache, 0..1 (-1 unknown); for the reason only
+  bool file_per_read = true;       // each read opens and closes its own file (a loader's samples); raw reads a
+                                   // region of one open file: for the reason only
 };
 
 /// The one engine chooser. Throws UsageError for an unknown `requested`; "io_uring" when `uring`

@@ -34,6 +34,7 @@ RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target
   r.depth = cfg.iodepth;
   r.write = pattern_is_write(cfg.rw);
   r.residency = residency;
+  r.file_per_read = false;  // one open file, read in blocks
   EngineChoice c = choose_engine(r, target, uring);
   if (cfg.engine == "auto") c.reason = "auto: " + c.reason;
   return {c.engine, c.reason, c.warning};

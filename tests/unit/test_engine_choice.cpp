@@ -79,6 +79,18 @@ TEST_CASE("choose_engine: io_uring for O_DIRECT on a device, psync elsewhere", "
   CHECK_THROWS_AS(choose_engine("aio", dev, false, ok), UsageError);
 }
 
+TEST_CASE("choose_engine: the reason speaks of files only where each read opens its own", "[engine]") {
+  const UringAvailability ok = explain_io_uring(0, 0, 8 << 20, 0, false);
+  EngineRequest r;
+  r.buffered = false;
+  CHECK_THAT(choose_engine(r, block_target(), ok).reason, Catch::Contains("opens, reads and closes a file"));
+  r.file_per_read = false;  // raw: blocks of one open file
+  const EngineChoice raw = choose_engine(r, block_target(), ok);
+  CHECK(raw.engine == "io_uring");
+  CHECK(raw.reason.find("file") == std::string::npos);
+  CHECK_THAT(raw.reason, Catch::Contains("one io_uring_enter per read"));
+}
+
 TEST_CASE("choose_engine: refused io_uring falls back with auto, fails with --engine io_uring", "[engine]") {
   UringAvailability refused = explain_io_uring(EPERM, 0, 8 << 20, 0, false);
   EngineChoice c = choose_engine("auto", block_target(), false, refused);
@@ -263,7 +275,10 @@ TEST_CASE("one engine chooser: raw, the loader and probe get the same engine for
           const EngineChoice one = choose_engine(r, t, u);
           const RawEngineChoice raw = choose_raw_engine(raw_config(buffered, depth), t, -1, u);
           CHECK(raw.name == one.engine);
-          CHECK(raw.reason == "auto: " + one.reason);
+          EngineRequest blocks = r;  // raw reads blocks of one open file: the same engine, its own words
+          blocks.file_per_read = false;
+          CHECK(choose_engine(blocks, t, u).engine == one.engine);
+          CHECK(raw.reason == "auto: " + choose_engine(blocks, t, u).reason);
           if (depth == 1) {  // the loader's workers and probe's cold/warm rows read at depth 1
             const EngineChoice loader = choose_engine("auto", t, buffered, u);
             CHECK(loader.engine == raw.name);
