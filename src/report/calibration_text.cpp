@@ -70,7 +70,7 @@ std::string render_calibration_text(const nlohmann::json& doc) {
                      "workers read each file themselves and burn the loop cost less this)",
                      fig(rd.at("io_uring_cpu_per_file_us"), "µs"), fig(rd.at("psync_cpu_per_file_us"), "µs")));
   }
-  if (f.contains("tensors_per_batch")) line("tensors per batch", fig(f.at("tensors_per_batch"), "tensors", 0));
+  if (f.contains("tensors_per_batch")) line("tensors per batch", fig(f.at("tensors_per_batch"), "tensor(s)", 0));
   line("main process per batch",
        fig(f.at("main_cpu_per_batch_us"), "µs CPU") + fmt::format("; per batch p10 {:.1f}, p90 {:.1f} µs (main thread)",
                                                                   f.value("main_cpu_per_batch_p10_us", 0.0),

@@ -62,7 +62,7 @@ std::string render_tune_text(const TuneDocument& doc) {
     const double rate = r.valid && i < pts.size() && tune_point_measured(pts[i]) ? pts[i].point.samples_per_s : 0;
     o += render_calibration_effect_line(t.calibration_effect, "effect", 10, rate, "the recommended setting measured");
   }
-  o += fmt::format("  sweep      {} runs of {} s ({} repeats per setting) in {}; NUMA: {}\n", t.runs_done, t.run_s,
+  o += fmt::format("  sweep      {} runs of {} s ({} repeat(s) per setting) in {}; NUMA: {}\n", t.runs_done, t.run_s,
                    t.repeats, format_seconds(t.elapsed_s), t.placements_reason);
   {  // Settings whose runs were lengthened past run_s for long GPU steps (sweep.hpp lengthen_runs).
     std::string longer;
