@@ -23,9 +23,12 @@ echo "one rank delivers $rate samples/s loader-bound; per-GPU rate $per_gpu samp
 "$IOPROBE" capacity --quiet "${ds[@]}" "$per_gpu" --gpus 2 > "$W/refuse.txt" 2>&1
 [ $? = 2 ] && grep -q -- "--gpus: capacity sets it" "$W/refuse.txt" || fail "--gpus not refused: $(cat "$W/refuse.txt")"
 
-# The search, once more when this host could not emulate even one accelerator at its rate (the
-# answer "client-bound" at 0: the host's CPUs stalled under other load or a busy hypervisor, which
-# the search rightly reports; not the storage answer this test is about).
+# The search, once more at half the per-GPU rate when this host could not emulate even one
+# accelerator at its rate (the answer "client-bound" at 0: the host's CPUs stalled under other
+# load or a busy hypervisor, which the search rightly reports; not the storage answer this test is
+# about). A step of 512 samples at ~360,000 samples/s lasts 1.4 ms: under load the emulated GPU's
+# wake-ups run late by more than the 10% AU allows; twice the step (the answer then near 7, still
+# "a few") leaves the same lateness half the weight.
 search() {
   "$IOPROBE" capacity "${ds[@]}" "$per_gpu" --point-time 2s --repeats 1 --max-gpus 16 --budget 120s \
     --json "$W/cap.json" --html "$W/cap.html" > "$W/cap.txt" 2> "$W/cap.err" || fail "capacity failed: $(cat "$W/cap.err")"
@@ -33,7 +36,8 @@ search() {
 sys.exit(3 if c['bound'] == 'client-cpu' and c['gpus_fed'] == 0 else 0)" "$W/cap.json"
 }
 if ! search; then
-  echo "note: the client could not emulate one accelerator (load $(cut -d' ' -f1 /proc/loadavg)): the search once more"
+  per_gpu=$(python3 -c "print(round($per_gpu / 2, 1))")
+  echo "note: the client could not emulate one accelerator (load $(cut -d' ' -f1 /proc/loadavg)): the search once more at $per_gpu samples/s per GPU"
   search || fail "capacity: client-bound at 0 accelerators twice: $(cat "$W/cap.txt")"
 fi
 grep -q "x custom GPU: AU" "$W/cap.err" || fail "no per-point progress lines on stderr: $(cat "$W/cap.err")"
