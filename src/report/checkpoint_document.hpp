@@ -18,8 +18,8 @@
 
 #include "checkpoint/restorer.hpp"
 #include "core/error_record.hpp"
-#include "report/document_sections.hpp"
 #include "report/device_io_section.hpp"
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 
 namespace ioprobe {

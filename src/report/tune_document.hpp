@@ -40,8 +40,8 @@
 #include "ingest/analysis.hpp"
 #include "ingest/calibration_effect.hpp"
 #include "loader/loader_result.hpp"
-#include "report/document_sections.hpp"
 #include "report/device_io_section.hpp"
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 #include "tune/recommend.hpp"
 #include "tune/rules.hpp"
@@ -117,7 +117,7 @@ struct TunePointDeviceIo {
 /// its runs without worker_busy and intervals, which the document does not keep).
 struct TunePointEntry {
   TunePoint point;
-  std::optional<TunePointDeviceIo> device_io;  // where the devices were measured
+  std::optional<TunePointDeviceIo> device_io;   // where the devices were measured
   std::optional<TuneWorkerCosts> worker_costs;  // with --calibration only
 };
 
