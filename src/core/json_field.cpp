@@ -19,6 +19,12 @@ const nlohmann::json& json_array_at(const nlohmann::json& j, const char* key, co
   return a;
 }
 
+const nlohmann::json& json_object_at(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& o = json_at(j, key, where);
+  if (!o.is_object()) json_detail::throw_mistyped(o, json_path(where, key), "a JSON object");
+  return o;
+}
+
 std::string json_path(const std::string& where, const char* key) { return where + "." + key; }
 std::string json_path(const std::string& where, size_t index) { return fmt::format("{}[{}]", where, index); }
 

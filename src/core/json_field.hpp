@@ -22,6 +22,9 @@ const nlohmann::json& json_at(const nlohmann::json& j, const char* key, const st
 /// j[key] when it is an array, else UsageError naming the path.
 const nlohmann::json& json_array_at(const nlohmann::json& j, const char* key, const std::string& where);
 
+/// j[key] when it is a JSON object, else UsageError naming the path.
+const nlohmann::json& json_object_at(const nlohmann::json& j, const char* key, const std::string& where);
+
 /// "WHERE.KEY" and "WHERE[I]": the paths of a member and of an element, for nested errors.
 std::string json_path(const std::string& where, const char* key);
 std::string json_path(const std::string& where, size_t index);

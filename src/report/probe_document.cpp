@@ -209,12 +209,6 @@ ProbeCache cache_from_json(const nlohmann::json& j, const std::string& w) {
   return c;
 }
 
-const nlohmann::json& object_at(const nlohmann::json& j, const char* key, const std::string& where) {
-  const nlohmann::json& v = json_at(j, key, where);
-  if (!v.is_object()) json_detail::throw_mistyped(v, json_path(where, key), "a JSON object");
-  return v;
-}
-
 }  // namespace
 
 nlohmann::json probe_document_json(const ProbeDocument& doc) {
@@ -240,14 +234,14 @@ ProbeDocument probe_document_from_json(const nlohmann::json& j, const std::strin
   ProbeDocument d;
   d.header = header_from_json(j, "probe", where);
   d.target = target_section_from_json(json_at(j, "target", where), where + " target");
-  d.topology = object_at(j, "topology", where);
-  d.io_uring = io_uring_from_json(object_at(j, "io_uring", where), json_path(where, "io_uring"));
-  const nlohmann::json& e = object_at(j, "engine", where);
+  d.topology = json_object_at(j, "topology", where);
+  d.io_uring = io_uring_from_json(json_object_at(j, "io_uring", where), json_path(where, "io_uring"));
+  const nlohmann::json& e = json_object_at(j, "engine", where);
   const std::string ew = json_path(where, "engine");
-  d.cold = engine_row_from_json(object_at(e, "cold", ew), json_path(ew, "cold"));
-  d.warm = engine_row_from_json(object_at(e, "warm", ew), json_path(ew, "warm"));
-  d.deep = engine_row_from_json(object_at(e, "deep", ew), json_path(ew, "deep"));
-  d.cache = cache_from_json(object_at(j, "cache", where), json_path(where, "cache"));
+  d.cold = engine_row_from_json(json_object_at(e, "cold", ew), json_path(ew, "cold"));
+  d.warm = engine_row_from_json(json_object_at(e, "warm", ew), json_path(ew, "warm"));
+  d.deep = engine_row_from_json(json_object_at(e, "deep", ew), json_path(ew, "deep"));
+  d.cache = cache_from_json(json_object_at(j, "cache", where), json_path(where, "cache"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   return d;

@@ -234,12 +234,6 @@ void write_raw_document(const std::string& path, const RawDocument& doc) {
 
 namespace {
 
-const json& object_at(const json& j, const char* key, const std::string& where) {
-  const json& v = json_at(j, key, where);
-  if (!v.is_object()) json_detail::throw_mistyped(v, json_path(where, key), "a JSON object");
-  return v;
-}
-
 // Values no raw run writes: refused as a mistyped field is, naming the path.
 void require(bool ok, const json& j, const char* key, const std::string& where, const std::string& what) {
   if (!ok) json_detail::throw_mistyped(j.at(key), json_path(where, key), what.c_str());
@@ -266,7 +260,7 @@ RawResultsSection results_from_json(const json& j, const std::string& w) {
           fmt::format("a time above 0 s for {} I/Os", format_count(r.ios)));
   require(r.bytes == 0 || r.ios > 0, j, "bytes", w, "0 B for 0 I/Os");
   check_numbers(j, {"iops", "bytes_per_s"}, w);
-  const json& lat = object_at(j, "latency_us", w);
+  const json& lat = json_object_at(j, "latency_us", w);
   const std::string lw = json_path(w, "latency_us");
   json_field<uint64_t>(lat, "count", lw);
   check_numbers(lat, {"mean", "min", "p50", "p90", "p99", "p999", "max"}, lw);
@@ -278,12 +272,12 @@ RawResultsSection results_from_json(const json& j, const std::string& w) {
     r.first_error_detail = error_record_from_json(*it, json_path(w, "first_error_detail"));
   // Absent from documents `report --merge` wrote.
   if (j.contains("stop_reason")) r.stop_reason = json_field<std::string>(j, "stop_reason", w);
-  const json& cpu = object_at(j, "cpu", w);
+  const json& cpu = json_object_at(j, "cpu", w);
   const std::string cw = json_path(w, "cpu");
   r.cpu_user_s = seconds_field(cpu, "user_s", cw);
   r.cpu_sys_s = seconds_field(cpu, "sys_s", cw);
   check_numbers(cpu, {"per_io_us"}, cw);
-  if (j.contains("device_io")) r.device_io = object_at(j, "device_io", w);  // absent: not measured
+  if (j.contains("device_io")) r.device_io = json_object_at(j, "device_io", w);  // absent: not measured
   return r;
 }
 
@@ -306,7 +300,7 @@ RawSection raw_section_from_json(const json& j, const std::string& w) {
   s.runtime_s = seconds_field(j, "runtime_s", w);
   s.sqpoll_requested = json_field<bool>(j, "sqpoll_requested", w);
   s.seed = json_field<uint64_t>(j, "seed", w);
-  const json& e = object_at(j, "engine", w);
+  const json& e = json_object_at(j, "engine", w);
   const std::string ew = json_path(w, "engine");
   s.engine.name = json_field<std::string>(e, "name", ew);
   s.engine.reason = json_field<std::string>(e, "reason", ew);
@@ -314,7 +308,7 @@ RawSection raw_section_from_json(const json& j, const std::string& w) {
   s.engine.registered_files = json_field<bool>(e, "registered_files", ew);
   s.engine.sqpoll = json_field<bool>(e, "sqpoll", ew);
   s.engine.notes = json_field<std::vector<std::string>>(e, "notes", ew);
-  const json& l = object_at(j, "layout", w);
+  const json& l = json_object_at(j, "layout", w);
   const std::string lw = json_path(w, "layout");
   s.layout.block_device = json_field<bool>(l, "block_device", lw);
   s.layout.file_bytes = json_field<uint64_t>(l, "file_bytes", lw);
@@ -328,7 +322,7 @@ RawSection raw_section_from_json(const json& j, const std::string& w) {
   s.evict_error = json_field<std::string>(j, "evict_error", w);
   s.reads_from = json_field<std::string>(j, "reads_from", w);
   s.writes_to = json_field<std::string>(j, "writes_to", w);
-  s.results = results_from_json(object_at(j, "results", w), json_path(w, "results"));
+  s.results = results_from_json(json_object_at(j, "results", w), json_path(w, "results"));
   return s;
 }
 
@@ -349,14 +343,14 @@ RawHostSection host_from_json(const json& j, const std::string& w) {
   h.host_index = json_field<int>(j, "host_index", w);
   h.mpi_ranks = json_field<std::vector<int>>(j, "mpi_ranks", w);
   h.files = json_field<std::vector<std::string>>(j, "files", w);
-  const json& t = object_at(j, "target", w);
+  const json& t = json_object_at(j, "target", w);
   const std::string tw = json_path(w, "target");
   h.fs_type = json_field<std::string>(t, "fs_type", tw);
   h.device = json_field<std::string>(t, "device", tw);
   h.memory_backed = json_field<bool>(t, "memory_backed", tw);
   h.straggler = json_field<bool>(j, "straggler", w);
-  h.device_io = object_at(j, "device_io", w);
-  const json& r = object_at(j, "results", w);
+  h.device_io = json_object_at(j, "device_io", w);
+  const json& r = json_object_at(j, "results", w);
   const std::string rw = json_path(w, "results");
   h.ios = json_field<uint64_t>(r, "ios", rw);
   h.bytes = json_field<uint64_t>(r, "bytes", rw);
@@ -366,7 +360,7 @@ RawHostSection host_from_json(const json& j, const std::string& w) {
   h.last_done_s = json_field<double>(r, "last_done_s", rw);
   h.iops = json_field<double>(r, "iops", rw);
   h.bytes_per_s = json_field<double>(r, "bytes_per_s", rw);
-  const json& lat = object_at(r, "latency_us", rw);
+  const json& lat = json_object_at(r, "latency_us", rw);
   const std::string lw = json_path(rw, "latency_us");
   h.latency_count = json_field<uint64_t>(lat, "count", lw);
   h.p50_us = json_field<double>(lat, "p50", lw);
@@ -381,13 +375,13 @@ RawHostSection host_from_json(const json& j, const std::string& w) {
 RawDocument raw_document_from_json(const json& j, const std::string& where) {
   RawDocument d;
   d.header = header_from_json(j, "raw", where);
-  d.target = object_at(j, "target", where);
-  d.raw = raw_section_from_json(object_at(j, "raw", where), json_path(where, "raw"));
+  d.target = json_object_at(j, "target", where);
+  d.raw = raw_section_from_json(json_object_at(j, "raw", where), json_path(where, "raw"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   // One process: neither; across hosts: both.
   if (j.contains("cluster") || j.contains("hosts")) {
-    d.cluster = cluster_from_json(object_at(j, "cluster", where), json_path(where, "cluster"));
+    d.cluster = cluster_from_json(json_object_at(j, "cluster", where), json_path(where, "cluster"));
     const json& rows = json_array_at(j, "hosts", where);
     for (size_t i = 0; i < rows.size(); ++i)
       d.hosts.push_back(host_from_json(rows[i], json_path(json_path(where, "hosts"), i)));
