@@ -11,14 +11,6 @@ namespace ioprobe {
 
 namespace {
 
-DeviceIoDevice section_device(const nlohmann::json& j, const std::string& w) {
-  return {.name = json_field<std::string>(j, "name", w),
-          .bytes_read = json_field<uint64_t>(j, "bytes_read", w),
-          .bytes_written = json_field<uint64_t>(j, "bytes_written", w),
-          .reads = json_field<uint64_t>(j, "reads", w),
-          .writes = json_field<uint64_t>(j, "writes", w)};
-}
-
 // The accounting's own keys (topology/device_io_json.hpp) of a section, strictly.
 DeviceIo section_io(const nlohmann::json& j, const std::string& w) {
   DeviceIo io;
@@ -27,7 +19,7 @@ DeviceIo section_io(const nlohmann::json& j, const std::string& w) {
   io.reason = io.measured() ? json_field_or<std::string>(j, "reason", w, "") : json_field<std::string>(j, "reason", w);
   const nlohmann::json& devices = json_array_at(j, "devices", w);
   for (size_t i = 0; i < devices.size(); ++i)
-    io.devices.push_back(section_device(devices[i], json_path(json_path(w, "devices"), i)));
+    io.devices.push_back(device_io_device_from_wire(devices[i], json_path(json_path(w, "devices"), i)));
   io.bytes_read = json_field<uint64_t>(j, "bytes_read", w);
   io.bytes_written = json_field<uint64_t>(j, "bytes_written", w);
   io.reads = json_field<uint64_t>(j, "reads", w);

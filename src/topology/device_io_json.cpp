@@ -5,15 +5,13 @@
 
 namespace ioprobe {
 
-namespace {
-DeviceIoDevice device_of(const nlohmann::json& j, const std::string& w) {
+DeviceIoDevice device_io_device_from_wire(const nlohmann::json& j, const std::string& w) {
   return {.name = json_field<std::string>(j, "name", w),
           .bytes_read = json_field<uint64_t>(j, "bytes_read", w),
           .bytes_written = json_field<uint64_t>(j, "bytes_written", w),
           .reads = json_field<uint64_t>(j, "reads", w),
           .writes = json_field<uint64_t>(j, "writes", w)};
 }
-}  // namespace
 
 void to_json(nlohmann::json& j, const DeviceIoDevice& d) {
   j = {{"name", d.name},
@@ -23,7 +21,7 @@ void to_json(nlohmann::json& j, const DeviceIoDevice& d) {
        {"writes", d.writes}};
 }
 
-void from_json(const nlohmann::json& j, DeviceIoDevice& d) { d = device_of(j, "device"); }
+void from_json(const nlohmann::json& j, DeviceIoDevice& d) { d = device_io_device_from_wire(j, "device"); }
 
 void to_json(nlohmann::json& j, const DeviceIo& io) {
   j = {{"source", io.source},
@@ -55,7 +53,7 @@ BackingIo backing_io_from_wire(const nlohmann::json& j, const std::string& w) {
   b.backing_file = json_field<std::string>(j, "backing_file", w);
   const nlohmann::json& dio = json_at(j, "direct_io", w);
   b.direct_io = dio.is_null() ? -1 : json_as<bool>(dio, json_path(w, "direct_io")) ? 1 : 0;
-  b.device = device_of(json_at(j, "device", w), json_path(w, "device"));
+  b.device = device_io_device_from_wire(json_at(j, "device", w), json_path(w, "device"));
   b.idle_bytes_per_s_before = json_field<double>(j, "idle_bytes_per_s_before", w);
   return b;
 }
@@ -66,7 +64,7 @@ DeviceIo device_io_from_wire(const nlohmann::json& j, const std::string& w) {
   io.reason = json_field<std::string>(j, "reason", w);
   const nlohmann::json& devices = json_array_at(j, "devices", w);
   for (size_t i = 0; i < devices.size(); ++i)
-    io.devices.push_back(device_of(devices[i], json_path(json_path(w, "devices"), i)));
+    io.devices.push_back(device_io_device_from_wire(devices[i], json_path(json_path(w, "devices"), i)));
   io.bytes_read = json_field<uint64_t>(j, "bytes_read", w);
   io.bytes_written = json_field<uint64_t>(j, "bytes_written", w);
   io.reads = json_field<uint64_t>(j, "reads", w);

@@ -22,6 +22,9 @@ void to_json(nlohmann::json& j, const DeviceIo& io);
 void from_json(const nlohmann::json& j, DeviceIo& io);
 void to_json(nlohmann::json& j, const BackingIo& b);
 
+/// One device's counters read back strictly (UsageError naming the field under `where`).
+DeviceIoDevice device_io_device_from_wire(const nlohmann::json& j, const std::string& where);
+
 /// A "backing" object read back strictly (UsageError naming the field under `where`).
 BackingIo backing_io_from_wire(const nlohmann::json& j, const std::string& where);
 
