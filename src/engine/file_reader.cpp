@@ -15,6 +15,7 @@
 #include "engine/engine.hpp"
 #include "engine/engine_choice.hpp"
 #include "engine/file_ops.hpp"
+#include "engine/uring_memlock.hpp"
 #include "engine/uring_ring.hpp"
 
 namespace ioprobe {
@@ -39,11 +40,20 @@ class AlignedBuffer {
     }
     return ptr_;
   }
+  char* data() const { return ptr_; }
+  uint64_t capacity() const { return cap_; }
 
  private:
   char* ptr_ = nullptr;
   uint64_t cap_ = 0;
 };
+
+// Whether registered buffers cost this process nothing against RLIMIT_MEMLOCK (CAP_IPC_LOCK, or
+// no limit): see engine/uring_memlock.hpp for what the kernel charges.
+bool memlock_exempt() {
+  const MemlockLimit m = read_memlock_limit();
+  return m.cap_ipc_lock || m.soft == UINT64_MAX;
+}
 
 bool stop_requested(const ReadControl& ctl) { return ctl.stop && ctl.stop->load(std::memory_order_relaxed); }
 
@@ -136,7 +146,7 @@ class UringReader final : public FileReader {
     FileReadResult r;
     const int64_t t0 = now_ns();
     uint64_t len = first_read_len(hint, opts_.chunk_bytes);
-    char* buf = buf_.get(len);
+    char* buf = buffer(len);
     // open -> read -> (close, only when this read will be the last) as one linked chain.
     const bool single = hint >= 0 && static_cast<uint64_t>(hint) < len;  // the first read returns short: EOF
     io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
@@ -146,7 +156,7 @@ class UringReader final : public FileReader {
     sqe->flags |= IOSQE_IO_LINK;
     sqe->user_data = kOpen;
     sqe = io_uring_get_sqe(ring_.get());
-    io_uring_prep_read(sqe, 0, buf, static_cast<unsigned>(len), 0);
+    prep_read(sqe, buf, len, 0);
     sqe->flags |= IOSQE_FIXED_FILE | (single ? IOSQE_IO_LINK : 0);
     sqe->user_data = kRead;
     if (single) {
@@ -197,9 +207,9 @@ class UringReader final : public FileReader {
           break;
         }
         len = opts_.chunk_bytes;
-        buf = buf_.get(len);
+        buf = buffer(len);
         sqe = io_uring_get_sqe(ring_.get());
-        io_uring_prep_read(sqe, 0, buf, static_cast<unsigned>(len), off);
+        prep_read(sqe, buf, len, off);
         sqe->flags |= IOSQE_FIXED_FILE;
         sqe->user_data = kRead;
         io_uring_submit(ring_.get());
@@ -247,6 +257,34 @@ class UringReader final : public FileReader {
  private:
   enum : uint64_t { kOpen = 1, kRead = 2, kClose = 3 };
 
+  // The read buffer, registered with the ring (io_uring_register_buffers) whenever it is
+  // (re)allocated, so reads are IORING_OP_READ_FIXED: the kernel copies into pages pinned once
+  // instead of mapping the user buffer on every read (about 3 µs less CPU per 115 kB file read
+  // from the page cache than a plain read on the development VM, tools/floor.c both ways).
+  // Registered pages count against RLIMIT_MEMLOCK unless the process is exempt, where the run's
+  // rings need that limit: there, and wherever the kernel refuses the registration, reads stay plain.
+  char* buffer(uint64_t len) {
+    if (len <= buf_.capacity()) return buf_.data();
+    if (registered_) {
+      io_uring_unregister_buffers(ring_.get());
+      registered_ = false;
+    }
+    char* p = buf_.get(len);
+    if (p && fixed_allowed_) {
+      iovec iov{p, static_cast<size_t>(buf_.capacity())};
+      registered_ = io_uring_register_buffers(ring_.get(), &iov, 1) == 0;
+      if (!registered_) fixed_allowed_ = false;
+    }
+    return p;
+  }
+  void prep_read(io_uring_sqe* sqe, char* buf, uint64_t len, uint64_t off) const {
+    if (registered_) {
+      io_uring_prep_read_fixed(sqe, 0, buf, static_cast<unsigned>(len), off, 0);
+    } else {
+      io_uring_prep_read(sqe, 0, buf, static_cast<unsigned>(len), off);
+    }
+  }
+
   io_uring_cqe* wait() {
     io_uring_cqe* cqe = nullptr;
     int ret;
@@ -258,8 +296,10 @@ class UringReader final : public FileReader {
   }
 
   FileReaderOptions opts_;
+  AlignedBuffer buf_;  // before ring_: the ring (and its registration) goes first
   UringRing ring_;
-  AlignedBuffer buf_;
+  bool fixed_allowed_ = memlock_exempt();
+  bool registered_ = false;
 };
 
 }  // namespace

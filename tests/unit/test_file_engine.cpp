@@ -161,3 +161,43 @@ TEST_CASE("file readers count a large file's requests into the tally as they com
     CHECK(shared.load() == n);
   }
 }
+
+TEST_CASE("file readers: a reader's buffer grows from file to file and every byte is right", "[engine]") {
+  TempDir dir("file-reader-grow");
+  // Sizes that grow past the first buffer (256 KiB) and past one request (chunk 1 MiB), then shrink.
+  const std::vector<size_t> sizes = {4096, 300000, (3u << 20) + 5, 4096, 1u << 20};
+  std::vector<std::vector<uint8_t>> contents;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    std::vector<uint8_t> d(sizes[k]);
+    for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<uint8_t>(i * 13 + k * 29 + 1);
+    const std::string p = dir.path + "/f" + std::to_string(k);
+    const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, d.data(), d.size()) == static_cast<ssize_t>(d.size()));
+    ::close(fd);
+    contents.push_back(std::move(d));
+  }
+  std::vector<std::string> engines = {"psync"};
+  if (probe_io_uring().available) engines.emplace_back("io_uring");
+  for (const std::string& engine : engines) {
+    for (const bool hinted : {true, false}) {
+      CAPTURE(engine, hinted);
+      FileReaderOptions o;
+      o.chunk_bytes = 1u << 20;
+      std::unique_ptr<FileReader> fr = make_file_reader(engine, o);
+      for (int pass = 0; pass < 2; ++pass) {
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          CAPTURE(pass, k);
+          const std::string p = dir.path + "/f" + std::to_string(k);
+          const FileReadResult r = fr->read_file(AT_FDCWD, p.c_str(), hinted ? static_cast<int64_t>(sizes[k]) : -1);
+          REQUIRE(r.err == 0);
+          CHECK(r.bytes == static_cast<int64_t>(sizes[k]));
+          if (sizes[k] < o.chunk_bytes) {
+            REQUIRE(r.data != nullptr);
+            CHECK(std::equal(contents[k].begin(), contents[k].end(), r.data));
+          }
+        }
+      }
+    }
+  }
+}
