@@ -9,12 +9,14 @@
 //   io_uring  per thread one ring with a registered buffer and a registered file table; each
 //             file is one linked chain openat_direct -> read_fixed (fixed file) -> close_direct,
 //             submitted with one io_uring_enter and reaped at once (queue depth 1, as a
-//             DataLoader worker reads one file at a time)
+//             DataLoader worker reads one file at a time); `--buffer plain` reads into the
+//             same buffer unregistered (IORING_OP_READ instead of READ_FIXED), to show what the
+//             registration saves
 //
 // Sizes come from stat(2) before the timed part (as ioprobe's manifest gives them), so start-up
 // (reading the list, stat, ring and buffer set-up, thread start) is timed apart from the reads.
 //
-// usage: floor --list FILE --threads N --engine psync|io_uring [--repeat K]
+// usage: floor --list FILE --threads N --engine psync|io_uring [--repeat K] [--buffer fixed|plain]
 //   FILE: one path per line. Prints one JSON object: files, bytes, startup_s, elapsed_s (first
 //   read to last thread done), files_per_s, cpu_s (user+sys of the timed part, all threads,
 //   getrusage(RUSAGE_SELF)), cpu_us_per_file, runq_wait_s (the threads' run-queue wait during the
@@ -42,7 +44,7 @@ struct file {
 
 static struct file* g_files;
 static size_t g_nfiles, g_max_size;
-static int g_threads = 1, g_uring = 0, g_repeat = 1;
+static int g_threads = 1, g_uring = 0, g_repeat = 1, g_plain = 0;
 static pthread_barrier_t g_start;
 
 struct worker {
@@ -123,7 +125,10 @@ static void* run_uring(struct worker* w, char* buf) {
       io_uring_prep_openat_direct(sqe, AT_FDCWD, g_files[i].path, O_RDONLY, 0, 0);
       sqe->flags |= IOSQE_IO_LINK;
       sqe = io_uring_get_sqe(&ring);
-      io_uring_prep_read_fixed(sqe, 0, buf, (unsigned)g_files[i].size, 0, 0);
+      if (g_plain)
+        io_uring_prep_read(sqe, 0, buf, (unsigned)g_files[i].size, 0);
+      else
+        io_uring_prep_read_fixed(sqe, 0, buf, (unsigned)g_files[i].size, 0, 0);
       sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_LINK;
       sqe = io_uring_get_sqe(&ring);
       io_uring_prep_close_direct(sqe, 0);
@@ -169,7 +174,7 @@ static void* worker_main(void* arg) {
 }
 
 static int usage(const char* why) {
-  fprintf(stderr, "floor: %s\nusage: floor --list FILE --threads N --engine psync|io_uring [--repeat K]\n", why);
+  fprintf(stderr, "floor: %s\nusage: floor --list FILE --threads N --engine psync|io_uring [--repeat K] [--buffer fixed|plain]\n", why);
   return 2;
 }
 
@@ -185,6 +190,10 @@ int main(int argc, char** argv) {
       const char* e = argv[++i];
       if (!strcmp(e, "io_uring")) g_uring = 1;
       else if (strcmp(e, "psync") != 0) return usage("--engine: psync or io_uring");
+    } else if (!strcmp(argv[i], "--buffer")) {
+      const char* b = argv[++i];
+      if (!strcmp(b, "plain")) g_plain = 1;
+      else if (strcmp(b, "fixed") != 0) return usage("--buffer: fixed or plain");
     } else return usage("unknown option");
   }
   if (!list || g_threads < 1 || g_threads > 1024 || g_repeat < 1) return usage("--list and --threads >= 1 are needed");
