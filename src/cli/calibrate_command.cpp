@@ -25,6 +25,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/calibration_text.hpp"
@@ -292,7 +293,7 @@ int cmd_calibrate(const CommandContext& ctx) {
     used = pythons[i];
     run = run_driver(used, driver, args, watch);
     if (!no_torch(run)) break;
-    if (i + 1 < pythons.size()) std::cerr << fmt::format("ioprobe calibrate: trying {} instead\n", pythons[i + 1]);
+    if (i + 1 < pythons.size()) warning(fmt::format("{} has no torch; trying {} instead", used, pythons[i + 1]));
   }
   say_stdout(run, watch);
   if (run.timed_out) {

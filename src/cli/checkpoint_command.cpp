@@ -94,6 +94,25 @@ class CommandHooks final : public CheckpointHooks {
   bool window_open_ = false;
 };
 
+// Says which directories this run made for --dir and whether they went again, so that a --dir
+// that did not exist never appears and disappears unseen.
+void print_made_dirs(const CheckpointDir::Made& made) {
+  if (made.dirs.empty()) return;
+  auto quoted = [&](size_t from, size_t to) {
+    std::string out;
+    for (size_t i = from; i < to; ++i)
+      out += fmt::format("{}'{}'", out.empty() ? "" : ", ", escape_bytes(made.dirs[i]));
+    return out;
+  };
+  const size_t n = made.dirs.size();
+  if (made.removed == n)
+    std::printf("created for this run and removed again (empty at its end): %s\n", quoted(0, n).c_str());
+  else if (made.removed == 0) std::printf("created for this run, kept: %s\n", quoted(0, n).c_str());
+  else
+    std::printf("created for this run: %s; removed again (empty at its end): %s\n", quoted(made.removed, n).c_str(),
+                quoted(0, made.removed).c_str());
+}
+
 void print_plan(const StateSpec& s) {
   std::printf("state: %s; world %d (tp %d x pp %d x dp %d, ZeRO-%d) = %s in all; this host: %zu rank(s), %s\n",
               s.source.c_str(), s.world, s.tp, s.pp, s.dp, s.zero_stage, format_bytes(s.world_bytes).c_str(),
@@ -174,7 +193,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   checkpoint_preflight(p, target, d, [&](const std::string& w) { hooks.warn(w); });
 
   const SeriesResult series = run_checkpoint(c, d, hooks);
-  dir.finish(c.keep, c.json_path);
+  const CheckpointDir::Made made = dir.finish(c.keep, c.json_path);
 
   job.finish(d);  // rank 0 now holds every process's ranks
   if (!job.lead()) return kExitOk;
@@ -193,6 +212,7 @@ int checkpoint_body(const CommandContext& ctx, CheckpointJob& job) {
   std::fputs(render_checkpoint_text(doc).c_str(), stdout);
   std::fputs(render_series_text(doc).c_str(), stdout);
   if (c.keep && d.save.ok) std::printf("kept: %s/__*_0.distcp\n", d.dir.c_str());
+  print_made_dirs(made);
   std::fflush(stdout);
   if (!c.json_path.empty()) write_checkpoint_document(c.json_path, doc);
   if (partial) return interrupt_exit_code() ? interrupt_exit_code() : kExitSigint;

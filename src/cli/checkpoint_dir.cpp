@@ -84,18 +84,22 @@ void CheckpointDir::remove_made() {
   made_.clear();
 }
 
-void CheckpointDir::finish(bool keep, const std::string& json_path) {
+CheckpointDir::Made CheckpointDir::finish(bool keep, const std::string& json_path) {
   lock_.reset();
-  if (keep || made_.empty()) return;
+  Made made{made_, 0};
+  if (keep || made_.empty()) return made;
   // Not the directory the result document is about to be written into, nor those above it
   // (made_ runs deepest first).
   std::error_code ec;
   const std::string json_dir = json_path.empty()
                                    ? std::string()
                                    : std::filesystem::absolute(json_path, ec).parent_path().lexically_normal().string();
-  for (const auto& m : made_)
+  for (const auto& m : made_) {
     if (std::filesystem::path(m).lexically_normal().string() == json_dir || ::rmdir(m.c_str()) != 0) break;
+    ++made.removed;
+  }
   made_.clear();
+  return made;
 }
 
 }  // namespace ioprobe::cli

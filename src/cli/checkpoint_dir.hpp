@@ -34,9 +34,13 @@ class CheckpointDir {
 
   /// The end of a successful run: releases the lock and, unless `keep`, removes the directories
   /// this run made that are empty, but not the one the result document `json_path` goes into,
-  /// nor those above it.
-  void finish(bool keep, const std::string& json_path);
-  bool created() const { return !made_.empty(); }
+  /// nor those above it. Returns what this run made (deepest first) and how many of those, from
+  /// the deepest, it removed, for the report to say (nothing made: an empty list).
+  struct Made {
+    std::vector<std::string> dirs;  // deepest first
+    size_t removed = 0;             // dirs[0 .. removed) are gone again
+  };
+  Made finish(bool keep, const std::string& json_path);
 
  private:
   void remove_made();

@@ -121,7 +121,7 @@ void check_out(const std::string& out) {
                                    escape_bytes(out)));
   }
   std::string dir = std::filesystem::path(out).parent_path().string();
-  check_can_create_in(dir.empty() ? "." : dir, "--out");
+  check_can_create_in(dir.empty() ? "." : dir, "--out", out);
 }
 
 std::string with_prefix(const char* var, const std::string& first) {

@@ -127,13 +127,16 @@ void check_output_path(const std::string& path, const std::string& option, const
   unlink(probe.c_str());
 }
 
-void check_can_create_in(const std::string& dir, const std::string& option) {
+void check_can_create_in(const std::string& dir, const std::string& option, const std::string& file) {
   const std::string probe = fmt::format("{}/.ioprobe-probe.{}", dir, getpid());
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST) {  // a probe left by an earlier process with this PID: ours to remove
     unlink(probe.c_str());
     fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   }
+  if (fd < 0 && !file.empty())
+    throw UsageError(fmt::format("{} '{}': cannot create a file in '{}': {}; choose a directory you may write to",
+                                 option, escape_bytes(file), escape_bytes(dir), errno_text(errno)));
   if (fd < 0)
     throw UsageError(fmt::format("{} '{}': cannot create a file there: {}; choose a directory you may write to", option,
                                  escape_bytes(dir), errno_text(errno)));

@@ -47,8 +47,9 @@ void check_output_path(const std::string& path, const std::string& option, const
 /// created there now. access(W_OK) is not enough: root passes it on /proc and on read-only
 /// binds, where a command would otherwise build its whole state before failing. A
 /// probe file ".ioprobe-probe.PID" is created and removed. Throws UsageError (exit 2) naming the
-/// option, the directory and the errno text.
-void check_can_create_in(const std::string& dir, const std::string& option);
+/// option, the directory and the errno text; with `file` (the path the option gave, in `dir`),
+/// it names that path and then the directory.
+void check_can_create_in(const std::string& dir, const std::string& option, const std::string& file = {});
 
 /// Refuses an output that would replace one of the command's `inputs`: `path` names the same file
 /// as an input (same st_dev and st_ino, so hard links and symlinks count). An output that does not

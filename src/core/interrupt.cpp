@@ -1,6 +1,8 @@
 #include "core/interrupt.hpp"
 
 #include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <climits>
@@ -21,6 +23,34 @@ constexpr size_t kQuitSlots = 8;
 std::array<std::array<char, PATH_MAX>, kQuitSlots> g_quit_paths{};
 std::array<std::atomic<bool>, kQuitSlots> g_quit_used{};
 
+// The handler's lines, composed outside it (set_interrupt_prefix) so that it only write(2)s a
+// buffer: "\n" + prefix ("ioprobe calibrate: ") + the text.
+constexpr char kIntText[] =
+    "interrupted; stopping after in-flight I/O, then saying what was done and what was kept (press Ctrl-C again "
+    "to quit at once)\n";
+constexpr char kTermText[] =
+    "terminated (SIGTERM); stopping after in-flight I/O, then saying what was done and what was kept (a second "
+    "signal quits at once)\n";
+constexpr char kQuitText[] = "second signal, exiting now\n";
+struct SignalLine {
+  std::array<char, 320> text{};
+  std::atomic<size_t> len{0};
+};
+SignalLine g_int_line, g_term_line, g_quit_line;
+
+void compose(SignalLine& line, const std::string& prefix, const char* text) {
+  const std::string s = "\n" + prefix + text;
+  line.len.store(0);
+  const size_t n = std::min(s.size(), line.text.size());
+  std::memcpy(line.text.data(), s.data(), n);
+  line.len.store(n);
+}
+
+void write_line(const SignalLine& line) {
+  const ssize_t r = write(STDERR_FILENO, line.text.data(), line.len.load());
+  (void)r;
+}
+
 int64_t mono_ns() {  // clock_gettime is async-signal-safe
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -37,28 +67,25 @@ void on_signal(int sig, siginfo_t* info, void*) {
     if (expected == sig && sender != 0 && sender == g_first_sender.load() && mono_ns() - g_first_ns.load() < 100000000)
       return;
     // Second signal: quit now, without cleanup, as users expect from a second Ctrl-C.
-    static const char msg[] = "\nioprobe: second signal, exiting now\n";
     for (size_t i = 0; i < kQuitSlots; ++i)
       if (g_quit_used[i].load()) unlink(g_quit_paths[i].data());
-    ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    (void)r;
+    write_line(g_quit_line);
     _exit(128 + sig);
   }
   g_first_sender = sender;
   g_first_ns = mono_ns();
-  static const char msg_int[] =
-      "\nioprobe: interrupted; stopping after in-flight I/O, then saying what was done and what was "
-      "kept (press Ctrl-C again to quit at once)\n";
-  static const char msg_term[] =
-      "\nioprobe: terminated (SIGTERM); stopping after in-flight I/O, then saying what was done and "
-      "what was kept (a second signal quits at once)\n";
-  const bool term = sig == SIGTERM;
-  ssize_t r = write(STDERR_FILENO, term ? msg_term : msg_int, term ? sizeof(msg_term) - 1 : sizeof(msg_int) - 1);
-  (void)r;
+  write_line(sig == SIGTERM ? g_term_line : g_int_line);
 }
 }  // namespace
 
+void set_interrupt_prefix(const std::string& prefix) {
+  compose(g_int_line, prefix, kIntText);
+  compose(g_term_line, prefix, kTermText);
+  compose(g_quit_line, prefix, kQuitText);
+}
+
 void install_interrupt_handlers() {
+  if (g_int_line.len.load() == 0) set_interrupt_prefix("ioprobe: ");
   struct sigaction sa {};
   sa.sa_sigaction = on_signal;
   sigemptyset(&sa.sa_mask);

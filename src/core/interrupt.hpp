@@ -10,6 +10,10 @@ namespace ioprobe {
 
 void install_interrupt_handlers();
 
+/// What the handler's lines start with ("ioprobe calibrate: "); "ioprobe: " until set. Call it
+/// from one thread, before the signals it should name can arrive (set_message_command does).
+void set_interrupt_prefix(const std::string& prefix);
+
 /// A temporary file a second signal (which quits at once, without the usual cleanup) removes
 /// first. Returns the slot to give keep_on_quit() once the file is gone or kept, or -1 when all 8
 /// slots are taken or the path is longer than PATH_MAX (the file is then not removed on a quit).

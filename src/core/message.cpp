@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "core/interrupt.hpp"
+
 namespace ioprobe {
 
 namespace {
@@ -27,6 +29,7 @@ std::string without_command(const std::string& text) {
 void set_message_command(const std::string& command) {
   command_storage() = command;
   prefix_storage() = command.empty() ? "ioprobe: " : "ioprobe " + command + ": ";
+  set_interrupt_prefix(prefix_storage());
 }
 
 const std::string& message_prefix() { return prefix_storage(); }

@@ -3,7 +3,9 @@
 # a directory that does not exist is refused (probe describes no other place instead); --numa
 # names a node the host has; a directory is checked by creating a file in it before any heavy
 # work (checkpoint --dir /proc built the whole state first); a parameter count is whole (1.5 was
-# cut to 1); a compressed save that saved nothing does not blame the data for a fast zstd level.
+# cut to 1); a compressed save that saved nothing does not blame the data for a fast zstd level;
+# record names the file it cannot create; checkpoint names the --dir it made and removed; the
+# signal line names the command.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +44,21 @@ if [ "$(id -u)" = 0 ]; then
   echo "ok: checkpoint --dir /proc refused before the state was built"
 fi
 
+# record names the file it cannot create, then the directory.
+expect2 "--out '/proc/x.trace': cannot create a file in '/proc'" record --out /proc/x.trace -- true
+
+# A --dir made by the run (with its missing parent) is named, and said to be gone again.
+"$IOPROBE" checkpoint --quiet --dir "$work/made/ck" --size 4MiB --raw-baseline off > made.txt 2>&1 \
+  || fail "checkpoint into a missing --dir failed: $(cat made.txt)"
+grep -qF "created for this run and removed again (empty at its end): '$work/made/ck', '$work/made'" made.txt \
+  || fail "checkpoint does not say it made and removed its --dir: $(cat made.txt)"
+[ ! -e "$work/made" ] || fail "the --dir the checkpoint made is still there"
+"$IOPROBE" checkpoint --quiet --dir "$work/made2/ck" --size 4MiB --raw-baseline off --keep > made2.txt 2>&1 \
+  || fail "checkpoint --keep into a missing --dir failed: $(cat made2.txt)"
+grep -qF "created for this run, kept: '$work/made2/ck', '$work/made2'" made2.txt \
+  || fail "checkpoint --keep does not say it made --dir: $(cat made2.txt)"
+echo "ok: checkpoint names the directories it made: $(tail -1 made.txt)"
+
 expect2 "not a whole number" checkpoint --params 1.5 --dir ck
 expect2 "not a whole number" checkpoint --params 7.25 --dir ck
 expect2 "not a whole number" checkpoint --params 1.0000005K --dir ck
@@ -59,6 +76,7 @@ echo "ok: zstd:-5 $(grep -m1 'ratio' z.txt)"
 timeout --preserve-status -s TERM 2 "$IOPROBE" raw --filename raw.bin --size 16MiB --rw randread --bs 4k --runtime 30s --json raw.json \
   > raw.txt 2>&1; rc=$?
 [ $rc = 143 ] || fail "raw after SIGTERM exited $rc, expected 143: $(cat raw.txt)"
+grep -q "^ioprobe raw: terminated (SIGTERM)" raw.txt || fail "the signal line does not name the command: $(cat raw.txt)"
 grep -q "PARTIAL: interrupted (SIGTERM)" raw.txt || fail "raw's summary does not say it was interrupted: $(cat raw.txt)"
 [ "$(json raw.json "d['raw']['results']['stop_reason']")" = "interrupted (SIGTERM)" ] || fail "raw JSON stop_reason"
 echo "ok: raw after SIGTERM: $(grep -m1 PARTIAL raw.txt)"
