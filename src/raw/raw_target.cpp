@@ -164,6 +164,24 @@ std::string device_open_hint(const std::string& path, int err, unsigned euid) {
                      escape_bytes(path));
 }
 
+namespace {
+// The bytes each job covers: --size (or the whole file), in whole --bs blocks. A tail of less
+// than one block is left out, and the region line says so.
+void set_region(RawTarget& t, const RawConfig& cfg, const std::string& shown) {
+  const uint64_t region = cfg.size ? cfg.size : t.file_bytes;
+  t.region_bytes = region / cfg.bs * cfg.bs;
+  if (t.region_bytes == 0)
+    throw UsageError(fmt::format("'{}' holds {}, less than one block of --bs {}; give a larger file or --size", shown,
+                                 format_bytes(region), format_bytes(cfg.bs)));
+  if (t.region_bytes < region) {
+    const std::string tail = fmt::format("the last {} of the {} are not covered (less than one --bs {} block)",
+                                         format_bytes(region - t.region_bytes), cfg.size ? "--size" : "file",
+                                         format_bytes(cfg.bs));
+    t.note = t.note.empty() ? tail : t.note + "; " + tail;
+  }
+}
+}  // namespace
+
 RawTarget prepare_raw_target(const RawConfig& cfg) {
   RawTarget t;
   t.path = cfg.filename;
@@ -177,7 +195,7 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
                                    "create it",
                                    shown));
     create_file(cfg, t);
-    if (t.created) t.region_bytes = cfg.size / cfg.bs * cfg.bs;
+    if (t.created) set_region(t, cfg, shown);
     return t;
   }
   if (S_ISBLK(st.st_mode)) {
@@ -257,11 +275,7 @@ RawTarget prepare_raw_target(const RawConfig& cfg) {
   } else {
     throw UsageError(fmt::format("--filename '{}' is neither a regular file nor a block device", shown));
   }
-  uint64_t region = cfg.size ? cfg.size : t.file_bytes;
-  t.region_bytes = region / cfg.bs * cfg.bs;
-  if (t.region_bytes == 0)
-    throw UsageError(fmt::format("'{}' holds {}, less than one block of --bs {}; give a larger file or --size", shown,
-                                 format_bytes(t.file_bytes), format_bytes(cfg.bs)));
+  set_region(t, cfg, shown);
   return t;
 }
 

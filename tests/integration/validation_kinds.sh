@@ -72,6 +72,12 @@ if grep -q "ratio" z.txt && grep -q "no saving\|larger than the state" z.txt; th
   grep -q "fast (negative) levels" z.txt || fail "zstd:-5: the cause is not named: $(grep ratio z.txt)"
 fi
 echo "ok: zstd:-5 $(grep -m1 'ratio' z.txt)"
+# raw's I/Os are whole --bs blocks: a --size that is not a multiple says what it leaves out.
+"$IOPROBE" raw --filename tail.bin --size 10000 --rw read --bs 4k --runtime 0.2s > tail.txt 2>&1 \
+  || fail "raw --size 10000 failed: $(cat tail.txt)"
+grep -qF "the last 1.77 KiB (1,808 B) of the --size are not covered (less than one --bs 4.00 KiB (4,096 B) block)" tail.txt \
+  || fail "raw does not say --size 10000 left a tail out: $(grep region tail.txt)"
+echo "ok: raw --size 10000 --bs 4k: $(grep region tail.txt)"
 # SIGTERM: every summary says why it stopped (raw said nothing).
 timeout --preserve-status -s TERM 2 "$IOPROBE" raw --filename raw.bin --size 16MiB --rw randread --bs 4k --runtime 30s --json raw.json \
   > raw.txt 2>&1; rc=$?
