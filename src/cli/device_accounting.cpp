@@ -42,17 +42,19 @@ std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t deliv
                             what, io.backing->loop, escape_bytes(io.backing->backing_file), io.backing->device.name,
                             format_bytes(io.backing->device.bytes_read), format_bytes(delivered),
                             "/dev/" + io.backing->loop));
-  if (io.share_unclear())
-    w.push_back(fmt::format("{}: other traffic on {} before the run ({}) would account for {} of the {} the devices "
-                            "moved: the run's own share cannot be told apart; measure on a quiet device",
-                            what,
-                            io.devices.empty()
-                                ? "the devices"
-                                : io.devices.front().name + (io.devices.size() > 1 ? " and the others" : ""),
-                            format_rate(io.idle_bytes_per_s_before),
-                            format_bytes(static_cast<uint64_t>(io.expected_other_bytes())),
-                            format_bytes(io.bytes_read + io.bytes_written)));
+  if (io.share_unclear()) w.push_back(other_traffic_warning(io, what));
   return w;
+}
+
+std::string other_traffic_warning(const DeviceIo& io, const std::string& what) {
+  return fmt::format("{}: other traffic on {} before the run ({}) would account for {} of the {} the devices "
+                     "moved: the run's own share cannot be told apart; measure on a quiet device",
+                     what,
+                     io.devices.empty() ? "the devices"
+                                        : io.devices.front().name + (io.devices.size() > 1 ? " and the others" : ""),
+                     format_rate(io.idle_bytes_per_s_before),
+                     format_bytes(static_cast<uint64_t>(io.expected_other_bytes())),
+                     format_bytes(io.bytes_read + io.bytes_written));
 }
 
 namespace {
@@ -66,7 +68,10 @@ void TuneDeviceIo::on_run(uint32_t num_workers, uint32_t prefetch_factor, const 
     return;
   }
   rec_->mark();
-  const DeviceIo io = rec_->whole();
+  add(num_workers, prefetch_factor, numa, rec_->whole());
+}
+
+void TuneDeviceIo::add(uint32_t num_workers, uint32_t prefetch_factor, const std::string& numa, const DeviceIo& io) {
   const std::string key = point_key(num_workers, prefetch_factor, numa);
   for (auto& [k, v] : points_)
     if (k == key) {
@@ -96,6 +101,14 @@ void TuneDeviceIo::add_to(std::vector<TunePointEntry>& points) const {
       e.device_io = d;
     }
   }
+}
+
+std::vector<std::string> TuneDeviceIo::warnings() const {
+  std::vector<std::string> out;
+  for (const auto& [key, io] : points_)
+    if (io.measured() && io.share_unclear())
+      out.push_back(other_traffic_warning(io, fmt::format("tune's setting {} (workers/prefetch_factor/numa)", key)));
+  return out;
 }
 
 void CapacityDeviceIo::before_run() {

@@ -41,6 +41,10 @@ std::unique_ptr<DeviceIoRecorder> device_recorder(const TargetInfo& t, double id
 std::vector<std::string> device_read_warnings(const DeviceIo& io, uint64_t delivered_bytes, bool cold,
                                               const TargetInfo& t, const std::string& what);
 
+/// The warning for io.share_unclear(): the idle rate before the run, what it would account for,
+/// and what the devices moved, naming `what`.
+std::string other_traffic_warning(const DeviceIo& io, const std::string& what);
+
 /// A run's accounting into its document: results.device_io (read ratio to the bytes delivered),
 /// results.epochs (per epoch: samples, bytes, residency, device_io), ingest.bytes_source (where
 /// the AU's bytes came from: "device", "page cache", "mixed", "RAM (tmpfs)", "unknown"; a "storage" or
@@ -65,10 +69,15 @@ class TuneDeviceIo {
   explicit TuneDeviceIo(const TargetInfo& t) : rec_(device_recorder(t)) {}
   /// The sweep's progress callback: `done` false before a run, true after it.
   void on_run(uint32_t num_workers, uint32_t prefetch_factor, const std::string& numa, bool done);
+  /// Adds one run's accounting `io` to its setting (on_run's end of a run).
+  void add(uint32_t num_workers, uint32_t prefetch_factor, const std::string& numa, const DeviceIo& io);
   /// Sets each point's device_io (matched by num_workers, prefetch_factor and numa): the runs'
   /// accounting summed, with device_read_bytes_per_s (bytes_read / interval_s) and read_rate_ratio
   /// (that over the point's bytes_per_s, null when 0 or the point was not measured).
   void add_to(std::vector<TunePointEntry>& points) const;
+  /// One warning per setting whose device figures other traffic could explain
+  /// (DeviceIo::share_unclear), as a run gives for its own.
+  std::vector<std::string> warnings() const;
 
  private:
   std::unique_ptr<DeviceIoRecorder> rec_;

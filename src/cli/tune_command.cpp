@@ -279,6 +279,7 @@ int cmd_tune(const CommandContext& ctx) {
   doc.tune.stop_reason = out.stop_reason;
   doc.points = tune_point_entries(plan.points);
   tune_devices.add_to(doc.points);
+  for (auto& w : tune_devices.warnings()) doc.warnings.push_back(std::move(w));
   add_point_worker_costs(c, doc.points, doc.warnings);
   doc.recommendation = rec;
   if (!c.calibration_path.empty()) {  // at the recommended setting, else the base one

@@ -272,3 +272,23 @@ TEST_CASE("capacity device I/O: a point on a shared device gets run's other-traf
   CHECK_THAT(w[0], Catch::Contains("the run's own share cannot be told apart"));
   CHECK(points[1]["device_io"]["share_unclear"] == true);
 }
+
+TEST_CASE("tune device I/O: a setting on a shared device gets run's other-traffic warning", "[tune][cluster]") {
+  TargetInfo t;
+  t.fs_type = "tmpfs";  // nothing to sleep an idle window over
+  cli::TuneDeviceIo d(t);
+  DeviceIo quiet;
+  quiet.source = "diskstats";
+  quiet.devices = {{"vda", 64 << 20, 0, 100, 0}};
+  quiet.bytes_read = 64 << 20;
+  quiet.interval_s = 2;
+  quiet.idle_window_s = 0.5;
+  DeviceIo shared = quiet;
+  shared.idle_bytes_per_s_before = 100e6;  // another reader: 200 MB over the run's 2 s, for 64 MiB counted
+  d.add(4, 2, "none", quiet);
+  d.add(8, 2, "none", shared);
+  const std::vector<std::string> w = d.warnings();
+  REQUIRE(w.size() == 1);
+  CHECK_THAT(w[0], Catch::StartsWith("tune's setting 8/2/none (workers/prefetch_factor/numa): other traffic on vda"));
+  CHECK_THAT(w[0], Catch::Contains("the run's own share cannot be told apart"));
+}
