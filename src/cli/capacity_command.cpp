@@ -289,7 +289,7 @@ int cmd_capacity(const CommandContext& ctx) {
   ls.engine = base.engine;
   ls.direct = base.direct;
   ls.shuffle = base.shuffle;
-  ls.cpu_per_sample_us = base.cpu_per_sample_us;
+  ls.cpu_per_sample_us = base.costs.worker.loop_us;
   ls.step_time_s = base.step_time_s;
   ls.consumer = consumer_model(base, c.calibration_path, c.calibration);  // as run's and tune's
   doc.demand = {.accelerator = demand.accelerator,

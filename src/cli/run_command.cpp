@@ -288,8 +288,8 @@ int cmd_run(const CommandContext& ctx) {
   AnalysisInputs ai;
   ai.cpus_allowed = cluster_cpus;
   ai.num_workers_total = std::max(l.world_ranks, l.ranks) * l.num_workers;
-  ai.cpu_per_sample_us = l.cpu_per_sample_us;
-  ai.main_cpu_per_batch_us = l.main_cpu_per_batch_us;
+  ai.cpu_per_sample_us = l.costs.worker.loop_us;
+  ai.main_cpu_per_batch_us = l.costs.main_cpu_per_batch_us;
   ai.batch_size = l.batch_size;
   ai.sample_bytes = c.sample_bytes > 0 ? c.sample_bytes : (lr.samples ? static_cast<double>(lr.bytes) / lr.samples : 0);
   // Nothing was read (every file failed): the demand in bytes/s still uses the dataset's mean

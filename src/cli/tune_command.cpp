@@ -263,7 +263,7 @@ int cmd_tune(const CommandContext& ctx) {
   doc.dataset = plan_dataset_section(run_plan);
   doc.loader = {base.batch_size,  base.ranks,
                 base.engine,      base.direct,
-                base.shuffle,     base.cpu_per_sample_us,
+                base.shuffle,     base.costs.worker.loop_us,
                 base.step_time_s, consumer_model(base, c.calibration_path, c.calibration)};
   doc.demand = {demand, ri.required_samples_per_s, ri.required_samples_per_s * sample_bytes, sample_bytes};
   doc.tune.workers = workers;
