@@ -75,4 +75,21 @@ struct LoaderConfig {
   std::function<std::unique_ptr<Consumer>(uint32_t rank)> consumer_factory;
 };
 
+// The plan's LoaderConfig is read-only once the preflight has built it (cli/run_plan.hpp): each
+// variation of it (a process's place in the job, a tune setting, a capacity point, the device
+// marks of one run) is a new value made from it by one of these, and the plan stays as it was.
+
+/// `l` for process `process` of a job of `processes` processes that each run l.ranks GPU ranks:
+/// the DistributedSampler's world (processes x ranks) and this process's first rank (process x ranks).
+LoaderConfig in_job(const LoaderConfig& l, uint32_t processes, uint32_t process);
+
+/// `l` with `ranks` GPU ranks in this process.
+LoaderConfig with_ranks(const LoaderConfig& l, uint32_t ranks);
+
+/// `l` with `num_workers` DataLoader workers per rank.
+LoaderConfig with_num_workers(const LoaderConfig& l, uint32_t num_workers);
+
+/// `l` with `mark` as its epoch_mark (called by rank 0 at each epoch's start and once at the end).
+LoaderConfig with_epoch_mark(const LoaderConfig& l, std::function<void()> mark);
+
 }  // namespace ioprobe
