@@ -8,6 +8,7 @@
 #include "calibrate/calibration.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "loader/config.hpp"
 #include "loader/worker_costs.hpp"
 
 namespace ioprobe::cli {
@@ -131,7 +132,9 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
         path, last));
     return;
   }
-  const WorkerCostLookup w = resolve_worker_costs(l);
+  // Still the options (the preflight has not run): the run's own level's costs are the config's.
+  const WorkerCostLookup w = worker_costs_for(l);
+  l.costs.worker = w.costs;
   if (w.workers_per_cpu <= 1) return;  // the uncrowded figures, as measured
   const bool measured = std::string_view(w.basis) == "measured";
   c.calibration_notes.push_back(fmt::format(
@@ -157,9 +160,8 @@ void add_point_worker_costs(const RunConfig& c, std::vector<TunePointEntry>& poi
   std::vector<std::string> beyond;
   double last = 0;
   for (auto& p : points) {
-    LoaderConfig l = c.loader;  // as the point's run resolves its own copy
-    l.num_workers = p.point.num_workers;
-    const WorkerCostLookup w = resolve_worker_costs(l);
+    // As the point's run takes them (loader_run.cpp).
+    const WorkerCostLookup w = worker_costs_for(with_num_workers(c.loader, p.point.num_workers));
     p.worker_costs = TuneWorkerCosts{w.workers_per_cpu,
                                      w.costs.loop_us + w.costs.put_us + w.costs.other_us,
                                      w.costs.loop_us,

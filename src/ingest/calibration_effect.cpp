@@ -22,17 +22,17 @@ void take_lowest(CpuCeiling& c) {
 
 }  // namespace
 
-CpuCeiling modelled_cpu_ceiling(const LoaderConfig& config) {
-  LoaderConfig l = config;
+CpuCeiling modelled_cpu_ceiling(const LoaderConfig& l) {
+  WorkerCosts w = l.costs.worker;
   if (!l.costs.worker_curve.empty()) {
     try {
-      resolve_worker_costs(l);
+      w = worker_costs_for(l).costs;
     } catch (const std::exception&) {  // a malformed curve: the figures as they stand
     }
   }
-  const double loop = std::max(0.0, l.costs.worker.loop_us);
-  const double put = std::max(0.0, l.costs.worker.put_us);
-  const double other = std::max(0.0, l.costs.worker.other_us);
+  const double loop = std::max(0.0, w.loop_us);
+  const double put = std::max(0.0, w.put_us);
+  const double other = std::max(0.0, w.other_us);
   const double share = std::clamp(l.costs.put_gil_share, 0.0, 1.0);
   CpuCeiling c;
   c.worker_us_per_sample = l.costs.python_gil ? loop + put * share + other : std::max({loop, put, other});

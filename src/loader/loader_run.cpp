@@ -515,13 +515,21 @@ double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout) {
   return std::max(0.0, cfg.costs.worker.loop_us - read_us);
 }
 
+namespace {
+
+// What one run burns: the worker's costs of its own crowding from a calibration's curve
+// (worker_costs.hpp), and the loop's figure less the own read (loop_burn_us).
+LoaderConfig burned_config(const LoaderConfig& cfg, const RecordLayout* layout) {
+  LoaderConfig c = at_own_level(cfg);
+  c.costs.worker.loop_us = loop_burn_us(c, layout);
+  return c;
+}
+
+}  // namespace
+
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo,
                         const RecordLayout* layout, StepSync* sync) {
-  // A calibration's curve sets the worker's costs for this run's own crowding (worker_costs.hpp).
-  LoaderConfig resolved = cfg;
-  resolve_worker_costs(resolved);
-  resolved.costs.worker.loop_us = loop_burn_us(resolved, layout);
-  return run_resolved(index, resolved, progress, topo, layout, sync);
+  return run_resolved(index, burned_config(cfg, layout), progress, topo, layout, sync);
 }
 
 }  // namespace ioprobe

@@ -62,11 +62,15 @@ double loader_workers_per_cpu(const LoaderConfig& cfg) {
   return static_cast<double>(cfg.ranks) * cfg.num_workers / loader_cpus(cfg);
 }
 
-WorkerCostLookup resolve_worker_costs(LoaderConfig& cfg) {
+WorkerCostLookup worker_costs_for(const LoaderConfig& cfg) {
   if (cfg.costs.worker_curve.empty()) return {};
-  WorkerCostLookup l = worker_costs_at(cfg.costs.worker_curve, loader_workers_per_cpu(cfg));
-  cfg.costs.worker = l.costs;
-  return l;
+  return worker_costs_at(cfg.costs.worker_curve, loader_workers_per_cpu(cfg));
+}
+
+LoaderConfig at_own_level(const LoaderConfig& cfg) {
+  LoaderConfig c = cfg;
+  if (!cfg.costs.worker_curve.empty()) c.costs.worker = worker_costs_for(cfg).costs;
+  return c;
 }
 
 }  // namespace ioprobe

@@ -37,9 +37,14 @@ int loader_cpus(const LoaderConfig& cfg);
 /// The loader's worker processes per CPU: ranks x num_workers / loader_cpus(cfg).
 double loader_workers_per_cpu(const LoaderConfig& cfg);
 
-/// Sets cfg.costs.worker from cfg.costs.worker_curve at the config's own level
-/// (loader_workers_per_cpu); a config without a curve is left as it is. Gives the lookup
-/// (workers_per_cpu 0 when there is no curve). Idempotent.
-WorkerCostLookup resolve_worker_costs(LoaderConfig& cfg);
+/// The lookup of the config's own level (loader_workers_per_cpu) on cfg.costs.worker_curve; an
+/// empty lookup (zero costs, workers_per_cpu 0) when there is no curve. Throws std::invalid_argument
+/// as worker_costs_at does for a curve out of order.
+WorkerCostLookup worker_costs_for(const LoaderConfig& cfg);
+
+/// `cfg` with costs.worker taken from its curve at its own level (worker_costs_for): what each run
+/// burns. A config without a curve comes back as it is. at_own_level(at_own_level(c)) is
+/// at_own_level(c). Throws as worker_costs_for.
+LoaderConfig at_own_level(const LoaderConfig& cfg);
 
 }  // namespace ioprobe

@@ -74,29 +74,29 @@ TEST_CASE("worker costs: a config takes the figures of its own ranks x workers p
   cfg.ranks = 1;
   cfg.cpus = 2;
   CHECK(loader_workers_per_cpu(cfg) == Approx(4.0));
-  CHECK(resolve_worker_costs(cfg).workers_per_cpu == 0);
-  CHECK(cfg.costs.worker.loop_us == 11);
+  CHECK(worker_costs_for(cfg).workers_per_cpu == 0);
+  CHECK(at_own_level(cfg).costs.worker.loop_us == 11);
 
   cfg.costs.worker_curve = curve();
-  WorkerCostLookup l = resolve_worker_costs(cfg);
+  WorkerCostLookup l = worker_costs_for(cfg);
   CHECK(l.workers_per_cpu == Approx(4.0));
-  CHECK(cfg.costs.worker == l.costs);  // the point's costs, in one value
-  CHECK(cfg.costs.worker.loop_us == Approx(3300));
-  CHECK(cfg.costs.worker.put_us == Approx(50));
-  CHECK(cfg.costs.worker.other_us == Approx(4));
-  CHECK(cfg.costs.worker.startup_cpu_us == Approx(700000));
-  resolve_worker_costs(cfg);  // idempotent: from the curve, not from the fields it set
-  CHECK(cfg.costs.worker.loop_us == Approx(3300));
+  const LoaderConfig at = at_own_level(cfg);
+  CHECK(at.costs.worker == l.costs);  // the point's costs, in one value
+  CHECK(at.costs.worker.loop_us == Approx(3300));
+  CHECK(at.costs.worker.put_us == Approx(50));
+  CHECK(at.costs.worker.other_us == Approx(4));
+  CHECK(at.costs.worker.startup_cpu_us == Approx(700000));
+  CHECK(cfg.costs.worker.loop_us == 11);                    // a new value: the config is left as it is
+  CHECK(at_own_level(at).costs.worker == at.costs.worker);  // idempotent: from the curve, not the costs it set
 
   cfg.num_workers = 3;  // 3 ranks x 3 workers on 8 CPUs = 1.125 per CPU
   cfg.ranks = 3;
   cfg.cpus = 8;
-  l = resolve_worker_costs(cfg);
+  l = worker_costs_for(cfg);
   CHECK(l.workers_per_cpu == Approx(1.125));
-  CHECK(cfg.costs.worker.loop_us == Approx(3000 + 0.125 * 100));
+  CHECK(at_own_level(cfg).costs.worker.loop_us == Approx(3000 + 0.125 * 100));
   cfg.num_workers = 2;  // 6 on 8 CPUs: uncrowded
-  resolve_worker_costs(cfg);
-  CHECK(cfg.costs.worker.loop_us == Approx(3000));
+  CHECK(at_own_level(cfg).costs.worker.loop_us == Approx(3000));
 
   cfg.cpus = 0;  // this process's CPUs (sched_getaffinity): at least one
   CHECK(loader_workers_per_cpu(cfg) > 0);
