@@ -19,9 +19,7 @@ namespace {
 // A window with three batches per rank gives every rank two intervals between completions.
 RepeatSample sample_of(const LoaderResult& r, const LoaderConfig& c, uint32_t ranks, int cpus) {
   if (ranks == 0 || r.ranks.empty()) return {};
-  LoaderConfig cc = c;
-  cc.ranks = ranks;
-  return repeat_sample(r, cc, cpus, uint64_t{3} * ranks * c.batch_size);
+  return repeat_sample(r, with_ranks(c, ranks), cpus, uint64_t{3} * ranks * c.batch_size);
 }
 
 }  // namespace

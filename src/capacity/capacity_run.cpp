@@ -152,15 +152,10 @@ double point_need_s(uint32_t repeats, double point_s, double step_time_s) {
 
 LoaderConfig repeat_config(const LoaderConfig& base, uint32_t ranks, uint32_t world_ranks, uint32_t first_rank,
                            double run_s, uint32_t repeat) {
-  LoaderConfig c = base;
+  LoaderConfig c = timed_run_config(base, run_s, repeat);
   c.ranks = ranks;
   c.world_ranks = world_ranks;
   c.first_rank = first_rank;
-  c.duration_s = run_s;
-  c.epochs = kMaxEpochs;
-  c.seed = base.seed + repeat;
-  c.timeline_interval_s = kTuneIntervalS;
-  c.record_deliveries = true;
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
 #include "dataset/file_index.hpp"
+#include "loader/config.hpp"
 #include "loader/loader_run.hpp"
 
 namespace ioprobe::cli {
@@ -19,6 +20,18 @@ namespace {
 
 // Passes per engine: a pass over 4,096 files takes 0.1-0.2 s; three give the figure its spread.
 constexpr int kOwnReadPasses = 3;
+
+// One pass of ioprobe's own read of the files with `engine`: one worker, buffered (the page
+// cache's copies, as the Dataset read them), no CPU cost of its own, a seed per pass.
+LoaderConfig own_read_config(const char* engine, uint32_t batch_size, int pass) {
+  LoaderConfig l;
+  l.num_workers = 1;
+  l.batch_size = std::max<uint32_t>(1, batch_size);
+  l.engine = engine;
+  l.direct = false;
+  l.seed = static_cast<uint64_t>(pass);
+  return l;
+}
 
 }  // namespace
 
@@ -50,13 +63,7 @@ void measure_own_read(const std::vector<std::string>& paths, uint32_t batch_size
     std::vector<double> per_file_us;
     try {
       for (int pass = 0; pass < kOwnReadPasses && !interrupted(); ++pass) {
-        LoaderConfig l;
-        l.num_workers = 1;
-        l.batch_size = std::max<uint32_t>(1, batch_size);
-        l.engine = e.name;
-        l.direct = false;
-        l.seed = static_cast<uint64_t>(pass);
-        const LoaderResult r = run_loader(index, l);
+        const LoaderResult r = run_loader(index, own_read_config(e.name, batch_size, pass));
         if (r.partial) break;
         if (r.errors || r.samples == 0) {
           notes.push_back(fmt::format("ioprobe's own read with {}: {} of {} files failed; not measured", e.name,

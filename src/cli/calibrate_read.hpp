@@ -2,7 +2,7 @@
 // cache. A calibration's loop cost is the user's __getitem__ + collate, and __getitem__ reads its
 // file; ioprobe's workers read each file for real with the engine and then burn the loop cost, so
 // without this the read would be paid twice. `run` takes the figure for its engine off the loop
-// burn (LoaderConfig::own_read_*_us). Measured on 2 CPUs (tools/bench-calibration; docs/benchmarks/calibration.md,
+// burn (LoaderCosts::own_read_*_us). Measured on 2 CPUs (tools/bench-calibration; docs/benchmarks/calibration.md,
 // "Blocking round trips, a calibration per round, ioprobe's own read"): ioprobe's own read of 4,096 files from the page
 // cache was 20.6-22.4 µs of CPU per file with psync, 30.3-78.9 with io_uring; without taking it off, ioprobe
 // burned 1.03-1.24 s of CPU per flat epoch on tmpfs where the real loader burned 0.88-1.20, and ran 0.85-0.92x it at

@@ -180,8 +180,9 @@ int cmd_capacity(const CommandContext& ctx) {
   PrepareOptions prep;
   prep.max_workers = std::max<uint32_t>(my_max, 1) * c.loader.num_workers;  // the widest point, for the memlock plan
   prep.check_rank_shares = false;  // the points vary the rank count: the search is bounded below instead
-  RunPlan plan;
-  const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
+  const HostsPlan prepared = prepare_run_on_hosts(comm, c, prep);
+  const RunPlan& plan = prepared.plan;  // read-only from here: each point's runs are new values
+  const cluster::Placement& placement = prepared.placement;
   if (plan.interrupted) {
     message(interrupted_dataset_text(c, plan.data));
     return interrupt_exit_code();
@@ -192,13 +193,14 @@ int cmd_capacity(const CommandContext& ctx) {
   const double sample_bytes = plan.dataset_sample_bytes;
   // A point with more GPU ranks than the epoch has samples (or shards) gives ranks nothing to read
   // while their GPUs count in the demand: the search stops where every rank still gets a share.
+  std::vector<std::string> search_warnings;  // after the plan's own, in the document
   if (plan.rank_units < max_gpus) {
     if (plan.rank_units == 0)
       throw UsageError("capacity: the dataset holds no sample; give --files or --data with files");
-    plan.data.warnings.push_back(fmt::format("--max-gpus {} lowered to {}: the dataset has {} {} per epoch and a GPU "
-                                             "rank without one reads nothing; use more --files to search further",
-                                             max_gpus, plan.rank_units, format_count(plan.rank_units), plan.rank_unit));
-    if (!c.quiet) warning(plan.data.warnings.back());
+    search_warnings.push_back(fmt::format("--max-gpus {} lowered to {}: the dataset has {} {} per epoch and a GPU "
+                                          "rank without one reads nothing; use more --files to search further",
+                                          max_gpus, plan.rank_units, format_count(plan.rank_units), plan.rank_unit));
+    if (!c.quiet) warning(search_warnings.back());
     max_gpus = static_cast<uint32_t>(plan.rank_units);
   }
 
@@ -289,7 +291,7 @@ int cmd_capacity(const CommandContext& ctx) {
   ls.engine = base.engine;
   ls.direct = base.direct;
   ls.shuffle = base.shuffle;
-  ls.cpu_per_sample_us = base.cpu_per_sample_us;
+  ls.cpu_per_sample_us = base.costs.worker.loop_us;
   ls.step_time_s = base.step_time_s;
   ls.consumer = consumer_model(base, c.calibration_path, c.calibration);  // as run's and tune's
   doc.demand = {.accelerator = demand.accelerator,
@@ -301,11 +303,8 @@ int cmd_capacity(const CommandContext& ctx) {
                 .sample_bytes = sample_bytes,
                 .au_target = demand.au_target};
   doc.capacity.answer = answer;
-  if (!c.calibration_path.empty()) {  // at the GPU ranks found fed (at least one)
-    LoaderConfig at = base;
-    at.ranks = std::max<uint32_t>(1, answer.gpus_fed);
-    doc.capacity.calibration_effect = calibration_effect(at);
-  }
+  if (!c.calibration_path.empty())  // at the GPU ranks found fed (at least one)
+    doc.capacity.calibration_effect = calibration_effect(with_ranks(base, std::max<uint32_t>(1, answer.gpus_fed)));
   doc.capacity.device_io = devices.points();
   // As run's: a device figure the point's own I/O may not explain is said so.
   for (auto& w : devices.warnings(answer.points, c.cache == CacheMode::kCold, plan.target()))
@@ -313,6 +312,7 @@ int cmd_capacity(const CommandContext& ctx) {
   if (multi) doc.cluster = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
   doc.partial = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc.warnings.push_back(w);
+  for (const auto& w : search_warnings) doc.warnings.push_back(w);
   for (const auto& w : c.calibration_notes) doc.warnings.push_back(w);  // as run's and tune's
   // Storage-bound at N+1 ranks on a dataset of few batches per rank: the epoch boundaries may be the cause.
   if (answer.bound == "storage") {

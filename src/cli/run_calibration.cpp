@@ -8,6 +8,7 @@
 #include "calibrate/calibration.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "loader/config.hpp"
 #include "loader/worker_costs.hpp"
 
 namespace ioprobe::cli {
@@ -35,31 +36,31 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
     }
   });
   LoaderConfig& l = c.loader;
+  LoaderCosts& k = l.costs;
   const double scale = static_cast<double>(l.batch_size) / cal.batch_size;
   // The worker's threads: its loop burns the fetch + collate part, its feeder thread the put,
   // overlapped. Older documents lack the split: the whole cost stays in the worker's loop.
-  l.cpu_per_sample_us = cal.split_measured ? cal.worker_loop_cpu_per_sample_us.value
-                                           : cal.worker_cpu_per_sample_us.value;
-  l.worker_put_cpu_per_sample_us = cal.split_measured ? cal.worker_put_cpu_per_sample_us.value : 0;
+  k.worker.loop_us = cal.split_measured ? cal.worker_loop_cpu_per_sample_us.value : cal.worker_cpu_per_sample_us.value;
+  k.worker.put_us = cal.split_measured ? cal.worker_put_cpu_per_sample_us.value : 0;
   // Its other threads (the resource sharer), beside both; documents without them have that CPU in the put.
-  l.worker_other_cpu_per_sample_us = cal.other_measured ? cal.worker_other_cpu_per_sample_us.value : 0;
+  k.worker.other_us = cal.other_measured ? cal.worker_other_cpu_per_sample_us.value : 0;
   // The loop cost includes the Dataset's own read of each file, which ioprobe's worker does for
   // real: the burn leaves out what that read costs ioprobe with the run's engine (calibrate_read.hpp).
-  l.own_read_io_uring_us = cal.own_read_measured ? cal.own_read_io_uring_us.value : 0;
-  l.own_read_psync_us = cal.own_read_measured ? cal.own_read_psync_us.value : 0;
+  k.own_read_io_uring_us = cal.own_read_measured ? cal.own_read_io_uring_us.value : 0;
+  k.own_read_psync_us = cal.own_read_measured ? cal.own_read_psync_us.value : 0;
   // The three are a worker's Python threads: they take turns on its GIL (loader/worker_gil.hpp).
-  l.python_gil = true;
+  k.python_gil = true;
   // Of the feeder's CPU, the part that holds the GIL (measured; else all of it, as before).
-  l.worker_put_gil_share = cal.feeder_gil_measured ? cal.feeder_gil_share.value : 1.0;
+  k.put_gil_share = cal.feeder_gil_measured ? cal.feeder_gil_share.value : 1.0;
   if (!cal.split_measured)
     c.calibration_notes.push_back(fmt::format(
         "--calibration {} predates the split of the worker's CPU into its loop and its queue feeder thread: the "
         "whole {:.0f} µs per sample is burned serially by each worker, which underestimates workers whose batches "
         "take long to pickle (rerun `ioprobe calibrate`)",
         escape_bytes(c.calibration_path), cal.worker_cpu_per_sample_us.value));
-  l.main_cpu_per_batch_us = cal.main_cpu_per_batch_us.value * scale;
-  l.worker_startup_cpu_us = cal.worker_startup_cpu_s.value * 1e6;  // zeros when not measured
-  l.main_startup_cpu_us = cal.main_startup_cpu_s.value * 1e6;
+  k.main_cpu_per_batch_us = cal.main_cpu_per_batch_us.value * scale;
+  k.worker.startup_cpu_us = cal.worker_startup_cpu_s.value * 1e6;  // zeros when not measured
+  k.main_startup_cpu_us = cal.main_startup_cpu_s.value * 1e6;
   if (!cal.feeder_gil_measured)
     c.calibration_notes.push_back(fmt::format(
         "--calibration {}: the queue feeder's GIL share was not measured ({}): all of the feeder's CPU holds the "
@@ -74,13 +75,13 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
         escape_bytes(c.calibration_path)));
   // The same costs with more worker processes than CPUs, where measured: the figures above stand
   // for up to one per CPU, the points for their levels (loader/worker_costs.hpp).
-  l.worker_cost_curve.points.clear();
+  k.worker_curve.points.clear();
   if (cal.oversubscription_measured) {
-    l.worker_cost_curve.points.push_back({1.0, l.cpu_per_sample_us, l.worker_put_cpu_per_sample_us,
-                                          l.worker_other_cpu_per_sample_us, l.worker_startup_cpu_us});
+    k.worker_curve.points.push_back({1.0, k.worker});
     for (const CalLoadPoint& p : cal.oversubscription)
-      l.worker_cost_curve.points.push_back({p.workers_per_cpu, p.loop_per_sample_us, p.put_per_sample_us,
-                                            p.other_per_sample_us, p.worker_startup_cpu_s.value * 1e6});
+      k.worker_curve.points.push_back(
+          {p.workers_per_cpu,
+           {p.loop_per_sample_us, p.put_per_sample_us, p.other_per_sample_us, p.worker_startup_cpu_s.value * 1e6}});
   }
   l.pin_bytes_per_batch = cal.bytes_per_batch.value * scale;
   if (l.pin_memory && cal.pin_measured)
@@ -93,7 +94,7 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
   // The main process's round trips with the worker's sharer, one per tensor: a batch of one (or
   // more) tensors per sample scales with the batch size, a collate into a few tensors does not.
   const double tensors = cal.tensors_per_batch.value;
-  l.tensors_per_batch = static_cast<uint32_t>(std::llround(tensors >= cal.batch_size ? tensors * scale : tensors));
+  k.tensors_per_batch = static_cast<uint32_t>(std::llround(tensors >= cal.batch_size ? tensors * scale : tensors));
   c.calibration = calibration_to_json(cal);
   if (cal.batch_size != l.batch_size)
     c.calibration_notes.push_back(
@@ -107,7 +108,7 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
   LoaderConfig& l = c.loader;
   if (c.calibration_path.empty()) return;
   const std::string path = escape_bytes(c.calibration_path);
-  if (l.worker_cost_curve.empty()) {
+  if (l.costs.worker_curve.empty()) {
     if (per_point)
       c.calibration_notes.push_back(fmt::format(
           "--calibration {} has no figures for more worker processes than CPUs (calibrated with "
@@ -123,7 +124,7 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
           path, x));
     return;
   }
-  const double last = l.worker_cost_curve.points.back().workers_per_cpu;
+  const double last = l.costs.worker_curve.points.back().workers_per_cpu;
   if (per_point) {
     c.calibration_notes.push_back(fmt::format(
         "--calibration {}: each point's worker costs are taken at its own worker processes per CPU (GPU ranks x "
@@ -131,15 +132,17 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
         path, last));
     return;
   }
-  const WorkerCostLookup w = resolve_worker_costs(l);
-  if (w.costs.workers_per_cpu <= 1) return;  // the uncrowded figures, as measured
+  // Still the options (the preflight has not run): the run's own level's costs are the config's.
+  const WorkerCostLookup w = worker_costs_for(l);
+  l.costs.worker = w.costs;
+  if (w.workers_per_cpu <= 1) return;  // the uncrowded figures, as measured
   const bool measured = std::string_view(w.basis) == "measured";
   c.calibration_notes.push_back(fmt::format(
       "--calibration {}: {} GPU rank(s) x {} worker(s) on {} CPU(s) = {:.3g} worker processes per CPU: the worker "
       "costs "
       "{} ({:.0f} µs CPU per sample: {:.0f} in the loop, {:.0f} putting batches on the queue, {:.0f} in other "
       "threads; {:.2f} s start-up CPU per worker per epoch){}",
-      path, l.ranks, l.num_workers, loader_cpus(l), w.costs.workers_per_cpu,
+      path, l.ranks, l.num_workers, loader_cpus(l), w.workers_per_cpu,
       w.beyond   ? fmt::format("are those measured at {:.3g} per CPU, the most calibrated", last)
       : measured ? "are those measured at this level"
                  : fmt::format("are interpolated linearly between the levels measured at {:.3g} and {:.3g} per CPU",
@@ -153,14 +156,13 @@ void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
 
 void add_point_worker_costs(const RunConfig& c, std::vector<TunePointEntry>& points,
                             std::vector<std::string>& warnings) {
-  if (c.loader.worker_cost_curve.empty()) return;
+  if (c.loader.costs.worker_curve.empty()) return;
   std::vector<std::string> beyond;
   double last = 0;
   for (auto& p : points) {
-    LoaderConfig l = c.loader;  // as the point's run resolves its own copy
-    l.num_workers = p.point.num_workers;
-    const WorkerCostLookup w = resolve_worker_costs(l);
-    p.worker_costs = TuneWorkerCosts{w.costs.workers_per_cpu,
+    // As the point's run takes them (loader_run.cpp).
+    const WorkerCostLookup w = worker_costs_for(with_num_workers(c.loader, p.point.num_workers));
+    p.worker_costs = TuneWorkerCosts{w.workers_per_cpu,
                                      w.costs.loop_us + w.costs.put_us + w.costs.other_us,
                                      w.costs.loop_us,
                                      w.costs.put_us,
@@ -168,7 +170,7 @@ void add_point_worker_costs(const RunConfig& c, std::vector<TunePointEntry>& poi
                                      w.costs.startup_cpu_us / 1e6,
                                      w.basis};
     if (w.beyond) {
-      beyond.push_back(fmt::format("num_workers {} ({:.3g} per CPU)", p.point.num_workers, w.costs.workers_per_cpu));
+      beyond.push_back(fmt::format("num_workers {} ({:.3g} per CPU)", p.point.num_workers, w.workers_per_cpu));
       last = w.last_measured;
     }
   }

@@ -142,18 +142,20 @@ cluster::Placement prepare_dataset_on_hosts(comm::Comm& comm, const RunConfig& c
       comm, c, [&](const RunConfig& mine) { data = prepare_dataset(mine); }, data);
 }
 
-cluster::Placement prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, RunPlan& plan, const PrepareOptions& o) {
+HostsPlan prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, const PrepareOptions& o) {
+  HostsPlan h;
   if (!comm.multi()) {
-    plan = prepare_run(c, o);
-    return {};
+    h.plan = prepare_run(c, o);
+    return h;
   }
-  return prepare_on_hosts(
+  h.placement = prepare_on_hosts(
       comm, c,
       [&](const RunConfig& mine) {
-        plan = prepare_run(mine, o);
-        if (plan.interrupted) throw Error(interrupted_dataset_text(mine, plan.data), kExitSigint);
+        h.plan = prepare_run(mine, o);
+        if (h.plan.interrupted) throw Error(interrupted_dataset_text(mine, h.plan.data), kExitSigint);
       },
-      plan.data);
+      h.plan.data);
+  return h;
 }
 
 cluster::ClusterRun gather_run(comm::Comm& comm, const std::string& loader_error, LoaderResult& lr,

@@ -23,12 +23,18 @@ namespace ioprobe::cli {
 /// when a host fails or differs; with a LocalComm it is prepare_dataset(c).
 cluster::Placement prepare_dataset_on_hosts(comm::Comm& comm, const RunConfig& c, PreparedData& data);
 
+/// What the preflight on every process gives a command: its plan, read-only from then on, and
+/// where the dataset was placed.
+struct HostsPlan {
+  RunPlan plan;
+  cluster::Placement placement;
+};
+
 /// The run's preflight (prepare_run) on every process, in the order the dataset's placement
-/// needs, then the same checks as prepare_dataset_on_hosts. Returns the placement; a failure or
-/// an interrupted generation on any process throws JobFailure on all. With a LocalComm it is
-/// prepare_run(c, o).
-cluster::Placement prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, RunPlan& plan,
-                                        const PrepareOptions& o = {});
+/// needs, then the same checks as prepare_dataset_on_hosts. A failure or an interrupted
+/// generation on any process throws JobFailure on all. With a LocalComm it is prepare_run(c, o)
+/// (the placement empty).
+HostsPlan prepare_run_on_hosts(comm::Comm& comm, const RunConfig& c, const PrepareOptions& o = {});
 
 /// Sends this process's result to rank 0 and, on rank 0, merges every process's. A process
 /// whose loader failed sends its error instead: then every rank throws JobFailure naming the

@@ -153,10 +153,11 @@ int cmd_run(const CommandContext& ctx) {
   cluster::on_every_host(comm, "check --json", [&] {
     if (!c.json_path.empty() && lead) check_output_path(c.json_path, "--json", "run");
   });
-  RunPlan plan;
   PrepareOptions prep;
   prep.processes = static_cast<uint32_t>(comm.size());  // the DistributedSampler's world: every process's ranks
-  const cluster::Placement placement = prepare_run_on_hosts(comm, c, plan, prep);
+  const HostsPlan prepared = prepare_run_on_hosts(comm, c, prep);
+  const RunPlan& plan = prepared.plan;  // read-only from here: this run's variations are new values
+  const cluster::Placement& placement = prepared.placement;
   if (plan.interrupted) {
     message(interrupted_dataset_text(c, plan.data));
     return interrupt_exit_code();
@@ -173,9 +174,7 @@ int cmd_run(const CommandContext& ctx) {
   const TargetInfo& target = plan.target();
   // DistributedSampler over every GPU rank of the job: this process's ranks follow the ranks of
   // the processes before it (each runs --gpus ranks); the demand counts them all.
-  LoaderConfig l = plan.loader;
-  l.world_ranks = static_cast<uint32_t>(comm.size()) * l.ranks;
-  l.first_rank = static_cast<uint32_t>(comm.rank()) * l.ranks;
+  const LoaderConfig l = in_job(plan.loader, static_cast<uint32_t>(comm.size()), static_cast<uint32_t>(comm.rank()));
   Demand demand = plan.demand;
   demand.gpus = l.world_ranks;
   std::vector<std::string> warnings = data.warnings;
@@ -225,7 +224,7 @@ int cmd_run(const CommandContext& ctx) {
                         job_ranks_text(l, comm.size()), l.num_workers));
   // Device accounting (cli/device_accounting.hpp): an idle window now, a mark at each epoch.
   const auto devices = device_recorder(target);
-  l.epoch_mark = [d = devices.get()] { d->mark(); };
+  const LoaderConfig marked = with_epoch_mark(l, [d = devices.get()] { d->mark(); });
   LoaderProgress progress;
   LoaderResult lr;
   cluster::CommStepSync sync(comm, c.mpi_timeout_s, c.stonewall);
@@ -247,8 +246,8 @@ int cmd_run(const CommandContext& ctx) {
     });
     if (comm.multi())
       loader_error = cluster::outcome_of(
-          [&] { lr = run_loader(data.index, l, &progress, &plan.topo, &data.layout, &sync); });
-    else lr = run_loader(data.index, l, &progress, &plan.topo, &data.layout);
+          [&] { lr = run_loader(data.index, marked, &progress, &plan.topo, &data.layout, &sync); });
+    else lr = run_loader(data.index, marked, &progress, &plan.topo, &data.layout);
   }
   const LoaderResult mine = lr;
   const DeviceIo dev_io = devices->whole();
@@ -288,8 +287,8 @@ int cmd_run(const CommandContext& ctx) {
   AnalysisInputs ai;
   ai.cpus_allowed = cluster_cpus;
   ai.num_workers_total = std::max(l.world_ranks, l.ranks) * l.num_workers;
-  ai.cpu_per_sample_us = l.cpu_per_sample_us;
-  ai.main_cpu_per_batch_us = l.main_cpu_per_batch_us;
+  ai.cpu_per_sample_us = l.costs.worker.loop_us;
+  ai.main_cpu_per_batch_us = l.costs.main_cpu_per_batch_us;
   ai.batch_size = l.batch_size;
   ai.sample_bytes = c.sample_bytes > 0 ? c.sample_bytes : (lr.samples ? static_cast<double>(lr.bytes) / lr.samples : 0);
   // Nothing was read (every file failed): the demand in bytes/s still uses the dataset's mean

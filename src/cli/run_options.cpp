@@ -327,8 +327,8 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   l.drop_last = get_bool(vm, "drop-last", false);
   l.duration_s = get_duration(vm, "duration", 0);
   l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? kMaxEpochs : 1, 1, kMaxEpochs));
-  l.cpu_per_sample_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
-  l.main_cpu_per_batch_us = get_double(vm, "main-cpu-per-batch", 0, 0, 600e6);
+  l.costs.worker.loop_us = get_double(vm, "cpu-per-sample", 0, 0, 60e6);
+  l.costs.main_cpu_per_batch_us = get_double(vm, "main-cpu-per-batch", 0, 0, 600e6);
   l.pin_memory = get_bool(vm, "pin-memory", false);
   apply_calibration(vm, c);
   l.read_size = get_size(vm, "read-size", 1ULL << 20, 4096, 256ULL << 20);

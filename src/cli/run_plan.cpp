@@ -38,8 +38,7 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
   p.model = plan_model(c);
   // The GPU side first, so that a typo costs no dataset generation.
   p.demand = resolve_demand(c, p.model);
-  LoaderConfig widest = c.loader;
-  if (o.max_workers) widest.num_workers = o.max_workers;
+  const LoaderConfig widest = o.max_workers ? with_num_workers(c.loader, o.max_workers) : c.loader;
   check_open_files_limit(widest);
 
   p.data = prepare_dataset(c);
@@ -74,8 +73,7 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
   const bool records = p.data.layout.records_in_files();
   p.samples_per_epoch = records ? p.data.layout.total_records() : p.data.index.size();
   // Over the whole job's ranks (every process runs --gpus of them).
-  LoaderConfig job = l;
-  job.ranks = l.ranks * std::max<uint32_t>(1, o.processes);
+  const LoaderConfig job = with_ranks(l, l.ranks * std::max<uint32_t>(1, o.processes));
   // drop_last with fewer samples per rank than one batch delivers nothing, epoch after epoch.
   check_drop_last_batches(job, p.samples_per_epoch, records ? "records" : "samples");
   const bool shards = p.data.layout.kind() == DatasetKind::kSharded;

@@ -30,8 +30,10 @@ struct PrepareOptions {
   bool check_rank_shares = true;
 };
 
-/// Everything decided before the first read. Built once by prepare_run and then only read:
-/// tune varies num_workers, prefetch_factor and placement on copies of `loader`.
+/// Everything decided before the first read. Built once by prepare_run and then only read (the
+/// commands hold it const): a run's place in the job, tune's settings and capacity's points are
+/// new LoaderConfig values made from `loader` (loader/config.hpp in_job, with_ranks, ...;
+/// tune/tune_run.hpp setting_run_config; capacity/capacity_run.hpp repeat_config).
 struct RunPlan {
   RunConfig config;                  // the validated options the plan was made from
   std::string model;                 // catalog model key (the preset's, else resnet50)

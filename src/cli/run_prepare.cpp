@@ -290,13 +290,14 @@ std::string resolve_cache_and_engine(const RunConfig& c, const PreparedData& dat
   engine_reason = ec.reason;
   // A calibration's own read of a file is taken off the loop cost where each sample is one file
   // read (loader_run.hpp loop_burn_us); records in shard or token files keep the whole cost.
-  if (data.layout.records_in_files()) l.own_read_io_uring_us = l.own_read_psync_us = 0;
-  if (const double own = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us; own > l.cpu_per_sample_us)
+  if (data.layout.records_in_files()) l.costs.own_read_io_uring_us = l.costs.own_read_psync_us = 0;
+  if (const double own = l.engine == "psync" ? l.costs.own_read_psync_us : l.costs.own_read_io_uring_us;
+      own > l.costs.worker.loop_us)
     warnings.push_back(fmt::format(
         "--calibration: the Dataset's loop cost ({:.0f} µs per sample) is below ioprobe's own read of a file with {} "
         "({:.0f} µs, measured by calibrate): the workers burn nothing beyond their reads. Does the Dataset read its "
         "files? If it does, the calibration's loop figure was taken in a noisy moment: rerun `ioprobe calibrate`",
-        l.cpu_per_sample_us, l.engine, own));
+        l.costs.worker.loop_us, l.engine, own));
   if (!ec.warning.empty()) warnings.push_back(ec.warning);
   // The loader reads every file with one engine: say so where another filesystem would get another.
   for (size_t i = 1; i < targets.size(); ++i) {

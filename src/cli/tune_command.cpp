@@ -180,8 +180,9 @@ int cmd_tune(const CommandContext& ctx) {
   PrepareOptions prep;
   prep.max_workers = *std::max_element(workers.begin(), workers.end());
   prep.processes = static_cast<uint32_t>(comm.size());
-  RunPlan run_plan;
-  const cluster::Placement placement = prepare_run_on_hosts(comm, c, run_plan, prep);
+  const HostsPlan prepared = prepare_run_on_hosts(comm, c, prep);
+  const RunPlan& run_plan = prepared.plan;  // read-only from here: each setting's run is a new value
+  const cluster::Placement& placement = prepared.placement;
   if (run_plan.interrupted) {
     message(interrupted_dataset_text(c, run_plan.data));
     return interrupt_exit_code();
@@ -189,11 +190,11 @@ int cmd_tune(const CommandContext& ctx) {
   const PreparedData& data = run_plan.data;
   const TargetInfo& target = run_plan.target();
   const Topology& topo = run_plan.topo;
-  // Each setting varies workers, prefetch and placement on a copy. Across hosts, as `run` does:
-  // DistributedSampler over every GPU rank of the job, and the demand counts them all.
-  LoaderConfig base = run_plan.loader;
-  base.world_ranks = static_cast<uint32_t>(comm.size()) * base.ranks;
-  base.first_rank = static_cast<uint32_t>(comm.rank()) * base.ranks;
+  // Each setting's runs vary workers, prefetch and placement in new values made from this one
+  // (tune/tune_run.hpp setting_run_config). Across hosts, as `run` does: DistributedSampler over
+  // every GPU rank of the job, and the demand counts them all.
+  const LoaderConfig base = in_job(run_plan.loader, static_cast<uint32_t>(comm.size()),
+                                   static_cast<uint32_t>(comm.rank()));
   Demand demand = run_plan.demand;
   if (multi) demand.gpus = base.world_ranks;
 
@@ -263,7 +264,7 @@ int cmd_tune(const CommandContext& ctx) {
   doc.dataset = plan_dataset_section(run_plan);
   doc.loader = {base.batch_size,  base.ranks,
                 base.engine,      base.direct,
-                base.shuffle,     base.cpu_per_sample_us,
+                base.shuffle,     base.costs.worker.loop_us,
                 base.step_time_s, consumer_model(base, c.calibration_path, c.calibration)};
   doc.demand = {demand, ri.required_samples_per_s, ri.required_samples_per_s * sample_bytes, sample_bytes};
   doc.tune.workers = workers;
@@ -282,11 +283,10 @@ int cmd_tune(const CommandContext& ctx) {
   for (auto& w : tune_devices.warnings()) doc.warnings.push_back(std::move(w));
   add_point_worker_costs(c, doc.points, doc.warnings);
   doc.recommendation = rec;
-  if (!c.calibration_path.empty()) {  // at the recommended setting, else the base one
-    LoaderConfig at = base;
-    if (rec.valid && rec.point < plan.points.size()) at.num_workers = plan.points[rec.point].num_workers;
-    doc.tune.calibration_effect = calibration_effect(at);
-  }
+  if (!c.calibration_path.empty())  // at the recommended setting, else the base one
+    doc.tune.calibration_effect = calibration_effect(rec.valid && rec.point < plan.points.size()
+                                                         ? with_num_workers(base, plan.points[rec.point].num_workers)
+                                                         : base);
   doc.rules = tune_rules(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc.best_run = out.best_run;
   if (multi)

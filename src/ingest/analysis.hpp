@@ -70,7 +70,7 @@ struct IngestResult {
   double pin_ceiling_samples_per_s = 0;   // per rank: samples / pin-thread busy time (mean over ranks)
   double worker_cpu_fraction = 0;         // workers' per-sample CPU work / their busy time, 0..1
   double worker_runq_fraction = 0;        // workers' wait for a CPU / their busy time, 0..1; -1 not measured
-  // The workers' queue feeder threads (LoaderConfig::worker_put_cpu_per_sample_us), 0 when not modelled:
+  // The workers' queue feeder threads (LoaderCosts: worker.put_us), 0 when not modelled:
   // their put CPU / (elapsed x workers), and the rate they cap all workers at (samples / put CPU
   // time per worker, samples/s). Busy >= kSerialStageBound: the put, not the fetch, sets the pace.
   double worker_feeder_busy_fraction = 0;

@@ -22,21 +22,21 @@ void take_lowest(CpuCeiling& c) {
 
 }  // namespace
 
-CpuCeiling modelled_cpu_ceiling(const LoaderConfig& config) {
-  LoaderConfig l = config;
-  if (!l.worker_cost_curve.empty()) {
+CpuCeiling modelled_cpu_ceiling(const LoaderConfig& l) {
+  WorkerCosts w = l.costs.worker;
+  if (!l.costs.worker_curve.empty()) {
     try {
-      resolve_worker_costs(l);
+      w = worker_costs_for(l).costs;
     } catch (const std::exception&) {  // a malformed curve: the figures as they stand
     }
   }
-  const double loop = std::max(0.0, l.cpu_per_sample_us);
-  const double put = std::max(0.0, l.worker_put_cpu_per_sample_us);
-  const double other = std::max(0.0, l.worker_other_cpu_per_sample_us);
-  const double share = std::clamp(l.worker_put_gil_share, 0.0, 1.0);
+  const double loop = std::max(0.0, w.loop_us);
+  const double put = std::max(0.0, w.put_us);
+  const double other = std::max(0.0, w.other_us);
+  const double share = std::clamp(l.costs.put_gil_share, 0.0, 1.0);
   CpuCeiling c;
-  c.worker_us_per_sample = l.python_gil ? loop + put * share + other : std::max({loop, put, other});
-  const double main_per_sample = l.batch_size > 0 ? std::max(0.0, l.main_cpu_per_batch_us) / l.batch_size : 0;
+  c.worker_us_per_sample = l.costs.python_gil ? loop + put * share + other : std::max({loop, put, other});
+  const double main_per_sample = l.batch_size > 0 ? std::max(0.0, l.costs.main_cpu_per_batch_us) / l.batch_size : 0;
   c.cpu_us_per_sample = loop + put + other + main_per_sample;
   const double ranks = std::max<uint32_t>(1, l.ranks);
   if (c.worker_us_per_sample > 0 && l.num_workers > 0)
@@ -48,18 +48,7 @@ CpuCeiling modelled_cpu_ceiling(const LoaderConfig& config) {
 }
 
 LoaderConfig without_calibration(LoaderConfig l) {
-  const LoaderConfig d;
-  l.cpu_per_sample_us = d.cpu_per_sample_us;
-  l.own_read_io_uring_us = d.own_read_io_uring_us;
-  l.own_read_psync_us = d.own_read_psync_us;
-  l.worker_put_cpu_per_sample_us = d.worker_put_cpu_per_sample_us;
-  l.python_gil = d.python_gil;
-  l.worker_put_gil_share = d.worker_put_gil_share;
-  l.worker_other_cpu_per_sample_us = d.worker_other_cpu_per_sample_us;
-  l.worker_startup_cpu_us = d.worker_startup_cpu_us;
-  l.worker_cost_curve = d.worker_cost_curve;
-  l.main_startup_cpu_us = d.main_startup_cpu_us;
-  l.main_cpu_per_batch_us = d.main_cpu_per_batch_us;
+  l.costs = LoaderCosts{};
   return l;
 }
 

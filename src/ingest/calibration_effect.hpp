@@ -35,13 +35,13 @@ struct CpuCeiling {
   std::string bound = "none";        // "workers" | "main process" | "CPUs" | "none"
 };
 
-/// The ceiling of `config` at its own ranks x num_workers / CPUs (the worker costs resolved from its
-/// cost curve at that level, on a copy, as the run does). Never throws.
-CpuCeiling modelled_cpu_ceiling(const LoaderConfig& config);
+/// The ceiling of `l` at its own ranks x num_workers / CPUs (the worker costs resolved from its
+/// cost curve at that level, as the run takes them). Never throws.
+CpuCeiling modelled_cpu_ceiling(const LoaderConfig& l);
 
-/// `l` with every figure --calibration sets put back to LoaderConfig's defaults (those of a run
-/// without it: --cpu-per-sample and --main-cpu-per-batch at 0, no GIL, no feeder or sharer CPU,
-/// no start-up CPU, no cost curve).
+/// `l` with its costs (LoaderConfig::costs, every figure --calibration sets) put back to the defaults
+/// of a run without it: --cpu-per-sample and --main-cpu-per-batch at 0, no GIL, no feeder or sharer
+/// CPU, no start-up CPU, no cost curve.
 LoaderConfig without_calibration(LoaderConfig l);
 
 /// The calibrated and the uncalibrated ceilings of one loader setting.

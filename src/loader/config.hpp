@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "loader/worker_costs.hpp"
+#include "loader/costs.hpp"
 #include "topology/numa.hpp"
 
 namespace ioprobe {
@@ -25,63 +25,32 @@ struct LoaderConfig {
   bool shuffle = true;           // RandomSampler, fresh permutation per epoch
   bool drop_last = false;
   uint32_t epochs = 1;
-  double duration_s = 0;                      // stop after this many seconds (0: no time limit)
-  double cpu_per_sample_us = 0;               // real CPU work per sample after its read, microseconds
-  double own_read_io_uring_us = 0;            // of cpu_per_sample_us (and each curve point's loop cost), the part
-  double own_read_psync_us = 0;               // that is the sample's read from the page cache, which the worker
-                                              // does itself with the engine: ioprobe's own read's CPU per file with
-                                              // io_uring / psync, µs (a calibration's figure, cli/calibrate_read.hpp);
-                                              // the burn leaves out the figure of the run's engine, for one file per
-                                              // sample (not records in shards); 0: nothing left out
-  double worker_put_cpu_per_sample_us = 0;    // CPU of the DataLoader worker's queue feeder thread per sample
-                                              // (multiprocessing.Queue pickling the batch into shared memory),
-                                              // microseconds: burned per batch (x its samples) by a feeder thread
-                                              // per worker after the batch is built and before the rank's
-                                              // consumer can take it, overlapping the worker's next fetch; 0: none
-                                              // (no feeder thread, the batch is visible once fetched)
-  bool python_gil = false;                    // each worker's loop, feeder and sharer burns take turns on one lock,
-                                              // as a real worker's Python threads share CPython's GIL
-                                              // (loader/worker_gil.hpp); set by --calibration
-  double worker_put_gil_share = 1.0;          // with python_gil, the share (0..1) of the feeder's CPU that holds the
-                                              // lock; the rest runs beside the worker's other threads (torch
-                                              // copies tensors into shared memory without the GIL): a calibration's
-                                              // measured figure (python/ioprobe_gil.py); 1: all of it
-  double worker_other_cpu_per_sample_us = 0;  // CPU of the DataLoader worker's other threads per sample (chiefly
-                                              // multiprocessing's resource sharer handing each tensor's fd to the
-                                              // main process), microseconds: burned by a thread per worker
-                                              // (loader/sharer_thread.hpp) in tensors_per_batch round trips with
-                                              // the rank's consumer as it receives the batch; 0: none
-  uint32_t tensors_per_batch = 0;             // tensors in a delivered batch (the round trips above); 0: one
-  bool decode_jpeg = false;          // each worker decodes every sample it read with libjpeg-turbo (jpeg_decode.hpp),
-                                     // before the cpu_per_sample_us burn; a file that does not decode is an error
-  uint64_t seed = 0;                 // sampler seed
-  uint32_t ranks = 1;                // GPU ranks in this process, each with its own loader (DDP)
-  uint32_t world_ranks = 0;          // GPU ranks of the whole job, all hosts (0: just `ranks`)
-  uint32_t first_rank = 0;           // the job-wide rank of this process's first GPU rank
-  double step_time_s = 0;            // GPU compute per batch, seconds (0: no consumer delay)
-  double worker_startup_cpu_us = 0;  // CPU each worker burns at each epoch's start before its first sample: a
-                                     // fresh DataLoader worker's fork, start-up and first batches' one-time
-                                     // costs (a calibration's figure), microseconds; 0: none
-  // The per-worker costs above as a function of worker processes per CPU (a calibration's
-  // --oversubscribe points, loader/worker_costs.hpp): when not empty, each run sets them from it at
-  // its own ranks x num_workers / cpus. Empty: the figures above stand at every level.
-  WorkerCostCurve worker_cost_curve;
-  int cpus = 0;                      // CPUs the loader's threads share for that level; 0: sched_getaffinity's
-  double main_startup_cpu_us = 0;    // main-process CPU at each epoch's start (iter(): forking the workers),
-                                     // microseconds, burned by the rank's consumer thread; 0: none
-  double main_cpu_per_batch_us = 0;  // main-process CPU per full batch (receive, unpickle, shared-memory attach),
-                                     // microseconds, burned beside the GPU step (loader/consumer.hpp); 0: none
-  bool pin_memory = false;           // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
-  double pin_bytes_per_batch = 0;    // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
-  bool h2d_cuda = false;             // copy each delivered batch to a GPU (loader/h2d_stage.hpp); the preflight
-                                     // has checked that CUDA and a device are there
-  int h2d_devices = 0;               // CUDA devices: rank r copies to device r mod h2d_devices
-  std::string engine = "io_uring";   // "io_uring" | "psync" (resolved, never "auto")
-  bool direct = true;                // O_DIRECT
-  bool evict_before_epoch = false;   // buffered cold runs: posix_fadvise(DONTNEED) every file first
-  bool drop_caches = false;          // also write 3 to /proc/sys/vm/drop_caches before each epoch (root); when
-                                     // that succeeds the per-file eviction is skipped (it would reread every
-                                     // file's inode and start the epoch with warm metadata)
+  double duration_s = 0;  // stop after this many seconds (0: no time limit)
+  // The worker processes' and the main process's CPU costs (loader/costs.hpp), µs: the loop,
+  // feeder, other threads and start-up of each worker (at the run's crowding, from the curve when
+  // a calibration has one), the own read left out of the loop, the GIL, the main process's work.
+  LoaderCosts costs;
+  bool decode_jpeg = false;  // each worker decodes every sample it read with libjpeg-turbo (jpeg_decode.hpp),
+                             // before the loop burn (costs.worker.loop_us); a file that does not decode is
+                             // an error
+  uint64_t seed = 0;         // sampler seed
+  uint32_t ranks = 1;        // GPU ranks in this process, each with its own loader (DDP)
+  uint32_t world_ranks = 0;  // GPU ranks of the whole job, all hosts (0: just `ranks`)
+  uint32_t first_rank = 0;   // the job-wide rank of this process's first GPU rank
+  double step_time_s = 0;    // GPU compute per batch, seconds (0: no consumer delay)
+  int cpus =
+      0;  // CPUs the loader's threads share, for the crowding level of costs.worker_curve; 0: sched_getaffinity's
+  bool pin_memory = false;          // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
+  double pin_bytes_per_batch = 0;   // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
+  bool h2d_cuda = false;            // copy each delivered batch to a GPU (loader/h2d_stage.hpp); the preflight
+                                    // has checked that CUDA and a device are there
+  int h2d_devices = 0;              // CUDA devices: rank r copies to device r mod h2d_devices
+  std::string engine = "io_uring";  // "io_uring" | "psync" (resolved, never "auto")
+  bool direct = true;               // O_DIRECT
+  bool evict_before_epoch = false;  // buffered cold runs: posix_fadvise(DONTNEED) every file first
+  bool drop_caches = false;         // also write 3 to /proc/sys/vm/drop_caches before each epoch (root); when
+                                    // that succeeds the per-file eviction is skipped (it would reread every
+                                    // file's inode and start the epoch with warm metadata)
   std::string drop_caches_file = "/proc/sys/vm/drop_caches";  // where drop_caches writes (tests: a plain file)
   bool measure_residency = false;  // page-cache residency of (up to 1000 of) the files before each epoch
   Placement placement;             // --numa, resolved (never Local here)
@@ -101,9 +70,26 @@ struct LoaderConfig {
   std::function<void()> epoch_mark;
   // The training side of each rank (loader/consumer.hpp), called once per rank in the rank's
   // thread with the job-wide rank; may return null (no step). Empty: make_consumer(*this), the GPU
-  // step of step_time_s beside main_cpu_per_batch_us. A later GPU-side consumer (a CUDA copy of
+  // step of step_time_s beside costs.main_cpu_per_batch_us. A later GPU-side consumer (a CUDA copy of
   // the batch's buffer) plugs in here.
   std::function<std::unique_ptr<Consumer>(uint32_t rank)> consumer_factory;
 };
+
+// The plan's LoaderConfig is read-only once the preflight has built it (cli/run_plan.hpp): each
+// variation of it (a process's place in the job, a tune setting, a capacity point, the device
+// marks of one run) is a new value made from it by one of these, and the plan stays as it was.
+
+/// `l` for process `process` of a job of `processes` processes that each run l.ranks GPU ranks:
+/// the DistributedSampler's world (processes x ranks) and this process's first rank (process x ranks).
+LoaderConfig in_job(const LoaderConfig& l, uint32_t processes, uint32_t process);
+
+/// `l` with `ranks` GPU ranks in this process.
+LoaderConfig with_ranks(const LoaderConfig& l, uint32_t ranks);
+
+/// `l` with `num_workers` DataLoader workers per rank.
+LoaderConfig with_num_workers(const LoaderConfig& l, uint32_t num_workers);
+
+/// `l` with `mark` as its epoch_mark (called by rank 0 at each epoch's start and once at the end).
+LoaderConfig with_epoch_mark(const LoaderConfig& l, std::function<void()> mark);
 
 }  // namespace ioprobe

@@ -39,16 +39,15 @@ class StepConsumer final : public Consumer {
                              ? std::min(1.0, static_cast<double>(samples) / static_cast<double>(cfg_.batch_size))
                              : 1.0;
     const int64_t c0 = now_ns(), until = c0 + static_cast<int64_t>(cfg_.step_time_s * share * 1e9);
-    const bool round_trips = serve_ && cfg_.worker_other_cpu_per_sample_us > 0 && batch.worker >= 0;
-    if (cfg_.main_cpu_per_batch_us > 0 || round_trips) {
+    const bool round_trips = serve_ && cfg_.costs.worker.other_us > 0 && batch.worker >= 0;
+    if (cfg_.costs.main_cpu_per_batch_us > 0 || round_trips) {
       // The main process's work runs while the GPU computes; the step lasts the longer of the two.
       // Receiving a batch is one piece per tensor, each waiting for the worker's sharer to hand
       // over the tensor's file descriptor.
       const int64_t m0 = thread_cpu_ns();
-      const uint32_t pieces = round_trips ? std::max<uint32_t>(1, cfg_.tensors_per_batch) : 1;
-      const double main_us = cfg_.main_cpu_per_batch_us * share / pieces;
-      const double other_us = round_trips ? cfg_.worker_other_cpu_per_sample_us * static_cast<double>(samples) / pieces
-                                          : 0;
+      const uint32_t pieces = round_trips ? std::max<uint32_t>(1, cfg_.costs.tensors_per_batch) : 1;
+      const double main_us = cfg_.costs.main_cpu_per_batch_us * share / pieces;
+      const double other_us = round_trips ? cfg_.costs.worker.other_us * static_cast<double>(samples) / pieces : 0;
       for (uint32_t k = 0; k < pieces && !stop(); ++k) {
         spend_cpu_us(main_us, stop);
         if (round_trips) serve_(batch, other_us);
@@ -72,8 +71,8 @@ class StepConsumer final : public Consumer {
 }  // namespace
 
 std::unique_ptr<Consumer> make_consumer(const LoaderConfig& cfg, ServeFn serve) {
-  const bool round_trips = serve && cfg.worker_other_cpu_per_sample_us > 0;
-  if (cfg.step_time_s <= 0 && cfg.main_cpu_per_batch_us <= 0 && !round_trips) return nullptr;
+  const bool round_trips = serve && cfg.costs.worker.other_us > 0;
+  if (cfg.step_time_s <= 0 && cfg.costs.main_cpu_per_batch_us <= 0 && !round_trips) return nullptr;
   return std::make_unique<StepConsumer>(cfg, round_trips ? std::move(serve) : ServeFn{});
 }
 

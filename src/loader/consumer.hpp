@@ -36,10 +36,10 @@ class Consumer {
 using ServeFn = std::function<void(const Batch& batch, double us)>;
 
 /// The consumer for `cfg`: the GPU step of cfg.step_time_s per full batch, and when
-/// cfg.main_cpu_per_batch_us > 0 that much real CPU work of the main process beside it. With
-/// `serve` and cfg.worker_other_cpu_per_sample_us > 0, that work is cut into
-/// cfg.tensors_per_batch pieces (at least 1), each followed by a round trip through `serve` of
-/// its share of the worker's other-thread CPU (worker_other_cpu_per_sample_us x samples), as
+/// cfg.costs.main_cpu_per_batch_us > 0 that much real CPU work of the main process beside it. With
+/// `serve` and cfg.costs.worker.other_us > 0, that work is cut into
+/// cfg.costs.tensors_per_batch pieces (at least 1), each followed by a round trip through `serve` of
+/// its share of the worker's other-thread CPU (worker.other_us x samples), as
 /// unpickling asks the worker for each tensor's file descriptor. Null when there is no step, no
 /// main-process work and no round trip (the loop takes the next batch at once).
 /// LoaderConfig::consumer_factory, when set, replaces it.

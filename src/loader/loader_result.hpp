@@ -27,9 +27,9 @@ struct WorkerStats {
   int64_t busy_ns = 0;            // wall time spent fetching batches (I/O + CPU work)
   int64_t cpu_work_ns = 0;        // thread CPU time spent in the emulated per-sample work (JPEG decode included)
   int64_t put_cpu_ns = 0;         // thread CPU time of the worker's feeder thread in the emulated put
-                                  // (LoaderConfig::worker_put_cpu_per_sample_us; written by that thread)
+                                  // (LoaderCosts: worker.put_us; written by that thread)
   int64_t other_cpu_ns = 0;       // thread CPU time of the worker's other (resource sharer) thread
-                                  // (LoaderConfig::worker_other_cpu_per_sample_us; written by that thread)
+                                  // (LoaderCosts: worker.other_us; written by that thread)
   int64_t runq_wait_ns = 0;       // of busy_ns: time runnable but waiting for a CPU (core/clock.hpp
                                   // thread_runqueue_wait_ns); -1 when the kernel does not expose it
   uint64_t decoded = 0;           // samples decoded (LoaderConfig::decode_jpeg)

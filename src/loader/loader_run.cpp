@@ -127,7 +127,7 @@ class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
       : rank_(rank), sh_(sh), workers_(workers), stats_(stats), started_epoch_(sh.cfg.num_workers, 0),
-        gils_(sh.cfg.python_gil ? WorkerGils(sh.cfg.num_workers) : WorkerGils()) {
+        gils_(sh.cfg.costs.python_gil ? WorkerGils(sh.cfg.num_workers) : WorkerGils()) {
     stats_.rank = static_cast<int>(sh.cfg.first_rank) + rank;  // the job-wide rank
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
     SourceEnv env;
@@ -151,7 +151,7 @@ class RankLoader {
     std::mutex init_mu;
     // Each worker's other threads (the resource sharer), serving the rank consumer's round trips
     // as it receives each batch (when the consumer is the built-in one).
-    if (cfg.worker_other_cpu_per_sample_us > 0 && !cfg.consumer_factory)
+    if (cfg.costs.worker.other_us > 0 && !cfg.consumer_factory)
       for (uint32_t w = 0; w < cfg.num_workers; ++w)
         sharers_.push_back(std::make_unique<SharerThread>([this] { return sh_.stop.load(std::memory_order_relaxed); },
                                                           &workers_[w].other_cpu_ns, gils_.at(w)));
@@ -215,9 +215,9 @@ class RankLoader {
       if (pin) pin->start_epoch();  // from here the pin thread alone takes batches from the queue
       // A real DataLoader's main process forks its workers at each epoch's iter() (calibration's
       // main start-up CPU); the workers start meanwhile.
-      if (cfg.main_startup_cpu_us > 0) {
+      if (cfg.costs.main_startup_cpu_us > 0) {
         const int64_t c0 = thread_cpu_ns();
-        spend_cpu_us(cfg.main_startup_cpu_us, stop_fn);
+        spend_cpu_us(cfg.costs.main_startup_cpu_us, stop_fn);
         stats_.main_cpu_ns += thread_cpu_ns() - c0;
       }
       bool first = true;
@@ -356,31 +356,31 @@ class RankLoader {
   // A read io_uring completed with ECANCELED: it cancels reads it cannot hand to an io-wq worker
   // thread (none can be created under a pids or thread limit), and every later read would fail
   // the same way, each after a wait, so the run stops after a few.
-  // A fresh DataLoader worker's one-time CPU (LoaderConfig::worker_startup_cpu_us), paid once per
+  // A fresh DataLoader worker's one-time CPU (LoaderCosts: worker.startup_cpu_us), paid once per
   // worker per epoch before its first sample, as a real loader re-forks its workers every epoch.
   void worker_startup(int w, const std::atomic<bool>& cancel) {
     const uint32_t e = epoch_no_.load(std::memory_order_relaxed);
-    if (sh_.cfg.worker_startup_cpu_us <= 0 || started_epoch_[static_cast<size_t>(w)] == e) return;
+    if (sh_.cfg.costs.worker.startup_cpu_us <= 0 || started_epoch_[static_cast<size_t>(w)] == e) return;
     started_epoch_[static_cast<size_t>(w)] = e;
     WorkerStats& ws = workers_[w];
     const int64_t c0 = thread_cpu_ns();
-    burn_worker_cpu(gils_.at(static_cast<uint32_t>(w)), sh_.cfg.worker_startup_cpu_us,
+    burn_worker_cpu(gils_.at(static_cast<uint32_t>(w)), sh_.cfg.costs.worker.startup_cpu_us,
                     [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); });
     ws.cpu_work_ns += thread_cpu_ns() - c0;
   }
 
-  // The DataLoader worker's queue feeder thread (LoaderConfig::worker_put_cpu_per_sample_us): burns
+  // The DataLoader worker's queue feeder thread (LoaderCosts: worker.put_us): burns
   // the put's CPU for each batch in the worker's feeder thread, overlapping the worker's next fetch,
-  // its GIL share (worker_put_gil_share) through the worker's lock.
+  // its GIL share (put_gil_share) through the worker's lock.
   // Empty (no feeder threads) when the figure is 0.
   PrefetchQueue::PutFn put_fn() {
-    if (sh_.cfg.worker_put_cpu_per_sample_us <= 0) return {};
+    if (sh_.cfg.costs.worker.put_us <= 0) return {};
     return [this](int w, Batch& b, const std::atomic<bool>& cancel) {
       const int64_t c0 = thread_cpu_ns();
       burn_worker_cpu(
-          gils_.at(static_cast<uint32_t>(w)), sh_.cfg.worker_put_cpu_per_sample_us * static_cast<double>(b.samples),
+          gils_.at(static_cast<uint32_t>(w)), sh_.cfg.costs.worker.put_us * static_cast<double>(b.samples),
           [this, &cancel] { return sh_.stop.load(std::memory_order_relaxed) || cancel.load(); },
-          sh_.cfg.worker_put_gil_share);
+          sh_.cfg.costs.put_gil_share);
       workers_[w].put_cpu_ns += thread_cpu_ns() - c0;  // this feeder's field alone
     };
   }
@@ -399,7 +399,7 @@ class RankLoader {
   RankStats& stats_;
   std::unique_ptr<SampleSource> source_;  // the dataset kind's sampler and reads (sample_source.hpp)
   std::vector<uint32_t> started_epoch_;   // per worker (its thread only): the epoch_no_ whose start-up it paid
-  WorkerGils gils_;                       // per worker, with LoaderConfig::python_gil: its threads' one lock
+  WorkerGils gils_;                       // per worker, with LoaderCosts::python_gil: its threads' one lock
   std::atomic<uint32_t> epoch_no_{0};     // 1 + the epoch being run
   std::vector<uint64_t> epoch_files_;     // files this rank reads in the epoch (cache preparation)
   int64_t cache_prep_ns_ = 0;             // this rank's time in prepare_cache, all epochs
@@ -510,18 +510,26 @@ LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, Loade
 }  // namespace
 
 double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout) {
-  if (layout && layout->records_in_files()) return cfg.cpu_per_sample_us;
-  const double read_us = cfg.engine == "psync" ? cfg.own_read_psync_us : cfg.own_read_io_uring_us;
-  return std::max(0.0, cfg.cpu_per_sample_us - read_us);
+  if (layout && layout->records_in_files()) return cfg.costs.worker.loop_us;
+  const double read_us = cfg.engine == "psync" ? cfg.costs.own_read_psync_us : cfg.costs.own_read_io_uring_us;
+  return std::max(0.0, cfg.costs.worker.loop_us - read_us);
 }
+
+namespace {
+
+// What one run burns: the worker's costs of its own crowding from a calibration's curve
+// (worker_costs.hpp), and the loop's figure less the own read (loop_burn_us).
+LoaderConfig burned_config(const LoaderConfig& cfg, const RecordLayout* layout) {
+  LoaderConfig c = at_own_level(cfg);
+  c.costs.worker.loop_us = loop_burn_us(c, layout);
+  return c;
+}
+
+}  // namespace
 
 LoaderResult run_loader(const FileIndex& index, const LoaderConfig& cfg, LoaderProgress* progress, const Topology* topo,
                         const RecordLayout* layout, StepSync* sync) {
-  // A calibration's curve sets the worker's costs for this run's own crowding (worker_costs.hpp).
-  LoaderConfig resolved = cfg;
-  resolve_worker_costs(resolved);
-  resolved.cpu_per_sample_us = loop_burn_us(resolved, layout);
-  return run_resolved(index, resolved, progress, topo, layout, sync);
+  return run_resolved(index, burned_config(cfg, layout), progress, topo, layout, sync);
 }
 
 }  // namespace ioprobe

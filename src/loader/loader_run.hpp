@@ -22,8 +22,8 @@ struct LoaderProgress {
   std::atomic<uint64_t> bytes{0};    // bytes read so far, counted per MiB and per batch of each worker
 };
 
-/// The loop CPU a worker burns per sample: cfg.cpu_per_sample_us (as resolved at the run's level)
-/// less the own read figure of cfg.engine (LoaderConfig::own_read_*_us), at least 0; the whole
+/// The loop CPU a worker burns per sample: cfg.costs.worker.loop_us (as resolved at the run's level)
+/// less the own read figure of cfg.engine (LoaderCosts::own_read_*_us), at least 0; the whole
 /// cost for records in shard or token files (`layout` says so), whose reads are not one file each.
 double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout);
 

@@ -34,7 +34,7 @@ EpochPlan MapStyleSource::plan_epoch(uint32_t epoch) {
 }
 
 void per_sample_cpu(const SourceEnv& env, uint32_t w, WorkerStats& ws, const std::atomic<bool>* cancel) {
-  const double us = env.cfg->cpu_per_sample_us;
+  const double us = env.cfg->costs.worker.loop_us;
   if (us <= 0) return;
   const int64_t c0 = thread_cpu_ns();
   const std::atomic<bool>* stop = env.run_stop;

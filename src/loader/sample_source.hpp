@@ -94,7 +94,7 @@ class MapStyleSource : public SampleSource {
   std::vector<uint64_t> order_;  // this rank's samples of the epoch, in sampler order
 };
 
-/// The emulated per-sample CPU work (LoaderConfig::cpu_per_sample_us) on the calling worker `w`
+/// The emulated per-sample CPU work (LoaderConfig::costs: worker.loop_us) on the calling worker `w`
 /// (through its lock, env.gils, when there is one), added to ws.cpu_work_ns; ends early at the
 /// run's stop or, when given, at `cancel`.
 void per_sample_cpu(const SourceEnv& env, uint32_t w, WorkerStats& ws, const std::atomic<bool>* cancel = nullptr);

@@ -26,10 +26,10 @@ WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_pe
   WorkerCostLookup out;
   out.last_measured = p.back().workers_per_cpu;
   if (workers_per_cpu <= p.front().workers_per_cpu || same_level(workers_per_cpu, p.front().workers_per_cpu)) {
-    out.costs = p.front();
+    out.costs = p.front().costs;
     if (same_level(workers_per_cpu, p.front().workers_per_cpu)) out.basis = "measured";
   } else if (workers_per_cpu >= p.back().workers_per_cpu || same_level(workers_per_cpu, p.back().workers_per_cpu)) {
-    out.costs = p.back();
+    out.costs = p.back().costs;
     out.beyond = !same_level(workers_per_cpu, p.back().workers_per_cpu);
     out.basis = out.beyond ? "beyond" : "measured";
   } else {
@@ -37,19 +37,19 @@ WorkerCostLookup worker_costs_at(const WorkerCostCurve& curve, double workers_pe
     while (p[i].workers_per_cpu < workers_per_cpu) ++i;
     const WorkerCostPoint &a = p[i - 1], &b = p[i];
     if (same_level(b.workers_per_cpu, workers_per_cpu)) {  // on a measured point: its figures
-      out.costs = b;
+      out.costs = b.costs;
       out.basis = "measured";
     } else {
       const double t = (workers_per_cpu - a.workers_per_cpu) / (b.workers_per_cpu - a.workers_per_cpu);
       auto lerp = [t](double x, double y) { return x + t * (y - x); };
-      out.costs = {0, lerp(a.loop_us, b.loop_us), lerp(a.put_us, b.put_us), lerp(a.other_us, b.other_us),
-                   lerp(a.startup_cpu_us, b.startup_cpu_us)};
+      out.costs = {lerp(a.costs.loop_us, b.costs.loop_us), lerp(a.costs.put_us, b.costs.put_us),
+                   lerp(a.costs.other_us, b.costs.other_us), lerp(a.costs.startup_cpu_us, b.costs.startup_cpu_us)};
       out.lower = a.workers_per_cpu;
       out.upper = b.workers_per_cpu;
       out.basis = "interpolated";
     }
   }
-  out.costs.workers_per_cpu = workers_per_cpu;
+  out.workers_per_cpu = workers_per_cpu;
   return out;
 }
 
@@ -62,14 +62,15 @@ double loader_workers_per_cpu(const LoaderConfig& cfg) {
   return static_cast<double>(cfg.ranks) * cfg.num_workers / loader_cpus(cfg);
 }
 
-WorkerCostLookup resolve_worker_costs(LoaderConfig& cfg) {
-  if (cfg.worker_cost_curve.empty()) return {};
-  WorkerCostLookup l = worker_costs_at(cfg.worker_cost_curve, loader_workers_per_cpu(cfg));
-  cfg.cpu_per_sample_us = l.costs.loop_us;
-  cfg.worker_put_cpu_per_sample_us = l.costs.put_us;
-  cfg.worker_other_cpu_per_sample_us = l.costs.other_us;
-  cfg.worker_startup_cpu_us = l.costs.startup_cpu_us;
-  return l;
+WorkerCostLookup worker_costs_for(const LoaderConfig& cfg) {
+  if (cfg.costs.worker_curve.empty()) return {};
+  return worker_costs_at(cfg.costs.worker_curve, loader_workers_per_cpu(cfg));
+}
+
+LoaderConfig at_own_level(const LoaderConfig& cfg) {
+  LoaderConfig c = cfg;
+  if (!cfg.costs.worker_curve.empty()) c.costs.worker = worker_costs_for(cfg).costs;
+  return c;
 }
 
 }  // namespace ioprobe

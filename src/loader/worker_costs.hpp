@@ -8,35 +8,16 @@
 // a capacity search over GPU ranks has each point's level's costs.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "loader/costs.hpp"
 
 namespace ioprobe {
 
 struct LoaderConfig;
 
-/// The worker's costs at one level of crowding: what LoaderConfig's per-worker cost fields hold.
-struct WorkerCostPoint {
-  double workers_per_cpu = 0;  // worker processes per CPU the costs were measured at (> 0)
-  double loop_us = 0;          // loop (fetch + collate) CPU per sample, µs (LoaderConfig::cpu_per_sample_us)
-  double put_us = 0;           // queue feeder CPU per sample, µs (worker_put_cpu_per_sample_us)
-  double other_us = 0;         // other threads' CPU per sample, µs (worker_other_cpu_per_sample_us)
-  double startup_cpu_us = 0;   // one-time CPU of a fresh worker each epoch, µs (worker_startup_cpu_us)
-};
-
-/// Measured points, workers_per_cpu strictly increasing. The first is the uncrowded host's
-/// figures and stands for every level up to its own (a calibration's base point sits at 1 worker
-/// process per CPU); between points the costs are linear in workers_per_cpu; beyond the last, the
-/// last point's figures hold (not measured there: worker_costs_at says so). Empty: no curve, the
-/// config's own figures stand at every level.
-struct WorkerCostCurve {
-  std::vector<WorkerCostPoint> points;
-  bool empty() const { return points.empty(); }
-};
-
 /// Where a level falls on the curve.
 struct WorkerCostLookup {
-  WorkerCostPoint costs;        // the costs used (workers_per_cpu: the level asked for)
+  WorkerCosts costs;            // the costs used
+  double workers_per_cpu = 0;   // the level asked for
   bool beyond = false;          // the level is above the last measured point: its figures are used
   double last_measured = 0;     // the last point's workers_per_cpu
   double lower = 0, upper = 0;  // interpolated: the measured levels around it (else both 0)
@@ -56,10 +37,14 @@ int loader_cpus(const LoaderConfig& cfg);
 /// The loader's worker processes per CPU: ranks x num_workers / loader_cpus(cfg).
 double loader_workers_per_cpu(const LoaderConfig& cfg);
 
-/// Sets cfg's per-worker cost fields (cpu_per_sample_us, worker_put_cpu_per_sample_us,
-/// worker_other_cpu_per_sample_us, worker_startup_cpu_us) from cfg.worker_cost_curve at the
-/// config's own level (loader_workers_per_cpu); a config without a curve is left as it is. Gives
-/// the lookup (costs.workers_per_cpu 0 when there is no curve). Idempotent.
-WorkerCostLookup resolve_worker_costs(LoaderConfig& cfg);
+/// The lookup of the config's own level (loader_workers_per_cpu) on cfg.costs.worker_curve; an
+/// empty lookup (zero costs, workers_per_cpu 0) when there is no curve. Throws std::invalid_argument
+/// as worker_costs_at does for a curve out of order.
+WorkerCostLookup worker_costs_for(const LoaderConfig& cfg);
+
+/// `cfg` with costs.worker taken from its curve at its own level (worker_costs_for): what each run
+/// burns. A config without a curve comes back as it is. at_own_level(at_own_level(c)) is
+/// at_own_level(c). Throws as worker_costs_for.
+LoaderConfig at_own_level(const LoaderConfig& cfg);
 
 }  // namespace ioprobe

@@ -285,13 +285,13 @@ nlohmann::json ingest_json(const IngestResult& in, double sample_bytes) {
 
 RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_path, const nlohmann::json& cal) {
   RunConsumerModel m;
-  m.main_cpu_per_batch_us = l.main_cpu_per_batch_us;
+  m.main_cpu_per_batch_us = l.costs.main_cpu_per_batch_us;
   // Of the loop cost, the read the worker does itself (not burned; loader_run.hpp loop_burn_us).
-  m.own_read_cpu_per_file_us = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us;
-  m.worker_startup_cpu_us = l.worker_startup_cpu_us;
-  m.worker_put_cpu_per_sample_us = l.worker_put_cpu_per_sample_us;
-  if (l.python_gil) {
-    m.worker_put_gil_share = l.worker_put_gil_share;
+  m.own_read_cpu_per_file_us = l.engine == "psync" ? l.costs.own_read_psync_us : l.costs.own_read_io_uring_us;
+  m.worker_startup_cpu_us = l.costs.worker.startup_cpu_us;
+  m.worker_put_cpu_per_sample_us = l.costs.worker.put_us;
+  if (l.costs.python_gil) {
+    m.worker_put_gil_share = l.costs.put_gil_share;
     // Measured by the calibration, or its stand-in (all of the put) with the reason.
     const nlohmann::json* g = cal.is_object() && cal.contains("figures") && cal.at("figures").contains("feeder_gil")
                                   ? &cal.at("figures").at("feeder_gil")
@@ -304,9 +304,9 @@ RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_pa
                                              (why.empty() ? std::string("the calibration predates the figure") : why) +
                                              ")";
   }
-  m.worker_other_cpu_per_sample_us = l.worker_other_cpu_per_sample_us;
-  m.tensors_per_batch = l.tensors_per_batch;
-  m.main_startup_cpu_us = l.main_startup_cpu_us;
+  m.worker_other_cpu_per_sample_us = l.costs.worker.other_us;
+  m.tensors_per_batch = l.costs.tensors_per_batch;
+  m.main_startup_cpu_us = l.costs.main_startup_cpu_us;
   m.decode = l.decode_jpeg ? "jpeg" : "none";
   m.pin_memory = l.pin_memory;
   m.pin_bytes_per_batch = l.pin_bytes_per_batch;

@@ -326,7 +326,7 @@ RunLoaderSection run_loader_section(const LoaderConfig& l, uint64_t max_outstand
   s.drop_last = l.drop_last;
   s.epochs = l.epochs;
   s.duration_s = l.duration_s;
-  s.cpu_per_sample_us = l.cpu_per_sample_us;
+  s.cpu_per_sample_us = l.costs.worker.loop_us;
   s.gpus = std::max(l.world_ranks, l.ranks);
   s.gpus_per_process = l.ranks;
   s.engine = l.engine;

@@ -128,6 +128,24 @@ TuneSample steady_sample(const LoaderResult& r, uint32_t ranks, uint64_t min_ste
   return s;
 }
 
+LoaderConfig timed_run_config(const LoaderConfig& base, double run_s, uint32_t repeat) {
+  LoaderConfig c = base;
+  c.duration_s = run_s;
+  c.epochs = kMaxEpochs;  // the duration ends each run
+  c.seed = base.seed + repeat;
+  c.timeline_interval_s = kTuneIntervalS;
+  c.record_deliveries = true;
+  return c;
+}
+
+LoaderConfig setting_run_config(const LoaderConfig& base, const TunePoint& p, double run_s, uint32_t repeat) {
+  LoaderConfig c = timed_run_config(base, run_s, repeat);
+  c.num_workers = p.num_workers;
+  c.prefetch_factor = p.prefetch_factor;
+  c.placement = parse_placement(p.numa);
+  return c;
+}
+
 TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPlan& plan, const Topology& topo,
                       int64_t deadline_ns, const TuneProgressFn& progress, const RecordLayout* layout,
                       const SweepAcross& across) {
@@ -148,15 +166,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       }
       TunePoint& p = plan.points[i];
       p.pin_memory = base.pin_memory;  // what this setting's runs measure, recorded for the recommendation
-      LoaderConfig c = base;
-      c.num_workers = p.num_workers;
-      c.prefetch_factor = p.prefetch_factor;
-      c.placement = parse_placement(p.numa);
-      c.duration_s = run_s;
-      c.epochs = 1000000;  // the duration ends each run
-      c.seed = base.seed + rep;
-      c.timeline_interval_s = kTuneIntervalS;
-      c.record_deliveries = true;
+      const LoaderConfig c = setting_run_config(base, p, run_s, rep);
       if (progress) progress(out.runs_done, runs, p, rep, nullptr);
       LoaderResult r = run_loader(index, c, nullptr, &topo, layout, across.sync);
       if (across.merge) r = across.merge(r);

@@ -57,6 +57,16 @@ struct SweepAcross {
   std::function<LoaderResult(const LoaderResult&)> merge;
 };
 
+/// One measured run of tune or capacity, made from `base` (the plan's, read-only): `run_s` seconds
+/// (the duration ends it; epochs unbounded, kMaxEpochs), seed base.seed + repeat, timeline
+/// intervals of kTuneIntervalS and every batch's delivery time recorded (rates from completion
+/// times).
+LoaderConfig timed_run_config(const LoaderConfig& base, double run_s, uint32_t repeat);
+
+/// Repeat `repeat` of the setting `p`: timed_run_config with the setting's num_workers,
+/// prefetch_factor and NUMA placement (parse_placement of p.numa). Throws as parse_placement does.
+LoaderConfig setting_run_config(const LoaderConfig& base, const TunePoint& p, double run_s, uint32_t repeat);
+
 /// Runs `plan` over `index`, filling plan.points[*].runs and their summaries. Stops when
 /// `deadline_ns` (core/clock now_ns() scale; 0 = none) is passed or on SIGINT/SIGTERM, keeping
 /// what was measured. Throws Error when a worker's engine cannot be set up. `layout`: as for

@@ -23,13 +23,10 @@ LoaderConfig calibrated() {
   l.num_workers = 4;
   l.batch_size = 32;
   l.cpus = 2;
-  l.cpu_per_sample_us = 400;
-  l.worker_put_cpu_per_sample_us = 100;
-  l.worker_put_gil_share = 0.5;
-  l.worker_other_cpu_per_sample_us = 50;
-  l.python_gil = true;
-  l.main_cpu_per_batch_us = 3200;
-  l.worker_startup_cpu_us = 1e6;
+  l.costs.worker = {.loop_us = 400, .put_us = 100, .other_us = 50, .startup_cpu_us = 1e6};
+  l.costs.put_gil_share = 0.5;
+  l.costs.python_gil = true;
+  l.costs.main_cpu_per_batch_us = 3200;
   return l;
 }
 
@@ -59,9 +56,9 @@ TEST_CASE("calibration effect: the calibrated ceiling by the model, none without
 
 TEST_CASE("calibration effect: workers bound without the GIL take their slowest thread", "[calibration][ingest]") {
   LoaderConfig l = calibrated();
-  l.python_gil = false;
+  l.costs.python_gil = false;
   l.cpus = 64;  // plenty of CPUs
-  l.main_cpu_per_batch_us = 0;
+  l.costs.main_cpu_per_batch_us = 0;
   const CpuCeiling c = modelled_cpu_ceiling(l);
   CHECK(c.worker_us_per_sample == Approx(400));  // loop, put and sharer side by side
   CHECK(c.workers_samples_per_s == Approx(4 * 1e6 / 400));
@@ -72,15 +69,15 @@ TEST_CASE("calibration effect: workers bound without the GIL take their slowest 
 
 TEST_CASE("calibration effect: the cost curve's level is the run's own", "[calibration][ingest]") {
   LoaderConfig l = calibrated();
-  l.main_cpu_per_batch_us = 0;
+  l.costs.main_cpu_per_batch_us = 0;
   l.cpus = 1;  // 4 worker processes per CPU
-  l.worker_cost_curve.points = {{1.0, 400, 100, 50, 1e6}, {4.0, 800, 100, 50, 1e6}};
+  l.costs.worker_curve.points = {{1.0, {400, 100, 50, 1e6}}, {4.0, {800, 100, 50, 1e6}}};
   const CpuCeiling c = modelled_cpu_ceiling(l);
   CHECK(c.cpu_us_per_sample == Approx(950));  // the loop at 4 per CPU: 800 µs
   const LoaderConfig d = without_calibration(l);
-  CHECK(d.worker_cost_curve.empty());
-  CHECK_FALSE(d.python_gil);
-  CHECK(d.cpu_per_sample_us == 0);
+  CHECK(d.costs.worker_curve.empty());
+  CHECK_FALSE(d.costs.python_gil);
+  CHECK(d.costs.worker.loop_us == 0);
   CHECK(d.num_workers == 4);  // the setting stays
 }
 

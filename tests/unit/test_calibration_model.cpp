@@ -19,11 +19,11 @@ TEST_CASE("consumer: a step takes max(GPU step, main-process work)", "[calibrate
   LoaderConfig cfg;
   cfg.batch_size = 10;
   cfg.step_time_s = 0.02;
-  cfg.main_cpu_per_batch_us = 0;
+  cfg.costs.main_cpu_per_batch_us = 0;
   CHECK(make_consumer(LoaderConfig{}) == nullptr);  // neither: the loop takes the next batch at once
   const auto never = [] { return false; };
   for (double main_us : {20000.0, 40000.0}) {
-    cfg.main_cpu_per_batch_us = main_us;
+    cfg.costs.main_cpu_per_batch_us = main_us;
     RankStats s;
     Batch full;
     full.samples = 10;
@@ -37,7 +37,7 @@ TEST_CASE("consumer: a step takes max(GPU step, main-process work)", "[calibrate
     CHECK(s.nominal_compute_ns == 20000000);
   }
   RankStats half;  // a partial batch takes its share of both
-  cfg.main_cpu_per_batch_us = 10000;
+  cfg.costs.main_cpu_per_batch_us = 10000;
   Batch part;
   part.samples = 5;
   make_consumer(cfg)->step(part, half, never);
@@ -74,8 +74,8 @@ ModelRun model_run(F tweak) {
   AnalysisInputs in;
   in.cpus_allowed = 8;
   in.num_workers_total = c.num_workers;
-  in.cpu_per_sample_us = c.cpu_per_sample_us;
-  in.main_cpu_per_batch_us = c.main_cpu_per_batch_us;
+  in.cpu_per_sample_us = c.costs.worker.loop_us;
+  in.main_cpu_per_batch_us = c.costs.main_cpu_per_batch_us;
   in.batch_size = c.batch_size;
   m.ingest = analyze_ingest(m.result, dem, in);
   return m;
@@ -87,7 +87,7 @@ TEST_CASE("model: a costly main process burns its CPU per batch and caps the ran
   // The verdict and the busy share are checked on a recorded shape below ("... the main process
   // busy 90% of the time"): live, the share depends on how often this host's other processes
   // take the worker's CPU (it measured 57-80% at load 15 on 2 CPUs, 95% on a quiet host).
-  const ModelRun m = model_run([](LoaderConfig& c) { c.main_cpu_per_batch_us = 2000; });
+  const ModelRun m = model_run([](LoaderConfig& c) { c.costs.main_cpu_per_batch_us = 2000; });
   CHECK(m.ingest.main_busy_fraction > 0);
   // 8 samples per 2 ms of main-process CPU: at most 4,000 samples/s per rank (less when the
   // thread waits for a CPU).
@@ -101,7 +101,7 @@ TEST_CASE("model: the first batch is in hand after the main process has received
   // 30 ms of main-process CPU per batch: the first batch's time includes its receive (it did not
   // before: the time ended when the rank took the batch from its queue, a read of 8 files of 200 B
   // that takes well under 30 ms).
-  const ModelRun m = model_run([](LoaderConfig& c) { c.main_cpu_per_batch_us = 30000; });
+  const ModelRun m = model_run([](LoaderConfig& c) { c.costs.main_cpu_per_batch_us = 30000; });
   CHECK(m.result.first_batch_ns >= 30000000LL);
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("model: the calibration's worker cost is burned per sample, no main-pr
           "[calibrate][model]") {
   // The worker-bound verdict itself is checked on a recorded shape below: on a host whose CPUs
   // other processes share, the workers' wall time (and so the verdict) depends on that load.
-  const ModelRun m = model_run([](LoaderConfig& c) { c.cpu_per_sample_us = 200; });
+  const ModelRun m = model_run([](LoaderConfig& c) { c.costs.worker.loop_us = 200; });
   CHECK(m.result.workers.at(0).cpu_work_ns >= 256 * 200000LL);
   CHECK(m.ingest.worker_cpu_fraction > 0);
   CHECK(m.ingest.main_ceiling_samples_per_s == 0);  // no main-process stage modelled
@@ -123,8 +123,8 @@ TEST_CASE("model: each worker burns the start-up CPU once per epoch before its f
   const ModelRun m = model_run([](LoaderConfig& c) {
     c.num_workers = 2;
     c.epochs = 2;
-    c.worker_startup_cpu_us = 50000;
-    c.main_startup_cpu_us = 20000;
+    c.costs.worker.startup_cpu_us = 50000;
+    c.costs.main_startup_cpu_us = 20000;
   });
   REQUIRE(m.result.samples == 512);
   REQUIRE(m.result.workers.size() == 2);
@@ -139,14 +139,14 @@ TEST_CASE("model: each worker burns the start-up CPU once per epoch before its f
 
 TEST_CASE("model: each run takes the worker costs of its own crowding from the calibration's curve",
           "[calibrate][model]") {
-  // The fields hold the uncrowded costs; the curve says a worker costs 10x as much at 4 worker
+  // costs.worker holds the uncrowded costs; the curve says a worker costs 10x as much at 4 worker
   // processes per CPU: 4 workers on 1 CPU burn the crowded start-up, 1 worker on 1 CPU the plain one.
   auto crowded = [](uint32_t workers) {
     return model_run([workers](LoaderConfig& c) {
       c.num_workers = workers;
       c.cpus = 1;
-      c.worker_startup_cpu_us = 2000;
-      c.worker_cost_curve.points = {{1.0, 0, 0, 0, 2000}, {4.0, 0, 0, 0, 20000}};
+      c.costs.worker.startup_cpu_us = 2000;
+      c.costs.worker_curve.points = {{1.0, {0, 0, 0, 2000}}, {4.0, {0, 0, 0, 20000}}};
     });
   };
   const ModelRun four = crowded(4), one = crowded(1);
@@ -163,8 +163,8 @@ TEST_CASE("model: the put part is burned by a feeder thread per worker, the loop
   // emulated work is the loop part alone (CPU clocks, not wall time); the feeder thread burned the
   // put for every sample delivered.
   const ModelRun m = model_run([](LoaderConfig& c) {
-    c.cpu_per_sample_us = 100;
-    c.worker_put_cpu_per_sample_us = 200;
+    c.costs.worker.loop_us = 100;
+    c.costs.worker.put_us = 200;
   });
   REQUIRE(m.result.samples == 256);
   REQUIRE(m.result.workers.size() == 1);
@@ -174,7 +174,7 @@ TEST_CASE("model: the put part is burned by a feeder thread per worker, the loop
   CHECK(w.put_cpu_ns >= 256 * 200000LL);
   CHECK(w.put_cpu_ns < 256 * 300000LL);
   // Without the figure no feeder thread burns anything.
-  const ModelRun none = model_run([](LoaderConfig& c) { c.cpu_per_sample_us = 100; });
+  const ModelRun none = model_run([](LoaderConfig& c) { c.costs.worker.loop_us = 100; });
   CHECK(none.result.workers.at(0).put_cpu_ns == 0);
   CHECK(none.result.workers.at(0).other_cpu_ns == 0);
 }
@@ -186,9 +186,9 @@ TEST_CASE("model: the worker's other-thread part is burned by its sharer in roun
   // sharer thread burns a quarter of the batch's 150 µs x 8 samples.
   const ModelRun m = model_run([](LoaderConfig& c) {
     c.num_workers = 2;
-    c.main_cpu_per_batch_us = 800;
-    c.worker_other_cpu_per_sample_us = 150;
-    c.tensors_per_batch = 4;
+    c.costs.main_cpu_per_batch_us = 800;
+    c.costs.worker.other_us = 150;
+    c.costs.tensors_per_batch = 4;
   });
   REQUIRE(m.result.samples == 256);
   int64_t other = 0;
@@ -207,7 +207,7 @@ TEST_CASE("model: the worker's other-thread part is burned by its sharer in roun
   // takes its own 800 µs and the sharer's 1,200 µs in turn (wall time, waits can only add).
   CHECK(m.result.ranks.at(0).main_busy_ns >= batches * (800000LL + 8 * 150000LL));
   // Without main-process work the round trips still run (the consumer exists for them).
-  const ModelRun alone = model_run([](LoaderConfig& c) { c.worker_other_cpu_per_sample_us = 100; });
+  const ModelRun alone = model_run([](LoaderConfig& c) { c.costs.worker.other_us = 100; });
   CHECK(alone.result.workers.at(0).other_cpu_ns >= 256 * 100000LL);
 }
 

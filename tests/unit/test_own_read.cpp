@@ -61,19 +61,19 @@ TEST_CASE("own read: an edited figure is refused naming the field", "[calibrate]
 
 TEST_CASE("own read: the loop burn leaves out the run's engine's figure, never below 0, not for records", "[loader]") {
   LoaderConfig l;
-  l.cpu_per_sample_us = 240;
-  l.own_read_io_uring_us = 42;
-  l.own_read_psync_us = 22;
+  l.costs.worker.loop_us = 240;
+  l.costs.own_read_io_uring_us = 42;
+  l.costs.own_read_psync_us = 22;
   l.engine = "io_uring";
   CHECK(loop_burn_us(l, nullptr) == Approx(198));
   l.engine = "psync";
   CHECK(loop_burn_us(l, nullptr) == Approx(218));
-  l.cpu_per_sample_us = 10;  // a loop cheaper than the read (a hand-given cost, a noisy calibration)
+  l.costs.worker.loop_us = 10;  // a loop cheaper than the read (a hand-given cost, a noisy calibration)
   CHECK(loop_burn_us(l, nullptr) == 0);
-  l.cpu_per_sample_us = 240;
+  l.costs.worker.loop_us = 240;
   const RecordLayout files;  // one file per sample: the default kind
   CHECK(loop_burn_us(l, &files) == Approx(218));
-  l.own_read_psync_us = 0;  // no calibration figure: the whole cost
+  l.costs.own_read_psync_us = 0;  // no calibration figure: the whole cost
   CHECK(loop_burn_us(l, nullptr) == Approx(240));
 }
 

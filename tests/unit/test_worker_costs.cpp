@@ -1,5 +1,5 @@
 // The worker's costs by crowding (loader/worker_costs.hpp): the curve's lookup, the loader's
-// worker processes per CPU, and the resolution into a LoaderConfig's cost fields.
+// worker processes per CPU, and the resolution into a LoaderConfig's worker costs.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -15,7 +15,7 @@ namespace {
 // A calibration's shape: the uncrowded figures at 1 worker process per CPU, measured points at 2 and 4.
 WorkerCostCurve curve() {
   WorkerCostCurve c;
-  c.points = {{1.0, 3000, 20, 2, 400000}, {2.0, 3100, 30, 2, 500000}, {4.0, 3300, 50, 4, 700000}};
+  c.points = {{1.0, {3000, 20, 2, 400000}}, {2.0, {3100, 30, 2, 500000}}, {4.0, {3300, 50, 4, 700000}}};
   return c;
 }
 
@@ -27,7 +27,7 @@ TEST_CASE("worker costs: the first point below it, linear between points, the la
   WorkerCostLookup l = worker_costs_at(c, 0.5);  // fewer workers than CPUs: the uncrowded figures
   CHECK(l.costs.loop_us == 3000);
   CHECK(l.costs.startup_cpu_us == 400000);
-  CHECK(l.costs.workers_per_cpu == 0.5);
+  CHECK(l.workers_per_cpu == 0.5);
   CHECK_FALSE(l.beyond);
   l = worker_costs_at(c, 2.0);  // on a point: its figures
   CHECK(l.costs.loop_us == Approx(3100));
@@ -69,33 +69,34 @@ TEST_CASE("worker costs: an empty or unordered curve is refused", "[worker_costs
 
 TEST_CASE("worker costs: a config takes the figures of its own ranks x workers per CPU", "[worker_costs]") {
   LoaderConfig cfg;
-  cfg.cpu_per_sample_us = 11;  // a hand-given cost, kept without a curve
+  cfg.costs.worker.loop_us = 11;  // a hand-given cost, kept without a curve
   cfg.num_workers = 8;
   cfg.ranks = 1;
   cfg.cpus = 2;
   CHECK(loader_workers_per_cpu(cfg) == Approx(4.0));
-  CHECK(resolve_worker_costs(cfg).costs.workers_per_cpu == 0);
-  CHECK(cfg.cpu_per_sample_us == 11);
+  CHECK(worker_costs_for(cfg).workers_per_cpu == 0);
+  CHECK(at_own_level(cfg).costs.worker.loop_us == 11);
 
-  cfg.worker_cost_curve = curve();
-  WorkerCostLookup l = resolve_worker_costs(cfg);
-  CHECK(l.costs.workers_per_cpu == Approx(4.0));
-  CHECK(cfg.cpu_per_sample_us == Approx(3300));
-  CHECK(cfg.worker_put_cpu_per_sample_us == Approx(50));
-  CHECK(cfg.worker_other_cpu_per_sample_us == Approx(4));
-  CHECK(cfg.worker_startup_cpu_us == Approx(700000));
-  resolve_worker_costs(cfg);  // idempotent: from the curve, not from the fields it set
-  CHECK(cfg.cpu_per_sample_us == Approx(3300));
+  cfg.costs.worker_curve = curve();
+  WorkerCostLookup l = worker_costs_for(cfg);
+  CHECK(l.workers_per_cpu == Approx(4.0));
+  const LoaderConfig at = at_own_level(cfg);
+  CHECK(at.costs.worker == l.costs);  // the point's costs, in one value
+  CHECK(at.costs.worker.loop_us == Approx(3300));
+  CHECK(at.costs.worker.put_us == Approx(50));
+  CHECK(at.costs.worker.other_us == Approx(4));
+  CHECK(at.costs.worker.startup_cpu_us == Approx(700000));
+  CHECK(cfg.costs.worker.loop_us == 11);                    // a new value: the config is left as it is
+  CHECK(at_own_level(at).costs.worker == at.costs.worker);  // idempotent: from the curve, not the costs it set
 
   cfg.num_workers = 3;  // 3 ranks x 3 workers on 8 CPUs = 1.125 per CPU
   cfg.ranks = 3;
   cfg.cpus = 8;
-  l = resolve_worker_costs(cfg);
-  CHECK(l.costs.workers_per_cpu == Approx(1.125));
-  CHECK(cfg.cpu_per_sample_us == Approx(3000 + 0.125 * 100));
+  l = worker_costs_for(cfg);
+  CHECK(l.workers_per_cpu == Approx(1.125));
+  CHECK(at_own_level(cfg).costs.worker.loop_us == Approx(3000 + 0.125 * 100));
   cfg.num_workers = 2;  // 6 on 8 CPUs: uncrowded
-  resolve_worker_costs(cfg);
-  CHECK(cfg.cpu_per_sample_us == Approx(3000));
+  CHECK(at_own_level(cfg).costs.worker.loop_us == Approx(3000));
 
   cfg.cpus = 0;  // this process's CPUs (sched_getaffinity): at least one
   CHECK(loader_workers_per_cpu(cfg) > 0);
