@@ -9,7 +9,8 @@ B labels. Needs `datasets` (tools/setup --bench-venv puts it in .venv-bench/).
 
 The cache is the directory hf_arrow_cache beside the files' common directory (for --data DIR:
 DIR/../hf_arrow_cache; outside DIR, so that the files listed stay the sample files), one
-subdirectory per set of files; HF_ARROW_CACHE names another. A list of paths with repeats (the
+subdirectory per set of files; HF_ARROW_CACHE names another (give it where every file sits in one
+subdirectory of DIR: the common directory is then that subdirectory, and the cache would land in DIR). A list of paths with repeats (the
 crowded passes of `ioprobe calibrate`) selects rows of the table built over its distinct files.
 
 What the real loader reads, and so what `ioprobe run --calibration` can predict of it: the
