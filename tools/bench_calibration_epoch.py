@@ -27,7 +27,10 @@ import ioprobe_calibrate as drv  # noqa: E402
 
 def batch_samples(b, torch):
     """Samples in a batch: (data, labels) and (flat, lengths) pairs count their second tensor; a
+    dict of columns (a table's rows, default_collate's batch of dict samples) its first column; a
     list from an identity collate its items; a stacked tensor its first dimension."""
+    if isinstance(b, dict):
+        return len(next(iter(b.values())))
     if isinstance(b, (tuple, list)) and len(b) == 2 and isinstance(b[1], torch.Tensor):
         return len(b[1])
     return len(b)
