@@ -234,6 +234,9 @@ def measure(torch, make_ds, collate, paths, workers, batch, seed, pin, t_start_h
         kw.update(shuffle=True, generator=g)
     if workers > 0:
         kw["worker_init_fn"] = init_fn
+        # The hooks above are closures over this pass's shared tensors: only forked workers have
+        # them (spawn and forkserver pickle them, and refuse); fork is Linux's default before Python 3.14.
+        kw["multiprocessing_context"] = "fork"
     loader = DataLoader(ds, **kw)
     kids0 = children_cpu_s()
     t_iter = time.time()

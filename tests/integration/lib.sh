@@ -22,12 +22,17 @@ scratch_dir() {
 }
 
 # torch_python: prints the first of /usr/bin/python3, python3 that imports torch; skips (77) when
-# none does. Usage: PY=$(torch_python) || exit 77
+# none does; IOPROBE_TEST_PYTHON=PY (an absolute path: ctest runs in build/) tries only PY, e.g. the
+# calibrate tests under PyTorch 2.x with .venv-torch2/bin/python. Usage: PY=$(torch_python) || exit 77
 torch_python() {
   local p
-  for p in /usr/bin/python3 python3; do
+  for p in ${IOPROBE_TEST_PYTHON:-/usr/bin/python3 python3}; do
     if "$p" -c 'import torch' 2>/dev/null; then command -v "$p"; return 0; fi
   done
-  echo "SKIP: no python3 imports torch (tools/setup --test installs python3-torch)" >&2
+  if [ -n "${IOPROBE_TEST_PYTHON:-}" ]; then
+    echo "SKIP: IOPROBE_TEST_PYTHON=$IOPROBE_TEST_PYTHON does not import torch" >&2
+  else
+    echo "SKIP: no python3 imports torch (tools/setup --test installs python3-torch)" >&2
+  fi
   return 77
 }

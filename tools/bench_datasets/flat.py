@@ -1,6 +1,6 @@
 """Fidelity benchmark Dataset 2: one flat tensor per batch. Samples are the files' bytes; the
 collate concatenates them into one uint8 tensor plus their lengths, built in shared memory in the
-worker as default_collate does (tools/bench_dataloader.py's Dataset)."""
+worker as default_collate does (tools/bench_dataloader.py's Dataset), under torch 1.13 and 2.x."""
 import os
 
 import torch
@@ -31,6 +31,9 @@ def collate_fn(batch):
     out = None
     if get_worker_info() is not None:
         total = int(lengths.sum())
-        storage = batch[0].storage()._new_shared(total)
+        # As default_collate does: _typed_storage() from torch 2.0 (storage() warns there that
+        # TypedStorage is deprecated), storage() before.
+        elem = batch[0]
+        storage = (elem._typed_storage() if hasattr(elem, "_typed_storage") else elem.storage())._new_shared(total)
         out = batch[0].new(storage).resize_(total)
     return torch.cat(batch, out=out), lengths
