@@ -105,8 +105,8 @@ nlohmann::json capacity_document_json(const CapacityDocument& doc);
 void write_capacity_document(const std::string& path, const CapacityDocument& doc);
 
 /// A saved capacity document read back. Strict: a missing or mistyped field is refused with
-/// UsageError naming `where` (e.g. "'a.json'") and the field's path ("'a.json'
-/// capacity.points[1].au: expected a number, found ..."). Derived figures are checked for type and
+/// UsageError naming `where` (e.g. "'a.json'") and the field's path ("'a.json'.capacity.points[1].au:
+/// expected a number, found ..."). Derived figures are checked for type and
 /// recomputed when written again.
 CapacityDocument capacity_document_from_json(const nlohmann::json& j, const std::string& where);
 

@@ -17,9 +17,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// "'a.json' capacity" (then ".key" steps).
-std::string capacity_section_path(const std::string& where, const char* key) { return where + " " + key; }
-
 json capacity_loader_json(const CapacityLoaderSection& l) {
   json j = {{"num_workers", l.num_workers},
             {"batch_size", l.batch_size},
@@ -186,12 +183,12 @@ void write_capacity_document(const std::string& path, const CapacityDocument& do
 CapacityDocument capacity_document_from_json(const json& j, const std::string& where) {
   CapacityDocument d;
   d.header = header_from_json(j, "capacity", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target", TargetKeys::kRead);
-  d.targets = targets_section_from_json(json_at(j, "targets", where), where + " targets");
-  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), where + " dataset");
-  d.loader = capacity_loader_from_json(json_at(j, "loader", where), capacity_section_path(where, "loader"));
-  d.demand = capacity_demand_from_json(json_at(j, "demand", where), capacity_section_path(where, "demand"));
-  d.capacity = capacity_section_from_json(json_at(j, "capacity", where), capacity_section_path(where, "capacity"));
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"), TargetKeys::kRead);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), json_path(where, "targets"));
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), json_path(where, "dataset"));
+  d.loader = capacity_loader_from_json(json_at(j, "loader", where), json_path(where, "loader"));
+  d.demand = capacity_demand_from_json(json_at(j, "demand", where), json_path(where, "demand"));
+  d.capacity = capacity_section_from_json(json_at(j, "capacity", where), json_path(where, "capacity"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   if (const auto it = j.find("cluster"); it != j.end()) d.cluster = *it;  // across hosts only

@@ -359,7 +359,7 @@ void write_checkpoint_document(const std::string& path, const CheckpointDocument
 
 /// A saved checkpoint document read back. Strict: a missing or mistyped field is refused with
 /// UsageError naming `where` (e.g. "'a.json'") and the field's path
-/// ("'a.json' checkpoint.save.ok: missing key ..."). Absent keys accepted: those documented as
+/// ("'a.json'.checkpoint.save.ok: missing key ..."). Absent keys accepted: those documented as
 /// optional above (config.huge_pages from older documents; keys a case does not write).
 CheckpointDocument checkpoint_document_from_json(const nlohmann::json& j, const std::string& where);
 

@@ -521,9 +521,9 @@ void write_checkpoint_document(const std::string& path, const CheckpointDocument
 CheckpointDocument checkpoint_document_from_json(const json& j, const std::string& where) {
   CheckpointDocument d;
   d.header = header_from_json(j, "checkpoint", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target");
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"));
   const json& ck = json_at(j, "checkpoint", where);
-  const std::string cw = where + " checkpoint";  // "'a.json' checkpoint", as the run document's sections
+  const std::string cw = json_path(where, "checkpoint");
   if (!ck.is_object()) json_detail::throw_mistyped(ck, cw, "a JSON object");
   if (ck.contains("mode")) d.readback = checkpoint_readback_section_from_json(ck, cw);  // --restore-only, --verify-only
   else d.section = section_from_json(ck, cw);

@@ -17,7 +17,7 @@
 //   cold_read_short and, in a run's host rows, epochs: [device_io, ...]
 //
 // The readers refuse a missing or mistyped field with UsageError naming the field's path under
-// `where` (core/json_field.hpp): "'a.json' results.device_io.bytes_read: expected a non-negative
+// `where` (core/json_field.hpp): "'a.json'.results.device_io.bytes_read: expected a non-negative
 // integer in range, found \"x\"".
 #pragma once
 

@@ -159,7 +159,7 @@ nlohmann::json tune_document_json(const TuneDocument& doc);
 
 /// A saved tune document read back. Strict: a missing or mistyped field of a typed section is
 /// refused with UsageError naming `where` (e.g. "'a.json'") and the field's path
-/// ("'a.json' points[2].repeats: ..."); indexes into points out of range are refused.
+/// ("'a.json'.points[2].repeats: ..."); indexes into points out of range are refused.
 TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string& where);
 
 /// Writes tune_document_json(doc) to `path` as write_json_file does (atomically; its errors).

@@ -14,9 +14,6 @@ namespace ioprobe {
 
 namespace {
 
-// The path of a document's section for messages: "'a.json' points" (then ".key" and "[i]" steps).
-std::string tune_section_path(const std::string& where, const char* key) { return where + " " + key; }
-
 // A number that is null where the writer had none (a rule not measured): absent then.
 template <class T>
 std::optional<T> tune_nullable_field(const nlohmann::json& j, const char* key, const std::string& w) {
@@ -346,22 +343,22 @@ nlohmann::json tune_document_json(const TuneDocument& doc) {
 TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string& where) {
   TuneDocument d;
   d.header = header_from_json(j, "tune", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target", TargetKeys::kRead);
-  d.targets = targets_section_from_json(json_at(j, "targets", where), where + " targets");
-  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), where + " dataset");
-  d.loader = tune_loader_from_json(json_at(j, "loader", where), tune_section_path(where, "loader"));
-  d.demand = tune_demand_from_json(json_at(j, "demand", where), tune_section_path(where, "demand"));
-  d.tune = tune_sweep_from_json(json_at(j, "tune", where), tune_section_path(where, "tune"));
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"), TargetKeys::kRead);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), json_path(where, "targets"));
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), json_path(where, "dataset"));
+  d.loader = tune_loader_from_json(json_at(j, "loader", where), json_path(where, "loader"));
+  d.demand = tune_demand_from_json(json_at(j, "demand", where), json_path(where, "demand"));
+  d.tune = tune_sweep_from_json(json_at(j, "tune", where), json_path(where, "tune"));
   const nlohmann::json& pts = json_array_at(j, "points", where);
-  const std::string pw = tune_section_path(where, "points");
+  const std::string pw = json_path(where, "points");
   for (size_t i = 0; i < pts.size(); ++i) d.points.push_back(tune_point_from_json(pts[i], json_path(pw, i)));
   d.recommendation = tune_recommendation_from_json(json_at(j, "recommendation", where),
-                                                   tune_section_path(where, "recommendation"), d.points.size());
+                                                   json_path(where, "recommendation"), d.points.size());
   const nlohmann::json& rules = json_array_at(j, "rules", where);
-  const std::string rw = tune_section_path(where, "rules");
+  const std::string rw = json_path(where, "rules");
   for (size_t i = 0; i < rules.size(); ++i) d.rules.push_back(tune_rule_from_json(rules[i], json_path(rw, i)));
   if (j.contains("best_run"))  // absent when no run finished
-    d.best_run = run_results_from_json(j.at("best_run"), tune_section_path(where, "best_run"));
+    d.best_run = run_results_from_json(j.at("best_run"), json_path(where, "best_run"));
   if (j.contains("cluster")) d.cluster = j.at("cluster");  // a tune across hosts only
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);

@@ -226,26 +226,26 @@ TEST_CASE("capacity document: a missing or mistyped field is refused naming its 
     return std::string("accepted");
   };
   CHECK(refused([](json& j) { j["capacity"]["points"][1].erase("au"); }) ==
-        "'t.json' capacity.points[1]: missing key 'au'");
+        "'t.json'.capacity.points[1]: missing key 'au'");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["au_min"] = "high"; }) ==
-        "'t.json' capacity.points[0].au_min: expected a number, found \"high\"");
+        "'t.json'.capacity.points[0].au_min: expected a number, found \"high\"");
   CHECK(refused([](json& j) { j["capacity"]["gpus_fed"] = -1; }) ==
-        "'t.json' capacity.gpus_fed: expected a non-negative integer in range, found -1");
+        "'t.json'.capacity.gpus_fed: expected a non-negative integer in range, found -1");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["passed"] = 1; }) ==
-        "'t.json' capacity.points[0].passed: expected true or false, found 1");
+        "'t.json'.capacity.points[0].passed: expected true or false, found 1");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["device_io"].erase("bytes_read"); }) ==
-        "'t.json' capacity.points[0].device_io: missing key 'bytes_read'");
+        "'t.json'.capacity.points[0].device_io: missing key 'bytes_read'");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["hosts"][0]["device_io"]["read_ratio"] = "x"; }) ==
-        "'t.json' capacity.points[0].hosts[0].device_io.read_ratio: expected a number, found \"x\"");
+        "'t.json'.capacity.points[0].hosts[0].device_io.read_ratio: expected a number, found \"x\"");
   CHECK(refused([](json& j) { j["capacity"]["calibration_effect"]["setting"].erase("cpus"); }) ==
-        "'t.json' capacity.calibration_effect.setting: missing key 'cpus'");
-  CHECK(refused([](json& j) { j["loader"].erase("num_workers"); }) == "'t.json' loader: missing key 'num_workers'");
+        "'t.json'.capacity.calibration_effect.setting: missing key 'cpus'");
+  CHECK(refused([](json& j) { j["loader"].erase("num_workers"); }) == "'t.json'.loader: missing key 'num_workers'");
   CHECK(refused([](json& j) { j["demand"]["au_target"] = nullptr; }) ==
-        "'t.json' demand.au_target: expected a number, found null");
+        "'t.json'.demand.au_target: expected a number, found null");
   CHECK(refused([](json& j) { j.erase("dataset"); }) == "'t.json': missing key 'dataset'");
   CHECK(refused([](json& j) { j["kind"] = "run"; }) == "'t.json'.kind: 'run' is not a capacity document");
   CHECK(refused([](json& j) { j["capacity"]["points"] = json::object(); }) ==
-        "'t.json' capacity.points: expected an array, found {}");
+        "'t.json'.capacity.points: expected an array, found {}");
 }
 
 TEST_CASE("capacity document: a document `ioprobe capacity` saved reads back, writes the same bytes and renders the "

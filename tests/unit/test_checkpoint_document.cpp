@@ -148,47 +148,47 @@ TEST_CASE("checkpoint document: a missing or mistyped field is refused naming it
   json no_ok = good;
   no_ok["checkpoint"]["save"].erase("ok");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_ok, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save: missing key 'ok'"));
+                    Catch::Contains("'t.json'.checkpoint.save: missing key 'ok'"));
   json bad_chunk = good;
   bad_chunk["checkpoint"]["config"]["chunk_bytes"] = "1GiB";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_chunk, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.config.chunk_bytes: expected"));
+                    Catch::Contains("'t.json'.checkpoint.config.chunk_bytes: expected"));
   json bad_rank = good;
   bad_rank["checkpoint"]["save"]["ranks"][1]["duration_s"] = nullptr;
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_rank, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save.ranks[1].duration_s: expected a number"));
+                    Catch::Contains("'t.json'.checkpoint.save.ranks[1].duration_s: expected a number"));
   json bad_restore = good;
   bad_restore["checkpoint"]["restore"]["ranks"][0].erase("chunks_total");
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_restore, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.restore.ranks[0]: missing key 'chunks_total'"));
+                    Catch::Contains("'t.json'.checkpoint.restore.ranks[0]: missing key 'chunks_total'"));
   json bad_restore_io = good;
   bad_restore_io["checkpoint"]["restore"]["device_io"]["bytes_read"] = 2.5;
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_restore_io, "'t.json'"),
                     Catch::Contains(
-                        "'t.json' checkpoint.restore.device_io.bytes_read: expected a non-negative integer"));
+                        "'t.json'.checkpoint.restore.device_io.bytes_read: expected a non-negative integer"));
   json no_restore_source = good;
   no_restore_source["checkpoint"]["restore"]["device_io"].erase("bytes_source");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_restore_source, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.restore.device_io: missing key 'bytes_source'"));
+                    Catch::Contains("'t.json'.checkpoint.restore.device_io: missing key 'bytes_source'"));
   json bad_save_io = good;
   bad_save_io["checkpoint"]["save"]["device_io"]["written_over_logical"] = "half";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_save_io, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save.device_io.written_over_logical: expected a number"));
+                    Catch::Contains("'t.json'.checkpoint.save.device_io.written_over_logical: expected a number"));
   json no_logical = good;
   no_logical["checkpoint"]["save"]["device_io"].erase("logical_bytes");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_logical, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save.device_io: missing key 'logical_bytes'"));
+                    Catch::Contains("'t.json'.checkpoint.save.device_io: missing key 'logical_bytes'"));
   json no_restore_io = good;  // not measured: no device_io, none read back
   no_restore_io["checkpoint"]["restore"].erase("device_io");
   CHECK_FALSE(checkpoint_document_from_json(no_restore_io, "'t.json'").section.restore->device_io);
   json bad_series = good;
   bad_series["checkpoint"]["series"]["write_bytes_per_s"] = {{"min", 1}, {"max", 2}};
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_series, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.series.write_bytes_per_s: missing key 'median'"));
+                    Catch::Contains("'t.json'.checkpoint.series.write_bytes_per_s: missing key 'median'"));
   json no_state = good;
   no_state["checkpoint"].erase("state");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_state, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint: missing key 'state'"));
+                    Catch::Contains("'t.json'.checkpoint: missing key 'state'"));
   json other_kind = good;
   other_kind["kind"] = "raw";
   CHECK_THROWS_WITH(checkpoint_document_from_json(other_kind, "'t.json'"),
@@ -226,19 +226,19 @@ TEST_CASE("checkpoint document: a read-back's section is typed and refused namin
   json no_verify = saved;
   no_verify["checkpoint"].erase("verify");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_verify, "'v.json'"),
-                    Catch::Contains("'v.json' checkpoint: missing key 'verify'"));
+                    Catch::Contains("'v.json'.checkpoint: missing key 'verify'"));
   json bad_shard = saved;
   bad_shard["checkpoint"]["shards"][0]["file_bytes"] = -1;
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_shard, "'v.json'"),
-                    Catch::Contains("'v.json' checkpoint.shards[0].file_bytes: expected a non-negative integer"));
+                    Catch::Contains("'v.json'.checkpoint.shards[0].file_bytes: expected a non-negative integer"));
   json bad_mode = saved;
   bad_mode["checkpoint"]["mode"] = "save";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_mode, "'v.json'"),
-                    Catch::Contains("'v.json' checkpoint.mode: 'save' is not a read-back's"));
+                    Catch::Contains("'v.json'.checkpoint.mode: 'save' is not a read-back's"));
   json restore = read_json_file(kCkptDocs + "/checkpoint_readback.json");
   restore["checkpoint"]["restore"]["ranks"][0]["decode_wait_s"] = "0.1";
   CHECK_THROWS_WITH(checkpoint_document_from_json(restore, "'r.json'"),
-                    Catch::Contains("'r.json' checkpoint.restore.ranks[0].decode_wait_s: expected a number"));
+                    Catch::Contains("'r.json'.checkpoint.restore.ranks[0].decode_wait_s: expected a number"));
 }
 
 TEST_CASE("checkpoint document: a save's and a restore's failures are records, written with their line, read back "
@@ -277,5 +277,5 @@ TEST_CASE("checkpoint document: a save's and a restore's failures are records, w
   json bad = j;
   bad["checkpoint"]["restore"]["error_detail"]["errno"] = "EIO";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.restore.error_detail.errno: expected"));
+                    Catch::Contains("'t.json'.checkpoint.restore.error_detail.errno: expected"));
 }
