@@ -172,7 +172,15 @@ json capacity_document_json(const CapacityDocument& doc) {
             {"partial", doc.partial},
             {"warnings", doc.warnings}};
   j.update(header_json(doc.header, "capacity"));
-  if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
+  if (const auto& c = doc.cluster)
+    j["cluster"] = {{"launcher", c->launcher},
+                    {"hosts", c->hosts},
+                    {"hostnames", c->hostnames},
+                    {"mpi_ranks", c->mpi_ranks},
+                    {"dataset_placement", c->dataset_placement},
+                    {"dataset_placement_how", c->dataset_placement_how},
+                    {"split", c->split},
+                    {"merge", c->merge}};
   return j;
 }
 
@@ -191,7 +199,18 @@ CapacityDocument capacity_document_from_json(const json& j, const std::string& w
   d.capacity = capacity_section_from_json(json_at(j, "capacity", where), json_path(where, "capacity"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
-  if (const auto it = j.find("cluster"); it != j.end()) d.cluster = *it;  // across hosts only
+  if (j.contains("cluster")) {  // across hosts only
+    const json& c = json_object_at(j, "cluster", where);
+    const std::string cw = json_path(where, "cluster");
+    d.cluster = CapacityClusterSection{.launcher = json_field<std::string>(c, "launcher", cw),
+                                       .hosts = json_field<int>(c, "hosts", cw),
+                                       .hostnames = json_field<std::vector<std::string>>(c, "hostnames", cw),
+                                       .mpi_ranks = json_field<int>(c, "mpi_ranks", cw),
+                                       .dataset_placement = json_field<std::string>(c, "dataset_placement", cw),
+                                       .dataset_placement_how = json_field<std::string>(c, "dataset_placement_how", cw),
+                                       .split = json_field<std::string>(c, "split", cw),
+                                       .merge = json_field<std::string>(c, "merge", cw)};
+  }
   return d;
 }
 

@@ -318,6 +318,18 @@ TuneRule tune_rule_from_json(const nlohmann::json& j, const std::string& w) {
   return r;
 }
 
+TuneClusterSection tune_cluster_from_json(const nlohmann::json& j, const std::string& w) {
+  TuneClusterSection c;
+  c.launcher = json_field<std::string>(j, "launcher", w);
+  c.hosts = json_field<int>(j, "hosts", w);
+  c.mpi_ranks = json_field<int>(j, "mpi_ranks", w);
+  c.gpu_ranks = json_field<uint32_t>(j, "gpu_ranks", w);
+  c.dataset_placement = json_field<std::string>(j, "dataset_placement", w);
+  c.dataset_placement_how = json_field<std::string>(j, "dataset_placement_how", w);
+  c.merge = json_field<std::string>(j, "merge", w);
+  return c;
+}
+
 }  // namespace
 
 nlohmann::json tune_document_json(const TuneDocument& doc) {
@@ -336,7 +348,14 @@ nlohmann::json tune_document_json(const TuneDocument& doc) {
   j["rules"] = nlohmann::json::array();
   for (const auto& r : doc.rules) j["rules"].push_back(tune_rule_json(r));
   if (doc.best_run) j["best_run"] = loader_results_json(*doc.best_run);
-  if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
+  if (const auto& c = doc.cluster)
+    j["cluster"] = {{"launcher", c->launcher},
+                    {"hosts", c->hosts},
+                    {"mpi_ranks", c->mpi_ranks},
+                    {"gpu_ranks", c->gpu_ranks},
+                    {"dataset_placement", c->dataset_placement},
+                    {"dataset_placement_how", c->dataset_placement_how},
+                    {"merge", c->merge}};
   return j;
 }
 
@@ -359,7 +378,8 @@ TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string&
   for (size_t i = 0; i < rules.size(); ++i) d.rules.push_back(tune_rule_from_json(rules[i], json_path(rw, i)));
   if (j.contains("best_run"))  // absent when no run finished
     d.best_run = run_results_from_json(j.at("best_run"), json_path(where, "best_run"));
-  if (j.contains("cluster")) d.cluster = j.at("cluster");  // a tune across hosts only
+  if (j.contains("cluster"))  // a tune across hosts only
+    d.cluster = tune_cluster_from_json(json_object_at(j, "cluster", where), json_path(where, "cluster"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   return d;

@@ -152,7 +152,14 @@ CapacityDocument full_capacity_document() {
   d.capacity.calibration_effect = e;
   d.partial = false;
   d.warnings = {"a warning"};
-  d.cluster = {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 4}, {"launcher", "OpenMPI mpirun"}};
+  d.cluster = CapacityClusterSection{.launcher = "OpenMPI mpirun",
+                                     .hosts = 2,
+                                     .hostnames = {"h1", "h2"},
+                                     .mpi_ranks = 4,
+                                     .dataset_placement = "shared",
+                                     .dataset_placement_how = "one directory",
+                                     .split = "evenly",
+                                     .merge = "summed"};
   return d;
 }
 
@@ -246,6 +253,11 @@ TEST_CASE("capacity document: a missing or mistyped field is refused naming its 
   CHECK(refused([](json& j) { j["kind"] = "run"; }) == "'t.json'.kind: 'run' is not a capacity document");
   CHECK(refused([](json& j) { j["capacity"]["points"] = json::object(); }) ==
         "'t.json'.capacity.points: expected an array, found {}");
+  CHECK(refused([](json& j) { j["cluster"]["hostnames"][1] = 2; }) ==
+        "'t.json'.cluster.hostnames[1]: expected a string, found 2");
+  CHECK(refused([](json& j) { j["cluster"].erase("split"); }) == "'t.json'.cluster: missing key 'split'");
+  CHECK(refused([](json& j) { j["cluster"]["mpi_ranks"] = 4.5; }) ==
+        "'t.json'.cluster.mpi_ranks: expected an integer in range, found 4.5");
 }
 
 TEST_CASE("capacity document: a document `ioprobe capacity` saved reads back, writes the same bytes and renders the "

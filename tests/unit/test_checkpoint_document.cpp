@@ -116,8 +116,41 @@ CheckpointDocument full_checkpoint_document() {
   doc.section.series = checkpoint_series_section(series, 2, 0, true);
   doc.partial = true;
   doc.warnings = {"a warning"};
-  doc.cluster = {{"hosts", 2}, {"mpi_ranks", 2}};
-  doc.hosts = json::array();
+  doc.cluster = CheckpointClusterSection{.launcher = "mpirun",
+                                         .hosts = 2,
+                                         .mpi_ranks = 2,
+                                         .ckpt_ranks = 2,
+                                         .dir_placement = "shared",
+                                         .restore_placement = "each host read the other's shards",
+                                         .merge = "max over ranks",
+                                         .save_bytes = 64ull << 20,
+                                         .save_duration_max_s = std::nullopt,  // the save failed: null
+                                         .save_bytes_per_s = std::nullopt,
+                                         .restores_from_other_host = 2};
+  CheckpointHostSection h1{.hostname = "h1",
+                           .host_index = 0,
+                           .mpi_ranks = {0},
+                           .ckpt_ranks = {0},
+                           .save_bytes = 32ull << 20,
+                           .save_duration_max_s = 0.25,
+                           .time_to_durable_s = 0.3,
+                           .save_bytes_per_s = 111e6,
+                           .min_rank_bytes_per_s = 111e6};
+  h1.save_device_io = device_io_section(save_io, DeviceRef::kWrite, 4096);
+  h1.restore = CheckpointHostRestore{.bytes = 32ull << 20,
+                                     .duration_max_s = 0.2,
+                                     .bytes_per_s = 160e6,
+                                     .restored_from = {"h2"},
+                                     .error = "checksum mismatch",
+                                     .device_io = device_io_section(restore_io, DeviceRef::kRead, 2),
+                                     .served_from = "device"};
+  CheckpointHostSection h2 = h1;
+  h2.hostname = "h2";
+  h2.host_index = 1;
+  h2.mpi_ranks = h2.ckpt_ranks = {1};
+  h2.save_device_io.reset();  // this host sent no save accounting
+  h2.restore->error.reset();
+  doc.hosts = {h1, h2};
   return doc;
 }
 
@@ -139,6 +172,45 @@ TEST_CASE("checkpoint document: every part written, read back and written again 
   CHECK(dump(checkpoint_document_json(back)) == dump(first));
   CHECK(render_checkpoint_text(back) == render_checkpoint_text(doc));
   CHECK(render_series_text(back) == render_series_text(doc));
+}
+
+TEST_CASE("checkpoint document: the cluster and hosts sections are read strictly, naming the field's path",
+          "[checkpoint_document]") {
+  const json good = checkpoint_document_json(full_checkpoint_document());
+  CHECK(good["cluster"]["save_bytes_per_s"].is_null());
+  CHECK(good["cluster"]["restores_from_other_host"] == 2);
+  CHECK(good["hosts"][0]["results"]["restore_error"] == "checksum mismatch");
+  CHECK(!good["hosts"][1]["results"].contains("save_device_io"));
+  CHECK_THAT(render_checkpoint_text(checkpoint_document_from_json(good, "'t.json'")),
+             Catch::Contains("2 host(s), 2 MPI rank(s), 2 checkpoint rank(s)") &&
+                 Catch::Contains("h1               save device I/O"));
+  const auto refusal = [](const json& j) -> std::string {
+    try {
+      checkpoint_document_from_json(j, "'t.json'");
+      return "";
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+  };
+  json bad = good;
+  bad["cluster"].erase("dir_placement");
+  CHECK(refusal(bad) == "'t.json'.cluster: missing key 'dir_placement'");
+  bad = good;
+  bad["cluster"]["ckpt_ranks"] = "2";
+  CHECK(refusal(bad) == "'t.json'.cluster.ckpt_ranks: expected a non-negative integer in range, found \"2\"");
+  bad = good;
+  bad["hosts"][1]["results"]["save_bytes"] = "32 MiB";
+  CHECK(refusal(bad) ==
+        "'t.json'.hosts[1].results.save_bytes: expected a non-negative integer in range, found \"32 MiB\"");
+  bad = good;
+  bad["hosts"][0]["results"]["restore_device_io"].erase("bytes_read");
+  CHECK(refusal(bad) == "'t.json'.hosts[0].results.restore_device_io: missing key 'bytes_read'");
+  bad = good;
+  bad["hosts"][0]["mpi_ranks"][0] = 0.5;
+  CHECK(refusal(bad) == "'t.json'.hosts[0].mpi_ranks[0]: expected an integer in range, found 0.5");
+  bad = good;
+  bad.erase("hosts");
+  CHECK(refusal(bad) == "'t.json': missing key 'hosts'");
 }
 
 TEST_CASE("checkpoint document: a missing or mistyped field is refused naming its path", "[checkpoint_document]") {

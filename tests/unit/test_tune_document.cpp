@@ -93,7 +93,7 @@ TuneDocument full_tune_document() {
   rk.timeline.add(100, 4096, 4096ULL * 100'000, 1000);
   const LoaderResult best = rank_result(rk, {w}, 2'000'000'000, 1);
   d.best_run = best;
-  d.cluster = {{"hosts", 2}, {"launcher", "mpirun"}};
+  d.cluster = tune_cluster_section("mpirun", 2, 4, 8, "shared", "one directory on every host");
   d.partial = true;
   d.warnings = {"a warning"};
   return d;
@@ -217,6 +217,12 @@ TEST_CASE("tune document: a missing or mistyped field is refused naming its path
       {"the calibration effect's bound", json::json_pointer("/tune/calibration_effect/calibrated_bound"), nullptr,
        "'t.json'.tune.calibration_effect: missing key 'calibrated_bound'"},
       {"the kind", json::json_pointer("/kind"), "run", "'t.json'.kind: 'run' is not a tune document"},
+      {"the cluster's hosts", json::json_pointer("/cluster/hosts"), "two",
+       "'t.json'.cluster.hosts: expected an integer in range, found \"two\""},
+      {"the cluster's merge rule", json::json_pointer("/cluster/merge"), nullptr,
+       "'t.json'.cluster: missing key 'merge'"},
+      {"the cluster section", json::json_pointer("/cluster"), "mpirun",
+       "'t.json'.cluster: expected a JSON object, found \"mpirun\""},
   };
   for (const auto& c : cases) {
     INFO(c.what);
