@@ -24,7 +24,7 @@ namespace ioprobe {
 nlohmann::json capacity_point_json(const CapacityPoint& p);
 
 /// A point read back strictly: a missing or mistyped field throws UsageError naming its path
-/// under `where` ("'a.json' capacity.points[2].au: ..."). Keys other than the point's (the
+/// under `where` ("'a.json'.capacity.points[2].au: ..."). Keys other than the point's (the
 /// document's derived figures) are left to the caller.
 CapacityPoint capacity_point_from_json(const nlohmann::json& j, const std::string& where);
 

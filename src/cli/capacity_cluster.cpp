@@ -9,8 +9,6 @@
 
 namespace ioprobe::cli {
 
-using json = nlohmann::json;
-
 cluster::PointPart capacity_me(const comm::Comm& comm, int cpus_allowed) {
   cluster::PointPart me;
   me.rank = comm.rank();
@@ -68,19 +66,19 @@ PointAcross capacity_across(comm::Comm& comm, StepSync* sync, double timeout_s, 
   return a;
 }
 
-json capacity_cluster_json(const comm::Comm& comm, const std::vector<std::string>& host_names,
-                           const std::string& placement, const std::string& placement_how) {
-  return {{"launcher", comm.launcher()},
-          {"hosts", comm.host_count()},
-          {"hostnames", host_names},
-          {"mpi_ranks", comm.size()},
-          {"dataset_placement", placement},
-          {"dataset_placement_how", placement_how},
-          {"split", "each point's accelerators evenly over the hosts (the first hosts by host index one more when "
-                    "they do not divide), then each host's share evenly over its processes in rank order"},
-          {"merge", "every process runs its share of each repeat at once from a common start barrier, as one DDP job; "
-                    "samples and bytes summed, duration = max over processes, latency histograms added, AU min over "
-                    "every GPU rank; the client judged per host; rank 0 decides each next point for all processes"}};
+CapacityClusterSection capacity_cluster_section(const comm::Comm& comm, const std::vector<std::string>& host_names,
+                                                const std::string& placement, const std::string& placement_how) {
+  return {.launcher = comm.launcher(),
+          .hosts = comm.host_count(),
+          .hostnames = host_names,
+          .mpi_ranks = comm.size(),
+          .dataset_placement = placement,
+          .dataset_placement_how = placement_how,
+          .split = "each point's accelerators evenly over the hosts (the first hosts by host index one more when "
+                   "they do not divide), then each host's share evenly over its processes in rank order",
+          .merge = "every process runs its share of each repeat at once from a common start barrier, as one DDP job; "
+                   "samples and bytes summed, duration = max over processes, latency histograms added, AU min over "
+                   "every GPU rank; the client judged per host; rank 0 decides each next point for all processes"};
 }
 
 }  // namespace ioprobe::cli

@@ -5,14 +5,14 @@
 #pragma once
 
 #include <string>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "capacity/capacity_across.hpp"
 #include "cli/device_accounting.hpp"
 #include "cluster/capacity_point.hpp"
 #include "comm/comm.hpp"
 #include "loader/step_barrier.hpp"
+#include "report/capacity_document.hpp"
 
 namespace ioprobe::cli {
 
@@ -28,8 +28,8 @@ cluster::PointPart capacity_me(const comm::Comm& comm, int cpus_allowed);
 
 /// The capacity document's "cluster" section: launcher, hosts (with their names), MPI ranks, how
 /// each point's accelerators are split and how results are merged, the dataset placement.
-nlohmann::json capacity_cluster_json(const comm::Comm& comm, const std::vector<std::string>& host_names,
-                                     const std::string& placement, const std::string& placement_how);
+CapacityClusterSection capacity_cluster_section(const comm::Comm& comm, const std::vector<std::string>& host_names,
+                                                const std::string& placement, const std::string& placement_how);
 
 /// The host names by host index (every process's hostname gathered; a collective).
 std::vector<std::string> host_names(comm::Comm& comm, std::vector<int>* host_of_rank, double timeout_s);

@@ -309,7 +309,7 @@ int cmd_capacity(const CommandContext& ctx) {
   // As run's: a device figure the point's own I/O may not explain is said so.
   for (auto& w : devices.warnings(answer.points, c.cache == CacheMode::kCold, plan.target()))
     doc.warnings.push_back(std::move(w));
-  if (multi) doc.cluster = capacity_cluster_json(comm, hosts, placement.kind, placement.how);
+  if (multi) doc.cluster = capacity_cluster_section(comm, hosts, placement.kind, placement.how);
   doc.partial = in.stop_reason == "interrupted" || answer.points.empty();
   for (const auto& w : data.warnings) doc.warnings.push_back(w);
   for (const auto& w : search_warnings) doc.warnings.push_back(w);

@@ -250,8 +250,8 @@ void CheckpointJob::finish(CheckpointRunData& d) {
 
 void CheckpointJob::add_sections(CheckpointDocument& doc) const {
   if (!cluster_) return;
-  doc.cluster = checkpoint_cluster_json(*cluster_, comm_.launcher(), placement_, restore_placement_);
-  doc.hosts = checkpoint_hosts_json(*cluster_);
+  doc.cluster = checkpoint_cluster_section(*cluster_, comm_.launcher(), placement_, restore_placement_);
+  doc.hosts = checkpoint_host_sections(*cluster_);
   annotate_checkpoint_ranks(doc.section, *cluster_);
   add_cluster_restore_device_io(doc.section, *cluster_);
   add_cluster_save_device_io(doc.section, *cluster_);

@@ -179,23 +179,22 @@ std::unique_ptr<DeviceIoRecorder> raw_device_recorder(const TargetInfo& t, const
 std::string add_raw_device_io(RawDocument& doc, const DeviceIo& io, const TargetInfo& t) {
   const bool write = raw_document_writes(doc);
   const uint64_t bytes = doc.raw.results.bytes;
-  nlohmann::json j = device_io_json(io, write ? DeviceRef::kWrite : DeviceRef::kRead, bytes);
+  DeviceIoSection section = device_io_section(io, write ? DeviceRef::kWrite : DeviceRef::kRead, bytes);
   const bool cold = !write && doc.raw.direct;
   if (doc.cluster) {
-    j["scope"] = "every host's own devices, added, each host counted once (the processes of a host share its devices)";
+    section
+        .scope = "every host's own devices, added, each host counted once (the processes of a host share its devices)";
     for (const auto& h : doc.hosts) {
-      if (!h.device_io.is_object()) continue;
-      const std::string w = host_cold_read_warning(h.hostname, "raw read", device_io_from_json(h.device_io), h.bytes,
-                                                   cold);
+      const std::string w = host_cold_read_warning(h.hostname, "raw read", h.device_io.section.io, h.bytes, cold);
       if (!w.empty()) doc.warnings.push_back(w);
     }
   }
-  doc.raw.results.device_io = j;
   // Buffered reads: where the devices' accounting says the bytes came from, when it could tell.
   if (!write && !doc.raw.direct) {
-    const std::string measured = j.value("bytes_source", "");
+    const std::string& measured = section.bytes_source;
     if (!measured.empty() && measured != "unknown") doc.raw.reads_from = measured;
   }
+  doc.raw.results.device_io = std::move(section);
   for (auto& w : device_read_warnings(io, bytes, cold, t, write ? "the raw write" : "the raw read"))
     doc.warnings.push_back(std::move(w));
   return raw_device_io_summary(doc);
@@ -221,15 +220,11 @@ void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& r
   };
   // Under a launcher each host measured its own devices (CheckpointJob::after_save): the job's sum
   // is already in save.device_io (add_cluster_save_device_io), each host's in its row.
-  const bool many_hosts = !doc.cluster.is_null();
+  const bool many_hosts = doc.cluster.has_value();
   if (many_hosts) {
-    if (doc.hosts.is_array())
-      for (const auto& h : doc.hosts)
-        if (h.contains("results") && h["results"].contains("save_device_io")) {
-          const auto& hj = h["results"]["save_device_io"];
-          save_warning(device_io_from_json(hj), hj.value("reference_bytes", 0ULL),
-                       "host " + h.value("hostname", "?") + "'s devices");
-        }
+    for (const auto& h : doc.hosts)
+      if (h.save_device_io)
+        save_warning(h.save_device_io->io, h.save_device_io->reference_bytes, "host " + h.hostname + "'s devices");
   } else {
     const DeviceIo& save = iv.empty() ? none : iv[0];
     sv.device_io = checkpoint_save_device_io(save, on_disk, logical);
@@ -243,19 +238,18 @@ void add_checkpoint_device_io(CheckpointDocument& doc, const DeviceIoRecorder& r
     // Each host measured its own devices over the restore window (CheckpointJob::after_save);
     // the job's sum is already in restore.device_io. A host whose cold restore read far less
     // from its devices than the shard files hold was served by a cache.
-    if (doc.hosts.is_array())
-      for (const auto& h : doc.hosts) {
-        if (!h.contains("results") || !h["results"].contains("restore_device_io")) continue;
-        const DeviceIo io = device_io_from_json(h["results"]["restore_device_io"]);
-        const uint64_t ref = h["results"]["restore_device_io"].value("reference_bytes", 0ULL);
-        for (auto& w : device_read_warnings(io, ref, cold, t, "the restore on host " + h.value("hostname", "?")))
-          doc.warnings.push_back(std::move(w));
-        // A small restore (under the size device_read_warnings judges) that read nothing.
-        if (ref < kColdReadCheckedBytes) {
-          const std::string w = host_cold_read_warning(h.value("hostname", "?"), "restore", io, ref, cold);
-          if (!w.empty()) doc.warnings.push_back(w);
-        }
+    for (const auto& h : doc.hosts) {
+      if (!h.restore) continue;
+      const DeviceIo& io = h.restore->device_io.io;
+      const uint64_t ref = h.restore->device_io.reference_bytes;
+      for (auto& w : device_read_warnings(io, ref, cold, t, "the restore on host " + h.hostname))
+        doc.warnings.push_back(std::move(w));
+      // A small restore (under the size device_read_warnings judges) that read nothing.
+      if (ref < kColdReadCheckedBytes) {
+        const std::string w = host_cold_read_warning(h.hostname, "restore", io, ref, cold);
+        if (!w.empty()) doc.warnings.push_back(w);
       }
+    }
     return;
   }
   const DeviceIo& restore = iv.size() > 1 ? iv[1] : none;

@@ -227,7 +227,10 @@ int cmd_report(const CommandContext& ctx) {
   for (const auto& f : files) names.push_back(escape_bytes(f));
   if (docs.size() > 1) {
     if (std::string why = comparison_refusal(docs, names); !why.empty()) throw UsageError(why);
-    std::cout << render_comparison_text(docs, names) << "\n";
+    std::vector<ComparedDocument> compared;
+    for (size_t i = 0; i < docs.size(); ++i)
+      compared.push_back(decoded(compared_document_from_json, docs[i], names[i]));
+    std::cout << render_comparison_text(compared, names) << "\n";
   }
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string kind = docs[i].value("kind", "");

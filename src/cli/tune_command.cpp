@@ -290,8 +290,8 @@ int cmd_tune(const CommandContext& ctx) {
   doc.rules = tune_rules(check_workers_rule(plan.points, rec, host.cpus_allowed), plan.points);
   if (out.runs_done) doc.best_run = out.best_run;
   if (multi)
-    doc.cluster = sweep_cluster_json(comm.launcher(), comm.host_count(), comm.size(), base.world_ranks, placement.kind,
-                                     placement.how);
+    doc.cluster = tune_cluster_section(comm.launcher(), comm.host_count(), comm.size(), base.world_ranks,
+                                       placement.kind, placement.how);
   doc.partial = out.partial;
   for (const auto& w : data.warnings) doc.warnings.push_back(w);
   for (const auto& w : c.calibration_notes) doc.warnings.push_back(w);

@@ -2,7 +2,7 @@
 // is missing or of the wrong type is refused with its JSON path, never read as a default.
 //
 // Paths name where a value was looked for: a document or object name, then ".key" and "[i]"
-// steps ("'a.json' results.workers[1]"); messages read "PATH: missing key 'KEY'" and
+// steps ("'a.json'.results.workers[1]"); messages read "PATH: missing key 'KEY'" and
 // "PATH.KEY: expected TYPE, found VALUE". Errors are UsageError (exit 2): the input is wrong.
 #pragma once
 

@@ -15,7 +15,10 @@
 //              (samples/s), passed, device_io (report/device_io_report.hpp, read ratio to the point's
 //              delivered_bytes; in each host row likewise to the row's)], calibration_effect
 //              (report/calibration_effect_report.hpp; with --calibration only)}
-//   partial, warnings, cluster (across hosts only: cli/capacity_cluster.hpp; not yet typed)
+//   partial, warnings
+//   cluster   (across hosts only) {launcher, hosts, hostnames [string], mpi_ranks, dataset_placement,
+//              dataset_placement_how, split (each point's accelerators over the hosts, in words),
+//              merge (how the processes' results were merged, in words)}
 #pragma once
 
 #include <cstdint>
@@ -83,6 +86,18 @@ struct CapacitySection {
   std::optional<CalibrationEffect> calibration_effect;  // with --calibration, at the GPU ranks found fed
 };
 
+/// A capacity search across hosts: how the job was laid out and each point split over it.
+struct CapacityClusterSection {
+  std::string launcher;  // "mpirun", "srun", ...
+  int hosts = 0;
+  std::vector<std::string> hostnames;  // by host index
+  int mpi_ranks = 0;
+  std::string dataset_placement;  // "shared" | "node-local"
+  std::string dataset_placement_how;
+  std::string split;  // how each point's accelerators are split over the hosts and processes
+  std::string merge;  // how the processes' results were merged
+};
+
 /// A "capacity" result document.
 struct CapacityDocument {
   RunHeader header;      // the common header (its fields are not run-specific)
@@ -94,7 +109,7 @@ struct CapacityDocument {
   CapacitySection capacity;
   bool partial = false;  // interrupted, or no point measured
   std::vector<std::string> warnings;
-  nlohmann::json cluster;  // null: one process
+  std::optional<CapacityClusterSection> cluster;  // none: one process
 };
 
 /// The document exactly as `ioprobe capacity` writes it (the keys above). Derived figures
@@ -105,8 +120,8 @@ nlohmann::json capacity_document_json(const CapacityDocument& doc);
 void write_capacity_document(const std::string& path, const CapacityDocument& doc);
 
 /// A saved capacity document read back. Strict: a missing or mistyped field is refused with
-/// UsageError naming `where` (e.g. "'a.json'") and the field's path ("'a.json'
-/// capacity.points[1].au: expected a number, found ..."). Derived figures are checked for type and
+/// UsageError naming `where` (e.g. "'a.json'") and the field's path ("'a.json'.capacity.points[1].au:
+/// expected a number, found ..."). Derived figures are checked for type and
 /// recomputed when written again.
 CapacityDocument capacity_document_from_json(const nlohmann::json& j, const std::string& where);
 

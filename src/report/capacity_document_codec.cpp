@@ -17,9 +17,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// "'a.json' capacity" (then ".key" steps).
-std::string capacity_section_path(const std::string& where, const char* key) { return where + " " + key; }
-
 json capacity_loader_json(const CapacityLoaderSection& l) {
   json j = {{"num_workers", l.num_workers},
             {"batch_size", l.batch_size},
@@ -175,7 +172,15 @@ json capacity_document_json(const CapacityDocument& doc) {
             {"partial", doc.partial},
             {"warnings", doc.warnings}};
   j.update(header_json(doc.header, "capacity"));
-  if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
+  if (const auto& c = doc.cluster)
+    j["cluster"] = {{"launcher", c->launcher},
+                    {"hosts", c->hosts},
+                    {"hostnames", c->hostnames},
+                    {"mpi_ranks", c->mpi_ranks},
+                    {"dataset_placement", c->dataset_placement},
+                    {"dataset_placement_how", c->dataset_placement_how},
+                    {"split", c->split},
+                    {"merge", c->merge}};
   return j;
 }
 
@@ -186,15 +191,26 @@ void write_capacity_document(const std::string& path, const CapacityDocument& do
 CapacityDocument capacity_document_from_json(const json& j, const std::string& where) {
   CapacityDocument d;
   d.header = header_from_json(j, "capacity", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target", TargetKeys::kRead);
-  d.targets = targets_section_from_json(json_at(j, "targets", where), where + " targets");
-  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), where + " dataset");
-  d.loader = capacity_loader_from_json(json_at(j, "loader", where), capacity_section_path(where, "loader"));
-  d.demand = capacity_demand_from_json(json_at(j, "demand", where), capacity_section_path(where, "demand"));
-  d.capacity = capacity_section_from_json(json_at(j, "capacity", where), capacity_section_path(where, "capacity"));
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"), TargetKeys::kRead);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), json_path(where, "targets"));
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), json_path(where, "dataset"));
+  d.loader = capacity_loader_from_json(json_at(j, "loader", where), json_path(where, "loader"));
+  d.demand = capacity_demand_from_json(json_at(j, "demand", where), json_path(where, "demand"));
+  d.capacity = capacity_section_from_json(json_at(j, "capacity", where), json_path(where, "capacity"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
-  if (const auto it = j.find("cluster"); it != j.end()) d.cluster = *it;  // across hosts only
+  if (j.contains("cluster")) {  // across hosts only
+    const json& c = json_object_at(j, "cluster", where);
+    const std::string cw = json_path(where, "cluster");
+    d.cluster = CapacityClusterSection{.launcher = json_field<std::string>(c, "launcher", cw),
+                                       .hosts = json_field<int>(c, "hosts", cw),
+                                       .hostnames = json_field<std::vector<std::string>>(c, "hostnames", cw),
+                                       .mpi_ranks = json_field<int>(c, "mpi_ranks", cw),
+                                       .dataset_placement = json_field<std::string>(c, "dataset_placement", cw),
+                                       .dataset_placement_how = json_field<std::string>(c, "dataset_placement_how", cw),
+                                       .split = json_field<std::string>(c, "split", cw),
+                                       .merge = json_field<std::string>(c, "merge", cw)};
+  }
   return d;
 }
 

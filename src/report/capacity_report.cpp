@@ -182,10 +182,9 @@ std::string capacity_calibration_effect(const CapacitySection& c) {
                                         "that point measured");
 }
 
-std::string cluster_hostnames(const json& cluster) {
+std::string cluster_hostnames(const CapacityClusterSection& cluster) {
   std::string names;
-  for (const auto& n : cluster.value("hostnames", json::array()))
-    if (n.is_string()) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+  for (const auto& n : cluster.hostnames) names += (names.empty() ? "" : ", ") + n;
   return names;
 }
 
@@ -233,10 +232,9 @@ std::string render_capacity_text(const CapacityDocument& doc) {
   o += fmt::format("  search     doubling then bisection; {} repeat(s) of {} s per point; {} in {} (budget {})\n\n",
                    c.in.repeats, c.in.point_s, points == 1 ? "1 point" : fmt::format("{} points", points),
                    format_seconds(c.in.elapsed_s), format_seconds(c.in.budget_s));
-  if (doc.cluster.is_object())
-    o += fmt::format("  hosts      {} ({}), {} MPI ranks, {}; each point split {}\n", doc.cluster.value("hosts", 0),
-                     cluster_hostnames(doc.cluster), doc.cluster.value("mpi_ranks", 0),
-                     doc.cluster.value("launcher", ""), "evenly over the hosts, then over each host's processes");
+  if (const auto& c = doc.cluster)
+    o += fmt::format("  hosts      {} ({}), {} MPI ranks, {}; each point split {}\n", c->hosts, cluster_hostnames(*c),
+                     c->mpi_ranks, c->launcher, "evenly over the hosts, then over each host's processes");
   o += points_table_text(c);
   o +=
       "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s and MB/s\n"
@@ -301,13 +299,12 @@ std::string render_capacity_html(const CapacityDocument& doc) {
   if (const CapacityPoint* p = n > 0 ? point_at(c, n) : nullptr)
     au.marks.push_back({static_cast<double>(n), 100 * p->au, "fed"});
   o += render_line_chart(au) + render_line_chart(rate);
-  if (doc.cluster.is_object())
+  if (const auto& c = doc.cluster)
     o +=
         fmt::format("<p class=\"note\">Across {} hosts ({}), {} MPI ranks, started by {}: each point split evenly over "
                     "the hosts, then over each host's processes; each host's share in the rows under the point (CPU: "
                     "of that host's allowed CPUs).</p>\n",
-                    doc.cluster.value("hosts", 0), html_escape(cluster_hostnames(doc.cluster)),
-                    doc.cluster.value("mpi_ranks", 0), html_escape(doc.cluster.value("launcher", "")));
+                    c->hosts, html_escape(cluster_hostnames(*c)), c->mpi_ranks, html_escape(c->launcher));
   o += "<table class=\"grid\"><tr><th>GPUs</th><th>AU</th><th>AU min</th><th>samples/s</th><th>demand</th><th>MB/s</th>"
        "<th>spread</th><th>CPU</th><th>repeats</th><th>fed</th></tr>\n";
   for (const auto& p : c.answer.points) {

@@ -13,7 +13,7 @@ namespace ioprobe {
 
 using checkpoint::CheckpointCluster;
 using checkpoint::CheckpointPart;
-using nlohmann::json;
+using nlohmann::json;  // the raw write exchange
 
 namespace {
 
@@ -37,58 +37,64 @@ checkpoint::RawWriteResult decode_raw_write(const std::string& text) {
   return r;
 }
 
-json checkpoint_cluster_json(const CheckpointCluster& c, const std::string& launcher, const std::string& dir_placement,
-                             const std::string& restore_placement) {
+CheckpointClusterSection checkpoint_cluster_section(const CheckpointCluster& c, const std::string& launcher,
+                                                    const std::string& dir_placement,
+                                                    const std::string& restore_placement) {
   checkpoint::SaveTotals tot;
   for (const auto& h : c.hosts) tot.merge(h.save);
-  const bool ok = c.save.ok;
-  json j = {{"launcher", launcher},
-            {"hosts", c.hosts.size()},
-            {"mpi_ranks", c.mpi_ranks},
-            {"ckpt_ranks", c.state.size()},
-            {"dir_placement", dir_placement},
-            {"restore_placement", restore_placement},
-            {"merge", "every process starts its save after a common barrier and times its ranks on its own monotonic "
-                      "clock; duration = max over ranks (time to durable), throughput = total bytes / that duration "
-                      "(MLPerf Storage); the raw baseline runs on every host at once and merges the same way"},
-            {"save_bytes", tot.logical_bytes},
-            {"save_duration_max_s", ok ? json(sec(c.save.durable_ns)) : json(nullptr)},
-            {"save_bytes_per_s",
-             ok ? json(checkpoint::rate_bytes_per_s(tot.logical_bytes, c.save.durable_ns)) : json(nullptr)}};
-  if (c.restore) j["restores_from_other_host"] = c.restores_from_other_host;
-  return j;
+  CheckpointClusterSection s;
+  s.launcher = launcher;
+  s.hosts = c.hosts.size();
+  s.mpi_ranks = c.mpi_ranks;
+  s.ckpt_ranks = c.state.size();
+  s.dir_placement = dir_placement;
+  s.restore_placement = restore_placement;
+  s.merge =
+      "every process starts its save after a common barrier and times its ranks on its own monotonic clock; "
+      "duration = max over ranks (time to durable), throughput = total bytes / that duration (MLPerf Storage); the "
+      "raw baseline runs on every host at once and merges the same way";
+  s.save_bytes = tot.logical_bytes;
+  if (c.save.ok) {
+    s.save_duration_max_s = sec(c.save.durable_ns);
+    s.save_bytes_per_s = checkpoint::rate_bytes_per_s(tot.logical_bytes, c.save.durable_ns);
+  }
+  if (c.restore) s.restores_from_other_host = c.restores_from_other_host;
+  return s;
 }
 
-json checkpoint_hosts_json(const CheckpointCluster& c) {
-  json a = json::array();
+std::vector<CheckpointHostSection> checkpoint_host_sections(const CheckpointCluster& c) {
+  std::vector<CheckpointHostSection> rows;
   for (const auto& h : c.hosts) {
-    json r = {{"save_bytes", h.save.logical_bytes},
-              {"save_duration_max_s", sec(h.save.duration_max_ns)},
-              {"time_to_durable_s", sec(h.durable_ns)},
-              {"save_bytes_per_s", checkpoint::rate_bytes_per_s(h.save.logical_bytes, h.durable_ns)},
-              {"min_rank_bytes_per_s", h.save.min_rank_bytes_per_s}};
+    CheckpointHostSection r;
+    r.hostname = h.hostname;
+    r.host_index = h.host_index;
+    r.mpi_ranks = h.mpi_ranks;
+    r.ckpt_ranks = h.ckpt_ranks;
+    r.save_bytes = h.save.logical_bytes;
+    r.save_duration_max_s = sec(h.save.duration_max_ns);
+    r.time_to_durable_s = sec(h.durable_ns);
+    r.save_bytes_per_s = checkpoint::rate_bytes_per_s(h.save.logical_bytes, h.durable_ns);
+    r.min_rank_bytes_per_s = h.save.min_rank_bytes_per_s;
     // The host's devices over the save window against the bytes on disk of the files it published.
-    if (h.save_device_io) r["save_device_io"] = device_io_json(*h.save_device_io, DeviceRef::kWrite, h.save_file_bytes);
+    if (h.save_device_io) r.save_device_io = device_io_section(*h.save_device_io, DeviceRef::kWrite, h.save_file_bytes);
     if (h.restored) {
-      r["restore_bytes"] = h.restore.logical_bytes;
-      r["restore_duration_max_s"] = sec(h.restore.duration_max_ns);
-      r["restore_bytes_per_s"] = h.restore.bytes_per_s();
-      r["restored_from"] = h.restored_from;
-      if (!h.restore.first_error.empty()) r["restore_error"] = error_line(h.restore.first_error);
+      CheckpointHostRestore x;
+      x.bytes = h.restore.logical_bytes;
+      x.duration_max_s = sec(h.restore.duration_max_ns);
+      x.bytes_per_s = h.restore.bytes_per_s();
+      x.restored_from = h.restored_from;
+      if (!h.restore.first_error.empty()) x.error = error_line(h.restore.first_error);
       // The host's devices over the restore window against the shard files it read.
       DeviceIo io;
       if (h.restore_device_io) io = *h.restore_device_io;
       else io.reason = "not measured on this host (its process sent no restore accounting)";
-      r["restore_device_io"] = device_io_json(io, DeviceRef::kRead, h.restore_file_bytes);
-      r["restore_served_from"] = bytes_source(io, h.restore_file_bytes);
+      x.device_io = device_io_section(io, DeviceRef::kRead, h.restore_file_bytes);
+      x.served_from = bytes_source(io, h.restore_file_bytes);
+      r.restore = std::move(x);
     }
-    a.push_back({{"hostname", h.hostname},
-                 {"host_index", h.host_index},
-                 {"mpi_ranks", h.mpi_ranks},
-                 {"ckpt_ranks", h.ckpt_ranks},
-                 {"results", r}});
+    rows.push_back(std::move(r));
   }
-  return a;
+  return rows;
 }
 
 void add_cluster_restore_device_io(CheckpointSection& ck, const CheckpointCluster& c) {
@@ -128,51 +134,42 @@ void annotate_checkpoint_ranks(CheckpointSection& ck, const CheckpointCluster& c
   }
 }
 
-std::string render_checkpoint_hosts_text(const json& cluster, const json& hosts) {
-  if (cluster.is_null() || hosts.is_null()) return "";
-  const auto& c = cluster;
+std::string render_checkpoint_hosts_text(const std::optional<CheckpointClusterSection>& cluster,
+                                         const std::vector<CheckpointHostSection>& hosts) {
+  if (!cluster) return "";
+  const CheckpointClusterSection& c = *cluster;
   std::string o = "\nHosts\n";
   o += fmt::format("  {:<14} {} host(s), {} MPI rank(s), {} checkpoint rank(s) (one shard each); started by {}\n",
-                   "cluster", c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("ckpt_ranks", 0),
-                   c.value("launcher", "?"));
-  o += fmt::format("  {:<14} {}\n", "--dir", c.value("dir_placement", "?"));
-  if (c.contains("save_bytes_per_s") && c["save_bytes_per_s"].is_number())
+                   "cluster", c.hosts, c.mpi_ranks, c.ckpt_ranks, c.launcher);
+  o += fmt::format("  {:<14} {}\n", "--dir", c.dir_placement);
+  if (c.save_bytes_per_s)
     o += fmt::format("  {:<14} {} in {:.3f} s (the slowest rank's time to durable) = {:.2f} MB/s (total bytes / max "
                      "over ranks, MLPerf Storage's rule)\n",
-                     "save", format_bytes(c.value("save_bytes", 0ULL)), c["save_duration_max_s"].get<double>(),
-                     c["save_bytes_per_s"].get<double>() / 1e6);
-  if (c.contains("restores_from_other_host"))
+                     "save", format_bytes(c.save_bytes), c.save_duration_max_s.value_or(0), *c.save_bytes_per_s / 1e6);
+  if (c.restores_from_other_host)
     o += fmt::format("  {:<14} {}; {} shard(s) read on a host other than the one that wrote them\n", "restore",
-                     c.value("restore_placement", "?"), c.value("restores_from_other_host", 0));
+                     c.restore_placement, *c.restores_from_other_host);
   o += fmt::format("  {:<16} {:>5} {:>7} {:>12} {:>10} {:>12} {:>14} {:>14} {:>22}  {}\n", "host", "MPI", "shards",
                    "saved MB", "durable", "save MB/s", "min rank MB/s", "restore MB/s", "restore device read",
                    "restored from");
   std::string save_lines;  // each host's devices over the save window
   for (const auto& h : hosts) {
-    const auto& r = h.at("results");
     std::string from;
-    if (r.contains("restored_from"))
-      for (const auto& f : r["restored_from"]) from += (from.empty() ? "" : ", ") + f.get<std::string>();
-    // Device bytes read over the restore window against the shard bytes, and where they came from.
-    std::string dev = "-";
-    if (r.contains("restore_device_io")) {
-      const auto& io = r["restore_device_io"];
-      dev = io.value("source", "none") == "none"
+    std::string dev = "-";  // device bytes read over the restore window, and where the shard bytes came from
+    if (const auto& x = h.restore) {
+      for (const auto& f : x->restored_from) from += (from.empty() ? "" : ", ") + f;
+      dev = x->device_io.io.source == "none"
                 ? std::string("not measured")
-                : fmt::format("{:.2f} MB ({})", static_cast<double>(io.value("bytes_read", 0ULL)) / 1e6,
-                              r.value("restore_served_from", "unknown"));
+                : fmt::format("{:.2f} MB ({})", static_cast<double>(x->device_io.io.bytes_read) / 1e6, x->served_from);
     }
-    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14} {:>22}  {}\n",
-                     h.value("hostname", "?"), h.at("mpi_ranks").size(), h.at("ckpt_ranks").size(),
-                     static_cast<double>(r.value("save_bytes", 0ULL)) / 1e6, r.value("time_to_durable_s", 0.0),
-                     r.value("save_bytes_per_s", 0.0) / 1e6, r.value("min_rank_bytes_per_s", 0.0) / 1e6,
-                     r.contains("restore_bytes_per_s")
-                         ? fmt::format("{:.2f}", r["restore_bytes_per_s"].get<double>() / 1e6)
-                         : std::string("-"),
-                     dev, from.empty() ? "-" : from);
-    if (r.contains("save_device_io"))
-      save_lines += fmt::format("  {:<16} save device I/O {}\n", h.value("hostname", "?"),
-                                device_io_summary(r["save_device_io"], "on disk"));
+    o += fmt::format("  {:<16} {:>5} {:>7} {:>12.2f} {:>9.3f}s {:>12.2f} {:>14.2f} {:>14} {:>22}  {}\n", h.hostname,
+                     h.mpi_ranks.size(), h.ckpt_ranks.size(), static_cast<double>(h.save_bytes) / 1e6,
+                     h.time_to_durable_s, h.save_bytes_per_s / 1e6, h.min_rank_bytes_per_s / 1e6,
+                     h.restore ? fmt::format("{:.2f}", h.restore->bytes_per_s / 1e6) : std::string("-"), dev,
+                     from.empty() ? "-" : from);
+    if (h.save_device_io)
+      save_lines += fmt::format("  {:<16} save device I/O {}\n", h.hostname,
+                                device_io_summary(*h.save_device_io, "on disk"));
   }
   o += save_lines;
   o += "  (MB/s = 10^6 B/s; durable: the host's slowest process from the common start barrier to its shards "

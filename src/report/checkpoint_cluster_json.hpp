@@ -1,22 +1,12 @@
-// The result document's sections for a checkpoint across hosts (checkpoint/cluster_parts.hpp):
-//   cluster {launcher, hosts, mpi_ranks, ckpt_ranks, dir_placement ("shared" | "node-local"),
-//            restore_placement (which host read whose shards), restores_from_other_host,
-//            merge (the rule, in words), save_duration_max_s, save_bytes, save_bytes_per_s
-//            (bytes / the slowest rank's time to durable: MLPerf Storage's rule)}
-//   hosts   [{hostname, host_index, mpi_ranks [int], ckpt_ranks [int], results {save_bytes,
-//             save_duration_max_s, time_to_durable_s, save_bytes_per_s (bytes / time_to_durable_s),
-//             min_rank_bytes_per_s, restore_bytes, restore_duration_max_s, restore_bytes_per_s,
-//             restored_from [hostnames], restore_device_io (device_io: the host's devices over
-//             the restore window, reference_bytes = the bytes of the shard files it restored),
-//             restore_served_from ("device" | "page cache" | "mixed" | "unknown"),
-//             save_device_io (device_io: the host's devices over the save window, reference_bytes =
-//             the bytes on disk of the files its ranks published)}}]
-// The document's "checkpoint" section then holds every rank's rows and the merged figures.
+// The sections of a checkpoint across hosts (report/checkpoint_cluster_section.hpp: cluster and
+// hosts) built from the merged processes' parts (checkpoint/cluster_parts.hpp), the job's device
+// accounting added into the checkpoint section, and the hosts' text. The document's "checkpoint"
+// section then holds every rank's rows and the merged figures.
 #pragma once
 
+#include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "checkpoint/cluster_parts.hpp"
 #include "report/checkpoint_document.hpp"
@@ -27,9 +17,13 @@ namespace ioprobe {
 std::string encode_raw_write(const checkpoint::RawWriteResult& r);
 checkpoint::RawWriteResult decode_raw_write(const std::string& text);
 
-nlohmann::json checkpoint_cluster_json(const checkpoint::CheckpointCluster& c, const std::string& launcher,
-                                       const std::string& dir_placement, const std::string& restore_placement);
-nlohmann::json checkpoint_hosts_json(const checkpoint::CheckpointCluster& c);
+/// The cluster section of the merged job `c` (the save's rate null when it failed).
+CheckpointClusterSection checkpoint_cluster_section(const checkpoint::CheckpointCluster& c, const std::string& launcher,
+                                                    const std::string& dir_placement,
+                                                    const std::string& restore_placement);
+/// The host rows of `c`, by host index: each host's save window device I/O against the bytes on
+/// disk of the files its ranks published, its restore's against the shard files it read.
+std::vector<CheckpointHostSection> checkpoint_host_sections(const checkpoint::CheckpointCluster& c);
 
 /// The restore's device accounting of the whole job into the document's checkpoint section `ck`:
 /// restore.device_io (every host's devices over the restore window, added, against the bytes of
@@ -46,7 +40,8 @@ void add_cluster_save_device_io(CheckpointSection& ck, const checkpoint::Checkpo
 void annotate_checkpoint_ranks(CheckpointSection& ck, const checkpoint::CheckpointCluster& c);
 
 /// The "Hosts" section of a checkpoint's text report from the document's cluster and hosts
-/// sections ("" when either is null: a single-host document).
-std::string render_checkpoint_hosts_text(const nlohmann::json& cluster, const nlohmann::json& hosts);
+/// sections ("" without a cluster section: a single-host document).
+std::string render_checkpoint_hosts_text(const std::optional<CheckpointClusterSection>& cluster,
+                                         const std::vector<CheckpointHostSection>& hosts);
 
 }  // namespace ioprobe

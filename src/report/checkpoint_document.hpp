@@ -18,6 +18,7 @@
 
 #include "checkpoint/restorer.hpp"
 #include "core/error_record.hpp"
+#include "report/checkpoint_cluster_section.hpp"
 #include "report/device_io_section.hpp"
 #include "report/document_sections.hpp"
 #include "report/run_document.hpp"
@@ -314,8 +315,8 @@ struct CheckpointReadbackSection {
 };
 
 /// A "checkpoint" result document: a save run's (`section`) or a read-back's (`readback`, then
-/// `section` is unused). cluster and hosts are the JSON that was written
-/// (report/checkpoint_cluster_json.hpp; null in a one-process run).
+/// `section` is unused). cluster and hosts: across hosts only, both
+/// (report/checkpoint_cluster_section.hpp).
 struct CheckpointDocument {
   RunHeader header;      // schema, version, command, created_utc, host (kind "checkpoint")
   TargetSection target;  // report/document_sections.hpp
@@ -323,8 +324,8 @@ struct CheckpointDocument {
   std::optional<CheckpointReadbackSection> readback;  // empty: a save run
   bool partial = false;
   std::vector<std::string> warnings;
-  nlohmann::json cluster;
-  nlohmann::json hosts;
+  std::optional<CheckpointClusterSection> cluster;  // none: one process (then no hosts)
+  std::vector<CheckpointHostSection> hosts;
 };
 
 /// A failure kept in the document (save.failure, restore.error, verify.error), in the loader's
@@ -359,7 +360,7 @@ void write_checkpoint_document(const std::string& path, const CheckpointDocument
 
 /// A saved checkpoint document read back. Strict: a missing or mistyped field is refused with
 /// UsageError naming `where` (e.g. "'a.json'") and the field's path
-/// ("'a.json' checkpoint.save.ok: missing key ..."). Absent keys accepted: those documented as
+/// ("'a.json'.checkpoint.save.ok: missing key ..."). Absent keys accepted: those documented as
 /// optional above (config.huge_pages from older documents; keys a case does not write).
 CheckpointDocument checkpoint_document_from_json(const nlohmann::json& j, const std::string& where);
 

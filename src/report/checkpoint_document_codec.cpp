@@ -40,11 +40,6 @@ std::optional<T> ckpt_optional(const json& j, const char* key, const std::string
   if (!j.contains(key)) return std::nullopt;
   return json_field<T>(j, key, where);
 }
-// j[key] when present and not null, else null (untyped sections).
-json ckpt_untyped(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() ? json(nullptr) : *it;
-}
 
 json state_json(const CheckpointStateSection& s) {
   json ranks = json::array();
@@ -509,8 +504,10 @@ json checkpoint_document_json(const CheckpointDocument& doc) {
             {"partial", doc.partial},
             {"warnings", doc.warnings}};
   j.update(header_json(doc.header, "checkpoint"));
-  if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
-  if (!doc.hosts.is_null()) j["hosts"] = doc.hosts;
+  if (doc.cluster) {
+    j["cluster"] = checkpoint_cluster_section_json(*doc.cluster);
+    j["hosts"] = checkpoint_hosts_section_json(doc.hosts);
+  }
   return j;
 }
 
@@ -521,16 +518,18 @@ void write_checkpoint_document(const std::string& path, const CheckpointDocument
 CheckpointDocument checkpoint_document_from_json(const json& j, const std::string& where) {
   CheckpointDocument d;
   d.header = header_from_json(j, "checkpoint", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target");
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"));
   const json& ck = json_at(j, "checkpoint", where);
-  const std::string cw = where + " checkpoint";  // "'a.json' checkpoint", as the run document's sections
+  const std::string cw = json_path(where, "checkpoint");
   if (!ck.is_object()) json_detail::throw_mistyped(ck, cw, "a JSON object");
   if (ck.contains("mode")) d.readback = checkpoint_readback_section_from_json(ck, cw);  // --restore-only, --verify-only
   else d.section = section_from_json(ck, cw);
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
-  d.cluster = ckpt_untyped(j, "cluster");
-  d.hosts = ckpt_untyped(j, "hosts");
+  if (j.contains("cluster") || j.contains("hosts")) {  // across hosts only: both
+    d.cluster = checkpoint_cluster_section_from_json(json_at(j, "cluster", where), json_path(where, "cluster"));
+    d.hosts = checkpoint_hosts_section_from_json(json_at(j, "hosts", where), json_path(where, "hosts"));
+  }
   return d;
 }
 

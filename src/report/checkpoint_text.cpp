@@ -47,9 +47,9 @@ std::string render_checkpoint_text(const CheckpointDocument& doc) {
   const bool compressed = cfg.compress != "none";
   std::string o;
   if (doc.partial) o += fmt::format("*** INTERRUPTED after {:.1f} s: partial result ***\n", c.elapsed_s);
-  const std::string where = doc.cluster.is_object()  // across hosts: every process's ranks
-                                ? fmt::format("on {} host(s), {} process(es),", doc.cluster.value("hosts", 0),
-                                              doc.cluster.value("mpi_ranks", 0))
+  const std::string where = doc.cluster  // across hosts: every process's ranks
+                                ? fmt::format("on {} host(s), {} process(es),", doc.cluster->hosts,
+                                              doc.cluster->mpi_ranks)
                                 : std::string("on this host");
   o += fmt::format("ioprobe checkpoint: {} ({}), {} rank(s) {} of world {} (tp {} x pp {} x dp {}, ZeRO-{})\n",
                    bytes(st.host_bytes), st.source, st.ranks_on_host, where, st.world_size, st.tp, st.pp, st.dp,

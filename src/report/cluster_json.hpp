@@ -15,7 +15,7 @@
 //             first_done_s, last_done_s, file_latency_p99_us, au_min, cpu_s}}]
 // The top-level "results" of such a document are the merged ones. Each section is a typed value
 // with one writer and one strict reader: a missing or mistyped field is refused with UsageError
-// naming its path under `where` ("'a.json' hosts[1].results.samples: missing key ...").
+// naming its path under `where` ("'a.json'.hosts[1].results.samples: missing key ...").
 #pragma once
 
 #include <cstdint>

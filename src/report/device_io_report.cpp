@@ -275,10 +275,6 @@ HostDeviceIo host_device_io(const DeviceIo& io, DeviceRef ref, uint64_t host_byt
   return h;
 }
 
-nlohmann::json host_device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold) {
-  return host_device_io_section_json(host_device_io(io, ref, host_bytes, cold));
-}
-
 namespace {
 std::string cold_read_flag_text(bool nothing, bool short_read) {
   if (nothing) return "  COLD RUN READ NOTHING FROM ITS DEVICES";
@@ -289,11 +285,6 @@ std::string cold_read_flag_text(bool nothing, bool short_read) {
 
 std::string host_cold_read_flag_text(const HostDeviceIo& d) {
   return cold_read_flag_text(d.cold_read_nothing, d.cold_read_short);
-}
-
-std::string host_cold_read_flag_text(const nlohmann::json& d) {
-  if (!d.is_object()) return "";
-  return cold_read_flag_text(d.value("cold_read_nothing", false), d.value("cold_read_short", false));
 }
 
 std::string host_cold_read_warning(const std::string& host, const std::string& what, const DeviceIo& io,

@@ -88,15 +88,9 @@ HostDeviceIo host_device_io(const DeviceIo& io, const std::vector<DeviceIo>& epo
 /// both false for a warm read or a write.
 HostDeviceIo host_device_io(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold);
 
-/// host_device_io_section_json(host_device_io(io, ref, host_bytes, cold)), for raw's host rows.
-nlohmann::json host_device_io_json(const DeviceIo& io, DeviceRef ref, uint64_t host_bytes, bool cold);
-
 /// The text flag of a host row's device_io: "  COLD RUN READ NOTHING FROM ITS DEVICES",
 /// "  COLD RUN READ FAR LESS THAN IT DELIVERED FROM ITS DEVICES", or "".
 std::string host_cold_read_flag_text(const HostDeviceIo& d);
-
-/// The same for a raw document's host row `d` (its cold_read_nothing and cold_read_short).
-std::string host_cold_read_flag_text(const nlohmann::json& d);
 
 /// The warning for a host whose cold read fell short (cold_read_check; "" when it did not):
 /// names the host, what it delivered, what its devices read, and the likely caches. `what`

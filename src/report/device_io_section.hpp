@@ -17,7 +17,7 @@
 //   cold_read_short and, in a run's host rows, epochs: [device_io, ...]
 //
 // The readers refuse a missing or mistyped field with UsageError naming the field's path under
-// `where` (core/json_field.hpp): "'a.json' results.device_io.bytes_read: expected a non-negative
+// `where` (core/json_field.hpp): "'a.json'.results.device_io.bytes_read: expected a non-negative
 // integer in range, found \"x\"".
 #pragma once
 
@@ -82,8 +82,8 @@ struct HostDeviceIo {
 nlohmann::json device_io_section_json(const DeviceIoSection& s);
 DeviceIoSection device_io_section_from_json(const nlohmann::json& j, const std::string& where);
 
-/// A device_io section of a document that is not read strictly yet (raw, replay, checkpoint host
-/// rows): missing or mistyped keys read as 0, "none", "?" (device names) or absent; a malformed
+/// A device_io section of a document that is not read strictly yet (a merged document, replay
+/// figures): missing or mistyped keys read as 0, "none", "?" (device names) or absent; a malformed
 /// backing part is left out. Never throws; a non-object reads as source "none".
 DeviceIoSection device_io_section_lenient(const nlohmann::json& j);
 

@@ -148,8 +148,8 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
 }
 
 RawResults raw_totals_from_json(const json& doc, const std::string& name) {
-  const std::string where = fmt::format("'{}' raw.results", name);
-  const json& res = json_at(json_at(doc, "raw", fmt::format("'{}'", name)), "results", fmt::format("'{}' raw", name));
+  const std::string where = fmt::format("'{}'.raw.results", name);
+  const json& res = json_at(json_at(doc, "raw", fmt::format("'{}'", name)), "results", fmt::format("'{}'.raw", name));
   RawResults t;
   t.ios = json_field<uint64_t>(res, "ios", where);
   t.bytes = json_field<uint64_t>(res, "bytes", where);

@@ -4,7 +4,7 @@
 // so a section reads back the same whichever document carries it.
 //
 // Readers are strict (core/json_field.hpp): a missing or mistyped field is refused with
-// UsageError naming `where` and the field's path ("'a.json' target.fs_type: expected a string,
+// UsageError naming `where` and the field's path ("'a.json'.target.fs_type: expected a string,
 // found 7"). Fields a writer leaves out by design (a walked dataset has no generator settings, a
 // probe's target no engine) are std::optional and read when present.
 //

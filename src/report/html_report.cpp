@@ -150,27 +150,24 @@ struct HostsChart {
   std::vector<Row> rows;
 };
 
-// A raw document's cluster `c` and host rows, `metric` a pointer into each host's results.
-HostsChart raw_hosts_chart(const json& host_rows, const json& c, const std::string& metric) {
+// A raw document's cluster and host rows, IOPS charted.
+HostsChart raw_hosts_chart(const RawDocument& d) {
   HostsChart hc;
-  if (!host_rows.is_array() || host_rows.empty()) return hc;  // a single-host document
-  if (c.is_object()) {
-    hc.hosts = c.value("hosts", 0);
-    hc.mpi_ranks = c.value("mpi_ranks", 0);
+  if (d.cluster) {
+    hc.hosts = d.cluster->hosts;
+    hc.mpi_ranks = d.cluster->mpi_ranks;
+    hc.launcher = d.cluster->launcher;
+    hc.start_skew_s = d.cluster->start_skew_s;
+    hc.merge = d.cluster->merge;
   }
-  hc.launcher = c.value("launcher", "?");
-  hc.start_skew_s = c.value("start_skew_s", 0.0);
-  hc.merge = c.value("merge", "");
-  for (const auto& h : host_rows) {
-    const json& r = h.value("results", json::object());
-    hc.rows.push_back({.name = h.value("hostname", "?"),
-                       .mpi_ranks = h.value("mpi_ranks", json::array()).size(),
-                       .value = num_at(h, "/results" + metric),
-                       .bytes_per_s = r.value("bytes_per_s", 0.0),
-                       .first_done_s = r.value("first_done_s", 0.0),
-                       .last_done_s = r.value("last_done_s", 0.0),
-                       .straggler = h.value("straggler", false)});
-  }
+  for (const auto& h : d.hosts)
+    hc.rows.push_back({.name = h.hostname,
+                       .mpi_ranks = h.mpi_ranks.size(),
+                       .value = h.iops,
+                       .bytes_per_s = h.bytes_per_s,
+                       .first_done_s = h.first_done_s,
+                       .last_done_s = h.last_done_s,
+                       .straggler = h.straggler});
   return hc;
 }
 
@@ -384,9 +381,10 @@ std::string raw_section(const json& d) {
   if (has(d, "/raw/results/latency_us"))
     o += latency_chart(d.at(json::json_pointer("/raw/results/latency_us")), "Per-I/O latency distribution",
                        fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
-  o += hosts_section(raw_hosts_chart(d.value("hosts", json()), d.value("cluster", json()), "/iops"), "IOPS");
   try {
-    o += "<pre class=\"text\">" + html_escape(render_raw_text(raw_document_from_json(d, "raw document"))) + "</pre>\n";
+    const RawDocument typed = raw_document_from_json(d, "raw document");
+    o += hosts_section(raw_hosts_chart(typed), "IOPS");
+    o += "<pre class=\"text\">" + html_escape(render_raw_text(typed)) + "</pre>\n";
   } catch (const UsageError& e) {
     o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
   } catch (const json::exception& e) {
@@ -435,13 +433,17 @@ std::string comparison(const std::vector<json>& docs) {
                        LatencyMeasure::kPerRead},
                       {"num_workers", "/loader/num_workers", ""},
                       {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s"}};
+  // The documents typed (run or tune: report refuses to compare any other kind).
+  std::vector<ComparedDocument> typed;
+  for (size_t i = 0; i < docs.size(); ++i)
+    typed.push_back(compared_document_from_json(docs[i], fmt::format("document {}", static_cast<char>('A' + i % 26))));
   std::string o = "<h2>Comparison</h2><table class=\"grid\"><tr><th>figure</th>";
   for (size_t i = 0; i < docs.size(); ++i)
-    o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(docs[i].value("kind", "")));
+    o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(typed[i].kind));
   if (docs.size() == 2) o += "<th>B / A</th>";
   o += "</tr>\n";
   // What each was measured under, beside the numbers (report/compare_text.hpp).
-  const MeasurementConditions cond = measurement_conditions(docs);
+  const MeasurementConditions cond = measurement_conditions(typed);
   for (const auto& [label, values] : {std::pair{"cache", &cond.cache}, std::pair{"target", &cond.target}}) {
     o += "<tr><th>" + std::string(label) + "</th>";
     for (const auto& v : *values) o += "<td>" + html_escape(v) + "</td>";
@@ -449,12 +451,15 @@ std::string comparison(const std::vector<json>& docs) {
   }
   for (const auto& f : figs) {
     // A latency row only for the documents that measured latency so, and only if one did.
-    auto measured = [&](const json& d) { return !f.measure || latency_measure(d) == *f.measure; };
-    if (std::none_of(docs.begin(), docs.end(), measured)) continue;
+    auto measured = [&](size_t i) { return !f.measure || latency_measure(typed[i]) == *f.measure; };
+    bool any = false;
+    for (size_t i = 0; i < docs.size(); ++i) any = any || measured(i);
+    if (!any) continue;
     std::vector<double> v;
     std::string cells;
-    for (const auto& d : docs) {
-      std::string p = !measured(d) ? "" : d.value("kind", "") == "tune" ? f.tune : f.run;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      const json& d = docs[i];
+      std::string p = !measured(i) ? "" : typed[i].kind == "tune" ? f.tune : f.run;
       bool ok = !p.empty() && has(d, p) && d.at(json::json_pointer(p)).is_number();
       double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %"               ? 100
                                       : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6
@@ -468,7 +473,7 @@ std::string comparison(const std::vector<json>& docs) {
     o += "</tr>\n";
   }
   o += "</table>\n";
-  if (const std::string note = latency_measure_note(docs); !note.empty())
+  if (const std::string note = latency_measure_note(typed); !note.empty())
     o += "<p class=\"note\">" + html_escape(note) + "</p>\n";
   for (const auto& w : cond.warnings) o += "<p class=\"warn\">" + html_escape(w) + "</p>\n";
   return o;

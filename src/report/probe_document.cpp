@@ -233,7 +233,7 @@ void write_probe_document(const std::string& path, const ProbeDocument& doc) {
 ProbeDocument probe_document_from_json(const nlohmann::json& j, const std::string& where) {
   ProbeDocument d;
   d.header = header_from_json(j, "probe", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target");
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"));
   d.topology = json_object_at(j, "topology", where);
   d.io_uring = io_uring_from_json(json_object_at(j, "io_uring", where), json_path(where, "io_uring"));
   const nlohmann::json& e = json_object_at(j, "engine", where);

@@ -33,7 +33,7 @@ RawDocument make_raw_document(RunHeader header, const TargetInfo& tinfo, const R
                               std::vector<std::string> warnings) {
   RawDocument d;
   d.header = std::move(header);
-  d.target = target_json(tinfo);
+  d.target = target_section(tinfo);
   const bool write = pattern_is_write(cfg.rw);
   RawSection& s = d.raw;
   s.filename = escape_bytes(cfg.filename);
@@ -89,19 +89,19 @@ std::vector<RawHostSection> raw_host_sections(const cluster::ClusterRaw& c, bool
   std::vector<RawHostSection> rows;
   for (const auto& h : c.hosts) {
     const RawResults& r = h.result;
-    const json& t = h.target;
+    const json& t = h.target;  // target_json() of the host's first process, as it sent it
+    const std::string tw = "host " + h.hostname + "'s target";
     auto us = [&](double p) { return static_cast<double>(r.latency.percentile(p)) / 1e3; };
     RawHostSection row;
     row.hostname = h.hostname;
     row.host_index = h.host_index;
     row.mpi_ranks = h.mpi_ranks;
     row.files = h.files;
-    row.fs_type = t.value("fs_type", "");
-    row.device = t.value("device", "");
-    row.memory_backed = t.value("memory_backed", false);
+    row.fs_type = json_field<std::string>(t, "fs_type", tw);
+    row.device = json_field<std::string>(t, "device", tw);
+    row.memory_backed = json_field<bool>(t, "memory_backed", tw);
     row.straggler = h.straggler;
-    row.device_io = host_device_io_json(h.device_io, write ? DeviceRef::kWrite : DeviceRef::kRead, r.bytes,
-                                        cold && !write);
+    row.device_io = host_device_io(h.device_io, write ? DeviceRef::kWrite : DeviceRef::kRead, r.bytes, cold && !write);
     row.ios = r.ios;
     row.bytes = r.bytes;
     row.errors = r.errors;
@@ -148,7 +148,7 @@ json results_json(const RawResultsSection& r) {
               {"sys_s", r.cpu_sys_s},
               {"per_io_us", r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0}}}};
   if (r.stop_reason) j["stop_reason"] = *r.stop_reason;
-  if (!r.device_io.is_null()) j["device_io"] = r.device_io;
+  if (r.device_io) j["device_io"] = device_io_section_json(*r.device_io);
   return j;
 }
 
@@ -193,7 +193,7 @@ json host_json(const RawHostSection& h) {
           {"files", h.files},
           {"target", {{"fs_type", h.fs_type}, {"device", h.device}, {"memory_backed", h.memory_backed}}},
           {"straggler", h.straggler},
-          {"device_io", h.device_io},
+          {"device_io", host_device_io_section_json(h.device_io)},
           {"results",
            {{"ios", h.ios},
             {"bytes", h.bytes},
@@ -210,7 +210,7 @@ json host_json(const RawHostSection& h) {
 }  // namespace
 
 json raw_document_json(const RawDocument& doc) {
-  json j = {{"target", doc.target},
+  json j = {{"target", target_section_json(doc.target)},
             {"raw", raw_section_json(doc.raw)},
             {"partial", doc.partial},
             {"warnings", doc.warnings}};
@@ -277,7 +277,8 @@ RawResultsSection results_from_json(const json& j, const std::string& w) {
   r.cpu_user_s = seconds_field(cpu, "user_s", cw);
   r.cpu_sys_s = seconds_field(cpu, "sys_s", cw);
   check_numbers(cpu, {"per_io_us"}, cw);
-  if (j.contains("device_io")) r.device_io = json_object_at(j, "device_io", w);  // absent: not measured
+  if (j.contains("device_io"))  // absent: not measured
+    r.device_io = device_io_section_from_json(j.at("device_io"), json_path(w, "device_io"));
   return r;
 }
 
@@ -349,7 +350,7 @@ RawHostSection host_from_json(const json& j, const std::string& w) {
   h.device = json_field<std::string>(t, "device", tw);
   h.memory_backed = json_field<bool>(t, "memory_backed", tw);
   h.straggler = json_field<bool>(j, "straggler", w);
-  h.device_io = json_object_at(j, "device_io", w);
+  h.device_io = host_device_io_from_json(json_at(j, "device_io", w), json_path(w, "device_io"));
   const json& r = json_object_at(j, "results", w);
   const std::string rw = json_path(w, "results");
   h.ios = json_field<uint64_t>(r, "ios", rw);
@@ -375,7 +376,7 @@ RawHostSection host_from_json(const json& j, const std::string& w) {
 RawDocument raw_document_from_json(const json& j, const std::string& where) {
   RawDocument d;
   d.header = header_from_json(j, "raw", where);
-  d.target = json_object_at(j, "target", where);
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"));
   d.raw = raw_section_from_json(json_object_at(j, "raw", where), json_path(where, "raw"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);

@@ -4,7 +4,7 @@
 // (report/raw_report.hpp) from this value only.
 //
 // Keys (reports/result.schema.json), besides the header of report/document.hpp document_header:
-//   target    target_json() (report/document.hpp; not yet typed: kept as written)
+//   target    report/document_sections.hpp TargetSection (the probed keys)
 //   raw       {filename, rw, bs, iodepth, numjobs, size_bytes, direct, engine_requested, runtime_s,
 //              sqpoll_requested, seed,
 //              engine {name, reason, fixed_buffers, registered_files, sqpoll, notes[]},
@@ -21,7 +21,7 @@
 //                       latency_us {count, mean, min, p50, p90, p99, p999, max, sum_ns, buckets}
 //                       (stats/latency_json.hpp), errors, first_error, first_error_detail (null or
 //                       core/error_record.hpp), stop_reason, cpu {user_s, sys_s, per_io_us},
-//                       device_io (report/device_io_report.hpp; not yet typed: kept as written)}}
+//                       device_io (report/device_io_section.hpp DeviceIoSection; + scope across hosts)}}
 //   partial, warnings
 //   cluster   (across hosts only) {launcher, hosts, mpi_ranks, start_skew_s (upper bound, s),
 //              files ("one per process: FILENAME.rank<R>" or "the block device, read by every
@@ -47,6 +47,8 @@
 #include "raw/raw_config.hpp"
 #include "raw/raw_run.hpp"
 #include "raw/raw_target.hpp"
+#include "report/device_io_section.hpp"
+#include "report/document_sections.hpp"
 #include "report/run_document.hpp"
 #include "stats/histogram.hpp"
 #include "topology/target.hpp"
@@ -82,7 +84,8 @@ struct RawResultsSection {
   std::optional<ErrorRecord> first_error_detail;  // none: no error (or a document written before it)
   std::optional<std::string> stop_reason;         // absent in documents `report --merge` wrote
   double cpu_user_s = 0, cpu_sys_s = 0;           // s, every thread of the process
-  nlohmann::json device_io;  // report/device_io_report.hpp device_io_json (+ scope across hosts); null: none
+  std::optional<DeviceIoSection>
+      device_io;  // against bytes (read or written); + scope across hosts; none: not measured
 };
 
 /// The "raw" section: the settings as given, the engine, the layout, the page-cache analysis
@@ -128,7 +131,7 @@ struct RawHostSection {
   std::string fs_type, device;     // its first process's target
   bool memory_backed = false;
   bool straggler = false;
-  nlohmann::json device_io;  // host_device_io_json (report/device_io_report.hpp): an object
+  HostDeviceIo device_io;  // the host's own devices against its bytes, with the cold-read flags
   uint64_t ios = 0, bytes = 0, errors = 0;
   double elapsed_s = 0, first_done_s = 0, last_done_s = 0;  // s from the common start
   double iops = 0, bytes_per_s = 0;
@@ -139,8 +142,8 @@ struct RawHostSection {
 
 /// A "raw" result document.
 struct RawDocument {
-  RunHeader header;       // kind "raw"
-  nlohmann::json target;  // target_json(): not yet typed, kept as written
+  RunHeader header;      // kind "raw"
+  TargetSection target;  // the probed keys (TargetKeys::kProbed)
   RawSection raw;
   bool partial = false;  // interrupted (or another host's signal stopped this one)
   std::vector<std::string> warnings;
@@ -178,9 +181,8 @@ void write_raw_document(const std::string& path, const RawDocument& doc);
 
 /// A saved raw document read back. Strict: a missing or mistyped field is refused with UsageError
 /// naming `where` (e.g. "'a.json'") and the field's path ("'a.json'.raw.results.ios: expected a
-/// non-negative integer in range, found ..."); target must be a JSON object and is taken as it
-/// is, a device_io section likewise. Derived figures are checked for type and recomputed when
-/// written again. Documents written before these fields existed may lack
+/// non-negative integer in range, found ..."), the target and device_io sections included. Derived figures are checked
+/// for type and recomputed when written again. Documents written before these fields existed may lack
 /// raw.results.first_error_detail; documents `report --merge` wrote lack raw.results.stop_reason.
 RawDocument raw_document_from_json(const nlohmann::json& j, const std::string& where);
 

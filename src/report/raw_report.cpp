@@ -152,31 +152,29 @@ std::string render_raw_hosts_text(const RawDocument& doc) {
                      h.hostname, h.mpi_ranks.size(), format_count(h.ios), h.iops, h.bytes_per_s / 1e6,
                      format_ns(h.p50_us * 1e3), format_ns(h.p99_us * 1e3), h.first_done_s, h.last_done_s, h.fs_type,
                      h.errors ? fmt::format("  {} errors", h.errors) : "", h.straggler ? "  STRAGGLER" : "");
-  bool any_io = false;
   for (const auto& h : doc.hosts) {
-    if (!h.device_io.is_object()) continue;
-    const nlohmann::json& d = h.device_io;
-    any_io = true;
+    const DeviceIoSection& d = h.device_io.section;
     o += fmt::format("  {:<16} device I/O {}{}\n", h.hostname,
-                     device_io_summary(d, d.contains("write_ratio") ? "written" : "read"), host_cold_read_flag_text(d));
+                     device_io_summary(d, d.ref == DeviceRef::kWrite ? "written" : "read"),
+                     host_cold_read_flag_text(h.device_io));
   }
   o += "  (MB/s = 10^6 B/s; first/last: when the host's first and last process finished, from the common start";
-  if (any_io) o += "; device I/O: the host's own devices in /proc/diskstats, counted once per host";
+  if (!doc.hosts.empty()) o += "; device I/O: the host's own devices in /proc/diskstats, counted once per host";
   o += ")\n";
   return o;
 }
 
 std::string raw_device_io_summary(const RawDocument& doc) {
-  const nlohmann::json& d = doc.raw.results.device_io;
-  if (!d.is_object()) return "";
-  return device_io_summary(d, d.contains("write_ratio") ? "written" : "read");
+  const std::optional<DeviceIoSection>& d = doc.raw.results.device_io;
+  if (!d) return "";
+  return device_io_summary(*d, d->ref == DeviceRef::kWrite ? "written" : "read");
 }
 
 std::string render_raw_text(const RawDocument& doc) {
   std::string out = render_raw_results_text(doc);
-  if (const nlohmann::json& d = doc.raw.results.device_io; d.is_object())  // as `raw` printed it when it ran
+  if (const auto& d = doc.raw.results.device_io)  // as `raw` printed it when it ran
     out += fmt::format("  device I/O  {}{}\n", raw_device_io_summary(doc),
-                       d.contains("scope") ? fmt::format(" ({})", d.value("scope", "")) : "");
+                       d->scope.empty() ? "" : " (" + d->scope + ")");
   out += render_raw_hosts_text(doc);
   for (const auto& w : doc.warnings) out += "  warning     " + w + "\n";
   return out;

@@ -239,7 +239,7 @@ void write_run_document(const std::string& path, const RunDocument& doc);
 
 /// A saved run document read back. Strict: a missing or mistyped field of a typed section is
 /// refused with UsageError naming `where` (e.g. "'a.json'") and the field's path
-/// ("'a.json' loader.num_workers: missing key ..."; "'a.json' target.fs_type: expected a string, ...").
+/// ("'a.json'.loader.num_workers: missing key ..."; "'a.json'.target.fs_type: expected a string, ...").
 /// The optional sections (results.device_io, results.epochs, ingest.calibration_effect, cluster,
 /// hosts) are read strictly when present.
 RunDocument run_document_from_json(const nlohmann::json& j, const std::string& where);

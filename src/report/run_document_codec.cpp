@@ -15,9 +15,6 @@ namespace ioprobe {
 
 namespace {
 
-// The path of a document's section for messages: "'a.json' results" (then ".key" steps).
-std::string section_path(const std::string& where, const char* key) { return where + " " + key; }
-
 RunCalibrationRef calibration_from_json(const nlohmann::json& j, const std::string& w) {
   RunCalibrationRef c;
   c.file = json_field<std::string>(j, "file", w);
@@ -251,7 +248,7 @@ RunHeader header_from_json(const nlohmann::json& j, const char* kind, const std:
   h.ioprobe_version = json_field<std::string>(j, "ioprobe_version", where);
   h.command = json_field<std::vector<std::string>>(j, "command", where);
   h.created_utc = json_field<std::string>(j, "created_utc", where);
-  h.host = host_section_from_json(json_at(j, "host", where), where + " host");
+  h.host = host_section_from_json(json_at(j, "host", where), json_path(where, "host"));
   return h;
 }
 
@@ -280,26 +277,26 @@ nlohmann::json run_document_json(const RunDocument& doc) {
 RunDocument run_document_from_json(const nlohmann::json& j, const std::string& where) {
   RunDocument d;
   d.header = header_from_json(j, "run", where);
-  d.target = target_section_from_json(json_at(j, "target", where), section_path(where, "target"), TargetKeys::kRun);
-  d.targets = targets_section_from_json(json_at(j, "targets", where), section_path(where, "targets"));
-  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), section_path(where, "dataset"));
-  d.loader = loader_from_json(json_at(j, "loader", where), section_path(where, "loader"));
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"), TargetKeys::kRun);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), json_path(where, "targets"));
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), json_path(where, "dataset"));
+  d.loader = loader_from_json(json_at(j, "loader", where), json_path(where, "loader"));
   const nlohmann::json& r = json_at(j, "results", where);
-  const std::string rw = section_path(where, "results");
+  const std::string rw = json_path(where, "results");
   d.results.loader = run_results_from_json(r, rw);
   if (r.contains("device_io"))  // written when the devices were accounted (a run; absent from a merge of none)
     d.results.device_io = device_io_section_from_json(r["device_io"], json_path(rw, "device_io"));
   if (r.contains("epochs")) d.results.epochs = run_epochs_from_json(r["epochs"], json_path(rw, "epochs"));
-  d.ingest = ingest_section_from_json(json_at(j, "ingest", where), section_path(where, "ingest"));
+  d.ingest = ingest_section_from_json(json_at(j, "ingest", where), json_path(where, "ingest"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   if (j.contains("cluster"))  // a multi-host run only, with its hosts
-    d.cluster = run_cluster_from_json(j["cluster"], section_path(where, "cluster"));
-  if (j.contains("hosts")) d.hosts = run_hosts_from_json(j["hosts"], section_path(where, "hosts"));
+    d.cluster = run_cluster_from_json(j["cluster"], json_path(where, "cluster"));
+  if (j.contains("hosts")) d.hosts = run_hosts_from_json(j["hosts"], json_path(where, "hosts"));
   if (j.contains("sources")) {  // a merged document only
     const nlohmann::json& s = json_array_at(j, "sources", where);
     for (size_t i = 0; i < s.size(); ++i)
-      d.sources.push_back(source_from_json(s[i], json_path(section_path(where, "sources"), i)));
+      d.sources.push_back(source_from_json(s[i], json_path(json_path(where, "sources"), i)));
   }
   d.sources_apart = json_field_or<bool>(j, "sources_apart", where, false);  // absent: at the same time, or unknown
   return d;

@@ -175,10 +175,10 @@ json scaling_document_json(const ScalingDocument& doc) {
 ScalingDocument scaling_document_from_json(const json& j, const std::string& where) {
   ScalingDocument d;
   d.header = header_from_json(j, "scaling", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target");
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
-  d.scaling = scaling_section_from_json(json_at(j, "scaling", where), where + " scaling");
+  d.scaling = scaling_section_from_json(json_at(j, "scaling", where), json_path(where, "scaling"));
   return d;
 }
 

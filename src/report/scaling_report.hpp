@@ -54,8 +54,8 @@ ScalingSection scaling_section(const ScalingConfig& cfg, const ScalingResult& r)
 nlohmann::json scaling_document_json(const ScalingDocument& doc);
 
 /// A saved scaling document read back. Strict: a missing or mistyped field is refused with
-/// UsageError naming `where` (e.g. "'s.json'") and the field's path ("'s.json' scaling.members[1].iops:
-/// ..."; "'s.json' target.fs_type: ...").
+/// UsageError naming `where` (e.g. "'s.json'") and the field's path ("'s.json'.scaling.members[1].iops:
+/// ..."; "'s.json'.target.fs_type: ...").
 ScalingDocument scaling_document_from_json(const nlohmann::json& j, const std::string& where);
 
 /// Writes scaling_document_json(doc) to `path` as write_json_file does (atomically; its errors).

@@ -135,8 +135,18 @@ struct TuneRule {
   bool holds = false;                        // the rule's setting is within the tolerance of the best
 };
 
+/// A tune across hosts: how the job was laid out; every setting ran on every process at once.
+struct TuneClusterSection {
+  std::string launcher;  // "mpirun", "srun", ...
+  int hosts = 0;
+  int mpi_ranks = 0;
+  uint32_t gpu_ranks = 0;         // summed over hosts
+  std::string dataset_placement;  // "shared" | "node-local"
+  std::string dataset_placement_how;
+  std::string merge;  // how the processes' results were merged, in words
+};
+
 /// A "tune" result document, built once by `ioprobe tune` and read back by `ioprobe report`.
-/// Sections not yet typed are the JSON that was written: cluster (null in a one-process tune).
 struct TuneDocument {
   RunHeader header;      // as a run's; the kind is "tune"
   TargetSection target;  // with the read setting (report/document_sections.hpp)
@@ -148,8 +158,8 @@ struct TuneDocument {
   std::vector<TunePointEntry> points;
   Recommendation recommendation;
   std::vector<TuneRule> rules;
-  std::optional<LoaderResult> best_run;  // as far as a document keeps it (run_results_from_json)
-  nlohmann::json cluster;                // null: a one-process tune
+  std::optional<LoaderResult> best_run;       // as far as a document keeps it (run_results_from_json)
+  std::optional<TuneClusterSection> cluster;  // none: a one-process tune
   bool partial = false;
   std::vector<std::string> warnings;
 };
@@ -159,7 +169,7 @@ nlohmann::json tune_document_json(const TuneDocument& doc);
 
 /// A saved tune document read back. Strict: a missing or mistyped field of a typed section is
 /// refused with UsageError naming `where` (e.g. "'a.json'") and the field's path
-/// ("'a.json' points[2].repeats: ..."); indexes into points out of range are refused.
+/// ("'a.json'.points[2].repeats: ..."); indexes into points out of range are refused.
 TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string& where);
 
 /// Writes tune_document_json(doc) to `path` as write_json_file does (atomically; its errors).
@@ -177,9 +187,9 @@ inline bool tune_point_measured(const TunePointEntry& p) { return !p.point.runs.
 /// The rules of thumb of a sweep: "num_workers = 4 x CPU cores" read off `points`.
 std::vector<TuneRule> tune_rules(const WorkersRule& w, const std::vector<TunePoint>& points);
 
-/// The "cluster" section of a tune run across hosts (above).
-nlohmann::json sweep_cluster_json(const std::string& launcher, int hosts, int mpi_ranks, uint32_t gpu_ranks,
-                                  const std::string& placement, const std::string& placement_how);
+/// The "cluster" section of a tune run across hosts (above), with its merge rule.
+TuneClusterSection tune_cluster_section(const std::string& launcher, int hosts, int mpi_ranks, uint32_t gpu_ranks,
+                                        const std::string& placement, const std::string& placement_how);
 
 /// The text report of a tune document: the table, the knee and the recommendation.
 std::string render_tune_text(const TuneDocument& doc);

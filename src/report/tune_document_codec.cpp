@@ -14,9 +14,6 @@ namespace ioprobe {
 
 namespace {
 
-// The path of a document's section for messages: "'a.json' points" (then ".key" and "[i]" steps).
-std::string tune_section_path(const std::string& where, const char* key) { return where + " " + key; }
-
 // A number that is null where the writer had none (a rule not measured): absent then.
 template <class T>
 std::optional<T> tune_nullable_field(const nlohmann::json& j, const char* key, const std::string& w) {
@@ -321,6 +318,18 @@ TuneRule tune_rule_from_json(const nlohmann::json& j, const std::string& w) {
   return r;
 }
 
+TuneClusterSection tune_cluster_from_json(const nlohmann::json& j, const std::string& w) {
+  TuneClusterSection c;
+  c.launcher = json_field<std::string>(j, "launcher", w);
+  c.hosts = json_field<int>(j, "hosts", w);
+  c.mpi_ranks = json_field<int>(j, "mpi_ranks", w);
+  c.gpu_ranks = json_field<uint32_t>(j, "gpu_ranks", w);
+  c.dataset_placement = json_field<std::string>(j, "dataset_placement", w);
+  c.dataset_placement_how = json_field<std::string>(j, "dataset_placement_how", w);
+  c.merge = json_field<std::string>(j, "merge", w);
+  return c;
+}
+
 }  // namespace
 
 nlohmann::json tune_document_json(const TuneDocument& doc) {
@@ -339,30 +348,38 @@ nlohmann::json tune_document_json(const TuneDocument& doc) {
   j["rules"] = nlohmann::json::array();
   for (const auto& r : doc.rules) j["rules"].push_back(tune_rule_json(r));
   if (doc.best_run) j["best_run"] = loader_results_json(*doc.best_run);
-  if (!doc.cluster.is_null()) j["cluster"] = doc.cluster;
+  if (const auto& c = doc.cluster)
+    j["cluster"] = {{"launcher", c->launcher},
+                    {"hosts", c->hosts},
+                    {"mpi_ranks", c->mpi_ranks},
+                    {"gpu_ranks", c->gpu_ranks},
+                    {"dataset_placement", c->dataset_placement},
+                    {"dataset_placement_how", c->dataset_placement_how},
+                    {"merge", c->merge}};
   return j;
 }
 
 TuneDocument tune_document_from_json(const nlohmann::json& j, const std::string& where) {
   TuneDocument d;
   d.header = header_from_json(j, "tune", where);
-  d.target = target_section_from_json(json_at(j, "target", where), where + " target", TargetKeys::kRead);
-  d.targets = targets_section_from_json(json_at(j, "targets", where), where + " targets");
-  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), where + " dataset");
-  d.loader = tune_loader_from_json(json_at(j, "loader", where), tune_section_path(where, "loader"));
-  d.demand = tune_demand_from_json(json_at(j, "demand", where), tune_section_path(where, "demand"));
-  d.tune = tune_sweep_from_json(json_at(j, "tune", where), tune_section_path(where, "tune"));
+  d.target = target_section_from_json(json_at(j, "target", where), json_path(where, "target"), TargetKeys::kRead);
+  d.targets = targets_section_from_json(json_at(j, "targets", where), json_path(where, "targets"));
+  d.dataset = dataset_section_from_json(json_at(j, "dataset", where), json_path(where, "dataset"));
+  d.loader = tune_loader_from_json(json_at(j, "loader", where), json_path(where, "loader"));
+  d.demand = tune_demand_from_json(json_at(j, "demand", where), json_path(where, "demand"));
+  d.tune = tune_sweep_from_json(json_at(j, "tune", where), json_path(where, "tune"));
   const nlohmann::json& pts = json_array_at(j, "points", where);
-  const std::string pw = tune_section_path(where, "points");
+  const std::string pw = json_path(where, "points");
   for (size_t i = 0; i < pts.size(); ++i) d.points.push_back(tune_point_from_json(pts[i], json_path(pw, i)));
   d.recommendation = tune_recommendation_from_json(json_at(j, "recommendation", where),
-                                                   tune_section_path(where, "recommendation"), d.points.size());
+                                                   json_path(where, "recommendation"), d.points.size());
   const nlohmann::json& rules = json_array_at(j, "rules", where);
-  const std::string rw = tune_section_path(where, "rules");
+  const std::string rw = json_path(where, "rules");
   for (size_t i = 0; i < rules.size(); ++i) d.rules.push_back(tune_rule_from_json(rules[i], json_path(rw, i)));
   if (j.contains("best_run"))  // absent when no run finished
-    d.best_run = run_results_from_json(j.at("best_run"), tune_section_path(where, "best_run"));
-  if (j.contains("cluster")) d.cluster = j.at("cluster");  // a tune across hosts only
+    d.best_run = run_results_from_json(j.at("best_run"), json_path(where, "best_run"));
+  if (j.contains("cluster"))  // a tune across hosts only
+    d.cluster = tune_cluster_from_json(json_object_at(j, "cluster", where), json_path(where, "cluster"));
   d.partial = json_field<bool>(j, "partial", where);
   d.warnings = json_field<std::vector<std::string>>(j, "warnings", where);
   return d;

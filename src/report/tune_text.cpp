@@ -46,14 +46,11 @@ std::string render_tune_text(const TuneDocument& doc) {
   o += fmt::format("  demand     {} x {}{}: {:.0f} samples/s = {} at AU >= {:.0f}%\n", d.demand.gpus,
                    d.demand.accelerator_name, model.empty() ? "" : " (" + model + ")", d.required_samples_per_s,
                    format_rate(d.required_bytes_per_s), 100 * d.demand.au_target);
-  if (!doc.cluster.is_null()) {  // not yet typed
-    const auto& c = doc.cluster;
+  if (const auto& c = doc.cluster)
     o +=
         fmt::format("  across     {} host(s), {} MPI rank(s), {} GPU rank(s), started by {}; dataset {}: every setting "
                     "ran on all of them at once, its figures merged\n",
-                    c.value("hosts", 0), c.value("mpi_ranks", 0), c.value("gpu_ranks", 0), c.value("launcher", "?"),
-                    c.value("dataset_placement", "?"));
-  }
+                    c->hosts, c->mpi_ranks, c->gpu_ranks, c->launcher, c->dataset_placement);
   if (const auto& cal = doc.loader.consumer.calibration)
     o += fmt::format("  {:<{}} {}{} ({}:{} on {}, torch {}, batch size {})\n", "loader", 10, "calibrated by ",
                      cal->file, cal->code, cal->function, cal->host, cal->torch_version, cal->batch_size);
@@ -160,16 +157,16 @@ std::string render_tune_text(const TuneDocument& doc) {
   return o;
 }
 
-nlohmann::json sweep_cluster_json(const std::string& launcher, int hosts, int mpi_ranks, uint32_t gpu_ranks,
-                                  const std::string& placement, const std::string& placement_how) {
-  return {{"launcher", launcher},
-          {"hosts", hosts},
-          {"mpi_ranks", mpi_ranks},
-          {"gpu_ranks", gpu_ranks},
-          {"dataset_placement", placement},
-          {"dataset_placement_how", placement_how},
-          {"merge", "each setting's run on every process at once from a common start barrier; samples and bytes "
-                    "summed, timelines added interval by interval, latency histograms added bucket by bucket"}};
+TuneClusterSection tune_cluster_section(const std::string& launcher, int hosts, int mpi_ranks, uint32_t gpu_ranks,
+                                        const std::string& placement, const std::string& placement_how) {
+  return {.launcher = launcher,
+          .hosts = hosts,
+          .mpi_ranks = mpi_ranks,
+          .gpu_ranks = gpu_ranks,
+          .dataset_placement = placement,
+          .dataset_placement_how = placement_how,
+          .merge = "each setting's run on every process at once from a common start barrier; samples and bytes "
+                   "summed, timelines added interval by interval, latency histograms added bucket by bucket"};
 }
 
 }  // namespace ioprobe

@@ -32,7 +32,7 @@ edit "$W/missing.json" "del d['capacity']['points'][0]['au']"
 "$IOPROBE" report "$W/missing.json" > "$W/missing.out" 2>&1
 rc=$?
 [ $rc = 2 ] || fail "a point without au: exit $rc, expected 2: $(cat "$W/missing.out")"
-grep -q "'$W/missing.json' capacity.points\[0\]: missing key 'au'; the document was edited" "$W/missing.out" ||
+grep -q "'$W/missing.json'.capacity.points\[0\]: missing key 'au'; the document was edited" "$W/missing.out" ||
   fail "the refusal does not name the file and the field: $(cat "$W/missing.out")"
 edit "$W/mistyped.json" "d['capacity']['gpus_fed'] = 'two'"
 "$IOPROBE" report "$W/mistyped.json" > "$W/mistyped.out" 2>&1

@@ -45,7 +45,7 @@ grep -q "array / sum of members" "$WORK/s.html" || fail "the HTML report of a sc
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); del d["scaling"]["members"][0]["iops"]; json.dump(d, open(sys.argv[2], "w"))' \
   "$WORK/s.json" "$WORK/cut.json" || fail "cannot write cut.json"
 out=$("$IOPROBE" report "$WORK/cut.json" 2>&1); rc=$?
-[ $rc = 2 ] && echo "$out" | grep -q "cut.json' scaling.members\[0\]: missing key 'iops'" \
+[ $rc = 2 ] && echo "$out" | grep -q "cut.json'.scaling.members\[0\]: missing key 'iops'" \
   || fail "report of a scaling document without members[0].iops: expected exit 2 naming the field, got $rc: $out"
 
 # 2. Without --file, ioprobe lays out a file of --size and removes it after.

@@ -158,7 +158,14 @@ TEST_CASE("capacity across hosts: rates from completion times, the client judged
   doc.dataset.files = 10;
   doc.dataset.bytes = 100;
   doc.header.host.cpus_allowed = 2;
-  doc.cluster = {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 2}, {"launcher", "OpenMPI mpirun"}};
+  doc.cluster = CapacityClusterSection{.launcher = "OpenMPI mpirun",
+                                       .hosts = 2,
+                                       .hostnames = {"h1", "h2"},
+                                       .mpi_ranks = 2,
+                                       .dataset_placement = "shared",
+                                       .dataset_placement_how = "one directory",
+                                       .split = "evenly",
+                                       .merge = "summed"};
   doc.capacity.in = in;
   doc.capacity.answer = a;
   const std::string text = render_capacity_text(doc);

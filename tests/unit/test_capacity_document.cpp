@@ -152,7 +152,14 @@ CapacityDocument full_capacity_document() {
   d.capacity.calibration_effect = e;
   d.partial = false;
   d.warnings = {"a warning"};
-  d.cluster = {{"hosts", 2}, {"hostnames", {"h1", "h2"}}, {"mpi_ranks", 4}, {"launcher", "OpenMPI mpirun"}};
+  d.cluster = CapacityClusterSection{.launcher = "OpenMPI mpirun",
+                                     .hosts = 2,
+                                     .hostnames = {"h1", "h2"},
+                                     .mpi_ranks = 4,
+                                     .dataset_placement = "shared",
+                                     .dataset_placement_how = "one directory",
+                                     .split = "evenly",
+                                     .merge = "summed"};
   return d;
 }
 
@@ -226,26 +233,31 @@ TEST_CASE("capacity document: a missing or mistyped field is refused naming its 
     return std::string("accepted");
   };
   CHECK(refused([](json& j) { j["capacity"]["points"][1].erase("au"); }) ==
-        "'t.json' capacity.points[1]: missing key 'au'");
+        "'t.json'.capacity.points[1]: missing key 'au'");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["au_min"] = "high"; }) ==
-        "'t.json' capacity.points[0].au_min: expected a number, found \"high\"");
+        "'t.json'.capacity.points[0].au_min: expected a number, found \"high\"");
   CHECK(refused([](json& j) { j["capacity"]["gpus_fed"] = -1; }) ==
-        "'t.json' capacity.gpus_fed: expected a non-negative integer in range, found -1");
+        "'t.json'.capacity.gpus_fed: expected a non-negative integer in range, found -1");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["passed"] = 1; }) ==
-        "'t.json' capacity.points[0].passed: expected true or false, found 1");
+        "'t.json'.capacity.points[0].passed: expected true or false, found 1");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["device_io"].erase("bytes_read"); }) ==
-        "'t.json' capacity.points[0].device_io: missing key 'bytes_read'");
+        "'t.json'.capacity.points[0].device_io: missing key 'bytes_read'");
   CHECK(refused([](json& j) { j["capacity"]["points"][0]["hosts"][0]["device_io"]["read_ratio"] = "x"; }) ==
-        "'t.json' capacity.points[0].hosts[0].device_io.read_ratio: expected a number, found \"x\"");
+        "'t.json'.capacity.points[0].hosts[0].device_io.read_ratio: expected a number, found \"x\"");
   CHECK(refused([](json& j) { j["capacity"]["calibration_effect"]["setting"].erase("cpus"); }) ==
-        "'t.json' capacity.calibration_effect.setting: missing key 'cpus'");
-  CHECK(refused([](json& j) { j["loader"].erase("num_workers"); }) == "'t.json' loader: missing key 'num_workers'");
+        "'t.json'.capacity.calibration_effect.setting: missing key 'cpus'");
+  CHECK(refused([](json& j) { j["loader"].erase("num_workers"); }) == "'t.json'.loader: missing key 'num_workers'");
   CHECK(refused([](json& j) { j["demand"]["au_target"] = nullptr; }) ==
-        "'t.json' demand.au_target: expected a number, found null");
+        "'t.json'.demand.au_target: expected a number, found null");
   CHECK(refused([](json& j) { j.erase("dataset"); }) == "'t.json': missing key 'dataset'");
   CHECK(refused([](json& j) { j["kind"] = "run"; }) == "'t.json'.kind: 'run' is not a capacity document");
   CHECK(refused([](json& j) { j["capacity"]["points"] = json::object(); }) ==
-        "'t.json' capacity.points: expected an array, found {}");
+        "'t.json'.capacity.points: expected an array, found {}");
+  CHECK(refused([](json& j) { j["cluster"]["hostnames"][1] = 2; }) ==
+        "'t.json'.cluster.hostnames[1]: expected a string, found 2");
+  CHECK(refused([](json& j) { j["cluster"].erase("split"); }) == "'t.json'.cluster: missing key 'split'");
+  CHECK(refused([](json& j) { j["cluster"]["mpi_ranks"] = 4.5; }) ==
+        "'t.json'.cluster.mpi_ranks: expected an integer in range, found 4.5");
 }
 
 TEST_CASE("capacity document: a document `ioprobe capacity` saved reads back, writes the same bytes and renders the "

@@ -233,11 +233,13 @@ TEST_CASE("checkpoint across hosts: each host's restore is accounted once on its
   CHECK(c.restore_device_io->hosts == 2);
   CHECK(c.restore_file_bytes == 4 * 1100);
   // The document: a row per host with its own accounting and label, the job's sum in restore.
-  const nlohmann::json hosts = checkpoint_hosts_json(c);
-  CHECK(hosts[0]["results"]["restore_device_io"]["bytes_read"] == 110);
-  CHECK(hosts[0]["results"]["restore_device_io"]["reference_bytes"] == 2200);
-  CHECK(hosts[0]["results"]["restore_served_from"] == "page cache");  // 110 B read for 2200 B of shards: 5%
-  CHECK(hosts[1]["results"]["restore_served_from"] == "device");      // 4400 B for 2200 B
+  const std::vector<CheckpointHostSection> hosts = checkpoint_host_sections(c);
+  REQUIRE(hosts[0].restore);
+  REQUIRE(hosts[1].restore);
+  CHECK(hosts[0].restore->device_io.io.bytes_read == 110);
+  CHECK(hosts[0].restore->device_io.reference_bytes == 2200);
+  CHECK(hosts[0].restore->served_from == "page cache");  // 110 B read for 2200 B of shards: 5%
+  CHECK(hosts[1].restore->served_from == "device");      // 4400 B for 2200 B
   CheckpointSection ck;
   ck.restore.emplace();
   add_cluster_restore_device_io(ck, c);

@@ -116,8 +116,41 @@ CheckpointDocument full_checkpoint_document() {
   doc.section.series = checkpoint_series_section(series, 2, 0, true);
   doc.partial = true;
   doc.warnings = {"a warning"};
-  doc.cluster = {{"hosts", 2}, {"mpi_ranks", 2}};
-  doc.hosts = json::array();
+  doc.cluster = CheckpointClusterSection{.launcher = "mpirun",
+                                         .hosts = 2,
+                                         .mpi_ranks = 2,
+                                         .ckpt_ranks = 2,
+                                         .dir_placement = "shared",
+                                         .restore_placement = "each host read the other's shards",
+                                         .merge = "max over ranks",
+                                         .save_bytes = 64ull << 20,
+                                         .save_duration_max_s = std::nullopt,  // the save failed: null
+                                         .save_bytes_per_s = std::nullopt,
+                                         .restores_from_other_host = 2};
+  CheckpointHostSection h1{.hostname = "h1",
+                           .host_index = 0,
+                           .mpi_ranks = {0},
+                           .ckpt_ranks = {0},
+                           .save_bytes = 32ull << 20,
+                           .save_duration_max_s = 0.25,
+                           .time_to_durable_s = 0.3,
+                           .save_bytes_per_s = 111e6,
+                           .min_rank_bytes_per_s = 111e6};
+  h1.save_device_io = device_io_section(save_io, DeviceRef::kWrite, 4096);
+  h1.restore = CheckpointHostRestore{.bytes = 32ull << 20,
+                                     .duration_max_s = 0.2,
+                                     .bytes_per_s = 160e6,
+                                     .restored_from = {"h2"},
+                                     .error = "checksum mismatch",
+                                     .device_io = device_io_section(restore_io, DeviceRef::kRead, 2),
+                                     .served_from = "device"};
+  CheckpointHostSection h2 = h1;
+  h2.hostname = "h2";
+  h2.host_index = 1;
+  h2.mpi_ranks = h2.ckpt_ranks = {1};
+  h2.save_device_io.reset();  // this host sent no save accounting
+  h2.restore->error.reset();
+  doc.hosts = {h1, h2};
   return doc;
 }
 
@@ -141,6 +174,45 @@ TEST_CASE("checkpoint document: every part written, read back and written again 
   CHECK(render_series_text(back) == render_series_text(doc));
 }
 
+TEST_CASE("checkpoint document: the cluster and hosts sections are read strictly, naming the field's path",
+          "[checkpoint_document]") {
+  const json good = checkpoint_document_json(full_checkpoint_document());
+  CHECK(good["cluster"]["save_bytes_per_s"].is_null());
+  CHECK(good["cluster"]["restores_from_other_host"] == 2);
+  CHECK(good["hosts"][0]["results"]["restore_error"] == "checksum mismatch");
+  CHECK(!good["hosts"][1]["results"].contains("save_device_io"));
+  CHECK_THAT(render_checkpoint_text(checkpoint_document_from_json(good, "'t.json'")),
+             Catch::Contains("2 host(s), 2 MPI rank(s), 2 checkpoint rank(s)") &&
+                 Catch::Contains("h1               save device I/O"));
+  const auto refusal = [](const json& j) -> std::string {
+    try {
+      checkpoint_document_from_json(j, "'t.json'");
+      return "";
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+  };
+  json bad = good;
+  bad["cluster"].erase("dir_placement");
+  CHECK(refusal(bad) == "'t.json'.cluster: missing key 'dir_placement'");
+  bad = good;
+  bad["cluster"]["ckpt_ranks"] = "2";
+  CHECK(refusal(bad) == "'t.json'.cluster.ckpt_ranks: expected a non-negative integer in range, found \"2\"");
+  bad = good;
+  bad["hosts"][1]["results"]["save_bytes"] = "32 MiB";
+  CHECK(refusal(bad) ==
+        "'t.json'.hosts[1].results.save_bytes: expected a non-negative integer in range, found \"32 MiB\"");
+  bad = good;
+  bad["hosts"][0]["results"]["restore_device_io"].erase("bytes_read");
+  CHECK(refusal(bad) == "'t.json'.hosts[0].results.restore_device_io: missing key 'bytes_read'");
+  bad = good;
+  bad["hosts"][0]["mpi_ranks"][0] = 0.5;
+  CHECK(refusal(bad) == "'t.json'.hosts[0].mpi_ranks[0]: expected an integer in range, found 0.5");
+  bad = good;
+  bad.erase("hosts");
+  CHECK(refusal(bad) == "'t.json': missing key 'hosts'");
+}
+
 TEST_CASE("checkpoint document: a missing or mistyped field is refused naming its path", "[checkpoint_document]") {
   const json good = checkpoint_document_json(full_checkpoint_document());
   REQUIRE_NOTHROW(checkpoint_document_from_json(good, "'t.json'"));
@@ -148,47 +220,47 @@ TEST_CASE("checkpoint document: a missing or mistyped field is refused naming it
   json no_ok = good;
   no_ok["checkpoint"]["save"].erase("ok");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_ok, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save: missing key 'ok'"));
+                    Catch::Contains("'t.json'.checkpoint.save: missing key 'ok'"));
   json bad_chunk = good;
   bad_chunk["checkpoint"]["config"]["chunk_bytes"] = "1GiB";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_chunk, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.config.chunk_bytes: expected"));
+                    Catch::Contains("'t.json'.checkpoint.config.chunk_bytes: expected"));
   json bad_rank = good;
   bad_rank["checkpoint"]["save"]["ranks"][1]["duration_s"] = nullptr;
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_rank, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save.ranks[1].duration_s: expected a number"));
+                    Catch::Contains("'t.json'.checkpoint.save.ranks[1].duration_s: expected a number"));
   json bad_restore = good;
   bad_restore["checkpoint"]["restore"]["ranks"][0].erase("chunks_total");
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_restore, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.restore.ranks[0]: missing key 'chunks_total'"));
+                    Catch::Contains("'t.json'.checkpoint.restore.ranks[0]: missing key 'chunks_total'"));
   json bad_restore_io = good;
   bad_restore_io["checkpoint"]["restore"]["device_io"]["bytes_read"] = 2.5;
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_restore_io, "'t.json'"),
                     Catch::Contains(
-                        "'t.json' checkpoint.restore.device_io.bytes_read: expected a non-negative integer"));
+                        "'t.json'.checkpoint.restore.device_io.bytes_read: expected a non-negative integer"));
   json no_restore_source = good;
   no_restore_source["checkpoint"]["restore"]["device_io"].erase("bytes_source");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_restore_source, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.restore.device_io: missing key 'bytes_source'"));
+                    Catch::Contains("'t.json'.checkpoint.restore.device_io: missing key 'bytes_source'"));
   json bad_save_io = good;
   bad_save_io["checkpoint"]["save"]["device_io"]["written_over_logical"] = "half";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_save_io, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save.device_io.written_over_logical: expected a number"));
+                    Catch::Contains("'t.json'.checkpoint.save.device_io.written_over_logical: expected a number"));
   json no_logical = good;
   no_logical["checkpoint"]["save"]["device_io"].erase("logical_bytes");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_logical, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.save.device_io: missing key 'logical_bytes'"));
+                    Catch::Contains("'t.json'.checkpoint.save.device_io: missing key 'logical_bytes'"));
   json no_restore_io = good;  // not measured: no device_io, none read back
   no_restore_io["checkpoint"]["restore"].erase("device_io");
   CHECK_FALSE(checkpoint_document_from_json(no_restore_io, "'t.json'").section.restore->device_io);
   json bad_series = good;
   bad_series["checkpoint"]["series"]["write_bytes_per_s"] = {{"min", 1}, {"max", 2}};
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_series, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.series.write_bytes_per_s: missing key 'median'"));
+                    Catch::Contains("'t.json'.checkpoint.series.write_bytes_per_s: missing key 'median'"));
   json no_state = good;
   no_state["checkpoint"].erase("state");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_state, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint: missing key 'state'"));
+                    Catch::Contains("'t.json'.checkpoint: missing key 'state'"));
   json other_kind = good;
   other_kind["kind"] = "raw";
   CHECK_THROWS_WITH(checkpoint_document_from_json(other_kind, "'t.json'"),
@@ -226,19 +298,19 @@ TEST_CASE("checkpoint document: a read-back's section is typed and refused namin
   json no_verify = saved;
   no_verify["checkpoint"].erase("verify");
   CHECK_THROWS_WITH(checkpoint_document_from_json(no_verify, "'v.json'"),
-                    Catch::Contains("'v.json' checkpoint: missing key 'verify'"));
+                    Catch::Contains("'v.json'.checkpoint: missing key 'verify'"));
   json bad_shard = saved;
   bad_shard["checkpoint"]["shards"][0]["file_bytes"] = -1;
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_shard, "'v.json'"),
-                    Catch::Contains("'v.json' checkpoint.shards[0].file_bytes: expected a non-negative integer"));
+                    Catch::Contains("'v.json'.checkpoint.shards[0].file_bytes: expected a non-negative integer"));
   json bad_mode = saved;
   bad_mode["checkpoint"]["mode"] = "save";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad_mode, "'v.json'"),
-                    Catch::Contains("'v.json' checkpoint.mode: 'save' is not a read-back's"));
+                    Catch::Contains("'v.json'.checkpoint.mode: 'save' is not a read-back's"));
   json restore = read_json_file(kCkptDocs + "/checkpoint_readback.json");
   restore["checkpoint"]["restore"]["ranks"][0]["decode_wait_s"] = "0.1";
   CHECK_THROWS_WITH(checkpoint_document_from_json(restore, "'r.json'"),
-                    Catch::Contains("'r.json' checkpoint.restore.ranks[0].decode_wait_s: expected a number"));
+                    Catch::Contains("'r.json'.checkpoint.restore.ranks[0].decode_wait_s: expected a number"));
 }
 
 TEST_CASE("checkpoint document: a save's and a restore's failures are records, written with their line, read back "
@@ -277,5 +349,5 @@ TEST_CASE("checkpoint document: a save's and a restore's failures are records, w
   json bad = j;
   bad["checkpoint"]["restore"]["error_detail"]["errno"] = "EIO";
   CHECK_THROWS_WITH(checkpoint_document_from_json(bad, "'t.json'"),
-                    Catch::Contains("'t.json' checkpoint.restore.error_detail.errno: expected"));
+                    Catch::Contains("'t.json'.checkpoint.restore.error_detail.errno: expected"));
 }

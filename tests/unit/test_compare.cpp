@@ -17,19 +17,30 @@ std::string line_of(const std::string& text, const std::string& label) {
   return out;
 }
 
-json run_doc(uint64_t files, uint64_t bytes, double seconds) {
-  return {{"kind", "run"},
-          {"created_utc", "2026-11-29T00:00:00Z"},
-          {"dataset", {{"root", "/data/ds"}, {"preset", "imagenet-like"}, {"files", files}, {"bytes", bytes}}},
-          {"loader", {{"num_workers", 8}, {"prefetch_factor", 2}, {"gpus", 1}}},
-          {"results",
-           {{"samples", files},
-            {"samples_per_s", files / seconds},
-            {"bytes_per_s", bytes / seconds},
-            {"elapsed_s", seconds},
-            {"file_latency_us", {{"p50", 120.25}, {"p99", 900.0}}}}},
-          {"ingest", {{"accelerator_utilization", 0.5}, {"required_samples_per_s", 2000.0}}}};
+ComparedDocument run_doc(uint64_t files, uint64_t bytes, double seconds) {
+  ComparedDocument d;
+  d.kind = "run";
+  d.created_utc = "2026-11-29T00:00:00Z";
+  d.dataset.root = "/data/ds";
+  d.dataset.preset = "imagenet-like";
+  d.dataset.files = files;
+  d.dataset.bytes = bytes;
+  d.dataset.kind = "files";
+  d.figures = {.samples_per_s = static_cast<double>(files) / seconds,
+               .bytes_per_s = static_cast<double>(bytes) / seconds,
+               .au = 0.5,
+               .demand_samples_per_s = 2000.0,
+               .latency_p50_us = 120.25,
+               .latency_p99_us = 900.0,
+               .num_workers = 8,
+               .prefetch_factor = 2,
+               .gpus = 1,
+               .samples = static_cast<double>(files),
+               .elapsed_s = seconds};
+  return d;
 }
+
+json kind_doc(const char* kind) { return {{"kind", kind}, {"created_utc", "2026-11-29T00:00:00Z"}}; }
 }  // namespace
 
 TEST_CASE("report compare: one format per kind of figure, units in their own column", "[report]") {
@@ -58,8 +69,8 @@ TEST_CASE("report compare: a warning when the two runs read different datasets",
 
 TEST_CASE("report compare: kinds without the compared figures are refused, naming files and kinds", "[report]") {
   // Two checkpoint results printed an empty table; a tune and a checkpoint printed "-" in every B cell.
-  const json ck = {{"kind", "checkpoint"}, {"created_utc", "2026-11-29T00:00:00Z"}};
-  json tune = {{"kind", "tune"}, {"best_run", {{"samples_per_s", 100.0}}}};
+  const json ck = kind_doc("checkpoint");
+  const json tune = kind_doc("tune"), run = kind_doc("run");
   const std::string two_ck = comparison_refusal({ck, ck}, {"A.json", "B.json"});
   CHECK_THAT(two_ck, Catch::Contains("'A.json' is a checkpoint result") &&
                          Catch::Contains("'B.json' is a checkpoint result") && Catch::Contains("run results") &&
@@ -67,38 +78,44 @@ TEST_CASE("report compare: kinds without the compared figures are refused, namin
   CHECK(two_ck.find('\n') == std::string::npos);
   CHECK_THAT(comparison_refusal({tune, ck}, {"t.json", "c.json"}),
              Catch::Contains("'t.json' is a tune result") && Catch::Contains("'c.json' is a checkpoint result"));
-  CHECK_THAT(comparison_refusal({run_doc(1, 1, 1), json{{"x", 1}}}, {"a.json", "b.json"}),
+  CHECK_THAT(comparison_refusal({run, json{{"x", 1}}}, {"a.json", "b.json"}),
              Catch::Contains("'b.json' is a document without a kind"));
   // Runs, tunes and a run beside a tune's fastest run still compare.
-  CHECK(comparison_refusal({run_doc(1, 1, 1), run_doc(2, 2, 1)}, {"a", "b"}).empty());
+  CHECK(comparison_refusal({run, run}, {"a", "b"}).empty());
   CHECK(comparison_refusal({tune, tune}, {"a", "b"}).empty());
-  CHECK(comparison_refusal({run_doc(1, 1, 1), tune}, {"a", "b"}).empty());
+  CHECK(comparison_refusal({run, tune}, {"a", "b"}).empty());
 }
 
 TEST_CASE("report compare: a tune shows its recommended point's rate from its table, not its best run's whole run",
           "[report]") {
   // tune's table gives the point's steady rate (1273 samples/s); its best run's whole-run rate
   // (warm-up and the cut at the end included) is lower (1010).
-  json tune = {{"kind", "tune"},
-               {"created_utc", "2026-11-29T00:00:00Z"},
-               {"loader", {{"gpus", 1}}},
-               {"best_run",
-                {{"samples_per_s", 1010.0},
-                 {"bytes_per_s", 1010.0 * 1000},
-                 {"samples", 5050},
-                 {"file_latency_us", {{"p50", 100.0}, {"p99", 800.0}}}}},
-               {"points", json::array({{{"num_workers", 2},
-                                        {"prefetch_factor", 2},
-                                        {"status", "measured"},
-                                        {"samples_per_s", 900.0},
-                                        {"bytes_per_s", 900.0 * 1000}},
-                                       {{"num_workers", 4},
-                                        {"prefetch_factor", 2},
-                                        {"status", "measured"},
-                                        {"samples_per_s", 1273.0},
-                                        {"bytes_per_s", 1273.0 * 1000}}})},
-               {"recommendation", {{"valid", true}, {"point", 1}, {"best", 1}, {"dataloader", "DataLoader(...)"}}}};
-  const std::string t = render_comparison_text({run_doc(1000, 1'000'000, 1.0), tune}, {"run.json", "tune.json"});
+  TuneDocument tune;
+  tune.header.created_utc = "2026-11-29T00:00:00Z";
+  tune.dataset = run_doc(1000, 1'000'000, 1.0).dataset;
+  tune.dataset.kind = "files";
+  tune.loader.gpus = 1;
+  LoaderResult best;
+  best.samples = 5050;
+  best.elapsed_ns = 5'000'000'000;
+  tune.best_run = best;
+  for (const auto& [workers, rate] : {std::pair{2U, 900.0}, std::pair{4U, 1273.0}}) {
+    TunePointEntry e;
+    e.point.num_workers = workers;
+    e.point.prefetch_factor = 2;
+    e.point.samples_per_s = rate;
+    e.point.bytes_per_s = rate * 1000;
+    e.point.runs.resize(1);  // measured
+    tune.points.push_back(e);
+  }
+  tune.recommendation.valid = true;
+  tune.recommendation.point = tune.recommendation.best = 1;
+  tune.recommendation.dataloader = "DataLoader(...)";
+  const ComparedDocument typed = compared_document(tune);
+  CHECK(typed.tune_point);
+  CHECK(typed.figures.samples.value_or(0) == 5050);
+  CHECK(!typed.figures.au);
+  const std::string t = render_comparison_text({run_doc(1000, 1'000'000, 1.0), typed}, {"run.json", "tune.json"});
   INFO(t);
   CHECK(line_of(t, "throughput") == "throughput samples/s 1000.0 1273.0 1.27x");
   CHECK(line_of(t, "num_workers") == "num_workers count 8 4 0.50x");
@@ -108,10 +125,11 @@ TEST_CASE("report compare: a tune shows its recommended point's rate from its ta
 }
 
 TEST_CASE("report compare: per-file and per-read latency on their own rows, never divided", "[report]") {
-  json files = run_doc(1000, 1'048'576'000, 2.0), records = run_doc(1000, 1'048'576'000, 2.0);
-  files["results"]["file_latency_us"]["p50"] = 120.0;
-  records["dataset"]["kind"] = "sharded";  // samples are records read inside shard files: latency per read
-  records["results"]["file_latency_us"] = {{"p50", 30.5}, {"p99", 200.0}};
+  ComparedDocument files = run_doc(1000, 1'048'576'000, 2.0), records = run_doc(1000, 1'048'576'000, 2.0);
+  files.figures.latency_p50_us = 120.0;
+  records.dataset.kind = "sharded";  // samples are records read inside shard files: latency per read
+  records.figures.latency_p50_us = 30.5;
+  records.figures.latency_p99_us = 200.0;
   const std::string t = render_comparison_text({files, records}, {"a.json", "b.json"});
   INFO(t);
   CHECK(line_of(t, "file latency p50") == "file latency p50 µs 120.0 - -");

@@ -41,7 +41,7 @@ cluster::RawProcessPart raw_part(int rank, int host, const std::string& name, ui
   p.host_index = host;
   p.hostname = name;
   p.filename = "/data/t.bin.rank" + std::to_string(rank);
-  p.target = {{"fs_type", "ext4"}, {"memory_backed", false}};
+  p.target = {{"fs_type", "ext4"}, {"device", "vda"}, {"memory_backed", false}};
   p.result.ios = ios;
   p.result.bytes = ios * 4096;
   p.result.elapsed_s = 1;
@@ -135,23 +135,25 @@ TEST_CASE("raw across hosts: each host's device I/O in its row, once per host, s
   CHECK(c.device_io.devices[1].name == "h2:loop6");
 
   const std::vector<RawHostSection> hosts = raw_host_sections(c, false, true);
-  CHECK(hosts[0].device_io["bytes_read"] == 8 * MiB + 8192);
-  CHECK(hosts[0].device_io["reference_bytes"] == 8 * MiB);  // the host's 2 x 1024 x 4 KiB
-  CHECK(hosts[0].device_io["read_ratio"].get<double>() == Approx(1.001).epsilon(0.001));
-  CHECK(hosts[0].device_io["cold_read_nothing"] == false);
-  CHECK(hosts[0].device_io["cold_read_short"] == false);
+  CHECK(hosts[0].device_io.section.io.bytes_read == 8 * MiB + 8192);
+  CHECK(hosts[0].device_io.section.reference_bytes == 8 * MiB);  // the host's 2 x 1024 x 4 KiB
+  CHECK(hosts[0].device_io.section.ref == DeviceRef::kRead);
+  CHECK(hosts[0].device_io.section.ratio.value_or(0) == Approx(1.001).epsilon(0.001));
+  CHECK(!hosts[0].device_io.cold_read_nothing);
+  CHECK(!hosts[0].device_io.cold_read_short);
   // A write run's rows compare bytes written.
-  CHECK(raw_host_sections(c, true, false)[0].device_io.contains("write_ratio"));
-  CHECK(raw_host_sections(c, true, false)[0].device_io["cold_read_short"] == false);
+  CHECK(raw_host_sections(c, true, false)[0].device_io.section.ref == DeviceRef::kWrite);
+  CHECK(!raw_host_sections(c, true, false)[0].device_io.cold_read_short);
 
   // The document: the cluster's sum with its scope, a device line per host, no warning.
   RawDocument doc = raw_cluster_doc(c, true);
   cli::add_raw_device_io(doc, c.device_io, TargetInfo{});
-  const nlohmann::json& d = doc.raw.results.device_io;
-  CHECK(d["bytes_read"] == 16 * MiB + 8192 + 4096);
-  CHECK(d["reference_bytes"] == 16 * MiB);
-  CHECK(d["hosts"] == 2);
-  CHECK(d["scope"].get<std::string>().find("each host counted once") != std::string::npos);
+  REQUIRE(doc.raw.results.device_io);
+  const DeviceIoSection& d = *doc.raw.results.device_io;
+  CHECK(d.io.bytes_read == 16 * MiB + 8192 + 4096);
+  CHECK(d.reference_bytes == 16 * MiB);
+  CHECK(d.io.hosts == 2);
+  CHECK(d.scope.find("each host counted once") != std::string::npos);
   CHECK(doc.warnings.empty());
   const std::string text = render_raw_hosts_text(doc);
   CHECK(text.find("h1               device I/O loop5:") != std::string::npos);
@@ -167,11 +169,11 @@ TEST_CASE("raw across hosts: a host whose cold read took nothing or far less fro
                                                 raw_part(2, 2, "h3", 8192, disk("loop7", 1 * MiB))};
   const cluster::ClusterRaw c = cluster::merge_raw_parts(parts, false);
   const std::vector<RawHostSection> hosts = raw_host_sections(c, false, true);
-  CHECK(hosts[0].device_io["cold_read_short"] == false);
-  CHECK(hosts[1].device_io["cold_read_nothing"] == true);
-  CHECK(hosts[1].device_io["cold_read_short"] == true);
-  CHECK(hosts[2].device_io["cold_read_nothing"] == false);
-  CHECK(hosts[2].device_io["cold_read_short"] == true);
+  CHECK(!hosts[0].device_io.cold_read_short);
+  CHECK(hosts[1].device_io.cold_read_nothing);
+  CHECK(hosts[1].device_io.cold_read_short);
+  CHECK(!hosts[2].device_io.cold_read_nothing);
+  CHECK(hosts[2].device_io.cold_read_short);
   RawDocument doc = raw_cluster_doc(c, true);
   cli::add_raw_device_io(doc, c.device_io, TargetInfo{});
   CHECK(has_warning(doc.warnings,
@@ -187,7 +189,7 @@ TEST_CASE("raw across hosts: a host whose cold read took nothing or far less fro
   RawDocument warm = raw_cluster_doc(c, false);
   cli::add_raw_device_io(warm, c.device_io, TargetInfo{});
   CHECK(warm.warnings.empty());
-  CHECK(warm.hosts[1].device_io["cold_read_nothing"] == false);
+  CHECK(!warm.hosts[1].device_io.cold_read_nothing);
 }
 
 TEST_CASE("run across hosts: a host whose cold run read far less than it delivered is flagged by name",
@@ -264,9 +266,10 @@ TEST_CASE("checkpoint save across hosts: each host's device writes once in its r
   REQUIRE(c.save_device_io);
   CHECK(c.save_device_io->bytes_written == 5 * MiB + 4096);
   CHECK(c.save_device_io->hosts == 2);
-  const nlohmann::json hosts = checkpoint_hosts_json(c);
-  CHECK(hosts[0]["results"]["save_device_io"]["bytes_written"] == 3 * MiB);
-  CHECK(hosts[0]["results"]["save_device_io"]["reference_bytes"] == 2 * (MiB + 4096));
+  const std::vector<CheckpointHostSection> hosts = checkpoint_host_sections(c);
+  REQUIRE(hosts[0].save_device_io);
+  CHECK(hosts[0].save_device_io->io.bytes_written == 3 * MiB);
+  CHECK(hosts[0].save_device_io->reference_bytes == 2 * (MiB + 4096));
   CheckpointSection ck;
   ck.save.bytes_on_disk = 4 * (MiB + 4096);
   ck.save.logical_bytes = 4 * MiB;
@@ -277,7 +280,7 @@ TEST_CASE("checkpoint save across hosts: each host's device writes once in its r
   CHECK(ck.save.device_io->written_over_logical.value_or(0) == Approx((5.0 * MiB + 4096) / (4.0 * MiB)));
   CHECK(ck.save.device_io->section.scope.find("every host") != std::string::npos);
   // The hosts' text rows carry each host's save line.
-  const std::string text = render_checkpoint_hosts_text({{"hosts", 2}}, hosts);
+  const std::string text = render_checkpoint_hosts_text(CheckpointClusterSection{.hosts = 2}, hosts);
   CHECK(text.find("h1               save device I/O loop5:") != std::string::npos);
   CHECK(text.find("h2               save device I/O loop6:") != std::string::npos);
 }

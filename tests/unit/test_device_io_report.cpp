@@ -337,7 +337,8 @@ TEST_CASE("report on a raw document and report --merge of raw documents show the
   typed.raw.results.ios = 100;
   typed.raw.results.bytes = 100ULL * 4096;
   typed.raw.results.latency = h;
-  typed.raw.results.device_io = raw_doc("h1", 100 * 4096)["raw"]["results"]["device_io"];
+  typed.raw.results.device_io = device_io_section_from_json(raw_doc("h1", 100ULL * 4096)["raw"]["results"]["device_io"],
+                                                            "'a.json'.raw.results.device_io");
   const std::string one = render_raw_text(typed);
   CHECK(one.find("device I/O") != std::string::npos);
   CHECK(one.find("nvme0n1") != std::string::npos);

@@ -146,8 +146,8 @@ TEST_CASE("run merge: one rule for live parts and saved documents, decode counte
     res["epochs"] = epochs_json(r, {});
     return res;
   };
-  LoaderResult merged = run_results_from_json(saved(a), "'a.json' results");
-  merged.merge(run_results_from_json(saved(b), "'b.json' results"));
+  LoaderResult merged = run_results_from_json(saved(a), "'a.json'.results");
+  merged.merge(run_results_from_json(saved(b), "'b.json'.results"));
   CHECK(loader_results_json(merged) == jb);
   CHECK(merged.epoch_samples == both.epoch_samples);
   CHECK(merged.epoch_bytes == both.epoch_bytes);
@@ -167,12 +167,12 @@ TEST_CASE("merge_documents: refusals name the file and the reason", "[merge]") {
   json old = run;
   old["results"]["batch_wait_us"].erase("buckets");
   CHECK_THROWS_WITH(merge_documents({run, old}, {"a.json", "old.json"}),
-                    Catch::Contains("'old.json' results.batch_wait_us: missing key 'buckets'") &&
+                    Catch::Contains("'old.json'.results.batch_wait_us: missing key 'buckets'") &&
                         Catch::Contains("written before"));
   json raw_bad = raw_doc("h", 1, 1, lat(1, 1, 8));
   raw_bad["raw"]["results"]["ios"] = 1.5;
   CHECK_THROWS_WITH(merge_documents({raw_doc("h", 1, 1, lat(1, 1, 8)), raw_bad}, {"r.json", "bad.json"}),
-                    Catch::Contains("'bad.json' raw.results.ios: expected a non-negative integer"));
+                    Catch::Contains("'bad.json'.raw.results.ios: expected a non-negative integer"));
   CHECK_THROWS_WITH(merge_documents({run, raw_doc("h", 1, 1, lat(1, 1, 8))}, {"a.json", "r.json"}),
                     Catch::Contains("only documents of one kind merge"));
   json half = run;
@@ -181,7 +181,7 @@ TEST_CASE("merge_documents: refusals name the file and the reason", "[merge]") {
   json mistyped = run;
   mistyped["results"]["workers"][0]["busy_s"] = "slow";
   CHECK_THROWS_WITH(merge_documents({run, mistyped}, {"a.json", "m.json"}),
-                    Catch::Contains("'m.json' results.workers[0].busy_s: expected a number"));
+                    Catch::Contains("'m.json'.results.workers[0].busy_s: expected a number"));
   json tune = run;
   tune["kind"] = "tune";
   CHECK_THROWS_WITH(merge_documents({tune, tune}, {"t.json", "u.json"}), Catch::Contains("cannot be merged"));

@@ -79,16 +79,16 @@ TEST_CASE("document sections: host written, read back and written again unchange
   h.memory_bytes = 16ULL << 30;
   const json j = host_json(h);
   CHECK(j.at("cpu_list") == "0-3");
-  const auto read = [](const json& x) { return host_section_from_json(x, "'a.json' host"); };
+  const auto read = [](const json& x) { return host_section_from_json(x, "'a.json'.host"); };
   CHECK(round_trip(j, read, host_section_json) == j.dump());
   CHECK(read(j).cpus_allowed == 4);
 
   json bad = j;
   bad["cpus_allowed"] = "4";
-  CHECK_THROWS_WITH(read(bad), "'a.json' host.cpus_allowed: expected an integer in range, found \"4\"");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.host.cpus_allowed: expected an integer in range, found \"4\"");
   bad = j;
   bad.erase("kernel");
-  CHECK_THROWS_WITH(read(bad), "'a.json' host: missing key 'kernel'");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.host: missing key 'kernel'");
 }
 
 TEST_CASE("document sections: a probed target and a run's written, read back and written again unchanged",
@@ -100,7 +100,7 @@ TEST_CASE("document sections: a probed target and a run's written, read back and
   CHECK(probed.at("raid").at("member_count") == 2);
   CHECK(probed.at("o_direct") == "refused");
   CHECK(probed.at("o_direct_errno") == "EINVAL");
-  const auto read_probed = [](const json& x) { return target_section_from_json(x, "'a.json' target"); };
+  const auto read_probed = [](const json& x) { return target_section_from_json(x, "'a.json'.target"); };
   CHECK(round_trip(probed, read_probed, target_section_json) == probed.dump());
   const TargetSection back = read_probed(probed);
   CHECK(back.logical_block_bytes == std::optional<uint32_t>(512));
@@ -116,7 +116,7 @@ TEST_CASE("document sections: a probed target and a run's written, read back and
                            .epoch_source = {"device", "mixed"},
                            .cache_budget = TargetCacheBudget{1000, "RAM", 500, true}};
   const json rj = target_section_json(run);
-  const auto read_run = [](const json& x) { return target_section_from_json(x, "'a.json' target", TargetKeys::kRun); };
+  const auto read_run = [](const json& x) { return target_section_from_json(x, "'a.json'.target", TargetKeys::kRun); };
   CHECK(round_trip(rj, read_run, target_section_json) == rj.dump());
   CHECK(read_run(rj).run->epoch_source == std::vector<std::string>{"device", "mixed"});
 
@@ -132,42 +132,42 @@ TEST_CASE("document sections: a target's mistyped or missing field is refused wi
   t.reading = TargetReadSetting{};
   t.run = TargetRunFacts{};
   const json good = target_section_json(t);
-  const auto read = [](const json& x, TargetKeys k) { return target_section_from_json(x, "'a.json' target", k); };
+  const auto read = [](const json& x, TargetKeys k) { return target_section_from_json(x, "'a.json'.target", k); };
   json bad = good;
   bad["fs_type"] = 7;
-  CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed), "'a.json' target.fs_type: expected a string, found 7");
+  CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed), "'a.json'.target.fs_type: expected a string, found 7");
   bad = good;
   bad["free_bytes"] = "1 GiB";
   CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed),
-                    "'a.json' target.free_bytes: expected a non-negative integer in range, found \"1 GiB\"");
+                    "'a.json'.target.free_bytes: expected a non-negative integer in range, found \"1 GiB\"");
   bad = good;
   bad["rotational"] = true;  // null or an integer
   CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed),
-                    "'a.json' target.rotational: expected an integer in range, found true");
+                    "'a.json'.target.rotational: expected an integer in range, found true");
   bad = good;
   bad["device_chain"][0]["kind"] = nullptr;
   CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed),
-                    "'a.json' target.device_chain[0].kind: expected a string, found null");
+                    "'a.json'.target.device_chain[0].kind: expected a string, found null");
   bad = good;
   bad["raid"]["member_count"] = 3;
-  CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed), Catch::StartsWith("'a.json' target.raid.member_count: 3 is not"));
+  CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed), Catch::StartsWith("'a.json'.target.raid.member_count: 3 is not"));
   bad = good;
   bad["epoch_resident_fraction"] = {0.5, "all"};
   CHECK_THROWS_WITH(read(bad, TargetKeys::kRun),
-                    "'a.json' target.epoch_resident_fraction[1]: expected a number, found \"all\"");
+                    "'a.json'.target.epoch_resident_fraction[1]: expected a number, found \"all\"");
   bad = good;
   bad.erase("path");
-  CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed), "'a.json' target: missing key 'path'");
+  CHECK_THROWS_WITH(read(bad, TargetKeys::kProbed), "'a.json'.target: missing key 'path'");
   // A run's and a tune's target carry the read setting; a run's its facts too.
   bad = good;
   bad.erase("engine");
-  CHECK_THROWS_WITH(read(bad, TargetKeys::kRead), "'a.json' target: missing key 'engine'");
+  CHECK_THROWS_WITH(read(bad, TargetKeys::kRead), "'a.json'.target: missing key 'engine'");
   bad = target_section_json(target_section(loop_target()));
-  CHECK_THROWS_WITH(read(bad, TargetKeys::kRead), "'a.json' target: missing key 'cache'");
+  CHECK_THROWS_WITH(read(bad, TargetKeys::kRead), "'a.json'.target: missing key 'cache'");
   bad = good;
   bad.erase("numa");
-  CHECK_THROWS_WITH(read(bad, TargetKeys::kRun), "'a.json' target: missing key 'numa'");
-  CHECK_THROWS_WITH(read(json::array(), TargetKeys::kProbed), "'a.json' target: expected a JSON object, found []");
+  CHECK_THROWS_WITH(read(bad, TargetKeys::kRun), "'a.json'.target: missing key 'numa'");
+  CHECK_THROWS_WITH(read(json::array(), TargetKeys::kProbed), "'a.json'.target: expected a JSON object, found []");
 }
 
 TEST_CASE("document sections: targets written, read back and written again unchanged; bad entries named",
@@ -182,7 +182,7 @@ TEST_CASE("document sections: targets written, read back and written again uncha
   const json j = targets_json({a, b});
   CHECK(j.at(0).at("files_fraction") == 0.75);
   CHECK(j.at(1).at("bytes_fraction") == 0.0);
-  const auto read = [](const json& x) { return targets_section_from_json(x, "'a.json' targets"); };
+  const auto read = [](const json& x) { return targets_section_from_json(x, "'a.json'.targets"); };
   CHECK(round_trip(j, read, targets_section_json) == j.dump());
   // No sizes known (a --data walk): bytes_fraction null, read back as none.
   a.bytes = 0;
@@ -194,11 +194,11 @@ TEST_CASE("document sections: targets written, read back and written again uncha
 
   json bad = j;
   bad[1]["files"] = -1;
-  CHECK_THROWS_WITH(read(bad), "'a.json' targets[1].files: expected a non-negative integer in range, found -1");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.targets[1].files: expected a non-negative integer in range, found -1");
   bad = j;
   bad[0].erase("files_fraction");
-  CHECK_THROWS_WITH(read(bad), "'a.json' targets[0]: missing key 'files_fraction'");
-  CHECK_THROWS_WITH(read(json::object()), "'a.json' targets: expected an array, found {}");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.targets[0]: missing key 'files_fraction'");
+  CHECK_THROWS_WITH(read(json::object()), "'a.json'.targets: expected an array, found {}");
 }
 
 TEST_CASE("document sections: a dataset written, read back and written again unchanged; bad fields named",
@@ -226,7 +226,7 @@ TEST_CASE("document sections: a dataset written, read back and written again unc
   const json j = dataset_section_json(g);
   CHECK(j.at("enumerate_s").dump() == "0.0");
   CHECK(j.at("generation").at("hosts").at(0).at("hostname") == "h1");
-  const auto read = [](const json& x) { return dataset_section_from_json(x, "'a.json' dataset"); };
+  const auto read = [](const json& x) { return dataset_section_from_json(x, "'a.json'.dataset"); };
   CHECK(round_trip(j, read, dataset_section_json) == j.dump());
   CHECK(read(j).generation->hosts.at(0).files == 500);
 
@@ -244,20 +244,20 @@ TEST_CASE("document sections: a dataset written, read back and written again unc
 
   json bad = j;
   bad["files"] = "many";
-  CHECK_THROWS_WITH(read(bad), "'a.json' dataset.files: expected a non-negative integer in range, found \"many\"");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.dataset.files: expected a non-negative integer in range, found \"many\"");
   bad = j;
   bad["generate_s"] = "2.5 s";
-  CHECK_THROWS_WITH(read(bad), "'a.json' dataset.generate_s: expected a number, found \"2.5 s\"");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.dataset.generate_s: expected a number, found \"2.5 s\"");
   bad = j;
   bad["generation"]["hosts"][0]["bytes"] = 1.5;
   CHECK_THROWS_WITH(read(bad),
-                    "'a.json' dataset.generation.hosts[0].bytes: expected a non-negative integer in range, found 1.5");
+                    "'a.json'.dataset.generation.hosts[0].bytes: expected a non-negative integer in range, found 1.5");
   bad = j;
   bad.erase("root");
-  CHECK_THROWS_WITH(read(bad), "'a.json' dataset: missing key 'root'");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.dataset: missing key 'root'");
   bad = j;  // a generated dataset's settings come together
   bad.erase("seed");
-  CHECK_THROWS_WITH(read(bad), "'a.json' dataset: missing key 'seed'");
+  CHECK_THROWS_WITH(read(bad), "'a.json'.dataset: missing key 'seed'");
 }
 
 TEST_CASE("document sections: every saved document kind refuses an edited target, naming the file and the field",
@@ -276,19 +276,19 @@ TEST_CASE("document sections: every saved document kind refuses an edited target
     CHECK_NOTHROW(read(saved, where));
     json bad = saved;
     bad["target"]["fs_type"] = 7;
-    CHECK_THROWS_WITH(read(bad, where), where + " target.fs_type: expected a string, found 7");
+    CHECK_THROWS_WITH(read(bad, where), where + ".target.fs_type: expected a string, found 7");
     bad = saved;
     bad["host"]["memory_bytes"] = "16G";
     CHECK_THROWS_WITH(read(bad, where),
-                      where + " host.memory_bytes: expected a non-negative integer in range, found \"16G\"");
+                      where + ".host.memory_bytes: expected a non-negative integer in range, found \"16G\"");
     if (saved.contains("dataset")) {
       bad = saved;
       bad["dataset"].erase("files");
-      CHECK_THROWS_WITH(read(bad, where), where + " dataset: missing key 'files'");
+      CHECK_THROWS_WITH(read(bad, where), where + ".dataset: missing key 'files'");
       bad = saved;
       bad["targets"][0]["bytes"] = "all";
       CHECK_THROWS_WITH(read(bad, where),
-                        where + " targets[0].bytes: expected a non-negative integer in range, found \"all\"");
+                        where + ".targets[0].bytes: expected a non-negative integer in range, found \"all\"");
     }
   }
 }

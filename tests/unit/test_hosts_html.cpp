@@ -8,6 +8,7 @@
 #include "report/document_sections.hpp"
 #include "report/document_text.hpp"
 #include "report/html_report.hpp"
+#include "report/raw_document.hpp"
 #include "report/run_document.hpp"
 
 using namespace ioprobe;
@@ -39,6 +40,28 @@ json run_hosts_document() {
   return run_document_json(r);
 }
 
+// A raw document of three hosts, h2 the straggler, as `ioprobe raw` writes it across hosts.
+json raw_hosts_document() {
+  RawDocument r;  // every section the typed reader requires, besides the figures charted
+  r.raw.rw = "randread";
+  r.raw.bs = 4096;
+  r.raw.results.ios = 2390;
+  r.raw.results.bytes = 2390ULL * 4096;
+  r.raw.results.elapsed_s = 1.0;
+  r.cluster = RawClusterSection{.launcher = "OpenMPI mpirun", .hosts = 3, .mpi_ranks = 6, .start_skew_s = 0.0002};
+  for (const auto& [name, rate, straggler] :
+       {std::tuple{"h1", 1000.0, false}, std::tuple{"h2", 400.0, true}, std::tuple{"h3", 990.0, false}}) {
+    RawHostSection h{.hostname = name, .mpi_ranks = {0, 1}};
+    h.straggler = straggler;
+    h.iops = rate;
+    h.bytes_per_s = rate * 4096;
+    h.first_done_s = 1.0;
+    h.last_done_s = 1.5;
+    r.hosts.push_back(h);
+  }
+  return raw_document_json(r);
+}
+
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
@@ -49,13 +72,7 @@ size_t count(const std::string& s, const std::string& what) {
 
 TEST_CASE("HTML: one bar per host, the straggler in red and named", "[report][hosts]") {
   for (const char* kind : {"run", "raw"}) {
-    const char* metric = std::string(kind) == "run" ? "samples_per_s" : "iops";
-    json d = std::string(kind) == "run" ? run_hosts_document() : json{{"kind", kind}};
-    if (std::string(kind) == "raw") {
-      d["cluster"] = {{"hosts", 3}, {"mpi_ranks", 6}, {"launcher", "OpenMPI mpirun"}, {"start_skew_s", 0.0002}};
-      d["hosts"] = {host("h1", 1000, false, metric), host("h2", 400, true, metric), host("h3", 990, false, metric)};
-      d["raw"] = {{"rw", "randread"}, {"results", {{"iops", 2390}}}};
-    }
+    const json d = std::string(kind) == "run" ? run_hosts_document() : raw_hosts_document();
     const std::string html = render_html_report({d});
     INFO(kind);
     CHECK(count(html, "<rect class=\"bar") >= 3);
@@ -95,7 +112,8 @@ const char* const kTwoHostCapacity = R"json({
     "pin_bytes_per_batch": 0},
   "demand": {"accelerator": "h100", "accelerator_name": "H100", "model": "unet3d", "rate_family": "training",
     "samples_per_s_per_gpu": 10.0, "source": "t", "sample_bytes": 150000, "au_target": 0.9},
-  "cluster": {"launcher": "OpenMPI mpirun", "hosts": 2, "hostnames": ["nodeA", "nodeB"], "mpi_ranks": 2, "split": "even"},
+  "cluster": {"launcher": "OpenMPI mpirun", "hosts": 2, "hostnames": ["nodeA", "nodeB"], "mpi_ranks": 2,
+    "dataset_placement": "shared", "dataset_placement_how": "one directory", "split": "even", "merge": "summed"},
   "capacity": {"accelerator": "h100", "accelerator_name": "H100", "model": "unet3d", "au_target": 0.9,
     "gpus_fed": 2, "bound": "client-cpu", "boundary_measured": true, "answer": "2 x H100 fed",
     "samples_per_s_per_gpu": 10.0, "sample_bytes": 150000, "point_s": 10, "repeats": 2, "budget_s": 600,

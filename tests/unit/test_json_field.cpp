@@ -19,8 +19,8 @@ TEST_CASE("json_field: reads present fields of the right type", "[json]") {
 
 TEST_CASE("json_field: a missing or mistyped field is refused with its path", "[json]") {
   const json j = json::parse(R"({"n": -1, "x": 1.5, "s": "a", "big": 300, "v": [1, "two"], "o": {"k": null}})");
-  CHECK_THROWS_WITH(json_field<int>(j, "nope", "'a.json' results"),
-                    Catch::Equals("'a.json' results: missing key 'nope'"));
+  CHECK_THROWS_WITH(json_field<int>(j, "nope", "'a.json'.results"),
+                    Catch::Equals("'a.json'.results: missing key 'nope'"));
   CHECK_THROWS_WITH(json_field<uint64_t>(j, "n", "doc"), Catch::StartsWith("doc.n: expected a non-negative integer"));
   CHECK_THROWS_WITH(json_field<int>(j, "x", "doc"), Catch::StartsWith("doc.x: expected an integer"));
   CHECK_THROWS_WITH(json_field<double>(j, "s", "doc"), Catch::Equals("doc.s: expected a number, found \"a\""));

@@ -94,6 +94,15 @@ TEST_CASE("raw document: a missing or mistyped field is refused naming its path"
         "'r.json'.raw.rw: 'trim' is not a raw pattern (read, randread, write, randwrite)");
   CHECK(refusal(good, [](json& j) { j["target"] = json::array(); }) ==
         "'r.json'.target: expected a JSON object, found []");
+  CHECK(refusal(good, [](json& j) { j["target"].erase("fs_type"); }) == "'r.json'.target: missing key 'fs_type'");
+  CHECK(refusal(good, [](json& j) { j["target"]["free_bytes"] = "lots"; }) ==
+        "'r.json'.target.free_bytes: expected a non-negative integer in range, found \"lots\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["device_io"].erase("bytes_read"); }) ==
+        "'r.json'.raw.results.device_io: missing key 'bytes_read'");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["device_io"]["read_ratio"] = "1x"; }) ==
+        "'r.json'.raw.results.device_io.read_ratio: expected a number, found \"1x\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["device_io"]["devices"][0]["reads"] = -4; }) ==
+        "'r.json'.raw.results.device_io.devices[0].reads: expected a non-negative integer in range, found -4");
   CHECK(refusal(good, [](json& j) { j["kind"] = "run"; }) == "'r.json'.kind: 'run' is not a raw document");
   CHECK(refusal(good, [](json& j) { j.erase("warnings"); }) == "'r.json': missing key 'warnings'");
   // Values no raw run writes, named like the type refusals.
@@ -205,6 +214,10 @@ TEST_CASE("raw document: a run across hosts has its cluster and host rows both w
   bad = written;
   bad["hosts"][0].erase("device_io");
   CHECK_THROWS_WITH(raw_document_from_json(bad, "'m.json'"), "'m.json'.hosts[0]: missing key 'device_io'");
+  bad = written;
+  bad["hosts"][1]["device_io"]["cold_read_short"] = "no";
+  CHECK_THROWS_WITH(raw_document_from_json(bad, "'m.json'"),
+                    "'m.json'.hosts[1].device_io.cold_read_short: expected true or false, found \"no\"");
 }
 
 TEST_CASE("raw document: the block size reads as every other size, in the text and the page", "[raw_document]") {
@@ -256,7 +269,8 @@ TEST_CASE("raw document: buffered reads that re-read a region fitting in memory 
   io.reads = 100;
   io.interval_s = 3;
   cli::add_raw_device_io(d, io, TargetInfo{});
-  CHECK(d.raw.results.device_io["bytes_source"] == "page cache");
+  REQUIRE(d.raw.results.device_io);
+  CHECK(d.raw.results.device_io->bytes_source == "page cache");
   CHECK(d.raw.reads_from == "page cache");
   CHECK(render_raw_text(d).find("the reads come from the page cache, a memory figure, not the device's") !=
         std::string::npos);

@@ -227,15 +227,15 @@ TEST_CASE("run document: a missing or mistyped field is refused naming the file 
   json missing = good;
   missing["loader"].erase("num_workers");
   CHECK_THROWS_WITH(run_document_from_json(missing, "'t.json'"),
-                    Catch::Contains("'t.json' loader: missing key 'num_workers'"));
+                    Catch::Contains("'t.json'.loader: missing key 'num_workers'"));
   json mistyped = good;
   mistyped["ingest"]["host_to_device"]["gpus"][1]["downtrained"] = "yes";
   CHECK_THROWS_WITH(run_document_from_json(mistyped, "'t.json'"),
-                    Catch::Contains("'t.json' ingest.host_to_device.gpus[1].downtrained: expected true or false"));
+                    Catch::Contains("'t.json'.ingest.host_to_device.gpus[1].downtrained: expected true or false"));
   json negative = good;
   negative["loader"]["batch_size"] = -16;
   CHECK_THROWS_WITH(run_document_from_json(negative, "'t.json'"),
-                    Catch::Contains("'t.json' loader.batch_size: expected a non-negative integer"));
+                    Catch::Contains("'t.json'.loader.batch_size: expected a non-negative integer"));
   json no_section = good;
   no_section.erase("dataset");
   CHECK_THROWS_WITH(run_document_from_json(no_section, "'t.json'"), Catch::Contains("missing key 'dataset'"));
@@ -245,7 +245,7 @@ TEST_CASE("run document: a missing or mistyped field is refused naming the file 
   json unknown_link = good;
   unknown_link["ingest"]["host_to_device"]["limiting"] = "0000:99:00.0";
   CHECK_THROWS_WITH(run_document_from_json(unknown_link, "'t.json'"),
-                    Catch::Contains("'t.json' ingest.host_to_device.limiting: names '0000:99:00.0'"));
+                    Catch::Contains("'t.json'.ingest.host_to_device.limiting: names '0000:99:00.0'"));
 }
 
 TEST_CASE("run document: a document `ioprobe run` saved reads back, writes the same JSON and renders the same text",
@@ -339,38 +339,38 @@ TEST_CASE("run document: a mistyped or missing field of device I/O, epochs, cali
     CHECK_THROWS_WITH(run_document_from_json(j, "'t.json'"), Catch::Contains(what));
   };
   refused([](json& j) { j["results"]["device_io"]["bytes_read"] = "lots"; },
-          "'t.json' results.device_io.bytes_read: expected a non-negative integer");
+          "'t.json'.results.device_io.bytes_read: expected a non-negative integer");
   refused([](json& j) { j["results"]["device_io"]["backing"]["device"]["reads"] = -1; },
-          "'t.json' results.device_io.backing.device.reads: expected a non-negative integer");
+          "'t.json'.results.device_io.backing.device.reads: expected a non-negative integer");
   refused([](json& j) { j["results"]["device_io"].erase("bytes_source"); },
-          "'t.json' results.device_io: missing key 'bytes_source'");
+          "'t.json'.results.device_io: missing key 'bytes_source'");
   refused([](json& j) { j["results"]["device_io"].erase("read_ratio"); },
-          "'t.json' results.device_io: reference_bytes without read_ratio or write_ratio");
+          "'t.json'.results.device_io: reference_bytes without read_ratio or write_ratio");
   refused([](json& j) { j["results"]["epochs"][1]["device_io"].erase("hosts"); },
-          "'t.json' results.epochs[1].device_io: missing key 'hosts'");
+          "'t.json'.results.epochs[1].device_io: missing key 'hosts'");
   refused([](json& j) { j["results"]["epochs"][1]["device_io"].erase("reason"); },
-          "'t.json' results.epochs[1].device_io: missing key 'reason'");  // source "none" says why
+          "'t.json'.results.epochs[1].device_io: missing key 'reason'");  // source "none" says why
   refused([](json& j) { j["results"]["epochs"][0]["residency"] = "high"; },
-          "'t.json' results.epochs[0].residency: expected a number");
+          "'t.json'.results.epochs[0].residency: expected a number");
   refused([](json& j) { j["results"]["epochs"][0].erase("samples_per_s"); },
-          "'t.json' results.epochs[0]: missing key 'samples_per_s'");
-  refused([](json& j) { j["results"]["epochs"] = json::object(); }, "'t.json' results.epochs: expected an array");
+          "'t.json'.results.epochs[0]: missing key 'samples_per_s'");
+  refused([](json& j) { j["results"]["epochs"] = json::object(); }, "'t.json'.results.epochs: expected an array");
   refused([](json& j) { j["ingest"]["calibration_effect"]["setting"].erase("cpus"); },
-          "'t.json' ingest.calibration_effect.setting: missing key 'cpus'");
+          "'t.json'.ingest.calibration_effect.setting: missing key 'cpus'");
   refused([](json& j) { j["ingest"]["calibration_effect"]["calibrated_bound"] = 1; },
-          "'t.json' ingest.calibration_effect.calibrated_bound: expected a string");
-  refused([](json& j) { j["cluster"] = "mpirun"; }, "'t.json' cluster: expected a JSON object");
+          "'t.json'.ingest.calibration_effect.calibrated_bound: expected a string");
+  refused([](json& j) { j["cluster"] = "mpirun"; }, "'t.json'.cluster: expected a JSON object");
   refused([](json& j) { j["cluster"]["coordination"]["gather_s"] = nullptr; },
-          "'t.json' cluster.coordination.gather_s: expected a number");
+          "'t.json'.cluster.coordination.gather_s: expected a number");
   refused([](json& j) { j["cluster"].erase("dataset_placement"); },
-          "'t.json' cluster: missing key 'dataset_placement'");
-  refused([](json& j) { j["hosts"][0]["results"].erase("au_min"); }, "'t.json' hosts[0].results: missing key 'au_min'");
+          "'t.json'.cluster: missing key 'dataset_placement'");
+  refused([](json& j) { j["hosts"][0]["results"].erase("au_min"); }, "'t.json'.hosts[0].results: missing key 'au_min'");
   refused([](json& j) { j["hosts"][0]["mpi_ranks"] = json::array({"a"}); },
-          "'t.json' hosts[0].mpi_ranks[0]: expected an integer");
+          "'t.json'.hosts[0].mpi_ranks[0]: expected an integer");
   refused([](json& j) { j["hosts"][0]["target"]["direct"] = "yes"; },
-          "'t.json' hosts[0].target.direct: expected true or false");
+          "'t.json'.hosts[0].target.direct: expected true or false");
   refused([](json& j) { j["hosts"][0]["device_io"]["cold_read_short"] = 1; },
-          "'t.json' hosts[0].device_io.cold_read_short: expected true or false");
+          "'t.json'.hosts[0].device_io.cold_read_short: expected true or false");
   refused([](json& j) { j["hosts"][0]["device_io"]["epochs"][0].erase("devices"); },
-          "'t.json' hosts[0].device_io.epochs[0]: missing key 'devices'");
+          "'t.json'.hosts[0].device_io.epochs[0]: missing key 'devices'");
 }

@@ -102,19 +102,19 @@ TEST_CASE("scaling document: a missing or mistyped field is refused naming its p
   REQUIRE(scaling_refusal(good).empty());
   json bad = good;
   bad["scaling"]["members"][1].erase("iops");
-  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json' scaling.members[1]: missing key 'iops'"));
+  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json'.scaling.members[1]: missing key 'iops'"));
   bad = good;
   bad["scaling"]["expectation"]["factor"] = "one";
-  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json' scaling.expectation.factor: expected a number"));
+  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json'.scaling.expectation.factor: expected a number"));
   bad = good;
   bad["scaling"]["members"][0]["nominal"].erase("basis");
-  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json' scaling.members[0].nominal: missing key 'basis'"));
+  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json'.scaling.members[0].nominal: missing key 'basis'"));
   bad = good;
   bad["scaling"]["file"] = "/elsewhere";
-  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json' scaling.file: '/elsewhere' is not the array's path"));
+  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json'.scaling.file: '/elsewhere' is not the array's path"));
   bad = good;
   bad["scaling"]["array_bytes_per_s"] = 1.0;
-  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json' scaling.array_bytes_per_s: 1 B/s is not the array's"));
+  CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json'.scaling.array_bytes_per_s: 1 B/s is not the array's"));
   bad = good;
   bad.erase("scaling");
   CHECK_THAT(scaling_refusal(bad), Catch::Contains("'s.json': missing key 'scaling'"));
@@ -131,5 +131,5 @@ TEST_CASE("scaling document: the HTML report shows the typed document's text, or
   CHECK_THAT(html, Catch::Contains("loop0          19,442 IOPS"));
   json bad = saved;
   bad["scaling"]["members"][1].erase("p99_us");
-  CHECK_THAT(render_html_report({bad}), Catch::Contains("scaling document scaling.members[1]: missing key"));
+  CHECK_THAT(render_html_report({bad}), Catch::Contains("scaling document.scaling.members[1]: missing key"));
 }

@@ -93,7 +93,7 @@ TuneDocument full_tune_document() {
   rk.timeline.add(100, 4096, 4096ULL * 100'000, 1000);
   const LoaderResult best = rank_result(rk, {w}, 2'000'000'000, 1);
   d.best_run = best;
-  d.cluster = {{"hosts", 2}, {"launcher", "mpirun"}};
+  d.cluster = tune_cluster_section("mpirun", 2, 4, 8, "shared", "one directory on every host");
   d.partial = true;
   d.warnings = {"a warning"};
   return d;
@@ -191,32 +191,38 @@ TEST_CASE("tune document: a missing or mistyped field is refused naming its path
   };
   const Case cases[] = {
       {"a point's repeats", json::json_pointer("/points/1/repeats"), nullptr,
-       "'t.json' points[1]: missing key 'repeats'"},
-      {"a run's figure", json::json_pointer("/points/0/runs/1/au"), "high", "'t.json' points[0].runs[1].au: expected"},
+       "'t.json'.points[1]: missing key 'repeats'"},
+      {"a run's figure", json::json_pointer("/points/0/runs/1/au"), "high", "'t.json'.points[0].runs[1].au: expected"},
       {"a point's device bytes", json::json_pointer("/points/0/device_io/bytes_read"), "1 kB",
-       "'t.json' points[0].device_io.bytes_read: expected a non-negative integer"},
+       "'t.json'.points[0].device_io.bytes_read: expected a non-negative integer"},
       {"a point's device read rate", json::json_pointer("/points/0/device_io/device_read_bytes_per_s"), nullptr,
-       "'t.json' points[0].device_io: missing key 'device_read_bytes_per_s'"},
+       "'t.json'.points[0].device_io: missing key 'device_read_bytes_per_s'"},
       {"the recommendation's knee", json::json_pointer("/recommendation/knee"), -1,
-       "'t.json' recommendation.knee: expected"},
+       "'t.json'.recommendation.knee: expected"},
       {"the knee past the points", json::json_pointer("/recommendation/knee"), 7,
-       "'t.json' recommendation.knee: index 7 is past the document's 3 points"},
-      {"a rule's figure", json::json_pointer("/rules/1/samples_per_s"), "fast", "'t.json' rules[1].samples_per_s"},
+       "'t.json'.recommendation.knee: index 7 is past the document's 3 points"},
+      {"a rule's figure", json::json_pointer("/rules/1/samples_per_s"), "fast", "'t.json'.rules[1].samples_per_s"},
       {"the demand", json::json_pointer("/demand/required_samples_per_s"), nullptr,
-       "'t.json' demand: missing key 'required_samples_per_s'"},
+       "'t.json'.demand: missing key 'required_samples_per_s'"},
       {"the sweep's workers", json::json_pointer("/tune/workers"), json::array({1, "two"}),
-       "'t.json' tune.workers[1]: expected"},
+       "'t.json'.tune.workers[1]: expected"},
       {"the loader's consumer model", json::json_pointer("/loader/decode"), nullptr,
-       "'t.json' loader: missing key 'decode'"},
-      {"the fastest run", json::json_pointer("/best_run/samples"), -4, "'t.json' best_run.samples"},
-      {"a point's status", json::json_pointer("/points/0/status"), "guessed", "'t.json' points[0].status: 'guessed'"},
+       "'t.json'.loader: missing key 'decode'"},
+      {"the fastest run", json::json_pointer("/best_run/samples"), -4, "'t.json'.best_run.samples"},
+      {"a point's status", json::json_pointer("/points/0/status"), "guessed", "'t.json'.points[0].status: 'guessed'"},
       {"a figure of a point not measured", json::json_pointer("/points/2/au"), 0.5,
-       "'t.json' points[2].au: expected null"},
+       "'t.json'.points[2].au: expected null"},
       {"the calibration effect's CPUs", json::json_pointer("/tune/calibration_effect/setting/cpus"), "two",
-       "'t.json' tune.calibration_effect.setting.cpus: expected"},
+       "'t.json'.tune.calibration_effect.setting.cpus: expected"},
       {"the calibration effect's bound", json::json_pointer("/tune/calibration_effect/calibrated_bound"), nullptr,
-       "'t.json' tune.calibration_effect: missing key 'calibrated_bound'"},
+       "'t.json'.tune.calibration_effect: missing key 'calibrated_bound'"},
       {"the kind", json::json_pointer("/kind"), "run", "'t.json'.kind: 'run' is not a tune document"},
+      {"the cluster's hosts", json::json_pointer("/cluster/hosts"), "two",
+       "'t.json'.cluster.hosts: expected an integer in range, found \"two\""},
+      {"the cluster's merge rule", json::json_pointer("/cluster/merge"), nullptr,
+       "'t.json'.cluster: missing key 'merge'"},
+      {"the cluster section", json::json_pointer("/cluster"), "mpirun",
+       "'t.json'.cluster: expected a JSON object, found \"mpirun\""},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -231,5 +237,5 @@ TEST_CASE("tune document: a missing or mistyped field is refused naming its path
   }
   json mismatched = good;  // repeats that do not count the runs
   mismatched["points"][0]["repeats"] = 3;
-  CHECK_THAT(tune_refusal(mismatched), Catch::Contains("'t.json' points[0]: repeats 3 but 2 runs"));
+  CHECK_THAT(tune_refusal(mismatched), Catch::Contains("'t.json'.points[0]: repeats 3 but 2 runs"));
 }
