@@ -86,7 +86,7 @@ std::string read_pattern(const RecordLayout& layout, const LoaderConfig& l) {
     case DatasetKind::kToken:
       return fmt::format("map-style: {} sampler over sequence indices, one {} read per sample at its offset in the "
                          "token file{}",
-                         l.shuffle ? "shuffled" : "sequential", l.engine,
+                         l.shuffle ? "shuffled" : "sequential", to_string(l.engine),
                          l.direct && layout.fixed_size() % 4096 ? " (O_DIRECT: unaligned samples read as their "
                                                                   "4 KiB-aligned span into a bounce buffer)"
                                                                 : "");

@@ -511,7 +511,7 @@ LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, Loade
 
 double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout) {
   if (layout && layout->records_in_files()) return cfg.cpu_per_sample_us;
-  const double read_us = cfg.engine == "psync" ? cfg.own_read_psync_us : cfg.own_read_io_uring_us;
+  const double read_us = cfg.engine == EngineKind::kPsync ? cfg.own_read_psync_us : cfg.own_read_io_uring_us;
   return std::max(0.0, cfg.cpu_per_sample_us - read_us);
 }
 

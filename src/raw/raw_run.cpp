@@ -36,7 +36,7 @@ RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target
   r.residency = residency;
   r.file_per_read = false;  // one open file, read in blocks
   EngineChoice c = choose_engine(r, target, uring);
-  if (cfg.engine == "auto") c.reason = "auto: " + c.reason;
+  if (cfg.engine == EngineSelection::kAuto) c.reason = "auto: " + c.reason;
   return {c.engine, c.reason, c.warning};
 }
 

@@ -50,7 +50,7 @@ struct CapacityLoaderSection {
   uint32_t num_workers = 0;
   uint32_t batch_size = 0;  // samples
   uint32_t prefetch_factor = 0;
-  std::string engine;   // "io_uring" | "psync"
+  EngineKind engine = EngineKind::kPsync;
   bool direct = false;  // O_DIRECT
   bool shuffle = false;
   double cpu_per_sample_us = 0;  // µs

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/calibration_effect_report.hpp"
 #include "report/capacity_document.hpp"
 #include "report/device_io_report.hpp"
@@ -24,7 +25,7 @@ json capacity_loader_json(const CapacityLoaderSection& l) {
   json j = {{"num_workers", l.num_workers},
             {"batch_size", l.batch_size},
             {"prefetch_factor", l.prefetch_factor},
-            {"engine", l.engine},
+            {"engine", to_string(l.engine)},
             {"direct", l.direct},
             {"shuffle", l.shuffle},
             {"cpu_per_sample_us", l.cpu_per_sample_us},
@@ -38,7 +39,7 @@ CapacityLoaderSection capacity_loader_from_json(const json& j, const std::string
   l.num_workers = json_field<uint32_t>(j, "num_workers", w);
   l.batch_size = json_field<uint32_t>(j, "batch_size", w);
   l.prefetch_factor = json_field<uint32_t>(j, "prefetch_factor", w);
-  l.engine = json_field<std::string>(j, "engine", w);
+  l.engine = engine_kind_field(j, "engine", w);
   l.direct = json_field<bool>(j, "direct", w);
   l.shuffle = json_field<bool>(j, "shuffle", w);
   l.cpu_per_sample_us = json_field<double>(j, "cpu_per_sample_us", w);

@@ -76,7 +76,7 @@ RawDocument make_raw_document(RunHeader header, const TargetInfo& tinfo, const R
   d.partial = res.partial;
 
   d.warnings = std::move(warnings);
-  if (engine.name == "psync" && cfg.iodepth > 1)
+  if (engine.name == EngineKind::kPsync && cfg.iodepth > 1)
     d.warnings.push_back(
         fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job", cfg.iodepth));
   if (tinfo.memory_backed) d.warnings.emplace_back("memory-backed target: this measures RAM copies, not a device");
@@ -160,12 +160,12 @@ json raw_section_json(const RawSection& s) {
           {"numjobs", s.numjobs},
           {"size_bytes", s.size_bytes},
           {"direct", s.direct},
-          {"engine_requested", s.engine_requested},
+          {"engine_requested", to_string(s.engine_requested)},
           {"runtime_s", s.runtime_s},
           {"sqpoll_requested", s.sqpoll_requested},
           {"seed", s.seed},
           {"engine",
-           {{"name", s.engine.name},
+           {{"name", to_string(s.engine.name)},
             {"reason", s.engine.reason},
             {"fixed_buffers", s.engine.fixed_buffers},
             {"registered_files", s.engine.registered_files},
@@ -296,13 +296,13 @@ RawSection raw_section_from_json(const json& j, const std::string& w) {
   require(s.numjobs > 0, j, "numjobs", w, "at least 1 job");
   s.size_bytes = json_field<uint64_t>(j, "size_bytes", w);
   s.direct = json_field<bool>(j, "direct", w);
-  s.engine_requested = json_field<std::string>(j, "engine_requested", w);
+  s.engine_requested = engine_selection_field(j, "engine_requested", w);
   s.runtime_s = seconds_field(j, "runtime_s", w);
   s.sqpoll_requested = json_field<bool>(j, "sqpoll_requested", w);
   s.seed = json_field<uint64_t>(j, "seed", w);
   const json& e = json_object_at(j, "engine", w);
   const std::string ew = json_path(w, "engine");
-  s.engine.name = json_field<std::string>(e, "name", ew);
+  s.engine.name = engine_kind_field(e, "name", ew);
   s.engine.reason = json_field<std::string>(e, "reason", ew);
   s.engine.fixed_buffers = json_field<bool>(e, "fixed_buffers", ew);
   s.engine.registered_files = json_field<bool>(e, "registered_files", ew);

@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/engine_kind.hpp"
 #include "engine/page_cache.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
@@ -109,7 +110,7 @@ std::string render_raw_results_text(const RawDocument& doc) {
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
                        raw_cache_note(r.direct, write, r.cache, r.page_cache_evicted == true, r.reads_from));
-  out += fmt::format("  engine      {} ({})\n", r.engine.name, r.engine.reason);
+  out += fmt::format("  engine      {} ({})\n", to_string(r.engine.name), r.engine.reason);
   std::string notes;
   for (const auto& n : r.engine.notes) notes += (notes.empty() ? "" : ", ") + n;
   if (!notes.empty()) out += fmt::format("              {}\n", notes);

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/error_text.hpp"
 
 namespace ioprobe {
@@ -287,7 +288,7 @@ RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_pa
   RunConsumerModel m;
   m.main_cpu_per_batch_us = l.main_cpu_per_batch_us;
   // Of the loop cost, the read the worker does itself (not burned; loader_run.hpp loop_burn_us).
-  m.own_read_cpu_per_file_us = l.engine == "psync" ? l.own_read_psync_us : l.own_read_io_uring_us;
+  m.own_read_cpu_per_file_us = l.engine == EngineKind::kPsync ? l.own_read_psync_us : l.own_read_io_uring_us;
   m.worker_startup_cpu_us = l.worker_startup_cpu_us;
   m.worker_put_cpu_per_sample_us = l.worker_put_cpu_per_sample_us;
   if (l.python_gil) {

@@ -16,6 +16,7 @@
 
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/engine_kind.hpp"
 #include "engine/page_cache.hpp"
 #include "loader/config.hpp"
 #include "stats/latency_json.hpp"
@@ -37,7 +38,7 @@ using Line = std::function<void(const std::string&, const std::string&)>;
 void target_lines(const RunDocument& doc, const Line& line, std::string& o) {
   const TargetSection& t = doc.target;
   const HostSection& host = doc.header.host;
-  const TargetReadSetting reading = t.reading.value_or(TargetReadSetting{.cache = "?", .engine = "?"});
+  const TargetReadSetting reading = t.reading.value_or(TargetReadSetting{.cache = "?"});
   const TargetRunFacts facts = t.run.value_or(TargetRunFacts{});
   const std::string& dev = t.device;
   line("path", t.path);
@@ -71,7 +72,7 @@ void target_lines(const RunDocument& doc, const Line& line, std::string& o) {
     }
     line("resident before", res + " [" + facts.residency_method + "]");
   }
-  line("engine", fmt::format("{} ({})", reading.engine, reading.engine_reason));
+  line("engine", fmt::format("{} ({})", t.reading ? to_string(reading.engine) : "?", reading.engine_reason));
   if (t.run)
     line("NUMA", fmt::format("{}{}", facts.numa, facts.numa_reason.empty() ? "" : " (" + facts.numa_reason + ")"));
   line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.cpus_allowed, host.cpu_list,

@@ -99,7 +99,7 @@ CapacityDocument full_capacity_document() {
   d.loader.num_workers = 2;
   d.loader.batch_size = 16;
   d.loader.prefetch_factor = 2;
-  d.loader.engine = "io_uring";
+  d.loader.engine = EngineKind::kIoUring;
   d.loader.direct = true;
   d.loader.shuffle = true;
   d.loader.cpu_per_sample_us = 12.5;

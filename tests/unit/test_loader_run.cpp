@@ -69,7 +69,7 @@ LoaderConfig two_ranks(Deliveries& d) {
   c.prefetch_factor = 2;
   c.epochs = 2;
   c.seed = 3;
-  c.engine = "psync";
+  c.engine = EngineKind::kPsync;
   c.direct = false;
   c.timeline_interval_s = 0.5;
   c.consumer_factory = [&d](uint32_t rank) { return std::make_unique<RecordingConsumer>(d, rank); };

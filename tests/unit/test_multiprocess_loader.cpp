@@ -88,7 +88,7 @@ LoaderConfig base_config() {
   c.num_workers = 2;
   c.batch_size = 4;
   c.prefetch_factor = 2;
-  c.engine = "psync";
+  c.engine = EngineKind::kPsync;
   c.direct = false;
   c.timeline_interval_s = 0.5;
   return c;

@@ -82,6 +82,12 @@ TEST_CASE("raw document: a missing or mistyped field is refused naming its path"
         "'r.json'.raw.bs: expected a non-negative integer in range, found -4096");
   CHECK(refusal(good, [](json& j) { j["raw"]["engine"]["notes"] = "none"; }) ==
         "'r.json'.raw.engine.notes: expected an array, found \"none\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["engine"]["name"] = "aio"; }) ==
+        "'r.json'.raw.engine.name: 'aio' is not an engine (io_uring, psync)");
+  CHECK(refusal(good, [](json& j) { j["raw"]["engine_requested"] = "gds"; }) ==
+        "'r.json'.raw.engine_requested: 'gds' is not an engine selection (auto, io_uring, psync)");
+  CHECK(refusal(good, [](json& j) { j["raw"]["engine_requested"] = 1; }) ==
+        "'r.json'.raw.engine_requested: expected a string, found 1");
   CHECK(refusal(good, [](json& j) { j["raw"]["layout"].erase("region_bytes"); }) ==
         "'r.json'.raw.layout: missing key 'region_bytes'");
   CHECK(refusal(good, [](json& j) { j["raw"]["page_cache_evicted"] = "yes"; }) ==
@@ -127,7 +133,7 @@ TEST_CASE("raw document: the labels and warnings are worked out when it is made"
   RawTarget target;
   target.region_bytes = 1 << 20;
   RawEngineChoice engine;
-  engine.name = "psync";
+  engine.name = EngineKind::kPsync;
   engine.reason = "asked for";
   TargetInfo tinfo;
   tinfo.memory_backed = true;
@@ -231,7 +237,7 @@ TEST_CASE("raw document: buffered reads that re-read a region fitting in memory 
   RawTarget target;
   target.region_bytes = 8'000'000;
   target.evicted = 0;  // evicted, and it worked
-  RawEngineChoice engine{.name = "io_uring", .reason = "auto"};
+  RawEngineChoice engine{.name = EngineKind::kIoUring, .reason = "auto"};
   RawResults res;
   res.ios = 7'200'000;
   res.bytes = res.ios * 1000;
