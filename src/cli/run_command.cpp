@@ -333,7 +333,7 @@ int cmd_run(const CommandContext& ctx) {
     // A multi-host run stopped by another host's signal is partial here too (exit 130).
     rc = interrupt_exit_code() ? interrupt_exit_code() : static_cast<int>(kExitSigint);
   } else if (lr.samples == 0) {  // nothing measured: never a success, errors or not
-    message(fmt::format("no sample was read ({}); exit 1", lr.stop_reason));
+    message(fmt::format("no sample was read ({}); exit 1", to_string(lr.stop)));
     rc = kExitFailure;
   }
   return share_exit_code(comm, rc);

@@ -70,7 +70,7 @@ RawDocument make_raw_document(RunHeader header, const TargetInfo& tinfo, const R
   r.errors = res.errors;
   r.first_error = error_line(res.first_error);
   if (!res.first_error.empty()) r.first_error_detail = res.first_error;
-  r.stop_reason = res.stop_reason;
+  r.stop = res.stop;
   r.cpu_user_s = res.cpu_user_s;
   r.cpu_sys_s = res.cpu_sys_s;
   d.partial = res.partial;
@@ -147,7 +147,7 @@ json results_json(const RawResultsSection& r) {
              {{"user_s", r.cpu_user_s},
               {"sys_s", r.cpu_sys_s},
               {"per_io_us", r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0}}}};
-  if (r.stop_reason) j["stop_reason"] = *r.stop_reason;
+  if (r.stop) j["stop_reason"] = to_string(*r.stop);
   if (!r.device_io.is_null()) j["device_io"] = r.device_io;
   return j;
 }
@@ -271,7 +271,7 @@ RawResultsSection results_from_json(const json& j, const std::string& w) {
   if (const auto it = j.find("first_error_detail"); it != j.end() && !it->is_null())
     r.first_error_detail = error_record_from_json(*it, json_path(w, "first_error_detail"));
   // Absent from documents `report --merge` wrote.
-  if (j.contains("stop_reason")) r.stop_reason = json_field<std::string>(j, "stop_reason", w);
+  if (j.contains("stop_reason")) r.stop = raw_stop_field(j, "stop_reason", w);
   const json& cpu = json_object_at(j, "cpu", w);
   const std::string cw = json_path(w, "cpu");
   r.cpu_user_s = seconds_field(cpu, "user_s", cw);

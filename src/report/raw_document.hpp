@@ -81,7 +81,7 @@ struct RawResultsSection {
   uint64_t errors = 0;
   std::string first_error;                        // error_line() of the first error, "" when none
   std::optional<ErrorRecord> first_error_detail;  // none: no error (or a document written before it)
-  std::optional<std::string> stop_reason;         // absent in documents `report --merge` wrote
+  std::optional<RawStop> stop;                    // absent in documents `report --merge` wrote
   double cpu_user_s = 0, cpu_sys_s = 0;           // s, every thread of the process
   nlohmann::json device_io;  // report/device_io_report.hpp device_io_json (+ scope across hosts); null: none
 };

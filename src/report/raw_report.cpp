@@ -103,7 +103,7 @@ std::string render_raw_results_text(const RawDocument& doc) {
   std::string out;
   out += fmt::format("ioprobe raw: {} {}, iodepth {}, numjobs {}, direct={} on {}{}\n", r.rw, format_bytes(r.bs),
                      r.iodepth, r.numjobs, r.direct ? 1 : 0, r.filename,
-                     doc.partial ? fmt::format("  [PARTIAL: {}]", res.stop_reason.value_or("?")) : "");
+                     doc.partial ? fmt::format("  [PARTIAL: {}]", res.stop ? to_string(*res.stop) : "?") : "");
   out += fmt::format("  region      {} per job{}{}\n", format_bytes(r.layout.region_bytes),
                      r.layout.block_device ? " (block device)" : "", r.layout.note.empty() ? "" : "; " + r.layout.note);
   const double residency = r.page_cache_resident_fraction;
@@ -115,7 +115,7 @@ std::string render_raw_results_text(const RawDocument& doc) {
   for (const auto& n : r.engine.notes) notes += (notes.empty() ? "" : ", ") + n;
   if (!notes.empty()) out += fmt::format("              {}\n", notes);
   out += fmt::format("  I/Os        {} in {}{}\n", format_count(res.ios), format_seconds(elapsed),
-                     res.stop_reason ? " (" + *res.stop_reason + ")" : "");
+                     res.stop ? " (" + to_string(*res.stop) + ")" : "");
   out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(std::llround(iops))));
   out += fmt::format("  throughput  {}\n", format_rate(bytes_per_s));
   out += raw_writes_line(r.direct, write);

@@ -173,8 +173,9 @@ void loader_lines(const RunDocument& doc, const std::string& kind, const Line& l
 void results_lines(const RunDocument& doc, const std::string& kind, const Line& line, std::string& o) {
   const LoaderResult& r = doc.results.loader;
   const ResultRates x = result_rates(r);
-  line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.samples),
-                                format_bytes(r.bytes), format_seconds(x.elapsed_s), r.stop_reason, r.epochs_completed));
+  line("delivered",
+       fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.samples), format_bytes(r.bytes),
+                   format_seconds(x.elapsed_s), to_string(r.stop), r.epochs_completed));
   // Files per second only where a sample is a file; records and token windows are reads.
   line("throughput", fmt::format("{:.0f} samples/s, {}{}{}", x.samples_per_s, format_rate(x.bytes_per_s),
                                  kind == "files" ? fmt::format(", {:.0f} files/s", x.files_per_s) : "",

@@ -127,7 +127,7 @@ CapacityDocument full_capacity_document() {
   in.elapsed_s = 7.9;
   in.repeats = 2;
   in.max_gpus = 4;
-  in.stop_reason = "completed";
+  in.stop = CapacityStop::kCompleted;
   d.capacity.answer.gpus_fed = 2;
   d.capacity.answer.bound = "client-cpu";
   d.capacity.answer.boundary_measured = true;

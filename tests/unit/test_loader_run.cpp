@@ -83,7 +83,7 @@ void check_exact(const LoaderResult& r, const LoaderProgress& progress, Deliveri
                  uint64_t n, uint64_t total) {
   CHECK(r.errors == 0);
   CHECK(r.error_samples.empty());
-  CHECK(r.stop_reason == "completed");
+  CHECK(to_string(r.stop) == "completed");
   CHECK(r.epochs_completed == c.epochs);
   CHECK(r.samples == n * c.epochs);
   CHECK(r.bytes == total * c.epochs);

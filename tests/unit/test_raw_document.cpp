@@ -121,6 +121,9 @@ TEST_CASE("raw document: a missing or mistyped field is refused naming its path"
   CHECK(refusal(good, [](json& j) { j["hosts"] = json::array(); }) == "'r.json': missing key 'cluster'");
   // Documents `report --merge` wrote have no stop_reason; older ones no first_error_detail.
   CHECK(refusal(good, [](json& j) { j["raw"]["results"].erase("stop_reason"); }) == "accepted");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["stop_reason"] = "completed"; }) ==
+        "'r.json'.raw.results.stop_reason: 'completed' is not a raw stop reason (one pass over the region, runtime "
+        "reached, stopped early by I/O errors, interrupted (SIGINT), interrupted (SIGTERM))");
   CHECK(refusal(good, [](json& j) { j["raw"]["results"].erase("first_error_detail"); }) == "accepted");
 }
 
@@ -141,7 +144,7 @@ TEST_CASE("raw document: the labels and warnings are worked out when it is made"
   res.ios = 256;
   res.bytes = 256ULL * 4096;
   res.elapsed_s = 0.5;
-  res.stop_reason = "completed";
+  res.stop = {.kind = RawStopKind::kOnePass};
   RawDocument d = make_raw_document(RunHeader{}, tinfo, cfg, target, engine, -1, res, {"locked memory: fell back"});
   CHECK(d.raw.cache == "buffered write");
   CHECK(d.raw.writes_to == "page cache (not durable: no fsync)");
@@ -178,7 +181,7 @@ TEST_CASE("raw document: a run across hosts has its cluster and host rows both w
     p.result.bytes = ios * 4096;
     p.result.elapsed_s = elapsed;
     for (uint64_t i = 0; i < ios; ++i) p.result.latency.record(20'000 + i);
-    p.result.stop_reason = "completed";
+    p.result.stop = {.kind = RawStopKind::kOnePass};
     return p;
   };
   const cluster::ClusterRaw c = cluster::merge_raw_parts({part(0, 0, "h1", 100, 1.0), part(1, 0, "h1", 100, 1.2),
@@ -242,7 +245,7 @@ TEST_CASE("raw document: buffered reads that re-read a region fitting in memory 
   res.ios = 7'200'000;
   res.bytes = res.ios * 1000;
   res.elapsed_s = 3;
-  res.stop_reason = "runtime";
+  res.stop = {.kind = RawStopKind::kRuntime};
   RunHeader header;
   header.host.memory_bytes = 16ULL << 30;
   RawDocument d = make_raw_document(header, TargetInfo{}, cfg, target, engine, 0.0, res, {});

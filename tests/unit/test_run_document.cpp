@@ -2,6 +2,7 @@
 // document saved by `ioprobe run` (tests/fixtures/documents/) read back and rendered as the run did.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -134,7 +135,7 @@ RunDocument full_document() {
   none.reason = "not measured";
   e2.device_io = device_io_section(none, DeviceRef::kRead, e2.bytes);
   e2.partial = true;
-  e2.cut_by = "interrupted (SIGINT)";
+  e2.cut_by = loader_stop_interrupted(SIGINT);
   d.results.epochs = std::vector<RunEpoch>{e1, e2};
   IngestResult in;
   in.demand = {"h100", "H100-SXM", "resnet50", "training", 7007, "MLPerf", 2, 0.9};
