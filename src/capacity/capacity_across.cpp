@@ -98,7 +98,7 @@ std::optional<CapacityPoint> measure_point_across(const FileIndex& index, const 
         if (lr.stopped_on_errors || (lr.samples == 0 && lr.errors > 0))
           error = fmt::format("{} of the {} GPU ranks here: reads failed ({}; first: {}); the capacity search stops, "
                               "as its rates would measure the failure",
-                              split[r], gpus, lr.stop_reason,
+                              split[r], gpus, to_string(lr.stop),
                               lr.error_samples.empty() ? "?" : error_line(lr.error_samples.front()));
       } catch (const Error& e) {
         error = e.what();

@@ -183,7 +183,8 @@ std::optional<CapacityPoint> measure_point(const FileIndex& index, const LoaderC
     if (r.stopped_on_errors || (r.samples == 0 && r.errors > 0))
       throw Error(fmt::format("{} GPU ranks: reads failed ({}; first: {}); the capacity search stops, as its rates "
                               "would measure the failure",
-                              gpus, r.stop_reason, r.error_samples.empty() ? "?" : error_line(r.error_samples.front())),
+                              gpus, to_string(r.stop),
+                              r.error_samples.empty() ? "?" : error_line(r.error_samples.front())),
                   kExitFailure);
     // A window with three batches per rank gives every rank two intervals between completions.
     const uint64_t min_steady = uint64_t{3} * c.ranks * c.batch_size;

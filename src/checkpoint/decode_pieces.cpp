@@ -49,17 +49,18 @@ class PieceDecoder final : public ShardDecoder {
       }
       DecodePool::Result r = pool_.take(wait_ns_);
       if (!r.error.empty()) {
-        o.error = fmt::format("piece {} of the chunk: {}", pl.size(), r.error);
+        o.error = std::move(r.error);
+        o.error.detail = fmt::format("piece {} of the chunk: {}", pl.size(), o.error.detail);
         return o;
       }
       pl.push_back(r.xxh3_logical);
       ps.push_back(r.xxh3_stored);
     }
     if (carry_len_ > 0 || rd.chunk_left() > 0) {
-      o.error = "stray bytes after the chunk's last zstd frame";
+      o.error.detail = "stray bytes after the chunk's last zstd frame";
       return o;
     }
-    o.error = checksum_mismatch(combine_piece_hashes(ps), combine_piece_hashes(pl), e);
+    o.error.detail = checksum_mismatch(combine_piece_hashes(ps), combine_piece_hashes(pl), e);
     o.verified = o.error.empty();
     return o;
   }
@@ -70,8 +71,9 @@ class PieceDecoder final : public ShardDecoder {
 
  private:
   // Fills the pool's next input with piece `n`'s whole frame (frame_ bytes); bytes read past it
-  // are carried to the next frame. Returns "" or why the data is not a frame.
-  std::string cut_frame(ShardReader& rd, size_t n) {
+  // are carried to the next frame. Returns an empty record, the failed read, or why the data is
+  // not a frame (`detail`).
+  ErrorRecord cut_frame(ShardReader& rd, size_t n) {
     uint8_t* buf = pool_.input();
     size_t have = carry_len_;
     std::memcpy(buf, carry_.data(), carry_len_);
@@ -81,18 +83,19 @@ class PieceDecoder final : public ShardDecoder {
         frame_ = ZSTD_findFrameCompressedSize(buf, have);
         if (!ZSTD_isError(frame_)) break;
         if (ZSTD_getErrorCode(frame_) != ZSTD_error_srcSize_wrong)
-          return fmt::format("piece {} of the chunk: not a zstd frame ({}): the data is corrupt", n,
-                             ZSTD_getErrorName(frame_));
+          return {.detail = fmt::format("piece {} of the chunk: not a zstd frame ({}): the data is corrupt", n,
+                                        ZSTD_getErrorName(frame_))};
         if (have == frame_max_)
-          return fmt::format("piece {} of the chunk: no complete zstd frame within {} B, the most a piece's frame "
-                             "takes: the data is corrupt",
-                             n, frame_max_);
+          return {.detail = fmt::format("piece {} of the chunk: no complete zstd frame within {} B, the most a "
+                                        "piece's frame takes: the data is corrupt",
+                                        n, frame_max_)};
       }
       const uint8_t* p = nullptr;
       size_t k = 0;
       if (!rd.next(p, k, frame_max_ - have))
-        return rd.read_error().empty() ? fmt::format("stored data ends inside piece {}'s zstd frame", n)
-                                       : rd.read_error();
+        return rd.read_failed()
+                   ? rd.read_failure()
+                   : ErrorRecord{.detail = fmt::format("stored data ends inside piece {}'s zstd frame", n)};
       std::memcpy(buf + have, p, k);
       have += k;
     }

@@ -34,9 +34,10 @@ void DecodePool::decode(Slot& s, Worker& w) const {
   r = Result{};
   const size_t n = ZSTD_decompressDCtx(w.dctx.get(), w.out.data(), s.piece_len, s.in.get(), s.in_len);
   if (ZSTD_isError(n)) {
-    r.error = fmt::format("zstd cannot decode it ({}): the data is corrupt", ZSTD_getErrorName(n));
+    r.error.detail = fmt::format("zstd cannot decode it ({}): the data is corrupt", ZSTD_getErrorName(n));
   } else if (n != s.piece_len) {
-    r.error = fmt::format("a zstd frame decodes to {} B where its piece is {} B: the data is corrupt", n, s.piece_len);
+    r.error.detail = fmt::format("a zstd frame decodes to {} B where its piece is {} B: the data is corrupt", n,
+                                 s.piece_len);
   } else {
     const uint8_t* logical = w.out.data();
     if (grouped_) {

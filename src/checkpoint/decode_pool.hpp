@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "checkpoint/zstd_handles.hpp"
+#include "core/error_record.hpp"
 #include "core/io_memory.hpp"
 #include "core/ordered_pool.hpp"
 
@@ -37,10 +38,11 @@ class DecodePool {
   void submit(size_t frame_len, size_t piece_len, uint32_t elem);
 
   /// The oldest untaken frame's outcome: XXH3-64 of the piece's logical (ungrouped) bytes and
-  /// of the frame's stored bytes, or `error` (one line) when it could not be decoded.
+  /// of the frame's stored bytes, or `error` when it could not be decoded (err 0 and `detail`, one
+  /// line; no path or piece: the decoder that cut the frame adds them).
   struct Result {
     uint64_t xxh3_logical = 0, xxh3_stored = 0;
-    std::string error;
+    ErrorRecord error;  // empty(): decoded
   };
   /// Waits for it (adding the time blocked to `waited_ns`) and frees its slot.
   Result take(int64_t& waited_ns);

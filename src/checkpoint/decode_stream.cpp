@@ -45,7 +45,7 @@ class StreamDecoder final : public ShardDecoder {
       return true;
     };
     auto fail = [&](const std::string& why) {
-      if (o.error.empty()) o.error = rd.read_error().empty() ? why : rd.read_error();
+      if (o.error.empty()) o.error = rd.read_failed() ? rd.read_failure() : ErrorRecord{.detail = why};
     };
     for_each_piece(rd.shape(), e.logical_offset, e.logical_len, piece_max_, [&](uint64_t, size_t len, uint32_t elem) {
       if (!o.error.empty()) return;
@@ -77,27 +77,28 @@ class StreamDecoder final : public ShardDecoder {
     if (!o.error.empty()) return o;
     while (rd.chunk_left() > 0 || in.pos < in.size) {  // rest of the frame (epilogue) or stray bytes
       if (!refill()) {
-        if (!rd.read_error().empty()) o.error = rd.read_error();
+        if (rd.read_failed()) o.error = rd.read_failure();
         break;
       }
       if (!zstd_) {
-        o.error = "more stored bytes than logical bytes";
+        o.error.detail = "more stored bytes than logical bytes";
         return o;
       }
       uint8_t dummy[64];
       ZSTD_outBuffer ob{dummy, sizeof(dummy), 0};
       const size_t r = ZSTD_decompressStream(dctx_.get(), &ob, &in);
       if (ZSTD_isError(r) || ob.pos) {
-        o.error = ZSTD_isError(r) ? fmt::format("zstd: {}", ZSTD_getErrorName(r)) : "frame holds more than the chunk";
+        o.error.detail = ZSTD_isError(r) ? fmt::format("zstd: {}", ZSTD_getErrorName(r))
+                                         : "frame holds more than the chunk";
         return o;
       }
       if (r == 0 && in.pos < in.size) {
-        o.error = "stray bytes after the zstd frame";
+        o.error.detail = "stray bytes after the zstd frame";
         return o;
       }
     }
     if (!o.error.empty()) return o;
-    o.error = checksum_mismatch(XXH3_64bits_digest(stored_.get()), XXH3_64bits_digest(logical_.get()), e);
+    o.error.detail = checksum_mismatch(XXH3_64bits_digest(stored_.get()), XXH3_64bits_digest(logical_.get()), e);
     o.verified = o.error.empty();
     return o;
   }

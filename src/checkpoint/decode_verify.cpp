@@ -35,7 +35,7 @@ class VerifyDecoder final : public ShardDecoder {
     if (o.error.empty() && interrupted()) o.interrupted = true;
     hash_ns_ += now_ns() - t0;
     if (!o.error.empty() || o.interrupted) return o;
-    o.error = checksum_mismatch(stored, e.xxh3_logical, e);  // the logical checksum is not computed here
+    o.error.detail = checksum_mismatch(stored, e.xxh3_logical, e);  // the logical checksum is not computed here
     o.verified = o.error.empty();
     return o;
   }
@@ -43,19 +43,21 @@ class VerifyDecoder final : public ShardDecoder {
   int64_t decode_ns() const override { return hash_ns_; }
 
  private:
-  std::string hash_stream(ShardReader& rd, uint64_t& out) {
+  // An empty record, or the failed read.
+  ErrorRecord hash_stream(ShardReader& rd, uint64_t& out) {
     XXH3_64bits_reset(state_.get());
     const uint8_t* p = nullptr;
     size_t k = 0;
     while (rd.next(p, k)) XXH3_64bits_update(state_.get(), p, k);
-    if (!rd.read_error().empty()) return rd.read_error();
+    if (rd.read_failed()) return rd.read_failure();
     out = XXH3_64bits_digest(state_.get());
     return {};
   }
 
   // One frame per piece, back to back; a frame may end inside a block the reader handed out, so
-  // the bytes past it are kept for the next frame.
-  std::string hash_frames(ShardReader& rd, const IndexEntry& e, uint64_t& out) {
+  // the bytes past it are kept for the next frame. An empty record, the failed read, or why the
+  // data is not a frame (`detail`).
+  ErrorRecord hash_frames(ShardReader& rd, const IndexEntry& e, uint64_t& out) {
     size_t n_pieces = 0;
     for_each_piece(rd.shape(), e.logical_offset, e.logical_len, piece_max_,
                    [&](uint64_t, size_t, uint32_t) { ++n_pieces; });
@@ -68,17 +70,19 @@ class VerifyDecoder final : public ShardDecoder {
           frame = ZSTD_findFrameCompressedSize(buf_.data(), have);
           if (!ZSTD_isError(frame)) break;
           if (ZSTD_getErrorCode(frame) != ZSTD_error_srcSize_wrong)
-            return fmt::format("piece {} of the chunk: not a zstd frame ({}): the data is corrupt", n,
-                               ZSTD_getErrorName(frame));
+            return {.detail = fmt::format("piece {} of the chunk: not a zstd frame ({}): the data is corrupt", n,
+                                          ZSTD_getErrorName(frame))};
           if (have == frame_max_)
-            return fmt::format("piece {} of the chunk: no complete zstd frame within {} B: the data is corrupt", n,
-                               frame_max_);
+            return {
+                .detail = fmt::format("piece {} of the chunk: no complete zstd frame within {} B: the data is corrupt",
+                                      n, frame_max_)};
         }
         const uint8_t* p = nullptr;
         size_t k = 0;
         if (!rd.next(p, k, frame_max_ - have))
-          return rd.read_error().empty() ? fmt::format("stored data ends inside piece {}'s zstd frame", n)
-                                         : rd.read_error();
+          return rd.read_failed()
+                     ? rd.read_failure()
+                     : ErrorRecord{.detail = fmt::format("stored data ends inside piece {}'s zstd frame", n)};
         std::memcpy(buf_.data() + have, p, k);
         have += k;
       }
@@ -87,7 +91,7 @@ class VerifyDecoder final : public ShardDecoder {
       have -= frame;
     }
     if (interrupted()) return {};
-    if (have > 0 || rd.chunk_left() > 0) return "stray bytes after the chunk's last zstd frame";
+    if (have > 0 || rd.chunk_left() > 0) return {.detail = "stray bytes after the chunk's last zstd frame"};
     out = combine_piece_hashes(hashes);
     return {};
   }

@@ -80,10 +80,10 @@ void PiecePool::compress(Slot& s, Worker& w) {
   }
   size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx*>(w.cctx), s.out.get(), s.out_cap, src, j.len);
   if (ZSTD_isError(r)) {
-    s.error = ZSTD_getErrorName(r);
+    s.error = ErrorRecord{.op = "zstd", .detail = ZSTD_getErrorName(r)};
     s.out_len = 0;
   } else {
-    s.error.clear();
+    s.error = ErrorRecord{};
     s.out_len = r;
     const int64_t h1 = thread_cpu_ns();
     s.xxh3_logical = XXH3_64bits(logical, j.len);

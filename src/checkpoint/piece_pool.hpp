@@ -22,6 +22,7 @@
 
 #include "checkpoint/compressor.hpp"
 #include "checkpoint/resident_state.hpp"
+#include "core/error_record.hpp"
 #include "core/io_memory.hpp"
 #include "core/ordered_pool.hpp"
 
@@ -52,13 +53,14 @@ class PiecePool {
 
   /// The oldest submitted, unreleased piece's zstd frame, once compressed, with the XXH3-64 of
   /// the piece's logical bytes (before byte grouping) and of the frame, computed by the worker
-  /// that compressed it (shard_format.hpp, kFlagPieceHashes). `error` is zstd's error name when
-  /// it failed (data/len then empty). `data` stays valid until release().
+  /// that compressed it (shard_format.hpp, kFlagPieceHashes). `error` says when compressing
+  /// failed (op "zstd", detail zstd's error name; data/len then empty). `data` stays valid until
+  /// release().
   struct Frame {
     const uint8_t* data = nullptr;
     size_t len = 0;
     uint64_t xxh3_logical = 0, xxh3_stored = 0;
-    std::string error;
+    ErrorRecord error;  // empty(): compressed
   };
   /// Waits for it; adds the time blocked to `waited_ns`.
   Frame take(int64_t& waited_ns);
@@ -83,7 +85,7 @@ class PiecePool {
     IoMemory out;
     size_t out_cap = 0, out_len = 0;
     uint64_t xxh3_logical = 0, xxh3_stored = 0;
-    std::string error;
+    ErrorRecord error;
     int64_t busy_ns = 0, hash_ns = 0;  // CPU time this piece took: compressing, checksums
   };
   struct Worker {

@@ -20,7 +20,7 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
                  RankRestoreResult& res) {
   res.path = path;
   if (cold) {
-    res.error.detail = ShardReader::make_cold(path);  // untimed; the line names the path
+    res.error = ShardReader::make_cold(path);  // untimed
     if (!res.error.empty()) return;
   }
   const int64_t t0 = now_ns();
@@ -28,7 +28,7 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
   res.direct = rd.direct();
   if (rd.failed()) {
     res.corrupt = rd.corrupt();
-    res.error.detail = rd.error();  // the line names the path
+    res.error = rd.failure();
     return;
   }
   const std::vector<IndexEntry>& index = rd.index();
@@ -42,23 +42,23 @@ void restore_one(const std::string& path, uint64_t block, int decode_threads, bo
       break;
     }
     const IndexEntry& e = index[ci];
-    std::string why = rd.begin_chunk(e);
     ChunkOutcome o;
-    if (why.empty()) {
-      o = dec->decode_chunk(rd, e);
-      why = o.error;
-    }
+    if (std::string why = rd.begin_chunk(e); why.empty()) o = dec->decode_chunk(rd, e);
+    else o.error.detail = std::move(why);
     if (o.interrupted) {
       res.interrupted = true;
       break;
     }
-    if (!why.empty()) {
+    if (!o.error.empty()) {
       res.corrupt = true;
-      // error_line: "<path>: chunk 3 of 8 (stored bytes ..., logical bytes ...): why".
-      res.error = ErrorRecord{.path = path,
-                              .detail = fmt::format("chunk {} of {} (stored bytes {}..{}, logical bytes {}..{}): {}",
-                                                    ci, index.size(), e.stored_offset, e.stored_offset + e.stored_len,
-                                                    e.logical_offset, e.logical_offset + e.logical_len, why)};
+      // error_line: "<path>: chunk 3 of 8 (stored bytes ..., logical bytes ...): why" for data that
+      // does not check; a failed read keeps its errno and operation ahead of the path.
+      res.error = std::move(o.error);
+      res.error.path = path;
+      const std::string chunk = fmt::format("chunk {} of {} (stored bytes {}..{}, logical bytes {}..{})", ci,
+                                            index.size(), e.stored_offset, e.stored_offset + e.stored_len,
+                                            e.logical_offset, e.logical_offset + e.logical_len);
+      res.error.detail = res.error.detail.empty() ? chunk : chunk + ": " + res.error.detail;
       break;
     }
     ++res.chunks_verified;

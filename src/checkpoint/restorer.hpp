@@ -30,9 +30,9 @@ struct RankRestoreResult {
   int64_t decode_wait_ns = 0;  // version 3: the rank's thread waiting for decoders
   bool interrupted = false;
   bool corrupt = false;  // a checksum mismatch or an undecodable chunk
-  // What failed: the shard (path), then the chunk, its byte ranges and why (detail); or, when the
-  // shard could not be opened or is not a shard, the reader's one line (detail, naming the path).
-  // empty() when fine.
+  // What failed: the shard (path); the chunk, its byte ranges and why (detail); where a system
+  // call failed (open, a read of the chunk), its errno and the operation (with its offset). A file
+  // that is not a shard: the path and why (detail). empty() when fine.
   ErrorRecord error;
 };
 

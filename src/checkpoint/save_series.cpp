@@ -17,6 +17,31 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
+const char* to_string(SeriesStop s) {
+  switch (s) {
+    case SeriesStop::kRepeat:
+      return "repeat";
+    case SeriesStop::kDuration:
+      return "duration";
+    case SeriesStop::kInterrupted:
+      return "interrupted";
+    case SeriesStop::kSaveFailed:
+      return "save failed";
+    case SeriesStop::kRestoreFailed:
+      return "restore failed";
+    case SeriesStop::kNone:
+      break;
+  }
+  return "";
+}
+
+std::optional<SeriesStop> series_stop_from_string(std::string_view text) {
+  for (const SeriesStop s : {SeriesStop::kNone, SeriesStop::kRepeat, SeriesStop::kDuration, SeriesStop::kInterrupted,
+                             SeriesStop::kSaveFailed, SeriesStop::kRestoreFailed})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
 SeriesResult run_save_series(std::vector<ResidentState>& states, const std::string& dir, const SaveOptions& opts,
                              bool async, TrainingEmulator* emulator, const SeriesLimits& limits,
                              const std::function<void(const SeriesSave&)>& on_save) {
@@ -31,15 +56,15 @@ SeriesResult run_save_series(std::vector<ResidentState>& states, const std::stri
   try {
     for (uint64_t i = 1;; ++i) {
       if (limits.repeat && i > limits.repeat) {
-        out.stopped_by = "repeat";
+        out.stopped_by = SeriesStop::kRepeat;
         break;
       }
       if (i > 1 && limits.duration_s > 0 && (now_ns() - t0) / 1e9 >= limits.duration_s) {
-        out.stopped_by = "duration";
+        out.stopped_by = SeriesStop::kDuration;
         break;
       }
       if (interrupted()) {
-        out.stopped_by = "interrupted";
+        out.stopped_by = SeriesStop::kInterrupted;
         break;
       }
       remove_published();  // the previous save's files, before this save writes
@@ -49,7 +74,7 @@ SeriesResult run_save_series(std::vector<ResidentState>& states, const std::stri
       out.last_file_bytes.clear();
       out.last_restore.reset();
       if (!out.last.ok) {
-        out.stopped_by = out.last.interrupted ? "interrupted" : "save failed";
+        out.stopped_by = out.last.interrupted ? SeriesStop::kInterrupted : SeriesStop::kSaveFailed;
         break;
       }
       published = out.last.final_paths;
@@ -72,7 +97,7 @@ SeriesResult run_save_series(std::vector<ResidentState>& states, const std::stri
         if (limits.mark) limits.mark(2);
         const RestoreResult& r = *out.last_restore;
         if (!r.ok) {
-          out.stopped_by = r.interrupted || interrupted() ? "interrupted" : "restore failed";
+          out.stopped_by = r.interrupted || interrupted() ? SeriesStop::kInterrupted : SeriesStop::kRestoreFailed;
           break;
         }
         // As the report's restore section: logical bytes over the slowest rank's duration.

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoint/restorer.hpp"
@@ -42,6 +43,20 @@ struct SeriesSave {
   std::optional<double> restore_bytes_per_s;  // logical bytes / the slowest rank's restore time, with --restore
 };
 
+/// Why a series ended; to_string gives the text the checkpoint document's series.stopped_by holds.
+enum class SeriesStop {
+  kNone,           // "": no save was attempted (stopped while preparing)
+  kRepeat,         // "repeat": --repeat saves done
+  kDuration,       // "duration": --duration passed
+  kInterrupted,    // "interrupted": SIGINT or SIGTERM
+  kSaveFailed,     // "save failed"
+  kRestoreFailed,  // "restore failed" (--restore)
+};
+/// "repeat", "duration", "interrupted", "save failed", "restore failed"; "" for kNone.
+const char* to_string(SeriesStop s);
+/// The stop a text names (the inverse of to_string, "" included); nullopt for any other text.
+std::optional<SeriesStop> series_stop_from_string(std::string_view text);
+
 /// The whole series. `last` is the last save attempted (complete, failed or interrupted); the
 /// files of the last completed save are still published (paths in last.final_paths) when `last`
 /// is ok: the caller removes or keeps them.
@@ -50,8 +65,8 @@ struct SeriesResult {
   SaveResult last;
   std::vector<uint64_t> last_file_bytes;  // stat of last's published files (bytes on disk), per rank
   std::optional<RestoreResult> last_restore;
-  double elapsed_s = 0;    // first save's start .. series end
-  std::string stopped_by;  // "repeat", "duration", "interrupted", "save failed", "restore failed"
+  double elapsed_s = 0;  // first save's start .. series end
+  SeriesStop stopped_by = SeriesStop::kNone;
 };
 
 /// Runs the series. `on_save` is called after each completed save (for progress lines).

@@ -19,6 +19,7 @@
 
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/shard_reader.hpp"
+#include "core/error_record.hpp"
 
 namespace ioprobe::checkpoint {
 
@@ -26,7 +27,10 @@ namespace ioprobe::checkpoint {
 struct ChunkOutcome {
   bool verified = false;     // both checksums match the index
   bool interrupted = false;  // Ctrl-C or SIGTERM stopped it (not an error)
-  std::string error;         // why the chunk is refused (one line, without path and chunk: the caller adds them)
+  // Why the chunk is refused; empty() when it is not. A failed read keeps the device's errno and
+  // the operation with its offset (ShardReader::read_failure); data that does not decode or check
+  // has err 0 and `detail`, one line. No path or chunk: the caller adds them.
+  ErrorRecord error;
 };
 
 class ShardDecoder {

@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "engine/engine_choice.hpp"
 #include "engine/uring_reader.hpp"
 
 namespace ioprobe::checkpoint {
@@ -63,9 +64,9 @@ std::string check_shard_metadata(const std::string& path, Trailer& t, std::vecto
   return why;
 }
 
-std::string ShardReader::make_cold(const std::string& path) {
+ErrorRecord ShardReader::make_cold(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(errno, "open", escape_bytes(path)).what();
+  if (fd < 0) return ErrorRecord{.err = errno, .op = "open", .path = path};
   ::fdatasync(fd);
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);
@@ -76,7 +77,11 @@ ShardReader::ShardReader(const std::string& path, uint64_t read_block_bytes, boo
   try {
     rd_ = std::make_unique<UringFileReader>(path, UringReaderOptions{static_cast<size_t>(read_block_bytes), 4, cold});
   } catch (const IoError& e) {
-    error_ = e.what();
+    // The ring's refusal keeps its hint (sysctl, seccomp, locked memory); the open's needs none.
+    failure_ = ErrorRecord{.err = e.err(),
+                           .op = e.op(),
+                           .path = path,
+                           .detail = e.op() == "io_uring_queue_init" ? io_uring_setup_hint(e.err()) : ""};
     return;
   }
   direct_ = rd_->direct();
@@ -86,7 +91,7 @@ ShardReader::ShardReader(const std::string& path, uint64_t read_block_bytes, boo
   const std::string why = read_metadata(fd, trailer_, regions, index_);
   if (!why.empty()) {
     corrupt_ = true;
-    error_ = fmt::format("{}: {}", escape_bytes(path), why);
+    failure_ = ErrorRecord{.path = path, .detail = why};  // the line: "PATH: why"
     return;
   }
   shape_.regions = std::move(regions);
@@ -94,8 +99,10 @@ ShardReader::ShardReader(const std::string& path, uint64_t read_block_bytes, boo
   // The chunks' stored bytes lie back to back from offset 0 to the metadata: one stream, read
   // ahead by the reader; a chunk the index places elsewhere is corrupt (begin_chunk).
   const uint64_t data_end = index_.empty() ? 0 : index_.back().stored_offset + index_.back().stored_len;
-  if (rd_->start(0, std::min<uint64_t>(data_end, trailer_.meta_offset)) < 0)
-    error_ = fmt::format("{}: {}", escape_bytes(path), rd_->last_error());
+  if (rd_->start(0, std::min<uint64_t>(data_end, trailer_.meta_offset)) < 0) {
+    failure_ = rd_->last_failure();
+    failure_.path = path;
+  }
 }
 
 ShardReader::~ShardReader() {
@@ -106,18 +113,18 @@ std::string ShardReader::begin_chunk(const IndexEntry& e) {
   if (e.stored_offset != pos_)  // (no bytes are carried over a chunk's end)
     return fmt::format("the index places it at offset {}, the previous chunk ended at {}", e.stored_offset, pos_);
   left_ = e.stored_len;
-  read_error_.clear();
+  read_failure_ = ErrorRecord{};
   return {};
 }
 
 bool ShardReader::next(const uint8_t*& p, size_t& k, size_t max) {
-  if (left_ == 0 || !read_error_.empty()) return false;
+  if (left_ == 0 || read_failed()) return false;
   if (blk_pos_ == blk_len_) {
     const int64_t t0 = now_ns();
     const int r = rd_->next(blk_, blk_len_);
     read_ns_ += now_ns() - t0;
     if (r != 0) {
-      read_error_ = r == 1 ? std::string("stored data ends early") : rd_->last_error();
+      read_failure_ = r == 1 ? ErrorRecord{.detail = "stored data ends early"} : rd_->last_failure();
       return false;
     }
     blk_pos_ = 0;

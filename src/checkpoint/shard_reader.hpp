@@ -13,6 +13,7 @@
 
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/state_spec.hpp"
+#include "core/error_record.hpp"
 
 namespace ioprobe {
 class UringFileReader;
@@ -31,23 +32,26 @@ class ShardReader {
   /// Makes `path` cold: its dirty pages are written (fdatasync) and its cached pages dropped
   /// (posix_fadvise DONTNEED), so the reads that follow go to the device (O_DIRECT reads bypass
   /// the cache anyway; this keeps the buffered fallback and the metadata reads cold too). Returns
-  /// "" or the error opening it (one line naming the path). Call before the clock starts.
-  static std::string make_cold(const std::string& path);
+  /// an empty record, or the failure opening it (errno, op "open", the path). Call before the
+  /// clock starts.
+  static ErrorRecord make_cold(const std::string& path);
 
   /// Opens `path` (made cold first by make_cold when `cold`; then read with O_DIRECT where the
   /// filesystem takes it, else buffered), reads the
   /// trailer and the metadata and starts the stream of stored bytes in reads of
   /// `read_block_bytes` (4 in flight). Never throws for I/O or data errors: failed() is then
-  /// true with error() (one line naming the path) and corrupt() for data that is not a shard;
-  /// std::bad_alloc reaches the caller.
+  /// true with failure() (the path, errno and operation where a system call failed, else why in
+  /// `detail`) and corrupt() for data that is not a shard; std::bad_alloc reaches the caller.
   ShardReader(const std::string& path, uint64_t read_block_bytes, bool cold = true);
   /// Cold: drops the file's cached pages again, so a restore leaves no cache behind.
   ~ShardReader();
   ShardReader(const ShardReader&) = delete;
   ShardReader& operator=(const ShardReader&) = delete;
 
-  bool failed() const { return !error_.empty(); }
-  const std::string& error() const { return error_; }
+  bool failed() const { return !failure_.empty(); }
+  const ErrorRecord& failure() const { return failure_; }
+  /// error_line(failure()): one line naming the path.
+  std::string error() const { return error_line(failure_); }
   bool corrupt() const { return corrupt_; }
   const std::string& path() const { return path_; }
   bool direct() const { return direct_; }
@@ -62,17 +66,20 @@ class ShardReader {
   std::string begin_chunk(const IndexEntry& e);
   /// The next stored bytes of the chunk begun: `p` into the reader's current block, `k` > 0 and at
   /// most `max` bytes, valid until the next call. False at the chunk's end, or when the read
-  /// failed: then read_error() says why ("stored data ends early", or the device's error).
+  /// failed: then read_failure() says why (detail "stored data ends early", or the device's
+  /// errno and operation with its offset; no path: the caller names the file).
   bool next(const uint8_t*& p, size_t& k, size_t max = SIZE_MAX);
   /// Stored bytes of the chunk begun not yet handed out.
   uint64_t chunk_left() const { return left_; }
-  const std::string& read_error() const { return read_error_; }
+  const ErrorRecord& read_failure() const { return read_failure_; }
+  bool read_failed() const { return !read_failure_.empty(); }
 
   uint64_t stored_bytes() const { return stored_bytes_; }  // chunk bytes handed out so far
   int64_t read_ns() const { return read_ns_; }             // time next() waited for the device
 
  private:
-  std::string path_, error_, read_error_;
+  std::string path_;
+  ErrorRecord failure_, read_failure_;
   bool cold_ = true, corrupt_ = false, direct_ = false;
   std::unique_ptr<UringFileReader> rd_;
   Trailer trailer_;

@@ -14,6 +14,7 @@
 #include "checkpoint/shard_format.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/interrupt.hpp"
 #include "core/xxh3.hpp"
 
@@ -45,7 +46,7 @@ struct ShardJob {
   std::vector<IndexEntry>& index;
   RankSaveResult& res;
   const std::atomic<bool>* abort;
-  std::string zstd_error;
+  ErrorRecord zstd_failure;  // op "zstd", detail zstd's error text; empty(): none
   bool stop() const { return interrupted() || (abort && abort->load(std::memory_order_relaxed)); }
 };
 
@@ -151,7 +152,7 @@ int write_streamed(ShardJob& j) {
   }
   if (zc) {
     res.compress_ns = zc->busy_ns();
-    if (rc == -EPROTO) j.zstd_error = zc->error_text();
+    if (rc == -EPROTO) j.zstd_failure = ErrorRecord{.op = "zstd", .detail = zc->error_text()};
   }
   return rc;
 }
@@ -208,7 +209,7 @@ int write_pooled(ShardJob& j) {
     inflight.pop_front();
     PiecePool::Frame f = pool.take(res.compress_ns);
     if (!f.error.empty()) {
-      j.zstd_error = f.error;
+      j.zstd_failure = f.error;
       rc = -EPROTO;
       break;
     }
@@ -279,12 +280,12 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
     rc = pooled ? write_pooled(job) : write_streamed(job);
   } catch (const std::bad_alloc&) {  // compression contexts and buffers
     rc = -ENOMEM;
-    job.zstd_error.clear();
+    job.zstd_failure = ErrorRecord{};
     w->drain();
     res.err_detail = "out of memory for the compression buffers; lower --compress-threads or free memory";
   } catch (const std::system_error& e) {  // no compression thread (EAGAIN at a thread or memory limit)
     rc = -(e.code().value() ? e.code().value() : EAGAIN);
-    job.zstd_error.clear();
+    job.zstd_failure = ErrorRecord{};
     w->drain();
     res.err_detail = std::string("cannot start the compression threads (") + e.what() + "); lower --compress-threads";
   }
@@ -312,8 +313,9 @@ RankSaveResult save_shard(const ResidentState& state, const std::string& tmp_pat
   res.fsync_ns = w->stats().fsync_ns;
   if (rc != 0) {
     res.err = -rc;
-    res.err_op = rc == -EPROTO && !job.zstd_error.empty() ? "zstd" : w->last_error_op();
-    if (res.err_op == "zstd") res.err_detail = job.zstd_error;
+    const bool zstd = rc == -EPROTO && !job.zstd_failure.empty();
+    res.err_op = zstd ? job.zstd_failure.op : w->last_error_op();
+    if (zstd) res.err_detail = job.zstd_failure.detail;
     if (!res.err_detail.empty() && res.err_op != "zstd") res.err_op = "allocate";
     if (res.err_op.empty()) res.err_op = "write";
   }

@@ -23,7 +23,7 @@ constexpr int kOwnReadPasses = 3;
 
 // One pass of ioprobe's own read of the files with `engine`: one worker, buffered (the page
 // cache's copies, as the Dataset read them), no CPU cost of its own, a seed per pass.
-LoaderConfig own_read_config(const char* engine, uint32_t batch_size, int pass) {
+LoaderConfig own_read_config(EngineKind engine, uint32_t batch_size, int pass) {
   LoaderConfig l;
   l.num_workers = 1;
   l.batch_size = std::max<uint32_t>(1, batch_size);
@@ -56,25 +56,26 @@ void measure_own_read(const std::vector<std::string>& paths, uint32_t batch_size
   FileIndex index;  // no root: the driver's paths as given (absolute)
   for (const std::string& p : paths) index.add(p, FileIndex::kUnknownSize);
   struct Engine {
-    const char* name;
+    EngineKind kind;
     CalFigure* out;
   };
-  for (const Engine& e : {Engine{"io_uring", &cal.own_read_io_uring_us}, Engine{"psync", &cal.own_read_psync_us}}) {
+  for (const Engine& e :
+       {Engine{EngineKind::kIoUring, &cal.own_read_io_uring_us}, Engine{EngineKind::kPsync, &cal.own_read_psync_us}}) {
     std::vector<double> per_file_us;
     try {
       for (int pass = 0; pass < kOwnReadPasses && !interrupted(); ++pass) {
-        const LoaderResult r = run_loader(index, own_read_config(e.name, batch_size, pass));
+        const LoaderResult r = run_loader(index, own_read_config(e.kind, batch_size, pass));
         if (r.partial) break;
         if (r.errors || r.samples == 0) {
-          notes.push_back(fmt::format("ioprobe's own read with {}: {} of {} files failed; not measured", e.name,
-                                      r.errors, paths.size()));
+          notes.push_back(fmt::format("ioprobe's own read with {}: {} of {} files failed; not measured",
+                                      to_string(e.kind), r.errors, paths.size()));
           per_file_us.clear();
           break;
         }
         per_file_us.push_back((r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.samples));
       }
     } catch (const std::exception& ex) {
-      notes.push_back(fmt::format("ioprobe's own read with {} was not measured: {}", e.name, ex.what()));
+      notes.push_back(fmt::format("ioprobe's own read with {} was not measured: {}", to_string(e.kind), ex.what()));
       per_file_us.clear();
     }
     if (per_file_us.empty()) continue;

@@ -276,10 +276,10 @@ int cmd_capacity(const CommandContext& ctx) {
   in.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
   in.repeats = repeats;
   in.max_gpus = max_gpus;
-  in.stop_reason = interrupted() || job_stop == 2                          ? "interrupted"
-                   : answer.bound == "budget" && !answer.boundary_measured ? "budget"
-                   : answer.bound == "limit"                               ? "limit"
-                                                                           : "completed";
+  in.stop = interrupted() || job_stop == 2                          ? CapacityStop::kInterrupted
+            : answer.bound == "budget" && !answer.boundary_measured ? CapacityStop::kBudget
+            : answer.bound == "limit"                               ? CapacityStop::kLimit
+                                                                    : CapacityStop::kCompleted;
 
   doc.target = plan_target_section(plan, base);
   doc.targets = target_share_sections(plan.targets);
@@ -310,7 +310,7 @@ int cmd_capacity(const CommandContext& ctx) {
   for (auto& w : devices.warnings(answer.points, c.cache == CacheMode::kCold, plan.target()))
     doc.warnings.push_back(std::move(w));
   if (multi) doc.cluster = capacity_cluster_section(comm, hosts, placement.kind, placement.how);
-  doc.partial = in.stop_reason == "interrupted" || answer.points.empty();
+  doc.partial = in.stop == CapacityStop::kInterrupted || answer.points.empty();
   for (const auto& w : data.warnings) doc.warnings.push_back(w);
   for (const auto& w : search_warnings) doc.warnings.push_back(w);
   for (const auto& w : c.calibration_notes) doc.warnings.push_back(w);  // as run's and tune's
@@ -323,7 +323,7 @@ int cmd_capacity(const CommandContext& ctx) {
         !w.empty())
       doc.warnings.push_back(w);
   }
-  if (answer.points.empty() && in.stop_reason != "interrupted")
+  if (answer.points.empty() && in.stop != CapacityStop::kInterrupted)
     doc.warnings.push_back(fmt::format("no point was measured: --budget {} left no room for {} x {} s after the "
                                        "dataset check; raise --budget",
                                        format_seconds(budget_s), repeats, point_s));
@@ -340,7 +340,7 @@ int cmd_capacity(const CommandContext& ctx) {
   }
   int rc = answer.points.empty() ? kExitFailure : kExitOk;
   if (interrupted()) rc = interrupt_exit_code();
-  else if (in.stop_reason == "interrupted") rc = kExitSigint;  // another host's signal
+  else if (in.stop == CapacityStop::kInterrupted) rc = kExitSigint;  // another host's signal
   return multi ? share_exit_code(comm, rc) : rc;
 }
 

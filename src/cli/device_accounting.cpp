@@ -277,7 +277,7 @@ void run_device_io_into(std::optional<DeviceIoSection>& device_io, std::optional
   device_io = device_io_section(io, DeviceRef::kRead, lr.bytes);
   epochs_out = run_epochs(lr, epochs);
   // Interrupted: the reads include batches fetched ahead and discarded; no whole-run ratio.
-  if (lr.partial) interrupted_run_device_io(*device_io, *epochs_out, lr.stop_reason);
+  if (lr.partial) interrupted_run_device_io(*device_io, *epochs_out, lr.stop);
   if (bytes_src) {
     const std::string src = bytes_source(io, lr.bytes, t.fs_type);
     *bytes_src = src;

@@ -71,8 +71,8 @@ int cmd_probe(const CommandContext& ctx) {
   Topology topo = discover(sysfs_root);
   UringAvailability uring = probe_io_uring();
   bool cold_buffered = target.o_direct != 1;
-  EngineChoice cold = choose_engine("auto", target, cold_buffered, uring);
-  EngineChoice warm = choose_engine("auto", target, true, uring);
+  EngineChoice cold = choose_engine(EngineSelection::kAuto, target, cold_buffered, uring);
+  EngineChoice warm = choose_engine(EngineSelection::kAuto, target, true, uring);
   // raw's answer for buffered reads with requests in flight: the same chooser at depth > 1.
   EngineRequest deep_request;
   deep_request.buffered = true;

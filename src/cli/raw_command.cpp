@@ -92,8 +92,9 @@ RawConfig build_config(const po::variables_map& vm) {
                                  "or drop --size to use the whole existing file",
                                  escape_bytes(vm["size"].as<std::string>())));
   c.direct = get_bool(vm, "direct", false);
-  c.engine = get_choice(vm, "engine", "auto", {"io_uring", "psync", "auto", "gds"});
-  if (c.engine == "gds") refuse_gds();  // run's refusal: what GPUDirect Storage lacks, what to use instead
+  const std::string engine = get_choice(vm, "engine", "auto", {"io_uring", "psync", "auto", "gds"});
+  if (engine == "gds") refuse_gds();  // run's refusal: what GPUDirect Storage lacks, what to use instead
+  c.engine = engine_selection_from_string(engine).value_or(EngineSelection::kAuto);
   c.runtime_s = get_duration(vm, "runtime", 0);
   c.sqpoll = get_bool(vm, "sqpoll", false);
   c.allow_overwrite = get_bool(vm, "allow-overwrite", false);
@@ -122,7 +123,7 @@ RawConfig build_config(const po::variables_map& vm) {
 // RLIMIT_MEMLOCK (engine/uring_memlock.hpp); decided before any job starts (it may fall back to
 // psync: `choice` then says so).
 void plan_memlock(RawConfig& cfg, const HostInfo& host, RawEngineChoice& choice, std::vector<std::string>& warnings) {
-  if (choice.name != "io_uring") return;
+  if (choice.name != EngineKind::kIoUring) return;
   MemlockNeed need;
   need.rings = cfg.numjobs + 1;  // and the ring choose_raw_engine's probe just closed (uncharged asynchronously)
   need.ring_bytes = ring_locked_bytes(cfg.iodepth, 2 * cfg.iodepth);

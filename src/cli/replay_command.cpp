@@ -140,7 +140,9 @@ int cmd_replay(const CommandContext& ctx) {
     throw UsageError("--cache warm reads through the page cache; --direct 1 contradicts it (use --cache cold)");
   ropts.gaps = gap_mode(vm);
   ropts.progress = !get_bool(vm, "quiet", false);
-  const std::string engine_req = get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"});
+  const EngineSelection engine_req = engine_selection_from_string(
+                                         get_choice(vm, "engine", "auto", {"auto", "io_uring", "psync"}))
+                                         .value_or(EngineSelection::kAuto);
   const std::string json_path = get_string(vm, "json");
 
   comm::Comm& comm = *ctx.comm;

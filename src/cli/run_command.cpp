@@ -86,7 +86,7 @@ std::string read_pattern(const RecordLayout& layout, const LoaderConfig& l) {
     case DatasetKind::kToken:
       return fmt::format("map-style: {} sampler over sequence indices, one {} read per sample at its offset in the "
                          "token file{}",
-                         l.shuffle ? "shuffled" : "sequential", l.engine,
+                         l.shuffle ? "shuffled" : "sequential", to_string(l.engine),
                          l.direct && layout.fixed_size() % 4096 ? " (O_DIRECT: unaligned samples read as their "
                                                                   "4 KiB-aligned span into a bounce buffer)"
                                                                 : "");
@@ -332,7 +332,7 @@ int cmd_run(const CommandContext& ctx) {
     // A multi-host run stopped by another host's signal is partial here too (exit 130).
     rc = interrupt_exit_code() ? interrupt_exit_code() : static_cast<int>(kExitSigint);
   } else if (lr.samples == 0) {  // nothing measured: never a success, errors or not
-    message(fmt::format("no sample was read ({}); exit 1", lr.stop_reason));
+    message(fmt::format("no sample was read ({}); exit 1", to_string(lr.stop)));
     rc = kExitFailure;
   }
   return share_exit_code(comm, rc);

@@ -9,6 +9,7 @@
 
 #include "cli/options.hpp"
 #include "dataset/spec.hpp"
+#include "engine/engine_kind.hpp"
 #include "ingest/analysis.hpp"
 #include "loader/config.hpp"
 #include "topology/numa.hpp"
@@ -19,16 +20,13 @@ namespace ioprobe::cli {
 enum class CacheMode { kCold, kWarm };
 /// --direct, for cold runs: auto (O_DIRECT where accepted), on (O_DIRECT or stop), off (buffered + eviction).
 enum class DirectMode { kAuto, kOn, kOff };
-/// --engine as asked; the plan resolves it to io_uring or psync.
-enum class EngineRequest { kAuto, kIoUring, kPsync };
 /// --ingest-rate: which of the catalog's published rates sets the demand.
 enum class RateFamily { kTraining, kEmulation };
 
-/// The option value each enum came from ("cold", "auto", "io_uring", "training", ...), as the
+/// The option value each enum came from ("cold", "auto", "training", ...), as the
 /// reports print it.
 const char* name(CacheMode m);
 const char* name(DirectMode m);
-const char* name(EngineRequest m);
 const char* name(RateFamily m);
 
 /// Which command's options are read: gen relaxes the run-only ones; tune sweeps --workers and
@@ -49,8 +47,8 @@ struct RunConfig {
 
   LoaderConfig loader;  // options only: engine, direct and placement are decided by prepare_run
   CacheMode cache = CacheMode::kCold;
-  DirectMode direct = DirectMode::kAuto;  // cold runs: O_DIRECT or evict + buffered
-  EngineRequest engine_request = EngineRequest::kAuto;
+  DirectMode direct = DirectMode::kAuto;                    // cold runs: O_DIRECT or evict + buffered
+  EngineSelection engine_request = EngineSelection::kAuto;  // --engine; the plan resolves auto
   Placement numa;            // --numa none|local|interleave|node:N, parsed (Local resolved by prepare_run)
   bool drop_caches = false;  // --drop-caches
 

@@ -104,9 +104,6 @@ bool build_run_config(const CommandContext& ctx, bool for_gen, RunConfig& c) {
 
 const char* name(CacheMode m) { return m == CacheMode::kWarm ? "warm" : "cold"; }
 const char* name(DirectMode m) { return m == DirectMode::kOn ? "on" : m == DirectMode::kOff ? "off" : "auto"; }
-const char* name(EngineRequest m) {
-  return m == EngineRequest::kIoUring ? "io_uring" : m == EngineRequest::kPsync ? "psync" : "auto";
-}
 const char* name(RateFamily m) { return m == RateFamily::kEmulation ? "emulation" : "training"; }
 
 namespace {
@@ -362,9 +359,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (engine == "gds") refuse_gds();  // before any dataset is generated
   l.h2d_devices = check_h2d(get_choice(vm, "h2d", "none", {"none", "cuda"}));
   l.h2d_cuda = l.h2d_devices > 0;
-  c.engine_request = engine == "io_uring" ? EngineRequest::kIoUring
-                     : engine == "psync"  ? EngineRequest::kPsync
-                                          : EngineRequest::kAuto;
+  c.engine_request = engine_selection_from_string(engine).value_or(EngineSelection::kAuto);  // gds refused above
   c.drop_caches = get_bool(vm, "drop-caches", false);
   // Parsed now: a typo, or a node this host lacks, must not cost a dataset generation.
   if (!for_tune)

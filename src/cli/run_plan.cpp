@@ -60,7 +60,7 @@ RunPlan prepare_run(const RunConfig& c, const PrepareOptions& o) {
   // sized for the widest run of the command (tune: its largest point).
   utsname u{};
   const std::string kernel = uname(&u) == 0 ? u.release : "";
-  apply_memlock_plan(name(c.engine_request),
+  apply_memlock_plan(c.engine_request,
                      loader_memlock_need(static_cast<uint64_t>(widest.ranks) * widest.num_workers, kernel),
                      read_memlock_limit(), l.engine, p.engine_reason, p.data.warnings);
   l.step_time_s = plan_step_time_s(c, p.demand);

@@ -285,28 +285,28 @@ std::string resolve_cache_and_engine(const RunConfig& c, const PreparedData& dat
     }
   }
   const UringAvailability uring = probe_io_uring();
-  EngineChoice ec = choose_engine(name(c.engine_request), target, !l.direct, uring);
+  EngineChoice ec = choose_engine(c.engine_request, target, !l.direct, uring);
   l.engine = ec.engine;
   engine_reason = ec.reason;
   // A calibration's own read of a file is taken off the loop cost where each sample is one file
   // read (loader_run.hpp loop_burn_us); records in shard or token files keep the whole cost.
   if (data.layout.records_in_files()) l.costs.own_read_io_uring_us = l.costs.own_read_psync_us = 0;
-  if (const double own = l.engine == "psync" ? l.costs.own_read_psync_us : l.costs.own_read_io_uring_us;
+  if (const double own = l.engine == EngineKind::kPsync ? l.costs.own_read_psync_us : l.costs.own_read_io_uring_us;
       own > l.costs.worker.loop_us)
     warnings.push_back(fmt::format(
         "--calibration: the Dataset's loop cost ({:.0f} µs per sample) is below ioprobe's own read of a file with {} "
         "({:.0f} µs, measured by calibrate): the workers burn nothing beyond their reads. Does the Dataset read its "
         "files? If it does, the calibration's loop figure was taken in a noisy moment: rerun `ioprobe calibrate`",
-        l.costs.worker.loop_us, l.engine, own));
+        l.costs.worker.loop_us, to_string(l.engine), own));
   if (!ec.warning.empty()) warnings.push_back(ec.warning);
   // The loader reads every file with one engine: say so where another filesystem would get another.
   for (size_t i = 1; i < targets.size(); ++i) {
-    EngineChoice other = choose_engine(name(c.engine_request), targets[i].info, !l.direct, uring);
+    EngineChoice other = choose_engine(c.engine_request, targets[i].info, !l.direct, uring);
     if (other.engine != ec.engine)
       engine_reason += fmt::format("; chosen for {}, the most bytes: the loader takes one engine per run, so {} is "
                                    "read with it too ({} would pick {} there)",
-                                   group_label(targets.front()), group_label(targets[i]), name(c.engine_request),
-                                   other.engine);
+                                   group_label(targets.front()), group_label(targets[i]), to_string(c.engine_request),
+                                   to_string(other.engine));
   }
   return detail;
 }

@@ -162,7 +162,7 @@ ClusterRun finish_partial(RunPartial p) {
   // Stragglers: a complete run is judged by when each host finished, a run cut short (every host
   // stopped at the same moment) by each host's rate.
   if (c.hosts.size() > 1) {
-    const bool cut = c.merged.stop_reason != "completed";
+    const bool cut = !c.merged.stop.completed();
     double best_done = 1e300, best_rate = 0;
     for (const auto& h : c.hosts) {
       best_done = std::min(best_done, h.last_done_s);

@@ -79,10 +79,8 @@ std::string Engine::misalignment(uint64_t offset, uint32_t len) const {
   return "";
 }
 
-std::unique_ptr<Engine> make_engine(const std::string& name) {
-  if (name == "io_uring") return make_uring_engine();
-  if (name == "psync") return make_pread_engine();
-  return nullptr;
+std::unique_ptr<Engine> make_engine(EngineKind kind) {
+  return kind == EngineKind::kIoUring ? make_uring_engine() : make_pread_engine();
 }
 
 }  // namespace ioprobe

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/io_memory.hpp"
+#include "engine/engine_kind.hpp"
 
 namespace ioprobe {
 
@@ -144,7 +145,7 @@ class Engine {
 std::unique_ptr<Engine> make_uring_engine();
 /// psync engine (pread_engine.cpp): pread/pwrite, one request at a time.
 std::unique_ptr<Engine> make_pread_engine();
-/// By name: "io_uring" or "psync"; nullptr for another name.
-std::unique_ptr<Engine> make_engine(const std::string& name);
+/// The engine of kind `kind`.
+std::unique_ptr<Engine> make_engine(EngineKind kind);
 
 }  // namespace ioprobe

@@ -104,7 +104,7 @@ std::string residency_words(double residency) {
 // auto's pick before availability: the engine and why.
 EngineChoice pick_auto(const EngineRequest& r, const TargetInfo& t) {
   EngineChoice c;
-  c.engine = "psync";
+  c.engine = EngineKind::kPsync;
   if (t.memory_backed) {
     c.reason = fmt::format("{} is RAM: pread copies directly, a ring adds only submission overhead (io_uring hands "
                            "such reads to io-wq worker threads)",
@@ -112,7 +112,7 @@ EngineChoice pick_auto(const EngineRequest& r, const TargetInfo& t) {
     return c;
   }
   if (r.depth > 1) {
-    c.engine = "io_uring";
+    c.engine = EngineKind::kIoUring;
     if (!r.buffered)
       c.reason = fmt::format("O_DIRECT with {} requests in flight per thread: io_uring keeps them in flight from one "
                              "thread",
@@ -137,7 +137,7 @@ EngineChoice pick_auto(const EngineRequest& r, const TargetInfo& t) {
   } else if (t.device.empty()) {
     c.reason = "no block device under the target";
   } else {
-    c.engine = "io_uring";
+    c.engine = EngineKind::kIoUring;
     c.reason =
         r.file_per_read
             ? fmt::format("O_DIRECT on block device {}: io_uring opens, reads and closes a file in one system call",
@@ -153,26 +153,24 @@ EngineChoice pick_auto(const EngineRequest& r, const TargetInfo& t) {
 
 EngineChoice choose_engine(const EngineRequest& r, const TargetInfo& t, const UringAvailability& uring) {
   EngineChoice c;
-  if (r.requested == "psync") {
-    c.engine = "psync";
+  if (r.requested == EngineSelection::kPsync) {
+    c.engine = EngineKind::kPsync;
     c.reason = "requested with --engine psync";
     return c;
   }
-  if (r.requested == "io_uring") {
+  if (r.requested == EngineSelection::kIoUring) {
     if (!uring.available)
       throw IoError(uring.err ? uring.err : ENOMEM, uring.syscall, t.path,
                     uring.message + " (--engine io_uring was requested; --engine auto falls back to psync)");
-    c.engine = "io_uring";
+    c.engine = EngineKind::kIoUring;
     c.reason = "requested with --engine io_uring";
     if ((r.buffered && r.depth <= 1) || t.memory_backed)
       c.warning = "io_uring on buffered or memory-backed reads measures io-wq/copy overhead, not the device";
     return c;
   }
-  if (r.requested != "auto")
-    throw UsageError(fmt::format("--engine '{}' is not one of auto, io_uring, psync", r.requested));
   c = pick_auto(r, t);
-  if (c.engine != "io_uring" || uring.available) return c;
-  c.engine = "psync";
+  if (c.engine != EngineKind::kIoUring || uring.available) return c;
+  c.engine = EngineKind::kPsync;
   c.fallback = true;
   if (uring.err == 0)
     c.reason = fmt::format("fallback: io_uring registered buffers need {}, RLIMIT_MEMLOCK is {}",
@@ -185,7 +183,7 @@ EngineChoice choose_engine(const EngineRequest& r, const TargetInfo& t, const Ur
   return c;
 }
 
-EngineChoice choose_engine(const std::string& requested, const TargetInfo& t, bool buffered,
+EngineChoice choose_engine(EngineSelection requested, const TargetInfo& t, bool buffered,
                            const UringAvailability& uring) {
   EngineRequest r;
   r.requested = requested;
@@ -193,7 +191,7 @@ EngineChoice choose_engine(const std::string& requested, const TargetInfo& t, bo
   return choose_engine(r, t, uring);
 }
 
-EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered) {
+EngineChoice choose_engine(EngineSelection requested, const TargetInfo& target, bool buffered) {
   return choose_engine(requested, target, buffered, probe_io_uring());
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/engine_kind.hpp"
 #include "engine/uring_memlock.hpp"
 #include "topology/target.hpp"
 
@@ -53,7 +54,7 @@ UringAvailability explain_io_uring(int setup_err, int io_uring_disabled, uint64_
 
 /// The engine chosen for a run, and why.
 struct EngineChoice {
-  std::string engine;     // "io_uring" | "psync"
+  EngineKind engine = EngineKind::kPsync;
   std::string reason;     // human sentence for the report header
   bool fallback = false;  // io_uring was wanted (auto on a block device) but refused
   std::string warning;    // non-empty when the user should hear about it
@@ -62,17 +63,17 @@ struct EngineChoice {
 /// What an engine is chosen for: the same request gives the same engine whoever asks (the
 /// loader's preflight, `raw`, `probe`, `scaling`).
 struct EngineRequest {
-  std::string requested = "auto";  // "auto" | "io_uring" | "psync"
-  bool buffered = true;            // through the page cache (no O_DIRECT)
-  unsigned depth = 1;              // requests in flight per thread: 1 for a loader worker, raw's --iodepth
-  bool write = false;              // raw's write patterns; the loader only reads
-  double residency = -1;           // share of the data in the page cache, 0..1 (-1 unknown); for the reason only
-  bool file_per_read = true;       // each read opens and closes its own file (a loader's samples); raw reads a
-                                   // region of one open file: for the reason only
+  EngineSelection requested = EngineSelection::kAuto;
+  bool buffered = true;       // through the page cache (no O_DIRECT)
+  unsigned depth = 1;         // requests in flight per thread: 1 for a loader worker, raw's --iodepth
+  bool write = false;         // raw's write patterns; the loader only reads
+  double residency = -1;      // share of the data in the page cache, 0..1 (-1 unknown); for the reason only
+  bool file_per_read = true;  // each read opens and closes its own file (a loader's samples); raw reads a
+                              // region of one open file: for the reason only
 };
 
-/// The one engine chooser. Throws UsageError for an unknown `requested`; "io_uring" when `uring`
-/// says it is refused throws IoError (exit 1) naming the syscall, errno and cause. auto picks:
+/// The one engine chooser. io_uring requested when `uring` says it is refused throws IoError (exit 1) naming the
+/// syscall, errno and cause. auto picks:
 ///  - psync on tmpfs/ramfs (memory copies gain nothing from a ring; io_uring hands them to io-wq);
 ///  - at depth 1 (a DataLoader worker, raw --iodepth 1), psync for buffered reads (a cached read
 ///    is one copy; a miss is punted to io-wq or waits for the page anyway, with nothing else to
@@ -88,11 +89,11 @@ EngineChoice choose_engine(const EngineRequest& request, const TargetInfo& targe
 
 /// choose_engine() for a DataLoader worker (depth 1, reads): `buffered` is true when reads go
 /// through the page cache (no O_DIRECT).
-EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered,
+EngineChoice choose_engine(EngineSelection requested, const TargetInfo& target, bool buffered,
                            const UringAvailability& uring);
 
 /// Same, probing io_uring itself (no registered buffers).
-EngineChoice choose_engine(const std::string& requested, const TargetInfo& target, bool buffered);
+EngineChoice choose_engine(EngineSelection requested, const TargetInfo& target, bool buffered);
 
 /// The message for a worker whose io_uring_queue_init failed with `err` (positive errno): the
 /// errno name and which layer refused (sysctl io_uring_disabled, seccomp/container, memlock),

@@ -20,6 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "engine/engine_kind.hpp"
+
 namespace ioprobe {
 
 /// The life cycle of files an engine reads. Not thread-safe: one per worker.
@@ -75,9 +77,9 @@ class FileWriter {
 
 struct UringWriterOptions;
 
-/// The writer engine by name: "io_uring" (UringFileWriter). Creates `path` (never overwrites).
-/// Throws IoError (create, ring setup), UsageError for another engine name.
-std::unique_ptr<FileWriter> make_file_writer(const std::string& engine, const std::string& path,
+/// The writer engine: io_uring (UringFileWriter). Creates `path` (never overwrites).
+/// Throws IoError (create, ring setup), UsageError for psync (no psync writer).
+std::unique_ptr<FileWriter> make_file_writer(EngineKind engine, const std::string& path,
                                              const UringWriterOptions& opts);
 
 }  // namespace ioprobe

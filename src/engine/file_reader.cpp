@@ -304,10 +304,9 @@ class UringReader final : public FileReader {
 
 }  // namespace
 
-std::unique_ptr<FileReader> make_file_reader(const std::string& engine, const FileReaderOptions& opts) {
-  if (engine == "psync") return std::make_unique<PsyncReader>(opts);
-  if (engine == "io_uring") return std::make_unique<UringReader>(opts);
-  throw UsageError(fmt::format("--engine: '{}' is not one of: auto, io_uring, psync", engine));
+std::unique_ptr<FileReader> make_file_reader(EngineKind engine, const FileReaderOptions& opts) {
+  if (engine == EngineKind::kPsync) return std::make_unique<PsyncReader>(opts);
+  return std::make_unique<UringReader>(opts);
 }
 
 }  // namespace ioprobe

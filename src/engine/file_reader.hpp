@@ -91,8 +91,8 @@ class FileReader : public FileEngine {
   virtual FileReadResult read_file(int dirfd, const char* path, int64_t size_hint, const ReadControl& ctl = {}) = 0;
 };
 
-/// `engine` is "io_uring" or "psync". Throws Error with the reason (syscall, errno name,
+/// The reader of `engine`. Throws Error with the reason (syscall, errno name,
 /// kernel.io_uring_disabled) when an io_uring ring cannot be set up.
-std::unique_ptr<FileReader> make_file_reader(const std::string& engine, const FileReaderOptions& opts);
+std::unique_ptr<FileReader> make_file_reader(EngineKind engine, const FileReaderOptions& opts);
 
 }  // namespace ioprobe

@@ -141,10 +141,9 @@ class UringRangeReader final : public RangeReader {
 
 }  // namespace
 
-std::unique_ptr<RangeReader> make_range_reader(const std::string& engine, bool direct) {
-  if (engine == "psync") return std::make_unique<PsyncRangeReader>(direct);
-  if (engine == "io_uring") return std::make_unique<UringRangeReader>(direct);
-  throw UsageError(fmt::format("--engine: '{}' is not one of: auto, io_uring, psync", engine));
+std::unique_ptr<RangeReader> make_range_reader(EngineKind engine, bool direct) {
+  if (engine == EngineKind::kPsync) return std::make_unique<PsyncRangeReader>(direct);
+  return std::make_unique<UringRangeReader>(direct);
 }
 
 }  // namespace ioprobe

@@ -36,8 +36,8 @@ class RangeReader : public FileEngine {
   virtual RangeReadResult read(int fd, uint64_t offset, uint64_t length) = 0;
 };
 
-/// `engine` is "io_uring" or "psync"; `direct` opens files O_DIRECT. Throws Error with the reason
-/// when an io_uring ring cannot be set up, UsageError for another engine name.
-std::unique_ptr<RangeReader> make_range_reader(const std::string& engine, bool direct);
+/// The range reader of `engine`; `direct` opens files O_DIRECT. Throws Error with the reason
+/// when an io_uring ring cannot be set up.
+std::unique_ptr<RangeReader> make_range_reader(EngineKind engine, bool direct);
 
 }  // namespace ioprobe

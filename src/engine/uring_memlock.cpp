@@ -138,21 +138,21 @@ MemlockNeed loader_memlock_need(uint64_t workers_total, const std::string& kerne
   return n;
 }
 
-MemlockPlan apply_memlock_plan(const std::string& requested, const MemlockNeed& need, const MemlockLimit& limit,
-                               std::string& engine, std::string& reason, std::vector<std::string>& warnings) {
-  if (engine != "io_uring") return MemlockPlan{};
+MemlockPlan apply_memlock_plan(EngineSelection requested, const MemlockNeed& need, const MemlockLimit& limit,
+                               EngineKind& engine, std::string& reason, std::vector<std::string>& warnings) {
+  if (engine != EngineKind::kIoUring) return MemlockPlan{};
   MemlockPlan p = plan_memlock(need, limit);
   if (p.raise_to && !raise_memlock_soft(p.raise_to)) p.step = MemlockStep::psync;  // cannot happen below the hard limit
   if (p.step != MemlockStep::psync) {
     if (!limit.cap_ipc_lock && limit.soft != UINT64_MAX) reason += "; " + p.text;  // only where a limit applies
     return p;
   }
-  if (requested == "io_uring")
+  if (requested == EngineSelection::kIoUring)
     throw Error(fmt::format("--engine io_uring: {}; {}, use fewer workers (--workers, --gpus; raw: --numjobs), or "
                             "use --engine psync (--engine auto falls back to psync)",
                             p.text, memlock_fix_text(p.needed)),
                 kExitFailure);
-  engine = "psync";
+  engine = EngineKind::kPsync;
   reason = fmt::format("fallback: io_uring {}", p.text);
   warnings.push_back(fmt::format("io_uring does not fit the locked-memory limit ({}); running psync instead; to use "
                                  "io_uring, {}",

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_kind.hpp"
+
 namespace ioprobe {
 
 /// RLIMIT_MEMLOCK of this process and whether it is exempt. Bytes; UINT64_MAX = unlimited.
@@ -85,14 +87,14 @@ MemlockPlan plan_memlock(const MemlockNeed& need, const MemlockLimit& limit);
 /// asynchronously). `kernel_release` decides whether rings are charged.
 MemlockNeed loader_memlock_need(uint64_t workers_total, const std::string& kernel_release);
 
-/// Carries out plan_memlock for an engine chosen as "io_uring" (`engine`; any other engine is
+/// Carries out plan_memlock for an engine chosen as io_uring (`engine`; any other engine is
 /// left alone and the plan is `fits`). raise_soft: raises the soft limit. no_fixed_buffers: the
-/// caller runs without registered buffers. psync: with `requested` == "io_uring" throws Error
-/// (exit 1) naming needed vs limit and the fix; with "auto" sets `engine` to "psync", `reason` to
+/// caller runs without registered buffers. psync: with `requested` io_uring throws Error
+/// (exit 1) naming needed vs limit and the fix; with auto sets `engine` to psync, `reason` to
 /// the fallback and appends a warning. Otherwise the plan's text is appended to `reason` where a
 /// limit applies (not with CAP_IPC_LOCK or an unlimited soft limit).
-MemlockPlan apply_memlock_plan(const std::string& requested, const MemlockNeed& need, const MemlockLimit& limit,
-                               std::string& engine, std::string& reason, std::vector<std::string>& warnings);
+MemlockPlan apply_memlock_plan(EngineSelection requested, const MemlockNeed& need, const MemlockLimit& limit,
+                               EngineKind& engine, std::string& reason, std::vector<std::string>& warnings);
 
 /// "64 KiB", "8192 KiB (8.00 MiB)" (ulimit -l counts KiB) or "unlimited".
 std::string memlock_text(uint64_t bytes);

@@ -91,7 +91,7 @@ int UringFileReader::submit(size_t slot) {
   done_[slot] = 0;
   int r = io_uring_submit(ring_.get());
   if (r < 0) {
-    err_ = fmt::format("io_uring_submit (read at offset {}): {}", next_off_, errno_text(-r));
+    failure_ = ErrorRecord{.err = -r, .op = fmt::format("io_uring_submit (read at offset {})", next_off_)};
     return r;
   }
   inflight_[slot] = 1;
@@ -120,7 +120,7 @@ int UringFileReader::wait_slot(size_t slot) {
     int r = io_uring_wait_cqe(ring_.get(), &cqe);
     if (r == -EINTR) continue;
     if (r < 0) {
-      err_ = fmt::format("io_uring_wait_cqe: {}", errno_text(-r));
+      failure_ = ErrorRecord{.err = -r, .op = "io_uring_wait_cqe"};
       return r;
     }
     size_t i = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
@@ -148,7 +148,7 @@ int UringFileReader::next(const uint8_t*& data, size_t& len) {
   done_[head_] = 0;
   const uint64_t off = off_[head_];
   if (res_[head_] < 0) {
-    err_ = fmt::format("read of {} B at offset {}: {}", want_[head_], off, errno_text(-res_[head_]));
+    failure_ = ErrorRecord{.err = -res_[head_], .op = fmt::format("read of {} B at offset {}", want_[head_], off)};
     return res_[head_];
   }
   size_t got = static_cast<size_t>(res_[head_]);
@@ -157,7 +157,7 @@ int UringFileReader::next(const uint8_t*& data, size_t& len) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int e = errno;
-      err_ = fmt::format("read at offset {}: {}", off + got, errno_text(e));
+      failure_ = ErrorRecord{.err = e, .op = fmt::format("read at offset {}", off + got)};
       return -e;
     }
     if (n == 0) break;
@@ -165,7 +165,7 @@ int UringFileReader::next(const uint8_t*& data, size_t& len) {
   }
   const uint64_t lo = std::max(begin_, off), hi = std::min(end_, off + got);
   if (off + got < std::min(end_, off + want_[head_])) {
-    err_ = fmt::format("the file ends at offset {}, before offset {}", off + got, end_);
+    failure_ = ErrorRecord{.detail = fmt::format("the file ends at offset {}, before offset {}", off + got, end_)};
     return -EIO;
   }
   data = bufs_[head_] + (lo - off);

@@ -5,7 +5,7 @@
 // made them.
 //
 // Errors: the constructor throws IoError (open, ring setup); next() returns a negative errno
-// and last_error() names the operation and offset.
+// and last_failure() names the operation and offset.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error_record.hpp"
 #include "core/io_memory.hpp"
 #include "engine/uring_ring.hpp"
 
@@ -39,13 +40,18 @@ class UringFileReader {
   int start(uint64_t begin, uint64_t end);
   /// The next block of the stream, in file order: `data`, `len` > 0, valid until the next call.
   /// Returns 0, 1 at the end of the range, or -errno (a read failed, or the file ended early: -EIO
-  /// with last_error() saying so).
+  /// with last_failure() saying so).
   int next(const uint8_t*& data, size_t& len);
 
   bool direct() const { return direct_; }
   /// A plain (buffered, read-only) descriptor of the same file, for small reads such as a trailer.
   int plain_fd() const { return fd_plain_; }
-  const std::string& last_error() const { return err_; }
+  /// The last failure of start() or next(): errno and the operation with its offset ("read of
+  /// 4096 B at offset 8192"), or err 0 and `detail` for a file that ends early. No path: the
+  /// caller names the file.
+  const ErrorRecord& last_failure() const { return failure_; }
+  /// error_line(last_failure()): "read of 4096 B at offset 8192: Input/output error (EIO)".
+  std::string last_error() const { return error_line(failure_); }
   uint64_t bytes_read() const { return bytes_read_; }
 
  private:
@@ -68,7 +74,7 @@ class UringFileReader {
   size_t head_ = 0;                              // slot the consumer reads next
   bool head_out_ = false;                        // head_ was handed out and is recycled on the next call
   unsigned pending_ = 0;
-  std::string err_;
+  ErrorRecord failure_;
   uint64_t bytes_read_ = 0;
 };
 

@@ -417,10 +417,10 @@ namespace ioprobe {
 
 int UringFileWriter::invalidate() { return evict_fd(fd_tail_ >= 0 ? fd_tail_ : fd_); }
 
-std::unique_ptr<FileWriter> make_file_writer(const std::string& engine, const std::string& path,
+std::unique_ptr<FileWriter> make_file_writer(EngineKind engine, const std::string& path,
                                              const UringWriterOptions& opts) {
-  if (engine == "io_uring") return std::make_unique<UringFileWriter>(path, opts);
-  throw UsageError(fmt::format("writer engine '{}' is not one of: io_uring", engine));
+  if (engine == EngineKind::kIoUring) return std::make_unique<UringFileWriter>(path, opts);
+  throw UsageError(fmt::format("writer engine '{}' is not one of: io_uring", to_string(engine)));
 }
 
 }  // namespace ioprobe

@@ -167,11 +167,11 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
             : fmt::format("no sample was read: the run ended ({}) after {:.1f} s before any sample was complete; a "
                           "sample may be too large to read in the time given (see the dataset's sizes and the "
                           "warnings), or the storage stalled",
-                          r.stop_reason, elapsed_s);
+                          to_string(r.stop), elapsed_s);
     out.gpus_fed = 0;
   } else if (r.stopped_on_errors) {
     out.verdict = "failed";
-    out.verdict_text = r.stop_reason + ": the rates measure the failure, not the storage";
+    out.verdict_text = to_string(r.stop) + ": the rates measure the failure, not the storage";
     out.gpus_fed = 0;
   } else if (static_cast<double>(r.errors) > kMaxFailedShareForVerdict * static_cast<double>(r.samples + r.errors)) {
     out.verdict = "failed";

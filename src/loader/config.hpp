@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/engine_kind.hpp"
 #include "loader/costs.hpp"
 #include "topology/numa.hpp"
 
@@ -40,17 +41,17 @@ struct LoaderConfig {
   double step_time_s = 0;    // GPU compute per batch, seconds (0: no consumer delay)
   int cpus =
       0;  // CPUs the loader's threads share, for the crowding level of costs.worker_curve; 0: sched_getaffinity's
-  bool pin_memory = false;          // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
-  double pin_bytes_per_batch = 0;   // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
-  bool h2d_cuda = false;            // copy each delivered batch to a GPU (loader/h2d_stage.hpp); the preflight
-                                    // has checked that CUDA and a device are there
-  int h2d_devices = 0;              // CUDA devices: rank r copies to device r mod h2d_devices
-  std::string engine = "io_uring";  // "io_uring" | "psync" (resolved, never "auto")
-  bool direct = true;               // O_DIRECT
-  bool evict_before_epoch = false;  // buffered cold runs: posix_fadvise(DONTNEED) every file first
-  bool drop_caches = false;         // also write 3 to /proc/sys/vm/drop_caches before each epoch (root); when
-                                    // that succeeds the per-file eviction is skipped (it would reread every
-                                    // file's inode and start the epoch with warm metadata)
+  bool pin_memory = false;         // a pin thread per rank copies each batch into page-locked memory (pin_stage.hpp)
+  double pin_bytes_per_batch = 0;  // bytes a full batch pins (a calibration's bytes per batch); 0: the bytes read
+  bool h2d_cuda = false;           // copy each delivered batch to a GPU (loader/h2d_stage.hpp); the preflight
+                                   // has checked that CUDA and a device are there
+  int h2d_devices = 0;             // CUDA devices: rank r copies to device r mod h2d_devices
+  EngineKind engine = EngineKind::kIoUring;  // resolved by prepare_run (never auto)
+  bool direct = true;                        // O_DIRECT
+  bool evict_before_epoch = false;           // buffered cold runs: posix_fadvise(DONTNEED) every file first
+  bool drop_caches = false;                  // also write 3 to /proc/sys/vm/drop_caches before each epoch (root); when
+                                             // that succeeds the per-file eviction is skipped (it would reread every
+                                             // file's inode and start the epoch with warm metadata)
   std::string drop_caches_file = "/proc/sys/vm/drop_caches";  // where drop_caches writes (tests: a plain file)
   bool measure_residency = false;  // page-cache residency of (up to 1000 of) the files before each epoch
   Placement placement;             // --numa, resolved (never Local here)

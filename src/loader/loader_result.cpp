@@ -37,7 +37,7 @@ void LoaderResult::merge(const LoaderResult& o) {
   epochs_completed = std::min(epochs_completed, o.epochs_completed);
   partial = partial || o.partial;
   stopped_on_errors = stopped_on_errors || o.stopped_on_errors;
-  if ((stop_reason.empty() || stop_reason == "completed") && !o.stop_reason.empty()) stop_reason = o.stop_reason;
+  if ((stop.kind == LoaderStopKind::kNone || stop.completed()) && o.stop.kind != LoaderStopKind::kNone) stop = o.stop;
   samples += o.samples;
   bytes += o.bytes;
   if (o.errors > 0 && errors > 0) {

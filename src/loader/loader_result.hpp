@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error_record.hpp"
+#include "loader/loader_stop.hpp"
 #include "stats/histogram.hpp"
 #include "stats/timeline.hpp"
 
@@ -91,7 +92,7 @@ struct LoaderResult {
   int64_t elapsed_ns = 0;  // first dispatch to the last batch delivered, all ranks
   uint32_t epochs_completed = 0;
   bool partial = false;                         // stopped by a signal or --duration before the epochs ended
-  std::string stop_reason;                      // "completed", "duration reached", "interrupted (SIGINT)", ...
+  LoaderStop stop;                              // why it ended (loader_stop.hpp); documents: its text, stop_reason
   bool stopped_on_errors = false;               // stopped early because io_uring canceled reads (no verdict on storage)
   uint64_t samples = 0, bytes = 0, errors = 0;  // samples, bytes: summed over ranks; errors: over workers
   uint64_t io_bytes = 0;                        // sum of WorkerStats::io_bytes
@@ -131,7 +132,7 @@ struct LoaderResult {
   /// stopped_on_errors true if either is; error_samples fold by add_error (identical failures
   /// count up, at most kMaxErrorSamples distinct ones kept); error_files is the part's that failed
   /// when only one did, else the larger, no longer exact (a file may have failed in both parts);
-  /// stop_reason stays unless it is "completed" and the other's is not; epoch_samples and
+  /// stop stays unless it is completed (or not set) and the other's is set; epoch_samples and
   /// epoch_bytes add epoch by epoch (the longer list's length), epoch_ns is the max epoch by epoch. Merging into a
   /// result with no ranks and no workers gives `other`. Throws UsageError when both timelines have points and their
   /// intervals differ (nothing changed then).

@@ -141,7 +141,7 @@ json loader_result_to_json(const LoaderResult& r) {
   return {{"elapsed_ns", r.elapsed_ns},
           {"epochs_completed", r.epochs_completed},
           {"partial", r.partial},
-          {"stop_reason", r.stop_reason},
+          {"stop_reason", to_string(r.stop)},
           {"stopped_on_errors", r.stopped_on_errors},
           {"samples", r.samples},
           {"bytes", r.bytes},
@@ -174,7 +174,7 @@ LoaderResult loader_result_from_json(const json& j, const std::string& w) {
   r.elapsed_ns = json_field<int64_t>(j, "elapsed_ns", w);
   r.epochs_completed = json_field<uint32_t>(j, "epochs_completed", w);
   r.partial = json_field<bool>(j, "partial", w);
-  r.stop_reason = json_field<std::string>(j, "stop_reason", w);
+  r.stop = loader_stop_field(j, "stop_reason", w);
   r.stopped_on_errors = json_field<bool>(j, "stopped_on_errors", w);
   r.samples = json_field<uint64_t>(j, "samples", w);
   r.bytes = json_field<uint64_t>(j, "bytes", w);

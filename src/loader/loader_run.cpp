@@ -497,13 +497,12 @@ LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, Loade
   int kind = sh.stop_kind.load();
   res.partial = kind == 2;  // interrupted; a stop on canceled reads is a failure (errors: exit 1)
   res.stopped_on_errors = kind == 3;
-  res.stop_reason = kind == 5   ? "stopped: a rank of another process failed (see its error)"
-                    : kind == 4 ? "stonewall: the first host to read its share ended the measurement"
-                    : kind == 2 ? fmt::format("interrupted ({})", interrupt_signal() == 15 ? "SIGTERM" : "SIGINT")
-                    : kind == 3 ? fmt::format("stopped early: io_uring canceled {} reads (ECANCELED, see ERRORS)",
-                                              sh.canceled.load())
-                    : kind == 1 ? "duration reached"
-                                : "completed";
+  res.stop = kind == 5   ? LoaderStop{.kind = LoaderStopKind::kPeerFailed}
+             : kind == 4 ? LoaderStop{.kind = LoaderStopKind::kStonewall}
+             : kind == 2 ? loader_stop_interrupted(interrupt_signal())
+             : kind == 3 ? LoaderStop{.kind = LoaderStopKind::kCanceledReads, .canceled_reads = sh.canceled.load()}
+             : kind == 1 ? LoaderStop{.kind = LoaderStopKind::kDuration}
+                         : LoaderStop{.kind = LoaderStopKind::kCompleted};
   return res;
 }
 
@@ -511,7 +510,8 @@ LoaderResult run_resolved(const FileIndex& index, const LoaderConfig& cfg, Loade
 
 double loop_burn_us(const LoaderConfig& cfg, const RecordLayout* layout) {
   if (layout && layout->records_in_files()) return cfg.costs.worker.loop_us;
-  const double read_us = cfg.engine == "psync" ? cfg.costs.own_read_psync_us : cfg.costs.own_read_io_uring_us;
+  const double read_us = cfg.engine == EngineKind::kPsync ? cfg.costs.own_read_psync_us
+                                                          : cfg.costs.own_read_io_uring_us;
   return std::max(0.0, cfg.costs.worker.loop_us - read_us);
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/engine_kind.hpp"
+
 namespace ioprobe {
 
 /// Access pattern, as fio's rw=.
@@ -17,12 +19,12 @@ inline bool pattern_is_random(RawPattern p) { return p == RawPattern::randread |
 struct RawConfig {
   std::string filename;  // file or block device path, used verbatim (never split on ':')
   RawPattern rw = RawPattern::read;
-  uint32_t bs = 4096;            // bytes per request
-  unsigned iodepth = 1;          // requests in flight per job (io_uring); psync is 1
-  unsigned numjobs = 1;          // threads, each with its own fd and engine
-  uint64_t size = 0;             // bytes of the file each job covers; 0 = the whole existing file
-  bool direct = false;           // O_DIRECT (bypass the page cache)
-  std::string engine = "auto";   // "io_uring", "psync" or "auto" (chosen per target)
+  uint32_t bs = 4096;                               // bytes per request
+  unsigned iodepth = 1;                             // requests in flight per job (io_uring); psync is 1
+  unsigned numjobs = 1;                             // threads, each with its own fd and engine
+  uint64_t size = 0;                                // bytes of the file each job covers; 0 = the whole existing file
+  bool direct = false;                              // O_DIRECT (bypass the page cache)
+  EngineSelection engine = EngineSelection::kAuto;  // auto: chosen per target
   double runtime_s = 0;          // > 0: run this long, wrapping over the region (fio time_based); 0: one pass
   bool fixed_buffers = true;     // register the buffers with io_uring (off when RLIMIT_MEMLOCK is too low)
   bool sqpoll = false;           // ask io_uring for a submission-queue polling thread

@@ -13,7 +13,7 @@ void RawResults::merge(const RawResults& o) {
   latency.merge(o.latency);
   elapsed_s = std::max(elapsed_s, o.elapsed_s);
   if (first_error.empty()) first_error = o.first_error;  // ErrorRecord::empty()
-  if (stop_reason.empty() || (o.partial && !partial)) stop_reason = o.stop_reason;
+  if (stop.kind == RawStopKind::kNone || (o.partial && !partial)) stop = o.stop;
   partial = partial || o.partial;
 }
 

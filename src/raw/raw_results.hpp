@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error_record.hpp"
+#include "raw/raw_stop.hpp"
 #include "stats/histogram.hpp"
 
 namespace ioprobe {
@@ -22,7 +23,7 @@ struct RawResults {
   uint64_t errors = 0;
   ErrorRecord first_error;                // {EIO, "read of 4096 B at offset 8192"}; empty() when none
   bool partial = false;                   // interrupted or stopped by an error
-  std::string stop_reason;                // "runtime reached", "one pass over the region", "interrupted (SIGTERM)", ...
+  RawStop stop;                           // why it ended (raw_stop.hpp); documents: its text, stop_reason
   std::vector<std::string> engine_notes;  // job 0's caps notes
   bool fixed_buffers = false, registered_files = false, sqpoll = false;
 

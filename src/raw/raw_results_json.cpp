@@ -17,7 +17,7 @@ json raw_results_to_json(const RawResults& r) {
           {"errors", r.errors},
           {"first_error", error_record_json(r.first_error)},
           {"partial", r.partial},
-          {"stop_reason", r.stop_reason},
+          {"stop_reason", to_string(r.stop)},
           {"engine_notes", r.engine_notes},
           {"fixed_buffers", r.fixed_buffers},
           {"registered_files", r.registered_files},
@@ -35,7 +35,7 @@ RawResults raw_results_from_json(const json& j, const std::string& where) {
   r.errors = json_field<uint64_t>(j, "errors", where);
   r.first_error = error_record_from_json(json_at(j, "first_error", where), json_path(where, "first_error"));
   r.partial = json_field<bool>(j, "partial", where);
-  r.stop_reason = json_field<std::string>(j, "stop_reason", where);
+  r.stop = raw_stop_field(j, "stop_reason", where);
   r.engine_notes = json_field<std::vector<std::string>>(j, "engine_notes", where);
   r.fixed_buffers = json_field<bool>(j, "fixed_buffers", where);
   r.registered_files = json_field<bool>(j, "registered_files", where);

@@ -36,7 +36,7 @@ RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target
   r.residency = residency;
   r.file_per_read = false;  // one open file, read in blocks
   EngineChoice c = choose_engine(r, target, uring);
-  if (cfg.engine == "auto") c.reason = "auto: " + c.reason;
+  if (cfg.engine == EngineSelection::kAuto) c.reason = "auto: " + c.reason;
   return {c.engine, c.reason, c.warning};
 }
 
@@ -285,11 +285,10 @@ RawResults run_raw(const RawConfig& cfg, const RawTarget& target, const RawEngin
   out.cpu_sys_s = seconds(ru1.ru_stime) - seconds(ru0.ru_stime);
   out.partial = interrupted() || out.errors > 0;
   // Said in every summary, also after SIGTERM, so a partial result always names why it stopped.
-  out.stop_reason = interrupted()
-                        ? fmt::format("interrupted ({})", interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT")
-                    : out.errors > 0    ? "stopped early by I/O errors"
-                    : cfg.runtime_s > 0 ? "runtime reached"
-                                        : "one pass over the region";
+  out.stop = interrupted()       ? raw_stop_interrupted(interrupt_signal())
+             : out.errors > 0    ? RawStop{.kind = RawStopKind::kErrors}
+             : cfg.runtime_s > 0 ? RawStop{.kind = RawStopKind::kRuntime}
+                                 : RawStop{.kind = RawStopKind::kOnePass};
   return out;
 }
 

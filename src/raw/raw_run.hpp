@@ -21,7 +21,7 @@ struct UringAvailability;
 /// EngineChoice (the loader's, with fallback and warning fields): a second struct of that name in
 /// the same namespace would break the one-definition rule once both are linked into ioprobe.
 struct RawEngineChoice {
-  std::string name;     // "io_uring" | "psync"
+  EngineKind name = EngineKind::kPsync;
   std::string reason;   // e.g. "auto: tmpfs is RAM: pread copies directly ..."
   std::string warning;  // non-empty when the user should hear about it (a fallback to psync)
 };
@@ -30,7 +30,7 @@ struct RawEngineChoice {
 /// function), for cfg.numjobs threads of cfg.iodepth requests each. `residency` is
 /// page_cache_residency() of the region (-1 unknown), named in the reason. `uring`: the probe's
 /// availability; auto falls back to psync when io_uring is refused, --engine io_uring throws
-/// IoError naming the cause. Throws UsageError for an unknown engine name.
+/// IoError naming the cause.
 RawEngineChoice choose_raw_engine(const RawConfig& cfg, const TargetInfo& target, double residency,
                                   const UringAvailability& uring);
 /// Same, probing io_uring itself (probe_io_uring).

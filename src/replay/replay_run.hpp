@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_kind.hpp"
 #include "replay/file_layout.hpp"
 #include "replay/replay_plan.hpp"
 #include "replay/replay_result.hpp"
@@ -23,10 +24,10 @@ namespace ioprobe::replay {
 
 struct RunOptions {
   GapMode gaps = GapMode::recorded;
-  std::string engine = "psync";  // "psync" | "io_uring" (from engine/engine_choice.hpp choose_engine)
-  bool direct = false;           // O_DIRECT reads
-  int replay_rank = 0;           // this process's rank, stored in each StreamResult
-  bool progress = false;         // a progress line on stderr (core/progress.hpp)
+  EngineKind engine = EngineKind::kPsync;  // from engine/engine_choice.hpp choose_engine
+  bool direct = false;                     // O_DIRECT reads
+  int replay_rank = 0;                     // this process's rank, stored in each StreamResult
+  bool progress = false;                   // a progress line on stderr (core/progress.hpp)
 };
 
 /// Replays `plan` on the files `layout` names (by trace file id) and returns what it measured.

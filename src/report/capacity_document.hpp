@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,14 @@
 
 namespace ioprobe {
 
+/// Why the search ended: "completed" (the answer found), "limit" (--max-gpus reached), "budget"
+/// (--budget ran out before the boundary was measured), "interrupted" (a signal, on any host).
+enum class CapacityStop { kCompleted, kLimit, kBudget, kInterrupted };
+/// Its text, as the document's capacity.stop_reason holds it.
+const char* to_string(CapacityStop s);
+/// The stop a text names; nullopt for any other text.
+std::optional<CapacityStop> capacity_stop_from_string(std::string_view text);
+
 /// The search's settings and demand, beside its answer, in the "capacity" section.
 struct CapacitySectionInputs {
   std::string accelerator, accelerator_name, model;
@@ -45,7 +54,7 @@ struct CapacitySectionInputs {
   double sample_bytes = 0;                          // bytes per sample for the bytes/s demand
   double point_s = 0, budget_s = 0, elapsed_s = 0;  // s
   uint32_t repeats = 0, max_gpus = 0;
-  std::string stop_reason;  // "completed" | "limit" | "budget" | "interrupted"
+  CapacityStop stop = CapacityStop::kCompleted;  // the document's stop_reason
 };
 
 /// The loader setting every point ran (each point sets its own GPU ranks).
@@ -53,7 +62,7 @@ struct CapacityLoaderSection {
   uint32_t num_workers = 0;
   uint32_t batch_size = 0;  // samples
   uint32_t prefetch_factor = 0;
-  std::string engine;   // "io_uring" | "psync"
+  EngineKind engine = EngineKind::kPsync;
   bool direct = false;  // O_DIRECT
   bool shuffle = false;
   double cpu_per_sample_us = 0;  // µs

@@ -5,13 +5,36 @@
 #include "capacity/point_json.hpp"
 #include "core/error.hpp"
 #include "core/json_field.hpp"
+#include "core/json_text_value.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/calibration_effect_report.hpp"
 #include "report/capacity_document.hpp"
 #include "report/device_io_report.hpp"
 #include "topology/device_io_json.hpp"
 
 namespace ioprobe {
+
+const char* to_string(CapacityStop s) {
+  switch (s) {
+    case CapacityStop::kLimit:
+      return "limit";
+    case CapacityStop::kBudget:
+      return "budget";
+    case CapacityStop::kInterrupted:
+      return "interrupted";
+    case CapacityStop::kCompleted:
+      break;
+  }
+  return "completed";
+}
+
+std::optional<CapacityStop> capacity_stop_from_string(std::string_view text) {
+  for (const CapacityStop s :
+       {CapacityStop::kCompleted, CapacityStop::kLimit, CapacityStop::kBudget, CapacityStop::kInterrupted})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
 
 using json = nlohmann::json;
 
@@ -21,7 +44,7 @@ json capacity_loader_json(const CapacityLoaderSection& l) {
   json j = {{"num_workers", l.num_workers},
             {"batch_size", l.batch_size},
             {"prefetch_factor", l.prefetch_factor},
-            {"engine", l.engine},
+            {"engine", to_string(l.engine)},
             {"direct", l.direct},
             {"shuffle", l.shuffle},
             {"cpu_per_sample_us", l.cpu_per_sample_us},
@@ -35,7 +58,7 @@ CapacityLoaderSection capacity_loader_from_json(const json& j, const std::string
   l.num_workers = json_field<uint32_t>(j, "num_workers", w);
   l.batch_size = json_field<uint32_t>(j, "batch_size", w);
   l.prefetch_factor = json_field<uint32_t>(j, "prefetch_factor", w);
-  l.engine = json_field<std::string>(j, "engine", w);
+  l.engine = engine_kind_field(j, "engine", w);
   l.direct = json_field<bool>(j, "direct", w);
   l.shuffle = json_field<bool>(j, "shuffle", w);
   l.cpu_per_sample_us = json_field<double>(j, "cpu_per_sample_us", w);
@@ -113,7 +136,7 @@ json capacity_section_json(const CapacitySection& s) {
             {"budget_s", in.budget_s},
             {"elapsed_s", in.elapsed_s},
             {"max_gpus", in.max_gpus},
-            {"stop_reason", in.stop_reason},
+            {"stop_reason", to_string(in.stop)},
             {"points", pts}};
   if (s.calibration_effect) c["calibration_effect"] = calibration_effect_json(*s.calibration_effect);
   return c;
@@ -133,7 +156,8 @@ CapacitySection capacity_section_from_json(const json& j, const std::string& w) 
   in.budget_s = json_field<double>(j, "budget_s", w);
   in.elapsed_s = json_field<double>(j, "elapsed_s", w);
   in.max_gpus = json_field<uint32_t>(j, "max_gpus", w);
-  in.stop_reason = json_field<std::string>(j, "stop_reason", w);
+  in.stop = json_text_value(j, "stop_reason", w, capacity_stop_from_string,
+                            "a capacity stop reason (completed, limit, budget, interrupted)");
   s.answer.gpus_fed = json_field<uint32_t>(j, "gpus_fed", w);
   s.answer.bound = json_field<std::string>(j, "bound", w);
   s.answer.boundary_measured = json_field<bool>(j, "boundary_measured", w);

@@ -52,7 +52,7 @@ std::string headline(const CapacitySection& c) {
   if (bound == "workers")
     return fmt::format("worker-bound at {} x {}{}: more --workers (num_workers)", n, name, client);
   // Documents written before bound "interrupted" existed said "budget" with stop_reason "interrupted".
-  if (bound == "interrupted" || (bound == "budget" && c.in.stop_reason == "interrupted"))
+  if (bound == "interrupted" || (bound == "budget" && c.in.stop == CapacityStop::kInterrupted))
     return c.answer.points.empty()
                ? fmt::format("no count of {} measured (the search was interrupted before its first point)", name)
                : fmt::format("at least {} x {} fed{} (the search was interrupted before it finished)", n, name, client);
@@ -217,7 +217,7 @@ std::string render_capacity_text(const CapacityDocument& doc) {
   const HostSection& host = doc.header.host;
   std::string o;
   o += fmt::format("ioprobe {} capacity{}\n\n", doc.header.ioprobe_version,
-                   doc.partial ? fmt::format("  [PARTIAL: {}]", c.in.stop_reason) : "");
+                   doc.partial ? fmt::format("  [PARTIAL: {}]", to_string(c.in.stop)) : "");
   o += render_target_line(doc.target, doc.dataset);
   o += render_target_rows(doc.targets, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", host.cpus_allowed, host.cpu_list,

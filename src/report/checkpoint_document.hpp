@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/restorer.hpp"
+#include "checkpoint/save_series.hpp"
 #include "core/error_record.hpp"
 #include "report/checkpoint_cluster_section.hpp"
 #include "report/device_io_section.hpp"
@@ -251,7 +252,7 @@ struct CheckpointSeriesSection {
   std::optional<uint64_t> repeat_requested;  // null: no count limit
   std::optional<double> duration_limit_s;    // null: no time limit
   double elapsed_s = 0;
-  std::string stopped_by;  // "repeat" | "duration" | "" (before the first save) | why
+  checkpoint::SeriesStop stopped_by = checkpoint::SeriesStop::kNone;
   bool durable = true;
   std::string files;
   std::vector<CheckpointSeriesSave> saves;

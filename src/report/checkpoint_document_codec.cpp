@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/json_field.hpp"
+#include "core/json_text_value.hpp"
 #include "core/text.hpp"
 #include "report/checkpoint_document.hpp"
 #include "report/device_io_report.hpp"
@@ -414,7 +415,8 @@ CheckpointSeriesSection series_from_json(const json& j, const std::string& w) {
   s.repeat_requested = ckpt_nullable<uint64_t>(j, "repeat_requested", w);
   s.duration_limit_s = ckpt_nullable<double>(j, "duration_limit_s", w);
   s.elapsed_s = json_field<double>(j, "elapsed_s", w);
-  s.stopped_by = json_field<std::string>(j, "stopped_by", w);
+  s.stopped_by = json_text_value(j, "stopped_by", w, checkpoint::series_stop_from_string,
+                                 "a series stop (repeat, duration, interrupted, save failed, restore failed, or \"\")");
   s.durable = json_field<bool>(j, "durable", w);
   s.files = json_field<std::string>(j, "files", w);
   const json& saves = json_array_at(j, "saves", w);
@@ -477,7 +479,7 @@ json checkpoint_series_section_json(const CheckpointSeriesSection& s) {
           {"repeat_requested", or_null(s.repeat_requested)},
           {"duration_limit_s", or_null(s.duration_limit_s)},
           {"elapsed_s", s.elapsed_s},
-          {"stopped_by", s.stopped_by},
+          {"stopped_by", to_string(s.stopped_by)},
           {"durable", s.durable},
           {"files", s.files},
           {"saves", saves},

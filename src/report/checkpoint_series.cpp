@@ -55,14 +55,14 @@ std::string series_save_line(const SeriesSave& s, uint64_t repeat, bool durable)
 std::string render_series_text(const CheckpointDocument& doc) {
   if (doc.readback || !doc.section.series) return "";
   const CheckpointSeriesSection& s = *doc.section.series;
-  const std::string& by = s.stopped_by;
+  const SeriesStop by = s.stopped_by;
   std::string o = fmt::format("\nrepeated saves: {} completed in {:.1f} s (stopped: {}{}{}); each published, then "
                               "removed before the next\n",
                               s.saves_completed, s.elapsed_s,
-                              by == "repeat"     ? "count reached"
-                              : by == "duration" ? "time limit reached"
-                              : by.empty()       ? "before the first save began"  // e.g. Ctrl-C while preparing
-                                                 : by,
+                              by == SeriesStop::kRepeat     ? "count reached"
+                              : by == SeriesStop::kDuration ? "time limit reached"
+                              : by == SeriesStop::kNone ? "before the first save began"  // e.g. Ctrl-C while preparing
+                                                        : to_string(by),
                               s.repeat_requested ? fmt::format("; --repeat {}", *s.repeat_requested) : "",
                               s.duration_limit_s ? fmt::format("; --duration {:.0f} s", *s.duration_limit_s) : "");
   if (!s.write_bytes_per_s) {

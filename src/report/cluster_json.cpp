@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/units.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/device_io_report.hpp"
 
 namespace ioprobe {
@@ -52,7 +53,7 @@ nlohmann::json host_row_json(const RunHostRow& h) {
             {"direct", t.direct},
             {"memory_backed", t.memory_backed},
             {"cache", t.cache},
-            {"engine", t.engine}}},
+            {"engine", to_string_or_empty(t.engine)}}},
           {"memory_bytes", h.memory_bytes},
           {"cgroup_memory_limit_bytes", h.cgroup_memory_limit_bytes},
           {"cpus_allowed", h.cpus_allowed},
@@ -85,7 +86,7 @@ RunHostRow host_row_from_json(const nlohmann::json& j, const std::string& w) {
   h.target.direct = json_field<bool>(t, "direct", tw);
   h.target.memory_backed = json_field<bool>(t, "memory_backed", tw);
   h.target.cache = json_field<std::string>(t, "cache", tw);
-  h.target.engine = json_field<std::string>(t, "engine", tw);
+  h.target.engine = engine_kind_or_none_field(t, "engine", tw);
   h.memory_bytes = json_field<uint64_t>(j, "memory_bytes", w);
   h.cgroup_memory_limit_bytes = json_field<uint64_t>(j, "cgroup_memory_limit_bytes", w);
   h.cpus_allowed = json_field<int>(j, "cpus_allowed", w);
@@ -142,7 +143,7 @@ std::vector<RunHostRow> run_host_rows(const cluster::ClusterRun& c) {
                 .direct = t.value("direct", false),
                 .memory_backed = t.value("memory_backed", false),
                 .cache = t.value("cache", ""),
-                .engine = t.value("engine", "")};
+                .engine = engine_kind_from_string(t.value("engine", ""))};
     r.memory_bytes = h.memory_bytes;
     r.cgroup_memory_limit_bytes = h.cgroup_memory_limit_bytes;
     r.cpus_allowed = h.cpus_allowed;

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/run_parts.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/device_io_section.hpp"
 
 namespace ioprobe {
@@ -54,8 +55,8 @@ struct RunHostTarget {
   std::string device;
   bool direct = false;  // O_DIRECT
   bool memory_backed = false;
-  std::string cache;  // "cold" | "warm"
-  std::string engine;
+  std::string cache;                 // "cold" | "warm"
+  std::optional<EngineKind> engine;  // none: the host's target named no engine (written "")
 };
 
 /// A host row's results: samples, bytes; times in s from the common start; rates over last_done_s.

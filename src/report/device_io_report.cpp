@@ -105,7 +105,7 @@ std::vector<RunEpoch> run_epochs(const LoaderResult& r, const std::vector<Device
   size_t n = std::max(r.epoch_samples.size(), per_epoch.size());
   // A stop (--duration, a signal, a stonewall, canceled reads) ends the epoch it came in: the
   // epochs from the first not completed on are cut short.
-  const bool stopped = !r.stop_reason.empty() && r.stop_reason != "completed";
+  const bool stopped = r.stop.kind != LoaderStopKind::kNone && !r.stop.completed();
   // A stop that came as an epoch began leaves an epoch that delivered nothing: no row (its
   // device reads stay in the run's device_io).
   while (stopped && n > 0 && (n > r.epoch_samples.size() || r.epoch_samples[n - 1] == 0)) --n;
@@ -134,7 +134,7 @@ std::vector<RunEpoch> run_epochs(const LoaderResult& r, const std::vector<Device
       // devices' share. The device figure is an upper bound of it: "page cache" (read <= 10%)
       // still holds, "device" and "mixed" cannot be told.
       e.partial = true;
-      e.cut_by = r.stop_reason;
+      e.cut_by = r.stop;
       drop_read_ratio(e.device_io, "epoch cut short: the devices' reads include batches fetched ahead and never "
                                    "delivered, so no ratio to the delivered bytes is given");
     }
@@ -147,12 +147,11 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
   return run_epochs_json(run_epochs(r, per_epoch));
 }
 
-void interrupted_run_device_io(DeviceIoSection& dio, const std::vector<RunEpoch>& epochs,
-                               const std::string& stop_reason) {
+void interrupted_run_device_io(DeviceIoSection& dio, const std::vector<RunEpoch>& epochs, const LoaderStop& stop) {
   if (dio.ref != DeviceRef::kRead) return;
   drop_read_ratio(dio, fmt::format("{}: the devices' reads include batches fetched ahead and never delivered, so no "
                                    "ratio to the delivered bytes is given",
-                                   stop_reason));
+                                   to_string(stop)));
   if (!dio.io.measured()) return;
   // The whole epochs before the stop, when every one of them was measured: their own ratio.
   uint64_t read = 0, delivered = 0, whole = 0;
@@ -251,7 +250,7 @@ std::string render_device_io_text(const std::optional<DeviceIoSection>& device_i
     line(fmt::format("epoch {}{}", e.epoch, cut ? " (cut short)" : ""),
          fmt::format("{}{} samples, {} delivered{}; {}{}",
                      cut ? fmt::format("cut short by the stop ({}), not a whole epoch: ",
-                                       e.cut_by.empty() ? "?" : e.cut_by)
+                                       e.cut_by.kind == LoaderStopKind::kNone ? "?" : to_string(e.cut_by))
                          : "",
                      format_count(e.samples), format_bytes(e.bytes), when, dev,
                      e.residency ? fmt::format("; {:.0f}% resident before", 100 * *e.residency) : ""));
@@ -462,7 +461,7 @@ std::optional<std::vector<RunEpoch>> merge_epochs(const std::vector<std::optiona
       row.samples += x.samples;
       row.bytes += x.bytes;
       row.partial = row.partial || x.partial;
-      if (row.cut_by.empty()) row.cut_by = x.cut_by;
+      if (row.cut_by.kind == LoaderStopKind::kNone) row.cut_by = x.cut_by;
       if (x.elapsed_s) elapsed = std::max(elapsed, *x.elapsed_s);
       sections[i] = x.device_io.io;
     }

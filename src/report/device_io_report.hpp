@@ -48,8 +48,7 @@ nlohmann::json epochs_json(const LoaderResult& r, const std::vector<DeviceIo>& p
 /// devices measured, whole_epochs, whole_epochs_bytes (delivered) and whole_epochs_read_ratio
 /// (their device reads / those bytes) give the ratio that was measured.
 /// A section without a read ratio (ref not kRead) is left as it is.
-void interrupted_run_device_io(DeviceIoSection& dio, const std::vector<RunEpoch>& epochs,
-                               const std::string& stop_reason);
+void interrupted_run_device_io(DeviceIoSection& dio, const std::vector<RunEpoch>& epochs, const LoaderStop& stop);
 
 /// "loop0, loop1: 105 MB read (1.01 x the 104 MB delivered), 0 B written; 812 reads" style summary
 /// of a device_io section (document form), or "not measured: REASON"; with a backing part, what

@@ -169,7 +169,7 @@ nlohmann::json run_epochs_json(const std::vector<RunEpoch>& epochs) {
     j["device_io"] = device_io_section_json(e.device_io);
     if (e.partial) {
       j["partial"] = true;
-      if (!e.cut_by.empty()) j["cut_by"] = e.cut_by;
+      if (e.cut_by.kind != LoaderStopKind::kNone) j["cut_by"] = to_string(e.cut_by);
     }
     a.push_back(std::move(j));
   }
@@ -195,8 +195,8 @@ std::vector<RunEpoch> run_epochs_from_json(const nlohmann::json& j, const std::s
     e.residency = ratio_at(x, "residency", w);
     if (e.residency) e.residency_source = json_field<std::string>(x, "residency_source", w);
     e.device_io = device_io_section_from_json(json_at(x, "device_io", w), json_path(w, "device_io"));
-    e.partial = json_field_or<bool>(x, "partial", w, false);                   // written only for an epoch cut short
-    if (e.partial) e.cut_by = json_field_or<std::string>(x, "cut_by", w, "");  // absent: no input named the stop
+    e.partial = json_field_or<bool>(x, "partial", w, false);  // written only for an epoch cut short
+    if (e.partial && x.contains("cut_by")) e.cut_by = loader_stop_field(x, "cut_by", w);  // absent: no input named it
     out.push_back(std::move(e));
   }
   return out;

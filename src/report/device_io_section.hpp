@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loader/loader_stop.hpp"
 #include "topology/device_io.hpp"
 
 namespace ioprobe {
@@ -68,7 +69,7 @@ struct RunEpoch {
   std::string residency_source;     // with a residency
   DeviceIoSection device_io;
   bool partial = false;  // a stop cut it short
-  std::string cut_by;    // with partial: the stop reason ("" : not written)
+  LoaderStop cut_by;     // with partial: the stop (not set: not written)
 };
 
 /// A host row's device_io: the host's own devices with the cold-read flags (host_device_io_json).

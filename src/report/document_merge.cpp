@@ -160,8 +160,8 @@ RawResults raw_totals_from_json(const json& doc, const std::string& name) {
     t.first_error = error_record_from_json(*detail, json_path(where, "first_error_detail"));
   else if (const auto text = json_field_or<std::string>(res, "first_error", where, ""); !text.empty())
     t.first_error = ErrorRecord{.detail = text};  // a document written before the detail: its text
-  t.stop_reason = json_field_or<std::string>(res, "stop_reason", where, "");          // absent: none given
-  t.partial = json_field_or<bool>(doc, "partial", fmt::format("'{}'", name), false);  // absent: complete
+  if (res.contains("stop_reason")) t.stop = raw_stop_field(res, "stop_reason", where);  // absent: none given
+  t.partial = json_field_or<bool>(doc, "partial", fmt::format("'{}'", name), false);    // absent: complete
   const json& cpu = json_at(res, "cpu", where);
   t.cpu_user_s = json_field<double>(cpu, "user_s", json_path(where, "cpu"));
   t.cpu_sys_s = json_field<double>(cpu, "sys_s", json_path(where, "cpu"));

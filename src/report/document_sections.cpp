@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 
 namespace ioprobe {
 
@@ -167,7 +168,7 @@ nlohmann::json target_section_json(const TargetSection& t) {
     j["cache"] = r->cache;
     j["direct"] = r->direct;
     j["cache_detail"] = r->cache_detail;
-    j["engine"] = r->engine;
+    j["engine"] = to_string(r->engine);
     j["engine_reason"] = r->engine_reason;
   }
   if (const auto& f = t.run) {
@@ -205,7 +206,7 @@ TargetReadSetting reading_from_json(const nlohmann::json& j, const std::string& 
   r.cache = json_field<std::string>(j, "cache", w);
   r.direct = json_field<bool>(j, "direct", w);
   r.cache_detail = json_field<std::string>(j, "cache_detail", w);
-  r.engine = json_field<std::string>(j, "engine", w);
+  r.engine = engine_kind_field(j, "engine", w);
   r.engine_reason = json_field<std::string>(j, "engine_reason", w);
   return r;
 }

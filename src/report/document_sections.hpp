@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/engine_kind.hpp"
 #include "topology/host.hpp"
 #include "topology/target.hpp"
 
@@ -67,7 +68,7 @@ struct TargetReadSetting {
   std::string cache;  // "cold" | "warm"
   bool direct = false;
   std::string cache_detail;  // what the cache mode did, in words
-  std::string engine;        // "io_uring" | "psync"
+  EngineKind engine = EngineKind::kPsync;
   std::string engine_reason;
 };
 

@@ -245,7 +245,10 @@ std::string run_section(const RunDocument& d) {
       }
       const RunEpoch& e = epochs[i];
       o += row(fmt::format("epoch {}{}", e.epoch,
-                           e.partial ? " (cut short: " + (e.cut_by.empty() ? std::string("stopped") : e.cut_by) + ")"
+                           e.partial ? " (cut short: " +
+                                           (e.cut_by.kind == LoaderStopKind::kNone ? std::string("stopped")
+                                                                                   : to_string(e.cut_by)) +
+                                           ")"
                                      : ""),
                device_io_summary(e.device_io, "delivered"));
     }

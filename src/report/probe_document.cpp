@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/document.hpp"
 #include "topology/host.hpp"
 
@@ -142,13 +143,13 @@ std::optional<uint64_t> optional_bytes_from(const nlohmann::json& j, const char*
 }
 
 nlohmann::json engine_row_json(const ProbeEngineRow& r) {
-  return {{"engine", r.engine}, {"reason", r.reason},     {"buffered", r.buffered},
-          {"depth", r.depth},   {"fallback", r.fallback}, {"warning", r.warning}};
+  return {{"engine", to_string(r.engine)}, {"reason", r.reason},  {"buffered", r.buffered}, {"depth", r.depth},
+          {"fallback", r.fallback},        {"warning", r.warning}};
 }
 
 ProbeEngineRow engine_row_from_json(const nlohmann::json& j, const std::string& w) {
   ProbeEngineRow r;
-  r.engine = json_field<std::string>(j, "engine", w);
+  r.engine = engine_kind_field(j, "engine", w);
   r.reason = json_field<std::string>(j, "reason", w);
   r.buffered = json_field<bool>(j, "buffered", w);
   r.depth = json_field<unsigned>(j, "depth", w);

@@ -58,7 +58,7 @@ ProbeIoUring probe_io_uring_section(const UringAvailability& u);
 /// One row of the engine section: the engine `--engine auto` would choose for reads through the
 /// page cache or O_DIRECT (`buffered`) at queue depth `depth`, and why.
 struct ProbeEngineRow {
-  std::string engine;  // "io_uring" | "psync"
+  EngineKind engine = EngineKind::kPsync;
   std::string reason;
   bool buffered = true;
   unsigned depth = 1;

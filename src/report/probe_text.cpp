@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "engine/engine_kind.hpp"
 
 namespace ioprobe {
 
@@ -148,7 +149,7 @@ std::string render_probe_text(const ProbeDocument& doc) {
     line(out,
          std::string(name) + (e.buffered ? " (buffered" : " (O_DIRECT") +
              (e.depth > 1 ? fmt::format(", depth {})", e.depth) : std::string(")")),
-         e.engine + ": " + e.reason);
+         std::string(to_string(e.engine)) + ": " + e.reason);
   out += "\nPage cache\n";
   const std::string& src = doc.cache.cache_budget_source;
   line(out, "cache budget",

@@ -70,13 +70,13 @@ RawDocument make_raw_document(RunHeader header, const TargetInfo& tinfo, const R
   r.errors = res.errors;
   r.first_error = error_line(res.first_error);
   if (!res.first_error.empty()) r.first_error_detail = res.first_error;
-  r.stop_reason = res.stop_reason;
+  r.stop = res.stop;
   r.cpu_user_s = res.cpu_user_s;
   r.cpu_sys_s = res.cpu_sys_s;
   d.partial = res.partial;
 
   d.warnings = std::move(warnings);
-  if (engine.name == "psync" && cfg.iodepth > 1)
+  if (engine.name == EngineKind::kPsync && cfg.iodepth > 1)
     d.warnings.push_back(
         fmt::format("psync is synchronous: --iodepth {} runs as 1 request in flight per job", cfg.iodepth));
   if (tinfo.memory_backed) d.warnings.emplace_back("memory-backed target: this measures RAM copies, not a device");
@@ -147,7 +147,7 @@ json results_json(const RawResultsSection& r) {
              {{"user_s", r.cpu_user_s},
               {"sys_s", r.cpu_sys_s},
               {"per_io_us", r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0}}}};
-  if (r.stop_reason) j["stop_reason"] = *r.stop_reason;
+  if (r.stop) j["stop_reason"] = to_string(*r.stop);
   if (r.device_io) j["device_io"] = device_io_section_json(*r.device_io);
   return j;
 }
@@ -160,12 +160,12 @@ json raw_section_json(const RawSection& s) {
           {"numjobs", s.numjobs},
           {"size_bytes", s.size_bytes},
           {"direct", s.direct},
-          {"engine_requested", s.engine_requested},
+          {"engine_requested", to_string(s.engine_requested)},
           {"runtime_s", s.runtime_s},
           {"sqpoll_requested", s.sqpoll_requested},
           {"seed", s.seed},
           {"engine",
-           {{"name", s.engine.name},
+           {{"name", to_string(s.engine.name)},
             {"reason", s.engine.reason},
             {"fixed_buffers", s.engine.fixed_buffers},
             {"registered_files", s.engine.registered_files},
@@ -271,7 +271,7 @@ RawResultsSection results_from_json(const json& j, const std::string& w) {
   if (const auto it = j.find("first_error_detail"); it != j.end() && !it->is_null())
     r.first_error_detail = error_record_from_json(*it, json_path(w, "first_error_detail"));
   // Absent from documents `report --merge` wrote.
-  if (j.contains("stop_reason")) r.stop_reason = json_field<std::string>(j, "stop_reason", w);
+  if (j.contains("stop_reason")) r.stop = raw_stop_field(j, "stop_reason", w);
   const json& cpu = json_object_at(j, "cpu", w);
   const std::string cw = json_path(w, "cpu");
   r.cpu_user_s = seconds_field(cpu, "user_s", cw);
@@ -297,13 +297,13 @@ RawSection raw_section_from_json(const json& j, const std::string& w) {
   require(s.numjobs > 0, j, "numjobs", w, "at least 1 job");
   s.size_bytes = json_field<uint64_t>(j, "size_bytes", w);
   s.direct = json_field<bool>(j, "direct", w);
-  s.engine_requested = json_field<std::string>(j, "engine_requested", w);
+  s.engine_requested = engine_selection_field(j, "engine_requested", w);
   s.runtime_s = seconds_field(j, "runtime_s", w);
   s.sqpoll_requested = json_field<bool>(j, "sqpoll_requested", w);
   s.seed = json_field<uint64_t>(j, "seed", w);
   const json& e = json_object_at(j, "engine", w);
   const std::string ew = json_path(w, "engine");
-  s.engine.name = json_field<std::string>(e, "name", ew);
+  s.engine.name = engine_kind_field(e, "name", ew);
   s.engine.reason = json_field<std::string>(e, "reason", ew);
   s.engine.fixed_buffers = json_field<bool>(e, "fixed_buffers", ew);
   s.engine.registered_files = json_field<bool>(e, "registered_files", ew);

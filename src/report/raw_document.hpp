@@ -44,6 +44,7 @@
 
 #include "cluster/raw_parts.hpp"
 #include "core/error_record.hpp"
+#include "engine/engine_kind.hpp"
 #include "raw/raw_config.hpp"
 #include "raw/raw_run.hpp"
 #include "raw/raw_target.hpp"
@@ -57,7 +58,7 @@ namespace ioprobe {
 
 /// The engine that ran the jobs, and why (engine/engine_choice.hpp), with what the ring got.
 struct RawEngineSection {
-  std::string name;  // "io_uring" | "psync"
+  EngineKind name = EngineKind::kPsync;
   std::string reason;
   bool fixed_buffers = false, registered_files = false, sqpoll = false;
   std::vector<std::string> notes;  // the engine's notes (fallbacks), in order
@@ -82,7 +83,7 @@ struct RawResultsSection {
   uint64_t errors = 0;
   std::string first_error;                        // error_line() of the first error, "" when none
   std::optional<ErrorRecord> first_error_detail;  // none: no error (or a document written before it)
-  std::optional<std::string> stop_reason;         // absent in documents `report --merge` wrote
+  std::optional<RawStop> stop;                    // absent in documents `report --merge` wrote
   double cpu_user_s = 0, cpu_sys_s = 0;           // s, every thread of the process
   std::optional<DeviceIoSection>
       device_io;  // against bytes (read or written); + scope across hosts; none: not measured
@@ -97,8 +98,8 @@ struct RawSection {
   unsigned iodepth = 1, numjobs = 1;
   uint64_t size_bytes = 0;  // B per job, 0: the whole existing file
   bool direct = false;
-  std::string engine_requested;  // --engine as given ("auto", ...)
-  double runtime_s = 0;          // 0: one pass
+  EngineSelection engine_requested = EngineSelection::kAuto;  // --engine as given
+  double runtime_s = 0;                                       // 0: one pass
   bool sqpoll_requested = false;
   uint64_t seed = 0;
   RawEngineSection engine;

@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/engine_kind.hpp"
 #include "engine/page_cache.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
@@ -102,19 +103,19 @@ std::string render_raw_results_text(const RawDocument& doc) {
   std::string out;
   out += fmt::format("ioprobe raw: {} {}, iodepth {}, numjobs {}, direct={} on {}{}\n", r.rw, format_bytes(r.bs),
                      r.iodepth, r.numjobs, r.direct ? 1 : 0, r.filename,
-                     doc.partial ? fmt::format("  [PARTIAL: {}]", res.stop_reason.value_or("?")) : "");
+                     doc.partial ? fmt::format("  [PARTIAL: {}]", res.stop ? to_string(*res.stop) : "?") : "");
   out += fmt::format("  region      {} per job{}{}\n", format_bytes(r.layout.region_bytes),
                      r.layout.block_device ? " (block device)" : "", r.layout.note.empty() ? "" : "; " + r.layout.note);
   const double residency = r.page_cache_resident_fraction;
   if (residency >= 0)
     out += fmt::format("  page cache  {:.1f} % of the region resident at start{}\n", residency * 100,
                        raw_cache_note(r.direct, write, r.cache, r.page_cache_evicted == true, r.reads_from));
-  out += fmt::format("  engine      {} ({})\n", r.engine.name, r.engine.reason);
+  out += fmt::format("  engine      {} ({})\n", to_string(r.engine.name), r.engine.reason);
   std::string notes;
   for (const auto& n : r.engine.notes) notes += (notes.empty() ? "" : ", ") + n;
   if (!notes.empty()) out += fmt::format("              {}\n", notes);
   out += fmt::format("  I/Os        {} in {}{}\n", format_count(res.ios), format_seconds(elapsed),
-                     res.stop_reason ? " (" + *res.stop_reason + ")" : "");
+                     res.stop ? " (" + to_string(*res.stop) + ")" : "");
   out += fmt::format("  IOPS        {}\n", format_count(static_cast<uint64_t>(std::llround(iops))));
   out += fmt::format("  throughput  {}\n", format_rate(bytes_per_s));
   out += raw_writes_line(r.direct, write);

@@ -10,6 +10,7 @@
 #include "core/json_field.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document.hpp"
 
@@ -76,7 +77,7 @@ json settings_json(const ReplaySettings& s) {
           {"as_fast_as_possible", s.as_fast_as_possible},
           {"cache", s.cache},
           {"direct", s.direct},
-          {"engine", s.engine},
+          {"engine", to_string(s.engine)},
           {"engine_reason", s.engine_reason},
           {"maps", maps},
           {"dir", escape_bytes(s.dir)},
@@ -95,7 +96,7 @@ ReplaySettings settings_from_json(const json& j, const std::string& p) {
   s.as_fast_as_possible = json_field<bool>(j, "as_fast_as_possible", p);
   s.cache = json_field<std::string>(j, "cache", p);
   s.direct = json_field<bool>(j, "direct", p);
-  s.engine = json_field<std::string>(j, "engine", p);
+  s.engine = engine_kind_field(j, "engine", p);
   s.engine_reason = json_field<std::string>(j, "engine_reason", p);
   for (const auto& m : json_field<std::vector<std::string>>(j, "maps", p)) s.maps.push_back(unescape_bytes(m));
   s.dir = unescape_bytes(json_field<std::string>(j, "dir", p));
@@ -247,7 +248,7 @@ std::string render_replay_text(const ReplayDocument& doc) {
   const ReplaySettings& s = doc.settings;
   o += fmt::format("  settings    gaps {}{}, cache {}{}, engine {} ({})\n", s.gaps,
                    s.as_fast_as_possible ? " (--as-fast-as-possible)" : "", s.cache, s.direct ? " O_DIRECT" : "",
-                   s.engine, s.engine_reason);
+                   to_string(s.engine), s.engine_reason);
   o += fmt::format("  files       {} mapped, {} reused, {} laid out ({}){}\n", s.files_mapped, s.files_reused,
                    s.files_created, format_bytes(s.bytes_laid_out),
                    s.dir.empty() ? "" : fmt::format(" under {}", escape_bytes(s.dir)));

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/engine_kind.hpp"
 #include "replay/replay_result.hpp"
 #include "report/document_sections.hpp"
 #include "topology/device_io.hpp"
@@ -53,7 +54,7 @@ struct ReplaySettings {
   bool as_fast_as_possible = false;
   std::string cache = "cold";  // "cold" (pages evicted first) | "warm"
   bool direct = false;         // O_DIRECT reads
-  std::string engine;          // "psync" | "io_uring"
+  EngineKind engine = EngineKind::kPsync;
   std::string engine_reason;
   std::vector<std::string> maps;  // the --map rules as given
   std::string dir;                // --dir, "" none

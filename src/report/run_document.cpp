@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/error_text.hpp"
 
 namespace ioprobe {
@@ -129,7 +130,7 @@ nlohmann::json loader_results_json(const LoaderResult& r) {
                       {"bytes_per_s", x.bytes_per_s},
                       {"files_per_s", x.files_per_s},
                       {"epochs_completed", r.epochs_completed},
-                      {"stop_reason", r.stop_reason},
+                      {"stop_reason", to_string(r.stop)},
                       {"first_batch_s", seconds(r.first_batch_ns)},
                       {"file_latency_us", latency_us_json(r.file_latency)},
                       {"open_close_latency_us", latency_us_json(r.open_latency)},
@@ -171,7 +172,7 @@ LoaderResult run_results_from_json(const nlohmann::json& j, const std::string& w
   r.errors = json_field<uint64_t>(j, "errors", where);
   r.elapsed_ns = ns_of(json_field<double>(j, "elapsed_s", where));
   r.epochs_completed = json_field<uint32_t>(j, "epochs_completed", where);
-  r.stop_reason = json_field<std::string>(j, "stop_reason", where);
+  r.stop = loader_stop_field(j, "stop_reason", where);
   r.first_batch_ns = ns_of(json_field<double>(j, "first_batch_s", where));
   r.wait_ns = ns_of(json_field<double>(j, "consumer_wait_s", where));
   const nlohmann::json& cpu = json_at(j, "cpu", where);
@@ -287,7 +288,8 @@ RunConsumerModel consumer_model(const LoaderConfig& l, const std::string& cal_pa
   RunConsumerModel m;
   m.main_cpu_per_batch_us = l.costs.main_cpu_per_batch_us;
   // Of the loop cost, the read the worker does itself (not burned; loader_run.hpp loop_burn_us).
-  m.own_read_cpu_per_file_us = l.engine == "psync" ? l.costs.own_read_psync_us : l.costs.own_read_io_uring_us;
+  m.own_read_cpu_per_file_us = l.engine == EngineKind::kPsync ? l.costs.own_read_psync_us
+                                                              : l.costs.own_read_io_uring_us;
   m.worker_startup_cpu_us = l.costs.worker.startup_cpu_us;
   m.worker_put_cpu_per_sample_us = l.costs.worker.put_us;
   if (l.costs.python_gil) {

@@ -169,7 +169,7 @@ struct RunLoaderSection {
   double cpu_per_sample_us = 0;
   uint64_t gpus = 0;  // GPU ranks of the whole job (a merged document: summed over its inputs)
   uint32_t gpus_per_process = 0;
-  std::string engine;   // "io_uring" | "psync"
+  EngineKind engine = EngineKind::kPsync;
   bool direct = false;  // O_DIRECT
   double step_time_s = 0;
   uint64_t seed = 0;

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/calibration_effect_report.hpp"
 #include "report/run_document.hpp"
 
@@ -59,7 +60,7 @@ nlohmann::json loader_json(const RunLoaderSection& l) {
                       {"cpu_per_sample_us", l.cpu_per_sample_us},
                       {"gpus", l.gpus},
                       {"gpus_per_process", l.gpus_per_process},
-                      {"engine", l.engine},
+                      {"engine", to_string(l.engine)},
                       {"direct", l.direct},
                       {"step_time_s", l.step_time_s},
                       {"seed", l.seed},
@@ -84,7 +85,7 @@ RunLoaderSection loader_from_json(const nlohmann::json& j, const std::string& w)
   l.cpu_per_sample_us = json_field<double>(j, "cpu_per_sample_us", w);
   l.gpus = json_field<uint64_t>(j, "gpus", w);
   l.gpus_per_process = json_field<uint32_t>(j, "gpus_per_process", w);
-  l.engine = json_field<std::string>(j, "engine", w);
+  l.engine = engine_kind_field(j, "engine", w);
   l.direct = json_field<bool>(j, "direct", w);
   l.step_time_s = json_field<double>(j, "step_time_s", w);
   l.seed = json_field<uint64_t>(j, "seed", w);

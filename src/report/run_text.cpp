@@ -16,6 +16,7 @@
 
 #include "core/units.hpp"
 #include "engine/engine_choice.hpp"
+#include "engine/engine_kind.hpp"
 #include "engine/page_cache.hpp"
 #include "loader/config.hpp"
 #include "stats/latency_json.hpp"
@@ -37,7 +38,7 @@ using Line = std::function<void(const std::string&, const std::string&)>;
 void target_lines(const RunDocument& doc, const Line& line, std::string& o) {
   const TargetSection& t = doc.target;
   const HostSection& host = doc.header.host;
-  const TargetReadSetting reading = t.reading.value_or(TargetReadSetting{.cache = "?", .engine = "?"});
+  const TargetReadSetting reading = t.reading.value_or(TargetReadSetting{.cache = "?"});
   const TargetRunFacts facts = t.run.value_or(TargetRunFacts{});
   const std::string& dev = t.device;
   line("path", t.path);
@@ -71,7 +72,7 @@ void target_lines(const RunDocument& doc, const Line& line, std::string& o) {
     }
     line("resident before", res + " [" + facts.residency_method + "]");
   }
-  line("engine", fmt::format("{} ({})", reading.engine, reading.engine_reason));
+  line("engine", fmt::format("{} ({})", t.reading ? to_string(reading.engine) : "?", reading.engine_reason));
   if (t.run)
     line("NUMA", fmt::format("{}{}", facts.numa, facts.numa_reason.empty() ? "" : " (" + facts.numa_reason + ")"));
   line("host", fmt::format("{} CPUs allowed ({}) of {} online, {} RAM, kernel {}", host.cpus_allowed, host.cpu_list,
@@ -172,8 +173,9 @@ void loader_lines(const RunDocument& doc, const std::string& kind, const Line& l
 void results_lines(const RunDocument& doc, const std::string& kind, const Line& line, std::string& o) {
   const LoaderResult& r = doc.results.loader;
   const ResultRates x = result_rates(r);
-  line("delivered", fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.samples),
-                                format_bytes(r.bytes), format_seconds(x.elapsed_s), r.stop_reason, r.epochs_completed));
+  line("delivered",
+       fmt::format("{} samples, {} in {} ({}, {} epoch(s) completed)", format_count(r.samples), format_bytes(r.bytes),
+                   format_seconds(x.elapsed_s), to_string(r.stop), r.epochs_completed));
   // Files per second only where a sample is a file; records and token windows are reads.
   line("throughput", fmt::format("{:.0f} samples/s, {}{}{}", x.samples_per_s, format_rate(x.bytes_per_s),
                                  kind == "files" ? fmt::format(", {:.0f} files/s", x.files_per_s) : "",

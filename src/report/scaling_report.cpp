@@ -8,6 +8,7 @@
 #include "core/json_field.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/document.hpp"
 
 namespace ioprobe {
@@ -38,7 +39,7 @@ json scaling_point_json(const ScalingPoint& p) {
           {"ios", p.ios},
           {"bytes", p.bytes},
           {"elapsed_s", p.elapsed_s},
-          {"engine", p.engine},
+          {"engine", to_string_or_empty(p.engine)},
           {"error", p.error.empty() ? json(nullptr) : json(p.error)}};
 }
 
@@ -52,7 +53,7 @@ ScalingPoint scaling_point_from_json(const json& j, const std::string& w) {
   p.ios = json_field<uint64_t>(j, "ios", w);
   p.bytes = json_field<uint64_t>(j, "bytes", w);
   p.elapsed_s = json_field<double>(j, "elapsed_s", w);
-  p.engine = json_field<std::string>(j, "engine", w);
+  p.engine = engine_kind_or_none_field(j, "engine", w);  // "": not measured
   p.error = scaling_nullable_text(j, "error", w);
   return p;
 }

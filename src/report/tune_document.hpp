@@ -57,8 +57,8 @@ inline constexpr const char* kTuneNotMeasured = "not measured";
 struct TuneLoaderSection {
   uint32_t batch_size = 0;  // samples
   uint32_t gpus = 0;        // GPU ranks of this process
-  std::string engine;       // "io_uring" | "psync"
-  bool direct = false;      // O_DIRECT
+  EngineKind engine = EngineKind::kPsync;
+  bool direct = false;  // O_DIRECT
   bool shuffle = false;
   double cpu_per_sample_us = 0;
   double step_time_s = 0;  // the GPU step, s

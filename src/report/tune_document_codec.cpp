@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/json_field.hpp"
 #include "core/text.hpp"
+#include "engine/engine_kind.hpp"
 #include "report/calibration_effect_report.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
@@ -28,7 +29,7 @@ nlohmann::json tune_nullable_json(const std::optional<T>& v) {
 }
 
 nlohmann::json tune_loader_json(const TuneLoaderSection& l) {
-  nlohmann::json j = {{"batch_size", l.batch_size},  {"gpus", l.gpus},       {"engine", l.engine},
+  nlohmann::json j = {{"batch_size", l.batch_size},  {"gpus", l.gpus},       {"engine", to_string(l.engine)},
                       {"direct", l.direct},          {"shuffle", l.shuffle}, {"cpu_per_sample_us", l.cpu_per_sample_us},
                       {"step_time_s", l.step_time_s}};
   consumer_model_json(l.consumer, j);
@@ -39,7 +40,7 @@ TuneLoaderSection tune_loader_from_json(const nlohmann::json& j, const std::stri
   TuneLoaderSection l;
   l.batch_size = json_field<uint32_t>(j, "batch_size", w);
   l.gpus = json_field<uint32_t>(j, "gpus", w);
-  l.engine = json_field<std::string>(j, "engine", w);
+  l.engine = engine_kind_field(j, "engine", w);
   l.direct = json_field<bool>(j, "direct", w);
   l.shuffle = json_field<bool>(j, "shuffle", w);
   l.cpu_per_sample_us = json_field<double>(j, "cpu_per_sample_us", w);

@@ -102,7 +102,7 @@ ScalingPoint measure(const ScalingConfig& cfg, const std::string& name, const st
   rc.numjobs = 1;
   rc.size = size;
   rc.direct = true;
-  rc.engine = "auto";
+  rc.engine = EngineSelection::kAuto;
   rc.runtime_s = cfg.runtime_s;
   rc.progress = cfg.progress;
   ScalingPoint p;

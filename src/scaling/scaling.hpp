@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,9 +55,9 @@ struct ScalingPoint {
   double elapsed_s = 0;
   double iops = 0, bytes_per_s = 0;  // measured, B/s
   double p50_us = 0, p99_us = 0;     // request latency, µs
-  std::string engine;
-  NominalSpeed nominal;  // members: their disk's interface ceiling (nominal, not measured)
-  std::string error;     // "" when measured
+  std::optional<EngineKind> engine;  // none: not measured (interrupted first)
+  NominalSpeed nominal;              // members: their disk's interface ceiling (nominal, not measured)
+  std::string error;                 // "" when measured
 };
 
 struct ScalingResult {

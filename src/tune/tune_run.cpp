@@ -172,7 +172,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       if (across.merge) r = across.merge(r);
       if (interrupted() || r.partial) {
         out.partial = true;
-        out.stop_reason = r.stop_reason;
+        out.stop_reason = to_string(r.stop);
         break;  // a run cut short by a signal is not a measurement of its setting
       }
       // A merged run holds every process's GPU ranks.

@@ -94,7 +94,7 @@ TEST_CASE("a warm run's verdict carries the residency note", "[cache]") {
 TEST_CASE("a run that read no sample and had no error says why, not 'see the errors above'", "[cache]") {
   LoaderResult r;
   r.elapsed_ns = 2000000000;
-  r.stop_reason = "duration reached";
+  r.stop = {.kind = LoaderStopKind::kDuration};
   RankStats rk;
   rk.elapsed_ns = r.elapsed_ns;
   r.ranks.push_back(rk);

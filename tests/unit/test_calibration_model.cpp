@@ -63,7 +63,7 @@ ModelRun model_run(F tweak) {
   LoaderConfig c;
   c.num_workers = 1;
   c.batch_size = 8;
-  c.engine = "psync";
+  c.engine = EngineKind::kPsync;
   c.direct = false;
   tweak(c);
   ModelRun m;

@@ -444,7 +444,7 @@ TEST_CASE("capacity: a signal ends the search as 'interrupted', never as the bud
   CapacitySectionInputs in;
   in.accelerator_name = "H100";
   in.au_target = 0.9;
-  in.stop_reason = "interrupted";
+  in.stop = CapacityStop::kInterrupted;
   CapacityDocument doc = capacity_doc(a, in);
   doc.partial = true;
   const std::string text = render_capacity_text(doc);

@@ -99,7 +99,7 @@ CapacityDocument full_capacity_document() {
   d.loader.num_workers = 2;
   d.loader.batch_size = 16;
   d.loader.prefetch_factor = 2;
-  d.loader.engine = "io_uring";
+  d.loader.engine = EngineKind::kIoUring;
   d.loader.direct = true;
   d.loader.shuffle = true;
   d.loader.cpu_per_sample_us = 12.5;
@@ -127,7 +127,7 @@ CapacityDocument full_capacity_document() {
   in.elapsed_s = 7.9;
   in.repeats = 2;
   in.max_gpus = 4;
-  in.stop_reason = "completed";
+  in.stop = CapacityStop::kCompleted;
   d.capacity.answer.gpus_fed = 2;
   d.capacity.answer.bound = "client-cpu";
   d.capacity.answer.boundary_measured = true;

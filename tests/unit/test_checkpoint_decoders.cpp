@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "checkpoint/shard_format.hpp"
 #include "checkpoint/shard_reader.hpp"
 #include "checkpoint/state_spec.hpp"
+#include "core/error.hpp"
+#include "core/error_record.hpp"
 #include "core/xxh3.hpp"
 #include "temp_dir.hpp"
 
@@ -147,7 +150,7 @@ TEST_CASE("restore decoders: each shard format version is decoded and verified b
       for (const IndexEntry& e : rd.index()) {
         REQUIRE(rd.begin_chunk(e).empty());
         ChunkOutcome o = dec->decode_chunk(rd, e);
-        INFO(o.error);
+        INFO(error_line(o.error));
         CHECK(o.verified);
         verified += o.verified ? e.logical_len : 0;
       }
@@ -221,12 +224,20 @@ TEST_CASE("restore reader: a file that is not a shard is refused with its path a
   CHECK(rd.error().rfind(path + ": ", 0) == 0);
   CHECK(rd.error().find("no ioprobe checkpoint trailer") != std::string::npos);
   const std::string missing = d.path + "/__1_0.distcp";
-  const std::string why = ShardReader::make_cold(missing);
-  CHECK(why.find(missing) != std::string::npos);
+  // A failed open is a record with its errno, operation and path; its line is IoError's.
+  const ErrorRecord cold = ShardReader::make_cold(missing);
+  CHECK(cold.err == ENOENT);
+  CHECK(cold.op == "open");
+  CHECK(cold.path == missing);
+  CHECK(error_line(cold) == IoError(ENOENT, "open", missing).what());
   RestoreResult r = restore_checkpoint({missing}, 1 << 20, 1);
   CHECK_FALSE(r.ok);
   CHECK_FALSE(r.ranks[0].corrupt);
+  CHECK(r.ranks[0].error.err == ENOENT);
   CHECK(error_line(r.ranks[0].error).find(missing) != std::string::npos);
+  // Not a shard: no errno, the path and why.
+  CHECK(rd.failure().err == 0);
+  CHECK(rd.failure().path == path);
 }
 
 TEST_CASE("verify-only decoder: stored checksums of every layout checked without decoding", "[checkpoint][io]") {

@@ -112,7 +112,7 @@ CheckpointDocument full_checkpoint_document() {
   series.saves.push_back({1, 64ull << 20, 32ull << 20, 0.5, 134e6, 0.1, 0.2, 300e6});
   series.saves.push_back({2, 64ull << 20, 32ull << 20, 0.6, 111e6, 0.1, 0.2, std::nullopt});
   series.elapsed_s = 1.2;
-  series.stopped_by = "repeat";
+  series.stopped_by = SeriesStop::kRepeat;
   doc.section.series = checkpoint_series_section(series, 2, 0, true);
   doc.partial = true;
   doc.warnings = {"a warning"};

@@ -531,6 +531,8 @@ TEST_CASE("UringFileReader streams any byte range of a file in order", "[io]") {
   }
   CHECK(r == -EIO);
   CHECK(rd.last_error().find("ends at offset") != std::string::npos);
+  CHECK(rd.last_failure().err == 0);  // not a failed system call: the detail says what happened
+  CHECK(rd.last_failure().detail.find("ends at offset") != std::string::npos);
 }
 
 TEST_CASE("the raw write baseline never opens or removes a file it did not create", "[io]") {

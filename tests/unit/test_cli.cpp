@@ -185,7 +185,7 @@ TEST_CASE("tune's --workers and --numa lists are not read as run's single values
     CHECK(c.loader.num_workers == 8);
     CHECK(c.numa.kind == Placement::Kind::None);
     CHECK(c.cache == cli::CacheMode::kCold);
-    CHECK(std::string(cli::name(c.engine_request)) == "auto");
+    CHECK(c.engine_request == EngineSelection::kAuto);
   }
   cli::po::options_description desc = cli::run_options_description();
   cli::po::variables_map vm = cli::parse_command_line({"--workers", "1,2,4", "--files", "10"}, desc, "run");

@@ -39,7 +39,7 @@ ProcessPart part(int rank, int host, const std::string& name, uint64_t samples, 
   w.bytes = samples * 1000;
   for (uint64_t i = 0; i < samples; ++i) w.file_latency.record(lat_ns);
   p.result = rank_result(rk, {w}, rk.elapsed_ns, 1);
-  p.result.stop_reason = "completed";
+  p.result.stop = {.kind = LoaderStopKind::kCompleted};
   return p;
 }
 

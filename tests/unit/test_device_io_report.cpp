@@ -2,6 +2,8 @@
 // when a stop cut it short, and device I/O through `report` and `report --merge`.
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
 #include "cli/device_accounting.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document_merge.hpp"
@@ -39,7 +41,7 @@ LoaderResult cut_run() {
   r.epoch_ns = {1'000'000'000, 500'000'000, 1'000'000};
   r.epochs_completed = 1;
   r.partial = false;  // as run_loader leaves a --duration stop: partial is for signals only
-  r.stop_reason = "duration reached";
+  r.stop = {.kind = LoaderStopKind::kDuration};
   return r;
 }
 
@@ -125,7 +127,7 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
   // A run that was not stopped keeps every epoch as it is.
   LoaderResult whole = r;
   whole.partial = false;
-  whole.stop_reason = "completed";
+  whole.stop = {.kind = LoaderStopKind::kCompleted};
   whole.epochs_completed = 3;
   CHECK(epochs_json(whole, {}).size() == 3);
   CHECK_FALSE(epochs_json(whole, {})[1].contains("partial"));
@@ -133,7 +135,7 @@ TEST_CASE("epochs_json: an epoch cut short is partial, without a device read rat
   // A signal cuts the same way, named by its stop reason.
   LoaderResult sig = r;
   sig.partial = true;
-  sig.stop_reason = "interrupted (SIGINT)";
+  sig.stop = loader_stop_interrupted(SIGINT);
   CHECK(epochs_json(sig, {})[1]["cut_by"] == "interrupted (SIGINT)");
 }
 
@@ -141,7 +143,7 @@ TEST_CASE("an interrupted run's device I/O line gives no whole-run ratio; the wh
           "[device_io][report]") {
   LoaderResult r = cut_run();
   r.partial = true;  // SIGINT during epoch 2
-  r.stop_reason = "interrupted (SIGINT)";
+  r.stop = loader_stop_interrupted(SIGINT);
   // The run's devices read 212 x 4 KiB for 140 delivered: epoch 2's read-ahead the stop discarded.
   const DeviceIo whole = reads("sda", 212 * 4096);
   json doc = {{"results", json::object()}};
@@ -360,7 +362,7 @@ TEST_CASE("render_device_io_text: many epochs print a bounded number of rows; th
     r.epoch_ns.push_back(i == 3 ? 400'000'000 : 100'000'000);
   }
   r.epochs_completed = n - 1;
-  r.stop_reason = "duration reached";
+  r.stop = {.kind = LoaderStopKind::kDuration};
   const json e = epochs_json(r, {});
   REQUIRE(e.size() == n);
   const std::string text = device_io_text(json{{"epochs", e}});

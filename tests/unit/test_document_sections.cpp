@@ -108,7 +108,7 @@ TEST_CASE("document sections: a probed target and a run's written, read back and
   CHECK_FALSE(back.reading);
 
   TargetSection run = target_section(loop_target());
-  run.reading = TargetReadSetting{"cold", true, "O_DIRECT: reads bypass the page cache", "io_uring", "why"};
+  run.reading = TargetReadSetting{"cold", true, "O_DIRECT: reads bypass the page cache", EngineKind::kIoUring, "why"};
   run.run = TargetRunFacts{.numa = "none",
                            .numa_reason = "one node",
                            .epoch_resident_fraction = {0.0, 0.25},

@@ -58,7 +58,7 @@ std::unique_ptr<Engine> open_engine(const std::string& name, const std::string& 
     WARN("skipped: cannot open " << path << (direct ? " with O_DIRECT: " : ": ") << std::strerror(errno));
     return nullptr;
   }
-  auto e = make_engine(name);
+  auto e = make_engine(engine_kind_from_string(name).value());
   REQUIRE(e);
   eo.direct = direct;
   try {

@@ -60,23 +60,23 @@ TEST_CASE("io_uring refusals are explained by layer, never as errno 0", "[engine
 TEST_CASE("choose_engine: io_uring for O_DIRECT on a device, psync elsewhere", "[engine]") {
   UringAvailability ok = explain_io_uring(0, 0, 8 << 20, 0, false);
   TargetInfo dev = block_target();
-  CHECK(choose_engine("auto", dev, false, ok).engine == "io_uring");
-  EngineChoice warm = choose_engine("auto", dev, true, ok);
-  CHECK(warm.engine == "psync");
+  CHECK(choose_engine(EngineSelection::kAuto, dev, false, ok).engine == EngineKind::kIoUring);
+  EngineChoice warm = choose_engine(EngineSelection::kAuto, dev, true, ok);
+  CHECK(warm.engine == EngineKind::kPsync);
   CHECK(warm.reason.find("io-wq") != std::string::npos);
 
   TargetInfo shm;
   shm.fs_type = "tmpfs";
   shm.memory_backed = true;
-  CHECK(choose_engine("auto", shm, false, ok).engine == "psync");
+  CHECK(choose_engine(EngineSelection::kAuto, shm, false, ok).engine == EngineKind::kPsync);
   TargetInfo net;
   net.fs_type = "fuse.sshfs";
   net.network = true;
-  CHECK(choose_engine("auto", net, true, ok).engine == "psync");
+  CHECK(choose_engine(EngineSelection::kAuto, net, true, ok).engine == EngineKind::kPsync);
 
-  CHECK(choose_engine("psync", dev, false, ok).engine == "psync");
-  CHECK(choose_engine("io_uring", shm, true, ok).engine == "io_uring");
-  CHECK_THROWS_AS(choose_engine("aio", dev, false, ok), UsageError);
+  CHECK(choose_engine(EngineSelection::kPsync, dev, false, ok).engine == EngineKind::kPsync);
+  CHECK(choose_engine(EngineSelection::kIoUring, shm, true, ok).engine == EngineKind::kIoUring);
+  CHECK_FALSE(engine_selection_from_string("aio"));  // cli/ offers only auto, io_uring, psync (and refuses gds)
 }
 
 TEST_CASE("choose_engine: the reason speaks of files only where each read opens its own", "[engine]") {
@@ -86,20 +86,20 @@ TEST_CASE("choose_engine: the reason speaks of files only where each read opens 
   CHECK_THAT(choose_engine(r, block_target(), ok).reason, Catch::Contains("opens, reads and closes a file"));
   r.file_per_read = false;  // raw: blocks of one open file
   const EngineChoice raw = choose_engine(r, block_target(), ok);
-  CHECK(raw.engine == "io_uring");
+  CHECK(raw.engine == EngineKind::kIoUring);
   CHECK(raw.reason.find("file") == std::string::npos);
   CHECK_THAT(raw.reason, Catch::Contains("one io_uring_enter per read"));
 }
 
 TEST_CASE("choose_engine: refused io_uring falls back with auto, fails with --engine io_uring", "[engine]") {
   UringAvailability refused = explain_io_uring(EPERM, 0, 8 << 20, 0, false);
-  EngineChoice c = choose_engine("auto", block_target(), false, refused);
-  CHECK(c.engine == "psync");
+  EngineChoice c = choose_engine(EngineSelection::kAuto, block_target(), false, refused);
+  CHECK(c.engine == EngineKind::kPsync);
   CHECK(c.fallback);
   CHECK(c.reason == "fallback: io_uring EPERM, io_uring_disabled=0");
   CHECK_FALSE(c.warning.empty());
   try {
-    choose_engine("io_uring", block_target(), false, refused);
+    choose_engine(EngineSelection::kIoUring, block_target(), false, refused);
     FAIL("expected IoError");
   } catch (const IoError& e) {
     CHECK(e.err() == EPERM);
@@ -280,7 +280,7 @@ TEST_CASE("one engine chooser: raw, the loader and probe get the same engine for
           CHECK(choose_engine(blocks, t, u).engine == one.engine);
           CHECK(raw.reason == "auto: " + choose_engine(blocks, t, u).reason);
           if (depth == 1) {  // the loader's workers and probe's cold/warm rows read at depth 1
-            const EngineChoice loader = choose_engine("auto", t, buffered, u);
+            const EngineChoice loader = choose_engine(EngineSelection::kAuto, t, buffered, u);
             CHECK(loader.engine == raw.name);
             CHECK(loader.reason == one.reason);
           }
@@ -290,21 +290,21 @@ TEST_CASE("one engine chooser: raw, the loader and probe get the same engine for
   }
   // The decision itself: buffered reads go through psync at depth 1 and io_uring with requests in
   // flight (measured on ext4: ARCHITECTURE.md's engine row); O_DIRECT on a device io_uring.
-  CHECK(choose_raw_engine(raw_config(true, 1), dev, 1.0, ok).name == "psync");
-  CHECK(choose_raw_engine(raw_config(true, 1), dev, 0.0, ok).name == "psync");
-  CHECK(choose_raw_engine(raw_config(true, 16), dev, 1.0, ok).name == "io_uring");
-  CHECK(choose_raw_engine(raw_config(true, 16), dev, 0.0, ok).name == "io_uring");
-  CHECK(choose_raw_engine(raw_config(false, 1), dev, -1, ok).name == "io_uring");
-  CHECK(choose_raw_engine(raw_config(true, 16), shm, 1.0, ok).name == "psync");
-  CHECK(choose_raw_engine(raw_config(true, 16, RawPattern::write), dev, -1, ok).name == "io_uring");
+  CHECK(choose_raw_engine(raw_config(true, 1), dev, 1.0, ok).name == EngineKind::kPsync);
+  CHECK(choose_raw_engine(raw_config(true, 1), dev, 0.0, ok).name == EngineKind::kPsync);
+  CHECK(choose_raw_engine(raw_config(true, 16), dev, 1.0, ok).name == EngineKind::kIoUring);
+  CHECK(choose_raw_engine(raw_config(true, 16), dev, 0.0, ok).name == EngineKind::kIoUring);
+  CHECK(choose_raw_engine(raw_config(false, 1), dev, -1, ok).name == EngineKind::kIoUring);
+  CHECK(choose_raw_engine(raw_config(true, 16), shm, 1.0, ok).name == EngineKind::kPsync);
+  CHECK(choose_raw_engine(raw_config(true, 16, RawPattern::write), dev, -1, ok).name == EngineKind::kIoUring);
   // A refusal falls back the same way for both, with the warning.
   const RawEngineChoice fb = choose_raw_engine(raw_config(false, 16), dev, -1, refused);
-  CHECK(fb.name == "psync");
+  CHECK(fb.name == EngineKind::kPsync);
   CHECK_THAT(fb.warning, Catch::Contains("io_uring_disabled=2"));
   CHECK_THROWS_AS(choose_raw_engine(
                       [] {
                         RawConfig c = raw_config(false, 16);
-                        c.engine = "io_uring";
+                        c.engine = EngineSelection::kIoUring;
                         return c;
                       }(),
                       dev, -1, refused),

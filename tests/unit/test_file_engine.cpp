@@ -55,14 +55,14 @@ TEST_CASE("file engines: the writer writes, every reader engine opens, reads, in
 
   UringWriterOptions wo;
   wo.io_size = 256 << 10;
-  std::unique_ptr<FileWriter> w = make_file_writer("io_uring", path, wo);
+  std::unique_ptr<FileWriter> w = make_file_writer(EngineKind::kIoUring, path, wo);
   CHECK(std::string(w->engine_name()) == "io_uring");
   REQUIRE(w->append(data.data(), n) == 0);
   REQUIRE(w->finish() == 0);
   REQUIRE(w->fsync() == 0);
   CHECK(w->stats().bytes_written == n);
-  CHECK_THROWS_AS(make_file_writer("io_uring", path, wo), IoError);  // never overwrites
-  CHECK_THROWS_AS(make_file_writer("gds", dir.path + "/g.bin", wo), UsageError);
+  CHECK_THROWS_AS(make_file_writer(EngineKind::kIoUring, path, wo), IoError);  // never overwrites
+  CHECK_THROWS_AS(make_file_writer(EngineKind::kPsync, dir.path + "/g.bin", wo), UsageError);
   const bool evict = evictable(dir.path);
   if (evict) {
     REQUIRE(w->invalidate() == 0);
@@ -72,12 +72,12 @@ TEST_CASE("file engines: the writer writes, every reader engine opens, reads, in
 
   for (const char* engine : {"psync", "io_uring"}) {
     CAPTURE(engine);
-    std::unique_ptr<FileReader> fr = make_file_reader(engine, FileReaderOptions{});
+    std::unique_ptr<FileReader> fr = make_file_reader(engine_kind_from_string(engine).value(), FileReaderOptions{});
     FileReadResult whole = fr->read_file(AT_FDCWD, path.c_str(), -1);
     CHECK(whole.err == 0);
     CHECK(whole.bytes == static_cast<int64_t>(n));
 
-    std::unique_ptr<RangeReader> rr = make_range_reader(engine, false);
+    std::unique_ptr<RangeReader> rr = make_range_reader(engine_kind_from_string(engine).value(), false);
     for (FileEngine* fe : {static_cast<FileEngine*>(fr.get()), static_cast<FileEngine*>(rr.get())}) {
       CHECK(std::string(fe->engine_name()) == engine);
       int64_t ns = -1;
@@ -147,7 +147,7 @@ TEST_CASE("file readers count a large file's requests into the tally as they com
     }
     FileReaderOptions o;
     o.chunk_bytes = ByteTally::kStepBytes;
-    std::unique_ptr<FileReader> fr = make_file_reader(engine, o);
+    std::unique_ptr<FileReader> fr = make_file_reader(engine_kind_from_string(engine).value(), o);
     std::atomic<uint64_t> shared{0};
     ByteTally tally(&shared);
     ReadControl ctl;
@@ -177,11 +177,11 @@ TEST_CASE("file readers: a reader's buffer grows from file to file and every byt
     ::close(fd);
     contents.push_back(std::move(d));
   }
-  std::vector<std::string> engines = {"psync"};
-  if (probe_io_uring().available) engines.emplace_back("io_uring");
-  for (const std::string& engine : engines) {
+  std::vector<EngineKind> engines = {EngineKind::kPsync};
+  if (probe_io_uring().available) engines.push_back(EngineKind::kIoUring);
+  for (const EngineKind engine : engines) {
     for (const bool hinted : {true, false}) {
-      CAPTURE(engine, hinted);
+      CAPTURE(to_string(engine), hinted);
       FileReaderOptions o;
       o.chunk_bytes = 1u << 20;
       std::unique_ptr<FileReader> fr = make_file_reader(engine, o);

@@ -96,7 +96,7 @@ TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]")
   // verdict, even with samples delivered before the stop.
   LoaderResult canceled = fake_run(10, 9000, 900000000, 5, 5, 1.0);
   canceled.stopped_on_errors = true;
-  canceled.stop_reason = "stopped early: io_uring canceled 8 reads (ECANCELED, see ERRORS)";
+  canceled.stop = {.kind = LoaderStopKind::kCanceledReads, .canceled_reads = 8};
   auto cr = analyze_ingest(canceled, d, in);
   CHECK(cr.verdict == "failed");
   CHECK_THAT(cr.verdict_text, Catch::StartsWith("stopped early"));

@@ -161,7 +161,7 @@ TEST_CASE("run_loader --decode jpeg: every sample decoded on the workers, its CP
   LoaderConfig c;
   c.num_workers = 2;
   c.batch_size = 8;
-  c.engine = "psync";
+  c.engine = EngineKind::kPsync;
   c.direct = false;
   c.decode_jpeg = true;
   LoaderResult r = run_loader(jpeg.index, c);

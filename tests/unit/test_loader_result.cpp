@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <random>
 #include <string>
 
@@ -49,8 +50,8 @@ TEST_CASE("LoaderResult::merge: counts add, histograms add exactly, elapsed max,
   b.errors = 4;
   b.error_samples = {ErrorRecord{.err = ENOENT, .op = "open", .path = "x"}};
   b.partial = true;
-  b.stop_reason = "interrupted (SIGINT)";
-  a.stop_reason = "completed";
+  b.stop = loader_stop_interrupted(SIGINT);
+  a.stop = {.kind = LoaderStopKind::kCompleted};
   a.cpu_user_s = 1.5;
   b.cpu_user_s = 2.0;
   LoaderResult m = a;
@@ -62,7 +63,8 @@ TEST_CASE("LoaderResult::merge: counts add, histograms add exactly, elapsed max,
   CHECK(m.elapsed_ns == 3'000'000'000);
   CHECK(m.epochs_completed == 2);
   CHECK(m.partial);
-  CHECK(m.stop_reason == "interrupted (SIGINT)");
+  CHECK(m.stop == loader_stop_interrupted(SIGINT));
+  CHECK(to_string(m.stop) == "interrupted (SIGINT)");
   CHECK(m.cpu_user_s == Approx(3.5));
   CHECK(m.ranks.size() == 2);
   CHECK(m.workers.size() == 2);

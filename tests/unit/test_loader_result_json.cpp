@@ -51,7 +51,7 @@ LoaderResult host_part(int first_rank, uint32_t seed) {
   }
   res.cpu_user_s = 0.123456789012345;
   res.cpu_sys_s = 0.1 + first_rank;
-  res.stop_reason = "completed";
+  res.stop = {.kind = LoaderStopKind::kCompleted};
   res.error_samples = {ErrorRecord{.err = ENOENT, .op = "open", .path = "a/b", .count = 3},
                        ErrorRecord{.op = "decode (libjpeg-turbo)", .path = "c\xff", .detail = "not a JPEG file"}};
   res.epoch_resident_fraction = {0.0, 0.25};

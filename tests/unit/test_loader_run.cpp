@@ -69,7 +69,7 @@ LoaderConfig two_ranks(Deliveries& d) {
   c.prefetch_factor = 2;
   c.epochs = 2;
   c.seed = 3;
-  c.engine = "psync";
+  c.engine = EngineKind::kPsync;
   c.direct = false;
   c.timeline_interval_s = 0.5;
   c.consumer_factory = [&d](uint32_t rank) { return std::make_unique<RecordingConsumer>(d, rank); };
@@ -83,7 +83,7 @@ void check_exact(const LoaderResult& r, const LoaderProgress& progress, Deliveri
                  uint64_t n, uint64_t total) {
   CHECK(r.errors == 0);
   CHECK(r.error_samples.empty());
-  CHECK(r.stop_reason == "completed");
+  CHECK(to_string(r.stop) == "completed");
   CHECK(r.epochs_completed == c.epochs);
   CHECK(r.samples == n * c.epochs);
   CHECK(r.bytes == total * c.epochs);

@@ -88,7 +88,7 @@ LoaderConfig base_config() {
   c.num_workers = 2;
   c.batch_size = 4;
   c.prefetch_factor = 2;
-  c.engine = "psync";
+  c.engine = EngineKind::kPsync;
   c.direct = false;
   c.timeline_interval_s = 0.5;
   return c;
@@ -135,7 +135,7 @@ TEST_CASE("three processes of 2 + 1 + 2 ranks read one epoch exactly once and al
     bytes += r.bytes;
     CHECK(r.errors == 0);
     CHECK(r.epochs_completed == 2);
-    CHECK(r.stop_reason == "completed");
+    CHECK(r.stop.kind == LoaderStopKind::kCompleted);
   }
   CHECK(samples == 2 * 103);
   uint64_t want = 0;
@@ -161,8 +161,8 @@ TEST_CASE("a stop on one process (its --duration) stops the others at the next s
       res[p] = run_loader(index, c, nullptr, nullptr, nullptr, &sync);
     });
   for (auto& t : procs) t.join();
-  CHECK(res[1].stop_reason == "duration reached");
-  CHECK(res[0].stop_reason == "duration reached");
+  CHECK(res[1].stop.kind == LoaderStopKind::kDuration);
+  CHECK(res[0].stop.kind == LoaderStopKind::kDuration);
   CHECK(res[0].elapsed_ns < 5'000'000'000LL);
   CHECK(res[0].samples > 0);
 }

@@ -64,9 +64,9 @@ TEST_CASE("own read: the loop burn leaves out the run's engine's figure, never b
   l.costs.worker.loop_us = 240;
   l.costs.own_read_io_uring_us = 42;
   l.costs.own_read_psync_us = 22;
-  l.engine = "io_uring";
+  l.engine = EngineKind::kIoUring;
   CHECK(loop_burn_us(l, nullptr) == Approx(198));
-  l.engine = "psync";
+  l.engine = EngineKind::kPsync;
   CHECK(loop_burn_us(l, nullptr) == Approx(218));
   l.costs.worker.loop_us = 10;  // a loop cheaper than the read (a hand-given cost, a noisy calibration)
   CHECK(loop_burn_us(l, nullptr) == 0);

@@ -37,7 +37,7 @@ TEST_CASE(
   const json saved = json::parse(saved_text);
   const ProbeDocument doc = probe_document_from_json(saved, "'probe_small.json'");
   CHECK(doc.io_uring.available);
-  CHECK(doc.cold.engine == "io_uring");
+  CHECK(doc.cold.engine == EngineKind::kIoUring);
   CHECK_FALSE(doc.cold.buffered);
   CHECK(doc.deep.depth == 32);
   CHECK(doc.cache.cache_budget_source == "RAM");
@@ -87,7 +87,7 @@ TEST_CASE("probe document: an unlimited locked-memory limit is null both ways; t
   Topology topo;  // not live: no allowed-CPU warning
   HostInfo host;
   host.memory_bytes = 1 << 30;
-  const ProbeEngineRow psync{"psync", "io_uring refused", true, 1, true, "fell back"};
+  const ProbeEngineRow psync{EngineKind::kPsync, "io_uring refused", true, 1, true, "fell back"};
   RunHeader h;
   h.command = {"ioprobe", "probe"};
   h.created_utc = "2026-12-07T00:00:00Z";

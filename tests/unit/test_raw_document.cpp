@@ -82,6 +82,12 @@ TEST_CASE("raw document: a missing or mistyped field is refused naming its path"
         "'r.json'.raw.bs: expected a non-negative integer in range, found -4096");
   CHECK(refusal(good, [](json& j) { j["raw"]["engine"]["notes"] = "none"; }) ==
         "'r.json'.raw.engine.notes: expected an array, found \"none\"");
+  CHECK(refusal(good, [](json& j) { j["raw"]["engine"]["name"] = "aio"; }) ==
+        "'r.json'.raw.engine.name: 'aio' is not an engine (io_uring, psync)");
+  CHECK(refusal(good, [](json& j) { j["raw"]["engine_requested"] = "gds"; }) ==
+        "'r.json'.raw.engine_requested: 'gds' is not an engine selection (auto, io_uring, psync)");
+  CHECK(refusal(good, [](json& j) { j["raw"]["engine_requested"] = 1; }) ==
+        "'r.json'.raw.engine_requested: expected a string, found 1");
   CHECK(refusal(good, [](json& j) { j["raw"]["layout"].erase("region_bytes"); }) ==
         "'r.json'.raw.layout: missing key 'region_bytes'");
   CHECK(refusal(good, [](json& j) { j["raw"]["page_cache_evicted"] = "yes"; }) ==
@@ -124,6 +130,9 @@ TEST_CASE("raw document: a missing or mistyped field is refused naming its path"
   CHECK(refusal(good, [](json& j) { j["hosts"] = json::array(); }) == "'r.json': missing key 'cluster'");
   // Documents `report --merge` wrote have no stop_reason; older ones no first_error_detail.
   CHECK(refusal(good, [](json& j) { j["raw"]["results"].erase("stop_reason"); }) == "accepted");
+  CHECK(refusal(good, [](json& j) { j["raw"]["results"]["stop_reason"] = "completed"; }) ==
+        "'r.json'.raw.results.stop_reason: 'completed' is not a raw stop reason (one pass over the region, runtime "
+        "reached, stopped early by I/O errors, interrupted (SIGINT), interrupted (SIGTERM))");
   CHECK(refusal(good, [](json& j) { j["raw"]["results"].erase("first_error_detail"); }) == "accepted");
 }
 
@@ -136,7 +145,7 @@ TEST_CASE("raw document: the labels and warnings are worked out when it is made"
   RawTarget target;
   target.region_bytes = 1 << 20;
   RawEngineChoice engine;
-  engine.name = "psync";
+  engine.name = EngineKind::kPsync;
   engine.reason = "asked for";
   TargetInfo tinfo;
   tinfo.memory_backed = true;
@@ -144,7 +153,7 @@ TEST_CASE("raw document: the labels and warnings are worked out when it is made"
   res.ios = 256;
   res.bytes = 256ULL * 4096;
   res.elapsed_s = 0.5;
-  res.stop_reason = "completed";
+  res.stop = {.kind = RawStopKind::kOnePass};
   RawDocument d = make_raw_document(RunHeader{}, tinfo, cfg, target, engine, -1, res, {"locked memory: fell back"});
   CHECK(d.raw.cache == "buffered write");
   CHECK(d.raw.writes_to == "page cache (not durable: no fsync)");
@@ -181,7 +190,7 @@ TEST_CASE("raw document: a run across hosts has its cluster and host rows both w
     p.result.bytes = ios * 4096;
     p.result.elapsed_s = elapsed;
     for (uint64_t i = 0; i < ios; ++i) p.result.latency.record(20'000 + i);
-    p.result.stop_reason = "completed";
+    p.result.stop = {.kind = RawStopKind::kOnePass};
     return p;
   };
   const cluster::ClusterRaw c = cluster::merge_raw_parts({part(0, 0, "h1", 100, 1.0), part(1, 0, "h1", 100, 1.2),
@@ -244,12 +253,12 @@ TEST_CASE("raw document: buffered reads that re-read a region fitting in memory 
   RawTarget target;
   target.region_bytes = 8'000'000;
   target.evicted = 0;  // evicted, and it worked
-  RawEngineChoice engine{.name = "io_uring", .reason = "auto"};
+  RawEngineChoice engine{.name = EngineKind::kIoUring, .reason = "auto"};
   RawResults res;
   res.ios = 7'200'000;
   res.bytes = res.ios * 1000;
   res.elapsed_s = 3;
-  res.stop_reason = "runtime";
+  res.stop = {.kind = RawStopKind::kRuntime};
   RunHeader header;
   header.host.memory_bytes = 16ULL << 30;
   RawDocument d = make_raw_document(header, TargetInfo{}, cfg, target, engine, 0.0, res, {});

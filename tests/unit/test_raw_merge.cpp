@@ -23,7 +23,7 @@ RawResults raw(uint64_t ios, double elapsed_s, uint64_t lat_ns) {
   for (uint64_t i = 0; i < ios; ++i) r.latency.record(lat_ns);
   r.cpu_user_s = 0.25;
   r.cpu_sys_s = 0.5;
-  r.stop_reason = "runtime reached";
+  r.stop = {.kind = RawStopKind::kRuntime};
   return r;
 }
 
@@ -72,19 +72,19 @@ TEST_CASE("RawResults::merge: a partial or failing part marks the whole", "[raw]
   b.partial = true;
   b.errors = 2;
   b.first_error = ErrorRecord{.err = EIO, .op = "read of 4096 B at offset 0"};
-  b.stop_reason = "stopped early by I/O errors";
+  b.stop = {.kind = RawStopKind::kErrors};
   a.merge(b);
   CHECK(a.partial);
   CHECK(a.errors == 2);
   CHECK(a.first_error.same_failure(b.first_error));
-  CHECK(a.stop_reason == "stopped early by I/O errors");
+  CHECK(a.stop.kind == RawStopKind::kErrors);
   CHECK(a.elapsed_s == 1.0);
   // Merging into an empty result is the identity.
   RawResults e;
   e.merge(a);
   CHECK(e.ios == a.ios);
   CHECK(e.latency.count() == a.latency.count());
-  CHECK(e.stop_reason == a.stop_reason);
+  CHECK(e.stop == a.stop);
 }
 
 TEST_CASE("merge_raw_parts: host rows add up to the cluster, stragglers by rate or finish", "[raw][cluster]") {

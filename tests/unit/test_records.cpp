@@ -167,7 +167,7 @@ TEST_CASE("range reader: exact bytes, short at end of file, O_DIRECT bounce for 
     for (bool direct : {false, true}) {
       std::unique_ptr<RangeReader> r;
       try {
-        r = make_range_reader(engine, direct);
+        r = make_range_reader(engine_kind_from_string(engine).value(), direct);
       } catch (const Error& e) {
         WARN(std::string("skipped ") + engine + ": " + e.what());
         continue;

@@ -125,7 +125,7 @@ ProcessPart tree_part(int r) {
       for (uint64_t i = 0; i < ws[k].files; ++i) ws[k].file_latency.record(1000 + 97 * i * (r + 1));
     }
     LoaderResult one = rank_result(rk, ws, rk.elapsed_ns, 1);
-    one.stop_reason = "completed";
+    one.stop = {.kind = LoaderStopKind::kCompleted};
     one.cpu_user_s = 0.25 + 0.01 * r;
     p.result.merge(one);
   }

@@ -2,6 +2,7 @@
 // document saved by `ioprobe run` (tests/fixtures/documents/) read back and rendered as the run did.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -86,7 +87,7 @@ RunDocument full_document() {
   l.cpu_per_sample_us = 12.5;
   l.gpus = 2;
   l.gpus_per_process = 1;
-  l.engine = "io_uring";
+  l.engine = EngineKind::kIoUring;
   l.direct = true;
   l.step_time_s = 0.036;
   l.seed = 7;
@@ -134,7 +135,7 @@ RunDocument full_document() {
   none.reason = "not measured";
   e2.device_io = device_io_section(none, DeviceRef::kRead, e2.bytes);
   e2.partial = true;
-  e2.cut_by = "interrupted (SIGINT)";
+  e2.cut_by = loader_stop_interrupted(SIGINT);
   d.results.epochs = std::vector<RunEpoch>{e1, e2};
   IngestResult in;
   in.demand = {"h100", "H100-SXM", "resnet50", "training", 7007, "MLPerf", 2, 0.9};
@@ -172,7 +173,7 @@ RunDocument full_document() {
               .direct = true,
               .memory_backed = false,
               .cache = "cold",
-              .engine = "io_uring"};
+              .engine = EngineKind::kIoUring};
   h.device_io = host_device_io(disk_io(), {disk_io()}, 150 * 115'000ULL, true);
   h.results.samples = 150;
   h.results.samples_per_s = 75.5;
@@ -242,6 +243,14 @@ TEST_CASE("run document: a missing or mistyped field is refused naming the file 
   json other_kind = good;
   other_kind["kind"] = "raw";
   CHECK_THROWS_AS(run_document_from_json(other_kind, "'t.json'"), UsageError);
+  json unknown_engine = good;
+  unknown_engine["target"]["engine"] = "gds";
+  CHECK_THROWS_WITH(run_document_from_json(unknown_engine, "'t.json'"),
+                    Catch::Contains("'t.json'.target.engine: 'gds' is not an engine (io_uring, psync)"));
+  unknown_engine = good;
+  unknown_engine["loader"]["engine"] = "auto";  // a resolved engine, never the selection
+  CHECK_THROWS_WITH(run_document_from_json(unknown_engine, "'t.json'"),
+                    Catch::Contains("'t.json'.loader.engine: 'auto' is not an engine (io_uring, psync)"));
   json unknown_link = good;
   unknown_link["ingest"]["host_to_device"]["limiting"] = "0000:99:00.0";
   CHECK_THROWS_WITH(run_document_from_json(unknown_link, "'t.json'"),

@@ -37,13 +37,17 @@ ScalingDocument full_scaling_document() {
   ScalingResult r;
   r.raid_kind = "md";
   r.level = "raid1";
-  ScalingPoint a{"nvme0n1", "/dev/nvme0n1", 1000, 4096000, 1, 1000, 4096000, 50, 200, "io_uring", {}, ""};
+  ScalingPoint a{"nvme0n1", "/dev/nvme0n1", 1000, 4096000, 1, 1000, 4096000, 50, 200, EngineKind::kIoUring, {}, ""};
   a.nominal = {"NVMe", 7.88e9, "PCIe 16 GT/s x4 link (Gen4): 7.88 GB/s per direction, nominal", {}};
-  ScalingPoint b{"sdb", "/dev/sdb", 0, 0, 0, 0, 0, 0, 0, "io_uring", {}, "EIO"};
+  ScalingPoint b{"sdb", "/dev/sdb", 0, 0, 0, 0, 0, 0, 0, EngineKind::kIoUring, {}, "EIO"};
   b.nominal = {"SATA", 0, "no link", {}};
   r.members = {a, b};
-  r.array = {"array", "/mnt/ra\xffid/.ioprobe-scaling-1.bin", 900, 3686400, 1, 900, 3686400, 60, 250, "io_uring", {},
-             ""};
+  r.array = {"array", "/mnt/ra\xffid/.ioprobe-scaling-1.bin",
+             900,     3686400,
+             1,       900,
+             3686400, 60,
+             250,     EngineKind::kIoUring,
+             {},      ""};
   r.array_file_created = true;
   finish_scaling(r);
   r.notes.emplace_back("a note");

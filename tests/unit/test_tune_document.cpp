@@ -40,7 +40,7 @@ TuneDocument full_tune_document() {
   const Recommendation rec = recommend(t, demand(1800), one_node());
   TuneDocument d = tune_doc(t, rec, 1800.0, "interrupted", 2);
   d.header.created_utc = "2026-01-01T00:00:00Z";
-  d.loader = {256, 1, "io_uring", true, true, 12.5, 0.25, RunConsumerModel{}};
+  d.loader = {256, 1, EngineKind::kIoUring, true, true, 12.5, 0.25, RunConsumerModel{}};
   d.loader.consumer.calibration = RunCalibrationRef{"cal.json", "ds.py", "make", "h1", "2.3.0", 32, "2026-01-01"};
   d.demand.demand.accelerator = "h100";
   d.demand.demand.accelerator_name = "H100-SXM";

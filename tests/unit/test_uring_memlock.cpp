@@ -86,18 +86,19 @@ TEST_CASE("plan_memlock: raise the soft limit, then drop registered buffers, the
 
 TEST_CASE("apply_memlock_plan: auto falls back to psync, --engine io_uring stops naming needed vs limit", "[memlock]") {
   const MemlockNeed need = loader_memlock_need(8, "6.18.0");
-  std::string engine = "io_uring", reason = "O_DIRECT reads";
+  EngineKind engine = EngineKind::kIoUring;
+  std::string reason = "O_DIRECT reads";
   std::vector<std::string> warnings;
-  apply_memlock_plan("auto", need, limit(64 * KiB, 64 * KiB), engine, reason, warnings);
-  CHECK(engine == "psync");
+  apply_memlock_plan(EngineSelection::kAuto, need, limit(64 * KiB, 64 * KiB), engine, reason, warnings);
+  CHECK(engine == EngineKind::kPsync);
   CHECK(reason.find("fallback") != std::string::npos);
   CHECK(reason.find("72 KiB") != std::string::npos);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("ulimit -l 72") != std::string::npos);
 
-  engine = "io_uring";
+  engine = EngineKind::kIoUring;
   try {
-    apply_memlock_plan("io_uring", need, limit(64 * KiB, 64 * KiB), engine, reason, warnings);
+    apply_memlock_plan(EngineSelection::kIoUring, need, limit(64 * KiB, 64 * KiB), engine, reason, warnings);
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.exit_code() == kExitFailure);
@@ -108,18 +109,20 @@ TEST_CASE("apply_memlock_plan: auto falls back to psync, --engine io_uring stops
     CHECK(m.find("limits.conf") != std::string::npos);
   }
   // Root (CAP_IPC_LOCK): io_uring stays, and the header is not cluttered with a limit that does not apply.
-  engine = "io_uring";
+  engine = EngineKind::kIoUring;
   reason = "O_DIRECT reads";
-  CHECK(apply_memlock_plan("auto", need, limit(0, 0, true), engine, reason, warnings).step == MemlockStep::fits);
-  CHECK(engine == "io_uring");
+  CHECK(apply_memlock_plan(EngineSelection::kAuto, need, limit(0, 0, true), engine, reason, warnings).step ==
+        MemlockStep::fits);
+  CHECK(engine == EngineKind::kIoUring);
   CHECK(reason == "O_DIRECT reads");
   // A limit that applies and fits is stated.
-  apply_memlock_plan("auto", need, limit(128 * KiB, 128 * KiB), engine, reason, warnings);
+  apply_memlock_plan(EngineSelection::kAuto, need, limit(128 * KiB, 128 * KiB), engine, reason, warnings);
   CHECK(reason.find("needs 72 KiB; RLIMIT_MEMLOCK 128 KiB") != std::string::npos);
   // psync chosen already: nothing to decide.
-  engine = "psync";
-  CHECK(apply_memlock_plan("auto", need, limit(0, 0), engine, reason, warnings).step == MemlockStep::fits);
-  CHECK(engine == "psync");
+  engine = EngineKind::kPsync;
+  CHECK(apply_memlock_plan(EngineSelection::kAuto, need, limit(0, 0), engine, reason, warnings).step ==
+        MemlockStep::fits);
+  CHECK(engine == EngineKind::kPsync);
 }
 
 TEST_CASE("probe says what the memlock limit allows", "[memlock]") {
