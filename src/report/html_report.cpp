@@ -150,16 +150,23 @@ struct HostsChart {
   std::vector<Row> rows;
 };
 
+// The chart's head from a document's cluster section (raw's or run's: the same fields).
+template <class Cluster>
+HostsChart hosts_chart_head(const std::optional<Cluster>& c) {
+  HostsChart hc;
+  if (c) {
+    hc.hosts = c->hosts;
+    hc.mpi_ranks = c->mpi_ranks;
+    hc.launcher = c->launcher;
+    hc.start_skew_s = c->start_skew_s;
+    hc.merge = c->merge;
+  }
+  return hc;
+}
+
 // A raw document's cluster and host rows, IOPS charted.
 HostsChart raw_hosts_chart(const RawDocument& d) {
-  HostsChart hc;
-  if (d.cluster) {
-    hc.hosts = d.cluster->hosts;
-    hc.mpi_ranks = d.cluster->mpi_ranks;
-    hc.launcher = d.cluster->launcher;
-    hc.start_skew_s = d.cluster->start_skew_s;
-    hc.merge = d.cluster->merge;
-  }
+  HostsChart hc = hosts_chart_head(d.cluster);
   for (const auto& h : d.hosts)
     hc.rows.push_back({.name = h.hostname,
                        .mpi_ranks = h.mpi_ranks.size(),
@@ -173,14 +180,7 @@ HostsChart raw_hosts_chart(const RawDocument& d) {
 
 // A run document's cluster and host rows, samples/s charted.
 HostsChart run_hosts_chart(const RunDocument& d) {
-  HostsChart hc;
-  if (d.cluster) {
-    hc.hosts = d.cluster->hosts;
-    hc.mpi_ranks = d.cluster->mpi_ranks;
-    hc.launcher = d.cluster->launcher;
-    hc.start_skew_s = d.cluster->start_skew_s;
-    hc.merge = d.cluster->merge;
-  }
+  HostsChart hc = hosts_chart_head(d.cluster);
   if (!d.hosts) return hc;
   for (const auto& h : *d.hosts)
     hc.rows.push_back({.name = h.hostname,

@@ -250,10 +250,10 @@ TEST_CASE("capacity device I/O: a host's repeats add, the point's is the hosts' 
   CHECK_FALSE(points[1].contains("device_io"));  // no repeat accounted at 4
 }
 
-TEST_CASE("capacity device I/O: a point on a shared device gets run's other-traffic warning", "[capacity][cluster]") {
-  TargetInfo t;
-  t.fs_type = "tmpfs";  // nothing to sleep an idle window over
-  cli::CapacityDeviceIo d(t);
+// 64 MiB read in 2 s on vda with a quiet device before, and the same beside another reader of
+// 100 MB/s (200 MB over the 2 s, for 64 MiB counted): what the other-traffic warning is about.
+namespace {
+std::pair<DeviceIo, DeviceIo> quiet_and_shared() {
   DeviceIo quiet;
   quiet.source = "diskstats";
   quiet.devices = {{"vda", 64 << 20, 0, 100, 0}};
@@ -262,7 +262,16 @@ TEST_CASE("capacity device I/O: a point on a shared device gets run's other-traf
   quiet.idle_window_s = 0.5;
   quiet.idle_bytes_per_s_before = 0;
   DeviceIo shared = quiet;
-  shared.idle_bytes_per_s_before = 100e6;  // another reader: 200 MB over the point's 2 s, for 64 MiB counted
+  shared.idle_bytes_per_s_before = 100e6;
+  return {quiet, shared};
+}
+}  // namespace
+
+TEST_CASE("capacity device I/O: a point on a shared device gets run's other-traffic warning", "[capacity][cluster]") {
+  TargetInfo t;
+  t.fs_type = "tmpfs";  // nothing to sleep an idle window over
+  cli::CapacityDeviceIo d(t);
+  const auto [quiet, shared] = quiet_and_shared();
   d.add(1, 0, "h1", quiet);
   d.add(2, 0, "h1", shared);
   CapacityDocument doc;
@@ -284,14 +293,7 @@ TEST_CASE("tune device I/O: a setting on a shared device gets run's other-traffi
   TargetInfo t;
   t.fs_type = "tmpfs";  // nothing to sleep an idle window over
   cli::TuneDeviceIo d(t);
-  DeviceIo quiet;
-  quiet.source = "diskstats";
-  quiet.devices = {{"vda", 64 << 20, 0, 100, 0}};
-  quiet.bytes_read = 64 << 20;
-  quiet.interval_s = 2;
-  quiet.idle_window_s = 0.5;
-  DeviceIo shared = quiet;
-  shared.idle_bytes_per_s_before = 100e6;  // another reader: 200 MB over the run's 2 s, for 64 MiB counted
+  const auto [quiet, shared] = quiet_and_shared();
   d.add(4, 2, "none", quiet);
   d.add(8, 2, "none", shared);
   const std::vector<std::string> w = d.warnings();
