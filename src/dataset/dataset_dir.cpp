@@ -87,8 +87,28 @@ void make_dir(const std::string& dir, bool parents) {
   }
 }
 
-// Removes only the files named in our own file list, then the class folders they emptied.
+// Removes only the files named in our own file list, then the class folders they emptied. A
+// listed path that holds something else (not a regular file, or not the size the list gives it:
+// another program's file put where an interrupted generation had not written yet, or a file
+// replaced since) stops it before anything is removed.
 void remove_listed_files(const std::string& dir, const FileIndex& old) {
+  for (size_t i = 0; i < old.size(); ++i) {
+    const std::string p = dir + "/" + old.path(i);
+    struct stat st {};
+    if (lstat(p.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      throw IoError(errno, "stat", p);
+    }
+    const int64_t want = old.file_size(i);
+    if (!S_ISREG(st.st_mode) || (want >= 0 && st.st_size != want))
+      throw UsageError(fmt::format("'{}' is listed by the earlier generation in --dir '{}' but holds {} where ioprobe "
+                                   "wrote {}: not a file ioprobe wrote, so it is not removed and nothing was changed; "
+                                   "move it away, or choose another --dir",
+                                   escape_bytes(p), escape_bytes(dir),
+                                   S_ISREG(st.st_mode) ? format_bytes(static_cast<uint64_t>(st.st_size))
+                                                       : std::string("something other than a regular file"),
+                                   format_bytes(static_cast<uint64_t>(want))));
+  }
   std::set<std::string> folders;
   for (size_t i = 0; i < old.size(); ++i) {
     std::string p = dir + "/" + old.path(i);
@@ -147,6 +167,21 @@ void refuse_unusable(const std::string& dir, DirState state) {
                                  "writes into such a directory: choose an empty or new --dir, or use --data '{}' "
                                  "to read the files there as they are",
                                  escape_bytes(dir), kManifestName, escape_bytes(dir)));
+}
+
+UsageError foreign_file_error(const std::string& path) {
+  return UsageError(fmt::format("'{}' already exists where the dataset puts one of its files, and ioprobe did not "
+                                "write it: it is left as it is (ioprobe never overwrites a file it did not write); "
+                                "move it away, or choose another --dir",
+                                escape_bytes(path)));
+}
+
+void refuse_foreign_files(const std::string& dir, const FileIndex& plan) {
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const std::string p = dir + "/" + plan.path(i);
+    struct stat st {};
+    if (lstat(p.c_str(), &st) == 0) throw foreign_file_error(p);
+  }
 }
 
 }  // namespace ioprobe

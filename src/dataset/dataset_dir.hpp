@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/error.hpp"
 #include "dataset/file_index.hpp"
 #include "dataset/footprint.hpp"
 #include "dataset/spec.hpp"
@@ -32,6 +33,14 @@ void make_dir(const std::string& dir, bool parents);
 /// Removes only the files `old` lists under `dir`, then the class folders they left empty. Throws
 /// IoError when a listed file exists and cannot be removed.
 void remove_listed_files(const std::string& dir, const FileIndex& old);
+
+/// The refusal for a file at `path` that a generation would write and that ioprobe did not write
+/// (UsageError, exit 2: the path, and to move it away or choose another --dir).
+UsageError foreign_file_error(const std::string& path);
+
+/// Throws foreign_file_error for the first path `plan` lists under `dir` that exists: called once
+/// the earlier generation's files are gone, so anything there is someone else's.
+void refuse_foreign_files(const std::string& dir, const FileIndex& plan);
 
 /// Throws Error (kExitFailure; nothing written yet) when the filesystem of `dir` lacks the space
 /// or inodes for a dataset of footprint `f`, counting `freed_bytes` / `freed_files` that removing

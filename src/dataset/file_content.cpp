@@ -7,7 +7,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
+#include "core/text.hpp"
+#include "dataset/dataset_dir.hpp"
 #include "dataset/generator.hpp"
 #include "dataset/jpeg_content.hpp"
 
@@ -45,14 +49,23 @@ void write_all(int fd, const char* data, size_t len, const std::string& path) {
   }
 }
 
+// Creates `path` for a generated file; never opens one that exists: the earlier generation's files
+// are gone by now (remove_listed_files), so a file there is someone else's.
+int create_new(const std::string& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0) return fd;
+  const int e = errno;
+  if (e == EEXIST) throw foreign_file_error(path);
+  throw IoError(e, "create", path, e == ENOSPC ? "the filesystem is out of space or inodes" : "");
+}
+
 }  // namespace
 
 uint64_t write_one(const std::string& path, uint64_t size, uint64_t seed, ContentKind content, std::vector<char>& buf) {
   JpegFile jpeg;
   if (content == ContentKind::kJpeg)
     jpeg = make_jpeg_file(size, seed);  // before the file exists: a failure leaves none
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
+  const int fd = create_new(path);
   if (content == ContentKind::kJpeg) {
     write_all(fd, reinterpret_cast<const char*>(jpeg.bytes.data()), jpeg.bytes.size(), path);
   } else {
@@ -66,8 +79,7 @@ uint64_t write_one(const std::string& path, uint64_t size, uint64_t seed, Conten
 
 void write_records(const std::string& path, const std::vector<uint64_t>& sizes, uint64_t first, uint64_t count,
                    uint64_t seed, std::vector<char>& buf) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(errno, "create", path, errno == ENOSPC ? "the filesystem is out of space or inodes" : "");
+  const int fd = create_new(path);
   constexpr size_t kChunk = 4u << 20;
   if (buf.size() < kChunk) buf.resize(kChunk);
   size_t used = 0;

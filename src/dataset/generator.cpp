@@ -256,6 +256,7 @@ DatasetOutcome ensure_locked(const std::string& dir, const DatasetSpec& asked, c
     remove_listed_files(dir, *old);
     if (!old_manifest->records.is_null()) unlink((dir + "/" + kRecordListName).c_str());  // our own record index
   }
+  refuse_foreign_files(dir, index);  // before anything is written
   if (opts.progress) {
     const std::optional<FreeSpace> fs = free_space(dir);
     message(fmt::format("writing the dataset: {} files, {} in '{}'{}{}", format_count(spec.files), format_bytes(total),

@@ -13,9 +13,10 @@ cd "$work"
 "$IOPROBE" checkpoint --verify-only --dir ck --json verify.json > verify.txt 2>/dev/null || fail "--verify-only failed"
 for d in save verify; do
   "$IOPROBE" report "$d.json" > "$d.report" 2>&1 || fail "report $d.json: $(cat "$d.report")"
-  # The command's text ends with what report does not repeat (the kept files, the result line).
-  grep -v '^kept: ' "$d.txt" | cmp -s - "$d.report" || fail "report $d.json differs from the command's text: \
-$(grep -v '^kept: ' "$d.txt" | diff - "$d.report")"
+  # The command's text ends with what report does not repeat (the kept files, the directories the
+  # run made, the result line).
+  grep -v -e '^kept: ' -e '^created for this run' "$d.txt" | cmp -s - "$d.report" || fail "report $d.json differs from the command's text: \
+$(grep -v -e '^kept: ' -e '^created for this run' "$d.txt" | diff - "$d.report")"
 done
 refused() {  # refused FILE "path in the message" PYTHON-EDIT
   local f=$1 want=$2 edit=$3 out rc

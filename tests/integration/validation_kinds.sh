@@ -5,7 +5,7 @@
 # work (checkpoint --dir /proc built the whole state first); a parameter count is whole (1.5 was
 # cut to 1); a compressed save that saved nothing does not blame the data for a fast zstd level;
 # record names the file it cannot create; checkpoint names the --dir it made and removed; the
-# signal line names the command.
+# signal line names the command; gen never overwrites or removes a file it did not write.
 set -u
 IOPROBE=$1
 . "$(dirname "$0")/lib.sh"
@@ -58,6 +58,19 @@ grep -qF "created for this run and removed again (empty at its end): '$work/made
 grep -qF "created for this run, kept: '$work/made2/ck', '$work/made2'" made2.txt \
   || fail "checkpoint --keep does not say it made --dir: $(cat made2.txt)"
 echo "ok: checkpoint names the directories it made: $(tail -1 made.txt)"
+
+# gen never overwrites or removes a file it did not write: one at a path the new generation would
+# write, and one put in place of a file the earlier generation listed.
+"$IOPROBE" gen --quiet --files 20 --file-size 4KiB --dir gd > /dev/null 2>&1 || fail "gen of 20 files failed"
+mkdir -p gd/c0020 && echo "my notes" > gd/c0020/00000020.bin
+expect2 "'gd/c0020/00000020.bin' already exists where the dataset puts one of its files, and ioprobe did not write it" \
+  gen --files 21 --file-size 4KiB --dir gd --regenerate
+[ "$(cat gd/c0020/00000020.bin)" = "my notes" ] || fail "gen --regenerate overwrote a file it did not write"
+rm gd/c0020/00000020.bin
+"$IOPROBE" gen --quiet --files 20 --file-size 4KiB --dir gd > /dev/null 2>&1 || fail "gen after the refusal failed"
+echo "mine" > gd/c0003/00000003.bin
+expect2 "'gd/c0003/00000003.bin' is listed by the earlier generation" gen --files 22 --file-size 4KiB --dir gd --regenerate
+[ "$(cat gd/c0003/00000003.bin)" = "mine" ] || fail "gen --regenerate removed a file it did not write"
 
 expect2 "not a whole number" checkpoint --params 1.5 --dir ck
 expect2 "not a whole number" checkpoint --params 7.25 --dir ck
