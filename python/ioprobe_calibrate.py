@@ -443,6 +443,8 @@ def main():
     ap.add_argument("--paths-out", default="", help="write the files used here, NUL-separated")
     ap.add_argument("--result-out", default="", help="write the result (one JSON object) here [stdout]")
     ap.add_argument("--progress-every", type=float, default=5.0, help="seconds between a step's progress lines [5]")
+    ap.add_argument("--next-python", default="",
+                    help="the interpreter ioprobe tries when this one has no torch (its message is then a warning)")
     a = ap.parse_args()
     global PROGRESS
     PROGRESS = ioprobe_progress.Progress(PROG, a.progress_every)
@@ -451,6 +453,9 @@ def main():
     try:
         import torch
     except ImportError as e:
+        if a.next_python:  # ioprobe tries that one next: not the end of the command
+            note(f"{sys.executable} cannot import torch ({e}); trying {a.next_python}")
+            sys.exit(NO_TORCH)
         fail(f"{sys.executable} cannot import torch ({e}); install PyTorch for it (Debian: apt-get install "
              f"python3-torch) or pass --python with the interpreter your training uses", NO_TORCH)
     PROGRESS.step(f"importing {a.factory}")

@@ -25,7 +25,6 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
-#include "core/message.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/calibration_text.hpp"
@@ -291,9 +290,10 @@ int cmd_calibrate(const CommandContext& ctx) {
   };
   for (size_t i = 0; i < pythons.size() && !interrupted(); ++i) {
     used = pythons[i];
-    run = run_driver(used, driver, args, watch);
+    std::vector<std::string> with_next = args;  // the driver's no-torch line then says what comes next
+    if (i + 1 < pythons.size()) with_next.insert(with_next.end(), {"--next-python", pythons[i + 1]});
+    run = run_driver(used, driver, with_next, watch);
     if (!no_torch(run)) break;
-    if (i + 1 < pythons.size()) warning(fmt::format("{} has no torch; trying {} instead", used, pythons[i + 1]));
   }
   say_stdout(run, watch);
   if (run.timed_out) {

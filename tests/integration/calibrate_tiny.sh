@@ -209,4 +209,17 @@ if [ "$(id -u)" = 0 ] && command -v runuser > /dev/null && runuser -u nobody -- 
 else
   echo "skip: the unreadable --data part needs root, runuser and a torch Python the user nobody may run"
 fi
+# No --python: a python3 first on PATH that has no torch is passed over with a warning (the
+# calibration goes on with /usr/bin/python3), never an "error:" line.
+if [ "$PY" = /usr/bin/python3 ]; then
+  mkdir "$W/notorch"
+  printf '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n' > "$W/notorch/python3"  # -S: no site-packages, no torch
+  chmod +x "$W/notorch/python3"
+  PATH="$W/notorch:$PATH" "$IOPROBE" calibrate --dataset-factory "$W/tiny_ds.py:make" --data "$W/data" \
+    --batch-size 32 --samples 192 --json "$W/fb.json" > "$W/fb.txt" 2>&1 || fail "calibrate after a python3 without torch: $(cat "$W/fb.txt")"
+  grep -q "^ioprobe calibrate: warning: .* cannot import torch .*; trying /usr/bin/python3$" "$W/fb.txt" \
+    || fail "the python3 without torch is not named in a warning: $(head -3 "$W/fb.txt")"
+  grep -q "error:" "$W/fb.txt" && fail "an error: line before a calibration that succeeded: $(grep error: "$W/fb.txt")"
+  echo "ok: a python3 without torch passed over with a warning"
+fi
 echo "PASS"
