@@ -111,12 +111,19 @@ void create_file(const RawConfig& cfg, RawTarget& t) {
     const int e = errno;
     // A directory that is missing or not writable is the user's path to change (exit 2), named
     // as given: not the temporary file, which the user never named.
-    if (e == ENOENT || e == ENOTDIR || e == EACCES || e == EPERM || e == EROFS)
-      throw UsageError(
-          fmt::format("cannot create '{}': its directory '{}' {} ({}); give a path in a directory that exists "
-                      "and that you may write to",
-                      escape_bytes(path), escape_bytes(parent.empty() ? "." : parent),
-                      e == ENOENT || e == ENOTDIR ? "does not exist" : "is not writable", errno_text(e)));
+    if (e == ENOENT || e == ENOTDIR || e == EACCES || e == EPERM || e == EROFS) {
+      const std::string dir = parent.empty() ? "." : parent;
+      std::error_code ec;
+      // ENOENT from a directory that is there (/proc, a pseudo filesystem): it takes no new files.
+      const bool missing = (e == ENOENT || e == ENOTDIR) && !std::filesystem::is_directory(dir, ec);
+      throw UsageError(fmt::format("cannot create '{}': its directory '{}' {} ({}); give a path in a directory that "
+                                   "exists and that you may write to",
+                                   escape_bytes(path), escape_bytes(dir),
+                                   missing                       ? "does not exist"
+                                   : e == ENOENT || e == ENOTDIR ? "takes no new files"
+                                                                 : "is not writable",
+                                   errno_text(e)));
+    }
     throw IoError(e, "create", escape_bytes(tmp), "check that the directory exists and is writable");
   }
   int64_t t0 = now_ns();

@@ -42,6 +42,7 @@ if [ "$(id -u)" = 0 ]; then
   [ $rc = 2 ] && echo "$out" | grep -q "cannot create a file there" || fail "checkpoint --dir /proc: exit $rc: $out"
   echo "$out" | grep -q "generating" && fail "checkpoint --dir /proc built the state before refusing: $out"
   echo "ok: checkpoint --dir /proc refused before the state was built"
+  expect2 "cannot create '/proc/x.bin': its directory '/proc' takes no new files" raw --filename /proc/x.bin --size 1M
 fi
 
 # record names the file it cannot create, then the directory.
