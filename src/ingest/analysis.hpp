@@ -86,10 +86,17 @@ struct IngestResult {
   double h2d_share_of_step = 0;  // copy time / (copy time + GPU step time), fraction 0..1
   std::string h2d_error;  // the first rank's CUDA error, "" none                   // index in gpu_links of the slowest
                           // link below the demand, -1 none
-  std::string
-      verdict;  // "none", "host-to-device link", "CPU", "main process", "pin memory", "workers", "metadata", "storage"
+  std::string verdict;    // one of kVerdicts
   std::string verdict_text;  // one sentence for the report
 };
+
+/// Every verdict analyze() gives: the bottleneck's name, "none" when the GPUs were fed, "failed"
+/// when the run delivered nothing usable.
+inline constexpr const char* kVerdicts[] = {"none",       "host-to-device link",
+                                            "CPU",        "main process",
+                                            "pin memory", "workers",
+                                            "metadata",   "storage",
+                                            "failed"};
 
 /// AU of one rank, as MLPerf Storage defines it: compute time / total time, where compute time
 /// is the nominal step time of the batches delivered (what the GPUs' rate asks for) and total

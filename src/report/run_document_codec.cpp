@@ -2,13 +2,16 @@
 // strict reader.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/json_field.hpp"
+#include "core/json_text_value.hpp"
 #include "core/text.hpp"
 #include "engine/engine_kind.hpp"
+#include "ingest/analysis.hpp"
 #include "report/calibration_effect_report.hpp"
 #include "report/run_document.hpp"
 
@@ -161,7 +164,14 @@ IngestResult ingest_result_from_json(const nlohmann::json& j, const std::string&
   in.worker_runq_fraction = runq.is_null() ? -1 : json_as<double>(runq, json_path(w, "worker_runq_fraction"));
   in.worker_feeder_busy_fraction = json_field<double>(j, "worker_feeder_busy_fraction", w);
   in.worker_feeder_ceiling_samples_per_s = json_field<double>(j, "worker_feeder_ceiling_samples_per_s", w);
-  in.verdict = json_field<std::string>(j, "verdict", w);
+  in.verdict = json_text_value(
+      j, "verdict", w,
+      [](const std::string& t) -> std::optional<std::string> {
+        for (const char* v : kVerdicts)
+          if (t == v) return t;
+        return std::nullopt;
+      },
+      "a verdict (none, host-to-device link, CPU, main process, pin memory, workers, metadata, storage, failed)");
   in.verdict_text = json_field<std::string>(j, "verdict_text", w);
   h2d_from_json(json_at(j, "host_to_device", w), json_path(w, "host_to_device"), in);
   return in;

@@ -112,6 +112,7 @@ TEST_CASE("calibration effect: the HTML report has the text report's line", "[ca
   // With the run's measured rate: its share of the calibrated ceiling, as in the text line.
   IngestResult measured;
   measured.delivered_samples_per_s = 2900;
+  measured.verdict = "none";  // every analysis gives one (ingest/analysis.hpp kVerdicts)
   r.ingest.result = measured;
   CHECK_THAT(render_html_report({run_document_json(r)}),
              Catch::Contains("the run delivered 2,900 samples/s (measured) = 94% of the calibrated ceiling</td>"));

@@ -251,6 +251,10 @@ TEST_CASE("run document: a missing or mistyped field is refused naming the file 
   unknown_engine["loader"]["engine"] = "auto";  // a resolved engine, never the selection
   CHECK_THROWS_WITH(run_document_from_json(unknown_engine, "'t.json'"),
                     Catch::Contains("'t.json'.loader.engine: 'auto' is not an engine (io_uring, psync)"));
+  json unknown_verdict = good;
+  unknown_verdict["ingest"]["verdict"] = "banana";
+  CHECK_THROWS_WITH(run_document_from_json(unknown_verdict, "'t.json'"),
+                    Catch::Contains("'t.json'.ingest.verdict: 'banana' is not a verdict (none, host-to-device link"));
   json unknown_link = good;
   unknown_link["ingest"]["host_to_device"]["limiting"] = "0000:99:00.0";
   CHECK_THROWS_WITH(run_document_from_json(unknown_link, "'t.json'"),
