@@ -29,6 +29,7 @@
 #include "report/run_text.hpp"
 #include "report/scaling_report.hpp"
 #include "report/tune_document.hpp"
+#include "trace/trace_format.hpp"
 
 namespace ioprobe::cli {
 
@@ -103,6 +104,10 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
 std::vector<nlohmann::json> load_documents(const std::vector<std::string>& files) {
   std::vector<nlohmann::json> docs;
   for (const auto& f : files) {
+    if (trace::is_trace_file(f))
+      throw UsageError(fmt::format("'{}' is an ioprobe trace (`ioprobe record`), not a result document: replay it "
+                                   "with `ioprobe replay '{}'`, then render that run's --json",
+                                   escape_bytes(f), escape_bytes(f)));
     docs.push_back(read_json_file(f));
     if (const std::string why = implausible_number(docs.back(), "'" + escape_bytes(f) + "'"); !why.empty())
       throw UsageError(fmt::format("{}; the document was edited or damaged after ioprobe wrote it: render the "

@@ -48,6 +48,11 @@ fi
 # record names the file it cannot create, then the directory.
 expect2 "--out '/proc/x.trace': cannot create a file in '/proc'" record --out /proc/x.trace -- true
 
+# report of a trace says what it is and what to do with it (not "not valid JSON").
+if "$IOPROBE" record --out job.trace -- cat /etc/hostname > /dev/null 2>&1; then
+  expect2 "'job.trace' is an ioprobe trace (\`ioprobe record\`), not a result document" report job.trace
+fi
+
 # A --dir made by the run (with its missing parent) is named, and said to be gone again.
 "$IOPROBE" checkpoint --quiet --dir "$work/made/ck" --size 4MiB --raw-baseline off > made.txt 2>&1 \
   || fail "checkpoint into a missing --dir failed: $(cat made.txt)"
