@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <string>
 
 namespace ioprobe {
 
@@ -82,6 +83,10 @@ void set_interrupt_prefix(const std::string& prefix) {
   compose(g_int_line, prefix, kIntText);
   compose(g_term_line, prefix, kTermText);
   compose(g_quit_line, prefix, kQuitText);
+}
+
+std::string interrupted_text(int signal) {
+  return signal == SIGTERM ? "interrupted (SIGTERM)" : "interrupted (SIGINT)";
 }
 
 void install_interrupt_handlers() {

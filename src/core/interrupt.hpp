@@ -29,6 +29,10 @@ bool interrupted();
 /// The signal number that interrupted the run (SIGINT or SIGTERM), 0 if none.
 int interrupt_signal();
 
+/// How a result says it was stopped by `signal`: "interrupted (SIGTERM)" for SIGTERM,
+/// "interrupted (SIGINT)" otherwise (the loader's and raw's stop reasons).
+std::string interrupted_text(int signal);
+
 /// Exit code for the received signal: 130 for SIGINT, 143 for SIGTERM, 0 if none.
 int interrupt_exit_code();
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/interrupt.hpp"
 #include "core/json_text_value.hpp"
 
 namespace ioprobe {
@@ -28,7 +29,7 @@ std::string to_string(const LoaderStop& stop) {
     case LoaderStopKind::kDuration:
       return "duration reached";
     case LoaderStopKind::kInterrupted:
-      return fmt::format("interrupted ({})", stop.signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      return interrupted_text(stop.signal);
     case LoaderStopKind::kCanceledReads:
       return fmt::format("{}{}{}", kCanceledPrefix, stop.canceled_reads, kCanceledSuffix);
     case LoaderStopKind::kStonewall:

@@ -2,8 +2,7 @@
 
 #include <csignal>
 
-#include <fmt/format.h>
-
+#include "core/interrupt.hpp"
 #include "core/json_text_value.hpp"
 
 namespace ioprobe {
@@ -21,7 +20,7 @@ std::string to_string(const RawStop& stop) {
     case RawStopKind::kErrors:
       return "stopped early by I/O errors";
     case RawStopKind::kInterrupted:
-      return fmt::format("interrupted ({})", stop.signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      return interrupted_text(stop.signal);
     case RawStopKind::kNone:
       break;
   }
