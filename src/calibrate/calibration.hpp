@@ -91,8 +91,10 @@ struct Calibration {
                                 // zeros in documents written before it was counted
   CalFigure worker_startup_s;   // iter(loader) to a worker's worker_init_fn, s
   // A fresh worker's one-time CPU each epoch (fork to worker_init_fn, plus its first batches'
-  // costs beyond the steady per-sample cost, plus its shutdown and exit), s; and the main thread's CPU in iter() (the
-  // forks), s. Documents written before these were measured lack them: startup_measured false, zeros.
+  // costs beyond the steady per-sample cost, plus its shutdown and exit), s: the smallest of the
+  // passes' means (a stall in one pass only adds to it), min/max over the passes; and the main
+  // thread's CPU in iter() (the forks), s: the mean over the passes. Documents written before
+  // these were measured lack them: startup_measured false, zeros.
   bool startup_measured = false;
   CalFigure worker_startup_cpu_s;
   CalFigure main_startup_cpu_s;

@@ -41,6 +41,22 @@ CalFigure over_rows(const json& rows, const char* key, Pick pick, const std::str
   return f;
 }
 
+// The smallest of the rows' `key` (a spread object's "mean", or a number) among those `pick`
+// accepts and that have it; 0 when none has.
+template <class Pick>
+double smallest_mean(const json& rows, const char* key, Pick pick) {
+  double out = 0;
+  bool any = false;
+  for (const json& r : rows) {
+    if (!pick(r) || !r.contains(key)) continue;
+    const json& v = r.at(key);
+    const double x = v.is_object() ? v.at("mean").get<double>() : v.get<double>();
+    out = any ? std::min(out, x) : x;
+    any = true;
+  }
+  return out;
+}
+
 // A level's passes of different lengths: their workers' whole-life CPU (fork to exit) is
 // one-time x workers + per-sample x samples, as a real epoch's; the shortest and the longest pass
 // give both. The windowed figures' min/max are kept, widened to hold the fit; the split of the
@@ -149,7 +165,12 @@ Calibration calibration_from_driver(const json& out, const std::string& where) {
     for (const json& r : rows) startup = startup && (!plain(r) || r.contains("worker_startup_cpu_s"));
     c.startup_measured = startup;
     if (startup) {
+      // The one-time CPU of a worker: the smallest of the passes' figures, not their mean. A stall
+      // of the host in a pass's first batches lands in its one-time CPU (the rest after its steady
+      // samples) and only ever adds to it, as fit_whole_lives takes the smaller rest for the same
+      // reason; at as many workers as CPUs every µs of it is loading time.
       c.worker_startup_cpu_s = over_rows(rows, "worker_startup_cpu_s", plain, where);
+      c.worker_startup_cpu_s.value = smallest_mean(rows, "worker_startup_cpu_s", plain);
       c.main_startup_cpu_s = over_rows(rows, "main_startup_cpu_s", plain, where);
     }
     double p10 = 0, p90 = 0;

@@ -38,7 +38,9 @@ TEST_CASE("calibration figures from the driver's rows: means over the runs with 
   CHECK(c.batch_size == 64);
   CHECK(c.torch_version == "1.13.0a0");
   REQUIRE(c.startup_measured);
-  CHECK(c.worker_startup_cpu_s.value == Approx(0.15));
+  // The one-time CPU: the smaller of the two passes' (0.1 and 0.2 s), their spread around it.
+  CHECK(c.worker_startup_cpu_s.value == Approx(0.1));
+  CHECK(c.worker_startup_cpu_s.min == Approx(0.1));
   CHECK(c.worker_startup_cpu_s.max == Approx(0.25));
   CHECK(c.main_startup_cpu_s.value == Approx(0.02));
 }
@@ -50,7 +52,7 @@ TEST_CASE("calibration start-up CPU: round trip, and documents written before it
   CHECK(j["figures"]["startup_cpu"]["measured"] == true);
   const Calibration back = calibration_from_json(j, "cal.json");
   CHECK(back.startup_measured);
-  CHECK(back.worker_startup_cpu_s.value == Approx(0.15));
+  CHECK(back.worker_startup_cpu_s.value == Approx(0.1));
   CHECK(back.main_startup_cpu_s.value == Approx(0.02));
   j["figures"].erase("startup_cpu");
   const Calibration old = calibration_from_json(j, "cal.json");
@@ -60,6 +62,20 @@ TEST_CASE("calibration start-up CPU: round trip, and documents written before it
   json out = driver_output();
   for (json& r : out["rows"]) r.erase("worker_startup_cpu_s");
   CHECK_FALSE(calibration_from_driver(out, "drv").startup_measured);
+}
+
+TEST_CASE("calibration start-up CPU: a stall in one pass's first batches does not raise the one-time figure",
+          "[calibrate]") {
+  // As measured (docs/benchmarks/calibration.md, "Two workers on two CPUs"): flat.py's 2-worker
+  // pass on a 2-CPU host left 0.226 s per worker after its steady samples where its other passes
+  // left 0.02-0.06 s, and the mean of the two (0.143 s) made ioprobe slow at 2 workers.
+  json out = driver_output();
+  for (json& r : out["rows"])
+    if (r["num_workers"] == 2 && !r["pin_memory"].get<bool>()) r["worker_startup_cpu_s"] = spread(0.9, 0.85, 0.95);
+  const Calibration c = calibration_from_driver(out, "drv");
+  CHECK(c.worker_startup_cpu_s.value == Approx(0.1));
+  CHECK(c.worker_startup_cpu_s.max == Approx(0.95));  // the stall stays in the spread
+  CHECK(c.main_startup_cpu_s.value == Approx(0.02));  // the main thread's iter(): the passes' mean
 }
 
 TEST_CASE("calibration worker CPU split: loop and feeder parts from the driver, round trip, older documents without it",
