@@ -57,6 +57,9 @@ last (worker start-up and the first batch left out):
                           cannot pin, and the figure is a copy of the batch into an mlock'ed buffer
                           (the same bytes moved into page-locked memory), marked as such
 
+A FUNC that takes a parameter named num_threads is a thread pipeline's factory instead (threads of
+this process sharing its GIL, no DataLoader): ioprobe_threads.py says what is measured and derived.
+
 Before any pass the first two samples are collated as a DataLoader worker collates them: a field
 the collate refuses is named with the DataLoader's own error (ioprobe_batch.py), and a Dataset whose
 __len__ is 0 is refused in those words. Progress goes to stderr: each step as it starts, and every
@@ -75,9 +78,7 @@ sent on by ioprobe): the driver ends quietly, without a traceback and without a 
 import argparse
 import ctypes
 import itertools
-import json
 import os
-import platform
 import resource
 import signal
 import statistics
@@ -90,8 +91,9 @@ import warnings
 import ioprobe_batch  # what of a batch is tensors (beside this file)
 import ioprobe_gil  # the feeder's GIL share
 import ioprobe_progress  # progress on stderr, stacks on SIGUSR1
-from ioprobe_user import (PROG, check_len, check_samples, check_stream, default_collate_of, fail, list_files,
-                          load_user_code, note, warm)
+import ioprobe_threads  # a thread pipeline instead of a DataLoader
+from ioprobe_user import (PROG, check_len, check_samples, check_stream, default_collate_of, fail, interpreter,
+                          list_files, load_user_code, note, warm, write_result)
 
 _TICK = os.sysconf("SC_CLK_TCK")
 NO_TORCH = 3  # ioprobe then tries its next interpreter (calibrate/driver.hpp kDriverNoTorch)
@@ -470,6 +472,13 @@ def main():
                 f.write(b"".join(os.fsencode(p) + b"\0" for p in paths))
         except OSError as e:
             fail(f"--paths-out {a.paths_out}: {e.strerror}", 1)
+    if ioprobe_threads.is_pipeline(make_ds):
+        rows, figures = ioprobe_threads.calibrate(a, make_ds, paths, PROGRESS)
+        write_result(a.result_out, dict(interpreter(torch), collate="the pipeline's own", dataset_kind="thread-pipeline",
+                             files=len(paths), data_bytes=data_bytes, rows=rows, threads=figures,
+                             batch_size=max(1, round(rows[0]["samples_per_batch"])),
+                             pin_method="a thread pipeline's batches are not pinned by calibrate"))
+        return
     PROGRESS.step(f"calling your Dataset factory {a.func}(paths) of {a.factory} with {len(paths)} paths")
     try:
         ds = make_ds(list(paths))
@@ -531,9 +540,7 @@ def main():
                                           iterable)
     if _interrupted_by:
         raise KeyboardInterrupt
-    result = json.dumps({
-        "python": sys.executable, "python_version": platform.python_version(), "torch_version": torch.__version__,
-        "cuda_available": torch.cuda.is_available(),
+    write_result(a.result_out, dict(interpreter(torch), **{
         "pin_method": "tensor.pin_memory() (cudaHostAlloc and copy)" if pin == "cuda" else
         "copy into an mlock'ed buffer (torch without CUDA cannot pin memory)",
         "collate": "collate_fn of the module" if collate is not None else "torch default_collate",
@@ -541,15 +548,7 @@ def main():
         "files": len(paths), "data_bytes": data_bytes, "batch_size": a.batch_size, "rows": rows,
         "feeder_gil": gil, "feeder_gil_method": gil_method,
         "no_tensor_bytes": [{"field": f, "holds": h} for f, h in NO_TENSOR_BYTES.items()],
-    })
-    if not a.result_out:
-        print(result, flush=True)
-        return
-    try:
-        with open(a.result_out, "w") as f:
-            f.write(result + "\n")
-    except OSError as e:
-        fail(f"--result-out {a.result_out}: {e.strerror}", 1)
+    }))
 
 
 PROGRESS = None  # ioprobe_progress.Progress, made in main()

@@ -4,7 +4,9 @@ __len__, and that the DataLoader's collate accepts its samples) before any measu
 refusal names the user's file or path and what to do, and exits 2 (fail()).
 """
 import importlib.util
+import json
 import os
+import platform
 import sys
 import traceback
 
@@ -170,3 +172,22 @@ def check_stream(a, ds, collate, torch, paths, progress):
              f"{FACTORY[1]}(paths) (the first: {paths[0]}): a DataLoader has nothing to load; check that it "
              f"iterates the paths it is given", 2)
     check_collate(a, samples, collate, torch, "IterableDataset's", "yield", "from __iter__")
+
+
+def interpreter(torch):
+    """The interpreter and torch the figures were measured with (the result's first fields)."""
+    return {"python": sys.executable, "python_version": platform.python_version(), "torch_version": torch.__version__,
+            "cuda_available": torch.cuda.is_available()}
+
+
+def write_result(path, res):
+    """The driver's result, one JSON object, to `path` (--result-out), else to stdout."""
+    result = json.dumps(res)
+    if not path:
+        print(result, flush=True)
+        return
+    try:
+        with open(path, "w") as f:
+            f.write(result + "\n")
+    except OSError as e:
+        fail(f"--result-out {path}: {e.strerror}", 1)

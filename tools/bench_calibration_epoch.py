@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The real side of tools/bench-calibration: one epoch of a real DataLoader over the user's Dataset
-(FILE.py:FUNC, loaded as `ioprobe calibrate` loads it) and one JSON line: samples, elapsed_s,
+(FILE.py:FUNC, loaded as `ioprobe calibrate` loads it; a thread pipeline's FUNC(paths, num_threads,
+batch_size) at --workers threads instead) and one JSON line: samples, elapsed_s,
 samples_per_s (iter() to the last batch, worker start-up included), steady_samples_per_s (first
 batch to the last), first_batch_s (iter() to the first batch: worker start-up and one batch),
 cpu_s (CPU seconds, user + system, of this process and its worker processes over the epoch, from
@@ -23,6 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import ioprobe_calibrate as drv  # noqa: E402
+import ioprobe_threads  # noqa: E402
 
 
 def batch_samples(b, torch):
@@ -34,6 +36,16 @@ def batch_samples(b, torch):
     if isinstance(b, (tuple, list)) and len(b) == 2 and isinstance(b[1], torch.Tensor):
         return len(b[1])
     return len(b)
+
+
+def data_loader(a, torch, make, collate, paths, init):
+    from torch.utils.data import DataLoader
+    g = torch.Generator()
+    g.manual_seed(a.seed)
+    kw = dict(batch_size=a.batch_size, shuffle=True, num_workers=a.workers, generator=g, worker_init_fn=init)
+    if collate is not None:
+        kw["collate_fn"] = collate
+    return DataLoader(make(paths), **kw)
 
 
 def cpu_s():
@@ -63,21 +75,20 @@ def main():
         def init(_worker_id):
             os.sched_setaffinity(0, set(cpus[1:]))
     import torch
-    from torch.utils.data import DataLoader
     make, collate = drv.load_user_code(a.factory, a.func)
     paths = drv.list_files(a.data, a.samples)
-    g = torch.Generator()
-    g.manual_seed(a.seed)
-    kw = dict(batch_size=a.batch_size, shuffle=True, num_workers=a.workers, generator=g, worker_init_fn=init)
-    if collate is not None:
-        kw["collate_fn"] = collate
-    loader = DataLoader(make(paths), **kw)
+    if ioprobe_threads.is_pipeline(make):  # a thread pipeline: --workers threads, its own batches
+        loader = make(paths, a.workers, batch_size=a.batch_size)
+        count = ioprobe_threads.batch_len
+    else:
+        loader = data_loader(a, torch, make, collate, paths, init)
+        count = lambda b: batch_samples(b, torch)  # noqa: E731
     c0 = cpu_s()
     t0 = time.perf_counter()
     t1 = None
     n = n1 = 0
     for b in loader:
-        n += batch_samples(b, torch)
+        n += count(b)
         if t1 is None:
             t1, n1 = time.perf_counter(), n
     t2 = time.perf_counter()

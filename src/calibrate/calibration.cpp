@@ -123,42 +123,49 @@ json calibration_to_json(const Calibration& c) {
                               {"basis", p.basis}});
   json no_tensor = json::array();
   for (const auto& p : c.no_tensor_bytes) no_tensor.push_back({{"field", p.field}, {"holds", p.holds}});
+  json threads = {{"gil_measured", c.thread_gil_measured},
+                  {"gil_method", c.thread_gil_method},
+                  {"cpu_per_sample_us", figure_json(c.thread_cpu_per_sample_us)},
+                  {"gil_share", figure_json(c.thread_gil_share)},
+                  {"cpu_bound", c.thread_cpu_bound}};
   json data = {{"dir", c.data_dir}, {"files", c.files}, {"bytes", c.data_bytes}};
   if (c.dataset_samples > 0) data["samples"] = c.dataset_samples;
-  return {{"schema", kCalibrationSchema},
-          {"kind", "calibration"},
-          {"schema_version", c.schema_version},
-          {"ioprobe_version", c.ioprobe_version},
-          {"created", c.created},
-          {"command", c.command},
-          {"code",
-           {{"file", c.code_file}, {"function", c.function}, {"collate", c.collate}, {"dataset", c.dataset_kind}}},
-          {"data", data},
-          {"host", {{"hostname", c.hostname}, {"kernel", c.kernel}, {"cpus_allowed", c.cpus_allowed}}},
-          {"python",
-           {{"executable", c.python},
-            {"version", c.python_version},
-            {"torch_version", c.torch_version},
-            {"cuda_available", c.cuda_available}}},
-          {"batch_size", c.batch_size},
-          {"figures",
-           {{"worker_cpu_per_sample_us", figure_json(c.worker_cpu_per_sample_us)},
-            {"worker_cpu_split", split},
-            {"inprocess_cpu_per_sample_us", figure_json(c.inprocess_cpu_per_sample_us)},
-            {"main_cpu_per_batch_us", figure_json(c.main_cpu_per_batch_us)},
-            {"main_cpu_per_batch_p10_us", c.main_cpu_per_batch_p10_us},
-            {"main_cpu_per_batch_p90_us", c.main_cpu_per_batch_p90_us},
-            {"main_cpu_per_sample_us", c.main_cpu_per_sample_us()},
-            {"bytes_per_batch", figure_json(c.bytes_per_batch)},
-            {"no_tensor_bytes", no_tensor},
-            {"tensors_per_batch", figure_json(c.tensors_per_batch)},
-            {"worker_startup_s", figure_json(c.worker_startup_s)},
-            {"startup_cpu", startup},
-            {"oversubscription", over},
-            {"own_read", own_read},
-            {"feeder_gil", gil},
-            {"pin_memory", pin}}},
-          {"rows", c.rows}};
+  json doc = {{"schema", kCalibrationSchema},
+              {"kind", "calibration"},
+              {"schema_version", c.schema_version},
+              {"ioprobe_version", c.ioprobe_version},
+              {"created", c.created},
+              {"command", c.command},
+              {"code",
+               {{"file", c.code_file}, {"function", c.function}, {"collate", c.collate}, {"dataset", c.dataset_kind}}},
+              {"data", data},
+              {"host", {{"hostname", c.hostname}, {"kernel", c.kernel}, {"cpus_allowed", c.cpus_allowed}}},
+              {"python",
+               {{"executable", c.python},
+                {"version", c.python_version},
+                {"torch_version", c.torch_version},
+                {"cuda_available", c.cuda_available}}},
+              {"batch_size", c.batch_size},
+              {"figures",
+               {{"worker_cpu_per_sample_us", figure_json(c.worker_cpu_per_sample_us)},
+                {"worker_cpu_split", split},
+                {"inprocess_cpu_per_sample_us", figure_json(c.inprocess_cpu_per_sample_us)},
+                {"main_cpu_per_batch_us", figure_json(c.main_cpu_per_batch_us)},
+                {"main_cpu_per_batch_p10_us", c.main_cpu_per_batch_p10_us},
+                {"main_cpu_per_batch_p90_us", c.main_cpu_per_batch_p90_us},
+                {"main_cpu_per_sample_us", c.main_cpu_per_sample_us()},
+                {"bytes_per_batch", figure_json(c.bytes_per_batch)},
+                {"no_tensor_bytes", no_tensor},
+                {"tensors_per_batch", figure_json(c.tensors_per_batch)},
+                {"worker_startup_s", figure_json(c.worker_startup_s)},
+                {"startup_cpu", startup},
+                {"oversubscription", over},
+                {"own_read", own_read},
+                {"feeder_gil", gil},
+                {"pin_memory", pin}}},
+              {"rows", c.rows}};
+  if (c.thread_pipeline()) doc["figures"]["threads"] = threads;
+  return doc;
 }
 
 Calibration calibration_from_json(const json& j, const std::string& where) {
@@ -197,10 +204,10 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   c.collate = text(code, "collate", where + ": code");
   if (code.contains("dataset")) {
     c.dataset_kind = text(code, "dataset", where + ": code");
-    if (c.dataset_kind != "map-style" && c.dataset_kind != "iterable")
-      throw UsageError(fmt::format("{}: code.dataset '{}' is neither 'map-style' nor 'iterable'; write it again with "
-                                   "ioprobe calibrate",
-                                   where, c.dataset_kind));
+    if (c.dataset_kind != "map-style" && c.dataset_kind != "iterable" && c.dataset_kind != "thread-pipeline")
+      throw UsageError(fmt::format("{}: code.dataset '{}' is not 'map-style', 'iterable' or 'thread-pipeline'; write "
+                                   "it again with ioprobe calibrate",
+                                   where, escape_bytes(c.dataset_kind)));
   }
   const json& data = field(j, "data", where);
   c.data_dir = text(data, "dir", where + ": data");
@@ -389,6 +396,20 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
                                      p.worker_cpu_per_sample_us.value));
       c.oversubscription.push_back(p);
     }
+  }
+  if (c.thread_pipeline()) {  // a thread pipeline's figures (calibration.hpp), required with its kind
+    const std::string w = where + ": figures.threads";
+    const json& t = field(f, "threads", where + ": figures");
+    c.thread_cpu_per_sample_us = figure(t, "cpu_per_sample_us", where, "figures.threads");
+    c.thread_gil_measured = flag(t, "gil_measured", w);
+    c.thread_gil_method = text(t, "gil_method", w);
+    c.thread_gil_share = figure(t, "gil_share", where, "figures.threads");
+    c.thread_cpu_bound = flag(t, "cpu_bound", w);
+    if (c.thread_cpu_per_sample_us.max > kMaxCpuPerSampleUs || c.thread_gil_share.max > 1)
+      throw UsageError(
+          fmt::format("{}: {:g} µs CPU per sample or a GIL share of {:g} is beyond any pipeline's (at most "
+                      "{:g} µs and 1); the document was edited or damaged, rerun `ioprobe calibrate`",
+                      w, c.thread_cpu_per_sample_us.max, c.thread_gil_share.max, kMaxCpuPerSampleUs));
   }
   const json& pin = field(f, "pin_memory", where + ": figures");
   c.pin_measured = flag(pin, "measured", where + ": figures.pin_memory");

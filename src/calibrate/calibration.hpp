@@ -56,7 +56,9 @@ struct Calibration {
   std::string function;   // FUNC: FUNC(paths) returns the Dataset
   std::string collate;    // "collate_fn of the module" | "torch default_collate"
   // "map-style" (__getitem__ + __len__, loaded with shuffle=True) | "iterable" (a torch
-  // IterableDataset in its own order); documents written before calibrate took streams: map-style
+  // IterableDataset in its own order) | "thread-pipeline" (FUNC(paths, num_threads) returns an
+  // iterable of batches built by threads of one process: thread_* figures below); documents
+  // written before calibrate took streams: map-style
   std::string dataset_kind = "map-style";
   // The data it ran on (read into the page cache first: CPU costs, no storage wait).
   std::string data_dir;
@@ -133,6 +135,18 @@ struct Calibration {
   bool feeder_gil_measured = false;
   std::string feeder_gil_method;
   CalFigure feeder_gil_share{1, 1, 1};
+  // A thread pipeline (dataset_kind "thread-pipeline"; python/ioprobe_threads.py): its process's CPU
+  // per sample (every thread, the main one too), µs, min/max over the thread counts measured; the
+  // share (0..1) of it that holds the one GIL, 1 / the pipeline's parallelism (samples/s x CPU per
+  // sample) where it is below the threads and CPUs, min/max over the passes of 2 or more threads,
+  // and how it was taken. thread_cpu_bound: the pipeline filled the CPUs, the share is an upper
+  // bound. worker_cpu_per_sample_us holds the CPU too; the DataLoader's other figures are 0.
+  CalFigure thread_cpu_per_sample_us;
+  bool thread_gil_measured = false;
+  CalFigure thread_gil_share{1, 1, 1};
+  std::string thread_gil_method;
+  bool thread_cpu_bound = false;
+  bool thread_pipeline() const { return dataset_kind == "thread-pipeline"; }
   bool pin_measured = false;                      // false: no pin figure (reason in pin_method)
   std::string pin_method;                         // how the pin cost was measured, or why it was not
   CalFigure pin_cpu_per_batch_us;                 // pin thread's CPU per batch, µs

@@ -103,11 +103,45 @@ void fit_whole_lives(const json& rows, Pick at_level, double floor_us, CalLoadPo
                             std::max(p.worker_startup_cpu_s.max, once_s)};
 }
 
+// A thread pipeline's result (python/ioprobe_threads.py): its rows and its derived figures; the
+// DataLoader's figures it has no part in stay 0.
+void thread_pipeline_from_driver(const json& out, Calibration& c) {
+  const json& t = out.at("threads");
+  const auto fig = [](const json& f) {
+    return CalFigure{f.at("value").get<double>(), f.at("min").get<double>(), f.at("max").get<double>()};
+  };
+  c.thread_cpu_per_sample_us = fig(t.at("cpu_per_sample_us"));
+  c.worker_cpu_per_sample_us = c.thread_cpu_per_sample_us;
+  c.thread_gil_measured = t.at("gil_measured").get<bool>();
+  c.thread_gil_share = fig(t.at("gil_share"));
+  c.thread_gil_method = t.at("gil_method").get<std::string>();
+  c.thread_cpu_bound = t.at("cpu_bound").get<bool>();
+  c.pin_method = "not measured: " + out.at("pin_method").get<std::string>();
+}
+
 }  // namespace
 
 Calibration calibration_from_driver(const json& out, const std::string& where) {
   Calibration c;
   try {
+    if (out.value("dataset_kind", std::string()) == "thread-pipeline") {
+      c.python = out.at("python").get<std::string>();
+      c.python_version = out.at("python_version").get<std::string>();
+      c.torch_version = out.at("torch_version").get<std::string>();
+      c.cuda_available = out.at("cuda_available").get<bool>();
+      c.collate = out.at("collate").get<std::string>();
+      c.dataset_kind = "thread-pipeline";
+      c.files = out.at("files").get<uint64_t>();
+      c.data_bytes = out.at("data_bytes").get<uint64_t>();
+      c.batch_size = out.at("batch_size").get<uint32_t>();
+      c.rows = out.at("rows");
+      if (c.rows.empty())
+        throw Error(fmt::format("{}: no pass of the thread pipeline was measured", where), kExitFailure);
+      const uint64_t held = c.rows.at(0).at("pass_samples").get<uint64_t>();
+      if (held != c.files) c.dataset_samples = held;
+      thread_pipeline_from_driver(out, c);
+      return c;
+    }
     c.python = out.at("python").get<std::string>();
     c.python_version = out.at("python_version").get<std::string>();
     c.torch_version = out.at("torch_version").get<std::string>();

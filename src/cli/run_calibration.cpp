@@ -13,6 +13,41 @@
 
 namespace ioprobe::cli {
 
+namespace {
+
+// A thread pipeline's calibration (Calibration::thread_pipeline): the loader's workers are threads
+// of one process, all on one GIL (loader/worker_gil.hpp), each sample's CPU holding it for the
+// calibrated share; no feeder, sharer, start-up or main-process costs (none of a process's batches
+// is pickled or handed to another process).
+void apply_thread_pipeline(const Calibration& cal, RunConfig& c) {
+  LoaderCosts& k = c.loader.costs;
+  k.worker = WorkerCosts{cal.thread_cpu_per_sample_us.value, 0, 0, 0};
+  k.worker_curve.points.clear();
+  k.own_read_io_uring_us = cal.own_read_measured ? cal.own_read_io_uring_us.value : 0;
+  k.own_read_psync_us = cal.own_read_measured ? cal.own_read_psync_us.value : 0;
+  k.python_gil = true;
+  k.threads_share_gil = true;
+  k.loop_gil_share = cal.thread_gil_share.value;
+  k.put_gil_share = 1.0;
+  k.tensors_per_batch = 0;
+  k.main_startup_cpu_us = 0;
+  k.main_cpu_per_batch_us = 0;
+  c.calibration = calibration_to_json(cal);
+  const std::string path = escape_bytes(c.calibration_path);
+  c.calibration_notes.push_back(fmt::format(
+      "--calibration {}: model: a thread pipeline ({}): each rank's {} worker(s) are threads of one process sharing "
+      "one GIL, each sample's {:.0f} µs of CPU holding it for {:.2f} of it ({}{}); no worker processes, so no batch "
+      "pickling, shared memory, start-up or main-process costs",
+      path, escape_bytes(cal.function), c.loader.num_workers, cal.thread_cpu_per_sample_us.value,
+      cal.thread_gil_share.value, cal.thread_gil_measured ? "measured: " : "", cal.thread_gil_method));
+  if (cal.batch_size != c.loader.batch_size)
+    c.calibration_notes.push_back(fmt::format(
+        "--calibration {}: your pipeline made batches of {} samples; --batch-size {} is what this run emulates", path,
+        cal.batch_size, c.loader.batch_size));
+}
+
+}  // namespace
+
 // --calibration: the worker, main-process and pin costs of the user's own DataLoader. The
 // main-process and pin figures are per batch: scaled by --batch-size / the calibration's batch size.
 void apply_calibration(po::variables_map& vm, RunConfig& c) {
@@ -35,6 +70,10 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
       throw UsageError(std::string("--calibration ") + e.what());
     }
   });
+  if (cal.thread_pipeline()) {
+    apply_thread_pipeline(cal, c);
+    return;
+  }
   LoaderConfig& l = c.loader;
   LoaderCosts& k = l.costs;
   const double scale = static_cast<double>(l.batch_size) / cal.batch_size;
@@ -106,7 +145,8 @@ void apply_calibration(po::variables_map& vm, RunConfig& c) {
 
 void resolve_calibrated_worker_costs(RunConfig& c, bool per_point) {
   LoaderConfig& l = c.loader;
-  if (c.calibration_path.empty()) return;
+  // A thread pipeline's threads are no worker processes: its costs have no crowding curve.
+  if (c.calibration_path.empty() || l.costs.threads_share_gil) return;
   const std::string path = escape_bytes(c.calibration_path);
   if (l.costs.worker_curve.empty()) {
     if (per_point)

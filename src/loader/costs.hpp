@@ -72,6 +72,14 @@ struct LoaderCosts {
   // the worker's other threads (torch copies tensors into shared memory without the GIL): a
   // calibration's measured figure (python/ioprobe_gil.py); 1: all of it. Document: worker_put_gil_share.
   double put_gil_share = 1.0;
+  // A thread pipeline (torchdata.nodes ParallelMapper(method="thread"), SPDL, a ThreadPoolExecutor
+  // mapping a decode over the files) instead of a DataLoader: with python_gil, the num_workers
+  // workers are threads of one process and take turns on ONE lock (one interpreter's GIL), and each
+  // sample's loop CPU holds it for loop_gil_share (0..1) of it (a calibration's figure, derived from
+  // the pipeline's rates at 1 and more threads: python/ioprobe_threads.py). The process has no
+  // feeder, sharer or main-process costs: a thread-pipeline calibration sets those figures to 0.
+  bool threads_share_gil = false;
+  double loop_gil_share = 1.0;
   // Tensors in a delivered batch: the main process's round trips with the worker's sharer; 0: one.
   uint32_t tensors_per_batch = 0;
   // The main process at each epoch's start (iter(): forking the workers), burned by the rank's

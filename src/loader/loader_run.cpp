@@ -127,7 +127,7 @@ class RankLoader {
  public:
   RankLoader(int rank, Shared& sh, WorkerStats* workers, RankStats& stats)
       : rank_(rank), sh_(sh), workers_(workers), stats_(stats), started_epoch_(sh.cfg.num_workers, 0),
-        gils_(sh.cfg.costs.python_gil ? WorkerGils(sh.cfg.num_workers) : WorkerGils()) {
+        gils_(sh.cfg.costs.python_gil ? WorkerGils(sh.cfg.num_workers, sh.cfg.costs.threads_share_gil) : WorkerGils()) {
     stats_.rank = static_cast<int>(sh.cfg.first_rank) + rank;  // the job-wide rank
     stats_.timeline = Timeline(sh.cfg.timeline_interval_s);
     SourceEnv env;
@@ -399,7 +399,7 @@ class RankLoader {
   RankStats& stats_;
   std::unique_ptr<SampleSource> source_;  // the dataset kind's sampler and reads (sample_source.hpp)
   std::vector<uint32_t> started_epoch_;   // per worker (its thread only): the epoch_no_ whose start-up it paid
-  WorkerGils gils_;                       // per worker, with LoaderCosts::python_gil: its threads' one lock
+  WorkerGils gils_;                       // with LoaderCosts::python_gil: per worker, or one (threads_share_gil)
   std::atomic<uint32_t> epoch_no_{0};     // 1 + the epoch being run
   std::vector<uint64_t> epoch_files_;     // files this rank reads in the epoch (cache preparation)
   int64_t cache_prep_ns_ = 0;             // this rank's time in prepare_cache, all epochs

@@ -38,9 +38,11 @@ void per_sample_cpu(const SourceEnv& env, uint32_t w, WorkerStats& ws, const std
   if (us <= 0) return;
   const int64_t c0 = thread_cpu_ns();
   const std::atomic<bool>* stop = env.run_stop;
-  burn_worker_cpu(env.gils ? env.gils->at(w) : nullptr, us, [stop, cancel] {
-    return (stop && stop->load(std::memory_order_relaxed)) || (cancel && cancel->load());
-  });
+  // A worker process's loop holds its GIL throughout; a thread pipeline's, its measured share.
+  const double share = env.cfg->costs.threads_share_gil ? env.cfg->costs.loop_gil_share : 1.0;
+  burn_worker_cpu(
+      env.gils ? env.gils->at(w) : nullptr, us,
+      [stop, cancel] { return (stop && stop->load(std::memory_order_relaxed)) || (cancel && cancel->load()); }, share);
   ws.cpu_work_ns += thread_cpu_ns() - c0;
 }
 

@@ -53,11 +53,15 @@ void WorkerGil::burn(double us, const std::function<bool()>& stop, double share)
   }
 }
 
-WorkerGils::WorkerGils(uint32_t workers) {
-  for (uint32_t w = 0; w < workers; ++w) gils_.push_back(std::make_unique<WorkerGil>());
+WorkerGils::WorkerGils(uint32_t workers, bool shared) : workers_(workers), shared_(shared) {
+  const uint32_t locks = shared ? std::min(workers, 1U) : workers;
+  for (uint32_t w = 0; w < locks; ++w) gils_.push_back(std::make_unique<WorkerGil>());
 }
 
-WorkerGil* WorkerGils::at(uint32_t w) const { return w < gils_.size() ? gils_[w].get() : nullptr; }
+WorkerGil* WorkerGils::at(uint32_t w) const {
+  if (w >= workers_ || gils_.empty()) return nullptr;
+  return gils_[shared_ ? 0 : w].get();
+}
 
 void burn_worker_cpu(WorkerGil* gil, double us, const std::function<bool()>& stop, double share) {
   if (us <= 0) return;

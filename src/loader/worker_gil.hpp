@@ -58,16 +58,21 @@ class WorkerGil {
   uint64_t serving_ = 0;      // the ticket whose thread holds the lock
 };
 
-/// One WorkerGil per worker of a rank, or none (the threads overlap freely).
+/// One WorkerGil per worker of a rank (worker processes, each with its own interpreter), one
+/// shared by all of them (`shared`: the workers are threads of one process, one interpreter's GIL),
+/// or none (the threads overlap freely).
 class WorkerGils {
  public:
   WorkerGils() = default;
-  explicit WorkerGils(uint32_t workers);
-  /// Worker w's lock; null when there are none (or w is out of range).
+  explicit WorkerGils(uint32_t workers, bool shared = false);
+  /// Worker w's lock (the same one for every w when shared); null when there are none (or w is out
+  /// of range).
   WorkerGil* at(uint32_t w) const;
 
  private:
   std::vector<std::unique_ptr<WorkerGil>> gils_;
+  uint32_t workers_ = 0;
+  bool shared_ = false;
 };
 
 /// Burns `us` µs of CPU on the calling thread, through `gil` when it is not null (`share` of it

@@ -16,6 +16,28 @@ std::string fig(const nlohmann::json& f, const char* unit, int digits = 1) {
                      digits, f.value("max", 0.0), digits);
 }
 
+// A thread pipeline's passes and the figures derived from them (python/ioprobe_threads.py).
+std::string thread_pipeline_text(const nlohmann::json& doc) {
+  std::string o = "\nPasses (threads of one process; rates from the 2nd batch to the last)\n";
+  auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<26} {}\n", k, v); };
+  for (const auto& r : doc.value("rows", nlohmann::json::array()))
+    line(fmt::format("num_threads={}", r.value("num_threads", 0)),
+         fmt::format("{:.0f} samples/s, {:.1f} µs CPU per sample, {:.2f} CPUs busy{}", r.value("samples_per_s", 0.0),
+                     r.value("cpu_per_sample_us", 0.0), r.value("parallelism", 0.0),
+                     r.value("oversubscribed", false) ? fmt::format(" (on {} CPUs)", r.value("cpus", 0)) : ""));
+  const auto& t = doc.at("figures").at("threads");
+  o += "\nFigures (what `run --calibration` burns)\n";
+  line("CPU per sample", fig(t.at("cpu_per_sample_us"), "µs") + " (the process, every thread)");
+  const auto& g = t.at("gil_share");
+  line("of it under the GIL",
+       fmt::format("{:.0f}% (min {:.0f}%, max {:.0f}%): {}", 100 * g.value("value", 1.0), 100 * g.value("min", 1.0),
+                   100 * g.value("max", 1.0), t.value("gil_method", std::string())));
+  const double cpu = t.at("cpu_per_sample_us").value("value", 0.0), share = g.value("value", 1.0);
+  if (cpu > 0 && share > 0)
+    line("GIL ceiling", fmt::format("{:.0f} samples/s, however many threads", 1e6 / (cpu * share)));
+  return o;
+}
+
 }  // namespace
 
 std::string render_calibration_text(const nlohmann::json& doc) {
@@ -29,8 +51,12 @@ std::string render_calibration_text(const nlohmann::json& doc) {
   o += "Calibration of the user's DataLoader\n";
   // An IterableDataset is named: its samples come in its own order, not a shuffled sampler's.
   const bool stream = code.value("dataset", "map-style") == "iterable";
+  const bool threads = code.value("dataset", "") == "thread-pipeline";
   line("code", fmt::format("{}:{} ({}{})", code.value("file", ""), code.value("function", ""),
-                           stream ? "IterableDataset, " : "", code.value("collate", "")));
+                           stream    ? "IterableDataset, "
+                           : threads ? "thread pipeline, "
+                                     : "",
+                           code.value("collate", "")));
   // Files that held several samples each (shards, tables) say how many.
   const uint64_t held = data.value("samples", 0ULL);
   line("data",
@@ -43,6 +69,7 @@ std::string render_calibration_text(const nlohmann::json& doc) {
        fmt::format("{} {}, torch {}{}", py.value("executable", ""), py.value("version", ""),
                    py.value("torch_version", ""), py.value("cuda_available", false) ? ", CUDA" : ", no CUDA"));
   line("batch size", fmt::format("{}", batch));
+  if (code.value("dataset", "") == "thread-pipeline") return o + thread_pipeline_text(doc);
   o += "\nFigures (mean over num_workers 1 and 2; min/max over those runs)\n";
   line("worker CPU per sample", fig(f.at("worker_cpu_per_sample_us"), "µs"));
   if (f.contains("worker_cpu_split") && f.at("worker_cpu_split").value("measured", false)) {

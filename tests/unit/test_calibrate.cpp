@@ -399,7 +399,8 @@ TEST_CASE("a calibration says which kind of Dataset it measured; older documents
   CHECK(calibration_from_json(j, "cal.json").dataset_kind == "map-style");
   j["code"]["dataset"] = "generator";
   CHECK_THROWS_WITH(calibration_from_json(j, "cal.json"),
-                    Catch::Contains("cal.json: code.dataset 'generator' is neither 'map-style' nor 'iterable'"));
+                    Catch::Contains(
+                        "cal.json: code.dataset 'generator' is not 'map-style', 'iterable' or 'thread-pipeline'"));
   j["code"]["dataset"] = 3;
   CHECK_THROWS_WITH(calibration_from_json(j, "cal.json"), Catch::Contains("dataset"));
 }

@@ -77,3 +77,42 @@ TEST_CASE("worker GIL: a stop ends a burn and the lock passes on; no lock burns 
   CHECK(two.at(0) != two.at(1));
   CHECK(two.at(2) == nullptr);
 }
+
+namespace {
+
+// Wall µs of two threads each burning `each_us` of CPU through worker 0's and worker 1's lock of
+// `gils`, `share` of it holding the lock.
+double two_burns_wall_us(const WorkerGils& gils, double each_us, double share) {
+  const int64_t t0 = now_ns();
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < 2; ++w) threads.emplace_back([&, w] { burn_worker_cpu(gils.at(w), each_us, {}, share); });
+  for (auto& t : threads) t.join();
+  return static_cast<double>(now_ns() - t0) / 1e3;
+}
+
+}  // namespace
+
+TEST_CASE("worker GIL: a thread pipeline's workers share one lock; its share sets how much they serialize",
+          "[worker_gil]") {
+  WorkerGils shared(3, true);
+  REQUIRE(shared.at(0) != nullptr);
+  CHECK(shared.at(0) == shared.at(1));
+  CHECK(shared.at(2) == shared.at(0));
+  CHECK(shared.at(3) == nullptr);
+  CHECK(WorkerGils(0, true).at(0) == nullptr);
+  constexpr double kEachUs = 40000;
+  // All of the CPU holding the one lock: the two burns add up (whatever the host's load).
+  const double held_us = two_burns_wall_us(shared, kEachUs, 1.0);
+  CHECK(held_us >= 2 * kEachUs * 0.99);
+  // Both threads' turns went through the one lock: 40 ms each in turns of at most 200 µs.
+  const uint64_t turns = shared.at(0)->turns();
+  CHECK(turns >= 2 * 150);
+  // None of it holding the lock: the lock is never taken, and the burns overlap where the host has
+  // two CPUs free for them (on a crowded host the wall time says nothing, so only the lock is checked).
+  const double free_us = two_burns_wall_us(shared, kEachUs, 0.0);
+  CHECK(shared.at(0)->turns() == turns);
+  if (free_us < 1.5 * kEachUs) CHECK(held_us >= 1.6 * free_us);  // ~2x: serialized against overlapped
+  else
+    WARN("the host gave the two threads less than two CPUs (" << free_us << " µs for 2 x " << kEachUs
+                                                              << " µs of CPU): the wall-time ratio is not checked");
+}
