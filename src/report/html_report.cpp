@@ -65,10 +65,6 @@ double num_at(const json& d, const std::string& ptr, double fallback = 0) {
   json::json_pointer p(ptr);
   return d.contains(p) && d.at(p).is_number() ? d.at(p).get<double>() : fallback;
 }
-std::string str_at(const json& d, const std::string& ptr) {
-  json::json_pointer p(ptr);
-  return d.contains(p) && d.at(p).is_string() ? d.at(p).get<std::string>() : "";
-}
 bool has(const json& d, const std::string& ptr) { return d.contains(json::json_pointer(ptr)); }
 
 std::string row(const std::string& k, const std::string& v) {
@@ -115,22 +111,24 @@ std::string timeline_chart(const Timeline& timeline, double elapsed_s, double gp
          "data more than half the time.</p>\n";
 }
 
-std::string latency_chart(const json& lat, const std::string& title, const std::string& what = "") {
-  if (!lat.is_object()) return "";
+// The latency figures as the document has them, in µs (stats/latency_json.hpp latency_us_json).
+std::string latency_chart(const LatencyHistogram& h, const std::string& title, const std::string& what = "") {
+  auto us = [](double ns) { return ns / 1e3; };
   BarChart b;
   b.id = "latency";
   b.title = title;
   b.y_label = "latency (µs, log scale)";
   b.log_y = true;
   b.value_unit = " µs";
-  for (const char* k : {"p50", "p90", "p99", "p999", "max"})
-    if (lat.contains(k)) b.bars.emplace_back(std::string(k) == "p999" ? "p99.9" : k, lat.value(k, 0.0));
+  for (const auto& [label, p] : {std::pair{"p50", 50.0}, {"p90", 90.0}, {"p99", 99.0}, {"p99.9", 99.9}})
+    b.bars.emplace_back(label, us(static_cast<double>(h.percentile(p))));
+  b.bars.emplace_back("max", us(static_cast<double>(h.max())));
   if (!what.empty())
     return render_bar_chart(b) +
-           fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), lat.value("mean", 0.0));
+           fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), us(h.mean()));
   return render_bar_chart(b) +
          fmt::format("<p class=\"note\">Per-file open+read+close latency over {} files; mean {:.1f} µs.</p>\n",
-                     lat.value("count", 0ULL), lat.value("mean", 0.0));
+                     h.count(), us(h.mean()));
 }
 
 // A multi-host document's hosts as the HTML shows them: the cluster's line and one row per host.
@@ -274,7 +272,7 @@ std::string run_section(const RunDocument& d) {
   o += "</table>\n";
   o += timeline_chart(r.timeline, static_cast<double>(r.elapsed_ns) / 1e9, static_cast<double>(d.loader.gpus),
                       "Throughput over time");
-  o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
+  o += latency_chart(r.file_latency, "Per-file latency distribution");
   o += hosts_section(run_hosts_chart(d), "samples/s");
   return o;
 }
@@ -348,7 +346,7 @@ std::string tune_section(const TuneDocument& d) {
   if (d.best_run) {
     o += timeline_chart(d.best_run->timeline, static_cast<double>(d.best_run->elapsed_ns) / 1e9, d.loader.gpus,
                         "Throughput over time (fastest run)");
-    o += latency_chart(latency_us_json(d.best_run->file_latency), "Per-file latency distribution (fastest run)");
+    o += latency_chart(d.best_run->file_latency, "Per-file latency distribution (fastest run)");
   }
   return o;
 }
@@ -364,35 +362,26 @@ std::string phase_label(const std::string& key) {
 }
 
 // Key figures of a raw result (IOPS, MB/s, latency, CPU), its latency chart and the text report.
-std::string raw_section(const json& d) {
+std::string raw_section(const RawDocument& d) {
+  const RawSection& raw = d.raw;
+  const RawResultsSection& r = raw.results;
+  auto per_s = [&](double v) { return r.elapsed_s > 0 ? v / r.elapsed_s : 0.0; };
+  auto us = [&](double p) { return static_cast<double>(r.latency.percentile(p)) / 1e3; };
   std::string o = "<table class=\"kv\">\n";
-  o += row("pattern",
-           fmt::format("{} {}, iodepth {}, numjobs {}, {}", str_at(d, "/raw/rw"),
-                       format_bytes(static_cast<uint64_t>(std::max(0.0, num_at(d, "/raw/bs")))),
-                       num_at(d, "/raw/iodepth"), num_at(d, "/raw/numjobs"),
-                       has(d, "/raw/direct") && d.at(json::json_pointer("/raw/direct")).get<bool>() ? "O_DIRECT"
-                                                                                                    : "buffered"));
-  o += row("IOPS", fmt::format("{:.0f}", num_at(d, "/raw/results/iops")));
-  o += row("throughput", format_rate(num_at(d, "/raw/results/bytes_per_s")));
-  o += row("latency", fmt::format("p50 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs",
-                                  num_at(d, "/raw/results/latency_us/p50"), num_at(d, "/raw/results/latency_us/p99"),
-                                  num_at(d, "/raw/results/latency_us/p999"), num_at(d, "/raw/results/latency_us/max")));
-  o += row("CPU", fmt::format("user {:.2f} s, sys {:.2f} s, {:.2f} µs per I/O", num_at(d, "/raw/results/cpu/user_s"),
-                              num_at(d, "/raw/results/cpu/sys_s"), num_at(d, "/raw/results/cpu/per_io_us")));
-  o += row("engine", str_at(d, "/raw/engine/name") + " (" + str_at(d, "/raw/engine/reason") + ")");
+  o += row("pattern", fmt::format("{} {}, iodepth {}, numjobs {}, {}", raw.rw, format_bytes(raw.bs), raw.iodepth,
+                                  raw.numjobs, raw.direct ? "O_DIRECT" : "buffered"));
+  o += row("IOPS", fmt::format("{:.0f}", per_s(static_cast<double>(r.ios))));
+  o += row("throughput", format_rate(per_s(static_cast<double>(r.bytes))));
+  o += row("latency", fmt::format("p50 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs", us(50), us(99),
+                                  us(99.9), static_cast<double>(r.latency.max()) / 1e3));
+  o += row("CPU", fmt::format("user {:.2f} s, sys {:.2f} s, {:.2f} µs per I/O", r.cpu_user_s, r.cpu_sys_s,
+                              r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0));
+  o += row("engine", std::string(to_string(raw.engine.name)) + " (" + raw.engine.reason + ")");
   o += "</table>\n";
-  if (has(d, "/raw/results/latency_us"))
-    o += latency_chart(d.at(json::json_pointer("/raw/results/latency_us")), "Per-I/O latency distribution",
-                       fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
-  try {
-    const RawDocument typed = raw_document_from_json(d, "raw document");
-    o += hosts_section(raw_hosts_chart(typed), "IOPS");
-    o += "<pre class=\"text\">" + html_escape(render_raw_text(typed)) + "</pre>\n";
-  } catch (const UsageError& e) {
-    o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
-  } catch (const json::exception& e) {
-    o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
-  }
+  o += latency_chart(r.latency, "Per-I/O latency distribution",
+                     fmt::format("Per-I/O completion latency over {:.0f} I/Os", static_cast<double>(r.ios)));
+  o += hosts_section(raw_hosts_chart(d), "IOPS");
+  o += "<pre class=\"text\">" + html_escape(render_raw_text(d)) + "</pre>\n";
   return o;
 }
 
@@ -494,17 +483,22 @@ std::string render_html_report(const std::vector<json>& docs) {
   data documents{data::type::list};
   for (size_t i = 0; i < docs.size(); ++i) {
     const json& d = docs[i];
-    std::string kind = d.value("kind", "");
+    // The page's header, read strictly: a missing or mistyped field is refused naming its path.
+    const std::string where = docs.size() > 1 ? fmt::format("document {}", static_cast<char>('A' + i % 26))
+                                              : "document";
+    const std::string kind = json_field<std::string>(d, "kind", where);
+    const RunHeader header = header_from_json(d, kind.c_str(), where);
+    const auto partial = json_field<bool>(d, "partial", where);
+    const auto warning_texts = json_field<std::vector<std::string>>(d, "warnings", where);
     std::string cmd;
-    for (const auto& a : d.value("command", json::array()))
-      cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
+    for (const auto& a : header.command) cmd += (cmd.empty() ? "" : " ") + a;
     std::string body;
     try {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(tune_document_from_json(d, "tune document"));
       else if (kind == "capacity") body = render_capacity_html(capacity_document_from_json(d, "capacity document"));
       else if (kind == "checkpoint") body = checkpoint_section(checkpoint_document_from_json(d, "checkpoint document"));
-      else if (kind == "raw") body = raw_section(d);
+      else if (kind == "raw") body = raw_section(raw_document_from_json(d, "raw document"));
       else if (kind == "probe")
         body = "<pre class=\"text\">" + html_escape(render_probe_text(probe_document_from_json(d, "probe document"))) +
                "</pre>\n";
@@ -527,19 +521,19 @@ std::string render_html_report(const std::vector<json>& docs) {
     data doc;
     doc.set("kind", kind);
     doc.set("letter", docs.size() > 1 ? fmt::format("{}: ", static_cast<char>('A' + i % 26)) : std::string());
-    doc.set("partial", data(d.value("partial", false)));
+    doc.set("partial", data(partial));
     doc.set("command", cmd);
-    doc.set("version", d.value("ioprobe_version", "?"));
-    doc.set("created_utc", d.value("created_utc", ""));
-    doc.set("hostname", str_at(d, "/host/hostname"));
+    doc.set("version", header.ioprobe_version);
+    doc.set("created_utc", header.created_utc);
+    doc.set("hostname", header.host.hostname);
     doc.set("body", body);
     data warnings{data::type::list};
-    for (const auto& w : d.value("warnings", json::array())) {
+    for (const auto& w : warning_texts) {
       data item;
-      item.set("text", w.is_string() ? w.get<std::string>() : w.dump());
+      item.set("text", w);
       warnings.push_back(item);
     }
-    doc.set("has_warnings", data(!d.value("warnings", json::array()).empty()));
+    doc.set("has_warnings", data(!warning_texts.empty()));
     doc.set("warnings", warnings);
     documents.push_back(doc);
   }
