@@ -61,12 +61,6 @@ namespace {
 
 using json = nlohmann::json;
 
-double num_at(const json& d, const std::string& ptr, double fallback = 0) {
-  json::json_pointer p(ptr);
-  return d.contains(p) && d.at(p).is_number() ? d.at(p).get<double>() : fallback;
-}
-bool has(const json& d, const std::string& ptr) { return d.contains(json::json_pointer(ptr)); }
-
 std::string row(const std::string& k, const std::string& v) {
   return "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>\n";
 }
@@ -404,31 +398,65 @@ std::string checkpoint_section(const CheckpointDocument& d) {
   return o;
 }
 
-// Figures compared across documents: label, JSON pointer per kind.
+// A run's or tune's figures as the HTML comparison shows them: a run's results, a tune's fastest
+// run and its sweep's elapsed time. None where the document has no such figure (a tune's AU and
+// num_workers, a merged run's AU, a tune without a finished run).
+struct ComparedFiguresHtml {
+  std::optional<double> samples_per_s, bytes_per_s, au, p50_us, p99_us, num_workers, elapsed_s;
+};
+
+ComparedFiguresHtml result_figures(const LoaderResult& r) {
+  const ResultRates x = result_rates(r);
+  auto us = [&](double p) { return static_cast<double>(r.file_latency.percentile(p)) / 1e3; };
+  return {.samples_per_s = x.samples_per_s,
+          .bytes_per_s = x.bytes_per_s,
+          .p50_us = us(50),
+          .p99_us = us(99),
+          .elapsed_s = x.elapsed_s};
+}
+
+// Figures compared across documents: label, the figure, its scale.
 std::string comparison(const std::vector<json>& docs) {
   struct Fig {
     const char* label;
-    const char* run;
-    const char* tune;
+    std::optional<double> ComparedFiguresHtml::*value;
+    double scale;
     std::optional<LatencyMeasure> measure;  // a latency row: only the documents that measured it so
   };
-  const Fig figs[] = {{"samples/s", "/results/samples_per_s", "/best_run/samples_per_s"},
-                      {"MB/s (10^6 B/s)", "/results/bytes_per_s", "/best_run/bytes_per_s"},
-                      {"AU %", "/ingest/accelerator_utilization", ""},
-                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
-                       LatencyMeasure::kPerFile},
-                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
-                       LatencyMeasure::kPerFile},
-                      {"read latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
-                       LatencyMeasure::kPerRead},
-                      {"read latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
-                       LatencyMeasure::kPerRead},
-                      {"num_workers", "/loader/num_workers", ""},
-                      {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s"}};
+  using F = ComparedFiguresHtml;
+  const Fig figs[] = {{"samples/s", &F::samples_per_s, 1},
+                      {"MB/s (10^6 B/s)", &F::bytes_per_s, 1e-6},
+                      {"AU %", &F::au, 100},
+                      {"file latency p50 µs", &F::p50_us, 1, LatencyMeasure::kPerFile},
+                      {"file latency p99 µs", &F::p99_us, 1, LatencyMeasure::kPerFile},
+                      {"read latency p50 µs", &F::p50_us, 1, LatencyMeasure::kPerRead},
+                      {"read latency p99 µs", &F::p99_us, 1, LatencyMeasure::kPerRead},
+                      {"num_workers", &F::num_workers, 1},
+                      {"elapsed s", &F::elapsed_s, 1}};
   // The documents typed (run or tune: report refuses to compare any other kind).
   std::vector<ComparedDocument> typed;
-  for (size_t i = 0; i < docs.size(); ++i)
-    typed.push_back(compared_document_from_json(docs[i], fmt::format("document {}", static_cast<char>('A' + i % 26))));
+  std::vector<ComparedFiguresHtml> figures;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const json& d = docs[i];
+    const std::string where = fmt::format("document {}", static_cast<char>('A' + i % 26));
+    if (d.contains("kind") && d["kind"] == "run") {
+      const RunDocument r = run_document_from_json(d, where);
+      ComparedFiguresHtml f = result_figures(r.results.loader);
+      if (r.ingest.result) f.au = r.ingest.result->accelerator_utilization;
+      f.num_workers = r.loader.num_workers;
+      typed.push_back(compared_document(r));
+      figures.push_back(f);
+    } else if (d.contains("kind") && d["kind"] == "tune") {
+      const TuneDocument t = tune_document_from_json(d, where);
+      ComparedFiguresHtml f = t.best_run ? result_figures(*t.best_run) : ComparedFiguresHtml{};
+      f.elapsed_s = t.tune.elapsed_s;
+      typed.push_back(compared_document(t));
+      figures.push_back(f);
+    } else {
+      typed.push_back(compared_document_from_json(d, where));  // refuses the kind
+      figures.emplace_back();
+    }
+  }
   std::string o = "<h2>Comparison</h2><table class=\"grid\"><tr><th>figure</th>";
   for (size_t i = 0; i < docs.size(); ++i)
     o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(typed[i].kind));
@@ -450,15 +478,9 @@ std::string comparison(const std::vector<json>& docs) {
     std::vector<double> v;
     std::string cells;
     for (size_t i = 0; i < docs.size(); ++i) {
-      const json& d = docs[i];
-      std::string p = !measured(i) ? "" : typed[i].kind == "tune" ? f.tune : f.run;
-      bool ok = !p.empty() && has(d, p) && d.at(json::json_pointer(p)).is_number();
-      double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %"               ? 100
-                                      : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6
-                                                                                   : 1)
-                    : -1;
-      v.push_back(x);
-      cells += ok ? fmt::format("<td>{:.1f}</td>", x) : "<td>-</td>";
+      const std::optional<double> x = measured(i) ? figures[i].*f.value : std::nullopt;
+      v.push_back(x ? *x * f.scale : -1);
+      cells += x ? fmt::format("<td>{:.1f}</td>", v.back()) : "<td>-</td>";
     }
     o += "<tr><th>" + html_escape(f.label) + "</th>" + cells;
     if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format("<td>{:.2f}x</td>", v[1] / v[0]) : "<td>-</td>";
