@@ -83,17 +83,19 @@ int merge_command(const std::vector<std::string>& files, const std::vector<nlohm
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(escape_bytes(f));
   if (docs.front().value("kind", "") == "replay") return merge_replays(docs, names, out, html);
-  const nlohmann::json merged = merge_documents(docs, names);
+  const MergedDocument merged = merge_documents(docs, names);
   // Inputs of different work are said before the figures that add them up (and again in the text's warnings).
-  for (const auto& w : merge_workload_warnings(docs, names)) warning(w);
-  std::cout << (merged.value("kind", "") == "run" ? render_run_text(run_document_from_json(merged, "merged document"))
-                                                  : render_merged_raw_text(merged));
+  for (const auto& w : merged.workload_warnings) warning(w);
+  const auto* run = std::get_if<RunDocument>(&merged.doc);
+  std::cout << (run ? render_run_text(*run) : render_merged_raw_text(std::get<RawDocument>(merged.doc)));
   if (!out.empty()) {
-    write_json_file(out, merged);
+    if (run) write_run_document(out, *run);
+    else write_raw_document(out, std::get<RawDocument>(merged.doc));
     message(fmt::format("wrote {}", escape_bytes(out)));
   }
   if (!html.empty()) {
-    write_file_atomically(html, render_html_report({merged}), "check that the directory exists and is writable");
+    write_file_atomically(html, render_html_report({merged_document_json(merged)}),
+                          "check that the directory exists and is writable");
     message(fmt::format("wrote {}", escape_bytes(html)));
   }
   return kExitOk;

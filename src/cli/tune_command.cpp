@@ -277,7 +277,7 @@ int cmd_tune(const CommandContext& ctx) {
   doc.tune.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
   doc.tune.runs_done = out.runs_done;
   doc.tune.runs_planned = plan.points.size() * plan.repeats;
-  doc.tune.stop_reason = out.stop_reason;
+  doc.tune.stop = out.stop;
   doc.points = tune_point_entries(plan.points);
   tune_devices.add_to(doc.points);
   for (auto& w : tune_devices.warnings()) doc.warnings.push_back(std::move(w));
@@ -295,7 +295,7 @@ int cmd_tune(const CommandContext& ctx) {
   doc.partial = out.partial;
   for (const auto& w : data.warnings) doc.warnings.push_back(w);
   for (const auto& w : c.calibration_notes) doc.warnings.push_back(w);
-  if (out.stop_reason == "budget")
+  if (out.stop.kind == TuneStopKind::kBudget)
     doc.warnings.push_back(fmt::format("the --budget of {} ran out after {} of {} runs; settings with fewer repeats "
                                        "are less certain",
                                        format_seconds(budget_s), out.runs_done, plan.points.size() * plan.repeats));
@@ -308,7 +308,7 @@ int cmd_tune(const CommandContext& ctx) {
   if (!html.empty()) write_text_file(html, render_tune_html(doc));
   if (!csv.empty()) write_text_file(csv, render_tune_csv(doc));
   int rc = kExitOk;
-  if (out.partial && out.stop_reason != "budget")
+  if (out.partial && out.stop.kind != TuneStopKind::kBudget)
     rc = interrupt_exit_code() || !multi ? interrupt_exit_code()
                                          : static_cast<int>(kExitSigint);  // another host's signal
   else if (!rec.valid) rc = kExitFailure;

@@ -13,8 +13,12 @@ namespace ioprobe::cluster {
 
 namespace {
 
-std::string raw_target_key(const nlohmann::json& t) {
-  return fmt::format("{} {}", t.value("fs_type", "?"), t.value("memory_backed", false) ? "RAM" : "");
+// The kind of target a host measured, from its first process's target section (read strictly: a
+// missing or mistyped key is refused naming the host and the key).
+std::string raw_target_key(const RawHostRow& h) {
+  const std::string where = "host " + h.hostname + "'s target";
+  return fmt::format("{} {}", json_field<std::string>(h.target, "fs_type", where),
+                     json_field<bool>(h.target, "memory_backed", where) ? "RAM" : "");
 }
 
 }  // namespace
@@ -79,8 +83,8 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
     h.device_io = host_device_io(host_io[idx]);
     hosts_io.emplace_back(h.hostname, h.device_io);
     ++names[h.hostname];
-    if (first_key.empty()) first_key = raw_target_key(h.target);
-    else if (raw_target_key(h.target) != first_key) targets_differ = true;
+    if (first_key.empty()) first_key = raw_target_key(h);
+    else if (raw_target_key(h) != first_key) targets_differ = true;
     c.hosts.push_back(h);
   }
   c.device_io = sum_hosts_device_io(hosts_io);
@@ -92,7 +96,7 @@ ClusterRaw merge_raw_parts(std::vector<RawProcessPart> parts, bool time_based) {
   if (targets_differ) {
     std::string list;
     for (const auto& h : c.hosts)
-      list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, raw_target_key(h.target));
+      list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", h.hostname, raw_target_key(h));
     c.warnings.push_back("the hosts measured different kinds of target (" + list +
                          "): the merged figures mix them; see each host's row");
   }

@@ -7,6 +7,7 @@
 #include "core/units.hpp"
 #include "engine/engine_kind.hpp"
 #include "report/device_io_report.hpp"
+#include "report/document_sections.hpp"
 
 namespace ioprobe {
 
@@ -131,25 +132,25 @@ RunClusterSection run_cluster_section(const cluster::ClusterRun& c, const std::s
 std::vector<RunHostRow> run_host_rows(const cluster::ClusterRun& c) {
   std::vector<RunHostRow> rows;
   for (const auto& h : c.hosts) {
-    // The host's first process's target section (the run document's target keys).
-    const nlohmann::json& t = h.target;
+    // The host's first process's target section, with the read setting (run's target keys), read
+    // strictly: a missing or mistyped key is refused naming the host and its path.
+    const TargetSection t = target_section_from_json(h.target, "host " + h.hostname + "'s target", TargetKeys::kRead);
     RunHostRow r;
     r.hostname = h.hostname;
     r.host_index = h.host_index;
     r.mpi_ranks = h.mpi_ranks;
     r.gpu_ranks = h.gpu_ranks;
-    r.target = {.fs_type = t.value("fs_type", ""),
-                .device = t.value("device", ""),
-                .direct = t.value("direct", false),
-                .memory_backed = t.value("memory_backed", false),
-                .cache = t.value("cache", ""),
-                .engine = engine_kind_from_string(t.value("engine", ""))};
+    r.target = {.fs_type = t.fs_type,
+                .device = t.device,
+                .direct = t.reading->direct,
+                .memory_backed = t.memory_backed,
+                .cache = t.reading->cache,
+                .engine = t.reading->engine};
     r.memory_bytes = h.memory_bytes;
     r.cgroup_memory_limit_bytes = h.cgroup_memory_limit_bytes;
     r.cpus_allowed = h.cpus_allowed;
     r.straggler = h.straggler;
-    const bool cold = t.is_object() && t.value("cache", "") == "cold";
-    r.device_io = host_device_io(h.device_io, h.device_io_epochs, h.bytes, cold);
+    r.device_io = host_device_io(h.device_io, h.device_io_epochs, h.bytes, t.reading->cache == "cold");
     r.results = {.samples = h.samples,
                  .bytes = h.bytes,
                  .errors = h.errors,

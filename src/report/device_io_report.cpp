@@ -389,14 +389,6 @@ DeviceIo merge_sections(const std::vector<std::optional<DeviceIo>>& sections, co
   return m;
 }
 
-// Raw documents' device_io sections, null where a document has none: read as device_io_from_json does.
-std::vector<std::optional<DeviceIo>> lenient_ios(const std::vector<nlohmann::json>& sections) {
-  std::vector<std::optional<DeviceIo>> out;
-  for (const auto& s : sections)
-    out.push_back(s.is_object() ? std::optional<DeviceIo>(device_io_from_json(s)) : std::nullopt);
-  return out;
-}
-
 }  // namespace
 
 std::string merge_time_warning(const std::vector<std::optional<DeviceIo>>& sections,
@@ -417,10 +409,6 @@ std::string merge_time_warning(const std::vector<std::optional<DeviceIo>>& secti
   return "";
 }
 
-std::string merge_time_warning(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& names) {
-  return merge_time_warning(lenient_ios(sections), names);
-}
-
 std::optional<DeviceIoSection> merge_device_io(const std::vector<std::optional<DeviceIo>>& sections,
                                                const std::vector<std::string>& hosts, DeviceRef ref,
                                                uint64_t reference_bytes) {
@@ -431,12 +419,6 @@ std::optional<DeviceIoSection> merge_device_io(const std::vector<std::optional<D
   DeviceIoSection s = device_io_section(m, ref, reference_bytes);
   s.merge_note = note;
   return s;
-}
-
-nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
-                                    DeviceRef ref, uint64_t reference_bytes) {
-  const auto m = merge_device_io(lenient_ios(sections), hosts, ref, reference_bytes);
-  return m ? device_io_section_json(*m) : nlohmann::json();
 }
 
 std::optional<std::vector<RunEpoch>> merge_epochs(const std::vector<std::optional<std::vector<RunEpoch>>>& lists,

@@ -110,17 +110,11 @@ std::optional<DeviceIoSection> merge_device_io(const std::vector<std::optional<D
                                                const std::vector<std::string>& hosts, DeviceRef ref,
                                                uint64_t reference_bytes);
 
-/// merge_device_io of raw documents' device_io sections (null where a document has none; read
-/// leniently, as device_io_from_json does), written back; null when none has one.
-nlohmann::json merge_device_io_json(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& hosts,
-                                    DeviceRef ref, uint64_t reference_bytes);
-
 /// report --merge: "" when the documents ran at the same time (their device_io `sections`
 /// overlap in time, or a start time is unknown), else a warning naming two that did not overlap
 /// (`names`, one per section): adding their rates then measures no concurrent load.
 std::string merge_time_warning(const std::vector<std::optional<DeviceIo>>& sections,
                                const std::vector<std::string>& names);
-std::string merge_time_warning(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& names);
 
 /// report --merge: the documents' results.epochs lists added epoch by epoch (samples, bytes,
 /// device_io as merge_device_io; residency null: the hosts' differ; partial when any input's

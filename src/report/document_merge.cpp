@@ -1,6 +1,8 @@
 #include "report/document_merge.hpp"
 
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -11,8 +13,6 @@
 #include "raw/raw_results.hpp"
 #include "report/device_io_report.hpp"
 #include "report/error_text.hpp"
-#include "report/run_document.hpp"
-#include "stats/latency_json.hpp"
 
 namespace ioprobe {
 
@@ -25,56 +25,38 @@ constexpr const char* kIngestDropped =
     "compute and wait times, which a result document does not keep, and the demand of the merged runs "
     "(GPUs per host) is not one host's; see each source document's own ingest section";
 
-std::string hostname_of(const json& doc) {
-  const json h = doc.value("host", json::object());
-  return h.is_object() ? h.value("hostname", "") : "";
+std::string quoted(const std::string& s) { return "'" + escape_bytes(s) + "'"; }
+
+// The fields that say what work a document measured, each with its path and its value as a message
+// shows it (a string quoted, a byte size with its unit and the exact bytes, another count with
+// separators): documents whose values differ measured different work.
+using Workload = std::vector<std::pair<const char*, std::string>>;
+
+Workload workload_of(const RunDocument& d) {
+  return {{"dataset.root", quoted(d.dataset.root)},
+          {"dataset.preset", quoted(d.dataset.preset)},
+          {"dataset.files", format_count(d.dataset.files)},
+          {"dataset.bytes", format_bytes(d.dataset.bytes)}};
 }
 
-// Union of the inputs' warnings, each once, in order.
-json merged_warnings(const std::vector<json>& docs) {
-  json out = json::array();
-  for (const auto& d : docs)
-    for (const auto& w : d.value("warnings", json::array()))
-      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
-  return out;
+Workload workload_of(const RawDocument& d) {
+  return {{"raw.rw", quoted(d.raw.rw)}, {"raw.bs", format_bytes(d.raw.bs)}};
 }
 
-// One field of `doc` by JSON pointer, null where absent.
-json field_at(const json& doc, const std::string& ptr) {
-  const json::json_pointer p(ptr);
-  return doc.contains(p) ? doc.at(p) : json();
-}
-
-// A field's value as a message shows it: a string quoted, a byte size with its unit and the exact
-// bytes (`bytes`), another count with separators.
-std::string field_text(const json& v, bool bytes) {
-  if (v.is_string()) return "'" + escape_bytes(v.get<std::string>()) + "'";
-  if (v.is_number_integer() && v.get<int64_t>() >= 0) {  // unsigned as ioprobe writes it, or a signed literal
-    const auto n = v.get<uint64_t>();
-    return bytes ? format_bytes(n) : format_count(n);
-  }
-  return v.is_null() ? "none" : v.dump();
-}
-
-}  // namespace
-
-std::vector<std::string> merge_workload_warnings(const std::vector<json>& docs, const std::vector<std::string>& names) {
+// One warning per document whose workload differs from the first's, naming both files and each
+// field that differs with both values.
+template <typename Doc>
+std::vector<std::string> workload_warnings(const std::vector<Doc>& docs, const std::vector<std::string>& names) {
+  constexpr bool raw = std::is_same_v<Doc, RawDocument>;
   std::vector<std::string> out;
-  if (docs.empty() || names.size() != docs.size()) return out;
-  const bool raw = docs.front().value("kind", "") == "raw";
-  const std::vector<std::string> fields = raw ? std::vector<std::string>{"/raw/rw", "/raw/bs"}
-                                              : std::vector<std::string>{"/dataset/root", "/dataset/preset",
-                                                                         "/dataset/files", "/dataset/bytes"};
+  const Workload first = workload_of(docs.front());
   for (size_t i = 1; i < docs.size(); ++i) {
+    const Workload other = workload_of(docs[i]);
     std::string diff;
-    for (const auto& f : fields) {
-      const json a = field_at(docs.front(), f), b = field_at(docs[i], f);
-      if (a == b) continue;
-      std::string name = f.substr(1);
-      std::replace(name.begin(), name.end(), '/', '.');
-      const bool bytes = f == "/dataset/bytes" || f == "/raw/bs";
-      diff += fmt::format("{}{} {} and {}", diff.empty() ? "" : "; ", name, field_text(a, bytes), field_text(b, bytes));
-    }
+    for (size_t f = 0; f < first.size(); ++f)
+      if (first[f].second != other[f].second)
+        diff += fmt::format("{}{} {} and {}", diff.empty() ? "" : "; ", first[f].first, first[f].second,
+                            other[f].second);
     if (!diff.empty())
       out.push_back(fmt::format("{} and {} measured different {} ({}): the merged figures add up different work, "
                                 "not one {} shared by the parts of one run; merge documents of one run",
@@ -84,11 +66,24 @@ std::vector<std::string> merge_workload_warnings(const std::vector<json>& docs, 
   return out;
 }
 
-namespace {
+// The merged document's warnings: the inputs' different work first, then the inputs' own (each
+// once), the merge's note and, when the inputs did not run together, that (`apart`).
+template <typename Doc>
+std::vector<std::string> merge_warnings(const std::vector<Doc>& docs, std::vector<std::string> workload,
+                                        std::string note, const std::string& apart) {
+  std::vector<std::string> out = std::move(workload);
+  for (const auto& d : docs)
+    for (const auto& w : d.warnings)
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  out.push_back(std::move(note));
+  if (!apart.empty()) out.push_back(apart);
+  return out;
+}
 
-json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& names) {
-  std::vector<RunDocument> typed;
-  for (size_t i = 0; i < docs.size(); ++i) typed.push_back(run_document_from_json(docs[i], "'" + names[i] + "'"));
+double p99_us(const LatencyHistogram& h) { return static_cast<double>(h.percentile(99)) / 1e3; }
+
+RunDocument merge_runs(const std::vector<RunDocument>& typed, const std::vector<std::string>& names,
+                       std::vector<std::string> workload) {
   RunDocument out = typed.front();
   LoaderResult total;
   uint64_t gpus = 0;
@@ -111,7 +106,7 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
                            .samples_per_s = x.samples_per_s,
                            .bytes_per_s = x.bytes_per_s,
                            .elapsed_s = x.elapsed_s,
-                           .file_latency_p99_us = latency_us_json(r.file_latency)["p99"].get<double>()});
+                           .file_latency_p99_us = p99_us(r.file_latency)});
   }
   out.results.loader = total;
   // Device I/O: each host's devices once, the hosts added (device_io_report.hpp).
@@ -133,137 +128,138 @@ json merge_runs(const std::vector<json>& docs, const std::vector<std::string>& n
   if (out.results.device_io)  // where the merged bytes came from, by the devices' reads
     out.ingest.bytes_source = out.results.device_io->bytes_source;
   out.sources_apart = !apart.empty();
-  json warnings = merge_workload_warnings(docs, names);
-  for (const auto& w : merged_warnings(docs))
-    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
-  warnings.push_back(
+  out.warnings = merge_warnings(
+      typed, std::move(workload),
       fmt::format("merged from {} documents (ioprobe report --merge): counts summed, elapsed the longest "
                   "(the inputs are taken as parts of one test run at the same time), latency from the "
                   "added buckets; the configuration shown is the first's; the GPU ingest section is not "
                   "recomputed (see GPU ingest)",
-                  docs.size()));
-  if (!apart.empty()) warnings.push_back(apart);
-  out.warnings = warnings.get<std::vector<std::string>>();
-  return run_document_json(out);
+                  typed.size()),
+      apart);
+  return out;
 }
 
-RawResults raw_totals_from_json(const json& doc, const std::string& name) {
-  const std::string where = fmt::format("'{}'.raw.results", name);
-  const json& res = json_at(json_at(doc, "raw", fmt::format("'{}'", name)), "results", fmt::format("'{}'.raw", name));
+// A raw document's results as the value RawResults::merge adds. A document that kept only the first
+// error's text (written before its detail) gives that text as the detail.
+RawResults raw_results_of(const RawDocument& d) {
+  const RawResultsSection& s = d.raw.results;
   RawResults t;
-  t.ios = json_field<uint64_t>(res, "ios", where);
-  t.bytes = json_field<uint64_t>(res, "bytes", where);
-  t.errors = json_field<uint64_t>(res, "errors", where);
-  t.elapsed_s = json_field<double>(res, "elapsed_s", where);
-  const auto detail = res.find("first_error_detail");
-  if (detail != res.end() && !detail->is_null())  // null: no error
-    t.first_error = error_record_from_json(*detail, json_path(where, "first_error_detail"));
-  else if (const auto text = json_field_or<std::string>(res, "first_error", where, ""); !text.empty())
-    t.first_error = ErrorRecord{.detail = text};  // a document written before the detail: its text
-  if (res.contains("stop_reason")) t.stop = raw_stop_field(res, "stop_reason", where);  // absent: none given
-  t.partial = json_field_or<bool>(doc, "partial", fmt::format("'{}'", name), false);    // absent: complete
-  const json& cpu = json_at(res, "cpu", where);
-  t.cpu_user_s = json_field<double>(cpu, "user_s", json_path(where, "cpu"));
-  t.cpu_sys_s = json_field<double>(cpu, "sys_s", json_path(where, "cpu"));
-  t.latency = latency_from_us_json(json_at(res, "latency_us", where), where + ".latency_us");
+  t.ios = s.ios;
+  t.bytes = s.bytes;
+  t.elapsed_s = s.elapsed_s;
+  t.latency = s.latency;
+  t.cpu_user_s = s.cpu_user_s;
+  t.cpu_sys_s = s.cpu_sys_s;
+  t.errors = s.errors;
+  if (s.first_error_detail) t.first_error = *s.first_error_detail;
+  else if (!s.first_error.empty()) t.first_error = ErrorRecord{.detail = s.first_error};
+  if (s.stop) t.stop = *s.stop;
+  t.partial = d.partial;
   return t;
 }
 
-json raw_results_json(const RawResults& t) {
-  return {{"ios", t.ios},
-          {"bytes", t.bytes},
-          {"elapsed_s", t.elapsed_s},
-          {"iops", t.iops()},
-          {"bytes_per_s", t.bytes_per_s()},
-          {"latency_us", latency_us_json(t.latency)},
-          {"errors", t.errors},
-          {"first_error", error_line(t.first_error)},
-          {"first_error_detail", t.first_error.empty() ? json() : error_record_json(t.first_error)},
-          {"cpu",
-           {{"user_s", t.cpu_user_s},
-            {"sys_s", t.cpu_sys_s},
-            {"per_io_us", t.ios ? (t.cpu_user_s + t.cpu_sys_s) * 1e6 / static_cast<double>(t.ios) : 0.0}}}};
-}
-
-json merge_raws(const std::vector<json>& docs, const std::vector<std::string>& names) {
-  json out = docs.front();
-  json sources = json::array();
+RawDocument merge_raws(const std::vector<RawDocument>& typed, const std::vector<std::string>& names,
+                       std::vector<std::string> workload) {
+  RawDocument out = typed.front();
   RawResults total;  // RawResults::merge: sums, added buckets, the longest elapsed
-  bool partial = false;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    RawResults t = raw_totals_from_json(docs[i], names[i]);
-    const json rj = raw_results_json(t);
-    sources.push_back({{"file", names[i]},
-                       {"hostname", hostname_of(docs[i])},
-                       {"ios", t.ios},
-                       {"bytes", t.bytes},
-                       {"iops", rj["iops"]},
-                       {"bytes_per_s", rj["bytes_per_s"]},
-                       {"elapsed_s", t.elapsed_s},
-                       {"p99_us", rj["latency_us"]["p99"]}});
-    partial = partial || docs[i].value("partial", false);
-    total.merge(t);
-  }
-  out["raw"]["results"] = raw_results_json(total);
-  std::vector<json> dio;
+  out.sources.clear();
+  std::vector<std::optional<DeviceIo>> dio;
   std::vector<std::string> hosts;
   bool write = false;
-  for (const auto& d : docs) {
-    const json res = d.contains("raw") && d["raw"].is_object() ? d["raw"].value("results", json::object())
-                                                               : json::object();
-    dio.push_back(res.contains("device_io") ? res["device_io"] : json());
-    write = write || (res.contains("device_io") && res["device_io"].contains("write_ratio"));
-    hosts.push_back(hostname_of(d));
+  for (size_t i = 0; i < typed.size(); ++i) {
+    const RawResults t = raw_results_of(typed[i]);
+    out.sources.push_back({.file = names[i],
+                           .hostname = typed[i].header.host.hostname,
+                           .ios = t.ios,
+                           .bytes = t.bytes,
+                           .iops = t.iops(),
+                           .bytes_per_s = t.bytes_per_s(),
+                           .elapsed_s = t.elapsed_s,
+                           .p99_us = p99_us(t.latency)});
+    total.merge(t);
+    const auto& d = typed[i].raw.results.device_io;
+    dio.push_back(d ? std::optional<DeviceIo>(d->io) : std::nullopt);
+    write = write || (d && d->ref == DeviceRef::kWrite);
+    hosts.push_back(typed[i].header.host.hostname);
   }
-  if (json m = merge_device_io_json(dio, hosts, write ? DeviceRef::kWrite : DeviceRef::kRead, total.bytes);
-      !m.is_null())
-    out["raw"]["results"]["device_io"] = m;
-  out["sources"] = sources;
-  out["partial"] = partial;
+  // The merged results carry no stop reason: the inputs' may differ.
+  out.raw.results = RawResultsSection{.ios = total.ios,
+                                      .bytes = total.bytes,
+                                      .elapsed_s = total.elapsed_s,
+                                      .latency = total.latency,
+                                      .errors = total.errors,
+                                      .first_error = error_line(total.first_error),
+                                      .first_error_detail = total.first_error.empty()
+                                                                ? std::nullopt
+                                                                : std::optional<ErrorRecord>(total.first_error),
+                                      .cpu_user_s = total.cpu_user_s,
+                                      .cpu_sys_s = total.cpu_sys_s,
+                                      .device_io = merge_device_io(dio, hosts,
+                                                                   write ? DeviceRef::kWrite : DeviceRef::kRead,
+                                                                   total.bytes)};
+  out.partial = total.partial;
   const std::string apart = merge_time_warning(dio, names);
-  if (!apart.empty()) out["sources_apart"] = true;
-  json warnings = merge_workload_warnings(docs, names);
-  for (const auto& w : merged_warnings(docs))
-    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
-  warnings.push_back(
+  out.sources_apart = !apart.empty();
+  out.warnings = merge_warnings(
+      typed, std::move(workload),
       fmt::format("merged from {} documents (ioprobe report --merge): I/Os, bytes and CPU summed, elapsed "
                   "the longest (the inputs are taken as parts of one test run at the same time), latency "
                   "from the added buckets; the configuration shown is the first's",
-                  docs.size()));
-  if (!apart.empty()) warnings.push_back(apart);
-  out["warnings"] = warnings;
+                  typed.size()),
+      apart);
   return out;
+}
+
+// Refuses the same result given twice (the same path, a copy, or a merge of it): it would count its
+// samples twice.
+template <typename Doc>
+void refuse_same_result(const std::vector<Doc>& docs, const std::vector<std::string>& names) {
+  for (size_t i = 0; i < docs.size(); ++i)
+    for (size_t j = i + 1; j < docs.size(); ++j) {
+      const RunHeader &a = docs[i].header, &b = docs[j].header;
+      if (a.created_utc == b.created_utc && a.host.hostname == b.host.hostname && a.command == b.command)
+        throw UsageError(fmt::format("--merge: '{}' and '{}' are the same result (host {}, created {}); merging it "
+                                     "twice would count its samples twice: give each result once",
+                                     names[i], names[j], a.host.hostname, a.created_utc));
+    }
+}
+
+template <typename Doc>
+MergedDocument merge_typed(const std::vector<json>& docs, const std::vector<std::string>& names,
+                           Doc (*read)(const json&, const std::string&),
+                           Doc (*merge)(const std::vector<Doc>&, const std::vector<std::string>&,
+                                        std::vector<std::string>)) {
+  std::vector<Doc> typed;
+  for (size_t i = 0; i < docs.size(); ++i) typed.push_back(read(docs[i], "'" + names[i] + "'"));
+  std::vector<std::string> workload = workload_warnings(typed, names);
+  Doc merged = merge(typed, names, workload);
+  // Checked after the merge so that its refusals of a malformed input come first.
+  refuse_same_result(typed, names);
+  return {.doc = std::move(merged), .workload_warnings = std::move(workload)};
 }
 
 }  // namespace
 
-json merge_documents(const std::vector<json>& docs, const std::vector<std::string>& names) {
+MergedDocument merge_documents(const std::vector<json>& docs, const std::vector<std::string>& names) {
   if (docs.size() < 2 || names.size() != docs.size())
     throw UsageError("--merge: give two or more result documents (A.json B.json ...)");
-  const std::string kind = docs.front().value("kind", "");
+  std::vector<std::string> kinds;
+  for (size_t i = 0; i < docs.size(); ++i)
+    kinds.push_back(json_field<std::string>(docs[i], "kind", "'" + names[i] + "'"));
   for (size_t i = 1; i < docs.size(); ++i)
-    if (docs[i].value("kind", "") != kind)
+    if (kinds[i] != kinds.front())
       throw UsageError(
           fmt::format("--merge: '{}' is a '{}' document and '{}' a '{}' one: only documents of one kind merge",
-                      names.front(), kind, names[i], docs[i].value("kind", "")));
-  if (kind != "run" && kind != "raw")
-    throw UsageError(fmt::format("--merge: documents of kind '{}' ('{}') cannot be merged; run and raw documents can",
-                                 kind, names.front()));
-  json merged = kind == "run" ? merge_runs(docs, names) : merge_raws(docs, names);
-  // The same result given twice (the same path, a copy, or a merge of it) would count its samples
-  // twice; checked after the merge so its refusals of a malformed input come first.
-  for (size_t i = 0; i < docs.size(); ++i)
-    for (size_t j = i + 1; j < docs.size(); ++j) {
-      const auto same = [&](const char* ptr) {
-        const json::json_pointer p(ptr);
-        return docs[i].contains(p) && docs[j].contains(p) && docs[i].at(p) == docs[j].at(p);
-      };
-      if (same("/created_utc") && same("/host/hostname") && same("/command"))
-        throw UsageError(fmt::format("--merge: '{}' and '{}' are the same result (host {}, created {}); merging it "
-                                     "twice would count its samples twice: give each result once",
-                                     names[i], names[j], hostname_of(docs[i]), docs[i].value("created_utc", "?")));
-    }
-  return merged;
+                      names.front(), kinds.front(), names[i], kinds[i]));
+  if (kinds.front() == "run") return merge_typed<RunDocument>(docs, names, run_document_from_json, merge_runs);
+  if (kinds.front() == "raw") return merge_typed<RawDocument>(docs, names, raw_document_from_json, merge_raws);
+  throw UsageError(fmt::format("--merge: documents of kind '{}' ('{}') cannot be merged; run and raw documents can",
+                               kinds.front(), names.front()));
+}
+
+json merged_document_json(const MergedDocument& m) {
+  if (const auto* run = std::get_if<RunDocument>(&m.doc)) return run_document_json(*run);
+  return raw_document_json(std::get<RawDocument>(m.doc));
 }
 
 std::string sum_of_apart_runs(size_t runs) {
@@ -272,29 +268,31 @@ std::string sum_of_apart_runs(size_t runs) {
                      runs);
 }
 
-std::string render_merged_raw_text(const json& merged) {
-  const json& r = merged.at("raw").at("results");
-  const json& l = r.at("latency_us");
-  auto ns = [](const json& us) { return format_ns(us.get<double>() * 1e3); };
-  const size_t n = merged.at("sources").size();
+std::string render_merged_raw_text(const RawDocument& merged) {
+  const RawResultsSection& r = merged.raw.results;
+  const LatencyHistogram& h = r.latency;
+  // The figures as the document has them, in µs (stats/latency_json.hpp latency_us_json).
+  auto ns = [](double us) { return format_ns(us * 1e3); };
+  auto pct = [&](double p) { return ns(static_cast<double>(h.percentile(p)) / 1e3); };
+  const size_t n = merged.sources.size();
+  const double iops = r.elapsed_s > 0 ? static_cast<double>(r.ios) / r.elapsed_s : 0.0;
+  const double bytes_per_s = r.elapsed_s > 0 ? static_cast<double>(r.bytes) / r.elapsed_s : 0.0;
   std::string o = fmt::format("ioprobe raw, merged from {} documents (counts summed, elapsed the longest){}\n", n,
-                              merged.value("sources_apart", false) ? sum_of_apart_runs(n) : "");
-  o += fmt::format("  I/Os        {} in {}\n", format_count(r.at("ios").get<uint64_t>()),
-                   format_seconds(r.at("elapsed_s").get<double>()));
-  o += fmt::format("  IOPS        {:.0f}\n", r.at("iops").get<double>());
-  o += fmt::format("  throughput  {}\n", format_rate(r.at("bytes_per_s").get<double>()));
-  o += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns(l.at("mean")),
-                   ns(l.at("p50")), ns(l.at("p90")), ns(l.at("p99")), ns(l.at("p999")), ns(l.at("max")));
-  if (r.contains("device_io"))
+                              merged.sources_apart ? sum_of_apart_runs(n) : "");
+  o += fmt::format("  I/Os        {} in {}\n", format_count(r.ios), format_seconds(r.elapsed_s));
+  o += fmt::format("  IOPS        {:.0f}\n", iops);
+  o += fmt::format("  throughput  {}\n", format_rate(bytes_per_s));
+  o += fmt::format("  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ns(h.mean() / 1e3), pct(50),
+                   pct(90), pct(99), pct(99.9), ns(static_cast<double>(h.max()) / 1e3));
+  if (r.device_io)
     o += fmt::format("  device I/O  {}\n              {}\n",
-                     device_io_summary(r["device_io"], r["device_io"].contains("write_ratio") ? "written" : "read"),
-                     r["device_io"].value("merge_note", ""));
-  for (const auto& s : merged.at("sources"))
-    o += fmt::format("  source      {} ({}): {} I/Os in {}, {:.0f} IOPS, {}, p99 {}\n", s.at("file").get<std::string>(),
-                     s.value("hostname", "?"), format_count(s.at("ios").get<uint64_t>()),
-                     format_seconds(s.at("elapsed_s").get<double>()), s.at("iops").get<double>(),
-                     format_rate(s.at("bytes_per_s").get<double>()), ns(s.at("p99_us")));
-  for (const auto& w : merged.value("warnings", json::array())) o += "  warning     " + w.get<std::string>() + "\n";
+                     device_io_summary(*r.device_io, r.device_io->ref == DeviceRef::kWrite ? "written" : "read"),
+                     r.device_io->merge_note);
+  for (const auto& s : merged.sources)
+    o += fmt::format("  source      {} ({}): {} I/Os in {}, {:.0f} IOPS, {}, p99 {}\n", s.file, s.hostname,
+                     format_count(s.ios), format_seconds(s.elapsed_s), s.iops, format_rate(s.bytes_per_s),
+                     ns(s.p99_us));
+  for (const auto& w : merged.warnings) o += "  warning     " + w + "\n";
   return o;
 }
 

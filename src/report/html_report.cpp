@@ -61,16 +61,6 @@ namespace {
 
 using json = nlohmann::json;
 
-double num_at(const json& d, const std::string& ptr, double fallback = 0) {
-  json::json_pointer p(ptr);
-  return d.contains(p) && d.at(p).is_number() ? d.at(p).get<double>() : fallback;
-}
-std::string str_at(const json& d, const std::string& ptr) {
-  json::json_pointer p(ptr);
-  return d.contains(p) && d.at(p).is_string() ? d.at(p).get<std::string>() : "";
-}
-bool has(const json& d, const std::string& ptr) { return d.contains(json::json_pointer(ptr)); }
-
 std::string row(const std::string& k, const std::string& v) {
   return "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>\n";
 }
@@ -115,22 +105,24 @@ std::string timeline_chart(const Timeline& timeline, double elapsed_s, double gp
          "data more than half the time.</p>\n";
 }
 
-std::string latency_chart(const json& lat, const std::string& title, const std::string& what = "") {
-  if (!lat.is_object()) return "";
+// The latency figures as the document has them, in µs (stats/latency_json.hpp latency_us_json).
+std::string latency_chart(const LatencyHistogram& h, const std::string& title, const std::string& what = "") {
+  auto us = [](double ns) { return ns / 1e3; };
   BarChart b;
   b.id = "latency";
   b.title = title;
   b.y_label = "latency (µs, log scale)";
   b.log_y = true;
   b.value_unit = " µs";
-  for (const char* k : {"p50", "p90", "p99", "p999", "max"})
-    if (lat.contains(k)) b.bars.emplace_back(std::string(k) == "p999" ? "p99.9" : k, lat.value(k, 0.0));
+  for (const auto& [label, p] : {std::pair{"p50", 50.0}, {"p90", 90.0}, {"p99", 99.0}, {"p99.9", 99.9}})
+    b.bars.emplace_back(label, us(static_cast<double>(h.percentile(p))));
+  b.bars.emplace_back("max", us(static_cast<double>(h.max())));
   if (!what.empty())
     return render_bar_chart(b) +
-           fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), lat.value("mean", 0.0));
+           fmt::format("<p class=\"note\">{}; mean {:.1f} µs.</p>\n", html_escape(what), us(h.mean()));
   return render_bar_chart(b) +
          fmt::format("<p class=\"note\">Per-file open+read+close latency over {} files; mean {:.1f} µs.</p>\n",
-                     lat.value("count", 0ULL), lat.value("mean", 0.0));
+                     h.count(), us(h.mean()));
 }
 
 // A multi-host document's hosts as the HTML shows them: the cluster's line and one row per host.
@@ -274,7 +266,7 @@ std::string run_section(const RunDocument& d) {
   o += "</table>\n";
   o += timeline_chart(r.timeline, static_cast<double>(r.elapsed_ns) / 1e9, static_cast<double>(d.loader.gpus),
                       "Throughput over time");
-  o += latency_chart(latency_us_json(r.file_latency), "Per-file latency distribution");
+  o += latency_chart(r.file_latency, "Per-file latency distribution");
   o += hosts_section(run_hosts_chart(d), "samples/s");
   return o;
 }
@@ -348,7 +340,7 @@ std::string tune_section(const TuneDocument& d) {
   if (d.best_run) {
     o += timeline_chart(d.best_run->timeline, static_cast<double>(d.best_run->elapsed_ns) / 1e9, d.loader.gpus,
                         "Throughput over time (fastest run)");
-    o += latency_chart(latency_us_json(d.best_run->file_latency), "Per-file latency distribution (fastest run)");
+    o += latency_chart(d.best_run->file_latency, "Per-file latency distribution (fastest run)");
   }
   return o;
 }
@@ -364,35 +356,26 @@ std::string phase_label(const std::string& key) {
 }
 
 // Key figures of a raw result (IOPS, MB/s, latency, CPU), its latency chart and the text report.
-std::string raw_section(const json& d) {
+std::string raw_section(const RawDocument& d) {
+  const RawSection& raw = d.raw;
+  const RawResultsSection& r = raw.results;
+  auto per_s = [&](double v) { return r.elapsed_s > 0 ? v / r.elapsed_s : 0.0; };
+  auto us = [&](double p) { return static_cast<double>(r.latency.percentile(p)) / 1e3; };
   std::string o = "<table class=\"kv\">\n";
-  o += row("pattern",
-           fmt::format("{} {}, iodepth {}, numjobs {}, {}", str_at(d, "/raw/rw"),
-                       format_bytes(static_cast<uint64_t>(std::max(0.0, num_at(d, "/raw/bs")))),
-                       num_at(d, "/raw/iodepth"), num_at(d, "/raw/numjobs"),
-                       has(d, "/raw/direct") && d.at(json::json_pointer("/raw/direct")).get<bool>() ? "O_DIRECT"
-                                                                                                    : "buffered"));
-  o += row("IOPS", fmt::format("{:.0f}", num_at(d, "/raw/results/iops")));
-  o += row("throughput", format_rate(num_at(d, "/raw/results/bytes_per_s")));
-  o += row("latency", fmt::format("p50 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs",
-                                  num_at(d, "/raw/results/latency_us/p50"), num_at(d, "/raw/results/latency_us/p99"),
-                                  num_at(d, "/raw/results/latency_us/p999"), num_at(d, "/raw/results/latency_us/max")));
-  o += row("CPU", fmt::format("user {:.2f} s, sys {:.2f} s, {:.2f} µs per I/O", num_at(d, "/raw/results/cpu/user_s"),
-                              num_at(d, "/raw/results/cpu/sys_s"), num_at(d, "/raw/results/cpu/per_io_us")));
-  o += row("engine", str_at(d, "/raw/engine/name") + " (" + str_at(d, "/raw/engine/reason") + ")");
+  o += row("pattern", fmt::format("{} {}, iodepth {}, numjobs {}, {}", raw.rw, format_bytes(raw.bs), raw.iodepth,
+                                  raw.numjobs, raw.direct ? "O_DIRECT" : "buffered"));
+  o += row("IOPS", fmt::format("{:.0f}", per_s(static_cast<double>(r.ios))));
+  o += row("throughput", format_rate(per_s(static_cast<double>(r.bytes))));
+  o += row("latency", fmt::format("p50 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs", us(50), us(99),
+                                  us(99.9), static_cast<double>(r.latency.max()) / 1e3));
+  o += row("CPU", fmt::format("user {:.2f} s, sys {:.2f} s, {:.2f} µs per I/O", r.cpu_user_s, r.cpu_sys_s,
+                              r.ios ? (r.cpu_user_s + r.cpu_sys_s) * 1e6 / static_cast<double>(r.ios) : 0.0));
+  o += row("engine", std::string(to_string(raw.engine.name)) + " (" + raw.engine.reason + ")");
   o += "</table>\n";
-  if (has(d, "/raw/results/latency_us"))
-    o += latency_chart(d.at(json::json_pointer("/raw/results/latency_us")), "Per-I/O latency distribution",
-                       fmt::format("Per-I/O completion latency over {:.0f} I/Os", num_at(d, "/raw/results/ios")));
-  try {
-    const RawDocument typed = raw_document_from_json(d, "raw document");
-    o += hosts_section(raw_hosts_chart(typed), "IOPS");
-    o += "<pre class=\"text\">" + html_escape(render_raw_text(typed)) + "</pre>\n";
-  } catch (const UsageError& e) {
-    o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
-  } catch (const json::exception& e) {
-    o += "<p class=\"warn\">The raw figures need fields this document lacks: " + html_escape(e.what()) + "</p>\n";
-  }
+  o += latency_chart(r.latency, "Per-I/O latency distribution",
+                     fmt::format("Per-I/O completion latency over {:.0f} I/Os", static_cast<double>(r.ios)));
+  o += hosts_section(raw_hosts_chart(d), "IOPS");
+  o += "<pre class=\"text\">" + html_escape(render_raw_text(d)) + "</pre>\n";
   return o;
 }
 
@@ -415,31 +398,65 @@ std::string checkpoint_section(const CheckpointDocument& d) {
   return o;
 }
 
-// Figures compared across documents: label, JSON pointer per kind.
+// A run's or tune's figures as the HTML comparison shows them: a run's results, a tune's fastest
+// run and its sweep's elapsed time. None where the document has no such figure (a tune's AU and
+// num_workers, a merged run's AU, a tune without a finished run).
+struct ComparedFiguresHtml {
+  std::optional<double> samples_per_s, bytes_per_s, au, p50_us, p99_us, num_workers, elapsed_s;
+};
+
+ComparedFiguresHtml result_figures(const LoaderResult& r) {
+  const ResultRates x = result_rates(r);
+  auto us = [&](double p) { return static_cast<double>(r.file_latency.percentile(p)) / 1e3; };
+  return {.samples_per_s = x.samples_per_s,
+          .bytes_per_s = x.bytes_per_s,
+          .p50_us = us(50),
+          .p99_us = us(99),
+          .elapsed_s = x.elapsed_s};
+}
+
+// Figures compared across documents: label, the figure, its scale.
 std::string comparison(const std::vector<json>& docs) {
   struct Fig {
     const char* label;
-    const char* run;
-    const char* tune;
+    std::optional<double> ComparedFiguresHtml::*value;
+    double scale;
     std::optional<LatencyMeasure> measure;  // a latency row: only the documents that measured it so
   };
-  const Fig figs[] = {{"samples/s", "/results/samples_per_s", "/best_run/samples_per_s"},
-                      {"MB/s (10^6 B/s)", "/results/bytes_per_s", "/best_run/bytes_per_s"},
-                      {"AU %", "/ingest/accelerator_utilization", ""},
-                      {"file latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
-                       LatencyMeasure::kPerFile},
-                      {"file latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
-                       LatencyMeasure::kPerFile},
-                      {"read latency p50 µs", "/results/file_latency_us/p50", "/best_run/file_latency_us/p50",
-                       LatencyMeasure::kPerRead},
-                      {"read latency p99 µs", "/results/file_latency_us/p99", "/best_run/file_latency_us/p99",
-                       LatencyMeasure::kPerRead},
-                      {"num_workers", "/loader/num_workers", ""},
-                      {"elapsed s", "/results/elapsed_s", "/tune/elapsed_s"}};
+  using F = ComparedFiguresHtml;
+  const Fig figs[] = {{"samples/s", &F::samples_per_s, 1},
+                      {"MB/s (10^6 B/s)", &F::bytes_per_s, 1e-6},
+                      {"AU %", &F::au, 100},
+                      {"file latency p50 µs", &F::p50_us, 1, LatencyMeasure::kPerFile},
+                      {"file latency p99 µs", &F::p99_us, 1, LatencyMeasure::kPerFile},
+                      {"read latency p50 µs", &F::p50_us, 1, LatencyMeasure::kPerRead},
+                      {"read latency p99 µs", &F::p99_us, 1, LatencyMeasure::kPerRead},
+                      {"num_workers", &F::num_workers, 1},
+                      {"elapsed s", &F::elapsed_s, 1}};
   // The documents typed (run or tune: report refuses to compare any other kind).
   std::vector<ComparedDocument> typed;
-  for (size_t i = 0; i < docs.size(); ++i)
-    typed.push_back(compared_document_from_json(docs[i], fmt::format("document {}", static_cast<char>('A' + i % 26))));
+  std::vector<ComparedFiguresHtml> figures;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const json& d = docs[i];
+    const std::string where = fmt::format("document {}", static_cast<char>('A' + i % 26));
+    if (d.contains("kind") && d["kind"] == "run") {
+      const RunDocument r = run_document_from_json(d, where);
+      ComparedFiguresHtml f = result_figures(r.results.loader);
+      if (r.ingest.result) f.au = r.ingest.result->accelerator_utilization;
+      f.num_workers = r.loader.num_workers;
+      typed.push_back(compared_document(r));
+      figures.push_back(f);
+    } else if (d.contains("kind") && d["kind"] == "tune") {
+      const TuneDocument t = tune_document_from_json(d, where);
+      ComparedFiguresHtml f = t.best_run ? result_figures(*t.best_run) : ComparedFiguresHtml{};
+      f.elapsed_s = t.tune.elapsed_s;
+      typed.push_back(compared_document(t));
+      figures.push_back(f);
+    } else {
+      typed.push_back(compared_document_from_json(d, where));  // refuses the kind
+      figures.emplace_back();
+    }
+  }
   std::string o = "<h2>Comparison</h2><table class=\"grid\"><tr><th>figure</th>";
   for (size_t i = 0; i < docs.size(); ++i)
     o += fmt::format("<th>{} ({})</th>", static_cast<char>('A' + i % 26), html_escape(typed[i].kind));
@@ -461,15 +478,9 @@ std::string comparison(const std::vector<json>& docs) {
     std::vector<double> v;
     std::string cells;
     for (size_t i = 0; i < docs.size(); ++i) {
-      const json& d = docs[i];
-      std::string p = !measured(i) ? "" : typed[i].kind == "tune" ? f.tune : f.run;
-      bool ok = !p.empty() && has(d, p) && d.at(json::json_pointer(p)).is_number();
-      double x = ok ? num_at(d, p) * (std::string(f.label) == "AU %"               ? 100
-                                      : std::string(f.label).rfind("MB/s", 0) == 0 ? 1e-6
-                                                                                   : 1)
-                    : -1;
-      v.push_back(x);
-      cells += ok ? fmt::format("<td>{:.1f}</td>", x) : "<td>-</td>";
+      const std::optional<double> x = measured(i) ? figures[i].*f.value : std::nullopt;
+      v.push_back(x ? *x * f.scale : -1);
+      cells += x ? fmt::format("<td>{:.1f}</td>", v.back()) : "<td>-</td>";
     }
     o += "<tr><th>" + html_escape(f.label) + "</th>" + cells;
     if (docs.size() == 2) o += v[0] > 0 && v[1] >= 0 ? fmt::format("<td>{:.2f}x</td>", v[1] / v[0]) : "<td>-</td>";
@@ -494,17 +505,22 @@ std::string render_html_report(const std::vector<json>& docs) {
   data documents{data::type::list};
   for (size_t i = 0; i < docs.size(); ++i) {
     const json& d = docs[i];
-    std::string kind = d.value("kind", "");
+    // The page's header, read strictly: a missing or mistyped field is refused naming its path.
+    const std::string where = docs.size() > 1 ? fmt::format("document {}", static_cast<char>('A' + i % 26))
+                                              : "document";
+    const std::string kind = json_field<std::string>(d, "kind", where);
+    const RunHeader header = header_from_json(d, kind.c_str(), where);
+    const auto partial = json_field<bool>(d, "partial", where);
+    const auto warning_texts = json_field<std::vector<std::string>>(d, "warnings", where);
     std::string cmd;
-    for (const auto& a : d.value("command", json::array()))
-      cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
+    for (const auto& a : header.command) cmd += (cmd.empty() ? "" : " ") + a;
     std::string body;
     try {
       if (kind == "run") body = run_section(run_document_from_json(d, "run document"));
       else if (kind == "tune") body = tune_section(tune_document_from_json(d, "tune document"));
       else if (kind == "capacity") body = render_capacity_html(capacity_document_from_json(d, "capacity document"));
       else if (kind == "checkpoint") body = checkpoint_section(checkpoint_document_from_json(d, "checkpoint document"));
-      else if (kind == "raw") body = raw_section(d);
+      else if (kind == "raw") body = raw_section(raw_document_from_json(d, "raw document"));
       else if (kind == "probe")
         body = "<pre class=\"text\">" + html_escape(render_probe_text(probe_document_from_json(d, "probe document"))) +
                "</pre>\n";
@@ -527,19 +543,19 @@ std::string render_html_report(const std::vector<json>& docs) {
     data doc;
     doc.set("kind", kind);
     doc.set("letter", docs.size() > 1 ? fmt::format("{}: ", static_cast<char>('A' + i % 26)) : std::string());
-    doc.set("partial", data(d.value("partial", false)));
+    doc.set("partial", data(partial));
     doc.set("command", cmd);
-    doc.set("version", d.value("ioprobe_version", "?"));
-    doc.set("created_utc", d.value("created_utc", ""));
-    doc.set("hostname", str_at(d, "/host/hostname"));
+    doc.set("version", header.ioprobe_version);
+    doc.set("created_utc", header.created_utc);
+    doc.set("hostname", header.host.hostname);
     doc.set("body", body);
     data warnings{data::type::list};
-    for (const auto& w : d.value("warnings", json::array())) {
+    for (const auto& w : warning_texts) {
       data item;
-      item.set("text", w.is_string() ? w.get<std::string>() : w.dump());
+      item.set("text", w);
       warnings.push_back(item);
     }
-    doc.set("has_warnings", data(!d.value("warnings", json::array()).empty()));
+    doc.set("has_warnings", data(!warning_texts.empty()));
     doc.set("warnings", warnings);
     documents.push_back(doc);
   }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_field.hpp"
 #include "core/units.hpp"
 #include "engine/engine_kind.hpp"
 
@@ -79,23 +80,38 @@ void target_text(std::string& out, const TargetSection& t) {
   else line(out, "free", fmt::format("{}, {} inodes", format_bytes(t.free_bytes), format_count(t.free_inodes)));
 }
 
-void topology_text(std::string& out, const nlohmann::json& topo) {
+// The topology section as probe wrote it (report/probe_document.hpp topology_json), read strictly:
+// a missing or mistyped key is refused naming its path under `where`.
+void topology_text(std::string& out, const nlohmann::json& topo, const std::string& where) {
+  auto rows = [&](const char* key) { return std::pair{json_array_at(topo, key, where), json_path(where, key)}; };
   out += fmt::format("\nNUMA (sysfs {})\n", str(topo, "sysfs_root"));
-  for (const auto& n : topo.value("nodes", nlohmann::json::array())) {
+  const auto [nodes, nw] = rows("nodes");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const nlohmann::json& n = nodes[i];
+    const std::string w = json_path(nw, i);
     std::string d;
-    for (const auto& x : n["distances"]) d += (d.empty() ? "" : " ") + x.dump();
-    line(out, fmt::format("node {}", n.value("id", 0)),
-         fmt::format("CPUs {}, distances [{}], memory {}", n.value("cpus", ""), d, bytes(n, "memory_bytes")));
+    for (const auto& x : json_array_at(n, "distances", w)) d += (d.empty() ? "" : " ") + x.dump();
+    line(out, fmt::format("node {}", json_field<int>(n, "id", w)),
+         fmt::format("CPUs {}, distances [{}], memory {}", json_field<std::string>(n, "cpus", w), d,
+                     bytes(n, "memory_bytes")));
   }
   line(out, "online CPUs", str(topo, "online_cpus"));
   line(out, "allowed CPUs",
        fmt::format("{} ({} CPUs: sched_getaffinity and cpuset)", str(topo, "allowed_cpus"),
                    str(topo, "allowed_cpu_count")));
-  for (const auto& p : topo.value("pci", nlohmann::json::array()))
-    line(out, p.value("kind", "") + " " + p.value("address", ""),
-         fmt::format("class {}, {}:{}, numa_node {}", p.value("class", ""), p.value("vendor", ""),
-                     p.value("device", ""), p.value("numa_node", -1)));
-  for (const auto& g : topo.value("gpus", nlohmann::json::array())) {
+  const auto [pci, pw] = rows("pci");
+  for (size_t i = 0; i < pci.size(); ++i) {
+    const nlohmann::json& p = pci[i];
+    const std::string w = json_path(pw, i);
+    auto text = [&](const char* key) { return json_field<std::string>(p, key, w); };
+    line(out, text("kind") + " " + text("address"),
+         fmt::format("class {}, {}:{}, numa_node {}", text("class"), text("vendor"), text("device"),
+                     json_field<int>(p, "numa_node", w)));
+  }
+  const auto [gpus, gw] = rows("gpus");
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const nlohmann::json& g = gpus[i];
+    const std::string w = json_path(gw, i);
     const auto& l = g.at("pcie");
     std::string link = "no PCIe link facts in sysfs";
     if (!l.at("bytes_per_s_per_direction").is_null()) {
@@ -112,24 +128,28 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
     std::string near;
     for (const char* k : {"same_upstream", "same_node"}) {
       std::string list;
-      for (const auto& a : g.value(k, nlohmann::json::array()))
-        list += (list.empty() ? "" : " ") + a.get<std::string>();
+      for (const auto& a : json_field<std::vector<std::string>>(g, k, w)) list += (list.empty() ? "" : " ") + a;
       if (!list.empty())
         near += fmt::format("; {} {}",
                             std::string(k) == "same_upstream" ? "same switch/root port:" : "same node:", list);
     }
-    line(out, "GPU " + g.value("pci_address", ""),
-         fmt::format("{} {}, node {}, {}{}", g.value("vendor_name", ""), g.value("device", ""),
-                     g.value("numa_node", -1), link, near));
+    line(out, "GPU " + json_field<std::string>(g, "pci_address", w),
+         fmt::format("{} {}, node {}, {}{}", json_field<std::string>(g, "vendor_name", w),
+                     json_field<std::string>(g, "device", w), json_field<int>(g, "numa_node", w), link, near));
   }
-  const auto& adv = topo.value("numactl", nlohmann::json::object());
+  const nlohmann::json& adv = json_object_at(topo, "numactl", where);
+  const std::string aw = json_path(where, "numactl");
   for (const char* k : {"gpu", "target_device"}) {
-    if (!adv.contains(k)) continue;
-    const auto& a = adv[k];
+    if (!adv.contains(k)) continue;  // advice only for what the host has: GPUs, a target device
+    const nlohmann::json& a = json_object_at(adv, k, aw);
+    const std::string w = json_path(aw, k);
+    const std::string reason = json_field<std::string>(a, "reason", w);
     line(out, std::string("launch near ") + (std::string(k) == "gpu" ? "GPUs" : "target"),
-         a.value("binding_needed", false) ? a.value("command", "") + "  (" + a.value("reason", "") + ")"
-                                          : a.value("reason", ""));
-    if (!a.value("data_note", "").empty()) line(out, "data vs GPUs", a.value("data_note", ""));
+         json_field<bool>(a, "binding_needed", w) ? json_field<std::string>(a, "command", w) + "  (" + reason + ")"
+                                                  : reason);
+    // data_note: the GPUs' advice only (where the data lies against them); absent for the target's.
+    if (a.contains("data_note") && !json_field<std::string>(a, "data_note", w).empty())
+      line(out, "data vs GPUs", json_field<std::string>(a, "data_note", w));
   }
 }
 
@@ -138,7 +158,7 @@ void topology_text(std::string& out, const nlohmann::json& topo) {
 std::string render_probe_text(const ProbeDocument& doc) {
   std::string out;
   target_text(out, doc.target);
-  topology_text(out, doc.topology);
+  topology_text(out, doc.topology, "probe document.topology");
   out += "\nio_uring\n";
   line(out, "available", doc.io_uring.available ? "yes" : "no");
   line(out, "detail", doc.io_uring.message.empty() ? "-" : doc.io_uring.message);

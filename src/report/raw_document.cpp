@@ -222,6 +222,19 @@ json raw_document_json(const RawDocument& doc) {
     for (const auto& h : doc.hosts) rows.push_back(host_json(h));
     j["hosts"] = rows;
   }
+  if (!doc.sources.empty()) {
+    j["sources"] = json::array();
+    for (const auto& s : doc.sources)
+      j["sources"].push_back({{"file", s.file},
+                              {"hostname", s.hostname},
+                              {"ios", s.ios},
+                              {"bytes", s.bytes},
+                              {"iops", s.iops},
+                              {"bytes_per_s", s.bytes_per_s},
+                              {"elapsed_s", s.elapsed_s},
+                              {"p99_us", s.p99_us}});
+  }
+  if (doc.sources_apart) j["sources_apart"] = true;
   j.update(header_json(doc.header, "raw"));
   return j;
 }
@@ -371,6 +384,17 @@ RawHostSection host_from_json(const json& j, const std::string& w) {
   return h;
 }
 
+RawSource source_from_json(const json& j, const std::string& w) {
+  return {.file = json_field<std::string>(j, "file", w),
+          .hostname = json_field<std::string>(j, "hostname", w),
+          .ios = json_field<uint64_t>(j, "ios", w),
+          .bytes = json_field<uint64_t>(j, "bytes", w),
+          .iops = json_field<double>(j, "iops", w),
+          .bytes_per_s = json_field<double>(j, "bytes_per_s", w),
+          .elapsed_s = json_field<double>(j, "elapsed_s", w),
+          .p99_us = json_field<double>(j, "p99_us", w)};
+}
+
 }  // namespace
 
 RawDocument raw_document_from_json(const json& j, const std::string& where) {
@@ -387,6 +411,12 @@ RawDocument raw_document_from_json(const json& j, const std::string& where) {
     for (size_t i = 0; i < rows.size(); ++i)
       d.hosts.push_back(host_from_json(rows[i], json_path(json_path(where, "hosts"), i)));
   }
+  if (j.contains("sources")) {  // a merged document only
+    const json& rows = json_array_at(j, "sources", where);
+    for (size_t i = 0; i < rows.size(); ++i)
+      d.sources.push_back(source_from_json(rows[i], json_path(json_path(where, "sources"), i)));
+  }
+  d.sources_apart = json_field_or<bool>(j, "sources_apart", where, false);  // absent: at the same time, or unknown
   return d;
 }
 

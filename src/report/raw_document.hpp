@@ -23,6 +23,8 @@
 //                       core/error_record.hpp), stop_reason, cpu {user_s, sys_s, per_io_us},
 //                       device_io (report/device_io_section.hpp DeviceIoSection; + scope across hosts)}}
 //   partial, warnings
+//   sources   (merged documents only, report/document_merge.hpp) [{file, hostname, ios, bytes, iops,
+//              bytes_per_s, elapsed_s, p99_us}]; sources_apart (true, or absent)
 //   cluster   (across hosts only) {launcher, hosts, mpi_ranks, start_skew_s (upper bound, s),
 //              files ("one per process: FILENAME.rank<R>" or "the block device, read by every
 //              process"), merge (how the processes' results were added)}
@@ -141,6 +143,16 @@ struct RawHostSection {
   double cpu_s = 0;                            // user + sys, s
 };
 
+/// One input of a merged raw document (`report --merge`): its figures as that document gave them.
+struct RawSource {
+  std::string file;  // escaped path
+  std::string hostname;
+  uint64_t ios = 0, bytes = 0;
+  double iops = 0, bytes_per_s = 0;  // over its own elapsed_s
+  double elapsed_s = 0;              // s
+  double p99_us = 0;                 // µs
+};
+
 /// A "raw" result document.
 struct RawDocument {
   RunHeader header;      // kind "raw"
@@ -150,6 +162,8 @@ struct RawDocument {
   std::vector<std::string> warnings;
   std::optional<RawClusterSection> cluster;  // across hosts only, with `hosts`
   std::vector<RawHostSection> hosts;
+  std::vector<RawSource> sources;  // a merged document's inputs; empty otherwise
+  bool sources_apart = false;      // a merged document whose inputs did not run at the same time
 };
 
 /// The document of a run on this host: the settings `cfg` (filename as the user gave it), the

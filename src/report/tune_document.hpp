@@ -46,6 +46,7 @@
 #include "tune/recommend.hpp"
 #include "tune/rules.hpp"
 #include "tune/sweep.hpp"
+#include "tune/tune_stop.hpp"
 
 namespace ioprobe {
 
@@ -85,7 +86,7 @@ struct TuneSweepSection {
   double elapsed_s = 0;                    // the whole tune, s
   uint64_t runs_done = 0;
   uint64_t runs_planned = 0;
-  std::string stop_reason;  // "completed" | "budget" | "interrupted" | ...
+  TuneStop stop;  // written as stop_reason (tune/tune_stop.hpp)
   // With --calibration: what the calibration changes in the modelled CPU ceiling at the
   // recommended setting (a model, not a measurement; written by calibration_effect_json);
   // absent: tuned without one.

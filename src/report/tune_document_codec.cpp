@@ -67,12 +67,13 @@ TuneDemandSection tune_demand_from_json(const nlohmann::json& j, const std::stri
 }
 
 nlohmann::json tune_sweep_json(const TuneSweepSection& t) {
-  nlohmann::json j = {{"workers", t.workers},        {"prefetch_factors", t.prefetch_factors},
-                      {"placements", t.placements},  {"placements_reason", t.placements_reason},
-                      {"repeats", t.repeats},        {"run_s", t.run_s},
-                      {"budget_s", t.budget_s},      {"elapsed_s", t.elapsed_s},
-                      {"runs_done", t.runs_done},    {"runs_planned", t.runs_planned},
-                      {"stop_reason", t.stop_reason}};
+  const std::string stop = to_string(t.stop);
+  nlohmann::json j = {{"workers", t.workers},       {"prefetch_factors", t.prefetch_factors},
+                      {"placements", t.placements}, {"placements_reason", t.placements_reason},
+                      {"repeats", t.repeats},       {"run_s", t.run_s},
+                      {"budget_s", t.budget_s},     {"elapsed_s", t.elapsed_s},
+                      {"runs_done", t.runs_done},   {"runs_planned", t.runs_planned},
+                      {"stop_reason", stop}};
   if (t.calibration_effect) j["calibration_effect"] = calibration_effect_json(*t.calibration_effect);
   return j;
 }
@@ -89,7 +90,7 @@ TuneSweepSection tune_sweep_from_json(const nlohmann::json& j, const std::string
   t.elapsed_s = json_field<double>(j, "elapsed_s", w);
   t.runs_done = json_field<uint64_t>(j, "runs_done", w);
   t.runs_planned = json_field<uint64_t>(j, "runs_planned", w);
-  t.stop_reason = json_field<std::string>(j, "stop_reason", w);
+  t.stop = tune_stop_field(j, "stop_reason", w);
   if (j.contains("calibration_effect"))  // written only with --calibration
     t.calibration_effect = calibration_effect_from_json(j.at("calibration_effect"), json_path(w, "calibration_effect"));
   return t;

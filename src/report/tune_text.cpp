@@ -38,7 +38,7 @@ std::string render_tune_text(const TuneDocument& doc) {
   const HostSection& host = doc.header.host;
   const int cpus_allowed = host.cpus_allowed;
   o += fmt::format("ioprobe {} tune{}\n\n", doc.header.ioprobe_version,
-                   doc.partial ? fmt::format("  [PARTIAL: {}]", t.stop_reason) : "");
+                   doc.partial ? fmt::format("  [PARTIAL: {}]", to_string(t.stop)) : "");
   o += render_target_line(doc.target, doc.dataset);
   o += render_target_rows(doc.targets, "spans", 10);
   o += fmt::format("  host       {} CPUs allowed ({}) of {} online\n", cpus_allowed, host.cpu_list, host.cpus_online);
@@ -113,7 +113,7 @@ std::string render_tune_text(const TuneDocument& doc) {
   if (unmeasured)
     o += fmt::format("  NOT MEASURED: {} of {} settings ({}{}): the sweep stopped ({}) before they ran; they are left\n"
                      "  out of the table and marked \"not measured\" (no figures) in the JSON and CSV\n",
-                     unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", t.stop_reason);
+                     unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", to_string(t.stop));
   o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state, from sample completion times;\n"
        "   spread = (max - min) / median, \"-\" with one run;\n"
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
@@ -121,7 +121,7 @@ std::string render_tune_text(const TuneDocument& doc) {
   if (!r.valid) {
     o += measured == 0 && cut_short
              ? fmt::format("Recommendation: none (the sweep stopped ({}) before any setting was measured)\n",
-                           t.stop_reason)
+                           to_string(t.stop))
              : std::string(
                    "Recommendation: none (no setting reached a steady state: raise --point-time or --budget)\n");
     for (const auto& n : r.notes) o += "  WARNING: " + n + "\n";
@@ -141,7 +141,7 @@ std::string render_tune_text(const TuneDocument& doc) {
     o += cut_short
              ? fmt::format("\nRecommendation (per GPU rank), from the {} of {} settings measured before the sweep "
                            "stopped ({}); the others were not run and may be better:\n",
-                           measured, pts.size(), t.stop_reason)
+                           measured, pts.size(), to_string(t.stop))
              : std::string("\nRecommendation (per GPU rank):\n");
     o += "  " + r.dataloader + "\n";
     if (!r.pin_memory_note.empty()) o += "  pin_memory: " + r.pin_memory_note + "\n";
@@ -149,7 +149,7 @@ std::string render_tune_text(const TuneDocument& doc) {
     o += "  NUMA: " + r.numa_reason + "\n";
     for (const auto& n : r.notes) o += "  WARNING: " + n + "\n";
   }
-  for (const auto& rule : doc.rules) o += tune_rule_line(rule, cpus_allowed, t.stop_reason);
+  for (const auto& rule : doc.rules) o += tune_rule_line(rule, cpus_allowed, to_string(t.stop));
   if (!doc.warnings.empty()) {
     o += "\nWarnings\n";
     for (const auto& w : doc.warnings) o += "  - " + w + "\n";

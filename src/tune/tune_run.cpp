@@ -153,7 +153,6 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
   const int64_t start = now_ns();
   const size_t runs = plan.points.size() * plan.repeats;
   double best_rate = -1;
-  out.stop_reason = "completed";
   for (uint32_t rep = 0; rep < plan.repeats && !out.partial; ++rep) {
     for (size_t i = 0; i < plan.points.size(); ++i) {
       const double run_s = plan.points[i].run_s > 0 ? plan.points[i].run_s : plan.run_s;  // lengthen_runs
@@ -161,7 +160,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       if (across.agree_stop) stop = across.agree_stop(stop);
       if (stop) {
         out.partial = true;
-        out.stop_reason = stop == 2 ? "interrupted" : "budget";
+        out.stop.kind = stop == 2 ? TuneStopKind::kInterrupted : TuneStopKind::kBudget;
         break;
       }
       TunePoint& p = plan.points[i];
@@ -172,7 +171,7 @@ TuneOutcome run_sweep(const FileIndex& index, const LoaderConfig& base, SweepPla
       if (across.merge) r = across.merge(r);
       if (interrupted() || r.partial) {
         out.partial = true;
-        out.stop_reason = to_string(r.stop);
+        out.stop = tune_stop_of_run(r.stop);
         break;  // a run cut short by a signal is not a measurement of its setting
       }
       // A merged run holds every process's GPU ranks.

@@ -12,6 +12,7 @@
 #include "loader/step_barrier.hpp"
 #include "topology/numa.hpp"
 #include "tune/sweep.hpp"
+#include "tune/tune_stop.hpp"
 
 namespace ioprobe {
 
@@ -20,8 +21,8 @@ using TuneProgressFn =
     std::function<void(size_t run, size_t runs, const TunePoint& point, uint32_t repeat, const TuneSample* done)>;
 
 struct TuneOutcome {
-  bool partial = false;     // stopped early: interrupted or out of budget
-  std::string stop_reason;  // "completed" | "budget" | "interrupted (SIGINT)" ...
+  bool partial = false;  // stopped early: interrupted or out of budget
+  TuneStop stop;         // why the sweep ended (tune_stop.hpp)
   double elapsed_s = 0;
   size_t runs_done = 0;
   LoaderResult best_run;  // the full result of the fastest single run (for its timeline)

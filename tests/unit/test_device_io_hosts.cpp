@@ -201,7 +201,9 @@ TEST_CASE("run across hosts: a host whose cold run read far less than it deliver
     p.host_index = rank;
     p.hostname = host;
     p.memory_bytes = 1ULL << 30;
-    p.target = {{"cache", "cold"}};
+    TargetSection t;  // the run document's target section, as run sends it
+    t.reading = TargetReadSetting{.cache = "cold"};
+    p.target = target_section_json(t);
     RankStats rk;
     rk.samples = 64;
     rk.bytes = 64 * MiB;
@@ -223,6 +225,10 @@ TEST_CASE("run across hosts: a host whose cold run read far less than it deliver
   CHECK(
       has_warning(doc, {"host h2: its run was cold and delivered 64.00 MiB", "its devices (sdb) read only 2.00 MiB"}));
   CHECK_FALSE(has_warning(doc, {"host h1"}));
+  // A host's target without its read setting is refused naming the host and the key, not read as warm.
+  cluster::ClusterRun cut = cr;
+  cut.hosts[1].target.erase("cache");
+  CHECK_THROWS_WITH(run_host_rows(cut), Catch::Contains("host h2's target: missing key 'cache'"));
 }
 
 TEST_CASE("checkpoint save across hosts: each host's device writes once in its row, summed for the job",

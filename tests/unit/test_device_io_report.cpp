@@ -179,9 +179,9 @@ TEST_CASE("an interrupted run's device I/O line gives no whole-run ratio; the wh
 TEST_CASE("report --merge: device I/O per host, summed; one host's documents not double-counted",
           "[device_io][merge]") {
   const LoaderResult a = io_run_part(100, 1'000'000'000), b = io_run_part(50, 2'000'000'000);
-  const json m = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)),
-                                  run_doc("h2", b, reads("sda", 50 * 4096))},
-                                 {"a.json", "b.json"});
+  const json m = merged_document_json(
+      merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)), run_doc("h2", b, reads("sda", 50 * 4096))},
+                      {"a.json", "b.json"}));
   const json& d = m["results"]["device_io"];
   REQUIRE(d.is_object());
   CHECK(d["bytes_read"] == 450 * 4096);
@@ -202,9 +202,9 @@ TEST_CASE("report --merge: device I/O per host, summed; one host's documents not
   CHECK(text.find("idle window") != std::string::npos);
 
   // Two documents of one host: the same devices, overlapping intervals: the larger, not the sum.
-  const json same = merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)),
-                                     run_doc("h1", b, reads("sda", 300 * 4096))},
-                                    {"a.json", "b.json"});
+  const json same = merged_document_json(
+      merge_documents({run_doc("h1", a, reads("sda", 400 * 4096)), run_doc("h1", b, reads("sda", 300 * 4096))},
+                      {"a.json", "b.json"}));
   CHECK(same["results"]["device_io"]["bytes_read"] == 400 * 4096);
   CHECK(same["results"]["device_io"]["hosts"] == 1);
   CHECK(same["results"]["device_io"]["merge_note"].get<std::string>().find("not the sum") != std::string::npos);
@@ -223,8 +223,9 @@ TEST_CASE("report --merge: a loop target's backing device is named with its host
     return io;
   };
   // Two documents of one host: one backing device, named host:device, as the loop device is.
-  const json m = merge_documents({run_doc("h1", a, on_loop(8 * 4096)), run_doc("h1", b, on_loop(4 * 4096))},
-                                 {"a.json", "b.json"});
+  const json m = merged_document_json(
+      merge_documents({run_doc("h1", a, on_loop(8 * 4096)), run_doc("h1", b, on_loop(4 * 4096))},
+                      {"a.json", "b.json"}));
   const json& d = m["results"]["device_io"];
   REQUIRE(d.contains("backing"));
   CHECK(d["backing"]["loop"] == "h1:loop0");
@@ -236,8 +237,9 @@ TEST_CASE("report --merge: a loop target's backing device is named with its host
   INFO(html);
   CHECK(html.find("under h1:loop0: h1:vda read") != std::string::npos);
   // Two hosts: vda of h1 and vda of h2 are two disks, not one backing device to add up.
-  const json two = merge_documents({run_doc("h1", a, on_loop(8 * 4096)), run_doc("h2", b, on_loop(4 * 4096))},
-                                   {"a.json", "b.json"});
+  const json two = merged_document_json(
+      merge_documents({run_doc("h1", a, on_loop(8 * 4096)), run_doc("h2", b, on_loop(4 * 4096))},
+                      {"a.json", "b.json"}));
   CHECK_FALSE(two["results"]["device_io"].contains("backing"));
 }
 
@@ -249,7 +251,8 @@ TEST_CASE("report --merge: one host's documents at different times add their dev
   DeviceIo ia = reads("sda", 102 * 4096), ib = reads("sda", 102 * 4096);
   ia.start_unix_s = 1'000'000;
   ib.start_unix_s = 1'000'060;  // a minute later; each interval is 1 s
-  const json apart = merge_documents({run_doc("h1", a, ia), run_doc("h1", b, ib)}, {"a.json", "b.json"});
+  const json apart = merged_document_json(
+      merge_documents({run_doc("h1", a, ia), run_doc("h1", b, ib)}, {"a.json", "b.json"}));
   const json& d = apart["results"]["device_io"];
   INFO(d.dump());
   CHECK(d["bytes_read"] == 204 * 4096);
@@ -263,7 +266,8 @@ TEST_CASE("report --merge: one host's documents at different times add their dev
   CHECK_THAT(warnings, Catch::Contains("no concurrent load"));
   // At the same time: overlapping intervals, the larger (each counts the other's traffic), no warning.
   ib.start_unix_s = 1'000'000.5;
-  const json together = merge_documents({run_doc("h1", a, ia), run_doc("h1", b, ib)}, {"a.json", "b.json"});
+  const json together = merged_document_json(
+      merge_documents({run_doc("h1", a, ia), run_doc("h1", b, ib)}, {"a.json", "b.json"}));
   CHECK(together["results"]["device_io"]["bytes_read"] == 102 * 4096);
   CHECK_THAT(together["warnings"].dump(), !Catch::Contains("did not run at the same time"));
 }
@@ -278,14 +282,15 @@ TEST_CASE("report --merge of runs on different datasets at different times: warn
   da["dataset"] = dataset_section_json({.preset = "imagenet-like", .root = "/data/a", .files = 100, .bytes = 409600});
   db["dataset"] = dataset_section_json({.preset = "imagenet-like", .root = "/data/b", .files = 200, .bytes = 819200});
   const std::vector<std::string> names = {"a.json", "b.json"};
-  const std::vector<std::string> differ = merge_workload_warnings({da, db}, names);
+  const MergedDocument merged = merge_documents({da, db}, names);
+  const std::vector<std::string>& differ = merged.workload_warnings;
   REQUIRE(differ.size() == 1);
   CHECK_THAT(differ[0], Catch::Contains("a.json and b.json measured different datasets") &&
                             Catch::Contains("dataset.root '/data/a' and '/data/b'") &&
                             Catch::Contains("dataset.files 100 and 200") &&
                             Catch::Contains("dataset.bytes 400.00 KiB (409,600 B) and 800.00 KiB (819,200 B)") &&
                             !Catch::Contains("dataset.preset"));
-  const json m = merge_documents({da, db}, names);
+  const json m = merged_document_json(merged);
   REQUIRE(m["warnings"].size() >= 3);
   CHECK(m["warnings"][0] == differ[0]);  // first, before the merge note
   CHECK(m["sources_apart"] == true);
@@ -299,8 +304,9 @@ TEST_CASE("report --merge of runs on different datasets at different times: warn
   ib.start_unix_s = 1'000'000.5;
   db = run_doc("h1", b, ib);
   db["dataset"] = da["dataset"];
-  CHECK(merge_workload_warnings({da, db}, names).empty());
-  const json together = merge_documents({da, db}, names);
+  const MergedDocument merged_together = merge_documents({da, db}, names);
+  CHECK(merged_together.workload_warnings.empty());
+  const json together = merged_document_json(merged_together);
   CHECK_FALSE(together.contains("sources_apart"));
   const std::string t2 = render_run_text(run_document_from_json(together, "merged"));
   CHECK_THAT(t2.substr(0, t2.find('\n')), !Catch::Contains("merged"));
@@ -311,27 +317,21 @@ TEST_CASE("report on a raw document and report --merge of raw documents show the
   LatencyHistogram h;
   for (int i = 0; i < 100; ++i) h.record(10'000 + i);
   auto raw_doc = [&](const char* host, uint64_t dev_bytes) {
-    DeviceIo io = reads("nvme0n1", dev_bytes);
-    return json{{"kind", "raw"},
-                {"host", {{"hostname", host}}},
-                {"raw",
-                 {{"rw", "randread"},
-                  {"bs", 4096},
-                  {"iodepth", 8},
-                  {"numjobs", 1},
-                  {"direct", true},
-                  {"filename", "/x"},
-                  {"results",
-                   {{"ios", 100},
-                    {"bytes", 100 * 4096},
-                    {"elapsed_s", 1.0},
-                    {"iops", 100.0},
-                    {"bytes_per_s", 409600.0},
-                    {"latency_us", latency_us_json(h)},
-                    {"errors", 0},
-                    {"first_error", ""},
-                    {"cpu", {{"user_s", 0.1}, {"sys_s", 0.1}, {"per_io_us", 2.0}}},
-                    {"device_io", device_io_json(io, DeviceRef::kRead, 100 * 4096)}}}}}};
+    RawDocument d;
+    d.header.host.hostname = host;
+    d.raw.rw = "randread";
+    d.raw.bs = 4096;
+    d.raw.iodepth = 8;
+    d.raw.direct = true;
+    d.raw.filename = "/x";
+    RawResultsSection& r = d.raw.results;
+    r.ios = 100;
+    r.bytes = 100ULL * 4096;
+    r.elapsed_s = 1.0;
+    r.latency = h;
+    r.cpu_user_s = r.cpu_sys_s = 0.1;
+    r.device_io = device_io_section(reads("nvme0n1", dev_bytes), DeviceRef::kRead, r.bytes);
+    return raw_document_json(d);
   };
   RawDocument typed;  // the document `ioprobe raw` makes, with its device I/O
   typed.raw.rw = "randread";
@@ -344,11 +344,13 @@ TEST_CASE("report on a raw document and report --merge of raw documents show the
   const std::string one = render_raw_text(typed);
   CHECK(one.find("device I/O") != std::string::npos);
   CHECK(one.find("nvme0n1") != std::string::npos);
-  const json m = merge_documents({raw_doc("h1", 100 * 4096), raw_doc("h2", 200 * 4096)}, {"a.json", "b.json"});
+  const MergedDocument merged = merge_documents({raw_doc("h1", 100 * 4096), raw_doc("h2", 200 * 4096)},
+                                                {"a.json", "b.json"});
+  const json m = merged_document_json(merged);
   const json& d = m["raw"]["results"]["device_io"];
   CHECK(d["bytes_read"] == 300 * 4096);
   CHECK(d["read_ratio"].get<double>() == Approx(1.5));
-  const std::string text = render_merged_raw_text(m);
+  const std::string text = render_merged_raw_text(std::get<RawDocument>(merged.doc));
   CHECK(text.find("device I/O  h1:nvme0n1, h2:nvme0n1") != std::string::npos);
 }
 

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "report/device_io_report.hpp"
 #include "report/document_merge.hpp"
+#include "report/raw_document.hpp"
 #include "report/run_document.hpp"
 #include "stats/latency_json.hpp"
 
@@ -21,21 +22,23 @@ LatencyHistogram lat(uint32_t seed, int n, double mu) {
   return h;
 }
 
+// A whole raw document (its typed reader refuses one without every section), created at its own
+// second so that no two are taken for the same result.
 json raw_doc(const char* host, uint64_t ios, double elapsed_s, const LatencyHistogram& h) {
-  return {{"kind", "raw"},
-          {"host", {{"hostname", host}}},
-          {"raw",
-           {{"bs", 4096},
-            {"results",
-             {{"ios", ios},
-              {"bytes", ios * 4096},
-              {"elapsed_s", elapsed_s},
-              {"iops", ios / elapsed_s},
-              {"bytes_per_s", ios * 4096 / elapsed_s},
-              {"latency_us", latency_us_json(h)},
-              {"errors", 0},
-              {"first_error", ""},
-              {"cpu", {{"user_s", 0.5}, {"sys_s", 0.25}, {"per_io_us", 1.0}}}}}}}};
+  static int created = 0;
+  RawDocument d;
+  d.header.created_utc = "2026-12-07T04:00:" + std::to_string(10 + created++ % 50) + "Z";
+  d.header.host.hostname = host;
+  d.raw.rw = "randread";
+  d.raw.bs = 4096;
+  RawResultsSection& r = d.raw.results;
+  r.ios = ios;
+  r.bytes = ios * 4096;
+  r.elapsed_s = elapsed_s;
+  r.latency = h;
+  r.cpu_user_s = 0.5;
+  r.cpu_sys_s = 0.25;
+  return raw_document_json(d);
 }
 
 // A whole run document (its typed reader refuses one without every section), created at its own
@@ -75,7 +78,9 @@ TEST_CASE("merge_documents: raw documents sum I/Os, take the longest elapsed, ad
   const LatencyHistogram a = lat(1, 4000, 8.0), b = lat(2, 1000, 10.0);
   LatencyHistogram all = a;
   all.merge(b);
-  json m = merge_documents({raw_doc("h1", 4000, 2.0, a), raw_doc("h2", 1000, 4.0, b)}, {"a.json", "b.json"});
+  const MergedDocument merged = merge_documents({raw_doc("h1", 4000, 2.0, a), raw_doc("h2", 1000, 4.0, b)},
+                                                {"a.json", "b.json"});
+  json m = merged_document_json(merged);
   const json& r = m["raw"]["results"];
   CHECK(r["ios"] == 5000);
   CHECK(r["elapsed_s"] == 4.0);
@@ -86,7 +91,11 @@ TEST_CASE("merge_documents: raw documents sum I/Os, take the longest elapsed, ad
   REQUIRE(m["sources"].size() == 2);
   CHECK(m["sources"][1]["hostname"] == "h2");
   CHECK(m["sources"][1]["iops"].get<double>() == Approx(250.0));
-  CHECK_THAT(render_merged_raw_text(m), Catch::Contains("merged from 2 documents") && Catch::Contains("h2"));
+  CHECK_THAT(render_merged_raw_text(std::get<RawDocument>(merged.doc)),
+             Catch::Contains("merged from 2 documents") && Catch::Contains("h2"));
+  // The merged document reads back as written, its sources included, and merges again.
+  CHECK(raw_document_json(raw_document_from_json(m, "'m.json'")) == m);
+  CHECK_NOTHROW(merge_documents({m, raw_doc("h3", 10, 1.0, a)}, {"m.json", "c.json"}));
 }
 
 TEST_CASE("merge_documents: raw documents of different block sizes are warned about, naming files and field",
@@ -94,18 +103,22 @@ TEST_CASE("merge_documents: raw documents of different block sizes are warned ab
   const LatencyHistogram a = lat(1, 100, 8.0), b = lat(2, 100, 8.0);
   json other = raw_doc("h2", 100, 1.0, b);
   other["raw"]["bs"] = 1000;
-  const json m = merge_documents({raw_doc("h1", 100, 1.0, a), other}, {"a.json", "b.json"});
+  const MergedDocument merged = merge_documents({raw_doc("h1", 100, 1.0, a), other}, {"a.json", "b.json"});
+  REQUIRE(merged.workload_warnings.size() == 1);
+  const json m = merged_document_json(merged);
   REQUIRE(m["warnings"].size() >= 1);
   CHECK_THAT(m["warnings"][0].get<std::string>(),
              Catch::Contains("a.json and b.json measured different workloads (raw.bs 4.00 KiB (4,096 B) and 1000 B)"));
-  CHECK_THAT(render_merged_raw_text(m), Catch::Contains("raw.bs 4.00 KiB (4,096 B) and 1000 B"));
+  CHECK(m["warnings"][0] == merged.workload_warnings[0]);
+  CHECK_THAT(render_merged_raw_text(std::get<RawDocument>(merged.doc)),
+             Catch::Contains("raw.bs 4.00 KiB (4,096 B) and 1000 B"));
 }
 
 TEST_CASE("merge_documents: run documents merge their results exactly and drop ingest", "[merge]") {
   LoaderResult a = run_part(10, 2'000'000'000), b = run_part(20, 3'000'000'000);
   LoaderResult both = a;
   both.merge(b);
-  json m = merge_documents({run_doc("h1", a), run_doc("h2", b)}, {"a.json", "b.json"});
+  json m = merged_document_json(merge_documents({run_doc("h1", a), run_doc("h2", b)}, {"a.json", "b.json"}));
   CHECK(m["results"] == loader_results_json(both));  // the document merge is the value merge
   CHECK(m["loader"]["gpus"] == 4);
   CHECK(m["ingest"]["available"] == false);
@@ -152,7 +165,7 @@ TEST_CASE("run merge: one rule for live parts and saved documents, decode counte
   CHECK(merged.epoch_samples == both.epoch_samples);
   CHECK(merged.epoch_bytes == both.epoch_bytes);
   CHECK(merged.epoch_ns == both.epoch_ns);
-  json m = merge_documents({run_doc("h1", a), run_doc("h2", b)}, {"a.json", "b.json"});
+  json m = merged_document_json(merge_documents({run_doc("h1", a), run_doc("h2", b)}, {"a.json", "b.json"}));
   CHECK(m["results"] == jb);
   // A document that kept only the decode totals (no per-worker counters) still adds them.
   json old = loader_results_json(a);
@@ -175,6 +188,19 @@ TEST_CASE("merge_documents: refusals name the file and the reason", "[merge]") {
                     Catch::Contains("'bad.json'.raw.results.ios: expected a non-negative integer"));
   CHECK_THROWS_WITH(merge_documents({run, raw_doc("h", 1, 1, lat(1, 1, 8))}, {"a.json", "r.json"}),
                     Catch::Contains("only documents of one kind merge"));
+  // A raw document missing a field is refused naming its path, not read as 0.
+  json raw_cut = raw_doc("h", 1, 1, lat(1, 1, 8));
+  raw_cut["raw"]["results"].erase("errors");
+  CHECK_THROWS_WITH(merge_documents({raw_doc("h", 1, 1, lat(1, 1, 8)), raw_cut}, {"r.json", "cut.json"}),
+                    Catch::Contains("'cut.json'.raw.results: missing key 'errors'"));
+  json raw_nohost = raw_doc("h", 1, 1, lat(1, 1, 8));
+  raw_nohost["host"].erase("hostname");
+  CHECK_THROWS_WITH(merge_documents({raw_doc("h", 1, 1, lat(1, 1, 8)), raw_nohost}, {"r.json", "nh.json"}),
+                    Catch::Contains("'nh.json'.host: missing key 'hostname'"));
+  json nokind = run;
+  nokind.erase("kind");
+  CHECK_THROWS_WITH(merge_documents({run, nokind}, {"a.json", "k.json"}),
+                    Catch::Contains("'k.json': missing key 'kind'"));
   json half = run;
   half["results"]["timeline_interval_s"] = 0.5;
   CHECK_THROWS_AS(merge_documents({run, half}, {"a.json", "h.json"}), UsageError);

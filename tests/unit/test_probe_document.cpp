@@ -73,6 +73,30 @@ TEST_CASE("probe document: a missing or mistyped field is refused naming its pat
   CHECK(refused([](json& j) { j.erase("warnings"); }) == "'p.json': missing key 'warnings'");
 }
 
+TEST_CASE("probe text: a topology entry without a key is refused naming its path, not shown as a default",
+          "[probe_document]") {
+  const json good = json::parse(probe_file_text(kProbeDocs + "/probe_small.json"));
+  auto rendered = [&](const std::function<void(json&)>& edit) {
+    json j = good;
+    edit(j);
+    try {
+      return render_probe_text(probe_document_from_json(j, "'p.json'"));
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+  };
+  CHECK(rendered([](json&) {}) == probe_file_text(kProbeDocs + "/probe_small.txt"));
+  CHECK(rendered([](json& j) { j["topology"]["pci"][1].erase("numa_node"); }) ==
+        "probe document.topology.pci[1]: missing key 'numa_node'");
+  CHECK(rendered([](json& j) { j["topology"]["nodes"][0]["id"] = "zero"; }) ==
+        "probe document.topology.nodes[0].id: expected an integer in range, found \"zero\"");
+  CHECK(rendered([](json& j) { j["topology"]["numactl"]["gpu"].erase("reason"); }) ==
+        "probe document.topology.numactl.gpu: missing key 'reason'");
+  // The target's advice has no data note (the GPUs' has): absent there is no refusal.
+  CHECK(rendered([](json& j) { j["topology"]["numactl"]["gpu"].erase("data_note"); }) ==
+        probe_file_text(kProbeDocs + "/probe_small.txt"));
+}
+
 TEST_CASE("probe document: an unlimited locked-memory limit is null both ways; the warnings are the document's",
           "[probe_document]") {
   UringAvailability u;

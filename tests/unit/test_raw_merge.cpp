@@ -118,6 +118,13 @@ TEST_CASE("merge_raw_parts: host rows add up to the cluster, stragglers by rate 
   CHECK_FALSE(merge_raw_parts(parts, false).hosts[1].straggler);
 }
 
+TEST_CASE("merge_raw_parts: a host's target without a key is refused naming the host and the key", "[raw][cluster]") {
+  std::vector<RawProcessPart> parts = {part(0, 0, "h1", 10, 1.0, 1000), part(1, 1, "h2", 10, 1.0, 1000)};
+  CHECK_NOTHROW(merge_raw_parts(parts, false));
+  parts[1].target.erase("memory_backed");  // read as not memory-backed before, so the targets seemed alike
+  CHECK_THROWS_WITH(merge_raw_parts(parts, false), Catch::Contains("host h2's target: missing key 'memory_backed'"));
+}
+
 TEST_CASE("raw parts round-trip their wire form exactly; a foreign text is refused", "[raw][cluster]") {
   RawProcessPart p = part(1, 0, "h1", 777, 1.5, 123'456);
   p.start_skew_s = 0.001;

@@ -438,7 +438,7 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   std::vector<TunePoint> t = {pt(1, 2, {100, 102}), pt(2, 2, {190, 195}), pt(4, 2, {}), pt(8, 2, {})};
   const Recommendation rec = recommend(t, demand(150), one_node());
   REQUIRE(rec.valid);
-  TuneDocument doc = tune_doc(t, rec, 150.0, "interrupted", 2);
+  TuneDocument doc = tune_doc(t, rec, 150.0, TuneStop{.kind = TuneStopKind::kInterrupted}, 2);
   doc.partial = true;
   doc.tune.runs_done = 4;
   const nlohmann::json written = tune_document_json(doc);

@@ -3,6 +3,7 @@
 // two settings measured and two not) read back and rendered as the tune did.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <fstream>
 #include <sstream>
 
@@ -38,7 +39,7 @@ TuneDocument full_tune_document() {
   t[0].run_s = 2.5;
   t[0].pin_memory = true;
   const Recommendation rec = recommend(t, demand(1800), one_node());
-  TuneDocument d = tune_doc(t, rec, 1800.0, "interrupted", 2);
+  TuneDocument d = tune_doc(t, rec, 1800.0, TuneStop{.kind = TuneStopKind::kInterrupted}, 2);
   d.header.created_utc = "2026-01-01T00:00:00Z";
   d.loader = {256, 1, EngineKind::kIoUring, true, true, 12.5, 0.25, RunConsumerModel{}};
   d.loader.consumer.calibration = RunCalibrationRef{"cal.json", "ds.py", "make", "h1", "2.3.0", 32, "2026-01-01"};
@@ -180,6 +181,19 @@ TEST_CASE("tune document: every optional part survives the round trip", "[tune_d
   CHECK_THAT(render_tune_text(back), Catch::Contains("effect     modelled, not measured: CPU ceiling at 1 rank"));
 }
 
+TEST_CASE("tune stop: the sweep's own reasons and a run's, one spelling each way", "[tune_document]") {
+  const TuneStop stops[] = {{},
+                            {.kind = TuneStopKind::kBudget},
+                            {.kind = TuneStopKind::kInterrupted},
+                            tune_stop_of_run(loader_stop_interrupted(SIGTERM)),
+                            tune_stop_of_run({.kind = LoaderStopKind::kDuration})};
+  for (const TuneStop& s : stops) CHECK(tune_stop_from_string(to_string(s)) == s);
+  CHECK(to_string(TuneStop{}) == "completed");
+  CHECK(to_string(TuneStop{.kind = TuneStopKind::kInterrupted}) == "interrupted");
+  CHECK(to_string(stops[3]) == "interrupted (SIGTERM)");
+  CHECK_FALSE(tune_stop_from_string("budget spent"));
+}
+
 TEST_CASE("tune document: a missing or mistyped field is refused naming its path", "[tune_document]") {
   const json good = tune_document_json(full_tune_document());
   REQUIRE(tune_refusal(good).empty());
@@ -210,6 +224,8 @@ TEST_CASE("tune document: a missing or mistyped field is refused naming its path
        "'t.json'.loader: missing key 'decode'"},
       {"the fastest run", json::json_pointer("/best_run/samples"), -4, "'t.json'.best_run.samples"},
       {"a point's status", json::json_pointer("/points/0/status"), "guessed", "'t.json'.points[0].status: 'guessed'"},
+      {"the sweep's stop reason", json::json_pointer("/tune/stop_reason"), "out of coffee",
+       "'t.json'.tune.stop_reason: 'out of coffee' is not a tune stop reason"},
       {"a figure of a point not measured", json::json_pointer("/points/2/au"), 0.5,
        "'t.json'.points[2].au: expected null"},
       {"the calibration effect's CPUs", json::json_pointer("/tune/calibration_effect/setting/cpus"), "two",

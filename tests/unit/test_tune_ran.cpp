@@ -59,7 +59,7 @@ TEST_CASE("lengthen_runs: long GPU steps lengthen a setting's runs as capacity l
 
   // The report says which settings ran longer, and why.
   for (auto& t : p.points) t.runs.push_back(TuneSample{});
-  TuneDocument doc = tune_doc(p.points, Recommendation{}, 500.0, "completed", 2);
+  TuneDocument doc = tune_doc(p.points, Recommendation{}, 500.0, TuneStop{}, 2);
   doc.loader.step_time_s = 0.512;
   CHECK(tune_document_json(doc)["points"][2]["run_s"].get<double>() == Approx(17.9));
   CHECK_THAT(render_tune_text(doc),

@@ -53,7 +53,7 @@ inline RecommendInputs demand(double sps, uint32_t gpus = 1, int cpus = 2) {
 // A tune document of `points` and `rec` on a 2-CPU host, against a demand of `required`
 // samples/s at AU 90 %, with only what the renderers read filled in.
 inline TuneDocument tune_doc(const std::vector<TunePoint>& points, const Recommendation& rec, double required,
-                             const std::string& stop_reason = "completed", uint32_t repeats = 1) {
+                             const TuneStop& stop = {}, uint32_t repeats = 1) {
   TuneDocument d;
   d.header.ioprobe_version = "0.1.0";
   d.header.command = {"ioprobe", "tune"};
@@ -68,7 +68,7 @@ inline TuneDocument tune_doc(const std::vector<TunePoint>& points, const Recomme
   d.demand.required_samples_per_s = required;
   d.tune.repeats = repeats;
   d.tune.run_s = 2.0;
-  d.tune.stop_reason = stop_reason;
+  d.tune.stop = stop;
   d.points = tune_point_entries(points);
   d.recommendation = rec;
   return d;
