@@ -196,7 +196,9 @@ void results_lines(const RunDocument& doc, const std::string& kind, const Line& 
       line("transferred",
            fmt::format("{} (O_DIRECT alignment and reads of dropped batches included)", format_bytes(r.io_bytes)));
   }
-  line("first batch", format_seconds(static_cast<double>(r.first_batch_ns) / 1e9));
+  // No batch in hand: no first-batch time was measured (the field holds 0).
+  line("first batch", r.samples == 0 ? std::string("none: no batch completed before the run ended")
+                                     : format_seconds(static_cast<double>(r.first_batch_ns) / 1e9));
   line("consumer waited",
        fmt::format("{} for data over all ranks", format_seconds(static_cast<double>(r.wait_ns) / 1e9)));
   if (!r.workers.empty()) {

@@ -275,6 +275,16 @@ TEST_CASE("run document: a document `ioprobe run` saved reads back, writes the s
   CHECK(render_run_text(doc) == file_text(kDocs + "/run_small.txt"));
 }
 
+TEST_CASE("run text: a run that delivered no batch shows no first-batch time", "[run_document]") {
+  RunDocument doc = run_document_from_json(read_json_file(kDocs + "/run_small.json"), "'run_small.json'");
+  CHECK_THAT(render_run_text(doc), Catch::Contains("  first batch          0.04 s\n"));
+  doc.results.loader.samples = 0;
+  doc.results.loader.first_batch_ns = 0;
+  const std::string text = render_run_text(doc);
+  CHECK_THAT(text, Catch::Contains("  first batch          none: no batch completed before the run ended\n"));
+  CHECK_THAT(text, !Catch::Contains("first batch          0.00 s"));
+}
+
 TEST_CASE("run document: device I/O, epochs, calibration effect, cluster and hosts each read back as written",
           "[run_document][device_io][cluster]") {
   const json good = json::parse(run_document_json(full_document()).dump());
