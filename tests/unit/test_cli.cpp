@@ -316,3 +316,44 @@ TEST_CASE("a unique prefix of an option is refused, naming what was given", "[cl
   cli::po::variables_map vm = cli::parse_command_line({"--workers", "4"}, desc, "run");
   CHECK(vm.count("workers") == 1);
 }
+
+TEST_CASE("a switch and its opposite together are refused, naming both", "[cli]") {
+  cli::CommandContext ctx;
+  ctx.argv = {"ioprobe"};
+  cli::RunConfig c;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--shuffle", "--no-shuffle"}, {"--no-shuffle", "--shuffle"}}) {
+    ctx.args = args;
+    try {
+      cli::build_run_config(ctx, false, c);
+      FAIL("accepted " << args[0] << " " << args[1]);
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("--shuffle and --no-shuffle are opposites: give one"));
+    }
+  }
+  // One alone is taken as it says.
+  ctx.args = {"--no-shuffle", "--files", "10"};
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(!c.loader.shuffle);
+  ctx.args = {"--shuffle", "--files", "10"};
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(c.loader.shuffle);
+  // A workload file's switch gives way to the command line's opposite; the same file setting both is refused.
+  char tmpl[] = "/tmp/ioprobe-ini-pair-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string ini = std::string(tmpl) + "/w.ini";
+  {
+    std::ofstream f(ini);
+    f << "files = 10\nshuffle = true\n";
+  }
+  ctx.args = {"--dataset", ini, "--no-shuffle"};
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(!c.loader.shuffle);
+  {
+    std::ofstream f(ini, std::ios::app);
+    f << "no-shuffle = true\n";
+  }
+  ctx.args = {"--dataset", ini};
+  CHECK_THROWS_WITH(cli::build_run_config(ctx, false, c), Catch::Contains("opposites") && Catch::Contains(ini));
+  std::filesystem::remove_all(tmpl);
+}
