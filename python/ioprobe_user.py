@@ -16,14 +16,21 @@ PROG = "ioprobe calibrate"
 FACTORY = ["", ""]  # FILE.py and FUNC, once load_user_code() has them: the refusals name them
 
 
+def prefixed(kind, msg):
+    """`msg` as ioprobe writes a message on stderr: "ioprobe calibrate: KIND: " before its first line
+    and "ioprobe calibrate:   " before each further one (a traceback's), so every line has the prefix."""
+    first, *rest = str(msg).split("\n")
+    return "\n".join([f"{PROG}: {kind}: {first}"] + [f"{PROG}:   {line}" for line in rest if line])
+
+
 def fail(msg, code=2):
-    print(f"{PROG}: error: {msg}", file=sys.stderr, flush=True)
+    print(prefixed("error", msg), file=sys.stderr, flush=True)
     sys.exit(code)
 
 
 def note(msg):
     """A warning about the user's code or data: the calibration goes on."""
-    print(f"{PROG}: warning: {msg}", file=sys.stderr, flush=True)
+    print(prefixed("warning", msg), file=sys.stderr, flush=True)
 
 
 def load_user_code(path, func_name):

@@ -298,6 +298,23 @@ bool get_bool(const po::variables_map& vm, const std::string& name, bool fallbac
                                option_label(vm, name), escape_bytes(s)));
 }
 
+bool get_bool_pair(const po::variables_map& vm, const std::string& positive, const std::string& negative,
+                   bool fallback) {
+  const bool pos = has(vm, positive), neg = has(vm, negative);
+  if (pos && neg) {
+    const std::string pos_file = ini_source(vm, positive), neg_file = ini_source(vm, negative);
+    if (pos_file == neg_file)
+      throw UsageError(
+          fmt::format("--{} and --{} are opposites: give one of them{}", positive, negative,
+                      pos_file.empty() ? "" : fmt::format(" (workload file '{}' sets both)", escape_bytes(pos_file))));
+    // The command line wins over a workload file.
+    return pos_file.empty() ? get_bool(vm, positive, fallback) : !get_bool(vm, negative, !fallback);
+  }
+  if (pos) return get_bool(vm, positive, fallback);
+  if (neg) return !get_bool(vm, negative, !fallback);
+  return fallback;
+}
+
 std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,
                        const std::vector<std::string>& choices) {
   std::string v = get_string(vm, name, fallback);

@@ -82,6 +82,13 @@ double get_duration(const po::variables_map& vm, const std::string& name, double
 double get_double(const po::variables_map& vm, const std::string& name, double fallback, double lo, double hi);
 /// "true/false/yes/no/on/off/1/0" as written in INI files or after --opt=.
 bool get_bool(const po::variables_map& vm, const std::string& name, bool fallback);
+/// A switch and its opposite (--shuffle / --no-shuffle) read as one value: `positive`'s, or the
+/// negation of `negative`'s, or `fallback` when neither is given. Both from the same source (the
+/// command line, or one workload file) is a UsageError naming both, as Boost.Program_options'
+/// own example `conflicting_options` (libs/program_options/example/real.cpp) refuses such a
+/// pair; one from a workload file and one from the command line: the command line's wins.
+bool get_bool_pair(const po::variables_map& vm, const std::string& positive, const std::string& negative,
+                   bool fallback);
 /// Value must be one of `choices`.
 std::string get_choice(const po::variables_map& vm, const std::string& name, const std::string& fallback,
                        const std::vector<std::string>& choices);

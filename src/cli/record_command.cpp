@@ -316,25 +316,22 @@ void print_summary(const trace::Trace& t, const std::string& out, const std::str
   for (const auto& [k, n] : by_kind) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", k, format_count(n));
   uint64_t read = t.read_bytes();
   uint64_t mapped = t.mapped.mapped_bytes;
-  std::fprintf(stderr, "\n%s\n", what.c_str());
-  std::fprintf(stderr, "  processes %zu, threads with data-file calls %zu, files %zu, duration %s\n", pids.size(),
-               t.streams.size(), t.files.size(), format_seconds(t.duration_ns / 1e9).c_str());
-  std::fprintf(stderr, "  ops: %s\n", kinds.empty() ? "none" : kinds.c_str());
-  std::fprintf(stderr, "  bytes read by calls: %s\n", format_bytes(read).c_str());
+  message(what);
+  message(fmt::format("  processes {}, threads with data-file calls {}, files {}, duration {}", pids.size(),
+                      t.streams.size(), t.files.size(), format_seconds(t.duration_ns / 1e9)));
+  message(fmt::format("  ops: {}", kinds.empty() ? "none" : kinds));
+  message(fmt::format("  bytes read by calls: {}", format_bytes(read)));
+  const double mapped_pct = 100.0 * static_cast<double>(mapped) / static_cast<double>(read + mapped);
   if (mapped && t.mapped.sampled)
-    std::fprintf(stderr,
-                 "  bytes mapped (mmap): %s, %.0f%% of read + mapped; of them present in the page table at unmap or "
-                 "exit (touched, fault-around included): %s\n",
-                 format_bytes(mapped).c_str(), 100.0 * static_cast<double>(mapped) / static_cast<double>(read + mapped),
-                 format_bytes(t.mapped.touched_bytes).c_str());
+    message(fmt::format("  bytes mapped (mmap): {}, {:.0f}% of read + mapped; of them present in the page table at "
+                        "unmap or exit (touched, fault-around included): {}",
+                        format_bytes(mapped), mapped_pct, format_bytes(t.mapped.touched_bytes)));
   else if (mapped)
-    std::fprintf(stderr,
-                 "  bytes mapped (mmap): %s, %.0f%% of read + mapped; touched bytes not known (a process ended "
-                 "without reporting its mappings)\n",
-                 format_bytes(mapped).c_str(),
-                 100.0 * static_cast<double>(mapped) / static_cast<double>(read + mapped));
-  else std::fprintf(stderr, "  bytes mapped (mmap): none\n");
-  std::fprintf(stderr, "  trace: %s%s\n", escape_bytes(out).c_str(), t.anonymized ? " (paths anonymized)" : "");
+    message(fmt::format("  bytes mapped (mmap): {}, {:.0f}% of read + mapped; touched bytes not known (a process "
+                        "ended without reporting its mappings)",
+                        format_bytes(mapped), mapped_pct));
+  else message("  bytes mapped (mmap): none");
+  message(fmt::format("  trace: {}{}", escape_bytes(out), t.anonymized ? " (paths anonymized)" : ""));
 }
 
 }  // namespace
@@ -396,7 +393,7 @@ int cmd_record(const CommandContext& ctx) {
     if (vm.count("anonymize")) trace::anonymize_paths(t);
     trace::write_trace(t, out);
     print_summary(t, out, fmt::format("imported {} ({})", escape_bytes(file), t.source));
-    for (const auto& l : t.limits) std::fprintf(stderr, "  limit: %s\n", l.c_str());
+    for (const auto& l : t.limits) message("  limit: " + l);
     return kExitOk;
   }
 
@@ -425,19 +422,17 @@ int cmd_record(const CommandContext& ctx) {
                   fmt::format("recorded '{}' (exit status {}){}", escape_bytes(cmd[0]), child.status,
                               t.partial.empty() ? "" : ": partial (interrupted)"));
     if (!t.partial.empty())
-      std::fprintf(stderr,
-                   "  partial: %s; the trace holds what the processes had written when they ended (a process killed "
-                   "without a clean exit loses up to its last %.2f s of calls per thread)\n",
-                   t.partial.c_str(), kFlushAgeSeconds);
+      message(fmt::format("  partial: {}; the trace holds what the processes had written when they ended (a "
+                          "process killed without a clean exit loses up to its last {:.2f} s of calls per thread)",
+                          t.partial, kFlushAgeSeconds));
     if (t.op_count() == 0 && !t.partial.empty())
-      std::fprintf(stderr, "  warning: no call on a data file was recorded before the command was interrupted\n");
+      warning("no call on a data file was recorded before the command was interrupted");
     else if (t.op_count() == 0)
-      std::fprintf(stderr,
-                   "  warning: no call on a data file was recorded: the rule leaves out /usr, /etc, /proc, Python "
-                   "packages and shared libraries; statically linked programs and io_uring reads are not seen\n");
+      warning("no call on a data file was recorded: the rule leaves out /usr, /etc, /proc, Python packages and shared "
+              "libraries; statically linked programs and io_uring reads are not seen");
     if (stats.bad_chunks)
-      std::fprintf(stderr, "  warning: %llu cut-off chunk(s) in the raw files (a process killed while it flushed)\n",
-                   static_cast<unsigned long long>(stats.bad_chunks));
+      warning(
+          fmt::format("{} cut-off chunk(s) in the raw files (a process killed while it flushed)", stats.bad_chunks));
   } catch (const Error& e) {
     error_message(
         fmt::format("recording failed after the command ran (its exit status was {}): {}", child.status, e.what()));
@@ -447,7 +442,7 @@ int cmd_record(const CommandContext& ctx) {
     }
     return kExitFailure;
   }
-  if (vm.count("keep-raw")) std::fprintf(stderr, "  raw per-process files kept in %s\n", escape_bytes(raw).c_str());
+  if (vm.count("keep-raw")) message("  raw per-process files kept in " + escape_bytes(raw));
   else {
     std::error_code ec;
     std::filesystem::remove_all(raw, ec);

@@ -332,7 +332,11 @@ int cmd_run(const CommandContext& ctx) {
     // A multi-host run stopped by another host's signal is partial here too (exit 130).
     rc = interrupt_exit_code() ? interrupt_exit_code() : static_cast<int>(kExitSigint);
   } else if (lr.samples == 0) {  // nothing measured: never a success, errors or not
-    message(fmt::format("no sample was read ({}); exit 1", to_string(lr.stop)));
+    message(lr.stop.kind == LoaderStopKind::kDuration
+                ? fmt::format("no batch completed within the --duration of {:.2f} s; rerun with a longer --duration; "
+                              "exit 1",
+                              static_cast<double>(lr.elapsed_ns) / 1e9)
+                : fmt::format("no sample was read ({}); exit 1", to_string(lr.stop)));
     rc = kExitFailure;
   }
   return share_exit_code(comm, rc);

@@ -320,7 +320,7 @@ void run_config_from_vm(po::variables_map& vm, const po::options_description& de
   if (!for_tune) l.num_workers = static_cast<uint32_t>(get_count(vm, "workers", 8, 1, 4096));
   l.batch_size = static_cast<uint32_t>(get_count(vm, "batch-size", 256, 1, 1u << 24));
   l.prefetch_factor = static_cast<uint32_t>(get_count(vm, "prefetch-factor", 2, 1, 1024));
-  l.shuffle = get_bool(vm, "shuffle", true) && !get_bool(vm, "no-shuffle", false);
+  l.shuffle = get_bool_pair(vm, "shuffle", "no-shuffle", true);
   l.drop_last = get_bool(vm, "drop-last", false);
   l.duration_s = get_duration(vm, "duration", 0);
   l.epochs = static_cast<uint32_t>(get_count(vm, "epochs", l.duration_s > 0 ? kMaxEpochs : 1, 1, kMaxEpochs));

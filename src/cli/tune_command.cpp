@@ -25,6 +25,7 @@
 #include "core/progress.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "ingest/analysis.hpp"
 #include "ingest/calibration_effect.hpp"
 #include "loader/loader_result_json.hpp"  // the codec allgather_parts sends a run's result with
 #include "report/document.hpp"
@@ -34,6 +35,7 @@
 #include "topology/numa.hpp"
 #include "topology/target.hpp"
 #include "tune/recommend.hpp"
+#include "tune/rules.hpp"
 #include "tune/tune_run.hpp"
 
 namespace ioprobe::cli {
@@ -295,6 +297,12 @@ int cmd_tune(const CommandContext& ctx) {
   doc.partial = out.partial;
   for (const auto& w : data.warnings) doc.warnings.push_back(w);
   for (const auto& w : c.calibration_notes) doc.warnings.push_back(w);
+  if (std::string w = prefetch_slots_warning(plan.points,
+                                             batches_per_rank_epoch(run_plan.samples_per_epoch, base.world_ranks,
+                                                                    base.batch_size, base.drop_last),
+                                             base.world_ranks, base.batch_size);
+      !w.empty())
+    doc.warnings.push_back(std::move(w));
   if (out.stop.kind == TuneStopKind::kBudget)
     doc.warnings.push_back(fmt::format("the --budget of {} ran out after {} of {} runs; settings with fewer repeats "
                                        "are less certain",

@@ -51,6 +51,16 @@ Number split_number(std::string_view s, double& value, std::string& suffix) {
   return Number::ok;
 }
 
+// Whether the number at the start of `s` has an exponent ("1e3", "2.5E-2KB"), as split_number reads it.
+bool has_exponent(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '_')) ++i;
+  if (i == 0 || i + 1 >= s.size() || (s[i] != 'e' && s[i] != 'E')) return false;
+  size_t k = i + 1;
+  if (s[k] == '+' || s[k] == '-') ++k;
+  return k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]));
+}
+
 // "0x10", "0X1p3", "0b101", "0o17": a C or Python literal in another base. Every parser here reads
 // decimal only, so such a value is refused by name rather than read as its first digit or as a
 // unit ("0x10" would be 0 with the unknown unit "x10").
@@ -89,13 +99,18 @@ double parse_decimal(std::string_view text, std::string_view what) {
 uint64_t parse_size(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
   refuse_other_base(s, text, what);
+  // The accepted forms, for every refusal below.
+  constexpr const char* kForms =
+      "a size is a whole number of bytes or a number with a unit, e.g. 4096, 4k, 115KB, 1MiB, 1.5GiB";
+  // Sizes are written as people write sizes: "1e3" (a float's notation) is refused, not read as 1000 B.
+  if (has_exponent(s))
+    throw UsageError(fmt::format("{}: '{}' has an exponent, which a size does not take; {}", what, text, kForms));
   double v = 0;
   std::string suf;
   Number n = s.empty() || s.front() == '-' ? Number::none : split_number(s, v, suf);
   if (n == Number::out_of_range) throw ValueOutOfRange(fmt::format("{}: '{}' is too large", what, text));
-  if (n != Number::ok)
-    throw UsageError(
-        fmt::format("{}: '{}' is not a size; use bytes or a unit such as 4KiB, 110KB, 1.5GiB", what, text));
+  if (n != Number::ok) throw UsageError(fmt::format("{}: '{}' is not a size; {}", what, text, kForms));
+
   double mult = 0;
   if (suf.empty() || suf == "b") mult = 1;
   else if (suf == "k" || suf == "kib") mult = 1024.0;
@@ -116,7 +131,7 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   if (!std::isfinite(bytes) || bytes > 9.0e18) throw ValueOutOfRange(fmt::format("{}: '{}' is too large", what, text));
   double rounded = std::round(bytes);
   if (std::fabs(rounded - bytes) > 1e-6 * std::max(1.0, bytes))
-    throw UsageError(fmt::format("{}: '{}' is not a whole number of bytes", what, text));
+    throw UsageError(fmt::format("{}: '{}' is not a whole number of bytes; {}", what, text, kForms));
   return static_cast<uint64_t>(rounded);
 }
 

@@ -21,7 +21,9 @@ namespace ioprobe {
 /// it overflows a double).
 double parse_decimal(std::string_view text, std::string_view what);
 
-/// Parses a byte size; `what` names the option for the error message. Throws UsageError.
+/// Parses a byte size; `what` names the option for the error message. Throws UsageError naming
+/// the value and the accepted forms for anything else, an exponent ("1e3") and a fraction of a
+/// byte ("1.5") included.
 uint64_t parse_size(std::string_view text, std::string_view what);
 
 /// Parses a duration into seconds (>= 0). Throws UsageError.

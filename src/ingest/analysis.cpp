@@ -159,15 +159,25 @@ IngestResult analyze_ingest(const LoaderResult& r, const Demand& d, const Analys
   const double file_ns = r.file_latency.mean() * static_cast<double>(r.file_latency.count());
   const double open_ns = r.open_latency.mean() * static_cast<double>(r.open_latency.count());
   const double open_share = file_ns > 0 ? open_ns / file_ns : 0;
+  const uint64_t reads_done = r.file_latency.count();
   if (r.samples == 0) {
     out.verdict = "failed";
-    out.verdict_text =
-        r.errors > 0
-            ? fmt::format("no sample was read: {} read{} failed (see ERRORS)", r.errors, r.errors == 1 ? "" : "s")
-            : fmt::format("no sample was read: the run ended ({}) after {:.1f} s before any sample was complete; a "
-                          "sample may be too large to read in the time given (see the dataset's sizes and the "
-                          "warnings), or the storage stalled",
-                          to_string(r.stop), elapsed_s);
+    if (r.errors > 0)
+      out.verdict_text = fmt::format("no sample was read: {} read{} failed (see ERRORS)", r.errors,
+                                     r.errors == 1 ? "" : "s");
+    else if (reads_done > 0 && r.stop.kind == LoaderStopKind::kDuration)
+      // Reads finished but no whole batch reached the consumer: the duration was shorter than
+      // the pipeline's first batch (worker start, a batch of reads and their CPU work).
+      out.verdict_text = fmt::format(
+          "no batch completed within the --duration of {:.2f} s (duration reached): {} read{} finished, but the "
+          "first batch was not yet whole, so nothing was delivered to measure; rerun with a longer --duration (the "
+          "first batch includes the workers' start, a batch of reads and their CPU work per sample)",
+          elapsed_s, reads_done, reads_done == 1 ? "" : "s");
+    else
+      out.verdict_text = fmt::format(
+          "no sample was read: the run ended ({}) after {:.1f} s before any sample was complete; a sample may be "
+          "too large to read in the time given (see the dataset's sizes and the warnings), or the storage stalled",
+          to_string(r.stop), elapsed_s);
     out.gpus_fed = 0;
   } else if (r.stopped_on_errors) {
     out.verdict = "failed";

@@ -9,16 +9,33 @@
 namespace ioprobe {
 
 void spend_cpu_us(double us, const std::function<bool()>& stop) {
-  const int64_t until = thread_cpu_ns() + static_cast<int64_t>(us * 1000.0);
+  // The thread's CPU clock is a system call (no vDSO path), so it is read about every 20 µs of CPU,
+  // not after every few hundred iterations: the mixing loop runs a number of iterations sized from
+  // its rate on this thread, measured at each read, and never past what is left, so the burn ends
+  // within a slice's error of `us`.
+  constexpr int64_t kCheckNs = 20000;         // CPU between two reads of the clock
+  constexpr int64_t kStopCheckNs = 1000000;   // CPU between two calls of `stop`
+  constexpr uint64_t kFirstSlice = 256;       // iterations before the rate is known (well under 20 µs)
+  thread_local double iterations_per_ns = 0;  // the loop's rate on this thread, from its last slice
+  const int64_t start = thread_cpu_ns();
+  const int64_t until = start + static_cast<int64_t>(us * 1000.0);
   uint64_t x = 0x9E3779B97F4A7C15ULL;
   static std::atomic<uint64_t> sink{0};
-  int64_t next_check = 0;
-  for (int64_t now = thread_cpu_ns(); now < until; now = thread_cpu_ns()) {
-    for (int i = 0; i < 256; ++i) x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL + i;
+  int64_t next_stop_check = start;
+  for (int64_t now = start; now < until;) {
+    const int64_t slice_ns = std::min(kCheckNs, until - now);
+    const uint64_t n = iterations_per_ns > 0
+                           ? std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(slice_ns) *
+                                                                         iterations_per_ns))
+                           : kFirstSlice;
+    for (uint64_t i = 0; i < n; ++i) x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL + i;
+    const int64_t t = thread_cpu_ns();
+    if (t > now) iterations_per_ns = static_cast<double>(n) / static_cast<double>(t - now);
+    now = t;
     // A stop (deadline, signal) ends a long burn within about a millisecond of CPU.
-    if (stop && now >= next_check) {
+    if (stop && now >= next_stop_check) {
       if (stop()) break;
-      next_check = now + 1000000;
+      next_stop_check = now + kStopCheckNs;
     }
   }
   sink.fetch_add(x, std::memory_order_relaxed);

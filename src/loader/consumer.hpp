@@ -46,7 +46,8 @@ using ServeFn = std::function<void(const Batch& batch, double us)>;
 std::unique_ptr<Consumer> make_consumer(const LoaderConfig& cfg, ServeFn serve = {});
 
 /// Real CPU work standing in for decode, transforms or unpickling: integer mixing until the
-/// calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) has advanced by `us` microseconds, or
+/// calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, a system call, read about every 20 µs of
+/// CPU; the burn overshoots `us` by well under 10%) has advanced by `us` microseconds, or
 /// until `stop` (when given; asked about once per millisecond of CPU) returns true, so a deadline
 /// or a signal ends even a very long per-sample cost promptly.
 void spend_cpu_us(double us, const std::function<bool()>& stop = {});

@@ -114,12 +114,12 @@ std::string host_rows_text(const CapacitySection& c, const CapacityPoint& p) {
       o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): no accelerator at this point\n", h.hostname, 0, ranks);
       continue;
     }
-    o += fmt::format(
-        "        {:<14} {:>3} GPUs (MPI rank {}): AU {:.1f}% (min {:.1f}%), {:.0f} samples/s, {:.1f} MB/s, "
-        "CPU {:.0f}% of {}, device read {}{}\n",
-        h.hostname, h.gpus, ranks, 100 * h.au, 100 * h.au_min, h.samples_per_s, h.bytes_per_s / 1e6,
-        100 * h.cpu_fraction, h.cpus_allowed, read_ratio_text(point_device_io(c, p, h.host_index), h.delivered_bytes),
-        h.client_bound ? "  CLIENT-BOUND: " + h.note : "");
+    o += fmt::format("        {:<14} {:>3} GPUs (MPI rank {}): AU {:.1f}% (min {:.1f}%), {:.0f} samples/s, {}, "
+                     "CPU {:.0f}% of {}, device read {}{}\n",
+                     h.hostname, h.gpus, ranks, 100 * h.au, 100 * h.au_min, h.samples_per_s, format_rate(h.bytes_per_s),
+                     100 * h.cpu_fraction, h.cpus_allowed,
+                     read_ratio_text(point_device_io(c, p, h.host_index), h.delivered_bytes),
+                     h.client_bound ? "  CLIENT-BOUND: " + h.note : "");
   }
   return o;
 }
@@ -192,8 +192,9 @@ std::string cluster_hostnames(const CapacityClusterSection& cluster) {
 std::string spread_text(const CapacityPoint& p) { return p.repeats > 1 ? fmt::format("{:.1f}%", 100 * p.spread) : "-"; }
 
 std::string points_table_text(const CapacitySection& c) {
-  std::string o = fmt::format("  {:>5} {:>7} {:>7} {:>10} {:>10} {:>10} {:>7} {:>5} {:>5} {:>7}  {}\n", "GPUs", "AU",
-                              "AU min", "samples/s", "demand", "MB/s", "spread", "CPU", "runs", "dev rd", "result");
+  std::string o = fmt::format("  {:>5} {:>7} {:>7} {:>10} {:>10} {:>10} {:>10} {:>7} {:>5} {:>5} {:>7}  {}\n", "GPUs",
+                              "AU", "AU min", "samples/s", "demand", "MB/s", "MiB/s", "spread", "CPU", "runs", "dev rd",
+                              "result");
   for (const auto& p : c.answer.points) {
     std::string res = point_passes(p, c.in.au_target) ? "fed" : "NOT fed";
     if (p.client_bound) res += " (client-bound)";
@@ -201,10 +202,11 @@ std::string points_table_text(const CapacitySection& c) {
     else if (p.metadata_bound) res += " (metadata-bound)";
     if (!p.steady) res += " (no steady window)";
     if (!p.client_host.empty()) res += " on host " + p.client_host;
-    o += fmt::format("  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>7} {:>4.0f}% {:>5} {:>7}  {}\n",
-                     p.gpus, 100 * p.au, 100 * p.au_min, p.samples_per_s, c.in.samples_per_s_per_gpu * p.gpus,
-                     p.bytes_per_s / 1e6, spread_text(p), 100 * p.cpu_fraction, p.repeats,
-                     read_ratio_text(point_device_io(c, p), p.delivered_bytes), res);
+    o += fmt::format(
+        "  {:>5} {:>6.1f}% {:>6.1f}% {:>10.0f} {:>10.0f} {:>10.1f} {:>10.1f} {:>7} {:>4.0f}% {:>5} {:>7}  {}\n", p.gpus,
+        100 * p.au, 100 * p.au_min, p.samples_per_s, c.in.samples_per_s_per_gpu * p.gpus, p.bytes_per_s / 1e6,
+        p.bytes_per_s / 1048576.0, spread_text(p), 100 * p.cpu_fraction, p.repeats,
+        read_ratio_text(point_device_io(c, p), p.delivered_bytes), res);
     o += host_rows_text(c, p);
   }
   return o;
@@ -236,11 +238,10 @@ std::string render_capacity_text(const CapacityDocument& doc) {
     o += fmt::format("  hosts      {} ({}), {} MPI ranks, {}; each point split {}\n", c->hosts, cluster_hostnames(*c),
                      c->mpi_ranks, c->launcher, "evenly over the hosts, then over each host's processes");
   o += points_table_text(c);
-  o +=
-      "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s and MB/s\n"
-      "   (10^6 B/s): median over repeats, from sample completion times in the steady window; CPU: process CPU time /\n"
-      "   wall time / allowed CPUs, all hosts' CPUs together across hosts; dev rd: device bytes read / bytes "
-      "delivered)\n";
+  o += "  (AU: median over repeats of the mean over ranks; AU min: the lowest rank of any repeat; samples/s, MB/s\n"
+       "   (10^6 B/s) and MiB/s (2^20 B/s): median over repeats, from sample completion times in the steady window;\n"
+       "   CPU: process CPU time / wall time / allowed CPUs, all hosts' CPUs together across hosts; dev rd: device\n"
+       "   bytes read / bytes delivered)\n";
   o += device_note_text(c) + "\n";
   for (const auto& p : c.answer.points)
     if (p.decode_us_per_sample > 0) {

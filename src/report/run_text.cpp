@@ -136,17 +136,21 @@ void loader_lines(const RunDocument& doc, const std::string& kind, const Line& l
   if (kind != "files") line("pattern", ld.pattern);
   // The loop cost less the worker's own read of the file is what the worker burns.
   const double loop_us = ld.cpu_per_sample_us, own_read_us = m.own_read_cpu_per_file_us;
-  line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample{}; step {} per full batch "
+  // Each CPU figure says where it comes from: the calibration's (as ioprobe calibrate measured it,
+  // per-batch ones scaled to this batch size), the model built on it, or this run's measurement.
+  const auto& cal = m.calibration;
+  line("ranks", fmt::format("{} GPU rank(s) x {} workers; {:.1f} µs CPU work per sample{}{}; step {} per full batch "
                             "(a partial batch its share)",
                             ld.gpus, ld.num_workers, loop_us,
+                            cal ? " in each worker's loop (the calibration's, as ioprobe calibrate measured it)" : "",
                             own_read_us > 0 ? fmt::format(" ({:.1f} µs burned beside the read of the file)",
                                                           std::max(0.0, loop_us - own_read_us))
                                             : "",
                             format_ns(ld.step_time_s * 1e9)));
   if (m.worker_put_cpu_per_sample_us > 0)
     line("worker CPU",
-         fmt::format("{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped{}){}",
-                     ld.cpu_per_sample_us,
+         fmt::format("{}{:.0f} µs/sample (loop{}) + {:.0f} µs/sample (queue feeder thread, overlapped{}){}",
+                     cal ? "the calibration's, burned as measured: " : "", ld.cpu_per_sample_us,
                      own_read_us > 0
                          ? fmt::format(", of it {:.0f} µs the worker's own read of the file, not burned", own_read_us)
                          : "",
@@ -163,9 +167,14 @@ void loader_lines(const RunDocument& doc, const std::string& kind, const Line& l
                                        m.tensors_per_batch > 1 ? "s" : "")
                          : ""));
   if (m.main_cpu_per_batch_us > 0 || m.pin_memory)
-    line("main process", fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}", m.main_cpu_per_batch_us,
-                                     m.pin_memory ? "; pin_memory: a pin thread per rank" : ""));
-  if (const auto& cal = m.calibration)
+    line("main process",
+         fmt::format("{:.1f} µs CPU per full batch beside the GPU step{}{}", m.main_cpu_per_batch_us,
+                     cal && cal->batch_size > 0 && static_cast<uint32_t>(cal->batch_size) != ld.batch_size
+                         ? fmt::format(" (the calibration's, scaled from its batch size {} to {})", cal->batch_size,
+                                       ld.batch_size)
+                         : "",
+                     m.pin_memory ? "; pin_memory: a pin thread per rank" : ""));
+  if (cal)
     o += fmt::format("  {:<{}} {}{} ({}:{} on {}, torch {}, batch size {})\n", "calibration", 20, "", cal->file,
                      cal->code, cal->function, cal->host, cal->torch_version, cal->batch_size);
 }
@@ -196,7 +205,9 @@ void results_lines(const RunDocument& doc, const std::string& kind, const Line& 
       line("transferred",
            fmt::format("{} (O_DIRECT alignment and reads of dropped batches included)", format_bytes(r.io_bytes)));
   }
-  line("first batch", format_seconds(static_cast<double>(r.first_batch_ns) / 1e9));
+  // No batch in hand: no first-batch time was measured (the field holds 0).
+  line("first batch", r.samples == 0 ? std::string("none: no batch completed before the run ended")
+                                     : format_seconds(static_cast<double>(r.first_batch_ns) / 1e9));
   line("consumer waited",
        fmt::format("{} for data over all ranks", format_seconds(static_cast<double>(r.wait_ns) / 1e9)));
   if (!r.workers.empty()) {
@@ -208,8 +219,9 @@ void results_lines(const RunDocument& doc, const std::string& kind, const Line& 
     line("worker CPU sets", txt);
   }
   const double prep_s = r.cache_prep_cpu_s;
-  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample{}", r.cpu_user_s, r.cpu_sys_s,
-                                    x.cpu_per_sample_us,
+  line("CPU (ioprobe)", fmt::format("user {:.2f} s, sys {:.2f} s, {:.1f} µs per sample (measured: the whole "
+                                    "ioprobe process, I/O and emulated costs together){}",
+                                    r.cpu_user_s, r.cpu_sys_s, x.cpu_per_sample_us,
                                     prep_s >= 0.005 ? fmt::format("; not counted: {:.2f} s preparing the cache "
                                                                   "before the epochs (eviction, residency sample)",
                                                                   prep_s)

@@ -81,8 +81,8 @@ std::string render_tune_text(const TuneDocument& doc) {
   }
   o += "\n";
 
-  o += fmt::format("  {:>7} {:>8} {:<7} {:>10} {:>8} {:>10} {:>6} {:>9} {:>5}\n", "workers", "prefetch", "numa",
-                   "samples/s", "spread", "MB/s", "AU", "CPU used", "runs");
+  o += fmt::format("  {:>7} {:>8} {:<7} {:>10} {:>8} {:>10} {:>10} {:>6} {:>9} {:>5}\n", "workers", "prefetch", "numa",
+                   "samples/s", "spread", "MB/s", "MiB/s", "AU", "CPU used", "runs");
   const size_t knee = r.knee, rec = r.point;
   // A sweep that stopped early (interrupted, budget): the recommendation is from what it measured.
   size_t measured = 0;
@@ -98,9 +98,9 @@ std::string render_tune_text(const TuneDocument& doc) {
     if (p.steady_runs == 0) mark = "  (no steady state: not used)";
     // One run has no spread to show: "-", not a measured 0.0%.
     const std::string spread = p.runs.size() > 1 ? fmt::format("{:.1f}%", 100 * p.spread) : "-";
-    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>8} {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n", p.num_workers,
-                     p.prefetch_factor, p.numa, p.samples_per_s, spread, p.bytes_per_s / 1e6, 100 * p.au, p.cpu_used,
-                     p.runs.size(), mark);
+    o += fmt::format("  {:>7} {:>8} {:<7} {:>10.0f} {:>8} {:>10.1f} {:>10.1f} {:>5.1f}% {:>9.2f} {:>5}{}\n",
+                     p.num_workers, p.prefetch_factor, p.numa, p.samples_per_s, spread, p.bytes_per_s / 1e6,
+                     p.bytes_per_s / 1048576.0, 100 * p.au, p.cpu_used, p.runs.size(), mark);
   }
   size_t unmeasured = 0;
   std::string which;
@@ -114,7 +114,9 @@ std::string render_tune_text(const TuneDocument& doc) {
     o += fmt::format("  NOT MEASURED: {} of {} settings ({}{}): the sweep stopped ({}) before they ran; they are left\n"
                      "  out of the table and marked \"not measured\" (no figures) in the JSON and CSV\n",
                      unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", to_string(t.stop));
-  o += "  (samples/s and MB/s (10^6 B/s): median of the repeats in steady state, from sample completion times;\n"
+  o += "  (samples/s, MB/s (10^6 B/s) and MiB/s (2^20 B/s): median of the repeats in steady state, from sample "
+       "completion times;\n"
+>>>>>>> trial2
        "   spread = (max - min) / median, \"-\" with one run;\n"
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 

@@ -33,4 +33,13 @@ struct WorkersRule {
 /// and `swept` tell the three apart).
 WorkersRule check_workers_rule(const std::vector<TunePoint>& table, const Recommendation& rec, int cpus_allowed);
 
+/// The warning for sweep settings whose prefetch slots (num_workers x prefetch_factor: the batches
+/// a rank's DataLoader keeps in flight) outnumber the `batches_per_rank_epoch` batches one rank
+/// gets per epoch: each epoch ends before such a pipeline is full, so those runs never reach a
+/// steady state. Names how many settings, the largest (its slots, num_workers and prefetch_factor),
+/// the batches per epoch, and what to do (samples for that many batches per rank at `ranks` ranks of
+/// `batch_size`). "" when no setting has more slots than batches, or batches_per_rank_epoch is 0.
+std::string prefetch_slots_warning(const std::vector<TunePoint>& table, uint64_t batches_per_rank_epoch, uint32_t ranks,
+                                   uint32_t batch_size);
+
 }  // namespace ioprobe

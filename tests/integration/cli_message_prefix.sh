@@ -46,4 +46,20 @@ grep -q "^ioprobe checkpoint: saving" "$W/err" || fail "no checkpoint progress l
 grep -q "^ioprobe checkpoint: warning: " "$W/err" || echo "note: no warning printed by the checkpoint run"
 # A run that generates a tiny dataset and reads it: its progress lines.
 expect_prefix run 0 --dir "$W/ds" --files 20 --file-size 4KiB --workers 2 --batch-size 4
+# record's summary of a command that writes nothing itself on stderr (and touches no data file: a warning).
+expect_prefix record 0 --out "$W/t.jsonl" -- true
+grep -q "^ioprobe record:   trace: $W/t.jsonl" "$W/err" || fail "record summary: $(cat "$W/err")"
+grep -q "^ioprobe record: warning: no call on a data file" "$W/err" || fail "record warning: $(cat "$W/err")"
+# calibrate's Python driver: a refusal carrying the user's traceback has the prefix on each of its lines.
+PYTHONPATH="$(dirname "$0")/../../python" python3 -c '
+import traceback, ioprobe_user
+try:
+    raise ValueError("bad sample")
+except ValueError as e:
+    ioprobe_user.fail(f"ds.py: make(paths) raised {e}\n{traceback.format_exc()}fix make", 2)
+' 2> "$W/err"
+[ $? = 2 ] || fail "ioprobe_user.fail did not exit 2"
+grep -q "^ioprobe calibrate:   ValueError: bad sample" "$W/err" || fail "calibrate traceback: $(cat "$W/err")"
+bad=$(grep -v "^ioprobe calibrate: " "$W/err")
+[ -z "$bad" ] || fail "calibrate driver lines without the prefix: $bad"
 echo ok

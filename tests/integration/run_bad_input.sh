@@ -21,7 +21,8 @@ expect2 "--workers" --workers -3
 expect2 "--workers" --workers abc
 expect2 "--workers: 0 is out of range" --workers 0
 expect2 "--files: 99999999999999999999 is out of range; give a value from 1 to 100,000,000" --files 99999999999999999999
-expect2 "--file-size: 1e99 is out of range; give a size from 1 B to" --file-size 1e99
+expect2 "--file-size: 99999999999PB is out of range; give a size from 1 B to" --file-size 99999999999PB
+expect2 "--file-size: '1e3' has an exponent, which a size does not take; a size is a whole number of bytes or a number with a unit, e.g. 4096, 4k, 115KB, 1MiB" --file-size 1e3
 expect2 "--file-size" --file-size 4XB
 expect2 "--batch-size" --batch-size 1.5
 expect2 "--cache" --cache lukewarm

@@ -80,7 +80,8 @@ TEST_CASE("a numeric option out of range names the option, the value given and t
       {{"--workers", "1,000,000"}, "--workers: 1,000,000 is out of range; give a value from 1 to 4,096"},
       {{"--seed", "99999999999999999999"},
        "--seed: 99999999999999999999 is out of range; give a value from 0 to 18,446,744,073,709,551,615"},
-      {{"--file-size", "1e99"}, "--file-size: 1e99 is out of range; give a size from 1 B to 64.00 GiB"},
+      {{"--file-size", "99999999999PB"},
+       "--file-size: 99999999999PB is out of range; give a size from 1 B to 64.00 GiB"},
       {{"--file-size", "65GiB"}, "--file-size: 65GiB is out of range; give a size from 1 B to 64.00 GiB"},
       {{"--duration", "1e400s"}, "--duration: 1e400s is out of range; give a duration from 0 s to 365 days"},
       {{"--au-target", "1e999"}, "--au-target: 1e999 is out of range; give a value from 10 to 100"},
@@ -315,4 +316,45 @@ TEST_CASE("a unique prefix of an option is refused, naming what was given", "[cl
   // The whole name still works.
   cli::po::variables_map vm = cli::parse_command_line({"--workers", "4"}, desc, "run");
   CHECK(vm.count("workers") == 1);
+}
+
+TEST_CASE("a switch and its opposite together are refused, naming both", "[cli]") {
+  cli::CommandContext ctx;
+  ctx.argv = {"ioprobe"};
+  cli::RunConfig c;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--shuffle", "--no-shuffle"}, {"--no-shuffle", "--shuffle"}}) {
+    ctx.args = args;
+    try {
+      cli::build_run_config(ctx, false, c);
+      FAIL("accepted " << args[0] << " " << args[1]);
+    } catch (const UsageError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("--shuffle and --no-shuffle are opposites: give one"));
+    }
+  }
+  // One alone is taken as it says.
+  ctx.args = {"--no-shuffle", "--files", "10"};
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(!c.loader.shuffle);
+  ctx.args = {"--shuffle", "--files", "10"};
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(c.loader.shuffle);
+  // A workload file's switch gives way to the command line's opposite; the same file setting both is refused.
+  char tmpl[] = "/tmp/ioprobe-ini-pair-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string ini = std::string(tmpl) + "/w.ini";
+  {
+    std::ofstream f(ini);
+    f << "files = 10\nshuffle = true\n";
+  }
+  ctx.args = {"--dataset", ini, "--no-shuffle"};
+  REQUIRE(cli::build_run_config(ctx, false, c));
+  CHECK(!c.loader.shuffle);
+  {
+    std::ofstream f(ini, std::ios::app);
+    f << "no-shuffle = true\n";
+  }
+  ctx.args = {"--dataset", ini};
+  CHECK_THROWS_WITH(cli::build_run_config(ctx, false, c), Catch::Contains("opposites") && Catch::Contains(ini));
+  std::filesystem::remove_all(tmpl);
 }

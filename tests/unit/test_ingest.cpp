@@ -103,6 +103,25 @@ TEST_CASE("verdicts: fed, storage-bound, CPU-bound, metadata-bound", "[ingest]")
   CHECK(cr.gpus_fed == 0);
 }
 
+TEST_CASE("a --duration that ends before the first batch says so and asks for a longer one", "[ingest]") {
+  Demand d;
+  d.samples_per_s_per_gpu = 1000;
+  d.gpus = 1;
+  AnalysisInputs in;
+  in.sample_bytes = 1000;
+  // 100 reads finished in 0.1 s, but no batch was whole when the duration ended it.
+  LoaderResult r = fake_run(0.1, 0, 0, 0, 0.1, 1.0);
+  r.stop = {.kind = LoaderStopKind::kDuration};
+  auto a = analyze_ingest(r, d, in);
+  CHECK(a.verdict == "failed");
+  CHECK_THAT(a.verdict_text, Catch::StartsWith("no batch completed within the --duration of 0.10 s"));
+  CHECK_THAT(a.verdict_text, Catch::Contains("100 reads finished") && Catch::Contains("a longer --duration"));
+  CHECK_THAT(a.verdict_text, !Catch::Contains("no sample was read"));
+  // No read finished at all (a sample too large for the duration): no sample was read.
+  r.file_latency = LatencyHistogram();
+  CHECK_THAT(analyze_ingest(r, d, in).verdict_text, Catch::StartsWith("no sample was read: the run ended (duration"));
+}
+
 TEST_CASE("AU counts the nominal step time: a consumer that overslept lowers AU", "[ingest]") {
   RankStats rk;
   rk.elapsed_ns = 10'000'000'000;

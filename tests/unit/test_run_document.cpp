@@ -275,6 +275,33 @@ TEST_CASE("run document: a document `ioprobe run` saved reads back, writes the s
   CHECK(render_run_text(doc) == file_text(kDocs + "/run_small.txt"));
 }
 
+TEST_CASE("run text: a run that delivered no batch shows no first-batch time", "[run_document]") {
+  RunDocument doc = run_document_from_json(read_json_file(kDocs + "/run_small.json"), "'run_small.json'");
+  CHECK_THAT(render_run_text(doc), Catch::Contains("  first batch          0.04 s\n"));
+  doc.results.loader.samples = 0;
+  doc.results.loader.first_batch_ns = 0;
+  const std::string text = render_run_text(doc);
+  CHECK_THAT(text, Catch::Contains("  first batch          none: no batch completed before the run ended\n"));
+  CHECK_THAT(text, !Catch::Contains("first batch          0.00 s"));
+}
+
+TEST_CASE("run text: each CPU figure of a calibrated run says where it comes from", "[run_document]") {
+  RunDocument doc = full_document();  // calibrated at batch size 32, run at 16
+  doc.loader.consumer.main_cpu_per_batch_us = 800;
+  doc.loader.cpu_per_sample_us = 20;
+  const std::string text = render_run_text(doc);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("20.0 µs CPU work per sample in each worker's loop (the calibration's, as ioprobe "
+                                   "calibrate measured it)"));
+  CHECK_THAT(text, Catch::Contains("worker CPU           the calibration's, burned as measured: 20 µs/sample (loop"));
+  CHECK_THAT(text, Catch::Contains("800.0 µs CPU per full batch beside the GPU step (the calibration's, scaled from "
+                                   "its batch size 32 to 16)"));
+  CHECK_THAT(text, Catch::Contains(" µs per sample (measured: the whole ioprobe process"));
+  // Without a calibration, the figures are the options' own: no calibration labels.
+  doc.loader.consumer.calibration.reset();
+  CHECK_THAT(render_run_text(doc), !Catch::Contains("the calibration's"));
+}
+
 TEST_CASE("run document: device I/O, epochs, calibration effect, cluster and hosts each read back as written",
           "[run_document][device_io][cluster]") {
   const json good = json::parse(run_document_json(full_document()).dump());

@@ -501,3 +501,19 @@ TEST_CASE("an interrupted sweep: settings never run are 'not measured', not zero
   // The chart's tooltips say what the figures are.
   CHECK_THAT(html, Catch::Contains(" samples/s at 2 num_workers</title>"));
 }
+
+TEST_CASE("prefetch slots beyond the batches per epoch: the sweep's settings that never fill are named", "[tune]") {
+  std::vector<TunePoint> table;
+  for (uint32_t w : {4U, 16U, 32U})
+    for (uint32_t pf : {1U, 2U}) table.push_back(TunePoint{.num_workers = w, .prefetch_factor = pf});
+  // 20 batches per rank per epoch: 32 x 1, 16 x 2 and 32 x 2 keep more than 20 batches in flight.
+  const std::string w = prefetch_slots_warning(table, 20, 1, 256);
+  INFO(w);
+  CHECK_THAT(w, Catch::StartsWith("3 of the 6 settings swept keep more batches in flight than the 20 batches per "
+                                  "rank per epoch (up to 64 prefetch slots: num_workers=32 x prefetch_factor=2)"));
+  CHECK_THAT(w, Catch::Contains("never reach a steady state"));
+  CHECK_THAT(w, Catch::Contains("at least 16384 samples for 64 batches per rank at 1 rank of batch size 256"));
+  // Enough batches for every setting, or none known: no warning.
+  CHECK(prefetch_slots_warning(table, 64, 1, 256).empty());
+  CHECK(prefetch_slots_warning(table, 0, 1, 256).empty());
+}

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "core/error.hpp"
@@ -105,14 +106,35 @@ TEST_CASE("absurd exponents give the out-of-range message, not 'unknown unit'", 
   CHECK(m.find("out of range") != std::string::npos);
   m = message([] { parse_duration("1e9h", "--duration"); });
   CHECK(m == "--duration: '1e9h' is out of range (at most 365 days)");
-  m = message([] { parse_size("1e400GiB", "--size"); });
-  CHECK(m == "--size: '1e400GiB' is too large");
-  // Exponents within range are numbers like any other; a lone 'e' is still refused.
+  m = message([] { parse_size("99999999999999999999999PiB", "--size"); });
+  CHECK(m == "--size: '99999999999999999999999PiB' is too large");
+  // Exponents within range are numbers like any other in a duration; a lone 'e' is still refused.
   CHECK(parse_duration("1.5e2s", "d") == Approx(150.0));
-  CHECK(parse_size("1e3KB", "x") == 1000000);
   CHECK(message([] { parse_duration("1es", "d"); }).find("unknown time unit in '1es'; use us, ms, s, m or h") !=
         std::string::npos);
   CHECK(message([] { parse_duration("e5s", "d"); }).find("is not a duration") != std::string::npos);
+}
+
+TEST_CASE("parse_size: an exponent is refused, naming the value and the accepted forms", "[units]") {
+  auto message = [](const char* text) {
+    try {
+      parse_size(text, "--file-size");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  for (const char* text : {"1e3", "1E3", "1e3KB", "2.5e-1MiB", "1e+3", "1e400GiB"}) {
+    const std::string m = message(text);
+    INFO(m);
+    CHECK_THAT(m, Catch::StartsWith(fmt::format("--file-size: '{}' has an exponent", text)));
+    CHECK_THAT(m, Catch::Contains("4k, 115KB, 1MiB"));
+  }
+  // A fraction of a byte names the accepted forms too; a fraction with a unit giving whole bytes is a size.
+  CHECK_THAT(message("1.5"), Catch::Contains("not a whole number of bytes; a size is a whole number"));
+  CHECK(parse_size("1.5KB", "x") == 1500);
+  // A unit starting with 'e' is not an exponent: unknown unit, as before.
+  CHECK_THAT(message("4eb"), Catch::Contains("unknown size unit"));
 }
 
 TEST_CASE("numbers are decimal only: another base, inf, nan or a sign is refused naming the option", "[units]") {
