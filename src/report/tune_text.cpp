@@ -116,7 +116,6 @@ std::string render_tune_text(const TuneDocument& doc) {
                      unmeasured, pts.size(), which, unmeasured > 4 ? "; ..." : "", to_string(t.stop));
   o += "  (samples/s, MB/s (10^6 B/s) and MiB/s (2^20 B/s): median of the repeats in steady state, from sample "
        "completion times;\n"
->>>>>>> trial2
        "   spread = (max - min) / median, \"-\" with one run;\n"
        "   AU = GPU compute / (compute + wait for data); CPU used = CPUs busy on average)\n\n";
 
