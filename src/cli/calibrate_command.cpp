@@ -187,11 +187,12 @@ int cmd_calibrate(const CommandContext& ctx) {
       "files in the page cache, at num_workers 0, 1 and 2; and the workers' costs with more worker processes\n"
       "than CPUs (--oversubscribe). `ioprobe run --calibration FILE` then models your loader with these costs.\n"
       "FUNC(paths: list[str]) returns a torch Dataset over those files; a module-level collate_fn, when FILE.py\n"
-      "defines one, is the DataLoader's collate_fn.\n\noptions");
+      "defines one, is the DataLoader's collate_fn. A thread pipeline instead: FUNC(paths, num_threads) returns\n"
+      "an iterable of batches built by num_threads threads of one process (docs/calibrate.md).\n\noptions");
   // clang-format off
   desc.add_options()                                                                              //
       ("help,h", "print this help")                                                               //
-      ("dataset-factory", po::value<std::string>(), "FILE.py:FUNC, FUNC(paths) returns your Dataset")  //
+      ("dataset-factory", po::value<std::string>(), "FILE.py:FUNC, FUNC(paths) returns your Dataset, or FUNC(paths, num_threads) your thread pipeline's batches")  //
       ("data", po::value<std::string>(), "directory of your files (the first --samples of them, sorted)")  //
       ("python", po::value<std::string>(),
        "the python3 your training uses [python3 on PATH, else /usr/bin/python3: the first that imports torch]")  //
