@@ -11,6 +11,7 @@ namespace {
 // The lowest positive bound of `c` into samples_per_s and bound.
 void take_lowest(CpuCeiling& c) {
   const std::pair<double, const char*> parts[] = {{c.workers_samples_per_s, "workers"},
+                                                  {c.gil_samples_per_s, "GIL"},
                                                   {c.main_samples_per_s, "main process"},
                                                   {c.cpus_samples_per_s, "CPUs"}};
   for (const auto& [v, name] : parts)
@@ -41,6 +42,11 @@ CpuCeiling modelled_cpu_ceiling(const LoaderConfig& l) {
   const double ranks = std::max<uint32_t>(1, l.ranks);
   if (c.worker_us_per_sample > 0 && l.num_workers > 0)
     c.workers_samples_per_s = ranks * l.num_workers * 1e6 / c.worker_us_per_sample;
+  // A thread pipeline's threads hold one lock for loop_gil_share of each sample's CPU: however many
+  // threads, a rank's process delivers at most 1e6 / (loop x share) samples/s.
+  const double loop_share = std::clamp(l.costs.loop_gil_share, 0.0, 1.0);
+  if (l.costs.python_gil && l.costs.threads_share_gil && loop * loop_share > 0)
+    c.gil_samples_per_s = ranks * 1e6 / (loop * loop_share);
   if (main_per_sample > 0) c.main_samples_per_s = ranks * 1e6 / main_per_sample;
   if (c.cpu_us_per_sample > 0) c.cpus_samples_per_s = loader_cpus(l) * 1e6 / c.cpu_us_per_sample;
   take_lowest(c);

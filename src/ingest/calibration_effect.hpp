@@ -9,6 +9,8 @@
 //                 with python_gil the loop, the GIL-holding share of the put and the other
 //                 threads take turns on one lock: loop + put x gil_share + other; without it
 //                 the loop, the put and the other threads run side by side: the largest of them
+//   GIL:          a thread pipeline (LoaderCosts::threads_share_gil) only: ranks x 1e6 /
+//                 (loop x loop_gil_share), its threads taking turns on one process's GIL
 //   main process: ranks x batch_size x 1e6 / main_cpu_per_batch_us (one main process per rank)
 //   CPUs:         cpus x 1e6 / (loop + put + other + main_cpu_per_batch_us / batch_size), every
 //                 thread's CPU sharing the CPUs the loader may use
@@ -32,7 +34,8 @@ struct CpuCeiling {
   double main_samples_per_s = 0;     // the main processes' bound
   double cpus_samples_per_s = 0;     // the CPUs' bound
   double samples_per_s = 0;          // the lowest bound; 0: none (no CPU cost modelled)
-  std::string bound = "none";        // "workers" | "main process" | "CPUs" | "none"
+  std::string bound = "none";        // "workers" | "GIL" | "main process" | "CPUs" | "none"
+  double gil_samples_per_s = 0;      // a thread pipeline's one GIL's bound (not in the document)
 };
 
 /// The ceiling of `l` at its own ranks x num_workers / CPUs (the worker costs resolved from its

@@ -67,7 +67,8 @@ nlohmann::json calibration_effect_json(const CalibrationEffect& e) {
           {"uncalibrated", ceiling_json(e.uncalibrated)},
           {"model",
            "the lowest of: workers = ranks x num_workers x 1e6 / a worker's serial CPU per sample (with the GIL: "
-           "loop + put x GIL share + other threads; else the largest of them); main process = ranks x batch_size x "
+           "loop + put x GIL share + other threads; else the largest of them); GIL (a thread pipeline only) = ranks x "
+           "1e6 / (CPU per sample x its GIL share); main process = ranks x batch_size x "
            "1e6 / main-process CPU per batch; CPUs = cpus x 1e6 / all threads' CPU per sample. Uncalibrated: the "
            "same with the costs of a run without --calibration (--cpu-per-sample and --main-cpu-per-batch at 0)"}};
 }

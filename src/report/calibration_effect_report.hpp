@@ -6,7 +6,7 @@
 //
 // calibration_effect: {label: "modelled", setting: {ranks, num_workers, batch_size, cpus},
 //   calibrated_ceiling_samples_per_s, uncalibrated_ceiling_samples_per_s (samples/s; null: that
-//   model sets no CPU ceiling), calibrated_bound, uncalibrated_bound ("workers" | "main process" |
+//   model sets no CPU ceiling), calibrated_bound, uncalibrated_bound ("workers" | "GIL" | "main process" |
 //   "CPUs" | "none"), calibrated / uncalibrated: {worker_us_per_sample, cpu_us_per_sample (µs),
 //   workers_samples_per_s, main_samples_per_s, cpus_samples_per_s (samples/s, null: no bound)},
 //   model: the formula in words}

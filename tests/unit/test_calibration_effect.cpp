@@ -67,6 +67,30 @@ TEST_CASE("calibration effect: workers bound without the GIL take their slowest 
   CHECK(c.samples_per_s == Approx(10000));
 }
 
+TEST_CASE("calibration effect: a thread pipeline's threads are bound by their one GIL", "[calibration][ingest]") {
+  // 4 threads of one process, 40 µs CPU per sample, half of it under the GIL, on 64 CPUs: the GIL
+  // caps the process at 1e6 / (40 x 0.5) = 50,000 samples/s, below the threads' 4 x 25,000.
+  LoaderConfig l;
+  l.ranks = 1;
+  l.num_workers = 4;
+  l.batch_size = 32;
+  l.cpus = 64;
+  l.costs.worker = {.loop_us = 40, .put_us = 0, .other_us = 0, .startup_cpu_us = 0};
+  l.costs.python_gil = true;
+  l.costs.threads_share_gil = true;
+  l.costs.loop_gil_share = 0.5;
+  CpuCeiling c = modelled_cpu_ceiling(l);
+  CHECK(c.gil_samples_per_s == Approx(50000));
+  CHECK(c.workers_samples_per_s == Approx(100000));
+  CHECK(c.bound == "GIL");
+  CHECK(c.samples_per_s == Approx(50000));
+  // Worker processes (one GIL each) have no such bound.
+  l.costs.threads_share_gil = false;
+  c = modelled_cpu_ceiling(l);
+  CHECK(c.gil_samples_per_s == 0);
+  CHECK(c.bound == "workers");
+}
+
 TEST_CASE("calibration effect: the cost curve's level is the run's own", "[calibration][ingest]") {
   LoaderConfig l = calibrated();
   l.costs.main_cpu_per_batch_us = 0;
