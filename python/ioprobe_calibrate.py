@@ -476,7 +476,7 @@ def main():
         rows, figures = ioprobe_threads.calibrate(a, make_ds, paths, PROGRESS)
         write_result(a.result_out, dict(interpreter(torch), collate="the pipeline's own", dataset_kind="thread-pipeline",
                              files=len(paths), data_bytes=data_bytes, rows=rows, threads=figures,
-                             batch_size=max(1, round(rows[0]["samples_per_batch"])),
+                             batch_size=max(1, rows[0]["batch_size"]),
                              pin_method="a thread pipeline's batches are not pinned by calibrate"))
         return
     PROGRESS.step(f"calling your Dataset factory {a.func}(paths) of {a.factory} with {len(paths)} paths")

@@ -15,8 +15,10 @@ string, a number, an empty list) or fewer than 3 batches is refused with the rea
 
 Measured, for each thread count (--workers' counts above 0, 1 and 2 by default, then each
 --oversubscribe level P as P x K threads on K CPUs, --oversubscribe-cpus, with sched_setaffinity):
-one pass over the files; from the end of its 1st batch to the end of its last (thread start-up and
-the first batch left out):
+one pass over the files, from the factory's call to the end of its last batch (thread start-up
+included: a pipeline that reads ahead, e.g. one that submits every file to its pool at once, does
+much of its work before its first batch, so leaving the first batch out would count that work's
+samples but not its time):
   cpu_per_sample_us   the process's CPU time (time.process_time: every thread, the main one too)
                       per sample
   samples_per_s       samples per second of wall time
@@ -52,7 +54,8 @@ import traceback
 
 from ioprobe_user import fail, note
 
-MIN_BATCHES = 3  # the window needs 2 batches after the first
+MIN_BATCHES = 3  # fewer batches give no rate worth the name
+SHORT_PASS_S = 0.25  # a pass shorter than this, s, gets a note: its figures are mostly noise (chosen by us)
 
 
 def is_pipeline(fn):
@@ -83,6 +86,7 @@ def one_pass(a, fn, paths, n, progress):
     """One pass of the pipeline at n threads: its row (module docstring)."""
     kw = {"batch_size": a.batch_size} if "batch_size" in inspect.signature(fn).parameters else {}
     call = f"{a.func}(paths, num_threads={n}{', batch_size=%d' % a.batch_size if kw else ''})"
+    first = (time.perf_counter(), time.process_time())
     try:
         pipe = fn(list(paths), n, **kw)
     except Exception as e:  # noqa: BLE001
@@ -94,7 +98,7 @@ def one_pass(a, fn, paths, n, progress):
         fail(f"{a.factory}: {call} returned an object of type {type(pipe).__name__}, not an iterable of batches: calibrate measures a "
              f"thread pipeline by iterating what its factory returns; return a generator or an iterable (e.g. "
              f"`yield` each batch) over the paths", 2)
-    sizes, first, last = [], None, None
+    sizes, last = [], None
     try:
         for b in it:
             k = batch_len(b)
@@ -105,10 +109,7 @@ def one_pass(a, fn, paths, n, progress):
                      f"or tuple's first field's; yield batches of samples", 2)
             sizes.append(k)
             progress.advance(k)
-            mark = (time.perf_counter(), time.process_time())
-            if len(sizes) == 1:
-                first = mark
-            last = mark
+            last = (time.perf_counter(), time.process_time())
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001
@@ -121,12 +122,17 @@ def one_pass(a, fn, paths, n, progress):
     if len(sizes) < MIN_BATCHES:
         fail(f"{a.factory}: {call} yielded {len(sizes)} batch(es) over {len(paths)} files, fewer than the "
              f"{MIN_BATCHES} a steady rate needs; give more files (--samples) or a smaller batch", 2)
-    window = sum(sizes[1:])
+    window = sum(sizes)
     wall, cpu = last[0] - first[0], last[1] - first[1]
     rate = window / wall if wall > 0 else 0.0
     per = cpu / window * 1e6
-    return {"num_threads": n, "batches": len(sizes) - 1, "samples": window, "pass_samples": sum(sizes),
-            "samples_per_batch": statistics.fmean(sizes), "samples_per_s": rate, "cpu_per_sample_us": per,
+    if wall < SHORT_PASS_S:
+        note(f"the pass at num_threads={n} took {wall * 1e3:.0f} ms: too short for steady figures (the host's noise "
+             f"and the pipeline's start-up weigh on it); give more files (--samples) for passes of a second or more")
+    return {"num_threads": n, "batches": len(sizes), "samples": window, "wall_s": wall, "pass_samples": sum(sizes),
+            "samples_per_batch": statistics.fmean(sizes),
+            # The batch size the pipeline makes: its most common batch (a last, partial batch does not count).
+            "batch_size": max(statistics.multimode(sizes)), "samples_per_s": rate, "cpu_per_sample_us": per,
             "parallelism": rate * per / 1e6}
 
 

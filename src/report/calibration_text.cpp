@@ -18,7 +18,7 @@ std::string fig(const nlohmann::json& f, const char* unit, int digits = 1) {
 
 // A thread pipeline's passes and the figures derived from them (python/ioprobe_threads.py).
 std::string thread_pipeline_text(const nlohmann::json& doc) {
-  std::string o = "\nPasses (threads of one process; rates from the 2nd batch to the last)\n";
+  std::string o = "\nPasses (threads of one process; rates from the factory's call to the last batch)\n";
   auto line = [&](const std::string& k, const std::string& v) { o += fmt::format("  {:<26} {}\n", k, v); };
   for (const auto& r : doc.value("rows", nlohmann::json::array()))
     line(fmt::format("num_threads={}", r.value("num_threads", 0)),
