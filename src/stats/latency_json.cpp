@@ -46,8 +46,9 @@ json buckets_json(const LatencyHistogram& h) {
 
 std::vector<HistogramBucket> buckets_from_json(const json& j, const std::string& where) {
   if (!j.contains("buckets"))
-    throw UsageError(fmt::format("{}: missing key 'buckets' (documents written before ioprobe saved latency buckets "
-                                 "cannot be merged; rerun to get one that can)",
+    throw UsageError(fmt::format("{}: missing key 'buckets' (the latency histogram's buckets, which the percentiles "
+                                 "and merges are read from; a document written before ioprobe saved them is not "
+                                 "read: rerun to get one)",
                                  where));
   const json& b = j.at("buckets");
   if (!b.is_array()) throw UsageError(fmt::format("{}: 'buckets' is not an array of [lower_bound_ns, count]", where));
