@@ -384,7 +384,7 @@ RawHostSection host_from_json(const json& j, const std::string& w) {
   return h;
 }
 
-RawSource source_from_json(const json& j, const std::string& w) {
+RawSource raw_source_from_json(const json& j, const std::string& w) {
   return {.file = json_field<std::string>(j, "file", w),
           .hostname = json_field<std::string>(j, "hostname", w),
           .ios = json_field<uint64_t>(j, "ios", w),
@@ -414,7 +414,7 @@ RawDocument raw_document_from_json(const json& j, const std::string& where) {
   if (j.contains("sources")) {  // a merged document only
     const json& rows = json_array_at(j, "sources", where);
     for (size_t i = 0; i < rows.size(); ++i)
-      d.sources.push_back(source_from_json(rows[i], json_path(json_path(where, "sources"), i)));
+      d.sources.push_back(raw_source_from_json(rows[i], json_path(json_path(where, "sources"), i)));
   }
   d.sources_apart = json_field_or<bool>(j, "sources_apart", where, false);  // absent: at the same time, or unknown
   return d;
