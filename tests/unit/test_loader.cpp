@@ -224,6 +224,8 @@ TEST_CASE("spend_cpu_us: the burn is user CPU, not system calls reading the cloc
     const double user = u1 - u0, sys = s1 - s0;
     INFO("user " << user << " µs, sys " << sys << " µs");
     CHECK(user + sys >= 190000);
-    CHECK(sys <= 0.1 * (user + sys));
+    // About 3-10% here (sanitizer builds included: their user-space loop is slower, the clock's
+    // system call is not); reading the clock every few hundred iterations made 25-59%.
+    CHECK(sys <= 0.2 * (user + sys));
   }).join();
 }
